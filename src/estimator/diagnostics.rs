@@ -1,0 +1,140 @@
+//! Things worth telling the user about a scenario: data, never panics or errors.
+//! A fixed-size bit set, so the estimator never allocates.
+
+/// One diagnostic. The order is the order they are listed in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Diagnostic {
+    DoesNotFit,
+    TpDoesNotDivideHeads,
+    TpDoesNotDivideKvHeads,
+    TpDoesNotDivideFfn,
+    TpDoesNotDivideVocab,
+    PpDoesNotDivideLayers,
+    PpMoreStagesThanLayers,
+    ZeroWithoutDataParallel,
+    SequenceParallelWithoutTp,
+    OffloadWithoutZero,
+    FitsOnlyWithSecondTier,
+    InputClamped,
+    ShapeDerivedFromParams,
+    MemoryBound,
+}
+
+impl Diagnostic {
+    pub const ALL: [Diagnostic; 14] = [
+        Diagnostic::DoesNotFit,
+        Diagnostic::TpDoesNotDivideHeads,
+        Diagnostic::TpDoesNotDivideKvHeads,
+        Diagnostic::TpDoesNotDivideFfn,
+        Diagnostic::TpDoesNotDivideVocab,
+        Diagnostic::PpDoesNotDivideLayers,
+        Diagnostic::PpMoreStagesThanLayers,
+        Diagnostic::ZeroWithoutDataParallel,
+        Diagnostic::SequenceParallelWithoutTp,
+        Diagnostic::OffloadWithoutZero,
+        Diagnostic::FitsOnlyWithSecondTier,
+        Diagnostic::InputClamped,
+        Diagnostic::ShapeDerivedFromParams,
+        Diagnostic::MemoryBound,
+    ];
+
+    /// How serious: warnings change the answer's meaning, notes explain it.
+    pub const fn severity(self) -> Severity {
+        match self {
+            Diagnostic::DoesNotFit => Severity::Error,
+            Diagnostic::ShapeDerivedFromParams | Diagnostic::MemoryBound => Severity::Note,
+            _ => Severity::Warning,
+        }
+    }
+
+    /// A stable machine-readable code (CLI JSON).
+    pub const fn code(self) -> &'static str {
+        match self {
+            Diagnostic::DoesNotFit => "does_not_fit",
+            Diagnostic::TpDoesNotDivideHeads => "tp_does_not_divide_heads",
+            Diagnostic::TpDoesNotDivideKvHeads => "tp_does_not_divide_kv_heads",
+            Diagnostic::TpDoesNotDivideFfn => "tp_does_not_divide_ffn",
+            Diagnostic::TpDoesNotDivideVocab => "tp_does_not_divide_vocab",
+            Diagnostic::PpDoesNotDivideLayers => "pp_does_not_divide_layers",
+            Diagnostic::PpMoreStagesThanLayers => "pp_more_stages_than_layers",
+            Diagnostic::ZeroWithoutDataParallel => "zero_without_data_parallel",
+            Diagnostic::SequenceParallelWithoutTp => "sequence_parallel_without_tp",
+            Diagnostic::OffloadWithoutZero => "offload_without_zero",
+            Diagnostic::FitsOnlyWithSecondTier => "fits_only_with_second_tier",
+            Diagnostic::InputClamped => "input_clamped",
+            Diagnostic::ShapeDerivedFromParams => "shape_derived_from_params",
+            Diagnostic::MemoryBound => "memory_bound",
+        }
+    }
+
+    /// What to tell a person.
+    pub const fn message(self) -> &'static str {
+        match self {
+            Diagnostic::DoesNotFit => "Does not fit: the per-GPU peak exceeds the GPU's memory.",
+            Diagnostic::TpDoesNotDivideHeads => {
+                "Tensor parallel degree does not divide the attention heads; shards are uneven (the largest is used)."
+            }
+            Diagnostic::TpDoesNotDivideKvHeads => {
+                "Tensor parallel degree does not divide the KV heads; KV heads are replicated on some ranks."
+            }
+            Diagnostic::TpDoesNotDivideFfn => {
+                "Tensor parallel degree does not divide the FFN size."
+            }
+            Diagnostic::TpDoesNotDivideVocab => {
+                "Tensor parallel degree does not divide the vocabulary (Megatron pads it)."
+            }
+            Diagnostic::PpDoesNotDivideLayers => {
+                "Pipeline degree does not divide the layers; the first stage holds the extra layers."
+            }
+            Diagnostic::PpMoreStagesThanLayers => {
+                "More pipeline stages than layers: some stages are empty."
+            }
+            Diagnostic::ZeroWithoutDataParallel => {
+                "ZeRO with data parallel degree 1 shards nothing (only offload helps on one GPU)."
+            }
+            Diagnostic::SequenceParallelWithoutTp => {
+                "Sequence parallelism needs tensor parallelism (TP > 1); it has no effect here."
+            }
+            Diagnostic::OffloadWithoutZero => {
+                "Offload is modelled as ZeRO-Offload; it applies even without a ZeRO stage here."
+            }
+            Diagnostic::FitsOnlyWithSecondTier => {
+                "Fits only by spilling to the second memory tier; the step slows by that tier's bandwidth."
+            }
+            Diagnostic::InputClamped => {
+                "An input was out of range and was clamped to its valid range."
+            }
+            Diagnostic::ShapeDerivedFromParams => {
+                "The transformer shape was derived from the parameter count (see docs/model.md)."
+            }
+            Diagnostic::MemoryBound => "The step is memory-bandwidth bound on this GPU.",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Note,
+    Warning,
+    Error,
+}
+
+/// A set of diagnostics, iterated in `Diagnostic::ALL` order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Diagnostics(u32);
+
+impl Diagnostics {
+    pub fn insert(&mut self, d: Diagnostic) {
+        self.0 |= 1 << d as u8;
+    }
+    pub fn contains(&self, d: Diagnostic) -> bool {
+        self.0 & (1 << d as u8) != 0
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+    pub fn iter(&self) -> impl Iterator<Item = Diagnostic> + '_ {
+        Diagnostic::ALL.into_iter().filter(|d| self.contains(*d))
+    }
+}

@@ -1,0 +1,241 @@
+//! The memory side of an [`Estimate`](super::Estimate): components in stack order, phases, peaks.
+
+use crate::units::Bytes;
+
+/// A component of per-GPU memory. `ALL` is the one fixed stack order used by charts, legends, tables
+/// and the CLI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Component {
+    Weights,
+    MasterWeights,
+    Gradients,
+    OptimizerStates,
+    /// Activations saved for backward (training) — created in forward, alive until their backward.
+    Activations,
+    /// Short-lived buffers at the peak: logits and their gradient, optimizer temporaries, recomputation,
+    /// autocast weight copies, inputs.
+    Transient,
+    KvCache,
+    CommBuffers,
+    CudaContext,
+    /// Caching-allocator rounding, fragmentation and library workspaces.
+    AllocatorReserve,
+}
+
+impl Component {
+    pub const COUNT: usize = 10;
+    pub const ALL: [Component; Component::COUNT] = [
+        Component::Weights,
+        Component::MasterWeights,
+        Component::Gradients,
+        Component::OptimizerStates,
+        Component::Activations,
+        Component::Transient,
+        Component::KvCache,
+        Component::CommBuffers,
+        Component::CudaContext,
+        Component::AllocatorReserve,
+    ];
+
+    pub const fn label(self) -> &'static str {
+        match self {
+            Component::Weights => "Weights",
+            Component::MasterWeights => "Master weights",
+            Component::Gradients => "Gradients",
+            Component::OptimizerStates => "Optimizer states",
+            Component::Activations => "Saved activations",
+            Component::Transient => "Transient buffers",
+            Component::KvCache => "KV cache",
+            Component::CommBuffers => "Communication buffers",
+            Component::CudaContext => "CUDA context",
+            Component::AllocatorReserve => "Allocator reserve",
+        }
+    }
+
+    /// A stable machine-readable key (CLI JSON, CSV).
+    pub const fn key(self) -> &'static str {
+        match self {
+            Component::Weights => "weights",
+            Component::MasterWeights => "master_weights",
+            Component::Gradients => "gradients",
+            Component::OptimizerStates => "optimizer_states",
+            Component::Activations => "activations",
+            Component::Transient => "transient",
+            Component::KvCache => "kv_cache",
+            Component::CommBuffers => "comm_buffers",
+            Component::CudaContext => "cuda_context",
+            Component::AllocatorReserve => "allocator_reserve",
+        }
+    }
+
+    /// Whether `torch.cuda.max_memory_allocated` counts it (tensor bytes) or only nvidia-smi does.
+    pub const fn is_tensor(self) -> bool {
+        !matches!(self, Component::CudaContext | Component::AllocatorReserve)
+    }
+}
+
+/// Bytes per component, indexed by [`Component`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Breakdown(pub [Bytes; Component::COUNT]);
+
+impl Breakdown {
+    pub fn get(&self, c: Component) -> Bytes {
+        self.0[c as usize]
+    }
+    pub fn set(&mut self, c: Component, b: Bytes) {
+        self.0[c as usize] = b;
+    }
+    pub fn add(&mut self, c: Component, b: Bytes) {
+        self.0[c as usize] += b;
+    }
+    pub fn total(&self) -> Bytes {
+        self.0.iter().copied().sum()
+    }
+    /// Sum of the tensor components (what `max_memory_allocated` reports).
+    pub fn tensor_total(&self) -> Bytes {
+        Component::ALL
+            .iter()
+            .filter(|c| c.is_tensor())
+            .map(|c| self.get(*c))
+            .sum()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (Component, Bytes)> + '_ {
+        Component::ALL.into_iter().map(|c| (c, self.get(c)))
+    }
+}
+
+/// A phase of a step. Training: forward end, loss backward, backward, optimizer step.
+/// Inference: prefill, decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Phase {
+    Forward,
+    LossBackward,
+    Backward,
+    OptimizerStep,
+    Prefill,
+    Decode,
+}
+
+impl Phase {
+    pub const COUNT: usize = 6;
+    pub const ALL: [Phase; Phase::COUNT] = [
+        Phase::Forward,
+        Phase::LossBackward,
+        Phase::Backward,
+        Phase::OptimizerStep,
+        Phase::Prefill,
+        Phase::Decode,
+    ];
+    pub const fn label(self) -> &'static str {
+        match self {
+            Phase::Forward => "forward",
+            Phase::LossBackward => "loss backward",
+            Phase::Backward => "backward",
+            Phase::OptimizerStep => "optimizer step",
+            Phase::Prefill => "prefill",
+            Phase::Decode => "decode",
+        }
+    }
+    pub const fn key(self) -> &'static str {
+        match self {
+            Phase::Forward => "forward",
+            Phase::LossBackward => "loss_backward",
+            Phase::Backward => "backward",
+            Phase::OptimizerStep => "optimizer",
+            Phase::Prefill => "prefill",
+            Phase::Decode => "decode",
+        }
+    }
+}
+
+/// Tensor bytes live at each phase's peak (`None` for phases the mode does not have).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PhasePeaks(pub [Option<Breakdown>; Phase::COUNT]);
+
+impl PhasePeaks {
+    pub fn get(&self, p: Phase) -> Option<&Breakdown> {
+        self.0[p as usize].as_ref()
+    }
+    pub fn set(&mut self, p: Phase, b: Breakdown) {
+        self.0[p as usize] = Some(b);
+    }
+    /// The phase with the largest tensor total (first wins ties), and its breakdown.
+    pub fn peak(&self) -> Option<(Phase, Breakdown)> {
+        let mut best: Option<(Phase, Breakdown)> = None;
+        for p in Phase::ALL {
+            if let Some(b) = self.get(p) {
+                let better = match &best {
+                    None => true,
+                    Some((_, cur)) => b.tensor_total().get() > cur.tensor_total().get(),
+                };
+                if better {
+                    best = Some((p, *b));
+                }
+            }
+        }
+        best
+    }
+}
+
+/// Parameter counts (exact for the transformer shapes of the measured set).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ParamCounts {
+    /// All unique parameters (what `sum(p.numel() for p in model.parameters())` reports).
+    pub total: f64,
+    /// Token, position and token-type embeddings.
+    pub embeddings: f64,
+    /// One transformer layer.
+    pub per_layer: f64,
+    /// Untied LM head / MLM head / pooler / final norm.
+    pub head: f64,
+    /// Parameters that receive gradients and optimizer state.
+    pub trainable: f64,
+}
+
+/// One transformer layer's saved activations and weights, to explain the totals.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LayerBreakdown {
+    pub weights: Bytes,
+    /// Saved for backward by the attention block (incl. scores when materialised).
+    pub attention_activations: Bytes,
+    pub mlp_activations: Bytes,
+    pub norm_activations: Bytes,
+    /// Dropout masks.
+    pub dropout_masks: Bytes,
+    /// KV cache of one layer at the inference context.
+    pub kv_cache: Bytes,
+}
+
+/// Bytes that live off the GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Offloaded {
+    pub host: Bytes,
+    pub nvme: Bytes,
+    /// Spilled to the second tier (host or CXL) because the GPU is full.
+    pub second_tier: Bytes,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MemoryEstimate {
+    pub params: ParamCounts,
+    /// Tensor bytes per phase.
+    pub phases: PhasePeaks,
+    /// The phase that sets the peak.
+    pub peak_phase: Option<Phase>,
+    /// The peak phase's components plus CUDA context and allocator reserve: what a GPU would show.
+    pub peak: Breakdown,
+    /// Peak tensor bytes, comparable to `torch.cuda.max_memory_allocated()`.
+    pub tensor_peak: Bytes,
+    /// `tensor_peak` + context + reserve, comparable to `nvidia-smi`.
+    pub gpu_total: Bytes,
+    pub capacity: Bytes,
+    pub fits: bool,
+    /// capacity − gpu_total (negative when it does not fit).
+    pub headroom: Bytes,
+    pub offloaded: Offloaded,
+    pub per_layer: LayerBreakdown,
+    /// Pipeline stage with the peak (0-based; the first stage under 1F1B).
+    pub peak_stage: u32,
+}

@@ -1,0 +1,39 @@
+//! The pure estimator: `estimate(&Scenario) -> Estimate`. No egui, no IO, no clock, no allocation.
+
+pub mod diagnostics;
+pub mod memory;
+mod memory_types;
+pub mod model;
+pub mod performance;
+
+pub use diagnostics::{Diagnostic, Diagnostics, Severity};
+pub use memory_types::*;
+pub use model::ResolvedModel;
+pub use performance::Performance;
+
+use crate::scenario::Scenario;
+
+/// Everything the app, CLI and tests read about a scenario.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Estimate {
+    pub model: ResolvedModel,
+    pub memory: MemoryEstimate,
+    pub performance: Performance,
+    pub diagnostics: Diagnostics,
+}
+
+/// Estimates a scenario. Total: every input gives a finite answer (out-of-range inputs are clamped and
+/// reported as [`Diagnostic::InputClamped`]).
+pub fn estimate(scenario: &Scenario) -> Estimate {
+    let mut diagnostics = Diagnostics::default();
+    let model = model::resolve(&scenario.model, &mut diagnostics);
+    let memory = memory::estimate_memory(scenario, &model, &mut diagnostics);
+    let performance =
+        performance::estimate_performance(scenario, &model, &memory, &mut diagnostics);
+    Estimate {
+        model,
+        memory,
+        performance,
+        diagnostics,
+    }
+}

@@ -1,0 +1,54 @@
+//! Which GPU a scenario runs on.
+
+use serde::{Deserialize, Serialize};
+
+use crate::hardware::GpuId;
+
+/// A GPU of the catalog, or one described by hand.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum GpuChoice {
+    Catalog(GpuId),
+    Custom(CustomGpu),
+}
+
+impl Default for GpuChoice {
+    fn default() -> Self {
+        GpuChoice::Catalog(GpuId::H100Sxm)
+    }
+}
+
+/// A GPU described by its headline figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CustomGpu {
+    pub name: String,
+    /// Memory capacity in GB (10^9 B), as vendors quote it.
+    pub memory_gb: f64,
+    /// Memory bandwidth in GB/s.
+    pub bandwidth_gb_s: f64,
+    /// Dense 16-bit tensor throughput, TFLOP/s.
+    pub tflops_16: f64,
+    /// Dense FP32 (non-tensor) throughput, TFLOP/s.
+    pub tflops_32: f64,
+    /// GPU-GPU link, GB/s per direction.
+    pub link_gb_s: f64,
+    /// Host link (PCIe), GB/s per direction.
+    pub host_link_gb_s: f64,
+    /// Board power, W.
+    pub tdp_w: f64,
+}
+
+impl Default for CustomGpu {
+    fn default() -> Self {
+        CustomGpu {
+            name: "Custom GPU".to_owned(),
+            memory_gb: 80.0,
+            bandwidth_gb_s: 2000.0,
+            tflops_16: 300.0,
+            tflops_32: 20.0,
+            link_gb_s: 300.0,
+            host_link_gb_s: 32.0,
+            tdp_w: 400.0,
+        }
+    }
+}

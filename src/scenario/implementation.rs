@@ -1,0 +1,74 @@
+//! What the framework keeps alive, and the overheads beyond tensors.
+
+use serde::{Deserialize, Serialize};
+
+/// What the framework's kernels keep alive: the same model saves different tensors under different
+/// implementations (see docs/model.md "Implementation profiles").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Profile {
+    /// Hugging Face transformers in eager PyTorch: unfused ops, fp32 logits and loss, what
+    /// `../reference/measured` recorded.
+    #[default]
+    HuggingFace,
+    /// Megatron-LM style fused kernels, 16-bit activations, 1-byte dropout masks: Korthikanti et al.
+    /// 2022 Table 2 holds exactly.
+    Megatron,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DropoutMask {
+    /// Fused `native_dropout` on CUDA: a 1-byte bool mask per element.
+    #[default]
+    OneByte,
+    /// A mask of the activation's own dtype (CPU default path).
+    Float,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Implementation {
+    pub profile: Profile,
+    pub dropout_mask: DropoutMask,
+    /// A fused (chunked) cross-entropy that never materialises the full fp32 b×s×V log-softmax and its
+    /// gradient (Liger kernel, Megatron's vocab-parallel CE).
+    pub fused_cross_entropy: bool,
+}
+
+impl Default for Implementation {
+    fn default() -> Self {
+        Implementation {
+            profile: Profile::HuggingFace,
+            dropout_mask: DropoutMask::OneByte,
+            fused_cross_entropy: false,
+        }
+    }
+}
+
+/// Memory a GPU shows beyond the tensors: assumptions, each visible and adjustable.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Overheads {
+    /// CUDA context and kernels, MiB (2^20 B). Default 273.75 MiB = 287,047,680 B: PyTorch with lazy
+    /// module loading (pytorch/pytorch PR #86509).
+    pub cuda_context_mib: f64,
+    /// Caching-allocator rounding and fragmentation reserve, as a fraction of peak tensor bytes.
+    /// An assumption (no source measures it generally; ZeRO §3.2 reports OOM with >30 % free in
+    /// extreme cases). Valid: [0, 1].
+    pub allocator_reserve_fraction: f64,
+    /// cuBLAS/cuDNN workspaces, MiB.
+    pub workspace_mib: f64,
+    /// Gradient communication buckets, MiB per GPU (PyTorch DDP `bucket_cap_mb` = 25, two in flight).
+    /// Counted only when DP > 1.
+    pub comm_buffer_mib: f64,
+}
+
+impl Default for Overheads {
+    fn default() -> Self {
+        Overheads {
+            cuda_context_mib: 273.75,
+            allocator_reserve_fraction: 0.05,
+            workspace_mib: 32.0,
+            comm_buffer_mib: 50.0,
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! Element types and how a scenario assigns them to the tensors of a step.
+
+use serde::{Deserialize, Serialize};
+
+/// An element type as stored in memory.
+///
+/// TF32 is a compute mode of FP32 tensors on NVIDIA tensor cores: storage stays 4 bytes
+/// (NVIDIA A100 whitepaper, "TF32 … uses the same 10-bit mantissa as FP16 … stored as FP32").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Dtype {
+    #[default]
+    Fp32,
+    Tf32,
+    Fp16,
+    Bf16,
+    Fp8E4M3,
+    Fp8E5M2,
+    Int8,
+    Int4,
+}
+
+impl Dtype {
+    pub const ALL: [Dtype; 8] = [
+        Dtype::Fp32,
+        Dtype::Tf32,
+        Dtype::Fp16,
+        Dtype::Bf16,
+        Dtype::Fp8E4M3,
+        Dtype::Fp8E5M2,
+        Dtype::Int8,
+        Dtype::Int4,
+    ];
+
+    /// Bits of storage per element (scales of block formats are accounted separately).
+    pub const fn bits(self) -> u32 {
+        match self {
+            Dtype::Fp32 | Dtype::Tf32 => 32,
+            Dtype::Fp16 | Dtype::Bf16 => 16,
+            Dtype::Fp8E4M3 | Dtype::Fp8E5M2 | Dtype::Int8 => 8,
+            Dtype::Int4 => 4,
+        }
+    }
+
+    /// Bytes of storage per element (0.5 for INT4).
+    pub const fn bytes(self) -> f64 {
+        self.bits() as f64 / 8.0
+    }
+
+    pub const fn label(self) -> &'static str {
+        match self {
+            Dtype::Fp32 => "FP32",
+            Dtype::Tf32 => "TF32",
+            Dtype::Fp16 => "FP16",
+            Dtype::Bf16 => "BF16",
+            Dtype::Fp8E4M3 => "FP8 E4M3",
+            Dtype::Fp8E5M2 => "FP8 E5M2",
+            Dtype::Int8 => "INT8",
+            Dtype::Int4 => "INT4",
+        }
+    }
+}
+
+/// How element types are assigned to a step's tensors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PrecisionMode {
+    /// Everything (weights, gradients, optimizer states, activations) in `compute`.
+    /// `compute = Fp32` is plain FP32 training; `Bf16` is "pure bf16" training.
+    Uniform,
+    /// `torch.autocast`: FP32 weights, gradients and optimizer states; 16-bit (`compute`) copies of the
+    /// weights made during forward and 16-bit activations where autocast casts them.
+    #[default]
+    Amp,
+    /// Megatron/ZeRO mixed precision: 16-bit weights and gradients, FP32 master weights and
+    /// optimizer states (2 + 2 + 12 bytes per parameter for Adam; ZeRO §3.1).
+    MasterWeights,
+    /// Every element type chosen separately below.
+    Custom,
+}
+
+/// Element types of a scenario. Only the fields that `mode` reads matter; the rest keep their values so
+/// switching modes back and forth loses nothing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PrecisionSpec {
+    pub mode: PrecisionMode,
+    /// The compute / 16-bit type used by `Uniform`, `Amp` and `MasterWeights`.
+    pub compute: Dtype,
+    /// `Custom` only: stored weights.
+    pub weights: Dtype,
+    /// `Custom` only: gradients.
+    pub gradients: Dtype,
+    /// `Custom` only: optimizer states (8-bit Adam overrides this to INT8 with block scales).
+    pub optimizer_states: Dtype,
+    /// `Custom` only: an FP32 master copy of the weights, if any.
+    pub master_weights: Option<Dtype>,
+    /// `Custom` only: activations saved for backward.
+    pub activations: Dtype,
+    /// KV cache of inference, in every mode.
+    pub kv_cache: Dtype,
+    /// Seed article §4.1: keep attention in FP32 while the FFN runs 16-bit (per-layer precision).
+    pub attention_fp32: bool,
+}
+
+impl Default for PrecisionSpec {
+    fn default() -> Self {
+        PrecisionSpec {
+            mode: PrecisionMode::Amp,
+            compute: Dtype::Bf16,
+            weights: Dtype::Bf16,
+            gradients: Dtype::Bf16,
+            optimizer_states: Dtype::Fp32,
+            master_weights: Some(Dtype::Fp32),
+            activations: Dtype::Bf16,
+            kv_cache: Dtype::Bf16,
+            attention_fp32: false,
+        }
+    }
+}
+
+/// The element types after `mode` has been applied: what the estimator reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ResolvedPrecision {
+    pub weights: Dtype,
+    /// 16-bit copies of FP32 weights that autocast makes during forward (`Amp` only).
+    pub weight_compute_copies: Option<Dtype>,
+    pub gradients: Dtype,
+    pub optimizer_states: Dtype,
+    pub master_weights: Option<Dtype>,
+    pub activations: Dtype,
+    pub kv_cache: Dtype,
+    pub attention_fp32: bool,
+}
+
+impl PrecisionSpec {
+    pub fn resolve(&self) -> ResolvedPrecision {
+        let c = self.compute;
+        let (weights, copies, gradients, states, master, acts) = match self.mode {
+            PrecisionMode::Uniform => (c, None, c, c, None, c),
+            PrecisionMode::Amp => {
+                let copies = (c.bits() < 32).then_some(c);
+                (Dtype::Fp32, copies, Dtype::Fp32, Dtype::Fp32, None, c)
+            }
+            PrecisionMode::MasterWeights => (c, None, c, Dtype::Fp32, Some(Dtype::Fp32), c),
+            PrecisionMode::Custom => (
+                self.weights,
+                None,
+                self.gradients,
+                self.optimizer_states,
+                self.master_weights,
+                self.activations,
+            ),
+        };
+        ResolvedPrecision {
+            weights,
+            weight_compute_copies: copies,
+            gradients,
+            optimizer_states: states,
+            master_weights: master,
+            activations: acts,
+            kv_cache: self.kv_cache,
+            attention_fp32: self.attention_fp32,
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! What a step does: training or inference, batch and sequence, and the optimizer.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mode {
+    #[default]
+    Training,
+    /// Prefill of the prompt, then decode one token at a time with a KV cache.
+    Inference,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Workload {
+    /// Sequences per GPU per forward (micro-batch). Valid: 1 ..= 65536.
+    pub micro_batch: u32,
+    /// Tokens per sequence (training) — for inference see `Inference::prompt_tokens`. Valid: 1 ..= 10^7.
+    /// For a CNN it is unused; for a recommender it is unused.
+    pub seq_len: u32,
+    /// Micro-batches accumulated before one optimizer step. Global batch = micro_batch × accumulation × DP.
+    pub grad_accum_steps: u32,
+    /// Dropout layers active (training). Dropout saves a mask per dropout for backward.
+    pub dropout: bool,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            micro_batch: 1,
+            seq_len: 2048,
+            grad_accum_steps: 1,
+            dropout: false,
+        }
+    }
+}
+
+/// Inference: one prefill of `prompt_tokens`, then `generated_tokens` decode steps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Inference {
+    pub prompt_tokens: u32,
+    pub generated_tokens: u32,
+    /// Dynamic (continuous) batching: requests served at once. When off, `Workload::micro_batch`
+    /// sequences are padded to the longest.
+    pub dynamic_batching: bool,
+    /// Requests in flight with dynamic batching.
+    pub concurrent_requests: u32,
+    /// Mean request length as a fraction of the maximum (prompt + generated); sets KV in use and the
+    /// padding a static batch wastes. Valid: (0, 1].
+    pub mean_length_fraction: f64,
+    /// KV cache block size in tokens for paged allocation (vLLM); 0 = contiguous per request at max length.
+    pub kv_block_tokens: u32,
+    /// Return logits for every prompt position at prefill (a plain forward does) or only the last one.
+    pub all_logits: bool,
+}
+
+impl Default for Inference {
+    fn default() -> Self {
+        Inference {
+            prompt_tokens: 2048,
+            generated_tokens: 256,
+            dynamic_batching: false,
+            concurrent_requests: 8,
+            mean_length_fraction: 0.5,
+            kv_block_tokens: 16,
+            all_logits: false,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OptimizerKind {
+    /// No state.
+    Sgd,
+    /// One momentum buffer.
+    SgdMomentum,
+    /// Two moments (exp_avg, exp_avg_sq) plus a step counter.
+    Adam,
+    #[default]
+    AdamW,
+    /// bitsandbytes 8-bit Adam: two 8-bit moments with block-wise scales (Dettmers et al. 2021).
+    Adam8bit,
+    /// Factored second moment (Shazeer & Stern 2018), no first moment.
+    Adafactor,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Optimizer {
+    pub kind: OptimizerKind,
+    /// `foreach=True` (the CUDA default) or fused: the step holds parameter-sized temporaries.
+    pub foreach: bool,
+}
+
+impl Default for Optimizer {
+    fn default() -> Self {
+        Optimizer {
+            kind: OptimizerKind::AdamW,
+            foreach: true,
+        }
+    }
+}
