@@ -1,9 +1,26 @@
-//! The hardware catalog: GPUs and memory technologies, every entry with its source and confidence.
-//! (Skeleton: the bandwidth issue fills in the datasheets.)
+//! The hardware catalog: GPUs (and other accelerators) and memory technologies, every entry with its
+//! source and confidence tag. Static data: a lookup is a `match`, it never allocates.
+//!
+//! Figures come from `../shared/reference/formulas-hardware-sources.md` §2 (devices) and §3 (memory
+//! technologies); confidence tags follow that file: [P] primary, [T] verbatim transcription, [S]
+//! consistent secondary sources, [D] derived by arithmetic, [U] unverified. A figure that is only [U]
+//! is kept as `None` (shown as unknown) unless the entry says it is unverified in `compute_confidence`.
+//!
+//! Units: capacity is entered in the unit the vendor used (GB = 10^9 B or GiB = 2^30 B, recorded in
+//! [`Capacity`]); bandwidth in GB/s (10^9 B/s); compute in dense TFLOP/s (10^12), sparse shown apart.
+//! Links are stored **per direction**; [`Link::quoted_gb_s`] keeps the vendor's figure and how it
+//! was quoted (NVIDIA's NVLink 600/900 GB/s are both directions added).
+
+mod gpus;
+mod memory_tech;
 
 use serde::{Deserialize, Serialize};
 
-use crate::units::Bytes;
+pub use gpus::gpu;
+pub use memory_tech::{ArticleTech, MemoryTech, TechSpec, article_tech, tech};
+
+use crate::scenario::{CustomGpu, Dtype, GpuChoice};
+use crate::units::{Bytes, BytesPerSec, FlopsPerSec};
 
 /// Catalog GPUs. Serialized by variant name in scenario files, so never rename a variant
 /// (add `#[serde(alias)]` if one must change).
@@ -34,7 +51,8 @@ pub enum GpuId {
 }
 
 impl GpuId {
-    pub const ALL: [GpuId; 21] = [
+    pub const COUNT: usize = 21;
+    pub const ALL: [GpuId; GpuId::COUNT] = [
         GpuId::V100Sxm32,
         GpuId::A100Pcie40,
         GpuId::A100Sxm40,
@@ -57,12 +75,252 @@ impl GpuId {
         GpuId::TpuV4,
         GpuId::TpuV5e,
     ];
+
+    /// The catalog entry.
+    pub fn spec(self) -> GpuSpec {
+        gpu(self)
+    }
+
+    pub fn name(self) -> &'static str {
+        gpu(self).name
+    }
 }
 
-/// Placeholder capacity until the catalog lands.
+/// Memory capacity of a catalog GPU (what the vendor quotes, converted with the vendor's unit).
 pub fn capacity(id: GpuId) -> Bytes {
-    match id {
-        GpuId::Rtx3090 | GpuId::Rtx4090 => Bytes::from_gb(24.0),
-        _ => Bytes::from_gb(80.0),
+    gpu(id).capacity.bytes()
+}
+
+/// Memory capacity of the scenario's GPU, catalog or custom.
+pub fn choice_capacity(choice: &GpuChoice) -> Bytes {
+    resolve(choice).capacity.bytes()
+}
+
+/// The catalog entry of the scenario's GPU, or one built from a [`CustomGpu`]. Never allocates (the
+/// custom GPU's name stays in the scenario; the spec says "Custom GPU").
+pub fn resolve(choice: &GpuChoice) -> GpuSpec {
+    match choice {
+        GpuChoice::Catalog(id) => gpu(*id),
+        GpuChoice::Custom(c) => custom(c),
+    }
+}
+
+/// Confidence of a figure, as tagged in the reference.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Confidence {
+    /// [P] read from the primary text.
+    Primary,
+    /// [T] a verbatim transcription of the primary text.
+    Transcribed,
+    /// [S] consistent secondary sources.
+    #[default]
+    Secondary,
+    /// [D] derived by arithmetic from sourced figures.
+    Derived,
+    /// [U] unverified: never used as a test expectation.
+    Unverified,
+    /// Entered by the user.
+    User,
+}
+
+impl Confidence {
+    pub const fn tag(self) -> &'static str {
+        match self {
+            Confidence::Primary => "[P]",
+            Confidence::Transcribed => "[T]",
+            Confidence::Secondary => "[S]",
+            Confidence::Derived => "[D]",
+            Confidence::Unverified => "[U]",
+            Confidence::User => "[user]",
+        }
+    }
+}
+
+/// A capacity in the unit its vendor quoted.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Capacity {
+    /// Decimal gigabytes (10^9 B): NVIDIA, AMD, Apple datasheets.
+    Gb(f64),
+    /// Binary gibibytes (2^30 B): Google's TPU v4 page.
+    Gib(f64),
+}
+
+impl Default for Capacity {
+    fn default() -> Self {
+        Capacity::Gb(0.0)
+    }
+}
+
+impl Capacity {
+    pub const fn bytes(self) -> Bytes {
+        match self {
+            Capacity::Gb(v) => Bytes::from_gb(v),
+            Capacity::Gib(v) => Bytes::from_gib(v),
+        }
+    }
+    /// The unit the vendor used.
+    pub const fn unit_label(self) -> &'static str {
+        match self {
+            Capacity::Gb(_) => "GB",
+            Capacity::Gib(_) => "GiB",
+        }
+    }
+}
+
+/// How a vendor quoted a link's bandwidth.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Quoted {
+    /// Both directions added (NVIDIA NVLink 300/600/900/1800 GB/s, PCIe "64 GB/s" for Gen4 x16).
+    #[default]
+    Bidirectional,
+    /// One direction.
+    PerDirection,
+}
+
+/// A link: GPU-GPU (NVLink, Infinity Fabric, ICI) or host (PCIe).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Link {
+    pub name: &'static str,
+    /// The vendor's figure, GB/s, as quoted.
+    pub quoted_gb_s: f64,
+    pub quoted: Quoted,
+}
+
+impl Link {
+    pub const fn bidir(name: &'static str, quoted_gb_s: f64) -> Link {
+        Link {
+            name,
+            quoted_gb_s,
+            quoted: Quoted::Bidirectional,
+        }
+    }
+    /// Bandwidth in one direction (what a ring all-reduce step or a copy sees).
+    pub const fn per_direction(self) -> BytesPerSec {
+        match self.quoted {
+            Quoted::Bidirectional => BytesPerSec::from_gb_per_s(self.quoted_gb_s / 2.0),
+            Quoted::PerDirection => BytesPerSec::from_gb_per_s(self.quoted_gb_s),
+        }
+    }
+}
+
+/// Peak throughput of one element type: dense, and with 2:4 structured sparsity where quoted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Peak {
+    pub dense_tflops: f64,
+    pub sparse_tflops: Option<f64>,
+}
+
+/// Peaks per compute type (tensor/matrix units where the device has them). `None`: not supported or
+/// not sourced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Peaks {
+    /// FP32 (non-tensor / vector).
+    pub fp32: Option<Peak>,
+    pub tf32: Option<Peak>,
+    /// FP16/BF16 tensor with FP32 accumulate.
+    pub fp16: Option<Peak>,
+    pub fp8: Option<Peak>,
+    pub int8: Option<Peak>,
+    pub int4: Option<Peak>,
+}
+
+impl Peaks {
+    /// Dense peak for computing in `dtype`. A type the device has no units for runs on the next wider
+    /// units (INT4 → INT8 → FP8 → FP16 → TF32 → FP32; TF32 → FP32), the way frameworks upcast.
+    pub fn dense(&self, dtype: Dtype) -> Option<FlopsPerSec> {
+        let chain: &[Option<Peak>] = match dtype {
+            Dtype::Int4 => &[
+                self.int4, self.int8, self.fp8, self.fp16, self.tf32, self.fp32,
+            ],
+            Dtype::Int8 => &[self.int8, self.fp8, self.fp16, self.tf32, self.fp32],
+            Dtype::Fp8E4M3 | Dtype::Fp8E5M2 => &[self.fp8, self.fp16, self.tf32, self.fp32],
+            Dtype::Fp16 | Dtype::Bf16 => &[self.fp16, self.tf32, self.fp32],
+            Dtype::Tf32 => &[self.tf32, self.fp32],
+            Dtype::Fp32 => &[self.fp32],
+        };
+        chain
+            .iter()
+            .flatten()
+            .map(|p| FlopsPerSec::from_tflops(p.dense_tflops))
+            .find(|p| p.get().is_finite() && p.get() > 0.0)
+    }
+}
+
+/// A GPU or accelerator of the catalog (or a custom one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuSpec {
+    pub name: &'static str,
+    pub memory: MemoryTech,
+    pub capacity: Capacity,
+    /// Peak memory bandwidth, GB/s.
+    pub bandwidth_gb_s: f64,
+    pub peaks: Peaks,
+    /// GPU-GPU link (`None`: only through the host).
+    pub gpu_link: Option<Link>,
+    /// Host link (`None`: unified memory or not sourced).
+    pub host_link: Option<Link>,
+    /// Board power, W.
+    pub tdp_w: Option<f64>,
+    /// Measured load-to-use DRAM latency, ns (markdewing/AI_kernels `latency/README.md`, cycles at
+    /// boost clock [D]).
+    pub latency_ns: Option<f64>,
+    /// Where the memory and bandwidth figures come from.
+    pub source: &'static str,
+    pub confidence: Confidence,
+    /// Confidence of the compute peaks (some are only [U]).
+    pub compute_confidence: Confidence,
+    /// Caveats (what the vendor number means, what differs between sources).
+    pub note: &'static str,
+}
+
+impl GpuSpec {
+    pub fn bandwidth(&self) -> BytesPerSec {
+        BytesPerSec::from_gb_per_s(self.bandwidth_gb_s)
+    }
+    /// Roofline ridge point for computing in `dtype`: peak FLOP/s ÷ peak B/s (Williams et al. 2009).
+    pub fn ridge(&self, dtype: Dtype) -> Option<f64> {
+        let peak = self.peaks.dense(dtype)?;
+        let bw = self.bandwidth().get();
+        (bw > 0.0).then(|| peak.get() / bw)
+    }
+}
+
+/// A GPU described by hand: the numbers are the user's ([`Confidence::User`]).
+pub fn custom(c: &CustomGpu) -> GpuSpec {
+    let pos = |x: f64| (x.is_finite() && x > 0.0).then_some(x);
+    let peak = |x: f64| {
+        pos(x).map(|t| Peak {
+            dense_tflops: t,
+            sparse_tflops: None,
+        })
+    };
+    let link = |name, x: f64| {
+        pos(x).map(|v| Link {
+            name,
+            quoted_gb_s: v,
+            quoted: Quoted::PerDirection,
+        })
+    };
+    GpuSpec {
+        name: "Custom GPU",
+        memory: c.memory_tech,
+        capacity: Capacity::Gb(pos(c.memory_gb).unwrap_or(0.0)),
+        bandwidth_gb_s: pos(c.bandwidth_gb_s).unwrap_or(0.0),
+        peaks: Peaks {
+            fp32: peak(c.tflops_32),
+            tf32: None,
+            fp16: peak(c.tflops_16),
+            fp8: peak(c.tflops_8),
+            int8: None,
+            int4: None,
+        },
+        gpu_link: link("GPU link", c.link_gb_s),
+        host_link: link("Host link", c.host_link_gb_s),
+        tdp_w: pos(c.tdp_w),
+        latency_ns: None,
+        source: "entered by the user",
+        confidence: Confidence::User,
+        compute_confidence: Confidence::User,
+        note: "",
     }
 }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::hardware::GpuId;
+use crate::hardware::{GpuId, MemoryTech};
 
 /// A GPU of the catalog, or one described by hand.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -30,6 +30,11 @@ pub struct CustomGpu {
     pub tflops_16: f64,
     /// Dense FP32 (non-tensor) throughput, TFLOP/s.
     pub tflops_32: f64,
+    /// Dense FP8 tensor throughput, TFLOP/s; 0 = no FP8 units (FP8 then runs at the 16-bit rate).
+    /// Valid: 0 ..= 10^5.
+    pub tflops_8: f64,
+    /// The memory technology (for latency and energy per bit in the comparison).
+    pub memory_tech: MemoryTech,
     /// GPU-GPU link, GB/s per direction.
     pub link_gb_s: f64,
     /// Host link (PCIe), GB/s per direction.
@@ -46,6 +51,8 @@ impl Default for CustomGpu {
             bandwidth_gb_s: 2000.0,
             tflops_16: 300.0,
             tflops_32: 20.0,
+            tflops_8: 0.0,
+            memory_tech: MemoryTech::Hbm3,
             link_gb_s: 300.0,
             host_link_gb_s: 32.0,
             tdp_w: 400.0,
