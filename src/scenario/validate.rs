@@ -1,6 +1,11 @@
-//! Range checks of a scenario, each error naming the field (owned by the scenario-files work).
+//! Range checks of a scenario, each error naming the field by its dotted path.
+//!
+//! The ranges are data ([`RANGES`]): the same table checks files, clamps nothing, and is printed in
+//! `docs/format.md`. Integer fields are listed with integer bounds; fractions are in [0, 1]; counts
+//! and degrees are at least 1 where 0 has no meaning. The bounds are generous sanity limits (a 10¹³
+//! parameter model, 65,536-way parallelism), not claims about what is practical.
 
-use super::Scenario;
+use super::{GpuChoice, Scenario};
 
 /// A value outside its documented range.
 #[derive(Clone, Debug, PartialEq)]
@@ -10,8 +15,240 @@ pub struct FieldError {
     pub message: String,
 }
 
+/// One numeric field's valid range.
+#[derive(Clone, Copy, Debug)]
+pub struct FieldRange {
+    /// Dotted path as written in a scenario file.
+    pub field: &'static str,
+    pub min: f64,
+    pub max: f64,
+    /// `min` itself is not allowed (an open interval at the bottom, e.g. efficiencies (0, 1]).
+    pub min_exclusive: bool,
+    pub max_exclusive: bool,
+    /// Reads the field; `None` when it does not apply (a custom GPU's fields with a catalog GPU).
+    pub get: fn(&Scenario) -> Option<f64>,
+}
+
+impl FieldRange {
+    /// The range as text: `1 ..= 65536`, `(0, 1]`.
+    pub fn describe(&self) -> String {
+        let (lo, hi) = (num(self.min), num(self.max));
+        match (self.min_exclusive, self.max_exclusive) {
+            (false, false) => format!("[{lo}, {hi}]"),
+            (true, false) => format!("({lo}, {hi}]"),
+            (false, true) => format!("[{lo}, {hi})"),
+            (true, true) => format!("({lo}, {hi})"),
+        }
+    }
+
+    fn check(&self, x: f64) -> Option<String> {
+        if x.is_nan() {
+            return Some("is NaN (not a number)".to_owned());
+        }
+        let below = x < self.min || (self.min_exclusive && x == self.min);
+        let above = x > self.max || (self.max_exclusive && x == self.max);
+        (below || above).then(|| format!("= {} is out of range: valid {}", num(x), self.describe()))
+    }
+}
+
+fn num(x: f64) -> String {
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x != 0.0 && (x.abs() >= 1e7 || x.abs() < 1e-3) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+const fn closed(
+    field: &'static str,
+    min: f64,
+    max: f64,
+    get: fn(&Scenario) -> Option<f64>,
+) -> FieldRange {
+    FieldRange {
+        field,
+        min,
+        max,
+        min_exclusive: false,
+        max_exclusive: false,
+        get,
+    }
+}
+
+/// (min, max]: strictly positive up to max.
+const fn positive(field: &'static str, max: f64, get: fn(&Scenario) -> Option<f64>) -> FieldRange {
+    FieldRange {
+        field,
+        min: 0.0,
+        max,
+        min_exclusive: true,
+        max_exclusive: false,
+        get,
+    }
+}
+
+/// Degrees and batch-like counts.
+const DEGREE: f64 = 65_536.0;
+/// Tokens in a sequence or a prompt.
+const TOKENS: f64 = 1e7;
+/// Generous limit of a throughput or bandwidth figure (TFLOP/s, GB/s).
+const RATE: f64 = 1e6;
+
+fn custom(s: &Scenario) -> Option<&super::CustomGpu> {
+    match &s.gpu {
+        GpuChoice::Custom(c) => Some(c),
+        GpuChoice::Catalog(_) => None,
+    }
+}
+
+/// Every range-checked field. Fields not listed are enums, booleans, strings, or numbers whose
+/// every value is meaningful.
+#[rustfmt::skip]
+pub const RANGES: &[FieldRange] = &[
+    closed("model.params", 1e5, 1e13, |s| Some(s.model.params)),
+    closed("model.transformer.layers", 1.0, 10_000.0, |s| Some(s.model.transformer.layers.into())),
+    closed("model.transformer.hidden", 1.0, 1_048_576.0, |s| Some(s.model.transformer.hidden.into())),
+    closed("model.transformer.heads", 1.0, DEGREE, |s| Some(s.model.transformer.heads.into())),
+    closed("model.transformer.kv_heads", 1.0, DEGREE, |s| Some(s.model.transformer.kv_heads.into())),
+    closed("model.transformer.head_dim", 0.0, DEGREE, |s| Some(s.model.transformer.head_dim.into())),
+    closed("model.transformer.ffn", 1.0, 4_194_304.0, |s| Some(s.model.transformer.ffn.into())),
+    closed("model.transformer.vocab", 1.0, 16_777_216.0, |s| Some(s.model.transformer.vocab.into())),
+    closed("model.transformer.max_positions", 0.0, TOKENS, |s| Some(s.model.transformer.max_positions.into())),
+    closed("model.transformer.token_types", 0.0, 1024.0, |s| Some(s.model.transformer.token_types.into())),
+    closed("model.cnn.params", 1e3, 1e13, |s| Some(s.model.cnn.params)),
+    closed("model.cnn.activation_bytes_per_image_fp32", 0.0, 1e12, |s| Some(s.model.cnn.activation_bytes_per_image_fp32)),
+    closed("model.cnn.reference_resolution", 1.0, DEGREE, |s| Some(s.model.cnn.reference_resolution.into())),
+    closed("model.cnn.resolution", 1.0, DEGREE, |s| Some(s.model.cnn.resolution.into())),
+    closed("model.cnn.macs_per_image", 0.0, 1e15, |s| Some(s.model.cnn.macs_per_image)),
+    closed("model.recommender.tables", 0.0, 100_000.0, |s| Some(s.model.recommender.tables.into())),
+    closed("model.recommender.rows_per_table", 0.0, 1e12, |s| Some(s.model.recommender.rows_per_table)),
+    closed("model.recommender.dim", 1.0, DEGREE, |s| Some(s.model.recommender.dim.into())),
+    closed("model.recommender.dense_params", 0.0, 1e13, |s| Some(s.model.recommender.dense_params)),
+    closed("model.recommender.lookups_per_sample", 0.0, TOKENS, |s| Some(s.model.recommender.lookups_per_sample.into())),
+    closed("workload.micro_batch", 1.0, DEGREE, |s| Some(s.workload.micro_batch.into())),
+    closed("workload.seq_len", 1.0, TOKENS, |s| Some(s.workload.seq_len.into())),
+    closed("workload.grad_accum_steps", 1.0, DEGREE, |s| Some(s.workload.grad_accum_steps.into())),
+    closed("inference.prompt_tokens", 1.0, TOKENS, |s| Some(s.inference.prompt_tokens.into())),
+    closed("inference.generated_tokens", 0.0, TOKENS, |s| Some(s.inference.generated_tokens.into())),
+    closed("inference.concurrent_requests", 1.0, DEGREE, |s| Some(s.inference.concurrent_requests.into())),
+    positive("inference.mean_length_fraction", 1.0, |s| Some(s.inference.mean_length_fraction)),
+    closed("inference.kv_block_tokens", 0.0, DEGREE, |s| Some(s.inference.kv_block_tokens.into())),
+    closed("strategies.checkpoint_every", 0.0, 10_000.0, |s| Some(s.strategies.checkpoint_every.into())),
+    closed("strategies.prune_fraction", 0.0, 0.99, |s| Some(s.strategies.prune_fraction)),
+    FieldRange { max_exclusive: true, ..closed("strategies.weight_sharing_fraction", 0.0, 1.0, |s| Some(s.strategies.weight_sharing_fraction)) },
+    closed("strategies.one_bit_warmup_fraction", 0.0, 1.0, |s| Some(s.strategies.one_bit_warmup_fraction)),
+    closed("strategies.second_tier_gib", 0.0, 1e6, |s| Some(s.strategies.second_tier_gib)),
+    closed("parallel.dp", 1.0, DEGREE, |s| Some(s.parallel.dp.into())),
+    closed("parallel.tp", 1.0, DEGREE, |s| Some(s.parallel.tp.into())),
+    closed("parallel.pp", 1.0, DEGREE, |s| Some(s.parallel.pp.into())),
+    closed("parallel.pp_microbatches", 0.0, DEGREE, |s| Some(s.parallel.pp_microbatches.into())),
+    closed("parallel.pp_interleave", 1.0, 1024.0, |s| Some(s.parallel.pp_interleave.into())),
+    closed("parallel.gpus_per_node", 1.0, DEGREE, |s| Some(s.parallel.gpus_per_node.into())),
+    positive("gpu.memory_gb", 1e6, |s| custom(s).map(|c| c.memory_gb)),
+    positive("gpu.bandwidth_gb_s", RATE, |s| custom(s).map(|c| c.bandwidth_gb_s)),
+    positive("gpu.tflops_16", RATE, |s| custom(s).map(|c| c.tflops_16)),
+    positive("gpu.tflops_32", RATE, |s| custom(s).map(|c| c.tflops_32)),
+    positive("gpu.link_gb_s", RATE, |s| custom(s).map(|c| c.link_gb_s)),
+    positive("gpu.host_link_gb_s", RATE, |s| custom(s).map(|c| c.host_link_gb_s)),
+    closed("gpu.tdp_w", 0.0, 1e5, |s| custom(s).map(|c| c.tdp_w)),
+    closed("overheads.cuda_context_mib", 0.0, DEGREE, |s| Some(s.overheads.cuda_context_mib)),
+    closed("overheads.allocator_reserve_fraction", 0.0, 1.0, |s| Some(s.overheads.allocator_reserve_fraction)),
+    closed("overheads.workspace_mib", 0.0, DEGREE, |s| Some(s.overheads.workspace_mib)),
+    closed("overheads.comm_buffer_mib", 0.0, DEGREE, |s| Some(s.overheads.comm_buffer_mib)),
+    positive("timing.compute_efficiency", 1.0, |s| Some(s.timing.compute_efficiency)),
+    positive("timing.memory_efficiency", 1.0, |s| Some(s.timing.memory_efficiency)),
+    positive("timing.link_efficiency", 1.0, |s| Some(s.timing.link_efficiency)),
+    closed("timing.comm_overlap", 0.0, 1.0, |s| Some(s.timing.comm_overlap)),
+    closed("timing.offload_overlap", 0.0, 1.0, |s| Some(s.timing.offload_overlap)),
+    positive("timing.pageable_fraction", 1.0, |s| Some(s.timing.pageable_fraction)),
+    positive("timing.internode_gb_s", RATE, |s| Some(s.timing.internode_gb_s)),
+    closed("timing.link_latency_us", 0.0, 1e6, |s| Some(s.timing.link_latency_us)),
+    closed("timing.token_budget", 0.0, 1e18, |s| Some(s.timing.token_budget)),
+    closed("timing.price_per_gpu_hour", 0.0, 1e6, |s| Some(s.timing.price_per_gpu_hour)),
+];
+
+/// The range of a field, if it is range-checked.
+pub fn range_of(field: &str) -> Option<&'static FieldRange> {
+    RANGES.iter().find(|r| r.field == field)
+}
+
 /// Checks every documented range; an empty list means valid.
 pub fn validate(scenario: &Scenario) -> Vec<FieldError> {
-    let _ = scenario;
-    Vec::new()
+    let mut errors: Vec<FieldError> = RANGES
+        .iter()
+        .filter_map(|r| {
+            let x = (r.get)(scenario)?;
+            r.check(x).map(|message| FieldError {
+                field: r.field,
+                message,
+            })
+        })
+        .collect();
+    let t = &scenario.model.transformer;
+    if t.kv_heads > t.heads
+        && errors
+            .iter()
+            .all(|e| !e.field.starts_with("model.transformer."))
+    {
+        errors.push(FieldError {
+            field: "model.transformer.kv_heads",
+            message: format!(
+                "= {} exceeds `heads` = {}: KV heads are at most the query heads",
+                t.kv_heads, t.heads
+            ),
+        });
+    }
+    if scenario.version != super::FORMAT_VERSION {
+        errors.push(FieldError {
+            field: "version",
+            message: format!(
+                "= {} is not the current format version {}",
+                scenario.version,
+                super::FORMAT_VERSION
+            ),
+        });
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_scenario_is_valid() {
+        assert_eq!(validate(&Scenario::default()), Vec::new());
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let mut s = Scenario::default();
+        s.parallel.tp = 0;
+        s.timing.compute_efficiency = f64::NAN;
+        s.model.params = 1e300;
+        let fields: Vec<&str> = validate(&s).iter().map(|e| e.field).collect();
+        assert_eq!(
+            fields,
+            ["model.params", "parallel.tp", "timing.compute_efficiency"]
+        );
+    }
+
+    #[test]
+    fn ranges_have_unique_fields_and_sane_bounds() {
+        for (i, r) in RANGES.iter().enumerate() {
+            assert!(r.min <= r.max, "{}", r.field);
+            assert!(
+                RANGES.iter().skip(i + 1).all(|o| o.field != r.field),
+                "{}",
+                r.field
+            );
+        }
+        assert_eq!(
+            range_of("parallel.tp").map(FieldRange::describe),
+            Some("[1, 65536]".into())
+        );
+    }
 }

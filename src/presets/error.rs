@@ -1,0 +1,221 @@
+//! Errors of reading and writing scenario files: message first, then the field, the position and
+//! the file path last.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::{MAX_FILE_BYTES, scan};
+use crate::scenario::validate::FieldError;
+
+/// What kind of problem a file has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The file could not be read or written.
+    Io,
+    /// Over [`MAX_FILE_BYTES`]; refused before parsing.
+    TooLarge,
+    NotUtf8,
+    Empty,
+    /// Not valid RON (truncated, a stray character …).
+    Syntax,
+    /// A field name that the format does not have (a typo).
+    UnknownField,
+    /// An enum value that does not exist (`gpu: Catalog(H100Sxn)`).
+    UnknownVariant,
+    /// A value of the wrong type (a string where a number goes, a negative count …).
+    WrongType,
+    /// A number outside its documented range, NaN or infinite.
+    OutOfRange,
+    /// Written by a newer version of the program.
+    UnsupportedVersion,
+}
+
+/// Why a scenario file could not be used.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PresetError {
+    pub kind: ErrorKind,
+    /// What is wrong, naming the field where there is one.
+    pub message: String,
+    /// Dotted path of the field concerned, e.g. `model.transformer.layers`.
+    pub field: Option<String>,
+    /// 1-based line and column in the file.
+    pub position: Option<(usize, usize)>,
+    pub path: Option<PathBuf>,
+}
+
+impl PresetError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        PresetError {
+            kind,
+            message: message.into(),
+            field: None,
+            position: None,
+            path: None,
+        }
+    }
+
+    /// The same error, naming the file it came from.
+    #[must_use]
+    pub fn with_path(mut self, path: &Path) -> Self {
+        self.path = Some(path.to_path_buf());
+        self
+    }
+
+    pub(super) fn too_large(len: u64) -> Self {
+        PresetError::new(
+            ErrorKind::TooLarge,
+            format!(
+                "the file is too large to be a scenario ({len} bytes; the limit is {MAX_FILE_BYTES} bytes)"
+            ),
+        )
+    }
+
+    pub(super) fn not_utf8(bytes: &[u8], valid_up_to: usize) -> Self {
+        let text = std::str::from_utf8(bytes.get(..valid_up_to).unwrap_or(&[])).unwrap_or("");
+        let mut e = PresetError::new(
+            ErrorKind::NotUtf8,
+            format!("the file is not valid UTF-8 text (bad byte at offset {valid_up_to})"),
+        );
+        e.position = Some(scan::line_col(text, text.len()));
+        e
+    }
+
+    /// Translates a RON parse error, naming the field at its position.
+    pub(super) fn from_ron(text: &str, e: &ron::error::SpannedError) -> Self {
+        use ron::Error as R;
+        let (line, col) = (e.span.start.line, e.span.start.col);
+        let keys = scan::keys(text);
+        let at = scan::offset_of(text, line, col);
+        let here = scan::key_at(&keys, at).map(|k| k.path.clone());
+        let (kind, message, field) = match &e.code {
+            R::NoSuchStructField {
+                expected, found, ..
+            } => {
+                // The key at the position is the unknown one; its parent is where it was written.
+                let field = here
+                    .filter(|p| p.ends_with(found.as_str()))
+                    .unwrap_or(found.clone());
+                let message = format!(
+                    "unknown field `{field}` (expected one of: {})",
+                    expected.join(", ")
+                );
+                (ErrorKind::UnknownField, message, Some(field))
+            }
+            R::NoSuchEnumVariant {
+                expected, found, ..
+            } => {
+                let message = format!(
+                    "unknown value `{found}`{} (expected one of: {})",
+                    in_field(here.as_deref()),
+                    expected.join(", ")
+                );
+                (ErrorKind::UnknownVariant, message, here)
+            }
+            R::InvalidValueForType { expected, found } => {
+                let message = format!(
+                    "wrong value{}: expected {expected}, found {found}",
+                    in_field(here.as_deref())
+                );
+                (ErrorKind::WrongType, message, here)
+            }
+            R::DuplicateStructField { field, .. } => {
+                let message = format!(
+                    "field `{field}` is given twice{}",
+                    in_field(here.as_deref())
+                );
+                (ErrorKind::Syntax, message, here)
+            }
+            other => {
+                let (kind, what) = describe(other, text, at);
+                let message = match (kind, here.as_deref()) {
+                    (ErrorKind::WrongType, Some(p)) => {
+                        format!("wrong value in field `{p}`: {what}")
+                    }
+                    _ => format!("{what}{}", in_field(here.as_deref())),
+                };
+                (kind, message, here)
+            }
+        };
+        PresetError {
+            kind,
+            message,
+            field,
+            position: Some((line, col)),
+            path: None,
+        }
+    }
+
+    /// All out-of-range fields in one error, positioned at the first one.
+    pub(super) fn out_of_range(text: &str, errors: &[FieldError]) -> Self {
+        let message = errors
+            .iter()
+            .map(|e| format!("`{}` {}", e.field, e.message))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let first = errors.first().map(|e| e.field);
+        let keys = scan::keys(text);
+        let position = first
+            .and_then(|f| keys.iter().find(|k| k.path == f))
+            .map(|k| scan::line_col(text, k.start));
+        PresetError {
+            kind: ErrorKind::OutOfRange,
+            message: format!("value out of range: {message}"),
+            field: first.map(str::to_owned),
+            position,
+            path: None,
+        }
+    }
+}
+
+const TRUNCATED: &str = "unexpected end of file (is it truncated? a bracket may be missing)";
+
+/// A plain-words description of a RON error, and whether it is a type or a syntax problem.
+fn describe(code: &ron::Error, text: &str, at: usize) -> (ErrorKind, String) {
+    use ron::Error as R;
+    let rest = text.get(at..).unwrap_or("");
+    // RON reports a missing closing bracket at the last character it read.
+    let at_end = rest.chars().skip(1).all(char::is_whitespace);
+    if at_end && !matches!(code, R::IntegerOutOfBounds | R::InvalidValueForType { .. })
+        || matches!(code, R::Eof)
+    {
+        return (ErrorKind::Syntax, TRUNCATED.to_owned());
+    }
+    let wrong = |s: &str| (ErrorKind::WrongType, s.to_owned());
+    match code {
+        R::ExpectedInteger => wrong("expected a whole number"),
+        R::IntegerOutOfBounds => {
+            wrong("the number is out of range for this field (a negative or too large count?)")
+        }
+        R::ExpectedComma if rest.starts_with(['.', 'e', 'E']) => {
+            wrong("expected a whole number (no decimal point or exponent)")
+        }
+        R::ExpectedFloat => wrong("expected a number"),
+        R::ExpectedBoolean => wrong("expected `true` or `false`"),
+        R::ExpectedString | R::ExpectedStringEnd => wrong("expected a string in double quotes"),
+        R::ExpectedOption => wrong("expected `Some(…)` or `None`"),
+        R::ExpectedDifferentStructName { found, .. } => (
+            ErrorKind::Syntax,
+            format!("the file holds a `{found}`, not a scenario (write `Scenario(…)` or `(…)`)"),
+        ),
+        other => (ErrorKind::Syntax, format!("invalid scenario file: {other}")),
+    }
+}
+
+fn in_field(path: Option<&str>) -> String {
+    path.map(|p| format!(" in field `{p}`")).unwrap_or_default()
+}
+
+impl fmt::Display for PresetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some((line, col)) = self.position {
+            write!(f, " at line {line}, column {col}")?;
+        }
+        if let Some(path) = &self.path {
+            write!(f, ": {}", path.display())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PresetError {}

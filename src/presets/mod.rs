@@ -1,0 +1,127 @@
+//! Scenario files: RON to and from strings (pure), load and atomic save, the bundled library.
+//!
+//! The format is documented in `docs/format.md`. Reading a file goes: size limit → UTF-8 → not empty →
+//! version and migration ([`migrate`]) → RON parse into [`Scenario`] (unknown fields are errors) →
+//! range checks ([`validate`]). Every error names the problem first, then the field, the line and
+//! the file path last.
+
+mod atomic;
+mod error;
+mod library;
+pub mod migrate;
+pub mod scan;
+
+pub use atomic::temp_path;
+pub use error::{ErrorKind, PresetError};
+pub use library::{BundledPreset, bundled, bundled_scenario};
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::scenario::{FORMAT_VERSION, Scenario, validate};
+
+/// Files larger than this are refused before they are parsed (1 MiB; the largest preset is ~4 KiB).
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// Parses and validates a scenario from RON text.
+pub fn from_ron_str(text: &str) -> Result<Scenario, PresetError> {
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(PresetError::too_large(text.len() as u64));
+    }
+    if text.trim().is_empty() {
+        return Err(PresetError::new(
+            ErrorKind::Empty,
+            "the scenario file is empty (a minimal scenario is `()`)",
+        ));
+    }
+    let migrated = migrate::migrate(text).map_err(|e| {
+        PresetError::new(
+            ErrorKind::UnsupportedVersion,
+            format!(
+                "the file is format version {}, newer than this program's {FORMAT_VERSION}; update VRAM Explorer",
+                e.found
+            ),
+        )
+    })?;
+    let text = migrated.as_deref().unwrap_or(text);
+    let scenario: Scenario = ron::from_str(text).map_err(|e| PresetError::from_ron(text, &e))?;
+    let errors = validate::validate(&scenario);
+    if errors.is_empty() {
+        Ok(scenario)
+    } else {
+        Err(PresetError::out_of_range(text, &errors))
+    }
+}
+
+/// Parses raw file bytes: refuses oversized input and invalid UTF-8 (naming the position).
+pub fn from_ron_bytes(bytes: &[u8]) -> Result<Scenario, PresetError> {
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(PresetError::too_large(bytes.len() as u64));
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => from_ron_str(text),
+        Err(e) => Err(PresetError::not_utf8(bytes, e.valid_up_to())),
+    }
+}
+
+/// The scenario as pretty RON: one field per line, every field written (so a file shows every
+/// input), with a header comment pointing at the format documentation.
+pub fn to_ron_string(scenario: &Scenario) -> String {
+    try_to_ron_string(scenario).unwrap_or_else(|e| format!("// {e}\n"))
+}
+
+fn try_to_ron_string(scenario: &Scenario) -> Result<String, PresetError> {
+    let config = ron::ser::PrettyConfig::new()
+        .escape_strings(false)
+        .struct_names(false);
+    let body = ron::ser::to_string_pretty(scenario, config).map_err(|e| {
+        PresetError::new(
+            ErrorKind::Syntax,
+            format!("cannot write the scenario as RON: {e}"),
+        )
+    })?;
+    Ok(format!(
+        "// VRAM Explorer scenario, format version {FORMAT_VERSION}. Every field may be omitted \
+         (it then takes its default); see docs/format.md.\n{body}\n"
+    ))
+}
+
+/// Reads a scenario file. Files over [`MAX_FILE_BYTES`] are refused before reading.
+pub fn load(path: &Path) -> Result<Scenario, PresetError> {
+    read_limited(path)
+        .and_then(|bytes| from_ron_bytes(&bytes))
+        .map_err(|e| e.with_path(path))
+}
+
+fn read_limited(path: &Path) -> Result<Vec<u8>, PresetError> {
+    let io =
+        |e: std::io::Error| PresetError::new(ErrorKind::Io, format!("cannot read the file ({e})"));
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(PresetError::new(
+            ErrorKind::Io,
+            "this is a directory, not a scenario file",
+        ));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(PresetError::too_large(meta.len()));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(PresetError::too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// Writes a scenario file atomically (temporary file beside the target, fsync, rename): on any
+/// failure the previous file is left intact.
+pub fn save(path: &Path, scenario: &Scenario) -> Result<(), PresetError> {
+    let text = try_to_ron_string(scenario).map_err(|e| e.with_path(path))?;
+    atomic::write(path, text.as_bytes()).map_err(|e| {
+        PresetError::new(ErrorKind::Io, format!("cannot save the scenario ({e})")).with_path(path)
+    })
+}
