@@ -1,0 +1,200 @@
+//! The command line: the same numbers as the app (both call [`estimate`]).
+//!
+//! ```text
+//! vram-explorer report <scenario.ron> [--json] [--unit gib|gb]
+//! vram-explorer report --preset NAME  [--json]
+//! vram-explorer presets [--json]
+//! vram-explorer check <scenario.ron>
+//! vram-explorer sweep <scenario.ron> --over batch|seq|params|dp|tp|pp [--from X --to Y --steps N]
+//! ```
+//!
+//! Exit codes: 0 success, 1 a runtime error (bad file, unknown preset: the message on stderr, message
+//! first, path last), 2 a usage error (from clap). Output is built as a string and written once, so a
+//! closed pipe (`| head`) is not a panic.
+
+mod json;
+mod perf;
+mod sweep;
+mod table;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::estimator::estimate;
+use crate::presets::{self, bundled};
+use crate::scenario::Scenario;
+use crate::units::MemoryUnit;
+
+pub use sweep::SweepAxis;
+
+/// Memory estimates for GPU training and inference: where every byte goes, and whether it fits.
+#[derive(Debug, Parser)]
+#[command(name = "vram-explorer", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print a scenario's per-GPU memory breakdown, peak phase, fit, diagnostics and performance.
+    Report(ReportArgs),
+    /// List the bundled presets (use a name with `--preset`).
+    Presets {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a scenario file: parse and validate it, print nothing else.
+    Check {
+        /// The scenario file (.ron).
+        file: PathBuf,
+    },
+    /// Sweep one input over a range and print the memory (and step time) at each point as CSV.
+    Sweep(SweepArgs),
+}
+
+/// Where the scenario comes from: a file or a bundled preset.
+#[derive(Debug, Args)]
+struct Source {
+    /// The scenario file (.ron).
+    #[arg(value_name = "SCENARIO.ron", required_unless_present = "preset")]
+    file: Option<PathBuf>,
+    /// A bundled preset by name or id (see `vram-explorer presets`).
+    #[arg(long, value_name = "NAME", conflicts_with = "file")]
+    preset: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct ReportArgs {
+    #[command(flatten)]
+    source: Source,
+    /// Print JSON (bytes, seconds; documented in docs/format.md) instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Memory unit of the table.
+    #[arg(long, value_enum, default_value_t = Unit::Gib)]
+    unit: Unit,
+}
+
+#[derive(Debug, Args)]
+struct SweepArgs {
+    #[command(flatten)]
+    source: Source,
+    /// The input to sweep.
+    #[arg(long, value_enum)]
+    over: SweepAxis,
+    /// First value (default depends on the input).
+    #[arg(long)]
+    from: Option<f64>,
+    /// Last value (default depends on the input).
+    #[arg(long)]
+    to: Option<f64>,
+    /// Number of points, 2 ..= 1000.
+    #[arg(long, default_value_t = 9, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    steps: u32,
+    /// Spacing of the points.
+    #[arg(long, value_enum, default_value_t = sweep::Scale::Log)]
+    scale: sweep::Scale,
+}
+
+/// The unit memory is shown in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Unit {
+    /// Gibibytes, 2^30 bytes (as nvidia-smi's MiB).
+    Gib,
+    /// Gigabytes, 10^9 bytes (as vendors quote capacity).
+    Gb,
+}
+
+impl From<Unit> for MemoryUnit {
+    fn from(u: Unit) -> Self {
+        match u {
+            Unit::Gib => MemoryUnit::GiB,
+            Unit::Gb => MemoryUnit::GB,
+        }
+    }
+}
+
+/// Runs the CLI on `args` (including the program name). Returns the process exit code.
+pub fn run(args: Vec<OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with 0; usage errors to stderr with 2.
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    match execute(cli.command) {
+        Ok(out) => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe is not an error worth reporting.
+            let _ = stdout
+                .write_all(out.as_bytes())
+                .and_then(|()| stdout.flush());
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs a command and returns what it prints, or the error message.
+fn execute(command: Command) -> Result<String, String> {
+    match command {
+        Command::Report(a) => {
+            let (scenario, origin) = load(&a.source)?;
+            let est = estimate(&scenario);
+            if a.json {
+                Ok(json::report(&scenario, &est, &origin))
+            } else {
+                Ok(table::report(&scenario, &est, &origin, a.unit.into()))
+            }
+        }
+        Command::Presets { json } => Ok(if json {
+            json::presets()
+        } else {
+            table::presets()
+        }),
+        Command::Check { file } => {
+            let s = presets::load(&file).map_err(|e| e.to_string())?;
+            Ok(format!(
+                "ok: \"{}\" is a valid scenario: {}\n",
+                s.name,
+                file.display()
+            ))
+        }
+        Command::Sweep(a) => {
+            let (scenario, _) = load(&a.source)?;
+            sweep::run(&scenario, a.over, a.from, a.to, a.steps, a.scale)
+        }
+    }
+}
+
+/// Loads the scenario of a command; returns it and where it came from (for the report header).
+fn load(source: &Source) -> Result<(Scenario, String), String> {
+    if let Some(name) = &source.preset {
+        return presets::bundled_scenario(name)
+            .map(|s| (s, format!("preset {name}")))
+            .ok_or_else(|| {
+                let ids: Vec<&str> = bundled().iter().map(|p| p.id).collect();
+                format!(
+                    "no bundled preset is called \"{name}\" (try one of: {})",
+                    ids.join(", ")
+                )
+            });
+    }
+    let Some(path) = &source.file else {
+        return Err("give a scenario file or --preset NAME".to_owned());
+    };
+    presets::load(path)
+        .map(|s| (s, path.display().to_string()))
+        .map_err(|e| e.to_string())
+}

@@ -1,0 +1,203 @@
+//! The human-readable report: a plain-text table, every number with its unit.
+
+use std::fmt::Write;
+
+use crate::estimator::{Component, Estimate, Phase};
+use crate::presets::bundled;
+use crate::scenario::{GpuChoice, Mode, ModelFamily, Scenario};
+use crate::units::{Bytes, MemoryUnit, fmt_sig};
+
+/// The full report of one scenario.
+pub fn report(s: &Scenario, est: &Estimate, origin: &str, unit: MemoryUnit) -> String {
+    let mut out = String::new();
+    header(&mut out, s, est, origin);
+    memory(&mut out, est, unit);
+    diagnostics(&mut out, est);
+    super::perf::section(&mut out, s, est);
+    out
+}
+
+/// The list of bundled presets, grouped.
+pub fn presets() -> String {
+    let mut out = String::new();
+    let mut group = "";
+    for p in bundled() {
+        if p.group != group {
+            group = p.group;
+            let _ = writeln!(out, "{group}:");
+        }
+        let _ = writeln!(out, "  {:<36} {}", p.id, p.name);
+    }
+    out
+}
+
+/// The name of the scenario's GPU.
+pub fn gpu_name(s: &Scenario) -> String {
+    match &s.gpu {
+        GpuChoice::Catalog(id) => id.name().to_owned(),
+        GpuChoice::Custom(c) => format!("{} (custom)", c.name),
+    }
+}
+
+fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
+    let m = &est.model;
+    let _ = writeln!(out, "{}  ({origin})", s.name);
+    let params = fmt_sig(est.memory.params.total / 1e9);
+    let shape = match m.family {
+        ModelFamily::Transformer => format!(
+            "transformer: {} layers, hidden {}, {} heads / {} KV heads, FFN {}, vocab {}",
+            m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, m.vocab
+        ),
+        ModelFamily::Cnn => "CNN".to_owned(),
+        ModelFamily::Recommender => "recommender (embedding tables + dense MLP)".to_owned(),
+    };
+    let _ = writeln!(out, "Model:   {params} B parameters, {shape}");
+    let w = &s.workload;
+    let step = match s.mode {
+        Mode::Training => format!(
+            "training, micro-batch {} × {} tokens, {} accumulation steps, {:?} {:?}, optimizer {:?}",
+            w.micro_batch,
+            w.seq_len,
+            w.grad_accum_steps,
+            s.precision.mode,
+            s.precision.compute,
+            s.optimizer.kind
+        ),
+        Mode::Inference => format!(
+            "inference, batch {}, prompt {} + {} generated tokens, {:?} {:?}, KV cache {:?}",
+            w.micro_batch,
+            s.inference.prompt_tokens,
+            s.inference.generated_tokens,
+            s.precision.mode,
+            s.precision.compute,
+            s.precision.kv_cache
+        ),
+    };
+    let _ = writeln!(out, "Step:    {step}");
+    let p = &s.parallel;
+    let _ = writeln!(
+        out,
+        "Layout:  DP {} × TP {} × PP {} = {} GPU(s), ZeRO {:?}, checkpointing {:?}",
+        p.dp,
+        p.tp,
+        p.pp,
+        p.gpus(),
+        s.strategies.zero,
+        s.strategies.checkpointing
+    );
+    let cap = est.memory.capacity;
+    let _ = writeln!(
+        out,
+        "GPU:     {}, {} = {}\n",
+        gpu_name(s),
+        MemoryUnit::GB.format(cap),
+        MemoryUnit::GiB.format(cap)
+    );
+}
+
+fn memory(out: &mut String, est: &Estimate, unit: MemoryUnit) {
+    let mem = &est.memory;
+    let phase = mem.peak_phase.map_or("—", Phase::label);
+    let u = unit.label();
+    let _ = writeln!(out, "Per-GPU memory at the peak (phase: {phase})");
+    let _ = writeln!(out, "  {:<24} {:>12} {:>20}", "Component", u, "bytes");
+    for c in Component::ALL {
+        row(out, c.label(), mem.peak.get(c), unit);
+    }
+    let _ = writeln!(out, "  {}", "-".repeat(58));
+    row(out, "Tensor peak", mem.tensor_peak, unit);
+    row(out, "GPU total", mem.gpu_total, unit);
+    row(out, "Capacity", mem.capacity, unit);
+    row(out, "Headroom", mem.headroom, unit);
+    let verdict = if mem.fits { "yes" } else { "NO" };
+    let _ = writeln!(
+        out,
+        "  Fits: {verdict}  (tensor peak is what torch.cuda.max_memory_allocated shows; GPU total adds \
+         the CUDA context and allocator reserve, as nvidia-smi shows)"
+    );
+    let phases: Vec<String> = Phase::ALL
+        .iter()
+        .filter_map(|p| {
+            let b = mem.phases.get(*p)?;
+            Some(format!("{} {}", p.label(), unit.format(b.tensor_total())))
+        })
+        .collect();
+    if !phases.is_empty() {
+        let _ = writeln!(out, "  Tensor bytes per phase: {}", phases.join(", "));
+    }
+    let off = &mem.offloaded;
+    if off.host.get() + off.nvme.get() + off.second_tier.get() > 0.0 {
+        let _ = writeln!(
+            out,
+            "  Off the GPU: host {}, NVMe {}, second tier {}",
+            unit.format(off.host),
+            unit.format(off.nvme),
+            unit.format(off.second_tier)
+        );
+    }
+    out.push('\n');
+}
+
+fn row(out: &mut String, label: &str, b: Bytes, unit: MemoryUnit) {
+    let _ = writeln!(
+        out,
+        "  {label:<24} {:>12} {:>20}",
+        fmt_fixed(unit.value(b)),
+        group_digits(b.get())
+    );
+}
+
+fn diagnostics(out: &mut String, est: &Estimate) {
+    if est.diagnostics.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "Diagnostics");
+    for d in est.diagnostics.iter() {
+        let _ = writeln!(
+            out,
+            "  {:<8} {}  [{}]",
+            format!("{:?}", d.severity()).to_lowercase(),
+            d.message(),
+            d.code()
+        );
+    }
+    out.push('\n');
+}
+
+/// Two decimals, or "—" for a non-finite value.
+pub fn fmt_fixed(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}")
+    } else {
+        "—".to_owned()
+    }
+}
+
+/// A whole number with thousands separators: `16,060,522,496`; "—" when not finite.
+pub fn group_digits(x: f64) -> String {
+    if !x.is_finite() {
+        return "—".to_owned();
+    }
+    let digits = format!("{:.0}", x.abs());
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if x < -0.5 { format!("-{out}") } else { out }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits_are_grouped() {
+        assert_eq!(group_digits(16_060_522_496.0), "16,060,522,496");
+        assert_eq!(group_digits(-1234.0), "-1,234");
+        assert_eq!(group_digits(999.0), "999");
+        assert_eq!(group_digits(f64::NAN), "—");
+    }
+}
