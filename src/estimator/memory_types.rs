@@ -188,7 +188,8 @@ pub struct ParamCounts {
     pub embeddings: f64,
     /// One transformer layer.
     pub per_layer: f64,
-    /// Untied LM head / MLM head / pooler / final norm.
+    /// Everything outside the layers and embedding tables: untied LM head, MLM head, pooler, final
+    /// or embedding norm.
     pub head: f64,
     /// Parameters that receive gradients and optimizer state.
     pub trainable: f64,

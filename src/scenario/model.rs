@@ -112,6 +112,16 @@ pub struct TransformerDims {
     pub mlm_head: bool,
     /// Encoder only: the pooler (dense h×h).
     pub pooler: bool,
+    /// GELU MLPs only: the tanh approximation written as separate ops (Hugging Face
+    /// `NewGELUActivation`, GPT-2's `gelu_new`). Under the Hugging Face profile it saves four f-wide
+    /// tensors for backward instead of one (docs/model.md). Default false (exact, fused GELU).
+    pub gelu_tanh: bool,
+    /// Q, K and V come from one fused projection (GPT-2 `c_attn`); false = three separate linears
+    /// (BERT, LLaMA). Changes only how many autocast copies of the norm output are saved.
+    pub fused_qkv: bool,
+    /// Eager attention computes the softmax in FP32 whatever the activation type (Hugging Face
+    /// LLaMA: `softmax(..., dtype=torch.float32)`); false = in the activation type (GPT-2, BERT).
+    pub softmax_fp32: bool,
 }
 
 impl Default for TransformerDims {
@@ -134,6 +144,9 @@ impl Default for TransformerDims {
             norm: NormKind::RmsNorm,
             mlm_head: false,
             pooler: false,
+            gelu_tanh: false,
+            fused_qkv: false,
+            softmax_fp32: true,
         }
     }
 }
