@@ -1,19 +1,226 @@
-//! FLOPs, bytes moved, roofline, step time, communication and cost (bandwidth work owns this).
+//! FLOPs, bytes moved, roofline, step time, communication and cost — the bandwidth side of the
+//! estimator. Formulas and sources: docs/bandwidth.md. Pure and allocation-free.
+//!
+//! Layout: [`flops`] (FLOPs and weights from dimensions), [`roofline`] (Williams 2009), [`comm`]
+//! (collectives, bubble, compression), `training` / `inference` (one step on one GPU), [`cost`],
+//! `projections` (the article's "future" items), [`compare`] (every GPU and memory technology).
+
+pub mod comm;
+pub mod compare;
+pub mod cost;
+pub mod flops;
+mod inference;
+mod inputs;
+mod projections;
+pub mod roofline;
+mod training;
+mod types;
+mod work;
+
+pub use compare::{Comparison, ComparisonRow, RowKind, compare};
+pub use types::*;
 
 use super::model::ResolvedModel;
-use super::{Diagnostics, MemoryEstimate};
-use crate::scenario::Scenario;
+use super::{Diagnostic, Diagnostics, MemoryEstimate};
+use crate::hardware::{self, GpuSpec};
+use crate::scenario::{Dtype, Mode, PrecisionMode, Scenario};
+use crate::units::{BytesPerSec, FlopsPerSec};
+use inputs::Inputs;
 
-/// Roofline, time and cost of a scenario.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Performance {}
-
+/// Roofline, time and cost of the scenario on its own GPU.
 pub fn estimate_performance(
     scenario: &Scenario,
     model: &ResolvedModel,
     memory: &MemoryEstimate,
     diagnostics: &mut Diagnostics,
 ) -> Performance {
-    let _ = (scenario, model, memory, diagnostics);
-    Performance {}
+    let hw = hardware::resolve(&scenario.gpu);
+    evaluate(scenario, model, memory, &hw, diagnostics)
+}
+
+/// The same on any GPU spec (the comparison passes catalog GPUs and memory what-ifs).
+pub fn evaluate(
+    scenario: &Scenario,
+    model: &ResolvedModel,
+    memory: &MemoryEstimate,
+    hw: &GpuSpec,
+    diagnostics: &mut Diagnostics,
+) -> Performance {
+    let i = Inputs::new(scenario, hw, compute_dtype(scenario), diagnostics);
+    let mut p = core(scenario, model, memory, &i);
+    p.projections = projections::projections(scenario, model, memory, &i, &p);
+    let main = p.training.or(p.decode).or(p.prefill);
+    if main.is_some_and(|r| r.bound == Bound::Memory) {
+        diagnostics.insert(Diagnostic::MemoryBound);
+    }
+    p
+}
+
+/// The type the matrix multiplies run in: the scenario's compute type, or the activations' type
+/// when every type is chosen by hand.
+pub fn compute_dtype(s: &Scenario) -> Dtype {
+    match s.precision.mode {
+        PrecisionMode::Custom => s.precision.activations,
+        _ => s.precision.compute,
+    }
+}
+
+/// Everything but the projections, on the given inputs.
+fn core(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Inputs) -> Performance {
+    match s.mode {
+        Mode::Training => assemble_training(s, m, mem, i),
+        Mode::Inference => assemble_inference(s, m, mem, i),
+    }
+}
+
+fn assemble_training(
+    s: &Scenario,
+    m: &ResolvedModel,
+    mem: &MemoryEstimate,
+    i: &Inputs,
+) -> Performance {
+    let t = training::training(s, m, mem, i);
+    let comm_s = t.comm.dp_exposed_s + t.comm.tp_time_s;
+    let total =
+        t.phase.time_s + t.comm.bubble_s + t.optimizer.time_s + comm_s + t.offload.exposed_s;
+    let bound = largest(&[
+        (t.phase.time_s + t.comm.bubble_s, t.phase.bound),
+        (t.optimizer.time_s, Bound::Memory),
+        (comm_s, Bound::Communication),
+        (t.offload.exposed_s, Bound::Offload),
+    ]);
+    let mut offload = t.offload;
+    offload.tier_slowdown = slowdown(total, t.offload.tier_time_s * (1.0 - i.offload_overlap));
+    let gpus = i.dp as f64 * i.tp as f64 * i.pp as f64;
+    let bytes = t.phase.bytes.get() + t.optimizer.bytes.get();
+    let t_c = &s.timing;
+    Performance {
+        peak: FlopsPerSec(i.peak),
+        peak_known: i.peak_known,
+        bandwidth: BytesPerSec(i.bandwidth),
+        training: Some(t.phase),
+        optimizer: Some(t.optimizer),
+        communication: t.comm,
+        offload,
+        step: StepTime {
+            compute_phase_s: t.phase.time_s,
+            optimizer_s: t.optimizer.time_s,
+            communication_s: comm_s,
+            bubble_s: t.comm.bubble_s,
+            offload_s: t.offload.exposed_s,
+            total_s: total,
+            bound,
+        },
+        throughput: Throughput {
+            tokens_per_s: roofline::div(t.tokens, total),
+            samples_per_s: roofline::div(t.samples, total),
+            mfu: roofline::div(t.model_flops, total * i.peak),
+            hfu: roofline::div(t.phase.flops, total * i.peak),
+            ..Throughput::default()
+        },
+        cost: cost::cost(
+            t.tokens,
+            total,
+            gpus,
+            i,
+            t_c.token_budget,
+            t_c.price_per_gpu_hour,
+            bytes,
+        ),
+        model_flops: t.model_flops,
+        hardware_flops: t.phase.flops,
+        ..Performance::default()
+    }
+}
+
+fn assemble_inference(
+    s: &Scenario,
+    m: &ResolvedModel,
+    mem: &MemoryEstimate,
+    i: &Inputs,
+) -> Performance {
+    let r = inference::inference(s, m, mem, i);
+    let pp = i.pp as f64;
+    let compute = pp * (r.prefill.time_s + r.generated * r.decode.map_or(0.0, |d| d.time_s));
+    let comm_s = r.comm.tp_time_s * pp;
+    let phase_bound = r.decode.unwrap_or(r.prefill).bound;
+    let bound = largest(&[
+        (compute, phase_bound),
+        (comm_s, Bound::Communication),
+        (r.offload.exposed_s, Bound::Offload),
+    ]);
+    let mut offload = r.offload;
+    offload.tier_slowdown = slowdown(r.total_s, r.offload.tier_time_s * (1.0 - i.offload_overlap));
+    let dp = i.dp as f64;
+    let generated_tokens = r.batch
+        * dp
+        * if r.generated > 0.0 {
+            r.generated
+        } else {
+            r.prompt
+        };
+    let gpus = dp * i.tp as f64 * pp;
+    let bytes = r.prefill.bytes.get() + r.generated * r.decode.map_or(0.0, |d| d.bytes.get());
+    let hardware_flops = r.model_flops;
+    let t_c = &s.timing;
+    Performance {
+        peak: FlopsPerSec(i.peak),
+        peak_known: i.peak_known,
+        bandwidth: BytesPerSec(i.bandwidth),
+        prefill: Some(r.prefill),
+        decode: r.decode,
+        communication: r.comm,
+        offload,
+        step: StepTime {
+            compute_phase_s: compute,
+            communication_s: comm_s,
+            offload_s: r.offload.exposed_s,
+            total_s: r.total_s,
+            bound,
+            ..StepTime::default()
+        },
+        throughput: Throughput {
+            tokens_per_s: roofline::div(generated_tokens, r.total_s),
+            samples_per_s: roofline::div(r.batch * dp, r.total_s),
+            mfu: roofline::div(r.model_flops, r.total_s * i.peak),
+            hfu: roofline::div(hardware_flops, r.total_s * i.peak),
+            ttft_s: r.ttft_s,
+            tpot_s: r.tpot_s,
+            kv_bytes_per_token: crate::units::Bytes(r.kv_bytes_per_token),
+            max_concurrent_requests: r.max_requests,
+        },
+        cost: cost::cost(
+            generated_tokens,
+            r.total_s,
+            gpus,
+            i,
+            t_c.token_budget,
+            t_c.price_per_gpu_hour,
+            bytes,
+        ),
+        model_flops: r.model_flops,
+        hardware_flops,
+        ..Performance::default()
+    }
+}
+
+/// The bound of the largest term (the first wins ties).
+fn largest(terms: &[(f64, Bound)]) -> Bound {
+    let mut best = (f64::NEG_INFINITY, Bound::Compute);
+    for &(t, b) in terms {
+        if t > best.0 {
+            best = (t, b);
+        }
+    }
+    best.1
+}
+
+/// total ÷ (total − tier part), 1 when nothing spills.
+fn slowdown(total: f64, tier_part: f64) -> f64 {
+    let without = total - tier_part;
+    if tier_part > 0.0 && without > 0.0 {
+        total / without
+    } else {
+        1.0
+    }
 }

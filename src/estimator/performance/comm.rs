@@ -1,0 +1,96 @@
+//! Collectives: bus factors, latency terms, compression, pipeline bubble.
+//!
+//! α–β model: a collective of S bytes over n ranks takes bus_factor(n) · S / B + steps(n) · α, with B
+//! the per-direction link bandwidth and α the per-step latency.
+
+use crate::scenario::CollectiveAlgorithm;
+
+/// All-reduce bus factor 2(n−1)/n: each rank sends and receives that multiple of the buffer,
+/// "independent of the algorithm used (ring, tree, or other)" (NVIDIA/nccl-tests `doc/PERFORMANCE.md`).
+///
+/// ```
+/// use vram_explorer::estimator::performance::comm::allreduce_bus_factor;
+/// assert_eq!(allreduce_bus_factor(8), 1.75);
+/// assert_eq!(allreduce_bus_factor(1), 0.0);
+/// ```
+pub fn allreduce_bus_factor(n: u32) -> f64 {
+    let n = n.max(1) as f64;
+    2.0 * (n - 1.0) / n
+}
+
+/// Reduce-scatter and all-gather bus factor (n−1)/n (nccl-tests `doc/PERFORMANCE.md`).
+///
+/// ```
+/// use vram_explorer::estimator::performance::comm::allgather_bus_factor;
+/// assert_eq!(allgather_bus_factor(8), 0.875);
+/// ```
+pub fn allgather_bus_factor(n: u32) -> f64 {
+    let n = n.max(1) as f64;
+    (n - 1.0) / n
+}
+
+/// Latency steps of a ring all-reduce: 2(n−1) (Thakur, Rabenseifner, Gropp 2005).
+pub fn ring_steps(n: u32) -> f64 {
+    2.0 * (n.max(1) as f64 - 1.0)
+}
+
+/// Latency steps of a tree (double binary tree, NCCL ≥ 2.4) all-reduce: 2·log₂n.
+pub fn tree_steps(n: u32) -> f64 {
+    2.0 * (n.max(1) as f64).log2()
+}
+
+/// Time of an all-reduce of `bytes` over `n` ranks at `bw` B/s per direction and `alpha_s` per step.
+/// Returns (time, ring latency term, tree latency term). `Auto` takes the faster, as NCCL's tuner
+/// chooses by size and platform (NVIDIA/nccl-tests issue #196).
+pub fn allreduce_time(
+    bytes: f64,
+    n: u32,
+    bw: f64,
+    alpha_s: f64,
+    algo: CollectiveAlgorithm,
+) -> (f64, f64, f64) {
+    if n <= 1 || bytes <= 0.0 {
+        return (0.0, 0.0, 0.0);
+    }
+    let transfer = if bw > 0.0 {
+        allreduce_bus_factor(n) * bytes / bw
+    } else {
+        0.0
+    };
+    let ring = ring_steps(n) * alpha_s;
+    let tree = tree_steps(n) * alpha_s;
+    let latency = match algo {
+        CollectiveAlgorithm::Ring => ring,
+        CollectiveAlgorithm::Tree => tree,
+        CollectiveAlgorithm::Auto => ring.min(tree),
+    };
+    (transfer + latency, ring, tree)
+}
+
+/// Overall volume reduction of 1-bit Adam/LAMB with an uncompressed warm-up share `warmup` of the
+/// steps: 1 / (w + (1 − w)/r), where r is the compression of the compressed stage (16 for FP16
+/// gradients, 32 for FP32). DeepSpeed blog `2020-09-09-onebit-adam-blog-post.md`: "16x during the
+/// compression stage for 16-bit (FP16) training", ~5× overall at 15 % warm-up.
+///
+/// ```
+/// use vram_explorer::estimator::performance::comm::one_bit_ratio;
+/// assert!((one_bit_ratio(0.15, 16.0) - 4.92).abs() < 0.005);
+/// assert!((one_bit_ratio(0.25, 16.0) - 3.37).abs() < 0.005);
+/// ```
+pub fn one_bit_ratio(warmup: f64, r: f64) -> f64 {
+    let w = warmup.clamp(0.0, 1.0);
+    let r = r.max(1.0);
+    1.0 / (w + (1.0 - w) / r)
+}
+
+/// Pipeline bubble as a fraction of the ideal time: (p − 1)/(m · v) for p stages, m micro-batches and
+/// v interleaved stages per GPU (Narayanan et al. 2021 §2.2.1–2.2.2).
+///
+/// ```
+/// use vram_explorer::estimator::performance::comm::bubble_fraction;
+/// assert_eq!(bubble_fraction(4, 12, 1), 0.25);
+/// assert_eq!(bubble_fraction(1, 1, 1), 0.0);
+/// ```
+pub fn bubble_fraction(p: u32, m: u32, v: u32) -> f64 {
+    (p.max(1) - 1) as f64 / (m.max(1) as f64 * v.max(1) as f64)
+}

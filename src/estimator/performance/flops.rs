@@ -1,0 +1,121 @@
+//! FLOPs and weight counts of a forward pass, from the transformer's dimensions.
+//!
+//! Convention: 2 FLOPs per multiply-accumulate (the tensor-core peak convention). Per token and layer,
+//! a forward pass executes (Kaplan et al. 2020 Table 1; Korthikanti et al. 2022 App. A):
+//! - projections 2·h·(q + 2·kv + q) where q = heads·d_head and kv = kv_heads·d_head
+//!   (= 8h² for multi-head attention),
+//! - MLP 2·m·h·f with m = 2 matrices (GELU) or 3 (SwiGLU) (= 16h² for f = 4h, GELU),
+//! - attention scores and weighted values 4·ctx·q (= 4sh, the full-s count PaLM App. B and
+//!   Korthikanti use even for causal masks),
+//!
+//! and the LM head 2·h·V per token. Training = 3 × forward (backward ≈ 2 × forward, Kaplan §2.1), so
+//! model FLOPs per iteration = 72BLsh²(1 + s/6h + V/12hL) for GPT-3-shaped models (Korthikanti Eq. 7).
+
+use crate::estimator::model::ResolvedModel;
+use crate::scenario::{FfnKind, ModelFamily, ModelSpec};
+
+/// Forward FLOPs of one token through one transformer layer attending over `ctx` positions.
+pub fn layer_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
+    let (proj, mlp) = layer_matmul_weights(m);
+    2.0 * (proj + mlp) + attention_flops_per_token(m, ctx)
+}
+
+/// The attention-core part of [`layer_flops_per_token`]: QKᵀ and AV, 4·ctx·heads·d_head.
+/// Selective recomputation recomputes exactly this (Korthikanti §4.1, App. A Eq. 8).
+pub fn attention_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
+    4.0 * ctx.max(0.0) * m.heads as f64 * m.head_dim as f64
+}
+
+/// Weights of one layer's matrix multiplies: (attention projections, MLP).
+pub fn layer_matmul_weights(m: &ResolvedModel) -> (f64, f64) {
+    let h = m.hidden as f64;
+    let q = m.heads as f64 * m.head_dim as f64;
+    let kv = m.kv_heads as f64 * m.head_dim as f64;
+    let mats = match m.ffn_kind {
+        FfnKind::Gelu => 2.0,
+        FfnKind::SwiGlu => 3.0,
+    };
+    (h * (2.0 * q + 2.0 * kv), mats * h * m.ffn as f64)
+}
+
+/// LM-head FLOPs per token whose logits are computed: 2·h·V.
+pub fn head_flops_per_token(m: &ResolvedModel) -> f64 {
+    2.0 * m.hidden as f64 * m.vocab as f64
+}
+
+/// Weights read by the forward's matrix multiplies: all layers plus the LM head (h·V). Embedding
+/// lookups read only the rows used and are left out.
+pub fn matmul_weights(m: &ResolvedModel) -> f64 {
+    let (proj, mlp) = layer_matmul_weights(m);
+    m.layers as f64 * (proj + mlp) + m.hidden as f64 * m.vocab as f64
+}
+
+/// KV-cache elements per token of one sequence over all layers: 2 · L · kv_heads · d_head
+/// (kipply, "Transformer Inference Arithmetic"; GQA/MQA use the KV heads).
+pub fn kv_elements_per_token(m: &ResolvedModel) -> f64 {
+    2.0 * m.layers as f64 * m.kv_heads as f64 * m.head_dim as f64
+}
+
+/// Forward FLOPs and weights of one *sample* for the non-transformer families.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SampleWork {
+    /// Forward FLOPs per sample (image or recommender query).
+    pub flops: f64,
+    /// Parameters read by the forward.
+    pub weights: f64,
+    /// Bytes gathered from embedding tables per sample, at 4 B per element (recommender).
+    pub lookup_elements: f64,
+}
+
+/// CNN: 2 × multiply-accumulates per image, scaled by (resolution ÷ reference)² (torchvision counts
+/// MACs as "GFLOPS", reference §1.9). Recommender: 2 × dense parameters per sample plus the lookups.
+pub fn sample_work(spec: &ModelSpec) -> SampleWork {
+    match spec.family {
+        ModelFamily::Cnn => {
+            let c = &spec.cnn;
+            let scale = c.resolution as f64 / (c.reference_resolution.max(1)) as f64;
+            SampleWork {
+                flops: 2.0 * c.macs_per_image.max(0.0) * scale * scale,
+                weights: c.params.max(0.0),
+                lookup_elements: 0.0,
+            }
+        }
+        ModelFamily::Recommender => {
+            let r = &spec.recommender;
+            SampleWork {
+                flops: 2.0 * r.dense_params.max(0.0),
+                weights: r.dense_params.max(0.0),
+                lookup_elements: r.lookups_per_sample as f64 * r.dim as f64,
+            }
+        }
+        ModelFamily::Transformer => SampleWork::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpt3() -> ResolvedModel {
+        ResolvedModel {
+            layers: 96,
+            hidden: 12288,
+            heads: 96,
+            kv_heads: 96,
+            head_dim: 128,
+            ffn: 4 * 12288,
+            ffn_kind: FfnKind::Gelu,
+            vocab: 51200,
+            ..ResolvedModel::default()
+        }
+    }
+
+    #[test]
+    fn layer_is_24h2_plus_4sh() {
+        let m = gpt3();
+        let h = 12288.0_f64;
+        let s = 2048.0;
+        let got = layer_flops_per_token(&m, s);
+        assert!((got - (24.0 * h * h + 4.0 * s * h)).abs() < 1.0);
+    }
+}

@@ -1,0 +1,199 @@
+//! Inference on one GPU: prefill (compute-heavy) and decode (one token per step, reading every weight
+//! and the KV cache), after kipply, "Transformer Inference Arithmetic" (2022): a decode step at small
+//! batch is memory-bound — 2P FLOPs against 2P bytes of 16-bit weights — until the batch reaches the
+//! flops:bytes ratio (208 on an A100).
+
+use super::comm::allreduce_time;
+use super::flops;
+use super::inputs::Inputs;
+use super::roofline::{div, phase};
+use super::types::{Communication, OffloadTraffic, PhaseRoofline};
+use super::work::{param_count, spill_bytes};
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::{Component, MemoryEstimate};
+use crate::scenario::{ModelFamily, OffloadTarget, PruneKind, Scenario};
+use crate::units::{Bytes, BytesPerSec};
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InferenceStep {
+    pub prefill: PhaseRoofline,
+    pub decode: Option<PhaseRoofline>,
+    pub model_flops: f64,
+    pub comm: Communication,
+    pub offload: OffloadTraffic,
+    pub ttft_s: f64,
+    pub tpot_s: f64,
+    /// Prefill + all decode steps + exposed offload.
+    pub total_s: f64,
+    /// Requests served at once (per replica).
+    pub batch: f64,
+    pub generated: f64,
+    pub prompt: f64,
+    pub kv_bytes_per_token: f64,
+    pub max_requests: u32,
+}
+
+/// KV bytes one token of one sequence holds on one GPU: 2 · ⌈L/pp⌉ · ⌈kv_heads/tp⌉ · d_head · bytes
+/// (KV heads are replicated when TP exceeds them).
+pub fn kv_bytes_per_token_gpu(s: &Scenario, m: &ResolvedModel, i: &Inputs) -> f64 {
+    if m.family != ModelFamily::Transformer {
+        return 0.0;
+    }
+    let layers = m.layers.div_ceil(i.pp) as f64;
+    let heads = m.kv_heads.div_ceil(i.tp) as f64;
+    2.0 * layers * heads * m.head_dim as f64 * s.precision.kv_cache.bytes()
+}
+
+pub fn inference(
+    s: &Scenario,
+    m: &ResolvedModel,
+    mem: &MemoryEstimate,
+    i: &Inputs,
+) -> InferenceStep {
+    let inf = &s.inference;
+    let batch = if inf.dynamic_batching {
+        inf.concurrent_requests.max(1)
+    } else {
+        s.workload.micro_batch.max(1)
+    } as f64;
+    let prompt = inf.prompt_tokens.max(1) as f64;
+    let generated = inf.generated_tokens as f64;
+    let split = i.tp as f64 * i.pp as f64;
+    let keep = match s.strategies.prune_kind {
+        PruneKind::Structured => 1.0 - s.strategies.prune_fraction.clamp(0.0, 0.99),
+        PruneKind::Unstructured => 1.0,
+    };
+    let weights = param_count(s, m) * keep / split * s.precision.resolve().weights.bytes();
+    let kv_tok = kv_bytes_per_token_gpu(s, m, i);
+    let (prefill_flops, decode_flops, ctx) = if m.family == ModelFamily::Transformer {
+        let l = m.layers as f64;
+        let head_tokens = if inf.all_logits {
+            batch * prompt
+        } else {
+            batch
+        };
+        let pre = batch * prompt * l * flops::layer_flops_per_token(m, prompt) * keep
+            + head_tokens * flops::head_flops_per_token(m) * keep;
+        let ctx = prompt + generated / 2.0;
+        let dec = batch
+            * (l * flops::layer_flops_per_token(m, ctx) + flops::head_flops_per_token(m))
+            * keep;
+        (pre / split, dec / split, ctx)
+    } else {
+        (
+            batch * flops::sample_work(&s.model).flops * keep / split,
+            0.0,
+            0.0,
+        )
+    };
+    let prefill = phase(prefill_flops, weights + batch * prompt * kv_tok, i);
+    let decode = (m.family == ModelFamily::Transformer && generated > 0.0)
+        .then(|| phase(decode_flops, weights + batch * (ctx + 1.0) * kv_tok, i));
+    let comm = tp_comm(
+        m,
+        i,
+        batch * prompt,
+        batch,
+        s.precision.resolve().activations.bytes(),
+    );
+    let pp = i.pp as f64;
+    let ttft_s = pp * (prefill.time_s + comm.0);
+    let tpot_s = decode.map_or(0.0, |d| pp * (d.time_s + comm.1));
+    let offload = offload(s, mem, i, weights, generated);
+    let total_s = ttft_s + generated * tpot_s + offload.exposed_s;
+    let block = inf.kv_block_tokens as f64;
+    let per_request = kv_tok * round_up(prompt + generated, block);
+    InferenceStep {
+        prefill,
+        decode,
+        model_flops: prefill_flops + generated * decode_flops,
+        comm: Communication {
+            tp_allreduces: 2 * m.layers.div_ceil(i.pp),
+            tp_time_s: comm.0 + generated * comm.1,
+            zero_factor: 1.0,
+            compression_ratio: 1.0,
+            ..Communication::default()
+        },
+        offload,
+        ttft_s,
+        tpot_s,
+        total_s,
+        batch,
+        generated,
+        prompt,
+        kv_bytes_per_token: kv_tok,
+        max_requests: max_requests(mem, i, weights, per_request),
+    }
+}
+
+/// TP all-reduce time of one prefill and of one decode step: 2 all-reduces per layer of
+/// tokens × hidden activations (Megatron-LM), ring or tree latency per `Inputs::algo`.
+fn tp_comm(m: &ResolvedModel, i: &Inputs, prefill_tokens: f64, batch: f64, act: f64) -> (f64, f64) {
+    if i.tp <= 1 || m.family != ModelFamily::Transformer {
+        return (0.0, 0.0);
+    }
+    let n = 2.0 * m.layers.div_ceil(i.pp) as f64;
+    let (bw, _) = i.collective_bw(i.tp, 1);
+    let h = m.hidden as f64 * act;
+    let (pre, _, _) = allreduce_time(prefill_tokens * h, i.tp, bw, i.alpha_s, i.algo);
+    let (dec, _, _) = allreduce_time(batch * h, i.tp, bw, i.alpha_s, i.algo);
+    (n * pre, n * dec)
+}
+
+/// Weights streamed from the host for every forward when parameters are offloaded, and spilled
+/// bytes read from the second tier by every forward.
+fn offload(
+    s: &Scenario,
+    mem: &MemoryEstimate,
+    i: &Inputs,
+    weights: f64,
+    generated: f64,
+) -> OffloadTraffic {
+    let forwards = 1.0 + generated;
+    let bw = match s.strategies.offload_params {
+        OffloadTarget::Nvme => i.host_bw.min(i.nvme_bw),
+        _ => i.host_bw,
+    };
+    let host_bytes = match s.strategies.offload_params {
+        OffloadTarget::None => 0.0,
+        _ => forwards * weights,
+    };
+    let host_time = div(host_bytes, bw);
+    let tier_bytes = forwards * spill_bytes(mem, i);
+    let tier_time = div(tier_bytes, i.tier_bw);
+    OffloadTraffic {
+        host_bytes: Bytes(host_bytes),
+        host_bandwidth: BytesPerSec(bw),
+        host_time_s: host_time,
+        tier_bytes: Bytes(tier_bytes),
+        tier_bandwidth: BytesPerSec(i.tier_bw),
+        tier_time_s: tier_time,
+        hidden_share: i.offload_overlap,
+        exposed_s: (host_time + tier_time) * (1.0 - i.offload_overlap),
+        tier_slowdown: 1.0,
+    }
+}
+
+/// Rounds `tokens` up to whole blocks of `block` tokens (paged KV cache); `block` 0 = contiguous.
+fn round_up(tokens: f64, block: f64) -> f64 {
+    if block >= 1.0 {
+        (tokens / block).ceil() * block
+    } else {
+        tokens
+    }
+}
+
+/// Requests whose KV cache fits in what the rest of the step leaves free.
+fn max_requests(mem: &MemoryEstimate, i: &Inputs, weights: f64, per_request: f64) -> u32 {
+    let total = mem.gpu_total.get();
+    let non_kv = if total > 0.0 {
+        total - mem.peak.get(Component::KvCache).get()
+    } else {
+        weights
+    };
+    let free = (i.capacity - non_kv).max(0.0);
+    if per_request <= 0.0 {
+        return 0;
+    }
+    (free / per_request).floor().clamp(0.0, u32::MAX as f64) as u32
+}

@@ -1,0 +1,185 @@
+//! One training step on one GPU: FLOPs and bytes of forward + backward (+ recomputation), the
+//! optimizer update, collectives, the pipeline bubble and offload traffic.
+
+use super::comm::{allreduce_time, bubble_fraction, one_bit_ratio};
+use super::flops;
+use super::inputs::Inputs;
+use super::roofline::{div, phase};
+use super::types::{Communication, OffloadTraffic, PhaseRoofline};
+use super::work::{Work, spill_bytes};
+use crate::estimator::MemoryEstimate;
+use crate::estimator::model::ResolvedModel;
+use crate::scenario::{Checkpointing, ModelFamily, OffloadTarget, Scenario, ZeroStage};
+use crate::units::{Bytes, BytesPerSec};
+
+/// Everything the assembly step needs from a training step.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TrainingStep {
+    pub phase: PhaseRoofline,
+    pub optimizer: PhaseRoofline,
+    pub model_flops: f64,
+    pub comm: Communication,
+    pub offload: OffloadTraffic,
+    /// Sequences (samples) per step over all replicas, and tokens.
+    pub samples: f64,
+    pub tokens: f64,
+}
+
+/// FLOPs and bytes of one step on one GPU.
+pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Inputs) -> TrainingStep {
+    let w = Work::new(s, m, mem, i);
+    let accum = s.workload.grad_accum_steps.max(1) as f64;
+    let recompute_weights = match s.strategies.checkpointing {
+        Checkpointing::Full | Checkpointing::EveryK => 1.0,
+        Checkpointing::None | Checkpointing::Selective => 0.0,
+    };
+    // Per micro-batch: weights read by forward, backward (dX) and recomputation; gradients
+    // read-modify-written by accumulation; saved activations written by forward, read by backward.
+    let bytes_mb = w.weight_bytes * (2.0 + recompute_weights)
+        + w.grad_bytes_per_gpu * 2.0
+        + w.saved_activations * 2.0
+        + w.lookup_bytes * 2.0;
+    let hw_flops = (3.0 * w.forward_flops + w.recompute_flops) * accum;
+    let train_phase = phase(hw_flops, bytes_mb * accum, i);
+    let optimizer = phase(0.0, w.optimizer_bytes, i);
+    let comm = communication(s, m, &w, i, train_phase.time_s);
+    let offload = offload(s, &w, i, recompute_weights, accum, mem);
+    TrainingStep {
+        phase: train_phase,
+        optimizer,
+        model_flops: 3.0 * w.forward_flops * accum,
+        comm,
+        offload,
+        samples: w.micro_batch * accum * i.dp as f64,
+        tokens: w.micro_batch * accum * i.dp as f64 * w.tokens_per_sample,
+    }
+}
+
+/// Tensor-parallel all-reduces (Megatron: 2 per layer in forward, 2 in backward, 2 more when the
+/// forward is recomputed; Korthikanti §4.2), data-parallel gradient all-reduce (ZeRO-3: 1.5× the
+/// volume, ZeRO §7; 1-bit compression), pipeline bubble.
+pub fn communication(
+    s: &Scenario,
+    m: &ResolvedModel,
+    w: &Work,
+    i: &Inputs,
+    phase_time: f64,
+) -> Communication {
+    let accum = s.workload.grad_accum_steps.max(1);
+    let mut c = Communication {
+        zero_factor: 1.0,
+        compression_ratio: 1.0,
+        ..Communication::default()
+    };
+    if m.family == ModelFamily::Transformer && i.tp > 1 {
+        let per_layer = match s.strategies.checkpointing {
+            Checkpointing::Full | Checkpointing::EveryK => 6,
+            Checkpointing::None | Checkpointing::Selective => 4,
+        };
+        let layers = m.layers.div_ceil(i.pp);
+        c.tp_allreduces = per_layer * layers;
+        let bytes = w.micro_batch * w.tokens_per_sample * m.hidden as f64 * w.act_bytes;
+        let (bw, _) = i.collective_bw(i.tp, 1);
+        let (each, _, _) = allreduce_time(bytes, i.tp, bw, i.alpha_s, i.algo);
+        c.tp_time_s = each * c.tp_allreduces as f64 * accum as f64;
+    }
+    if i.dp > 1 {
+        c.zero_factor = if s.strategies.zero == ZeroStage::Stage3 {
+            1.5
+        } else {
+            1.0
+        };
+        if s.strategies.one_bit_comm {
+            let bits = (w.grad_bytes_per_param * 8.0).max(1.0);
+            c.compression_ratio = one_bit_ratio(s.strategies.one_bit_warmup_fraction, bits);
+        }
+        let bytes = w.grad_bytes_per_gpu * c.zero_factor / c.compression_ratio;
+        let (bw, inter) = i.collective_bw(i.dp, i.tp);
+        let (t, ring, tree) = allreduce_time(bytes, i.dp, bw, i.alpha_s, i.algo);
+        c.dp_bytes = Bytes(bytes);
+        c.dp_bus_factor = super::comm::allreduce_bus_factor(i.dp);
+        c.dp_bandwidth = BytesPerSec(bw);
+        c.dp_internode = inter;
+        c.dp_ring_latency_s = ring;
+        c.dp_tree_latency_s = tree;
+        c.dp_time_s = t;
+        c.dp_exposed_s = t * (1.0 - i.comm_overlap);
+    }
+    let micro = match s.parallel.pp_microbatches {
+        0 => accum,
+        n => n,
+    };
+    c.bubble_fraction = bubble_fraction(i.pp, micro, s.parallel.pp_interleave);
+    c.bubble_s = c.bubble_fraction * phase_time;
+    c
+}
+
+/// ZeRO-Offload (optimizer on the host: 16-bit gradients down, 16-bit weights up once per step),
+/// ZeRO-3 parameter offload (weights up for every forward, backward and recomputation), and spill to
+/// a second tier (read in forward, read again in backward).
+fn offload(
+    s: &Scenario,
+    w: &Work,
+    i: &Inputs,
+    recompute: f64,
+    accum: f64,
+    mem: &MemoryEstimate,
+) -> OffloadTraffic {
+    let st = &s.strategies;
+    let link = |t: OffloadTarget| match t {
+        OffloadTarget::Nvme => i.host_bw.min(i.nvme_bw),
+        _ => i.host_bw,
+    };
+    let opt_bytes = match st.offload_optimizer {
+        OffloadTarget::None => 0.0,
+        _ => w.optimizer_params * (w.grad_bytes_per_param + w.weight_bytes_per_param),
+    };
+    let param_bytes = match st.offload_params {
+        OffloadTarget::None => 0.0,
+        _ => (2.0 + recompute) * accum * w.weight_bytes_shard,
+    };
+    let host_time =
+        div(opt_bytes, link(st.offload_optimizer)) + div(param_bytes, link(st.offload_params));
+    let bw = if st.offload_params == OffloadTarget::None {
+        link(st.offload_optimizer)
+    } else {
+        link(st.offload_params)
+    };
+    let spill = spill_bytes(mem, i);
+    let tier_bytes = 2.0 * accum * spill;
+    let tier_time = div(tier_bytes, i.tier_bw);
+    OffloadTraffic {
+        host_bytes: Bytes(opt_bytes + param_bytes),
+        host_bandwidth: BytesPerSec(bw),
+        host_time_s: host_time,
+        tier_bytes: Bytes(tier_bytes),
+        tier_bandwidth: BytesPerSec(i.tier_bw),
+        tier_time_s: tier_time,
+        hidden_share: i.offload_overlap,
+        exposed_s: (host_time + tier_time) * (1.0 - i.offload_overlap),
+        tier_slowdown: 1.0,
+    }
+}
+
+/// Forward FLOPs of one micro-batch on one GPU and its recomputation, for [`Work`].
+pub fn forward_flops(s: &Scenario, m: &ResolvedModel, split: f64, keep: f64) -> (f64, f64) {
+    let b = s.workload.micro_batch.max(1) as f64;
+    if m.family != ModelFamily::Transformer {
+        let work = flops::sample_work(&s.model);
+        return (b * work.flops * keep / split, 0.0);
+    }
+    let seq = s.workload.seq_len.max(1) as f64;
+    let layers = m.layers as f64;
+    let tokens = b * seq;
+    let fwd = tokens
+        * (layers * flops::layer_flops_per_token(m, seq) * keep
+            + flops::head_flops_per_token(m) * keep);
+    let recompute = match s.strategies.checkpointing {
+        Checkpointing::None => 0.0,
+        Checkpointing::Selective => tokens * layers * flops::attention_flops_per_token(m, seq),
+        Checkpointing::Full | Checkpointing::EveryK => {
+            tokens * layers * flops::layer_flops_per_token(m, seq) * keep
+        }
+    };
+    (fwd / split, recompute / split)
+}

@@ -1,0 +1,147 @@
+//! Sizes of one training micro-batch on one GPU: FLOPs, weights, gradients, activations, optimizer.
+
+use super::flops;
+use super::inputs::Inputs;
+use super::training::forward_flops;
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::{Component, MemoryEstimate, Phase};
+use crate::scenario::{
+    AttentionKernel, ModelFamily, OffloadTarget, OptimizerKind, PruneKind, Scenario, ZeroStage,
+};
+
+/// Per-GPU sizes of a training micro-batch (bytes unless named otherwise).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Work {
+    pub micro_batch: f64,
+    /// Tokens per sample: the sequence length for transformers, 1 otherwise.
+    pub tokens_per_sample: f64,
+    /// Bytes per activation element.
+    pub act_bytes: f64,
+    pub forward_flops: f64,
+    pub recompute_flops: f64,
+    /// Matmul weights one forward reads, in the compute copy's type.
+    pub weight_bytes: f64,
+    pub weight_bytes_per_param: f64,
+    /// This GPU's share of the weights after ZeRO-3 sharding (what parameter offload moves).
+    pub weight_bytes_shard: f64,
+    pub grad_bytes_per_param: f64,
+    pub grad_bytes_per_gpu: f64,
+    pub saved_activations: f64,
+    pub lookup_bytes: f64,
+    /// Parameters this GPU's optimizer updates (ZeRO-1+ shards them over DP).
+    pub optimizer_params: f64,
+    /// GPU memory traffic of the update (0 when the optimizer runs on the host).
+    pub optimizer_bytes: f64,
+}
+
+impl Work {
+    pub fn new(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Inputs) -> Work {
+        let prec = s.precision.resolve();
+        let st = &s.strategies;
+        let split = i.tp as f64 * i.pp as f64;
+        let keep = match st.prune_kind {
+            PruneKind::Structured => 1.0 - st.prune_fraction.clamp(0.0, 0.99),
+            PruneKind::Unstructured => 1.0,
+        };
+        let (forward_flops, recompute_flops) = forward_flops(s, m, split, keep);
+        let params = param_count(s, m) * keep / split;
+        let compute_w = prec.weight_compute_copies.unwrap_or(prec.weights).bytes();
+        let g = prec.gradients.bytes();
+        let zero_shard = |stage: ZeroStage| {
+            if st.zero as u8 >= stage as u8 {
+                i.dp as f64
+            } else {
+                1.0
+            }
+        };
+        let optimizer_params = params / zero_shard(ZeroStage::Stage1);
+        let states = optimizer_state_bytes(s.optimizer.kind, prec.optimizer_states.bytes());
+        let master = prec.master_weights.map_or(0.0, |d| d.bytes());
+        let update = 2.0 * (prec.weights.bytes() + master + states) + g;
+        let optimizer_bytes = match st.offload_optimizer {
+            OffloadTarget::None => optimizer_params * update,
+            _ => 0.0,
+        };
+        let b = s.workload.micro_batch.max(1) as f64;
+        let (tokens_per_sample, lookup_bytes) = match m.family {
+            ModelFamily::Transformer => (s.workload.seq_len.max(1) as f64, 0.0),
+            ModelFamily::Cnn => (1.0, 0.0),
+            ModelFamily::Recommender => {
+                (1.0, b * flops::sample_work(&s.model).lookup_elements * 4.0)
+            }
+        };
+        Work {
+            micro_batch: b,
+            tokens_per_sample,
+            act_bytes: prec.activations.bytes(),
+            forward_flops,
+            recompute_flops,
+            weight_bytes: params * compute_w,
+            weight_bytes_per_param: compute_w,
+            weight_bytes_shard: params * compute_w / zero_shard(ZeroStage::Stage3),
+            grad_bytes_per_param: g,
+            grad_bytes_per_gpu: params * g,
+            saved_activations: saved_activations(s, m, mem, i),
+            lookup_bytes,
+            optimizer_params,
+            optimizer_bytes,
+        }
+    }
+}
+
+/// Parameters: the memory estimator's count when it has one, else the forward's matmul weights.
+pub fn param_count(s: &Scenario, m: &ResolvedModel) -> f64 {
+    match m.family {
+        ModelFamily::Transformer if m.params.trainable > 0.0 => m.params.trainable,
+        ModelFamily::Transformer if m.params.total > 0.0 => m.params.total,
+        ModelFamily::Transformer => flops::matmul_weights(m),
+        _ => flops::sample_work(&s.model).weights,
+    }
+}
+
+/// Optimizer state bytes per parameter (reference §1.7): Adam/AdamW two moments, SGD with momentum
+/// one, 8-bit Adam two 1-byte moments, Adafactor ≈ 0 (factored), SGD none.
+pub fn optimizer_state_bytes(kind: OptimizerKind, state: f64) -> f64 {
+    match kind {
+        OptimizerKind::Sgd | OptimizerKind::Adafactor => 0.0,
+        OptimizerKind::SgdMomentum => state,
+        OptimizerKind::Adam | OptimizerKind::AdamW => 2.0 * state,
+        OptimizerKind::Adam8bit => 2.0,
+    }
+}
+
+/// Saved activations of one micro-batch on one GPU: the memory estimator's forward-phase figure
+/// (divided by the micro-batches 1F1B keeps in flight), or — while it has none — Korthikanti et al.
+/// 2022 Eq. 1, sbh(34 + 5as/h) bytes per layer in 16 bit (without the 5as/h term under
+/// FlashAttention), ÷ TP.
+fn saved_activations(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Inputs) -> f64 {
+    let from_memory = mem
+        .phases
+        .get(Phase::Forward)
+        .map_or(0.0, |b| b.get(Component::Activations).get());
+    if from_memory > 0.0 && from_memory.is_finite() {
+        let in_flight = i.pp.min(s.workload.grad_accum_steps.max(1)).max(1);
+        return from_memory / in_flight as f64;
+    }
+    if m.family != ModelFamily::Transformer {
+        return 0.0;
+    }
+    let sbh =
+        s.workload.seq_len.max(1) as f64 * s.workload.micro_batch.max(1) as f64 * m.hidden as f64;
+    let scores = match s.strategies.attention {
+        AttentionKernel::Materialized => {
+            5.0 * m.heads as f64 * s.workload.seq_len as f64 / (m.hidden.max(1)) as f64
+        }
+        AttentionKernel::Flash => 0.0,
+    };
+    let act_scale = s.precision.resolve().activations.bytes() / 2.0;
+    sbh * (34.0 + scores) * act_scale * m.layers.div_ceil(i.pp) as f64 / i.tp as f64
+}
+
+/// Bytes that spill to the second tier: what exceeds GPU memory, up to the tier's capacity.
+pub fn spill_bytes(mem: &MemoryEstimate, i: &Inputs) -> f64 {
+    if i.tier_bw <= 0.0 {
+        return 0.0;
+    }
+    (mem.gpu_total.get() - i.capacity).clamp(0.0, i.tier_capacity)
+}
