@@ -1,8 +1,267 @@
-//! The eframe application (explorer-window work owns this).
+//! The eframe application: the session (document, baseline, view preferences), undo history,
+//! notices and commands. The only place that opens dialogs or touches files.
 
+pub mod commands;
+mod exec;
+mod files;
+mod history;
+mod shot;
+
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use serde::{Deserialize, Serialize};
+
+use crate::estimator::estimate;
+use crate::scenario::Scenario;
+use crate::ui::notice::Notice;
+use crate::ui::{self, Prefs};
+use commands::Command;
+use history::History;
+
+/// eframe persistence id: state lives in `~/.local/share/vram-explorer` on Linux.
+pub const APP_ID: &str = "vram-explorer";
+const TITLE: &str = "VRAM Explorer";
+/// Storage key of the [`Session`].
+const APP_KEY_SESSION: &str = eframe::APP_KEY;
+
+/// What comes back on restart.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Session {
+    pub scenario: Scenario,
+    /// The file the scenario was opened from or saved to.
+    pub path: Option<PathBuf>,
+    /// The scenario as last opened or saved: there are unsaved changes when it differs.
+    pub saved: Scenario,
+    pub baseline: Option<Scenario>,
+    pub prefs: Prefs,
+    /// Most recent first.
+    pub recent: Vec<PathBuf>,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session {
+            scenario: Scenario::default(),
+            path: None,
+            saved: Scenario::default(),
+            baseline: None,
+            prefs: Prefs::default(),
+            recent: Vec::new(),
+        }
+    }
+}
+
+/// A modal dialog in progress.
+#[derive(Clone, Debug, PartialEq)]
+enum Dialog {
+    None,
+    /// Typed-path prompt (no native dialog, or asked for).
+    Path {
+        purpose: PathPurpose,
+        text: String,
+    },
+    /// Unsaved changes: run the command only after the user agrees.
+    Confirm(Command),
+    About,
+    Sources,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PathPurpose {
+    Open,
+    Save,
+    Png,
+}
+
+pub struct ExplorerApp {
+    session: Session,
+    history: History,
+    notices: Vec<Notice>,
+    dialog: Dialog,
+    /// Scratch copy the sweep, solver and comparison mutate (cloned into, never reallocated).
+    scratch: Scenario,
+    /// Prefs the theme was last applied for.
+    applied: Option<Prefs>,
+    pending: Vec<Command>,
+    title: String,
+    quit_confirmed: bool,
+    shot: shot::Shots,
+}
+
+impl Default for ExplorerApp {
+    fn default() -> Self {
+        Self::with_session(Session::default())
+    }
+}
+
+impl ExplorerApp {
+    pub fn with_session(session: Session) -> Self {
+        ExplorerApp {
+            history: History::new(&session.scenario),
+            scratch: session.scenario.clone(),
+            session,
+            notices: Vec::new(),
+            dialog: Dialog::None,
+            applied: None,
+            pending: Vec::new(),
+            title: String::new(),
+            quit_confirmed: false,
+            shot: shot::Shots::default(),
+        }
+    }
+
+    pub fn scenario(&self) -> &Scenario {
+        &self.session.scenario
+    }
+    pub fn scenario_mut(&mut self) -> &mut Scenario {
+        &mut self.session.scenario
+    }
+    pub fn prefs(&self) -> &Prefs {
+        &self.session.prefs
+    }
+    pub fn prefs_mut(&mut self) -> &mut Prefs {
+        &mut self.session.prefs
+    }
+    pub fn notices(&self) -> &[Notice] {
+        &self.notices
+    }
+    /// Queues a command to run at the end of the next frame (what menus and shortcuts do).
+    pub fn request(&mut self, command: Command) {
+        self.pending.push(command);
+    }
+    /// Unsaved changes: the scenario differs from the one last opened or saved.
+    pub fn is_dirty(&self) -> bool {
+        self.session.scenario != self.session.saved
+    }
+
+    /// The whole window's contents for one frame (also what the UI tests drive).
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        if self.applied.as_ref() != Some(&self.session.prefs) {
+            ui::theme::apply(&ctx, &self.session.prefs);
+            self.applied = Some(self.session.prefs.clone());
+        }
+        commands::from_shortcuts(&ctx, &mut self.pending);
+        self.dropped_files(&ctx);
+        self.menu_bar(ui);
+        self.panels(ui);
+        self.dialogs(&ctx);
+        let dragging = ctx.dragged_id().is_some();
+        self.history.observe(&self.session.scenario, dragging);
+        for command in std::mem::take(&mut self.pending) {
+            self.execute(&ctx, command);
+        }
+    }
+
+    fn dropped_files(&mut self, ctx: &egui::Context) {
+        let dropped: Vec<PathBuf> = ctx.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
+        for path in dropped {
+            self.pending.push(Command::OpenPath(path));
+        }
+    }
+
+    fn menu_bar(&mut self, ui: &mut egui::Ui) {
+        let s = &mut self.session;
+        let state = ui::menu::MenuState {
+            prefs: &mut s.prefs,
+            recent: &s.recent,
+            can_undo: self.history.can_undo(&s.scenario),
+            can_redo: self.history.can_redo(),
+            baseline_pinned: s.baseline.is_some(),
+            has_path: s.path.is_some(),
+        };
+        let pending = &mut self.pending;
+        egui::Panel::top("menu").show(ui, |ui| ui::menu::ui(ui, state, pending));
+    }
+
+    fn panels(&mut self, ui: &mut egui::Ui) {
+        let s = &mut self.session;
+        let show_controls = !s.prefs.presentation || s.prefs.controls_in_presentation;
+        if show_controls {
+            let est = estimate(&s.scenario);
+            let width = if s.prefs.presentation { 460.0 } else { 360.0 };
+            egui::Panel::left("controls")
+                .resizable(true)
+                .default_size(width)
+                .show(ui, |ui| {
+                    ui::controls::ui(ui, &mut s.scenario, &est, &s.prefs)
+                });
+        }
+        let notices = &mut self.notices;
+        let scratch = &mut self.scratch;
+        egui::CentralPanel::default_margins().show(ui, |ui| {
+            ui::notice::notices_ui(ui, &s.prefs, notices);
+            ui::layout::central(ui, &mut s.prefs, &s.scenario, s.baseline.as_ref(), scratch);
+        });
+    }
+
+    /// The window title: file or scenario name, and a mark for unsaved changes.
+    fn window_title(&self) -> String {
+        let s = &self.session;
+        let name = s.path.as_ref().and_then(|p| p.file_name()).map_or_else(
+            || s.scenario.name.clone(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let dirty = if self.is_dirty() { "● " } else { "" };
+        format!("{dirty}{name} — {TITLE}")
+    }
+}
+
+impl eframe::App for ExplorerApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let ctx = ui.ctx().clone();
+        if ctx.input(|i| i.viewport().close_requested()) && !self.quit_confirmed && self.is_dirty()
+        {
+            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+            self.dialog = Dialog::Confirm(Command::Quit);
+        }
+        self.ui(ui);
+        let title = self.window_title();
+        if title != self.title {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.title = title;
+        }
+        self.shot.frame(&ctx, &mut self.notices);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        if !self.shot.automated() {
+            eframe::set_value(storage, APP_KEY_SESSION, &self.session);
+        }
+    }
+}
 
 /// Opens the window and runs until it is closed.
 pub fn run() -> ExitCode {
-    ExitCode::SUCCESS
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title(TITLE)
+            .with_app_id(APP_ID)
+            .with_inner_size([1440.0, 900.0])
+            .with_min_inner_size([960.0, 600.0])
+            .with_drag_and_drop(true),
+        persist_window: true,
+        ..Default::default()
+    };
+    let result = eframe::run_native(
+        APP_ID,
+        options,
+        Box::new(|cc| Ok(Box::new(shot::create(cc)))),
+    );
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("vram-explorer: could not open the window: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

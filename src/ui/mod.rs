@@ -1,1 +1,100 @@
 //! Everything that touches egui. No formulas here: panels edit a `Scenario` and draw an `Estimate`.
+//!
+//! [`Prefs`] are the view preferences (persisted, but not the document); the scenario itself lives in
+//! [`crate::app`]. Every colour is in [`theme`].
+
+pub mod charts;
+pub mod controls;
+pub mod headline;
+pub mod layout;
+pub mod menu;
+pub mod notice;
+pub mod theme;
+pub mod widgets;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::MemoryUnit;
+
+/// Dark or light visuals. Both are tuned to stay readable on a projector.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ThemeChoice {
+    #[default]
+    Dark,
+    Light,
+}
+
+/// What the sweep chart puts on its x axis.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SweepAxis {
+    /// Micro-batch (training) or sequences per batch (inference).
+    #[default]
+    Batch,
+    /// Sequence length (training) or prompt length (inference).
+    SeqLen,
+    /// Data-parallel degree.
+    Dp,
+    /// Tensor-parallel degree.
+    Tp,
+    /// Pipeline-parallel degree.
+    Pp,
+    /// Parameter count (the shape is derived from it).
+    Params,
+}
+
+impl SweepAxis {
+    pub const ALL: [SweepAxis; 6] = [
+        SweepAxis::Batch,
+        SweepAxis::SeqLen,
+        SweepAxis::Dp,
+        SweepAxis::Tp,
+        SweepAxis::Pp,
+        SweepAxis::Params,
+    ];
+
+    pub const fn label(self) -> &'static str {
+        match self {
+            SweepAxis::Batch => "Batch size",
+            SweepAxis::SeqLen => "Sequence length",
+            SweepAxis::Dp => "Data-parallel degree",
+            SweepAxis::Tp => "Tensor-parallel degree",
+            SweepAxis::Pp => "Pipeline-parallel degree",
+            SweepAxis::Params => "Parameter count",
+        }
+    }
+
+    /// The unit written after a value on this axis.
+    pub const fn unit(self) -> &'static str {
+        match self {
+            SweepAxis::Batch => "sequences",
+            SweepAxis::SeqLen => "tokens",
+            SweepAxis::Dp | SweepAxis::Tp | SweepAxis::Pp => "GPUs",
+            SweepAxis::Params => "parameters",
+        }
+    }
+}
+
+/// View preferences: persisted with the session, never saved into a scenario file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Prefs {
+    pub unit: MemoryUnit,
+    pub theme: ThemeChoice,
+    /// Large fonts and a chart-first layout for a projector (F5).
+    pub presentation: bool,
+    /// Whether the controls panel is shown in presentation mode (always shown otherwise).
+    pub controls_in_presentation: bool,
+    pub sweep_axis: SweepAxis,
+}
+
+impl Default for Prefs {
+    fn default() -> Self {
+        Prefs {
+            unit: MemoryUnit::GiB,
+            theme: ThemeChoice::Dark,
+            presentation: false,
+            controls_in_presentation: false,
+            sweep_axis: SweepAxis::Batch,
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! Running commands and the dialogs they open.
+
+use std::path::{Path, PathBuf};
+
+use super::files::{self, Picked};
+use super::{Command, Dialog, ExplorerApp, PathPurpose};
+use crate::presets;
+use crate::scenario::Scenario;
+use crate::ui::notice::{self, Answer, Notice};
+
+/// Recent files kept.
+const RECENT: usize = 8;
+
+impl ExplorerApp {
+    pub(super) fn execute(&mut self, ctx: &egui::Context, command: Command) {
+        if command.discards_document() && self.is_dirty() {
+            self.dialog = Dialog::Confirm(command);
+            return;
+        }
+        self.run(ctx, command);
+    }
+
+    /// Runs a command without asking about unsaved changes.
+    fn run(&mut self, ctx: &egui::Context, command: Command) {
+        let s = &mut self.session;
+        match command {
+            Command::New => self.replace(Scenario::default(), None),
+            Command::Open => match files::pick_open(s.path.as_deref()) {
+                Picked::Path(p) => self.execute(ctx, Command::OpenPath(p)),
+                Picked::Cancelled => {}
+                Picked::Unavailable => self.prompt(PathPurpose::Open),
+            },
+            Command::OpenTyped => self.prompt(PathPurpose::Open),
+            Command::OpenPath(path) => self.open(&path),
+            Command::LoadPreset(i) => self.load_preset(i),
+            Command::Save => match s.path.clone() {
+                Some(p) => self.save(p),
+                None => self.run(ctx, Command::SaveAs),
+            },
+            Command::SaveAs => {
+                let name = files::suggested_name(&s.scenario.name, "ron");
+                match files::pick_save(s.path.as_deref(), &name, "ron", "Scenario (RON)") {
+                    Picked::Path(p) => self.save(p),
+                    Picked::Cancelled => {}
+                    Picked::Unavailable => self.prompt(PathPurpose::Save),
+                }
+            }
+            Command::SaveTyped => self.prompt(PathPurpose::Save),
+            Command::SavePath(p) => self.save(p),
+            Command::ClearRecent => s.recent.clear(),
+            Command::Undo => {
+                self.history.undo(&mut s.scenario);
+            }
+            Command::Redo => {
+                self.history.redo(&mut s.scenario);
+            }
+            Command::PinBaseline => {
+                s.baseline = Some(s.scenario.clone());
+                self.notices.push(Notice::info(format!(
+                    "Pinned “{}” as the baseline: the headline and charts now compare against it.",
+                    s.scenario.name
+                )));
+            }
+            Command::ClearBaseline => s.baseline = None,
+            Command::TogglePresentation => s.prefs.presentation = !s.prefs.presentation,
+            Command::ToggleControls => {
+                s.prefs.controls_in_presentation = !s.prefs.controls_in_presentation;
+            }
+            Command::ExportPng => {
+                let name = files::suggested_name(&s.scenario.name, "png");
+                match files::pick_save(s.path.as_deref(), &name, "png", "PNG image") {
+                    Picked::Path(p) => self.shot.export(ctx, p),
+                    Picked::Cancelled => {}
+                    Picked::Unavailable => self.prompt(PathPurpose::Png),
+                }
+            }
+            Command::ExportPngPath(p) => self.shot.export(ctx, p),
+            Command::About => self.dialog = Dialog::About,
+            Command::Sources => self.dialog = Dialog::Sources,
+            Command::Quit => {
+                self.quit_confirmed = true;
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        }
+    }
+
+    fn prompt(&mut self, purpose: PathPurpose) {
+        let text = match (purpose, &self.session.path) {
+            (PathPurpose::Save, Some(p)) => p.display().to_string(),
+            _ => String::new(),
+        };
+        self.dialog = Dialog::Path { purpose, text };
+    }
+
+    /// Makes `scenario` the document (undoable: the history sees the change).
+    fn replace(&mut self, scenario: Scenario, path: Option<PathBuf>) {
+        let s = &mut self.session;
+        s.saved = scenario.clone();
+        s.scenario = scenario;
+        s.path = path;
+    }
+
+    /// Opens a file; on failure the current scenario stays and a notice says what and where.
+    pub(super) fn open(&mut self, path: &Path) {
+        match presets::load(path) {
+            Ok(scenario) => {
+                self.replace(scenario, Some(path.to_path_buf()));
+                self.remember(path);
+                self.notices.retain(|n| n.level != notice::Level::Error);
+            }
+            Err(e) => self
+                .notices
+                .push(Notice::error(format!("Could not open the scenario: {e}"))),
+        }
+    }
+
+    fn load_preset(&mut self, index: usize) {
+        let Some(preset) = presets::bundled().get(index) else {
+            return;
+        };
+        match preset.scenario() {
+            Ok(scenario) => self.replace(scenario, None),
+            Err(e) => self.notices.push(Notice::error(format!(
+                "The bundled preset “{}” does not parse: {e}",
+                preset.id
+            ))),
+        }
+    }
+
+    fn save(&mut self, path: PathBuf) {
+        let path = files::with_extension(path, "ron");
+        let s = &mut self.session;
+        match presets::save(&path, &s.scenario) {
+            Ok(()) => {
+                s.saved = s.scenario.clone();
+                s.path = Some(path.clone());
+                self.remember(&path);
+                self.notices
+                    .push(Notice::info(format!("Saved: {}", path.display())));
+            }
+            Err(e) => self.notices.push(Notice::error(format!(
+                "Could not save; the scenario is still here, unsaved: {e}"
+            ))),
+        }
+    }
+
+    fn remember(&mut self, path: &Path) {
+        let recent = &mut self.session.recent;
+        recent.retain(|p| p != path);
+        recent.insert(0, path.to_path_buf());
+        recent.truncate(RECENT);
+    }
+
+    pub(super) fn dialogs(&mut self, ctx: &egui::Context) {
+        match &mut self.dialog {
+            Dialog::None => {}
+            Dialog::Path { purpose, text } => {
+                let title = match purpose {
+                    PathPurpose::Open => "Open scenario",
+                    PathPurpose::Save => "Save scenario",
+                    PathPurpose::Png => "Export PNG",
+                };
+                let purpose = *purpose;
+                match notice::path_prompt(ctx, title, text) {
+                    Answer::Ok => {
+                        let path = PathBuf::from(text.trim());
+                        self.dialog = Dialog::None;
+                        self.pending.push(match purpose {
+                            PathPurpose::Open => Command::OpenPath(path),
+                            PathPurpose::Save => Command::SavePath(path),
+                            PathPurpose::Png => Command::ExportPngPath(path),
+                        });
+                    }
+                    Answer::Cancel => self.dialog = Dialog::None,
+                    Answer::Pending | Answer::Alternative => {}
+                }
+            }
+            Dialog::Confirm(command) => {
+                let action = match command {
+                    Command::Quit => "Quit",
+                    Command::New => "Start a new scenario",
+                    _ => "Open another scenario",
+                };
+                let command = command.clone();
+                let name = self.session.scenario.name.clone();
+                match notice::confirm_discard(ctx, &name, action) {
+                    Answer::Ok => {
+                        self.dialog = Dialog::None;
+                        self.run(ctx, command);
+                    }
+                    Answer::Alternative => {
+                        self.dialog = Dialog::None;
+                        self.pending.push(Command::Save);
+                    }
+                    Answer::Cancel => self.dialog = Dialog::None,
+                    Answer::Pending => {}
+                }
+            }
+            Dialog::About => {
+                if notice::info_dialog(ctx, "About VRAM Explorer", notice::ABOUT) {
+                    self.dialog = Dialog::None;
+                }
+            }
+            Dialog::Sources => {
+                if notice::info_dialog(ctx, "Where the formulas come from", notice::SOURCES) {
+                    self.dialog = Dialog::None;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! Memory composition: stacked bars of the components in `Component::ALL` order, one bar per phase
+//! (or baseline vs current when comparing), a dashed capacity line, and off-GPU bytes apart.
+
+use egui::{RichText, Ui};
+use egui_plot::{Bar, BarChart, HLine, LineStyle, uniform_grid_spacer};
+
+use super::{memory_tick, static_plot};
+use crate::estimator::{Breakdown, Component, Estimate, Phase};
+use crate::ui::{Prefs, theme};
+use crate::units::Bytes;
+
+/// One stacked bar: its x label and the bytes per component.
+struct Column {
+    label: String,
+    parts: Breakdown,
+}
+
+/// The bars for an estimate: each phase's tensors plus the peak's context and reserve.
+fn phase_columns(est: &Estimate, out: &mut Vec<Column>) {
+    let m = &est.memory;
+    for phase in Phase::ALL {
+        let Some(tensors) = m.phases.get(phase) else {
+            continue;
+        };
+        let mut parts = *tensors;
+        for c in [Component::CudaContext, Component::AllocatorReserve] {
+            parts.set(c, m.peak.get(c));
+        }
+        let mark = if m.peak_phase == Some(phase) {
+            " (peak)"
+        } else {
+            ""
+        };
+        out.push(Column {
+            label: format!("{}{mark}", phase.label()),
+            parts,
+        });
+    }
+    if out.is_empty() {
+        out.push(Column {
+            label: "peak".to_owned(),
+            parts: m.peak,
+        });
+    }
+}
+
+/// Draws the chart with a side legend listing the current peak's components (top of stack first).
+pub fn ui(
+    ui: &mut Ui,
+    prefs: &Prefs,
+    current: &Estimate,
+    baseline: Option<&Estimate>,
+    height: f32,
+) {
+    let mut columns = Vec::new();
+    match baseline {
+        Some(base) => {
+            columns.push(Column {
+                label: "baseline".to_owned(),
+                parts: base.memory.peak,
+            });
+            columns.push(Column {
+                label: "current".to_owned(),
+                parts: current.memory.peak,
+            });
+        }
+        None => phase_columns(current, &mut columns),
+    }
+    let off = current.memory.offloaded;
+    let off_total = off.host + off.nvme + off.second_tier;
+
+    ui.horizontal(|ui| {
+        let legend_w = if prefs.presentation { 330.0 } else { 230.0 };
+        let plot_w = (ui.available_width() - legend_w).max(160.0);
+        ui.vertical(|ui| {
+            ui.set_width(plot_w);
+            plot(ui, prefs, &columns, off_total, current, baseline, height);
+        });
+        ui.vertical(|ui| legend_ui(ui, prefs, current, off_total));
+    });
+}
+
+fn plot(
+    ui: &mut Ui,
+    prefs: &Prefs,
+    columns: &[Column],
+    off_total: Bytes,
+    current: &Estimate,
+    baseline: Option<&Estimate>,
+    height: f32,
+) {
+    let u = prefs.unit;
+    let mut labels: Vec<String> = columns.iter().map(|c| c.label.clone()).collect();
+    if off_total.get() > 0.0 {
+        labels.push("off-GPU".to_owned());
+    }
+    let n = labels.len();
+    let mut charts: Vec<BarChart> = Vec::with_capacity(Component::COUNT);
+    for c in Component::ALL {
+        if columns.iter().all(|col| col.parts.get(c).get() <= 0.0) {
+            continue;
+        }
+        let bars = columns
+            .iter()
+            .enumerate()
+            .map(|(i, col)| {
+                Bar::new(i as f64, u.value(col.parts.get(c)))
+                    .name(&col.label)
+                    .width(0.6)
+            })
+            .collect();
+        let label = c.label();
+        let chart = BarChart::new(label, bars)
+            .color(theme::component(c))
+            .element_formatter(Box::new(move |bar, _| {
+                format!("{}\n{label}: {}", bar.name, memory_tick(u, bar.value))
+            }));
+        let below: Vec<&BarChart> = charts.iter().collect();
+        let chart = chart.stack_on(&below);
+        charts.push(chart);
+    }
+    let cap = u.value(current.memory.capacity);
+    let tallest = columns
+        .iter()
+        .map(|c| u.value(c.parts.total()))
+        .fold(cap, f64::max);
+    let x_labels = labels.clone();
+    static_plot("composition", height)
+        .include_y(0.0)
+        .include_y(tallest * 1.05)
+        .include_x(-0.5)
+        .include_x(n as f64 - 0.5)
+        .show_grid([false, true])
+        .x_grid_spacer(uniform_grid_spacer(|_| [1.0, 10.0, 100.0]))
+        .x_axis_formatter(move |mark, _| {
+            let i = mark.value.round();
+            if (mark.value - i).abs() > 1e-6 || i < 0.0 {
+                return String::new();
+            }
+            x_labels.get(i as usize).cloned().unwrap_or_default()
+        })
+        .y_axis_formatter(move |mark, _| memory_tick(u, mark.value))
+        .label_formatter(move |pos| match pos {
+            egui_plot::HoverPosition::Elsewhere { position } => Some(memory_tick(u, position.y)),
+            _ => None,
+        })
+        .show(ui, |plot_ui| {
+            // Topmost component first, so the legend reads like the stack.
+            for chart in charts.into_iter().rev() {
+                plot_ui.bar_chart(chart);
+            }
+            if off_total.get() > 0.0 {
+                let bar = Bar::new((n - 1) as f64, u.value(off_total))
+                    .name("off-GPU (host, NVMe, second tier)")
+                    .width(0.6);
+                plot_ui.bar_chart(
+                    BarChart::new("Off-GPU", vec![bar])
+                        .color(theme::offloaded())
+                        .element_formatter(Box::new(move |bar, _| {
+                            format!("{}\n{}", bar.name, memory_tick(u, bar.value))
+                        })),
+                );
+            }
+            plot_ui.hline(
+                HLine::new("GPU memory", cap)
+                    .color(theme::capacity(prefs.theme))
+                    .style(LineStyle::dashed_loose())
+                    .width(2.0),
+            );
+            if let Some(base) = baseline {
+                let bcap = u.value(base.memory.capacity);
+                if (bcap - cap).abs() > 1e-9 {
+                    plot_ui.hline(
+                        HLine::new("Baseline GPU memory", bcap)
+                            .color(theme::baseline(prefs.theme))
+                            .style(LineStyle::dashed_dense()),
+                    );
+                }
+            }
+        });
+}
+
+/// The legend with exact values of the current peak: top of the stack first.
+fn legend_ui(ui: &mut Ui, prefs: &Prefs, est: &Estimate, off_total: Bytes) {
+    let u = prefs.unit;
+    let m = &est.memory;
+    ui.label(RichText::new(format!("At the peak ({})", u.label())).strong())
+        .on_hover_text(
+            "Per-GPU bytes of each component at the peak phase, top of the stack first.",
+        );
+    let swatch = ui.text_style_height(&egui::TextStyle::Body) * 0.8;
+    for c in Component::ALL.iter().rev() {
+        let b = m.peak.get(*c);
+        if b.get() <= 0.0 {
+            continue;
+        }
+        ui.horizontal(|ui| {
+            let (rect, _) =
+                ui.allocate_exact_size(egui::vec2(swatch, swatch), egui::Sense::hover());
+            ui.painter().rect_filled(rect, 2.0, theme::component(*c));
+            ui.label(format!("{}: {}", c.label(), u.format(b)));
+        });
+    }
+    ui.separator();
+    ui.label(format!("Total: {}", u.format(m.gpu_total)));
+    ui.label(format!("GPU memory: {}", u.format(m.capacity)));
+    if off_total.get() > 0.0 {
+        ui.horizontal(|ui| {
+            let (rect, _) =
+                ui.allocate_exact_size(egui::vec2(swatch, swatch), egui::Sense::hover());
+            ui.painter().rect_filled(rect, 2.0, theme::offloaded());
+            ui.label(format!("Off-GPU: {}", u.format(off_total)));
+        })
+        .response
+        .on_hover_text(format!(
+            "Host: {}\nNVMe: {}\nSecond tier: {}",
+            u.format(m.offloaded.host),
+            u.format(m.offloaded.nvme),
+            u.format(m.offloaded.second_tier)
+        ));
+    }
+}

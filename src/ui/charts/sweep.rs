@@ -1,0 +1,285 @@
+//! Per-GPU memory against one input (batch, sequence length, a parallel degree or the parameter
+//! count), with the capacity line and the value where it stops (or starts) fitting. Each point
+//! re-estimates a scratch copy of the scenario with only that one field changed: the scenario is
+//! cloned into the scratch once per curve, never per point.
+
+use egui::Ui;
+use egui_plot::{HLine, Line, LineStyle, MarkerShape, Points, VLine};
+
+use super::{legend, memory_tick, static_plot};
+use crate::estimator::{Estimate, estimate};
+use crate::scenario::{Mode, Scenario, ShapeSource};
+use crate::ui::widgets::{self, Choice, opt};
+use crate::ui::{Prefs, SweepAxis, theme};
+
+/// The value of `axis` in a scenario.
+pub fn value(s: &Scenario, axis: SweepAxis) -> f64 {
+    match axis {
+        SweepAxis::Batch => batch_field(s) as f64,
+        SweepAxis::SeqLen => match s.mode {
+            Mode::Training => s.workload.seq_len as f64,
+            Mode::Inference => s.inference.prompt_tokens as f64,
+        },
+        SweepAxis::Dp => s.parallel.dp as f64,
+        SweepAxis::Tp => s.parallel.tp as f64,
+        SweepAxis::Pp => s.parallel.pp as f64,
+        SweepAxis::Params => s.model.params,
+    }
+}
+
+fn batch_field(s: &Scenario) -> u32 {
+    if s.mode == Mode::Inference && s.inference.dynamic_batching {
+        s.inference.concurrent_requests
+    } else {
+        s.workload.micro_batch
+    }
+}
+
+/// Sets the field of `axis` (rounded to an integer where the field is one).
+pub fn set(s: &mut Scenario, axis: SweepAxis, v: f64) {
+    let n = v.round().clamp(1.0, u32::MAX as f64) as u32;
+    match axis {
+        SweepAxis::Batch => {
+            if s.mode == Mode::Inference && s.inference.dynamic_batching {
+                s.inference.concurrent_requests = n;
+            } else {
+                s.workload.micro_batch = n;
+            }
+        }
+        SweepAxis::SeqLen => match s.mode {
+            Mode::Training => s.workload.seq_len = n,
+            Mode::Inference => s.inference.prompt_tokens = n,
+        },
+        SweepAxis::Dp => s.parallel.dp = n,
+        SweepAxis::Tp => s.parallel.tp = n,
+        SweepAxis::Pp => s.parallel.pp = n,
+        SweepAxis::Params => {
+            s.model.shape = ShapeSource::ParamCount;
+            s.model.params = v;
+        }
+    }
+}
+
+/// The swept range (inclusive) of an axis.
+pub fn range(axis: SweepAxis) -> (f64, f64) {
+    match axis {
+        SweepAxis::Batch => (1.0, 4096.0),
+        SweepAxis::SeqLen => (128.0, 1_048_576.0),
+        SweepAxis::Dp => (1.0, 1024.0),
+        SweepAxis::Tp | SweepAxis::Pp => (1.0, 64.0),
+        SweepAxis::Params => (1e8, 2e12),
+    }
+}
+
+/// More GPUs lower memory: for degrees we look for the smallest that fits, otherwise the largest.
+pub const fn more_is_less(axis: SweepAxis) -> bool {
+    matches!(axis, SweepAxis::Dp | SweepAxis::Tp | SweepAxis::Pp)
+}
+
+fn fits_at(scratch: &mut Scenario, axis: SweepAxis, v: f64) -> bool {
+    set(scratch, axis, v);
+    estimate(scratch).memory.fits
+}
+
+/// Largest micro-batch (sequences per GPU) that fits, other inputs unchanged; `None` if not even 1.
+/// Assumes memory grows with batch (it does in the model). About 30 estimates.
+pub fn largest_batch(scratch: &mut Scenario, base: &Scenario) -> Option<u32> {
+    scratch.clone_from(base);
+    let axis = SweepAxis::Batch;
+    if !fits_at(scratch, axis, 1.0) {
+        return None;
+    }
+    let limit = 1u32 << 20;
+    let mut lo = 1u32; // fits
+    let mut hi = 2u32;
+    while hi < limit && fits_at(scratch, axis, hi as f64) {
+        lo = hi;
+        hi = hi.saturating_mul(2);
+    }
+    if hi >= limit && fits_at(scratch, axis, limit as f64) {
+        return Some(limit);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits_at(scratch, axis, mid as f64) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
+}
+
+/// Sample positions of an axis: powers of two and 1.5× between them for integers, 40 log steps for
+/// the parameter count.
+fn samples(axis: SweepAxis, out: &mut Vec<f64>) {
+    let (lo, hi) = range(axis);
+    out.clear();
+    if axis == SweepAxis::Params {
+        let steps = 40;
+        for i in 0..=steps {
+            out.push(lo * (hi / lo).powf(i as f64 / steps as f64));
+        }
+        return;
+    }
+    let mut v = lo;
+    while v <= hi {
+        out.push(v);
+        if v >= 2.0 && v * 1.5 <= hi && !more_is_less(axis) {
+            out.push(v * 1.5);
+        }
+        v *= 2.0;
+    }
+}
+
+/// (x in log10, per-GPU peak in the display unit, fits) per sample.
+fn curve(scratch: &mut Scenario, base: &Scenario, axis: SweepAxis, prefs: &Prefs) -> Vec<[f64; 3]> {
+    let mut xs = Vec::new();
+    samples(axis, &mut xs);
+    scratch.clone_from(base);
+    xs.iter()
+        .map(|&x| {
+            set(scratch, axis, x);
+            let m = estimate(scratch).memory;
+            [
+                widgets::log10(x),
+                prefs.unit.value(m.gpu_total),
+                f64::from(u8::from(m.fits)),
+            ]
+        })
+        .collect()
+}
+
+/// Where fitting starts or stops along the sampled curve (the first/last fitting sample).
+fn boundary(points: &[[f64; 3]], axis: SweepAxis) -> Option<f64> {
+    let fitting = points.iter().filter(|p| p[2] > 0.5);
+    if more_is_less(axis) {
+        fitting.map(|p| p[0]).next()
+    } else {
+        fitting.map(|p| p[0]).last()
+    }
+}
+
+const AXES: [Choice<SweepAxis>; 6] = [
+    opt(
+        SweepAxis::Batch,
+        "Batch size",
+        "Micro-batch (or concurrent requests with dynamic batching).",
+    ),
+    opt(
+        SweepAxis::SeqLen,
+        "Sequence length",
+        "Training sequence length, or the inference prompt length.",
+    ),
+    opt(
+        SweepAxis::Dp,
+        "Data-parallel degree",
+        "GPUs holding replicas (with ZeRO, shards).",
+    ),
+    opt(
+        SweepAxis::Tp,
+        "Tensor-parallel degree",
+        "GPUs splitting each layer's matrices.",
+    ),
+    opt(
+        SweepAxis::Pp,
+        "Pipeline-parallel degree",
+        "GPUs holding consecutive layer groups.",
+    ),
+    opt(
+        SweepAxis::Params,
+        "Parameter count",
+        "Model size; the shape is derived from the count.",
+    ),
+];
+
+/// The chart, with the axis selector above it.
+pub fn ui(
+    ui: &mut Ui,
+    prefs: &mut Prefs,
+    scenario: &Scenario,
+    current: &Estimate,
+    baseline: Option<&Scenario>,
+    scratch: &mut Scenario,
+    height: f32,
+) {
+    let axis_hover = "What the x axis varies; everything else stays as set.";
+    widgets::choice(ui, &mut prefs.sweep_axis, &AXES, "Sweep over", axis_hover);
+    let axis = prefs.sweep_axis;
+    let u = prefs.unit;
+    let points = curve(scratch, scenario, axis, prefs);
+    let base_points = baseline.map(|b| curve(scratch, b, axis, prefs));
+    let cap = u.value(current.memory.capacity);
+    let here = widgets::log10(value(scenario, axis));
+    let edge = boundary(&points, axis);
+    let unit = axis.unit();
+    let plot_h = (height - ui.spacing().interact_size.y - 6.0).max(80.0);
+    static_plot("sweep", plot_h)
+        .legend(legend(if more_is_less(axis) {
+            egui_plot::Corner::RightTop
+        } else {
+            egui_plot::Corner::LeftTop
+        }))
+        .x_axis_label(format!("{} ({unit})", axis.label()))
+        .include_y(0.0)
+        .include_y(cap * 1.1)
+        .x_grid_spacer(widgets::log10_marks)
+        .x_axis_formatter(|mark, _| widgets::log10_label(mark.value))
+        .y_axis_formatter(move |mark, _| memory_tick(u, mark.value))
+        .label_formatter(move |pos| {
+            let p = match pos {
+                egui_plot::HoverPosition::NearDataPoint { position, .. } => position,
+                egui_plot::HoverPosition::Elsewhere { position } => position,
+            };
+            Some(format!(
+                "{} {unit}\n{}",
+                widgets::log10_label(p.x),
+                memory_tick(u, p.y)
+            ))
+        })
+        .show(ui, |plot_ui| {
+            let pts: Vec<[f64; 2]> = points.iter().map(|p| [p[0], p[1]]).collect();
+            if let Some(bp) = base_points {
+                let bpts: Vec<[f64; 2]> = bp.iter().map(|p| [p[0], p[1]]).collect();
+                plot_ui.line(
+                    Line::new("Baseline", bpts)
+                        .color(theme::baseline(prefs.theme))
+                        .style(LineStyle::dashed_dense())
+                        .width(2.0),
+                );
+            }
+            plot_ui.line(
+                Line::new("Per-GPU peak", pts)
+                    .color(theme::current(prefs.theme))
+                    .width(2.5),
+            );
+            plot_ui.hline(
+                HLine::new("GPU memory", cap)
+                    .color(theme::capacity(prefs.theme))
+                    .style(LineStyle::dashed_loose())
+                    .width(2.0),
+            );
+            if let Some(x) = edge {
+                let what = if more_is_less(axis) {
+                    "Smallest"
+                } else {
+                    "Largest"
+                };
+                plot_ui.vline(
+                    VLine::new(
+                        format!("{what} that fits: {} {unit}", widgets::log10_label(x)),
+                        x,
+                    )
+                    .color(theme::good(prefs.theme))
+                    .style(LineStyle::dotted_dense()),
+                );
+            }
+            let y = u.value(current.memory.gpu_total);
+            plot_ui.points(
+                Points::new("This scenario", vec![[here, y]])
+                    .shape(MarkerShape::Diamond)
+                    .radius(7.0)
+                    .color(theme::current(prefs.theme)),
+            );
+        });
+}

@@ -1,0 +1,61 @@
+//! The controls panel: every input of a scenario, grouped and collapsible. Each control has a label,
+//! a unit and a hover text (what it does; for a strategy, what it costs). Only the scenario is edited.
+
+mod hardware;
+mod model;
+mod strategies;
+mod workload;
+
+use egui::{CollapsingHeader, RichText, Ui};
+
+use super::{Prefs, theme};
+use crate::estimator::{Diagnostic, Estimate};
+use crate::scenario::Scenario;
+
+/// Draws all groups into a scrolling panel.
+pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
+    ui.spacing_mut().slider_width = if prefs.presentation { 200.0 } else { 130.0 };
+    egui::ScrollArea::vertical()
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            group(ui, "Model", true, |ui| model::ui(ui, s, est));
+            group(ui, "Workload", true, |ui| workload::ui(ui, s));
+            group(ui, "Precision", false, |ui| workload::precision_ui(ui, s));
+            group(ui, "Optimizer", false, |ui| workload::optimizer_ui(ui, s));
+            group(ui, "Strategies", true, |ui| strategies::ui(ui, s));
+            group(ui, "Parallelism", true, |ui| {
+                strategies::parallel_ui(ui, s);
+                inline_diagnostics(ui, est, prefs, PARALLEL_DIAGNOSTICS);
+            });
+            group(ui, "Hardware", true, |ui| hardware::ui(ui, s, prefs));
+            group(ui, "Overheads", false, |ui| hardware::overheads_ui(ui, s));
+            group(ui, "Timing", false, |ui| hardware::timing_ui(ui, s));
+        });
+}
+
+fn group(ui: &mut Ui, title: &str, open: bool, add: impl FnOnce(&mut Ui)) {
+    CollapsingHeader::new(RichText::new(title).strong())
+        .default_open(open)
+        .show(ui, add);
+}
+
+/// Diagnostics that belong next to the parallel degrees.
+const PARALLEL_DIAGNOSTICS: &[Diagnostic] = &[
+    Diagnostic::TpDoesNotDivideHeads,
+    Diagnostic::TpDoesNotDivideKvHeads,
+    Diagnostic::TpDoesNotDivideFfn,
+    Diagnostic::TpDoesNotDivideVocab,
+    Diagnostic::PpDoesNotDivideLayers,
+    Diagnostic::PpMoreStagesThanLayers,
+    Diagnostic::ZeroWithoutDataParallel,
+    Diagnostic::SequenceParallelWithoutTp,
+];
+
+fn inline_diagnostics(ui: &mut Ui, est: &Estimate, prefs: &Prefs, which: &[Diagnostic]) {
+    for d in est.diagnostics.iter().filter(|d| which.contains(d)) {
+        ui.label(
+            RichText::new(format!("Warning: {}", d.message()))
+                .color(theme::severity(d.severity(), prefs.theme)),
+        );
+    }
+}

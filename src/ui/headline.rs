@@ -1,0 +1,223 @@
+//! The headline over the charts: does it fit, by how much, which phase sets the peak, the largest batch
+//! that fits, speed — and, with a pinned baseline, baseline and current side by side.
+
+use egui::{RichText, Ui};
+
+use super::{Prefs, theme};
+use crate::estimator::{Diagnostic, Estimate};
+use crate::units::{Bytes, fmt_sig};
+
+/// What the headline shows about one scenario.
+pub struct Column<'a> {
+    pub title: &'a str,
+    pub estimate: &'a Estimate,
+    /// Largest micro-batch that fits (None: not even batch 1).
+    pub largest_batch: Option<u32>,
+}
+
+/// The headline for the current scenario, with the baseline beside it when one is pinned.
+pub fn ui(ui: &mut Ui, prefs: &Prefs, current: &Column<'_>, baseline: Option<&Column<'_>>) {
+    match baseline {
+        None => single(ui, prefs, current),
+        Some(base) => compare(ui, prefs, base, current),
+    }
+}
+
+fn verdict(ui: &mut Ui, prefs: &Prefs, est: &Estimate) {
+    let m = &est.memory;
+    let (text, color) = if m.fits {
+        ("FITS", theme::good(prefs.theme))
+    } else {
+        ("DOES NOT FIT", theme::bad(prefs.theme))
+    };
+    egui::Frame::new()
+        .stroke(egui::Stroke::new(2.0, color))
+        .corner_radius(6.0)
+        .inner_margin(egui::Margin::symmetric(10, 4))
+        .show(ui, |ui| {
+            ui.label(
+                RichText::new(text)
+                    .size(theme::verdict_size(prefs))
+                    .strong()
+                    .color(color),
+            )
+        })
+        .inner
+        .on_hover_text(
+            "Per-GPU peak (tensors + CUDA context + allocator reserve) against the GPU's memory.",
+        );
+}
+
+fn single(ui: &mut Ui, prefs: &Prefs, col: &Column<'_>) {
+    let m = &col.estimate.memory;
+    let u = prefs.unit;
+    ui.horizontal_wrapped(|ui| {
+        verdict(ui, prefs, col.estimate);
+        ui.add_space(12.0);
+        ui.vertical(|ui| {
+            ui.label(RichText::new(peak_text(prefs, col.estimate)).strong())
+                .on_hover_text(format!(
+                    "Tensors at the peak: {} (comparable to torch.cuda.max_memory_allocated).\nWhat nvidia-smi would show: {}.",
+                    u.format(m.tensor_peak),
+                    u.format(m.gpu_total)
+                ));
+            ui.label(headroom_text(prefs, m.headroom))
+                .on_hover_text("GPU memory minus the per-GPU peak; negative when it does not fit.");
+        });
+        ui.add_space(12.0);
+        ui.vertical(|ui| {
+            ui.label(phase_text(col.estimate))
+                .on_hover_text("The phase of the step whose live memory is largest.");
+            ui.label(largest_text(col.largest_batch)).on_hover_text(
+                "Largest micro-batch (sequences per GPU per forward) whose peak still fits, other inputs unchanged.",
+            );
+        });
+        ui.add_space(12.0);
+        ui.vertical(|ui| {
+            for (label, value, hover) in speed_rows(col.estimate) {
+                ui.label(format!("{label}: {value}")).on_hover_text(hover);
+            }
+        });
+    });
+}
+
+fn compare(ui: &mut Ui, prefs: &Prefs, base: &Column<'_>, cur: &Column<'_>) {
+    let u = prefs.unit;
+    let (bm, cm) = (&base.estimate.memory, &cur.estimate.memory);
+    egui::Grid::new("headline_compare")
+        .num_columns(4)
+        .spacing([24.0, 4.0])
+        .striped(true)
+        .show(ui, |ui| {
+            ui.label("");
+            ui.label(RichText::new(base.title).strong());
+            ui.label(RichText::new(cur.title).strong());
+            ui.label(RichText::new("Difference").strong());
+            ui.end_row();
+
+            ui.label("Verdict");
+            verdict(ui, prefs, base.estimate);
+            verdict(ui, prefs, cur.estimate);
+            ui.label("");
+            ui.end_row();
+
+            let rows = [
+                ("Per-GPU peak", bm.gpu_total, cm.gpu_total),
+                ("GPU memory", bm.capacity, cm.capacity),
+                ("Headroom", bm.headroom, cm.headroom),
+            ];
+            for (label, b, c) in rows {
+                ui.label(label);
+                ui.label(u.format(b));
+                ui.label(u.format(c));
+                ui.label(delta(prefs, b, c));
+                ui.end_row();
+            }
+
+            ui.label("Peak phase");
+            ui.label(phase_name(base.estimate));
+            ui.label(phase_name(cur.estimate));
+            ui.label("");
+            ui.end_row();
+
+            ui.label("Largest batch that fits");
+            ui.label(batch_name(base.largest_batch));
+            ui.label(batch_name(cur.largest_batch));
+            ui.label("");
+            ui.end_row();
+
+            let brows = speed_rows(base.estimate);
+            let crows = speed_rows(cur.estimate);
+            for ((label, b, hover), (_, c, _)) in brows.into_iter().zip(crows) {
+                ui.label(label).on_hover_text(hover);
+                ui.label(b);
+                ui.label(c);
+                ui.label("");
+                ui.end_row();
+            }
+        });
+}
+
+fn delta(prefs: &Prefs, base: Bytes, cur: Bytes) -> String {
+    let d = cur - base;
+    let sign = if d.get() > 0.0 { "+" } else { "" };
+    let pct = if base.get().abs() > 0.0 {
+        format!(" ({sign}{} %)", fmt_sig(d.get() / base.get() * 100.0))
+    } else {
+        String::new()
+    };
+    format!("{sign}{}{pct}", prefs.unit.format(d))
+}
+
+/// "Peak 17.9 GiB of 74.5 GiB (24 %)".
+pub fn peak_text(prefs: &Prefs, est: &Estimate) -> String {
+    let m = &est.memory;
+    let u = prefs.unit;
+    let pct = if m.capacity.get() > 0.0 {
+        format!(
+            " ({} %)",
+            fmt_sig(m.gpu_total.get() / m.capacity.get() * 100.0)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "Per-GPU peak {} of {}{pct}",
+        u.format(m.gpu_total),
+        u.format(m.capacity)
+    )
+}
+
+fn headroom_text(prefs: &Prefs, headroom: Bytes) -> String {
+    if headroom.get() >= 0.0 {
+        format!("Headroom {}", prefs.unit.format(headroom))
+    } else {
+        format!("Short by {}", prefs.unit.format(Bytes::ZERO - headroom))
+    }
+}
+
+fn phase_name(est: &Estimate) -> &'static str {
+    est.memory.peak_phase.map_or("—", |p| p.label())
+}
+
+fn phase_text(est: &Estimate) -> String {
+    format!("Peak phase: {}", phase_name(est))
+}
+
+fn batch_name(b: Option<u32>) -> String {
+    match b {
+        Some(b) => format!("{b} sequences"),
+        None => "none (not even 1)".to_owned(),
+    }
+}
+
+fn largest_text(b: Option<u32>) -> String {
+    format!("Largest batch that fits: {}", batch_name(b))
+}
+
+/// Step time, throughput and saturation: (label, value with unit, hover).
+fn speed_rows(est: &Estimate) -> Vec<(&'static str, String, &'static str)> {
+    let _ = est;
+    vec![(
+        "Step time",
+        "—".to_owned(),
+        "Time of one step from the roofline model (pending).",
+    )]
+}
+
+/// The diagnostics, most serious first, each coloured by severity.
+pub fn diagnostics_ui(ui: &mut Ui, prefs: &Prefs, est: &Estimate) {
+    let mut items: Vec<Diagnostic> = est.diagnostics.iter().collect();
+    items.sort_by_key(|d| std::cmp::Reverse(d.severity()));
+    for d in items {
+        let icon = match d.severity() {
+            crate::estimator::Severity::Error => "Error:",
+            crate::estimator::Severity::Warning => "Warning:",
+            crate::estimator::Severity::Note => "Note:",
+        };
+        ui.label(
+            RichText::new(format!("{icon} {}", d.message()))
+                .color(theme::severity(d.severity(), prefs.theme)),
+        );
+    }
+}

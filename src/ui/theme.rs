@@ -1,0 +1,135 @@
+//! Every colour and text size of the app. Colours come from Paul Tol's "bright" and "muted" qualitative
+//! schemes (personal.sron.nl/~pault/, colour-blind safe), which stay distinguishable on both dark and
+//! light backgrounds and on washed-out projectors.
+
+use egui::{Color32, FontId, TextStyle};
+
+use super::{Prefs, ThemeChoice};
+use crate::estimator::{Component, Severity};
+
+/// The fill of a memory component in the stacked charts and legends.
+pub fn component(c: Component) -> Color32 {
+    match c {
+        Component::Weights => Color32::from_rgb(0x44, 0x77, 0xAA),
+        Component::MasterWeights => Color32::from_rgb(0x66, 0xCC, 0xEE),
+        Component::Gradients => Color32::from_rgb(0x22, 0x88, 0x33),
+        Component::OptimizerStates => Color32::from_rgb(0xCC, 0xBB, 0x44),
+        Component::Activations => Color32::from_rgb(0xEE, 0x66, 0x77),
+        Component::Transient => Color32::from_rgb(0xAA, 0x33, 0x77),
+        Component::KvCache => Color32::from_rgb(0xEE, 0x77, 0x33),
+        Component::CommBuffers => Color32::from_rgb(0x00, 0x99, 0x88),
+        Component::CudaContext => Color32::from_rgb(0x99, 0x99, 0x99),
+        Component::AllocatorReserve => Color32::from_rgb(0x66, 0x66, 0x66),
+    }
+}
+
+/// Bytes that live off the GPU (host, NVMe, second tier).
+pub fn offloaded() -> Color32 {
+    Color32::from_rgb(0x88, 0x66, 0xAA)
+}
+
+/// The capacity line and anything that marks "the limit".
+pub fn capacity(choice: ThemeChoice) -> Color32 {
+    match choice {
+        ThemeChoice::Dark => Color32::from_rgb(0xF0, 0xF0, 0xF0),
+        ThemeChoice::Light => Color32::from_rgb(0x20, 0x20, 0x20),
+    }
+}
+
+/// "Fits" mark.
+pub fn good(choice: ThemeChoice) -> Color32 {
+    match choice {
+        ThemeChoice::Dark => Color32::from_rgb(0x55, 0xCC, 0x66),
+        ThemeChoice::Light => Color32::from_rgb(0x1A, 0x7F, 0x2E),
+    }
+}
+
+/// "Does not fit" mark and error diagnostics.
+pub fn bad(choice: ThemeChoice) -> Color32 {
+    match choice {
+        ThemeChoice::Dark => Color32::from_rgb(0xFF, 0x66, 0x66),
+        ThemeChoice::Light => Color32::from_rgb(0xC0, 0x1C, 0x1C),
+    }
+}
+
+/// Warning diagnostics.
+pub fn warning(choice: ThemeChoice) -> Color32 {
+    match choice {
+        ThemeChoice::Dark => Color32::from_rgb(0xFF, 0xC8, 0x40),
+        ThemeChoice::Light => Color32::from_rgb(0x9A, 0x62, 0x00),
+    }
+}
+
+/// Notes (explanations, not problems).
+pub fn note(choice: ThemeChoice) -> Color32 {
+    match choice {
+        ThemeChoice::Dark => Color32::from_rgb(0x9C, 0xC8, 0xF0),
+        ThemeChoice::Light => Color32::from_rgb(0x1F, 0x5A, 0x96),
+    }
+}
+
+pub fn severity(s: Severity, choice: ThemeChoice) -> Color32 {
+    match s {
+        Severity::Error => bad(choice),
+        Severity::Warning => warning(choice),
+        Severity::Note => note(choice),
+    }
+}
+
+/// The current scenario's line or point in a chart.
+pub fn current(choice: ThemeChoice) -> Color32 {
+    match choice {
+        ThemeChoice::Dark => Color32::from_rgb(0x66, 0xCC, 0xEE),
+        ThemeChoice::Light => Color32::from_rgb(0x00, 0x55, 0xAA),
+    }
+}
+
+/// The pinned baseline's line or point.
+pub fn baseline(choice: ThemeChoice) -> Color32 {
+    match choice {
+        ThemeChoice::Dark => Color32::from_rgb(0xBB, 0xBB, 0xBB),
+        ThemeChoice::Light => Color32::from_rgb(0x77, 0x77, 0x77),
+    }
+}
+
+/// Roofline: the compute roof, the memory roof, and the operating points per phase.
+pub fn roof(choice: ThemeChoice) -> Color32 {
+    capacity(choice)
+}
+
+/// Colours of roofline operating points: training step, prefill, decode.
+pub const OPERATING_POINTS: [Color32; 3] = [
+    Color32::from_rgb(0xEE, 0x66, 0x77),
+    Color32::from_rgb(0x22, 0x88, 0x33),
+    Color32::from_rgb(0xEE, 0x77, 0x33),
+];
+
+/// Body text size in points.
+pub fn body_size(prefs: &Prefs) -> f32 {
+    if prefs.presentation { 22.0 } else { 14.0 }
+}
+
+/// The headline's big verdict.
+pub fn verdict_size(prefs: &Prefs) -> f32 {
+    if prefs.presentation { 40.0 } else { 24.0 }
+}
+
+/// Applies theme and text sizes. Cheap, but the app calls it only when `prefs` change.
+pub fn apply(ctx: &egui::Context, prefs: &Prefs) {
+    ctx.set_theme(match prefs.theme {
+        ThemeChoice::Dark => egui::ThemePreference::Dark,
+        ThemeChoice::Light => egui::ThemePreference::Light,
+    });
+    let body = body_size(prefs);
+    ctx.all_styles_mut(|style| {
+        style.text_styles = [
+            (TextStyle::Small, FontId::proportional(body * 0.8)),
+            (TextStyle::Body, FontId::proportional(body)),
+            (TextStyle::Button, FontId::proportional(body)),
+            (TextStyle::Heading, FontId::proportional(body * 1.35)),
+            (TextStyle::Monospace, FontId::monospace(body * 0.95)),
+        ]
+        .into();
+        style.spacing.interact_size.y = body + 6.0;
+    });
+}

@@ -1,0 +1,261 @@
+//! Labelled controls (every one has an accessible name, a unit and a hover text) and the log-axis
+//! helper for egui_plot, which has no log axis: plot `log10(x)` and relabel the ticks here.
+
+use std::ops::RangeInclusive;
+
+use egui::{Response, Slider, Ui};
+use egui_plot::{GridInput, GridMark};
+
+use crate::units::fmt_sig;
+
+/// A count with an SI-style suffix: `8.03 B`, `1.00 M`, `512`.
+pub fn fmt_count(x: f64) -> String {
+    if !x.is_finite() {
+        return "—".to_owned();
+    }
+    let a = x.abs();
+    let (div, suffix) = if a >= 1e12 {
+        (1e12, " T")
+    } else if a >= 1e9 {
+        (1e9, " B")
+    } else if a >= 1e6 {
+        (1e6, " M")
+    } else if a >= 1e4 {
+        (1e3, " k")
+    } else {
+        (1.0, "")
+    };
+    format!("{}{suffix}", trim_zeros(fmt_sig(x / div)))
+}
+
+/// `8.00` → `8`, `0.500` → `0.5`; integers stay as they are.
+pub fn trim_zeros(s: String) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
+/// Parses what [`fmt_count`] prints, plain numbers and `e` notation: `8B`, `8 B`, `70e9`, `1.5k`.
+pub fn parse_count(text: &str) -> Option<f64> {
+    let t = text.trim().replace(['_', ','], "");
+    let (num, mult) = match t.chars().last()? {
+        'k' | 'K' => (&t[..t.len() - 1], 1e3),
+        'M' | 'm' => (&t[..t.len() - 1], 1e6),
+        'B' | 'b' | 'G' | 'g' => (&t[..t.len() - 1], 1e9),
+        'T' | 't' => (&t[..t.len() - 1], 1e12),
+        _ => (t.as_str(), 1.0),
+    };
+    let v = num.trim().parse::<f64>().ok()? * mult;
+    v.is_finite().then_some(v)
+}
+
+/// A logarithmic slider over a count that spans decades (parameters, rows), shown as `8.03 B`.
+pub fn count_slider(
+    ui: &mut Ui,
+    value: &mut f64,
+    range: RangeInclusive<f64>,
+    label: &str,
+    unit: &str,
+    hover: &str,
+) -> Response {
+    ui.add(
+        Slider::new(value, range)
+            .logarithmic(true)
+            .text(label)
+            .suffix(format!(" {unit}"))
+            .custom_formatter(|v, _| fmt_count(v))
+            .custom_parser(parse_count),
+    )
+    .on_hover_text(hover)
+}
+
+/// An integer slider; `log` for ranges that span decades (batch, sequence, degrees).
+pub fn int_slider(
+    ui: &mut Ui,
+    value: &mut u32,
+    range: RangeInclusive<u32>,
+    log: bool,
+    label: &str,
+    unit: &str,
+    hover: &str,
+) -> Response {
+    let suffix = if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {unit}")
+    };
+    ui.add(
+        Slider::new(value, range)
+            .logarithmic(log)
+            .text(label)
+            .suffix(suffix),
+    )
+    .on_hover_text(hover)
+}
+
+/// A linear slider over a real number with its unit.
+pub fn real_slider(
+    ui: &mut Ui,
+    value: &mut f64,
+    range: RangeInclusive<f64>,
+    label: &str,
+    unit: &str,
+    hover: &str,
+) -> Response {
+    ui.add(
+        Slider::new(value, range)
+            .text(label)
+            .suffix(format!(" {unit}")),
+    )
+    .on_hover_text(hover)
+}
+
+/// A fraction in [lo, hi] shown and typed as a percentage.
+pub fn percent_slider(
+    ui: &mut Ui,
+    value: &mut f64,
+    range: RangeInclusive<f64>,
+    label: &str,
+    hover: &str,
+) -> Response {
+    ui.add(
+        Slider::new(value, range)
+            .text(label)
+            .suffix(" %")
+            .custom_formatter(|v, _| format!("{:.0}", v * 100.0))
+            .custom_parser(|s| {
+                s.trim()
+                    .trim_end_matches('%')
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .map(|p| p / 100.0)
+            }),
+    )
+    .on_hover_text(hover)
+}
+
+/// A checkbox with a hover text.
+pub fn toggle(ui: &mut Ui, value: &mut bool, label: &str, hover: &str) -> Response {
+    ui.checkbox(value, label).on_hover_text(hover)
+}
+
+/// One option of a [`choice`]: the value, its label and what it does (and costs).
+pub struct Choice<T> {
+    pub value: T,
+    pub label: &'static str,
+    pub hover: &'static str,
+}
+
+/// Shorthand for building a [`Choice`].
+pub const fn opt<T>(value: T, label: &'static str, hover: &'static str) -> Choice<T> {
+    Choice {
+        value,
+        label,
+        hover,
+    }
+}
+
+/// A combo box over a fixed list; each option carries its own hover text.
+pub fn choice<T: Copy + PartialEq>(
+    ui: &mut Ui,
+    value: &mut T,
+    options: &[Choice<T>],
+    label: &str,
+    hover: &str,
+) -> Response {
+    let selected = options
+        .iter()
+        .find(|o| o.value == *value)
+        .map_or("—", |o| o.label);
+    let mut changed = false;
+    let mut response = egui::ComboBox::from_label(label)
+        .selected_text(selected)
+        .show_ui(ui, |ui| {
+            for o in options {
+                let r = ui
+                    .selectable_value(value, o.value, o.label)
+                    .on_hover_text(o.hover);
+                changed |= r.changed();
+            }
+        })
+        .response
+        .on_hover_text(hover);
+    if changed {
+        response.mark_changed();
+    }
+    response
+}
+
+/// Grid marks for an axis whose plot coordinate is `log10(x)`: thick lines at decades, thin ones at
+/// 2× and 5× when fewer than five decades are visible.
+pub fn log10_marks(input: GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+        return Vec::new();
+    }
+    let first = lo.floor() as i64;
+    let last = hi.ceil() as i64;
+    let fine = hi - lo < 5.0;
+    let mut marks = Vec::new();
+    for d in first..=last.min(first + 40) {
+        let d = d as f64;
+        marks.push(GridMark {
+            value: d,
+            step_size: 1.0,
+        });
+        if fine {
+            for m in [2.0_f64, 5.0] {
+                marks.push(GridMark {
+                    value: d + m.log10(),
+                    step_size: 0.3,
+                });
+            }
+        }
+    }
+    marks.retain(|m| m.value >= lo && m.value <= hi);
+    marks
+}
+
+/// The tick label of a `log10(x)` coordinate: `x` as a count (`1k`, `10 M`).
+pub fn log10_label(log_value: f64) -> String {
+    fmt_count(10f64.powf(log_value))
+}
+
+/// `log10(x)` for plotting; non-positive inputs map to 0 so nothing non-finite reaches a plot.
+pub fn log10(x: f64) -> f64 {
+    if x > 0.0 && x.is_finite() {
+        x.log10()
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_round_trip() {
+        assert_eq!(fmt_count(8.03e9), "8.03 B");
+        assert_eq!(fmt_count(512.0), "512");
+        assert_eq!(fmt_count(8e9), "8 B");
+        assert_eq!(fmt_count(1000.0), "1000");
+        assert_eq!(parse_count("8.03 B"), Some(8.03e9));
+        assert_eq!(parse_count("70e9"), Some(70e9));
+        assert_eq!(parse_count("1.5k"), Some(1500.0));
+        assert_eq!(parse_count("x"), None);
+    }
+
+    #[test]
+    fn decade_marks() {
+        let marks = log10_marks(GridInput {
+            bounds: (0.0, 3.0),
+            base_step_size: 0.01,
+        });
+        assert!(marks.iter().any(|m| m.value == 3.0));
+        assert!(marks.iter().all(|m| m.value.is_finite()));
+    }
+}
