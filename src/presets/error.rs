@@ -119,11 +119,11 @@ impl PresetError {
                 (ErrorKind::WrongType, message, here)
             }
             R::DuplicateStructField { field, .. } => {
-                let message = format!(
-                    "field `{field}` is given twice{}",
-                    in_field(here.as_deref())
-                );
-                (ErrorKind::Syntax, message, here)
+                let path = here
+                    .filter(|p| p.ends_with(field))
+                    .unwrap_or((*field).to_owned());
+                let message = format!("field `{path}` is given twice");
+                (ErrorKind::Syntax, message, Some(path))
             }
             other => {
                 let (kind, what) = describe(other, text, at);
@@ -131,9 +131,11 @@ impl PresetError {
                     (ErrorKind::WrongType, Some(p)) => {
                         format!("wrong value in field `{p}`: {what}")
                     }
+                    _ if what == TRUNCATED => what,
                     _ => format!("{what}{}", in_field(here.as_deref())),
                 };
-                (kind, message, here)
+                let field = if message == TRUNCATED { None } else { here };
+                (kind, message, field)
             }
         };
         PresetError {
