@@ -1,0 +1,221 @@
+//! The built binary on presets: table and JSON output consistent with `estimate()`, exit codes,
+//! errors with the message first and the path last.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use vram_explorer::estimator::{Component, estimate};
+use vram_explorer::presets::{self, bundled};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vram-explorer"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn preset_path(id: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("presets")
+        .join(format!("{id}.ron"))
+}
+
+const ID: &str = "llama2-70b-inference-gqa-2xa100";
+
+#[test]
+fn presets_lists_every_bundled_preset() {
+    let o = run(&["presets"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    for p in bundled() {
+        assert!(
+            text.contains(p.id) && text.contains(&p.name),
+            "{} missing",
+            p.id
+        );
+    }
+    let o = run(&["presets", "--json"]);
+    let list: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(list.as_array().map(Vec::len), Some(bundled().len()));
+    assert_eq!(list[0]["group"], "Seed article");
+}
+
+#[test]
+fn report_table_shows_components_in_stack_order_and_the_verdict() {
+    let path = preset_path(ID);
+    let o = run(&["report", path.to_str().expect("utf-8 path")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let mut at = 0;
+    for c in Component::ALL {
+        let found = text[at..]
+            .find(c.label())
+            .unwrap_or_else(|| panic!("{} not in order:\n{text}", c.label()));
+        at += found + c.label().len();
+    }
+    for words in [
+        "Tensor peak",
+        "GPU total",
+        "Capacity",
+        "Headroom",
+        "Fits:",
+        "GiB",
+        "phase:",
+    ] {
+        assert!(text.contains(words), "{words} missing:\n{text}");
+    }
+    let o = run(&["report", "--preset", ID, "--unit", "gb"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains(" GB "), "{}", stdout(&o));
+}
+
+#[test]
+fn report_json_matches_estimate() {
+    let path = preset_path(ID);
+    let o = run(&["report", path.to_str().expect("utf-8 path"), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    let s = presets::load(&path).expect("preset loads");
+    let e = estimate(&s);
+    let m = &e.memory;
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["scenario"]["name"], s.name.as_str());
+    let order: Vec<&str> = Component::ALL.iter().map(|c| c.key()).collect();
+    assert_eq!(v["memory"]["component_order"], serde_json::json!(order));
+    let close = |json: &Value, x: f64| {
+        let j = json.as_f64().unwrap_or(f64::NAN);
+        (j - x).abs() <= 1e-9 * x.abs().max(1.0)
+    };
+    for c in Component::ALL {
+        let j = &v["memory"]["components"][c.key()];
+        assert!(
+            close(j, m.peak.get(c).get()),
+            "{}: {j} vs {}",
+            c.key(),
+            m.peak.get(c).get()
+        );
+    }
+    assert!(close(
+        &v["memory"]["tensor_peak_bytes"],
+        m.tensor_peak.get()
+    ));
+    assert!(close(&v["memory"]["gpu_total_bytes"], m.gpu_total.get()));
+    assert!(close(&v["memory"]["capacity_bytes"], m.capacity.get()));
+    assert!(close(&v["memory"]["headroom_bytes"], m.headroom.get()));
+    assert_eq!(v["memory"]["fits"], m.fits);
+    assert_eq!(
+        v["memory"]["peak_phase"],
+        serde_json::json!(m.peak_phase.map(|p| p.key()))
+    );
+    let codes: Vec<&str> = e.diagnostics.iter().map(|d| d.code()).collect();
+    let json_codes: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert_eq!(json_codes, codes);
+    assert!(close(&v["model"]["params"]["total"], m.params.total));
+    assert!(v.get("performance").is_some());
+}
+
+#[test]
+fn json_of_every_preset_is_valid_and_finite() {
+    for p in bundled() {
+        let o = run(&["report", "--preset", p.id, "--json"]);
+        assert_eq!(o.status.code(), Some(0), "{}: {}", p.id, stderr(&o));
+        let v: Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{}: {e}", p.id));
+        for c in Component::ALL {
+            assert!(
+                v["memory"]["components"][c.key()].is_number(),
+                "{} {}",
+                p.id,
+                c.key()
+            );
+        }
+    }
+}
+
+#[test]
+fn sweep_prints_csv_with_one_row_per_point() {
+    let o = run(&[
+        "sweep", "--preset", ID, "--over", "batch", "--from", "1", "--to", "16", "--steps", "5",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    let header: Vec<&str> = lines[0].split(',').collect();
+    assert_eq!(header[0], "workload.micro_batch");
+    assert!(header.contains(&"kv_cache_bytes") && header.contains(&"tensor_peak_bytes"));
+    let peak_col = header
+        .iter()
+        .position(|h| *h == "tensor_peak_bytes")
+        .expect("column");
+    let mut last = 0.0;
+    for (row, expect) in lines[1..].iter().zip([1.0, 2.0, 4.0, 8.0, 16.0]) {
+        let cells: Vec<&str> = row.split(',').collect();
+        assert_eq!(cells.len(), header.len(), "{row}");
+        assert_eq!(cells[0].parse::<f64>().ok(), Some(expect));
+        let peak: f64 = cells[peak_col].parse().expect("number");
+        assert!(peak >= last, "more batch never uses less memory: {text}");
+        last = peak;
+    }
+    let o = run(&[
+        "sweep", "--preset", ID, "--over", "tp", "--from", "1", "--to", "0",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "a bad range is a runtime error");
+}
+
+#[test]
+fn check_accepts_presets_and_names_the_problem_of_a_bad_file() {
+    let good = preset_path(ID);
+    let o = run(&["check", good.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let bad = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bad/unknown-field.ron");
+    let o = run(&["report", bad.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("error: unknown field `model.transformer.layrs`"),
+        "{err}"
+    );
+    assert!(
+        err.trim_end().ends_with(&bad.display().to_string()),
+        "path last: {err}"
+    );
+    assert!(stdout(&o).is_empty());
+}
+
+#[test]
+fn exit_codes_follow_the_convention() {
+    assert_eq!(run(&["--help"]).status.code(), Some(0));
+    assert_eq!(run(&["--version"]).status.code(), Some(0));
+    assert_eq!(
+        run(&["report"]).status.code(),
+        Some(2),
+        "missing file is a usage error"
+    );
+    assert_eq!(run(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(
+        run(&["sweep", "--preset", ID, "--over", "bogus"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["report", "--preset", "no-such-preset"]).status.code(),
+        Some(1)
+    );
+    assert_eq!(run(&["report", "/no/such/file.ron"]).status.code(), Some(1));
+}
