@@ -21,7 +21,7 @@ pub fn layer_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
 }
 
 /// The attention-core part of [`layer_flops_per_token`]: QKᵀ and AV, 4·ctx·heads·d_head.
-/// Selective recomputation recomputes exactly this (Korthikanti §4.1, App. A Eq. 8).
+/// Selective recomputation recomputes this core (Korthikanti §4.1); App. A Eq. 8 charges it 3×.
 pub fn attention_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
     4.0 * ctx.max(0.0) * m.heads as f64 * m.head_dim as f64
 }
@@ -70,21 +70,29 @@ pub struct SampleWork {
 /// CNN: 2 × multiply-accumulates per image, scaled by (resolution ÷ reference)² (torchvision counts
 /// MACs as "GFLOPS", reference §1.9). Recommender: 2 × dense parameters per sample plus the lookups.
 pub fn sample_work(spec: &ModelSpec) -> SampleWork {
+    let fin = |x: f64| {
+        if x.is_finite() {
+            x.clamp(0.0, 1e15)
+        } else {
+            0.0
+        }
+    };
     match spec.family {
         ModelFamily::Cnn => {
             let c = &spec.cnn;
-            let scale = c.resolution as f64 / (c.reference_resolution.max(1)) as f64;
+            let scale =
+                c.resolution.clamp(1, 1 << 16) as f64 / c.reference_resolution.max(1) as f64;
             SampleWork {
-                flops: 2.0 * c.macs_per_image.max(0.0) * scale * scale,
-                weights: c.params.max(0.0),
+                flops: 2.0 * fin(c.macs_per_image) * scale * scale,
+                weights: fin(c.params),
                 lookup_elements: 0.0,
             }
         }
         ModelFamily::Recommender => {
             let r = &spec.recommender;
             SampleWork {
-                flops: 2.0 * r.dense_params.max(0.0),
-                weights: r.dense_params.max(0.0),
+                flops: 2.0 * fin(r.dense_params),
+                weights: fin(r.dense_params),
                 lookup_elements: r.lookups_per_sample as f64 * r.dim as f64,
             }
         }

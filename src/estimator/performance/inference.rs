@@ -8,7 +8,7 @@ use super::flops;
 use super::inputs::Inputs;
 use super::roofline::{div, phase};
 use super::types::{Communication, OffloadTraffic, PhaseRoofline};
-use super::work::{param_count, spill_bytes};
+use super::work::{read_weights, spill_bytes};
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::{Component, MemoryEstimate};
 use crate::scenario::{ModelFamily, OffloadTarget, PruneKind, Scenario};
@@ -63,7 +63,7 @@ pub fn inference(
         PruneKind::Structured => 1.0 - s.strategies.prune_fraction.clamp(0.0, 0.99),
         PruneKind::Unstructured => 1.0,
     };
-    let weights = param_count(s, m) * keep / split * s.precision.resolve().weights.bytes();
+    let weights = read_weights(m) * keep / split * s.precision.resolve().weights.bytes();
     let kv_tok = kv_bytes_per_token_gpu(s, m, i);
     let (prefill_flops, decode_flops, ctx) = if m.family == ModelFamily::Transformer {
         let l = m.layers as f64;
@@ -108,7 +108,11 @@ pub fn inference(
         decode,
         model_flops: prefill_flops + generated * decode_flops,
         comm: Communication {
-            tp_allreduces: 2 * m.layers.div_ceil(i.pp),
+            tp_allreduces: if i.tp > 1 {
+                2 * m.layers.div_ceil(i.pp)
+            } else {
+                0
+            },
             tp_time_s: comm.0 + generated * comm.1,
             zero_factor: 1.0,
             compression_ratio: 1.0,

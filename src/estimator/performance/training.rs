@@ -176,7 +176,11 @@ pub fn forward_flops(s: &Scenario, m: &ResolvedModel, split: f64, keep: f64) -> 
             + flops::head_flops_per_token(m) * keep);
     let recompute = match s.strategies.checkpointing {
         Checkpointing::None => 0.0,
-        Checkpointing::Selective => tokens * layers * flops::attention_flops_per_token(m, seq),
+        // Korthikanti App. A Eq. 8 vs Eq. 7: + 72BLsh² · s/6h = 12·B·s²·h per layer, three times
+        // the attention core's forward (4·B·s²·h); the paper's count is followed.
+        Checkpointing::Selective => {
+            3.0 * tokens * layers * flops::attention_flops_per_token(m, seq)
+        }
         Checkpointing::Full | Checkpointing::EveryK => {
             tokens * layers * flops::layer_flops_per_token(m, seq) * keep
         }

@@ -44,7 +44,8 @@ impl Work {
             PruneKind::Unstructured => 1.0,
         };
         let (forward_flops, recompute_flops) = forward_flops(s, m, split, keep);
-        let params = param_count(s, m) * keep / split;
+        let params = param_count(m) * keep / split;
+        let read = read_weights(m) * keep / split;
         let compute_w = prec.weight_compute_copies.unwrap_or(prec.weights).bytes();
         let g = prec.gradients.bytes();
         let zero_shard = |stage: ZeroStage| {
@@ -76,7 +77,7 @@ impl Work {
             act_bytes: prec.activations.bytes(),
             forward_flops,
             recompute_flops,
-            weight_bytes: params * compute_w,
+            weight_bytes: read * compute_w,
             weight_bytes_per_param: compute_w,
             weight_bytes_shard: params * compute_w / zero_shard(ZeroStage::Stage3),
             grad_bytes_per_param: g,
@@ -89,14 +90,31 @@ impl Work {
     }
 }
 
-/// Parameters: the memory estimator's count when it has one, else the forward's matmul weights.
-pub fn param_count(s: &Scenario, m: &ResolvedModel) -> f64 {
-    match m.family {
-        ModelFamily::Transformer if m.params.trainable > 0.0 => m.params.trainable,
-        ModelFamily::Transformer if m.params.total > 0.0 => m.params.total,
-        ModelFamily::Transformer => flops::matmul_weights(m),
-        _ => flops::sample_work(&s.model).weights,
+/// Parameters that get gradients and optimizer updates: the model's trainable count when it has
+/// one, else the forward's matmul weights. A recommender's embedding tables are left out (their
+/// gradients are sparse rows, not all-reduced and not updated densely).
+pub fn param_count(m: &ResolvedModel) -> f64 {
+    let p = match m.family {
+        ModelFamily::Recommender => m.matmul_weights,
+        _ if m.params.trainable > 0.0 => m.params.trainable,
+        _ if m.params.total > 0.0 => m.params.total,
+        _ => read_weights(m),
+    };
+    finite(p)
+}
+
+/// Weights a forward reads through its matrix multiplies (embedding lookups excluded).
+pub fn read_weights(m: &ResolvedModel) -> f64 {
+    if m.matmul_weights > 0.0 {
+        finite(m.matmul_weights)
+    } else {
+        finite(flops::matmul_weights(m))
     }
+}
+
+/// A count as a finite, non-negative number.
+fn finite(x: f64) -> f64 {
+    if x.is_finite() { x.max(0.0) } else { 0.0 }
 }
 
 /// Optimizer state bytes per parameter (reference §1.7): Adam/AdamW two moments, SGD with momentum
