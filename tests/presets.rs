@@ -105,9 +105,11 @@ fn bundled_library_is_exactly_the_presets_directory() {
 
 #[test]
 fn default_and_edited_scenarios_round_trip_with_every_field_written() {
-    let mut s = Scenario::default();
-    s.notes = "Quotes \" and ‘unicode’ × →\nsecond line, a raw \"# too".to_owned();
-    s.gpu = GpuChoice::Custom(Default::default());
+    let mut s = Scenario {
+        notes: "Quotes \" and ‘unicode’ × →\nsecond line, a raw \"# too".to_owned(),
+        gpu: GpuChoice::Custom(Default::default()),
+        ..Default::default()
+    };
     s.strategies.zero = ZeroStage::Stage2;
     s.precision.master_weights = None;
     let text = to_ron_string(&s);
