@@ -284,11 +284,11 @@ proptest! {
             (base.decode, more.decode),
         ];
         for (a, b) in pairs {
-            if let (Some(a), Some(b)) = (a, b) {
-                if a.bound == Bound::Compute {
-                    prop_assert_eq!(a.time_s, b.time_s);
-                    prop_assert_eq!(b.bound, Bound::Compute);
-                }
+            if let (Some(a), Some(b)) = (a, b)
+                && a.bound == Bound::Compute
+            {
+                prop_assert_eq!(a.time_s, b.time_s);
+                prop_assert_eq!(b.bound, Bound::Compute);
             }
         }
     }

@@ -1,0 +1,202 @@
+//! The architecture comparison: shape, consistency with `estimate()`, the closed-form largest batch,
+//! unknowns kept unknown, and no heap allocation.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use vram_explorer::estimator::estimate;
+use vram_explorer::estimator::performance::{RowKind, compare};
+use vram_explorer::hardware::{ArticleTech, GpuId, MemoryTech, article_tech, gpu, tech};
+use vram_explorer::scenario::*;
+
+/// Counts allocations made by the current thread (tests run on several threads).
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(|c| c.get())
+}
+
+fn training() -> Scenario {
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    s.workload.micro_batch = 2;
+    s.workload.seq_len = 4096;
+    s
+}
+
+fn custom_named() -> Scenario {
+    Scenario {
+        name: "a named scenario".to_owned(),
+        notes: "with notes".to_owned(),
+        gpu: GpuChoice::Custom(CustomGpu {
+            name: "my card".to_owned(),
+            ..CustomGpu::default()
+        }),
+        ..training()
+    }
+}
+
+#[test]
+fn compare_does_not_allocate() {
+    for s in [Scenario::default(), training(), custom_named()] {
+        let before = allocations();
+        let c = compare(&s);
+        let after = allocations();
+        assert_eq!(after - before, 0, "compare allocated for {}", s.name);
+        assert!(c.rows().count() > 0);
+    }
+}
+
+#[test]
+fn estimate_does_not_allocate() {
+    for s in [Scenario::default(), training(), custom_named()] {
+        let before = allocations();
+        let e = estimate(&s);
+        assert_eq!(
+            allocations() - before,
+            0,
+            "estimate allocated for {}",
+            s.name
+        );
+        assert!(e.performance.step.total_s > 0.0);
+    }
+}
+
+#[test]
+fn one_row_per_gpu_technology_and_article_entry() {
+    let c = compare(&training());
+    assert_eq!(c.gpus.len(), GpuId::ALL.len());
+    assert_eq!(c.techs.len(), MemoryTech::ALL.len());
+    assert_eq!(c.article.len(), ArticleTech::ALL.len());
+    for (row, id) in c.gpus.iter().zip(GpuId::ALL) {
+        assert_eq!(row.kind, RowKind::Gpu(id));
+        assert_eq!(row.label, gpu(id).name);
+    }
+    for (row, t) in c.techs.iter().zip(MemoryTech::ALL) {
+        assert_eq!(row.kind, RowKind::Tech(t));
+        assert_eq!(row.bandwidth, tech(t).bandwidth());
+        assert_eq!(row.devices, tech(t).devices);
+    }
+    assert!(c.article.iter().all(|r| r.label.contains("article")));
+}
+
+#[test]
+fn the_scenarios_own_gpu_row_matches_estimate() {
+    for s in [Scenario::default(), training()] {
+        let e = estimate(&s);
+        let c = compare(&s);
+        let row = c
+            .gpus
+            .iter()
+            .find(|r| r.kind == RowKind::Gpu(GpuId::H100Sxm));
+        let row = row.expect("H100 row");
+        assert_eq!(row.tokens_per_s, e.performance.throughput.tokens_per_s);
+        assert_eq!(row.bound, e.performance.step.bound);
+    }
+}
+
+#[test]
+fn unsourced_figures_stay_unknown() {
+    let c = compare(&training());
+    let row = |t: MemoryTech| c.techs.iter().find(|r| r.kind == RowKind::Tech(t)).copied();
+    let hbm2 = row(MemoryTech::Hbm2).expect("HBM2 row");
+    assert_eq!(hbm2.energy_pj_per_bit, Some(3.97));
+    assert!(hbm2.memory_energy_per_step_j.is_some_and(|j| j > 0.0));
+    let hbm3 = row(MemoryTech::Hbm3).expect("HBM3 row");
+    assert_eq!(hbm3.energy_pj_per_bit, None);
+    assert_eq!(hbm3.memory_energy_per_step_j, None);
+    let lp5x = row(MemoryTech::Lpddr5x).expect("LPDDR5X row");
+    assert_eq!(lp5x.capacity, None);
+    assert_eq!(lp5x.fits, None);
+    assert_eq!(lp5x.max_batch, None);
+    assert_eq!(tech(MemoryTech::Cxl2).latency_ns, None);
+}
+
+#[test]
+fn article_set_is_kept_as_printed() {
+    let hbm = article_tech(ArticleTech::Hbm2e);
+    assert_eq!(hbm.bandwidth().as_gb_per_s(), 935.0);
+    assert_eq!(hbm.capacity().map(|b| b.as_gb()), Some(80.0));
+    assert_eq!(hbm.latency_ns, Some(100.0));
+    let g = article_tech(ArticleTech::Gddr6x);
+    assert_eq!(
+        (g.device_bandwidth_gb_s, g.latency_ns),
+        (616.0, Some(150.0))
+    );
+    let l = article_tech(ArticleTech::Lpddr5);
+    assert_eq!((l.device_bandwidth_gb_s, l.latency_ns), (68.0, Some(200.0)));
+}
+
+#[test]
+fn more_memory_bandwidth_is_never_slower_across_technologies() {
+    let c = compare(&Scenario::default());
+    for a in c.techs.iter() {
+        for b in c.techs.iter() {
+            if a.bandwidth.get() >= b.bandwidth.get() {
+                assert!(
+                    a.step_time_s <= b.step_time_s * (1.0 + 1e-12),
+                    "{} vs {}",
+                    a.label,
+                    b.label
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn largest_batch_is_the_boundary_of_fitting() {
+    let s = training();
+    let c = compare(&s);
+    if c.per_batch.get() <= 0.0 {
+        return; // memory estimate without a batch term: nothing to check
+    }
+    for row in c.gpus.iter() {
+        let (Some(cap), Some(k)) = (row.capacity, row.max_batch) else {
+            continue;
+        };
+        if k == 0 || k >= 65_536 {
+            continue;
+        }
+        let at = |b: u32| {
+            let mut t = s.clone();
+            t.workload.micro_batch = b;
+            estimate(&t).memory.gpu_total.get()
+        };
+        let slack = 1e-6 * cap.get();
+        assert!(
+            at(k) <= cap.get() + slack,
+            "{}: batch {k} should fit",
+            row.label
+        );
+        assert!(
+            at(k + 1) > cap.get() - slack,
+            "{}: batch {} should not",
+            row.label,
+            k + 1
+        );
+    }
+}
