@@ -5,6 +5,8 @@ pub mod memory;
 mod memory_types;
 pub mod model;
 pub mod performance;
+pub mod sensitivity;
+pub mod solver;
 
 pub use diagnostics::{Diagnostic, Diagnostics, Severity};
 pub use memory_types::*;

@@ -1,0 +1,311 @@
+//! "Make it fit": for a scenario that does not fit, search precision, optimizer, ZeRO stage, offload,
+//! checkpointing, the TP × PP × DP layout within a GPU budget and the micro-batch (accumulation keeping
+//! the global batch), and return the few fitting combinations with the shortest estimated step time.
+//!
+//! The search is a depth-first walk over the axes in [`Axis::ALL`] order. Each axis lists its options
+//! from the cheapest (in step time) to the most memory-saving. At every node two estimates bound the
+//! subtree: the cheapest completion (if it fits, every costlier option on the remaining axes is
+//! dominated and is not tried; if its step time is already worse than the current top few, the subtree
+//! is skipped) and the most memory-saving completion (if even that does not fit, nothing below does).
+//! The micro-batch, the last axis, is bisected. Step times are assumed not to fall as an option saves
+//! more memory (recomputation, sharding, offload and quantised states all add work or traffic).
+
+use super::axes::{Axis, Space};
+use super::describe::describe;
+use super::space::{List, Setting};
+use super::{Probe, probe};
+use crate::estimator::estimate;
+use crate::scenario::Scenario;
+use crate::units::Bytes;
+
+/// How far the search may go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FitOptions {
+    /// GPUs the layout may use in total (TP × PP × DP); 0 = the scenario's own count.
+    pub max_gpus: u32,
+    /// How many suggestions to return (at most [`MAX_SUGGESTIONS`]).
+    pub top: usize,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            max_gpus: 0,
+            top: 5,
+        }
+    }
+}
+
+pub const MAX_SUGGESTIONS: usize = 8;
+
+/// One way to make the scenario fit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Suggestion {
+    /// The full scenario to apply.
+    pub scenario: Scenario,
+    /// What changes, one line per knob ("ZeRO stage: none → 3").
+    pub changes: Vec<String>,
+    /// What each change costs (time, GPUs, quality), with sources.
+    pub costs: Vec<String>,
+    pub step_time_s: f64,
+    /// Capacity minus the per-GPU total (≥ 0: it fits).
+    pub headroom: Bytes,
+    pub gpus: u64,
+}
+
+/// The answer of [`make_it_fit`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FitResult {
+    /// The scenario fits as it is: nothing to suggest.
+    pub already_fits: bool,
+    /// Best first (shortest step time, then fewest changes).
+    pub suggestions: Vec<Suggestion>,
+    /// Estimates the search ran.
+    pub estimates: u32,
+    /// The GPU budget searched.
+    pub budget_gpus: u64,
+}
+
+/// Runs the search with the estimator.
+pub fn make_it_fit(s: &Scenario, opts: FitOptions) -> FitResult {
+    make_it_fit_with(s, opts, |sc| probe(&estimate(sc)))
+}
+
+/// Runs the search with any evaluation (tests drive it with synthetic memory models).
+pub fn make_it_fit_with<F: FnMut(&Scenario) -> Probe>(
+    s: &Scenario,
+    opts: FitOptions,
+    eval: F,
+) -> FitResult {
+    let budget = if opts.max_gpus == 0 {
+        s.parallel.gpus().max(1)
+    } else {
+        u64::from(opts.max_gpus)
+    };
+    let mut search = Search {
+        space: Space {
+            orig: s,
+            base: Setting::of(s),
+            budget,
+        },
+        scratch: s.clone(),
+        eval,
+        top: [None; MAX_SUGGESTIONS],
+        keep: opts.top.clamp(1, MAX_SUGGESTIONS),
+        memo: [None; MEMO],
+        memo_next: 0,
+        estimates: 0,
+    };
+    let base = search.space.base;
+    let own = search.probe(&base);
+    if own.fits {
+        return FitResult {
+            already_fits: true,
+            suggestions: Vec::new(),
+            estimates: search.estimates,
+            budget_gpus: budget,
+        };
+    }
+    let root = search.space.base;
+    search.node(root, 0);
+    let base_time = own.step_time_s;
+    let mut suggestions = Vec::with_capacity(search.keep);
+    for entry in search.top.iter().flatten() {
+        let mut scenario = s.clone();
+        entry.setting.apply(&mut scenario, s);
+        let (changes, costs) = describe(s, &scenario, base_time, entry.probe.step_time_s);
+        suggestions.push(Suggestion {
+            gpus: scenario.parallel.gpus(),
+            scenario,
+            changes,
+            costs,
+            step_time_s: entry.probe.step_time_s,
+            headroom: Bytes(-entry.probe.excess),
+        });
+    }
+    FitResult {
+        already_fits: false,
+        suggestions,
+        estimates: search.estimates,
+        budget_gpus: budget,
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    setting: Setting,
+    probe: Probe,
+    /// [`Setting::change_mask`] against the scenario.
+    mask: u8,
+}
+
+const MEMO: usize = 16;
+
+struct Search<'a, F> {
+    space: Space<'a>,
+    scratch: Scenario,
+    eval: F,
+    top: [Option<Entry>; MAX_SUGGESTIONS],
+    keep: usize,
+    /// Recent evaluations: a node's cheapest completion is its first child's.
+    memo: [Option<(Setting, Probe)>; MEMO],
+    memo_next: usize,
+    estimates: u32,
+}
+
+impl<F: FnMut(&Scenario) -> Probe> Search<'_, F> {
+    fn probe(&mut self, st: &Setting) -> Probe {
+        if let Some((_, p)) = self.memo.iter().flatten().find(|(s, _)| s == st) {
+            return *p;
+        }
+        st.apply(&mut self.scratch, self.space.orig);
+        self.estimates += 1;
+        let p = (self.eval)(&self.scratch);
+        if let Some(slot) = self.memo.get_mut(self.memo_next % MEMO) {
+            *slot = Some((*st, p));
+        }
+        self.memo_next += 1;
+        p
+    }
+
+    /// The worst step time among the kept suggestions once the list is full.
+    fn bound(&self) -> f64 {
+        let kept = self.top.iter().take(self.keep).flatten().count();
+        if kept < self.keep {
+            return f64::INFINITY;
+        }
+        self.top
+            .iter()
+            .take(self.keep)
+            .flatten()
+            .map(|e| e.probe.step_time_s)
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    /// Keeps `setting` if it is among the best few and no kept suggestion dominates it (as fast or
+    /// faster with a subset of its changes); drops the kept ones it dominates.
+    fn record(&mut self, setting: Setting, probe: Probe) {
+        let mask = setting.change_mask(&self.space.base);
+        let t = probe.step_time_s;
+        let dominated_by =
+            |e: &Entry, t: f64, mask: u8| e.probe.step_time_s <= t && e.mask & !mask == 0;
+        if self.top.iter().flatten().any(|e| dominated_by(e, t, mask)) {
+            return;
+        }
+        let mut kept = [None; MAX_SUGGESTIONS];
+        let mut n = 0;
+        for e in self.top.iter().flatten() {
+            let mine = Entry {
+                setting,
+                probe,
+                mask,
+            };
+            if !dominated_by(&mine, e.probe.step_time_s, e.mask)
+                && let Some(slot) = kept.get_mut(n)
+            {
+                *slot = Some(*e);
+                n += 1;
+            }
+        }
+        self.top = kept;
+        let key = |e: &Entry| (e.probe.step_time_s, e.mask.count_ones());
+        let new = Entry {
+            setting,
+            probe,
+            mask,
+        };
+        let pos = self
+            .top
+            .iter()
+            .take(self.keep)
+            .position(|e| e.is_none_or(|e| key(&new) < key(&e)));
+        let Some(pos) = pos else { return };
+        let mut carry = Some(new);
+        for slot in self.top.iter_mut().take(self.keep).skip(pos) {
+            carry = std::mem::replace(slot, carry);
+        }
+    }
+
+    /// `st` with every axis from `depth` on set to its first (cheapest) or last (most saving) option.
+    fn complete(&self, mut st: Setting, depth: usize, cheapest: bool) -> Setting {
+        for &axis in Axis::ALL.iter().skip(depth) {
+            let c = self.space.choices(&st, axis);
+            let pick = if cheapest { c.iter().next() } else { c.last() };
+            if let Some(p) = pick {
+                st = p;
+            }
+        }
+        st
+    }
+
+    /// Explores the subtree where the axes before `depth` are fixed. Returns whether its cheapest
+    /// completion fits (so costlier options of the parent axis are dominated).
+    fn node(&mut self, st: Setting, depth: usize) -> bool {
+        let Some(&axis) = Axis::ALL.get(depth) else {
+            return false;
+        };
+        if !axis.ordered() {
+            // Unordered options bound nothing about each other: visit each.
+            for child in self.space.choices(&st, axis).iter() {
+                self.node(child, depth + 1);
+            }
+            return false;
+        }
+        let cheap = self.complete(st, depth, true);
+        let p = self.probe(&cheap);
+        if p.fits {
+            self.record(cheap, p);
+            return true;
+        }
+        if p.step_time_s > self.bound() {
+            return false;
+        }
+        let most = self.complete(st, depth, false);
+        if !self.probe(&most).fits {
+            return false;
+        }
+        let options = self.space.choices(&st, axis);
+        if axis == Axis::MicroBatch {
+            self.bisect_micro(&options);
+            return false;
+        }
+        for child in options.iter() {
+            if self.node(child, depth + 1) {
+                break;
+            }
+        }
+        false
+    }
+
+    /// Options are ordered by falling memory; the first fails and the last fits (checked by `node`).
+    fn bisect_micro(&mut self, options: &List<Setting, 64>) {
+        let mut items = [None; 64];
+        let mut n = 0usize;
+        for (slot, o) in items.iter_mut().zip(options.iter()) {
+            *slot = Some(o);
+            n += 1;
+        }
+        let (mut bad, mut good) = (0usize, n.saturating_sub(1));
+        while good > bad + 1 {
+            let mid = bad + (good - bad) / 2;
+            let Some(Some(st)) = items.get(mid).copied() else {
+                break;
+            };
+            if self.probe(&st).fits {
+                good = mid;
+            } else {
+                bad = mid;
+            }
+        }
+        if let Some(Some(st)) = items.get(good).copied() {
+            let p = self.probe(&st);
+            if p.fits {
+                self.record(st, p);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "fit_tests.rs"]
+mod tests;

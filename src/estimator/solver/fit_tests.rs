@@ -1,0 +1,205 @@
+//! The make-it-fit search against a brute force over the same space, on a synthetic memory and time
+//! model (so the pruning is tested independently of the estimator's numbers).
+
+use super::super::space::Offload;
+use super::*;
+use crate::scenario::{Checkpointing, OptimizerKind, ZeroStage};
+
+/// A 7B-parameter model: ZeRO §3.1 model states by element size, Korthikanti-like activations.
+fn synthetic(s: &Scenario) -> Probe {
+    let r = s.precision.resolve();
+    let p = 7e9 / f64::from(s.parallel.tp * s.parallel.pp);
+    let dp = f64::from(s.parallel.dp);
+    let st = &s.strategies;
+    let state_bytes = match s.optimizer.kind {
+        OptimizerKind::Adam | OptimizerKind::AdamW => 2.0 * r.optimizer_states.bytes(),
+        OptimizerKind::Adam8bit => 2.0,
+        OptimizerKind::Adafactor => 0.1,
+        OptimizerKind::SgdMomentum => r.optimizer_states.bytes(),
+        OptimizerKind::Sgd => 0.0,
+    } + r.master_weights.map_or(0.0, |d| d.bytes());
+    let (mut w, mut g, mut o) = (
+        r.weights.bytes() * p,
+        r.gradients.bytes() * p,
+        state_bytes * p,
+    );
+    let z = st.zero;
+    if z != ZeroStage::None {
+        o /= dp;
+    }
+    if matches!(z, ZeroStage::Stage2 | ZeroStage::Stage3) {
+        g /= dp;
+    }
+    if z == ZeroStage::Stage3 {
+        w /= dp;
+    }
+    let off = Offload::of(s);
+    if off >= Offload::Optimizer {
+        o = 0.0;
+    }
+    if off == Offload::OptimizerAndParams {
+        w = 0.0;
+    }
+    let per_token = match st.checkpointing {
+        Checkpointing::None => 34.0,
+        Checkpointing::Selective => 20.0,
+        _ => 2.0,
+    } * 4096.0
+        * 32.0
+        * r.activations.bytes()
+        / 2.0
+        / f64::from(s.parallel.tp);
+    let acts = per_token * f64::from(s.workload.micro_batch) * f64::from(s.workload.seq_len);
+    let total = w + g + o + acts;
+    let cap = 80e9;
+    let recompute = match st.checkpointing {
+        Checkpointing::None => 1.0,
+        Checkpointing::Selective => 1.05,
+        _ => 1.33,
+    };
+    let gpus = s.parallel.gpus() as f64;
+    let mut time = 1.0 / gpus * recompute + 0.01 / f64::from(s.workload.micro_batch);
+    time += if z == ZeroStage::Stage3 { 0.05 } else { 0.0 };
+    time += match off {
+        Offload::None => 0.0,
+        Offload::Optimizer => 0.3,
+        Offload::OptimizerAndParams => 0.6,
+    };
+    time += f64::from(s.parallel.tp - 1) * 0.004 + f64::from(s.parallel.pp - 1) * 0.006;
+    Probe {
+        excess: total - cap,
+        fits: total <= cap,
+        step_time_s: time,
+    }
+}
+
+fn training_7b() -> Scenario {
+    let mut s = Scenario {
+        mode: crate::scenario::Mode::Training,
+        ..Scenario::default()
+    };
+    s.workload.micro_batch = 8;
+    s.workload.grad_accum_steps = 4;
+    s.workload.seq_len = 4096;
+    s.parallel.dp = 8;
+    s
+}
+
+/// Every leaf of the space, evaluated.
+fn brute_force(s: &Scenario, budget: u64) -> Vec<(Setting, Probe)> {
+    let mut search = Search {
+        space: Space {
+            orig: s,
+            base: Setting::of(s),
+            budget,
+        },
+        scratch: s.clone(),
+        eval: synthetic,
+        top: [None; MAX_SUGGESTIONS],
+        keep: 1,
+        memo: [None; MEMO],
+        memo_next: 0,
+        estimates: 0,
+    };
+    let mut out = Vec::new();
+    let mut stack = vec![(search.space.base, 0usize)];
+    while let Some((st, depth)) = stack.pop() {
+        match Axis::ALL.get(depth) {
+            Some(&axis) => {
+                for c in search.space.choices(&st, axis).iter() {
+                    stack.push((c, depth + 1));
+                }
+            }
+            None => {
+                let p = search.probe(&st);
+                out.push((st, p));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn search_matches_brute_force_and_prunes() {
+    let s = training_7b();
+    assert!(!synthetic(&s).fits);
+    let r = make_it_fit_with(&s, FitOptions::default(), synthetic);
+    assert!(!r.already_fits);
+    assert!(!r.suggestions.is_empty());
+    for sug in &r.suggestions {
+        assert!(synthetic(&sug.scenario).fits, "{:?}", sug.changes);
+        assert!(sug.headroom.get() >= 0.0);
+        assert!(sug.gpus <= r.budget_gpus);
+        let w = &sug.scenario.workload;
+        let global = w.micro_batch * w.grad_accum_steps * sug.scenario.parallel.dp;
+        assert_eq!(global, 8 * 4 * 8, "global batch kept");
+    }
+    let times: Vec<f64> = r.suggestions.iter().map(|x| x.step_time_s).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    let all = brute_force(&s, r.budget_gpus);
+    eprintln!(
+        "make-it-fit: {} estimates, brute force {} leaves",
+        r.estimates,
+        all.len()
+    );
+    for sug in &r.suggestions {
+        eprintln!(
+            "  {:.4} s: {:?} | {:?}",
+            sug.step_time_s, sug.changes, sug.costs
+        );
+    }
+    let best = all
+        .iter()
+        .filter(|(_, p)| p.fits)
+        .map(|(_, p)| p.step_time_s)
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        (times[0] - best).abs() < 1e-12,
+        "search {} vs brute force {best}",
+        times[0]
+    );
+    assert!(
+        (r.estimates as usize) * 10 < all.len(),
+        "{} estimates vs {} leaves",
+        r.estimates,
+        all.len()
+    );
+}
+
+#[test]
+fn already_fitting_scenario_gets_no_suggestion() {
+    let mut s = training_7b();
+    s.workload.micro_batch = 1;
+    s.workload.seq_len = 128;
+    s.strategies.zero = ZeroStage::Stage3;
+    assert!(synthetic(&s).fits);
+    let r = make_it_fit_with(&s, FitOptions::default(), synthetic);
+    assert!(r.already_fits && r.suggestions.is_empty());
+}
+
+#[test]
+fn budget_widens_the_layouts() {
+    let mut s = training_7b();
+    s.parallel.dp = 1;
+    s.workload.grad_accum_steps = 1;
+    let one = make_it_fit_with(&s, FitOptions::default(), synthetic);
+    let eight = make_it_fit_with(
+        &s,
+        FitOptions {
+            max_gpus: 8,
+            top: 5,
+        },
+        synthetic,
+    );
+    assert!(one.suggestions.iter().all(|x| x.gpus == 1));
+    assert!(
+        eight
+            .suggestions
+            .iter()
+            .all(|x| synthetic(&x.scenario).fits)
+    );
+    assert!(
+        eight.suggestions.first().map(|x| x.step_time_s)
+            < one.suggestions.first().map(|x| x.step_time_s)
+    );
+}
