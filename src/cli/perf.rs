@@ -1,27 +1,174 @@
-//! The performance part of the report: roofline per phase, step time, throughput, cost.
-//! (Filled in as the bandwidth work's `Performance` lands.)
+//! The performance part of the report: roofline per phase, step time, throughput, cost, and the
+//! architecture comparison (every catalog GPU and memory technology). Figures come from
+//! `estimator::performance`; this file only formats them.
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
 
 use crate::estimator::Estimate;
+use crate::estimator::performance::{ComparisonRow, PhaseRoofline, compare};
 use crate::scenario::Scenario;
+use crate::units::{Bytes, MemoryUnit, fmt_seconds, fmt_sig};
 
-/// Appends the performance section (nothing while the estimator has no performance figures).
+/// Appends the performance section and the comparison table.
 pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
-    let _ = (out, s, est);
+    let p = &est.performance;
+    let _ = writeln!(
+        out,
+        "Performance (peak {} TFLOP/s{}, memory {} GB/s)",
+        fmt_sig(p.peak.as_tflops()),
+        if p.peak_known {
+            ""
+        } else {
+            " unknown: times are memory-only"
+        },
+        fmt_sig(p.bandwidth.as_gb_per_s())
+    );
+    let _ = writeln!(
+        out,
+        "  {:<14} {:>11} {:>11} {:>9} {:>7} {:>10} {:>8} {:>10}  bound",
+        "Phase", "TFLOP", "GB moved", "FLOP/B", "ridge", "TFLOP/s", "busy", "time"
+    );
+    let phases = [
+        ("training", p.training),
+        ("optimizer", p.optimizer),
+        ("prefill", p.prefill),
+        ("decode step", p.decode),
+    ];
+    for (name, r) in phases {
+        if let Some(r) = r {
+            roofline_row(out, name, &r);
+        }
+    }
+    let st = &p.step;
+    let _ = writeln!(
+        out,
+        "  Step time {} ({}): compute {}, optimizer {}, communication {}, pipeline bubble {}, offload {}",
+        fmt_seconds(st.total_s),
+        st.bound.label(),
+        fmt_seconds(st.compute_phase_s),
+        fmt_seconds(st.optimizer_s),
+        fmt_seconds(st.communication_s),
+        fmt_seconds(st.bubble_s),
+        fmt_seconds(st.offload_s)
+    );
+    let t = &p.throughput;
+    let _ = writeln!(
+        out,
+        "  Throughput {} tokens/s, {} samples/s, MFU {} %, HFU {} %",
+        fmt_sig(t.tokens_per_s),
+        fmt_sig(t.samples_per_s),
+        fmt_sig(t.mfu * 100.0),
+        fmt_sig(t.hfu * 100.0)
+    );
+    if p.prefill.is_some() {
+        let _ = writeln!(
+            out,
+            "  Time to first token {}, per output token {}, KV cache {} B per token, up to {} concurrent requests",
+            fmt_seconds(t.ttft_s),
+            fmt_seconds(t.tpot_s),
+            super::table::group_digits(t.kv_bytes_per_token.get()),
+            t.max_concurrent_requests
+        );
+    } else {
+        let c = &p.cost;
+        let _ = writeln!(
+            out,
+            "  Training {} tokens: {}, {} GPU-hours, {} at the set price{}",
+            fmt_sig(s.timing.token_budget),
+            fmt_seconds(c.time_s),
+            fmt_sig(c.gpu_hours),
+            fmt_sig(c.money),
+            c.energy_kwh
+                .map(|e| format!(", {} kWh", fmt_sig(e)))
+                .unwrap_or_default()
+        );
+    }
+    out.push('\n');
+    comparison(out, s);
 }
 
-/// The performance figures as JSON (`null` while the estimator has none).
-pub fn json(s: &Scenario, est: &Estimate) -> serde_json::Value {
-    let _ = (s, est);
-    serde_json::Value::Null
+fn roofline_row(out: &mut String, name: &str, r: &PhaseRoofline) {
+    let _ = writeln!(
+        out,
+        "  {name:<14} {:>11} {:>11} {:>9} {:>7} {:>10} {:>7}% {:>10}  {}",
+        fmt_sig(r.flops / 1e12),
+        fmt_sig(r.bytes.as_gb()),
+        fmt_sig(r.intensity),
+        fmt_sig(r.ridge),
+        fmt_sig(r.attainable.as_tflops()),
+        fmt_sig(r.saturation * 100.0),
+        fmt_seconds(r.time_s),
+        r.bound.label()
+    );
+}
+
+/// The architecture comparison as a table.
+fn comparison(out: &mut String, s: &Scenario) {
+    let c = compare(s);
+    let _ = writeln!(
+        out,
+        "Architecture comparison (needs {} per GPU; technology rows use the {} compute)",
+        MemoryUnit::GiB.format(c.needed),
+        c.base_gpu
+    );
+    let _ = writeln!(
+        out,
+        "  {:<28} {:>11} {:>9} {:>5} {:>11} {:>9} {:>10} {:>12}  bound",
+        "GPU / memory", "capacity", "GB/s", "fits", "headroom", "max batch", "step", "tokens/s"
+    );
+    for r in c.rows() {
+        comparison_row(out, r);
+    }
+    out.push('\n');
+}
+
+fn comparison_row(out: &mut String, r: &ComparisonRow) {
+    let unknown = || "unknown".to_owned();
+    let gib = |b: Bytes| MemoryUnit::GiB.format(b);
+    let _ = writeln!(
+        out,
+        "  {:<28} {:>11} {:>9} {:>5} {:>11} {:>9} {:>10} {:>12}  {}",
+        r.label,
+        r.capacity.map_or_else(unknown, gib),
+        fmt_sig(r.bandwidth.as_gb_per_s()),
+        r.fits.map_or("?", |f| if f { "yes" } else { "no" }),
+        r.headroom.map_or_else(unknown, gib),
+        r.max_batch.map_or_else(unknown, |b| b.to_string()),
+        fmt_seconds(r.step_time_s),
+        fmt_sig(r.tokens_per_s),
+        r.bound.label()
+    );
+}
+
+/// The performance figures and the comparison as JSON.
+pub fn json(s: &Scenario, est: &Estimate) -> Value {
+    let comparison = compare(s);
+    json!({
+        "figures": serde_json::to_value(est.performance).unwrap_or(Value::Null),
+        "comparison": {
+            "needed_bytes": comparison.needed.get(),
+            "per_batch_bytes": comparison.per_batch.get(),
+            "base_gpu": comparison.base_gpu,
+            "rows": comparison.rows().map(|r| serde_json::to_value(r).unwrap_or(Value::Null)).collect::<Vec<_>>(),
+        },
+    })
 }
 
 /// Extra CSV columns of a sweep (each starting with a comma).
 pub fn csv_header() -> &'static str {
-    ""
+    ",step_time_s,tokens_per_s,mfu,bound"
 }
 
 /// The values of [`csv_header`]'s columns for one estimate.
 pub fn csv_row(est: &Estimate) -> String {
-    let _ = est;
-    String::new()
+    let p = &est.performance;
+    format!(
+        ",{},{},{},{}",
+        p.step.total_s,
+        p.throughput.tokens_per_s,
+        p.throughput.mfu,
+        p.step.bound.label()
+    )
 }

@@ -55,7 +55,9 @@ fn num(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
     }
-    if x != 0.0 && (x.abs() >= 1e7 || x.abs() < 1e-3) {
+    if x.fract() == 0.0 && x.abs() < 1e9 {
+        format!("{x}")
+    } else if x != 0.0 && (x.abs() >= 1e7 || x.abs() < 1e-3) {
         format!("{x:e}")
     } else {
         format!("{x}")
