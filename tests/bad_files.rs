@@ -12,7 +12,9 @@ fn bad(name: &str) -> PathBuf {
 }
 
 /// (file, kind, field named, line, words the message must contain)
-const CASES: &[(&str, ErrorKind, Option<&str>, Option<usize>, &str)] = &[
+type Case = (&'static str, ErrorKind, Option<&'static str>, Option<usize>, &'static str);
+
+const CASES: &[Case] = &[
     (
         "truncated.ron",
         ErrorKind::Syntax,
