@@ -147,7 +147,6 @@ fn parameter_counts_are_exact() {
 }
 
 #[test]
-#[ignore = "memory model lands in the next commit"]
 fn measured_peaks_within_tolerance() {
     let mut errors: Vec<(String, &'static str, f64, f64, f64)> = Vec::new();
     for r in records() {

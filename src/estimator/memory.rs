@@ -1,14 +1,274 @@
 //! Per-GPU memory of a step, phase by phase (memory work owns this).
+//!
+//! The step is split into phases (training: forward end, loss backward, backward, optimizer step;
+//! inference: prefill, decode). Each phase's live tensor bytes are summed per component; the peak is
+//! the largest phase, never a sum over phases. The GPU total adds the CUDA context and the
+//! allocator reserve. With pipeline parallelism the first and last stages are both computed and the
+//! larger one reported (`peak_stage`). Formulas and sources: docs/model.md.
 
+pub mod activations;
+pub mod ctx;
+pub mod inference;
+pub mod states;
+pub mod training;
+
+use self::ctx::{Ctx, clamp};
+use self::training::{Parts, Stage};
 use super::model::ResolvedModel;
-use super::{Diagnostics, MemoryEstimate};
-use crate::scenario::Scenario;
+use super::{Breakdown, Component, Diagnostic, Diagnostics, MemoryEstimate, Offloaded, PhasePeaks};
+use crate::scenario::{GpuChoice, Mode, ModelFamily, OffloadTarget, Scenario, ZeroStage};
+use crate::units::{Bytes, MIB};
 
 pub fn estimate_memory(
     scenario: &Scenario,
     model: &ResolvedModel,
     diagnostics: &mut Diagnostics,
 ) -> MemoryEstimate {
-    let _ = (scenario, model, diagnostics);
-    MemoryEstimate::default()
+    let c = Ctx::new(scenario, model, diagnostics);
+    structural_diagnostics(scenario, model, &c, diagnostics);
+    let l = f64::from(model.layers.max(1));
+    let per_stage = (l / c.pp).ceil();
+    let (first, first_states) = stage(&c, model, per_stage, true, c.pp <= 1.0);
+    let mut result = (first, first_states, 0u32);
+    if c.pp > 1.0 {
+        let last_layers = (l - per_stage * (c.pp - 1.0)).max(1.0);
+        let (last, last_states) = stage(&c, model, last_layers, false, true);
+        if tensor_peak(&last) > tensor_peak(&result.0) {
+            result = (last, last_states, (c.pp - 1.0) as u32);
+        }
+    }
+    let (phases, states, peak_stage) = result;
+    finish(scenario, model, &c, phases, states, peak_stage, diagnostics)
+}
+
+fn tensor_peak(p: &PhasePeaks) -> f64 {
+    p.peak().map_or(0.0, |(_, b)| b.tensor_total().get())
+}
+
+/// Phases and model states of one pipeline stage.
+fn stage(
+    c: &Ctx,
+    m: &ResolvedModel,
+    layers: f64,
+    first: bool,
+    last: bool,
+) -> (PhasePeaks, states::ModelStates) {
+    let params = match m.family {
+        ModelFamily::Transformer => states::stage_params(c, m, layers, first, last),
+        _ => m.params.total / c.tp,
+    };
+    let st = states::model_states(c, m, params);
+    let share = params * c.tp / m.params.total.max(1.0);
+    let zero3 = c.zero == ZeroStage::Stage3 || c.offload_params != OffloadTarget::None;
+    let cast_elems = match c.mode {
+        Mode::Training => m.matmul_weights,
+        Mode::Inference => m.matmul_weights + m.matmul_biases,
+    };
+    let casts = if c.amp {
+        c.ec * cast_elems * share / c.tp / if zero3 { c.dp } else { 1.0 }
+    } else {
+        0.0
+    };
+    let gathered = if zero3 {
+        2.0 * m.params.per_layer / c.tp * c.ec.min(c.e_weights.max(c.ec))
+    } else {
+        0.0
+    };
+    if m.family != ModelFamily::Transformer {
+        return (other_family(c, m, &st, params, casts), st);
+    }
+    let phases = match c.mode {
+        Mode::Inference => inference::phases(c, m, st.weights + gathered, casts, layers, last),
+        Mode::Training => {
+            let z = activations::sizes(c, m, c.b, c.s);
+            let comm = if c.dp > 1.0 { c.comm_bytes } else { 0.0 };
+            let parts = Parts {
+                states: st,
+                opt_temp: states::optimizer_temp(c, m, params),
+                casts,
+                comm,
+                gathered,
+                layer: activations::layer(c, m, &z),
+                z,
+            };
+            let interleave = if c.pp_interleave > 1.0 {
+                1.0 + (c.pp - 1.0) / (c.pp * c.pp_interleave)
+            } else {
+                1.0
+            };
+            let in_flight = if first {
+                c.pp.min(c.pp_microbatches) * interleave
+            } else {
+                1.0
+            };
+            training::phases(
+                c,
+                m,
+                &parts,
+                Stage {
+                    layers,
+                    first,
+                    last,
+                    in_flight,
+                },
+            )
+        }
+    };
+    (phases, st)
+}
+
+/// CNN and recommender: model states plus per-sample activations (training saves them all; an
+/// inference forward keeps about a quarter live at once, an assumption: the largest stages of a
+/// ResNet hold most of the feature-map bytes).
+fn other_family(
+    c: &Ctx,
+    m: &ResolvedModel,
+    st: &states::ModelStates,
+    params: f64,
+    casts: f64,
+) -> PhasePeaks {
+    use crate::estimator::Phase;
+    let acts = c.b * m.act_bytes_per_sample_fp32 * c.ec / 4.0 * c.saved_scale();
+    let mut out = PhasePeaks::default();
+    let mut set = |ph: Phase, grads: f64, opt: f64, a: f64, t: f64| {
+        let mut b = Breakdown::default();
+        b.set(Component::Weights, Bytes(st.weights));
+        b.set(Component::MasterWeights, Bytes(st.master));
+        b.set(Component::Gradients, Bytes(grads));
+        b.set(Component::OptimizerStates, Bytes(opt));
+        b.set(Component::Activations, Bytes(a));
+        b.set(Component::Transient, Bytes(t));
+        out.set(ph, b);
+    };
+    match c.mode {
+        Mode::Training => {
+            let g_fwd = if c.grad_accum > 1.0 { st.grads } else { 0.0 };
+            set(Phase::Forward, g_fwd, st.optimizer, acts, casts);
+            set(Phase::Backward, st.grads, st.optimizer, acts * 0.5, casts);
+            set(
+                Phase::OptimizerStep,
+                st.grads,
+                st.optimizer,
+                0.0,
+                states::optimizer_temp(c, m, params),
+            );
+        }
+        Mode::Inference => set(Phase::Prefill, 0.0, 0.0, 0.0, casts + acts * 0.25),
+    }
+    out
+}
+
+fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Diagnostics) {
+    let t = sc.parallel.tp.max(1);
+    if m.family == ModelFamily::Transformer && t > 1 {
+        if !m.heads.is_multiple_of(t) {
+            d.insert(Diagnostic::TpDoesNotDivideHeads);
+        }
+        if !m.kv_heads.is_multiple_of(t) {
+            d.insert(Diagnostic::TpDoesNotDivideKvHeads);
+        }
+        if !m.ffn.is_multiple_of(t) {
+            d.insert(Diagnostic::TpDoesNotDivideFfn);
+        }
+        if !m.vocab.is_multiple_of(t) {
+            d.insert(Diagnostic::TpDoesNotDivideVocab);
+        }
+    }
+    let p = sc.parallel.pp.max(1);
+    if p > 1 && !m.layers.is_multiple_of(p) {
+        d.insert(Diagnostic::PpDoesNotDivideLayers);
+    }
+    if p > m.layers {
+        d.insert(Diagnostic::PpMoreStagesThanLayers);
+    }
+    if c.zero != ZeroStage::None && c.dp <= 1.0 {
+        d.insert(Diagnostic::ZeroWithoutDataParallel);
+    }
+    if sc.parallel.sequence_parallel && c.tp <= 1.0 {
+        d.insert(Diagnostic::SequenceParallelWithoutTp);
+    }
+    let offload =
+        c.offload_optimizer != OffloadTarget::None || c.offload_params != OffloadTarget::None;
+    if offload && c.zero == ZeroStage::None {
+        d.insert(Diagnostic::OffloadWithoutZero);
+    }
+}
+
+fn capacity(gpu: &GpuChoice, d: &mut Diagnostics) -> Bytes {
+    match gpu {
+        GpuChoice::Catalog(id) => crate::hardware::capacity(*id),
+        GpuChoice::Custom(g) => Bytes::from_gb(clamp(g.memory_gb, 0.001, 1e6, d)),
+    }
+}
+
+fn finish(
+    sc: &Scenario,
+    m: &ResolvedModel,
+    c: &Ctx,
+    phases: PhasePeaks,
+    st: states::ModelStates,
+    peak_stage: u32,
+    d: &mut Diagnostics,
+) -> MemoryEstimate {
+    let o = &sc.overheads;
+    let (peak_phase, mut peak) = match phases.peak() {
+        Some((p, b)) => (Some(p), b),
+        None => (None, Breakdown::default()),
+    };
+    let tensor_peak = peak.tensor_total();
+    let context = Bytes(clamp(o.cuda_context_mib, 0.0, 1e6, d) * MIB);
+    let reserve = Bytes(
+        clamp(o.allocator_reserve_fraction, 0.0, 1.0, d) * tensor_peak.get()
+            + clamp(o.workspace_mib, 0.0, 1e6, d) * MIB,
+    );
+    peak.set(Component::CudaContext, context);
+    peak.set(Component::AllocatorReserve, reserve);
+    let gpu_total = peak.total();
+    let capacity = capacity(&sc.gpu, d);
+    let over = gpu_total.get() - capacity.get();
+    let spill = if over > 0.0 && over <= c.second_tier_bytes {
+        over
+    } else {
+        0.0
+    };
+    let fits = over <= 0.0 || spill > 0.0;
+    if spill > 0.0 {
+        d.insert(Diagnostic::FitsOnlyWithSecondTier);
+    } else if !fits {
+        d.insert(Diagnostic::DoesNotFit);
+    }
+    let z = activations::sizes(c, m, c.b, c.s);
+    let layer = activations::layer(c, m, &z);
+    let layer_w = m.params.per_layer / c.tp * c.e_weights;
+    let kv_layer = if m.arch == crate::scenario::ArchKind::Encoder || c.mode == Mode::Training {
+        0.0
+    } else {
+        inference::kv_bytes_per_token(
+            1.0,
+            (f64::from(m.kv_heads) / c.tp).ceil(),
+            f64::from(m.head_dim),
+            c.e_kv,
+        ) * inference::kv_tokens(c).1
+    };
+    let parts_layer = training::layer_breakdown(&layer, layer_w, kv_layer);
+    let mut params = m.params;
+    params.trainable = states::stage_params(c, m, f64::from(m.layers), true, true) * c.tp;
+    MemoryEstimate {
+        params,
+        phases,
+        peak_phase,
+        peak,
+        tensor_peak,
+        gpu_total,
+        capacity,
+        fits,
+        headroom: capacity - gpu_total,
+        offloaded: Offloaded {
+            host: Bytes(st.host),
+            nvme: Bytes(st.nvme),
+            second_tier: Bytes(spill),
+        },
+        per_layer: parts_layer,
+        peak_stage,
+    }
 }

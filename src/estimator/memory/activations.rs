@@ -1,0 +1,283 @@
+//! Activations a transformer saves for backward, per layer and outside the layers, for one
+//! micro-batch on one GPU, under each implementation profile.
+//!
+//! Hugging Face profile: derived op by op from what each eager PyTorch op saves (autograd's
+//! `derivatives.yaml`), checked against the measured steps (docs/model.md §3, tests/measured.rs).
+//! Megatron profile: Korthikanti et al. 2022 §4.1 and Table 2 (arXiv:2205.05198), generalised to
+//! GQA, SwiGLU, other element sizes, flash attention and dropout off.
+
+use super::ctx::Ctx;
+use crate::estimator::model::ResolvedModel;
+use crate::scenario::{ArchKind, AttentionKernel, FfnKind, NormKind, Profile};
+
+/// One layer's saved bytes by block (masks kept apart so the per-layer breakdown can show them).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LayerActs {
+    /// Q, K, V, attention output, flash log-sum-exp.
+    pub attention: f64,
+    /// b·a·s² terms: softmax output, dropout output (materialised attention only).
+    pub scores: f64,
+    pub mlp: f64,
+    /// Norm inputs, outputs, statistics (and the residual stream they hold).
+    pub norm: f64,
+    /// Dropout masks (b·s·h and b·a·s²).
+    pub masks: f64,
+}
+
+impl LayerActs {
+    pub fn total(&self) -> f64 {
+        self.attention + self.scores + self.mlp + self.norm + self.masks
+    }
+    /// What selective recomputation keeps: everything but the b·a·s² terms (Korthikanti §4.1).
+    pub fn without_scores(&self, bas2_mask: f64) -> f64 {
+        self.total() - self.scores - bas2_mask
+    }
+}
+
+/// Sizes of one micro-batch on one GPU (TP shards heads and FFN; SP shards the rest).
+#[derive(Clone, Copy, Debug)]
+pub struct Sizes {
+    pub bsh: f64,
+    pub bs: f64,
+    pub bsq: f64,
+    pub bsk: f64,
+    pub bsf: f64,
+    pub bas: f64,
+    pub bas2: f64,
+    pub bsv: f64,
+    /// Divisor of the replicated (non-TP) regions: t with sequence parallelism, else 1.
+    pub tr: f64,
+}
+
+pub fn sizes(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> Sizes {
+    let t = c.tp;
+    let heads = f64::from(m.heads);
+    let kv = f64::from(m.kv_heads);
+    let d = f64::from(m.head_dim);
+    let bs = b * s;
+    Sizes {
+        bsh: bs * f64::from(m.hidden),
+        bs,
+        bsq: bs * (heads / t).ceil() * d,
+        bsk: bs * (kv / t).ceil() * d,
+        bsf: bs * (f64::from(m.ffn) / t).ceil(),
+        bas: b * (heads / t).ceil() * s,
+        bas2: b * (heads / t).ceil() * s * s,
+        bsv: bs * (f64::from(m.vocab) / t).ceil(),
+        tr: if c.sp { t } else { 1.0 },
+    }
+}
+
+pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
+    let a = match c.profile {
+        Profile::HuggingFace => hf_layer(c, m, z),
+        Profile::Megatron => megatron_layer(c, m, z),
+    };
+    let k = c.saved_scale();
+    LayerActs {
+        attention: a.attention * k,
+        scores: a.scores * k,
+        mlp: a.mlp * k,
+        norm: a.norm * k,
+        masks: a.masks,
+    }
+}
+
+/// One Hugging Face norm with `n` consumers of its output. LayerNorm (`native_layer_norm`) saves its
+/// input and FP32 mean/rstd; HF RMSNorm is unfused Python: `pow` saves x as FP32, the rsqrt output
+/// (FP32, per token), the normalised x in the input type and the output. Under autocast each
+/// consuming linear saves its own 16-bit copy of the output (no cache for non-leaf tensors).
+fn hf_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes, consumers: f64) -> f64 {
+    let out = if c.amp { consumers * c.ec } else { c.er };
+    let body = match m.norm {
+        NormKind::LayerNorm => c.er * z.bsh + 8.0 * z.bs,
+        NormKind::RmsNorm => (4.0 + c.er) * z.bsh + 4.0 * z.bs,
+    };
+    (body + out * z.bsh) / z.tr
+}
+
+fn hf_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
+    let ec = c.ec;
+    let eager = c.attention == AttentionKernel::Materialized;
+    let qkv_consumers = if m.fused_qkv { 1.0 } else { 3.0 };
+    let mlp_consumers = if m.ffn_kind == FfnKind::SwiGlu {
+        2.0
+    } else {
+        1.0
+    };
+    // Eager GQA repeats K and V to all heads (`repeat_kv`, copies); SDPA/flash takes them as is.
+    let kv = if eager { 2.0 * z.bsq } else { 2.0 * z.bsk };
+    let lse = if eager { 0.0 } else { 4.0 * z.bas };
+    let attention = ec * (z.bsq + kv + z.bsq) + lse;
+    let (scores, s2_mask) = if eager {
+        let e_sm = if c.amp || m.softmax_fp32 { 4.0 } else { ec };
+        let after = if c.dropout || e_sm != ec { ec } else { 0.0 };
+        let mask = if c.dropout { c.mask_bytes } else { 0.0 };
+        ((e_sm + after) * z.bas2, mask * z.bas2)
+    } else {
+        (0.0, 0.0)
+    };
+    let mlp = ec
+        * z.bsf
+        * match m.ffn_kind {
+            FfnKind::Gelu if m.gelu_tanh => 5.0,
+            FfnKind::Gelu => 2.0,
+            FfnKind::SwiGlu => 4.0,
+        };
+    let masks = if c.dropout {
+        2.0 * c.mask_bytes * z.bsh / z.tr
+    } else {
+        0.0
+    } + s2_mask;
+    LayerActs {
+        attention,
+        scores,
+        mlp,
+        norm: hf_norm(c, m, z, qkv_consumers) + hf_norm(c, m, z, mlp_consumers),
+        masks,
+    }
+}
+
+/// Korthikanti §4.1 with 2-byte terms scaled by `ec/2`: attention 11sbh + 5as²b (QKV input 2,
+/// Q and K 4, V 2, output-projection input 2, dropout mask 1; softmax 2as²b, its mask as²b, dropout
+/// output 2as²b), MLP 19sbh (input 2, GeLU input 8, GeLU output 8, mask 1), norms 4sbh. TP divides
+/// the head/FFN terms by t (Eq. 2), SP also the rest (Eq. 4). GQA shrinks K and V to kv·d wide;
+/// SwiGLU saves the 2f-wide fc1 output and the f-wide product (6·sbf); flash keeps no s² terms
+/// (FP32 log-sum-exp instead).
+fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
+    let e = c.ec;
+    let eager = c.attention == AttentionKernel::Materialized;
+    let attention =
+        e * (z.bsh / z.tr + 2.0 * z.bsq + 2.0 * z.bsk) + if eager { 0.0 } else { 4.0 * z.bas };
+    let scores = if eager {
+        e * z.bas2 * if c.dropout { 2.0 } else { 1.0 }
+    } else {
+        0.0
+    };
+    let mlp = e * z.bsh / z.tr
+        + e * z.bsf
+            * match m.ffn_kind {
+                FfnKind::Gelu => 2.0,
+                FfnKind::SwiGlu => 3.0,
+            };
+    let masks = if c.dropout {
+        2.0 * c.mask_bytes * z.bsh / z.tr + if eager { c.mask_bytes * z.bas2 } else { 0.0 }
+    } else {
+        0.0
+    };
+    LayerActs {
+        attention,
+        scores,
+        mlp,
+        norm: 2.0 * e * z.bsh / z.tr,
+        masks,
+    }
+}
+
+/// The b·a·s² dropout mask of a layer (what selective recomputation also drops).
+pub fn score_mask(c: &Ctx, z: &Sizes) -> f64 {
+    if c.dropout && c.attention == AttentionKernel::Materialized {
+        c.mask_bytes * z.bas2
+    } else {
+        0.0
+    }
+}
+
+/// Whether the model ends in a token-level loss over the vocabulary (LM or MLM head).
+pub fn has_lm_loss(m: &ResolvedModel) -> bool {
+    m.arch == ArchKind::Decoder || m.mlm_head
+}
+
+/// Saved outside the layers on the first pipeline stage (embeddings).
+/// HF decoder: the embedding-dropout mask; RoPE cos/sin (2·s·d, shared by all layers). HF encoder:
+/// embedding LayerNorm input and statistics, its output (saved by layer 0's projections), mask.
+/// Megatron: the embedding-dropout mask (Korthikanti §4.3).
+pub fn first_stage_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes, s: f64) -> f64 {
+    let mask = if c.dropout {
+        c.mask_bytes * z.bsh / z.tr
+    } else {
+        0.0
+    };
+    match c.profile {
+        Profile::Megatron => mask,
+        Profile::HuggingFace => {
+            let rope = if m.positions == crate::scenario::PositionKind::Rotary {
+                2.0 * s * f64::from(m.head_dim) * c.er
+            } else {
+                0.0
+            };
+            let enc = if m.arch == ArchKind::Encoder {
+                let out = if c.amp { 3.0 * c.ec } else { c.er };
+                ((c.er + out) * z.bsh + 8.0 * z.bs) / z.tr
+            } else {
+                0.0
+            };
+            mask + rope + enc * c.saved_scale()
+        }
+    }
+}
+
+/// Saved outside the layers on the last pipeline stage, without the loss: HF decoder final norm;
+/// HF encoder MLM transform (dense output, GELU output, LayerNorm statistics and output). Megatron:
+/// final LayerNorm input 2sbh + output-layer input 2sbh (Korthikanti §4.3).
+pub fn last_stage_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    let k = c.saved_scale();
+    match c.profile {
+        Profile::Megatron => 2.0 * c.ec * z.bsh / z.tr * k,
+        Profile::HuggingFace => match m.arch {
+            ArchKind::Decoder => hf_norm(c, m, z, 1.0) * k,
+            ArchKind::Encoder if m.mlm_head => {
+                let out = if c.amp { c.ec } else { c.er };
+                ((2.0 * c.ec + out) * z.bsh + 8.0 * z.bs) / z.tr * k
+            }
+            ArchKind::Encoder => 0.0,
+        },
+    }
+}
+
+/// The loss's saved FP32 log-probabilities, b·s·V·4 / t (HF `cross_entropy` saves the
+/// `log_softmax` output; Megatron saves FP32 logits, Korthikanti §4.3). None with a fused,
+/// chunked cross-entropy.
+pub fn loss_saved(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    if has_lm_loss(m) && !c.fused_ce {
+        4.0 * z.bsv
+    } else {
+        0.0
+    }
+}
+
+/// Live at the loss in forward on top of the saved tensors: the logits in the compute type and,
+/// when that is not FP32, their FP32 copy (HF `logits.float()`).
+pub fn loss_forward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    if !has_lm_loss(m) {
+        return 0.0;
+    }
+    if c.fused_ce {
+        return c.ec * z.bsh;
+    }
+    c.ec * z.bsv + if c.ec < 4.0 { 4.0 * z.bsv } else { 0.0 }
+}
+
+/// Live in the loss backward on top of the saved tensors (`_log_softmax_backward_data`): the FP32
+/// gradient of the log-probabilities and the FP32 gradient of the logits, 2 · 4·b·s·V / t.
+pub fn loss_backward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    if !has_lm_loss(m) {
+        return 0.0;
+    }
+    if c.fused_ce {
+        2.0 * c.ec * z.bsh
+    } else {
+        8.0 * z.bsv
+    }
+}
+
+/// Gradient buffers alive while one layer runs backward: the MLP's and, for materialised attention,
+/// the scores' input gradients (two tensors each).
+pub fn layer_backward_transient(c: &Ctx, z: &Sizes) -> f64 {
+    let scores = if c.attention == AttentionKernel::Materialized {
+        2.0 * c.ec * z.bas2
+    } else {
+        0.0
+    };
+    2.0 * c.ec * z.bsf + scores
+}

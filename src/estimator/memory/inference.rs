@@ -1,0 +1,124 @@
+//! Inference phases: prefill of the prompt (KV cache built, logits) and decode (one token per step
+//! against the cache), with static or dynamic batching and paged KV blocks.
+
+use super::activations::{self as act, Sizes};
+use super::ctx::Ctx;
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::{Breakdown, Component, Phase, PhasePeaks};
+use crate::scenario::{ArchKind, AttentionKernel, FfnKind, Profile};
+use crate::units::Bytes;
+
+/// KV-cache bytes per token of one sequence: 2 (K and V) × layers × KV heads × head dim × element
+/// bytes (kipply, *Transformer Inference Arithmetic* 2022; GQA/MQA: KV heads, Ainslie et al. 2023).
+///
+/// ```
+/// use vram_explorer::estimator::memory::inference::kv_bytes_per_token;
+/// assert_eq!(kv_bytes_per_token(40.0, 40.0, 128.0, 2.0), 819_200.0); // OPT-13B (vLLM §3)
+/// assert_eq!(kv_bytes_per_token(80.0, 8.0, 128.0, 2.0), 327_680.0); // Llama-2-70B, GQA
+/// ```
+pub fn kv_bytes_per_token(layers: f64, kv_heads: f64, head_dim: f64, elem_bytes: f64) -> f64 {
+    2.0 * layers * kv_heads * head_dim * elem_bytes
+}
+
+/// Tokens of KV cache held per GPU (all sequences) at prefill and at the last decode step.
+/// Static batch: b sequences padded to the longest, prompt + generated. Dynamic batching: R requests
+/// of mean length φ·(prompt + generated); paged blocks of B tokens round each request up to a block
+/// (vLLM, Kwon et al. 2023 §4); without paging each request reserves the maximum length.
+pub fn kv_tokens(c: &Ctx) -> (f64, f64) {
+    let max_len = c.s + c.generated;
+    if !c.dynamic_batching {
+        return (c.b * c.s, c.b * max_len);
+    }
+    let mean = c.mean_length_fraction * max_len;
+    let per_request = if c.kv_block_tokens >= 1.0 {
+        (mean / c.kv_block_tokens).ceil() * c.kv_block_tokens
+    } else {
+        max_len
+    };
+    let held = c.b * per_request;
+    (held, held)
+}
+
+/// Prefill and decode of one stage. `weights` are the stage's weight bytes, `casts` the autocast
+/// copies (matmul weights and biases), `layers` the stage's layers.
+pub fn phases(
+    c: &Ctx,
+    m: &ResolvedModel,
+    weights: f64,
+    casts: f64,
+    layers: f64,
+    last: bool,
+) -> PhasePeaks {
+    let kv_heads_rank = (f64::from(m.kv_heads) / c.tp).ceil();
+    let per_token = kv_bytes_per_token(layers, kv_heads_rank, f64::from(m.head_dim), c.e_kv);
+    let encoder = m.arch == ArchKind::Encoder;
+    let (kv_prefill, kv_decode) = if encoder { (0.0, 0.0) } else { kv_tokens(c) };
+    // Dynamic batching prefills one request at a time; a static batch prefills all b at once.
+    let b_prefill = if c.dynamic_batching { 1.0 } else { c.b };
+    let zp = act::sizes(c, m, b_prefill, c.s);
+    let mut out = PhasePeaks::default();
+    let mut phase = |ph: Phase, kv: f64, transient: f64| {
+        let mut b = Breakdown::default();
+        b.set(Component::Weights, Bytes(weights));
+        b.set(Component::KvCache, Bytes(kv));
+        b.set(Component::Transient, Bytes(casts + transient));
+        out.set(ph, b);
+    };
+    phase(
+        Phase::Prefill,
+        kv_prefill * per_token,
+        prefill_transient(c, m, &zp, last) + 8.0 * b_prefill * c.s,
+    );
+    if !encoder {
+        let zd = act::sizes(c, m, c.b, 1.0);
+        let ctx_len = kv_decode / c.b.max(1.0);
+        // HF `DynamicCache` appends with `torch.cat`: while the last layer's V is re-allocated the old
+        // one (ctx − 1 tokens) is still live. Preallocated caches (Megatron, vLLM) have no copy.
+        let cat = if c.profile == Profile::HuggingFace && !c.dynamic_batching {
+            c.b * (ctx_len - 1.0).max(0.0) * kv_heads_rank * f64::from(m.head_dim) * c.e_kv
+        } else {
+            0.0
+        };
+        let logits = if last { c.ec * zd.bsv } else { 0.0 };
+        phase(
+            Phase::Decode,
+            kv_decode * per_token,
+            cat.max(logits) + 8.0 * c.b * ctx_len,
+        );
+    }
+    out
+}
+
+/// The largest short-lived set in a prefill forward under `no_grad`: the LM head (logits for every
+/// position or the last one, plus its input), the MLP (its f-wide intermediates plus the residual
+/// and norm output) or materialised attention (scores and softmax output).
+fn prefill_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> f64 {
+    let head = if last && act::has_lm_loss(m) {
+        let positions = if c.all_logits || m.arch == ArchKind::Encoder {
+            1.0
+        } else {
+            1.0 / c.s.max(1.0)
+        };
+        let inputs = if m.arch == ArchKind::Encoder {
+            2.0 * c.er
+        } else {
+            c.er + if c.amp { c.ec } else { 0.0 }
+        };
+        c.ec * z.bsv * positions + inputs * z.bsh / z.tr
+    } else {
+        0.0
+    };
+    let f_live = match m.ffn_kind {
+        FfnKind::Gelu if m.gelu_tanh && c.profile == Profile::HuggingFace => 4.0,
+        FfnKind::Gelu => 2.0,
+        FfnKind::SwiGlu => 3.0,
+    };
+    let mlp = c.ec * f_live * z.bsf + 2.0 * c.er * z.bsh / z.tr;
+    let attn = if c.attention == AttentionKernel::Materialized {
+        let e_sm = if c.amp || m.softmax_fp32 { 4.0 } else { c.ec };
+        (c.ec + e_sm) * z.bas2 + 2.0 * c.er * z.bsh / z.tr
+    } else {
+        0.0
+    };
+    head.max(mlp).max(attn)
+}

@@ -1,0 +1,170 @@
+//! Training phases of one pipeline stage: what is live at the end of forward (the loss), in the loss
+//! backward, during the layers' backward and in the optimizer step. The peak is the largest phase.
+
+use super::activations::{self as act, LayerActs, Sizes};
+use super::ctx::Ctx;
+use super::states::ModelStates;
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::{Breakdown, Component, LayerBreakdown, Phase, PhasePeaks};
+use crate::scenario::{ArchKind, AttentionKernel, Checkpointing, Profile, ZeroStage};
+use crate::units::Bytes;
+
+/// One stage's place in the pipeline.
+#[derive(Clone, Copy, Debug)]
+pub struct Stage {
+    pub layers: f64,
+    pub first: bool,
+    pub last: bool,
+    /// Micro-batches whose activations are held at once (1F1B: p − stage on stage `stage`).
+    pub in_flight: f64,
+}
+
+/// Everything the phases need, computed once.
+#[derive(Clone, Copy, Debug)]
+pub struct Parts {
+    pub states: ModelStates,
+    /// Optimizer-step temporaries.
+    pub opt_temp: f64,
+    /// Autocast 16-bit copies of the stage's matmul weights (saved for backward).
+    pub casts: f64,
+    pub comm: f64,
+    /// ZeRO-3 / parameter offload: gathered full-size weights of the layers being computed.
+    pub gathered: f64,
+    pub layer: LayerActs,
+    pub z: Sizes,
+}
+
+/// Bytes saved per layer under the checkpointing policy, and the recomputation transient in
+/// backward (Chen et al. 2016 §4.3 for every-k; Korthikanti §4.1 for selective).
+fn checkpointed(c: &Ctx, p: &Parts, layers: f64) -> (f64, f64) {
+    let full = p.layer.total();
+    let input = c.er * p.z.bsh / p.z.tr * c.saved_scale();
+    match c.checkpointing {
+        Checkpointing::None => (full * layers, 0.0),
+        Checkpointing::Selective => {
+            let kept = p.layer.without_scores(act::score_mask(c, &p.z));
+            (kept * layers, full - kept)
+        }
+        Checkpointing::Full => (input * layers, full),
+        Checkpointing::EveryK => {
+            let k = c.checkpoint_every.min(layers.max(1.0));
+            (input * (layers / k).ceil(), full * k)
+        }
+    }
+}
+
+/// HF eager decoders build a b×1×s×s float mask; checkpointing keeps it alive as an argument of
+/// every checkpointed layer (measured: GPT-2 with checkpointing, +4·b·s² bytes).
+fn held_mask(c: &Ctx, m: &ResolvedModel) -> f64 {
+    let hf_eager =
+        c.profile == Profile::HuggingFace && c.attention == AttentionKernel::Materialized;
+    if hf_eager && m.arch == ArchKind::Decoder && c.checkpointing != Checkpointing::None {
+        c.b * c.s * c.s * c.er
+    } else {
+        0.0
+    }
+}
+
+fn base(p: &Parts, grads: f64) -> Breakdown {
+    let mut b = Breakdown::default();
+    b.set(Component::Weights, Bytes(p.states.weights));
+    b.set(Component::MasterWeights, Bytes(p.states.master));
+    b.set(Component::Gradients, Bytes(grads));
+    b.set(Component::OptimizerStates, Bytes(p.states.optimizer));
+    b.set(Component::CommBuffers, Bytes(p.comm));
+    b
+}
+
+/// The four training phases of a stage.
+pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
+    let z = &p.z;
+    let (per_mb, recompute) = checkpointed(c, p, st.layers);
+    let first = if st.first {
+        act::first_stage_extra(c, m, z, c.s)
+    } else {
+        0.0
+    };
+    let (last, loss, fwd_t, loss_t) = if st.last {
+        (
+            act::last_stage_extra(c, m, z),
+            act::loss_saved(c, m, z),
+            act::loss_forward_transient(c, m, z),
+            act::loss_backward_transient(c, m, z),
+        )
+    } else {
+        (0.0, 0.0, 0.0, 0.0)
+    };
+    let saved = st.in_flight * (per_mb + first) + last + loss + held_mask(c, m);
+    let inputs = 16.0 * c.b * c.s;
+    // Gradients exist during forward only when they accumulate over micro-batches.
+    let accumulating = c.grad_accum > 1.0 || (c.pp > 1.0 && c.pp_microbatches > 1.0);
+    let g_fwd = if accumulating { p.states.grads } else { 0.0 };
+    let fixed = p.casts + p.gathered + inputs;
+
+    let mut out = PhasePeaks::default();
+    let mut phase = |ph: Phase, grads: f64, acts: f64, transient: f64| {
+        let mut b = base(p, grads);
+        b.set(Component::Activations, Bytes(acts));
+        b.set(Component::Transient, Bytes(transient));
+        out.set(ph, b);
+    };
+    phase(Phase::Forward, g_fwd, saved, fixed + fwd_t);
+    if st.last {
+        phase(Phase::LossBackward, g_fwd, saved, fixed + loss_t);
+    }
+    // Backward: the first layer's backward (head gradient done, loss buffers freed, one layer
+    // recomputed) or the end of backward (all gradients; a tied embedding's gradient is summed:
+    // embedding backward output + the sum, 2·V·h).
+    let head_grad = if st.last {
+        m.params
+            .head
+            .max(m.params.embeddings * f64::from(m.tied_embeddings))
+    } else {
+        0.0
+    };
+    let shard_g = if c.zero == ZeroStage::Stage2 || c.zero == ZeroStage::Stage3 {
+        c.dp
+    } else {
+        1.0
+    };
+    let g_mid = g_fwd.max(head_grad / c.tp * c.e_grads / shard_g);
+    let mid_t = fixed + recompute + act::layer_backward_transient(c, z);
+    let end_t = inputs
+        + p.gathered
+        + if st.first && m.tied_embeddings {
+            2.0 * m.params.embeddings / c.tp * c.e_grads
+        } else {
+            c.ec * z.bsh / z.tr
+        };
+    let mid_total = p.states.grads.min(g_mid) + (saved - loss) + mid_t;
+    let end_total = p.states.grads + end_t;
+    if mid_total >= end_total {
+        phase(
+            Phase::Backward,
+            p.states.grads.min(g_mid),
+            saved - loss,
+            mid_t,
+        );
+    } else {
+        phase(Phase::Backward, p.states.grads, 0.0, end_t);
+    }
+    phase(
+        Phase::OptimizerStep,
+        p.states.grads,
+        0.0,
+        p.opt_temp + inputs,
+    );
+    out
+}
+
+/// The per-layer breakdown of one micro-batch (what one layer holds).
+pub fn layer_breakdown(layer: &LayerActs, layer_weights: f64, kv: f64) -> LayerBreakdown {
+    LayerBreakdown {
+        weights: Bytes(layer_weights),
+        attention_activations: Bytes(layer.attention + layer.scores),
+        mlp_activations: Bytes(layer.mlp),
+        norm_activations: Bytes(layer.norm),
+        dropout_masks: Bytes(layer.masks),
+        kv_cache: Bytes(kv),
+    }
+}
