@@ -178,6 +178,43 @@ fn sweep_prints_csv_with_one_row_per_point() {
 }
 
 #[test]
+fn fit_prints_the_solvers_answers() {
+    let o = run(&["fit", "--preset", "llama2-7b-rtx4090"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("largest micro-batch"), "{}", stdout(&o));
+    let o = run(&[
+        "fit",
+        "--preset",
+        "llama2-7b-rtx4090",
+        "--json",
+        "--max-gpus",
+        "8",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    for key in [
+        "max_micro_batch",
+        "max_context",
+        "max_model_size",
+        "min_dp",
+        "min_tp",
+        "min_pp",
+    ] {
+        assert!(v["limits"][key]["status"].is_string(), "{key}: {v}");
+    }
+    let suggestions = v["make_it_fit"]["suggestions"].as_array().expect("array");
+    for g in suggestions {
+        let ron = g["scenario_ron"].as_str().expect("RON text");
+        let s = presets::from_ron_str(ron).expect("a suggestion is a valid scenario");
+        assert!(estimate(&s).memory.fits, "a suggestion must fit");
+    }
+    assert_eq!(
+        run(&["fit", "--preset", "x", "--top", "9"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
 fn check_accepts_presets_and_names_the_problem_of_a_bad_file() {
     let good = preset_path(ID);
     let o = run(&["check", good.to_str().expect("utf-8")]);

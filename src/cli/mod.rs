@@ -6,12 +6,14 @@
 //! vram-explorer presets [--json]
 //! vram-explorer check <scenario.ron>
 //! vram-explorer sweep <scenario.ron> --over batch|seq|params|dp|tp|pp [--from X --to Y --steps N]
+//! vram-explorer fit <scenario.ron> [--max-gpus N] [--top N] [--json]
 //! ```
 //!
 //! Exit codes: 0 success, 1 a runtime error (bad file, unknown preset: the message on stderr, message
 //! first, path last), 2 a usage error (from clap). Output is built as a string and written once, so a
 //! closed pipe (`| head`) is not a panic.
 
+mod fit;
 mod json;
 mod perf;
 mod sweep;
@@ -56,6 +58,23 @@ enum Command {
     },
     /// Sweep one input over a range and print the memory (and step time) at each point as CSV.
     Sweep(SweepArgs),
+    /// What fits: the largest batch, context and model, the fewest GPUs, and "make it fit" suggestions.
+    Fit(FitArgs),
+}
+
+#[derive(Debug, Args)]
+struct FitArgs {
+    #[command(flatten)]
+    source: Source,
+    /// GPUs the make-it-fit search may use in total (TP × PP × DP); 0 = the scenario's own count.
+    #[arg(long, default_value_t = 0)]
+    max_gpus: u32,
+    /// How many suggestions to print (1 ..= 8).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=8))]
+    top: u16,
+    /// Print JSON (each suggestion with its full scenario as RON text).
+    #[arg(long)]
+    json: bool,
 }
 
 /// Where the scenario comes from: a file or a bundled preset.
@@ -170,6 +189,10 @@ fn execute(command: Command) -> Result<String, String> {
                 s.name,
                 file.display()
             ))
+        }
+        Command::Fit(a) => {
+            let (scenario, _) = load(&a.source)?;
+            Ok(fit::run(&scenario, a.max_gpus, usize::from(a.top), a.json))
         }
         Command::Sweep(a) => {
             let (scenario, _) = load(&a.source)?;

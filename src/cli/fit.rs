@@ -1,0 +1,137 @@
+//! `vram-explorer fit`: the solvers' answers for a scenario — the largest micro-batch, context and
+//! model that fit, the fewest GPUs, and "make it fit" suggestions ranked by step time.
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use crate::estimator::estimate;
+use crate::estimator::solver::{
+    FitOptions, ScaleAxis, Solved, Target, make_it_fit, max_fitting, min_degree,
+};
+use crate::presets::to_ron_string;
+use crate::scenario::Scenario;
+use crate::units::{MemoryUnit, fmt_seconds};
+
+fn solved_text(s: Solved) -> String {
+    match s {
+        Solved::Found(v) => v.to_string(),
+        Solved::AtLimit(v) => format!("{v} (the whole valid range fits)"),
+        Solved::NoneFits => "none fits".to_owned(),
+        Solved::NotApplicable => "not applicable".to_owned(),
+    }
+}
+
+fn solved_json(s: Solved) -> Value {
+    match s {
+        Solved::Found(v) => json!({ "status": "found", "value": v }),
+        Solved::AtLimit(v) => json!({ "status": "at_limit", "value": v }),
+        Solved::NoneFits => json!({ "status": "none_fits", "value": null }),
+        Solved::NotApplicable => json!({ "status": "not_applicable", "value": null }),
+    }
+}
+
+/// (text label, JSON key, target). The model size is in layers for a transformer given by its
+/// dimensions, else in millions of parameters (`solver::Target::ModelSize`).
+const LIMITS: [(&str, &str, Target); 3] = [
+    ("largest micro-batch", "max_micro_batch", Target::MicroBatch),
+    ("largest context (tokens)", "max_context", Target::Context),
+    (
+        "largest model (layers / M params)",
+        "max_model_size",
+        Target::ModelSize,
+    ),
+];
+
+const DEGREES: [(&str, &str, ScaleAxis); 3] = [
+    ("fewest data-parallel GPUs", "min_dp", ScaleAxis::Dp),
+    ("smallest tensor-parallel degree", "min_tp", ScaleAxis::Tp),
+    ("smallest pipeline degree", "min_pp", ScaleAxis::Pp),
+];
+
+/// The solvers' answers as text (or JSON).
+pub fn run(s: &Scenario, max_gpus: u32, top: usize, as_json: bool) -> String {
+    let est = estimate(s);
+    let result = make_it_fit(s, FitOptions { max_gpus, top });
+    if as_json {
+        let limits: serde_json::Map<String, Value> = LIMITS
+            .iter()
+            .map(|(_, k, t)| ((*k).to_owned(), solved_json(max_fitting(s, *t))))
+            .chain(
+                DEGREES
+                    .iter()
+                    .map(|(_, k, a)| ((*k).to_owned(), solved_json(min_degree(s, *a)))),
+            )
+            .collect();
+        let suggestions: Vec<Value> = result
+            .suggestions
+            .iter()
+            .map(|g| {
+                json!({
+                    "changes": g.changes, "costs": g.costs, "step_time_s": g.step_time_s,
+                    "headroom_bytes": g.headroom.get(), "gpus": g.gpus,
+                    "scenario_ron": to_ron_string(&g.scenario),
+                })
+            })
+            .collect();
+        let v = json!({
+            "fits": est.memory.fits,
+            "headroom_bytes": est.memory.headroom.get(),
+            "limits": limits,
+            "make_it_fit": {
+                "already_fits": result.already_fits,
+                "budget_gpus": result.budget_gpus,
+                "estimates": result.estimates,
+                "suggestions": suggestions,
+            },
+        });
+        return serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
+    }
+    let mut out = String::new();
+    let gib = |b| MemoryUnit::GiB.format(b);
+    let verdict = if est.memory.fits {
+        "fits"
+    } else {
+        "does not fit"
+    };
+    let _ = writeln!(
+        out,
+        "{}: {verdict} (headroom {})",
+        s.name,
+        gib(est.memory.headroom)
+    );
+    for (label, _, t) in LIMITS {
+        let _ = writeln!(out, "  {label:<34} {}", solved_text(max_fitting(s, t)));
+    }
+    for (label, _, a) in DEGREES {
+        let _ = writeln!(out, "  {label:<34} {}", solved_text(min_degree(s, a)));
+    }
+    if result.already_fits {
+        out.push_str("\nIt fits as it is: nothing to change.\n");
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\nMake it fit (within {} GPUs, {} estimates): {} suggestion(s), fastest first",
+        result.budget_gpus,
+        result.estimates,
+        result.suggestions.len()
+    );
+    for (i, g) in result.suggestions.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{}. step {}, {} GPU(s), headroom {}",
+            i + 1,
+            fmt_seconds(g.step_time_s),
+            g.gpus,
+            gib(g.headroom)
+        );
+        for c in &g.changes {
+            let _ = writeln!(out, "     change: {c}");
+        }
+        for c in &g.costs {
+            let _ = writeln!(out, "     cost:   {c}");
+        }
+    }
+    out
+}
