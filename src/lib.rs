@@ -11,7 +11,9 @@ pub mod app;
 pub mod cli;
 pub mod estimator;
 pub mod hardware;
+pub mod import;
 pub mod presets;
+pub mod report;
 pub mod scenario;
 #[cfg(feature = "gui")]
 pub mod ui;

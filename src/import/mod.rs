@@ -1,0 +1,212 @@
+//! Imports, offline (nothing is fetched): a Hugging Face `config.json` fills the transformer
+//! dimensions; `.safetensors` headers (one file, or a sharded index with its shards beside it) give the
+//! exact parameter count by element type.
+//!
+//! Parsers are pure (`&str` / `&[u8]` in, a new value or an error out — never a half-applied change);
+//! [`files`] does the reading, header bytes only. Every error names what was not understood.
+
+pub mod files;
+pub mod hf_config;
+pub mod safetensors;
+
+pub use hf_config::{ImportedConfig, from_hf_config};
+pub use safetensors::{SafetensorsHeader, StDtype, TensorInfo, parse_file, parse_header};
+
+use serde_json::Value;
+
+use crate::scenario::{Dtype, ModelFamily, ModelSpec, ShapeSource};
+
+/// Why an import was refused. The message names what was not understood (and, from [`files`], the
+/// path last).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportError {
+    pub message: String,
+}
+
+impl ImportError {
+    pub fn new(message: impl Into<String>) -> Self {
+        ImportError {
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ImportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// Parameters of one element type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DtypeCount {
+    pub dtype: StDtype,
+    pub tensors: u64,
+    pub params: u64,
+    pub bytes: u64,
+}
+
+/// Exact counts of a checkpoint.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ParamSummary {
+    pub tensors: u64,
+    pub params: u64,
+    pub bytes: u64,
+    /// Ordered by element type.
+    pub by_dtype: Vec<DtypeCount>,
+    /// What the counts may not mean (quantized packing, index mismatches).
+    pub notes: Vec<String>,
+}
+
+impl ParamSummary {
+    /// Counts the tensors of one or more headers.
+    pub fn of<'a>(tensors: impl IntoIterator<Item = &'a TensorInfo>) -> Self {
+        let mut s = ParamSummary::default();
+        let mut packed = false;
+        for t in tensors {
+            s.tensors += 1;
+            s.params += t.numel;
+            s.bytes += t.end - t.begin;
+            packed |= [
+                "qweight",
+                "qzeros",
+                ".absmax",
+                ".quant_map",
+                "weight_packed",
+            ]
+            .iter()
+            .any(|p| t.name.contains(p));
+            match s.by_dtype.iter_mut().find(|c| c.dtype == t.dtype) {
+                Some(c) => {
+                    c.tensors += 1;
+                    c.params += t.numel;
+                    c.bytes += t.end - t.begin;
+                }
+                None => s.by_dtype.push(DtypeCount {
+                    dtype: t.dtype,
+                    tensors: 1,
+                    params: t.numel,
+                    bytes: t.end - t.begin,
+                }),
+            }
+        }
+        s.by_dtype.sort_by_key(|c| c.dtype);
+        if packed {
+            s.notes.push(
+                "Quantized tensors (packed integers, scales) found: element counts are storage \
+                 elements, not model parameters"
+                    .to_owned(),
+            );
+        }
+        s
+    }
+
+    /// The element type holding most parameters, as a scenario dtype (None for integer/bool types).
+    pub fn main_dtype(&self) -> Option<Dtype> {
+        let main = self.by_dtype.iter().max_by_key(|c| c.params)?;
+        Some(match main.dtype {
+            StDtype::F32 => Dtype::Fp32,
+            StDtype::F16 => Dtype::Fp16,
+            StDtype::BF16 => Dtype::Bf16,
+            StDtype::F8E4M3 => Dtype::Fp8E4M3,
+            StDtype::F8E5M2 => Dtype::Fp8E5M2,
+            StDtype::I8 => Dtype::Int8,
+            _ => return None,
+        })
+    }
+
+    /// `base` described by this parameter count (the shape is then derived from it).
+    pub fn to_model(&self, base: &ModelSpec) -> ModelSpec {
+        ModelSpec {
+            family: ModelFamily::Transformer,
+            shape: ShapeSource::ParamCount,
+            params: self.params as f64,
+            ..base.clone()
+        }
+    }
+}
+
+/// `model.safetensors.index.json`: which shard holds each tensor.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShardIndex {
+    /// `metadata.total_size`: tensor bytes over all shards, if given.
+    pub total_size: Option<u64>,
+    /// (tensor, shard file name), in file order.
+    pub weight_map: Vec<(String, String)>,
+    /// Distinct shard file names, in first-seen order.
+    pub shards: Vec<String>,
+}
+
+/// Parses a sharded index. Shard names must be plain file names (the shards live beside the index).
+pub fn parse_index(json: &str) -> Result<ShardIndex, ImportError> {
+    let value: Value = serde_json::from_str(json)
+        .map_err(|e| ImportError::new(format!("safetensors index is not valid JSON: {e}")))?;
+    let map = value
+        .get("weight_map")
+        .and_then(Value::as_object)
+        .ok_or_else(|| ImportError::new("safetensors index has no `weight_map` object"))?;
+    let total_size = value
+        .get("metadata")
+        .and_then(|m| m.get("total_size"))
+        .and_then(|t| t.as_u64().or_else(|| t.as_f64().map(|f| f as u64)));
+    let mut index = ShardIndex {
+        total_size,
+        ..ShardIndex::default()
+    };
+    for (tensor, shard) in map {
+        let Some(shard) = shard.as_str() else {
+            return Err(ImportError::new(format!(
+                "safetensors index: shard of `{tensor}` is not a string"
+            )));
+        };
+        if shard.is_empty() || shard.contains(['/', '\\']) || shard == ".." || shard == "." {
+            return Err(ImportError::new(format!(
+                "safetensors index: shard \"{shard}\" is not a file name beside the index"
+            )));
+        }
+        if !index.shards.iter().any(|s| s == shard) {
+            index.shards.push(shard.to_owned());
+        }
+        index.weight_map.push((tensor.clone(), shard.to_owned()));
+    }
+    if index.shards.is_empty() {
+        return Err(ImportError::new("safetensors index lists no tensors"));
+    }
+    Ok(index)
+}
+
+/// Counts a sharded checkpoint: every tensor of the index must be in the shard it names.
+pub fn combine(
+    index: &ShardIndex,
+    shards: &[(String, SafetensorsHeader)],
+) -> Result<ParamSummary, ImportError> {
+    for (tensor, shard) in &index.weight_map {
+        let Some((_, header)) = shards.iter().find(|(name, _)| name == shard) else {
+            return Err(ImportError::new(format!(
+                "safetensors index names shard \"{shard}\", which was not read"
+            )));
+        };
+        if !header.tensors.iter().any(|t| &t.name == tensor) {
+            return Err(ImportError::new(format!(
+                "safetensors index puts `{tensor}` in \"{shard}\", which does not hold it"
+            )));
+        }
+    }
+    let mut summary = ParamSummary::of(shards.iter().flat_map(|(_, h)| h.tensors.iter()));
+    let listed = index.weight_map.len() as u64;
+    if summary.tensors != listed {
+        summary.notes.push(format!(
+            "The shards hold {} tensors, the index lists {listed}: all are counted",
+            summary.tensors
+        ));
+    }
+    if let Some(total) = index.total_size.filter(|t| *t != summary.bytes) {
+        summary.notes.push(format!(
+            "Index `total_size` is {total} bytes, the shards' tensors take {}",
+            summary.bytes
+        ));
+    }
+    Ok(summary)
+}

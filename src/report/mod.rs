@@ -1,0 +1,1 @@
+//! Reports: Markdown and CSV.
