@@ -12,7 +12,13 @@ fn bad(name: &str) -> PathBuf {
 }
 
 /// (file, kind, field named, line, words the message must contain)
-type Case = (&'static str, ErrorKind, Option<&'static str>, Option<usize>, &'static str);
+type Case = (
+    &'static str,
+    ErrorKind,
+    Option<&'static str>,
+    Option<usize>,
+    &'static str,
+);
 
 const CASES: &[Case] = &[
     (

@@ -208,3 +208,97 @@ fn save_replaces_atomically_and_a_failed_save_keeps_the_old_file() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// The first "N GiB" of the notes' "What the estimate says" paragraph.
+fn stated_gib(notes: &str) -> Option<f64> {
+    let para = notes.split("What the estimate says").nth(1)?;
+    let at = para.find(" GiB")?;
+    let num: String = para[..at]
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    num.parse().ok()
+}
+
+fn states(b: &vram_explorer::estimator::Breakdown) -> f64 {
+    [
+        Component::Weights,
+        Component::MasterWeights,
+        Component::Gradients,
+        Component::OptimizerStates,
+    ]
+    .iter()
+    .map(|c| b.get(*c).get())
+    .sum()
+}
+
+#[test]
+fn preset_notes_state_what_the_estimate_says() {
+    for p in bundled() {
+        let s = p.scenario().unwrap_or_else(|e| panic!("{}: {e}", p.id));
+        let stated = stated_gib(&s.notes).unwrap_or_else(|| panic!("{}: no stated estimate", p.id));
+        let total = estimate(&s).memory.gpu_total.as_gib();
+        let tolerance = (0.1 * total).max(0.01);
+        assert!(
+            (stated - total).abs() <= tolerance,
+            "{}: the notes say {stated} GiB, the estimate is {total:.2} GiB: update the notes",
+            p.id
+        );
+    }
+}
+
+#[test]
+fn article_presets_documented_expectations_hold() {
+    let est = |id: &str| estimate(&bundled_scenario(id).unwrap_or_else(|| panic!("{id}")));
+    let fits = |id: &str| est(id).memory.fits;
+    // Fit verdicts the notes state.
+    for id in [
+        "bert-base-fp32",
+        "gpt3-175b-zero3-a100",
+        "resnet50-batch32",
+        "resnet50-batch128",
+        "bert-tiny-snapdragon865",
+        "recommender-hbm-a100",
+        "zero-3d-parallel-cluster",
+        "one-bit-adam",
+        "llama3-8b-full-finetune-h100",
+        "llama3-70b-zero3-8xh100",
+        "llama2-70b-inference-gqa-2xa100",
+    ] {
+        assert!(fits(id), "{id} should fit");
+    }
+    for id in [
+        "gpt3-175b-mp8-a100",
+        "gpt3-175b-mp32-a100",
+        "gpt-1.3b-amp-checkpointing",
+        "recommender-gddr6x-rtx3090",
+        "llama2-7b-rtx4090",
+    ] {
+        assert!(!fits(id), "{id} should not fit");
+    }
+    // Model parallel 8 → 32: model states fall ~4× (first stage holds the embeddings).
+    let (mp8, mp32) = (est("gpt3-175b-mp8-a100"), est("gpt3-175b-mp32-a100"));
+    let ratio = states(&mp8.memory.peak) / states(&mp32.memory.peak);
+    assert!((3.5..=4.1).contains(&ratio), "model-state ratio {ratio}");
+    assert!(mp8.memory.gpu_total.get() > 5.0 * mp8.memory.capacity.get());
+    // 1.3B: model states alone exceed the article's 9 GB.
+    assert!(states(&est("gpt-1.3b-amp-checkpointing").memory.peak) > 9e9);
+    // ResNet-50: activations scale with the batch, 4×.
+    let act = |id: &str| est(id).memory.peak.get(Component::Activations).get();
+    let r = act("resnet50-batch128") / act("resnet50-batch32");
+    assert!((3.9..=4.1).contains(&r), "activation ratio {r}");
+    // BERT-tiny under the article's 512 MB; offload lands on NVMe / host.
+    assert!(est("bert-tiny-snapdragon865").memory.gpu_total.get() < 512e6);
+    assert!(est("gpt3-175b-zero3-a100").memory.offloaded.nvme.get() > 0.0);
+    assert!(est("llama3-70b-zero3-8xh100").memory.offloaded.host.get() > 0.0);
+    // 1-bit Adam with 15 % warm-up: 4.92× less all-reduce volume (Tang et al. 2021).
+    let c = est("one-bit-adam")
+        .performance
+        .communication
+        .compression_ratio;
+    assert!((c - 4.923).abs() < 0.01, "compression {c}");
+}
