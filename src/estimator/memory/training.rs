@@ -38,7 +38,13 @@ pub struct Parts {
 /// backward (Chen et al. 2016 §4.3 for every-k; Korthikanti §4.1 for selective).
 fn checkpointed(c: &Ctx, p: &Parts, layers: f64) -> (f64, f64) {
     let full = p.layer.total();
-    let input = c.er * p.z.bsh / p.z.tr * c.saved_scale();
+    // The layer input: the residual stream (FP32 under HF autocast; 16-bit in Megatron's kernels).
+    let e_in = if c.profile == Profile::Megatron {
+        c.ec
+    } else {
+        c.er
+    };
+    let input = e_in * p.z.bsh / p.z.tr * c.saved_scale();
     match c.checkpointing {
         Checkpointing::None => (full * layers, 0.0),
         Checkpointing::Selective => {

@@ -1,0 +1,280 @@
+//! Invariants of the memory model over random scenarios (proptest): monotone in size, ZeRO ordering,
+//! checkpointing never adds saved activations, components add up, and every output is finite for any
+//! input, absurd ones included.
+
+use proptest::prelude::*;
+use vram_explorer::estimator::{Component, Estimate, Phase, estimate};
+use vram_explorer::scenario::{
+    AttentionKernel, Checkpointing, CustomGpu, DropoutMask, Dtype, FfnKind, GpuChoice, Mode,
+    ModelFamily, NormKind, OffloadTarget, OptimizerKind, PrecisionMode, Profile, PruneKind,
+    Scenario, ShapeSource, ZeroStage,
+};
+
+fn dtype() -> impl Strategy<Value = Dtype> {
+    prop::sample::select(Dtype::ALL.to_vec())
+}
+
+/// A plausible scenario: sizes in realistic ranges, every switch random.
+fn scenario() -> impl Strategy<Value = Scenario> {
+    (
+        (1u32..48, 1u32..64, 1u32..16, 1u32..8, 1u32..512, 1u32..4096),
+        (
+            prop::bool::ANY,
+            prop::bool::ANY,
+            prop::bool::ANY,
+            prop::bool::ANY,
+            0u8..4,
+            0u8..4,
+        ),
+        (0u8..4, 0u8..6, 1u32..8, 1u32..4, 1u32..4, dtype()),
+        (
+            prop::bool::ANY,
+            prop::bool::ANY,
+            0u8..3,
+            0u8..3,
+            prop::bool::ANY,
+            prop::bool::ANY,
+        ),
+    )
+        .prop_map(|(size, sw, par, more)| {
+            let (layers, h64, heads, kvdiv, batch, seq) = size;
+            let mut s = Scenario {
+                mode: if sw.0 {
+                    Mode::Training
+                } else {
+                    Mode::Inference
+                },
+                ..Scenario::default()
+            };
+            let t = &mut s.model.transformer;
+            t.layers = layers;
+            t.heads = heads;
+            t.kv_heads = (heads / kvdiv).max(1);
+            t.hidden = h64 * 64 * heads.max(1) / heads.max(1);
+            t.head_dim = 0;
+            t.ffn = t.hidden * 3;
+            t.vocab = 8000;
+            t.ffn_kind = if sw.1 { FfnKind::Gelu } else { FfnKind::SwiGlu };
+            t.norm = if sw.2 {
+                NormKind::LayerNorm
+            } else {
+                NormKind::RmsNorm
+            };
+            s.workload.micro_batch = batch;
+            s.workload.seq_len = seq;
+            s.workload.dropout = sw.3;
+            s.inference.prompt_tokens = seq;
+            s.inference.generated_tokens = seq / 4;
+            s.strategies.checkpointing = [
+                Checkpointing::None,
+                Checkpointing::Selective,
+                Checkpointing::Full,
+                Checkpointing::EveryK,
+            ][usize::from(sw.4)];
+            s.strategies.zero = [
+                ZeroStage::None,
+                ZeroStage::Stage1,
+                ZeroStage::Stage2,
+                ZeroStage::Stage3,
+            ][usize::from(sw.5)];
+            s.precision.mode = [
+                PrecisionMode::Uniform,
+                PrecisionMode::Amp,
+                PrecisionMode::MasterWeights,
+                PrecisionMode::Custom,
+            ][usize::from(par.0)];
+            s.precision.compute = par.5;
+            s.optimizer.kind = [
+                OptimizerKind::Sgd,
+                OptimizerKind::SgdMomentum,
+                OptimizerKind::Adam,
+                OptimizerKind::AdamW,
+                OptimizerKind::Adam8bit,
+                OptimizerKind::Adafactor,
+            ][usize::from(par.1)];
+            s.parallel.dp = par.2;
+            s.parallel.tp = par.3;
+            s.parallel.pp = par.4;
+            s.strategies.attention = if more.0 {
+                AttentionKernel::Flash
+            } else {
+                AttentionKernel::Materialized
+            };
+            s.implementation.profile = if more.1 {
+                Profile::HuggingFace
+            } else {
+                Profile::Megatron
+            };
+            s.strategies.offload_optimizer =
+                [OffloadTarget::None, OffloadTarget::Cpu, OffloadTarget::Nvme][usize::from(more.2)];
+            s.strategies.offload_params =
+                [OffloadTarget::None, OffloadTarget::Cpu, OffloadTarget::Nvme][usize::from(more.3)];
+            s.inference.dynamic_batching = more.4;
+            s.optimizer.foreach = more.5;
+            s
+        })
+}
+
+fn finite(e: &Estimate) -> bool {
+    let m = &e.memory;
+    let mut ok = m
+        .peak
+        .iter()
+        .all(|(_, b)| b.get().is_finite() && b.get() >= 0.0);
+    for p in Phase::ALL {
+        if let Some(b) = m.phases.get(p) {
+            ok &= b.iter().all(|(_, x)| x.get().is_finite() && x.get() >= 0.0);
+        }
+    }
+    let l = &m.per_layer;
+    ok && [
+        m.tensor_peak,
+        m.gpu_total,
+        m.capacity,
+        m.headroom,
+        m.offloaded.host,
+        m.offloaded.nvme,
+        m.offloaded.second_tier,
+    ]
+    .iter()
+    .chain(
+        [
+            l.weights,
+            l.attention_activations,
+            l.mlp_activations,
+            l.norm_activations,
+            l.dropout_masks,
+            l.kv_cache,
+        ]
+        .iter(),
+    )
+    .all(|b| b.get().is_finite())
+        && [m.params.total, m.params.trainable, m.params.per_layer]
+            .iter()
+            .all(|x| x.is_finite())
+}
+
+fn model_states(e: &Estimate) -> f64 {
+    let b = e
+        .memory
+        .phases
+        .get(Phase::OptimizerStep)
+        .copied()
+        .unwrap_or_default();
+    [
+        Component::Weights,
+        Component::MasterWeights,
+        Component::Gradients,
+        Component::OptimizerStates,
+    ]
+    .iter()
+    .map(|c| b.get(*c).get())
+    .sum()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn components_sum_to_totals(s in scenario()) {
+        let e = estimate(&s);
+        let m = &e.memory;
+        prop_assert!(finite(&e));
+        let sum: f64 = m.peak.iter().map(|(_, b)| b.get()).sum();
+        prop_assert!((sum - m.gpu_total.get()).abs() <= 1e-9 * sum.max(1.0));
+        prop_assert!((m.peak.tensor_total().get() - m.tensor_peak.get()).abs() <= 1e-9 * sum.max(1.0));
+        for p in Phase::ALL {
+            if let Some(b) = m.phases.get(p) {
+                prop_assert!(b.tensor_total().get() <= m.tensor_peak.get() * (1.0 + 1e-12));
+            }
+        }
+        prop_assert_eq!(m.peak_phase.is_some(), true);
+    }
+
+    #[test]
+    fn more_batch_seq_layers_never_less(mut s in scenario(), db in 1u32..8, ds in 1u32..512, dl in 1u32..8) {
+        // With fewer layers than stages the pipeline collapses; more layers then spread over more GPUs.
+        let t = &mut s.model.transformer;
+        t.layers = t.layers.max(s.parallel.pp);
+        let base = estimate(&s).memory.tensor_peak.get();
+        let mut b = s.clone();
+        b.workload.micro_batch += db;
+        b.inference.concurrent_requests += db;
+        prop_assert!(estimate(&b).memory.tensor_peak.get() >= base * (1.0 - 1e-12));
+        let mut q = s.clone();
+        q.workload.seq_len += ds;
+        q.inference.prompt_tokens += ds;
+        prop_assert!(estimate(&q).memory.tensor_peak.get() >= base * (1.0 - 1e-12));
+        let mut l = s.clone();
+        l.model.transformer.layers += dl * l.parallel.pp.max(1);
+        prop_assert!(estimate(&l).memory.tensor_peak.get() >= base * (1.0 - 1e-12));
+    }
+
+    #[test]
+    fn zero_stages_are_ordered(mut s in scenario()) {
+        s.mode = Mode::Training;
+        let mut prev = f64::INFINITY;
+        for z in [ZeroStage::None, ZeroStage::Stage1, ZeroStage::Stage2, ZeroStage::Stage3] {
+            s.strategies.zero = z;
+            let now = model_states(&estimate(&s));
+            prop_assert!(now <= prev * (1.0 + 1e-12), "{:?}: {} > {}", z, now, prev);
+            prev = now;
+        }
+    }
+
+    #[test]
+    fn checkpointing_never_raises_activations(mut s in scenario()) {
+        s.mode = Mode::Training;
+        s.strategies.checkpointing = Checkpointing::None;
+        let acts = |s: &Scenario| {
+            estimate(s).memory.phases.get(Phase::Forward).map_or(0.0, |b| b.get(Component::Activations).get())
+        };
+        let none = acts(&s);
+        for c in [Checkpointing::Selective, Checkpointing::Full, Checkpointing::EveryK] {
+            s.strategies.checkpointing = c;
+            prop_assert!(acts(&s) <= none * (1.0 + 1e-12), "{:?}", c);
+        }
+    }
+
+    #[test]
+    fn absurd_inputs_stay_finite(
+        ints in prop::collection::vec(prop::sample::select(vec![0u32, 1, 7, 65_535, u32::MAX]), 16),
+        floats in prop::collection::vec(prop::sample::select(vec![
+            f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0, 0.0, 0.5, 1e15, 1e300,
+        ]), 10),
+        family in 0u8..3,
+        shape in prop::bool::ANY,
+        mode in prop::bool::ANY,
+    ) {
+        let mut s = Scenario::default();
+        s.mode = if mode { Mode::Training } else { Mode::Inference };
+        s.model.family = [ModelFamily::Transformer, ModelFamily::Cnn, ModelFamily::Recommender][usize::from(family)];
+        s.model.shape = if shape { ShapeSource::ParamCount } else { ShapeSource::Dimensions };
+        s.model.params = floats[0];
+        let t = &mut s.model.transformer;
+        (t.layers, t.hidden, t.heads, t.kv_heads, t.head_dim, t.ffn, t.vocab, t.max_positions) =
+            (ints[0], ints[1], ints[2], ints[3], ints[4], ints[5], ints[6], ints[7]);
+        s.workload.micro_batch = ints[8];
+        s.workload.seq_len = ints[9];
+        s.workload.grad_accum_steps = ints[10];
+        s.parallel.tp = ints[11];
+        s.parallel.pp = ints[12];
+        s.parallel.dp = ints[13];
+        s.inference.prompt_tokens = ints[14];
+        s.inference.generated_tokens = ints[15];
+        s.inference.concurrent_requests = ints[15];
+        s.inference.mean_length_fraction = floats[1];
+        s.strategies.prune_fraction = floats[2];
+        s.strategies.prune_kind = PruneKind::Unstructured;
+        s.strategies.weight_sharing_fraction = floats[3];
+        s.strategies.second_tier_gib = floats[4];
+        s.overheads.allocator_reserve_fraction = floats[5];
+        s.overheads.cuda_context_mib = floats[6];
+        s.model.cnn.activation_bytes_per_image_fp32 = floats[7];
+        s.model.recommender.rows_per_table = floats[8];
+        s.implementation.dropout_mask = DropoutMask::Float;
+        s.gpu = GpuChoice::Custom(CustomGpu { memory_gb: floats[9], ..CustomGpu::default() });
+        let e = estimate(&s);
+        prop_assert!(finite(&e));
+    }
+}
