@@ -246,8 +246,7 @@ proptest! {
         shape in prop::bool::ANY,
         mode in prop::bool::ANY,
     ) {
-        let mut s = Scenario::default();
-        s.mode = if mode { Mode::Training } else { Mode::Inference };
+        let mut s = Scenario { mode: if mode { Mode::Training } else { Mode::Inference }, ..Scenario::default() };
         s.model.family = [ModelFamily::Transformer, ModelFamily::Cnn, ModelFamily::Recommender][usize::from(family)];
         s.model.shape = if shape { ShapeSource::ParamCount } else { ShapeSource::Dimensions };
         s.model.params = floats[0];
