@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::estimator::estimate;
 use crate::estimator::solver::{
-    FitOptions, ScaleAxis, Solved, Target, make_it_fit, max_fitting, min_degree,
+    FitOptions, FitResult, ScaleAxis, Solved, Target, make_it_fit, max_fitting, min_degree,
 };
 use crate::presets::to_ron_string;
 use crate::scenario::Scenario;
@@ -51,42 +51,52 @@ const DEGREES: [(&str, &str, ScaleAxis); 3] = [
 
 /// The solvers' answers as text (or JSON).
 pub fn run(s: &Scenario, max_gpus: u32, top: usize, as_json: bool) -> String {
-    let est = estimate(s);
     let result = make_it_fit(s, FitOptions { max_gpus, top });
     if as_json {
-        let limits: serde_json::Map<String, Value> = LIMITS
-            .iter()
-            .map(|(_, k, t)| ((*k).to_owned(), solved_json(max_fitting(s, *t))))
-            .chain(
-                DEGREES
-                    .iter()
-                    .map(|(_, k, a)| ((*k).to_owned(), solved_json(min_degree(s, *a)))),
-            )
-            .collect();
-        let suggestions: Vec<Value> = result
-            .suggestions
-            .iter()
-            .map(|g| {
-                json!({
-                    "changes": g.changes, "costs": g.costs, "step_time_s": g.step_time_s,
-                    "headroom_bytes": g.headroom.get(), "gpus": g.gpus,
-                    "scenario_ron": to_ron_string(&g.scenario),
-                })
-            })
-            .collect();
-        let v = json!({
-            "fits": est.memory.fits,
-            "headroom_bytes": est.memory.headroom.get(),
-            "limits": limits,
-            "make_it_fit": {
-                "already_fits": result.already_fits,
-                "budget_gpus": result.budget_gpus,
-                "estimates": result.estimates,
-                "suggestions": suggestions,
-            },
-        });
-        return serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
+        json_text(s, &result)
+    } else {
+        text(s, &result)
     }
+}
+
+fn json_text(s: &Scenario, result: &FitResult) -> String {
+    let est = estimate(s);
+    let limits: serde_json::Map<String, Value> = LIMITS
+        .iter()
+        .map(|(_, k, t)| ((*k).to_owned(), solved_json(max_fitting(s, *t))))
+        .chain(
+            DEGREES
+                .iter()
+                .map(|(_, k, a)| ((*k).to_owned(), solved_json(min_degree(s, *a)))),
+        )
+        .collect();
+    let suggestions: Vec<Value> = result
+        .suggestions
+        .iter()
+        .map(|g| {
+            json!({
+                "changes": g.changes, "costs": g.costs, "step_time_s": g.step_time_s,
+                "headroom_bytes": g.headroom.get(), "gpus": g.gpus,
+                "scenario_ron": to_ron_string(&g.scenario),
+            })
+        })
+        .collect();
+    let v = json!({
+        "fits": est.memory.fits,
+        "headroom_bytes": est.memory.headroom.get(),
+        "limits": limits,
+        "make_it_fit": {
+            "already_fits": result.already_fits,
+            "budget_gpus": result.budget_gpus,
+            "estimates": result.estimates,
+            "suggestions": suggestions,
+        },
+    });
+    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+fn text(s: &Scenario, result: &FitResult) -> String {
+    let est = estimate(s);
     let mut out = String::new();
     let gib = |b| MemoryUnit::GiB.format(b);
     let verdict = if est.memory.fits {
