@@ -307,3 +307,72 @@ fn hf_bert_large_v100_table() {
     }
     println!("worst {:.1}%", worst * 100.0);
 }
+
+fn llama2_7b(mode: Mode) -> Scenario {
+    let mut s = Scenario {
+        mode,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn, t.vocab) = (32, 4096, 32, 32, 11008, 32000);
+    s
+}
+
+fn print_estimate(label: &str, s: &Scenario) -> f64 {
+    let e = estimate(s);
+    let m = &e.memory;
+    print!("{label:<44}");
+    for (c, b) in m.peak.iter() {
+        if b.get() > 0.0 {
+            print!(" {}={:.2}", c.key(), b.as_gib());
+        }
+    }
+    println!(
+        " | phase {:?} tensor {:.2} GiB total {:.2} GiB",
+        m.peak_phase.map(|p| p.key()),
+        m.tensor_peak.as_gib(),
+        m.gpu_total.as_gib()
+    );
+    m.tensor_peak.as_gib()
+}
+
+/// The two cross-tool cases of shared/reference/peers.md §12 (numbers quoted in docs/model.md §9).
+#[test]
+fn peers_cross_tool_cases() {
+    // T: Llama-2-7B full fine-tune, Adam, bf16 mixed, b = 1, s = 2048, one GPU, no recompute.
+    let mut t = llama2_7b(Mode::Training);
+    t.workload.seq_len = 2048;
+    t.optimizer.kind = OptimizerKind::Adam;
+    t.precision.mode = PrecisionMode::Amp;
+    t.precision.compute = Dtype::Bf16;
+    let hf_flash = print_estimate("T HF autocast bf16, SDPA flash", &t);
+    t.strategies.attention = AttentionKernel::Materialized;
+    let hf_eager = print_estimate("T HF autocast bf16, eager attention", &t);
+    t.strategies.attention = AttentionKernel::Flash;
+    t.implementation.profile = Profile::Megatron;
+    t.precision.mode = PrecisionMode::MasterWeights;
+    t.optimizer.foreach = false; // Megatron steps with a fused Adam kernel
+    let mg = print_estimate("T Megatron 2+2+12, flash", &t);
+    t.strategies.attention = AttentionKernel::Materialized;
+    t.workload.dropout = true;
+    print_estimate("T Megatron 2+2+12, no flash, dropout", &t);
+    assert!(hf_flash < hf_eager && mg < hf_flash);
+    // I: inference bf16, b = 8, prompt 2048 + 256 generated, A100-80GB, last-position logits.
+    let mut i = llama2_7b(Mode::Inference);
+    i.precision.mode = PrecisionMode::Uniform;
+    i.precision.compute = Dtype::Bf16;
+    i.precision.kv_cache = Dtype::Bf16;
+    i.workload.micro_batch = 8;
+    i.inference.prompt_tokens = 2048;
+    i.inference.generated_tokens = 256;
+    i.gpu = vram_explorer::scenario::GpuChoice::Catalog(vram_explorer::hardware::GpuId::A100Sxm80);
+    let inf = print_estimate("I HF bf16 b8 2048+256, flash", &i);
+    // KV at the last step: 8 × 2304 × 524,288 B = 9 GiB (= 9,216 MiB, the closed form).
+    let kv = estimate(&i)
+        .memory
+        .phases
+        .get(vram_explorer::estimator::Phase::Decode)
+        .map(|b| b.get(kv_component()).as_gib());
+    assert_eq!(kv, Some(9.0));
+    assert!(inf > 21.0 && inf < 23.0);
+}

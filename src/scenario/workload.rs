@@ -89,7 +89,9 @@ pub enum OptimizerKind {
 #[serde(default, deny_unknown_fields)]
 pub struct Optimizer {
     pub kind: OptimizerKind,
-    /// `foreach=True` (the CUDA default) or fused: the step holds parameter-sized temporaries.
+    /// `foreach=True` (PyTorch's CUDA default): Adam's step holds one parameter-sized temporary
+    /// (measured). False = fused (apex/Megatron/`fused=True`) or per-tensor: at most the largest
+    /// tensor's temporaries.
     pub foreach: bool,
 }
 
