@@ -155,6 +155,7 @@ pub const RANGES: &[FieldRange] = &[
     positive("gpu.tflops_32", RATE, |s| custom(s).map(|c| c.tflops_32)),
     positive("gpu.link_gb_s", RATE, |s| custom(s).map(|c| c.link_gb_s)),
     positive("gpu.host_link_gb_s", RATE, |s| custom(s).map(|c| c.host_link_gb_s)),
+    closed("gpu.tflops_8", 0.0, 1e5, |s| custom(s).map(|c| c.tflops_8)),
     closed("gpu.tdp_w", 0.0, 1e5, |s| custom(s).map(|c| c.tdp_w)),
     closed("overheads.cuda_context_mib", 0.0, DEGREE, |s| Some(s.overheads.cuda_context_mib)),
     closed("overheads.allocator_reserve_fraction", 0.0, 1.0, |s| Some(s.overheads.allocator_reserve_fraction)),
@@ -167,7 +168,8 @@ pub const RANGES: &[FieldRange] = &[
     closed("timing.offload_overlap", 0.0, 1.0, |s| Some(s.timing.offload_overlap)),
     positive("timing.pageable_fraction", 1.0, |s| Some(s.timing.pageable_fraction)),
     positive("timing.internode_gb_s", RATE, |s| Some(s.timing.internode_gb_s)),
-    closed("timing.link_latency_us", 0.0, 1e6, |s| Some(s.timing.link_latency_us)),
+    closed("timing.link_latency_us", 0.0, 1e4, |s| Some(s.timing.link_latency_us)),
+    positive("timing.nvme_gb_s", RATE, |s| Some(s.timing.nvme_gb_s)),
     closed("timing.token_budget", 0.0, 1e18, |s| Some(s.timing.token_budget)),
     closed("timing.price_per_gpu_hour", 0.0, 1e6, |s| Some(s.timing.price_per_gpu_hour)),
 ];
