@@ -2,16 +2,16 @@
 //! compute with every memory technology (at the technology's stated device count) as a what-if.
 //! A fixed-size, table-shaped value; allocation-free.
 //!
-//! Largest batch in closed form: per-GPU memory is affine in the batch (weights, optimizer states and
-//! overheads are fixed; activations and KV cache grow linearly), so two memory estimates, at batch 1
-//! and 2, give M(b) = M(1) + (b − 1)·(M(2) − M(1)), and the largest batch that fits a capacity C is
-//! ⌊(C − M(1)) / (M(2) − M(1))⌋ + 1.
+//! Largest batch in closed form: each phase's memory is affine in the batch (weights, optimizer states
+//! and overheads are fixed; activations and KV cache grow linearly) and the peak is the largest phase,
+//! so two memory estimates, at batch 1 and 2, give every phase's line T_p(b) = a_p + c_p·b, and the
+//! largest batch that fits is the smallest per-phase solution — no bisection.
 
 use serde::Serialize;
 
 use super::types::{Bound, Performance};
 use super::{compute_dtype, core};
-use crate::estimator::{Diagnostics, MemoryEstimate, memory, model};
+use crate::estimator::{Diagnostics, MemoryEstimate, Phase, memory, model};
 use crate::hardware::{
     self, ArticleTech, Capacity, Confidence, GpuId, GpuSpec, MemoryTech, TechSpec, article_tech,
     tech,
@@ -70,7 +70,7 @@ pub struct ComparisonRow {
 pub struct Comparison {
     /// Per-GPU memory the scenario needs (the memory estimate's GPU total).
     pub needed: Bytes,
-    /// Memory each additional batch element adds.
+    /// Memory one more batch element adds at the scenario's batch.
     pub per_batch: Bytes,
     /// The GPU whose compute the technology rows use.
     pub base_gpu: &'static str,
@@ -94,12 +94,12 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     let mut d = Diagnostics::default();
     let model = model::resolve(&scenario.model, &mut d);
     let mem = memory::estimate_memory(scenario, &model, &mut d);
-    let (base, per) = batch_line(scenario, &model);
+    let fit = batch_fit(scenario, &model, mem.gpu_total.get());
     let base_hw = hardware::resolve(&scenario.gpu);
-    let fit = Fit {
-        needed: mem.gpu_total.get(),
-        base,
-        per,
+    let batch = if scenario.mode == Mode::Inference && scenario.inference.dynamic_batching {
+        scenario.inference.concurrent_requests
+    } else {
+        scenario.workload.micro_batch
     };
     let row =
         |kind: RowKind, hw: &GpuSpec, devices: u32, cap: Option<Bytes>, d: &mut Diagnostics| {
@@ -129,7 +129,7 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     });
     Comparison {
         needed: mem.gpu_total,
-        per_batch: Bytes(per),
+        per_batch: Bytes(fit.slope_at(batch.max(1) as f64)),
         base_gpu: base_hw.name,
         gpus,
         techs,
@@ -137,24 +137,52 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     }
 }
 
-/// The memory line M(b) = base + per·b.
+/// Per-GPU memory as a function of the batch: each phase's tensor bytes are affine in the batch,
+/// T_p(b) = a_p + c_p·b, the tensor peak is their maximum, and the GPU total is affine in the tensor
+/// peak (context + workspace + reserve fraction × peak): G(t) = g1 + k·(t − t1).
 struct Fit {
     needed: f64,
-    base: f64,
-    per: f64,
+    /// (a_p, c_p) per phase present in both probes.
+    lines: [Option<(f64, f64)>; Phase::COUNT],
+    t1: f64,
+    g1: f64,
+    k: f64,
 }
 
 impl Fit {
+    /// Largest batch whose GPU total fits `cap`: the tensor budget G⁻¹(cap), then the smallest
+    /// per-phase solution of a_p + c_p·b ≤ budget.
     fn max_batch(&self, cap: f64) -> u32 {
-        if self.base + self.per > cap {
+        if self.g1 > cap {
             return 0;
         }
-        if self.per <= 0.0 {
+        if self.k <= 0.0 {
             return MAX_BATCH;
         }
-        ((cap - self.base) / self.per)
-            .floor()
-            .clamp(0.0, MAX_BATCH as f64) as u32
+        let budget = self.t1 + (cap - self.g1) / self.k;
+        let mut best = MAX_BATCH as f64;
+        for (a, c) in self.lines.iter().flatten() {
+            if *c > 0.0 {
+                best = best.min(((budget - a) / c).floor());
+            }
+        }
+        best.clamp(1.0, MAX_BATCH as f64) as u32
+    }
+
+    /// Memory one more batch element adds at batch `b`: the slope of the phase that peaks there.
+    fn slope_at(&self, b: f64) -> f64 {
+        let top = self
+            .lines
+            .iter()
+            .flatten()
+            .fold((f64::NEG_INFINITY, 0.0), |best, (a, c)| {
+                if a + c * b > best.0 {
+                    (a + c * b, *c)
+                } else {
+                    best
+                }
+            });
+        (top.1 * self.k).max(0.0)
     }
 }
 
@@ -212,24 +240,39 @@ fn with_tech(base: &GpuSpec, t: &TechSpec) -> GpuSpec {
     }
 }
 
-/// Memory at batch 1 and 2 → (M(1) − per, per): the line's intercept at batch 0 and its slope.
-/// The scenario is copied without its strings (`String::new()` does not allocate).
-fn batch_line(s: &Scenario, m: &model::ResolvedModel) -> (f64, f64) {
+/// Memory at batch 1 and 2 → the per-phase lines of [`Fit`]. The scenario is copied without its
+/// strings (`String::new()` does not allocate).
+fn batch_fit(s: &Scenario, m: &model::ResolvedModel, needed: f64) -> Fit {
     let mut probe = light_copy(s);
-    let mut at = |b: u32| -> f64 {
+    let mut at = |b: u32| -> MemoryEstimate {
         if probe.mode == Mode::Inference && probe.inference.dynamic_batching {
             probe.inference.concurrent_requests = b;
         } else {
             probe.workload.micro_batch = b;
         }
-        let mut d = Diagnostics::default();
-        let mem: MemoryEstimate = memory::estimate_memory(&probe, m, &mut d);
-        mem.gpu_total.get()
+        memory::estimate_memory(&probe, m, &mut Diagnostics::default())
     };
-    let m1 = at(1);
-    let m2 = at(2);
-    let per = if (m2 - m1).is_finite() { m2 - m1 } else { 0.0 };
-    (m1 - per, per)
+    let (m1, m2) = (at(1), at(2));
+    let mut lines = [None; Phase::COUNT];
+    for (slot, p) in lines.iter_mut().zip(Phase::ALL) {
+        if let (Some(x), Some(y)) = (m1.phases.get(p), m2.phases.get(p)) {
+            let (t1, t2) = (x.tensor_total().get(), y.tensor_total().get());
+            let c = t2 - t1;
+            if c.is_finite() && t1.is_finite() {
+                *slot = Some((t1 - c, c));
+            }
+        }
+    }
+    let (t1, t2) = (m1.tensor_peak.get(), m2.tensor_peak.get());
+    let (g1, g2) = (m1.gpu_total.get(), m2.gpu_total.get());
+    let k = if t2 > t1 { (g2 - g1) / (t2 - t1) } else { 0.0 };
+    Fit {
+        needed,
+        lines,
+        t1,
+        g1,
+        k: if k.is_finite() { k } else { 0.0 },
+    }
 }
 
 /// A copy of the scenario whose free-text fields are empty: no heap allocation.

@@ -156,10 +156,16 @@ fn saved_activations(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &
     sbh * (34.0 + scores) * act_scale * m.layers.div_ceil(i.pp) as f64 / i.tp as f64
 }
 
-/// Bytes that spill to the second tier: what exceeds GPU memory, up to the tier's capacity.
+/// Bytes that spill to the second tier: what exceeds GPU memory, when the tier can hold it.
 pub fn spill_bytes(mem: &MemoryEstimate, i: &Inputs) -> f64 {
     if i.tier_bw <= 0.0 {
         return 0.0;
     }
-    (mem.gpu_total.get() - i.capacity).clamp(0.0, i.tier_capacity)
+    let over = mem.gpu_total.get() - i.capacity;
+    // As the memory estimate: a spill larger than the tier does not fit at all (nothing is timed).
+    if over > 0.0 && over <= i.tier_capacity {
+        over
+    } else {
+        0.0
+    }
 }
