@@ -76,17 +76,28 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
         let _ = writeln!(
             out,
             "  Training {} tokens: {}, {} GPU-hours, {} at the set price{}",
-            fmt_sig(s.timing.token_budget),
+            fmt_count(s.timing.token_budget),
             fmt_seconds(c.time_s),
-            fmt_sig(c.gpu_hours),
-            fmt_sig(c.money),
+            fmt_count(c.gpu_hours),
+            fmt_count(c.money),
             c.energy_kwh
-                .map(|e| format!(", {} kWh", fmt_sig(e)))
+                .map(|e| format!(", {} kWh", fmt_count(e)))
                 .unwrap_or_default()
         );
     }
     out.push('\n');
     comparison(out, s);
+}
+
+/// A large count with an SI suffix: `1.00 T`, `2.37 M`; smaller ones as they are.
+fn fmt_count(x: f64) -> String {
+    let (v, suffix) = match x.abs() {
+        a if a >= 1e12 => (x / 1e12, " T"),
+        a if a >= 1e9 => (x / 1e9, " G"),
+        a if a >= 1e6 => (x / 1e6, " M"),
+        _ => (x, ""),
+    };
+    format!("{}{suffix}", fmt_sig(v))
 }
 
 fn roofline_row(out: &mut String, name: &str, r: &PhaseRoofline) {
