@@ -108,10 +108,12 @@ fn hf_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
     // Eager GQA repeats K and V to all heads (`repeat_kv`, copies); SDPA/flash takes them as is.
     let kv = if eager { 2.0 * z.bsq } else { 2.0 * z.bsk };
     let lse = if eager { 0.0 } else { 4.0 * z.bas };
-    let attention = ec * (z.bsq + kv + z.bsq) + lse;
+    // Seed article §4.1: attention kept in FP32 while the FFN runs 16-bit.
+    let ea = if c.attention_fp32 { 4.0 } else { ec };
+    let attention = ea * (z.bsq + kv + z.bsq) + lse;
     let (scores, s2_mask) = if eager {
-        let e_sm = if c.amp || m.softmax_fp32 { 4.0 } else { ec };
-        let after = if c.dropout || e_sm != ec { ec } else { 0.0 };
+        let e_sm = if c.amp || m.softmax_fp32 { 4.0 } else { ea };
+        let after = if c.dropout || e_sm != ea { ea } else { 0.0 };
         let mask = if c.dropout { c.mask_bytes } else { 0.0 };
         ((e_sm + after) * z.bas2, mask * z.bas2)
     } else {
@@ -146,11 +148,12 @@ fn hf_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
 /// (FP32 log-sum-exp instead).
 fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
     let e = c.ec;
+    let ea = if c.attention_fp32 { 4.0 } else { e };
     let eager = c.attention == AttentionKernel::Materialized;
     let attention =
-        e * (z.bsh / z.tr + 2.0 * z.bsq + 2.0 * z.bsk) + if eager { 0.0 } else { 4.0 * z.bas };
+        e * z.bsh / z.tr + ea * (2.0 * z.bsq + 2.0 * z.bsk) + if eager { 0.0 } else { 4.0 * z.bas };
     let scores = if eager {
-        e * z.bas2 * if c.dropout { 2.0 } else { 1.0 }
+        ea * z.bas2 * if c.dropout { 2.0 } else { 1.0 }
     } else {
         0.0
     };

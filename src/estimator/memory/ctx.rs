@@ -42,6 +42,8 @@ pub struct Ctx {
     pub e_states: f64,
     pub e_master: f64,
     pub e_kv: f64,
+    /// Seed article §4.1 per-layer precision: the attention block's activations in FP32.
+    pub attention_fp32: bool,
     pub attention: AttentionKernel,
     pub checkpointing: Checkpointing,
     pub checkpoint_every: f64,
@@ -139,6 +141,7 @@ impl Ctx {
             e_states: p.optimizer_states.bytes(),
             e_master: p.master_weights.map_or(0.0, |t| t.bytes()),
             e_kv: p.kv_cache.bytes(),
+            attention_fp32: p.attention_fp32,
             attention: st.attention,
             checkpointing: st.checkpointing,
             checkpoint_every: if st.checkpoint_every == 0 {
