@@ -26,7 +26,7 @@ const TITLE: &str = "VRAM Explorer";
 const APP_KEY_SESSION: &str = eframe::APP_KEY;
 
 /// What comes back on restart.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Session {
     pub scenario: Scenario,
@@ -38,19 +38,6 @@ pub struct Session {
     pub prefs: Prefs,
     /// Most recent first.
     pub recent: Vec<PathBuf>,
-}
-
-impl Default for Session {
-    fn default() -> Self {
-        Session {
-            scenario: Scenario::default(),
-            path: None,
-            saved: Scenario::default(),
-            baseline: None,
-            prefs: Prefs::default(),
-            recent: Vec::new(),
-        }
-    }
 }
 
 /// A modal dialog in progress.
@@ -150,7 +137,12 @@ impl ExplorerApp {
         self.dialogs(&ctx);
         let dragging = ctx.dragged_id().is_some();
         self.history.observe(&self.session.scenario, dragging);
-        for command in std::mem::take(&mut self.pending) {
+        let commands = std::mem::take(&mut self.pending);
+        if !commands.is_empty() {
+            // What a command changed is drawn in the next frame.
+            ctx.request_repaint();
+        }
+        for command in commands {
             self.execute(&ctx, command);
         }
     }

@@ -3,9 +3,9 @@
 
 use egui::{RichText, Ui};
 
-use super::{Prefs, theme};
+use super::{Prefs, theme, widgets};
 use crate::estimator::{Diagnostic, Estimate};
-use crate::units::{Bytes, fmt_sig};
+use crate::units::{Bytes, fmt_seconds, fmt_sig};
 
 /// What the headline shows about one scenario.
 pub struct Column<'a> {
@@ -162,7 +162,7 @@ pub fn peak_text(prefs: &Prefs, est: &Estimate) -> String {
         String::new()
     };
     format!(
-        "Per-GPU peak {} of {}{pct}",
+        "Peak per GPU: {} of {}{pct}",
         u.format(m.gpu_total),
         u.format(m.capacity)
     )
@@ -197,12 +197,54 @@ fn largest_text(b: Option<u32>) -> String {
 
 /// Step time, throughput and saturation: (label, value with unit, hover).
 fn speed_rows(est: &Estimate) -> Vec<(&'static str, String, &'static str)> {
-    let _ = est;
-    vec![(
-        "Step time",
-        "—".to_owned(),
-        "Time of one step from the roofline model (pending).",
-    )]
+    let p = &est.performance;
+    let step = &p.step;
+    let tokens = format!("{} tokens/s", widgets::fmt_count(p.throughput.tokens_per_s));
+    let main = p.training.or(p.decode).or(p.prefill);
+    let saturation = main.map_or_else(
+        || "—".to_owned(),
+        |r| format!("{} % ({})", fmt_sig(r.saturation * 100.0), r.bound.label()),
+    );
+    let mut rows = Vec::with_capacity(4);
+    if p.training.is_some() {
+        rows.push((
+            "Step time",
+            format!("{} ({})", fmt_seconds(step.total_s), step.bound.label()),
+            "One optimizer step: forward + backward of every micro-batch, the update, exposed communication, bubbles and offload.",
+        ));
+        rows.push((
+            "Throughput",
+            tokens,
+            "Training tokens per second over all GPUs.",
+        ));
+        rows.push((
+            "MFU",
+            format!("{} %", fmt_sig(p.throughput.mfu * 100.0)),
+            "Model FLOPs utilisation (PaLM App. B): model FLOPs ÷ (step time × peak).",
+        ));
+    } else {
+        rows.push((
+            "First token",
+            fmt_seconds(p.throughput.ttft_s),
+            "Time to first token: the prefill of the prompt batch.",
+        ));
+        rows.push((
+            "Per output token",
+            fmt_seconds(p.throughput.tpot_s),
+            "Time per output token at the mean decode context.",
+        ));
+        rows.push((
+            "Throughput",
+            tokens,
+            "Generated tokens per second over all GPUs.",
+        ));
+    }
+    rows.push((
+        "Compute saturation",
+        saturation,
+        "Attainable ÷ peak FLOP/s of the main phase on the roofline: how busy the compute units can be.",
+    ));
+    rows
 }
 
 /// The diagnostics, most serious first, each coloured by severity.

@@ -5,7 +5,7 @@ use egui::Ui;
 
 use super::charts::{self, architecture, composition, roofline, sweep};
 use super::{Prefs, headline};
-use crate::estimator::{Estimate, estimate};
+use crate::estimator::{Estimate, estimate, solver};
 use crate::scenario::Scenario;
 
 /// Smallest height a chart gets; below it the area scrolls instead of squashing.
@@ -20,8 +20,13 @@ pub fn central(
 ) {
     let current = estimate(scenario);
     let base = baseline.map(|b| (b, estimate(b)));
-    let cur_batch = sweep::largest_batch(scratch, scenario);
-    let base_batch = base.as_ref().map(|(b, _)| sweep::largest_batch(scratch, b));
+    let largest = |s: &Scenario| {
+        solver::max_micro_batch(s)
+            .value()
+            .map(|v| u32::try_from(v).unwrap_or(u32::MAX))
+    };
+    let cur_batch = largest(scenario);
+    let base_batch = base.as_ref().map(|(b, _)| largest(b));
     let cur_col = headline::Column {
         title: "Current",
         estimate: &current,
@@ -127,7 +132,7 @@ fn roofline_chart(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, current: &Est
 
 fn architecture_chart(
     ui: &mut Ui,
-    prefs: &Prefs,
+    prefs: &mut Prefs,
     scenario: &Scenario,
     current: &Estimate,
     scratch: &mut Scenario,
@@ -137,7 +142,8 @@ fn architecture_chart(
         "Architectures: this scenario on other GPUs",
         "Memory, bandwidth and latency per GPU, each with its own scale, and whether this scenario fits.",
     );
-    architecture::ui(ui, prefs, scenario, current, scratch);
+    let _ = (current, scratch);
+    architecture::ui(ui, prefs, scenario);
 }
 
 fn sweep_chart(

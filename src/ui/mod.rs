@@ -74,6 +74,15 @@ impl SweepAxis {
     }
 }
 
+/// Which rows the architecture comparison shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ArchView {
+    #[default]
+    Gpus,
+    Technologies,
+    Article,
+}
+
 /// View preferences: persisted with the session, never saved into a scenario file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -85,6 +94,7 @@ pub struct Prefs {
     /// Whether the controls panel is shown in presentation mode (always shown otherwise).
     pub controls_in_presentation: bool,
     pub sweep_axis: SweepAxis,
+    pub arch_view: ArchView,
 }
 
 impl Default for Prefs {
@@ -95,6 +105,7 @@ impl Default for Prefs {
             presentation: false,
             controls_in_presentation: false,
             sweep_axis: SweepAxis::Batch,
+            arch_view: ArchView::Gpus,
         }
     }
 }

@@ -97,9 +97,10 @@ pub fn roof(choice: ThemeChoice) -> Color32 {
     capacity(choice)
 }
 
-/// Colours of roofline operating points: training step, prefill, decode.
-pub const OPERATING_POINTS: [Color32; 3] = [
+/// Colours of roofline operating points, in the order they are drawn.
+pub const OPERATING_POINTS: [Color32; 4] = [
     Color32::from_rgb(0xEE, 0x66, 0x77),
+    Color32::from_rgb(0xCC, 0xBB, 0x44),
     Color32::from_rgb(0x22, 0x88, 0x33),
     Color32::from_rgb(0xEE, 0x77, 0x33),
 ];

@@ -1,14 +1,17 @@
 //! Architecture comparison as small multiples: one column per quantity (memory, bandwidth, latency,
-//! and what this scenario does on that GPU), each with its own unit and scale, one row per GPU.
-//! Painted bars in a grid rather than plots: long GPU names stay legible at any width.
+//! and what this scenario does there: fits, step time), each with its own unit and scale, one row per
+//! GPU or memory technology, from `performance::compare`. Painted bars in rows rather than plots, so
+//! long names stay legible at any width.
 
 use egui::{Color32, RichText, Sense, Ui};
 
-use crate::estimator::{Component, Estimate, estimate};
-use crate::hardware::{self, GpuId};
+use crate::estimator::Component;
+use crate::estimator::performance::{ComparisonRow, RowKind, compare};
+use crate::hardware::GpuId;
 use crate::scenario::{GpuChoice, Scenario};
-use crate::ui::{Prefs, theme};
-use crate::units::{Bytes, fmt_sig};
+use crate::ui::widgets::{self, Choice, opt};
+use crate::ui::{ArchView, Prefs, theme};
+use crate::units::{fmt_seconds, fmt_sig};
 
 /// GPUs compared by default (the scenario's own GPU is always added).
 const SHOWN: [GpuId; 8] = [
@@ -22,41 +25,23 @@ const SHOWN: [GpuId; 8] = [
     GpuId::Rtx4090,
 ];
 
-struct Row {
-    name: &'static str,
-    current: bool,
-    capacity: Bytes,
-    bandwidth_gb_s: f64,
-    latency_ns: Option<f64>,
-    peak: Bytes,
-    fits: bool,
-}
-
-fn rows(scenario: &Scenario, scratch: &mut Scenario) -> Vec<Row> {
-    let mut ids: Vec<GpuId> = SHOWN.to_vec();
-    if let GpuChoice::Catalog(id) = scenario.gpu {
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
-    }
-    scratch.clone_from(scenario);
-    ids.into_iter()
-        .map(|id| {
-            scratch.gpu = GpuChoice::Catalog(id);
-            let spec = hardware::gpu(id);
-            let m = estimate(scratch).memory;
-            Row {
-                name: spec.name,
-                current: scenario.gpu == GpuChoice::Catalog(id),
-                capacity: spec.capacity.bytes(),
-                bandwidth_gb_s: spec.bandwidth_gb_s,
-                latency_ns: spec.latency_ns,
-                peak: m.gpu_total,
-                fits: m.fits,
-            }
-        })
-        .collect()
-}
+const VIEWS: [Choice<ArchView>; 3] = [
+    opt(
+        ArchView::Gpus,
+        "GPUs",
+        "Catalog GPUs, each with its own compute and memory.",
+    ),
+    opt(
+        ArchView::Technologies,
+        "Memory technologies",
+        "This scenario's GPU compute with each memory technology in a GPU-sized configuration (what-if).",
+    ),
+    opt(
+        ArchView::Article,
+        "Seed article's figures",
+        "The memory systems as the seed article describes them (HBM2e, GDDR6X, LPDDR5).",
+    ),
+];
 
 /// A horizontal bar filling `fraction` of the cell, with the value written over it.
 fn bar_cell(ui: &mut Ui, width: f32, fraction: f64, color: Color32, text: String, hover: String) {
@@ -70,7 +55,7 @@ fn bar_cell(ui: &mut Ui, width: f32, fraction: f64, color: Color32, text: String
     let mut bar = rect;
     bar.set_width(rect.width() * f);
     ui.painter()
-        .rect_filled(bar, 2.0, color.gamma_multiply(0.55));
+        .rect_filled(bar, 2.0, color.gamma_multiply(0.6));
     ui.painter().text(
         rect.left_center() + egui::vec2(4.0, 0.0),
         egui::Align2::LEFT_CENTER,
@@ -81,131 +66,159 @@ fn bar_cell(ui: &mut Ui, width: f32, fraction: f64, color: Color32, text: String
     resp.on_hover_text(hover);
 }
 
-pub fn ui(
-    ui: &mut Ui,
-    prefs: &Prefs,
+fn selected_rows<'a>(
+    view: ArchView,
     scenario: &Scenario,
-    current: &Estimate,
-    scratch: &mut Scenario,
-) {
-    let _ = current;
-    let u = prefs.unit;
-    let rows = rows(scenario, scratch);
-    let max_cap = rows.iter().map(|r| r.capacity.get()).fold(1.0, f64::max);
-    let max_bw = rows.iter().map(|r| r.bandwidth_gb_s).fold(1.0, f64::max);
-    let max_lat = rows.iter().filter_map(|r| r.latency_ns).fold(1.0, f64::max);
+    all: &'a [ComparisonRow],
+) -> Vec<&'a ComparisonRow> {
+    let own = match scenario.gpu {
+        GpuChoice::Catalog(id) => Some(id),
+        GpuChoice::Custom(_) => None,
+    };
+    all.iter()
+        .filter(|r| match (view, r.kind) {
+            (ArchView::Gpus, RowKind::Gpu(id)) => SHOWN.contains(&id) || own == Some(id),
+            (ArchView::Technologies, RowKind::Tech(_)) => true,
+            (ArchView::Article, RowKind::Article(_)) => true,
+            _ => false,
+        })
+        .collect()
+}
+
+pub fn ui(ui: &mut Ui, prefs: &mut Prefs, scenario: &Scenario) {
+    let hover = "Which rows to compare; every column has its own unit and scale.";
+    widgets::choice(ui, &mut prefs.arch_view, &VIEWS, "Compare", hover);
+    let c = compare(scenario);
+    let all: Vec<ComparisonRow> = c.rows().copied().collect();
+    let rows = selected_rows(prefs.arch_view, scenario, &all);
+    let max = |f: &dyn Fn(&ComparisonRow) -> f64| rows.iter().map(|r| f(r)).fold(1e-9, f64::max);
+    let scale = [
+        max(&|r| r.capacity.map_or(0.0, |b| b.get())),
+        max(&|r| r.bandwidth.get()),
+        max(&|r| r.latency_ns.unwrap_or(0.0)),
+    ];
     let body = ui.text_style_height(&egui::TextStyle::Body);
-    let name_w = body * 9.5;
+    let name_w = body * 9.0;
     let gap = ui.spacing().item_spacing.x;
     let cell_w = ((ui.available_width() - name_w - 4.0 * gap) / 4.0).max(50.0);
     let header = |ui: &mut Ui, w: f32, text: String, hover: &str| {
-        ui.add_sized(
-            [w, body + 2.0],
-            egui::Label::new(RichText::new(text).strong()).truncate(),
-        )
-        .on_hover_text(hover);
+        let size = egui::vec2(w, body + 2.0);
+        let layout = egui::Layout::left_to_right(egui::Align::Center);
+        ui.allocate_ui_with_layout(size, layout, |ui| {
+            ui.set_min_size(size);
+            ui.add(egui::Label::new(RichText::new(text).strong()).truncate())
+                .on_hover_text(hover);
+        });
     };
     ui.horizontal(|ui| {
-        header(
-            ui,
-            name_w,
-            "GPU".to_owned(),
-            "Catalog GPUs; the scenario's own is highlighted.",
-        );
-        header(
-            ui,
-            cell_w,
-            format!("Memory ({})", u.label()),
-            "Capacity per GPU as the vendor quotes it, in the chosen unit.",
-        );
-        header(
-            ui,
-            cell_w,
-            "Bandwidth (GB/s)".to_owned(),
-            "Peak memory bandwidth per GPU, GB/s (10^9 B/s).",
-        );
-        header(
-            ui,
-            cell_w,
-            "Latency (ns)".to_owned(),
-            "Measured load-to-use DRAM latency where sourced; — when unknown.",
-        );
-        header(
-            ui,
-            cell_w,
-            format!("This scenario ({})", u.label()),
-            "Per-GPU peak of the current scenario on that GPU, against its memory.",
-        );
+        let base = if prefs.arch_view == ArchView::Gpus { "GPU".to_owned() } else { format!("Memory on {}", c.base_gpu) };
+        header(ui, name_w, base, "Rows; the scenario's own GPU is highlighted.");
+        header(ui, cell_w, "Memory".to_owned(), "Capacity per GPU (what-if configuration for technologies), in the chosen unit.");
+        header(ui, cell_w, "Bandwidth".to_owned(), "Peak memory bandwidth, GB/s (10^9 B/s).");
+        header(ui, cell_w, "Latency".to_owned(), "Load-to-use latency where sourced; — when unknown.");
+        header(ui, cell_w, "This scenario".to_owned(), "Whether the current scenario fits there, and its step time (training) or time per output token (inference).");
     });
-    for r in &rows {
-        ui.horizontal(|ui| row_ui(ui, prefs, r, name_w, cell_w, [max_cap, max_bw, max_lat]));
+    let own = match scenario.gpu {
+        GpuChoice::Catalog(id) => Some(RowKind::Gpu(id)),
+        GpuChoice::Custom(_) => None,
+    };
+    for r in rows {
+        ui.horizontal(|ui| {
+            row_ui(
+                ui,
+                prefs,
+                r,
+                own == Some(r.kind),
+                name_w,
+                cell_w,
+                scale,
+                c.needed,
+            )
+        });
     }
 }
 
-fn row_ui(ui: &mut Ui, prefs: &Prefs, r: &Row, name_w: f32, cell_w: f32, max: [f64; 3]) {
+#[allow(clippy::too_many_arguments)]
+fn row_ui(
+    ui: &mut Ui,
+    prefs: &Prefs,
+    r: &ComparisonRow,
+    own: bool,
+    name_w: f32,
+    cell_w: f32,
+    scale: [f64; 3],
+    needed: crate::units::Bytes,
+) {
     let u = prefs.unit;
     let th = prefs.theme;
     let body = ui.text_style_height(&egui::TextStyle::Body);
-    let name = if r.current {
-        RichText::new(r.name).strong().color(theme::current(th))
+    let name = if own {
+        RichText::new(r.label).strong().color(theme::current(th))
     } else {
-        RichText::new(r.name)
+        RichText::new(r.label)
     };
-    ui.add_sized([name_w, body + 4.0], egui::Label::new(name).truncate());
-    let cap = u.format(r.capacity);
-    let hover = format!("{}: {cap}", r.name);
+    let size = egui::vec2(name_w, body + 4.0);
+    let layout = egui::Layout::left_to_right(egui::Align::Center);
+    ui.allocate_ui_with_layout(size, layout, |ui| {
+        ui.set_min_size(size);
+        ui.add(egui::Label::new(name).truncate())
+            .on_hover_text(format!("{} {}", r.label, r.confidence.tag()));
+    });
+    let cap = r.capacity.map_or_else(|| "—".to_owned(), |b| u.format(b));
+    let frac = r.capacity.map_or(0.0, |b| b.get() / scale[0]);
     bar_cell(
         ui,
         cell_w,
-        r.capacity.get() / max[0],
+        frac,
         theme::component(Component::Weights),
-        cap,
-        hover,
+        cap.clone(),
+        format!("{}: {cap}", r.label),
     );
-    let bw = format!("{} GB/s", fmt_sig(r.bandwidth_gb_s));
-    let hover = format!("{}: {bw}", r.name);
+    let bw = format!("{} GB/s", fmt_sig(r.bandwidth.as_gb_per_s()));
+    let frac = r.bandwidth.get() / scale[1];
     bar_cell(
         ui,
         cell_w,
-        r.bandwidth_gb_s / max[1],
+        frac,
         theme::component(Component::CommBuffers),
-        bw,
-        hover,
+        bw.clone(),
+        format!("{}: {bw}", r.label),
     );
     let lat = r
         .latency_ns
         .map_or_else(|| "—".to_owned(), |l| format!("{} ns", fmt_sig(l)));
-    let hover = format!("{}: {lat}", r.name);
-    let frac = r.latency_ns.unwrap_or(0.0) / max[2];
+    let frac = r.latency_ns.unwrap_or(0.0) / scale[2];
     bar_cell(
         ui,
         cell_w,
         frac,
         theme::component(Component::OptimizerStates),
-        lat,
-        hover,
+        lat.clone(),
+        format!("{}: {lat}", r.label),
     );
-    let (mark, color) = if r.fits {
-        ("fits", theme::good(th))
-    } else {
-        ("no", theme::bad(th))
+    let (mark, color) = match r.fits {
+        Some(true) => ("fits", theme::good(th)),
+        Some(false) => ("no fit", theme::bad(th)),
+        None => ("?", theme::baseline(th)),
     };
-    let frac = if r.capacity.get() > 0.0 {
-        r.peak.get() / r.capacity.get()
-    } else {
-        1.0
-    };
-    let text = format!(
-        "{mark}: {} of {}",
-        fmt_sig(u.value(r.peak)),
-        fmt_sig(u.value(r.capacity))
-    );
+    let frac = r.capacity.map_or(1.0, |b| {
+        if b.get() > 0.0 {
+            needed.get() / b.get()
+        } else {
+            1.0
+        }
+    });
+    let text = format!("{mark} · {}", fmt_seconds(r.step_time_s));
     let hover = format!(
-        "{}: peak {} of {} ({} %)",
-        r.name,
-        u.format(r.peak),
-        u.format(r.capacity),
-        fmt_sig(frac * 100.0)
+        "{}: needs {} of {}\nStep (or per-token) time {}, {} tokens/s, {}\nLargest batch that fits: {}",
+        r.label,
+        u.format(needed),
+        cap,
+        fmt_seconds(r.step_time_s),
+        widgets::fmt_count(r.tokens_per_s),
+        r.bound.label(),
+        r.max_batch
+            .map_or_else(|| "none".to_owned(), |b| b.to_string())
     );
     bar_cell(ui, cell_w, frac, color, text, hover);
 }

@@ -5,7 +5,7 @@ use egui::Ui;
 use egui_plot::{Line, LineStyle, MarkerShape, Points, VLine};
 
 use super::{legend, static_plot};
-use crate::estimator::Estimate;
+use crate::estimator::{Estimate, performance};
 use crate::hardware;
 use crate::scenario::Scenario;
 use crate::ui::{Prefs, theme, widgets};
@@ -21,10 +21,10 @@ fn attainable(ai: f64, peak_tflops: f64, bw_gb_s: f64) -> f64 {
 
 pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, height: f32) {
     let gpu = hardware::resolve(&scenario.gpu);
-    let dtype = scenario.precision.compute;
-    let peak = gpu.peaks.dense(dtype).map_or(0.0, |p| p.as_tflops());
-    let bw = gpu.bandwidth_gb_s;
-    let ridge = gpu.ridge(dtype);
+    let dtype = performance::compute_dtype(scenario);
+    let peak = est.performance.peak.as_tflops();
+    let bw = est.performance.bandwidth.as_gb_per_s();
+    let ridge = (bw > 0.0 && peak > 0.0).then(|| peak * 1e3 / bw);
     let steps = 60;
     let roof: Vec<[f64; 2]> = (0..=steps)
         .map(|i| {
@@ -99,8 +99,19 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, heigh
         });
 }
 
-/// (phase name, arithmetic intensity FLOP/B, achieved TFLOP/s) of the step's phases.
+/// (phase name, arithmetic intensity FLOP/B, attainable TFLOP/s) of the step's phases.
 fn operating_points(est: &Estimate) -> Vec<(&'static str, f64, f64)> {
-    let _ = est;
-    Vec::new()
+    let p = &est.performance;
+    [
+        ("Training step", p.training),
+        ("Optimizer update", p.optimizer),
+        ("Prefill", p.prefill),
+        ("Decode", p.decode),
+    ]
+    .into_iter()
+    .filter_map(|(name, r)| {
+        let r = r?;
+        (r.intensity > 0.0).then(|| (name, r.intensity, r.attainable.as_tflops()))
+    })
+    .collect()
 }

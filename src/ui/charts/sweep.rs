@@ -76,40 +76,6 @@ pub const fn more_is_less(axis: SweepAxis) -> bool {
     matches!(axis, SweepAxis::Dp | SweepAxis::Tp | SweepAxis::Pp)
 }
 
-fn fits_at(scratch: &mut Scenario, axis: SweepAxis, v: f64) -> bool {
-    set(scratch, axis, v);
-    estimate(scratch).memory.fits
-}
-
-/// Largest micro-batch (sequences per GPU) that fits, other inputs unchanged; `None` if not even 1.
-/// Assumes memory grows with batch (it does in the model). About 30 estimates.
-pub fn largest_batch(scratch: &mut Scenario, base: &Scenario) -> Option<u32> {
-    scratch.clone_from(base);
-    let axis = SweepAxis::Batch;
-    if !fits_at(scratch, axis, 1.0) {
-        return None;
-    }
-    let limit = 1u32 << 20;
-    let mut lo = 1u32; // fits
-    let mut hi = 2u32;
-    while hi < limit && fits_at(scratch, axis, hi as f64) {
-        lo = hi;
-        hi = hi.saturating_mul(2);
-    }
-    if hi >= limit && fits_at(scratch, axis, limit as f64) {
-        return Some(limit);
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if fits_at(scratch, axis, mid as f64) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Some(lo)
-}
-
 /// Sample positions of an axis: powers of two and 1.5× between them for integers, 40 log steps for
 /// the parameter count.
 fn samples(axis: SweepAxis, out: &mut Vec<f64>) {
@@ -156,7 +122,7 @@ fn boundary(points: &[[f64; 3]], axis: SweepAxis) -> Option<f64> {
     if more_is_less(axis) {
         fitting.map(|p| p[0]).next()
     } else {
-        fitting.map(|p| p[0]).last()
+        fitting.map(|p| p[0]).next_back()
     }
 }
 

@@ -1,0 +1,167 @@
+//! Drives the real window headless through AccessKit (egui_kittest, no GPU, no display): every control
+//! is found by its accessible label, as a screen reader would.
+#![cfg(feature = "gui")]
+
+use egui::accesskit::Role;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use vram_explorer::app::ExplorerApp;
+use vram_explorer::app::commands::Command;
+use vram_explorer::scenario::{Mode, Scenario, ShapeSource};
+
+fn harness(app: ExplorerApp) -> Harness<'static, ExplorerApp> {
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1600.0, 1400.0))
+        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
+    h.run();
+    h
+}
+
+fn app_with(edit: impl FnOnce(&mut Scenario)) -> ExplorerApp {
+    let mut app = ExplorerApp::default();
+    edit(app.scenario_mut());
+    app
+}
+
+/// The text of the first node whose label contains `needle`.
+fn text(h: &Harness<'_, ExplorerApp>, needle: &str) -> String {
+    let node = h.get_by_label_contains(needle);
+    let n = node.accesskit_node();
+    n.label().or_else(|| n.value()).unwrap_or_default()
+}
+
+/// The first number after `prefix` in `s`.
+fn number_after(s: &str, prefix: &str) -> f64 {
+    let start = s.find(prefix).map_or(0, |i| i + prefix.len());
+    let num: String = s[start..]
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    num.parse().unwrap_or(f64::NAN)
+}
+
+fn set_slider(h: &mut Harness<'_, ExplorerApp>, label: &str, value: f64) {
+    h.get_by_role_and_label(Role::Slider, label)
+        .set_value_accesskit(value);
+    h.run();
+}
+
+fn choose(h: &mut Harness<'_, ExplorerApp>, combo: &str, option: &str) {
+    h.get_by_role_and_label(Role::ComboBox, combo)
+        .click_accesskit();
+    h.run();
+    // The option, not a label elsewhere in the window with the same text.
+    h.get_all_by_label(option)
+        .find(|n| n.accesskit_node().role() != Role::Label)
+        .expect("option in the open combo box")
+        .click_accesskit();
+    h.run();
+}
+
+#[test]
+fn raising_batch_raises_activations_on_screen() {
+    // A small model with long sequences: activations are part of the peak.
+    let mut h = harness(app_with(|s| {
+        s.mode = Mode::Training;
+        s.model.shape = ShapeSource::ParamCount;
+        s.model.params = 1e8;
+        s.workload.seq_len = 4096;
+    }));
+    let before = number_after(&text(&h, "Saved activations:"), "Saved activations:");
+    set_slider(&mut h, "Micro-batch", 8.0);
+    assert_eq!(h.state().scenario().workload.micro_batch, 8);
+    let after = number_after(&text(&h, "Saved activations:"), "Saved activations:");
+    assert!(after > before * 4.0, "activations {before} -> {after}");
+}
+
+#[test]
+fn zero3_with_dp8_lowers_per_gpu_memory() {
+    let mut h = harness(app_with(|s| s.mode = Mode::Training));
+    set_slider(&mut h, "Data parallel", 8.0);
+    let before = number_after(&text(&h, "Peak per GPU:"), "Peak per GPU:");
+    choose(&mut h, "ZeRO stage", "ZeRO-3 / FSDP");
+    let after = number_after(&text(&h, "Peak per GPU:"), "Peak per GPU:");
+    assert!(after < before, "per-GPU peak {before} -> {after}");
+}
+
+#[test]
+fn a_24_gb_gpu_flips_the_fit_mark() {
+    let mut h = harness(app_with(|s| s.workload.micro_batch = 32));
+    h.get_by_label("FITS");
+    choose(&mut h, "GPU", "RTX 4090");
+    h.get_by_label("DOES NOT FIT");
+    assert!(h.query_by_label("FITS").is_none());
+}
+
+#[test]
+fn tp_not_dividing_heads_shows_a_diagnostic() {
+    let mut h = harness(ExplorerApp::default());
+    assert!(
+        h.query_by_label_contains("does not divide the attention heads")
+            .is_none()
+    );
+    set_slider(&mut h, "Tensor parallel", 3.0);
+    // Listed under the headline and next to the parallel degrees.
+    let shown = h
+        .query_all_by_label_contains("does not divide the attention heads")
+        .count();
+    assert!(shown >= 1);
+}
+
+#[test]
+fn presentation_mode_changes_text_size() {
+    let mut h = harness(ExplorerApp::default());
+    let before = h.get_by_label_contains("Peak phase").rect().height();
+    h.key_press(egui::Key::F5);
+    h.run();
+    assert!(h.state().prefs().presentation);
+    let after = h.get_by_label_contains("Peak phase").rect().height();
+    assert!(after > before * 1.3, "text height {before} -> {after}");
+}
+
+#[test]
+fn undo_restores_a_value() {
+    let mut h = harness(ExplorerApp::default());
+    set_slider(&mut h, "Micro-batch", 8.0);
+    assert_eq!(h.state().scenario().workload.micro_batch, 8);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    h.run();
+    assert_eq!(h.state().scenario().workload.micro_batch, 1);
+    h.key_press_modifiers(
+        egui::Modifiers::COMMAND | egui::Modifiers::SHIFT,
+        egui::Key::Z,
+    );
+    h.run();
+    assert_eq!(h.state().scenario().workload.micro_batch, 8);
+}
+
+#[test]
+fn opening_a_bad_file_shows_an_error_and_keeps_the_scenario() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join("ui-test-bad-scenario.ron");
+    std::fs::write(&path, "(mode: Training, no_such_field: 3)").unwrap();
+    let mut h = harness(app_with(|s| s.workload.micro_batch = 5));
+    h.state_mut().request(Command::OpenPath(path));
+    h.run();
+    // The edited scenario is unsaved, so the app asks first.
+    h.get_by_label("Discard changes").click();
+    h.run();
+    h.get_by_label_contains("Could not open the scenario");
+    assert_eq!(h.state().scenario().workload.micro_batch, 5);
+    assert_eq!(h.state().scenario().mode, Scenario::default().mode);
+}
+
+#[test]
+fn opening_a_good_file_replaces_the_scenario() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join("ui-test-good-scenario.ron");
+    let mut s = Scenario::default();
+    s.workload.micro_batch = 7;
+    std::fs::write(&path, vram_explorer::presets::to_ron_string(&s)).unwrap();
+    let mut h = harness(ExplorerApp::default());
+    h.state_mut().request(Command::OpenPath(path));
+    h.run();
+    assert_eq!(h.state().scenario().workload.micro_batch, 7);
+    assert!(!h.state().is_dirty());
+}
