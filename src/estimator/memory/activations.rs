@@ -238,19 +238,29 @@ pub fn last_stage_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     }
 }
 
-/// The loss's saved FP32 log-probabilities, b·s·V·4 / t (HF `cross_entropy` saves the
-/// `log_softmax` output; Megatron saves FP32 logits, Korthikanti §4.3). None with a fused,
-/// chunked cross-entropy.
+/// Element bytes of the loss's log-probabilities: FP32 for HF causal LMs (`ForCausalLMLoss` calls
+/// `logits.float()`) and Megatron (FP32 logits, Korthikanti §4.3); the compute type for HF
+/// `BertForMaskedLM` (plain `CrossEntropyLoss` on the logits; measured: bf16 BERT keeps 2·b·s·V).
+pub fn loss_bytes(c: &Ctx, m: &ResolvedModel) -> f64 {
+    if c.profile == Profile::HuggingFace && m.arch == ArchKind::Encoder {
+        c.ec
+    } else {
+        4.0
+    }
+}
+
+/// The loss's saved log-probabilities, b·s·V / t elements (HF `cross_entropy` saves the
+/// `log_softmax` output; Megatron saves FP32 logits). None with a fused, chunked cross-entropy.
 pub fn loss_saved(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     if has_lm_loss(m) && !c.fused_ce {
-        4.0 * z.bsv
+        loss_bytes(c, m) * z.bsv
     } else {
         0.0
     }
 }
 
 /// Live at the loss in forward on top of the saved tensors: the logits in the compute type and,
-/// when that is not FP32, their FP32 copy (HF `logits.float()`).
+/// when the loss runs in a wider type, their upcast copy (HF `logits.float()`).
 pub fn loss_forward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     if !has_lm_loss(m) {
         return 0.0;
@@ -258,11 +268,12 @@ pub fn loss_forward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     if c.fused_ce {
         return c.ec * z.bsh;
     }
-    c.ec * z.bsv + if c.ec < 4.0 { 4.0 * z.bsv } else { 0.0 }
+    let e = loss_bytes(c, m);
+    c.ec * z.bsv + if c.ec < e { e * z.bsv } else { 0.0 }
 }
 
-/// Live in the loss backward on top of the saved tensors (`_log_softmax_backward_data`): the FP32
-/// gradient of the log-probabilities and the FP32 gradient of the logits, 2 · 4·b·s·V / t.
+/// Live in the loss backward on top of the saved tensors (`_log_softmax_backward_data`): the
+/// gradient of the log-probabilities and the gradient of the logits, 2 · b·s·V / t in the loss type.
 pub fn loss_backward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     if !has_lm_loss(m) {
         return 0.0;
@@ -270,7 +281,7 @@ pub fn loss_backward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     if c.fused_ce {
         2.0 * c.ec * z.bsh
     } else {
-        8.0 * z.bsv
+        2.0 * loss_bytes(c, m) * z.bsv
     }
 }
 

@@ -183,7 +183,8 @@ fn unstructured_overhead(c: &Ctx, m: &ResolvedModel, params: f64) -> f64 {
 /// The optimizer step's temporaries on the GPU.
 /// - foreach Adam/AdamW: one parameter-sized buffer in the state type (`_foreach_sqrt` of
 ///   `exp_avg_sq`; measured: `created_in_optimizer` = parameter bytes in every record).
-/// - single-tensor Adam: the largest parameter's temporaries (one tensor at a time).
+/// - single-tensor Adam: two temporaries of the largest parameter (`exp_avg_sq.sqrt()` and its
+///   quotient by the bias correction are live together; measured `_forloop` record).
 /// - momentum / plain SGD foreach without weight decay: in place, none.
 /// - 8-bit Adam: fused kernel, none. Adafactor: two of the largest tensor (update, its square).
 pub fn optimizer_temp(c: &Ctx, m: &ResolvedModel, params: f64) -> f64 {
@@ -196,7 +197,7 @@ pub fn optimizer_temp(c: &Ctx, m: &ResolvedModel, params: f64) -> f64 {
         OptimizerKind::Adam | OptimizerKind::AdamW if c.foreach => {
             params * c.e_states.max(c.e_weights) / shard
         }
-        OptimizerKind::Adam | OptimizerKind::AdamW => largest * c.e_states.max(c.e_weights),
+        OptimizerKind::Adam | OptimizerKind::AdamW => 2.0 * largest * c.e_states.max(c.e_weights),
         OptimizerKind::Adafactor => 2.0 * largest * c.e_states,
         _ => 0.0,
     }

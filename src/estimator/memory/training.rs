@@ -138,7 +138,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let end_t = inputs
         + p.gathered
         + if st.first && m.tied_embeddings {
-            2.0 * m.params.embeddings / c.tp * c.e_grads
+            2.0 * f64::from(m.vocab) * f64::from(m.hidden) / c.tp * c.e_grads
         } else {
             c.ec * z.bsh / z.tr
         };
