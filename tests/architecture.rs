@@ -136,6 +136,23 @@ fn unsourced_figures_stay_unknown() {
 }
 
 #[test]
+fn unknown_peak_is_flagged() {
+    let c = compare(&training());
+    let m3 = c
+        .gpus
+        .iter()
+        .find(|r| r.kind == RowKind::Gpu(GpuId::AppleM3Ultra));
+    let m3 = m3.expect("M3 Ultra row");
+    assert!(!m3.peak_known);
+    assert_eq!(m3.peak.get(), 0.0);
+    let h100 = c
+        .gpus
+        .iter()
+        .find(|r| r.kind == RowKind::Gpu(GpuId::H100Sxm));
+    assert!(h100.is_some_and(|r| r.peak_known));
+}
+
+#[test]
 fn article_set_is_kept_as_printed() {
     let hbm = article_tech(ArticleTech::Hbm2e);
     assert_eq!(hbm.bandwidth().as_gb_per_s(), 935.0);

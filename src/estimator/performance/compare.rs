@@ -56,6 +56,9 @@ pub struct ComparisonRow {
     pub headroom: Option<Bytes>,
     /// Largest micro-batch (inference with dynamic batching: concurrent requests) that fits.
     pub max_batch: Option<u32>,
+    /// Whether the device has a sourced peak for the compute type. Without one, `step_time_s` and
+    /// `tokens_per_s` count memory traffic only: a lower bound on time, to show as such.
+    pub peak_known: bool,
     /// Training: one optimizer step. Inference: time per output token (prefill time if none).
     pub step_time_s: f64,
     pub tokens_per_s: f64,
@@ -70,7 +73,7 @@ pub struct ComparisonRow {
 pub struct Comparison {
     /// Per-GPU memory the scenario needs (the memory estimate's GPU total).
     pub needed: Bytes,
-    /// Memory one more batch element adds at the scenario's batch.
+    /// Memory each batch element adds once activations / KV cache dominate the peak.
     pub per_batch: Bytes,
     /// The GPU whose compute the technology rows use.
     pub base_gpu: &'static str,
@@ -96,11 +99,6 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     let mem = memory::estimate_memory(scenario, &model, &mut d);
     let fit = batch_fit(scenario, &model, mem.gpu_total.get());
     let base_hw = hardware::resolve(&scenario.gpu);
-    let batch = if scenario.mode == Mode::Inference && scenario.inference.dynamic_batching {
-        scenario.inference.concurrent_requests
-    } else {
-        scenario.workload.micro_batch
-    };
     let row =
         |kind: RowKind, hw: &GpuSpec, devices: u32, cap: Option<Bytes>, d: &mut Diagnostics| {
             let i = super::inputs::Inputs::new(scenario, hw, compute_dtype(scenario), d);
@@ -129,7 +127,7 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     });
     Comparison {
         needed: mem.gpu_total,
-        per_batch: Bytes(fit.slope_at(batch.max(1) as f64)),
+        per_batch: Bytes(fit.slope()),
         base_gpu: base_hw.name,
         gpus,
         techs,
@@ -169,20 +167,15 @@ impl Fit {
         best.clamp(1.0, MAX_BATCH as f64) as u32
     }
 
-    /// Memory one more batch element adds at batch `b`: the slope of the phase that peaks there.
-    fn slope_at(&self, b: f64) -> f64 {
-        let top = self
+    /// Memory each batch element adds once the batch-dependent phases dominate: the largest
+    /// per-phase slope, through the GPU-total factor.
+    fn slope(&self) -> f64 {
+        let c = self
             .lines
             .iter()
             .flatten()
-            .fold((f64::NEG_INFINITY, 0.0), |best, (a, c)| {
-                if a + c * b > best.0 {
-                    (a + c * b, *c)
-                } else {
-                    best
-                }
-            });
-        (top.1 * self.k).max(0.0)
+            .fold(0.0_f64, |m, (_, c)| m.max(*c));
+        (c * self.k).max(0.0)
     }
 }
 
@@ -219,6 +212,7 @@ fn make_row(
         fits: cap.map(|c| fit.needed <= c.get()),
         headroom: cap.map(|c| Bytes(c.get() - fit.needed)),
         max_batch: cap.map(|c| fit.max_batch(c.get())),
+        peak_known: p.peak_known,
         step_time_s,
         tokens_per_s: p.throughput.tokens_per_s,
         bound: p.step.bound,
