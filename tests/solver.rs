@@ -161,8 +161,8 @@ fn make_it_fit_suggests_only_what_fits() {
                     );
                 }
             }
-            let times: Vec<f64> = r.suggestions.iter().map(|x| x.step_time_s).collect();
-            assert!(times.windows(2).all(|w| w[0] <= w[1]), "{name}: {times:?}");
+            let ranks: Vec<f64> = r.suggestions.iter().map(|x| x.rank).collect();
+            assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{name}: {ranks:?}");
         }
     }
 }

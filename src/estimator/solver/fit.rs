@@ -2,6 +2,8 @@
 //! checkpointing, the TP × PP × DP layout within a GPU budget and the micro-batch (accumulation keeping
 //! the global batch), and return the few fitting combinations with the shortest estimated step time.
 //!
+//! Ranking is by step time with a small penalty per changed knob ([`CHANGE_PENALTY`]).
+//!
 //! The search is a depth-first walk over the axes in [`Axis::ALL`] order. Each axis lists its options
 //! from the cheapest (in step time) to the most memory-saving. At every node two estimates bound the
 //! subtree: the cheapest completion (if it fits, every costlier option on the remaining axes is
@@ -48,6 +50,8 @@ pub struct Suggestion {
     /// What each change costs (time, GPUs, quality), with sources.
     pub costs: Vec<String>,
     pub step_time_s: f64,
+    /// The ranking key: step time × (1 + [`CHANGE_PENALTY`] × knobs changed).
+    pub rank: f64,
     /// Capacity minus the per-GPU total (≥ 0: it fits).
     pub headroom: Bytes,
     pub gpus: u64,
@@ -58,7 +62,7 @@ pub struct Suggestion {
 pub struct FitResult {
     /// The scenario fits as it is: nothing to suggest.
     pub already_fits: bool,
-    /// Best first (shortest step time, then fewest changes).
+    /// Best first (by [`Suggestion::rank`]).
     pub suggestions: Vec<Suggestion>,
     /// Estimates the search ran.
     pub estimates: u32,
@@ -120,6 +124,7 @@ pub fn make_it_fit_with<F: FnMut(&Scenario) -> Probe>(
             changes,
             costs,
             step_time_s: entry.probe.step_time_s,
+            rank: entry.rank(),
             headroom: Bytes(-entry.probe.excess),
         });
     }
@@ -137,6 +142,22 @@ struct Entry {
     probe: Probe,
     /// [`Setting::change_mask`] against the scenario.
     mask: u8,
+}
+
+/// Rank penalty per changed knob: suggestions within a few per cent of each other in step time are
+/// listed fewest-changes first (an editorial choice: each change is a risk the time model ignores).
+pub const CHANGE_PENALTY: f64 = 0.02;
+
+impl Entry {
+    fn rank(&self) -> f64 {
+        self.probe.step_time_s * (1.0 + CHANGE_PENALTY * f64::from(self.mask.count_ones()))
+    }
+    /// As fast or faster with a strict subset of the other's changes.
+    fn dominates(&self, other: &Entry) -> bool {
+        self.probe.step_time_s <= other.probe.step_time_s
+            && self.mask & !other.mask == 0
+            && self.mask != other.mask
+    }
 }
 
 const MEMO: usize = 16;
@@ -168,7 +189,7 @@ impl<F: FnMut(&Scenario) -> Probe> Search<'_, F> {
         p
     }
 
-    /// The worst step time among the kept suggestions once the list is full.
+    /// The worst rank among the kept suggestions once the list is full.
     fn bound(&self) -> f64 {
         let kept = self.top.iter().take(self.keep).flatten().count();
         if kept < self.keep {
@@ -178,47 +199,35 @@ impl<F: FnMut(&Scenario) -> Probe> Search<'_, F> {
             .iter()
             .take(self.keep)
             .flatten()
-            .map(|e| e.probe.step_time_s)
+            .map(Entry::rank)
             .fold(f64::NEG_INFINITY, f64::max)
     }
 
-    /// Keeps `setting` if it is among the best few and no kept suggestion dominates it (as fast or
-    /// faster with a subset of its changes); drops the kept ones it dominates.
+    /// Keeps `setting` if it ranks among the best few and no kept suggestion dominates it (as fast or
+    /// faster with a strict subset of its changes); drops the kept ones it dominates.
     fn record(&mut self, setting: Setting, probe: Probe) {
-        let mask = setting.change_mask(&self.space.base);
-        let t = probe.step_time_s;
-        let dominated_by =
-            |e: &Entry, t: f64, mask: u8| e.probe.step_time_s <= t && e.mask & !mask == 0;
-        if self.top.iter().flatten().any(|e| dominated_by(e, t, mask)) {
-            return;
-        }
-        let mut kept = [None; MAX_SUGGESTIONS];
-        let mut n = 0;
-        for e in self.top.iter().flatten() {
-            let mine = Entry {
-                setting,
-                probe,
-                mask,
-            };
-            if !dominated_by(&mine, e.probe.step_time_s, e.mask)
-                && let Some(slot) = kept.get_mut(n)
-            {
-                *slot = Some(*e);
-                n += 1;
-            }
-        }
-        self.top = kept;
-        let key = |e: &Entry| (e.probe.step_time_s, e.mask.count_ones());
         let new = Entry {
             setting,
             probe,
-            mask,
+            mask: setting.change_mask(&self.space.base),
         };
+        let top = self.top.iter().flatten();
+        if top
+            .clone()
+            .any(|e| e.setting == setting || e.dominates(&new))
+        {
+            return;
+        }
+        let mut kept = [None; MAX_SUGGESTIONS];
+        for (slot, e) in kept.iter_mut().zip(top.filter(|e| !new.dominates(e))) {
+            *slot = Some(*e);
+        }
+        self.top = kept;
         let pos = self
             .top
             .iter()
             .take(self.keep)
-            .position(|e| e.is_none_or(|e| key(&new) < key(&e)));
+            .position(|e| e.is_none_or(|e| new.rank() < e.rank()));
         let Some(pos) = pos else { return };
         let mut carry = Some(new);
         for slot in self.top.iter_mut().take(self.keep).skip(pos) {
