@@ -11,13 +11,17 @@
 //! Links are stored **per direction**; [`Link::quoted_gb_s`] keeps the vendor's figure and how it
 //! was quoted (NVIDIA's NVLink 600/900 GB/s are both directions added).
 
+mod article;
+mod figures;
 mod gpus;
 mod memory_tech;
 
 use serde::{Deserialize, Serialize};
 
+pub use article::{ArticleTech, article_tech};
+pub use figures::{Capacity, Confidence, Link, Quoted};
 pub use gpus::gpu;
-pub use memory_tech::{ArticleTech, MemoryTech, TechSpec, article_tech, tech};
+pub use memory_tech::{MemoryTech, TechSpec, tech};
 
 use crate::scenario::{CustomGpu, Dtype, GpuChoice};
 use crate::units::{Bytes, BytesPerSec, FlopsPerSec};
@@ -102,104 +106,6 @@ pub fn resolve(choice: &GpuChoice) -> GpuSpec {
     match choice {
         GpuChoice::Catalog(id) => gpu(*id),
         GpuChoice::Custom(c) => custom(c),
-    }
-}
-
-/// Confidence of a figure, as tagged in the reference.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Confidence {
-    /// [P] read from the primary text.
-    Primary,
-    /// [T] a verbatim transcription of the primary text.
-    Transcribed,
-    /// [S] consistent secondary sources.
-    #[default]
-    Secondary,
-    /// [D] derived by arithmetic from sourced figures.
-    Derived,
-    /// [U] unverified: never used as a test expectation.
-    Unverified,
-    /// Entered by the user.
-    User,
-}
-
-impl Confidence {
-    pub const fn tag(self) -> &'static str {
-        match self {
-            Confidence::Primary => "[P]",
-            Confidence::Transcribed => "[T]",
-            Confidence::Secondary => "[S]",
-            Confidence::Derived => "[D]",
-            Confidence::Unverified => "[U]",
-            Confidence::User => "[user]",
-        }
-    }
-}
-
-/// A capacity in the unit its vendor quoted.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Capacity {
-    /// Decimal gigabytes (10^9 B): NVIDIA, AMD, Apple datasheets.
-    Gb(f64),
-    /// Binary gibibytes (2^30 B): Google's TPU v4 page.
-    Gib(f64),
-}
-
-impl Default for Capacity {
-    fn default() -> Self {
-        Capacity::Gb(0.0)
-    }
-}
-
-impl Capacity {
-    pub const fn bytes(self) -> Bytes {
-        match self {
-            Capacity::Gb(v) => Bytes::from_gb(v),
-            Capacity::Gib(v) => Bytes::from_gib(v),
-        }
-    }
-    /// The unit the vendor used.
-    pub const fn unit_label(self) -> &'static str {
-        match self {
-            Capacity::Gb(_) => "GB",
-            Capacity::Gib(_) => "GiB",
-        }
-    }
-}
-
-/// How a vendor quoted a link's bandwidth.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Quoted {
-    /// Both directions added (NVIDIA NVLink 300/600/900/1800 GB/s, PCIe "64 GB/s" for Gen4 x16).
-    #[default]
-    Bidirectional,
-    /// One direction.
-    PerDirection,
-}
-
-/// A link: GPU-GPU (NVLink, Infinity Fabric, ICI) or host (PCIe).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Link {
-    pub name: &'static str,
-    /// The vendor's figure, GB/s, as quoted.
-    pub quoted_gb_s: f64,
-    pub quoted: Quoted,
-}
-
-impl Link {
-    pub const fn bidir(name: &'static str, quoted_gb_s: f64) -> Link {
-        Link {
-            name,
-            quoted_gb_s,
-            quoted: Quoted::Bidirectional,
-        }
-    }
-    /// Bandwidth in one direction (what a ring all-reduce step or a copy sees).
-    pub const fn per_direction(self) -> BytesPerSec {
-        match self.quoted {
-            Quoted::Bidirectional => BytesPerSec::from_gb_per_s(self.quoted_gb_s / 2.0),
-            Quoted::PerDirection => BytesPerSec::from_gb_per_s(self.quoted_gb_s),
-        }
     }
 }
 
