@@ -34,10 +34,11 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
         Checkpointing::None | Checkpointing::Selective => 0.0,
     };
     // Per micro-batch: weights read by forward, backward (dX) and recomputation; gradients
-    // read-modify-written by accumulation; saved activations written by forward, read by backward.
+    // read-modify-written by accumulation; saved activations written by forward and read by
+    // backward, and their gradients (same size) written and read once in backward: 4×.
     let bytes_mb = w.weight_bytes * (2.0 + recompute_weights)
         + w.grad_bytes_per_gpu * 2.0
-        + w.saved_activations * 2.0
+        + w.saved_activations * 4.0
         + w.lookup_bytes * 2.0;
     let hw_flops = (3.0 * w.forward_flops + w.recompute_flops) * accum;
     let train_phase = phase(hw_flops, bytes_mb * accum, i);
