@@ -1,1 +1,8 @@
-//! Reports: Markdown and CSV.
+//! Reports for slides and scripts: a Markdown report and CSVs of the breakdown, the phases, the
+//! roofline figures and the architecture comparison. Pure: strings out, the caller writes files.
+
+pub mod csv;
+pub mod markdown;
+
+pub use csv::{breakdown_csv, comparison_csv, phases_csv, roofline_csv};
+pub use markdown::{markdown, markdown_with};

@@ -1,0 +1,280 @@
+//! The Markdown report: scenario summary, the per-GPU breakdown (GiB and bytes), the phase that sets
+//! the peak, diagnostics, roofline figures and the architecture comparison. Tables are GitHub
+//! Markdown; numbers carry their units (memory in GiB = 2^30 B, bandwidth in GB/s).
+
+use std::fmt::Write;
+
+use super::csv::roofline_phases;
+use crate::estimator::performance::{Comparison, compare};
+use crate::estimator::solver::{checkpointing_label, optimizer_label, precision_label, zero_label};
+use crate::estimator::{Estimate, Phase};
+use crate::hardware;
+use crate::scenario::{GpuChoice, Mode, ModelFamily, Scenario};
+use crate::units::{Bytes, fmt_seconds, fmt_sig};
+
+/// A table cell: `|` would end the cell.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn gib(b: Bytes) -> String {
+    format!("{} GiB", fmt_sig(b.as_gib()))
+}
+
+/// Bytes as an integer with thousands separators (exact for anything below 2^53).
+pub fn bytes_exact(b: Bytes) -> String {
+    let v = b.get();
+    if !v.is_finite() {
+        return "—".to_owned();
+    }
+    let digits = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if v < 0.0 && digits != "0" {
+        out.insert(0, '−');
+    }
+    out
+}
+
+/// The whole report, with the comparison table computed here (`compare` is pure).
+pub fn markdown(s: &Scenario, e: &Estimate) -> String {
+    markdown_with(s, e, Some(&compare(s)))
+}
+
+/// The report with a given comparison (or none).
+pub fn markdown_with(s: &Scenario, e: &Estimate, comparison: Option<&Comparison>) -> String {
+    let mut out = String::new();
+    let name = if s.name.is_empty() {
+        "Scenario"
+    } else {
+        &s.name
+    };
+    let _ = writeln!(out, "# VRAM report: {}\n", name.replace('\n', " "));
+    if !s.notes.is_empty() {
+        let _ = writeln!(out, "> {}\n", s.notes.replace('\n', "\n> "));
+    }
+    summary(&mut out, s, e);
+    memory(&mut out, e);
+    diagnostics(&mut out, e);
+    performance(&mut out, e);
+    if let Some(c) = comparison {
+        comparison_table(&mut out, c);
+    }
+    out
+}
+
+fn gpu_name(s: &Scenario) -> String {
+    match &s.gpu {
+        GpuChoice::Custom(c) => c.name.clone(),
+        GpuChoice::Catalog(_) => hardware::resolve(&s.gpu).name.to_owned(),
+    }
+}
+
+fn summary(out: &mut String, s: &Scenario, e: &Estimate) {
+    let mode = match s.mode {
+        Mode::Training => "training",
+        Mode::Inference => "inference",
+    };
+    let family = match s.model.family {
+        ModelFamily::Transformer => "transformer",
+        ModelFamily::Cnn => "CNN",
+        ModelFamily::Recommender => "recommender",
+    };
+    let p = &s.parallel;
+    let w = &s.workload;
+    let st = &s.strategies;
+    let rows: Vec<(&str, String)> = vec![
+        ("Mode", mode.to_owned()),
+        (
+            "Model",
+            format!(
+                "{family}, {} parameters",
+                bytes_exact(Bytes(e.model.params.total))
+            ),
+        ),
+        (
+            "GPU",
+            format!("{} ({})", gpu_name(s), gib(e.memory.capacity)),
+        ),
+        ("Precision", precision_label(&s.precision, s.mode)),
+        ("Optimizer", optimizer_label(s.optimizer.kind).to_owned()),
+        (
+            "Batch",
+            match s.mode {
+                Mode::Training => format!(
+                    "micro-batch {} × {} accumulation, sequence {} tokens",
+                    w.micro_batch, w.grad_accum_steps, w.seq_len
+                ),
+                Mode::Inference => format!(
+                    "batch {}, prompt {} + {} generated tokens",
+                    w.micro_batch, s.inference.prompt_tokens, s.inference.generated_tokens
+                ),
+            },
+        ),
+        (
+            "Strategies",
+            format!(
+                "checkpointing {}, ZeRO stage {}",
+                checkpointing_label(st.checkpointing),
+                zero_label(st.zero)
+            ),
+        ),
+        (
+            "Layout",
+            format!(
+                "TP {} × PP {} × DP {} = {} GPUs",
+                p.tp,
+                p.pp,
+                p.dp,
+                p.gpus()
+            ),
+        ),
+    ];
+    out.push_str("| Input | Value |\n|---|---|\n");
+    for (k, v) in rows {
+        let _ = writeln!(out, "| {k} | {} |", cell(&v));
+    }
+    out.push('\n');
+}
+
+fn memory(out: &mut String, e: &Estimate) {
+    let m = &e.memory;
+    let verdict = if m.fits { "Fits" } else { "Does not fit" };
+    let _ = writeln!(out, "## Memory per GPU\n");
+    let _ = writeln!(
+        out,
+        "**{verdict}**: {} of {} ({} headroom).",
+        gib(m.gpu_total),
+        gib(m.capacity),
+        gib(m.headroom)
+    );
+    if let Some(p) = m.peak_phase {
+        let _ = writeln!(out, "The peak is set by the **{}** phase.", p.label());
+    }
+    out.push_str("\n| Component | GiB | Bytes |\n|---|---:|---:|\n");
+    for (c, b) in m.peak.iter() {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} |",
+            c.label(),
+            fmt_sig(b.as_gib()),
+            bytes_exact(b)
+        );
+    }
+    for (label, b) in [
+        ("**Tensor peak** (max_memory_allocated)", m.tensor_peak),
+        ("**GPU total** (nvidia-smi)", m.gpu_total),
+        ("Capacity", m.capacity),
+    ] {
+        let _ = writeln!(
+            out,
+            "| {label} | {} | {} |",
+            fmt_sig(b.as_gib()),
+            bytes_exact(b)
+        );
+    }
+    out.push_str("\n| Phase | Tensor GiB |\n|---|---:|\n");
+    for p in Phase::ALL {
+        if let Some(b) = m.phases.get(p) {
+            let mark = if m.peak_phase == Some(p) {
+                " (peak)"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "| {}{mark} | {} |",
+                p.label(),
+                fmt_sig(b.tensor_total().as_gib())
+            );
+        }
+    }
+    out.push('\n');
+}
+
+fn diagnostics(out: &mut String, e: &Estimate) {
+    let _ = writeln!(out, "## Diagnostics\n");
+    if e.diagnostics.is_empty() {
+        out.push_str("None.\n\n");
+        return;
+    }
+    for d in e.diagnostics.iter() {
+        let _ = writeln!(
+            out,
+            "- **{:?}** ({}): {}",
+            d.severity(),
+            d.code(),
+            d.message()
+        );
+    }
+    out.push('\n');
+}
+
+fn performance(out: &mut String, e: &Estimate) {
+    let p = &e.performance;
+    let _ = writeln!(out, "## Time and roofline\n");
+    let _ = writeln!(
+        out,
+        "Step time **{}** ({}); {} tokens/s; MFU {} %.\n",
+        fmt_seconds(p.step.total_s),
+        p.step.bound.label(),
+        fmt_sig(p.throughput.tokens_per_s),
+        fmt_sig(p.throughput.mfu * 100.0)
+    );
+    out.push_str(
+        "| Phase | FLOPs | Bytes moved | Intensity (FLOP/B) | Ridge (FLOP/B) | Attainable TFLOP/s | \
+         Saturation | Time | Bound |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    );
+    for (key, r) in roofline_phases(e) {
+        let _ = writeln!(
+            out,
+            "| {key} | {:.3e} | {} | {} | {} | {} | {} % | {} | {} |",
+            r.flops,
+            gib(r.bytes),
+            fmt_sig(r.intensity),
+            fmt_sig(r.ridge),
+            fmt_sig(r.attainable.as_tflops()),
+            fmt_sig(r.saturation * 100.0),
+            fmt_seconds(r.time_s),
+            r.bound.label()
+        );
+    }
+    out.push('\n');
+}
+
+fn comparison_table(out: &mut String, c: &Comparison) {
+    let _ = writeln!(out, "## Architecture comparison\n");
+    let _ = writeln!(
+        out,
+        "Needs {} per GPU. Memory technologies use the {} compute.\n",
+        gib(c.needed),
+        c.base_gpu
+    );
+    out.push_str(
+        "| Device | Capacity | Bandwidth | Fits | Headroom | Largest batch | Step time | Tokens/s | \
+         Bound | Source |\n|---|---:|---:|---|---:|---:|---:|---:|---|---|\n",
+    );
+    let unknown = || "unknown".to_owned();
+    for r in c.rows() {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} GB/s | {} | {} | {} | {} | {} | {} | {} |",
+            cell(r.label),
+            r.capacity.map(gib).unwrap_or_else(unknown),
+            fmt_sig(r.bandwidth.as_gb_per_s()),
+            r.fits.map_or("unknown", |f| if f { "yes" } else { "no" }),
+            r.headroom.map(gib).unwrap_or_else(unknown),
+            r.max_batch.map(|b| b.to_string()).unwrap_or_else(unknown),
+            fmt_seconds(r.step_time_s),
+            fmt_sig(r.tokens_per_s),
+            r.bound.label(),
+            r.confidence.tag()
+        );
+    }
+    out.push('\n');
+}
