@@ -63,7 +63,12 @@ pub fn inference(
         PruneKind::Structured => 1.0 - s.strategies.prune_fraction.clamp(0.0, 0.99),
         PruneKind::Unstructured => 1.0,
     };
-    let weights = read_weights(m) * keep / split * s.precision.resolve().weights.bytes();
+    // Autocast re-casts FP32 weights in every forward: read FP32, write and read the 16-bit copy.
+    let prec = s.precision.resolve();
+    let per_weight =
+        prec.weights.bytes() + prec.weight_compute_copies.map_or(0.0, |c| 2.0 * c.bytes());
+    let stored = read_weights(m) * keep / split * prec.weights.bytes();
+    let weights = read_weights(m) * keep / split * per_weight;
     let kv_tok = kv_bytes_per_token_gpu(s, m, i);
     let (prefill_flops, decode_flops, ctx) = if m.family == ModelFamily::Transformer {
         let l = m.layers as f64;
@@ -99,7 +104,7 @@ pub fn inference(
     let pp = i.pp as f64;
     let ttft_s = pp * (prefill.time_s + comm.0);
     let tpot_s = decode.map_or(0.0, |d| pp * (d.time_s + comm.1));
-    let offload = offload(s, mem, i, weights, generated);
+    let offload = offload(s, mem, i, stored, generated);
     let total_s = ttft_s + generated * tpot_s + offload.exposed_s;
     let block = inf.kv_block_tokens as f64;
     let per_request = kv_tok * round_up(prompt + generated, block);
@@ -126,7 +131,7 @@ pub fn inference(
         generated,
         prompt,
         kv_bytes_per_token: kv_tok,
-        max_requests: max_requests(mem, i, weights, per_request),
+        max_requests: max_requests(mem, i, stored, per_request),
     }
 }
 

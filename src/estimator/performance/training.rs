@@ -33,10 +33,12 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
         Checkpointing::Full | Checkpointing::EveryK => 1.0,
         Checkpointing::None | Checkpointing::Selective => 0.0,
     };
-    // Per micro-batch: weights read by forward, backward (dX) and recomputation; gradients
+    // Per micro-batch: weights read by forward, backward (dX) and recomputation (plus autocast's
+    // cast in every forward, reference §1.7 "AMP"); gradients
     // read-modify-written by accumulation; saved activations written by forward and read by
     // backward, and their gradients (same size) written and read once in backward: 4×.
     let bytes_mb = w.weight_bytes * (2.0 + recompute_weights)
+        + w.cast_bytes * (1.0 + recompute_weights)
         + w.grad_bytes_per_gpu * 2.0
         + w.saved_activations * 4.0
         + w.lookup_bytes * 2.0;

@@ -21,6 +21,9 @@ pub struct Work {
     pub recompute_flops: f64,
     /// Matmul weights one forward reads, in the compute copy's type.
     pub weight_bytes: f64,
+    /// Autocast's per-forward cast of FP32 weights to their 16-bit copies: read the stored weights,
+    /// write the copy (0 without copies).
+    pub cast_bytes: f64,
     pub weight_bytes_per_param: f64,
     /// This GPU's share of the weights after ZeRO-3 sharding (what parameter offload moves).
     pub weight_bytes_shard: f64,
@@ -78,6 +81,9 @@ impl Work {
             forward_flops,
             recompute_flops,
             weight_bytes: read * compute_w,
+            cast_bytes: prec
+                .weight_compute_copies
+                .map_or(0.0, |c| read * (prec.weights.bytes() + c.bytes())),
             weight_bytes_per_param: compute_w,
             weight_bytes_shard: params * compute_w / zero_shard(ZeroStage::Stage3),
             grad_bytes_per_param: g,
