@@ -243,6 +243,7 @@ fn generate() -> String {
         "src/scenario/mod.rs",
         "src/scenario/gpu.rs",
         "src/scenario/implementation.rs",
+        "src/scenario/input.rs",
         "src/scenario/model.rs",
         "src/scenario/parallel.rs",
         "src/scenario/precision.rs",

@@ -6,6 +6,7 @@
 
 mod gpu;
 mod implementation;
+mod input;
 mod model;
 mod parallel;
 mod precision;
@@ -16,6 +17,7 @@ mod workload;
 
 pub use gpu::*;
 pub use implementation::*;
+pub use input::*;
 pub use model::*;
 pub use parallel::*;
 pub use precision::*;
@@ -47,6 +49,8 @@ pub struct Scenario {
     pub implementation: Implementation,
     pub overheads: Overheads,
     pub timing: Timing,
+    /// Input batches on the GPU, prefetch and host staging (seed article §2.2).
+    pub input: InputPipeline,
 }
 
 impl Default for Scenario {
@@ -68,6 +72,7 @@ impl Default for Scenario {
             implementation: Implementation::default(),
             overheads: Overheads::default(),
             timing: Timing::default(),
+            input: InputPipeline::default(),
         }
     }
 }

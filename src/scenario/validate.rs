@@ -172,6 +172,12 @@ pub const RANGES: &[FieldRange] = &[
     positive("timing.nvme_gb_s", RATE, |s| Some(s.timing.nvme_gb_s)),
     closed("timing.token_budget", 0.0, 1e18, |s| Some(s.timing.token_budget)),
     closed("timing.price_per_gpu_hour", 0.0, 1e6, |s| Some(s.timing.price_per_gpu_hour)),
+    closed("input.token_bytes", 1.0, 64.0, |s| Some(s.input.token_bytes.into())),
+    closed("input.image_height", 1.0, DEGREE, |s| Some(s.input.image_height.into())),
+    closed("input.image_width", 1.0, DEGREE, |s| Some(s.input.image_width.into())),
+    closed("input.image_channels", 1.0, 64.0, |s| Some(s.input.image_channels.into())),
+    closed("input.gpu_prefetch_batches", 0.0, 64.0, |s| Some(s.input.gpu_prefetch_batches.into())),
+    closed("input.host_staging_batches", 0.0, 4096.0, |s| Some(s.input.host_staging_batches.into())),
 ];
 
 /// The range of a field, if it is range-checked.

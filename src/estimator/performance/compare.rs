@@ -293,5 +293,6 @@ fn light_copy(s: &Scenario) -> Scenario {
         implementation: s.implementation.clone(),
         overheads: s.overheads.clone(),
         timing: s.timing.clone(),
+        input: s.input.clone(),
     }
 }
