@@ -234,14 +234,18 @@ impl eframe::App for ExplorerApp {
 
 /// Opens the window and runs until it is closed.
 pub fn run() -> ExitCode {
+    let scratch_dir = shot::automated_from_env()
+        .then(|| std::env::temp_dir().join(format!("vram-explorer-shot-{}", std::process::id())));
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title(TITLE)
             .with_app_id(APP_ID)
-            .with_inner_size([1440.0, 900.0])
+            .with_inner_size(shot::window_size().unwrap_or([1440.0, 900.0]))
             .with_min_inner_size([960.0, 600.0])
             .with_drag_and_drop(true),
         persist_window: true,
+        // An automated screenshot run neither reads nor writes the user's session and window geometry.
+        persistence_path: scratch_dir.clone(),
         ..Default::default()
     };
     let result = eframe::run_native(
@@ -249,6 +253,10 @@ pub fn run() -> ExitCode {
         options,
         Box::new(|cc| Ok(Box::new(shot::create(cc)))),
     );
+    if let Some(dir) = scratch_dir {
+        // Best effort: the directory only ever held this run's throwaway state.
+        let _ = std::fs::remove_dir_all(dir);
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -1,6 +1,6 @@
 //! PNG of the window: File ▸ Export PNG…, and the automation hook for README screenshots and the CI
 //! smoke run: `VRAM_EXPLORER_SCREENSHOT=out.png` (optionally `VRAM_EXPLORER_PRESENTATION=1`,
-//! `VRAM_EXPLORER_THEME=light`, `VRAM_EXPLORER_PRESET=<bundled id>`) renders a few frames, saves the
+//! `VRAM_EXPLORER_THEME=light`, `VRAM_EXPLORER_PRESET=<bundled id>`, `VRAM_EXPLORER_WINDOW=1280x800`) renders a few frames, saves the
 //! PNG and exits. An automated run neither reads nor writes the persisted session.
 
 use std::path::PathBuf;
@@ -78,6 +78,19 @@ impl Shots {
             });
         }
     }
+}
+
+/// Window size from `VRAM_EXPLORER_WINDOW=WIDTHxHEIGHT` (logical points).
+pub fn window_size() -> Option<[f32; 2]> {
+    let text = env("VRAM_EXPLORER_WINDOW")?;
+    let (w, h) = text.split_once('x')?;
+    let (w, h) = (w.trim().parse::<f32>().ok()?, h.trim().parse::<f32>().ok()?);
+    (w >= 320.0 && h >= 240.0 && w.is_finite() && h.is_finite()).then_some([w, h])
+}
+
+/// Whether this run is an automated screenshot.
+pub fn automated_from_env() -> bool {
+    env("VRAM_EXPLORER_SCREENSHOT").is_some()
 }
 
 fn env(name: &str) -> Option<String> {

@@ -28,6 +28,14 @@ pub fn offloaded() -> Color32 {
     Color32::from_rgb(0x88, 0x66, 0xAA)
 }
 
+/// Thin outline between stacked segments.
+pub fn bar_outline(choice: ThemeChoice) -> Color32 {
+    match choice {
+        ThemeChoice::Dark => Color32::from_rgb(0x10, 0x10, 0x10),
+        ThemeChoice::Light => Color32::from_rgb(0xFF, 0xFF, 0xFF),
+    }
+}
+
 /// The capacity line and anything that marks "the limit".
 pub fn capacity(choice: ThemeChoice) -> Color32 {
     match choice {

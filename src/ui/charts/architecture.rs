@@ -116,7 +116,7 @@ pub fn ui(ui: &mut Ui, prefs: &mut Prefs, scenario: &Scenario) {
         header(ui, cell_w, "Memory".to_owned(), "Capacity per GPU (what-if configuration for technologies), in the chosen unit.");
         header(ui, cell_w, "Bandwidth".to_owned(), "Peak memory bandwidth, GB/s (10^9 B/s).");
         header(ui, cell_w, "Latency".to_owned(), "Load-to-use latency where sourced; — when unknown.");
-        header(ui, cell_w, "This scenario".to_owned(), "Whether the current scenario fits there, and its step time (training) or time per output token (inference).");
+        header(ui, cell_w, "This scenario".to_owned(), "Whether the current scenario fits there (ok / no), and its step time (training) or time per output token (inference).");
     });
     let own = match scenario.gpu {
         GpuChoice::Catalog(id) => Some(RowKind::Gpu(id)),
@@ -197,8 +197,8 @@ fn row_ui(
         format!("{}: {lat}", r.label),
     );
     let (mark, color) = match r.fits {
-        Some(true) => ("fits", theme::good(th)),
-        Some(false) => ("no fit", theme::bad(th)),
+        Some(true) => ("ok", theme::good(th)),
+        Some(false) => ("no", theme::bad(th)),
         None => ("?", theme::baseline(th)),
     };
     let frac = r.capacity.map_or(1.0, |b| {
@@ -208,13 +208,16 @@ fn row_ui(
             1.0
         }
     });
-    let text = format!("{mark} · {}", fmt_seconds(r.step_time_s));
+    // Without a sourced peak the time counts memory traffic only: a lower bound.
+    let bound = if r.peak_known { "" } else { "≥ " };
+    let time = format!("{bound}{}", fmt_seconds(r.step_time_s));
+    let text = format!("{mark} · {time}");
     let hover = format!(
         "{}: needs {} of {}\nStep (or per-token) time {}, {} tokens/s, {}\nLargest batch that fits: {}",
         r.label,
         u.format(needed),
         cap,
-        fmt_seconds(r.step_time_s),
+        time,
         widgets::fmt_count(r.tokens_per_s),
         r.bound.label(),
         r.max_batch

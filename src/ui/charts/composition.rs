@@ -2,7 +2,7 @@
 //! (or baseline vs current when comparing), a dashed capacity line, and off-GPU bytes apart.
 
 use egui::{RichText, Ui};
-use egui_plot::{Bar, BarChart, HLine, LineStyle, uniform_grid_spacer};
+use egui_plot::{AxisHints, Bar, BarChart, HLine, LineStyle, PlotPoint, Text, uniform_grid_spacer};
 
 use super::{memory_tick, static_plot};
 use crate::estimator::{Breakdown, Component, Estimate, Phase};
@@ -11,8 +11,25 @@ use crate::units::Bytes;
 
 /// One stacked bar: its x label and the bytes per component.
 struct Column {
+    /// Full name, shown on hover.
     label: String,
+    /// Axis label: short, so that every bar keeps its label at small widths.
+    short: &'static str,
+    /// The phase that sets the peak (marked above its bar).
+    peak: bool,
     parts: Breakdown,
+}
+
+/// Axis label of a phase.
+const fn short(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Forward => "fwd",
+        Phase::LossBackward => "loss",
+        Phase::Backward => "bwd",
+        Phase::OptimizerStep => "optim",
+        Phase::Prefill => "prefill",
+        Phase::Decode => "decode",
+    }
 }
 
 /// The bars for an estimate: each phase's tensors plus the peak's context and reserve.
@@ -26,19 +43,20 @@ fn phase_columns(est: &Estimate, out: &mut Vec<Column>) {
         for c in [Component::CudaContext, Component::AllocatorReserve] {
             parts.set(c, m.peak.get(c));
         }
-        let mark = if m.peak_phase == Some(phase) {
-            " (peak)"
-        } else {
-            ""
-        };
+        let peak = m.peak_phase == Some(phase);
+        let mark = if peak { " (peak)" } else { "" };
         out.push(Column {
             label: format!("{}{mark}", phase.label()),
+            short: short(phase),
+            peak,
             parts,
         });
     }
     if out.is_empty() {
         out.push(Column {
             label: "peak".to_owned(),
+            short: "peak",
+            peak: false,
             parts: m.peak,
         });
     }
@@ -56,11 +74,15 @@ pub fn ui(
     match baseline {
         Some(base) => {
             columns.push(Column {
-                label: "baseline".to_owned(),
+                label: "baseline (peak)".to_owned(),
+                short: "baseline",
+                peak: false,
                 parts: base.memory.peak,
             });
             columns.push(Column {
-                label: "current".to_owned(),
+                label: "current (peak)".to_owned(),
+                short: "current",
+                peak: false,
                 parts: current.memory.peak,
             });
         }
@@ -70,13 +92,18 @@ pub fn ui(
     let off_total = off.host + off.nvme + off.second_tier;
 
     ui.horizontal(|ui| {
-        let legend_w = if prefs.presentation { 330.0 } else { 230.0 };
-        let plot_w = (ui.available_width() - legend_w).max(160.0);
+        // Nothing here may be wider than the column: an overflow widens every later layout.
+        let avail = ui.available_width() - ui.spacing().item_spacing.x;
+        let legend_w = (avail * 0.36).clamp(120.0, 340.0);
+        let plot_w = (avail - legend_w).max(120.0);
         ui.vertical(|ui| {
             ui.set_width(plot_w);
             plot(ui, prefs, &columns, off_total, current, baseline, height);
         });
-        ui.vertical(|ui| legend_ui(ui, prefs, current, off_total));
+        ui.vertical(|ui| {
+            ui.set_width(legend_w);
+            legend_ui(ui, prefs, current, off_total);
+        });
     });
 }
 
@@ -90,9 +117,9 @@ fn plot(
     height: f32,
 ) {
     let u = prefs.unit;
-    let mut labels: Vec<String> = columns.iter().map(|c| c.label.clone()).collect();
+    let mut labels: Vec<&'static str> = columns.iter().map(|c| c.short).collect();
     if off_total.get() > 0.0 {
-        labels.push("off-GPU".to_owned());
+        labels.push("off-GPU");
     }
     let n = labels.len();
     let mut charts: Vec<BarChart> = Vec::with_capacity(Component::COUNT);
@@ -107,6 +134,8 @@ fn plot(
                 Bar::new(i as f64, u.value(col.parts.get(c)))
                     .name(&col.label)
                     .width(0.6)
+                    .fill(theme::component(c))
+                    .stroke(egui::Stroke::new(1.0, theme::bar_outline(prefs.theme)))
             })
             .collect();
         let label = c.label();
@@ -126,19 +155,28 @@ fn plot(
         .fold(cap, f64::max);
     let x_labels = labels.clone();
     static_plot("composition", height)
+        .y_axis_min_width(ui.text_style_height(&egui::TextStyle::Body) * 4.0)
         .include_y(0.0)
-        .include_y(tallest * 1.05)
+        .include_y(tallest * 1.12)
         .include_x(-0.5)
         .include_x(n as f64 - 0.5)
         .show_grid([false, true])
         .x_grid_spacer(uniform_grid_spacer(|_| [1.0, 10.0, 100.0]))
-        .x_axis_formatter(move |mark, _| {
-            let i = mark.value.round();
-            if (mark.value - i).abs() > 1e-6 || i < 0.0 {
-                return String::new();
-            }
-            x_labels.get(i as usize).cloned().unwrap_or_default()
-        })
+        .custom_x_axes(vec![
+            // One label per bar, even when bars are only ~30 points apart.
+            AxisHints::new_x()
+                .label_spacing(24.0..=32.0)
+                .tick_label_font(egui::TextStyle::Small.resolve(ui.style()))
+                .formatter(move |mark, _| {
+                    let i = mark.value.round();
+                    if (mark.value - i).abs() > 1e-6 || i < 0.0 {
+                        return String::new();
+                    }
+                    x_labels
+                        .get(i as usize)
+                        .map_or_else(String::new, |l| (*l).to_owned())
+                }),
+        ])
         .y_axis_formatter(move |mark, _| memory_tick(u, mark.value))
         .label_formatter(move |pos| match pos {
             egui_plot::HoverPosition::Elsewhere { position } => Some(memory_tick(u, position.y)),
@@ -152,13 +190,23 @@ fn plot(
             if off_total.get() > 0.0 {
                 let bar = Bar::new((n - 1) as f64, u.value(off_total))
                     .name("off-GPU (host, NVMe, second tier)")
-                    .width(0.6);
+                    .width(0.6)
+                    .fill(theme::offloaded())
+                    .stroke(egui::Stroke::new(1.0, theme::bar_outline(prefs.theme)));
                 plot_ui.bar_chart(
                     BarChart::new("Off-GPU", vec![bar])
                         .color(theme::offloaded())
                         .element_formatter(Box::new(move |bar, _| {
                             format!("{}\n{}", bar.name, memory_tick(u, bar.value))
                         })),
+                );
+            }
+            for (i, col) in columns.iter().enumerate().filter(|(_, c)| c.peak) {
+                let top = u.value(col.parts.total());
+                plot_ui.text(
+                    Text::new("peak", PlotPoint::new(i as f64, top), "peak")
+                        .anchor(egui::Align2::CENTER_BOTTOM)
+                        .color(theme::capacity(prefs.theme)),
                 );
             }
             plot_ui.hline(
@@ -188,30 +236,25 @@ fn legend_ui(ui: &mut Ui, prefs: &Prefs, est: &Estimate, off_total: Bytes) {
         .on_hover_text(
             "Per-GPU bytes of each component at the peak phase, top of the stack first.",
         );
-    let swatch = ui.text_style_height(&egui::TextStyle::Body) * 0.8;
     for c in Component::ALL.iter().rev() {
         let b = m.peak.get(*c);
-        if b.get() <= 0.0 {
-            continue;
+        if b.get() > 0.0 {
+            swatch_row(
+                ui,
+                theme::component(*c),
+                format!("{}: {}", c.label(), u.format(b)),
+            );
         }
-        ui.horizontal(|ui| {
-            let (rect, _) =
-                ui.allocate_exact_size(egui::vec2(swatch, swatch), egui::Sense::hover());
-            ui.painter().rect_filled(rect, 2.0, theme::component(*c));
-            ui.label(format!("{}: {}", c.label(), u.format(b)));
-        });
     }
     ui.separator();
     ui.label(format!("Total: {}", u.format(m.gpu_total)));
     ui.label(format!("GPU memory: {}", u.format(m.capacity)));
     if off_total.get() > 0.0 {
-        ui.horizontal(|ui| {
-            let (rect, _) =
-                ui.allocate_exact_size(egui::vec2(swatch, swatch), egui::Sense::hover());
-            ui.painter().rect_filled(rect, 2.0, theme::offloaded());
-            ui.label(format!("Off-GPU: {}", u.format(off_total)));
-        })
-        .response
+        swatch_row(
+            ui,
+            theme::offloaded(),
+            format!("Off-GPU: {}", u.format(off_total)),
+        )
         .on_hover_text(format!(
             "Host: {}\nNVMe: {}\nSecond tier: {}",
             u.format(m.offloaded.host),
@@ -219,4 +262,15 @@ fn legend_ui(ui: &mut Ui, prefs: &Prefs, est: &Estimate, off_total: Bytes) {
             u.format(m.offloaded.second_tier)
         ));
     }
+}
+
+/// A colour swatch and a label that wraps within the legend's width.
+fn swatch_row(ui: &mut Ui, color: egui::Color32, text: String) -> egui::Response {
+    let size = ui.text_style_height(&egui::TextStyle::Body) * 0.8;
+    ui.horizontal(|ui| {
+        let (rect, _) = ui.allocate_exact_size(egui::vec2(size, size), egui::Sense::hover());
+        ui.painter().rect_filled(rect, 2.0, color);
+        ui.add(egui::Label::new(text).wrap());
+    })
+    .response
 }

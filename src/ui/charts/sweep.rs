@@ -7,6 +7,7 @@ use egui::Ui;
 use egui_plot::{HLine, Line, LineStyle, MarkerShape, Points, VLine};
 
 use super::{legend, memory_tick, static_plot};
+use crate::estimator::solver::{self, ScaleAxis};
 use crate::estimator::{Estimate, estimate};
 use crate::scenario::{Mode, Scenario, ShapeSource};
 use crate::ui::widgets::{self, Choice, opt};
@@ -116,14 +117,24 @@ fn curve(scratch: &mut Scenario, base: &Scenario, axis: SweepAxis, prefs: &Prefs
         .collect()
 }
 
-/// Where fitting starts or stops along the sampled curve (the first/last fitting sample).
-fn boundary(points: &[[f64; 3]], axis: SweepAxis) -> Option<f64> {
-    let fitting = points.iter().filter(|p| p[2] > 0.5);
-    if more_is_less(axis) {
-        fitting.map(|p| p[0]).next()
-    } else {
-        fitting.map(|p| p[0]).next_back()
-    }
+/// Where fitting stops (or, for degrees, starts) along the axis, from the solver: exact for the
+/// estimator, not limited to the sampled points.
+fn boundary(scenario: &Scenario, scratch: &mut Scenario, axis: SweepAxis) -> Option<f64> {
+    let solved = match axis {
+        SweepAxis::Batch => solver::max_micro_batch(scenario),
+        SweepAxis::SeqLen => solver::max_context(scenario),
+        SweepAxis::Dp => solver::min_degree(scenario, ScaleAxis::Dp),
+        SweepAxis::Tp => solver::min_degree(scenario, ScaleAxis::Tp),
+        SweepAxis::Pp => solver::min_degree(scenario, ScaleAxis::Pp),
+        SweepAxis::Params => {
+            scratch.clone_from(scenario);
+            scratch.model.shape = ShapeSource::ParamCount;
+            return solver::max_model_size(scratch)
+                .value()
+                .map(|millions| millions as f64 * 1e6);
+        }
+    };
+    solved.value().map(|v| v as f64)
 }
 
 const AXES: [Choice<SweepAxis>; 6] = [
@@ -177,18 +188,22 @@ pub fn ui(
     let base_points = baseline.map(|b| curve(scratch, b, axis, prefs));
     let cap = u.value(current.memory.capacity);
     let here = widgets::log10(value(scenario, axis));
-    let edge = boundary(&points, axis);
+    let edge = boundary(scenario, scratch, axis).map(widgets::log10);
+    let y_max = (cap * 1.6)
+        .max(u.value(current.memory.gpu_total) * 1.25)
+        .max(1e-3);
     let unit = axis.unit();
     let plot_h = (height - ui.spacing().interact_size.y - 6.0).max(80.0);
     static_plot("sweep", plot_h)
         .legend(legend(if more_is_less(axis) {
             egui_plot::Corner::RightTop
         } else {
-            egui_plot::Corner::LeftTop
+            egui_plot::Corner::RightBottom
         }))
         .x_axis_label(format!("{} ({unit})", axis.label()))
-        .include_y(0.0)
-        .include_y(cap * 1.1)
+        .reset()
+        .default_y_bounds(0.0, y_max)
+        .y_axis_min_width(ui.text_style_height(&egui::TextStyle::Body) * 4.0)
         .x_grid_spacer(widgets::log10_marks)
         .x_axis_formatter(|mark, _| widgets::log10_label(mark.value))
         .y_axis_formatter(move |mark, _| memory_tick(u, mark.value))

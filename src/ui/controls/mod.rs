@@ -18,6 +18,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
     egui::ScrollArea::vertical()
         .auto_shrink([false, false])
         .show(ui, |ui| {
+            group(ui, "Scenario", false, |ui| document_ui(ui, s));
             group(ui, "Model", true, |ui| model::ui(ui, s, est));
             group(ui, "Workload", true, |ui| workload::ui(ui, s));
             group(ui, "Precision", false, |ui| workload::precision_ui(ui, s));
@@ -31,6 +32,22 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
             group(ui, "Overheads", false, |ui| hardware::overheads_ui(ui, s));
             group(ui, "Timing", false, |ui| hardware::timing_ui(ui, s));
         });
+}
+
+/// The scenario's name and notes (saved in the file; notes are the hover text of a preset).
+fn document_ui(ui: &mut Ui, s: &mut Scenario) {
+    let label = ui.label("Name");
+    ui.add(egui::TextEdit::singleline(&mut s.name).desired_width(f32::INFINITY))
+        .labelled_by(label.id)
+        .on_hover_text("Shown in the title bar and saved in the file.");
+    let label = ui.label("Notes");
+    ui.add(
+        egui::TextEdit::multiline(&mut s.notes)
+            .desired_rows(3)
+            .desired_width(f32::INFINITY),
+    )
+    .labelled_by(label.id)
+    .on_hover_text("What the scenario is for and where its numbers come from.");
 }
 
 fn group(ui: &mut Ui, title: &str, open: bool, add: impl FnOnce(&mut Ui)) {
