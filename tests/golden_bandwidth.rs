@@ -206,6 +206,21 @@ fn one_bit_compression_shrinks_dp_traffic() {
     assert!(close(r, compressed.compression_ratio, 1e-9));
 }
 
+#[test]
+fn photonic_links_shorten_a_network_bound_step() {
+    let mut s = gpt3_training(1, Checkpointing::Selective);
+    s.parallel.tp = 8;
+    s.parallel.pp = 8;
+    s.parallel.dp = 16;
+    s.timing.internode_gb_s = 12.5;
+    let p = estimate(&s).performance;
+    let pr = p.projections;
+    assert!(p.communication.dp_internode);
+    assert!(pr.photonic_comm_s < p.step.communication_s);
+    assert!(pr.photonic_step_s < p.step.total_s);
+    assert!(pr.photonic_step_s > 0.0);
+}
+
 fn finite_everywhere(p: &Performance) -> bool {
     let text = format!("{p:?}");
     !text.contains("NaN") && !text.contains("inf")

@@ -59,12 +59,26 @@ pub fn allreduce_time(
     };
     let ring = ring_steps(n) * alpha_s;
     let tree = tree_steps(n) * alpha_s;
-    let latency = match algo {
+    (transfer + chosen_latency(ring, tree, algo), ring, tree)
+}
+
+/// The latency term `algo` picks from the ring and tree terms (see [`allreduce_time`]).
+pub fn chosen_latency(ring: f64, tree: f64, algo: CollectiveAlgorithm) -> f64 {
+    match algo {
         CollectiveAlgorithm::Ring => ring,
         CollectiveAlgorithm::Tree => tree,
         CollectiveAlgorithm::Auto => ring.min(tree),
-    };
-    (transfer + latency, ring, tree)
+    }
+}
+
+/// Time of a collective whose transfer part ran at `old_bw` when the link runs at `new_bw`
+/// instead: the latency part stays, the transfer part scales with old ÷ new.
+pub fn rescale(time: f64, latency: f64, old_bw: f64, new_bw: f64) -> f64 {
+    if old_bw > 0.0 && new_bw > 0.0 {
+        latency + (time - latency).max(0.0) * old_bw / new_bw
+    } else {
+        time
+    }
 }
 
 /// Overall volume reduction of 1-bit Adam/LAMB with an uncompressed warm-up share `warmup` of the

@@ -3,7 +3,7 @@
 //! batch is memory-bound — 2P FLOPs against 2P bytes of 16-bit weights — until the batch reaches the
 //! flops:bytes ratio (208 on an A100).
 
-use super::comm::allreduce_time;
+use super::comm::{allreduce_time, chosen_latency};
 use super::flops;
 use super::inputs::Inputs;
 use super::roofline::{div, phase};
@@ -94,13 +94,7 @@ pub fn inference(
     let prefill = phase(prefill_flops, weights + batch * prompt * kv_tok, i);
     let decode = (m.family == ModelFamily::Transformer && generated > 0.0)
         .then(|| phase(decode_flops, weights + batch * (ctx + 1.0) * kv_tok, i));
-    let comm = tp_comm(
-        m,
-        i,
-        batch * prompt,
-        batch,
-        s.precision.resolve().activations.bytes(),
-    );
+    let comm = tp_comm(m, i, batch * prompt, batch, prec.activations.bytes());
     let pp = i.pp as f64;
     let ttft_s = pp * (prefill.time_s + comm.0);
     let tpot_s = decode.map_or(0.0, |d| pp * (d.time_s + comm.1));
@@ -119,6 +113,8 @@ pub fn inference(
                 0
             },
             tp_time_s: comm.0 + generated * comm.1,
+            tp_latency_s: comm.2 * (1.0 + generated),
+            tp_bandwidth: BytesPerSec(i.collective_bw(i.tp, 1).0),
             zero_factor: 1.0,
             compression_ratio: 1.0,
             ..Communication::default()
@@ -135,18 +131,25 @@ pub fn inference(
     }
 }
 
-/// TP all-reduce time of one prefill and of one decode step: 2 all-reduces per layer of
-/// tokens × hidden activations (Megatron-LM), ring or tree latency per `Inputs::algo`.
-fn tp_comm(m: &ResolvedModel, i: &Inputs, prefill_tokens: f64, batch: f64, act: f64) -> (f64, f64) {
+/// TP all-reduce time of one prefill and of one decode step, and the latency part of each: 2
+/// all-reduces per layer of tokens × hidden activations (Megatron-LM), ring or tree latency per
+/// `Inputs::algo`.
+fn tp_comm(
+    m: &ResolvedModel,
+    i: &Inputs,
+    prefill_tokens: f64,
+    batch: f64,
+    act: f64,
+) -> (f64, f64, f64) {
     if i.tp <= 1 || m.family != ModelFamily::Transformer {
-        return (0.0, 0.0);
+        return (0.0, 0.0, 0.0);
     }
     let n = 2.0 * m.layers.div_ceil(i.pp) as f64;
     let (bw, _) = i.collective_bw(i.tp, 1);
     let h = m.hidden as f64 * act;
-    let (pre, _, _) = allreduce_time(prefill_tokens * h, i.tp, bw, i.alpha_s, i.algo);
+    let (pre, ring, tree) = allreduce_time(prefill_tokens * h, i.tp, bw, i.alpha_s, i.algo);
     let (dec, _, _) = allreduce_time(batch * h, i.tp, bw, i.alpha_s, i.algo);
-    (n * pre, n * dec)
+    (n * pre, n * dec, n * chosen_latency(ring, tree, i.algo))
 }
 
 /// Weights streamed from the host for every forward when parameters are offloaded, and spilled

@@ -48,7 +48,7 @@ pub fn evaluate(
 ) -> Performance {
     let i = Inputs::new(scenario, hw, compute_dtype(scenario), diagnostics);
     let mut p = core(scenario, model, memory, &i);
-    p.projections = projections::projections(scenario, model, memory, &i, &p);
+    p.projections = projections::projections(scenario, memory, &i, &p);
     let main = p.training.or(p.decode).or(p.prefill);
     if main.is_some_and(|r| r.bound == Bound::Memory) {
         diagnostics.insert(Diagnostic::MemoryBound);

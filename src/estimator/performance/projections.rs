@@ -1,10 +1,11 @@
 //! The seed article's "future" items (§5), evaluated on the scenario as labelled projections: the
 //! article's own figures, not measurements.
 
+use super::MemoryEstimate;
+use super::comm::{chosen_latency, rescale};
 use super::inputs::Inputs;
 use super::roofline::div;
 use super::types::{Performance, Projections};
-use super::{MemoryEstimate, ResolvedModel, core};
 use crate::hardware::{MemoryTech, tech};
 use crate::scenario::{Mode, Scenario};
 use crate::units::Bytes;
@@ -14,24 +15,29 @@ pub const PHOTONIC_GB_S: f64 = 200.0;
 /// The article's processing-in-memory claim: "预计可提升能效比10倍" (10× energy efficiency).
 pub const PIM_ENERGY_FACTOR: f64 = 10.0;
 
-pub fn projections(
-    s: &Scenario,
-    m: &ResolvedModel,
-    mem: &MemoryEstimate,
-    i: &Inputs,
-    p: &Performance,
-) -> Projections {
+pub fn projections(s: &Scenario, mem: &MemoryEstimate, i: &Inputs, p: &Performance) -> Projections {
+    // The article's link replaces any slower link: transfer parts rescale, latency parts stay.
     let photonic = PHOTONIC_GB_S * 1e9;
-    let (photonic_comm_s, photonic_step_s) = if p.step.communication_s > 0.0 {
-        let mut ip = *i;
-        ip.intra_bw = i.intra_bw.max(photonic);
-        ip.inter_bw = i.inter_bw.max(photonic);
-        let step = core(s, m, mem, &ip).step;
-        (step.communication_s, step.total_s)
-    } else {
-        (0.0, p.step.total_s)
+    let c = &p.communication;
+    let up = |bw: f64| bw.max(photonic);
+    let tp = rescale(
+        c.tp_time_s,
+        c.tp_latency_s,
+        c.tp_bandwidth.get(),
+        up(c.tp_bandwidth.get()),
+    );
+    let dp_latency = chosen_latency(c.dp_ring_latency_s, c.dp_tree_latency_s, i.algo);
+    let dp = rescale(
+        c.dp_time_s,
+        dp_latency,
+        c.dp_bandwidth.get(),
+        up(c.dp_bandwidth.get()),
+    );
+    let photonic_comm_s = match s.mode {
+        Mode::Training => dp * (1.0 - i.comm_overlap) + tp,
+        Mode::Inference => tp * i.pp as f64,
     };
-
+    let photonic_step_s = (p.step.total_s - p.step.communication_s + photonic_comm_s).max(0.0);
     // Nothing spills today (it does not fit), so the pool adds its traffic to today's step: read in
     // forward and again in backward of every micro-batch (inference: every forward), as `work`.
     let pool_bytes = (mem.gpu_total.get() - i.capacity).max(0.0);

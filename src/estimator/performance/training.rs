@@ -1,7 +1,7 @@
 //! One training step on one GPU: FLOPs and bytes of forward + backward (+ recomputation), the
 //! optimizer update, collectives, the pipeline bubble and offload traffic.
 
-use super::comm::{allreduce_time, bubble_fraction, one_bit_ratio};
+use super::comm::{allreduce_time, bubble_fraction, chosen_latency, one_bit_ratio};
 use super::flops;
 use super::inputs::Inputs;
 use super::roofline::{div, phase};
@@ -83,8 +83,11 @@ pub fn communication(
         c.tp_allreduces = per_layer * layers;
         let bytes = w.micro_batch * w.tokens_per_sample * m.hidden as f64 * w.act_bytes;
         let (bw, _) = i.collective_bw(i.tp, 1);
-        let (each, _, _) = allreduce_time(bytes, i.tp, bw, i.alpha_s, i.algo);
-        c.tp_time_s = each * c.tp_allreduces as f64 * accum as f64;
+        let (each, ring, tree) = allreduce_time(bytes, i.tp, bw, i.alpha_s, i.algo);
+        let count = c.tp_allreduces as f64 * accum as f64;
+        c.tp_time_s = each * count;
+        c.tp_latency_s = chosen_latency(ring, tree, i.algo) * count;
+        c.tp_bandwidth = BytesPerSec(bw);
     }
     if i.dp > 1 {
         c.zero_factor = if s.strategies.zero == ZeroStage::Stage3 {

@@ -84,6 +84,10 @@ pub struct Communication {
     pub tp_allreduces: u32,
     /// Total tensor-parallel all-reduce time per step (exposed: on the critical path).
     pub tp_time_s: f64,
+    /// The latency (α) part of `tp_time_s`.
+    pub tp_latency_s: f64,
+    /// Per-direction bandwidth the TP all-reduces run at (× link efficiency).
+    pub tp_bandwidth: BytesPerSec,
     /// Pipeline bubble fraction (p−1)/(m·v) of the ideal time.
     pub bubble_fraction: f64,
     pub bubble_s: f64,
