@@ -207,6 +207,62 @@ fn one_bit_compression_shrinks_dp_traffic() {
 }
 
 #[test]
+fn kv_cache_bytes_per_token() {
+    // Reference §1.4: Llama-3-8B (32 layers, 8 KV heads, d_head 128) 131,072 B/token in 16 bit [D];
+    // OPT-13B (40 layers, 40 heads, d 5120) 819,200 B/token (vLLM §3 [T]).
+    let p = estimate(&Scenario::default()).performance;
+    assert_eq!(p.throughput.kv_bytes_per_token.get(), 131_072.0);
+    let mut opt = Scenario {
+        model: gpt_dims(40, 5120, 40, 50272),
+        ..Scenario::default()
+    };
+    opt.precision.kv_cache = Dtype::Fp16;
+    let p = estimate(&opt).performance;
+    assert_eq!(p.throughput.kv_bytes_per_token.get(), 819_200.0);
+    // With TP 8 each GPU holds 1 of Llama-3-8B's 8 KV heads.
+    let mut tp = Scenario::default();
+    tp.parallel.tp = 8;
+    let p = estimate(&tp).performance;
+    assert_eq!(p.throughput.kv_bytes_per_token.get(), 131_072.0 / 8.0);
+}
+
+/// Llama-3-8B full training at batch 8 on one H100: it does not fit in 80 GB.
+fn spilling(tier: SecondTier) -> Scenario {
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    s.workload.micro_batch = 8;
+    s.strategies.second_tier = tier;
+    s.strategies.second_tier_gib = 2048.0;
+    s
+}
+
+#[test]
+fn spill_slowdown_comes_from_the_tier_bandwidth() {
+    let host = estimate(&spilling(SecondTier::Host));
+    let cxl = estimate(&spilling(SecondTier::Cxl));
+    let spill = host.memory.offloaded.second_tier.get();
+    assert!(spill > 0.0, "the scenario should spill");
+    let (h, c) = (host.performance.offload, cxl.performance.offload);
+    // Host: the H100's PCIe 5.0 x16, 64 GB/s per direction, pinned. CXL 2.0: 64 GB/s per direction.
+    assert_eq!(h.tier_bandwidth.as_gb_per_s(), 64.0);
+    assert_eq!(c.tier_bandwidth.as_gb_per_s(), 64.0);
+    assert!(close(h.tier_time_s, h.tier_bytes.get() / 64e9, 1e-12));
+    assert!(h.tier_slowdown > 1.0);
+    // Pageable host memory slows the tier by the pageable fraction.
+    let mut pageable = spilling(SecondTier::Host);
+    pageable.timing.pinned_host_memory = false;
+    let pg = estimate(&pageable).performance.offload;
+    assert!(close(
+        pg.tier_time_s * pageable.timing.pageable_fraction,
+        h.tier_time_s,
+        1e-12
+    ));
+    assert!(pg.tier_slowdown > h.tier_slowdown);
+}
+
+#[test]
 fn photonic_links_shorten_a_network_bound_step() {
     let mut s = gpt3_training(1, Checkpointing::Selective);
     s.parallel.tp = 8;
