@@ -204,6 +204,20 @@ fn serving() -> Scenario {
 }
 
 #[test]
+fn concurrent_requests_agree_with_the_comparison() {
+    let s = serving();
+    let p = estimate(&s).performance;
+    let c = compare(&s);
+    let row = c
+        .gpus
+        .iter()
+        .find(|r| r.kind == RowKind::Gpu(GpuId::H100Sxm));
+    let k = row.and_then(|r| r.max_batch).expect("H100 row");
+    let n = p.throughput.max_concurrent_requests;
+    assert!(n.abs_diff(k) <= 1, "estimate {n} vs comparison {k}");
+}
+
+#[test]
 fn largest_batch_is_the_boundary_of_fitting() {
     let mut checked = 0;
     for s in [training(), serving(), Scenario::default()] {

@@ -100,8 +100,15 @@ pub fn inference(
     let tpot_s = decode.map_or(0.0, |d| pp * (d.time_s + comm.1));
     let offload = offload(s, mem, i, stored, generated);
     let total_s = ttft_s + generated * tpot_s + offload.exposed_s;
-    let block = inf.kv_block_tokens as f64;
-    let per_request = kv_tok * round_up(prompt + generated, block);
+    // The allocator reserve grows with the tensor peak (docs/model.md), so each request's KV carries
+    // its share of it.
+    let reserve = s.overheads.allocator_reserve_fraction;
+    let reserve = if reserve.is_finite() {
+        reserve.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let per_request = kv_tok * request_tokens(s, prompt + generated) * (1.0 + reserve);
     InferenceStep {
         prefill,
         decode,
@@ -186,12 +193,25 @@ fn offload(
     }
 }
 
-/// Rounds `tokens` up to whole blocks of `block` tokens (paged KV cache); `block` 0 = contiguous.
-fn round_up(tokens: f64, block: f64) -> f64 {
-    if block >= 1.0 {
-        (tokens / block).ceil() * block
+/// KV tokens one request holds, as the memory estimate counts them: a static batch reserves the
+/// maximum length; dynamic batching holds the mean length (`mean_length_fraction`) rounded up to
+/// whole KV blocks when paged (vLLM), or the maximum when contiguous.
+fn request_tokens(s: &Scenario, max_len: f64) -> f64 {
+    let inf = &s.inference;
+    if !inf.dynamic_batching {
+        return max_len;
+    }
+    let f = inf.mean_length_fraction;
+    let mean = if f.is_finite() {
+        f.clamp(0.0, 1.0)
     } else {
-        tokens
+        1.0
+    } * max_len;
+    let block = inf.kv_block_tokens as f64;
+    if block >= 1.0 {
+        (mean / block).ceil() * block
+    } else {
+        max_len
     }
 }
 
