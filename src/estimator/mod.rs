@@ -1,5 +1,6 @@
 //! The pure estimator: `estimate(&Scenario) -> Estimate`. No egui, no IO, no clock, no allocation.
 
+pub mod article;
 pub mod diagnostics;
 pub mod memory;
 mod memory_types;
