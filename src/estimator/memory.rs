@@ -28,17 +28,19 @@ pub fn estimate_memory(
     structural_diagnostics(scenario, model, &c, diagnostics);
     let l = f64::from(model.layers.max(1));
     let per_stage = (l / c.pp).ceil();
-    let (first, first_states) = stage(&c, model, per_stage, true, c.pp <= 1.0);
+    // One layer of one micro-batch: the same on every stage.
+    let z = activations::sizes(&c, model, c.b, c.s);
+    let layer = (z, activations::layer(&c, model, &z));
+    let (first, first_states) = stage(&c, model, &layer, per_stage, true, c.pp <= 1.0);
     let mut result = (first, first_states, 0u32);
     if c.pp > 1.0 {
         let last_layers = (l - per_stage * (c.pp - 1.0)).max(1.0);
-        let (last, last_states) = stage(&c, model, last_layers, false, true);
+        let (last, last_states) = stage(&c, model, &layer, last_layers, false, true);
         if tensor_peak(&last) > tensor_peak(&result.0) {
             result = (last, last_states, (c.pp - 1.0) as u32);
         }
     }
-    let (phases, states, peak_stage) = result;
-    finish(scenario, model, &c, phases, states, peak_stage, diagnostics)
+    finish(scenario, model, &c, result, &layer.1, diagnostics)
 }
 
 fn tensor_peak(p: &PhasePeaks) -> f64 {
@@ -49,6 +51,7 @@ fn tensor_peak(p: &PhasePeaks) -> f64 {
 fn stage(
     c: &Ctx,
     m: &ResolvedModel,
+    layer: &(activations::Sizes, activations::LayerActs),
     layers: f64,
     first: bool,
     last: bool,
@@ -80,7 +83,6 @@ fn stage(
     let phases = match c.mode {
         Mode::Inference => inference::phases(c, m, st.weights + gathered, casts, layers, last),
         Mode::Training => {
-            let z = activations::sizes(c, m, c.b, c.s);
             let comm = if c.dp > 1.0 { c.comm_bytes } else { 0.0 };
             let parts = Parts {
                 states: st,
@@ -88,8 +90,8 @@ fn stage(
                 casts,
                 comm,
                 gathered,
-                layer: activations::layer(c, m, &z),
-                z,
+                layer: layer.1,
+                z: layer.0,
             };
             let interleave = if c.pp_interleave > 1.0 {
                 1.0 + (c.pp - 1.0) / (c.pp * c.pp_interleave)
@@ -205,9 +207,8 @@ fn finish(
     sc: &Scenario,
     m: &ResolvedModel,
     c: &Ctx,
-    phases: PhasePeaks,
-    st: states::ModelStates,
-    peak_stage: u32,
+    (phases, st, peak_stage): (PhasePeaks, states::ModelStates, u32),
+    layer: &activations::LayerActs,
     d: &mut Diagnostics,
 ) -> MemoryEstimate {
     let o = &sc.overheads;
@@ -237,8 +238,6 @@ fn finish(
     } else if !fits {
         d.insert(Diagnostic::DoesNotFit);
     }
-    let z = activations::sizes(c, m, c.b, c.s);
-    let layer = activations::layer(c, m, &z);
     let layer_w = m.params.per_layer / c.tp * c.e_weights;
     let kv_layer = if m.arch == crate::scenario::ArchKind::Encoder || c.mode == Mode::Training {
         0.0
@@ -250,7 +249,7 @@ fn finish(
             c.e_kv,
         ) * inference::kv_tokens(c).1
     };
-    let parts_layer = training::layer_breakdown(&layer, layer_w, kv_layer);
+    let parts_layer = training::layer_breakdown(layer, layer_w, kv_layer);
     let mut params = m.params;
     params.trainable = states::stage_params(c, m, f64::from(m.layers), true, true) * c.tp;
     MemoryEstimate {
