@@ -249,6 +249,13 @@ fn finish(
             c.e_kv,
         ) * inference::kv_tokens(c).1
     };
+    // Inference (no_grad) saves nothing for backward: only weights and KV per layer.
+    let none = activations::LayerActs::default();
+    let layer = if c.mode == Mode::Training {
+        layer
+    } else {
+        &none
+    };
     let parts_layer = training::layer_breakdown(layer, layer_w, kv_layer);
     let mut params = m.params;
     params.trainable = states::stage_params(c, m, f64::from(m.layers), true, true) * c.tp;
