@@ -188,7 +188,11 @@ fn measured_peaks_within_tolerance() {
     );
     assert!(max <= 0.03, "max error {:.2}% > 3%", max * 100.0);
     // Regression guard tighter than the product claim: what the model reaches today.
-    assert!(max <= 0.01, "max error {:.2}% > 1% (was 0.84%)", max * 100.0);
+    assert!(
+        max <= 0.01,
+        "max error {:.2}% > 1% (was 0.84%)",
+        max * 100.0
+    );
     assert!(median <= 0.01, "median error {:.2}% > 1%", median * 100.0);
 }
 
