@@ -277,3 +277,65 @@ proptest! {
         prop_assert!(finite(&e));
     }
 }
+
+#[test]
+fn structural_diagnostics() {
+    use vram_explorer::estimator::Diagnostic as D;
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    s.parallel.tp = 3; // Llama-3-8B: 32 heads, 8 KV heads, FFN 14336, vocab 128256
+    s.parallel.pp = 5; // 32 layers
+    s.strategies.zero = ZeroStage::Stage2; // with DP = 1
+    let d = estimate(&s).diagnostics;
+    for want in [
+        D::TpDoesNotDivideHeads,
+        D::TpDoesNotDivideKvHeads,
+        D::TpDoesNotDivideFfn,
+        D::PpDoesNotDivideLayers,
+        D::ZeroWithoutDataParallel,
+    ] {
+        assert!(d.contains(want), "{want:?} missing");
+    }
+    s.parallel.tp = 1;
+    s.parallel.sequence_parallel = true;
+    assert!(
+        estimate(&s)
+            .diagnostics
+            .contains(D::SequenceParallelWithoutTp)
+    );
+}
+
+#[test]
+fn absurd_values_are_clamped_and_reported() {
+    use vram_explorer::estimator::Diagnostic as D;
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    s.workload.micro_batch = 0;
+    s.parallel.tp = 0;
+    let e = estimate(&s);
+    assert!(e.diagnostics.contains(D::InputClamped));
+    assert!(e.memory.tensor_peak.get().is_finite() && e.memory.tensor_peak.get() > 0.0);
+    let mut p = Scenario::default();
+    p.model.shape = ShapeSource::ParamCount;
+    p.model.params = 1e15;
+    let e = estimate(&p);
+    assert!(e.diagnostics.contains(D::InputClamped));
+    assert!(e.diagnostics.contains(D::ShapeDerivedFromParams));
+    assert!(e.memory.gpu_total.get().is_finite());
+    assert!(!e.memory.fits && e.diagnostics.contains(D::DoesNotFit));
+}
+
+#[test]
+fn shape_from_params_is_close() {
+    for p in [1e8, 1.3e9, 7e9, 70e9, 175e9, 1e12] {
+        let mut s = Scenario::default();
+        s.model.shape = ShapeSource::ParamCount;
+        s.model.params = p;
+        let got = estimate(&s).model.params.total;
+        assert!((got - p).abs() / p < 0.15, "{p:e} → {got:e}");
+    }
+}
