@@ -1,7 +1,8 @@
 //! PNG of the window: File ▸ Export PNG…, and the automation hook for README screenshots and the CI
-//! smoke run: `VRAM_EXPLORER_SCREENSHOT=out.png` (optionally `VRAM_EXPLORER_PRESENTATION=1`,
-//! `VRAM_EXPLORER_THEME=light`, `VRAM_EXPLORER_PRESET=<bundled id>`, `VRAM_EXPLORER_WINDOW=1280x800`) renders a few frames, saves the
-//! PNG and exits. An automated run neither reads nor writes the persisted session.
+//! smoke run. `VRAM_EXPLORER_SCREENSHOT=out.png` renders a few frames, saves the PNG and exits; an
+//! automated run neither reads nor writes the persisted session. Optional, for such runs:
+//! `VRAM_EXPLORER_PRESENTATION=1`, `VRAM_EXPLORER_THEME=light`, `VRAM_EXPLORER_PRESET=<bundled id>`,
+//! `VRAM_EXPLORER_BASELINE=<bundled id>` (pinned for comparison), `VRAM_EXPLORER_WINDOW=1280x800`.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -116,6 +117,12 @@ pub fn create(cc: &eframe::CreationContext<'_>) -> ExplorerApp {
                 session.saved = s.clone();
                 session.scenario = s;
             }
+            None => eprintln!("vram-explorer: no bundled preset named {id}"),
+        }
+    }
+    if let Some(id) = env("VRAM_EXPLORER_BASELINE") {
+        match presets::bundled_scenario(&id) {
+            Some(s) => session.baseline = Some(s),
             None => eprintln!("vram-explorer: no bundled preset named {id}"),
         }
     }

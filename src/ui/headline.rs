@@ -23,7 +23,7 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, current: &Column<'_>, baseline: Option<&Co
     }
 }
 
-fn verdict(ui: &mut Ui, prefs: &Prefs, est: &Estimate) {
+fn verdict(ui: &mut Ui, prefs: &Prefs, est: &Estimate, size: f32) {
     let m = &est.memory;
     let (text, color) = if m.fits {
         ("FITS", theme::good(prefs.theme))
@@ -35,12 +35,7 @@ fn verdict(ui: &mut Ui, prefs: &Prefs, est: &Estimate) {
         .corner_radius(6.0)
         .inner_margin(egui::Margin::symmetric(10, 4))
         .show(ui, |ui| {
-            ui.label(
-                RichText::new(text)
-                    .size(theme::verdict_size(prefs))
-                    .strong()
-                    .color(color),
-            )
+            ui.label(RichText::new(text).size(size).strong().color(color))
         })
         .inner
         .on_hover_text(
@@ -52,7 +47,7 @@ fn single(ui: &mut Ui, prefs: &Prefs, col: &Column<'_>) {
     let m = &col.estimate.memory;
     let u = prefs.unit;
     ui.horizontal_wrapped(|ui| {
-        verdict(ui, prefs, col.estimate);
+        verdict(ui, prefs, col.estimate, theme::verdict_size(prefs));
         ui.add_space(12.0);
         ui.vertical(|ui| {
             ui.label(RichText::new(peak_text(prefs, col.estimate)).strong())
@@ -84,58 +79,73 @@ fn single(ui: &mut Ui, prefs: &Prefs, col: &Column<'_>) {
 fn compare(ui: &mut Ui, prefs: &Prefs, base: &Column<'_>, cur: &Column<'_>) {
     let u = prefs.unit;
     let (bm, cm) = (&base.estimate.memory, &cur.estimate.memory);
-    egui::Grid::new("headline_compare")
-        .num_columns(4)
-        .spacing([24.0, 4.0])
-        .striped(true)
-        .show(ui, |ui| {
-            ui.label("");
-            ui.label(RichText::new(base.title).strong());
-            ui.label(RichText::new(cur.title).strong());
-            ui.label(RichText::new("Difference").strong());
-            ui.end_row();
-
-            ui.label("Verdict");
-            verdict(ui, prefs, base.estimate);
-            verdict(ui, prefs, cur.estimate);
-            ui.label("");
-            ui.end_row();
-
-            let rows = [
-                ("Per-GPU peak", bm.gpu_total, cm.gpu_total),
-                ("GPU memory", bm.capacity, cm.capacity),
-                ("Headroom", bm.headroom, cm.headroom),
-            ];
-            for (label, b, c) in rows {
-                ui.label(label);
-                ui.label(u.format(b));
-                ui.label(u.format(c));
-                ui.label(delta(prefs, b, c));
+    let small_verdict = theme::body_size(prefs) * 1.1;
+    let heading = |ui: &mut Ui, text: &str| {
+        ui.label(RichText::new(text).strong());
+    };
+    ui.horizontal_top(|ui| {
+        egui::Grid::new("headline_compare_memory")
+            .num_columns(4)
+            .spacing([18.0, 2.0])
+            .striped(true)
+            .show(ui, |ui| {
+                for h in ["", base.title, cur.title, "Difference"] {
+                    heading(ui, h);
+                }
                 ui.end_row();
-            }
-
-            ui.label("Peak phase");
-            ui.label(phase_name(base.estimate));
-            ui.label(phase_name(cur.estimate));
-            ui.label("");
-            ui.end_row();
-
-            ui.label("Largest batch that fits");
-            ui.label(batch_name(base.largest_batch));
-            ui.label(batch_name(cur.largest_batch));
-            ui.label("");
-            ui.end_row();
-
-            let brows = speed_rows(base.estimate);
-            let crows = speed_rows(cur.estimate);
-            for ((label, b, hover), (_, c, _)) in brows.into_iter().zip(crows) {
-                ui.label(label).on_hover_text(hover);
-                ui.label(b);
-                ui.label(c);
+                ui.label("Verdict");
+                verdict(ui, prefs, base.estimate, small_verdict);
+                verdict(ui, prefs, cur.estimate, small_verdict);
                 ui.label("");
                 ui.end_row();
-            }
-        });
+                let rows = [
+                    ("Peak per GPU", bm.gpu_total, cm.gpu_total),
+                    ("GPU memory", bm.capacity, cm.capacity),
+                    ("Headroom", bm.headroom, cm.headroom),
+                ];
+                for (label, b, c) in rows {
+                    ui.label(label);
+                    ui.label(u.format(b));
+                    ui.label(u.format(c));
+                    ui.label(delta(prefs, b, c));
+                    ui.end_row();
+                }
+            });
+        ui.add_space(12.0);
+        egui::Grid::new("headline_compare_speed")
+            .num_columns(3)
+            .spacing([18.0, 2.0])
+            .striped(true)
+            .show(ui, |ui| {
+                for h in ["", base.title, cur.title] {
+                    heading(ui, h);
+                }
+                ui.end_row();
+                ui.label("Peak phase");
+                ui.label(phase_name(base.estimate));
+                ui.label(phase_name(cur.estimate));
+                ui.end_row();
+                ui.label("Largest batch");
+                ui.label(batch_name(base.largest_batch));
+                ui.label(batch_name(cur.largest_batch));
+                ui.end_row();
+                let (b, c) = (compact_speed(base.estimate), compact_speed(cur.estimate));
+                let hovers = [
+                    "Training: one optimizer step. Inference: time per output token.",
+                    "Tokens per second over all GPUs (trained or generated).",
+                ];
+                for ((label, hover), (bv, cv)) in ["Time", "Throughput"]
+                    .into_iter()
+                    .zip(hovers)
+                    .zip(b.into_iter().zip(c))
+                {
+                    ui.label(label).on_hover_text(hover);
+                    ui.label(bv);
+                    ui.label(cv);
+                    ui.end_row();
+                }
+            });
+    });
 }
 
 fn delta(prefs: &Prefs, base: Bytes, cur: Bytes) -> String {
@@ -245,6 +255,18 @@ fn speed_rows(est: &Estimate) -> Vec<(&'static str, String, &'static str)> {
         "Attainable ÷ peak FLOP/s of the main phase on the roofline: how busy the compute units can be.",
     ));
     rows
+}
+
+/// Time and throughput in a form comparable between training and inference scenarios.
+fn compact_speed(est: &Estimate) -> [String; 2] {
+    let p = &est.performance;
+    let time = if p.training.is_some() {
+        format!("{} per step", fmt_seconds(p.step.total_s))
+    } else {
+        format!("{} per token", fmt_seconds(p.throughput.tpot_s))
+    };
+    let tokens = format!("{} tokens/s", widgets::fmt_count(p.throughput.tokens_per_s));
+    [time, tokens]
 }
 
 /// The diagnostics, most serious first, each coloured by severity.

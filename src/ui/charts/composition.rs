@@ -2,7 +2,9 @@
 //! (or baseline vs current when comparing), a dashed capacity line, and off-GPU bytes apart.
 
 use egui::{RichText, Ui};
-use egui_plot::{AxisHints, Bar, BarChart, HLine, LineStyle, PlotPoint, Text, uniform_grid_spacer};
+use egui_plot::{
+    AxisHints, Bar, BarChart, HLine, Line, LineStyle, PlotPoint, Text, uniform_grid_spacer,
+};
 
 use super::{memory_tick, static_plot};
 use crate::estimator::{Breakdown, Component, Estimate, Phase};
@@ -209,20 +211,25 @@ fn plot(
                         .color(theme::capacity(prefs.theme)),
                 );
             }
-            plot_ui.hline(
-                HLine::new("GPU memory", cap)
-                    .color(theme::capacity(prefs.theme))
-                    .style(LineStyle::dashed_loose())
-                    .width(2.0),
-            );
-            if let Some(base) = baseline {
-                let bcap = u.value(base.memory.capacity);
-                if (bcap - cap).abs() > 1e-9 {
-                    plot_ui.hline(
-                        HLine::new("Baseline GPU memory", bcap)
-                            .color(theme::baseline(prefs.theme))
-                            .style(LineStyle::dashed_dense()),
-                    );
+            match baseline {
+                None => plot_ui.hline(
+                    HLine::new("GPU memory", cap)
+                        .color(theme::capacity(prefs.theme))
+                        .style(LineStyle::dashed_loose())
+                        .width(2.0),
+                ),
+                Some(base) => {
+                    // Each bar against its own GPU's memory.
+                    let caps = [u.value(base.memory.capacity), cap];
+                    for (i, c) in caps.into_iter().enumerate() {
+                        let x = i as f64;
+                        plot_ui.line(
+                            Line::new("GPU memory", vec![[x - 0.45, c], [x + 0.45, c]])
+                                .color(theme::capacity(prefs.theme))
+                                .style(LineStyle::dashed_dense())
+                                .width(2.0),
+                        );
+                    }
                 }
             }
         });
