@@ -64,7 +64,8 @@ impl Default for Scenario {
             model: ModelSpec::default(),
             workload: Workload::default(),
             inference: Inference::default(),
-            precision: PrecisionSpec::default(),
+            // Inference serves 16-bit weights as stored, not autocast over FP32 weights.
+            precision: PrecisionSpec { mode: PrecisionMode::Uniform, ..PrecisionSpec::default() },
             optimizer: Optimizer::default(),
             strategies: Strategies::default(),
             parallel: Parallelism::default(),
