@@ -165,3 +165,42 @@ fn opening_a_good_file_replaces_the_scenario() {
     assert_eq!(h.state().scenario().workload.micro_batch, 7);
     assert!(!h.state().is_dirty());
 }
+
+#[test]
+fn tab_reaches_the_controls() {
+    let mut h = harness(ExplorerApp::default());
+    let mut reached = false;
+    for _ in 0..200 {
+        h.key_press(egui::Key::Tab);
+        h.run();
+        let node = h.get_by_role_and_label(Role::Slider, "Micro-batch");
+        if node.accesskit_node().is_focused() {
+            reached = true;
+            break;
+        }
+    }
+    assert!(reached, "Tab never focused the micro-batch slider");
+}
+
+#[test]
+fn quitting_with_unsaved_changes_asks_first() {
+    let mut h = harness(app_with(|s| s.parallel.tp = 2));
+    h.state_mut().request(Command::Quit);
+    h.run();
+    h.get_by_label("Unsaved changes");
+    h.get_by_label("Cancel").click();
+    h.run();
+    assert!(h.query_by_label("Unsaved changes").is_none());
+    assert_eq!(h.state().scenario().parallel.tp, 2);
+}
+
+#[test]
+fn pinning_a_baseline_shows_both_side_by_side() {
+    let mut h = harness(ExplorerApp::default());
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::B);
+    h.run();
+    set_slider(&mut h, "Micro-batch", 16.0);
+    assert!(h.query_all_by_label("Baseline").count() >= 2);
+    h.get_by_label("Difference");
+    assert_eq!(h.state().scenario().workload.micro_batch, 16);
+}

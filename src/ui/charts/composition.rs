@@ -158,8 +158,8 @@ fn plot(
     let x_labels = labels.clone();
     static_plot("composition", height)
         .y_axis_min_width(ui.text_style_height(&egui::TextStyle::Body) * 4.0)
-        .include_y(0.0)
-        .include_y(tallest * 1.12)
+        .reset()
+        .default_y_bounds(0.0, (tallest * 1.12).max(1e-3))
         .include_x(-0.5)
         .include_x(n as f64 - 0.5)
         .show_grid([false, true])
