@@ -8,6 +8,7 @@
 
 #[cfg(feature = "gui")]
 pub mod app;
+pub mod claims;
 pub mod cli;
 pub mod estimator;
 pub mod hardware;

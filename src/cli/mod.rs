@@ -7,12 +7,14 @@
 //! vram-explorer check <scenario.ron>
 //! vram-explorer sweep <scenario.ron> --over batch|seq|params|dp|tp|pp [--from X --to Y --steps N]
 //! vram-explorer fit <scenario.ron> [--max-gpus N] [--top N] [--json]
+//! vram-explorer claims [ID] [--json]
 //! ```
 //!
 //! Exit codes: 0 success, 1 a runtime error (bad file, unknown preset: the message on stderr, message
 //! first, path last), 2 a usage error (from clap). Output is built as a string and written once, so a
 //! closed pipe (`| head`) is not a panic.
 
+mod claims;
 mod fit;
 mod json;
 mod perf;
@@ -60,6 +62,14 @@ enum Command {
     Sweep(SweepArgs),
     /// What fits: the largest batch, context and model, the fewest GPUs, and "make it fit" suggestions.
     Fit(FitArgs),
+    /// The seed article's claims: what the estimator computes for each, and a verdict.
+    Claims {
+        /// Only this claim (by id).
+        id: Option<String>,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -194,6 +204,7 @@ fn execute(command: Command) -> Result<String, String> {
             let (scenario, _) = load(&a.source)?;
             Ok(fit::run(&scenario, a.max_gpus, usize::from(a.top), a.json))
         }
+        Command::Claims { id, json } => claims::run(json, id.as_deref()),
         Command::Sweep(a) => {
             let (scenario, _) = load(&a.source)?;
             sweep::run(&scenario, a.over, a.from, a.to, a.steps, a.scale)

@@ -52,6 +52,7 @@ const FILES: &[(&str, &str, &str)] = &[
     preset!(SEED_ARTICLE, "gpt-1.3b-amp-checkpointing"),
     preset!(SEED_ARTICLE, "resnet50-batch32"),
     preset!(SEED_ARTICLE, "resnet50-batch128"),
+    preset!(SEED_ARTICLE, "resnet50-input-pipeline"),
     preset!(SEED_ARTICLE, "bert-tiny-snapdragon865"),
     preset!(SEED_ARTICLE, "recommender-hbm-a100"),
     preset!(SEED_ARTICLE, "recommender-gddr6x-rtx3090"),
