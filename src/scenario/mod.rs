@@ -8,8 +8,11 @@ mod gpu;
 mod implementation;
 mod input;
 mod model;
+mod moe;
 mod parallel;
+mod peft;
 mod precision;
+mod quant;
 mod strategies;
 mod timing;
 pub mod validate;
@@ -19,8 +22,11 @@ pub use gpu::*;
 pub use implementation::*;
 pub use input::*;
 pub use model::*;
+pub use moe::*;
 pub use parallel::*;
+pub use peft::*;
 pub use precision::*;
+pub use quant::*;
 pub use strategies::*;
 pub use timing::*;
 pub use workload::*;
@@ -51,6 +57,10 @@ pub struct Scenario {
     pub timing: Timing,
     /// Input batches on the GPU, prefetch and host staging (seed article §2.2).
     pub input: InputPipeline,
+    /// LoRA / QLoRA fine-tuning (training only).
+    pub peft: Peft,
+    /// Quantized storage of the layers' weight matrices.
+    pub quantization: Quantization,
 }
 
 impl Default for Scenario {
@@ -74,6 +84,8 @@ impl Default for Scenario {
             overheads: Overheads::default(),
             timing: Timing::default(),
             input: InputPipeline::default(),
+            peft: Peft::default(),
+            quantization: Quantization::default(),
         }
     }
 }

@@ -33,6 +33,8 @@ pub struct ModelSpec {
     pub transformer: TransformerDims,
     pub cnn: CnnSpec,
     pub recommender: RecommenderSpec,
+    /// Mixture-of-experts MLPs (transformers only); `moe.experts = 0` is dense.
+    pub moe: super::MoeSpec,
 }
 
 impl Default for ModelSpec {
@@ -44,6 +46,7 @@ impl Default for ModelSpec {
             transformer: TransformerDims::default(),
             cnn: CnnSpec::default(),
             recommender: RecommenderSpec::default(),
+            moe: super::MoeSpec::default(),
         }
     }
 }

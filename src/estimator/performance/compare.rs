@@ -294,5 +294,7 @@ fn light_copy(s: &Scenario) -> Scenario {
         overheads: s.overheads.clone(),
         timing: s.timing.clone(),
         input: s.input.clone(),
+        peft: s.peft.clone(),
+        quantization: s.quantization.clone(),
     }
 }

@@ -1,0 +1,56 @@
+//! Mixture-of-experts layers: how many experts, how many a token uses, their size, and how they are
+//! spread over GPUs.
+
+use serde::{Deserialize, Serialize};
+
+/// The MLP of every layer as a set of experts behind a router (Shazeer et al. 2017; Fedus et al.
+/// 2021 "Switch Transformers"; Jiang et al. 2024 "Mixtral of Experts"). `experts = 0` is a dense MLP:
+/// every other field is then ignored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MoeSpec {
+    /// Routed experts per layer; 0 = dense MLP (no experts). Mixtral-8x7B: 8 (`num_local_experts`).
+    pub experts: u32,
+    /// Routed experts each token is sent to (top-k). Mixtral: 2 (`num_experts_per_tok`).
+    pub top_k: u32,
+    /// Experts every token goes through besides the routed ones (DeepSeekMoE's shared experts).
+    pub shared_experts: u32,
+    /// Intermediate size of one expert; 0 = `transformer.ffn` (Mixtral: the same 14,336).
+    pub expert_ffn: u32,
+    /// Token capacity factor: each expert takes at most `capacity_factor × tokens × top_k ÷ experts`
+    /// tokens (Switch Transformers §2.2); 0 = dropless (every routed token is computed, as Mixtral).
+    pub capacity_factor: f64,
+    /// Expert-parallel degree: the experts of a layer are split over this many GPUs, carved out of the
+    /// data-parallel ranks (DeepSpeed-MoE, Megatron-Core `expert_model_parallel_size`); 1 = every GPU
+    /// holds every expert. Tokens travel to their experts by all-to-all.
+    pub ep: u32,
+}
+
+impl Default for MoeSpec {
+    fn default() -> Self {
+        MoeSpec {
+            experts: 0,
+            top_k: 2,
+            shared_experts: 0,
+            expert_ffn: 0,
+            capacity_factor: 0.0,
+            ep: 1,
+        }
+    }
+}
+
+impl MoeSpec {
+    /// Mixtral-8x7B's routing: 8 experts of the model's FFN size, top-2, dropless.
+    pub fn mixtral() -> MoeSpec {
+        MoeSpec {
+            experts: 8,
+            top_k: 2,
+            ..MoeSpec::default()
+        }
+    }
+
+    /// Whether the MLP is a mixture of experts.
+    pub fn is_moe(&self) -> bool {
+        self.experts > 0
+    }
+}
