@@ -4,6 +4,7 @@
 //! [`crate::app`]. Every colour is in [`theme`].
 
 pub mod charts;
+pub mod claims;
 pub mod controls;
 pub mod headline;
 pub mod layout;

@@ -196,6 +196,20 @@ fn row_ui(
         lat.clone(),
         format!("{}: {lat}", r.label),
     );
+    scenario_cell(ui, prefs, r, cell_w, needed);
+}
+
+/// The last column: does the scenario fit there, and how long a step (or token) takes.
+fn scenario_cell(
+    ui: &mut Ui,
+    prefs: &Prefs,
+    r: &ComparisonRow,
+    cell_w: f32,
+    needed: crate::units::Bytes,
+) {
+    let u = prefs.unit;
+    let th = prefs.theme;
+    let cap = r.capacity.map_or_else(|| "—".to_owned(), |b| u.format(b));
     let (mark, color) = match r.fits {
         Some(true) => ("ok", theme::good(th)),
         Some(false) => ("no", theme::bad(th)),

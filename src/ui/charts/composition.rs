@@ -1,9 +1,10 @@
 //! Memory composition: stacked bars of the components in `Component::ALL` order, one bar per phase
 //! (or baseline vs current when comparing), a dashed capacity line, and off-GPU bytes apart.
 
-use egui::{RichText, Ui};
+use egui::Ui;
 use egui_plot::{
-    AxisHints, Bar, BarChart, HLine, Line, LineStyle, PlotPoint, Text, uniform_grid_spacer,
+    AxisHints, Bar, BarChart, HLine, Line, LineStyle, Plot, PlotPoint, PlotUi, Text,
+    uniform_grid_spacer,
 };
 
 use super::{memory_tick, static_plot};
@@ -104,26 +105,15 @@ pub fn ui(
         });
         ui.vertical(|ui| {
             ui.set_width(legend_w);
-            legend_ui(ui, prefs, current, off_total);
+            super::composition_legend::ui(ui, prefs, current, off_total);
         });
     });
 }
 
-fn plot(
-    ui: &mut Ui,
-    prefs: &Prefs,
-    columns: &[Column],
-    off_total: Bytes,
-    current: &Estimate,
-    baseline: Option<&Estimate>,
-    height: f32,
-) {
+/// One bar chart per component, stacked in `Component::ALL` order (components absent from every
+/// bar are left out).
+fn stacked(prefs: &Prefs, columns: &[Column]) -> Vec<BarChart> {
     let u = prefs.unit;
-    let mut labels: Vec<&'static str> = columns.iter().map(|c| c.short).collect();
-    if off_total.get() > 0.0 {
-        labels.push("off-GPU");
-    }
-    let n = labels.len();
     let mut charts: Vec<BarChart> = Vec::with_capacity(Component::COUNT);
     for c in Component::ALL {
         if columns.iter().all(|col| col.parts.get(c).get() <= 0.0) {
@@ -150,16 +140,17 @@ fn plot(
         let chart = chart.stack_on(&below);
         charts.push(chart);
     }
-    let cap = u.value(current.memory.capacity);
-    let tallest = columns
-        .iter()
-        .map(|c| u.value(c.parts.total()))
-        .fold(cap, f64::max);
-    let x_labels = labels.clone();
+    charts
+}
+
+/// The plot with one x label per bar and a memory y axis from 0 to a bit above `top`.
+fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<&'static str>, top: f64, height: f32) -> Plot<'a> {
+    let u = prefs.unit;
+    let n = labels.len();
     static_plot("composition", height)
         .y_axis_min_width(ui.text_style_height(&egui::TextStyle::Body) * 4.0)
         .reset()
-        .default_y_bounds(0.0, (tallest * 1.12).max(1e-3))
+        .default_y_bounds(0.0, (top * 1.12).max(1e-3))
         .include_x(-0.5)
         .include_x(n as f64 - 0.5)
         .show_grid([false, true])
@@ -174,7 +165,7 @@ fn plot(
                     if (mark.value - i).abs() > 1e-6 || i < 0.0 {
                         return String::new();
                     }
-                    x_labels
+                    labels
                         .get(i as usize)
                         .map_or_else(String::new, |l| (*l).to_owned())
                 }),
@@ -184,100 +175,88 @@ fn plot(
             egui_plot::HoverPosition::Elsewhere { position } => Some(memory_tick(u, position.y)),
             _ => None,
         })
-        .show(ui, |plot_ui| {
-            // Topmost component first, so the legend reads like the stack.
-            for chart in charts.into_iter().rev() {
-                plot_ui.bar_chart(chart);
-            }
-            if off_total.get() > 0.0 {
-                let bar = Bar::new((n - 1) as f64, u.value(off_total))
-                    .name("off-GPU (host, NVMe, second tier)")
-                    .width(0.6)
-                    .fill(theme::offloaded())
-                    .stroke(egui::Stroke::new(1.0, theme::bar_outline(prefs.theme)));
-                plot_ui.bar_chart(
-                    BarChart::new("Off-GPU", vec![bar])
-                        .color(theme::offloaded())
-                        .element_formatter(Box::new(move |bar, _| {
-                            format!("{}\n{}", bar.name, memory_tick(u, bar.value))
-                        })),
-                );
-            }
-            for (i, col) in columns.iter().enumerate().filter(|(_, c)| c.peak) {
-                let top = u.value(col.parts.total());
-                plot_ui.text(
-                    Text::new("peak", PlotPoint::new(i as f64, top), "peak")
-                        .anchor(egui::Align2::CENTER_BOTTOM)
-                        .color(theme::capacity(prefs.theme)),
-                );
-            }
-            match baseline {
-                None => plot_ui.hline(
-                    HLine::new("GPU memory", cap)
-                        .color(theme::capacity(prefs.theme))
-                        .style(LineStyle::dashed_loose())
-                        .width(2.0),
-                ),
-                Some(base) => {
-                    // Each bar against its own GPU's memory.
-                    let caps = [u.value(base.memory.capacity), cap];
-                    for (i, c) in caps.into_iter().enumerate() {
-                        let x = i as f64;
-                        plot_ui.line(
-                            Line::new("GPU memory", vec![[x - 0.45, c], [x + 0.45, c]])
-                                .color(theme::capacity(prefs.theme))
-                                .style(LineStyle::dashed_dense())
-                                .width(2.0),
-                        );
-                    }
-                }
-            }
-        });
 }
 
-/// The legend with exact values of the current peak: top of the stack first.
-fn legend_ui(ui: &mut Ui, prefs: &Prefs, est: &Estimate, off_total: Bytes) {
+fn plot(
+    ui: &mut Ui,
+    prefs: &Prefs,
+    columns: &[Column],
+    off_total: Bytes,
+    current: &Estimate,
+    baseline: Option<&Estimate>,
+    height: f32,
+) {
     let u = prefs.unit;
-    let m = &est.memory;
-    ui.label(RichText::new(format!("At the peak ({})", u.label())).strong())
-        .on_hover_text(
-            "Per-GPU bytes of each component at the peak phase, top of the stack first.",
-        );
-    for c in Component::ALL.iter().rev() {
-        let b = m.peak.get(*c);
-        if b.get() > 0.0 {
-            swatch_row(
-                ui,
-                theme::component(*c),
-                format!("{}: {}", c.label(), u.format(b)),
+    let mut labels: Vec<&'static str> = columns.iter().map(|c| c.short).collect();
+    if off_total.get() > 0.0 {
+        labels.push("off-GPU");
+    }
+    let n = labels.len();
+    let charts = stacked(prefs, columns);
+    let cap = u.value(current.memory.capacity);
+    let tallest = columns
+        .iter()
+        .map(|c| u.value(c.parts.total()))
+        .fold(cap.max(u.value(off_total)), f64::max);
+    frame(ui, prefs, labels, tallest, height).show(ui, |plot_ui| {
+        // Topmost component first, so the legend reads like the stack.
+        for chart in charts.into_iter().rev() {
+            plot_ui.bar_chart(chart);
+        }
+        if off_total.get() > 0.0 {
+            let bar = Bar::new((n - 1) as f64, u.value(off_total))
+                .name("off-GPU (host, NVMe, second tier)")
+                .width(0.6)
+                .fill(theme::offloaded())
+                .stroke(egui::Stroke::new(1.0, theme::bar_outline(prefs.theme)));
+            plot_ui.bar_chart(
+                BarChart::new("Off-GPU", vec![bar])
+                    .color(theme::offloaded())
+                    .element_formatter(Box::new(move |bar, _| {
+                        format!("{}\n{}", bar.name, memory_tick(u, bar.value))
+                    })),
             );
         }
-    }
-    ui.separator();
-    ui.label(format!("Total: {}", u.format(m.gpu_total)));
-    ui.label(format!("GPU memory: {}", u.format(m.capacity)));
-    if off_total.get() > 0.0 {
-        swatch_row(
-            ui,
-            theme::offloaded(),
-            format!("Off-GPU: {}", u.format(off_total)),
-        )
-        .on_hover_text(format!(
-            "Host: {}\nNVMe: {}\nSecond tier: {}",
-            u.format(m.offloaded.host),
-            u.format(m.offloaded.nvme),
-            u.format(m.offloaded.second_tier)
-        ));
-    }
+        marks(plot_ui, prefs, columns, cap, baseline);
+    });
 }
 
-/// A colour swatch and a label that wraps within the legend's width.
-fn swatch_row(ui: &mut Ui, color: egui::Color32, text: String) -> egui::Response {
-    let size = ui.text_style_height(&egui::TextStyle::Body) * 0.8;
-    ui.horizontal(|ui| {
-        let (rect, _) = ui.allocate_exact_size(egui::vec2(size, size), egui::Sense::hover());
-        ui.painter().rect_filled(rect, 2.0, color);
-        ui.add(egui::Label::new(text).wrap());
-    })
-    .response
+/// "peak" over the bar that sets the peak, and the GPU's memory (per bar when comparing).
+fn marks(
+    plot_ui: &mut PlotUi<'_>,
+    prefs: &Prefs,
+    columns: &[Column],
+    cap: f64,
+    baseline: Option<&Estimate>,
+) {
+    let u = prefs.unit;
+    for (i, col) in columns.iter().enumerate().filter(|(_, c)| c.peak) {
+        let top = u.value(col.parts.total());
+        plot_ui.text(
+            Text::new("peak", PlotPoint::new(i as f64, top), "peak")
+                .anchor(egui::Align2::CENTER_BOTTOM)
+                .color(theme::capacity(prefs.theme)),
+        );
+    }
+    match baseline {
+        None => plot_ui.hline(
+            HLine::new("GPU memory", cap)
+                .color(theme::capacity(prefs.theme))
+                .style(LineStyle::dashed_loose())
+                .width(2.0),
+        ),
+        Some(base) => {
+            // Each bar against its own GPU's memory.
+            let caps = [u.value(base.memory.capacity), cap];
+            for (i, c) in caps.into_iter().enumerate() {
+                let x = i as f64;
+                plot_ui.line(
+                    Line::new("GPU memory", vec![[x - 0.45, c], [x + 0.45, c]])
+                        .color(theme::capacity(prefs.theme))
+                        .style(LineStyle::dashed_dense())
+                        .width(2.0),
+                );
+            }
+        }
+    }
 }

@@ -3,6 +3,7 @@
 
 pub mod architecture;
 pub mod composition;
+pub mod composition_legend;
 pub mod roofline;
 pub mod sweep;
 

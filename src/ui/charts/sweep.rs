@@ -4,7 +4,7 @@
 //! cloned into the scratch once per curve, never per point.
 
 use egui::Ui;
-use egui_plot::{HLine, Line, LineStyle, MarkerShape, Points, VLine};
+use egui_plot::{HLine, Line, LineStyle, MarkerShape, Plot, Points, VLine};
 
 use super::{legend, memory_tick, static_plot};
 use crate::estimator::solver::{self, ScaleAxis};
@@ -99,8 +99,8 @@ fn samples(axis: SweepAxis, out: &mut Vec<f64>) {
     }
 }
 
-/// (x in log10, per-GPU peak in the display unit, fits) per sample.
-fn curve(scratch: &mut Scenario, base: &Scenario, axis: SweepAxis, prefs: &Prefs) -> Vec<[f64; 3]> {
+/// (x in log10, per-GPU peak in the display unit) per sample.
+fn curve(scratch: &mut Scenario, base: &Scenario, axis: SweepAxis, prefs: &Prefs) -> Vec<[f64; 2]> {
     let mut xs = Vec::new();
     samples(axis, &mut xs);
     scratch.clone_from(base);
@@ -108,11 +108,7 @@ fn curve(scratch: &mut Scenario, base: &Scenario, axis: SweepAxis, prefs: &Prefs
         .map(|&x| {
             set(scratch, axis, x);
             let m = estimate(scratch).memory;
-            [
-                widgets::log10(x),
-                prefs.unit.value(m.gpu_total),
-                f64::from(u8::from(m.fits)),
-            ]
+            [widgets::log10(x), prefs.unit.value(m.gpu_total)]
         })
         .collect()
 }
@@ -187,19 +183,71 @@ pub fn ui(
     let points = curve(scratch, scenario, axis, prefs);
     let base_points = baseline.map(|b| curve(scratch, b, axis, prefs));
     let cap = u.value(current.memory.capacity);
-    let here = widgets::log10(value(scenario, axis));
+    let here = [
+        widgets::log10(value(scenario, axis)),
+        u.value(current.memory.gpu_total),
+    ];
     let edge = boundary(scenario, scratch, axis).map(widgets::log10);
-    let y_max = (cap * 1.6)
-        .max(u.value(current.memory.gpu_total) * 1.25)
-        .max(1e-3);
-    let unit = axis.unit();
+    let y_max = (cap * 1.6).max(here[1] * 1.25).max(1e-3);
     let plot_h = (height - ui.spacing().interact_size.y - 6.0).max(80.0);
-    static_plot("sweep", plot_h)
-        .legend(legend(if more_is_less(axis) {
-            egui_plot::Corner::RightTop
-        } else {
-            egui_plot::Corner::RightBottom
-        }))
+    let th = prefs.theme;
+    frame(ui, prefs, axis, y_max, plot_h).show(ui, |plot_ui| {
+        if let Some(bp) = base_points {
+            plot_ui.line(
+                Line::new("Baseline", bp)
+                    .color(theme::baseline(th))
+                    .style(LineStyle::dashed_dense())
+                    .width(2.0),
+            );
+        }
+        plot_ui.line(
+            Line::new("Per-GPU peak", points)
+                .color(theme::current(th))
+                .width(2.5),
+        );
+        plot_ui.hline(
+            HLine::new("GPU memory", cap)
+                .color(theme::capacity(th))
+                .style(LineStyle::dashed_loose())
+                .width(2.0),
+        );
+        if let Some(x) = edge {
+            let what = if more_is_less(axis) {
+                "Smallest"
+            } else {
+                "Largest"
+            };
+            let name = format!(
+                "{what} that fits: {} {}",
+                widgets::log10_label(x),
+                axis.unit()
+            );
+            plot_ui.vline(
+                VLine::new(name, x)
+                    .color(theme::good(th))
+                    .style(LineStyle::dotted_dense()),
+            );
+        }
+        plot_ui.points(
+            Points::new("This scenario", vec![here])
+                .shape(MarkerShape::Diamond)
+                .radius(7.0)
+                .color(theme::current(th)),
+        );
+    });
+}
+
+/// The plot: log x axis of `axis`, memory y axis from 0 to `y_max`, hover with units.
+fn frame<'a>(ui: &Ui, prefs: &Prefs, axis: SweepAxis, y_max: f64, height: f32) -> Plot<'a> {
+    let u = prefs.unit;
+    let unit = axis.unit();
+    let corner = if more_is_less(axis) {
+        egui_plot::Corner::RightTop
+    } else {
+        egui_plot::Corner::RightBottom
+    };
+    static_plot("sweep", height)
+        .legend(legend(corner))
         .x_axis_label(format!("{} ({unit})", axis.label()))
         .reset()
         .default_y_bounds(0.0, y_max)
@@ -218,49 +266,4 @@ pub fn ui(
                 memory_tick(u, p.y)
             ))
         })
-        .show(ui, |plot_ui| {
-            let pts: Vec<[f64; 2]> = points.iter().map(|p| [p[0], p[1]]).collect();
-            if let Some(bp) = base_points {
-                let bpts: Vec<[f64; 2]> = bp.iter().map(|p| [p[0], p[1]]).collect();
-                plot_ui.line(
-                    Line::new("Baseline", bpts)
-                        .color(theme::baseline(prefs.theme))
-                        .style(LineStyle::dashed_dense())
-                        .width(2.0),
-                );
-            }
-            plot_ui.line(
-                Line::new("Per-GPU peak", pts)
-                    .color(theme::current(prefs.theme))
-                    .width(2.5),
-            );
-            plot_ui.hline(
-                HLine::new("GPU memory", cap)
-                    .color(theme::capacity(prefs.theme))
-                    .style(LineStyle::dashed_loose())
-                    .width(2.0),
-            );
-            if let Some(x) = edge {
-                let what = if more_is_less(axis) {
-                    "Smallest"
-                } else {
-                    "Largest"
-                };
-                plot_ui.vline(
-                    VLine::new(
-                        format!("{what} that fits: {} {unit}", widgets::log10_label(x)),
-                        x,
-                    )
-                    .color(theme::good(prefs.theme))
-                    .style(LineStyle::dotted_dense()),
-                );
-            }
-            let y = u.value(current.memory.gpu_total);
-            plot_ui.points(
-                Points::new("This scenario", vec![[here, y]])
-                    .shape(MarkerShape::Diamond)
-                    .radius(7.0)
-                    .color(theme::current(prefs.theme)),
-            );
-        });
 }

@@ -2,7 +2,9 @@
 //! a unit and a hover text (what it does; for a strategy, what it costs). Only the scenario is edited.
 
 mod hardware;
+mod input;
 mod model;
+mod optimizer;
 mod strategies;
 mod workload;
 
@@ -21,8 +23,9 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
             group(ui, "Scenario", false, |ui| document_ui(ui, s));
             group(ui, "Model", true, |ui| model::ui(ui, s, est));
             group(ui, "Workload", true, |ui| workload::ui(ui, s));
+            group(ui, "Input pipeline", false, |ui| input::ui(ui, s));
             group(ui, "Precision", false, |ui| workload::precision_ui(ui, s));
-            group(ui, "Optimizer", false, |ui| workload::optimizer_ui(ui, s));
+            group(ui, "Optimizer", false, |ui| optimizer::ui(ui, s));
             group(ui, "Strategies", true, |ui| strategies::ui(ui, s));
             group(ui, "Parallelism", true, |ui| {
                 strategies::parallel_ui(ui, s);

@@ -111,63 +111,8 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate) {
                 ShapeSource::Dimensions => dims_ui(ui, s),
             }
         }
-        ModelFamily::Cnn => {
-            let c = &mut m.cnn;
-            count_slider(
-                ui,
-                &mut c.params,
-                1e5..=1e10,
-                "CNN parameters",
-                "params",
-                "Parameter count of the CNN (ResNet-50: 25.6 M).",
-            );
-            int_slider(
-                ui,
-                &mut c.resolution,
-                32..=1024,
-                false,
-                "Image side",
-                "px",
-                "Input resolution; activations scale with its square.",
-            );
-        }
-        ModelFamily::Recommender => {
-            let r = &mut m.recommender;
-            int_slider(
-                ui,
-                &mut r.tables,
-                1..=1000,
-                true,
-                "Embedding tables",
-                "tables",
-                "Number of embedding tables.",
-            );
-            count_slider(
-                ui,
-                &mut r.rows_per_table,
-                1e3..=1e10,
-                "Rows per table",
-                "rows",
-                "Rows (ids) per embedding table.",
-            );
-            int_slider(
-                ui,
-                &mut r.dim,
-                4..=1024,
-                true,
-                "Embedding dim",
-                "values",
-                "Values per embedding row.",
-            );
-            count_slider(
-                ui,
-                &mut r.dense_params,
-                1e3..=1e10,
-                "Dense parameters",
-                "params",
-                "Parameters of the dense MLP part.",
-            );
-        }
+        ModelFamily::Cnn => cnn_ui(ui, s),
+        ModelFamily::Recommender => recommender_ui(ui, s),
     }
     let total = est.memory.params.total;
     if total > 0.0 {
@@ -231,6 +176,11 @@ fn dims_ui(ui: &mut Ui, s: &mut Scenario) {
         "values",
         "Inner size of the MLP.",
     );
+    dims_more_ui(ui, s);
+}
+
+fn dims_more_ui(ui: &mut Ui, s: &mut Scenario) {
+    let t = &mut s.model.transformer;
     choice(
         ui,
         &mut t.ffn_kind,
@@ -272,5 +222,64 @@ fn dims_ui(ui: &mut Ui, s: &mut Scenario) {
         &mut t.bias,
         "Biases",
         "Biases on attention and MLP projections (GPT-2, BERT).",
+    );
+}
+
+fn cnn_ui(ui: &mut Ui, s: &mut Scenario) {
+    let c = &mut s.model.cnn;
+    count_slider(
+        ui,
+        &mut c.params,
+        1e5..=1e10,
+        "CNN parameters",
+        "params",
+        "Parameter count of the CNN (ResNet-50: 25.6 M).",
+    );
+    int_slider(
+        ui,
+        &mut c.resolution,
+        32..=1024,
+        false,
+        "Image side",
+        "px",
+        "Input resolution; activations scale with its square.",
+    );
+}
+
+fn recommender_ui(ui: &mut Ui, s: &mut Scenario) {
+    let r = &mut s.model.recommender;
+    int_slider(
+        ui,
+        &mut r.tables,
+        1..=1000,
+        true,
+        "Embedding tables",
+        "tables",
+        "Number of embedding tables.",
+    );
+    count_slider(
+        ui,
+        &mut r.rows_per_table,
+        1e3..=1e10,
+        "Rows per table",
+        "rows",
+        "Rows (ids) per embedding table.",
+    );
+    int_slider(
+        ui,
+        &mut r.dim,
+        4..=1024,
+        true,
+        "Embedding dim",
+        "values",
+        "Values per embedding row.",
+    );
+    count_slider(
+        ui,
+        &mut r.dense_params,
+        1e3..=1e10,
+        "Dense parameters",
+        "params",
+        "Parameters of the dense MLP part.",
     );
 }

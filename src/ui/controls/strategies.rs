@@ -140,6 +140,11 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         "8-bit activation compression",
         "Store saved activations in 8 bits with per-group scales (ActNN style). Saves ~half of 16-bit activations; costs quantisation time and some accuracy.",
     );
+    sharding_ui(ui, s);
+}
+
+fn sharding_ui(ui: &mut Ui, s: &mut Scenario) {
+    let st = &mut s.strategies;
     choice(
         ui,
         &mut st.zero,
@@ -161,6 +166,11 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         "Offload parameters",
         "Where parameters live between uses (ZeRO-3 offload).",
     );
+    shrink_ui(ui, s);
+}
+
+fn shrink_ui(ui: &mut Ui, s: &mut Scenario) {
+    let st = &mut s.strategies;
     percent_slider(
         ui,
         &mut st.prune_fraction,

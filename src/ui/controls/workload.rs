@@ -2,7 +2,7 @@
 
 use egui::Ui;
 
-use crate::scenario::{Dtype, Mode, OptimizerKind, PrecisionMode, Scenario};
+use crate::scenario::{Dtype, Mode, PrecisionMode, Scenario};
 use crate::ui::widgets::{Choice, choice, int_slider, opt, percent_slider, toggle};
 
 const MODES: [Choice<Mode>; 2] = [
@@ -37,93 +37,98 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         "Sequences per GPU per forward pass. Activations and KV cache grow linearly with it.",
     );
     match s.mode {
-        Mode::Training => {
-            int_slider(
-                ui,
-                &mut w.seq_len,
-                16..=1_048_576,
-                true,
-                "Sequence length",
-                "tokens",
-                "Tokens per sequence. Activations grow linearly (quadratically for materialised attention).",
-            );
-            int_slider(
-                ui,
-                &mut w.grad_accum_steps,
-                1..=1024,
-                true,
-                "Accumulation",
-                "steps",
-                "Micro-batches accumulated per optimizer step: a larger global batch at no extra memory, more time per step.",
-            );
-            toggle(
-                ui,
-                &mut w.dropout,
-                "Dropout",
-                "Dropout layers active: each saves a mask for backward (costs 1 byte per element).",
-            );
-        }
-        Mode::Inference => {
-            let inf = &mut s.inference;
-            int_slider(
-                ui,
-                &mut inf.prompt_tokens,
-                1..=1_048_576,
-                true,
-                "Prompt",
-                "tokens",
-                "Prompt length processed at prefill; the KV cache holds prompt + generated tokens.",
-            );
-            int_slider(
-                ui,
-                &mut inf.generated_tokens,
-                1..=131_072,
-                true,
-                "Generated",
-                "tokens",
-                "Tokens decoded one at a time after the prompt.",
-            );
-            toggle(
-                ui,
-                &mut inf.dynamic_batching,
-                "Dynamic batching",
-                "Continuous batching: serve many requests at once with a paged KV cache. Costs scheduling overhead; saves padding.",
-            );
-            if inf.dynamic_batching {
-                int_slider(
-                    ui,
-                    &mut inf.concurrent_requests,
-                    1..=4096,
-                    true,
-                    "Concurrent requests",
-                    "requests",
-                    "Requests in flight at once; each holds its KV cache.",
-                );
-                int_slider(
-                    ui,
-                    &mut inf.kv_block_tokens,
-                    0..=256,
-                    false,
-                    "KV block",
-                    "tokens",
-                    "Paged KV block size (vLLM: 16); 0 = contiguous per request at the maximum length.",
-                );
-            }
-            percent_slider(
-                ui,
-                &mut inf.mean_length_fraction,
-                0.01..=1.0,
-                "Mean length",
-                "Mean request length as a share of the maximum: sets the KV cache in use and the padding a static batch wastes.",
-            );
-            toggle(
-                ui,
-                &mut inf.all_logits,
-                "Logits for every position",
-                "A plain forward returns logits for every prompt token (vocab × prompt floats); generation needs only the last.",
-            );
-        }
+        Mode::Training => training_ui(ui, s),
+        Mode::Inference => inference_ui(ui, s),
     }
+}
+
+fn training_ui(ui: &mut Ui, s: &mut Scenario) {
+    let w = &mut s.workload;
+    int_slider(
+        ui,
+        &mut w.seq_len,
+        16..=1_048_576,
+        true,
+        "Sequence length",
+        "tokens",
+        "Tokens per sequence. Activations grow linearly (quadratically for materialised attention).",
+    );
+    int_slider(
+        ui,
+        &mut w.grad_accum_steps,
+        1..=1024,
+        true,
+        "Accumulation",
+        "steps",
+        "Micro-batches accumulated per optimizer step: a larger global batch at no extra memory, more time per step.",
+    );
+    toggle(
+        ui,
+        &mut w.dropout,
+        "Dropout",
+        "Dropout layers active: each saves a mask for backward (costs 1 byte per element).",
+    );
+}
+
+fn inference_ui(ui: &mut Ui, s: &mut Scenario) {
+    let inf = &mut s.inference;
+    int_slider(
+        ui,
+        &mut inf.prompt_tokens,
+        1..=1_048_576,
+        true,
+        "Prompt",
+        "tokens",
+        "Prompt length processed at prefill; the KV cache holds prompt + generated tokens.",
+    );
+    int_slider(
+        ui,
+        &mut inf.generated_tokens,
+        1..=131_072,
+        true,
+        "Generated",
+        "tokens",
+        "Tokens decoded one at a time after the prompt.",
+    );
+    toggle(
+        ui,
+        &mut inf.dynamic_batching,
+        "Dynamic batching",
+        "Continuous batching: serve many requests at once with a paged KV cache. Costs scheduling overhead; saves padding.",
+    );
+    if inf.dynamic_batching {
+        int_slider(
+            ui,
+            &mut inf.concurrent_requests,
+            1..=4096,
+            true,
+            "Concurrent requests",
+            "requests",
+            "Requests in flight at once; each holds its KV cache.",
+        );
+        int_slider(
+            ui,
+            &mut inf.kv_block_tokens,
+            0..=256,
+            false,
+            "KV block",
+            "tokens",
+            "Paged KV block size (vLLM: 16); 0 = contiguous per request at the maximum length.",
+        );
+    }
+    percent_slider(
+        ui,
+        &mut inf.mean_length_fraction,
+        0.01..=1.0,
+        "Mean length",
+        "Mean request length as a share of the maximum: sets the KV cache in use and the padding a static batch wastes.",
+    );
+    toggle(
+        ui,
+        &mut inf.all_logits,
+        "Logits for every position",
+        "A plain forward returns logits for every prompt token (vocab × prompt floats); generation needs only the last.",
+    );
 }
 
 const PRECISIONS: [Choice<PrecisionMode>; 4] = [
@@ -149,7 +154,7 @@ const PRECISIONS: [Choice<PrecisionMode>; 4] = [
     ),
 ];
 
-const DTYPES: [Choice<Dtype>; 8] = [
+pub(super) const DTYPES: [Choice<Dtype>; 8] = [
     opt(Dtype::Fp32, "FP32", "4 bytes."),
     opt(
         Dtype::Tf32,
@@ -247,51 +252,5 @@ pub fn precision_ui(ui: &mut Ui, s: &mut Scenario) {
         &mut p.attention_fp32,
         "Attention in FP32",
         "Keep attention in FP32 while the FFN runs 16-bit: more stable, doubles attention activations.",
-    );
-}
-
-const OPTIMIZERS: [Choice<OptimizerKind>; 6] = [
-    opt(OptimizerKind::Sgd, "SGD", "No state."),
-    opt(
-        OptimizerKind::SgdMomentum,
-        "SGD + momentum",
-        "One buffer per parameter.",
-    ),
-    opt(
-        OptimizerKind::Adam,
-        "Adam",
-        "Two moments per parameter (8 bytes in FP32).",
-    ),
-    opt(
-        OptimizerKind::AdamW,
-        "AdamW",
-        "Two moments per parameter (8 bytes in FP32), decoupled weight decay.",
-    ),
-    opt(
-        OptimizerKind::Adam8bit,
-        "8-bit Adam",
-        "bitsandbytes: two 8-bit moments with block scales (~2 bytes per parameter).",
-    ),
-    opt(
-        OptimizerKind::Adafactor,
-        "Adafactor",
-        "Factored second moment, no first moment: tiny state.",
-    ),
-];
-
-pub fn optimizer_ui(ui: &mut Ui, s: &mut Scenario) {
-    let o = &mut s.optimizer;
-    choice(
-        ui,
-        &mut o.kind,
-        &OPTIMIZERS,
-        "Optimizer",
-        "What the optimizer keeps per parameter (training only).",
-    );
-    toggle(
-        ui,
-        &mut o.foreach,
-        "foreach / fused step",
-        "PyTorch's default multi-tensor step: faster, but holds parameter-sized temporaries at the step.",
     );
 }
