@@ -1,6 +1,7 @@
 //! The controls panel: every input of a scenario, grouped and collapsible. Each control has a label,
 //! a unit and a hover text (what it does; for a strategy, what it costs). Only the scenario is edited.
 
+mod adapt;
 mod hardware;
 mod input;
 mod model;
@@ -23,6 +24,11 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
             group(ui, "Scenario", false, |ui| document_ui(ui, s));
             group(ui, "Model", true, |ui| model::ui(ui, s, est));
             group(ui, "Workload", true, |ui| workload::ui(ui, s));
+            group(ui, "Mixture of experts", false, |ui| adapt::moe_ui(ui, s));
+            group(ui, "Fine-tuning and quantization", false, |ui| {
+                adapt::peft_ui(ui, s);
+                adapt::quantization_ui(ui, s);
+            });
             group(ui, "Input pipeline", false, |ui| input::ui(ui, s));
             group(ui, "Precision", false, |ui| workload::precision_ui(ui, s));
             group(ui, "Optimizer", false, |ui| optimizer::ui(ui, s));
