@@ -7,7 +7,9 @@ use vram_explorer::estimator::{Component, estimate};
 use vram_explorer::presets::{
     self, ErrorKind, bundled, bundled_scenario, from_ron_str, to_ron_string,
 };
-use vram_explorer::scenario::{FORMAT_VERSION, GpuChoice, Mode, Scenario, ZeroStage, validate};
+use vram_explorer::scenario::{
+    FORMAT_VERSION, GpuChoice, Mode, PrecisionMode, Profile, Scenario, ZeroStage, validate,
+};
 
 fn preset_files() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets");
@@ -284,7 +286,20 @@ fn article_presets_documented_expectations_hold() {
     let (mp8, mp32) = (est("gpt3-175b-mp8-a100"), est("gpt3-175b-mp32-a100"));
     let ratio = states(&mp8.memory.peak) / states(&mp32.memory.peak);
     assert!((3.5..=4.1).contains(&ratio), "model-state ratio {ratio}");
-    assert!(mp8.memory.gpu_total.get() > 5.0 * mp8.memory.capacity.get());
+    // Model states alone are 2.8 TB / 8 = 350 GB per GPU, 4.4× an 80 GB card.
+    assert!(mp8.memory.gpu_total.get() > 4.0 * mp8.memory.capacity.get());
+    // Megatron-LM runs use the fused Adam: no parameter-sized optimizer temporary.
+    for id in [
+        "gpt3-175b-mp8-a100",
+        "gpt3-175b-mp32-a100",
+        "zero-3d-parallel-cluster",
+    ] {
+        let s = bundled_scenario(id).unwrap_or_else(|| panic!("{id}"));
+        assert!(!s.optimizer.foreach, "{id}: Megatron's optimizer is fused");
+        assert_eq!(s.implementation.profile, Profile::Megatron, "{id}");
+    }
+    let mp8_temp = mp8.memory.peak.get(Component::Transient).as_gib();
+    assert!(mp8_temp < 1.0, "fused Adam temporaries {mp8_temp} GiB");
     // 1.3B: model states alone exceed the article's 9 GB.
     assert!(states(&est("gpt-1.3b-amp-checkpointing").memory.peak) > 9e9);
     // ResNet-50: activations scale with the batch, 4×.
@@ -301,4 +316,15 @@ fn article_presets_documented_expectations_hold() {
         .communication
         .compression_ratio;
     assert!((c - 4.923).abs() < 0.01, "compression {c}");
+}
+
+#[test]
+fn inference_presets_store_their_weights_in_the_compute_type() {
+    // Amp (FP32 weights + autocast copies) and master weights are training-only setups.
+    for p in bundled() {
+        let s = p.scenario().unwrap_or_else(|e| panic!("{}: {e}", p.id));
+        if s.mode == Mode::Inference {
+            assert_eq!(s.precision.mode, PrecisionMode::Uniform, "{}", p.id);
+        }
+    }
 }
