@@ -159,7 +159,7 @@ fn parse_file(text: &str, t: &mut Types) {
             } else if let Some(v) = l
                 .split(['(', ',', ' '])
                 .next()
-                .filter(|v| !v.is_empty() && v.chars().all(char::is_alphanumeric))
+                .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_alphanumeric() || c == '_'))
             {
                 let wrapped = l
                     .split_once('(')
@@ -245,6 +245,9 @@ fn generate() -> String {
         "src/scenario/implementation.rs",
         "src/scenario/input.rs",
         "src/scenario/model.rs",
+        "src/scenario/moe.rs",
+        "src/scenario/peft.rs",
+        "src/scenario/quant.rs",
         "src/scenario/parallel.rs",
         "src/scenario/precision.rs",
         "src/scenario/strategies.rs",

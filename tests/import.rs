@@ -70,11 +70,16 @@ fn unsupported_configs_are_refused_naming_what() {
             .unwrap_err()
             .message
     };
-    let m = err(&config("mixtral-8x7b.json"));
+    // Mixtral imports (tests/peft_moe_quant.rs); other expert layouts are still refused by name.
+    let mut moe: serde_json::Value = serde_json::from_str(&config("mixtral-8x7b.json")).unwrap();
+    moe["model_type"] = "llama".into();
+    moe["moe_intermediate_size"] = 1408.into();
+    let m = err(&moe.to_string());
     assert!(
         m.contains("num_local_experts") && m.contains("mixture of experts"),
         "{m}"
     );
+    assert!(m.contains("moe_intermediate_size"), "{m}");
     assert!(err("{not json").contains("not valid JSON"));
     assert!(err("[1, 2]").contains("not a JSON object"));
     assert!(err(r#"{"model_type": "t5"}"#).contains("\"t5\" is not understood"));

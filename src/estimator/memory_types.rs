@@ -193,6 +193,10 @@ pub struct ParamCounts {
     pub head: f64,
     /// Parameters that receive gradients and optimizer state.
     pub trainable: f64,
+    /// Parameters one token's forward uses: all of a dense model; a mixture of experts counts only the
+    /// top-k routed and the shared experts of each layer (what compute scales with; memory holds
+    /// `total`).
+    pub active: f64,
 }
 
 /// One transformer layer's saved activations and weights, to explain the totals.

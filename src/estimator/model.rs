@@ -6,8 +6,11 @@
 //! once). Checked against `tests/data/measured` and the published totals (tests/measured.rs).
 
 mod families;
+pub mod lora;
+pub mod moe;
 
 use self::families::{cnn, recommender};
+pub use self::moe::MoeShape;
 use super::{Diagnostic, Diagnostics, ParamCounts};
 use crate::scenario::{
     ArchKind, FfnKind, ModelFamily, ModelSpec, NormKind, PositionKind, ShapeSource,
@@ -45,6 +48,8 @@ pub struct ResolvedModel {
     pub param_tensors: f64,
     /// CNN / recommender: saved activation bytes per sample in FP32 (0 for transformers).
     pub act_bytes_per_sample_fp32: f64,
+    /// Mixture-of-experts shape (dense: `experts = 0`); `ffn` is then one expert's size.
+    pub moe: MoeShape,
 }
 
 /// Largest parameter count accepted; larger inputs are clamped (and diagnosed).
@@ -144,7 +149,8 @@ fn transformer(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel
         1 << 20,
         diagnostics,
     );
-    let ffn = dim(t.ffn, 1 << 24, diagnostics);
+    let moe = moe::resolve(&spec.moe, t.ffn, diagnostics);
+    let ffn = dim(moe.ffn, 1 << 24, diagnostics);
     let vocab = dim(t.vocab, 1 << 24, diagnostics);
     let (l, h, a, k, d, f, v) = (
         f64::from(layers),
@@ -167,13 +173,20 @@ fn transformer(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel
     // Attention: q (h × a·d), k and v (h × k·d), output (a·d × h), biases on each when `bias`.
     let attn_w = h * a * d + 2.0 * h * k * d + a * d * h;
     let attn_b = bias * (a * d + 2.0 * k * d + h);
-    let (mlp_w, mlp_b, mlp_mats) = match t.ffn_kind {
+    let (one_w, one_b, mlp_mats) = match t.ffn_kind {
         FfnKind::Gelu => (2.0 * h * f, bias * (f + h), 2.0),
         FfnKind::SwiGlu => (3.0 * h * f, bias * (2.0 * f + h), 3.0),
     };
+    // A mixture of experts stores every expert (routed and shared) and a router (h × E, no bias).
+    let copies = moe.stored_mlps();
+    let router = h * f64::from(moe.experts);
+    let (mlp_w, mlp_b) = (copies * one_w + router, copies * one_b);
     let per_layer = attn_w + attn_b + mlp_w + mlp_b + 2.0 * norm_p;
     let qkv_tensors = if t.fused_qkv { 2.0 } else { 4.0 };
-    let layer_tensors = (qkv_tensors + mlp_mats) * (1.0 + bias) + 2.0 * norm_tensors;
+    let layer_tensors = (qkv_tensors + copies * mlp_mats) * (1.0 + bias)
+        + 2.0 * norm_tensors
+        + f64::from(moe.experts > 0);
+    let inactive = (copies - moe.active_mlps()) * (one_w + one_b);
 
     let positions = match t.positions {
         PositionKind::Learned => f64::from(t.max_positions) * h,
@@ -206,6 +219,7 @@ fn transformer(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel
             per_layer,
             head,
             trainable: total,
+            active: total - l * inactive,
         },
         arch: t.arch,
         norm: t.norm,
@@ -220,6 +234,10 @@ fn transformer(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel
         largest_tensor: largest,
         param_tensors: l * layer_tensors + emb_tensors + head_tensors,
         act_bytes_per_sample_fp32: 0.0,
+        moe: MoeShape {
+            routed_params_per_layer: f64::from(moe.experts) * (one_w + one_b),
+            ..moe
+        },
     }
 }
 

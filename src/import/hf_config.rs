@@ -4,15 +4,21 @@
 //! LLaMA, Mistral and Qwen2 (`LlamaConfig`, `MistralConfig`, `Qwen2Config`: gated SiLU MLP, RMSNorm,
 //! rotary positions, GQA), GPT-2 (`GPT2Config`: `n_embd`, `n_layer`, `n_head`, `n_inner`, learned
 //! positions, fused `c_attn`, `gelu_new`, tied head) and BERT / RoBERTa (`BertConfig`: post-LN encoder,
-//! token types; imported as the base model with its pooler, as `BertModel` counts it). Mixture-of-
-//! experts configs (Mixtral) are refused by name: the scenario has no expert fields to fill.
+//! token types; imported as the base model with its pooler, as `BertModel` counts it) and Mixtral
+//! (`MixtralConfig`: the LLaMA layout with `num_local_experts` experts of `intermediate_size`, top
+//! `num_experts_per_tok`, a bias-free router). Other mixture-of-experts layouts (shared experts,
+//! `moe_intermediate_size`) are refused by name.
 
 use serde_json::{Map, Value};
 
 use super::ImportError;
 use crate::scenario::{
-    ArchKind, FfnKind, ModelFamily, ModelSpec, NormKind, PositionKind, ShapeSource, TransformerDims,
+    ArchKind, FfnKind, ModelFamily, ModelSpec, MoeSpec, NormKind, PositionKind, ShapeSource,
+    TransformerDims,
 };
+
+/// Mixtral's expert keys, understood for `model_type = "mixtral"` only.
+const MIXTRAL_KEYS: [&str; 2] = ["num_local_experts", "num_experts_per_tok"];
 
 /// Largest config.json accepted (real ones are a few kB).
 pub const MAX_CONFIG_BYTES: usize = 4 << 20;
@@ -43,7 +49,7 @@ const UNSUPPORTED_KEYS: [(&str, &str); 9] = [
 
 /// Keys that do not change parameter count or memory (training hyper-parameters, token ids,
 /// metadata) — skipped silently.
-const IRRELEVANT_KEYS: [&str; 44] = [
+const IRRELEVANT_KEYS: [&str; 47] = [
     "_name_or_path",
     "architectures",
     "attention_dropout",
@@ -88,6 +94,9 @@ const IRRELEVANT_KEYS: [&str; 44] = [
     "tokenizer_class",
     "return_dict",
     "output_past",
+    "output_router_logits",
+    "router_aux_loss_coef",
+    "router_jitter_noise",
 ];
 
 /// Reads typed fields and collects every problem, so one message names all of them.
@@ -167,7 +176,11 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
         problems: Vec::new(),
     };
     let model_type = r.text("model_type").unwrap_or("").to_owned();
+    let mixtral = model_type == "mixtral";
     for (key, what) in UNSUPPORTED_KEYS {
+        if mixtral && MIXTRAL_KEYS.contains(&key) {
+            continue;
+        }
         if let Some(v) = obj.get(key).filter(|v| !v.is_null()) {
             r.problems
                 .push(format!("`{key}` = {v}: {what} is not understood"));
@@ -175,7 +188,7 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
     }
     let mut notes = Vec::new();
     let dims = match model_type.as_str() {
-        "llama" | "mistral" | "qwen2" => llama_like(&mut r, &model_type, &mut notes),
+        "llama" | "mistral" | "qwen2" | "mixtral" => llama_like(&mut r, &model_type, &mut notes),
         "gpt2" => gpt2(&mut r),
         "bert" | "roberta" => bert(&mut r, &mut notes),
         "" => {
@@ -184,11 +197,20 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
         }
         other => {
             r.problems.push(format!(
-                "model_type \"{other}\" is not understood (supported: llama, mistral, qwen2, gpt2, \
-                 bert, roberta)"
+                "model_type \"{other}\" is not understood (supported: llama, mistral, mixtral, qwen2, \
+                 gpt2, bert, roberta)"
             ));
             TransformerDims::default()
         }
+    };
+    let moe = if mixtral {
+        MoeSpec {
+            experts: r.required("num_local_experts"),
+            top_k: r.required("num_experts_per_tok"),
+            ..MoeSpec::default()
+        }
+    } else {
+        MoeSpec::default()
     };
     check_shape(&dims, &mut r.problems);
     if !r.problems.is_empty() {
@@ -216,6 +238,7 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
         family: ModelFamily::Transformer,
         shape: ShapeSource::Dimensions,
         transformer: dims,
+        moe,
         ..base.clone()
     };
     Ok(ImportedConfig {
@@ -275,7 +298,10 @@ fn llama_like(r: &mut Reader, model_type: &str, notes: &mut Vec<String>) -> Tran
              no bias on q/k/v alone"
         ));
     }
-    if let Some(w) = r.get("sliding_window").filter(|_| model_type == "mistral") {
+    if let Some(w) = r
+        .get("sliding_window")
+        .filter(|_| matches!(model_type, "mistral" | "mixtral"))
+    {
         notes.push(format!(
             "Sliding-window attention ({w} tokens) is ignored: the KV cache is counted at full length"
         ));

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::MoeSpec;
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ModelFamily {
     #[default]
@@ -34,7 +36,7 @@ pub struct ModelSpec {
     pub cnn: CnnSpec,
     pub recommender: RecommenderSpec,
     /// Mixture-of-experts MLPs (transformers only); `moe.experts = 0` is dense.
-    pub moe: super::MoeSpec,
+    pub moe: MoeSpec,
 }
 
 impl Default for ModelSpec {
@@ -46,7 +48,7 @@ impl Default for ModelSpec {
             transformer: TransformerDims::default(),
             cnn: CnnSpec::default(),
             recommender: RecommenderSpec::default(),
-            moe: super::MoeSpec::default(),
+            moe: MoeSpec::default(),
         }
     }
 }

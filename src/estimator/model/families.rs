@@ -29,6 +29,7 @@ pub(super) fn cnn(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedMo
             total: params,
             per_layer: params,
             trainable: params,
+            active: params,
             ..ParamCounts::default()
         },
         matmul_weights: params,
@@ -63,6 +64,7 @@ pub(super) fn recommender(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> Re
             embeddings: emb,
             per_layer: dense,
             trainable: total,
+            active: total,
             ..ParamCounts::default()
         },
         matmul_weights: dense,

@@ -1,0 +1,123 @@
+//! Mixture-of-experts layers: the resolved shape, parameters, routed tokens and the all-to-all traffic
+//! of expert parallelism.
+
+use crate::estimator::{Diagnostic, Diagnostics};
+use crate::scenario::MoeSpec;
+
+/// A layer's experts after clamping. Dense models have `experts = 0` and behave as one MLP.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MoeShape {
+    /// Routed experts per layer (0 = dense).
+    pub experts: u32,
+    /// Routed experts per token (≤ experts).
+    pub top_k: u32,
+    pub shared: u32,
+    /// One expert's intermediate size (the model's FFN size when dense).
+    pub ffn: u32,
+    /// Capacity factor (0 = dropless).
+    pub capacity_factor: f64,
+    /// Expert-parallel degree, 1 ..= experts.
+    pub ep: u32,
+    /// Weights and biases of the routed experts of one layer (0 when dense).
+    pub routed_params_per_layer: f64,
+}
+
+impl MoeShape {
+    /// MLPs stored per layer: routed + shared experts, or 1 when dense.
+    pub fn stored_mlps(&self) -> f64 {
+        if self.experts == 0 {
+            1.0
+        } else {
+            f64::from(self.experts + self.shared)
+        }
+    }
+
+    /// MLPs one token runs through: top-k + shared, or 1 when dense (what FLOPs scale with).
+    pub fn active_mlps(&self) -> f64 {
+        if self.experts == 0 {
+            1.0
+        } else {
+            f64::from(self.top_k + self.shared)
+        }
+    }
+
+    /// Token rows the experts of a layer process per input token: top-k × capacity factor (buffers
+    /// padded to capacity, Switch Transformers §2.2, Fedus et al. 2021) or top-k when dropless, plus the
+    /// shared experts; 1 when dense. Expert parallelism moves tokens, not their number per GPU: with
+    /// balanced routing each of the EP ranks receives as many routed rows as it sends.
+    pub fn routed_rows_per_token(&self) -> f64 {
+        if self.experts == 0 {
+            return 1.0;
+        }
+        let cf = if self.capacity_factor > 0.0 {
+            self.capacity_factor
+        } else {
+            1.0
+        };
+        f64::from(self.top_k) * cf + f64::from(self.shared)
+    }
+
+    /// Fraction of the routed experts' parameters stored on one GPU: ⌈E / ep⌉ / E.
+    pub fn stored_expert_fraction(&self) -> f64 {
+        if self.experts == 0 {
+            return 1.0;
+        }
+        f64::from(self.experts.div_ceil(self.ep.max(1))) / f64::from(self.experts)
+    }
+}
+
+/// Clamps a scenario's MoE fields. `dense_ffn` is `transformer.ffn` (the expert size when
+/// `expert_ffn = 0`).
+pub fn resolve(spec: &MoeSpec, dense_ffn: u32, d: &mut Diagnostics) -> MoeShape {
+    if spec.experts == 0 {
+        return MoeShape {
+            ffn: dense_ffn,
+            ep: 1,
+            ..MoeShape::default()
+        };
+    }
+    let experts = spec.experts.min(65_536);
+    let top_k = spec.top_k.clamp(1, experts);
+    let ep = spec.ep.clamp(1, experts);
+    let cf = if spec.capacity_factor.is_finite() {
+        spec.capacity_factor.clamp(0.0, 1024.0)
+    } else {
+        0.0
+    };
+    if experts != spec.experts
+        || top_k != spec.top_k
+        || ep != spec.ep
+        || cf != spec.capacity_factor
+        || spec.shared_experts > 65_536
+    {
+        d.insert(Diagnostic::InputClamped);
+    }
+    MoeShape {
+        experts,
+        top_k,
+        shared: spec.shared_experts.min(65_536),
+        ffn: if spec.expert_ffn > 0 {
+            spec.expert_ffn
+        } else {
+            dense_ffn
+        },
+        capacity_factor: cf,
+        ep,
+        routed_params_per_layer: 0.0,
+    }
+}
+
+/// Bytes one GPU sends in one all-to-all of a layer: its routed token rows × hidden × element bytes,
+/// of which the share (ep − 1)/ep leaves the GPU (uniform routing). A layer runs 2 all-to-alls in
+/// forward (dispatch, combine) and 2 in backward (Lepikhin et al. 2020 "GShard" §2.2; DeepSpeed-MoE,
+/// Rajbhandari et al. 2022 §5).
+///
+/// ```
+/// use vram_explorer::estimator::model::moe::all_to_all_bytes;
+/// // 4,096 tokens, top-2, h = 4096, BF16, EP = 8: 4096·2·4096·2 · 7/8 bytes.
+/// assert_eq!(all_to_all_bytes(4096.0 * 2.0, 4096.0, 2.0, 8.0), 58_720_256.0);
+/// ```
+pub fn all_to_all_bytes(routed_rows: f64, hidden: f64, elem_bytes: f64, ep: f64) -> f64 {
+    let ep = ep.max(1.0);
+    routed_rows * hidden * elem_bytes * (ep - 1.0) / ep
+}
