@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use serde::{Deserialize, Serialize};
 
 use crate::estimator::estimate;
+use crate::estimator::solver::FitCache;
 use crate::scenario::Scenario;
 use crate::ui::notice::Notice;
 use crate::ui::{self, Prefs};
@@ -75,6 +76,8 @@ pub struct ExplorerApp {
     title: String,
     quit_confirmed: bool,
     shot: shot::Shots,
+    /// Make-it-fit suggestions, memoized on the scenario.
+    fit: FitCache,
 }
 
 impl Default for ExplorerApp {
@@ -96,6 +99,7 @@ impl ExplorerApp {
             title: String::new(),
             quit_confirmed: false,
             shot: shot::Shots::default(),
+            fit: FitCache::default(),
         }
     }
 
@@ -190,10 +194,18 @@ impl ExplorerApp {
         }
         let notices = &mut self.notices;
         let scratch = &mut self.scratch;
-        egui::CentralPanel::default_margins().show(ui, |ui| {
-            ui::notice::notices_ui(ui, &s.prefs, notices);
-            ui::layout::central(ui, &mut s.prefs, &s.scenario, s.baseline.as_ref(), scratch);
-        });
+        let fit = &mut self.fit;
+        let adopt = egui::CentralPanel::default_margins()
+            .show(ui, |ui| {
+                ui::notice::notices_ui(ui, &s.prefs, notices);
+                let base = s.baseline.as_ref();
+                ui::layout::central(ui, &mut s.prefs, &s.scenario, base, scratch, fit)
+            })
+            .inner;
+        if let Some(scenario) = adopt {
+            s.scenario = scenario;
+            ui.ctx().request_repaint();
+        }
     }
 
     /// The window title: file or scenario name, and a mark for unsaved changes.

@@ -204,3 +204,17 @@ fn pinning_a_baseline_shows_both_side_by_side() {
     h.get_by_label("Difference");
     assert_eq!(h.state().scenario().workload.micro_batch, 16);
 }
+
+#[test]
+fn applying_a_make_it_fit_suggestion_fits_and_undoes() {
+    let preset =
+        vram_explorer::presets::bundled_scenario("llama2-7b-rtx4090").expect("bundled preset");
+    let mut h = harness(app_with(|s| *s = preset));
+    h.get_by_label("DOES NOT FIT");
+    h.get_by_label("Apply 1").click();
+    h.run();
+    h.get_by_label("FITS");
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    h.run();
+    h.get_by_label("DOES NOT FIT");
+}

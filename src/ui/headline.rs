@@ -67,12 +67,15 @@ fn single(ui: &mut Ui, prefs: &Prefs, col: &Column<'_>) {
                 "Largest micro-batch (sequences per GPU per forward) whose peak still fits, other inputs unchanged.",
             );
         });
-        ui.add_space(12.0);
-        ui.vertical(|ui| {
-            for (label, value, hover) in speed_rows(col.estimate) {
-                ui.label(format!("{label}: {value}")).on_hover_text(hover);
+    });
+    // Speed on one wrapping line below, so the headline stays short at any width.
+    ui.horizontal_wrapped(|ui| {
+        for (i, (label, value, hover)) in speed_rows(col.estimate).into_iter().enumerate() {
+            if i > 0 {
+                ui.label("·");
             }
-        });
+            ui.label(format!("{label}: {value}")).on_hover_text(hover);
+        }
     });
 }
 

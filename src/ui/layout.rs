@@ -5,19 +5,22 @@ use egui::Ui;
 
 use super::charts::{self, architecture, composition, roofline, sweep};
 use super::{Prefs, headline};
-use crate::estimator::{Estimate, estimate, solver};
+use crate::estimator::solver::{self, FitCache, FitOptions};
+use crate::estimator::{Estimate, estimate};
 use crate::scenario::Scenario;
 
 /// Smallest height a chart gets; below it the area scrolls instead of squashing.
 const MIN_CHART: f32 = 200.0;
 
+/// Draws the area; returns a scenario to adopt when the user applies a make-it-fit suggestion.
 pub fn central(
     ui: &mut Ui,
     prefs: &mut Prefs,
     scenario: &Scenario,
     baseline: Option<&Scenario>,
     scratch: &mut Scenario,
-) {
+    fit: &mut FitCache,
+) -> Option<Scenario> {
     let current = estimate(scenario);
     let base = baseline.map(|b| (b, estimate(b)));
     let largest = |s: &Scenario| {
@@ -42,6 +45,12 @@ pub fn central(
         });
     headline::ui(ui, prefs, &cur_col, base_col.as_ref());
     headline::diagnostics_ui(ui, prefs, &current);
+    // The search runs only when the scenario changed (memoized on the scenario itself).
+    let adopt = if current.memory.fits {
+        None
+    } else {
+        super::fit::ui(ui, prefs, fit.get(scenario, FitOptions::default()))
+    };
     ui.separator();
     let base_est = base.as_ref().map(|(_, e)| e);
     egui::ScrollArea::vertical()
@@ -58,6 +67,7 @@ pub fn central(
                 );
             }
         });
+    adopt
 }
 
 fn title_height(ui: &Ui) -> f32 {

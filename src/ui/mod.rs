@@ -6,6 +6,7 @@
 pub mod charts;
 pub mod claims;
 pub mod controls;
+pub mod fit;
 pub mod headline;
 pub mod layout;
 pub mod menu;

@@ -61,7 +61,7 @@ const FFNS: [Choice<FfnKind>; 2] = [
     opt(
         FfnKind::Gelu,
         "GELU (2 matrices)",
-        "Plain FFN h→f→h (GPT-2, BERT).",
+        "Plain FFN h -> f -> h (GPT-2, BERT).",
     ),
 ];
 
