@@ -1,8 +1,8 @@
 //! The command line: the same numbers as the app (both call [`estimate`]).
 //!
 //! ```text
-//! vram-explorer report <scenario.ron> [--json] [--unit gib|gb]
-//! vram-explorer report --preset NAME  [--json]
+//! vram-explorer report <scenario.ron> | --preset NAME  [--format table|json|markdown|csv]
+//!                      [--csv-table breakdown|phases|roofline|comparison] [--output PATH] [--unit gib|gb]
 //! vram-explorer presets [--json]
 //! vram-explorer check <scenario.ron>
 //! vram-explorer sweep <scenario.ron> --over batch|seq|params|dp|tp|pp [--from X --to Y --steps N]
@@ -15,6 +15,7 @@
 //! closed pipe (`| head`) is not a panic.
 
 mod claims;
+mod export;
 mod fit;
 mod json;
 mod perf;
@@ -33,6 +34,7 @@ use crate::presets::{self, bundled};
 use crate::scenario::Scenario;
 use crate::units::MemoryUnit;
 
+pub use export::{CsvTable, Format};
 pub use sweep::SweepAxis;
 
 /// Memory estimates for GPU training and inference: where every byte goes, and whether it fits.
@@ -102,12 +104,36 @@ struct Source {
 struct ReportArgs {
     #[command(flatten)]
     source: Source,
-    /// Print JSON (bytes, seconds; documented in docs/format.md) instead of a table.
-    #[arg(long)]
+    /// Output format [default: csv if --csv-table is given, else from the --output file's extension
+    /// (.md, .csv, .json, .txt), else table].
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Same as `--format json` (bytes, seconds; documented in docs/format.md).
+    #[arg(long, conflicts_with = "format")]
     json: bool,
+    /// Which table `--format csv` writes [default: breakdown].
+    #[arg(long, value_enum, value_name = "TABLE")]
+    csv_table: Option<CsvTable>,
+    /// Write to this file instead of stdout, atomically (a temporary file beside it, then rename).
+    #[arg(long, short = 'o', value_name = "PATH")]
+    output: Option<PathBuf>,
     /// Memory unit of the table.
     #[arg(long, value_enum, default_value_t = Unit::Gib)]
     unit: Unit,
+}
+
+impl ReportArgs {
+    /// `--json`, else `--format`, else CSV if a CSV table was named, else the output file's
+    /// extension, else the table: explicit options win over the file name.
+    fn format(&self) -> Format {
+        if self.json {
+            return Format::Json;
+        }
+        self.format
+            .or(self.csv_table.map(|_| Format::Csv))
+            .or_else(|| self.output.as_deref().and_then(Format::from_extension))
+            .unwrap_or(Format::Table)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -178,15 +204,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
 /// Runs a command and returns what it prints, or the error message.
 fn execute(command: Command) -> Result<String, String> {
     match command {
-        Command::Report(a) => {
-            let (scenario, origin) = load(&a.source)?;
-            let est = estimate(&scenario);
-            if a.json {
-                Ok(json::report(&scenario, &est, &origin))
-            } else {
-                Ok(table::report(&scenario, &est, &origin, a.unit.into()))
-            }
-        }
+        Command::Report(a) => report(&a),
         Command::Presets { json } => Ok(if json {
             json::presets()
         } else {
@@ -208,6 +226,25 @@ fn execute(command: Command) -> Result<String, String> {
         Command::Sweep(a) => {
             let (scenario, _) = load(&a.source)?;
             sweep::run(&scenario, a.over, a.from, a.to, a.steps, a.scale)
+        }
+    }
+}
+
+/// `report`: renders the chosen format, prints it or writes it to `--output`.
+fn report(a: &ReportArgs) -> Result<String, String> {
+    let format = a.format();
+    if a.csv_table.is_some() && format != Format::Csv {
+        return Err("--csv-table chooses a CSV table: use it with --format csv".to_owned());
+    }
+    let (scenario, origin) = load(&a.source)?;
+    let est = estimate(&scenario);
+    let csv = a.csv_table.unwrap_or_default();
+    let text = export::render(format, csv, (&scenario, &est), &origin, a.unit.into());
+    match &a.output {
+        None => Ok(text),
+        Some(path) => {
+            eprintln!("{}", export::write(path, format, &text)?);
+            Ok(String::new())
         }
     }
 }

@@ -11,7 +11,7 @@ mod library;
 pub mod migrate;
 pub mod scan;
 
-pub use atomic::temp_path;
+pub use atomic::{temp_path, write as write_atomically};
 pub use error::{ErrorKind, PresetError};
 pub use library::{BundledPreset, bundled, bundled_scenario};
 
