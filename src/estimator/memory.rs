@@ -9,6 +9,7 @@
 pub mod activations;
 pub mod ctx;
 pub mod inference;
+pub mod peft;
 pub mod states;
 pub mod training;
 
@@ -24,23 +25,27 @@ pub fn estimate_memory(
     model: &ResolvedModel,
     diagnostics: &mut Diagnostics,
 ) -> MemoryEstimate {
-    let c = Ctx::new(scenario, model, diagnostics);
+    let x = peft::Ext::new(scenario, model);
+    let c = x.base_ctx(Ctx::new(scenario, model, diagnostics));
     structural_diagnostics(scenario, model, &c, diagnostics);
     let l = f64::from(model.layers.max(1));
     let per_stage = (l / c.pp).ceil();
     // One layer of one micro-batch: the same on every stage.
     let z = activations::sizes(&c, model, c.b, c.s);
-    let layer = (z, activations::layer(&c, model, &z));
-    let (first, first_states) = stage(&c, model, &layer, per_stage, true, c.pp <= 1.0);
+    let layer = (
+        z,
+        peft::lora_layer(&c, model, &z, &x, activations::layer(&c, model, &z)),
+    );
+    let (first, first_states) = stage(&c, &x, model, &layer, per_stage, true, c.pp <= 1.0);
     let mut result = (first, first_states, 0u32);
     if c.pp > 1.0 {
         let last_layers = (l - per_stage * (c.pp - 1.0)).max(1.0);
-        let (last, last_states) = stage(&c, model, &layer, last_layers, false, true);
+        let (last, last_states) = stage(&c, &x, model, &layer, last_layers, false, true);
         if tensor_peak(&last) > tensor_peak(&result.0) {
             result = (last, last_states, (c.pp - 1.0) as u32);
         }
     }
-    finish(scenario, model, &c, result, &layer.1, diagnostics)
+    finish(scenario, model, &c, &x, result, &layer.1, diagnostics)
 }
 
 fn tensor_peak(p: &PhasePeaks) -> f64 {
@@ -50,6 +55,7 @@ fn tensor_peak(p: &PhasePeaks) -> f64 {
 /// Phases and model states of one pipeline stage.
 fn stage(
     c: &Ctx,
+    x: &peft::Ext,
     m: &ResolvedModel,
     layer: &(activations::Sizes, activations::LayerActs),
     layers: f64,
@@ -60,7 +66,8 @@ fn stage(
         ModelFamily::Transformer => states::stage_params(c, m, layers, first, last),
         _ => m.params.total / c.tp,
     };
-    let st = states::model_states(c, m, params);
+    let mut st = states::model_states(&x.weight_ctx(c, m, params, layers), m, params);
+    let adapter_temp = x.add_adapters(c, m, layers, &mut st);
     let share = params * c.tp / m.params.total.max(1.0);
     let zero3 = c.zero == ZeroStage::Stage3 || c.offload_params != OffloadTarget::None;
     let cast_elems = match c.mode {
@@ -72,6 +79,7 @@ fn stage(
     } else {
         0.0
     };
+    let casts = x.casts(c, m, casts, cast_elems);
     let gathered = if zero3 {
         2.0 * m.params.per_layer / c.tp * c.ec.min(c.e_weights.max(c.ec))
     } else {
@@ -86,7 +94,7 @@ fn stage(
             let comm = if c.dp > 1.0 { c.comm_bytes } else { 0.0 };
             let parts = Parts {
                 states: st,
-                opt_temp: states::optimizer_temp(c, m, params),
+                opt_temp: states::optimizer_temp(c, m, params) + adapter_temp,
                 casts,
                 comm,
                 gathered,
@@ -207,6 +215,7 @@ fn finish(
     sc: &Scenario,
     m: &ResolvedModel,
     c: &Ctx,
+    x: &peft::Ext,
     (phases, st, peak_stage): (PhasePeaks, states::ModelStates, u32),
     layer: &activations::LayerActs,
     d: &mut Diagnostics,
@@ -258,7 +267,14 @@ fn finish(
     };
     let parts_layer = training::layer_breakdown(layer, layer_w, kv_layer);
     let mut params = m.params;
-    params.trainable = states::stage_params(c, m, f64::from(m.layers), true, true) * c.tp;
+    // Expert parallelism splits where experts live, not how many are trained.
+    let mut all_experts = *m;
+    all_experts.moe.ep = 1;
+    params.trainable = if x.lora() {
+        x.adapters_per_layer * f64::from(m.layers)
+    } else {
+        states::stage_params(c, &all_experts, f64::from(m.layers), true, true) * c.tp
+    };
     MemoryEstimate {
         params,
         phases,

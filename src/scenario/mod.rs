@@ -75,7 +75,10 @@ impl Default for Scenario {
             workload: Workload::default(),
             inference: Inference::default(),
             // Inference serves 16-bit weights as stored, not autocast over FP32 weights.
-            precision: PrecisionSpec { mode: PrecisionMode::Uniform, ..PrecisionSpec::default() },
+            precision: PrecisionSpec {
+                mode: PrecisionMode::Uniform,
+                ..PrecisionSpec::default()
+            },
             optimizer: Optimizer::default(),
             strategies: Strategies::default(),
             parallel: Parallelism::default(),

@@ -60,7 +60,8 @@ pub fn sizes(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> Sizes {
         bs,
         bsq: bs * (heads / t).ceil() * d,
         bsk: bs * (kv / t).ceil() * d,
-        bsf: bs * (f64::from(m.ffn) / t).ceil(),
+        // A mixture of experts runs each token through top-k (× capacity) + shared experts.
+        bsf: bs * (f64::from(m.ffn) / t).ceil() * m.moe.routed_rows_per_token(),
         bas: b * (heads / t).ceil() * s,
         bas2: b * (heads / t).ceil() * s * s,
         bsv: bs * (f64::from(m.vocab) / t).ceil(),
@@ -77,7 +78,7 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
     LayerActs {
         attention: a.attention * k,
         scores: a.scores * k,
-        mlp: a.mlp * k,
+        mlp: (a.mlp + moe_extra(c, m, z)) * k,
         norm: a.norm * k,
         masks: a.masks,
     }
@@ -175,6 +176,17 @@ fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
         norm: 2.0 * e * z.bsh / z.tr,
         masks,
     }
+}
+
+/// A mixture-of-experts layer saves besides its experts' MLPs: the dispatched token rows (h wide, the
+/// experts' input, one per routed row), the expert outputs the routing weights multiply (h wide), and
+/// the router's softmax in FP32 (b·s·E; HF Mixtral `softmax(router_logits, dtype=torch.float)`).
+fn moe_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    if m.moe.experts == 0 {
+        return 0.0;
+    }
+    let routed = m.moe.routed_rows_per_token() - f64::from(m.moe.shared);
+    2.0 * c.ec * routed * z.bsh / z.tr + 4.0 * z.bs * f64::from(m.moe.experts)
 }
 
 /// The b·a·s² dropout mask of a layer (what selective recomputation also drops).

@@ -109,7 +109,7 @@ pub fn stage_params(
         PruneKind::Structured => 1.0 - c.prune_fraction,
         PruneKind::Unstructured => 1.0,
     };
-    let layer_part = layers_on_stage * m.params.per_layer * unique_layers * keep;
+    let layer_part = layers_on_stage * layer_params_stored(m) * unique_layers * keep;
     let emb = if first || (last && m.tied_embeddings && c.pp > 1.0) {
         m.params.embeddings
     } else {
@@ -117,6 +117,14 @@ pub fn stage_params(
     };
     let head = if last { m.params.head } else { 0.0 };
     (layer_part + emb + head) / c.tp
+}
+
+/// Parameters of one layer stored on a GPU before TP: with expert parallelism only ⌈E/ep⌉ of the
+/// routed experts (DeepSpeed-MoE, Rajbhandari et al. 2022 §4: experts partitioned over EP ranks,
+/// everything else replicated).
+pub fn layer_params_stored(m: &ResolvedModel) -> f64 {
+    let routed = m.moe.routed_params_per_layer;
+    m.params.per_layer - routed * (1.0 - m.moe.stored_expert_fraction())
 }
 
 /// Model states of one stage on one GPU.

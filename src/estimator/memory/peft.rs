@@ -1,0 +1,286 @@
+//! LoRA/QLoRA and quantized weights in the memory model: the frozen base (no gradients, no optimizer
+//! state, fewer saved activations), the adapters' own states, quantized layer matrices with their
+//! scales, and the de-quantization transient. Formulas and sources: docs/model.md §LoRA.
+
+use super::activations::{LayerActs, Sizes};
+use super::ctx::Ctx;
+use super::states::{self, ModelStates};
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::lora::layer_adapters;
+use crate::scenario::{
+    FfnKind, LoraTargets, Mode, ModelFamily, NormKind, OffloadTarget, OptimizerKind, PeftMethod,
+    Profile, Scenario, WeightFormat,
+};
+
+/// What the memory model reads about LoRA and weight quantization, resolved once.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ext {
+    /// LoRA or QLoRA in a training step of a transformer (`Full` otherwise).
+    pub method: PeftMethod,
+    pub targets: LoraTargets,
+    pub adapters_per_layer: f64,
+    pub adapter_tensors_per_layer: f64,
+    /// Rank-r values saved per token and layer (A·x of every targeted matrix).
+    pub adapter_rows_per_token: f64,
+    pub adapter_largest: f64,
+    pub paged: bool,
+    /// The scenario's optimizer (the base context's is set to plain SGD for the frozen base).
+    pub optimizer: OptimizerKind,
+    /// Bits per weight of the layers' matrices when they are stored quantized.
+    pub layer_bits: Option<f64>,
+    /// bitsandbytes NF4: one matrix is de-quantized to the compute type per matmul.
+    pub dequant_whole: bool,
+}
+
+/// Weight elements of one layer's matrices as stored on one GPU before TP (experts after EP).
+pub fn layer_matrix_elems(m: &ResolvedModel) -> f64 {
+    let h = f64::from(m.hidden);
+    let q = f64::from(m.heads) * f64::from(m.head_dim);
+    let kv = f64::from(m.kv_heads) * f64::from(m.head_dim);
+    let mats = if m.ffn_kind == FfnKind::SwiGlu {
+        3.0
+    } else {
+        2.0
+    };
+    let mlp = mats * h * f64::from(m.ffn);
+    let routed = f64::from(m.moe.experts) * mlp * m.moe.stored_expert_fraction();
+    let shared = if m.moe.experts == 0 {
+        mlp
+    } else {
+        f64::from(m.moe.shared) * mlp
+    };
+    h * (2.0 * q + 2.0 * kv) + routed + shared + h * f64::from(m.moe.experts)
+}
+
+impl Ext {
+    pub fn new(sc: &Scenario, m: &ResolvedModel) -> Ext {
+        let p = &sc.peft;
+        let transformer = m.family == ModelFamily::Transformer;
+        let method = if sc.mode == Mode::Training && transformer {
+            p.method
+        } else {
+            PeftMethod::Full
+        };
+        let format = match method {
+            PeftMethod::Qlora => WeightFormat::Nf4,
+            PeftMethod::Lora => sc.quantization.weights,
+            PeftMethod::Full if sc.mode == Mode::Inference && transformer => {
+                sc.quantization.weights
+            }
+            PeftMethod::Full => WeightFormat::AsPrecision,
+        };
+        let (params, tensors, rows, largest) = if method == PeftMethod::Full {
+            (0.0, 0.0, 0.0, 0.0)
+        } else {
+            layer_adapters(m, p.rank, p.targets)
+        };
+        Ext {
+            method,
+            targets: p.targets,
+            adapters_per_layer: params,
+            adapter_tensors_per_layer: tensors,
+            adapter_rows_per_token: rows,
+            adapter_largest: largest,
+            paged: p.paged_optimizer,
+            optimizer: sc.optimizer.kind,
+            layer_bits: format.bits_per_weight(
+                sc.quantization.group_size,
+                m.hidden,
+                p.double_quant || method != PeftMethod::Qlora,
+            ),
+            dequant_whole: format.dequantizes_whole_matrix(),
+        }
+    }
+
+    pub fn lora(&self) -> bool {
+        self.method != PeftMethod::Full
+    }
+
+    /// The context of the frozen base: no gradients, no master copy, no optimizer state.
+    pub fn base_ctx(&self, c: Ctx) -> Ctx {
+        if !self.lora() {
+            return c;
+        }
+        Ctx {
+            e_grads: 0.0,
+            e_master: 0.0,
+            optimizer: OptimizerKind::Sgd,
+            ..c
+        }
+    }
+
+    /// `c` with the element bytes of the stage's weights averaged over quantized layer matrices (bits
+    /// per weight incl. scales) and the rest (embeddings, head, norms) in the weight type.
+    pub fn weight_ctx(&self, c: &Ctx, m: &ResolvedModel, params: f64, layers: f64) -> Ctx {
+        let Some(bits) = self.layer_bits else {
+            return *c;
+        };
+        let q = self.quantized_elems(c, m, layers);
+        let bytes = params * c.e_weights - q * c.e_weights + q * bits / 8.0;
+        Ctx {
+            e_weights: if params > 0.0 {
+                bytes / params
+            } else {
+                c.e_weights
+            },
+            ..*c
+        }
+    }
+
+    /// Quantized matrix elements on this GPU's stage.
+    fn quantized_elems(&self, c: &Ctx, m: &ResolvedModel, layers: f64) -> f64 {
+        let layer_part = states::stage_params(c, m, layers, false, false);
+        let stored = states::layer_params_stored(m).max(1.0);
+        layer_part * (layer_matrix_elems(m) / stored).min(1.0)
+    }
+
+    /// Autocast copies left when the layer matrices are quantized (only the head's are cast), plus
+    /// bitsandbytes' de-quantized matrix (the largest of a layer, in the compute type).
+    pub fn casts(&self, c: &Ctx, m: &ResolvedModel, casts: f64, cast_elems: f64) -> f64 {
+        if self.layer_bits.is_none() {
+            return casts;
+        }
+        let layers = f64::from(m.layers) * layer_matrix_elems(m);
+        let kept = casts * (1.0 - layers / cast_elems.max(1.0)).max(0.0);
+        let h = f64::from(m.hidden);
+        let widest = (h * f64::from(m.ffn)).max(h * f64::from(m.heads) * f64::from(m.head_dim));
+        let dequant = if self.dequant_whole {
+            c.ec * widest / c.tp
+        } else {
+            0.0
+        };
+        kept + dequant
+    }
+
+    /// Adapters on this stage and GPU.
+    pub fn stage_adapters(&self, c: &Ctx, layers: f64) -> f64 {
+        self.adapters_per_layer * layers / c.tp
+    }
+
+    /// Adds the adapters' states to the frozen base's: FP32 weights and gradients (PEFT
+    /// `autocast_adapter_dtype=True` keeps adapters in FP32 over a 16-bit base) and the optimizer's
+    /// states in FP32; a paged optimizer's states counted on the host. Returns the optimizer-step
+    /// temporaries of the adapters.
+    pub fn add_adapters(
+        &self,
+        c: &Ctx,
+        m: &ResolvedModel,
+        layers: f64,
+        st: &mut ModelStates,
+    ) -> f64 {
+        if !self.lora() {
+            return 0.0;
+        }
+        let a = self.stage_adapters(c, layers);
+        let ca = Ctx {
+            e_weights: 4.0,
+            e_grads: 4.0,
+            e_master: 0.0,
+            e_states: 4.0,
+            optimizer: self.optimizer,
+            amp: false,
+            offload_params: OffloadTarget::None,
+            ..*c
+        };
+        let mut ma = *m;
+        ma.param_tensors = self.adapter_tensors_per_layer * layers;
+        ma.largest_tensor = self.adapter_largest;
+        ma.params.total = a.max(1.0);
+        let mut sa = states::model_states(&ca, &ma, a);
+        if self.paged && ca.offload_optimizer == OffloadTarget::None {
+            sa.host += sa.optimizer;
+            sa.optimizer = 0.0;
+        }
+        st.weights += sa.weights;
+        st.grads += sa.grads;
+        st.master += sa.master;
+        st.optimizer += sa.optimizer;
+        st.host += sa.host;
+        st.nvme += sa.nvme;
+        if self.paged {
+            0.0
+        } else {
+            states::optimizer_temp(&ca, &ma, a)
+        }
+    }
+}
+
+/// Saved activations of one layer with a frozen base (training with LoRA).
+///
+/// For y = x·Wᵀ PyTorch saves x only to compute W's gradient and W only to compute x's (autograd
+/// `derivatives.yaml`, `mm`: `self: mm_mat1_backward(grad, mat2, …)`, `mat2: mm_mat2_backward(grad,
+/// self, …)`; the generated code saves a tensor only if an output that needs it requires grad). A
+/// frozen matrix therefore keeps the weight (stored anyway, or its autocast copy, counted in
+/// `casts`) and drops its input, unless another op saves the same tensor. A LoRA branch B·A·x saves
+/// x (for A's gradient) and the rank-r A·x (for B's). A frozen RMSNorm weight no longer needs the
+/// normalised x that `weight * x` saved for it. Activation functions, the attention core and
+/// LayerNorm (`native_layer_norm` needs its input for the input gradient) save what they did.
+pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) -> LayerActs {
+    if !x.lora() || c.mode != Mode::Training {
+        return a;
+    }
+    let t = x.targets;
+    let k = c.saved_scale();
+    let gated = m.ffn_kind == FfnKind::SwiGlu;
+    let ea = if c.attention_fp32 { 4.0 } else { c.ec };
+    let h_in = |consumers: f64, targeted: f64| -> f64 {
+        // The norm output as the linears' input: one autocast copy per consuming linear (HF under
+        // autocast), else one shared tensor kept if any consumer is targeted.
+        if c.profile == Profile::HuggingFace && c.amp {
+            (consumers - targeted).max(0.0) * c.ec * z.bsh / z.tr
+        } else if targeted == 0.0 {
+            (if c.profile == Profile::HuggingFace {
+                c.er
+            } else {
+                c.ec
+            }) * z.bsh
+                / z.tr
+        } else {
+            0.0
+        }
+    };
+    let qkv_consumers = if m.fused_qkv || c.profile == Profile::Megatron {
+        1.0
+    } else {
+        3.0
+    };
+    let qkv_targeted = if qkv_consumers == 1.0 {
+        f64::from(t.q || t.k || t.v)
+    } else {
+        f64::from(u8::from(t.q) + u8::from(t.k) + u8::from(t.v))
+    };
+    let mlp_consumers = if gated && c.profile == Profile::HuggingFace {
+        2.0
+    } else {
+        1.0
+    };
+    let mlp_targeted = if mlp_consumers == 1.0 {
+        f64::from(t.up || (gated && t.gate))
+    } else {
+        f64::from(u8::from(t.gate) + u8::from(t.up))
+    };
+    let rms_weight = if c.profile == Profile::HuggingFace && m.norm == NormKind::RmsNorm {
+        2.0 * c.er * z.bsh / z.tr
+    } else {
+        0.0
+    };
+    let (qkv_in, mlp_in) = (
+        h_in(qkv_consumers, qkv_targeted) * k,
+        h_in(mlp_consumers, mlp_targeted) * k,
+    );
+    // HF counts the linears' input copies with the norms; Megatron with the attention and the MLP.
+    let (norm_drop, attn_in, mlp_in) = if c.profile == Profile::HuggingFace {
+        (qkv_in + mlp_in + rms_weight * k, 0.0, 0.0)
+    } else {
+        (0.0, qkv_in, mlp_in)
+    };
+    let o_drop = if t.o { 0.0 } else { ea * z.bsq * k };
+    let down_drop = if t.down { 0.0 } else { c.ec * z.bsf * k };
+    let ranks = c.ec * z.bs * x.adapter_rows_per_token * k;
+    LayerActs {
+        attention: (a.attention - o_drop - attn_in).max(0.0),
+        mlp: (a.mlp - down_drop - mlp_in).max(0.0) + ranks,
+        norm: (a.norm - norm_drop).max(0.0),
+        ..a
+    }
+}
