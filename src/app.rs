@@ -6,6 +6,7 @@ mod exec;
 mod files;
 mod history;
 mod shot;
+mod transfer;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,6 +62,9 @@ enum PathPurpose {
     Open,
     Save,
     Png,
+    Config,
+    Checkpoint,
+    Report,
 }
 
 pub struct ExplorerApp {
@@ -279,27 +283,4 @@ pub fn run() -> ExitCode {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn session_round_trips_through_persistence() {
-        let mut session = Session::default();
-        session.scenario.workload.micro_batch = 12;
-        session.baseline = Some(Scenario::default());
-        session.prefs.presentation = true;
-        session.recent.push(PathBuf::from("presets/example.ron"));
-        let text = ron::to_string(&session).expect("serializes");
-        let back: Session = ron::from_str(&text).expect("parses");
-        assert_eq!(back, session);
-    }
-
-    #[test]
-    fn title_marks_unsaved_changes() {
-        let mut app = ExplorerApp::default();
-        assert!(!app.window_title().starts_with('●'));
-        app.scenario_mut().parallel.tp = 2;
-        assert!(app.window_title().starts_with('●'));
-        assert!(app.window_title().ends_with("VRAM Explorer"));
-    }
-}
+mod tests;

@@ -218,3 +218,29 @@ fn applying_a_make_it_fit_suggestion_fits_and_undoes() {
     h.run();
     h.get_by_label("DOES NOT FIT");
 }
+
+#[test]
+fn importing_a_hf_config_sets_the_shape() {
+    let path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/hf/llama-2-7b.json");
+    let mut h = harness(ExplorerApp::default());
+    h.state_mut().request(Command::ImportConfigPath(path));
+    h.run();
+    let t = &h.state().scenario().model.transformer;
+    assert_eq!((t.layers, t.hidden, t.vocab), (32, 4096, 32000));
+    h.get_by_label_contains("Imported the llama model shape");
+}
+
+#[test]
+fn exporting_a_report_writes_markdown_and_csv() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ui-report");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("scenario.md");
+    let mut h = harness(ExplorerApp::default());
+    h.state_mut()
+        .request(Command::ExportReportPath(path.clone()));
+    h.run();
+    assert!(std::fs::read_to_string(&path).unwrap().contains("GiB"));
+    assert!(dir.join("scenario-breakdown.csv").exists());
+    assert!(dir.join("scenario-comparison.csv").exists());
+}

@@ -33,6 +33,15 @@ pub enum Command {
     /// Save a PNG of the window.
     ExportPng,
     ExportPngPath(PathBuf),
+    /// Import a model shape from a Hugging Face `config.json`.
+    ImportConfig,
+    ImportConfigPath(PathBuf),
+    /// Count parameters from a `.safetensors` file or a sharded index.
+    ImportCheckpoint,
+    ImportCheckpointPath(PathBuf),
+    /// Markdown report + CSVs.
+    ExportReport,
+    ExportReportPath(PathBuf),
     About,
     Sources,
     Quit,

@@ -75,12 +75,44 @@ impl ExplorerApp {
                 }
             }
             Command::ExportPngPath(p) => self.shot.export(ctx, p),
+            Command::ImportConfig => {
+                let picked =
+                    files::pick_file(None, "Import config.json", "Hugging Face config", &["json"]);
+                self.picked(picked, PathPurpose::Config, Command::ImportConfigPath);
+            }
+            Command::ImportConfigPath(p) => self.import_config(&p),
+            Command::ImportCheckpoint => {
+                let exts = ["safetensors", "json"];
+                let picked =
+                    files::pick_file(None, "Count parameters", "safetensors or index", &exts);
+                self.picked(
+                    picked,
+                    PathPurpose::Checkpoint,
+                    Command::ImportCheckpointPath,
+                );
+            }
+            Command::ImportCheckpointPath(p) => self.import_checkpoint(&p),
+            Command::ExportReport => {
+                let name = files::suggested_name(&s.scenario.name, "md");
+                let picked = files::pick_save(s.path.as_deref(), &name, "md", "Markdown report");
+                self.picked(picked, PathPurpose::Report, Command::ExportReportPath);
+            }
+            Command::ExportReportPath(p) => self.export_report(p),
             Command::About => self.dialog = Dialog::About,
             Command::Sources => self.dialog = Dialog::Sources,
             Command::Quit => {
                 self.quit_confirmed = true;
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
+        }
+    }
+
+    /// Queues `then(path)`, or asks for a typed path when there is no dialog.
+    fn picked(&mut self, picked: Picked, purpose: PathPurpose, then: fn(PathBuf) -> Command) {
+        match picked {
+            Picked::Path(p) => self.pending.push(then(p)),
+            Picked::Cancelled => {}
+            Picked::Unavailable => self.prompt(purpose),
         }
     }
 
@@ -159,6 +191,9 @@ impl ExplorerApp {
                     PathPurpose::Open => "Open scenario",
                     PathPurpose::Save => "Save scenario",
                     PathPurpose::Png => "Export PNG",
+                    PathPurpose::Config => "Import config.json",
+                    PathPurpose::Checkpoint => "Count parameters from safetensors",
+                    PathPurpose::Report => "Export report",
                 };
                 let purpose = *purpose;
                 match notice::path_prompt(ctx, title, text) {
@@ -169,6 +204,9 @@ impl ExplorerApp {
                             PathPurpose::Open => Command::OpenPath(path),
                             PathPurpose::Save => Command::SavePath(path),
                             PathPurpose::Png => Command::ExportPngPath(path),
+                            PathPurpose::Config => Command::ImportConfigPath(path),
+                            PathPurpose::Checkpoint => Command::ImportCheckpointPath(path),
+                            PathPurpose::Report => Command::ExportReportPath(path),
                         });
                     }
                     Answer::Cancel => self.dialog = Dialog::None,

@@ -29,10 +29,15 @@ fn start_dir(current: Option<&Path>) -> Option<PathBuf> {
 }
 
 pub fn pick_open(current: Option<&Path>) -> Picked {
+    pick_file(current, "Open scenario", "Scenario (RON)", &["ron"])
+}
+
+/// A native open dialog with one filter.
+pub fn pick_file(current: Option<&Path>, title: &str, filter: &str, exts: &[&str]) -> Picked {
     let started = Instant::now();
     let mut dialog = rfd::FileDialog::new()
-        .set_title("Open scenario")
-        .add_filter("Scenario (RON)", &["ron"]);
+        .set_title(title)
+        .add_filter(filter, exts);
     if let Some(dir) = start_dir(current) {
         dialog = dialog.set_directory(dir);
     }

@@ -1,5 +1,6 @@
 //! The Claims window: the seed article's claims with what the estimator computes and a verdict
 //! (`crate::claims`), each with a button that loads the preset reproducing it. No formulas here.
+//! The article's Chinese quotes are copied, not drawn: the bundled fonts have no CJK glyphs.
 //!
 //! The table depends only on the code and the bundled presets, so it is computed once ([`results`])
 //! and never goes stale within a run.
@@ -76,7 +77,6 @@ fn claim_ui(ui: &mut Ui, r: &ClaimResult, t: ThemeChoice) -> bool {
         );
         ui.label(RichText::new(format!("{} {}", c.section, c.text)).strong());
     });
-    ui.label(RichText::new(c.quote).weak());
     ui.label(format!(
         "Claimed: {}. Computed: {} = {}.",
         claimed_text(r.claimed, c.shown),
@@ -104,6 +104,14 @@ fn claim_ui(ui: &mut Ui, r: &ClaimResult, t: ThemeChoice) -> bool {
             .add_enabled(r.preset_loads, egui::Button::new(label))
             .on_hover_text(format!("Load the bundled preset \"{}\"", c.preset));
         clicked = button.clicked();
+        // The quote is Chinese and the app's fonts have no CJK glyphs: offer it as text to copy.
+        if ui
+            .button("Copy original quote")
+            .on_hover_text("Copies the article's own words (Chinese) to the clipboard")
+            .clicked()
+        {
+            ui.ctx().copy_text(c.quote.to_owned());
+        }
         ui.label(RichText::new(c.preset).monospace().weak());
     });
     clicked

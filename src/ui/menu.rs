@@ -90,6 +90,16 @@ fn file_menu(ui: &mut Ui, st: &MenuState<'_>, out: &mut Vec<Command>) {
     if item(ui, "Export PNG…", None, true) {
         out.push(Command::ExportPng);
     }
+    if item(ui, "Export report (Markdown + CSV)…", None, true) {
+        out.push(Command::ExportReport);
+    }
+    ui.separator();
+    if item(ui, "Import model config.json…", None, true) {
+        out.push(Command::ImportConfig);
+    }
+    if item(ui, "Count parameters from safetensors…", None, true) {
+        out.push(Command::ImportCheckpoint);
+    }
     ui.separator();
     if item(ui, "Quit", Some(&commands::QUIT), true) {
         out.push(Command::Quit);

@@ -73,7 +73,7 @@ pub fn path_prompt(ctx: &egui::Context, title: &str, text: &mut String) -> Answe
     let modal = Modal::new(Id::unique("path_prompt")).show(ctx, |ui| {
         ui.set_width(520.0);
         ui.heading(title);
-        ui.label("Type or paste the path of a .ron scenario file:");
+        ui.label("Type or paste the file path:");
         let edit = ui.add(
             egui::TextEdit::singleline(text)
                 .desired_width(f32::INFINITY)
