@@ -35,7 +35,13 @@ pub fn layer_matmul_weights(m: &ResolvedModel) -> (f64, f64) {
         FfnKind::Gelu => 2.0,
         FfnKind::SwiGlu => 3.0,
     };
-    (h * (2.0 * q + 2.0 * kv), mats * h * m.ffn as f64)
+    // A mixture of experts runs top-k + shared experts per token, plus its router (h × E).
+    let experts = m.moe.active_mlps();
+    let router = h * m.moe.experts as f64;
+    (
+        h * (2.0 * q + 2.0 * kv),
+        mats * h * m.ffn as f64 * experts + router,
+    )
 }
 
 /// LM-head FLOPs per token whose logits are computed: 2·h·V.

@@ -91,13 +91,20 @@ pub fn inference(
             0.0,
         )
     };
-    let prefill = phase(prefill_flops, weights + batch * prompt * kv_tok, i);
+    // Quantized matrices are read at their bits per weight; a decode step reads only routed experts.
+    let (w_pre, w_dec) = (
+        weights * super::peft_moe::read_scale(s, m, batch * prompt),
+        weights * super::peft_moe::read_scale(s, m, batch),
+    );
+    let prefill = phase(prefill_flops, w_pre + batch * prompt * kv_tok, i);
     let decode = (m.family == ModelFamily::Transformer && generated > 0.0)
-        .then(|| phase(decode_flops, weights + batch * (ctx + 1.0) * kv_tok, i));
+        .then(|| phase(decode_flops, w_dec + batch * (ctx + 1.0) * kv_tok, i));
     let comm = tp_comm(m, i, batch * prompt, batch, prec.activations.bytes());
     let pp = i.pp as f64;
-    let ttft_s = pp * (prefill.time_s + comm.0);
-    let tpot_s = decode.map_or(0.0, |d| pp * (d.time_s + comm.1));
+    let ep_pre = super::peft_moe::ep_comm(s, m, i, batch * prompt, 1.0);
+    let ep_dec = super::peft_moe::ep_comm(s, m, i, batch, 1.0);
+    let ttft_s = pp * (prefill.time_s + comm.0 + ep_pre.1);
+    let tpot_s = decode.map_or(0.0, |d| pp * (d.time_s + comm.1 + ep_dec.1));
     let offload = offload(s, mem, i, stored, generated);
     let total_s = ttft_s + generated * tpot_s + offload.exposed_s;
     // The allocator reserve grows with the tensor peak (docs/model.md), so each request's KV carries
@@ -120,6 +127,8 @@ pub fn inference(
                 0
             },
             tp_time_s: comm.0 + generated * comm.1,
+            ep_bytes: Bytes(ep_pre.0 + generated * ep_dec.0),
+            ep_time_s: ep_pre.1 + generated * ep_dec.1,
             tp_latency_s: comm.2 * (1.0 + generated),
             tp_bandwidth: BytesPerSec(i.collective_bw(i.tp, 1).0),
             zero_factor: 1.0,

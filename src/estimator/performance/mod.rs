@@ -11,6 +11,7 @@ pub mod cost;
 pub mod flops;
 mod inference;
 mod inputs;
+pub mod peft_moe;
 mod projections;
 pub mod roofline;
 mod training;
@@ -80,7 +81,7 @@ fn assemble_training(
     i: &Inputs,
 ) -> Performance {
     let t = training::training(s, m, mem, i);
-    let comm_s = t.comm.dp_exposed_s + t.comm.tp_time_s;
+    let comm_s = t.comm.dp_exposed_s + t.comm.tp_time_s + t.comm.ep_time_s;
     let total =
         t.phase.time_s + t.comm.bubble_s + t.optimizer.time_s + comm_s + t.offload.exposed_s;
     let bound = largest(&[
@@ -142,7 +143,7 @@ fn assemble_inference(
     let r = inference::inference(s, m, mem, i);
     let pp = i.pp as f64;
     let compute = pp * (r.prefill.time_s + r.generated * r.decode.map_or(0.0, |d| d.time_s));
-    let comm_s = r.comm.tp_time_s * pp;
+    let comm_s = (r.comm.tp_time_s + r.comm.ep_time_s) * pp;
     let phase_bound = r.decode.unwrap_or(r.prefill).bound;
     let bound = largest(&[
         (compute, phase_bound),

@@ -42,7 +42,10 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
         + w.grad_bytes_per_gpu * 2.0
         + w.saved_activations * 4.0
         + w.lookup_bytes * 2.0;
-    let hw_flops = (3.0 * w.forward_flops + w.recompute_flops) * accum;
+    let tokens_mb = w.micro_batch * w.tokens_per_sample;
+    let split = i.tp as f64 * i.pp as f64;
+    let lora_saved = super::peft_moe::lora_flops_saved(s, m, tokens_mb, split) * accum;
+    let hw_flops = (3.0 * w.forward_flops + w.recompute_flops) * accum - lora_saved;
     let train_phase = phase(hw_flops, bytes_mb * accum, i);
     let optimizer = phase(0.0, w.optimizer_bytes, i);
     let comm = communication(s, m, &w, i, train_phase.time_s);
@@ -50,7 +53,7 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
     TrainingStep {
         phase: train_phase,
         optimizer,
-        model_flops: 3.0 * w.forward_flops * accum,
+        model_flops: 3.0 * w.forward_flops * accum - lora_saved,
         comm,
         offload,
         samples: w.micro_batch * accum * i.dp as f64,
@@ -115,6 +118,9 @@ pub fn communication(
         0 => accum,
         n => n,
     };
+    let (ep_bytes, ep_s) =
+        super::peft_moe::ep_comm(s, m, i, w.micro_batch * w.tokens_per_sample, accum as f64);
+    (c.ep_bytes, c.ep_time_s) = (Bytes(ep_bytes), ep_s);
     c.bubble_fraction = bubble_fraction(i.pp, micro, s.parallel.pp_interleave);
     c.bubble_s = c.bubble_fraction * phase_time;
     c

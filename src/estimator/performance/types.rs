@@ -91,6 +91,11 @@ pub struct Communication {
     /// Pipeline bubble fraction (p−1)/(m·v) of the ideal time.
     pub bubble_fraction: f64,
     pub bubble_s: f64,
+    /// Expert-parallel all-to-all bytes each GPU sends per step (MoE: 2 per layer in forward, 2 in
+    /// backward; GShard §2.2).
+    pub ep_bytes: Bytes,
+    /// Their time per step, on the critical path.
+    pub ep_time_s: f64,
 }
 
 /// Traffic to the host, NVMe or a second memory tier per step, and the part prefetch hides.

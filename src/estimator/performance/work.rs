@@ -58,7 +58,9 @@ impl Work {
                 1.0
             }
         };
-        let optimizer_params = params / zero_shard(ZeroStage::Stage1);
+        // LoRA: gradients and optimizer updates of the adapters only.
+        let trained = super::peft_moe::trainable_params(s, m, params, split);
+        let optimizer_params = trained / zero_shard(ZeroStage::Stage1);
         let states = optimizer_state_bytes(s.optimizer.kind, prec.optimizer_states.bytes());
         let master = prec.master_weights.map_or(0.0, |d| d.bytes());
         let update = 2.0 * (prec.weights.bytes() + master + states) + g;
@@ -87,7 +89,7 @@ impl Work {
             weight_bytes_per_param: compute_w,
             weight_bytes_shard: params * compute_w / zero_shard(ZeroStage::Stage3),
             grad_bytes_per_param: g,
-            grad_bytes_per_gpu: params * g,
+            grad_bytes_per_gpu: trained * g,
             saved_activations: saved_activations(s, m, mem, i),
             lookup_bytes,
             optimizer_params,

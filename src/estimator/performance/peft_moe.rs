@@ -1,0 +1,123 @@
+//! What LoRA, mixtures of experts and quantized weights change in the time model: backward without the
+//! frozen weights' gradients, the weights a forward actually reads, and expert-parallel all-to-alls.
+
+use super::flops;
+use super::work::read_weights;
+use crate::estimator::memory::peft::layer_matrix_elems;
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::lora::layer_adapters;
+use crate::estimator::model::moe::all_to_all_bytes;
+use crate::scenario::{FfnKind, Mode, ModelFamily, PeftMethod, Scenario, WeightFormat};
+
+fn lora(s: &Scenario, m: &ResolvedModel) -> bool {
+    s.mode == Mode::Training
+        && m.family == ModelFamily::Transformer
+        && s.peft.method != PeftMethod::Full
+}
+
+/// FLOPs a LoRA step does not execute, per GPU and micro-batch of `tokens` tokens: backward computes
+/// no gradient for the frozen matrices (the weight-gradient GEMM, 2 FLOPs per weight and token; the
+/// input-gradient GEMM remains), minus the adapters' own forward and backward (6 per adapter
+/// parameter and token; Kaplan et al. 2020 §2.1 convention). 0 for full training.
+pub fn lora_flops_saved(s: &Scenario, m: &ResolvedModel, tokens: f64, split: f64) -> f64 {
+    if !lora(s, m) {
+        return 0.0;
+    }
+    let adapters = layer_adapters(m, s.peft.rank, s.peft.targets).0 * f64::from(m.layers);
+    let frozen = flops::matmul_weights(m);
+    ((2.0 * frozen - 6.0 * adapters) * tokens / split.max(1.0)).max(0.0)
+}
+
+/// Trainable parameters per GPU for gradient traffic and the optimizer: the adapters with LoRA, else
+/// `full` (the caller's count).
+pub fn trainable_params(s: &Scenario, m: &ResolvedModel, full: f64, split: f64) -> f64 {
+    if lora(s, m) {
+        layer_adapters(m, s.peft.rank, s.peft.targets).0 * f64::from(m.layers) / split.max(1.0)
+    } else {
+        full
+    }
+}
+
+/// Bytes a forward over `tokens` tokens reads, as a fraction of `read_weights(m)` in the weight type:
+/// quantized layer matrices at their bits per weight (inference), and of a mixture's routed experts
+/// only those some token is sent to: 1 − (1 − k/E)^tokens of them in expectation under uniform,
+/// independent routing (a decode step of batch 1 reads k of E experts).
+pub fn read_scale(s: &Scenario, m: &ResolvedModel, tokens: f64) -> f64 {
+    let total = read_weights(m);
+    if total <= 0.0 || m.family != ModelFamily::Transformer {
+        return 1.0;
+    }
+    let mut all = *m;
+    all.moe.ep = 1;
+    let layer_mats = f64::from(m.layers) * layer_matrix_elems(&all);
+    let mats = if m.ffn_kind == FfnKind::SwiGlu {
+        3.0
+    } else {
+        2.0
+    };
+    let e = f64::from(m.moe.experts);
+    let routed = f64::from(m.layers) * e * mats * f64::from(m.hidden) * f64::from(m.ffn);
+    let touched = if e > 0.0 {
+        1.0 - (1.0 - f64::from(m.moe.top_k) / e)
+            .max(0.0)
+            .powf(tokens.max(1.0))
+    } else {
+        1.0
+    };
+    let format = if s.mode == Mode::Inference {
+        s.quantization.weights
+    } else {
+        WeightFormat::AsPrecision
+    };
+    let e_w = s.precision.resolve().weights.bytes();
+    let bits = format.bits_per_weight(s.quantization.group_size, m.hidden, true);
+    let ratio = bits.map_or(1.0, |b| b / 8.0 / e_w.max(0.125));
+    let layers_read = (layer_mats - routed * (1.0 - touched)).max(0.0);
+    let rest = (total - layer_mats).max(0.0);
+    ((rest + layers_read * ratio) / total).clamp(0.0, 4.0)
+}
+
+/// Expert-parallel all-to-all bytes one GPU sends per micro-batch of `tokens` tokens: 2 per MoE layer
+/// in forward (dispatch, combine), 2 in backward when training (GShard §2.2), over the stage's layers.
+pub fn all_to_all_bytes_per_step(
+    s: &Scenario,
+    m: &ResolvedModel,
+    tokens: f64,
+    layers: f64,
+    elem_bytes: f64,
+) -> f64 {
+    if m.moe.experts == 0 || m.moe.ep <= 1 {
+        return 0.0;
+    }
+    let routed = m.moe.routed_rows_per_token() - f64::from(m.moe.shared);
+    let per = all_to_all_bytes(
+        tokens * routed,
+        f64::from(m.hidden),
+        elem_bytes,
+        f64::from(m.moe.ep),
+    );
+    let count = if s.mode == Mode::Training { 4.0 } else { 2.0 };
+    per * count * layers
+}
+
+/// All-to-all bytes per GPU and their time for `tokens` tokens per forward (× `forwards`), over
+/// the expert-parallel group's link (intra-node when ep × tp GPUs fit a node) plus one latency α per
+/// all-to-all. Not overlapped: the experts wait for their tokens.
+pub fn ep_comm(
+    s: &Scenario,
+    m: &ResolvedModel,
+    i: &super::inputs::Inputs,
+    tokens: f64,
+    forwards: f64,
+) -> (f64, f64) {
+    let layers = f64::from(m.layers.div_ceil(i.pp.max(1)));
+    let elem = s.precision.resolve().activations.bytes();
+    let bytes = all_to_all_bytes_per_step(s, m, tokens, layers, elem) * forwards;
+    if bytes <= 0.0 {
+        return (0.0, 0.0);
+    }
+    let (bw, _) = i.collective_bw(m.moe.ep, i.tp);
+    let per_forward = if s.mode == Mode::Training { 4.0 } else { 2.0 };
+    let latency = per_forward * layers * forwards * i.alpha_s;
+    (bytes, super::roofline::div(bytes, bw) + latency)
+}
