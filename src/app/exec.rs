@@ -25,11 +25,10 @@ impl ExplorerApp {
         let s = &mut self.session;
         match command {
             Command::New => self.replace(Scenario::default(), None),
-            Command::Open => match files::pick_open(s.path.as_deref()) {
-                Picked::Path(p) => self.execute(ctx, Command::OpenPath(p)),
-                Picked::Cancelled => {}
-                Picked::Unavailable => self.prompt(PathPurpose::Open),
-            },
+            Command::Open => {
+                let picked = files::pick_open(s.path.as_deref());
+                self.picked(picked, PathPurpose::Open, Command::OpenPath);
+            }
             Command::OpenTyped => self.prompt(PathPurpose::Open),
             Command::OpenPath(path) => self.open(&path),
             Command::LoadPreset(i) => self.load_preset(i),
@@ -39,11 +38,8 @@ impl ExplorerApp {
             },
             Command::SaveAs => {
                 let name = files::suggested_name(&s.scenario.name, "ron");
-                match files::pick_save(s.path.as_deref(), &name, "ron", "Scenario (RON)") {
-                    Picked::Path(p) => self.save(p),
-                    Picked::Cancelled => {}
-                    Picked::Unavailable => self.prompt(PathPurpose::Save),
-                }
+                let picked = files::pick_save(s.path.as_deref(), &name, "ron", "Scenario (RON)");
+                self.picked(picked, PathPurpose::Save, Command::SavePath);
             }
             Command::SaveTyped => self.prompt(PathPurpose::Save),
             Command::SavePath(p) => self.save(p),
@@ -66,25 +62,34 @@ impl ExplorerApp {
             Command::ToggleControls => {
                 s.prefs.controls_in_presentation = !s.prefs.controls_in_presentation;
             }
+            Command::About => self.dialog = Dialog::About,
+            Command::Sources => self.dialog = Dialog::Sources,
+            Command::Quit => {
+                self.quit_confirmed = true;
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+            other => self.run_transfer(ctx, other),
+        }
+    }
+
+    /// Imports and exports.
+    fn run_transfer(&mut self, ctx: &egui::Context, command: Command) {
+        let s = &self.session;
+        let name = |ext| files::suggested_name(&s.scenario.name, ext);
+        match command {
             Command::ExportPng => {
-                let name = files::suggested_name(&s.scenario.name, "png");
-                match files::pick_save(s.path.as_deref(), &name, "png", "PNG image") {
-                    Picked::Path(p) => self.shot.export(ctx, p),
-                    Picked::Cancelled => {}
-                    Picked::Unavailable => self.prompt(PathPurpose::Png),
-                }
+                let picked = files::pick_save(s.path.as_deref(), &name("png"), "png", "PNG image");
+                self.picked(picked, PathPurpose::Png, Command::ExportPngPath);
             }
             Command::ExportPngPath(p) => self.shot.export(ctx, p),
             Command::ImportConfig => {
-                let picked =
-                    files::pick_file(None, "Import config.json", "Hugging Face config", &["json"]);
+                let picked = files::pick_file(None, "Import config.json", "HF config", &["json"]);
                 self.picked(picked, PathPurpose::Config, Command::ImportConfigPath);
             }
             Command::ImportConfigPath(p) => self.import_config(&p),
             Command::ImportCheckpoint => {
                 let exts = ["safetensors", "json"];
-                let picked =
-                    files::pick_file(None, "Count parameters", "safetensors or index", &exts);
+                let picked = files::pick_file(None, "Count parameters", "safetensors", &exts);
                 self.picked(
                     picked,
                     PathPurpose::Checkpoint,
@@ -93,17 +98,11 @@ impl ExplorerApp {
             }
             Command::ImportCheckpointPath(p) => self.import_checkpoint(&p),
             Command::ExportReport => {
-                let name = files::suggested_name(&s.scenario.name, "md");
-                let picked = files::pick_save(s.path.as_deref(), &name, "md", "Markdown report");
+                let picked = files::pick_save(s.path.as_deref(), &name("md"), "md", "Markdown");
                 self.picked(picked, PathPurpose::Report, Command::ExportReportPath);
             }
             Command::ExportReportPath(p) => self.export_report(p),
-            Command::About => self.dialog = Dialog::About,
-            Command::Sources => self.dialog = Dialog::Sources,
-            Command::Quit => {
-                self.quit_confirmed = true;
-                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
-            }
+            _ => {}
         }
     }
 
