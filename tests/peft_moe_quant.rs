@@ -2,9 +2,14 @@
 
 use std::path::PathBuf;
 
+use vram_explorer::estimator::solver::{Solved, quant_fit};
 use vram_explorer::estimator::{Component, estimate};
+use vram_explorer::hardware::GpuId;
 use vram_explorer::import::from_hf_config;
-use vram_explorer::scenario::{ModelSpec, MoeSpec, Scenario, TransformerDims};
+use vram_explorer::scenario::{
+    Checkpointing, GpuChoice, LoraTargets, Mode, ModelSpec, MoeSpec, OptimizerKind, PeftMethod,
+    PrecisionMode, Scenario, TransformerDims, WeightFormat,
+};
 
 fn config(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -53,4 +58,256 @@ fn mixtral_config_json_imports() {
     assert_eq!(e.model.params.total, 46_702_792_704.0);
     assert_eq!(e.model.params.active, 12_879_925_248.0);
     assert!(e.memory.peak.get(Component::Weights).as_gib() > 86.0);
+}
+
+fn llama2_7b() -> ModelSpec {
+    let mut m = ModelSpec::default();
+    m.transformer = TransformerDims {
+        kv_heads: 32,
+        ffn: 11_008,
+        vocab: 32_000,
+        max_positions: 4096,
+        ..TransformerDims::default()
+    };
+    m
+}
+
+fn training(model: ModelSpec) -> Scenario {
+    let mut s = Scenario {
+        mode: Mode::Training,
+        model,
+        ..Scenario::default()
+    };
+    s.workload.seq_len = 512;
+    s
+}
+
+#[test]
+fn lora_r8_on_q_and_v_of_llama2_7b_trains_4_194_304_parameters() {
+    // Hu et al. 2021 / PEFT `print_trainable_parameters()` on Llama-2-7B with r = 8, q_proj and v_proj:
+    // "trainable params: 4,194,304 || all params: 6,742,609,920" (the total adds the adapters).
+    let mut s = training(llama2_7b());
+    s.peft.method = PeftMethod::Lora;
+    let e = estimate(&s);
+    assert_eq!(e.memory.params.trainable, 4_194_304.0);
+    assert_eq!(e.model.params.total + 4_194_304.0, 6_742_609_920.0);
+}
+
+/// LLaMA-65B (Touvron et al. 2023 Table 2: h = 8192, 64 heads, 80 layers; config ffn 22,016).
+fn llama_65b() -> ModelSpec {
+    let mut m = ModelSpec::default();
+    m.transformer = TransformerDims {
+        layers: 80,
+        hidden: 8192,
+        heads: 64,
+        kv_heads: 64,
+        ffn: 22_016,
+        vocab: 32_000,
+        max_positions: 2048,
+        ..TransformerDims::default()
+    };
+    m
+}
+
+#[test]
+fn nf4_bits_per_parameter_with_and_without_double_quantization() {
+    // Dettmers et al. 2023 §3: block 64 with FP32 constants: 32/64 = 0.5 bits per parameter; double
+    // quantization (8-bit constants, blocks of 256): 8/64 + 32/(64·256) = 0.127 bits.
+    let nf4 = |dq| WeightFormat::Nf4.bits_per_weight(128, 4096, dq).unwrap();
+    assert_eq!(nf4(false), 4.5);
+    assert!((nf4(true) - 4.127).abs() < 5e-4);
+    assert_eq!(nf4(true), 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0));
+}
+
+#[test]
+fn qlora_fine_tunes_a_65b_model_within_48_gb_and_full_16_bit_needs_over_780_gb() {
+    // QLoRA abstract: "reduces the average memory requirements of finetuning a 65B parameter model
+    // from >780GB of GPU memory to <48GB" (LoRA on all linear layers, r = 64, paged AdamW, gradient
+    // checkpointing, micro-batch 1).
+    let mut s = training(llama_65b());
+    s.precision.mode = PrecisionMode::Uniform;
+    s.strategies.checkpointing = Checkpointing::Full;
+    s.peft.method = PeftMethod::Qlora;
+    s.peft.rank = 64;
+    s.peft.targets = LoraTargets::ALL_LINEAR;
+    s.peft.paged_optimizer = true;
+    let q = estimate(&s);
+    assert!(
+        q.memory.gpu_total.get() < 48e9,
+        "{}",
+        q.memory.gpu_total.as_gib()
+    );
+    let mut full = s.clone();
+    full.peft.method = PeftMethod::Full;
+    full.precision.mode = PrecisionMode::MasterWeights;
+    let f = estimate(&full);
+    assert!(
+        f.memory.gpu_total.get() > 780e9,
+        "{}",
+        f.memory.gpu_total.as_gib()
+    );
+}
+
+#[test]
+fn frozen_base_has_no_gradients_or_optimizer_state_beyond_the_adapters() {
+    let mut s = training(ModelSpec::default());
+    s.precision.mode = PrecisionMode::Uniform;
+    s.peft.method = PeftMethod::Lora;
+    let e = estimate(&s);
+    let adapters = e.memory.params.trainable;
+    let phase = e
+        .memory
+        .phases
+        .get(vram_explorer::estimator::Phase::OptimizerStep)
+        .unwrap();
+    // FP32 adapters: 4-byte gradients, two 4-byte Adam moments (+ step counters).
+    assert!((phase.get(Component::Gradients).get() - 4.0 * adapters).abs() < 1.0);
+    let opt = phase.get(Component::OptimizerStates).get();
+    assert!(opt >= 8.0 * adapters && opt < 8.0 * adapters + 1e4, "{opt}");
+    // LoRA's saved activations: below full fine-tuning's (frozen linears drop their inputs).
+    let mut full = s.clone();
+    full.peft.method = PeftMethod::Full;
+    let fwd = |e: &vram_explorer::estimator::Estimate| {
+        e.memory
+            .phases
+            .get(vram_explorer::estimator::Phase::Forward)
+            .unwrap()
+            .get(Component::Activations)
+            .get()
+    };
+    assert!(fwd(&e) < fwd(&estimate(&full)));
+}
+
+#[test]
+fn lora_never_needs_more_memory_than_full_fine_tuning() {
+    for (layers, hidden, heads, rank, mode) in [
+        (2, 256, 4, 8, PrecisionMode::Amp),
+        (12, 768, 12, 64, PrecisionMode::Uniform),
+        (32, 4096, 32, 8, PrecisionMode::MasterWeights),
+        (4, 512, 8, 256, PrecisionMode::Amp),
+    ] {
+        for targets in [LoraTargets::default(), LoraTargets::ALL_LINEAR] {
+            for method in [PeftMethod::Lora, PeftMethod::Qlora] {
+                let mut s = training(ModelSpec::default());
+                s.model.transformer.layers = layers;
+                s.model.transformer.hidden = hidden;
+                s.model.transformer.heads = heads;
+                s.model.transformer.kv_heads = heads;
+                s.model.transformer.ffn = hidden * 3;
+                s.precision.mode = mode;
+                s.peft = vram_explorer::scenario::Peft {
+                    method,
+                    rank,
+                    targets,
+                    ..Default::default()
+                };
+                let lora = estimate(&s).memory.gpu_total;
+                s.peft.method = PeftMethod::Full;
+                let full = estimate(&s).memory.gpu_total;
+                assert!(lora <= full, "{layers} {hidden} {rank} {mode:?} {method:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn more_experts_never_less_memory_and_active_params_do_not_grow() {
+    for mode in [Mode::Training, Mode::Inference] {
+        let mut prev = (0.0, 0.0);
+        for experts in [1, 2, 4, 8, 16, 64] {
+            let mut s = Scenario {
+                mode,
+                model: mixtral(),
+                ..Scenario::default()
+            };
+            s.model.transformer.layers = 4;
+            s.model.moe.experts = experts;
+            s.model.moe.ep = 2;
+            let e = estimate(&s);
+            let total = e.memory.gpu_total.get();
+            assert!(total >= prev.0, "{experts} {mode:?}");
+            // Active parameters change only by the router (4 layers × h × E) once top-2 is possible.
+            let active = e.model.params.active - 4.0 * 4096.0 * f64::from(experts);
+            if experts > 2 {
+                assert_eq!(active, prev.1);
+            }
+            prev = (total, active);
+        }
+    }
+}
+
+#[test]
+fn expert_parallelism_splits_the_experts_only() {
+    let mut s = Scenario {
+        model: mixtral(),
+        ..Scenario::default()
+    };
+    s.parallel.dp = 2;
+    let w = |s: &Scenario| estimate(s).memory.peak.get(Component::Weights).get();
+    let one = w(&s);
+    s.model.moe.ep = 2;
+    let two = w(&s);
+    // Half of the routed experts' weights leave each GPU: 32 layers · 4 experts · 3·h·f · 2 bytes.
+    let experts = 32.0 * 4.0 * 3.0 * 4096.0 * 14336.0 * 2.0;
+    assert!((one - two - experts).abs() < 1.0, "{}", one - two);
+    assert!(estimate(&s).performance.communication.ep_time_s > 0.0);
+}
+
+#[test]
+fn fewer_bits_per_weight_never_more_weight_memory() {
+    let mut s = Scenario::default();
+    s.parallel.tp = 1;
+    let mut rows: Vec<(f64, f64)> = quant_fit(&s)
+        .iter()
+        .map(|q| (q.bits_per_weight.unwrap_or(16.0), q.weights.get()))
+        .collect();
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for pair in rows.windows(2) {
+        assert!(pair[0].1 <= pair[1].1, "{pair:?}");
+    }
+    // INT4 GPTQ of the 6.98 B layer-matrix weights of Llama-3-8B at 4 + 20/128 bits, embeddings and
+    // head (2 · 128,256 · 4096) and norms in BF16.
+    let int4 = quant_fit(&s)[2];
+    assert_eq!(int4.format, WeightFormat::Int4Group);
+    let m = estimate(&s).model;
+    let mats = 32.0 * (2.0 * 4096.0 * 4096.0 + 2.0 * 4096.0 * 1024.0 + 3.0 * 4096.0 * 14336.0);
+    let rest = m.params.total - mats;
+    let expect = mats * (4.0 + 20.0 / 128.0) / 8.0 + rest * 2.0;
+    assert!((int4.weights.get() - expect).abs() < 1.0);
+}
+
+#[test]
+fn quant_fit_answers_which_format_fits_and_at_what_context() {
+    // Llama-2-70B (h 8192, 80 layers, GQA 8, ffn 28,672) on a 24 GB RTX 4090.
+    let mut s = Scenario::default();
+    s.model.transformer = TransformerDims {
+        layers: 80,
+        hidden: 8192,
+        heads: 64,
+        kv_heads: 8,
+        ffn: 28_672,
+        vocab: 32_000,
+        ..TransformerDims::default()
+    };
+    s.gpu = GpuChoice::Catalog(GpuId::Rtx4090);
+    let rows = quant_fit(&s);
+    assert!(
+        rows.iter()
+            .all(|r| !r.fits && r.max_context == Solved::NoneFits)
+    );
+    // On an 80 GB H100 every 4-bit format fits, with a context that shrinks as bits grow.
+    s.gpu = GpuChoice::Catalog(GpuId::H100Sxm);
+    let rows = quant_fit(&s);
+    let ctx = |f: WeightFormat| {
+        rows.iter()
+            .find(|r| r.format == f)
+            .and_then(|r| r.max_context.value())
+            .unwrap_or(0)
+    };
+    assert!(ctx(WeightFormat::Mxfp4) > ctx(WeightFormat::GgufQ4K));
+    assert!(ctx(WeightFormat::GgufQ4K) > ctx(WeightFormat::GgufQ8_0));
+    assert_eq!(ctx(WeightFormat::AsPrecision), 0);
+    assert_eq!(rows[5].native, Some(true));
+    assert_eq!(rows[6].native, Some(false));
+    let _ = OptimizerKind::AdamW;
 }
