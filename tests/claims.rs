@@ -114,3 +114,30 @@ fn agreement_is_defined_once() {
     assert_eq!(verdict(f, Some(2.0), Some(2.0)), Verdict::Disagrees);
     assert_eq!(verdict(f, None, None), Verdict::Disagrees);
 }
+
+/// The Claims window lists every claim and its "Load scenario" button returns the claim's preset id.
+#[cfg(feature = "gui")]
+#[test]
+fn claims_window_loads_a_claims_preset() {
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+    use vram_explorer::ui::{ThemeChoice, claims};
+
+    let results = claims::results();
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1200.0, 900.0))
+        .build_ui_state(
+            |ui, picked: &mut Option<&'static str>| {
+                if let Some(id) = claims::claims_ui(ui, results, ThemeChoice::Dark) {
+                    *picked = Some(id);
+                }
+            },
+            None,
+        );
+    h.run();
+    let _ = h.get_by_label_contains(CLAIMS[0].text);
+    let first = h.get_all_by_label("Load scenario").next();
+    first.expect("a Load scenario button").click();
+    h.run();
+    assert_eq!(*h.state(), Some(CLAIMS[0].preset));
+}

@@ -114,7 +114,7 @@ pub(super) fn mp_8_to_32() -> Check {
         conditional: both.map(|(a, b)| cut(states(&a), states(&b))),
         detail: both.map_or_else(String::new, |(a, b)| {
             format!(
-                "Per GPU {} → {}; model states {} → {}",
+                "Per GPU {} to {}; model states {} to {}",
                 gb(total(&a)),
                 gb(total(&b)),
                 gb(states(&a)),
@@ -166,7 +166,7 @@ pub(super) fn amp_40() -> Check {
         general: g.map(|(a, b)| cut(a, b)),
         conditional: c.map(|(a, b)| cut(a, b)),
         detail: format!(
-            "BERT-base, batch 32 × 128: FP32 {} → AMP {}; batch 64 × 512: {} → {}",
+            "BERT-base, batch 32 × 128: FP32 {} to AMP {}; batch 64 × 512: {} to {}",
             g.map_or_else(String::new, |x| gb(x.0)),
             g.map_or_else(String::new, |x| gb(x.1)),
             c.map_or_else(String::new, |x| gb(x.0)),
@@ -232,7 +232,7 @@ pub(super) fn checkpointing_sqrt() -> Check {
         general: exponent,
         conditional: None,
         detail: format!(
-            "Saved activations with a checkpoint every ⌈√L⌉ layers: L = 16 → {}, 64 → {}, 256 → {}",
+            "Saved activations with a checkpoint every √L (rounded up) layers: L = 16 to {}, 64 to {}, 256 to {}",
             a.map_or_else(String::new, gb),
             b.map_or_else(String::new, gb),
             c.map_or_else(String::new, gb)

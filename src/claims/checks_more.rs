@@ -18,7 +18,7 @@ pub(super) fn resnet_bandwidth() -> Check {
         conditional: r.map(|(_, _, x)| x[0]),
         detail: r.map_or_else(String::new, |(a, b, _)| {
             format!(
-                "Bytes per step {} → {}; demand {:.0} → {:.0} GB/s; intensity {:.0} → {:.0} FLOP/B",
+                "Bytes per step {} to {}; demand {:.0} to {:.0} GB/s; intensity {:.0} to {:.0} FLOP/B",
                 gb(a.bytes_per_step),
                 gb(b.bytes_per_step),
                 a.bytes_per_s / 1e9,
@@ -148,7 +148,7 @@ pub(super) fn bcn_75() -> Check {
         conditional: both.map(|(a, b)| cut(a.1, b.1)),
         detail: both.map_or_else(String::new, |(a, b)| {
             format!(
-                "Input batches on the GPU (2 × 128 images): RGBA8 {}, BC7 {}; whole GPU {} → {}",
+                "Input batches on the GPU (2 × 128 images): RGBA8 {}, BC7 {}; whole GPU {} to {}",
                 gb(a.1),
                 gb(b.1),
                 gb(a.0),
@@ -178,8 +178,8 @@ pub(super) fn allreduce_log_n() -> Check {
         conditional: both.and_then(|(a, b)| ratio(b.dp_tree_latency_s, a.dp_tree_latency_s)),
         detail: both.map_or_else(String::new, |(a, b)| {
             format!(
-                "BERT-large gradients, 8 → 1024 GPUs: all-reduce {:.0} → {:.0} ms; bus factor \
-                 {:.3} → {:.3}; tree latency {:.2} → {:.2} ms; ring latency {:.2} → {:.1} ms",
+                "BERT-large gradients, 8 to 1024 GPUs: all-reduce {:.0} to {:.0} ms; bus factor \
+                 {:.3} to {:.3}; tree latency {:.2} to {:.2} ms; ring latency {:.2} to {:.1} ms",
                 a.dp_time_s * 1e3,
                 b.dp_time_s * 1e3,
                 a.dp_bus_factor,

@@ -42,7 +42,7 @@ pub(super) fn weight_sharing() -> Check {
         general: None,
         conditional: base.zip(shared).map(|(a, b)| cut(a, b)),
         detail: format!(
-            "BERT-base weights {} → {} with all 12 layers sharing one layer's weights",
+            "BERT-base weights {} to {} with all 12 layers sharing one layer's weights",
             base.map_or_else(String::new, gb),
             shared.map_or_else(String::new, gb)
         ),
