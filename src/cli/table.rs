@@ -31,6 +31,16 @@ pub fn presets() -> String {
     out
 }
 
+/// A training micro-batch in the model's own units: sequences of tokens, images or samples.
+fn batch(s: &Scenario) -> String {
+    let n = s.workload.micro_batch;
+    match s.model.family {
+        ModelFamily::Transformer => format!("{n} × {} tokens", s.workload.seq_len),
+        ModelFamily::Cnn => format!("{n} images"),
+        ModelFamily::Recommender => format!("{n} samples"),
+    }
+}
+
 /// The name of the scenario's GPU.
 pub fn gpu_name(s: &Scenario) -> String {
     match &s.gpu {
@@ -55,9 +65,8 @@ fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
     let w = &s.workload;
     let step = match s.mode {
         Mode::Training => format!(
-            "training, micro-batch {} × {} tokens, {} accumulation steps, {:?} {:?}, optimizer {:?}",
-            w.micro_batch,
-            w.seq_len,
+            "training, micro-batch {}, {} accumulation steps, {:?} {:?}, optimizer {:?}",
+            batch(s),
             w.grad_accum_steps,
             s.precision.mode,
             s.precision.compute,
