@@ -141,3 +141,32 @@ fn claims_window_loads_a_claims_preset() {
     h.run();
     assert_eq!(*h.state(), Some(CLAIMS[0].preset));
 }
+
+#[test]
+fn cli_claims_json_matches_the_table_and_unknown_ids_fail() {
+    let bin = env!("CARGO_BIN_EXE_vram-explorer");
+    let out = std::process::Command::new(bin)
+        .args(["claims", "--json"])
+        .output()
+        .expect("run the CLI");
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let claims = v["claims"].as_array().expect("claims array");
+    assert_eq!(claims.len(), CLAIMS.len());
+    for (j, (id, want)) in claims.iter().zip(EXPECTED) {
+        assert_eq!(j["id"], id);
+        assert_eq!(j["verdict"], format!("{want:?}"), "{id}");
+        assert_eq!(j["preset_loads"], true, "{id}");
+    }
+    let one = std::process::Command::new(bin)
+        .args(["claims", "bcn-75"])
+        .output()
+        .expect("run the CLI");
+    let text = String::from_utf8_lossy(&one.stdout);
+    assert!(text.contains("bcn-75") && !text.contains("zero-4x"), "{text}");
+    let bad = std::process::Command::new(bin)
+        .args(["claims", "no-such-claim"])
+        .output()
+        .expect("run the CLI");
+    assert_eq!(bad.status.code(), Some(1));
+}
