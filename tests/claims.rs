@@ -163,7 +163,10 @@ fn cli_claims_json_matches_the_table_and_unknown_ids_fail() {
         .output()
         .expect("run the CLI");
     let text = String::from_utf8_lossy(&one.stdout);
-    assert!(text.contains("bcn-75") && !text.contains("zero-4x"), "{text}");
+    assert!(
+        text.contains("bcn-75") && !text.contains("zero-4x"),
+        "{text}"
+    );
     let bad = std::process::Command::new(bin)
         .args(["claims", "no-such-claim"])
         .output()
