@@ -19,14 +19,15 @@ fn config(name: &str) -> String {
 }
 
 fn mixtral() -> ModelSpec {
-    let mut m = ModelSpec::default();
-    m.transformer = TransformerDims {
-        vocab: 32_000,
-        max_positions: 32_768,
-        ..TransformerDims::default()
-    };
-    m.moe = MoeSpec::mixtral();
-    m
+    ModelSpec {
+        transformer: TransformerDims {
+            vocab: 32_000,
+            max_positions: 32_768,
+            ..TransformerDims::default()
+        },
+        moe: MoeSpec::mixtral(),
+        ..ModelSpec::default()
+    }
 }
 
 #[test]
@@ -61,15 +62,16 @@ fn mixtral_config_json_imports() {
 }
 
 fn llama2_7b() -> ModelSpec {
-    let mut m = ModelSpec::default();
-    m.transformer = TransformerDims {
-        kv_heads: 32,
-        ffn: 11_008,
-        vocab: 32_000,
-        max_positions: 4096,
-        ..TransformerDims::default()
-    };
-    m
+    ModelSpec {
+        transformer: TransformerDims {
+            kv_heads: 32,
+            ffn: 11_008,
+            vocab: 32_000,
+            max_positions: 4096,
+            ..TransformerDims::default()
+        },
+        ..ModelSpec::default()
+    }
 }
 
 fn training(model: ModelSpec) -> Scenario {
@@ -95,18 +97,19 @@ fn lora_r8_on_q_and_v_of_llama2_7b_trains_4_194_304_parameters() {
 
 /// LLaMA-65B (Touvron et al. 2023 Table 2: h = 8192, 64 heads, 80 layers; config ffn 22,016).
 fn llama_65b() -> ModelSpec {
-    let mut m = ModelSpec::default();
-    m.transformer = TransformerDims {
-        layers: 80,
-        hidden: 8192,
-        heads: 64,
-        kv_heads: 64,
-        ffn: 22_016,
-        vocab: 32_000,
-        max_positions: 2048,
-        ..TransformerDims::default()
-    };
-    m
+    ModelSpec {
+        transformer: TransformerDims {
+            layers: 80,
+            hidden: 8192,
+            heads: 64,
+            kv_heads: 64,
+            ffn: 22_016,
+            vocab: 32_000,
+            max_positions: 2048,
+            ..TransformerDims::default()
+        },
+        ..ModelSpec::default()
+    }
 }
 
 #[test]
