@@ -57,6 +57,8 @@ pub fn central(
         .auto_shrink([false, false])
         .show(ui, |ui| {
             let h = ((ui.available_height() - 2.0 * title_height(ui)) / 2.0 - 12.0).max(MIN_CHART);
+            let body = ui.text_style_height(&egui::TextStyle::Body);
+            let tornado_h = (body * 1.6 * 12.0 + 60.0).max(MIN_CHART);
             if prefs.presentation {
                 presentation(
                     ui, prefs, scenario, &current, baseline, base_est, scratch, h,
@@ -66,6 +68,13 @@ pub fn central(
                     ui, prefs, scenario, &current, baseline, base_est, scratch, h,
                 );
             }
+            ui.separator();
+            charts::title(
+                ui,
+                "Sensitivity: what one notch of each knob changes",
+                "How much per-GPU memory each knob changes when moved one notch down or up, largest first; hover a bar for the step-time change.",
+            );
+            charts::sensitivity::ui(ui, prefs, scenario, tornado_h);
         });
     adopt
 }

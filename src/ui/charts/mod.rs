@@ -5,6 +5,7 @@ pub mod architecture;
 pub mod composition;
 pub mod composition_legend;
 pub mod roofline;
+pub mod sensitivity;
 pub mod sweep;
 
 use egui::{RichText, Ui};
