@@ -39,6 +39,8 @@ pub enum Command {
     /// Count parameters from a `.safetensors` file or a sharded index.
     ImportCheckpoint,
     ImportCheckpointPath(PathBuf),
+    /// The memory breakdown as CSV on the clipboard (paste into a spreadsheet or slide).
+    CopyBreakdown,
     /// Markdown report + CSVs.
     ExportReport,
     ExportReportPath(PathBuf),

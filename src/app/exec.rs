@@ -102,6 +102,13 @@ impl ExplorerApp {
                 self.picked(picked, PathPurpose::Report, Command::ExportReportPath);
             }
             Command::ExportReportPath(p) => self.export_report(p),
+            Command::CopyBreakdown => {
+                ctx.copy_text(crate::report::breakdown_csv(&crate::estimator::estimate(
+                    &s.scenario,
+                )));
+                self.notices
+                    .push(Notice::info("Copied the memory breakdown as CSV."));
+            }
             _ => {}
         }
     }

@@ -121,6 +121,10 @@ fn edit_menu(ui: &mut Ui, st: &MenuState<'_>, out: &mut Vec<Command>) {
     if item(ui, "Clear baseline", None, st.baseline_pinned) {
         out.push(Command::ClearBaseline);
     }
+    ui.separator();
+    if item(ui, "Copy breakdown as CSV", None, true) {
+        out.push(Command::CopyBreakdown);
+    }
 }
 
 fn view_menu(ui: &mut Ui, prefs: &mut Prefs, out: &mut Vec<Command>) {
