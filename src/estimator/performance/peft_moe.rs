@@ -40,8 +40,8 @@ pub fn trainable_params(s: &Scenario, m: &ResolvedModel, full: f64, split: f64) 
 
 /// Bytes a forward over `tokens` tokens reads, as a fraction of `read_weights(m)` in the weight type:
 /// quantized layer matrices at their bits per weight (inference), and of a mixture's routed experts
-/// only those some token is sent to: 1 − (1 − k/E)^tokens of them in expectation under uniform,
-/// independent routing (a decode step of batch 1 reads k of E experts).
+/// only this GPU's ⌈E/ep⌉ and of those the ones some token is sent to: 1 − (1 − k/E)^(tokens·ep) in
+/// expectation under uniform, independent routing (a decode step of batch 1 reads k of E experts).
 pub fn read_scale(s: &Scenario, m: &ResolvedModel, tokens: f64) -> f64 {
     let total = read_weights(m);
     if total <= 0.0 || m.family != ModelFamily::Transformer {
@@ -57,10 +57,11 @@ pub fn read_scale(s: &Scenario, m: &ResolvedModel, tokens: f64) -> f64 {
     };
     let e = f64::from(m.moe.experts);
     let routed = f64::from(m.layers) * e * mats * f64::from(m.hidden) * f64::from(m.ffn);
+    // With expert parallelism a GPU holds ⌈E/ep⌉ experts and serves the tokens of all ep ranks.
+    let ep = f64::from(m.moe.ep.max(1));
     let touched = if e > 0.0 {
-        1.0 - (1.0 - f64::from(m.moe.top_k) / e)
-            .max(0.0)
-            .powf(tokens.max(1.0))
+        let miss = (1.0 - f64::from(m.moe.top_k) / e).max(0.0);
+        (1.0 - miss.powf((tokens * ep).max(1.0))) * m.moe.stored_expert_fraction()
     } else {
         1.0
     };
