@@ -314,3 +314,20 @@ fn quant_fit_answers_which_format_fits_and_at_what_context() {
     assert_eq!(rows[6].native, Some(false));
     let _ = OptimizerKind::AdamW;
 }
+
+#[test]
+fn presets_answer_their_questions() {
+    use vram_explorer::presets::bundled_scenario;
+    let e = |id: &str| estimate(&bundled_scenario(id).unwrap_or_else(|| panic!("{id}")));
+    // QLoRA of a 70B model on one 48 GB GPU fits; LoRA of Llama-3-8B fits a 24 GB RTX 4090.
+    assert!(e("llama2-70b-qlora-l40s").memory.fits);
+    assert!(e("llama3-8b-lora-rtx4090").memory.fits);
+    // Mixtral-8x7B over 2 × 80 GB with EP 2: fits, and the all-to-alls cost time.
+    let mix = e("mixtral-8x7b-inference-2xh100");
+    assert!(mix.memory.fits && mix.performance.communication.ep_time_s > 0.0);
+    // A 4-bit 70B model does not fit one 24 GB card in any format, and fits two with TP 2.
+    let mut s = bundled_scenario("llama2-70b-4bit-rtx4090").unwrap();
+    assert!(quant_fit(&s).iter().all(|r| !r.fits));
+    s.parallel.tp = 2;
+    assert!(estimate(&s).memory.fits);
+}
