@@ -250,8 +250,13 @@ impl eframe::App for ExplorerApp {
 
 /// Opens the window and runs until it is closed.
 pub fn run() -> ExitCode {
-    let scratch_dir = shot::automated_from_env()
-        .then(|| std::env::temp_dir().join(format!("vram-explorer-shot-{}", std::process::id())));
+    // One fixed throwaway directory, emptied before use: eframe may still be flushing it when
+    // `run_native` returns, so it is cleaned at the next start rather than at exit.
+    let scratch_dir = shot::automated_from_env().then(|| {
+        let dir = std::env::temp_dir().join("vram-explorer-screenshot-state");
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    });
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title(TITLE)
@@ -261,7 +266,7 @@ pub fn run() -> ExitCode {
             .with_drag_and_drop(true),
         persist_window: true,
         // An automated screenshot run neither reads nor writes the user's session and window geometry.
-        persistence_path: scratch_dir.clone(),
+        persistence_path: scratch_dir,
         ..Default::default()
     };
     let result = eframe::run_native(
@@ -269,10 +274,6 @@ pub fn run() -> ExitCode {
         options,
         Box::new(|cc| Ok(Box::new(shot::create(cc)))),
     );
-    if let Some(dir) = scratch_dir {
-        // Best effort: the directory only ever held this run's throwaway state.
-        let _ = std::fs::remove_dir_all(dir);
-    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
