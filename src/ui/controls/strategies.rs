@@ -47,22 +47,22 @@ const ZERO: [Choice<ZeroStage>; 4] = [
     opt(
         ZeroStage::None,
         "Off",
-        "Each data-parallel rank holds everything.",
+        "Each data-parallel rank holds everything (DDP; FSDP NO_SHARD).",
     ),
     opt(
         ZeroStage::Stage1,
         "ZeRO-1",
-        "Shard optimizer states over DP ranks. Same communication as plain DP.",
+        "Shard optimizer states over DP ranks. Same communication as plain DP. No FSDP counterpart.",
     ),
     opt(
         ZeroStage::Stage2,
-        "ZeRO-2",
-        "Shard optimizer states and gradients. Same communication as plain DP.",
+        "ZeRO-2 / SHARD_GRAD_OP",
+        "Shard optimizer states and gradients (FSDP SHARD_GRAD_OP). Same communication as plain DP.",
     ),
     opt(
         ZeroStage::Stage3,
         "ZeRO-3 / FSDP",
-        "Shard parameters too. Costs 1.5× the communication of plain DP (gathers in forward and backward).",
+        "Shard parameters too (FSDP FULL_SHARD; HYBRID_SHARD = this within a node: set DP to the GPUs per node). Costs 1.5× the communication of plain DP (gathers in forward and backward).",
     ),
 ];
 
