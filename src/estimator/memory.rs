@@ -36,16 +36,19 @@ pub fn estimate_memory(
         z,
         peft::lora_layer(&c, model, &z, &x, activations::layer(&c, model, &z)),
     );
-    let (first, first_states) = stage(&c, &x, model, &layer, per_stage, true, c.pp <= 1.0);
-    let mut result = (first, first_states, 0u32);
+    // The stages' phases are large (`PhasePeaks`): kept where `stage` wrote them and passed on by
+    // reference, so each is copied once, into the result.
+    let first = stage(&c, &x, model, &layer, per_stage, true, c.pp <= 1.0);
+    let last;
+    let mut chosen = (&first, 0u32);
     if c.pp > 1.0 {
         let last_layers = (l - per_stage * (c.pp - 1.0)).max(1.0);
-        let (last, last_states) = stage(&c, &x, model, &layer, last_layers, false, true);
-        if tensor_peak(&last) > tensor_peak(&result.0) {
-            result = (last, last_states, (c.pp - 1.0) as u32);
+        last = stage(&c, &x, model, &layer, last_layers, false, true);
+        if tensor_peak(&last.0) > tensor_peak(&first.0) {
+            chosen = (&last, (c.pp - 1.0) as u32);
         }
     }
-    finish(scenario, model, &c, &x, result, &layer.1, diagnostics)
+    finish(scenario, model, &c, &x, chosen, &layer.1, diagnostics)
 }
 
 fn tensor_peak(p: &PhasePeaks) -> f64 {
@@ -216,7 +219,7 @@ fn finish(
     m: &ResolvedModel,
     c: &Ctx,
     x: &peft::Ext,
-    (phases, st, peak_stage): (PhasePeaks, states::ModelStates, u32),
+    ((phases, st), peak_stage): (&(PhasePeaks, states::ModelStates), u32),
     layer: &activations::LayerActs,
     d: &mut Diagnostics,
 ) -> MemoryEstimate {
@@ -277,7 +280,7 @@ fn finish(
     };
     MemoryEstimate {
         params,
-        phases,
+        phases: *phases,
         peak_phase,
         peak,
         tensor_peak,

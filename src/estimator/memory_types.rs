@@ -163,19 +163,17 @@ impl PhasePeaks {
     }
     /// The phase with the largest tensor total (first wins ties), and its breakdown.
     pub fn peak(&self) -> Option<(Phase, Breakdown)> {
-        let mut best: Option<(Phase, Breakdown)> = None;
+        // Each phase's total is summed once and only the winner is copied out.
+        let mut best: Option<(Phase, &Breakdown, f64)> = None;
         for p in Phase::ALL {
             if let Some(b) = self.get(p) {
-                let better = match &best {
-                    None => true,
-                    Some((_, cur)) => b.tensor_total().get() > cur.tensor_total().get(),
-                };
-                if better {
-                    best = Some((p, *b));
+                let total = b.tensor_total().get();
+                if best.is_none_or(|(_, _, cur)| total > cur) {
+                    best = Some((p, b, total));
                 }
             }
         }
-        best
+        best.map(|(p, b, _)| (p, *b))
     }
 }
 
