@@ -331,3 +331,30 @@ fn presets_answer_their_questions() {
     s.parallel.tp = 2;
     assert!(estimate(&s).memory.fits);
 }
+
+#[test]
+fn a_batch_one_decode_of_mixtral_reads_the_active_experts_and_lora_skips_weight_gradients() {
+    let mut s = Scenario {
+        model: mixtral(),
+        ..Scenario::default()
+    };
+    s.workload.micro_batch = 1;
+    s.inference.prompt_tokens = 1;
+    s.inference.generated_tokens = 1;
+    let e = estimate(&s);
+    let read = e.performance.decode.unwrap().bytes.get();
+    // BF16: the active matrices (top-2 of 8 experts, the LM head) are read, not all 46.7 B: the active
+    // parameters less the embedding table (looked up, not read whole) and the norms.
+    let active = e.model.params.active - 32_000.0 * 4096.0;
+    assert!(
+        read > 2.0 * active * 0.999 && read < 2.0 * active * 1.01,
+        "{read}"
+    );
+    // LoRA without recomputation: 3 × forward − the frozen weight gradients (≈ 2 × forward).
+    let mut t = training(ModelSpec::default());
+    let full = estimate(&t).performance.model_flops;
+    t.peft.method = PeftMethod::Lora;
+    let lora = estimate(&t).performance.model_flops;
+    let ratio = lora / full;
+    assert!(ratio > 0.66 && ratio < 0.72, "{ratio}");
+}
