@@ -8,9 +8,10 @@ use serde_json::{Value, json};
 use crate::estimator::estimate;
 use crate::estimator::solver::{
     FitOptions, FitResult, ScaleAxis, Solved, Target, make_it_fit, max_fitting, min_degree,
+    quant_fit,
 };
 use crate::presets::to_ron_string;
-use crate::scenario::Scenario;
+use crate::scenario::{Mode, PeftMethod, Scenario};
 use crate::units::{MemoryUnit, fmt_seconds};
 
 fn solved_text(s: Solved) -> String {
@@ -85,6 +86,7 @@ fn json_text(s: &Scenario, result: &FitResult) -> String {
         "fits": est.memory.fits,
         "headroom_bytes": est.memory.headroom.get(),
         "limits": limits,
+        "weight_formats": formats_json(s),
         "make_it_fit": {
             "already_fits": result.already_fits,
             "budget_gpus": result.budget_gpus,
@@ -93,6 +95,58 @@ fn json_text(s: &Scenario, result: &FitResult) -> String {
         },
     });
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+/// Whether weight formats change this scenario: inference, or training on a frozen LoRA base.
+fn formats_apply(s: &Scenario) -> bool {
+    s.mode == Mode::Inference || s.peft.method == PeftMethod::Lora
+}
+
+/// "Which quantization fits at this context": every weight format (`solver::quant_fit`).
+fn formats_text(s: &Scenario, out: &mut String) {
+    if !formats_apply(s) {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nWeight formats (layer matrices; longest context that fits):"
+    );
+    for q in quant_fit(s) {
+        let bits = q
+            .bits_per_weight
+            .map_or_else(|| "as stored".to_owned(), |b| format!("{b:.3} bits"));
+        let native = match q.native {
+            Some(true) => ", native",
+            Some(false) => ", not native on this GPU",
+            None => "",
+        };
+        let _ = writeln!(
+            out,
+            "  {:<20} {bits:<11} weights {:>10}  {:<3} headroom {:>11}  context {}{native}",
+            q.format.label(),
+            MemoryUnit::GiB.format(q.weights),
+            if q.fits { "fits" } else { "no" },
+            MemoryUnit::GiB.format(q.headroom),
+            solved_text(q.max_context)
+        );
+    }
+}
+
+fn formats_json(s: &Scenario) -> Value {
+    if !formats_apply(s) {
+        return Value::Null;
+    }
+    quant_fit(s)
+        .iter()
+        .map(|q| {
+            json!({
+                "format": format!("{:?}", q.format), "bits_per_weight": q.bits_per_weight,
+                "weights_bytes": q.weights.get(), "fits": q.fits,
+                "headroom_bytes": q.headroom.get(), "max_context": solved_json(q.max_context),
+                "native": q.native,
+            })
+        })
+        .collect()
 }
 
 fn text(s: &Scenario, result: &FitResult) -> String {
@@ -116,6 +170,7 @@ fn text(s: &Scenario, result: &FitResult) -> String {
     for (label, _, a) in DEGREES {
         let _ = writeln!(out, "  {label:<34} {}", solved_text(min_degree(s, a)));
     }
+    formats_text(s, &mut out);
     if result.already_fits {
         out.push_str("\nIt fits as it is: nothing to change.\n");
         return out;
