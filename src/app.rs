@@ -82,6 +82,8 @@ pub struct ExplorerApp {
     shot: shot::Shots,
     /// Make-it-fit suggestions, memoized on the scenario.
     fit: FitCache,
+    /// The seed article's claims window is shown.
+    claims_open: bool,
 }
 
 impl Default for ExplorerApp {
@@ -104,6 +106,7 @@ impl ExplorerApp {
             quit_confirmed: false,
             shot: shot::Shots::default(),
             fit: FitCache::default(),
+            claims_open: false,
         }
     }
 
@@ -142,6 +145,7 @@ impl ExplorerApp {
         self.dropped_files(&ctx);
         self.menu_bar(ui);
         self.panels(ui);
+        self.claims_window(&ctx);
         self.dialogs(&ctx);
         let dragging = ctx.dragged_id().is_some();
         self.history.observe(&self.session.scenario, dragging);

@@ -244,3 +244,33 @@ fn exporting_a_report_writes_markdown_and_csv() {
     assert!(dir.join("scenario-breakdown.csv").exists());
     assert!(dir.join("scenario-comparison.csv").exists());
 }
+
+#[test]
+fn the_claims_window_loads_a_scenario() {
+    let mut h = harness(ExplorerApp::default());
+    let before = h.state().scenario().name.clone();
+    h.get_by_label("Help").click();
+    h.run();
+    h.get_by_label("Seed article claims…").click();
+    h.run();
+    h.get_by_label("Seed article claims");
+    let first = vram_explorer::ui::claims::results()
+        .iter()
+        .find(|r| r.preset_loads)
+        .expect("a claim with a loadable preset");
+    let expected = vram_explorer::presets::bundled_scenario(first.claim.preset)
+        .expect("the claim's preset")
+        .name;
+    h.get_all_by_label("Load scenario")
+        .next()
+        .expect("a Load scenario button")
+        .click();
+    h.run();
+    h.run();
+    let after = &h.state().scenario().name;
+    assert_eq!(after, &expected);
+    assert_ne!(
+        after, &before,
+        "loading a claim's scenario changes the document"
+    );
+}

@@ -46,6 +46,10 @@ pub enum Command {
     ExportReportPath(PathBuf),
     About,
     Sources,
+    /// Open the seed article's claims window (each claim with a button that loads its scenario).
+    Claims,
+    /// Load the bundled preset with this id (`presets::bundled_scenario`), e.g. from the claims window.
+    LoadPresetId(&'static str),
     Quit,
 }
 
@@ -54,7 +58,11 @@ impl Command {
     pub fn discards_document(&self) -> bool {
         matches!(
             self,
-            Command::New | Command::OpenPath(_) | Command::LoadPreset(_) | Command::Quit
+            Command::New
+                | Command::OpenPath(_)
+                | Command::LoadPreset(_)
+                | Command::LoadPresetId(_)
+                | Command::Quit
         )
     }
 }

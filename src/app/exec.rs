@@ -6,6 +6,7 @@ use super::files::{self, Picked};
 use super::{Command, Dialog, ExplorerApp, PathPurpose};
 use crate::presets;
 use crate::scenario::Scenario;
+use crate::ui::claims;
 use crate::ui::notice::{self, Answer, Notice};
 
 /// Recent files kept.
@@ -32,6 +33,17 @@ impl ExplorerApp {
             Command::OpenTyped => self.prompt(PathPurpose::Open),
             Command::OpenPath(path) => self.open(&path),
             Command::LoadPreset(i) => self.load_preset(i),
+            Command::LoadPresetId(id) => {
+                match presets::bundled()
+                    .iter()
+                    .position(|p| p.id.eq_ignore_ascii_case(id) || p.name.eq_ignore_ascii_case(id))
+                {
+                    Some(i) => self.load_preset(i),
+                    None => self.notices.push(Notice::error(format!(
+                        "No bundled preset is called “{id}”."
+                    ))),
+                }
+            }
             Command::Save => match s.path.clone() {
                 Some(p) => self.save(p),
                 None => self.run(ctx, Command::SaveAs),
@@ -64,6 +76,7 @@ impl ExplorerApp {
             }
             Command::About => self.dialog = Dialog::About,
             Command::Sources => self.dialog = Dialog::Sources,
+            Command::Claims => self.claims_open = true,
             Command::Quit => {
                 self.quit_confirmed = true;
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
@@ -187,6 +200,23 @@ impl ExplorerApp {
         recent.retain(|p| p != path);
         recent.insert(0, path.to_path_buf());
         recent.truncate(RECENT);
+    }
+
+    /// The seed article's claims (non-modal, resizable); a "Load scenario" click queues the preset
+    /// through the same undoable, unsaved-changes-aware path as the Presets menu.
+    pub(super) fn claims_window(&mut self, ctx: &egui::Context) {
+        let theme = self.session.prefs.theme;
+        let mut load = None;
+        egui::Window::new("Seed article claims")
+            .open(&mut self.claims_open)
+            .resizable(true)
+            .default_size([900.0, 700.0])
+            .show(ctx, |ui| {
+                load = claims::claims_ui(ui, claims::results(), theme)
+            });
+        if let Some(id) = load {
+            self.pending.push(Command::LoadPresetId(id));
+        }
     }
 
     pub(super) fn dialogs(&mut self, ctx: &egui::Context) {

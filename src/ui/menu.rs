@@ -41,6 +41,9 @@ pub fn ui(ui: &mut Ui, st: MenuState<'_>, out: &mut Vec<Command>) {
             if item(ui, "Where the formulas come from", None, true) {
                 out.push(Command::Sources);
             }
+            if item(ui, "Seed article claims…", None, true) {
+                out.push(Command::Claims);
+            }
         });
     });
 }
