@@ -358,3 +358,23 @@ fn a_batch_one_decode_of_mixtral_reads_the_active_experts_and_lora_skips_weight_
     let ratio = lora / full;
     assert!(ratio > 0.66 && ratio < 0.72, "{ratio}");
 }
+
+#[test]
+fn hybrid_shard_is_zero_3_within_a_node() {
+    use vram_explorer::scenario::ZeroStage;
+    let mut s = training(ModelSpec::default());
+    s.strategies.zero = ZeroStage::Stage3;
+    s.parallel.dp = 8;
+    let node = estimate(&s).memory.gpu_total;
+    s.parallel.dp = 64;
+    let full = estimate(&s).memory.gpu_total;
+    s.strategies.hybrid_shard = true;
+    let hybrid = estimate(&s).memory.gpu_total;
+    // 64 GPUs in 8 nodes: HYBRID_SHARD holds what FULL_SHARD over one node of 8 holds.
+    assert_eq!(hybrid, node);
+    assert!(full < hybrid);
+    assert_eq!(ZeroStage::Stage3.fsdp_name(), Some("FULL_SHARD"));
+    assert_eq!(ZeroStage::Stage2.fsdp_name(), Some("SHARD_GRAD_OP"));
+    assert_eq!(ZeroStage::None.fsdp_name(), Some("NO_SHARD"));
+    assert_eq!(ZeroStage::Stage1.fsdp_name(), None);
+}

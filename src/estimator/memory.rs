@@ -27,6 +27,7 @@ pub fn estimate_memory(
 ) -> MemoryEstimate {
     let x = peft::Ext::new(scenario, model);
     let c = x.base_ctx(Ctx::new(scenario, model, diagnostics));
+    let c = hybrid_shard(scenario, c);
     structural_diagnostics(scenario, model, &c, diagnostics);
     let l = f64::from(model.layers.max(1));
     let per_stage = (l / c.pp).ceil();
@@ -49,6 +50,21 @@ pub fn estimate_memory(
         }
     }
     finish(scenario, model, &c, &x, chosen, &layer.1, diagnostics)
+}
+
+/// FSDP HYBRID_SHARD: ZeRO shards over the data-parallel ranks of one node only, so the memory model's
+/// sharding degree is the DP ranks per node, gpus_per_node ÷ (TP × PP) (TP and PP placed innermost),
+/// at most DP (PyTorch FSDP `ShardingStrategy.HYBRID_SHARD`).
+fn hybrid_shard(sc: &Scenario, c: Ctx) -> Ctx {
+    if !sc.strategies.hybrid_shard || c.zero == ZeroStage::None {
+        return c;
+    }
+    let node = f64::from(sc.parallel.gpus_per_node.max(1));
+    let per_node = (node / (c.tp * c.pp)).floor().max(1.0);
+    Ctx {
+        dp: c.dp.min(per_node),
+        ..c
+    }
 }
 
 fn tensor_peak(p: &PhasePeaks) -> f64 {

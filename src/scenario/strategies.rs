@@ -75,6 +75,9 @@ pub struct Strategies {
     /// Saved activations stored as 8-bit with per-group scales (ActNN / Chen et al. 2021 style).
     pub activation_compression_8bit: bool,
     pub zero: ZeroStage,
+    /// FSDP HYBRID_SHARD (`_HYBRID_SHARD_ZERO2` with stage 2): the ZeRO stage shards within a node
+    /// (the data-parallel ranks of `parallel.gpus_per_node` GPUs) and replicates across nodes.
+    pub hybrid_shard: bool,
     pub offload_optimizer: OffloadTarget,
     pub offload_params: OffloadTarget,
     /// Fraction of weights removed by pruning. Valid: [0, 0.99].
@@ -101,6 +104,7 @@ impl Default for Strategies {
             attention: AttentionKernel::Flash,
             activation_compression_8bit: false,
             zero: ZeroStage::None,
+            hybrid_shard: false,
             offload_optimizer: OffloadTarget::None,
             offload_params: OffloadTarget::None,
             prune_fraction: 0.0,

@@ -152,6 +152,14 @@ fn sharding_ui(ui: &mut Ui, s: &mut Scenario) {
         "ZeRO stage",
         "Shard training state across data-parallel ranks (needs DP > 1).",
     );
+    if st.zero != ZeroStage::None {
+        toggle(
+            ui,
+            &mut st.hybrid_shard,
+            "Shard within a node only",
+            "FSDP HYBRID_SHARD: shard over the data-parallel GPUs of one node, replicate across nodes. Saves inter-node traffic; costs memory (the shard is 1/(GPUs per node) instead of 1/DP).",
+        );
+    }
     choice(
         ui,
         &mut st.offload_optimizer,
