@@ -30,7 +30,7 @@ pub fn estimate_memory(
     let c = hybrid_shard(scenario, c);
     structural_diagnostics(scenario, model, &c, diagnostics);
     let l = f64::from(model.layers.max(1));
-    let per_stage = (l / c.pp).ceil();
+    let per_stage = ctx::ceil(l / c.pp);
     // One layer of one micro-batch: the same on every stage.
     let z = activations::sizes(&c, model, c.b, c.s);
     let layer = (
@@ -272,7 +272,7 @@ fn finish(
     } else {
         inference::kv_bytes_per_token(
             1.0,
-            (f64::from(m.kv_heads) / c.tp).ceil(),
+            ctx::ceil(f64::from(m.kv_heads) / c.tp),
             f64::from(m.head_dim),
             c.e_kv,
         ) * inference::kv_tokens(c).1

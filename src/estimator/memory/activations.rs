@@ -6,7 +6,7 @@
 //! Megatron profile: Korthikanti et al. 2022 §4.1 and Table 2 (arXiv:2205.05198), generalised to
 //! GQA, SwiGLU, other element sizes, flash attention and dropout off.
 
-use super::ctx::Ctx;
+use super::ctx::{Ctx, ceil};
 use crate::estimator::model::ResolvedModel;
 use crate::scenario::{ArchKind, AttentionKernel, FfnKind, NormKind, Profile};
 
@@ -55,16 +55,17 @@ pub fn sizes(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> Sizes {
     let kv = f64::from(m.kv_heads);
     let d = f64::from(m.head_dim);
     let bs = b * s;
+    let heads_rank = ceil(heads / t);
     Sizes {
         bsh: bs * f64::from(m.hidden),
         bs,
-        bsq: bs * (heads / t).ceil() * d,
-        bsk: bs * (kv / t).ceil() * d,
+        bsq: bs * heads_rank * d,
+        bsk: bs * ceil(kv / t) * d,
         // A mixture of experts runs each token through top-k (× capacity) + shared experts.
-        bsf: bs * (f64::from(m.ffn) / t).ceil() * m.moe.routed_rows_per_token(),
-        bas: b * (heads / t).ceil() * s,
-        bas2: b * (heads / t).ceil() * s * s,
-        bsv: bs * (f64::from(m.vocab) / t).ceil(),
+        bsf: bs * ceil(f64::from(m.ffn) / t) * m.moe.routed_rows_per_token(),
+        bas: b * heads_rank * s,
+        bas2: b * heads_rank * s * s,
+        bsv: bs * ceil(f64::from(m.vocab) / t),
         tr: if c.sp { t } else { 1.0 },
     }
 }

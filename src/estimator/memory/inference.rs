@@ -2,7 +2,7 @@
 //! against the cache), with static or dynamic batching and paged KV blocks.
 
 use super::activations::{self as act, Sizes};
-use super::ctx::Ctx;
+use super::ctx::{Ctx, ceil};
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::{Breakdown, Component, Phase, PhasePeaks};
 use crate::scenario::{ArchKind, AttentionKernel, FfnKind, Profile};
@@ -31,7 +31,7 @@ pub fn kv_tokens(c: &Ctx) -> (f64, f64) {
     }
     let mean = c.mean_length_fraction * max_len;
     let per_request = if c.kv_block_tokens >= 1.0 {
-        (mean / c.kv_block_tokens).ceil() * c.kv_block_tokens
+        ceil(mean / c.kv_block_tokens) * c.kv_block_tokens
     } else {
         max_len
     };
@@ -49,7 +49,7 @@ pub fn phases(
     layers: f64,
     last: bool,
 ) -> PhasePeaks {
-    let kv_heads_rank = (f64::from(m.kv_heads) / c.tp).ceil();
+    let kv_heads_rank = ceil(f64::from(m.kv_heads) / c.tp);
     let per_token = kv_bytes_per_token(layers, kv_heads_rank, f64::from(m.head_dim), c.e_kv);
     let encoder = m.arch == ArchKind::Encoder;
     let (kv_prefill, kv_decode) = if encoder { (0.0, 0.0) } else { kv_tokens(c) };

@@ -2,7 +2,7 @@
 //! backward, during the layers' backward and in the optimizer step. The peak is the largest phase.
 
 use super::activations::{self as act, LayerActs, Sizes};
-use super::ctx::Ctx;
+use super::ctx::{self, Ctx};
 use super::states::ModelStates;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::{Breakdown, Component, LayerBreakdown, Phase, PhasePeaks};
@@ -54,7 +54,7 @@ fn checkpointed(c: &Ctx, p: &Parts, layers: f64) -> (f64, f64) {
         Checkpointing::Full => (input * layers, full),
         Checkpointing::EveryK => {
             let k = c.checkpoint_every.min(layers.max(1.0));
-            (input * (layers / k).ceil(), full * k)
+            (input * ctx::ceil(layers / k), full * k)
         }
     }
 }
