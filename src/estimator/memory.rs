@@ -107,43 +107,45 @@ fn stage(
     if m.family != ModelFamily::Transformer {
         return (other_family(c, m, &st, params, casts), st);
     }
-    let phases = match c.mode {
-        Mode::Inference => inference::phases(c, m, st.weights + gathered, casts, layers, last),
-        Mode::Training => {
-            let comm = if c.dp > 1.0 { c.comm_bytes } else { 0.0 };
-            let parts = Parts {
-                states: st,
-                opt_temp: states::optimizer_temp(c, m, params) + adapter_temp,
-                casts,
-                comm,
-                gathered,
-                layer: layer.1,
-                z: layer.0,
-            };
-            let interleave = if c.pp_interleave > 1.0 {
-                1.0 + (c.pp - 1.0) / (c.pp * c.pp_interleave)
-            } else {
-                1.0
-            };
-            let in_flight = if first {
-                c.pp.min(c.pp_microbatches) * interleave
-            } else {
-                1.0
-            };
-            training::phases(
-                c,
-                m,
-                &parts,
-                Stage {
-                    layers,
-                    first,
-                    last,
-                    in_flight,
-                },
-            )
-        }
+    // Each arm builds the result in place (the phases are large; a shared temporary would be copied).
+    if c.mode == Mode::Inference {
+        let weights = st.weights + gathered;
+        return (inference::phases(c, m, weights, casts, layers, last), st);
+    }
+    let comm = if c.dp > 1.0 { c.comm_bytes } else { 0.0 };
+    let parts = Parts {
+        states: st,
+        opt_temp: states::optimizer_temp(c, m, params) + adapter_temp,
+        casts,
+        comm,
+        gathered,
+        layer: layer.1,
+        z: layer.0,
     };
-    (phases, st)
+    let interleave = if c.pp_interleave > 1.0 {
+        1.0 + (c.pp - 1.0) / (c.pp * c.pp_interleave)
+    } else {
+        1.0
+    };
+    let in_flight = if first {
+        c.pp.min(c.pp_microbatches) * interleave
+    } else {
+        1.0
+    };
+    (
+        training::phases(
+            c,
+            m,
+            &parts,
+            Stage {
+                layers,
+                first,
+                last,
+                in_flight,
+            },
+        ),
+        st,
+    )
 }
 
 /// CNN and recommender: model states plus per-sample activations (training saves them all; an
