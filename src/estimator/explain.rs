@@ -1,0 +1,181 @@
+//! Explained numbers: for one memory component, its formula, the formula with the scenario's values
+//! filled in, its source and the assumption behind it (issue 7 "Explained numbers").
+//!
+//! Not on the per-frame path (only for the hovered or clicked component), so it may allocate. The
+//! `value` is always the estimate's own byte count at the peak and the `terms` always sum to it: the
+//! terms are recomputed with the estimator's own helpers (`memory::states`, `memory::inference`,
+//! `Ctx`) and the per-layer breakdown it returns; whatever a term does not cover (adapters, gathered
+//! layers, stage extras, a phase where part of it is not live) is shown as an explicit remainder, so
+//! the text can never disagree with the chart. Formulas and sources: docs/model.md.
+
+mod parts;
+
+use super::memory::ctx::Ctx;
+use super::memory::peft;
+use super::{Component, Diagnostics, Estimate, ResolvedModel};
+use crate::scenario::{Mode, ModelFamily, Scenario};
+use crate::units::{Bytes, GIB, MIB, fmt_sig};
+
+/// Why a component has the size it has.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explanation {
+    pub title: &'static str,
+    /// Symbolic, e.g. `Ψ_stage × e_w ÷ N_d`.
+    pub formula: String,
+    /// The same with the scenario's numbers substituted, ending in `= value`.
+    pub filled: String,
+    /// Bytes at the peak: exactly `e.memory.peak.get(component)`.
+    pub value: Bytes,
+    pub source: &'static str,
+    pub assumption: &'static str,
+    /// Named parts summing to `value`.
+    pub terms: Vec<(String, Bytes)>,
+}
+
+/// A byte count for the text: MiB below 1 GiB, else GiB.
+pub fn show(b: Bytes) -> String {
+    if b.get().abs() < GIB {
+        format!("{} MiB", fmt_sig(b.get() / MIB))
+    } else {
+        format!("{} GiB", fmt_sig(b.as_gib()))
+    }
+}
+
+/// The pipeline stage that sets the peak, as the estimator chose it.
+pub(crate) struct Stage {
+    layers: f64,
+    first: bool,
+    last: bool,
+    in_flight: f64,
+}
+
+fn stage(c: &Ctx, m: &ResolvedModel, e: &Estimate) -> Stage {
+    let l = f64::from(m.layers.max(1));
+    let per_stage = (l / c.pp).ceil();
+    let first = e.memory.peak_stage == 0;
+    let last = c.pp <= 1.0 || f64::from(e.memory.peak_stage) >= c.pp - 1.0;
+    let interleave = if c.pp_interleave > 1.0 {
+        1.0 + (c.pp - 1.0) / (c.pp * c.pp_interleave)
+    } else {
+        1.0
+    };
+    Stage {
+        layers: if first {
+            per_stage
+        } else {
+            (l - per_stage * (c.pp - 1.0)).max(1.0)
+        },
+        first,
+        last,
+        in_flight: if first && c.mode == Mode::Training {
+            c.pp.min(c.pp_microbatches) * interleave
+        } else {
+            1.0
+        },
+    }
+}
+
+/// Explains one component of the estimate of `s`.
+pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
+    let m = &e.model;
+    let x = peft::Ext::new(s, m);
+    let ctx = x.base_ctx(Ctx::new(s, m, &mut Diagnostics::default()));
+    let st = stage(&ctx, m, e);
+    let value = e.memory.peak.get(c);
+    let phase = e.memory.peak_phase;
+    let p = match c {
+        Component::Weights
+        | Component::MasterWeights
+        | Component::Gradients
+        | Component::OptimizerStates => parts::model_state(&ctx, &x, m, &st, c),
+        Component::Activations => parts::activations(&ctx, m, e, &st),
+        Component::Transient => parts::transient(&ctx, &x, m, &st, phase),
+        Component::KvCache => parts::kv_cache(&ctx, m, &st, phase),
+        Component::CommBuffers => parts::comm(&ctx, value),
+        Component::CudaContext => parts::context(value),
+        Component::AllocatorReserve => parts::reserve(s, e),
+    };
+    let phase = phase.map_or("no", |p| p.label());
+    let terms = complete(p.terms, value, phase, p.rest);
+    let sum: Vec<String> = terms
+        .iter()
+        .map(|(n, b)| format!("{} ({n})", show(*b)))
+        .collect();
+    let filled = if terms.is_empty() {
+        format!("{}; not live at the {phase} peak = 0 B", p.lead)
+    } else {
+        format!("{}; {} = {}", p.lead, sum.join(" + "), show(value))
+    };
+    Explanation {
+        title: c.label(),
+        formula: p.formula,
+        filled,
+        value,
+        source: p.source,
+        assumption: p.assumption,
+        terms,
+    }
+}
+
+/// Adds the remainder the named terms do not cover, so the terms sum to `value` exactly.
+fn complete(
+    mut terms: Vec<(String, Bytes)>,
+    value: Bytes,
+    phase: &str,
+    rest_name: &str,
+) -> Vec<(String, Bytes)> {
+    if value.get() == 0.0 {
+        return Vec::new();
+    }
+    terms.retain(|(_, b)| b.get() != 0.0);
+    let rest = value.get() - terms.iter().map(|(_, b)| b.get()).sum::<f64>();
+    if rest.abs() > 1e-12 * value.get().abs() {
+        let name = if rest > 0.0 {
+            rest_name.to_owned()
+        } else {
+            format!("not live at the {phase} peak")
+        };
+        terms.push((name, Bytes(rest)));
+    }
+    // Exact sum: the last term absorbs rounding.
+    let head: f64 = terms.iter().rev().skip(1).map(|(_, b)| b.get()).sum();
+    if let Some(last) = terms.last_mut() {
+        last.1 = Bytes(value.get() - head);
+    }
+    terms
+}
+
+/// One row of the per-layer view: bytes of one layer and of the layers on the peak stage.
+pub struct LayerRow {
+    pub label: &'static str,
+    pub per_layer: Bytes,
+    pub stage: Bytes,
+}
+
+/// The per-layer view of a transformer: (layers on the peak stage, rows). Empty for other families.
+pub fn per_layer(s: &Scenario, e: &Estimate) -> (f64, Vec<LayerRow>) {
+    let m = &e.model;
+    if m.family != ModelFamily::Transformer {
+        return (0.0, Vec::new());
+    }
+    let c = Ctx::new(s, m, &mut Diagnostics::default());
+    let l = stage(&c, m, e).layers;
+    let p = &e.memory.per_layer;
+    let rows = [
+        ("Weights", p.weights),
+        ("Attention activations", p.attention_activations),
+        ("MLP activations", p.mlp_activations),
+        ("Norm activations", p.norm_activations),
+        ("Dropout masks", p.dropout_masks),
+        ("KV cache", p.kv_cache),
+    ];
+    let rows = rows
+        .into_iter()
+        .map(|(label, b)| LayerRow {
+            label,
+            per_layer: b,
+            stage: b * l,
+        })
+        .collect();
+    (l, rows)
+}

@@ -1,0 +1,282 @@
+//! One explainer per component: the formula, the numbers that fill it, and the named terms
+//! recomputed with the estimator's own helpers (the caller adds the remainder).
+
+use super::{Stage, show};
+use crate::estimator::memory::ctx::Ctx;
+use crate::estimator::memory::{activations as act, inference, peft, states};
+use crate::estimator::{Component, Estimate, Phase, ResolvedModel};
+use crate::scenario::{Checkpointing, Mode, ModelFamily, Profile, Scenario, ZeroStage};
+use crate::units::{Bytes, MIB, fmt_sig};
+
+/// What one component's explainer returns (before the remainder is added).
+pub(super) struct Parts {
+    pub formula: String,
+    pub lead: String,
+    pub terms: Vec<(String, Bytes)>,
+    pub source: &'static str,
+    pub assumption: &'static str,
+    /// What the remainder holds when it is positive.
+    pub rest: &'static str,
+}
+
+const ZERO_SOURCE: &str = "Rajbhandari et al. 2020 (ZeRO) §5, Figure 1; docs/model.md §5";
+
+fn rank(z: ZeroStage) -> u8 {
+    match z {
+        ZeroStage::None => 0,
+        ZeroStage::Stage1 => 1,
+        ZeroStage::Stage2 => 2,
+        ZeroStage::Stage3 => 3,
+    }
+}
+
+fn stage_params(c: &Ctx, m: &ResolvedModel, st: &Stage) -> f64 {
+    match m.family {
+        ModelFamily::Transformer => states::stage_params(c, m, st.layers, st.first, st.last),
+        _ => m.params.total / c.tp,
+    }
+}
+
+/// Weights, master weights, gradients, optimizer states: ZeRO's Ψ × bytes ÷ N_d.
+pub(super) fn model_state(
+    c: &Ctx,
+    x: &peft::Ext,
+    m: &ResolvedModel,
+    st: &Stage,
+    k: Component,
+) -> Parts {
+    let params = stage_params(c, m, st);
+    let wc = x.weight_ctx(c, m, params, st.layers);
+    let ms = states::model_states(&wc, m, params);
+    let shard = |from: u8| if rank(wc.zero) >= from { wc.dp } else { 1.0 };
+    let (formula, bytes, div, term, name) = match k {
+        Component::Weights => (
+            "Ψ_stage × e_w ÷ N_d (ZeRO-3)",
+            wc.e_weights,
+            shard(3),
+            ms.weights,
+            "weights",
+        ),
+        Component::MasterWeights => (
+            "Ψ_stage × e_master ÷ N_d (ZeRO ≥ 1)",
+            wc.e_master,
+            shard(1),
+            ms.master,
+            "master copy",
+        ),
+        Component::Gradients => (
+            "Ψ_stage × e_g ÷ N_d (ZeRO ≥ 2)",
+            wc.e_grads,
+            shard(2),
+            ms.grads,
+            "gradients",
+        ),
+        _ => (
+            "Ψ_stage × K ÷ N_d (ZeRO ≥ 1), K = optimizer state bytes per parameter",
+            states::state_bytes_per_param(&wc, m, params),
+            shard(1),
+            ms.optimizer,
+            "optimizer states",
+        ),
+    };
+    let lead = format!(
+        "Ψ_stage = {:.4e} parameters (after TP = {}, {} layers on this stage) × {} B ÷ {}",
+        params,
+        c.tp,
+        st.layers,
+        fmt_sig(bytes),
+        div
+    );
+    Parts {
+        formula: formula.to_owned(),
+        lead,
+        terms: vec![(name.to_owned(), Bytes(term))],
+        source: ZERO_SOURCE,
+        assumption: "Element types from the precision setting; offloaded states live off the GPU; \
+                     a LoRA/QLoRA base has no gradients, master copy or optimizer state.",
+        rest: "LoRA adapters and their additions (docs/model.md §12)",
+    }
+}
+
+/// Saved activations: per-layer terms × layers × micro-batches in flight, plus stage extras.
+pub(super) fn activations(c: &Ctx, m: &ResolvedModel, e: &Estimate, st: &Stage) -> Parts {
+    let assumption =
+        "Saved in forward, alive until the layer's backward; inference (no_grad) saves nothing.";
+    if m.family != ModelFamily::Transformer {
+        return Parts {
+            formula: "b × activation bytes per sample (FP32) × e_c / 4".to_owned(),
+            lead: format!("b = {}, e_c = {} B", c.b, c.ec),
+            terms: Vec::new(),
+            source: "Per-family activation bytes per sample (docs/model.md §2)",
+            assumption,
+            rest: "feature maps saved for backward",
+        };
+    }
+    let (profile, source) = match c.profile {
+        Profile::Megatron => (
+            "Megatron profile",
+            "Korthikanti et al. 2022 (arXiv:2205.05198) §4.1, Table 2; docs/model.md §4",
+        ),
+        Profile::HuggingFace => (
+            "Hugging Face profile",
+            "Measured HF eager autograd (shared/reference/measured); docs/model.md §3",
+        ),
+    };
+    let (l, f) = (st.layers, st.in_flight);
+    let mut formula =
+        format!("L_stage × in flight × (attention + MLP + norms + masks) per layer, {profile}");
+    let mut lead = format!("L_stage = {l}, micro-batches in flight = {}", fmt_sig(f));
+    if c.profile == Profile::Megatron {
+        formula
+            .push_str("; Table 2 per layer: s·b·h·(34 + 5as/h) bytes (t = 1, 16-bit, MHA, GeLU)");
+        let (h, a) = (f64::from(m.hidden), f64::from(m.heads));
+        let closed = c.s * c.b * h * (34.0 + 5.0 * a * c.s / h.max(1.0));
+        lead.push_str(&format!(
+            "; s·b·h·(34 + 5as/h) = {}·{}·{}·(34 + 5·{}·{}/{}) = {} per layer",
+            c.s,
+            c.b,
+            h,
+            a,
+            c.s,
+            h,
+            show(Bytes(closed))
+        ));
+    }
+    let p = &e.memory.per_layer;
+    let terms = if c.checkpointing == Checkpointing::None {
+        let k = l * f;
+        let t = |what: &str, b: Bytes| (format!("{l} × {} × {what}", fmt_sig(f)), b * k);
+        vec![
+            t("attention", p.attention_activations),
+            t("MLP", p.mlp_activations),
+            t("norms", p.norm_activations),
+            t("dropout masks", p.dropout_masks),
+        ]
+    } else {
+        formula.push_str(&format!(
+            "; {:?} checkpointing keeps layer inputs (Chen et al. 2016 §4.3; Korthikanti §4.1)",
+            c.checkpointing
+        ));
+        Vec::new()
+    };
+    Parts {
+        formula,
+        lead,
+        terms,
+        source,
+        assumption,
+        rest: "checkpointed inputs and stage extras: embedding mask, final norm, logits/loss inputs",
+    }
+}
+
+/// Short-lived buffers of the peak phase.
+pub(super) fn transient(
+    c: &Ctx,
+    x: &peft::Ext,
+    m: &ResolvedModel,
+    st: &Stage,
+    phase: Option<Phase>,
+) -> Parts {
+    let mut terms = Vec::new();
+    let training = c.mode == Mode::Training && m.family == ModelFamily::Transformer;
+    if training {
+        let z = act::sizes(c, m, c.b, c.s);
+        terms.push((
+            "input ids, labels, mask: 16·b·s".to_owned(),
+            Bytes(16.0 * c.b * c.s),
+        ));
+        let loss = match phase {
+            Some(Phase::Forward) if st.last => act::loss_forward_transient(c, m, &z),
+            Some(Phase::LossBackward) if st.last => act::loss_backward_transient(c, m, &z),
+            _ => 0.0,
+        };
+        terms.push(("logits and loss buffers".to_owned(), Bytes(loss)));
+        if phase == Some(Phase::OptimizerStep) {
+            let params = stage_params(c, m, st);
+            let temp = states::optimizer_temp(&x.weight_ctx(c, m, params, st.layers), m, params);
+            terms.push(("optimizer step temporaries".to_owned(), Bytes(temp)));
+        }
+    }
+    Parts {
+        formula: "inputs 16·b·s + logits/loss buffers + optimizer temporaries + autocast weight \
+                  copies + gathered ZeRO-3 layers + recomputation (whichever the peak phase holds)"
+            .to_owned(),
+        lead: format!("b = {}, s = {}, e_c = {} B", c.b, c.s, c.ec),
+        terms,
+        source: "Measured PyTorch phases (docs/model.md §3, §5 optimizer temporaries, §7 inference)",
+        assumption: "Only the buffers of the peak phase are live at once; each phase is modelled separately.",
+        rest: "autocast copies, gathered layers, recomputation, layer gradients, logits",
+    }
+}
+
+/// KV cache: 2 · L · k/t · d · e_kv per token × tokens held at the peak phase.
+pub(super) fn kv_cache(c: &Ctx, m: &ResolvedModel, st: &Stage, phase: Option<Phase>) -> Parts {
+    let kv = (f64::from(m.kv_heads) / c.tp).ceil();
+    let (prefill, decode) = inference::kv_tokens(c);
+    let tokens = if phase == Some(Phase::Prefill) {
+        prefill
+    } else {
+        decode
+    };
+    let per_token = inference::kv_bytes_per_token(st.layers, kv, f64::from(m.head_dim), c.e_kv);
+    Parts {
+        formula: "2 · L_stage · ⌈k/t⌉ · d_head · e_kv per token × tokens held".to_owned(),
+        lead: format!(
+            "2 · {} · {} · {} · {} B = {} B per token × {} tokens",
+            st.layers,
+            kv,
+            m.head_dim,
+            c.e_kv,
+            fmt_sig(per_token),
+            fmt_sig(tokens)
+        ),
+        terms: vec![(
+            "K and V of every token held".to_owned(),
+            Bytes(per_token * tokens),
+        )],
+        source: "kipply 2022 (inference arithmetic); GQA Ainslie et al. 2023; vLLM Kwon et al. 2023 §4; docs/model.md §7",
+        assumption: "Static batches pad to prompt + generated; paged KV rounds each request up to a block.",
+        rest: "HF DynamicCache torch.cat copy of one layer's V",
+    }
+}
+
+pub(super) fn comm(c: &Ctx, value: Bytes) -> Parts {
+    Parts {
+        formula: "DDP gradient buckets = comm_buffer_mib × 2^20 B (when DP > 1)".to_owned(),
+        lead: format!("DP = {}", c.dp),
+        terms: vec![("gradient buckets".to_owned(), value)],
+        source: "PyTorch DistributedDataParallel bucket_cap_mb (docs/model.md §5)",
+        assumption: "Two 25 MiB buckets by default; other collectives' buffers are not counted.",
+        rest: "",
+    }
+}
+
+pub(super) fn context(value: Bytes) -> Parts {
+    Parts {
+        formula: "CUDA context = cuda_context_mib × 2^20 B".to_owned(),
+        lead: format!("{} MiB × 1,048,576 B", fmt_sig(value.get() / MIB)),
+        terms: vec![("CUDA context".to_owned(), value)],
+        source: "PyTorch PR #86509, lazy module loading: 273.75 MiB (docs/model.md §8)",
+        assumption: "Counted by nvidia-smi, not by torch.cuda.max_memory_allocated.",
+        rest: "",
+    }
+}
+
+pub(super) fn reserve(s: &Scenario, e: &Estimate) -> Parts {
+    let o = &s.overheads;
+    let clean = |x: f64, hi: f64| if x.is_nan() { 0.0 } else { x.clamp(0.0, hi) };
+    let f = clean(o.allocator_reserve_fraction, 1.0);
+    let ws = clean(o.workspace_mib, 1e6) * MIB;
+    let tp = e.memory.tensor_peak;
+    Parts {
+        formula: "reserve = fraction × tensor peak + library workspace".to_owned(),
+        lead: format!("{} × {} + {} MiB", fmt_sig(f), show(tp), fmt_sig(ws / MIB)),
+        terms: vec![
+            ("allocator rounding and fragmentation".to_owned(), tp * f),
+            ("library workspace".to_owned(), Bytes(ws)),
+        ],
+        source: "docs/model.md §8 (HF model_memory_anatomy.md; ZeRO §3.2 on fragmentation)",
+        assumption: "5 % of the tensor peak is an assumption; deep eager runs at large batch reserve ≈ 20 %.",
+        rest: "",
+    }
+}

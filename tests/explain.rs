@@ -1,0 +1,94 @@
+//! Explained numbers (issue 7): every component's explanation states exactly the bytes the estimate
+//! (and so the chart) shows, and its terms sum to them, for every bundled preset.
+
+use vram_explorer::estimator::explain::{explain, per_layer};
+use vram_explorer::estimator::{Component, estimate};
+use vram_explorer::presets;
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+#[test]
+fn every_explanation_equals_the_chart_and_its_terms_sum() {
+    let library = presets::bundled();
+    assert!(library.len() >= 5);
+    for p in library {
+        let s = p.scenario().expect("bundled preset parses");
+        let e = estimate(&s);
+        for c in Component::ALL {
+            let x = explain(&s, &e, c);
+            let shown = e.memory.peak.get(c).get();
+            assert!(
+                close(x.value.get(), shown),
+                "{} {c:?}: {} vs {shown}",
+                p.id,
+                x.value.get()
+            );
+            let sum: f64 = x.terms.iter().map(|(_, b)| b.get()).sum();
+            assert!(close(sum, shown), "{} {c:?}: terms {sum} vs {shown}", p.id);
+            assert!(!x.formula.is_empty() && !x.source.is_empty() && !x.assumption.is_empty());
+            assert!(x.filled.contains('='), "{} {c:?}: {}", p.id, x.filled);
+        }
+    }
+}
+
+#[test]
+fn the_megatron_profile_names_korthikanti_and_the_closed_form() {
+    let Some(s) = presets::bundled()
+        .iter()
+        .filter_map(|p| p.scenario().ok())
+        .find(|s| {
+            s.implementation.profile == vram_explorer::scenario::Profile::Megatron
+                && s.mode == vram_explorer::scenario::Mode::Training
+        })
+    else {
+        return;
+    };
+    let e = estimate(&s);
+    let x = explain(&s, &e, Component::Activations);
+    assert!(x.source.contains("Korthikanti"), "{}", x.source);
+    assert!(x.formula.contains("34 + 5as/h"), "{}", x.formula);
+}
+
+#[test]
+fn the_per_layer_view_matches_the_estimate() {
+    let s = presets::bundled()
+        .iter()
+        .filter_map(|p| p.scenario().ok())
+        .find(|s| s.mode == vram_explorer::scenario::Mode::Training)
+        .expect("a training preset");
+    let e = estimate(&s);
+    let (layers, rows) = per_layer(&s, &e);
+    assert!(layers >= 1.0);
+    assert_eq!(rows.len(), 6);
+    assert!(close(
+        rows[0].per_layer.get(),
+        e.memory.per_layer.weights.get()
+    ));
+    assert!(close(
+        rows[1].stage.get(),
+        e.memory.per_layer.attention_activations.get() * layers
+    ));
+}
+
+#[test]
+fn model_states_are_recomputed_not_back_filled() {
+    // Without adapters, ZeRO's Ψ × bytes ÷ N_d reproduces the estimator's model states exactly: a
+    // single named term (or a "not live" part in a phase where gradients are not yet produced).
+    for p in presets::bundled() {
+        let s = p.scenario().expect("bundled preset parses");
+        if s.peft.method != vram_explorer::scenario::PeftMethod::Full {
+            continue;
+        }
+        let e = estimate(&s);
+        for c in [
+            Component::Weights,
+            Component::MasterWeights,
+            Component::OptimizerStates,
+        ] {
+            let x = explain(&s, &e, c);
+            assert!(x.terms.len() <= 1, "{} {c:?}: {:?}", p.id, x.terms);
+        }
+    }
+}
