@@ -2,6 +2,7 @@
 
 pub mod article;
 pub mod diagnostics;
+pub mod explain;
 pub mod memory;
 mod memory_types;
 pub mod model;
