@@ -274,3 +274,28 @@ fn the_claims_window_loads_a_scenario() {
         "loading a claim's scenario changes the document"
     );
 }
+
+#[test]
+fn clicking_a_component_explains_it() {
+    let mut h = harness(app_with(|s| s.mode = Mode::Training));
+    assert!(h.query_by_label_contains("Source — ").is_none());
+    h.get_by_label_contains("Optimizer states: ").click();
+    h.run();
+    let source = text(&h, "Source — ");
+    assert!(source.contains("ZeRO"), "{source}");
+    let filled = text(&h, "Filled in — ");
+    assert!(filled.contains('='), "{filled}");
+    // Clicking again unpins it.
+    h.get_by_label_contains("Optimizer states: ").click();
+    h.run();
+    assert!(h.query_by_label_contains("Source — ").is_none());
+}
+
+#[test]
+fn the_per_layer_view_opens() {
+    let mut h = harness(app_with(|s| s.mode = Mode::Training));
+    h.get_by_label("Per layer").click();
+    h.run();
+    h.get_by_label("Attention activations");
+    h.get_by_label("one layer");
+}

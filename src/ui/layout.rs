@@ -96,7 +96,7 @@ fn grid(
 ) {
     ui.columns(2, |cols| {
         let [left, right] = cols else { return };
-        memory_chart(left, prefs, current, base_est, h);
+        memory_chart(left, prefs, scenario, current, base_est, h);
         roofline_chart(right, prefs, scenario, current, h);
     });
     ui.columns(2, |cols| {
@@ -120,7 +120,7 @@ fn presentation(
     let big = (h * 1.5).max(MIN_CHART);
     ui.columns(2, |cols| {
         let [left, right] = cols else { return };
-        memory_chart(left, prefs, current, base_est, big);
+        memory_chart(left, prefs, scenario, current, base_est, big);
         sweep_chart(right, prefs, scenario, current, baseline, scratch, big);
     });
     ui.separator();
@@ -131,13 +131,20 @@ fn presentation(
     });
 }
 
-fn memory_chart(ui: &mut Ui, prefs: &Prefs, current: &Estimate, base: Option<&Estimate>, h: f32) {
+fn memory_chart(
+    ui: &mut Ui,
+    prefs: &Prefs,
+    scenario: &Scenario,
+    current: &Estimate,
+    base: Option<&Estimate>,
+    h: f32,
+) {
     charts::title(
         ui,
         &format!("Per-GPU memory by component ({})", prefs.unit.label()),
         "Stacked in a fixed order, one bar per phase of the step (“(peak)” marks the phase that sets the peak); dashed line: the GPU's memory.",
     );
-    composition::ui(ui, prefs, current, base, h);
+    composition::ui(ui, prefs, scenario, current, base, h);
 }
 
 fn roofline_chart(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, current: &Estimate, h: f32) {

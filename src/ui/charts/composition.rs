@@ -9,6 +9,7 @@ use egui_plot::{
 
 use super::{memory_tick, static_plot};
 use crate::estimator::{Breakdown, Component, Estimate, Phase};
+use crate::scenario::Scenario;
 use crate::ui::{Prefs, theme};
 use crate::units::Bytes;
 
@@ -69,6 +70,7 @@ fn phase_columns(est: &Estimate, out: &mut Vec<Column>) {
 pub fn ui(
     ui: &mut Ui,
     prefs: &Prefs,
+    scenario: &Scenario,
     current: &Estimate,
     baseline: Option<&Estimate>,
     height: f32,
@@ -105,7 +107,7 @@ pub fn ui(
         });
         ui.vertical(|ui| {
             ui.set_width(legend_w);
-            super::composition_legend::ui(ui, prefs, current, off_total);
+            super::composition_legend::ui(ui, prefs, scenario, current, off_total);
         });
     });
 }

@@ -1,14 +1,18 @@
 //! The composition chart's legend: the current peak's components with exact values, top of the
-//! stack first (the order the bars are stacked in, read from the top).
+//! stack first (the order the bars are stacked in, read from the top). Hovering a component shows
+//! its explanation; clicking pins it below the legend (`super::explain`).
 
 use egui::{RichText, Ui};
 
+use super::explain as explained;
+use crate::estimator::explain::explain;
 use crate::estimator::{Component, Estimate};
+use crate::scenario::Scenario;
 use crate::ui::{Prefs, theme};
 use crate::units::Bytes;
 
 /// The legend with exact values of the current peak: top of the stack first.
-pub fn ui(ui: &mut Ui, prefs: &Prefs, est: &Estimate, off_total: Bytes) {
+pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, off_total: Bytes) {
     let u = prefs.unit;
     let m = &est.memory;
     ui.label(RichText::new(format!("At the peak ({})", u.label())).strong())
@@ -18,11 +22,18 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, est: &Estimate, off_total: Bytes) {
     for c in Component::ALL.iter().rev() {
         let b = m.peak.get(*c);
         if b.get() > 0.0 {
-            swatch_row(
+            let row = swatch_row(
                 ui,
                 theme::component(*c),
                 format!("{}: {}", c.label(), u.format(b)),
-            );
+            )
+            .on_hover_ui(|ui| {
+                explained::explanation_ui(ui, &explain(scenario, est, *c), u);
+                ui.label(RichText::new("Click to pin.").weak());
+            });
+            if row.clicked() {
+                explained::toggle(ui, *c);
+            }
         }
     }
     ui.separator();
@@ -41,6 +52,7 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, est: &Estimate, off_total: Bytes) {
             u.format(m.offloaded.second_tier)
         ));
     }
+    explained::panel_ui(ui, scenario, est, u);
 }
 
 /// A colour swatch and a label that wraps within the legend's width.
@@ -49,7 +61,7 @@ fn swatch_row(ui: &mut Ui, color: egui::Color32, text: String) -> egui::Response
     ui.horizontal(|ui| {
         let (rect, _) = ui.allocate_exact_size(egui::vec2(size, size), egui::Sense::hover());
         ui.painter().rect_filled(rect, 2.0, color);
-        ui.add(egui::Label::new(text).wrap());
+        ui.add(egui::Label::new(text).wrap().sense(egui::Sense::click()))
     })
-    .response
+    .inner
 }

@@ -4,6 +4,7 @@
 pub mod architecture;
 pub mod composition;
 pub mod composition_legend;
+pub mod explain;
 pub mod roofline;
 pub mod sensitivity;
 pub mod sweep;

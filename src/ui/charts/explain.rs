@@ -1,0 +1,91 @@
+//! Explained numbers in the composition legend: a component's formula, the formula filled in with the
+//! scenario's values, its source and assumption (all text from `estimator::explain`), and the
+//! per-layer view of a transformer. Nothing is computed here.
+
+use egui::{CollapsingHeader, RichText, Ui};
+
+use crate::estimator::explain::{Explanation, explain, per_layer};
+use crate::estimator::{Component, Estimate};
+use crate::scenario::Scenario;
+use crate::units::MemoryUnit;
+
+/// Id of the component whose explanation is pinned below the legend (runtime view state).
+fn pinned_id() -> egui::Id {
+    egui::Id::unique("composition-explained-component")
+}
+
+/// The pinned component, if any.
+pub fn pinned(ui: &Ui) -> Option<Component> {
+    ui.data(|d| d.get_temp::<Component>(pinned_id()))
+}
+
+/// Pins `c` (or unpins it when it is already pinned).
+pub fn toggle(ui: &Ui, c: Component) {
+    let now = pinned(ui);
+    ui.data_mut(|d| {
+        if now == Some(c) {
+            d.remove::<Component>(pinned_id());
+        } else {
+            d.insert_temp(pinned_id(), c);
+        }
+    });
+}
+
+/// The explanation of one component: what a tooltip and the pinned panel show.
+pub fn explanation_ui(ui: &mut Ui, x: &Explanation, u: MemoryUnit) {
+    ui.set_max_width(520.0);
+    ui.label(RichText::new(format!("{} = {}", x.title, u.format(x.value))).strong());
+    ui.label(format!("Formula — {}", x.formula));
+    ui.label(format!("Filled in — {}", x.filled));
+    if x.terms.len() > 1 {
+        for (name, b) in &x.terms {
+            ui.label(RichText::new(format!("  {} — {name}", u.format(*b))).small());
+        }
+    }
+    ui.label(RichText::new(format!("Source — {}", x.source)).small());
+    if !x.assumption.is_empty() {
+        ui.label(RichText::new(format!("Assumption — {}", x.assumption)).small());
+    }
+}
+
+/// The pinned explanation (if any) and the per-layer view, under the legend.
+pub fn panel_ui(ui: &mut Ui, scenario: &Scenario, est: &Estimate, u: MemoryUnit) {
+    if let Some(c) = pinned(ui) {
+        ui.separator();
+        let x = explain(scenario, est, c);
+        explanation_ui(ui, &x, u);
+        if ui.small_button("Close explanation").clicked() {
+            toggle(ui, c);
+        }
+    }
+    let (layers, rows) = per_layer(scenario, est);
+    if rows.is_empty() {
+        return;
+    }
+    CollapsingHeader::new("Per layer")
+        .id_salt("composition-per-layer")
+        .show(ui, |ui| {
+            egui::Grid::new("per-layer-grid")
+                .num_columns(3)
+                .striped(true)
+                .show(ui, |ui| {
+                    ui.label("");
+                    ui.label("one layer");
+                    ui.label(format!("× {layers}"));
+                    ui.end_row();
+                    for r in rows.iter().filter(|r| r.per_layer.get() > 0.0) {
+                        ui.label(r.label);
+                        ui.label(u.format(r.per_layer));
+                        ui.label(u.format(r.stage));
+                        ui.end_row();
+                    }
+                });
+            ui.label(
+                RichText::new(
+                    "One micro-batch; layers on the stage that sets the peak. Weights after TP; \
+                     activations saved without checkpointing; KV at the last decode step.",
+                )
+                .small(),
+            );
+        });
+}
