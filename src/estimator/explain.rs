@@ -15,6 +15,7 @@ use super::memory::peft;
 use super::{Component, Diagnostics, Estimate, ResolvedModel};
 use crate::scenario::{Mode, ModelFamily, Scenario};
 use crate::units::{Bytes, GIB, MIB, fmt_sig};
+use parts::Parts;
 
 /// Why a component has the size it has.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,9 +92,9 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
         Component::Activations => parts::activations(&ctx, m, e, &st),
         Component::Transient => parts::transient(&ctx, &x, m, &st, phase),
         Component::KvCache => parts::kv_cache(&ctx, m, &st, phase),
-        Component::CommBuffers => parts::comm(&ctx, value),
-        Component::CudaContext => parts::context(value),
-        Component::AllocatorReserve => parts::reserve(s, e),
+        Component::CommBuffers => comm(&ctx, value),
+        Component::CudaContext => context(value),
+        Component::AllocatorReserve => reserve(s, e),
     };
     let phase = phase.map_or("no", |p| p.label());
     let terms = complete(p.terms, value, phase, p.rest);
@@ -178,4 +179,47 @@ pub fn per_layer(s: &Scenario, e: &Estimate) -> (f64, Vec<LayerRow>) {
         })
         .collect();
     (l, rows)
+}
+
+// Overheads beyond tensors (docs/model.md §5, §8).
+
+fn comm(c: &Ctx, value: Bytes) -> Parts {
+    Parts {
+        formula: "DDP gradient buckets = comm_buffer_mib × 2^20 B (when DP > 1)".to_owned(),
+        lead: format!("DP = {}", c.dp),
+        terms: vec![("gradient buckets".to_owned(), value)],
+        source: "PyTorch DistributedDataParallel bucket_cap_mb (docs/model.md §5)",
+        assumption: "Two 25 MiB buckets by default; other collectives' buffers are not counted.",
+        rest: "",
+    }
+}
+
+fn context(value: Bytes) -> Parts {
+    Parts {
+        formula: "CUDA context = cuda_context_mib × 2^20 B".to_owned(),
+        lead: format!("{} MiB × 1,048,576 B", fmt_sig(value.get() / MIB)),
+        terms: vec![("CUDA context".to_owned(), value)],
+        source: "PyTorch PR #86509, lazy module loading: 273.75 MiB (docs/model.md §8)",
+        assumption: "Counted by nvidia-smi, not by torch.cuda.max_memory_allocated.",
+        rest: "",
+    }
+}
+
+fn reserve(s: &Scenario, e: &Estimate) -> Parts {
+    let o = &s.overheads;
+    let clean = |x: f64, hi: f64| if x.is_nan() { 0.0 } else { x.clamp(0.0, hi) };
+    let f = clean(o.allocator_reserve_fraction, 1.0);
+    let ws = clean(o.workspace_mib, 1e6) * MIB;
+    let tp = e.memory.tensor_peak;
+    Parts {
+        formula: "reserve = fraction × tensor peak + library workspace".to_owned(),
+        lead: format!("{} × {} + {} MiB", fmt_sig(f), show(tp), fmt_sig(ws / MIB)),
+        terms: vec![
+            ("allocator rounding and fragmentation".to_owned(), tp * f),
+            ("library workspace".to_owned(), Bytes(ws)),
+        ],
+        source: "docs/model.md §8 (HF model_memory_anatomy.md; ZeRO §3.2 on fragmentation)",
+        assumption: "5 % of the tensor peak is an assumption; deep eager runs at large batch reserve ≈ 20 %.",
+        rest: "",
+    }
 }

@@ -5,8 +5,8 @@ use super::{Stage, show};
 use crate::estimator::memory::ctx::Ctx;
 use crate::estimator::memory::{activations as act, inference, peft, states};
 use crate::estimator::{Component, Estimate, Phase, ResolvedModel};
-use crate::scenario::{Checkpointing, Mode, ModelFamily, Profile, Scenario, ZeroStage};
-use crate::units::{Bytes, MIB, fmt_sig};
+use crate::scenario::{Checkpointing, Mode, ModelFamily, Profile, ZeroStage};
+use crate::units::{Bytes, fmt_sig};
 
 /// What one component's explainer returns (before the remainder is added).
 pub(super) struct Parts {
@@ -143,21 +143,25 @@ pub(super) fn activations(c: &Ctx, m: &ResolvedModel, e: &Estimate, st: &Stage) 
         ));
     }
     let p = &e.memory.per_layer;
-    let terms = if c.checkpointing == Checkpointing::None {
-        let k = l * f;
-        let t = |what: &str, b: Bytes| (format!("{l} × {} × {what}", fmt_sig(f)), b * k);
-        vec![
-            t("attention", p.attention_activations),
-            t("MLP", p.mlp_activations),
-            t("norms", p.norm_activations),
-            t("dropout masks", p.dropout_masks),
-        ]
-    } else {
-        formula.push_str(&format!(
-            "; {:?} checkpointing keeps layer inputs (Chen et al. 2016 §4.3; Korthikanti §4.1)",
-            c.checkpointing
-        ));
-        Vec::new()
+    let terms = match c.checkpointing {
+        Checkpointing::None => {
+            let k = l * f;
+            let t = |what: &str, b: Bytes| (format!("{l} × {} × {what}", fmt_sig(f)), b * k);
+            vec![
+                t("attention", p.attention_activations),
+                t("MLP", p.mlp_activations),
+                t("norms", p.norm_activations),
+                t("dropout masks", p.dropout_masks),
+            ]
+        }
+        Checkpointing::Selective => {
+            formula.push_str(
+                "; selective recomputation drops the attention-score terms (5as²b) and \
+                 recomputes them in backward (Korthikanti §4.1)",
+            );
+            Vec::new()
+        }
+        Checkpointing::Full | Checkpointing::EveryK => checkpointed_inputs(c, m, st, &mut formula),
     };
     Parts {
         formula,
@@ -165,8 +169,45 @@ pub(super) fn activations(c: &Ctx, m: &ResolvedModel, e: &Estimate, st: &Stage) 
         terms,
         source,
         assumption,
-        rest: "checkpointed inputs and stage extras: embedding mask, final norm, logits/loss inputs",
+        rest: if c.checkpointing == Checkpointing::Selective {
+            "layer activations without the score terms, plus stage extras"
+        } else {
+            "stage extras: embedding mask, final norm, logits/loss inputs"
+        },
     }
+}
+
+/// Full or every-k checkpointing: the saved layer inputs, e·b·s·h each (Chen et al. 2016 §4.3).
+fn checkpointed_inputs(
+    c: &Ctx,
+    m: &ResolvedModel,
+    st: &Stage,
+    formula: &mut String,
+) -> Vec<(String, Bytes)> {
+    let z = act::sizes(c, m, c.b, c.s);
+    // The residual stream: FP32 under HF autocast, 16-bit in Megatron's kernels (as training.rs).
+    let e_in = if c.profile == Profile::Megatron {
+        c.ec
+    } else {
+        c.er
+    };
+    let input = e_in * z.bsh / z.tr * c.saved_scale();
+    let kept = if c.checkpointing == Checkpointing::Full {
+        st.layers
+    } else {
+        (st.layers / c.checkpoint_every.min(st.layers.max(1.0))).ceil()
+    };
+    formula.push_str(
+        "; checkpointing keeps only each checkpointed layer's input, e·b·s·h, and recomputes \
+         the layer in backward (Chen et al. 2016 §4.3)",
+    );
+    vec![(
+        format!(
+            "{kept} × {} × checkpointed layer input",
+            fmt_sig(st.in_flight)
+        ),
+        Bytes(input * kept * st.in_flight),
+    )]
 }
 
 /// Short-lived buffers of the peak phase.
@@ -237,46 +278,5 @@ pub(super) fn kv_cache(c: &Ctx, m: &ResolvedModel, st: &Stage, phase: Option<Pha
         source: "kipply 2022 (inference arithmetic); GQA Ainslie et al. 2023; vLLM Kwon et al. 2023 §4; docs/model.md §7",
         assumption: "Static batches pad to prompt + generated; paged KV rounds each request up to a block.",
         rest: "HF DynamicCache torch.cat copy of one layer's V",
-    }
-}
-
-pub(super) fn comm(c: &Ctx, value: Bytes) -> Parts {
-    Parts {
-        formula: "DDP gradient buckets = comm_buffer_mib × 2^20 B (when DP > 1)".to_owned(),
-        lead: format!("DP = {}", c.dp),
-        terms: vec![("gradient buckets".to_owned(), value)],
-        source: "PyTorch DistributedDataParallel bucket_cap_mb (docs/model.md §5)",
-        assumption: "Two 25 MiB buckets by default; other collectives' buffers are not counted.",
-        rest: "",
-    }
-}
-
-pub(super) fn context(value: Bytes) -> Parts {
-    Parts {
-        formula: "CUDA context = cuda_context_mib × 2^20 B".to_owned(),
-        lead: format!("{} MiB × 1,048,576 B", fmt_sig(value.get() / MIB)),
-        terms: vec![("CUDA context".to_owned(), value)],
-        source: "PyTorch PR #86509, lazy module loading: 273.75 MiB (docs/model.md §8)",
-        assumption: "Counted by nvidia-smi, not by torch.cuda.max_memory_allocated.",
-        rest: "",
-    }
-}
-
-pub(super) fn reserve(s: &Scenario, e: &Estimate) -> Parts {
-    let o = &s.overheads;
-    let clean = |x: f64, hi: f64| if x.is_nan() { 0.0 } else { x.clamp(0.0, hi) };
-    let f = clean(o.allocator_reserve_fraction, 1.0);
-    let ws = clean(o.workspace_mib, 1e6) * MIB;
-    let tp = e.memory.tensor_peak;
-    Parts {
-        formula: "reserve = fraction × tensor peak + library workspace".to_owned(),
-        lead: format!("{} × {} + {} MiB", fmt_sig(f), show(tp), fmt_sig(ws / MIB)),
-        terms: vec![
-            ("allocator rounding and fragmentation".to_owned(), tp * f),
-            ("library workspace".to_owned(), Bytes(ws)),
-        ],
-        source: "docs/model.md §8 (HF model_memory_anatomy.md; ZeRO §3.2 on fragmentation)",
-        assumption: "5 % of the tensor peak is an assumption; deep eager runs at large batch reserve ≈ 20 %.",
-        rest: "",
     }
 }
