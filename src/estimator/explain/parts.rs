@@ -30,6 +30,18 @@ fn rank(z: ZeroStage) -> u8 {
     }
 }
 
+/// ZeRO-3 or parameter offload: two layers gathered in the compute type (DeepSpeed prefetch; as
+/// `memory.rs` computes it). Part of the weights in inference, of the transient buffers in training.
+fn gathered(c: &Ctx, m: &ResolvedModel) -> f64 {
+    let zero3 =
+        c.zero == ZeroStage::Stage3 || c.offload_params != crate::scenario::OffloadTarget::None;
+    if zero3 {
+        2.0 * m.params.per_layer / c.tp * c.ec.min(c.e_weights.max(c.ec))
+    } else {
+        0.0
+    }
+}
+
 fn stage_params(c: &Ctx, m: &ResolvedModel, st: &Stage) -> f64 {
     match m.family {
         ModelFamily::Transformer => states::stage_params(c, m, st.layers, st.first, st.last),
@@ -87,10 +99,18 @@ pub(super) fn model_state(
         fmt_sig(bytes),
         div
     );
+    let mut terms = vec![(name.to_owned(), Bytes(term))];
+    if k == Component::Weights && c.mode == Mode::Inference && m.family == ModelFamily::Transformer
+    {
+        terms.push((
+            "two gathered layers (ZeRO-3 / parameter offload)".to_owned(),
+            Bytes(gathered(c, m)),
+        ));
+    }
     Parts {
         formula: formula.to_owned(),
         lead,
-        terms: vec![(name.to_owned(), Bytes(term))],
+        terms,
         source: ZERO_SOURCE,
         assumption: "Element types from the precision setting; offloaded states live off the GPU; \
                      a LoRA/QLoRA base has no gradients, master copy or optimizer state.",
@@ -232,6 +252,10 @@ pub(super) fn transient(
             _ => 0.0,
         };
         terms.push(("logits and loss buffers".to_owned(), Bytes(loss)));
+        terms.push((
+            "two gathered layers (ZeRO-3 / parameter offload)".to_owned(),
+            Bytes(gathered(c, m)),
+        ));
         if phase == Some(Phase::OptimizerStep) {
             let params = stage_params(c, m, st);
             let temp = states::optimizer_temp(&x.weight_ctx(c, m, params, st.layers), m, params);
