@@ -34,9 +34,23 @@ pub fn ring_steps(n: u32) -> f64 {
     2.0 * (n.max(1) as f64 - 1.0)
 }
 
-/// Latency steps of a tree (double binary tree, NCCL ≥ 2.4) all-reduce: 2·log₂n.
+/// Latency steps of a tree (double binary tree, NCCL ≥ 2.4) all-reduce: 2·log₂n. Powers of two (the
+/// usual group sizes) take the exact integer logarithm instead of a libm call.
+///
+/// ```
+/// use vram_explorer::estimator::performance::comm::tree_steps;
+/// assert_eq!(tree_steps(8), 6.0);
+/// for k in 0..32 {
+///     assert_eq!(tree_steps(1 << k), 2.0 * f64::from(1u32 << k).log2());
+/// }
+/// ```
 pub fn tree_steps(n: u32) -> f64 {
-    2.0 * (n.max(1) as f64).log2()
+    let n = n.max(1);
+    if n.is_power_of_two() {
+        2.0 * f64::from(n.ilog2())
+    } else {
+        2.0 * f64::from(n).log2()
+    }
 }
 
 /// Time of an all-reduce of `bytes` over `n` ranks at `bw` B/s per direction and `alpha_s` per step.
