@@ -17,7 +17,8 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, off_t
     let m = &est.memory;
     ui.label(RichText::new(format!("At the peak ({})", u.label())).strong())
         .on_hover_text(
-            "Per-GPU bytes of each component at the peak phase, top of the stack first.",
+            "Per-GPU bytes of each component at the peak phase, top of the stack first. Hover a \
+             component for its formula with this scenario's numbers; click to pin it in a window.",
         );
     for c in Component::ALL.iter().rev() {
         let b = m.peak.get(*c);

@@ -1,6 +1,7 @@
 //! Explained numbers in the composition legend: a component's formula, the formula filled in with the
 //! scenario's values, its source and assumption (all text from `estimator::explain`), and the
-//! per-layer view of a transformer. Nothing is computed here.
+//! per-layer view of a transformer. Nothing is computed here. Hovering a legend entry shows the
+//! explanation as a tooltip; clicking pins it in a window that follows the scenario as it changes.
 
 use egui::{CollapsingHeader, RichText, Ui};
 
@@ -37,24 +38,23 @@ pub fn explanation_ui(ui: &mut Ui, x: &Explanation, u: MemoryUnit) {
     ui.label(RichText::new(format!("{} = {}", x.title, u.format(x.value))).strong());
     ui.label(format!("Formula — {}", x.formula));
     ui.label(format!("Filled in — {}", x.filled));
-    if x.terms.len() > 1 {
-        for (name, b) in &x.terms {
-            ui.label(RichText::new(format!("  {} — {name}", u.format(*b))).small());
-        }
-    }
     ui.label(RichText::new(format!("Source — {}", x.source)).small());
     if !x.assumption.is_empty() {
         ui.label(RichText::new(format!("Assumption — {}", x.assumption)).small());
     }
 }
 
-/// The pinned explanation (if any) and the per-layer view, under the legend.
+/// The pinned explanation (if any) in its own window, and the per-layer view under the legend.
 pub fn panel_ui(ui: &mut Ui, scenario: &Scenario, est: &Estimate, u: MemoryUnit) {
     if let Some(c) = pinned(ui) {
-        ui.separator();
         let x = explain(scenario, est, c);
-        explanation_ui(ui, &x, u);
-        if ui.small_button("Close explanation").clicked() {
+        let mut open = true;
+        egui::Window::new("Explained number")
+            .open(&mut open)
+            .resizable(true)
+            .default_width(560.0)
+            .show(ui.ctx(), |ui| explanation_ui(ui, &x, u));
+        if !open {
             toggle(ui, c);
         }
     }
