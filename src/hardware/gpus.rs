@@ -55,6 +55,25 @@ pub(super) const BASE: GpuSpec = GpuSpec {
     note: "",
 };
 
+/// The whole catalog as one static table indexed by `GpuId as usize`, built at compile time from
+/// [`gpu`], so hot paths can borrow an entry instead of copying it.
+static CATALOG: [GpuSpec; GpuId::COUNT] = {
+    let mut table = [BASE; GpuId::COUNT];
+    let mut i = 0;
+    while i < GpuId::COUNT {
+        let id = GpuId::ALL[i];
+        table[id as usize] = gpu(id);
+        i += 1;
+    }
+    table
+};
+
+/// The catalog entry of `id`, borrowed: the same entry as [`gpu`] without copying it (the estimator
+/// reads a few fields of it per evaluation).
+pub fn gpu_ref(id: GpuId) -> &'static GpuSpec {
+    CATALOG.get(id as usize).unwrap_or(&BASE)
+}
+
 /// The catalog entry of `id` (a copy of a constant: no allocation).
 pub const fn gpu(id: GpuId) -> GpuSpec {
     match id {

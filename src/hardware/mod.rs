@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use article::{ArticleTech, article_tech};
 pub use figures::{Capacity, Confidence, Link, Quoted};
-pub use gpus::gpu;
+pub use gpus::{gpu, gpu_ref};
 pub use memory_tech::{MemoryTech, TechSpec, tech};
 
 use crate::scenario::{CustomGpu, Dtype, GpuChoice};
