@@ -102,7 +102,7 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     let row =
         |kind: RowKind, hw: &GpuSpec, devices: u32, cap: Option<Bytes>, d: &mut Diagnostics| {
             let i = super::inputs::Inputs::new(scenario, hw, compute_dtype(scenario), d);
-            let p = core(scenario, &model, &mem, &i);
+            let p = core(scenario, &model, &mem, &i, None);
             make_row(kind, hw, devices, cap, &fit, &p, scenario.mode)
         };
     let gpus = GpuId::ALL.map(|id| {

@@ -56,13 +56,8 @@ pub fn evaluate(
     diagnostics: &mut Diagnostics,
 ) -> Performance {
     let i = Inputs::new(scenario, hw, compute_dtype(scenario), diagnostics);
-    let mut p = core(scenario, model, memory, &i);
-    p.projections = projections::projections(scenario, memory, &i, &p);
-    let main = p.training.or(p.decode).or(p.prefill);
-    if main.is_some_and(|r| r.bound == Bound::Memory) {
-        diagnostics.insert(Diagnostic::MemoryBound);
-    }
-    p
+    // Returned as built: `core` writes the result in place (no copy of the large `Performance`).
+    core(scenario, model, memory, &i, Some(diagnostics))
 }
 
 /// The type the matrix multiplies run in: the scenario's compute type, or the activations' type
@@ -74,12 +69,38 @@ pub fn compute_dtype(s: &Scenario) -> Dtype {
     }
 }
 
-/// Everything but the projections, on the given inputs.
-fn core(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Inputs) -> Performance {
+/// The performance on the given inputs. With `d` (the scenario's own evaluation) also the
+/// projections, and the memory-bound note when the main phase (training step, else decode, else
+/// prefill) is memory-bound; the comparison's rows need neither.
+fn core(
+    s: &Scenario,
+    m: &ResolvedModel,
+    mem: &MemoryEstimate,
+    i: &Inputs,
+    d: Option<&mut Diagnostics>,
+) -> Performance {
     match s.mode {
-        Mode::Training => assemble_training(s, m, mem, i),
-        Mode::Inference => assemble_inference(s, m, mem, i),
+        Mode::Training => assemble_training(s, m, mem, i, d),
+        Mode::Inference => assemble_inference(s, m, mem, i, d),
     }
+}
+
+/// The projections and the memory-bound note, for the scenario's own evaluation (see [`core`]).
+fn extras(
+    s: &Scenario,
+    mem: &MemoryEstimate,
+    i: &Inputs,
+    p: (&Communication, &StepTime, &Cost),
+    main_bound: Bound,
+    d: Option<&mut Diagnostics>,
+) -> Projections {
+    let Some(d) = d else {
+        return Projections::default();
+    };
+    if main_bound == Bound::Memory {
+        d.insert(Diagnostic::MemoryBound);
+    }
+    projections::projections(s, mem, i, p.0, p.1, p.2)
 }
 
 fn assemble_training(
@@ -87,6 +108,7 @@ fn assemble_training(
     m: &ResolvedModel,
     mem: &MemoryEstimate,
     i: &Inputs,
+    d: Option<&mut Diagnostics>,
 ) -> Performance {
     let t = training::training(s, m, mem, i);
     let comm_s = t.comm.dp_exposed_s + t.comm.tp_time_s + t.comm.ep_time_s;
@@ -103,6 +125,25 @@ fn assemble_training(
     let gpus = i.dp as f64 * i.tp as f64 * i.pp as f64;
     let bytes = t.phase.bytes.get() + t.optimizer.bytes.get();
     let t_c = &s.timing;
+    let step = StepTime {
+        compute_phase_s: t.phase.time_s,
+        optimizer_s: t.optimizer.time_s,
+        communication_s: comm_s,
+        bubble_s: t.comm.bubble_s,
+        offload_s: t.offload.exposed_s,
+        total_s: total,
+        bound,
+    };
+    let cost = cost::cost(
+        t.tokens,
+        total,
+        gpus,
+        i,
+        t_c.token_budget,
+        t_c.price_per_gpu_hour,
+        bytes,
+    );
+    let projections = extras(s, mem, i, (&t.comm, &step, &cost), t.phase.bound, d);
     Performance {
         peak: FlopsPerSec(i.peak),
         peak_known: i.peak_known,
@@ -111,15 +152,7 @@ fn assemble_training(
         optimizer: Some(t.optimizer),
         communication: t.comm,
         offload,
-        step: StepTime {
-            compute_phase_s: t.phase.time_s,
-            optimizer_s: t.optimizer.time_s,
-            communication_s: comm_s,
-            bubble_s: t.comm.bubble_s,
-            offload_s: t.offload.exposed_s,
-            total_s: total,
-            bound,
-        },
+        step,
         throughput: Throughput {
             tokens_per_s: roofline::div(t.tokens, total),
             samples_per_s: roofline::div(t.samples, total),
@@ -127,15 +160,8 @@ fn assemble_training(
             hfu: roofline::div(t.phase.flops, total * i.peak),
             ..Throughput::default()
         },
-        cost: cost::cost(
-            t.tokens,
-            total,
-            gpus,
-            i,
-            t_c.token_budget,
-            t_c.price_per_gpu_hour,
-            bytes,
-        ),
+        cost,
+        projections,
         model_flops: t.model_flops,
         hardware_flops: t.phase.flops,
         ..Performance::default()
@@ -147,6 +173,7 @@ fn assemble_inference(
     m: &ResolvedModel,
     mem: &MemoryEstimate,
     i: &Inputs,
+    d: Option<&mut Diagnostics>,
 ) -> Performance {
     let r = inference::inference(s, m, mem, i);
     let pp = i.pp as f64;
@@ -172,6 +199,24 @@ fn assemble_inference(
     let bytes = r.prefill.bytes.get() + r.generated * r.decode.map_or(0.0, |d| d.bytes.get());
     let hardware_flops = r.model_flops;
     let t_c = &s.timing;
+    let step = StepTime {
+        compute_phase_s: compute,
+        communication_s: comm_s,
+        offload_s: r.offload.exposed_s,
+        total_s: r.total_s,
+        bound,
+        ..StepTime::default()
+    };
+    let cost = cost::cost(
+        generated_tokens,
+        r.total_s,
+        gpus,
+        i,
+        t_c.token_budget,
+        t_c.price_per_gpu_hour,
+        bytes,
+    );
+    let projections = extras(s, mem, i, (&r.comm, &step, &cost), phase_bound, d);
     Performance {
         peak: FlopsPerSec(i.peak),
         peak_known: i.peak_known,
@@ -180,14 +225,7 @@ fn assemble_inference(
         decode: r.decode,
         communication: r.comm,
         offload,
-        step: StepTime {
-            compute_phase_s: compute,
-            communication_s: comm_s,
-            offload_s: r.offload.exposed_s,
-            total_s: r.total_s,
-            bound,
-            ..StepTime::default()
-        },
+        step,
         throughput: Throughput {
             tokens_per_s: roofline::div(generated_tokens, r.total_s),
             samples_per_s: roofline::div(r.batch * dp, r.total_s),
@@ -198,15 +236,8 @@ fn assemble_inference(
             kv_bytes_per_token: crate::units::Bytes(r.kv_bytes_per_token),
             max_concurrent_requests: r.max_requests,
         },
-        cost: cost::cost(
-            generated_tokens,
-            r.total_s,
-            gpus,
-            i,
-            t_c.token_budget,
-            t_c.price_per_gpu_hour,
-            bytes,
-        ),
+        cost,
+        projections,
         model_flops: r.model_flops,
         hardware_flops,
         ..Performance::default()

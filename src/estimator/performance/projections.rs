@@ -5,7 +5,7 @@ use super::MemoryEstimate;
 use super::comm::{chosen_latency, rescale};
 use super::inputs::Inputs;
 use super::roofline::div;
-use super::types::{Performance, Projections};
+use super::types::{Communication, Cost, Projections, StepTime};
 use crate::hardware::{MemoryTech, tech};
 use crate::scenario::{Mode, Scenario};
 use crate::units::Bytes;
@@ -15,10 +15,17 @@ pub const PHOTONIC_GB_S: f64 = 200.0;
 /// The article's processing-in-memory claim: "预计可提升能效比10倍" (10× energy efficiency).
 pub const PIM_ENERGY_FACTOR: f64 = 10.0;
 
-pub fn projections(s: &Scenario, mem: &MemoryEstimate, i: &Inputs, p: &Performance) -> Projections {
+/// The projections of a step whose communication, time and cost are `c`, `step` and `cost`.
+pub fn projections(
+    s: &Scenario,
+    mem: &MemoryEstimate,
+    i: &Inputs,
+    c: &Communication,
+    step: &StepTime,
+    cost: &Cost,
+) -> Projections {
     // The article's link replaces any slower link: transfer parts rescale, latency parts stay.
     let photonic = PHOTONIC_GB_S * 1e9;
-    let c = &p.communication;
     let up = |bw: f64| bw.max(photonic);
     let tp = rescale(
         c.tp_time_s,
@@ -37,7 +44,7 @@ pub fn projections(s: &Scenario, mem: &MemoryEstimate, i: &Inputs, p: &Performan
         Mode::Training => dp * (1.0 - i.comm_overlap) + tp,
         Mode::Inference => tp * i.pp as f64,
     };
-    let photonic_step_s = (p.step.total_s - p.step.communication_s + photonic_comm_s).max(0.0);
+    let photonic_step_s = (step.total_s - step.communication_s + photonic_comm_s).max(0.0);
     // Nothing spills today (it does not fit), so the pool adds its traffic to today's step: read in
     // forward and again in backward of every micro-batch (inference: every forward), as `work`.
     let pool_bytes = (mem.gpu_total.get() - i.capacity).max(0.0);
@@ -50,11 +57,8 @@ pub fn projections(s: &Scenario, mem: &MemoryEstimate, i: &Inputs, p: &Performan
     Projections {
         photonic_comm_s,
         photonic_step_s,
-        pim_memory_energy_per_step_j: p
-            .cost
-            .memory_energy_per_step_j
-            .map(|j| j / PIM_ENERGY_FACTOR),
+        pim_memory_energy_per_step_j: cost.memory_energy_per_step_j.map(|j| j / PIM_ENERGY_FACTOR),
         cxl_pool_bytes: Bytes(pool_bytes),
-        cxl_pool_step_s: p.step.total_s + pool_time,
+        cxl_pool_step_s: step.total_s + pool_time,
     }
 }
