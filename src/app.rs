@@ -254,12 +254,15 @@ impl eframe::App for ExplorerApp {
 
 /// Opens the window and runs until it is closed.
 pub fn run() -> ExitCode {
-    // One fixed throwaway directory, emptied before use: eframe may still be flushing it when
-    // `run_native` returns, so it is cleaned at the next start rather than at exit.
-    let scratch_dir = shot::automated_from_env().then(|| {
-        let dir = std::env::temp_dir().join("vram-explorer-screenshot-state");
-        let _ = std::fs::remove_dir_all(&dir);
-        dir
+    // One fixed throwaway storage file (eframe's persistence path is a file), removed before use:
+    // eframe may still be flushing it when `run_native` returns, so it is cleaned at the next start
+    // rather than at exit. Left in place, it would restore the previous run's window size.
+    let automated = shot::automated_from_env();
+    let scratch_dir = automated.then(|| {
+        let file = std::env::temp_dir().join("vram-explorer-screenshot-state");
+        let _ = std::fs::remove_file(&file);
+        let _ = std::fs::remove_dir_all(&file);
+        file
     });
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
@@ -268,7 +271,7 @@ pub fn run() -> ExitCode {
             .with_inner_size(shot::window_size().unwrap_or([1440.0, 900.0]))
             .with_min_inner_size([960.0, 600.0])
             .with_drag_and_drop(true),
-        persist_window: true,
+        persist_window: !automated,
         // An automated screenshot run neither reads nor writes the user's session and window geometry.
         persistence_path: scratch_dir,
         ..Default::default()
