@@ -8,6 +8,7 @@ pub mod explain;
 pub mod roofline;
 pub mod sensitivity;
 pub mod sweep;
+mod sweep_view;
 
 use egui::{RichText, Ui};
 use egui_plot::{Corner, Legend, Plot};

@@ -6,6 +6,7 @@
 use egui::Ui;
 use egui_plot::{HLine, Line, LineStyle, MarkerShape, Plot, Points, VLine};
 
+use super::sweep_view::View;
 use super::{legend, memory_tick, static_plot};
 use crate::estimator::solver::{self, ScaleAxis};
 use crate::estimator::{Estimate, estimate};
@@ -188,10 +189,10 @@ pub fn ui(
         u.value(current.memory.gpu_total),
     ];
     let edge = boundary(scenario, scratch, axis).map(widgets::log10);
-    let y_max = (cap * 1.6).max(here[1] * 1.25).max(1e-3);
+    let view = super::sweep_view::view(&points, cap, here, edge);
     let plot_h = (height - ui.spacing().interact_size.y - 6.0).max(80.0);
     let th = prefs.theme;
-    frame(ui, prefs, axis, y_max, plot_h).show(ui, |plot_ui| {
+    frame(ui, prefs, axis, view, plot_h).show(ui, |plot_ui| {
         if let Some(bp) = base_points {
             plot_ui.line(
                 Line::new("Baseline", bp)
@@ -237,10 +238,13 @@ pub fn ui(
     });
 }
 
-/// The plot: log x axis of `axis`, memory y axis from 0 to `y_max`, hover with units.
-fn frame<'a>(ui: &Ui, prefs: &Prefs, axis: SweepAxis, y_max: f64, height: f32) -> Plot<'a> {
+/// The plot: log x axis of `axis` over the view's window, memory y axis from 0 to its top, hover
+/// with units.
+fn frame<'a>(ui: &Ui, prefs: &Prefs, axis: SweepAxis, view: View, height: f32) -> Plot<'a> {
     let u = prefs.unit;
     let unit = axis.unit();
+    // Room for the current point's marker at either end.
+    let pad = (view.x.1 - view.x.0) * 0.03;
     let corner = if more_is_less(axis) {
         egui_plot::Corner::RightTop
     } else {
@@ -250,7 +254,8 @@ fn frame<'a>(ui: &Ui, prefs: &Prefs, axis: SweepAxis, y_max: f64, height: f32) -
         .legend(legend(corner))
         .x_axis_label(format!("{} ({unit})", axis.label()))
         .reset()
-        .default_y_bounds(0.0, y_max)
+        .default_x_bounds(view.x.0 - pad, view.x.1 + pad)
+        .default_y_bounds(0.0, view.y_max)
         .y_axis_min_width(ui.text_style_height(&egui::TextStyle::Body) * 4.0)
         .x_grid_spacer(widgets::log10_marks)
         .x_axis_formatter(|mark, _| widgets::log10_label(mark.value))
