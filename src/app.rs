@@ -245,6 +245,21 @@ impl eframe::App for ExplorerApp {
         self.shot.frame(&ctx, &mut self.notices);
     }
 
+    /// An automated screenshot ignores the pointer: Xvfb parks it mid-screen, where it would hover
+    /// a chart and put a tooltip into the picture.
+    fn raw_input_hook(&mut self, _ctx: &egui::Context, raw_input: &mut egui::RawInput) {
+        if self.shot.automated() {
+            raw_input.events.retain(|e| {
+                !matches!(
+                    e,
+                    egui::Event::PointerMoved(_)
+                        | egui::Event::MouseMoved(_)
+                        | egui::Event::PointerButton { .. }
+                )
+            });
+        }
+    }
+
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         if !self.shot.automated() {
             eframe::set_value(storage, APP_KEY_SESSION, &self.session);

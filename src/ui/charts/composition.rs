@@ -132,12 +132,10 @@ fn stacked(prefs: &Prefs, columns: &[Column]) -> Vec<BarChart> {
                     .stroke(egui::Stroke::new(1.0, theme::bar_outline(prefs.theme)))
             })
             .collect();
-        let label = c.label();
-        let chart = BarChart::new(label, bars)
+        // Hover text comes as a tooltip (`hover_text`): the plot's own text is clipped at its edge.
+        let chart = BarChart::new(c.label(), bars)
             .color(theme::component(c))
-            .element_formatter(Box::new(move |bar, _| {
-                format!("{}\n{label}: {}", bar.name, memory_tick(u, bar.value))
-            }));
+            .element_formatter(Box::new(|_, _| String::new()));
         let below: Vec<&BarChart> = charts.iter().collect();
         let chart = chart.stack_on(&below);
         charts.push(chart);
@@ -200,7 +198,7 @@ fn plot(
         .iter()
         .map(|c| u.value(c.parts.total()))
         .fold(cap.max(u.value(off_total)), f64::max);
-    frame(ui, prefs, labels, tallest, height).show(ui, |plot_ui| {
+    let shown = frame(ui, prefs, labels, tallest, height).show(ui, |plot_ui| {
         // Topmost component first, so the legend reads like the stack.
         for chart in charts.into_iter().rev() {
             plot_ui.bar_chart(chart);
@@ -214,13 +212,51 @@ fn plot(
             plot_ui.bar_chart(
                 BarChart::new("Off-GPU", vec![bar])
                     .color(theme::offloaded())
-                    .element_formatter(Box::new(move |bar, _| {
-                        format!("{}\n{}", bar.name, memory_tick(u, bar.value))
-                    })),
+                    .element_formatter(Box::new(|_, _| String::new())),
             );
         }
         marks(plot_ui, prefs, columns, cap, baseline);
+        plot_ui
+            .pointer_coordinate()
+            .and_then(|p| hover_text(prefs, columns, off_total, p))
     });
+    if let Some(text) = shown.inner
+        && shown.response.hovered()
+    {
+        let r = &shown.response;
+        egui::Tooltip::always_open(r.ctx.clone(), r.layer_id, r.id, egui::PopupAnchor::Pointer)
+            .gap(12.0)
+            .show(|ui| ui.label(text));
+    }
+}
+
+/// What the pointer is over: the bar's name and the component under it with its value.
+fn hover_text(prefs: &Prefs, columns: &[Column], off_total: Bytes, p: PlotPoint) -> Option<String> {
+    let u = prefs.unit;
+    let i = p.x.round();
+    if (p.x - i).abs() > 0.3 || i < 0.0 || p.y < 0.0 {
+        return None;
+    }
+    let i = i as usize;
+    let Some(col) = columns.get(i) else {
+        let off = u.value(off_total);
+        return (i == columns.len() && off > 0.0 && p.y <= off)
+            .then(|| format!("Off-GPU (host, NVMe, second tier)\n{}", memory_tick(u, off)));
+    };
+    let mut below = 0.0;
+    for c in Component::ALL {
+        let v = u.value(col.parts.get(c));
+        if v > 0.0 && p.y <= below + v {
+            return Some(format!(
+                "{}\n{}: {}",
+                col.label,
+                c.label(),
+                memory_tick(u, v)
+            ));
+        }
+        below += v;
+    }
+    None
 }
 
 /// "peak" over the bar that sets the peak, and the GPU's memory (per bar when comparing).
