@@ -3,9 +3,10 @@
 
 use egui::{RichText, Ui};
 
+use super::widgets::fmt_count;
 use super::{Prefs, theme};
-use crate::estimator::solver::FitResult;
-use crate::scenario::Scenario;
+use crate::estimator::solver::{FitResult, QuantFit, Solved, quant_fit};
+use crate::scenario::{Mode, Scenario};
 use crate::units::fmt_seconds;
 
 /// Lists the suggestions; returns the scenario to apply when one is chosen.
@@ -77,4 +78,70 @@ fn list(ui: &mut Ui, prefs: &Prefs, result: &FitResult, chosen: &mut Option<Scen
 /// The solver writes "none → 3"; the bundled UI font has no arrow glyph.
 fn arrows(text: &str) -> String {
     text.replace('→', "->")
+}
+
+/// "Which quantization fits?" for inference: every weight format on this GPU with its weight
+/// bytes, whether it fits and the longest prompt that does (`solver::quant_fit`). Collapsed by
+/// default; the nine estimates and context solves run only while it is open.
+pub fn quant_ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario) {
+    if scenario.mode != Mode::Inference {
+        return;
+    }
+    egui::CollapsingHeader::new(RichText::new("Which quantization fits?").strong())
+        .id_salt(("quant_fit", prefs.presentation))
+        .default_open(false)
+        .show(ui, |ui| {
+            let rows = quant_fit(scenario);
+            egui::Grid::new("quant_fit_table")
+                .striped(true)
+                .num_columns(5)
+                .show(ui, |ui| {
+                    for head in ["Format", "Bits/weight", "Weights", "Fits", "Max prompt"] {
+                        ui.label(RichText::new(head).strong());
+                    }
+                    ui.end_row();
+                    for r in &rows {
+                        quant_row(ui, prefs, scenario, r);
+                    }
+                });
+        })
+        .header_response
+        .on_hover_text(
+            "Every weight format on this GPU, other inputs as set: weight memory, whether the \
+             scenario fits, and the longest prompt that fits (generated tokens kept).",
+        );
+}
+
+fn quant_row(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, r: &QuantFit) {
+    let current = scenario.quantization.weights == r.format;
+    let name = RichText::new(r.format.label());
+    let name = if current { name.strong() } else { name };
+    let native = match r.native {
+        Some(true) => " (native)",
+        Some(false) => " (emulated)",
+        None => "",
+    };
+    ui.label(name).on_hover_text(if current {
+        format!("The scenario's format{native}.")
+    } else {
+        format!("Weight format{native}.")
+    });
+    ui.label(
+        r.bits_per_weight
+            .map_or_else(|| "dtype".to_owned(), |b| format!("{b:.2}")),
+    );
+    ui.label(prefs.unit.format(r.weights));
+    let (mark, color) = if r.fits {
+        ("yes", theme::good(prefs.theme))
+    } else {
+        ("no", theme::bad(prefs.theme))
+    };
+    ui.label(RichText::new(mark).color(color));
+    ui.label(match r.max_context {
+        Solved::Found(v) => format!("{} tokens", fmt_count(v as f64)),
+        Solved::AtLimit(v) => format!(">= {} tokens", fmt_count(v as f64)),
+        Solved::NoneFits => "none".to_owned(),
+        Solved::NotApplicable => "—".to_owned(),
+    });
+    ui.end_row();
 }

@@ -51,6 +51,7 @@ pub fn central(
     } else {
         super::fit::ui(ui, prefs, fit.get(scenario, FitOptions::default()))
     };
+    super::fit::quant_ui(ui, prefs, scenario);
     ui.separator();
     let base_est = base.as_ref().map(|(_, e)| e);
     egui::ScrollArea::vertical()
