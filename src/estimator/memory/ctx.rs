@@ -68,14 +68,12 @@ pub struct Ctx {
 
 /// Clamps `x` into [lo, hi]; NaN goes to `lo`. Diagnoses any change.
 pub fn clamp(x: f64, lo: f64, hi: f64, d: &mut Diagnostics) -> f64 {
-    if x.is_nan() {
-        d.insert(Diagnostic::InputClamped);
-        return lo;
+    // In range (the usual case): one test. NaN fails it.
+    if x >= lo && x <= hi {
+        return x;
     }
-    if x < lo || x > hi {
-        d.insert(Diagnostic::InputClamped);
-    }
-    x.clamp(lo, hi)
+    d.insert(Diagnostic::InputClamped);
+    if x.is_nan() { lo } else { x.clamp(lo, hi) }
 }
 
 /// `x.ceil()`, bit for bit (signed zeros, NaN and ±∞ included), without a call: on baseline x86-64

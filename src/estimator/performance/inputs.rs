@@ -7,14 +7,16 @@ use crate::scenario::{CollectiveAlgorithm, Dtype, Scenario, SecondTier};
 
 /// Clamps `x` into `[lo, hi]`; a NaN or out-of-range value is reported as `InputClamped`.
 pub fn clamp(x: f64, lo: f64, hi: f64, fallback: f64, d: &mut Diagnostics) -> f64 {
-    if !x.is_finite() {
-        d.insert(Diagnostic::InputClamped);
-        return fallback;
+    // In range and finite (the usual case): one test. NaN fails it.
+    if x >= lo && x <= hi && x.is_finite() {
+        return x;
     }
-    if x < lo || x > hi {
-        d.insert(Diagnostic::InputClamped);
+    d.insert(Diagnostic::InputClamped);
+    if x.is_finite() {
+        x.clamp(lo, hi)
+    } else {
+        fallback
     }
-    x.clamp(lo, hi)
 }
 
 /// Hardware and timing inputs, per GPU, in SI units (B/s, FLOP/s, s).
