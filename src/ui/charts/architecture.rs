@@ -43,9 +43,11 @@ const VIEWS: [Choice<ArchView>; 3] = [
     ),
 ];
 
-/// A horizontal bar filling `fraction` of the cell, with the value written over it.
+/// A horizontal bar filling `fraction` of the cell, with the value written over it. The bar behind
+/// the text is faint (its edge must not cut through the first digits) and a solid strip under the
+/// text carries the length.
 fn bar_cell(ui: &mut Ui, width: f32, fraction: f64, color: Color32, text: String, hover: String) {
-    let h = ui.text_style_height(&egui::TextStyle::Body) + 4.0;
+    let h = ui.text_style_height(&egui::TextStyle::Body) + 6.0;
     let (rect, resp) = ui.allocate_exact_size(egui::vec2(width, h), Sense::hover());
     let f = if fraction.is_finite() {
         fraction.clamp(0.0, 1.0) as f32
@@ -55,7 +57,10 @@ fn bar_cell(ui: &mut Ui, width: f32, fraction: f64, color: Color32, text: String
     let mut bar = rect;
     bar.set_width(rect.width() * f);
     ui.painter()
-        .rect_filled(bar, 2.0, color.gamma_multiply(0.6));
+        .rect_filled(bar, 2.0, color.gamma_multiply(0.28));
+    let mut strip = bar;
+    strip.set_top(bar.bottom() - 3.0);
+    ui.painter().rect_filled(strip, 1.0, color);
     ui.painter().text(
         rect.left_center() + egui::vec2(4.0, 0.0),
         egui::Align2::LEFT_CENTER,
@@ -157,7 +162,7 @@ fn row_ui(
     } else {
         RichText::new(r.label)
     };
-    let size = egui::vec2(name_w, body + 4.0);
+    let size = egui::vec2(name_w, body + 6.0);
     let layout = egui::Layout::left_to_right(egui::Align::Center);
     ui.allocate_ui_with_layout(size, layout, |ui| {
         ui.set_min_size(size);
