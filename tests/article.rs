@@ -150,3 +150,23 @@ fn resnet50_traffic_per_step_grows_less_than_the_batch_and_intensity_rises() {
     assert!(intensity > 1.0, "intensity ratio {intensity}");
     assert!(per_s < 1.5, "bandwidth demand ratio {per_s}");
 }
+
+#[test]
+fn image_inputs_are_counted_in_the_memory_estimate() {
+    // The input batch (and prefetched batches) is GPU memory: switching RGBA8 to BC7 lowers the
+    // per-GPU peak by exactly the input bytes saved.
+    let rgba = images(ImageEncoding::Rgba8);
+    let bc7 = images(ImageEncoding::Bc7);
+    let saved = gpu_input_bytes(&rgba).get() - gpu_input_bytes(&bc7).get();
+    assert!(saved > 0.0);
+    let drop = estimate(&rgba).memory.tensor_peak.get() - estimate(&bc7).memory.tensor_peak.get();
+    assert!(
+        (drop - saved).abs() <= 1e-6 * saved,
+        "drop {drop} vs saved {saved}"
+    );
+    let mut prefetched = rgba.clone();
+    prefetched.input.gpu_prefetch_batches = 2;
+    let extra =
+        estimate(&prefetched).memory.tensor_peak.get() - estimate(&rgba).memory.tensor_peak.get();
+    assert!((extra - 2.0 * gpu_input_bytes(&rgba).get()).abs() <= 1.0 + 1e-6 * extra);
+}

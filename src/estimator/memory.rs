@@ -171,6 +171,9 @@ fn other_family(
         b.set(Component::Transient, Bytes(t));
         out.set(ph, b);
     };
+    // Image batches (and prefetched ones) stay resident on the GPU through the step.
+    let inputs = if c.image_input { c.input_bytes } else { 0.0 };
+    let casts = casts + inputs;
     match c.mode {
         Mode::Training => {
             let g_fwd = if c.grad_accum > 1.0 { st.grads } else { 0.0 };
@@ -181,7 +184,7 @@ fn other_family(
                 st.grads,
                 st.optimizer,
                 0.0,
-                states::optimizer_temp(c, m, params),
+                states::optimizer_temp(c, m, params) + inputs,
             );
         }
         Mode::Inference => set(Phase::Prefill, 0.0, 0.0, 0.0, casts + acts * 0.25),

@@ -58,6 +58,11 @@ pub struct Ctx {
     pub prune_kind: PruneKind,
     pub sharing_fraction: f64,
     pub all_logits: bool,
+    /// Input batch bytes resident on the GPU: the micro-batch plus prefetched batches
+    /// (`article::input_pipeline`; token ids + labels at 16 B/token by default).
+    pub input_bytes: f64,
+    /// The input is images (CNN pipelines); token inputs of non-transformer families are ignored.
+    pub image_input: bool,
     pub dynamic_batching: bool,
     pub mean_length_fraction: f64,
     pub kv_block_tokens: f64,
@@ -181,6 +186,8 @@ impl Ctx {
             prune_kind: st.prune_kind,
             sharing_fraction: clamp(st.weight_sharing_fraction, 0.0, 0.999, d),
             all_logits: inf.all_logits,
+            input_bytes: input_bytes(sc, b, s),
+            image_input: sc.input.kind == crate::scenario::InputKind::Images,
             dynamic_batching: dynamic,
             mean_length_fraction: clamp(inf.mean_length_fraction, 1e-3, 1.0, d),
             kv_block_tokens: clamp_u(inf.kv_block_tokens, 0, 1 << 20, d),
@@ -198,4 +205,12 @@ impl Ctx {
             1.0
         }
     }
+}
+
+/// Input bytes on the GPU for `b` samples of `s` tokens (clamped values), finite and ≥ 0.
+fn input_bytes(sc: &Scenario, b: f64, s: f64) -> f64 {
+    use crate::estimator::article::input_pipeline::sample_bytes;
+    let batches = 1.0 + f64::from(sc.input.gpu_prefetch_batches);
+    let x = sample_bytes(&sc.input, s) * b * batches;
+    if x.is_finite() { x.max(0.0) } else { 0.0 }
 }
