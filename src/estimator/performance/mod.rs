@@ -112,13 +112,19 @@ fn assemble_training(
 ) -> Performance {
     let t = training::training(s, m, mem, i);
     let comm_s = t.comm.dp_exposed_s + t.comm.tp_time_s + t.comm.ep_time_s;
-    let total =
-        t.phase.time_s + t.comm.bubble_s + t.optimizer.time_s + comm_s + t.offload.exposed_s;
+    let input_s =
+        crate::estimator::article::input_pipeline::input_transfer(s, t.phase.time_s).exposed_s;
+    let total = t.phase.time_s
+        + t.comm.bubble_s
+        + t.optimizer.time_s
+        + comm_s
+        + t.offload.exposed_s
+        + input_s;
     let bound = largest(&[
         (t.phase.time_s + t.comm.bubble_s, t.phase.bound),
         (t.optimizer.time_s, Bound::Memory),
         (comm_s, Bound::Communication),
-        (t.offload.exposed_s, Bound::Offload),
+        (t.offload.exposed_s + input_s, Bound::Offload),
     ]);
     let mut offload = t.offload;
     offload.tier_slowdown = slowdown(total, t.offload.tier_time_s * (1.0 - i.offload_overlap));
@@ -131,6 +137,7 @@ fn assemble_training(
         communication_s: comm_s,
         bubble_s: t.comm.bubble_s,
         offload_s: t.offload.exposed_s,
+        input_s,
         total_s: total,
         bound,
     };

@@ -129,6 +129,9 @@ pub struct StepTime {
     pub communication_s: f64,
     pub bubble_s: f64,
     pub offload_s: f64,
+    /// Exposed host-to-device copy of the input batches (training; `article::input_pipeline`:
+    /// pinned vs pageable bandwidth, hidden only when prefetched from pinned memory).
+    pub input_s: f64,
     /// Everything: one optimizer step (training) or one request batch (inference).
     pub total_s: f64,
     /// The largest contributor.
