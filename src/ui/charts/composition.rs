@@ -194,17 +194,26 @@ fn plot(
     let n = labels.len();
     let charts = stacked(prefs, columns);
     let cap = u.value(current.memory.capacity);
-    let tallest = columns
+    let gpu_top = columns
         .iter()
         .map(|c| u.value(c.parts.total()))
-        .fold(cap.max(u.value(off_total)), f64::max);
+        .fold(cap, f64::max);
+    // Off-GPU bytes many times the GPU's would flatten the GPU bars: that bar is cut and labelled.
+    let off = u.value(off_total);
+    let tallest = if off > 2.0 * gpu_top {
+        gpu_top
+    } else {
+        gpu_top.max(off)
+    };
+    let off_drawn = off.min(tallest * 1.08);
+    let gap_color = ui.visuals().extreme_bg_color;
     let shown = frame(ui, prefs, labels, tallest, height).show(ui, |plot_ui| {
         // Topmost component first, so the legend reads like the stack.
         for chart in charts.into_iter().rev() {
             plot_ui.bar_chart(chart);
         }
         if off_total.get() > 0.0 {
-            let bar = Bar::new((n - 1) as f64, u.value(off_total))
+            let bar = Bar::new((n - 1) as f64, off_drawn)
                 .name("off-GPU (host, NVMe, second tier)")
                 .width(0.6)
                 .fill(theme::offloaded())
@@ -213,6 +222,15 @@ fn plot(
                 BarChart::new("Off-GPU", vec![bar])
                     .color(theme::offloaded())
                     .element_formatter(Box::new(|_, _| String::new())),
+            );
+        }
+        if off_drawn < off {
+            // A broken-bar gap near the top; the exact value is in the legend and on hover.
+            let (x, y) = ((n - 1) as f64, off_drawn * 0.93);
+            plot_ui.line(
+                Line::new("cut", vec![[x - 0.35, y], [x + 0.35, y * 1.01]])
+                    .color(gap_color)
+                    .width(4.0),
             );
         }
         marks(plot_ui, prefs, columns, cap, baseline);
