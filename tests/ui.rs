@@ -299,3 +299,20 @@ fn the_per_layer_view_opens() {
     h.get_by_label("Attention activations");
     h.get_by_label("one layer");
 }
+
+#[test]
+fn the_quantization_table_opens_for_inference_only() {
+    let preset = vram_explorer::presets::bundled_scenario("llama2-70b-4bit-rtx4090")
+        .expect("bundled preset");
+    let mut h = harness(app_with(|s| *s = preset));
+    assert!(
+        h.query_by_label("GGUF Q4_K").is_none(),
+        "collapsed: not computed"
+    );
+    h.get_by_label("Which quantization fits?").click();
+    h.run();
+    assert!(h.query_by_label("GGUF Q4_K").is_some());
+    assert!(h.query_by_label("Max prompt").is_some());
+    let h = harness(app_with(|s| s.mode = Mode::Training));
+    assert!(h.query_by_label("Which quantization fits?").is_none());
+}
