@@ -14,14 +14,14 @@ use crate::ui::{Prefs, theme};
 use crate::units::Bytes;
 
 /// One stacked bar: its x label and the bytes per component.
-struct Column {
+pub(super) struct Column {
     /// Full name, shown on hover.
-    label: String,
+    pub(super) label: String,
     /// Axis label: short, so that every bar keeps its label at small widths.
     short: &'static str,
     /// The phase that sets the peak (marked above its bar).
     peak: bool,
-    parts: Breakdown,
+    pub(super) parts: Breakdown,
 }
 
 /// Axis label of a phase.
@@ -236,7 +236,7 @@ fn plot(
         marks(plot_ui, prefs, columns, cap, baseline);
         plot_ui
             .pointer_coordinate()
-            .and_then(|p| hover_text(prefs, columns, off_total, p))
+            .and_then(|p| super::composition_hover::text(prefs, columns, off_total, p))
     });
     if let Some(text) = shown.inner
         && shown.response.hovered()
@@ -246,35 +246,6 @@ fn plot(
             .gap(12.0)
             .show(|ui| ui.label(text));
     }
-}
-
-/// What the pointer is over: the bar's name and the component under it with its value.
-fn hover_text(prefs: &Prefs, columns: &[Column], off_total: Bytes, p: PlotPoint) -> Option<String> {
-    let u = prefs.unit;
-    let i = p.x.round();
-    if (p.x - i).abs() > 0.3 || i < 0.0 || p.y < 0.0 {
-        return None;
-    }
-    let i = i as usize;
-    let Some(col) = columns.get(i) else {
-        let off = u.value(off_total);
-        return (i == columns.len() && off > 0.0 && p.y <= off)
-            .then(|| format!("Off-GPU (host, NVMe, second tier)\n{}", memory_tick(u, off)));
-    };
-    let mut below = 0.0;
-    for c in Component::ALL {
-        let v = u.value(col.parts.get(c));
-        if v > 0.0 && p.y <= below + v {
-            return Some(format!(
-                "{}\n{}: {}",
-                col.label,
-                c.label(),
-                memory_tick(u, v)
-            ));
-        }
-        below += v;
-    }
-    None
 }
 
 /// "peak" over the bar that sets the peak, and the GPU's memory (per bar when comparing).

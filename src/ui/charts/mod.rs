@@ -3,6 +3,7 @@
 
 pub mod architecture;
 pub mod composition;
+mod composition_hover;
 pub mod composition_legend;
 pub mod explain;
 pub mod roofline;
