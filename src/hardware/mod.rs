@@ -109,6 +109,15 @@ pub fn resolve(choice: &GpuChoice) -> GpuSpec {
     }
 }
 
+/// `f` applied to the scenario's GPU spec, as [`resolve`] gives it, but a catalog entry is borrowed
+/// from the static table instead of copied (the estimator's per-evaluation paths read a few fields).
+pub fn with_spec<R>(choice: &GpuChoice, f: impl FnOnce(&GpuSpec) -> R) -> R {
+    match choice {
+        GpuChoice::Catalog(id) => f(gpu_ref(*id)),
+        GpuChoice::Custom(c) => f(&custom(c)),
+    }
+}
+
 /// Peak throughput of one element type: dense, and with 2:4 structured sparsity where quoted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Peak {

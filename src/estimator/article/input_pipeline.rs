@@ -67,14 +67,13 @@ fn tokens_per_sample(s: &Scenario) -> f64 {
 /// memory copies at its own bandwidth; an unsourced link is PCIe 5.0 x16), × the pageable fraction
 /// when host buffers are not pinned.
 pub fn host_to_device(s: &Scenario) -> f64 {
-    let hw = hardware::resolve(&s.gpu);
-    let link = match hw.host_link {
+    let link = hardware::with_spec(&s.gpu, |hw| match hw.host_link {
         Some(l) => l.per_direction().get(),
         None if matches!(hw.memory, MemoryTech::Lpddr5 | MemoryTech::Lpddr5x) => {
             hw.bandwidth().get()
         }
         None => FALLBACK_HOST_GB_S * 1e9,
-    };
+    });
     let pinned = if s.timing.pinned_host_memory {
         1.0
     } else {

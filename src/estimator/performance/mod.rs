@@ -24,7 +24,7 @@ pub use types::*;
 use super::model::ResolvedModel;
 use super::{Diagnostic, Diagnostics, MemoryEstimate};
 use crate::hardware::{self, GpuSpec};
-use crate::scenario::{Dtype, GpuChoice, Mode, PrecisionMode, Scenario};
+use crate::scenario::{Dtype, Mode, PrecisionMode, Scenario};
 use crate::units::{BytesPerSec, FlopsPerSec};
 use inputs::Inputs;
 
@@ -35,16 +35,9 @@ pub fn estimate_performance(
     memory: &MemoryEstimate,
     diagnostics: &mut Diagnostics,
 ) -> Performance {
-    // A catalog GPU is borrowed from the static table (as `hardware::resolve`, without the copy).
-    let custom;
-    let hw = match &scenario.gpu {
-        GpuChoice::Catalog(id) => hardware::gpu_ref(*id),
-        GpuChoice::Custom(c) => {
-            custom = hardware::custom(c);
-            &custom
-        }
-    };
-    evaluate(scenario, model, memory, hw, diagnostics)
+    hardware::with_spec(&scenario.gpu, |hw| {
+        evaluate(scenario, model, memory, hw, diagnostics)
+    })
 }
 
 /// The same on any GPU spec (the comparison passes catalog GPUs and memory what-ifs).
