@@ -40,16 +40,35 @@ pub fn estimate_memory(
     // The stages' phases are large (`PhasePeaks`): kept where `stage` wrote them and passed on by
     // reference, so each is copied once, into the result.
     let first = stage(&c, &x, model, &layer, per_stage, true, c.pp <= 1.0);
-    let last;
-    let mut chosen = (&first, 0u32);
-    if c.pp > 1.0 {
-        let last_layers = (l - per_stage * (c.pp - 1.0)).max(1.0);
-        last = stage(&c, &x, model, &layer, last_layers, false, true);
-        if tensor_peak(&last.0) > tensor_peak(&first.0) {
-            chosen = (&last, (c.pp - 1.0) as u32);
-        }
+    if c.pp <= 1.0 {
+        return finish(scenario, model, &c, &x, (&first, 0), &layer.1, diagnostics);
     }
-    finish(scenario, model, &c, &x, chosen, &layer.1, diagnostics)
+    let last_layers = (l - per_stage * (c.pp - 1.0)).max(1.0);
+    let last = stage(&c, &x, model, &layer, last_layers, false, true);
+    let chosen = if tensor_peak(&last.0) > tensor_peak(&first.0) {
+        (&last, (c.pp - 1.0) as u32)
+    } else {
+        (&first, 0u32)
+    };
+    let mut out = finish(scenario, model, &c, &x, chosen, &layer.1, diagnostics);
+    out.stages = [
+        stage_total(scenario, &first.0, &out),
+        stage_total(scenario, &last.0, &out),
+    ];
+    out
+}
+
+/// One pipeline stage's peak with the same CUDA context and allocator rule as the reported peak (the
+/// chart's per-stage bars); `finish` has already clamped and reported the overhead inputs.
+fn stage_total(sc: &Scenario, phases: &PhasePeaks, est: &MemoryEstimate) -> Option<Breakdown> {
+    let (_, mut b) = phases.peak()?;
+    let o = &sc.overheads;
+    let finite = |x: f64, hi: f64| if x.is_finite() { x.clamp(0.0, hi) } else { 0.0 };
+    let reserve = finite(o.allocator_reserve_fraction, 1.0) * b.tensor_total().get()
+        + finite(o.workspace_mib, 1e6) * MIB;
+    b.set(Component::CudaContext, est.peak.get(Component::CudaContext));
+    b.set(Component::AllocatorReserve, Bytes(reserve));
+    Some(b)
 }
 
 /// FSDP HYBRID_SHARD: ZeRO shards over the data-parallel ranks of one node only, so the memory model's
@@ -316,5 +335,6 @@ fn finish(
         },
         per_layer: parts_layer,
         peak_stage,
+        stages: [None, None],
     }
 }

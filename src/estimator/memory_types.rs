@@ -241,4 +241,8 @@ pub struct MemoryEstimate {
     pub per_layer: LayerBreakdown,
     /// Pipeline stage with the peak (0-based; the first stage under 1F1B).
     pub peak_stage: u32,
+    /// With pipeline parallelism: the first and the last stage's peak, each with CUDA context and
+    /// allocator reserve (`None` without PP). A middle stage has the first stage's layers but fewer
+    /// micro-batches in flight (1F1B) and no embedding, so it never exceeds the first.
+    pub stages: [Option<Breakdown>; 2],
 }

@@ -1,5 +1,6 @@
 //! Memory composition: stacked bars of the components in `Component::ALL` order, one bar per phase
-//! (or baseline vs current when comparing), a dashed capacity line, and off-GPU bytes apart.
+//! (or baseline vs current when comparing), plus the first and last pipeline stage when PP > 1, a dashed
+//! capacity line, and off-GPU bytes apart.
 
 use egui::Ui;
 use egui_plot::{
@@ -55,6 +56,21 @@ fn phase_columns(est: &Estimate, out: &mut Vec<Column>) {
             peak,
             parts,
         });
+    }
+    // Pipeline parallel: the first and last stage side by side (the phases above are the peak stage's).
+    let names = [
+        ("first pipeline stage (peak)", "stage 1"),
+        ("last pipeline stage (peak)", "last st."),
+    ];
+    for (stage, (label, short)) in m.stages.iter().zip(names) {
+        if let Some(parts) = stage {
+            out.push(Column {
+                label: label.to_owned(),
+                short,
+                peak: false,
+                parts: *parts,
+            });
+        }
     }
     if out.is_empty() {
         out.push(Column {
