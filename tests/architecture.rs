@@ -1,41 +1,10 @@
 //! The architecture comparison: shape, consistency with `estimate()`, the closed-form largest batch,
-//! unknowns kept unknown, and no heap allocation.
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+//! unknowns kept unknown. (No heap allocation: tests/no_alloc.rs.)
 
 use vram_explorer::estimator::estimate;
 use vram_explorer::estimator::performance::{RowKind, compare};
 use vram_explorer::hardware::{ArticleTech, GpuId, MemoryTech, article_tech, gpu, tech};
 use vram_explorer::scenario::*;
-
-/// Counts allocations made by the current thread (tests run on several threads).
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|c| c.set(c.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|c| c.set(c.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(|c| c.get())
-}
 
 fn training() -> Scenario {
     let mut s = Scenario {
@@ -45,44 +14,6 @@ fn training() -> Scenario {
     s.workload.micro_batch = 2;
     s.workload.seq_len = 4096;
     s
-}
-
-fn custom_named() -> Scenario {
-    Scenario {
-        name: "a named scenario".to_owned(),
-        notes: "with notes".to_owned(),
-        gpu: GpuChoice::Custom(CustomGpu {
-            name: "my card".to_owned(),
-            ..CustomGpu::default()
-        }),
-        ..training()
-    }
-}
-
-#[test]
-fn compare_does_not_allocate() {
-    for s in [Scenario::default(), training(), custom_named()] {
-        let before = allocations();
-        let c = compare(&s);
-        let after = allocations();
-        assert_eq!(after - before, 0, "compare allocated for {}", s.name);
-        assert!(c.rows().count() > 0);
-    }
-}
-
-#[test]
-fn estimate_does_not_allocate() {
-    for s in [Scenario::default(), training(), custom_named()] {
-        let before = allocations();
-        let e = estimate(&s);
-        assert_eq!(
-            allocations() - before,
-            0,
-            "estimate allocated for {}",
-            s.name
-        );
-        assert!(e.performance.step.total_s > 0.0);
-    }
 }
 
 #[test]
