@@ -378,3 +378,31 @@ fn hybrid_shard_is_zero_3_within_a_node() {
     assert_eq!(ZeroStage::None.fsdp_name(), Some("NO_SHARD"));
     assert_eq!(ZeroStage::Stage1.fsdp_name(), None);
 }
+
+#[test]
+fn zero_shards_stored_experts_over_the_expert_data_parallel_group() {
+    // DeepSpeed-MoE: with EP 2 each GPU stores half of the routed experts, and their optimizer states
+    // are sharded over DP/ep ranks instead of DP, so per GPU the ZeRO-1 optimizer states do not change
+    // with EP (Ψ_e/ep ÷ DP/ep = Ψ_e/DP), while the unsharded weights do shrink.
+    let mut s = training(mixtral());
+    s.parallel.dp = 8;
+    s.strategies.zero = vram_explorer::scenario::ZeroStage::Stage1;
+    let part = |s: &Scenario, c: Component| {
+        estimate(s)
+            .memory
+            .phases
+            .peak()
+            .map(|(_, b)| b.get(c).get())
+    };
+    let states_one = part(&s, Component::OptimizerStates).expect("phases");
+    let weights_one = part(&s, Component::Weights).expect("phases");
+    s.model.moe.ep = 2;
+    let states_two = part(&s, Component::OptimizerStates).expect("phases");
+    let weights_two = part(&s, Component::Weights).expect("phases");
+    // Equal up to Adam's 4-byte step counter per stored parameter tensor (fewer expert tensors with EP).
+    assert!(
+        (states_one - states_two).abs() <= 1e-6 * states_one,
+        "{states_one} vs {states_two}"
+    );
+    assert!(weights_two < weights_one);
+}

@@ -112,6 +112,7 @@ impl Ext {
     /// `c` with the element bytes of the stage's weights averaged over quantized layer matrices (bits
     /// per weight incl. scales) and the rest (embeddings, head, norms) in the weight type.
     pub fn weight_ctx(&self, c: &Ctx, m: &ResolvedModel, params: f64, layers: f64) -> Ctx {
+        let c = &expert_sharding(c, m, params, layers);
         let Some(bits) = self.layer_bits else {
             return *c;
         };
@@ -282,5 +283,25 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
         mlp: (a.mlp - down_drop - mlp_in).max(0.0) + ranks,
         norm: (a.norm - norm_drop).max(0.0),
         ..a
+    }
+}
+
+/// ZeRO with expert parallelism (DeepSpeed-MoE, Rajbhandari et al. 2022 §4): the ⌈E/ep⌉ routed experts a
+/// GPU stores are sharded over the expert-data-parallel group of DP/ep ranks, the dense part over all DP
+/// ranks. Per GPU that is Ψ_dense/DP + Ψ_expert/(DP/ep) = (Ψ/DP)·(1 + f_e·(ep − 1)) with f_e the expert
+/// share of this stage's Ψ, so the model states use an effective DP of DP / (1 + f_e·(ep − 1)).
+/// EP ranks are taken from the DP ranks, so ep is capped at DP.
+fn expert_sharding(c: &Ctx, m: &ResolvedModel, params: f64, layers: f64) -> Ctx {
+    let ep = f64::from(m.moe.ep.max(1)).min(c.dp.max(1.0));
+    if ep <= 1.0 || c.zero == crate::scenario::ZeroStage::None || params <= 0.0 {
+        return *c;
+    }
+    let stored = states::layer_params_stored(m).max(1.0);
+    let experts = m.moe.routed_params_per_layer * m.moe.stored_expert_fraction();
+    let layer_part = states::stage_params(c, m, layers, false, false);
+    let f_e = (layer_part * experts / stored / params).clamp(0.0, 1.0);
+    Ctx {
+        dp: c.dp / (1.0 + f_e * (ep - 1.0)),
+        ..*c
     }
 }
