@@ -406,3 +406,18 @@ fn zero_shards_stored_experts_over_the_expert_data_parallel_group() {
     );
     assert!(weights_two < weights_one);
 }
+
+#[test]
+fn expert_parallel_degrees_that_do_not_fit_the_layout_are_diagnosed() {
+    use vram_explorer::estimator::Diagnostic;
+    let mut s = training(mixtral());
+    s.parallel.dp = 2;
+    s.model.moe.ep = 2;
+    let d = estimate(&s).diagnostics;
+    assert!(!d.contains(Diagnostic::ExpertParallelExceedsDp));
+    assert!(!d.contains(Diagnostic::ExpertParallelDoesNotDivideExperts));
+    s.model.moe.ep = 3;
+    let d = estimate(&s).diagnostics;
+    assert!(d.contains(Diagnostic::ExpertParallelExceedsDp));
+    assert!(d.contains(Diagnostic::ExpertParallelDoesNotDivideExperts));
+}

@@ -19,10 +19,12 @@ pub enum Diagnostic {
     InputClamped,
     ShapeDerivedFromParams,
     MemoryBound,
+    ExpertParallelExceedsDp,
+    ExpertParallelDoesNotDivideExperts,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 14] = [
+    pub const ALL: [Diagnostic; 16] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -37,6 +39,8 @@ impl Diagnostic {
         Diagnostic::InputClamped,
         Diagnostic::ShapeDerivedFromParams,
         Diagnostic::MemoryBound,
+        Diagnostic::ExpertParallelExceedsDp,
+        Diagnostic::ExpertParallelDoesNotDivideExperts,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -65,6 +69,10 @@ impl Diagnostic {
             Diagnostic::InputClamped => "input_clamped",
             Diagnostic::ShapeDerivedFromParams => "shape_derived_from_params",
             Diagnostic::MemoryBound => "memory_bound",
+            Diagnostic::ExpertParallelExceedsDp => "expert_parallel_exceeds_dp",
+            Diagnostic::ExpertParallelDoesNotDivideExperts => {
+                "expert_parallel_does_not_divide_experts"
+            }
         }
     }
 
@@ -109,6 +117,12 @@ impl Diagnostic {
                 "The transformer shape was derived from the parameter count (see docs/model.md)."
             }
             Diagnostic::MemoryBound => "The step is memory-bandwidth bound on this GPU.",
+            Diagnostic::ExpertParallelExceedsDp => {
+                "Expert parallel degree exceeds the data parallel degree; EP ranks come from DP ranks, so ZeRO shards experts as if EP = DP."
+            }
+            Diagnostic::ExpertParallelDoesNotDivideExperts => {
+                "Expert parallel degree does not divide the experts; some GPUs hold one more expert (the largest is used)."
+            }
         }
     }
 }

@@ -212,6 +212,15 @@ fn other_family(
 }
 
 fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Diagnostics) {
+    let (experts, ep) = (m.moe.experts, m.moe.ep.max(1));
+    if experts > 0 && ep > 1 {
+        if f64::from(ep) > c.dp {
+            d.insert(Diagnostic::ExpertParallelExceedsDp);
+        }
+        if !experts.is_multiple_of(ep) {
+            d.insert(Diagnostic::ExpertParallelDoesNotDivideExperts);
+        }
+    }
     let t = sc.parallel.tp.max(1);
     if m.family == ModelFamily::Transformer && t > 1 {
         if !m.heads.is_multiple_of(t) {
