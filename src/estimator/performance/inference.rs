@@ -8,7 +8,7 @@ use super::flops;
 use super::inputs::Inputs;
 use super::roofline::{div, phase};
 use super::types::{Communication, OffloadTraffic, PhaseRoofline};
-use super::work::{read_weights, spill_bytes};
+use super::work::{offload_link, offload_traffic, read_weights, spill_bytes};
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::{Component, MemoryEstimate};
 use crate::scenario::{ModelFamily, OffloadTarget, PruneKind, Scenario};
@@ -178,28 +178,14 @@ fn offload(
     generated: f64,
 ) -> OffloadTraffic {
     let forwards = 1.0 + generated;
-    let bw = match s.strategies.offload_params {
-        OffloadTarget::Nvme => i.host_bw.min(i.nvme_bw),
-        _ => i.host_bw,
-    };
+    let bw = offload_link(i, s.strategies.offload_params);
     let host_bytes = match s.strategies.offload_params {
         OffloadTarget::None => 0.0,
         _ => forwards * weights,
     };
     let host_time = div(host_bytes, bw);
     let tier_bytes = forwards * spill_bytes(mem, i);
-    let tier_time = div(tier_bytes, i.tier_bw);
-    OffloadTraffic {
-        host_bytes: Bytes(host_bytes),
-        host_bandwidth: BytesPerSec(bw),
-        host_time_s: host_time,
-        tier_bytes: Bytes(tier_bytes),
-        tier_bandwidth: BytesPerSec(i.tier_bw),
-        tier_time_s: tier_time,
-        hidden_share: i.offload_overlap,
-        exposed_s: (host_time + tier_time) * (1.0 - i.offload_overlap),
-        tier_slowdown: 1.0,
-    }
+    offload_traffic(i, host_bytes, bw, host_time, tier_bytes)
 }
 
 /// KV tokens one request holds, as the memory estimate counts them: a static batch reserves the

@@ -6,7 +6,7 @@ use super::flops;
 use super::inputs::Inputs;
 use super::roofline::{div, phase};
 use super::types::{Communication, OffloadTraffic, PhaseRoofline};
-use super::work::{Work, spill_bytes};
+use super::work::{Work, offload_link, offload_traffic, spill_bytes};
 use crate::estimator::MemoryEstimate;
 use crate::estimator::model::ResolvedModel;
 use crate::scenario::{Checkpointing, ModelFamily, OffloadTarget, Scenario, ZeroStage};
@@ -138,10 +138,7 @@ fn offload(
     mem: &MemoryEstimate,
 ) -> OffloadTraffic {
     let st = &s.strategies;
-    let link = |t: OffloadTarget| match t {
-        OffloadTarget::Nvme => i.host_bw.min(i.nvme_bw),
-        _ => i.host_bw,
-    };
+    let link = |t: OffloadTarget| offload_link(i, t);
     let opt_bytes = match st.offload_optimizer {
         OffloadTarget::None => 0.0,
         _ => w.optimizer_params * (w.grad_bytes_per_param + w.weight_bytes_per_param),
@@ -157,20 +154,8 @@ fn offload(
     } else {
         link(st.offload_params)
     };
-    let spill = spill_bytes(mem, i);
-    let tier_bytes = 2.0 * accum * spill;
-    let tier_time = div(tier_bytes, i.tier_bw);
-    OffloadTraffic {
-        host_bytes: Bytes(opt_bytes + param_bytes),
-        host_bandwidth: BytesPerSec(bw),
-        host_time_s: host_time,
-        tier_bytes: Bytes(tier_bytes),
-        tier_bandwidth: BytesPerSec(i.tier_bw),
-        tier_time_s: tier_time,
-        hidden_share: i.offload_overlap,
-        exposed_s: (host_time + tier_time) * (1.0 - i.offload_overlap),
-        tier_slowdown: 1.0,
-    }
+    let tier_bytes = 2.0 * accum * spill_bytes(mem, i);
+    offload_traffic(i, opt_bytes + param_bytes, bw, host_time, tier_bytes)
 }
 
 /// Forward FLOPs of one micro-batch on one GPU and its recomputation, for [`Work`].

@@ -164,6 +164,38 @@ fn saved_activations(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &
     sbh * (34.0 + scores) * act_scale * m.layers.div_ceil(i.pp) as f64 / i.tp as f64
 }
 
+/// Bandwidth of the path to an offload target: host DRAM over the host link (pinned or pageable, in
+/// `Inputs`), NVMe through the host at the slower of the two.
+pub fn offload_link(i: &Inputs, target: crate::scenario::OffloadTarget) -> f64 {
+    match target {
+        crate::scenario::OffloadTarget::Nvme => i.host_bw.min(i.nvme_bw),
+        _ => i.host_bw,
+    }
+}
+
+/// Offload and second-tier traffic of a step; prefetch hides `offload_overlap` of both.
+pub fn offload_traffic(
+    i: &Inputs,
+    host_bytes: f64,
+    host_bandwidth: f64,
+    host_time_s: f64,
+    tier_bytes: f64,
+) -> super::types::OffloadTraffic {
+    use crate::units::{Bytes, BytesPerSec};
+    let tier_time_s = super::roofline::div(tier_bytes, i.tier_bw);
+    super::types::OffloadTraffic {
+        host_bytes: Bytes(host_bytes),
+        host_bandwidth: BytesPerSec(host_bandwidth),
+        host_time_s,
+        tier_bytes: Bytes(tier_bytes),
+        tier_bandwidth: BytesPerSec(i.tier_bw),
+        tier_time_s,
+        hidden_share: i.offload_overlap,
+        exposed_s: (host_time_s + tier_time_s) * (1.0 - i.offload_overlap),
+        tier_slowdown: 1.0,
+    }
+}
+
 /// Bytes that spill to the second tier: what exceeds GPU memory, when the tier can hold it.
 pub fn spill_bytes(mem: &MemoryEstimate, i: &Inputs) -> f64 {
     if i.tier_bw <= 0.0 {
