@@ -52,6 +52,23 @@ impl Diagnostic {
         }
     }
 
+    /// Whether it is about the parallel layout (shown beside the parallel degrees in the app).
+    pub const fn concerns_layout(self) -> bool {
+        matches!(
+            self,
+            Diagnostic::TpDoesNotDivideHeads
+                | Diagnostic::TpDoesNotDivideKvHeads
+                | Diagnostic::TpDoesNotDivideFfn
+                | Diagnostic::TpDoesNotDivideVocab
+                | Diagnostic::PpDoesNotDivideLayers
+                | Diagnostic::PpMoreStagesThanLayers
+                | Diagnostic::ZeroWithoutDataParallel
+                | Diagnostic::SequenceParallelWithoutTp
+                | Diagnostic::ExpertParallelExceedsDp
+                | Diagnostic::ExpertParallelDoesNotDivideExperts
+        )
+    }
+
     /// A stable machine-readable code (CLI JSON).
     pub const fn code(self) -> &'static str {
         match self {

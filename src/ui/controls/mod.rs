@@ -35,7 +35,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
             group(ui, "Strategies", true, |ui| strategies::ui(ui, s));
             group(ui, "Parallelism", true, |ui| {
                 strategies::parallel_ui(ui, s);
-                inline_diagnostics(ui, est, prefs, PARALLEL_DIAGNOSTICS);
+                inline_diagnostics(ui, est, prefs, Diagnostic::concerns_layout);
             });
             group(ui, "Hardware", true, |ui| hardware::ui(ui, s, prefs));
             group(ui, "Overheads", false, |ui| hardware::overheads_ui(ui, s));
@@ -65,20 +65,8 @@ fn group(ui: &mut Ui, title: &str, open: bool, add: impl FnOnce(&mut Ui)) {
         .show(ui, add);
 }
 
-/// Diagnostics that belong next to the parallel degrees.
-const PARALLEL_DIAGNOSTICS: &[Diagnostic] = &[
-    Diagnostic::TpDoesNotDivideHeads,
-    Diagnostic::TpDoesNotDivideKvHeads,
-    Diagnostic::TpDoesNotDivideFfn,
-    Diagnostic::TpDoesNotDivideVocab,
-    Diagnostic::PpDoesNotDivideLayers,
-    Diagnostic::PpMoreStagesThanLayers,
-    Diagnostic::ZeroWithoutDataParallel,
-    Diagnostic::SequenceParallelWithoutTp,
-];
-
-fn inline_diagnostics(ui: &mut Ui, est: &Estimate, prefs: &Prefs, which: &[Diagnostic]) {
-    for d in est.diagnostics.iter().filter(|d| which.contains(d)) {
+fn inline_diagnostics(ui: &mut Ui, est: &Estimate, prefs: &Prefs, which: fn(Diagnostic) -> bool) {
+    for d in est.diagnostics.iter().filter(|d| which(*d)) {
         ui.label(
             RichText::new(format!("Warning: {}", d.message()))
                 .color(theme::severity(d.severity(), prefs.theme)),
