@@ -6,6 +6,9 @@
 //! without allocating, every frame. Everything else — the app, the CLI, tests and benchmarks — edits a
 //! scenario and reads an estimate.
 
+#[macro_use]
+mod macros;
+
 #[cfg(feature = "gui")]
 pub mod app;
 pub mod claims;
@@ -16,6 +19,7 @@ pub mod import;
 pub mod presets;
 pub mod report;
 pub mod scenario;
+pub mod tensor;
 #[cfg(feature = "gui")]
 pub mod ui;
 pub mod units;

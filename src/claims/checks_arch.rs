@@ -196,7 +196,7 @@ pub(super) fn photonic() -> Check {
 pub(super) fn pim_10x() -> Check {
     let s = load("bert-base-fp32");
     let e = s.as_ref().map(estimate);
-    let hw = s.as_ref().map(|s| crate::hardware::resolve(&s.gpu));
+    let hw = s.as_ref().map(|s| s.gpu.spec());
     let share = e.zip(hw).and_then(|(e, hw)| {
         let mem_j = e.performance.cost.memory_energy_per_step_j?;
         let board_j = hw.tdp_w? * e.performance.step.total_s;

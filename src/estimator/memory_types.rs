@@ -2,42 +2,30 @@
 
 use crate::units::Bytes;
 
-/// A component of per-GPU memory. `ALL` is the one fixed stack order used by charts, legends, tables
-/// and the CLI.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Component {
-    Weights,
-    MasterWeights,
-    Gradients,
-    OptimizerStates,
-    /// Activations saved for backward (training) — created in forward, alive until their backward.
-    Activations,
-    /// Short-lived buffers at the peak: logits and their gradient, optimizer temporaries, recomputation,
-    /// autocast weight copies, inputs.
-    Transient,
-    KvCache,
-    CommBuffers,
-    CudaContext,
-    /// Caching-allocator rounding, fragmentation and library workspaces.
-    AllocatorReserve,
+listed_enum! {
+    /// A component of per-GPU memory. `ALL` is the one fixed stack order used by charts, legends, tables
+    /// and the CLI.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    #[repr(u8)]
+    pub enum Component {
+        Weights,
+        MasterWeights,
+        Gradients,
+        OptimizerStates,
+        /// Activations saved for backward (training) — created in forward, alive until their backward.
+        Activations,
+        /// Short-lived buffers at the peak: logits and their gradient, optimizer temporaries, recomputation,
+        /// autocast weight copies, inputs.
+        Transient,
+        KvCache,
+        CommBuffers,
+        CudaContext,
+        /// Caching-allocator rounding, fragmentation and library workspaces.
+        AllocatorReserve,
+    }
 }
 
 impl Component {
-    pub const COUNT: usize = 10;
-    pub const ALL: [Component; Component::COUNT] = [
-        Component::Weights,
-        Component::MasterWeights,
-        Component::Gradients,
-        Component::OptimizerStates,
-        Component::Activations,
-        Component::Transient,
-        Component::KvCache,
-        Component::CommBuffers,
-        Component::CudaContext,
-        Component::AllocatorReserve,
-    ];
-
     pub const fn label(self) -> &'static str {
         match self {
             Component::Weights => "Weights",
@@ -105,29 +93,22 @@ impl Breakdown {
     }
 }
 
-/// A phase of a step. Training: forward end, loss backward, backward, optimizer step.
-/// Inference: prefill, decode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Phase {
-    Forward,
-    LossBackward,
-    Backward,
-    OptimizerStep,
-    Prefill,
-    Decode,
+listed_enum! {
+    /// A phase of a step. Training: forward end, loss backward, backward, optimizer step.
+    /// Inference: prefill, decode.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    #[repr(u8)]
+    pub enum Phase {
+        Forward,
+        LossBackward,
+        Backward,
+        OptimizerStep,
+        Prefill,
+        Decode,
+    }
 }
 
 impl Phase {
-    pub const COUNT: usize = 6;
-    pub const ALL: [Phase; Phase::COUNT] = [
-        Phase::Forward,
-        Phase::LossBackward,
-        Phase::Backward,
-        Phase::OptimizerStep,
-        Phase::Prefill,
-        Phase::Decode,
-    ];
     pub const fn label(self) -> &'static str {
         match self {
             Phase::Forward => "forward",

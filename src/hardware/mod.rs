@@ -23,63 +23,40 @@ pub use figures::{Capacity, Confidence, Link, Quoted};
 pub use gpus::{gpu, gpu_ref};
 pub use memory_tech::{MemoryTech, TechSpec, tech};
 
-use crate::scenario::{CustomGpu, Dtype, GpuChoice};
+use crate::tensor::Dtype;
 use crate::units::{Bytes, BytesPerSec, FlopsPerSec};
 
-/// Catalog GPUs. Serialized by variant name in scenario files, so never rename a variant
-/// (add `#[serde(alias)]` if one must change).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum GpuId {
-    V100Sxm32,
-    A100Pcie40,
-    A100Sxm40,
-    A100Pcie80,
-    A100Sxm80,
-    #[default]
-    H100Sxm,
-    H100Pcie,
-    H200,
-    B200,
-    L40S,
-    T4,
-    Rtx3090,
-    Rtx4090,
-    Rtx5090,
-    Mi250X,
-    Mi300X,
-    AppleM2Ultra,
-    AppleM3Ultra,
-    Snapdragon865,
-    TpuV4,
-    TpuV5e,
+listed_enum! {
+    /// Catalog GPUs. Serialized by variant name in scenario files, so never rename a variant
+    /// (add `#[serde(alias)]` if one must change).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum GpuId {
+        V100Sxm32,
+        A100Pcie40,
+        A100Sxm40,
+        A100Pcie80,
+        A100Sxm80,
+        #[default]
+        H100Sxm,
+        H100Pcie,
+        H200,
+        B200,
+        L40S,
+        T4,
+        Rtx3090,
+        Rtx4090,
+        Rtx5090,
+        Mi250X,
+        Mi300X,
+        AppleM2Ultra,
+        AppleM3Ultra,
+        Snapdragon865,
+        TpuV4,
+        TpuV5e,
+    }
 }
 
 impl GpuId {
-    pub const COUNT: usize = 21;
-    pub const ALL: [GpuId; GpuId::COUNT] = [
-        GpuId::V100Sxm32,
-        GpuId::A100Pcie40,
-        GpuId::A100Sxm40,
-        GpuId::A100Pcie80,
-        GpuId::A100Sxm80,
-        GpuId::H100Sxm,
-        GpuId::H100Pcie,
-        GpuId::H200,
-        GpuId::B200,
-        GpuId::L40S,
-        GpuId::T4,
-        GpuId::Rtx3090,
-        GpuId::Rtx4090,
-        GpuId::Rtx5090,
-        GpuId::Mi250X,
-        GpuId::Mi300X,
-        GpuId::AppleM2Ultra,
-        GpuId::AppleM3Ultra,
-        GpuId::Snapdragon865,
-        GpuId::TpuV4,
-        GpuId::TpuV5e,
-    ];
-
     /// The catalog entry.
     pub fn spec(self) -> GpuSpec {
         gpu(self)
@@ -93,29 +70,6 @@ impl GpuId {
 /// Memory capacity of a catalog GPU (what the vendor quotes, converted with the vendor's unit).
 pub fn capacity(id: GpuId) -> Bytes {
     gpu(id).capacity.bytes()
-}
-
-/// Memory capacity of the scenario's GPU, catalog or custom.
-pub fn choice_capacity(choice: &GpuChoice) -> Bytes {
-    resolve(choice).capacity.bytes()
-}
-
-/// The catalog entry of the scenario's GPU, or one built from a [`CustomGpu`]. Never allocates (the
-/// custom GPU's name stays in the scenario; the spec says "Custom GPU").
-pub fn resolve(choice: &GpuChoice) -> GpuSpec {
-    match choice {
-        GpuChoice::Catalog(id) => gpu(*id),
-        GpuChoice::Custom(c) => custom(c),
-    }
-}
-
-/// `f` applied to the scenario's GPU spec, as [`resolve`] gives it, but a catalog entry is borrowed
-/// from the static table instead of copied (the estimator's per-evaluation paths read a few fields).
-pub fn with_spec<R>(choice: &GpuChoice, f: impl FnOnce(&GpuSpec) -> R) -> R {
-    match choice {
-        GpuChoice::Catalog(id) => f(gpu_ref(*id)),
-        GpuChoice::Custom(c) => f(&custom(c)),
-    }
 }
 
 /// Peak throughput of one element type: dense, and with 2:4 structured sparsity where quoted.
@@ -197,45 +151,5 @@ impl GpuSpec {
         let peak = self.peaks.dense(dtype)?;
         let bw = self.bandwidth().get();
         (bw > 0.0).then(|| peak.get() / bw)
-    }
-}
-
-/// A GPU described by hand: the numbers are the user's ([`Confidence::User`]).
-pub fn custom(c: &CustomGpu) -> GpuSpec {
-    let pos = |x: f64| (x.is_finite() && x > 0.0).then_some(x);
-    let peak = |x: f64| {
-        pos(x).map(|t| Peak {
-            dense_tflops: t,
-            sparse_tflops: None,
-        })
-    };
-    let link = |name, x: f64| {
-        pos(x).map(|v| Link {
-            name,
-            quoted_gb_s: v,
-            quoted: Quoted::PerDirection,
-        })
-    };
-    GpuSpec {
-        name: "Custom GPU",
-        memory: c.memory_tech,
-        capacity: Capacity::Gb(pos(c.memory_gb).unwrap_or(0.0)),
-        bandwidth_gb_s: pos(c.bandwidth_gb_s).unwrap_or(0.0),
-        peaks: Peaks {
-            fp32: peak(c.tflops_32),
-            tf32: None,
-            fp16: peak(c.tflops_16),
-            fp8: peak(c.tflops_8),
-            int8: None,
-            int4: None,
-        },
-        gpu_link: link("GPU link", c.link_gb_s),
-        host_link: link("Host link", c.host_link_gb_s),
-        tdp_w: pos(c.tdp_w),
-        latency_ns: None,
-        source: "entered by the user",
-        confidence: Confidence::User,
-        compute_confidence: Confidence::User,
-        note: "",
     }
 }

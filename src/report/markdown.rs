@@ -8,7 +8,6 @@ use super::csv::roofline_phases;
 use crate::estimator::performance::{Comparison, compare};
 use crate::estimator::solver::{checkpointing_label, optimizer_label, precision_label, zero_label};
 use crate::estimator::{Estimate, Phase};
-use crate::hardware;
 use crate::scenario::{GpuChoice, Mode, ModelFamily, Scenario};
 use crate::units::{Bytes, fmt_seconds, fmt_sig};
 
@@ -71,7 +70,7 @@ pub fn markdown_with(s: &Scenario, e: &Estimate, comparison: Option<&Comparison>
 fn gpu_name(s: &Scenario) -> String {
     match &s.gpu {
         GpuChoice::Custom(c) => c.name.clone(),
-        GpuChoice::Catalog(_) => hardware::resolve(&s.gpu).name.to_owned(),
+        GpuChoice::Catalog(_) => s.gpu.spec().name.to_owned(),
     }
 }
 

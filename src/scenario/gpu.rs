@@ -2,13 +2,41 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::hardware::{GpuId, MemoryTech};
+use crate::hardware::{
+    Capacity, Confidence, GpuId, GpuSpec, Link, MemoryTech, Peak, Peaks, Quoted, gpu, gpu_ref,
+};
+use crate::units::Bytes;
 
 /// A GPU of the catalog, or one described by hand.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum GpuChoice {
     Catalog(GpuId),
     Custom(CustomGpu),
+}
+
+impl GpuChoice {
+    /// The catalog entry, or one built from the [`CustomGpu`]. Never allocates (the custom GPU's name
+    /// stays in the scenario; the spec says "Custom GPU").
+    pub fn spec(&self) -> GpuSpec {
+        match self {
+            GpuChoice::Catalog(id) => gpu(*id),
+            GpuChoice::Custom(c) => c.spec(),
+        }
+    }
+
+    /// `f` applied to the GPU's spec, as [`GpuChoice::spec`] gives it, but a catalog entry is borrowed
+    /// from the static table instead of copied (the estimator's per-evaluation paths read a few fields).
+    pub fn with_spec<R>(&self, f: impl FnOnce(&GpuSpec) -> R) -> R {
+        match self {
+            GpuChoice::Catalog(id) => f(gpu_ref(*id)),
+            GpuChoice::Custom(c) => f(&c.spec()),
+        }
+    }
+
+    /// Memory capacity of the GPU, catalog or custom.
+    pub fn capacity(&self) -> Bytes {
+        self.spec().capacity.bytes()
+    }
 }
 
 impl Default for GpuChoice {
@@ -56,6 +84,49 @@ impl Default for CustomGpu {
             link_gb_s: 300.0,
             host_link_gb_s: 32.0,
             tdp_w: 400.0,
+        }
+    }
+}
+
+impl CustomGpu {
+    /// The GPU as the catalog describes devices: the numbers are the user's ([`Confidence::User`]).
+    pub fn spec(&self) -> GpuSpec {
+        let c = self;
+        let pos = |x: f64| (x.is_finite() && x > 0.0).then_some(x);
+        let peak = |x: f64| {
+            pos(x).map(|t| Peak {
+                dense_tflops: t,
+                sparse_tflops: None,
+            })
+        };
+        let link = |name, x: f64| {
+            pos(x).map(|v| Link {
+                name,
+                quoted_gb_s: v,
+                quoted: Quoted::PerDirection,
+            })
+        };
+        GpuSpec {
+            name: "Custom GPU",
+            memory: c.memory_tech,
+            capacity: Capacity::Gb(pos(c.memory_gb).unwrap_or(0.0)),
+            bandwidth_gb_s: pos(c.bandwidth_gb_s).unwrap_or(0.0),
+            peaks: Peaks {
+                fp32: peak(c.tflops_32),
+                tf32: None,
+                fp16: peak(c.tflops_16),
+                fp8: peak(c.tflops_8),
+                int8: None,
+                int4: None,
+            },
+            gpu_link: link("GPU link", c.link_gb_s),
+            host_link: link("Host link", c.host_link_gb_s),
+            tdp_w: pos(c.tdp_w),
+            latency_ns: None,
+            source: "entered by the user",
+            confidence: Confidence::User,
+            compute_confidence: Confidence::User,
+            note: "",
         }
     }
 }

@@ -9,7 +9,7 @@
 //! Global Memory": global memory is accessed in 32-byte transactions). Latencies come from the
 //! catalog (measured GPU load-to-use latency, reference §2 notes); `None` stays unknown.
 
-use crate::hardware::{self, MemoryTech, tech};
+use crate::hardware::{MemoryTech, tech};
 use crate::scenario::Scenario;
 
 /// DRAM access granularity of NVIDIA GPUs, bytes (CUDA C++ Best Practices Guide).
@@ -118,7 +118,7 @@ pub fn scenario_lookups(s: &Scenario, in_flight: f64) -> LookupTime {
     let r = &s.model.recommender;
     let accesses = f64::from(r.lookups_per_sample) * f64::from(s.workload.micro_batch.max(1));
     let row = f64::from(r.dim) * s.precision.resolve().weights.bytes();
-    let hw = hardware::resolve(&s.gpu);
+    let hw = s.gpu.spec();
     let latency = hw.latency_ns.or(tech(hw.memory).latency_ns);
     let bw = hw.bandwidth().get() * s.timing.memory_efficiency.clamp(0.01, 1.0);
     lookup_time(accesses, row, latency, in_flight, bw)

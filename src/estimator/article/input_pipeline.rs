@@ -9,7 +9,7 @@
 //! §2.2 claims prefetch hides 70 % of loading and `pin_memory=True` makes copies 3× faster.
 
 use super::textures::image_bytes;
-use crate::hardware::{self, MemoryTech};
+use crate::hardware::MemoryTech;
 use crate::scenario::{InputKind, InputPipeline, Mode, Scenario};
 use crate::units::{Bytes, BytesPerSec};
 
@@ -67,7 +67,7 @@ fn tokens_per_sample(s: &Scenario) -> f64 {
 /// memory copies at its own bandwidth; an unsourced link is PCIe 5.0 x16), × the pageable fraction
 /// when host buffers are not pinned.
 pub fn host_to_device(s: &Scenario) -> f64 {
-    let link = hardware::with_spec(&s.gpu, |hw| match hw.host_link {
+    let link = s.gpu.with_spec(|hw| match hw.host_link {
         Some(l) => l.per_direction().get(),
         None if matches!(hw.memory, MemoryTech::Lpddr5 | MemoryTech::Lpddr5x) => {
             hw.bandwidth().get()

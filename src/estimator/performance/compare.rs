@@ -98,7 +98,7 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     let model = model::resolve(&scenario.model, &mut d);
     let mem = memory::estimate_memory(scenario, &model, &mut d);
     let fit = batch_fit(scenario, &model, mem.gpu_total.get());
-    let base_hw = hardware::resolve(&scenario.gpu);
+    let base_hw = scenario.gpu.spec();
     let row =
         |kind: RowKind, hw: &GpuSpec, devices: u32, cap: Option<Bytes>, d: &mut Diagnostics| {
             let i = super::inputs::Inputs::new(scenario, hw, compute_dtype(scenario), d);

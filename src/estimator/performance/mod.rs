@@ -23,7 +23,7 @@ pub use types::*;
 
 use super::model::ResolvedModel;
 use super::{Diagnostic, Diagnostics, MemoryEstimate};
-use crate::hardware::{self, GpuSpec};
+use crate::hardware::GpuSpec;
 use crate::scenario::{Dtype, Mode, PrecisionMode, Scenario};
 use crate::units::{BytesPerSec, FlopsPerSec};
 use inputs::Inputs;
@@ -35,9 +35,9 @@ pub fn estimate_performance(
     memory: &MemoryEstimate,
     diagnostics: &mut Diagnostics,
 ) -> Performance {
-    hardware::with_spec(&scenario.gpu, |hw| {
-        evaluate(scenario, model, memory, hw, diagnostics)
-    })
+    scenario
+        .gpu
+        .with_spec(|hw| evaluate(scenario, model, memory, hw, diagnostics))
 }
 
 /// The same on any GPU spec (the comparison passes catalog GPUs and memory what-ifs).

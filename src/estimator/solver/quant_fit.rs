@@ -28,7 +28,7 @@ pub struct QuantFit {
 
 /// Whether the scenario's GPU computes `format` natively (see [`QuantFit::native`]).
 pub fn native(s: &Scenario, format: WeightFormat) -> Option<bool> {
-    let spec = crate::hardware::resolve(&s.gpu);
+    let spec = s.gpu.spec();
     match format {
         WeightFormat::Fp8 => Some(spec.peaks.fp8.is_some()),
         WeightFormat::Mxfp4 | WeightFormat::Nvfp4 => Some(matches!(

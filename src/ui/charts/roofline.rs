@@ -6,7 +6,6 @@ use egui_plot::{Line, LineStyle, MarkerShape, Points, VLine};
 
 use super::{legend, static_plot};
 use crate::estimator::{Estimate, performance};
-use crate::hardware;
 use crate::scenario::Scenario;
 use crate::ui::{Prefs, theme, widgets};
 use crate::units::fmt_sig;
@@ -20,7 +19,7 @@ fn attainable(ai: f64, peak_tflops: f64, bw_gb_s: f64) -> f64 {
 }
 
 pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, height: f32) {
-    let gpu = hardware::resolve(&scenario.gpu);
+    let gpu = scenario.gpu.spec();
     let dtype = performance::compute_dtype(scenario);
     let peak = est.performance.peak.as_tflops();
     let bw = est.performance.bandwidth.as_gb_per_s();

@@ -50,7 +50,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, prefs: &Prefs) {
     if changed {
         response.mark_changed();
     }
-    let spec = hardware::resolve(&s.gpu);
+    let spec = s.gpu.spec();
     ui.label(format!(
         "{} · {} GB/s",
         prefs.unit.format(spec.capacity.bytes()),

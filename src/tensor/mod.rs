@@ -1,0 +1,7 @@
+//! The shared vocabulary of tensors: element types (and, as the model grows, storage formats and
+//! block kinds). It sits below `hardware` and `scenario` so both can speak it without importing each
+//! other (layering: units → tensor → hardware → scenario → …).
+
+mod dtype;
+
+pub use dtype::Dtype;
