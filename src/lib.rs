@@ -14,6 +14,7 @@ pub mod app;
 pub mod claims;
 pub mod cli;
 pub mod estimator;
+pub mod format;
 pub mod hardware;
 pub mod import;
 pub mod presets;

@@ -163,51 +163,7 @@ impl FlopsPerSec {
     }
 }
 
-/// Formats a finite number with about three significant digits; non-finite values print as "—".
-///
-/// ```
-/// use vram_explorer::units::fmt_sig;
-/// assert_eq!(fmt_sig(1234.4), "1234");
-/// assert_eq!(fmt_sig(0.012345), "0.0123");
-/// assert_eq!(fmt_sig(f64::INFINITY), "—");
-/// ```
-pub fn fmt_sig(x: f64) -> String {
-    if !x.is_finite() {
-        return "—".to_owned();
-    }
-    let a = x.abs();
-    if a >= 100.0 || a == 0.0 {
-        format!("{x:.0}").replace("-0", "0")
-    } else if a >= 10.0 {
-        format!("{x:.1}")
-    } else if a >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        let digits = (-a.log10().floor()) as usize + 2;
-        format!("{x:.digits$}")
-    }
-}
-
-/// Formats a duration in seconds with a readable unit (µs, ms, s, h, days).
-///
-/// ```
-/// use vram_explorer::units::fmt_seconds;
-/// assert_eq!(fmt_seconds(0.0687), "68.7 ms");
-/// assert_eq!(fmt_seconds(7200.0), "2.00 h");
-/// ```
-pub fn fmt_seconds(s: f64) -> String {
-    if !s.is_finite() || s < 0.0 {
-        return "— s".to_owned();
-    }
-    if s < 1e-3 {
-        format!("{} µs", fmt_sig(s * 1e6))
-    } else if s < 1.0 {
-        format!("{} ms", fmt_sig(s * 1e3))
-    } else if s < 3600.0 {
-        format!("{} s", fmt_sig(s))
-    } else if s < 86400.0 * 2.0 {
-        format!("{} h", fmt_sig(s / 3600.0))
-    } else {
-        format!("{} days", fmt_sig(s / 86400.0))
-    }
-}
+/// A duration with a readable unit (see [`crate::format::seconds`]): kept under its old name.
+pub use crate::format::seconds as fmt_seconds;
+/// About three significant digits (see [`crate::format::sig`]): kept under its old name.
+pub use crate::format::sig as fmt_sig;

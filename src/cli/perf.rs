@@ -76,28 +76,17 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
         let _ = writeln!(
             out,
             "  Training {} tokens: {}, {} GPU-hours, {} at the set price{}",
-            fmt_count(s.timing.token_budget),
+            crate::format::count(s.timing.token_budget),
             fmt_seconds(c.time_s),
-            fmt_count(c.gpu_hours),
-            fmt_count(c.money),
+            crate::format::count(c.gpu_hours),
+            crate::format::count(c.money),
             c.energy_kwh
-                .map(|e| format!(", {} kWh", fmt_count(e)))
+                .map(|e| format!(", {} kWh", crate::format::count(e)))
                 .unwrap_or_default()
         );
     }
     out.push('\n');
     comparison(out, s);
-}
-
-/// A large count with an SI suffix: `1.00 T`, `2.37 M`; smaller ones as they are.
-fn fmt_count(x: f64) -> String {
-    let (v, suffix) = match x.abs() {
-        a if a >= 1e12 => (x / 1e12, " T"),
-        a if a >= 1e9 => (x / 1e9, " G"),
-        a if a >= 1e6 => (x / 1e6, " M"),
-        _ => (x, ""),
-    };
-    format!("{}{suffix}", fmt_sig(v))
 }
 
 fn roofline_row(out: &mut String, name: &str, r: &PhaseRoofline) {

@@ -203,30 +203,7 @@ fn diagnostics(out: &mut String, est: &Estimate) {
     out.push('\n');
 }
 
-/// Two decimals, or "—" for a non-finite value.
-pub fn fmt_fixed(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x:.2}")
-    } else {
-        "—".to_owned()
-    }
-}
-
-/// A whole number with thousands separators: `16,060,522,496`; "—" when not finite.
-pub fn group_digits(x: f64) -> String {
-    if !x.is_finite() {
-        return "—".to_owned();
-    }
-    let digits = format!("{:.0}", x.abs());
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    if x < -0.5 { format!("-{out}") } else { out }
-}
+pub use crate::format::{fixed2 as fmt_fixed, grouped as group_digits};
 
 #[cfg(test)]
 mod tests {
@@ -235,7 +212,7 @@ mod tests {
     #[test]
     fn digits_are_grouped() {
         assert_eq!(group_digits(16_060_522_496.0), "16,060,522,496");
-        assert_eq!(group_digits(-1234.0), "-1,234");
+        assert_eq!(group_digits(-1234.0), "−1,234");
         assert_eq!(group_digits(999.0), "999");
         assert_eq!(group_digits(f64::NAN), "—");
     }
