@@ -74,7 +74,7 @@ pub fn render(
     match format {
         Format::Table => super::table::report(s, est, origin, unit),
         Format::Json => super::json::report(s, est, origin),
-        Format::Markdown => report::markdown(s, est),
+        Format::Markdown => report::markdown_in(s, est, Some(&compare(s)), unit),
         Format::Csv => match csv {
             CsvTable::Breakdown => report::breakdown_csv(est),
             CsvTable::Phases => report::phases_csv(est),

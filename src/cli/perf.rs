@@ -2,6 +2,7 @@
 //! architecture comparison (every catalog GPU and memory technology). Figures come from
 //! `estimator::performance`; this file only formats them.
 
+use crate::report::markdown::bounded;
 use std::fmt::Write;
 
 use serde_json::{Value, json};
@@ -121,6 +122,9 @@ fn comparison(out: &mut String, s: &Scenario) {
     for r in c.rows() {
         comparison_row(out, r);
     }
+    if c.rows().any(|r| !r.peak_known) {
+        out.push_str("  ≥ / ≤: no sourced compute peak: memory-traffic time only (a bound)\n");
+    }
     out.push('\n');
 }
 
@@ -136,8 +140,8 @@ fn comparison_row(out: &mut String, r: &ComparisonRow) {
         r.fits.map_or("?", |f| if f { "yes" } else { "no" }),
         r.headroom.map_or_else(unknown, gib),
         r.max_batch.map_or_else(unknown, |b| b.to_string()),
-        fmt_seconds(r.step_time_s),
-        fmt_sig(r.tokens_per_s),
+        bounded(r.peak_known, "≥ ", fmt_seconds(r.step_time_s)),
+        bounded(r.peak_known, "≤ ", fmt_sig(r.tokens_per_s)),
         r.bound.label()
     );
 }

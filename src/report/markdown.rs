@@ -9,35 +9,16 @@ use crate::estimator::performance::{Comparison, compare};
 use crate::estimator::solver::{checkpointing_label, optimizer_label, precision_label, zero_label};
 use crate::estimator::{Estimate, Phase};
 use crate::scenario::{GpuChoice, Mode, ModelFamily, Scenario};
-use crate::units::{Bytes, fmt_seconds, fmt_sig};
+use crate::units::{Bytes, MemoryUnit, fmt_seconds, fmt_sig};
 
 /// A table cell: `|` would end the cell.
 fn cell(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-fn gib(b: Bytes) -> String {
-    format!("{} GiB", fmt_sig(b.as_gib()))
-}
-
 /// Bytes as an integer with thousands separators (exact for anything below 2^53).
 pub fn bytes_exact(b: Bytes) -> String {
-    let v = b.get();
-    if !v.is_finite() {
-        return "—".to_owned();
-    }
-    let digits = format!("{:.0}", v.abs());
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    if v < 0.0 && digits != "0" {
-        out.insert(0, '−');
-    }
-    out
+    crate::format::grouped(b.get())
 }
 
 /// The whole report, with the comparison table computed here (`compare` is pure).
@@ -45,8 +26,18 @@ pub fn markdown(s: &Scenario, e: &Estimate) -> String {
     markdown_with(s, e, Some(&compare(s)))
 }
 
-/// The report with a given comparison (or none).
+/// The report with a given comparison (or none), memory in GiB.
 pub fn markdown_with(s: &Scenario, e: &Estimate, comparison: Option<&Comparison>) -> String {
+    markdown_in(s, e, comparison, MemoryUnit::GiB)
+}
+
+/// The report with a given comparison (or none), memory in `unit` (GiB or GB, labelled everywhere).
+pub fn markdown_in(
+    s: &Scenario,
+    e: &Estimate,
+    comparison: Option<&Comparison>,
+    unit: MemoryUnit,
+) -> String {
     let mut out = String::new();
     let name = if s.name.is_empty() {
         "Scenario"
@@ -57,12 +48,12 @@ pub fn markdown_with(s: &Scenario, e: &Estimate, comparison: Option<&Comparison>
     if !s.notes.is_empty() {
         let _ = writeln!(out, "> {}\n", s.notes.replace('\n', "\n> "));
     }
-    summary(&mut out, s, e);
-    memory(&mut out, e);
+    summary(&mut out, s, e, unit);
+    memory(&mut out, e, unit);
     diagnostics(&mut out, e);
-    performance(&mut out, e);
+    performance(&mut out, e, unit);
     if let Some(c) = comparison {
-        comparison_table(&mut out, c);
+        comparison_table(&mut out, c, unit);
     }
     out
 }
@@ -74,7 +65,8 @@ fn gpu_name(s: &Scenario) -> String {
     }
 }
 
-fn summary(out: &mut String, s: &Scenario, e: &Estimate) {
+fn summary(out: &mut String, s: &Scenario, e: &Estimate, unit: MemoryUnit) {
+    let gib = |b: Bytes| unit.format(b);
     let mode = match s.mode {
         Mode::Training => "training",
         Mode::Inference => "inference",
@@ -141,7 +133,9 @@ fn summary(out: &mut String, s: &Scenario, e: &Estimate) {
     out.push('\n');
 }
 
-fn memory(out: &mut String, e: &Estimate) {
+fn memory(out: &mut String, e: &Estimate, unit: MemoryUnit) {
+    let gib = |b: Bytes| unit.format(b);
+    let u = unit.label();
     let m = &e.memory;
     let verdict = if m.fits { "Fits" } else { "Does not fit" };
     let _ = writeln!(out, "## Memory per GPU\n");
@@ -155,13 +149,13 @@ fn memory(out: &mut String, e: &Estimate) {
     if let Some(p) = m.peak_phase {
         let _ = writeln!(out, "The peak is set by the **{}** phase.", p.label());
     }
-    out.push_str("\n| Component | GiB | Bytes |\n|---|---:|---:|\n");
+    let _ = write!(out, "\n| Component | {u} | Bytes |\n|---|---:|---:|\n");
     for (c, b) in m.peak.iter() {
         let _ = writeln!(
             out,
             "| {} | {} | {} |",
             c.label(),
-            fmt_sig(b.as_gib()),
+            fmt_sig(unit.value(b)),
             bytes_exact(b)
         );
     }
@@ -173,11 +167,11 @@ fn memory(out: &mut String, e: &Estimate) {
         let _ = writeln!(
             out,
             "| {label} | {} | {} |",
-            fmt_sig(b.as_gib()),
+            fmt_sig(unit.value(b)),
             bytes_exact(b)
         );
     }
-    out.push_str("\n| Phase | Tensor GiB |\n|---|---:|\n");
+    let _ = write!(out, "\n| Phase | Tensor {u} |\n|---|---:|\n");
     for p in Phase::ALL {
         if let Some(b) = m.phases.get(p) {
             let mark = if m.peak_phase == Some(p) {
@@ -189,7 +183,7 @@ fn memory(out: &mut String, e: &Estimate) {
                 out,
                 "| {}{mark} | {} |",
                 p.label(),
-                fmt_sig(b.tensor_total().as_gib())
+                fmt_sig(unit.value(b.tensor_total()))
             );
         }
     }
@@ -214,7 +208,8 @@ fn diagnostics(out: &mut String, e: &Estimate) {
     out.push('\n');
 }
 
-fn performance(out: &mut String, e: &Estimate) {
+fn performance(out: &mut String, e: &Estimate, unit: MemoryUnit) {
+    let gib = |b: Bytes| unit.format(b);
     let p = &e.performance;
     let _ = writeln!(out, "## Time and roofline\n");
     let _ = writeln!(
@@ -246,7 +241,8 @@ fn performance(out: &mut String, e: &Estimate) {
     out.push('\n');
 }
 
-fn comparison_table(out: &mut String, c: &Comparison) {
+fn comparison_table(out: &mut String, c: &Comparison, unit: MemoryUnit) {
+    let gib = |b: Bytes| unit.format(b);
     let _ = writeln!(out, "## Architecture comparison\n");
     let _ = writeln!(
         out,
@@ -269,11 +265,26 @@ fn comparison_table(out: &mut String, c: &Comparison) {
             r.fits.map_or("unknown", |f| if f { "yes" } else { "no" }),
             r.headroom.map(gib).unwrap_or_else(unknown),
             r.max_batch.map(|b| b.to_string()).unwrap_or_else(unknown),
-            fmt_seconds(r.step_time_s),
-            fmt_sig(r.tokens_per_s),
+            bounded(r.peak_known, "≥ ", fmt_seconds(r.step_time_s)),
+            bounded(r.peak_known, "≤ ", fmt_sig(r.tokens_per_s)),
             r.bound.label(),
             r.confidence.tag()
         );
     }
     out.push('\n');
+    if c.rows().any(|r| !r.peak_known) {
+        out.push_str(
+            "≥ / ≤: no sourced compute peak for that device, so its time counts memory traffic only \
+             (a lower bound on time, an upper bound on throughput).\n\n",
+        );
+    }
+}
+
+/// `value` prefixed with `mark` when it is only a bound (the device has no sourced compute peak).
+pub fn bounded(known: bool, mark: &str, value: String) -> String {
+    if known {
+        value
+    } else {
+        format!("{mark}{value}")
+    }
 }

@@ -5,4 +5,4 @@ pub mod csv;
 pub mod markdown;
 
 pub use csv::{breakdown_csv, comparison_csv, phases_csv, roofline_csv};
-pub use markdown::{markdown, markdown_with};
+pub use markdown::{markdown, markdown_in, markdown_with};
