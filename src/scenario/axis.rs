@@ -119,6 +119,23 @@ impl Axis {
         }
     }
 
+    /// The span a sweep shows by default: where the memory curve usually crosses a GPU's capacity
+    /// (an editorial choice, e.g. batches 1–4096, contexts 128–1 Mi tokens, 10⁸–2·10¹² parameters),
+    /// within the valid [`range`](Self::range).
+    pub fn typical(self, s: &Scenario) -> (f64, f64) {
+        let (lo, hi): (f64, f64) = match (self, self.field(s)) {
+            (Axis::Batch, _) => (1.0, 4096.0),
+            (Axis::Context, _) => (128.0, 1_048_576.0),
+            (_, "model.transformer.layers") => (1.0, 512.0),
+            (_, "model.cnn.params") => (1e6, 1e11),
+            (Axis::ModelSize | Axis::Params, _) => (1e8, 2e12),
+            (Axis::Dp, _) => (1.0, 1024.0),
+            (Axis::Tp | Axis::Pp, _) => (1.0, 64.0),
+        };
+        let (min, max) = self.range(s);
+        (lo.clamp(min, max), hi.clamp(min, max))
+    }
+
     /// A short name for UIs.
     pub const fn label(self) -> &'static str {
         match self {
