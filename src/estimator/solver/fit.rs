@@ -87,11 +87,7 @@ pub fn make_it_fit_with<F: FnMut(&Scenario) -> Probe>(
         u64::from(opts.max_gpus)
     };
     let mut search = Search {
-        space: Space {
-            orig: s,
-            base: Setting::of(s),
-            budget,
-        },
+        space: Space::new(s, budget),
         scratch: s.clone(),
         eval,
         top: [None; MAX_SUGGESTIONS],

@@ -88,11 +88,7 @@ fn training_7b() -> Scenario {
 /// Every leaf of the space, evaluated.
 fn brute_force(s: &Scenario, budget: u64) -> Vec<(Setting, Probe)> {
     let mut search = Search {
-        space: Space {
-            orig: s,
-            base: Setting::of(s),
-            budget,
-        },
+        space: Space::new(s, budget),
         scratch: s.clone(),
         eval: synthetic,
         top: [None; MAX_SUGGESTIONS],

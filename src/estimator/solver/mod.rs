@@ -12,6 +12,7 @@
 //! bisection after a few interpolation steps, so every solve ends in O(log range) estimates.
 
 mod axes;
+mod batch;
 mod cache;
 mod describe;
 pub mod fit;
