@@ -51,8 +51,10 @@ impl Rng {
 
 /// A random scenario that `validate` accepts.
 pub fn scenario(rng: &mut Rng) -> Scenario {
-    let mut s = Scenario::default();
-    s.mode = rng.pick(&[Mode::Training, Mode::Inference]);
+    let mut s = Scenario {
+        mode: rng.pick(&[Mode::Training, Mode::Inference]),
+        ..Scenario::default()
+    };
     s.model.family = rng.pick(&[
         ModelFamily::Transformer,
         ModelFamily::Cnn,

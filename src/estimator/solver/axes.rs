@@ -31,6 +31,18 @@ impl Axis {
     pub fn ordered(self) -> bool {
         self != Axis::Layout
     }
+    /// This axis's bit in [`Setting::change_mask`].
+    pub const fn bit(self) -> u8 {
+        match self {
+            Axis::Precision => 1,
+            Axis::Optimizer => 1 << 1,
+            Axis::Checkpointing => 1 << 2,
+            Axis::Zero => 1 << 3,
+            Axis::Offload => 1 << 4,
+            Axis::Layout => 1 << 5,
+            Axis::MicroBatch => 1 << 6,
+        }
+    }
 }
 
 /// The micro-batches valid for one data-parallel degree (see [`batch::micro_batches`]).
