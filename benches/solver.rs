@@ -2,11 +2,20 @@
 //! ≤ 5 ms (criterion median). Run: `cargo bench --bench solver`.
 
 use std::hint::black_box;
+use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use vram_explorer::estimator::sensitivity::sensitivity;
 use vram_explorer::estimator::solver::{FitOptions, make_it_fit, max_micro_batch};
 use vram_explorer::scenario::{Mode, Scenario};
+
+#[path = "../tests/support/sample.rs"]
+mod sample;
+
+/// Scenarios and GPU budgets of `tests/random_fit.rs` (same seed, same order).
+const RANDOM_SEED: u64 = 0x05EE_DF17;
+const RANDOM_SCENARIOS: u64 = 1000;
+const BUDGETS: [u32; 3] = [0, 8, 64];
 
 /// Llama-3-8B training at 4096 tokens, micro-batch 4 × 8 accumulation on 8 GPUs: ~290 GiB per
 /// GPU on an 80 GB H100, so the search has work to do.
@@ -20,6 +29,43 @@ fn too_big() -> Scenario {
     s.workload.grad_accum_steps = 8;
     s.parallel.dp = 8;
     s
+}
+
+/// Training with accumulation in the tens of thousands (issue 17: make-it-fit took ~140 ms when it
+/// listed micro-batches by scanning divisors up to 4096 at every search node).
+fn long_accumulation() -> Scenario {
+    let mut s = too_big();
+    s.workload.micro_batch = 3;
+    s.workload.grad_accum_steps = 40_000;
+    s.parallel.dp = 4;
+    s
+}
+
+/// The random scenarios of `tests/random_fit.rs` whose make-it-fit took longest here (one timed run
+/// each, so the pick is approximate on a shared machine), slowest first.
+fn slowest_random(n: usize) -> Vec<(u64, Scenario, FitOptions)> {
+    let mut rng = sample::Rng::new(RANDOM_SEED);
+    let mut timed: Vec<(f64, u64, Scenario, FitOptions)> = (0..RANDOM_SCENARIOS)
+        .map(|i| {
+            let s = sample::scenario(&mut rng);
+            let opts = FitOptions {
+                max_gpus: BUDGETS[(i % 3) as usize],
+                top: 5,
+            };
+            let t0 = Instant::now();
+            black_box(make_it_fit(&s, opts));
+            (t0.elapsed().as_secs_f64(), i, s, opts)
+        })
+        .collect();
+    timed.sort_by(|a, b| b.0.total_cmp(&a.0));
+    timed
+        .into_iter()
+        .take(n)
+        .map(|(t, i, s, o)| {
+            eprintln!("random sample {i}: {:.2} ms in the scan", t * 1e3);
+            (i, s, o)
+        })
+        .collect()
 }
 
 fn benches(c: &mut Criterion) {
@@ -44,6 +90,21 @@ fn benches(c: &mut Criterion) {
         b.iter(|| max_micro_batch(black_box(&s)))
     });
     c.bench_function("sensitivity", |b| b.iter(|| sensitivity(black_box(&s))));
+    let long = long_accumulation();
+    let eight = FitOptions {
+        max_gpus: 8,
+        top: 5,
+    };
+    c.bench_function("make_it_fit_accumulation_40000", |b| {
+        b.iter(|| make_it_fit(black_box(&long), eight))
+    });
+    for (i, s, opts) in slowest_random(3) {
+        let r = make_it_fit(&s, opts);
+        eprintln!("random sample {i}: {} estimates", r.estimates);
+        c.bench_function(&format!("make_it_fit_random_{i}"), |b| {
+            b.iter(|| make_it_fit(black_box(&s), opts))
+        });
+    }
 }
 
 criterion_group!(solver, benches);

@@ -7,6 +7,7 @@ use vram_explorer::estimator::solver::{
     FitCache, FitOptions, ScaleAxis, Solved, Target, make_it_fit, max_fitting, min_degree,
     previous_degree, set_degree,
 };
+use vram_explorer::scenario::validate::validate;
 use vram_explorer::scenario::{
     Checkpointing, Mode, ModelSpec, Scenario, ShapeSource, TransformerDims, ZeroStage,
 };
@@ -208,6 +209,50 @@ fn tornado_is_finite_and_moves_the_right_way() {
                     row.down.is_none() && row.up.is_none(),
                     "{name}: {:?}",
                     row.knob
+                );
+            }
+        }
+    }
+}
+
+/// Every suggestion passes `validate` and keeps the global batch, computed in u64 (issue 17: `fit`
+/// suggested 131,072 accumulation steps and a u32::MAX micro-batch when the layout shrank DP).
+#[test]
+fn make_it_fit_suggests_only_valid_scenarios() {
+    for (mb, accum, dp) in [
+        (1, 65_536, 2),
+        (65_536, 65_536, 2),
+        (3, 40_000, 4),
+        (7, 9_973, 1),
+    ] {
+        let mut s = llama7b_training();
+        s.workload.micro_batch = mb;
+        s.workload.grad_accum_steps = accum;
+        s.parallel.dp = dp;
+        let global = |s: &Scenario| {
+            u64::from(s.workload.micro_batch)
+                * u64::from(s.workload.grad_accum_steps)
+                * u64::from(s.parallel.dp)
+        };
+        for budget in [0, 1, 8] {
+            let r = make_it_fit(
+                &s,
+                FitOptions {
+                    max_gpus: budget,
+                    top: 5,
+                },
+            );
+            for sug in &r.suggestions {
+                let errors = validate(&sug.scenario);
+                assert!(
+                    errors.is_empty(),
+                    "{mb}×{accum}×{dp}, budget {budget}: {errors:?}"
+                );
+                assert_eq!(global(&sug.scenario), global(&s), "{:?}", sug.changes);
+                assert!(
+                    sug.changes.iter().all(|c| !c.contains("4294967295")),
+                    "{:?}",
+                    sug.changes
                 );
             }
         }

@@ -9,8 +9,8 @@
 use super::solver::{Target, step_time_s};
 use super::{Estimate, estimate};
 use crate::scenario::{
-    Checkpointing, Dtype, Mode, ModelFamily, OptimizerKind, PrecisionMode, Scenario, ShapeSource,
-    ZeroStage,
+    Axis, Checkpointing, Dtype, Mode, ModelFamily, OptimizerKind, PrecisionMode, Scenario,
+    ShapeSource, ZeroStage,
 };
 use crate::units::Bytes;
 
@@ -75,6 +75,9 @@ impl Knob {
             Knob::MicroBatch => step_target(s, Target::MicroBatch, up),
             Knob::Context => step_target(s, Target::Context, up),
             Knob::ModelSize => step_target(s, Target::ModelSize, up),
+            Knob::Tp => double(s, Axis::Tp, up),
+            Knob::Pp => double(s, Axis::Pp, up),
+            Knob::Dp => double(s, Axis::Dp, up),
             Knob::Width => step_width(s, up),
             Knob::Precision => step_precision(s, up),
             Knob::KvCache if !training => {
@@ -122,9 +125,6 @@ impl Knob {
                 let i = ladder.iter().position(|x| x == z);
                 ladder_step(&ladder, i, up).map(|x| *z = x).is_some()
             }
-            Knob::Tp => double(&mut s.parallel.tp, up, 1024),
-            Knob::Pp => double(&mut s.parallel.pp, up, s.model.transformer.layers.max(1)),
-            Knob::Dp => double(&mut s.parallel.dp, up, 65_536),
             Knob::KvCache | Knob::Optimizer | Knob::Checkpointing | Knob::Zero => false,
         }
     }
@@ -140,13 +140,19 @@ fn ladder_step<T: Copy>(ladder: &[T], at: Option<usize>, up: bool) -> Option<T> 
     ladder.get(j).copied()
 }
 
-/// Doubles or halves a count within `1 ..= max`.
-fn double(v: &mut u32, up: bool, max: u32) -> bool {
-    let next = if up { v.saturating_mul(2) } else { *v / 2 };
-    if next < 1 || next > max || next == *v {
+/// Doubles or halves a parallel degree within its valid range ([`Axis::range`]); a pipeline has at
+/// most one stage per layer.
+fn double(s: &mut Scenario, axis: Axis, up: bool) -> bool {
+    let (lo, mut hi) = axis.range(s);
+    if axis == Axis::Pp {
+        hi = hi.min(f64::from(s.model.transformer.layers.max(1)));
+    }
+    let v = axis.get(s);
+    let next = if up { v * 2.0 } else { (v / 2.0).floor() };
+    if next < lo || next > hi || next == v {
         return false;
     }
-    *v = next;
+    axis.set(s, next);
     true
 }
 

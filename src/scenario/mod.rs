@@ -4,6 +4,7 @@
 //! files keep loading as fields are added. Unknown fields are errors (`deny_unknown_fields`): a typo
 //! must not be silently ignored. Ranges are checked by [`validate`](validate::validate).
 
+mod axis;
 mod gpu;
 mod implementation;
 mod input;
@@ -18,6 +19,7 @@ mod timing;
 pub mod validate;
 mod workload;
 
+pub use axis::Axis;
 pub use gpu::*;
 pub use implementation::*;
 pub use input::*;

@@ -1,5 +1,6 @@
 //! The axes of the make-it-fit search and the options each offers a partial setting.
 
+use super::batch::{self, Factors};
 use super::space::{self, List, Setting};
 use crate::scenario::{Mode, ModelFamily, Scenario};
 
@@ -30,32 +31,80 @@ impl Axis {
     pub fn ordered(self) -> bool {
         self != Axis::Layout
     }
+    /// This axis's bit in [`Setting::change_mask`].
+    pub const fn bit(self) -> u8 {
+        match self {
+            Axis::Precision => 1,
+            Axis::Optimizer => 1 << 1,
+            Axis::Checkpointing => 1 << 2,
+            Axis::Zero => 1 << 3,
+            Axis::Offload => 1 << 4,
+            Axis::Layout => 1 << 5,
+            Axis::MicroBatch => 1 << 6,
+        }
+    }
 }
 
-/// What the options depend on: the scenario, its own setting and the GPU budget.
+/// The micro-batches valid for one data-parallel degree (see [`batch::micro_batches`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Batches {
+    dp: u32,
+    /// Sequences per replica per optimizer step.
+    per_replica: u64,
+    /// Ascending.
+    micro: List<u32, 64>,
+}
+
+/// What the options depend on: the scenario, its own setting and the layouts within the GPU budget
+/// with their valid micro-batches, computed once, here.
 pub struct Space<'a> {
     pub orig: &'a Scenario,
     pub base: Setting,
-    pub budget: u64,
+    layouts: List<(u32, u32, u32), 32>,
+    batches: List<Batches, 33>,
 }
 
-impl Space<'_> {
+impl<'a> Space<'a> {
+    pub fn new(orig: &'a Scenario, budget: u64) -> Self {
+        let global = global_factors(orig);
+        let mut batches = List::new();
+        let layouts = layouts(orig, budget, &global, |dp, micro| {
+            batches.push(Batches {
+                dp,
+                per_replica: global.div(dp).map_or(0, |f| f.value()),
+                micro,
+            });
+        });
+        Space {
+            orig,
+            base: Setting::of(orig),
+            layouts,
+            batches,
+        }
+    }
+
+    fn batches(&self, dp: u32) -> Option<Batches> {
+        self.batches.iter().find(|b| b.dp == dp)
+    }
+
     /// Every option of `axis` applied to `st`, cheapest first.
     pub fn choices(&self, st: &Setting, axis: Axis) -> List<Setting, 64> {
         let mut out = List::new();
         let s = self.orig;
+        let training = s.mode == Mode::Training;
         match axis {
             Axis::Layout => {
-                for (tp, pp, dp) in layouts(s, self.budget).iter() {
-                    let per_replica = self.per_replica(dp);
-                    out.push(Setting {
-                        tp,
-                        pp,
-                        dp,
-                        micro_batch: per_replica,
-                        grad_accum: 1,
-                        ..*st
-                    });
+                for (tp, pp, dp) in self.layouts.iter() {
+                    let layout = Setting { tp, pp, dp, ..*st };
+                    // Training: the largest valid micro-batch (the micro-batch axis refines it).
+                    match self.batches(dp) {
+                        Some(b) if training => {
+                            if let Some(m) = b.micro.last() {
+                                out.push(split(layout, b.per_replica, m));
+                            }
+                        }
+                        _ => out.push(layout),
+                    }
                 }
             }
             Axis::Precision => {
@@ -86,50 +135,78 @@ impl Space<'_> {
                     });
                 }
             }
-            Axis::MicroBatch => {
-                if s.mode == Mode::Inference {
-                    out.push(*st);
-                } else {
-                    let per_replica = self.per_replica(st.dp);
+            Axis::MicroBatch => match self.batches(st.dp) {
+                Some(b) if training => {
                     // Largest micro-batch (fewest accumulation steps) first.
-                    let mut divs = [0u32; 64];
+                    let mut micro = [0u32; 64];
                     let mut n = 0;
-                    for (slot, d) in divs.iter_mut().zip(space::divisors(per_replica).iter()) {
-                        *slot = d;
+                    for (slot, m) in micro.iter_mut().zip(b.micro.iter()) {
+                        *slot = m;
                         n += 1;
                     }
-                    for &m in divs.iter().take(n).rev() {
-                        out.push(Setting {
-                            micro_batch: m,
-                            grad_accum: per_replica / m.max(1),
-                            ..*st
-                        });
+                    for &m in micro.iter().take(n).rev() {
+                        out.push(split(*st, b.per_replica, m));
                     }
                 }
-            }
+                _ => out.push(*st),
+            },
         }
         out
     }
+}
 
-    /// Sequences per replica per optimizer step that keep the global batch.
-    pub fn per_replica(&self, dp: u32) -> u32 {
-        if self.orig.mode == Mode::Inference {
-            return self.orig.workload.micro_batch;
-        }
-        let global = u64::from(self.base.micro_batch.max(1))
-            * u64::from(self.base.grad_accum.max(1))
-            * u64::from(self.base.dp.max(1));
-        u32::try_from(global / u64::from(dp.max(1))).unwrap_or(u32::MAX)
+/// `st` with `m` sequences per micro-batch and the accumulation that keeps `per_replica`.
+fn split(st: Setting, per_replica: u64, m: u32) -> Setting {
+    let accum = per_replica / u64::from(m.max(1));
+    Setting {
+        micro_batch: m,
+        grad_accum: u32::try_from(accum).unwrap_or(u32::MAX),
+        ..st
     }
 }
 
+/// The global batch (micro-batch × accumulation × DP) as prime factors (training; 1 in inference,
+/// where the batch is not split).
+fn global_factors(s: &Scenario) -> Factors {
+    let mut f = Factors::one();
+    if s.mode == Mode::Training {
+        f.mul(s.workload.micro_batch.max(1));
+        f.mul(s.workload.grad_accum_steps.max(1));
+        f.mul(s.parallel.dp.max(1));
+    }
+    f
+}
+
 /// TP × PP × DP layouts within the budget: the scenario's own first, then TP over powers of two that
-/// divide the heads (within a node), PP over powers of two up to the layers, and DP as large as the
-/// global batch allows (training) or the scenario's own (inference).
-fn layouts(s: &Scenario, budget: u64) -> List<(u32, u32, u32), 32> {
+/// divide the heads (within a node), PP over powers of two up to the layers, and DP the largest
+/// divisor of the global batch within the room whose per-replica batch splits into a valid
+/// micro-batch × accumulation (training), or the scenario's own (inference). `batches` is told each
+/// training DP once, with its valid micro-batches.
+fn layouts(
+    s: &Scenario,
+    budget: u64,
+    global: &Factors,
+    mut batches: impl FnMut(u32, List<u32, 64>),
+) -> List<(u32, u32, u32), 32> {
     let mut out = List::new();
+    let training = s.mode == Mode::Training;
+    let mut told: List<u32, 33> = List::new();
+    let mut tell = |dp: u32| -> bool {
+        let micro = global.div(dp).map(|f| batch::micro_batches(&f));
+        let Some(micro) = micro.filter(|m| m.last().is_some()) else {
+            return false;
+        };
+        if !told.iter().any(|d| d == dp) {
+            told.push(dp);
+            batches(dp, micro);
+        }
+        true
+    };
     let p = &s.parallel;
     if p.gpus() <= budget {
+        if training {
+            tell(p.dp);
+        }
         out.push((p.tp, p.pp, p.dp));
     }
     if s.model.family != ModelFamily::Transformer {
@@ -138,23 +215,25 @@ fn layouts(s: &Scenario, budget: u64) -> List<(u32, u32, u32), 32> {
     let heads = s.model.transformer.heads.max(1);
     let layers = s.model.transformer.layers.max(1);
     let node = u64::from(p.gpus_per_node.max(1));
-    let global = u64::from(s.workload.micro_batch.max(1))
-        * u64::from(s.workload.grad_accum_steps.max(1))
-        * u64::from(p.dp.max(1));
+    let mut dps = [0u64; batch::DIVISORS];
+    let n = global.divisors_upto(budget.min(batch::max_of("parallel.dp")), &mut dps);
+    let dps = dps.get(..n).unwrap_or(&[]);
     let mut tp = 1u32;
     while u64::from(tp) <= budget.min(node) && tp <= heads {
         let mut pp = 1u32;
         while u64::from(tp) * u64::from(pp) <= budget && pp <= layers {
             let room = budget / (u64::from(tp) * u64::from(pp));
-            let dp = match s.mode {
-                Mode::Training => (1..=room.min(65_536))
+            let dp = if training {
+                dps.iter()
                     .rev()
-                    .find(|d| global.is_multiple_of(*d))
-                    .unwrap_or(1),
-                Mode::Inference => u64::from(p.dp.max(1)),
+                    .filter(|d| **d <= room)
+                    .filter_map(|d| u32::try_from(*d).ok())
+                    .find(|d| tell(*d))
+            } else {
+                Some(p.dp.max(1)).filter(|d| u64::from(*d) <= room)
             };
-            if heads.is_multiple_of(tp) && dp <= room {
-                out.push((tp, pp, u32::try_from(dp).unwrap_or(1)));
+            if let Some(dp) = dp.filter(|_| heads.is_multiple_of(tp)) {
+                out.push((tp, pp, dp));
             }
             pp *= 2;
         }

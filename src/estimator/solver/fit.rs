@@ -87,11 +87,7 @@ pub fn make_it_fit_with<F: FnMut(&Scenario) -> Probe>(
         u64::from(opts.max_gpus)
     };
     let mut search = Search {
-        space: Space {
-            orig: s,
-            base: Setting::of(s),
-            budget,
-        },
+        space: Space::new(s, budget),
         scratch: s.clone(),
         eval,
         top: [None; MAX_SUGGESTIONS],
@@ -266,7 +262,12 @@ impl<F: FnMut(&Scenario) -> Probe> Search<'_, F> {
             self.record(cheap, p);
             return true;
         }
-        if p.step_time_s > self.bound() {
+        // Every leaf below is at least as slow as `cheap` and keeps the changes already fixed on the
+        // axes above, so its rank is at least this.
+        let fixed = Axis::ALL.iter().take(depth).fold(0u8, |m, a| m | a.bit());
+        let changed = st.change_mask(&self.space.base) & fixed;
+        let floor = p.step_time_s * (1.0 + CHANGE_PENALTY * f64::from(changed.count_ones()));
+        if floor > self.bound() {
             return false;
         }
         let most = self.complete(st, depth, false);

@@ -88,11 +88,7 @@ fn training_7b() -> Scenario {
 /// Every leaf of the space, evaluated.
 fn brute_force(s: &Scenario, budget: u64) -> Vec<(Setting, Probe)> {
     let mut search = Search {
-        space: Space {
-            orig: s,
-            base: Setting::of(s),
-            budget,
-        },
+        space: Space::new(s, budget),
         scratch: s.clone(),
         eval: synthetic,
         top: [None; MAX_SUGGESTIONS],
@@ -219,4 +215,27 @@ fn budget_widens_the_layouts() {
         eight.suggestions.first().map(|x| x.step_time_s)
             < one.suggestions.first().map(|x| x.step_time_s)
     );
+}
+
+#[test]
+fn axis_bits_match_the_change_mask() {
+    let s = training_7b();
+    let base = Setting::of(&s);
+    let space = Space::new(&s, 64);
+    let batch = Axis::MicroBatch.bit();
+    for axis in Axis::ALL {
+        // Layouts also re-split the batch: compare the other bits.
+        let ignore = if axis == Axis::MicroBatch { 0 } else { batch };
+        let masks: Vec<u8> = space
+            .choices(&base, axis)
+            .iter()
+            .map(|c| c.change_mask(&base) & !ignore)
+            .filter(|m| *m != 0)
+            .collect();
+        assert!(!masks.is_empty(), "{axis:?}");
+        assert!(
+            masks.iter().all(|m| *m == axis.bit()),
+            "{axis:?}: {masks:?}"
+        );
+    }
 }

@@ -12,6 +12,7 @@
 //! bisection after a few interpolation steps, so every solve ends in O(log range) estimates.
 
 mod axes;
+mod batch;
 mod cache;
 mod describe;
 pub mod fit;
@@ -26,7 +27,7 @@ pub use quant_fit::{QuantFit, quant_fit};
 pub use search::{Coord, Probe, solve_max_with, solve_min_with};
 
 use super::{Estimate, estimate};
-use crate::scenario::{Mode, ModelFamily, Scenario, ShapeSource};
+use crate::scenario::{Axis, Scenario};
 
 /// The outcome of a solve: the value that fits and whose next notch does not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,82 +52,65 @@ impl Solved {
     }
 }
 
-/// What a "largest that fits" solve varies.
+/// What a "largest that fits" solve varies: an [`Axis`] in whole units of the search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
-    /// Training and static-batch inference: `workload.micro_batch`; inference with dynamic batching:
-    /// `inference.concurrent_requests`.
+    /// [`Axis::Batch`]: `workload.micro_batch`, or `inference.concurrent_requests` in inference with
+    /// dynamic batching.
     MicroBatch,
-    /// Training: `workload.seq_len`; inference: `inference.prompt_tokens` (the context is the prompt plus
-    /// the generated tokens, which stay fixed).
+    /// [`Axis::Context`]: `workload.seq_len` in training, `inference.prompt_tokens` in inference (the
+    /// generated tokens stay fixed). Transformers only.
     Context,
-    /// Transformers given by dimensions: `transformer.layers` (width kept); given by parameter count:
-    /// `model.params` in millions; CNNs: `cnn.params` in millions. Not applicable to recommenders.
+    /// [`Axis::ModelSize`]: `transformer.layers` for transformers given by dimensions (width kept);
+    /// `model.params` or `cnn.params` in millions otherwise. Not applicable to recommenders.
     ModelSize,
 }
 
 impl Target {
     pub const ALL: [Target; 3] = [Target::MicroBatch, Target::Context, Target::ModelSize];
 
-    /// The valid range of the varied field (scenario documentation of each field).
+    /// The scenario axis this target moves.
+    pub const fn axis(self) -> Axis {
+        match self {
+            Target::MicroBatch => Axis::Batch,
+            Target::Context => Axis::Context,
+            Target::ModelSize => Axis::ModelSize,
+        }
+    }
+
+    /// Field units per search unit: a million for parameter counts, else 1.
+    pub fn unit(self, s: &Scenario) -> f64 {
+        if self.axis().is_integer(s) { 1.0 } else { 1e6 }
+    }
+
+    /// The valid range of the varied field in search units ([`Axis::range`], i.e.
+    /// `validate::RANGES`); `None` when the axis does not apply to the scenario.
     pub fn range(self, s: &Scenario) -> Option<(u64, u64)> {
-        match self {
-            Target::MicroBatch => Some((1, 65_536)),
-            Target::Context => match s.mode {
-                Mode::Training => Some((1, 10_000_000)),
-                Mode::Inference => {
-                    let generated = u64::from(s.inference.generated_tokens);
-                    Some((1, 10_000_000u64.saturating_sub(generated).max(1)))
-                }
-            },
-            Target::ModelSize => match (s.model.family, s.model.shape) {
-                (ModelFamily::Transformer, ShapeSource::Dimensions) => Some((1, 10_000)),
-                // Millions of parameters: 1e5 ..= 1e13 parameters (ModelSpec::params).
-                (ModelFamily::Transformer, ShapeSource::ParamCount) | (ModelFamily::Cnn, _) => {
-                    Some((1, 10_000_000))
-                }
-                (ModelFamily::Recommender, _) => None,
-            },
+        let axis = self.axis();
+        if !axis.applies(s) {
+            return None;
         }
+        let (lo, hi) = axis.range(s);
+        let u = self.unit(s);
+        // `as` saturates (Rust reference, "Numeric cast"); the ranges are far below u64::MAX.
+        let (lo, hi) = ((lo / u).ceil().max(1.0) as u64, (hi / u).floor() as u64);
+        Some((lo, hi.max(lo)))
     }
 
-    /// The current value of the varied field.
+    /// The current value of the varied field, in search units.
     pub fn get(self, s: &Scenario) -> u64 {
-        match self {
-            Target::MicroBatch if batch_is_requests(s) => s.inference.concurrent_requests.into(),
-            Target::MicroBatch => s.workload.micro_batch.into(),
-            Target::Context => match s.mode {
-                Mode::Training => s.workload.seq_len.into(),
-                Mode::Inference => s.inference.prompt_tokens.into(),
-            },
-            Target::ModelSize => match (s.model.family, s.model.shape) {
-                (ModelFamily::Transformer, ShapeSource::Dimensions) => {
-                    s.model.transformer.layers.into()
-                }
-                (ModelFamily::Cnn, _) => millions(s.model.cnn.params),
-                _ => millions(s.model.params),
-            },
+        let v = self.axis().get(s) / self.unit(s);
+        if v.is_finite() && v > 0.0 {
+            v.round() as u64
+        } else {
+            0
         }
     }
 
-    /// Sets the varied field to `value` (saturating at `u32::MAX` for count fields).
+    /// Sets the varied field to `value` search units (saturating at `u32::MAX` for count fields).
     pub fn set(self, s: &mut Scenario, value: u64) {
-        let v32 = u32::try_from(value).unwrap_or(u32::MAX);
-        match self {
-            Target::MicroBatch if batch_is_requests(s) => s.inference.concurrent_requests = v32,
-            Target::MicroBatch => s.workload.micro_batch = v32,
-            Target::Context => match s.mode {
-                Mode::Training => s.workload.seq_len = v32,
-                Mode::Inference => s.inference.prompt_tokens = v32,
-            },
-            Target::ModelSize => match (s.model.family, s.model.shape) {
-                (ModelFamily::Transformer, ShapeSource::Dimensions) => {
-                    s.model.transformer.layers = v32
-                }
-                (ModelFamily::Cnn, _) => s.model.cnn.params = value as f64 * 1e6,
-                _ => s.model.params = value as f64 * 1e6,
-            },
-        }
+        let u = self.unit(s);
+        self.axis().set(s, value as f64 * u);
     }
 
     pub const fn label(self) -> &'static str {
@@ -135,18 +119,6 @@ impl Target {
             Target::Context => "context length",
             Target::ModelSize => "model size",
         }
-    }
-}
-
-fn batch_is_requests(s: &Scenario) -> bool {
-    s.mode == Mode::Inference && s.inference.dynamic_batching
-}
-
-fn millions(params: f64) -> u64 {
-    if params.is_finite() && params > 0.0 {
-        (params / 1e6).round() as u64
-    } else {
-        0
     }
 }
 
@@ -159,6 +131,17 @@ pub enum ScaleAxis {
     Tp,
     /// Pipeline parallel, over 1 ..= layers.
     Pp,
+}
+
+impl ScaleAxis {
+    /// The scenario axis of this degree.
+    pub const fn axis(self) -> Axis {
+        match self {
+            ScaleAxis::Dp => Axis::Dp,
+            ScaleAxis::Tp => Axis::Tp,
+            ScaleAxis::Pp => Axis::Pp,
+        }
+    }
 }
 
 /// The probe of one estimate: what the searches read.
@@ -218,8 +201,9 @@ fn axis_candidates(s: &Scenario, axis: ScaleAxis, out: &mut [u32; 64]) -> usize 
         ScaleAxis::Dp => {}
         ScaleAxis::Tp => {
             let heads = s.model.transformer.heads.max(1);
+            let max = Axis::Tp.range(s).1;
             let mut t = 1u32;
-            while t <= heads && t <= 512 {
+            while t <= heads && f64::from(t) <= max {
                 if heads.is_multiple_of(t) {
                     push(t);
                 }
@@ -242,10 +226,17 @@ pub fn min_degree(s: &Scenario, axis: ScaleAxis) -> Solved {
     let mut scratch = s.clone();
     if axis == ScaleAxis::Dp {
         // Memory per GPU is affine in 1/N_d under ZeRO (ZeRO §5, Figure 1): interpolate in 1/dp.
-        return solve_min_with(&mut scratch, 1, 65_536, Coord::Reciprocal, |sc, v| {
-            sc.parallel.dp = u32::try_from(v).unwrap_or(u32::MAX);
-            probe(&estimate(sc))
-        });
+        let (lo, hi) = Axis::Dp.range(s);
+        return solve_min_with(
+            &mut scratch,
+            lo as u64,
+            hi as u64,
+            Coord::Reciprocal,
+            |sc, v| {
+                Axis::Dp.set(sc, v as f64);
+                probe(&estimate(sc))
+            },
+        );
     }
     let mut cands = [0u32; 64];
     let n = axis_candidates(s, axis, &mut cands);
@@ -275,9 +266,5 @@ pub fn previous_degree(s: &Scenario, axis: ScaleAxis, value: u64) -> Option<u64>
 
 /// Sets one parallel degree.
 pub fn set_degree(s: &mut Scenario, axis: ScaleAxis, degree: u32) {
-    match axis {
-        ScaleAxis::Dp => s.parallel.dp = degree,
-        ScaleAxis::Tp => s.parallel.tp = degree,
-        ScaleAxis::Pp => s.parallel.pp = degree,
-    }
+    axis.axis().set(s, degree.into());
 }

@@ -8,7 +8,7 @@ use crate::scenario::{
 };
 
 /// A short fixed-capacity list (no allocation in the search).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct List<T: Copy, const N: usize> {
     items: [Option<T>; N],
     len: usize,
@@ -308,22 +308,6 @@ pub fn offloads(s: &Scenario, zero: ZeroStage) -> List<Offload, 3> {
     ] {
         if o >= own && (o != Offload::OptimizerAndParams || zero == ZeroStage::Stage3) {
             out.push(o);
-        }
-    }
-    out
-}
-
-/// Divisors of `n` in ascending order (at most 64 of them).
-pub fn divisors(n: u32) -> List<u32, 64> {
-    let mut out = List::new();
-    let mut d = 1;
-    while d <= n {
-        if n.is_multiple_of(d) {
-            out.push(d);
-        }
-        d += 1;
-        if d > 4096 {
-            break;
         }
     }
     out

@@ -8,92 +8,40 @@ use egui_plot::{HLine, Line, LineStyle, MarkerShape, Plot, Points, VLine};
 
 use super::sweep_view::View;
 use super::{legend, memory_tick, static_plot};
-use crate::estimator::solver::{self, ScaleAxis};
+use crate::estimator::solver::{self, ScaleAxis, Target};
 use crate::estimator::{Estimate, estimate};
-use crate::scenario::{Mode, Scenario, ShapeSource};
+use crate::scenario::{Axis, Scenario};
 use crate::ui::widgets::{self, Choice, opt};
 use crate::ui::{Prefs, SweepAxis, theme};
 
-/// The value of `axis` in a scenario.
-pub fn value(s: &Scenario, axis: SweepAxis) -> f64 {
+/// The scenario axis behind the chart's choice ([`Axis`] knows the field the estimator reads).
+pub const fn axis_of(axis: SweepAxis) -> Axis {
     match axis {
-        SweepAxis::Batch => batch_field(s) as f64,
-        SweepAxis::SeqLen => match s.mode {
-            Mode::Training => s.workload.seq_len as f64,
-            Mode::Inference => s.inference.prompt_tokens as f64,
-        },
-        SweepAxis::Dp => s.parallel.dp as f64,
-        SweepAxis::Tp => s.parallel.tp as f64,
-        SweepAxis::Pp => s.parallel.pp as f64,
-        SweepAxis::Params => s.model.params,
+        SweepAxis::Batch => Axis::Batch,
+        SweepAxis::SeqLen => Axis::Context,
+        SweepAxis::Dp => Axis::Dp,
+        SweepAxis::Tp => Axis::Tp,
+        SweepAxis::Pp => Axis::Pp,
+        SweepAxis::Params => Axis::Params,
     }
 }
 
-fn batch_field(s: &Scenario) -> u32 {
-    if s.mode == Mode::Inference && s.inference.dynamic_batching {
-        s.inference.concurrent_requests
-    } else {
-        s.workload.micro_batch
-    }
-}
-
-/// Sets the field of `axis` (rounded to an integer where the field is one).
-pub fn set(s: &mut Scenario, axis: SweepAxis, v: f64) {
-    let n = v.round().clamp(1.0, u32::MAX as f64) as u32;
-    match axis {
-        SweepAxis::Batch => {
-            if s.mode == Mode::Inference && s.inference.dynamic_batching {
-                s.inference.concurrent_requests = n;
-            } else {
-                s.workload.micro_batch = n;
-            }
-        }
-        SweepAxis::SeqLen => match s.mode {
-            Mode::Training => s.workload.seq_len = n,
-            Mode::Inference => s.inference.prompt_tokens = n,
-        },
-        SweepAxis::Dp => s.parallel.dp = n,
-        SweepAxis::Tp => s.parallel.tp = n,
-        SweepAxis::Pp => s.parallel.pp = n,
-        SweepAxis::Params => {
-            s.model.shape = ShapeSource::ParamCount;
-            s.model.params = v;
-        }
-    }
-}
-
-/// The swept range (inclusive) of an axis.
-pub fn range(axis: SweepAxis) -> (f64, f64) {
-    match axis {
-        SweepAxis::Batch => (1.0, 4096.0),
-        SweepAxis::SeqLen => (128.0, 1_048_576.0),
-        SweepAxis::Dp => (1.0, 1024.0),
-        SweepAxis::Tp | SweepAxis::Pp => (1.0, 64.0),
-        SweepAxis::Params => (1e8, 2e12),
-    }
-}
-
-/// More GPUs lower memory: for degrees we look for the smallest that fits, otherwise the largest.
-pub const fn more_is_less(axis: SweepAxis) -> bool {
-    matches!(axis, SweepAxis::Dp | SweepAxis::Tp | SweepAxis::Pp)
-}
-
-/// Sample positions of an axis: powers of two and 1.5× between them for integers, 40 log steps for
-/// the parameter count.
-fn samples(axis: SweepAxis, out: &mut Vec<f64>) {
-    let (lo, hi) = range(axis);
+/// Sample positions over the axis's typical span ([`Axis::typical`], within the valid range):
+/// powers of two and 1.5× between them for integers, 40 log steps for a parameter count.
+fn samples(s: &Scenario, axis: Axis, out: &mut Vec<f64>) {
+    let (lo, hi) = axis.typical(s);
     out.clear();
-    if axis == SweepAxis::Params {
+    if !axis.is_integer(s) {
         let steps = 40;
         for i in 0..=steps {
             out.push(lo * (hi / lo).powf(i as f64 / steps as f64));
         }
         return;
     }
-    let mut v = lo;
+    let mut v = lo.max(1.0);
     while v <= hi {
         out.push(v);
-        if v >= 2.0 && v * 1.5 <= hi && !more_is_less(axis) {
+        if v >= 2.0 && v * 1.5 <= hi && !axis.more_is_less() {
             out.push(v * 1.5);
         }
         v *= 2.0;
@@ -101,13 +49,13 @@ fn samples(axis: SweepAxis, out: &mut Vec<f64>) {
 }
 
 /// (x in log10, per-GPU peak in the display unit) per sample.
-fn curve(scratch: &mut Scenario, base: &Scenario, axis: SweepAxis, prefs: &Prefs) -> Vec<[f64; 2]> {
+fn curve(scratch: &mut Scenario, base: &Scenario, axis: Axis, prefs: &Prefs) -> Vec<[f64; 2]> {
     let mut xs = Vec::new();
-    samples(axis, &mut xs);
+    samples(base, axis, &mut xs);
     scratch.clone_from(base);
     xs.iter()
         .map(|&x| {
-            set(scratch, axis, x);
+            axis.set(scratch, x);
             let m = estimate(scratch).memory;
             [widgets::log10(x), prefs.unit.value(m.gpu_total)]
         })
@@ -116,19 +64,20 @@ fn curve(scratch: &mut Scenario, base: &Scenario, axis: SweepAxis, prefs: &Prefs
 
 /// Where fitting stops (or, for degrees, starts) along the axis, from the solver: exact for the
 /// estimator, not limited to the sampled points.
-fn boundary(scenario: &Scenario, scratch: &mut Scenario, axis: SweepAxis) -> Option<f64> {
+fn boundary(scenario: &Scenario, scratch: &mut Scenario, axis: Axis) -> Option<f64> {
     let solved = match axis {
-        SweepAxis::Batch => solver::max_micro_batch(scenario),
-        SweepAxis::SeqLen => solver::max_context(scenario),
-        SweepAxis::Dp => solver::min_degree(scenario, ScaleAxis::Dp),
-        SweepAxis::Tp => solver::min_degree(scenario, ScaleAxis::Tp),
-        SweepAxis::Pp => solver::min_degree(scenario, ScaleAxis::Pp),
-        SweepAxis::Params => {
+        Axis::Batch => solver::max_fitting(scenario, Target::MicroBatch),
+        Axis::Context => solver::max_fitting(scenario, Target::Context),
+        Axis::Dp => solver::min_degree(scenario, ScaleAxis::Dp),
+        Axis::Tp => solver::min_degree(scenario, ScaleAxis::Tp),
+        Axis::Pp => solver::min_degree(scenario, ScaleAxis::Pp),
+        Axis::ModelSize | Axis::Params => {
+            // Solve on the field the sweep moves (`Params` switches a transformer to its count).
             scratch.clone_from(scenario);
-            scratch.model.shape = ShapeSource::ParamCount;
-            return solver::max_model_size(scratch)
-                .value()
-                .map(|millions| millions as f64 * 1e6);
+            axis.set(scratch, axis.get(scenario));
+            let unit = Target::ModelSize.unit(scratch);
+            let max = solver::max_model_size(scratch);
+            return max.value().map(|v| v as f64 * unit);
         }
     };
     solved.value().map(|v| v as f64)
@@ -179,20 +128,21 @@ pub fn ui(
 ) {
     let axis_hover = "What the x axis varies; everything else stays as set.";
     widgets::choice(ui, &mut prefs.sweep_axis, &AXES, "Sweep over", axis_hover);
-    let axis = prefs.sweep_axis;
+    let axis = axis_of(prefs.sweep_axis);
     let u = prefs.unit;
     let points = curve(scratch, scenario, axis, prefs);
     let base_points = baseline.map(|b| curve(scratch, b, axis, prefs));
     let cap = u.value(current.memory.capacity);
     let here = [
-        widgets::log10(value(scenario, axis)),
+        widgets::log10(axis.get(scenario)),
         u.value(current.memory.gpu_total),
     ];
     let edge = boundary(scenario, scratch, axis).map(widgets::log10);
     let view = super::sweep_view::view(&points, cap, here, edge);
     let plot_h = (height - ui.spacing().interact_size.y - 6.0).max(80.0);
     let th = prefs.theme;
-    frame(ui, prefs, axis, view, plot_h).show(ui, |plot_ui| {
+    let unit = axis.unit(scenario);
+    frame(ui, prefs, axis, unit, view, plot_h).show(ui, |plot_ui| {
         if let Some(bp) = base_points {
             plot_ui.line(
                 Line::new("Baseline", bp)
@@ -213,16 +163,12 @@ pub fn ui(
                 .width(2.0),
         );
         if let Some(x) = edge {
-            let what = if more_is_less(axis) {
+            let what = if axis.more_is_less() {
                 "Smallest"
             } else {
                 "Largest"
             };
-            let name = format!(
-                "{what} that fits: {} {}",
-                widgets::log10_label(x),
-                axis.unit()
-            );
+            let name = format!("{what} that fits: {} {}", widgets::log10_label(x), unit);
             plot_ui.vline(
                 VLine::new(name, x)
                     .color(theme::good(th))
@@ -240,12 +186,18 @@ pub fn ui(
 
 /// The plot: log x axis of `axis` over the view's window, memory y axis from 0 to its top, hover
 /// with units.
-fn frame<'a>(ui: &Ui, prefs: &Prefs, axis: SweepAxis, view: View, height: f32) -> Plot<'a> {
+fn frame<'a>(
+    ui: &Ui,
+    prefs: &Prefs,
+    axis: Axis,
+    unit: &'static str,
+    view: View,
+    height: f32,
+) -> Plot<'a> {
     let u = prefs.unit;
-    let unit = axis.unit();
     // Room for the current point's marker at either end.
     let pad = (view.x.1 - view.x.0) * 0.03;
-    let corner = if more_is_less(axis) {
+    let corner = if axis.more_is_less() {
         egui_plot::Corner::RightTop
     } else {
         egui_plot::Corner::RightBottom
@@ -271,4 +223,27 @@ fn frame<'a>(ui: &Ui, prefs: &Prefs, axis: SweepAxis, view: View, height: f32) -
                 memory_tick(u, p.y)
             ))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::validate::validate;
+
+    #[test]
+    fn every_sample_is_a_valid_scenario() {
+        let mut s = Scenario::default();
+        s.inference.dynamic_batching = true;
+        let mut xs = Vec::new();
+        for choice in SweepAxis::ALL {
+            let axis = axis_of(choice);
+            samples(&s, axis, &mut xs);
+            assert!(xs.len() >= 7, "{axis:?}: {xs:?}");
+            for &x in &xs {
+                let mut moved = s.clone();
+                axis.set(&mut moved, x);
+                assert_eq!(validate(&moved), Vec::new(), "{axis:?} = {x}");
+            }
+        }
+    }
 }
