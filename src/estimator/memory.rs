@@ -9,6 +9,7 @@
 pub mod activations;
 pub mod ctx;
 pub mod inference;
+pub mod inventory;
 pub mod peft;
 pub mod states;
 pub mod training;
@@ -100,12 +101,10 @@ fn stage(
     first: bool,
     last: bool,
 ) -> (PhasePeaks, states::ModelStates) {
-    let params = match m.family {
-        ModelFamily::Transformer => states::stage_params(c, m, layers, first, last),
-        _ => m.params.total / c.tp,
-    };
-    let mut st = states::model_states(&x.weight_ctx(c, m, params, layers), m, params);
-    let adapter_temp = x.add_adapters(c, m, layers, &mut st);
+    let inv = inventory::Inventory::stage(c, x, m, layers, first, last);
+    let params = inv.base_elems();
+    let st = states::model_states(c, m, &inv, x.optimizer);
+    let opt_temp = states::optimizer_temp(c, &inv, x.optimizer);
     let share = params * c.tp / m.params.total.max(1.0);
     let zero3 = c.zero == ZeroStage::Stage3 || c.offload_params != OffloadTarget::None;
     let cast_elems = match c.mode {
@@ -124,7 +123,7 @@ fn stage(
         0.0
     };
     if m.family != ModelFamily::Transformer {
-        return (other_family(c, m, &st, params, casts), st);
+        return (other_family(c, m, &st, opt_temp, casts), st);
     }
     // Each arm builds the result in place (the phases are large; a shared temporary would be copied).
     if c.mode == Mode::Inference {
@@ -134,7 +133,7 @@ fn stage(
     let comm = if c.dp > 1.0 { c.comm_bytes } else { 0.0 };
     let parts = Parts {
         states: st,
-        opt_temp: states::optimizer_temp(c, m, params) + adapter_temp,
+        opt_temp,
         casts,
         comm,
         gathered,
@@ -174,7 +173,7 @@ fn other_family(
     c: &Ctx,
     m: &ResolvedModel,
     st: &states::ModelStates,
-    params: f64,
+    opt_temp: f64,
     casts: f64,
 ) -> PhasePeaks {
     use crate::estimator::Phase;
@@ -203,7 +202,7 @@ fn other_family(
                 st.grads,
                 st.optimizer,
                 0.0,
-                states::optimizer_temp(c, m, params) + inputs,
+                opt_temp + inputs,
             );
         }
         Mode::Inference => set(Phase::Prefill, 0.0, 0.0, 0.0, casts + acts * 0.25),
@@ -325,7 +324,7 @@ fn finish(
     params.trainable = if x.lora() {
         x.adapters_per_layer * f64::from(m.layers)
     } else {
-        states::stage_params(c, &all_experts, f64::from(m.layers), true, true) * c.tp
+        inventory::stage_params(c, &all_experts, f64::from(m.layers), true, true) * c.tp
     };
     MemoryEstimate {
         params,

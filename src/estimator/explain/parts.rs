@@ -3,6 +3,7 @@
 
 use super::{Stage, show};
 use crate::estimator::memory::ctx::Ctx;
+use crate::estimator::memory::inventory::Inventory;
 use crate::estimator::memory::{activations as act, inference, peft, states};
 use crate::estimator::{Component, Estimate, Phase, ResolvedModel};
 use crate::scenario::{Checkpointing, Mode, ModelFamily, Profile, ZeroStage};
@@ -42,14 +43,13 @@ fn gathered(c: &Ctx, m: &ResolvedModel) -> f64 {
     }
 }
 
-fn stage_params(c: &Ctx, m: &ResolvedModel, st: &Stage) -> f64 {
-    match m.family {
-        ModelFamily::Transformer => states::stage_params(c, m, st.layers, st.first, st.last),
-        _ => m.params.total / c.tp,
-    }
+fn inventory(c: &Ctx, x: &peft::Ext, m: &ResolvedModel, st: &Stage) -> Inventory {
+    Inventory::stage(c, x, m, st.layers, st.first, st.last)
 }
 
-/// Weights, master weights, gradients, optimizer states: ZeRO's Ψ × bytes ÷ N_d.
+/// Weights, master weights, gradients, optimizer states: ZeRO's Ψ × bytes ÷ N_d, one term per
+/// tensor group of the stage (layer matrices, experts, norms and biases, embeddings and head, LoRA
+/// adapters), each with its own element bytes and sharding degree.
 pub(super) fn model_state(
     c: &Ctx,
     x: &peft::Ext,
@@ -57,49 +57,48 @@ pub(super) fn model_state(
     st: &Stage,
     k: Component,
 ) -> Parts {
-    let params = stage_params(c, m, st);
-    let wc = x.weight_ctx(c, m, params, st.layers);
-    let ms = states::model_states(&wc, m, params);
-    let shard = |from: u8| if rank(wc.zero) >= from { wc.dp } else { 1.0 };
-    let (formula, bytes, div, term, name) = match k {
-        Component::Weights => (
-            "Ψ_stage × e_w ÷ N_d (ZeRO-3)",
-            wc.e_weights,
-            shard(3),
-            ms.weights,
-            "weights",
-        ),
+    let inv = inventory(c, x, m, st);
+    let (formula, from, name) = match k {
+        Component::Weights => ("Σ groups Ψ_g × e_w,g ÷ N_d (ZeRO-3)", 3, "weights"),
         Component::MasterWeights => (
-            "Ψ_stage × e_master ÷ N_d (ZeRO ≥ 1)",
-            wc.e_master,
-            shard(1),
-            ms.master,
+            "Σ trainable groups Ψ_g × e_master ÷ N_d (ZeRO ≥ 1)",
+            1,
             "master copy",
         ),
         Component::Gradients => (
-            "Ψ_stage × e_g ÷ N_d (ZeRO ≥ 2)",
-            wc.e_grads,
-            shard(2),
-            ms.grads,
+            "Σ trainable groups Ψ_g × e_g ÷ N_d (ZeRO ≥ 2)",
+            2,
             "gradients",
         ),
         _ => (
-            "Ψ_stage × K ÷ N_d (ZeRO ≥ 1), K = optimizer state bytes per parameter",
-            states::state_bytes_per_param(&wc, m, params),
-            shard(1),
-            ms.optimizer,
+            "Σ trainable groups Ψ_g × K_g ÷ N_d (ZeRO ≥ 1) + 4 B per tensor (Adam's step), K = \
+             optimizer state bytes per parameter",
+            1,
             "optimizer states",
         ),
     };
-    let lead = format!(
-        "Ψ_stage = {:.4e} parameters (after TP = {}, {} layers on this stage) × {} B ÷ {}",
-        params,
-        c.tp,
-        st.layers,
-        fmt_sig(bytes),
-        div
-    );
-    let mut terms = vec![(name.to_owned(), Bytes(term))];
+    let mut terms = Vec::new();
+    for (i, g) in inv.groups().iter().enumerate() {
+        let s = states::model_states(c, m, &inv.only(i), x.optimizer);
+        let bytes = match k {
+            Component::Weights => s.weights,
+            Component::MasterWeights => s.master,
+            Component::Gradients => s.grads,
+            _ => s.optimizer,
+        };
+        if bytes > 0.0 {
+            let div = if rank(c.zero) >= from { g.zero_dp } else { 1.0 };
+            let label = format!(
+                "{} of the {}: {:.4e} × {} B ÷ {}",
+                name,
+                g.role.label(),
+                g.elems,
+                fmt_sig(g.weight_bytes),
+                fmt_sig(div)
+            );
+            terms.push((label, Bytes(bytes)));
+        }
+    }
     if k == Component::Weights && c.mode == Mode::Inference && m.family == ModelFamily::Transformer
     {
         terms.push((
@@ -107,6 +106,13 @@ pub(super) fn model_state(
             Bytes(gathered(c, m)),
         ));
     }
+    let lead = format!(
+        "Ψ_stage = {:.4e} parameters (after TP = {}, {} layers on this stage) in {} groups",
+        inv.base_elems(),
+        c.tp,
+        st.layers,
+        inv.groups().len()
+    );
     Parts {
         formula: formula.to_owned(),
         lead,
@@ -114,7 +120,7 @@ pub(super) fn model_state(
         source: ZERO_SOURCE,
         assumption: "Element types from the precision setting; offloaded states live off the GPU; \
                      a LoRA/QLoRA base has no gradients, master copy or optimizer state.",
-        rest: "LoRA adapters and their additions (docs/model.md §12)",
+        rest: "not attributed to a tensor group",
     }
 }
 
@@ -257,8 +263,7 @@ pub(super) fn transient(
             Bytes(gathered(c, m)),
         ));
         if phase == Some(Phase::OptimizerStep) {
-            let params = stage_params(c, m, st);
-            let temp = states::optimizer_temp(&x.weight_ctx(c, m, params, st.layers), m, params);
+            let temp = states::optimizer_temp(c, &inventory(c, x, m, st), x.optimizer);
             terms.push(("optimizer step temporaries".to_owned(), Bytes(temp)));
         }
     }

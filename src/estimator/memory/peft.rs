@@ -4,12 +4,11 @@
 
 use super::activations::{LayerActs, Sizes};
 use super::ctx::Ctx;
-use super::states::{self, ModelStates};
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::lora::layer_adapters;
 use crate::scenario::{
-    FfnKind, LoraTargets, Mode, ModelFamily, NormKind, OffloadTarget, OptimizerKind, PeftMethod,
-    Profile, Scenario, WeightFormat,
+    FfnKind, LoraTargets, Mode, ModelFamily, NormKind, OptimizerKind, PeftMethod, Profile,
+    Scenario, WeightFormat,
 };
 
 /// What the memory model reads about LoRA and weight quantization, resolved once.
@@ -109,32 +108,6 @@ impl Ext {
         }
     }
 
-    /// `c` with the element bytes of the stage's weights averaged over quantized layer matrices (bits
-    /// per weight incl. scales) and the rest (embeddings, head, norms) in the weight type.
-    pub fn weight_ctx(&self, c: &Ctx, m: &ResolvedModel, params: f64, layers: f64) -> Ctx {
-        let c = &expert_sharding(c, m, params, layers);
-        let Some(bits) = self.layer_bits else {
-            return *c;
-        };
-        let q = self.quantized_elems(c, m, layers);
-        let bytes = params * c.e_weights - q * c.e_weights + q * bits / 8.0;
-        Ctx {
-            e_weights: if params > 0.0 {
-                bytes / params
-            } else {
-                c.e_weights
-            },
-            ..*c
-        }
-    }
-
-    /// Quantized matrix elements on this GPU's stage.
-    fn quantized_elems(&self, c: &Ctx, m: &ResolvedModel, layers: f64) -> f64 {
-        let layer_part = states::stage_params(c, m, layers, false, false);
-        let stored = states::layer_params_stored(m).max(1.0);
-        layer_part * (layer_matrix_elems(m) / stored).min(1.0)
-    }
-
     /// Autocast copies left when the layer matrices are quantized (only the head's are cast), plus
     /// bitsandbytes' de-quantized matrix (the largest of a layer, in the compute type).
     pub fn casts(&self, c: &Ctx, m: &ResolvedModel, casts: f64, cast_elems: f64) -> f64 {
@@ -151,58 +124,6 @@ impl Ext {
             0.0
         };
         kept + dequant
-    }
-
-    /// Adapters on this stage and GPU.
-    pub fn stage_adapters(&self, c: &Ctx, layers: f64) -> f64 {
-        self.adapters_per_layer * layers / c.tp
-    }
-
-    /// Adds the adapters' states to the frozen base's: FP32 weights and gradients (PEFT
-    /// `autocast_adapter_dtype=True` keeps adapters in FP32 over a 16-bit base) and the optimizer's
-    /// states in FP32; a paged optimizer's states counted on the host. Returns the optimizer-step
-    /// temporaries of the adapters.
-    pub fn add_adapters(
-        &self,
-        c: &Ctx,
-        m: &ResolvedModel,
-        layers: f64,
-        st: &mut ModelStates,
-    ) -> f64 {
-        if !self.lora() {
-            return 0.0;
-        }
-        let a = self.stage_adapters(c, layers);
-        let ca = Ctx {
-            e_weights: 4.0,
-            e_grads: 4.0,
-            e_master: 0.0,
-            e_states: 4.0,
-            optimizer: self.optimizer,
-            amp: false,
-            offload_params: OffloadTarget::None,
-            ..*c
-        };
-        let mut ma = *m;
-        ma.param_tensors = self.adapter_tensors_per_layer * layers;
-        ma.largest_tensor = self.adapter_largest;
-        ma.params.total = a.max(1.0);
-        let mut sa = states::model_states(&ca, &ma, a);
-        if self.paged && ca.offload_optimizer == OffloadTarget::None {
-            sa.host += sa.optimizer;
-            sa.optimizer = 0.0;
-        }
-        st.weights += sa.weights;
-        st.grads += sa.grads;
-        st.master += sa.master;
-        st.optimizer += sa.optimizer;
-        st.host += sa.host;
-        st.nvme += sa.nvme;
-        if self.paged {
-            0.0
-        } else {
-            states::optimizer_temp(&ca, &ma, a)
-        }
     }
 }
 
@@ -283,25 +204,5 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
         mlp: (a.mlp - down_drop - mlp_in).max(0.0) + ranks,
         norm: (a.norm - norm_drop).max(0.0),
         ..a
-    }
-}
-
-/// ZeRO with expert parallelism (DeepSpeed-MoE, Rajbhandari et al. 2022 §4): the ⌈E/ep⌉ routed experts a
-/// GPU stores are sharded over the expert-data-parallel group of DP/ep ranks, the dense part over all DP
-/// ranks. Per GPU that is Ψ_dense/DP + Ψ_expert/(DP/ep) = (Ψ/DP)·(1 + f_e·(ep − 1)) with f_e the expert
-/// share of this stage's Ψ, so the model states use an effective DP of DP / (1 + f_e·(ep − 1)).
-/// EP ranks are taken from the DP ranks, so ep is capped at DP.
-fn expert_sharding(c: &Ctx, m: &ResolvedModel, params: f64, layers: f64) -> Ctx {
-    let ep = f64::from(m.moe.ep.max(1)).min(c.dp.max(1.0));
-    if ep <= 1.0 || c.zero == crate::scenario::ZeroStage::None || params <= 0.0 {
-        return *c;
-    }
-    let stored = states::layer_params_stored(m).max(1.0);
-    let experts = m.moe.routed_params_per_layer * m.moe.stored_expert_fraction();
-    let layer_part = states::stage_params(c, m, layers, false, false);
-    let f_e = (layer_part * experts / stored / params).clamp(0.0, 1.0);
-    Ctx {
-        dp: c.dp / (1.0 + f_e * (ep - 1.0)),
-        ..*c
     }
 }

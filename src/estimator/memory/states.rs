@@ -2,8 +2,9 @@
 //! CPU/NVMe offload, pruning and weight sharing; and the optimizer step's temporaries.
 
 use super::ctx::Ctx;
+use super::inventory::{Group, Inventory, Role};
 use crate::estimator::model::ResolvedModel;
-use crate::scenario::{ModelFamily, OffloadTarget, OptimizerKind, PruneKind, ZeroStage};
+use crate::scenario::{ModelFamily, OffloadTarget, OptimizerKind, ZeroStage};
 
 /// Bytes per GPU of the four model-state components, plus what went to host and NVMe.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -52,28 +53,35 @@ pub fn zero_model_states(
     )
 }
 
-/// Optimizer state bytes per parameter.
-/// - SGD 0; momentum 1 buffer; Adam/AdamW 2 moments (HF `model_memory_anatomy.md`; ZeRO §3.1),
-///   plus a 4-byte step counter per parameter tensor (PyTorch keeps `step` as a tensor).
+/// Optimizer state bytes per element of a trainable group, besides Adam's per-tensor step counters
+/// (see [`step_counter_bytes`]). `e_states` is the group's state element type.
+/// - SGD 0; momentum 1 buffer; Adam/AdamW 2 moments (HF `model_memory_anatomy.md`; ZeRO §3.1).
 /// - 8-bit Adam: two 1-byte moments plus an FP32 absmax per 2,048-element block each (bitsandbytes
 ///   block-wise quantisation, Dettmers et al. 2021 arXiv:2110.02861).
 /// - Adafactor (β1 = None): factored second moment, one row and one column vector per matrix, full
-///   for vectors (Shazeer & Stern 2018, arXiv:1804.04235).
-pub fn state_bytes_per_param(c: &Ctx, m: &ResolvedModel, params: f64) -> f64 {
-    let p = params.max(1.0);
-    let step = 4.0 * m.param_tensors / p;
-    match c.optimizer {
+///   for vectors (Shazeer & Stern 2018, arXiv:1804.04235); `adafactor` is that element fraction.
+pub fn state_bytes_per_elem(optimizer: OptimizerKind, e_states: f64, adafactor: f64) -> f64 {
+    match optimizer {
         OptimizerKind::Sgd => 0.0,
-        OptimizerKind::SgdMomentum => c.e_states,
-        OptimizerKind::Adam | OptimizerKind::AdamW => 2.0 * c.e_states + step,
-        OptimizerKind::Adam8bit => 2.0 + 2.0 * 4.0 / 2048.0 + step,
-        OptimizerKind::Adafactor => c.e_states * adafactor_fraction(m),
+        OptimizerKind::SgdMomentum => e_states,
+        OptimizerKind::Adam | OptimizerKind::AdamW => 2.0 * e_states,
+        OptimizerKind::Adam8bit => 2.0 + 2.0 * 4.0 / 2048.0,
+        OptimizerKind::Adafactor => e_states * adafactor,
+    }
+}
+
+/// PyTorch's Adam keeps `step` as a 4-byte tensor per parameter tensor (and bitsandbytes' 8-bit
+/// Adam its own per tensor).
+pub fn step_counter_bytes(optimizer: OptimizerKind, tensors: f64) -> f64 {
+    match optimizer {
+        OptimizerKind::Adam | OptimizerKind::AdamW | OptimizerKind::Adam8bit => 4.0 * tensors,
+        _ => 0.0,
     }
 }
 
 /// Adafactor state elements per parameter: vectors in full, each matrix by its rows + columns.
-fn adafactor_fraction(m: &ResolvedModel) -> f64 {
-    let total = m.params.total.max(1.0);
+fn adafactor_fraction(m: &ResolvedModel, total: f64) -> f64 {
+    let total = total.max(1.0);
     if m.family != ModelFamily::Transformer {
         // Assumption: matrices dominate; ~1 % of elements in vectors and factors.
         return 0.01;
@@ -95,69 +103,66 @@ fn adafactor_fraction(m: &ResolvedModel) -> f64 {
     ((vectors + factors) / total).min(1.0)
 }
 
-/// Parameters stored on this GPU's stage after TP, pruning and weight sharing: (stored, layer part).
-pub fn stage_params(
+/// Model states of one stage on one GPU: each inventory group's weights, and for trainable groups
+/// gradients, master copy and optimizer states, ZeRO-sharded by the group's degree; then CPU/NVMe
+/// offload and paged optimizer states moved off the GPU. `optimizer` is the scenario's (a frozen
+/// base has none: its groups are not trainable).
+pub fn model_states(
     c: &Ctx,
     m: &ResolvedModel,
-    layers_on_stage: f64,
-    first: bool,
-    last: bool,
-) -> f64 {
-    let l = f64::from(m.layers.max(1));
-    let unique_layers = (l * (1.0 - c.sharing_fraction)).max(1.0) / l;
-    let keep = match c.prune_kind {
-        PruneKind::Structured => 1.0 - c.prune_fraction,
-        PruneKind::Unstructured => 1.0,
-    };
-    let layer_part = layers_on_stage * layer_params_stored(m) * unique_layers * keep;
-    let emb = if first || (last && m.tied_embeddings && c.pp > 1.0) {
-        m.params.embeddings
-    } else {
-        0.0
-    };
-    let head = if last { m.params.head } else { 0.0 };
-    (layer_part + emb + head) / c.tp
-}
-
-/// Parameters of one layer stored on a GPU before TP: with expert parallelism only ⌈E/ep⌉ of the
-/// routed experts (DeepSpeed-MoE, Rajbhandari et al. 2022 §4: experts partitioned over EP ranks,
-/// everything else replicated).
-pub fn layer_params_stored(m: &ResolvedModel) -> f64 {
-    let routed = m.moe.routed_params_per_layer;
-    m.params.per_layer - routed * (1.0 - m.moe.stored_expert_fraction())
-}
-
-/// Model states of one stage on one GPU.
-pub fn model_states(c: &Ctx, m: &ResolvedModel, params: f64) -> ModelStates {
+    inv: &Inventory,
+    optimizer: OptimizerKind,
+) -> ModelStates {
     let training = c.mode == crate::scenario::Mode::Training;
-    let state = if training {
-        state_bytes_per_param(c, m, params)
-    } else {
-        0.0
-    };
-    let (e_g, e_m) = if training {
-        (c.e_grads, c.e_master)
-    } else {
-        (0.0, 0.0)
-    };
-    let (mut w, mut mw, mut g, mut o) =
-        zero_model_states(params, c.e_weights, e_m, e_g, state, c.zero, c.dp);
-    w += unstructured_overhead(c, m, params);
     let mut st = ModelStates::default();
-    if c.offload_optimizer != OffloadTarget::None && training {
-        let moved = mw + o + g;
-        put(&mut st, c.offload_optimizer, moved);
-        (mw, o, g) = (0.0, 0.0, 0.0);
+    for g in inv.groups() {
+        let trains = training && g.trainable;
+        let (e_g, e_m, rate, counters) = if trains {
+            let ada = adafactor_fraction(m, adafactor_total(m, g));
+            (
+                g.grad_bytes,
+                g.master_bytes,
+                state_bytes_per_elem(optimizer, g.state_bytes, ada),
+                step_counter_bytes(optimizer, g.tensors),
+            )
+        } else {
+            (0.0, 0.0, 0.0, 0.0)
+        };
+        let (mut w, mut mw, mut gr, mut o) =
+            zero_model_states(g.elems, g.weight_bytes, e_m, e_g, rate, c.zero, g.zero_dp);
+        o += counters
+            / if c.zero == ZeroStage::None {
+                1.0
+            } else {
+                g.zero_dp.max(1.0)
+            };
+        if trains && c.offload_optimizer != OffloadTarget::None {
+            put(&mut st, c.offload_optimizer, mw + o + gr);
+            (mw, o, gr) = (0.0, 0.0, 0.0);
+        } else if trains && g.paged {
+            st.host += o;
+            o = 0.0;
+        }
+        if c.offload_params != OffloadTarget::None && !g.pinned {
+            put(&mut st, c.offload_params, w);
+            w = 0.0;
+        }
+        st.weights += w;
+        st.master += mw;
+        st.grads += gr;
+        st.optimizer += o;
     }
-    if c.offload_params != OffloadTarget::None {
-        put(&mut st, c.offload_params, w);
-        w = 0.0;
-    }
-    st.weights = w;
-    st.master = mw;
-    st.grads = g;
-    st.optimizer = o;
     st
+}
+
+/// The parameter count Adafactor's factored fraction is taken over: the model's for its own groups,
+/// the adapters' own count for LoRA adapters.
+fn adafactor_total(m: &ResolvedModel, g: &Group) -> f64 {
+    if g.role == Role::Adapters {
+        g.elems
+    } else {
+        m.params.total
+    }
 }
 
 fn put(st: &mut ModelStates, target: OffloadTarget, bytes: f64) {
@@ -168,45 +173,32 @@ fn put(st: &mut ModelStates, target: OffloadTarget, bytes: f64) {
     }
 }
 
-/// Unstructured pruning: inference stores the kept layer weights sparse (CSR: the value plus a
-/// 4-byte column index per kept value) instead of dense; training keeps them dense plus a 1-byte
-/// mask per weight. Returns the change in weight bytes versus dense.
-fn unstructured_overhead(c: &Ctx, m: &ResolvedModel, params: f64) -> f64 {
-    if c.prune_kind != PruneKind::Unstructured || c.prune_fraction <= 0.0 {
-        return 0.0;
-    }
-    let layer = (params - (m.params.embeddings + m.params.head) / c.tp).max(0.0);
-    let keep = 1.0 - c.prune_fraction;
-    let shard = if c.zero == ZeroStage::Stage3 {
-        c.dp
-    } else {
-        1.0
-    };
-    match c.mode {
-        crate::scenario::Mode::Training => layer / shard,
-        crate::scenario::Mode::Inference => layer * (keep * (c.e_weights + 4.0) - c.e_weights),
-    }
-}
-
-/// The optimizer step's temporaries on the GPU.
+/// The optimizer step's temporaries on the GPU, over the trainable groups.
 /// - foreach Adam/AdamW: one parameter-sized buffer in the state type (`_foreach_sqrt` of
 ///   `exp_avg_sq`; measured: `created_in_optimizer` = parameter bytes in every record).
 /// - single-tensor Adam: two temporaries of the largest parameter (`exp_avg_sq.sqrt()` and its
 ///   quotient by the bias correction are live together; measured `_forloop` record).
 /// - momentum / plain SGD foreach without weight decay: in place, none.
 /// - 8-bit Adam: fused kernel, none. Adafactor: two of the largest tensor (update, its square).
-pub fn optimizer_temp(c: &Ctx, m: &ResolvedModel, params: f64) -> f64 {
+/// - paged optimizer states (bitsandbytes) and optimizer offload: the step runs off the GPU.
+pub fn optimizer_temp(c: &Ctx, inv: &Inventory, optimizer: OptimizerKind) -> f64 {
     if c.mode != crate::scenario::Mode::Training || c.offload_optimizer != OffloadTarget::None {
         return 0.0;
     }
-    let shard = if c.zero == ZeroStage::None { 1.0 } else { c.dp };
-    let largest = m.largest_tensor / c.tp;
-    match c.optimizer {
-        OptimizerKind::Adam | OptimizerKind::AdamW if c.foreach => {
-            params * c.e_states.max(c.e_weights) / shard
-        }
-        OptimizerKind::Adam | OptimizerKind::AdamW => 2.0 * largest * c.e_states.max(c.e_weights),
-        OptimizerKind::Adafactor => 2.0 * largest * c.e_states,
-        _ => 0.0,
+    let mut out = 0.0;
+    for g in inv.groups().iter().filter(|g| g.trainable && !g.paged) {
+        let shard = if c.zero == ZeroStage::None {
+            1.0
+        } else {
+            g.zero_dp.max(1.0)
+        };
+        let e = g.state_bytes.max(g.param_bytes);
+        out += match optimizer {
+            OptimizerKind::Adam | OptimizerKind::AdamW if c.foreach => g.elems * e / shard,
+            OptimizerKind::Adam | OptimizerKind::AdamW => 2.0 * g.largest * e,
+            OptimizerKind::Adafactor => 2.0 * g.largest * g.state_bytes,
+            _ => 0.0,
+        };
     }
+    out
 }

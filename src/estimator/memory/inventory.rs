@@ -1,0 +1,255 @@
+//! The tensor inventory: the parameter tensors one pipeline stage holds on one GPU, as groups that
+//! each know their element count, how they are stored, whether they train, and how ZeRO shards
+//! them. Weights, gradients, master weights and optimizer states are read from it
+//! (`states::model_states`); LoRA and quantisation are properties of its groups, not adjustments
+//! threaded through the state arithmetic. docs/design-blocks.md describes where this goes next
+//! (groups per block kind).
+
+use super::ctx::Ctx;
+use super::peft::{Ext, layer_matrix_elems};
+use crate::estimator::model::ResolvedModel;
+use crate::scenario::{ModelFamily, PruneKind};
+
+/// What a group of parameter tensors is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Role {
+    /// The layers' dense weight matrices (attention projections, dense MLP, router): what weight
+    /// quantisation stores in its format and what LoRA targets.
+    #[default]
+    Matrices,
+    /// The routed experts of mixture-of-experts layers stored on this GPU (⌈E/ep⌉ of them).
+    Experts,
+    /// The layers' norms and biases: kept in the weight type.
+    Vectors,
+    /// Embedding tables, the LM/MLM head, the final norm and the pooler.
+    EmbeddingsAndHead,
+    /// LoRA adapters (A and B of every targeted matrix).
+    Adapters,
+    /// A CNN's or recommender's parameters, counted as one group.
+    Whole,
+}
+
+impl Role {
+    pub const fn label(self) -> &'static str {
+        match self {
+            Role::Matrices => "layer matrices",
+            Role::Experts => "routed experts",
+            Role::Vectors => "norms and biases",
+            Role::EmbeddingsAndHead => "embeddings and head",
+            Role::Adapters => "LoRA adapters",
+            Role::Whole => "parameters",
+        }
+    }
+}
+
+/// A group of parameter tensors of one stage on one GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Group {
+    pub role: Role,
+    /// Elements on this GPU after TP, the stage's layers, expert parallelism, pruning and weight
+    /// sharing; before ZeRO.
+    pub elems: f64,
+    /// Stored bytes per element: the weight type, a quantised format's bits ÷ 8 (scales included),
+    /// plus unstructured pruning's mask (training) or sparse index (inference).
+    pub weight_bytes: f64,
+    /// Receives gradients and optimizer state (false: a frozen LoRA base).
+    pub trainable: bool,
+    /// Element bytes of the parameter as a dense tensor (its type, before quantised storage).
+    pub param_bytes: f64,
+    /// Element bytes of the gradients, the master copy (0: none) and the optimizer states.
+    pub grad_bytes: f64,
+    pub master_bytes: f64,
+    pub state_bytes: f64,
+    /// The ZeRO degree that shards this group: DP, or DP/ep for routed experts (DeepSpeed-MoE,
+    /// Rajbhandari et al. 2022 §4: experts are sharded over the expert-data-parallel group).
+    pub zero_dp: f64,
+    /// Parameter tensors of the group (Adam's per-tensor step counters).
+    pub tensors: f64,
+    /// Elements of its largest tensor (a single-tensor optimizer's temporaries).
+    pub largest: f64,
+    /// Weights stay on the GPU even under parameter offload (LoRA adapters).
+    pub pinned: bool,
+    /// Optimizer states paged to the host (bitsandbytes paged optimizers).
+    pub paged: bool,
+}
+
+/// Most groups one stage holds.
+pub const MAX_GROUPS: usize = 5;
+
+/// The groups of one stage on one GPU; a fixed array, filled in place (no allocation).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Inventory {
+    groups: [Group; MAX_GROUPS],
+    len: usize,
+}
+
+impl Inventory {
+    fn push(&mut self, g: Group) {
+        if g.elems > 0.0
+            && let Some(slot) = self.groups.get_mut(self.len)
+        {
+            *slot = g;
+            self.len += 1;
+        }
+    }
+
+    /// An inventory of this one's `i`-th group alone (to explain each group's share).
+    pub fn only(&self, i: usize) -> Inventory {
+        let mut one = Inventory::default();
+        if let Some(g) = self.groups().get(i) {
+            one.push(*g);
+        }
+        one
+    }
+
+    pub fn groups(&self) -> &[Group] {
+        self.groups.get(..self.len).unwrap_or(&[])
+    }
+
+    /// Elements of the groups that are not adapters: the stage's share of the model on this GPU.
+    pub fn base_elems(&self) -> f64 {
+        self.groups()
+            .iter()
+            .filter(|g| g.role != Role::Adapters)
+            .map(|g| g.elems)
+            .sum()
+    }
+
+    /// The stage holding `layers` layers (`first`/`last`: the embedding and head live there), on one
+    /// GPU of the layout `c`, with LoRA and quantisation from `x`.
+    pub fn stage(
+        c: &Ctx,
+        x: &Ext,
+        m: &ResolvedModel,
+        layers: f64,
+        first: bool,
+        last: bool,
+    ) -> Inventory {
+        let mut inv = Inventory::default();
+        let base = Group {
+            weight_bytes: c.e_weights,
+            param_bytes: c.e_weights,
+            trainable: !x.lora(),
+            grad_bytes: c.e_grads,
+            master_bytes: c.e_master,
+            state_bytes: c.e_states,
+            zero_dp: c.dp,
+            ..Group::default()
+        };
+        if m.family != ModelFamily::Transformer {
+            inv.push(Group {
+                role: Role::Whole,
+                elems: m.params.total / c.tp,
+                tensors: m.param_tensors,
+                largest: m.largest_tensor / c.tp,
+                ..base
+            });
+            return inv;
+        }
+        let layer_part = stage_params(c, m, layers, false, false);
+        let stored = layer_params_stored(m).max(1.0);
+        let expert_part = layer_part * expert_params_stored(m) / stored;
+        let matrix_part = layer_part * (layer_matrix_elems(m) / stored).min(1.0);
+        let quant = x.layer_bits.map_or(c.e_weights, |bits| bits / 8.0);
+        let (prune_train, prune_keep) = unstructured(c);
+        let layer_bytes = |b: f64| match c.mode {
+            crate::scenario::Mode::Training => b + prune_train,
+            crate::scenario::Mode::Inference => prune_keep.map_or(b, |k| k * (b + 4.0)),
+        };
+        let ep = f64::from(m.moe.ep.max(1)).min(c.dp.max(1.0));
+        // Everything but the head's tensors lives in the layers (Adam's counters are per tensor).
+        let tensors = m.param_tensors;
+        inv.push(Group {
+            role: Role::Matrices,
+            elems: (matrix_part - expert_part).max(0.0),
+            weight_bytes: layer_bytes(quant),
+            tensors,
+            largest: m.largest_tensor / c.tp,
+            ..base
+        });
+        inv.push(Group {
+            role: Role::Experts,
+            elems: expert_part,
+            weight_bytes: layer_bytes(quant),
+            zero_dp: c.dp / ep,
+            ..base
+        });
+        inv.push(Group {
+            role: Role::Vectors,
+            elems: (layer_part - matrix_part).max(0.0),
+            weight_bytes: layer_bytes(c.e_weights),
+            ..base
+        });
+        let edges = stage_params(c, m, 0.0, first, last);
+        inv.push(Group {
+            role: Role::EmbeddingsAndHead,
+            elems: edges,
+            ..base
+        });
+        if x.lora() {
+            inv.push(Group {
+                role: Role::Adapters,
+                elems: x.adapters_per_layer * layers / c.tp,
+                // PEFT `autocast_adapter_dtype=True` keeps adapters, their gradients and the
+                // optimizer's states in FP32 over a 16-bit base.
+                weight_bytes: 4.0,
+                param_bytes: 4.0,
+                trainable: true,
+                grad_bytes: 4.0,
+                master_bytes: 0.0,
+                state_bytes: 4.0,
+                tensors: x.adapter_tensors_per_layer * layers,
+                largest: x.adapter_largest,
+                pinned: true,
+                paged: x.paged,
+                ..base
+            });
+        }
+        inv
+    }
+}
+
+/// Unstructured pruning: (extra bytes per weight in training — a 1-byte mask over dense weights —,
+/// kept fraction in inference, which stores the kept values sparse with a 4-byte column index, CSR).
+fn unstructured(c: &Ctx) -> (f64, Option<f64>) {
+    if c.prune_kind != PruneKind::Unstructured || c.prune_fraction <= 0.0 {
+        return (0.0, None);
+    }
+    (1.0, Some(1.0 - c.prune_fraction))
+}
+
+/// Parameters stored on this GPU's stage after TP, structured pruning and weight sharing.
+pub fn stage_params(
+    c: &Ctx,
+    m: &ResolvedModel,
+    layers_on_stage: f64,
+    first: bool,
+    last: bool,
+) -> f64 {
+    let l = f64::from(m.layers.max(1));
+    let unique_layers = (l * (1.0 - c.sharing_fraction)).max(1.0) / l;
+    let keep = match c.prune_kind {
+        PruneKind::Structured => 1.0 - c.prune_fraction,
+        PruneKind::Unstructured => 1.0,
+    };
+    let layer_part = layers_on_stage * layer_params_stored(m) * unique_layers * keep;
+    let emb = if first || (last && m.tied_embeddings && c.pp > 1.0) {
+        m.params.embeddings
+    } else {
+        0.0
+    };
+    let head = if last { m.params.head } else { 0.0 };
+    (layer_part + emb + head) / c.tp
+}
+
+/// Parameters of one layer stored on a GPU before TP: with expert parallelism only ⌈E/ep⌉ of the
+/// routed experts (DeepSpeed-MoE, Rajbhandari et al. 2022 §4: experts partitioned over EP ranks,
+/// everything else replicated).
+pub fn layer_params_stored(m: &ResolvedModel) -> f64 {
+    m.params.per_layer - m.moe.routed_params_per_layer + expert_params_stored(m)
+}
+
+/// Routed-expert parameters of one layer stored on a GPU (before TP).
+fn expert_params_stored(m: &ResolvedModel) -> f64 {
+    m.moe.routed_params_per_layer * m.moe.stored_expert_fraction()
+}
