@@ -61,11 +61,16 @@ impl PresetError {
         self
     }
 
-    pub(super) fn too_large(len: u64) -> Self {
+    /// `len` when known (a file is read only up to the limit + 1 byte, so its size is not).
+    pub(super) fn too_large(len: Option<u64>) -> Self {
+        let size = len.map_or_else(
+            || format!("more than {MAX_FILE_BYTES} bytes"),
+            |n| format!("{n} bytes"),
+        );
         PresetError::new(
             ErrorKind::TooLarge,
             format!(
-                "the file is too large to be a scenario ({len} bytes; the limit is {MAX_FILE_BYTES} bytes)"
+                "the file is too large to be a scenario ({size}; the limit is {MAX_FILE_BYTES} bytes)"
             ),
         )
     }
