@@ -12,6 +12,7 @@
 use serde_json::{Map, Value};
 
 use super::ImportError;
+use crate::presets::text::echo;
 use crate::scenario::{
     ArchKind, FfnKind, ModelFamily, ModelSpec, MoeSpec, NormKind, PositionKind, ShapeSource,
     TransformerDims,
@@ -122,8 +123,10 @@ impl<'a> Reader<'a> {
         {
             Some(n) => Some(n),
             None => {
-                self.problems
-                    .push(format!("`{key}` = {v} is not a positive integer"));
+                self.problems.push(format!(
+                    "`{key}` = {} is not a positive integer",
+                    echo_json(v)
+                ));
                 None
             }
         }
@@ -144,7 +147,7 @@ impl<'a> Reader<'a> {
             Some(Value::Bool(b)) => *b,
             Some(v) => {
                 self.problems
-                    .push(format!("`{key}` = {v} is not true or false"));
+                    .push(format!("`{key}` = {} is not true or false", echo_json(v)));
                 default
             }
         }
@@ -182,8 +185,10 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
             continue;
         }
         if let Some(v) = obj.get(key).filter(|v| !v.is_null()) {
-            r.problems
-                .push(format!("`{key}` = {v}: {what} is not understood"));
+            r.problems.push(format!(
+                "`{key}` = {}: {what} is not understood",
+                echo_json(v)
+            ));
         }
     }
     let mut notes = Vec::new();
@@ -197,8 +202,9 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
         }
         other => {
             r.problems.push(format!(
-                "model_type \"{other}\" is not understood (supported: llama, mistral, mixtral, qwen2, \
-                 gpt2, bert, roberta)"
+                "model_type \"{}\" is not understood (supported: llama, mistral, mixtral, qwen2, \
+                 gpt2, bert, roberta)",
+                echo(other)
             ));
             TransformerDims::default()
         }
@@ -226,7 +232,7 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
         .collect();
     ignored.sort_unstable();
     if !ignored.is_empty() {
-        notes.push(format!("Ignored keys: {}", ignored.join(", ")));
+        notes.push(ignored_note(&ignored));
     }
     if obj.contains_key("quantization_config") {
         notes.push(
@@ -241,6 +247,7 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
         moe,
         ..base.clone()
     };
+    super::check_model(&model, &["model.transformer.", "model.moe."], "config.json")?;
     Ok(ImportedConfig {
         model,
         model_type,
@@ -292,7 +299,10 @@ fn llama_like(r: &mut Reader, model_type: &str, notes: &mut Vec<String>) -> Tran
         } else {
             hidden / heads.max(1)
         };
-        let extra = u64::from(layers) * u64::from(d) * (u64::from(heads) + 2 * u64::from(kv_heads));
+        // Saturating: u32::MAX layers and heads must not overflow (they are then refused by range).
+        let extra = u64::from(layers)
+            .saturating_mul(u64::from(d))
+            .saturating_mul(u64::from(heads).saturating_add(2 * u64::from(kv_heads)));
         notes.push(format!(
             "Qwen2's q/k/v projection biases ({extra} parameters) are not counted: the scenario has \
              no bias on q/k/v alone"
@@ -303,7 +313,8 @@ fn llama_like(r: &mut Reader, model_type: &str, notes: &mut Vec<String>) -> Tran
         .filter(|_| matches!(model_type, "mistral" | "mixtral"))
     {
         notes.push(format!(
-            "Sliding-window attention ({w} tokens) is ignored: the KV cache is counted at full length"
+            "Sliding-window attention ({} tokens) is ignored: the KV cache is counted at full length",
+            echo_json(w)
         ));
     }
     TransformerDims {
@@ -392,6 +403,24 @@ fn bert(r: &mut Reader, notes: &mut Vec<String>) -> TransformerDims {
         softmax_fp32: false,
     }
     .with_mha()
+}
+
+/// A JSON value echoed in a message: one line, long values elided.
+fn echo_json(v: &Value) -> String {
+    echo(&v.to_string())
+}
+
+/// "Ignored keys: a, b, c" with each key echoed safely, the first 20 named and the rest counted.
+fn ignored_note(keys: &[&str]) -> String {
+    const NAMED: usize = 20;
+    let named: Vec<String> = keys.iter().take(NAMED).map(|k| echo(k)).collect();
+    let more = keys.len().saturating_sub(NAMED);
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!("Ignored keys: {}{tail}", named.join(", "))
 }
 
 trait WithMha {
