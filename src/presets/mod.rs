@@ -30,21 +30,15 @@ pub fn from_ron_str(text: &str) -> Result<Scenario, PresetError> {
     if text.len() as u64 > MAX_FILE_BYTES {
         return Err(PresetError::too_large(Some(text.len() as u64)));
     }
-    if text.trim().is_empty() {
+    // A UTF-8 byte order mark (U+FEFF), as some Windows editors write, is not part of the text.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if scan::only_trivia(text) {
         return Err(PresetError::new(
             ErrorKind::Empty,
-            "the scenario file is empty (a minimal scenario is `()`)",
+            "the scenario file is empty: it holds no scenario (a minimal scenario is `()`)",
         ));
     }
-    let migrated = migrate::migrate(text).map_err(|e| {
-        PresetError::new(
-            ErrorKind::UnsupportedVersion,
-            format!(
-                "the file is format version {}, newer than this program's {FORMAT_VERSION}; update VRAM Explorer",
-                e.found
-            ),
-        )
-    })?;
+    let migrated = migrate::migrate(text).map_err(|e| PresetError::newer_version(text, e.found))?;
     let text = migrated.as_deref().unwrap_or(text);
     let scenario: Scenario = ron::from_str(text).map_err(|e| PresetError::from_ron(text, &e))?;
     let errors = validate::validate(&scenario);
