@@ -1,0 +1,320 @@
+//! `report -o` and standard output respect what is there (issue 18, item 1): symbolic links are
+//! followed, special files written in place with errors reported, hard links and read-only
+//! directories refused with the way out, permissions kept, stale temporaries swept, write errors on
+//! standard output are errors. Linux only (device files, FIFOs, `/proc`).
+#![cfg(target_os = "linux")]
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, SystemTime};
+
+const ID: &str = "llama2-7b-rtx4090";
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_vram-explorer"))
+}
+
+fn report_to(path: &Path) -> Output {
+    bin()
+        .args(["report", "--preset", ID, "-o"])
+        .arg(path)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh directory under the system temporary directory, unique to this test and process.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vram-files-output-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .expect("list")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect()
+}
+
+/// Waits for a child, killing it if it has not ended after `limit` (then the test fails: a hang).
+fn wait_or_kill(mut child: std::process::Child, limit: Duration) -> Output {
+    let start = std::time::Instant::now();
+    while child.try_wait().ok().flatten().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the command hung (killed after {limit:?})");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+#[test]
+fn dev_full_is_an_error_and_stays_a_device() {
+    let o = report_to(Path::new("/dev/full"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.starts_with("error: cannot write the table"), "{err}");
+    assert!(err.contains("No space left"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    let meta = fs::metadata("/dev/full").expect("/dev/full");
+    assert!(std::os::unix::fs::FileTypeExt::is_char_device(
+        &meta.file_type()
+    ));
+    // /dev/null takes it all.
+    assert_eq!(report_to(Path::new("/dev/null")).status.code(), Some(0));
+}
+
+#[test]
+fn a_symlink_is_followed_and_stays_a_link() {
+    let dir = scratch("symlink");
+    let real = dir.join("real.txt");
+    fs::write(&real, "old").expect("write");
+    let link = dir.join("link.txt");
+    std::os::unix::fs::symlink("real.txt", &link).expect("symlink");
+    let o = report_to(&link);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(fs::symlink_metadata(&link).expect("link").is_symlink());
+    assert!(
+        fs::read_to_string(&real)
+            .expect("read")
+            .contains("Llama-2-7B")
+    );
+    // A dangling link creates its target.
+    let dangling = dir.join("dangling.txt");
+    std::os::unix::fs::symlink("new.txt", &dangling).expect("symlink");
+    assert_eq!(report_to(&dangling).status.code(), Some(0));
+    assert!(dir.join("new.txt").is_file());
+    assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+}
+
+#[test]
+fn permissions_and_owner_are_kept() {
+    let dir = scratch("mode");
+    let file = dir.join("private.txt");
+    fs::write(&file, "old").expect("write");
+    fs::set_permissions(&file, fs::Permissions::from_mode(0o600)).expect("chmod");
+    // As root (CI), the file belongs to someone else, and must go on belonging to them.
+    if fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
+        std::os::unix::fs::chown(&file, Some(65534), Some(65534)).expect("chown");
+    }
+    let before = fs::metadata(&file).expect("meta");
+    assert_eq!(report_to(&file).status.code(), Some(0));
+    let after = fs::metadata(&file).expect("meta");
+    assert_eq!(after.permissions().mode() & 0o777, 0o600);
+    assert_eq!((after.uid(), after.gid()), (before.uid(), before.gid()));
+    assert_ne!(after.ino(), before.ino(), "replaced through a temporary");
+}
+
+#[test]
+fn a_hard_linked_file_is_refused_and_both_names_kept() {
+    let dir = scratch("hardlink");
+    let file = dir.join("a.txt");
+    fs::write(&file, "old").expect("write");
+    fs::hard_link(&file, dir.join("b.txt")).expect("link");
+    let o = report_to(&file);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("2 hard links") && err.contains("write elsewhere"),
+        "{err}"
+    );
+    assert!(
+        err.trim_end().ends_with(&file.display().to_string()),
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(dir.join("b.txt")).expect("b"), "old");
+    assert_eq!(fs::metadata(&file).expect("a").nlink(), 2);
+}
+
+#[test]
+fn directories_are_refused_with_a_clear_line() {
+    let dir = scratch("dir");
+    let o = report_to(&dir);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
+    let block = fs::read_dir("/dev").ok().and_then(|d| {
+        d.filter_map(Result::ok).map(|e| e.path()).find(|p| {
+            fs::metadata(p)
+                .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
+        })
+    });
+    match block {
+        Some(dev) => {
+            let o = report_to(&dev);
+            assert_eq!(o.status.code(), Some(1));
+            assert!(stderr(&o).contains("block device"), "{}", stderr(&o));
+        }
+        None => println!("skipped the block device case: no block device under /dev"),
+    }
+}
+
+#[test]
+fn a_fifo_is_written_in_place_and_one_without_reader_does_not_hang() {
+    let dir = scratch("fifo");
+    let fifo = dir.join("pipe");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return println!("skipped: mkfifo is not available");
+    }
+    let child = bin()
+        .args(["report", "--preset", ID, "-o"])
+        .arg(&fifo)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let o = wait_or_kill(child, Duration::from_secs(30));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no process is reading"),
+        "{}",
+        stderr(&o)
+    );
+
+    // With a reader, the bytes go through the FIFO and it stays a FIFO.
+    let reader = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || fs::read_to_string(fifo)
+    });
+    let mut o = report_to(&fifo);
+    for _ in 0..50 {
+        // The writer may have probed before the reader opened: retry until it is there.
+        if o.status.success() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        o = report_to(&fifo);
+    }
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = reader.join().expect("reader").expect("read");
+    assert!(text.contains("Llama-2-7B"), "{text}");
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(
+        &fs::metadata(&fifo).expect("meta").file_type()
+    ));
+}
+
+#[test]
+fn stale_temporaries_of_dead_processes_are_swept() {
+    let dir = scratch("sweep");
+    let old = SystemTime::now() - Duration::from_secs(2 * 3600);
+    // PID above the kernel's maximum (4,194,304: `pid_max` in proc(5)): never a live process.
+    let make = |name: &str, modified: SystemTime| {
+        let path = dir.join(name);
+        let f = fs::File::create(&path).expect("create");
+        f.set_modified(modified).expect("mtime");
+        path
+    };
+    let stale = make(".report.txt.vram-explorer-99999999.tmp", old);
+    let recent = make(".report.txt.vram-explorer-99999998.tmp", SystemTime::now());
+    let alive = make(
+        &format!(".report.txt.vram-explorer-{}.tmp", std::process::id()),
+        old,
+    );
+    let foreign = make(".report.txt.99999999.tmp", old);
+    assert_eq!(report_to(&dir.join("report.txt")).status.code(), Some(0));
+    assert!(!stale.exists(), "a stale temporary is removed");
+    assert!(recent.exists(), "a recent one is kept");
+    assert!(alive.exists(), "a live process's is kept");
+    assert!(foreign.exists(), "another program's name is not touched");
+}
+
+#[test]
+fn write_errors_on_standard_output_are_errors() {
+    let full = fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    for args in [
+        &["report", "--preset", ID][..],
+        &["presets"],
+        &["claims"],
+        &["fit", "--preset", ID],
+        &["sweep", "--preset", ID, "--over", "batch"],
+        &[
+            "check",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/presets/llama2-7b-rtx4090.ron"),
+        ],
+    ] {
+        let o = bin()
+            .args(args)
+            .stdout(full.try_clone().expect("dup"))
+            .output()
+            .expect("runs");
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = stderr(&o);
+        assert!(
+            err.starts_with("error: cannot write to standard output"),
+            "{args:?}: {err}"
+        );
+    }
+    // A reader that leaves early (`| head`): quiet, status 0.
+    let mut child = bin()
+        .args(["report", "--preset", ID, "--format", "markdown"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let o = wait_or_kill(child, Duration::from_secs(30));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+}
+
+/// The binary run as the unprivileged user `nobody` (65534), if it can be: the tests run as root in
+/// CI, where permissions do not apply.
+fn as_nobody() -> Option<Command> {
+    use std::os::unix::process::CommandExt;
+    let root = fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    if !root {
+        println!("skipped: not root, so cannot run the binary as another user");
+        return None;
+    }
+    let runs = bin()
+        .uid(65534)
+        .gid(65534)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !runs {
+        println!("skipped: the binary under target/ is not reachable by user 65534");
+        return None;
+    }
+    let mut cmd = bin();
+    cmd.uid(65534).gid(65534);
+    Some(cmd)
+}
+
+#[test]
+fn a_writable_file_in_a_read_only_directory_is_refused_with_the_way_out() {
+    let Some(mut cmd) = as_nobody() else { return };
+    let dir = scratch("read-only-dir");
+    let file = dir.join("report.txt");
+    fs::write(&file, "old").expect("write");
+    std::os::unix::fs::chown(&file, Some(65534), Some(65534)).expect("chown");
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).expect("chmod");
+    let o = cmd
+        .args(["report", "--preset", ID, "-o"])
+        .arg(&file)
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("directory is not") && err.contains("write elsewhere"),
+        "{err}"
+    );
+    assert!(
+        err.trim_end().ends_with(&file.display().to_string()),
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(&file).expect("read"), "old");
+}
