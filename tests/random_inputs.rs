@@ -44,7 +44,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-const SEED: u64 = 0x5eed_0018_f11e_5u64;
+const SEED: u64 = 0x0005_eed0_018f_11e5;
 /// Inputs in all, over the four parsers.
 const INPUTS: usize = 100_000;
 /// The most live heap bytes allowed at any time during the run.
