@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::hf_config::MAX_CONFIG_BYTES;
 use super::safetensors::{MAX_HEADER_BYTES, SafetensorsHeader, header_len, parse_header};
-use super::{ImportError, ParamSummary, combine, parse_index};
+use super::{ImportError, MAX_TENSORS, ParamSummary, combine, parse_index};
 use crate::presets::input::{InputError, open_regular, read_at_most, read_regular};
 use crate::presets::text::escape_controls;
 
@@ -91,8 +91,16 @@ pub fn read_checkpoint(path: &Path) -> Result<ParamSummary, ImportError> {
     let index = parse_index(text).map_err(|e| at(e, path))?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut shards = Vec::with_capacity(index.shards.len());
+    let mut tensors = 0usize;
     for name in &index.shards {
-        shards.push((name.clone(), read_safetensors_header(&dir.join(name))?));
+        let header = read_safetensors_header(&dir.join(name))?;
+        // Bounded over all shards, not only within each: memory stays proportional to the limit.
+        tensors = tensors.saturating_add(header.tensors.len());
+        if tensors > MAX_TENSORS {
+            let msg = format!("the shards hold more than {MAX_TENSORS} tensors in all");
+            return Err(at(ImportError::new(msg), path));
+        }
+        shards.push((name.clone(), header));
     }
     combine(&index, &shards).map_err(|e| at(e, path))
 }

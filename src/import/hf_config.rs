@@ -8,6 +8,10 @@
 //! (`MixtralConfig`: the LLaMA layout with `num_local_experts` experts of `intermediate_size`, top
 //! `num_experts_per_tok`, a bias-free router). Other mixture-of-experts layouts (shared experts,
 //! `moe_intermediate_size`) are refused by name.
+//!
+//! Bounded: at most [`MAX_CONFIG_BYTES`], JSON nesting within `serde_json`'s recursion limit (128
+//! levels), linear-time key checks; counts are `u32` with saturating arithmetic, and the model made
+//! passes the scenario format's range checks (`scenario::validate`) or is refused naming the fields.
 
 use serde_json::{Map, Value};
 
