@@ -58,20 +58,26 @@ fn wait_or_kill(mut child: std::process::Child, limit: Duration) -> Output {
     child.wait_with_output().expect("output")
 }
 
+/// The devices are reached through symbolic links in a scratch directory: a writer that does not
+/// follow links (the defect) then replaces the link, never the device itself.
 #[test]
 fn dev_full_is_an_error_and_stays_a_device() {
-    let o = report_to(Path::new("/dev/full"));
+    let dir = scratch("devices");
+    let full = dir.join("full");
+    std::os::unix::fs::symlink("/dev/full", &full).expect("symlink");
+    let o = report_to(&full);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(err.starts_with("error: cannot write the table"), "{err}");
     assert!(err.contains("No space left"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-    let meta = fs::metadata("/dev/full").expect("/dev/full");
-    assert!(std::os::unix::fs::FileTypeExt::is_char_device(
-        &meta.file_type()
-    ));
+    assert!(fs::symlink_metadata(&full).expect("link").is_symlink());
     // /dev/null takes it all.
-    assert_eq!(report_to(Path::new("/dev/null")).status.code(), Some(0));
+    let null = dir.join("null");
+    std::os::unix::fs::symlink("/dev/null", &null).expect("symlink");
+    assert_eq!(report_to(&null).status.code(), Some(0));
+    assert!(fs::symlink_metadata(&null).expect("link").is_symlink());
+    assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
 }
 
 #[test]
@@ -139,7 +145,9 @@ fn a_hard_linked_file_is_refused_and_both_names_kept() {
 #[test]
 fn directories_are_refused_with_a_clear_line() {
     let dir = scratch("dir");
-    let o = report_to(&dir);
+    let inner = dir.join("inner");
+    fs::create_dir(&inner).expect("dir");
+    let o = report_to(&inner);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
     let block = fs::read_dir("/dev").ok().and_then(|d| {
@@ -150,7 +158,9 @@ fn directories_are_refused_with_a_clear_line() {
     });
     match block {
         Some(dev) => {
-            let o = report_to(&dev);
+            let link = dir.join("disk");
+            std::os::unix::fs::symlink(&dev, &link).expect("symlink");
+            let o = report_to(&link);
             assert_eq!(o.status.code(), Some(1));
             assert!(stderr(&o).contains("block device"), "{}", stderr(&o));
         }
