@@ -328,3 +328,15 @@ fn a_writable_file_in_a_read_only_directory_is_refused_with_the_way_out() {
     );
     assert_eq!(fs::read_to_string(&file).expect("read"), "old");
 }
+
+#[test]
+fn a_socket_is_an_error_naming_it_and_stays_a_socket() {
+    let dir = scratch("socket");
+    let path = dir.join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&path).expect("bind");
+    let o = report_to(&path);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("socket"), "{}", stderr(&o));
+    let kind = fs::symlink_metadata(&path).expect("meta").file_type();
+    assert!(std::os::unix::fs::FileTypeExt::is_socket(&kind));
+}

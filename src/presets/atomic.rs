@@ -98,7 +98,14 @@ fn write_in_place(path: &Path, bytes: &[u8], fifo: bool) -> io::Result<()> {
     } else {
         None
     };
-    let mut file = OpenOptions::new().write(true).open(path)?;
+    let mut file = OpenOptions::new().write(true).open(path).map_err(|e| {
+        // `open(2)` of a Unix socket fails with ENXIO: say what it is.
+        if e.raw_os_error() == Some(ENXIO) {
+            refused("it is a socket, which cannot be opened as a file")
+        } else {
+            e
+        }
+    })?;
     file.write_all(bytes)?;
     file.flush()
 }

@@ -136,21 +136,23 @@ pub fn only_trivia(text: &str) -> bool {
 /// error RON reports at the second colon), if there is one.
 pub fn ident_before_double_colon(text: &str, at: usize) -> Option<&str> {
     let bytes = text.as_bytes();
+    let at_byte = |i: usize, f: fn(u8) -> bool| bytes.get(i).copied().is_some_and(f);
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     // From the error position back over the colons (RON points at one of them or just after).
     let mut end = at.min(bytes.len());
-    while end < bytes.len() && bytes[end] == b':' {
+    while at_byte(end, |b| b == b':') {
         end += 1;
     }
     let mut colons = 0;
-    while end > 0 && bytes[end - 1] == b':' {
+    while end > 0 && at_byte(end - 1, |b| b == b':') {
         end -= 1;
         colons += 1;
     }
-    while end > 0 && bytes[end - 1].is_ascii_whitespace() {
+    while end > 0 && at_byte(end - 1, |b| b.is_ascii_whitespace()) {
         end -= 1;
     }
     let mut start = end;
-    while start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
+    while start > 0 && at_byte(start - 1, is_ident) {
         start -= 1;
     }
     let name = text.get(start..end)?;
