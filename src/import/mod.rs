@@ -7,6 +7,7 @@
 
 pub mod files;
 pub mod hf_config;
+mod hf_families;
 pub mod safetensors;
 
 pub use hf_config::{ImportedConfig, from_hf_config};
