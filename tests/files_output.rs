@@ -266,3 +266,37 @@ fn a_socket_is_an_error_naming_it_and_stays_a_socket() {
     let kind = fs::symlink_metadata(&path).expect("meta").file_type();
     assert!(std::os::unix::fs::FileTypeExt::is_socket(&kind));
 }
+
+#[test]
+fn a_slow_fifo_reader_gets_every_byte() {
+    let dir = scratch("slow-fifo");
+    let fifo = dir.join("pipe");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return println!("skipped: mkfifo is not available");
+    }
+    // 1 MiB, far more than a pipe holds (64 KiB on Linux, pipe(7)): the writer must wait, not fail.
+    let bytes: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8).collect();
+    let reader = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || {
+            use std::io::Read;
+            let mut f = fs::File::open(fifo)?;
+            std::thread::sleep(Duration::from_millis(200));
+            let mut got = Vec::new();
+            f.read_to_end(&mut got).map(|_| got)
+        }
+    });
+    let mut result = vram_explorer::presets::write_atomically(&fifo, &bytes);
+    for _ in 0..100 {
+        // Until the reader has opened its end.
+        if result.is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        result = vram_explorer::presets::write_atomically(&fifo, &bytes);
+    }
+    result.expect("written");
+    let got = reader.join().expect("reader").expect("read");
+    assert!(got == bytes, "{} of {} bytes", got.len(), bytes.len());
+}

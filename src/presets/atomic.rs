@@ -80,33 +80,33 @@ fn resolve_links(target: &Path) -> io::Result<PathBuf> {
     )))
 }
 
-/// FIFOs, sockets and character devices. A FIFO is first opened without blocking, so that a FIFO
-/// nobody reads is an error (`ENXIO`, `open(2)`) rather than a hang; once a reader is known to be
-/// there, a blocking open for the actual write succeeds at once.
+/// FIFOs, sockets and character devices, written in place. A FIFO is opened without blocking, so
+/// that one nobody reads is an error (`ENXIO`, `open(2)`) rather than a hang; the same descriptor is
+/// written, waiting while the pipe is full (`EAGAIN`, `pipe(7)`) as a blocking write would.
 fn write_in_place(path: &Path, bytes: &[u8], fifo: bool) -> io::Result<()> {
-    let _probe = if fifo {
-        let probe = OpenOptions::new()
-            .write(true)
-            .custom_flags(O_NONBLOCK)
-            .open(path);
-        match probe {
-            Err(e) if e.raw_os_error() == Some(ENXIO) => {
-                return Err(refused("no process is reading this FIFO"));
-            }
-            other => Some(other?),
-        }
-    } else {
-        None
-    };
-    let mut file = OpenOptions::new().write(true).open(path).map_err(|e| {
-        // `open(2)` of a Unix socket fails with ENXIO: say what it is.
-        if e.raw_os_error() == Some(ENXIO) {
-            refused("it is a socket, which cannot be opened as a file")
-        } else {
-            e
-        }
+    let mut options = OpenOptions::new();
+    options.write(true);
+    if fifo {
+        options.custom_flags(O_NONBLOCK);
+    }
+    let mut file = options.open(path).map_err(|e| match e.raw_os_error() {
+        Some(ENXIO) if fifo => refused("no process is reading this FIFO"),
+        // `open(2)` of a Unix socket fails with ENXIO too: say what it is.
+        Some(ENXIO) => refused("it is a socket, which cannot be opened as a file"),
+        _ => e,
     })?;
-    file.write_all(bytes)?;
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match file.write(rest) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => rest = rest.get(n..).unwrap_or_default(),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Err(e) => return Err(e),
+        }
+    }
     file.flush()
 }
 
