@@ -110,8 +110,8 @@ const CASES: &[Case] = &[
     (
         "future-version.ron",
         ErrorKind::UnsupportedVersion,
-        None,
-        None,
+        Some("version"),
+        Some(2),
         "version 9",
     ),
     (

@@ -12,9 +12,6 @@ use crate::presets::write_atomically;
 use crate::report;
 use crate::ui::notice::Notice;
 
-/// config.json files larger than this are refused before reading (real ones are a few KiB).
-const MAX_CONFIG_BYTES: u64 = 1 << 20;
-
 impl ExplorerApp {
     /// Replaces the model's shape with a Hugging Face `config.json`'s.
     pub(super) fn import_config(&mut self, path: &Path) {
@@ -46,10 +43,10 @@ impl ExplorerApp {
 
     /// Counts a checkpoint's parameters from its safetensors headers and uses that count.
     pub(super) fn import_checkpoint(&mut self, path: &Path) {
-        match read_checkpoint(path) {
-            Ok(summary) => {
-                let s = &mut self.session.scenario;
-                s.model = summary.to_model(&s.model);
+        let s = &mut self.session.scenario;
+        match read_checkpoint(path).and_then(|sum| Ok((sum.validated_model(&s.model)?, sum))) {
+            Ok((model, summary)) => {
+                s.model = model;
                 let mut msg = format!(
                     "Counted {} parameters in {} tensors ({} bytes): {}",
                     summary.params,
@@ -98,16 +95,7 @@ impl ExplorerApp {
     }
 }
 
+/// Never blocks on a FIFO nor reads past the limit (`import::files::read_config`).
 fn read_small(path: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| format!("Could not read the file ({e}): {}", path.display()))?;
-    if meta.len() > MAX_CONFIG_BYTES {
-        return Err(format!(
-            "The file is {} bytes, more than the {MAX_CONFIG_BYTES} accepted for a config.json: {}",
-            meta.len(),
-            path.display()
-        ));
-    }
-    std::fs::read_to_string(path)
-        .map_err(|e| format!("Could not read the file ({e}): {}", path.display()))
+    import::files::read_config(path).map_err(|e| format!("Could not read the file: {e}"))
 }

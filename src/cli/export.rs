@@ -1,6 +1,7 @@
 //! `report`'s output formats (the same Markdown and CSV the app exports, from `crate::report`) and
 //! `--output`: the file is replaced atomically (temporary file beside it, then rename), so an
-//! interrupted or failed write leaves the old file as it was.
+//! interrupted or failed write leaves the old file as it was. What is at the path is respected (links
+//! followed, devices and FIFOs written in place, hard links refused): see `presets::write_atomically`.
 
 use std::path::Path;
 
@@ -9,6 +10,7 @@ use clap::ValueEnum;
 use crate::estimator::Estimate;
 use crate::estimator::performance::compare;
 use crate::presets;
+use crate::presets::text::escape_controls;
 use crate::report;
 use crate::scenario::Scenario;
 use crate::units::MemoryUnit;
@@ -92,7 +94,7 @@ pub fn write(path: &Path, format: Format, text: &str) -> Result<String, String> 
                 "wrote the {} ({} bytes): {}",
                 format.label(),
                 text.len(),
-                path.display()
+                escape_controls(&path.display().to_string())
             )
         })
         .map_err(|e| {

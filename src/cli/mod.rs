@@ -11,8 +11,9 @@
 //! ```
 //!
 //! Exit codes: 0 success, 1 a runtime error (bad file, unknown preset: the message on stderr, message
-//! first, path last), 2 a usage error (from clap). Output is built as a string and written once, so a
-//! closed pipe (`| head`) is not a panic.
+//! first, path last), 2 a usage error (from clap). Output is built as a string and written once; a
+//! failed write or flush of standard output is an error (exit 1), except a closed pipe (`| head`),
+//! which ends quietly with 0. Names and paths from files are printed with control characters escaped.
 
 mod claims;
 mod export;
@@ -185,19 +186,30 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
-    match execute(cli.command) {
-        Ok(out) => {
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe is not an error worth reporting.
-            let _ = stdout
-                .write_all(out.as_bytes())
-                .and_then(|()| stdout.flush());
-            ExitCode::SUCCESS
-        }
+    match execute(cli.command).and_then(|out| print(&out)) {
+        Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", presets::text::escape_controls(&message));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Writes the output to standard output and flushes it, checking both. A reader that went away
+/// (`| head`: `EPIPE`, as Rust ignores `SIGPIPE`) has all it wanted: that ends quietly with status 0.
+/// Any other failure (a full disk, `/dev/full`) is an error: the output is incomplete. Control
+/// characters other than line feed and tab are escaped (names come from files).
+fn print(out: &str) -> Result<(), String> {
+    let out = presets::text::escape_controls_keep_lines(out);
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!(
+            "cannot write to standard output ({e}): the output is incomplete"
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -214,8 +226,8 @@ fn execute(command: Command) -> Result<String, String> {
             let s = presets::load(&file).map_err(|e| e.to_string())?;
             Ok(format!(
                 "ok: \"{}\" is a valid scenario: {}\n",
-                s.name,
-                file.display()
+                presets::text::escape_controls(&s.name),
+                presets::text::escape_controls(&file.display().to_string())
             ))
         }
         Command::Fit(a) => {

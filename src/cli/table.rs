@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use crate::estimator::{Component, Estimate, Phase};
 use crate::presets::bundled;
+use crate::presets::text::escape_controls;
 use crate::scenario::{GpuChoice, Mode, ModelFamily, Scenario};
 use crate::units::{Bytes, MemoryUnit, fmt_sig};
 
@@ -26,7 +27,7 @@ pub fn presets() -> String {
             group = p.group;
             let _ = writeln!(out, "{group}:");
         }
-        let _ = writeln!(out, "  {:<36} {}", p.id, p.name);
+        let _ = writeln!(out, "  {:<36} {}", p.id, escape_controls(&p.name));
     }
     out
 }
@@ -51,7 +52,14 @@ pub fn gpu_name(s: &Scenario) -> String {
 
 fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
     let m = &est.model;
-    let _ = writeln!(out, "{}  ({origin})", s.name);
+    // Names and paths come from files: control characters escaped (an `ESC [2J` must not clear the
+    // terminal).
+    let _ = writeln!(
+        out,
+        "{}  ({})",
+        escape_controls(&s.name),
+        escape_controls(origin)
+    );
     let params = fmt_sig(est.memory.params.total / 1e9);
     let shape = match m.family {
         ModelFamily::Transformer => format!(
@@ -128,7 +136,7 @@ fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
     let _ = writeln!(
         out,
         "GPU:     {}, {} = {}\n",
-        gpu_name(s),
+        escape_controls(&gpu_name(s)),
         MemoryUnit::GB.format(cap),
         MemoryUnit::GiB.format(cap)
     );

@@ -8,14 +8,16 @@
 //! (`MixtralConfig`: the LLaMA layout with `num_local_experts` experts of `intermediate_size`, top
 //! `num_experts_per_tok`, a bias-free router). Other mixture-of-experts layouts (shared experts,
 //! `moe_intermediate_size`) are refused by name.
+//!
+//! Bounded: at most [`MAX_CONFIG_BYTES`], JSON nesting within `serde_json`'s recursion limit (128
+//! levels), linear-time key checks; counts are `u32` with saturating arithmetic, and the model made
+//! passes the scenario format's range checks (`scenario::validate`) or is refused naming the fields.
 
 use serde_json::{Map, Value};
 
-use super::ImportError;
-use crate::scenario::{
-    ArchKind, FfnKind, ModelFamily, ModelSpec, MoeSpec, NormKind, PositionKind, ShapeSource,
-    TransformerDims,
-};
+use super::{ImportError, hf_families};
+use crate::presets::text::echo;
+use crate::scenario::{ModelFamily, ModelSpec, MoeSpec, ShapeSource, TransformerDims};
 
 /// Mixtral's expert keys, understood for `model_type = "mixtral"` only.
 const MIXTRAL_KEYS: [&str; 2] = ["num_local_experts", "num_experts_per_tok"];
@@ -100,20 +102,20 @@ const IRRELEVANT_KEYS: [&str; 47] = [
 ];
 
 /// Reads typed fields and collects every problem, so one message names all of them.
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     obj: &'a Map<String, Value>,
     used: Vec<&'static str>,
-    problems: Vec<String>,
+    pub(super) problems: Vec<String>,
 }
 
 impl<'a> Reader<'a> {
-    fn get(&mut self, key: &'static str) -> Option<&'a Value> {
+    pub(super) fn get(&mut self, key: &'static str) -> Option<&'a Value> {
         self.used.push(key);
         self.obj.get(key).filter(|v| !v.is_null())
     }
 
     /// A positive integer that fits in u32.
-    fn count(&mut self, key: &'static str) -> Option<u32> {
+    pub(super) fn count(&mut self, key: &'static str) -> Option<u32> {
         let v = self.get(key)?;
         match v
             .as_u64()
@@ -122,14 +124,16 @@ impl<'a> Reader<'a> {
         {
             Some(n) => Some(n),
             None => {
-                self.problems
-                    .push(format!("`{key}` = {v} is not a positive integer"));
+                self.problems.push(format!(
+                    "`{key}` = {} is not a positive integer",
+                    echo_json(v)
+                ));
                 None
             }
         }
     }
 
-    fn required(&mut self, key: &'static str) -> u32 {
+    pub(super) fn required(&mut self, key: &'static str) -> u32 {
         if self.obj.get(key).is_none_or(Value::is_null) {
             self.problems.push(format!("`{key}` is missing"));
             self.used.push(key);
@@ -138,19 +142,19 @@ impl<'a> Reader<'a> {
         self.count(key).unwrap_or(0)
     }
 
-    fn flag(&mut self, key: &'static str, default: bool) -> bool {
+    pub(super) fn flag(&mut self, key: &'static str, default: bool) -> bool {
         match self.get(key) {
             None => default,
             Some(Value::Bool(b)) => *b,
             Some(v) => {
                 self.problems
-                    .push(format!("`{key}` = {v} is not true or false"));
+                    .push(format!("`{key}` = {} is not true or false", echo_json(v)));
                 default
             }
         }
     }
 
-    fn text(&mut self, key: &'static str) -> Option<&'a str> {
+    pub(super) fn text(&mut self, key: &'static str) -> Option<&'a str> {
         self.get(key).and_then(Value::as_str)
     }
 }
@@ -182,23 +186,28 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
             continue;
         }
         if let Some(v) = obj.get(key).filter(|v| !v.is_null()) {
-            r.problems
-                .push(format!("`{key}` = {v}: {what} is not understood"));
+            r.problems.push(format!(
+                "`{key}` = {}: {what} is not understood",
+                echo_json(v)
+            ));
         }
     }
     let mut notes = Vec::new();
     let dims = match model_type.as_str() {
-        "llama" | "mistral" | "qwen2" | "mixtral" => llama_like(&mut r, &model_type, &mut notes),
-        "gpt2" => gpt2(&mut r),
-        "bert" | "roberta" => bert(&mut r, &mut notes),
+        "llama" | "mistral" | "qwen2" | "mixtral" => {
+            hf_families::llama_like(&mut r, &model_type, &mut notes)
+        }
+        "gpt2" => hf_families::gpt2(&mut r),
+        "bert" | "roberta" => hf_families::bert(&mut r, &mut notes),
         "" => {
             r.problems.push("`model_type` is missing".to_owned());
             TransformerDims::default()
         }
         other => {
             r.problems.push(format!(
-                "model_type \"{other}\" is not understood (supported: llama, mistral, mixtral, qwen2, \
-                 gpt2, bert, roberta)"
+                "model_type \"{}\" is not understood (supported: llama, mistral, mixtral, qwen2, \
+                 gpt2, bert, roberta)",
+                echo(other)
             ));
             TransformerDims::default()
         }
@@ -226,7 +235,7 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
         .collect();
     ignored.sort_unstable();
     if !ignored.is_empty() {
-        notes.push(format!("Ignored keys: {}", ignored.join(", ")));
+        notes.push(ignored_note(&ignored));
     }
     if obj.contains_key("quantization_config") {
         notes.push(
@@ -241,6 +250,7 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
         moe,
         ..base.clone()
     };
+    super::check_model(&model, &["model.transformer.", "model.moe."], "config.json")?;
     Ok(ImportedConfig {
         model,
         model_type,
@@ -265,143 +275,20 @@ fn check_shape(t: &TransformerDims, problems: &mut Vec<String>) {
     }
 }
 
-/// LLaMA, Mistral, Qwen2: gated MLP (3 matrices), RMSNorm, rotary, no biases except Qwen2's q/k/v.
-fn llama_like(r: &mut Reader, model_type: &str, notes: &mut Vec<String>) -> TransformerDims {
-    let hidden = r.required("hidden_size");
-    let heads = r.required("num_attention_heads");
-    let kv_heads = r.count("num_key_value_heads").unwrap_or(heads);
-    let head_dim = r.count("head_dim").unwrap_or(0);
-    let layers = r.required("num_hidden_layers");
-    let act = r.text("hidden_act").unwrap_or("silu");
-    if act != "silu" {
-        notes.push(format!(
-            "Gated MLP with `{act}` activation, counted as SwiGLU (same shapes)"
-        ));
-    }
-    let attention_bias = r.flag("attention_bias", false);
-    let mlp_bias = r.flag("mlp_bias", false);
-    if attention_bias != mlp_bias {
-        r.problems.push(format!(
-            "`attention_bias` = {attention_bias} with `mlp_bias` = {mlp_bias}: biases on only part \
-             of the projections are not understood"
-        ));
-    }
-    if model_type == "qwen2" {
-        let d = if head_dim > 0 {
-            head_dim
-        } else {
-            hidden / heads.max(1)
-        };
-        let extra = u64::from(layers) * u64::from(d) * (u64::from(heads) + 2 * u64::from(kv_heads));
-        notes.push(format!(
-            "Qwen2's q/k/v projection biases ({extra} parameters) are not counted: the scenario has \
-             no bias on q/k/v alone"
-        ));
-    }
-    if let Some(w) = r
-        .get("sliding_window")
-        .filter(|_| matches!(model_type, "mistral" | "mixtral"))
-    {
-        notes.push(format!(
-            "Sliding-window attention ({w} tokens) is ignored: the KV cache is counted at full length"
-        ));
-    }
-    TransformerDims {
-        arch: ArchKind::Decoder,
-        layers,
-        hidden,
-        heads,
-        kv_heads,
-        head_dim,
-        ffn: r.required("intermediate_size"),
-        ffn_kind: FfnKind::SwiGlu,
-        vocab: r.required("vocab_size"),
-        tied_embeddings: r.flag("tie_word_embeddings", false),
-        positions: PositionKind::Rotary,
-        max_positions: r.count("max_position_embeddings").unwrap_or(4096),
-        token_types: 0,
-        bias: attention_bias && mlp_bias,
-        norm: NormKind::RmsNorm,
-        mlm_head: false,
-        pooler: false,
-        gelu_tanh: false,
-        fused_qkv: false,
-        // transformers' eager LLaMA/Mistral/Qwen2 attention: softmax(..., dtype=torch.float32).
-        softmax_fp32: true,
-    }
+/// A JSON value echoed in a message: one line, long values elided.
+pub(super) fn echo_json(v: &Value) -> String {
+    echo(&v.to_string())
 }
 
-/// GPT-2 (`GPT2LMHeadModel`): learned positions, LayerNorm, fused `c_attn`, GELU MLP of `n_inner`
-/// (None → 4h), biases everywhere, LM head tied to the token embedding.
-fn gpt2(r: &mut Reader) -> TransformerDims {
-    let hidden = r.required("n_embd");
-    let act = r.text("activation_function").unwrap_or("gelu_new");
-    TransformerDims {
-        arch: ArchKind::Decoder,
-        layers: r.required("n_layer"),
-        hidden,
-        heads: r.required("n_head"),
-        kv_heads: 0,
-        head_dim: 0,
-        ffn: r.count("n_inner").unwrap_or(hidden.saturating_mul(4)),
-        ffn_kind: FfnKind::Gelu,
-        vocab: r.required("vocab_size"),
-        tied_embeddings: r.flag("tie_word_embeddings", true),
-        positions: PositionKind::Learned,
-        max_positions: r.required("n_positions"),
-        token_types: 0,
-        bias: true,
-        norm: NormKind::LayerNorm,
-        mlm_head: false,
-        pooler: false,
-        gelu_tanh: matches!(act, "gelu_new" | "gelu_pytorch_tanh"),
-        fused_qkv: true,
-        softmax_fp32: false,
-    }
-    .with_mha()
-}
-
-/// BERT / RoBERTa base model (`BertModel`: embeddings + LayerNorm, post-LN layers, pooler).
-fn bert(r: &mut Reader, notes: &mut Vec<String>) -> TransformerDims {
-    notes.push(
-        "Imported as the base encoder with its pooler (as `BertModel` counts it); turn on the MLM \
-         head for masked-LM training"
-            .to_owned(),
-    );
-    let act = r.text("hidden_act").unwrap_or("gelu");
-    TransformerDims {
-        arch: ArchKind::Encoder,
-        layers: r.required("num_hidden_layers"),
-        hidden: r.required("hidden_size"),
-        heads: r.required("num_attention_heads"),
-        kv_heads: 0,
-        head_dim: 0,
-        ffn: r.required("intermediate_size"),
-        ffn_kind: FfnKind::Gelu,
-        vocab: r.required("vocab_size"),
-        tied_embeddings: true,
-        positions: PositionKind::Learned,
-        max_positions: r.required("max_position_embeddings"),
-        token_types: r.count("type_vocab_size").unwrap_or(2),
-        bias: true,
-        norm: NormKind::LayerNorm,
-        mlm_head: false,
-        pooler: true,
-        gelu_tanh: matches!(act, "gelu_new" | "gelu_pytorch_tanh"),
-        fused_qkv: false,
-        softmax_fp32: false,
-    }
-    .with_mha()
-}
-
-trait WithMha {
-    fn with_mha(self) -> Self;
-}
-
-impl WithMha for TransformerDims {
-    /// Multi-head attention: as many key/value heads as heads.
-    fn with_mha(mut self) -> Self {
-        self.kv_heads = self.heads;
-        self
-    }
+/// "Ignored keys: a, b, c" with each key echoed safely, the first 20 named and the rest counted.
+fn ignored_note(keys: &[&str]) -> String {
+    const NAMED: usize = 20;
+    let named: Vec<String> = keys.iter().take(NAMED).map(|k| echo(k)).collect();
+    let more = keys.len().saturating_sub(NAMED);
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!("Ignored keys: {}{tail}", named.join(", "))
 }

@@ -7,6 +7,7 @@
 
 pub mod files;
 pub mod hf_config;
+mod hf_families;
 pub mod safetensors;
 
 pub use hf_config::{ImportedConfig, from_hf_config};
@@ -14,7 +15,11 @@ pub use safetensors::{SafetensorsHeader, StDtype, TensorInfo, parse_file, parse_
 
 use serde_json::Value;
 
-use crate::scenario::{Dtype, ModelFamily, ModelSpec, ShapeSource};
+use crate::presets::text::echo;
+
+use std::collections::{HashMap, HashSet};
+
+use crate::scenario::{Dtype, ModelFamily, ModelSpec, Scenario, ShapeSource, validate};
 
 /// Why an import was refused. The message names what was not understood (and, from [`files`], the
 /// path last).
@@ -61,34 +66,28 @@ pub struct ParamSummary {
 }
 
 impl ParamSummary {
-    /// Counts the tensors of one or more headers.
+    /// Counts the tensors of one or more headers (sums saturate; [`ParamSummary::try_of`] refuses
+    /// what does not fit in 64 bits instead).
     pub fn of<'a>(tensors: impl IntoIterator<Item = &'a TensorInfo>) -> Self {
         let mut s = ParamSummary::default();
         let mut packed = false;
         for t in tensors {
-            s.tensors += 1;
-            s.params += t.numel;
-            s.bytes += t.end - t.begin;
-            packed |= [
-                "qweight",
-                "qzeros",
-                ".absmax",
-                ".quant_map",
-                "weight_packed",
-            ]
-            .iter()
-            .any(|p| t.name.contains(p));
+            let (params, bytes) = (t.numel, t.end.saturating_sub(t.begin));
+            s.tensors = s.tensors.saturating_add(1);
+            s.params = s.params.saturating_add(params);
+            s.bytes = s.bytes.saturating_add(bytes);
+            packed |= PACKED.iter().any(|p| t.name.contains(p));
             match s.by_dtype.iter_mut().find(|c| c.dtype == t.dtype) {
                 Some(c) => {
-                    c.tensors += 1;
-                    c.params += t.numel;
-                    c.bytes += t.end - t.begin;
+                    c.tensors = c.tensors.saturating_add(1);
+                    c.params = c.params.saturating_add(params);
+                    c.bytes = c.bytes.saturating_add(bytes);
                 }
                 None => s.by_dtype.push(DtypeCount {
                     dtype: t.dtype,
                     tensors: 1,
-                    params: t.numel,
-                    bytes: t.end - t.begin,
+                    params,
+                    bytes,
                 }),
             }
         }
@@ -101,6 +100,23 @@ impl ParamSummary {
             );
         }
         s
+    }
+
+    /// [`ParamSummary::of`], refusing a count above what a scenario accepts (`model.params`, see
+    /// `scenario::validate`): such a checkpoint is sparse or forged, not a model.
+    pub fn try_of<'a>(
+        tensors: impl IntoIterator<Item = &'a TensorInfo>,
+    ) -> Result<Self, ImportError> {
+        let s = ParamSummary::of(tensors);
+        let max = validate::range_of("model.params").map_or(f64::MAX, |r| r.max);
+        if s.params == u64::MAX || s.params as f64 > max {
+            return Err(ImportError::new(format!(
+                "the checkpoint counts {} parameters, more than the {max:e} a scenario accepts \
+                 (`model.params`)",
+                s.params
+            )));
+        }
+        Ok(s)
     }
 
     /// The element type holding most parameters, as a scenario dtype (None for integer/bool types).
@@ -117,6 +133,14 @@ impl ParamSummary {
         })
     }
 
+    /// [`ParamSummary::to_model`], checked as a scenario file is (`scenario::validate`): an error
+    /// names every model field out of range.
+    pub fn validated_model(&self, base: &ModelSpec) -> Result<ModelSpec, ImportError> {
+        let model = self.to_model(base);
+        check_model(&model, &["model.params"], "the checkpoint")?;
+        Ok(model)
+    }
+
     /// `base` described by this parameter count (the shape is then derived from it).
     pub fn to_model(&self, base: &ModelSpec) -> ModelSpec {
         ModelSpec {
@@ -127,6 +151,43 @@ impl ParamSummary {
         }
     }
 }
+
+/// Tensor names that mean quantized storage (GPTQ `qweight`/`qzeros`, bitsandbytes `absmax` and
+/// `quant_map`, compressed-tensors `weight_packed`).
+const PACKED: [&str; 5] = [
+    "qweight",
+    "qzeros",
+    ".absmax",
+    ".quant_map",
+    "weight_packed",
+];
+
+/// Refuses a model a scenario file could not hold: the same range checks as loading a file
+/// (`scenario::validate`), naming every field out of range among those the import set (`fields`:
+/// dotted prefixes, e.g. `model.transformer.`).
+pub fn check_model(model: &ModelSpec, fields: &[&str], what: &str) -> Result<(), ImportError> {
+    let scenario = Scenario {
+        model: model.clone(),
+        ..Scenario::default()
+    };
+    let errors: Vec<String> = validate::validate(&scenario)
+        .into_iter()
+        .filter(|e| fields.iter().any(|f| e.field.starts_with(f)))
+        .map(|e| format!("`{}` {}", e.field, e.message))
+        .collect();
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(ImportError::new(format!(
+        "{what} gives values out of range: {}",
+        errors.join("; ")
+    )))
+}
+
+/// Most shards an index may name (the largest public checkpoints have a few hundred).
+pub const MAX_SHARDS: usize = 10_000;
+/// Most tensors an index or a header may list (a 405B-parameter checkpoint has about 1,300).
+pub const MAX_TENSORS: usize = 1_000_000;
 
 /// `model.safetensors.index.json`: which shard holds each tensor.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -151,22 +212,37 @@ pub fn parse_index(json: &str) -> Result<ShardIndex, ImportError> {
         .get("metadata")
         .and_then(|m| m.get("total_size"))
         .and_then(|t| t.as_u64().or_else(|| t.as_f64().map(|f| f as u64)));
+    if map.len() > MAX_TENSORS {
+        return Err(ImportError::new(format!(
+            "safetensors index lists {} tensors, more than the {MAX_TENSORS} accepted",
+            map.len()
+        )));
+    }
     let mut index = ShardIndex {
         total_size,
         ..ShardIndex::default()
     };
+    // Linear time: a set of the shards seen so far (a list made 100,000 shards take seconds).
+    let mut seen: HashSet<&str> = HashSet::new();
     for (tensor, shard) in map {
         let Some(shard) = shard.as_str() else {
             return Err(ImportError::new(format!(
-                "safetensors index: shard of `{tensor}` is not a string"
+                "safetensors index: shard of `{}` is not a string",
+                echo(tensor)
             )));
         };
-        if shard.is_empty() || shard.contains(['/', '\\']) || shard == ".." || shard == "." {
+        if shard.is_empty() || shard.contains(['/', '\\', '\0']) || shard == ".." || shard == "." {
             return Err(ImportError::new(format!(
-                "safetensors index: shard \"{shard}\" is not a file name beside the index"
+                "safetensors index: shard \"{}\" is not a file name beside the index",
+                echo(shard)
             )));
         }
-        if !index.shards.iter().any(|s| s == shard) {
+        if seen.insert(shard) {
+            if seen.len() > MAX_SHARDS {
+                return Err(ImportError::new(format!(
+                    "safetensors index names more than {MAX_SHARDS} shards"
+                )));
+            }
             index.shards.push(shard.to_owned());
         }
         index.weight_map.push((tensor.clone(), shard.to_owned()));
@@ -182,19 +258,30 @@ pub fn combine(
     index: &ShardIndex,
     shards: &[(String, SafetensorsHeader)],
 ) -> Result<ParamSummary, ImportError> {
+    // Linear time: the shards by name, and each shard's tensor names in a set.
+    let by_name: HashMap<&str, HashSet<&str>> = shards
+        .iter()
+        .map(|(name, h)| {
+            let names = h.tensors.iter().map(|t| t.name.as_str()).collect();
+            (name.as_str(), names)
+        })
+        .collect();
     for (tensor, shard) in &index.weight_map {
-        let Some((_, header)) = shards.iter().find(|(name, _)| name == shard) else {
+        let Some(names) = by_name.get(shard.as_str()) else {
             return Err(ImportError::new(format!(
-                "safetensors index names shard \"{shard}\", which was not read"
+                "safetensors index names shard \"{}\", which was not read",
+                echo(shard)
             )));
         };
-        if !header.tensors.iter().any(|t| &t.name == tensor) {
+        if !names.contains(tensor.as_str()) {
             return Err(ImportError::new(format!(
-                "safetensors index puts `{tensor}` in \"{shard}\", which does not hold it"
+                "safetensors index puts `{}` in \"{}\", which does not hold it",
+                echo(tensor),
+                echo(shard)
             )));
         }
     }
-    let mut summary = ParamSummary::of(shards.iter().flat_map(|(_, h)| h.tensors.iter()));
+    let mut summary = ParamSummary::try_of(shards.iter().flat_map(|(_, h)| h.tensors.iter()))?;
     let listed = index.weight_map.len() as u64;
     if summary.tensors != listed {
         summary.notes.push(format!(

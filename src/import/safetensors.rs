@@ -5,10 +5,14 @@
 //! "BF16", "shape": [..], "data_offsets": [begin, end]}, ...}`, then the data; offsets are relative to
 //! the data and the tensors cover it exactly, without holes or overlap. The header size limit is the
 //! reference implementation's (`MAX_HEADER_SIZE` = 100,000,000 bytes in `safetensors/src/tensor.rs`).
+//! JSON nesting is bounded by `serde_json`'s recursion limit (128 levels, `Deserializer::
+//! disable_recursion_limit` documents it), the tensor count by [`super::MAX_TENSORS`]; parsing is
+//! linear in the header but for one sort of the tensors' offsets.
 
 use serde_json::Value;
 
 use super::ImportError;
+use crate::presets::text::echo;
 
 /// Largest header accepted, bytes.
 pub const MAX_HEADER_BYTES: u64 = 100_000_000;
@@ -176,6 +180,13 @@ pub fn parse_header(json: &[u8], data_len: u64) -> Result<SafetensorsHeader, Imp
     let Value::Object(obj) = value else {
         return Err(ImportError::new("safetensors header is not a JSON object"));
     };
+    if obj.len() > super::MAX_TENSORS {
+        return Err(ImportError::new(format!(
+            "safetensors header lists {} entries, more than the {} tensors accepted",
+            obj.len(),
+            super::MAX_TENSORS
+        )));
+    }
     let mut header = SafetensorsHeader::default();
     for (name, v) in &obj {
         if name == "__metadata__" {
@@ -198,29 +209,31 @@ fn metadata(v: &Value) -> Result<Vec<(String, String)>, ImportError> {
         .map(|(k, v)| match v {
             Value::String(s) => Ok((k.clone(), s.clone())),
             _ => Err(ImportError::new(format!(
-                "safetensors `__metadata__.{k}` is not a string"
+                "safetensors `__metadata__.{}` is not a string",
+                echo(k)
             ))),
         })
         .collect()
 }
 
 fn tensor(name: &str, v: &Value) -> Result<TensorInfo, ImportError> {
-    let bad = |what: &str| ImportError::new(format!("safetensors tensor `{name}`: {what}"));
+    let bad = |what: &str| ImportError::new(format!("safetensors tensor `{}`: {what}", echo(name)));
     let dtype_name = v
         .get("dtype")
         .and_then(Value::as_str)
         .ok_or_else(|| bad("no `dtype` string"))?;
     let dtype = StDtype::parse(dtype_name)
-        .ok_or_else(|| bad(&format!("dtype \"{dtype_name}\" is not understood")))?;
+        .ok_or_else(|| bad(&format!("dtype \"{}\" is not understood", echo(dtype_name))))?;
     let shape = v
         .get("shape")
         .and_then(Value::as_array)
         .ok_or_else(|| bad("no `shape` array"))?;
     let mut numel: u64 = 1;
     for d in shape {
-        let d = d
-            .as_u64()
-            .ok_or_else(|| bad(&format!("shape entry {d} is not a non-negative integer")))?;
+        let d = d.as_u64().ok_or_else(|| {
+            let d = echo(&d.to_string());
+            bad(&format!("shape entry {d} is not a non-negative integer"))
+        })?;
         numel = numel.checked_mul(d).ok_or_else(|| bad("shape overflows"))?;
     }
     let offsets = v
@@ -268,7 +281,8 @@ fn check_layout(tensors: &[TensorInfo], data_len: u64) -> Result<(), ImportError
                 "leaves a gap before it"
             };
             return Err(ImportError::new(format!(
-                "safetensors tensor `{name}` at byte {begin} {what} (expected {at})"
+                "safetensors tensor `{}` at byte {begin} {what} (expected {at})",
+                echo(name)
             )));
         }
         at = end;

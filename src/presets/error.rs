@@ -4,7 +4,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::text::{echo, escape_controls};
 use super::{MAX_FILE_BYTES, scan};
+use crate::scenario::FORMAT_VERSION;
 use crate::scenario::validate::FieldError;
 
 /// What kind of problem a file has.
@@ -61,11 +63,16 @@ impl PresetError {
         self
     }
 
-    pub(super) fn too_large(len: u64) -> Self {
+    /// `len` when known (a file is read only up to the limit + 1 byte, so its size is not).
+    pub(super) fn too_large(len: Option<u64>) -> Self {
+        let size = len.map_or_else(
+            || format!("more than {MAX_FILE_BYTES} bytes"),
+            |n| format!("{n} bytes"),
+        );
         PresetError::new(
             ErrorKind::TooLarge,
             format!(
-                "the file is too large to be a scenario ({len} bytes; the limit is {MAX_FILE_BYTES} bytes)"
+                "the file is too large to be a scenario ({size}; the limit is {MAX_FILE_BYTES} bytes)"
             ),
         )
     }
@@ -80,21 +87,51 @@ impl PresetError {
         e
     }
 
+    /// A file written by a newer program: names the `version` field and its line.
+    pub(super) fn newer_version(text: &str, found: u64) -> Self {
+        let key = scan::keys(text)
+            .into_iter()
+            .find(|k| k.depth == 1 && k.path == "version");
+        PresetError {
+            kind: ErrorKind::UnsupportedVersion,
+            message: format!(
+                "the file is format version {found} (field `version`), newer than this program's \
+                 {FORMAT_VERSION}: update VRAM Explorer"
+            ),
+            field: Some("version".to_owned()),
+            position: key.map(|k| scan::line_col(text, k.start)),
+            path: None,
+        }
+    }
+
     /// Translates a RON parse error, naming the field at its position.
     pub(super) fn from_ron(text: &str, e: &ron::error::SpannedError) -> Self {
         use ron::Error as R;
         let (line, col) = (e.span.start.line, e.span.start.col);
         let keys = scan::keys(text);
         let at = scan::offset_of(text, line, col);
-        let here = scan::key_at(&keys, at).map(|k| k.path.clone());
+        let here = scan::key_at(&keys, at).map(|k| echo(&k.path));
+        if let Some(name) = scan::ident_before_double_colon(text, at) {
+            return PresetError {
+                kind: ErrorKind::Syntax,
+                message: format!(
+                    "`::` after the field name `{0}`: a field is written `{0}: value`",
+                    echo(name)
+                ),
+                field: Some(echo(name)),
+                position: Some((line, col)),
+                path: None,
+            };
+        }
         let (kind, message, field) = match &e.code {
             R::NoSuchStructField {
                 expected, found, ..
             } => {
                 // The key at the position is the unknown one; its parent is where it was written.
+                let found = echo(found);
                 let field = here
                     .filter(|p| p.ends_with(found.as_str()))
-                    .unwrap_or(found.clone());
+                    .unwrap_or(found);
                 let message = format!(
                     "unknown field `{field}` (expected one of: {})",
                     expected.join(", ")
@@ -105,7 +142,8 @@ impl PresetError {
                 expected, found, ..
             } => {
                 let message = format!(
-                    "unknown value `{found}`{} (expected one of: {})",
+                    "unknown value `{}`{} (expected one of: {})",
+                    echo(found),
                     in_field(here.as_deref()),
                     expected.join(", ")
                 );
@@ -113,15 +151,16 @@ impl PresetError {
             }
             R::InvalidValueForType { expected, found } => {
                 let message = format!(
-                    "wrong value{}: expected {expected}, found {found}",
-                    in_field(here.as_deref())
+                    "wrong value{}: expected {expected}, found {}",
+                    in_field(here.as_deref()),
+                    echo(&found.to_string())
                 );
                 (ErrorKind::WrongType, message, here)
             }
             R::DuplicateStructField { field, .. } => {
                 let path = here
                     .filter(|p| p.ends_with(field))
-                    .unwrap_or((*field).to_owned());
+                    .unwrap_or_else(|| echo(field));
                 let message = format!("field `{path}` is given twice");
                 (ErrorKind::Syntax, message, Some(path))
             }
@@ -156,8 +195,10 @@ impl PresetError {
             .join("; ");
         let first = errors.first().map(|e| e.field);
         let keys = scan::keys(text);
+        // A field left at its default has no line: a cross-field check (`kv_heads` above `heads`)
+        // then points at the nearest enclosing field written in the file.
         let position = first
-            .and_then(|f| keys.iter().find(|k| k.path == f))
+            .and_then(|f| enclosing_key(&keys, f))
             .map(|k| scan::line_col(text, k.start));
         PresetError {
             kind: ErrorKind::OutOfRange,
@@ -197,9 +238,23 @@ fn describe(code: &ron::Error, text: &str, at: usize) -> (ErrorKind, String) {
         R::ExpectedOption => wrong("expected `Some(…)` or `None`"),
         R::ExpectedDifferentStructName { found, .. } => (
             ErrorKind::Syntax,
-            format!("the file holds a `{found}`, not a scenario (write `Scenario(…)` or `(…)`)"),
+            format!(
+                "the file holds a `{}`, not a scenario (write `Scenario(…)` or `(…)`)",
+                echo(found)
+            ),
         ),
         other => (ErrorKind::Syntax, format!("invalid scenario file: {other}")),
+    }
+}
+
+/// The key at dotted path `field`, or else at its nearest ancestor written in the file.
+fn enclosing_key<'a>(keys: &'a [scan::Key], field: &str) -> Option<&'a scan::Key> {
+    let mut path = field;
+    loop {
+        if let Some(k) = keys.iter().find(|k| k.path == path) {
+            return Some(k);
+        }
+        path = path.rsplit_once('.')?.0;
     }
 }
 
@@ -209,12 +264,19 @@ fn in_field(path: Option<&str>) -> String {
 
 impl fmt::Display for PresetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)?;
+        // One line: message, field (when the message does not name it), position, path last;
+        // control characters escaped (they may come from the file or its name).
+        f.write_str(&escape_controls(&self.message))?;
+        if let Some(field) = &self.field
+            && !self.message.contains(&format!("`{field}`"))
+        {
+            write!(f, " in field `{}`", escape_controls(field))?;
+        }
         if let Some((line, col)) = self.position {
             write!(f, " at line {line}, column {col}")?;
         }
         if let Some(path) = &self.path {
-            write!(f, ": {}", path.display())?;
+            write!(f, ": {}", escape_controls(&path.display().to_string()))?;
         }
         Ok(())
     }

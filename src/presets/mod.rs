@@ -7,15 +7,17 @@
 
 mod atomic;
 mod error;
+pub mod input;
 mod library;
 pub mod migrate;
 pub mod scan;
+pub mod stale;
+pub mod text;
 
 pub use atomic::{temp_path, write as write_atomically};
 pub use error::{ErrorKind, PresetError};
 pub use library::{BundledPreset, bundled, bundled_scenario};
 
-use std::io::Read;
 use std::path::Path;
 
 use crate::scenario::{FORMAT_VERSION, Scenario, validate};
@@ -26,23 +28,17 @@ pub const MAX_FILE_BYTES: u64 = 1 << 20;
 /// Parses and validates a scenario from RON text.
 pub fn from_ron_str(text: &str) -> Result<Scenario, PresetError> {
     if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(PresetError::too_large(text.len() as u64));
+        return Err(PresetError::too_large(Some(text.len() as u64)));
     }
-    if text.trim().is_empty() {
+    // A UTF-8 byte order mark (U+FEFF), as some Windows editors write, is not part of the text.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if scan::only_trivia(text) {
         return Err(PresetError::new(
             ErrorKind::Empty,
-            "the scenario file is empty (a minimal scenario is `()`)",
+            "the scenario file is empty: it holds no scenario (a minimal scenario is `()`)",
         ));
     }
-    let migrated = migrate::migrate(text).map_err(|e| {
-        PresetError::new(
-            ErrorKind::UnsupportedVersion,
-            format!(
-                "the file is format version {}, newer than this program's {FORMAT_VERSION}; update VRAM Explorer",
-                e.found
-            ),
-        )
-    })?;
+    let migrated = migrate::migrate(text).map_err(|e| PresetError::newer_version(text, e.found))?;
     let text = migrated.as_deref().unwrap_or(text);
     let scenario: Scenario = ron::from_str(text).map_err(|e| PresetError::from_ron(text, &e))?;
     let errors = validate::validate(&scenario);
@@ -56,7 +52,7 @@ pub fn from_ron_str(text: &str) -> Result<Scenario, PresetError> {
 /// Parses raw file bytes: refuses oversized input and invalid UTF-8 (naming the position).
 pub fn from_ron_bytes(bytes: &[u8]) -> Result<Scenario, PresetError> {
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(PresetError::too_large(bytes.len() as u64));
+        return Err(PresetError::too_large(Some(bytes.len() as u64)));
     }
     match std::str::from_utf8(bytes) {
         Ok(text) => from_ron_str(text),
@@ -86,35 +82,19 @@ fn try_to_ron_string(scenario: &Scenario) -> Result<String, PresetError> {
     ))
 }
 
-/// Reads a scenario file. Files over [`MAX_FILE_BYTES`] are refused before reading.
+/// Reads a scenario file. Only regular files are read, and no more than [`MAX_FILE_BYTES`] of them.
 pub fn load(path: &Path) -> Result<Scenario, PresetError> {
     read_limited(path)
         .and_then(|bytes| from_ron_bytes(&bytes))
         .map_err(|e| e.with_path(path))
 }
 
+/// Through [`input::read_regular`]: never blocks on a FIFO, never reads more than the limit + 1 byte.
 fn read_limited(path: &Path) -> Result<Vec<u8>, PresetError> {
-    let io =
-        |e: std::io::Error| PresetError::new(ErrorKind::Io, format!("cannot read the file ({e})"));
-    let file = std::fs::File::open(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    if meta.is_dir() {
-        return Err(PresetError::new(
-            ErrorKind::Io,
-            "this is a directory, not a scenario file",
-        ));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(PresetError::too_large(meta.len()));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(PresetError::too_large(bytes.len() as u64));
-    }
-    Ok(bytes)
+    input::read_regular(path, MAX_FILE_BYTES).map_err(|e| match e {
+        input::InputError::TooLarge(_) => PresetError::too_large(None),
+        other => PresetError::new(ErrorKind::Io, other.to_string()),
+    })
 }
 
 /// Writes a scenario file atomically (temporary file beside the target, fsync, rename): on any

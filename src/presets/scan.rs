@@ -126,6 +126,39 @@ pub fn offset_of(text: &str, line: usize, col: usize) -> usize {
     text.len()
 }
 
+/// True when `text` holds nothing but whitespace and comments.
+pub fn only_trivia(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    skip_ws_comments(bytes, 0) >= bytes.len()
+}
+
+/// The identifier written just before a `::` that ends at or around byte `at` (`version::1`, an
+/// error RON reports at the second colon), if there is one.
+pub fn ident_before_double_colon(text: &str, at: usize) -> Option<&str> {
+    let bytes = text.as_bytes();
+    let at_byte = |i: usize, f: fn(u8) -> bool| bytes.get(i).copied().is_some_and(f);
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    // From the error position back over the colons (RON points at one of them or just after).
+    let mut end = at.min(bytes.len());
+    while at_byte(end, |b| b == b':') {
+        end += 1;
+    }
+    let mut colons = 0;
+    while end > 0 && at_byte(end - 1, |b| b == b':') {
+        end -= 1;
+        colons += 1;
+    }
+    while end > 0 && at_byte(end - 1, |b| b.is_ascii_whitespace()) {
+        end -= 1;
+    }
+    let mut start = end;
+    while start > 0 && at_byte(start - 1, is_ident) {
+        start -= 1;
+    }
+    let name = text.get(start..end)?;
+    (colons >= 2 && name.bytes().next().is_some_and(is_ident_start)).then_some(name)
+}
+
 fn is_ident_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_'
 }
