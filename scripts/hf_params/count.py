@@ -254,6 +254,8 @@ def kv(cfg) -> dict:
     elif layer_types:
         for lt in layer_types:
             kinds[lt] = kinds.get(lt, 0) + 1
+    elif getattr(t, "sliding_window", None) and getattr(t, "use_sliding_window", True) is not False:
+        kinds = {"sliding_attention": n}  # one window on every layer (Mistral-7B-v0.1, Phi-3)
     else:
         kinds = {"full_attention": n}
     for kind, count in kinds.items():
