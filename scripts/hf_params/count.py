@@ -167,10 +167,14 @@ def layer_numel(model, index: int) -> int:
     return sum(p.numel() for p in layers[index].parameters())
 
 
-def mtp(cfg, model):
-    """DeepSeek-V3 / GLM-4.5 multi-token-prediction layers: in the checkpoint, not built here."""
+def mtp(cfg, model, fixture: dict):
+    """DeepSeek-V3 / GLM-4.5 multi-token-prediction layers: in the checkpoint, not built here.
+
+    Only what the file itself declares counts: DeepseekV3Config defaults num_nextn_predict_layers to 1,
+    which would invent an MTP layer for a file that omits the field (the abridged Kimi-K2 copy).
+    """
     t = text_cfg(cfg)
-    n = getattr(t, "num_nextn_predict_layers", 0) or 0
+    n = fixture.get("num_nextn_predict_layers", (fixture.get("text_config") or {}).get("num_nextn_predict_layers", 0)) or 0
     if not n:
         return None
     h = t.hidden_size
@@ -314,7 +318,7 @@ def main(argv):
             "class": cls.__name__,
         }
         rec.update(count(cfg, model))
-        m = mtp(cfg, model)
+        m = mtp(cfg, model, fixture)
         if m:
             rec["mtp_not_built"] = m
         rec["kv_per_token_per_layer"] = kv(cfg)
