@@ -97,3 +97,16 @@ fn cli_markdown_honours_unit_gb_and_table_marks_bounds() {
         "no bound marked in the CLI comparison:\n{table}"
     );
 }
+
+#[test]
+fn markdown_escapes_control_characters_in_names_and_notes() {
+    let s = Scenario {
+        name: "evil\u{1b}[2J name".to_owned(),
+        notes: "line one\nbell \u{7} here".to_owned(),
+        ..Scenario::default()
+    };
+    let md = markdown_in(&s, &estimate(&s), None, MemoryUnit::GiB);
+    assert!(!md.contains('\u{1b}') && !md.contains('\u{7}'), "{md}");
+    assert!(md.contains("evil\\u{1b}[2J name"), "{md}");
+    assert!(md.contains("> line one\n> bell \\u{7} here"), "{md}");
+}

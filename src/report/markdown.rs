@@ -8,6 +8,7 @@ use super::csv::roofline_phases;
 use crate::estimator::performance::{Comparison, compare};
 use crate::estimator::solver::{checkpointing_label, optimizer_label, precision_label, zero_label};
 use crate::estimator::{Estimate, Phase};
+use crate::presets::text::{escape_controls, escape_controls_keep_lines};
 use crate::scenario::{GpuChoice, Mode, ModelFamily, Scenario};
 use crate::units::{Bytes, MemoryUnit, fmt_seconds, fmt_sig};
 
@@ -44,9 +45,13 @@ pub fn markdown_in(
     } else {
         &s.name
     };
-    let _ = writeln!(out, "# VRAM report: {}\n", name.replace('\n', " "));
+    // Names and notes come from files: control characters escaped (an `ESC [2J` in a report that is
+    // later `cat` to a terminal must not clear it).
+    let title = escape_controls(&name.replace('\n', " ")).into_owned();
+    let _ = writeln!(out, "# VRAM report: {title}\n");
     if !s.notes.is_empty() {
-        let _ = writeln!(out, "> {}\n", s.notes.replace('\n', "\n> "));
+        let notes = escape_controls_keep_lines(&s.notes).replace('\n', "\n> ");
+        let _ = writeln!(out, "> {notes}\n");
     }
     summary(&mut out, s, e, unit);
     memory(&mut out, e, unit);
