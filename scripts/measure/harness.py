@@ -73,6 +73,8 @@ def run_inference(model, prefill_fn, decode_fn, kv_tensors):
         def prefill():
             inputs = prefill_fn.inputs
             tr.label(inputs, "inputs")
+            tr.label(getattr(prefill_fn, "kv_pre", lambda: [])(), "kv_cache")  # a preallocated cache (LitGPT)
+            tr.label(getattr(prefill_fn, "extra_buffers", lambda: [])(), "buffers")  # non-buffer attributes
             tr.classify_model(model)
             tr.mark("start")
             tr.set_phase("prefill")
@@ -86,8 +88,8 @@ def run_inference(model, prefill_fn, decode_fn, kv_tensors):
 
         def decode():
             tr.label(decode_fn.inputs, "inputs")
-            tr.classify_model(model)
             tr.label(kv_tensors(state["cache"]), "kv_cache")
+            tr.classify_model(model)
             tr.mark("start")
             tr.set_phase("decode")
             logits, cache = decode_fn(state["cache"])

@@ -64,6 +64,15 @@ def build(case):
         lc = LoraConfig(r=case["r"], lora_alpha=2 * case["r"], lora_dropout=case["lora_dropout"],
                         target_modules=targets, task_type="CAUSAL_LM", bias="none")
         model = get_peft_model(model, lc)
+    if case["quant"] != "none":
+        # bitsandbytes' CPU-only inference repacking (Linear4bit.forward: _convert_weight_packed_for_cpu when
+        # AVX512-BF16 is present and not training) rewrites the weights into a CPU layout at the first no-grad
+        # forward; it has no CUDA counterpart, so it is switched off: inference takes the same
+        # dequantize + matmul path (gemm_4bit) as training and as CUDA for batch > 1.
+        import bitsandbytes as bnb
+        for m in model.modules():
+            if isinstance(m, bnb.nn.Linear4bit):
+                m.support_avx512bf16_for_cpu = False
     model.train()
     return model
 
@@ -161,6 +170,7 @@ def measure(case):
         settings.update(bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=case["quant"] == "nf4-dq",
                         bnb_4bit_compute_dtype={"fp32": "float32", "bf16": "bfloat16"}[case["compute"]],
                         prepare_model_for_kbit_training=case.get("prepare", True),
+                        cpu_packed_inference=False,
                         quant_state_bytes=qs_bytes)
     settings.update(n_params_trainable=n_train, n_params_adapter=n_adapter)
     dtype_mode = case["base"] if case["quant"] == "none" else f"{case['quant']}_{case['compute']}"
@@ -169,8 +179,10 @@ def measure(case):
         config=dict(model="llama-tiny", batch=BATCH, seq=SEQ, dtype_mode=dtype_mode, optimizer="adamw", foreach=True,
                     checkpointing=False, attn_impl=case["attn"], dropout=case.get("lora_dropout", 0.0) > 0,
                     dropout_kernel="native", inference=True),
-        framework=dict(name="transformers+peft" + ("+bitsandbytes" if case["quant"] != "none" else ""),
-                       version=f"transformers {transformers.__version__}, peft {peft.__version__}" + (
+        framework=dict(name=("transformers+peft" if case["peft"] == "lora" else "transformers")
+                       + ("+bitsandbytes" if case["quant"] != "none" else ""),
+                       version=f"transformers {transformers.__version__}"
+                       + (f", peft {peft.__version__}" if case["peft"] == "lora" else "") + (
                            f", bitsandbytes {__import__('bitsandbytes').__version__}" if case["quant"] != "none" else ""),
                        settings=settings),
         family="llama", n_layers=SHAPE["n_layers"], hidden=SHAPE["hidden"], heads=SHAPE["heads"],
