@@ -85,8 +85,13 @@ def measure(case):
     ids = torch.randint(0, SHAPE["vocab"], (BATCH, SEQ), generator=g)
     targets = ids.clone()
 
+    # As in litgpt/finetune/lora.py fit(): `logits` is a local of the training loop, so the chunked logits of a
+    # step stay alive through its backward and optimizer step and until the next step's forward has returned.
+    held = {}
+
     def loss_fn():
         logits = model(ids, lm_head_chunk_size=128)
+        held["logits"] = logits
         logits[-1] = logits[-1][..., :-1, :]
         return chunked_cross_entropy(logits, targets[..., 1:])
 
@@ -94,6 +99,7 @@ def measure(case):
     ops_seen = dict(tr.op_counts)
     opt_bytes = optimizer_state_bytes(opt)
     del opt, tr
+    held.clear()
     gc.collect()
 
     model.eval()
@@ -128,7 +134,8 @@ def measure(case):
     n_adapter = sum(p.numel() for n, p in named.items() if "lora_" in n)
     n_train = sum(p.numel() for p in named.values() if p.requires_grad)
     settings = dict(method=case["method"], precision={"fp32": "32-true", "bf16": "bf16-true"}[case["base"]],
-                    lm_head_chunk_size=128, loss="litgpt.utils.chunked_cross_entropy(chunk_size=128)")
+                    lm_head_chunk_size=128, loss="litgpt.utils.chunked_cross_entropy(chunk_size=128)",
+                    logits_held_as_in_fit=True)
     if case["method"] == "lora":
         settings.update(lora_r=case["r"], lora_alpha=2 * case["r"], lora_dropout=case["lora_dropout"],
                         lora_query=True, lora_key=case["targets"] == "all", lora_value=True,
