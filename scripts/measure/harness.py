@@ -1,0 +1,149 @@
+"""Shared measuring harness: one training step / inference step under StorageTracker + torch.profiler.
+
+Produces the per-region dicts of tests/data/measured/pytorch-cpu-steps.json (train.step1/step2,
+inference.prefill/decode, attention_ops_seen, timings_s, allocator_check, attention_kernel). Framework scripts
+(hf_peft.py, litgpt_run.py) build the model and say how to compute a loss, a prefill and a decode.
+"""
+from __future__ import annotations
+
+import platform
+import time
+from importlib import metadata
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+from tracker import StorageTracker, profile_peak_delta
+
+
+def measure_region(tr: StorageTracker, name: str, body, check: dict, timings: dict):
+    """Run body() inside region `name`, with torch.profiler(profile_memory=True) around it for the cross-check."""
+    t0 = time.time()
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=False) as prof:
+        tr.begin_region(name)
+        body()
+        res = tr.end_region()
+    timings[name] = round(time.time() - t0, 2)
+    alloc_peak, n = profile_peak_delta(prof)
+    check[name] = dict(allocator_peak_delta=alloc_peak, tracker_peak_delta=res["peak_total"] - res["start_total"],
+                       diff_bytes=alloc_peak - (res["peak_total"] - res["start_total"]), n_alloc_events=n)
+    return res
+
+
+def train_step(tr, model, optimizer, inputs, loss_fn):
+    """One step, exactly the phases of the reference harness (see tracker.py docstring)."""
+    tr.label(inputs, "inputs")
+    tr.classify_model(model, optimizer)
+    tr.mark("start")
+    tr.set_phase("forward")
+    loss = loss_fn()
+    tr.mark("end_forward")
+    tr.set_phase("backward")
+    loss.backward()
+    del loss
+    tr.classify_model(model, optimizer)
+    tr.mark("end_backward")
+    tr.set_phase("optimizer")
+    optimizer.step()
+    tr.classify_model(model, optimizer)
+    tr.mark("end_optimizer")
+    tr.set_phase("zero_grad")
+    optimizer.zero_grad(set_to_none=True)
+    tr.mark("end_step")
+
+
+def run_training(model, optimizer, inputs, loss_fn):
+    tr = StorageTracker()
+    check, timings = {}, {}
+    out = {}
+    with tr:
+        for step in ("step1", "step2"):
+            out[step] = measure_region(tr, step, lambda: train_step(tr, model, optimizer, inputs, loss_fn),
+                                       check, timings)
+    return out, tr, check, timings
+
+
+def run_inference(model, prefill_fn, decode_fn, kv_tensors):
+    """prefill_fn() -> (logits, cache); decode_fn(cache) -> (logits, cache); kv_tensors(cache) -> list."""
+    tr = StorageTracker()
+    check, timings = {}, {}
+    out = {}
+    state = {}
+    with tr, torch.no_grad():
+        def prefill():
+            inputs = prefill_fn.inputs
+            tr.label(inputs, "inputs")
+            tr.label(getattr(prefill_fn, "kv_pre", lambda: [])(), "kv_cache")  # a preallocated cache (LitGPT)
+            tr.label(getattr(prefill_fn, "extra_buffers", lambda: [])(), "buffers")  # non-buffer attributes
+            tr.classify_model(model)
+            tr.mark("start")
+            tr.set_phase("prefill")
+            logits, cache = prefill_fn()
+            tr.label(kv_tensors(cache), "kv_cache")
+            tr.label([logits], "logits")
+            tr.mark("end_forward")
+            state["cache"] = cache
+            del logits
+        out["prefill"] = measure_region(tr, "prefill", prefill, check, timings)
+
+        def decode():
+            tr.label(decode_fn.inputs, "inputs")
+            tr.label(kv_tensors(state["cache"]), "kv_cache")
+            tr.classify_model(model)
+            tr.mark("start")
+            tr.set_phase("decode")
+            logits, cache = decode_fn(state["cache"])
+            tr.label(kv_tensors(cache), "kv_cache")
+            tr.label([logits], "logits")
+            tr.mark("end_forward")
+            state["cache"] = cache
+            del logits
+        out["decode"] = measure_region(tr, "decode", decode, check, timings)
+    return out, tr, check, timings
+
+
+def attention_kernel(ops: dict) -> str:
+    keys = " ".join(ops)
+    if "flash_attention_for_cpu" in keys:
+        return "sdpa_flash_cpu"
+    if "efficient_attention" in keys:
+        return "sdpa_efficient"
+    if "_softmax" in keys and ("bmm" in keys or "matmul" in keys):
+        return "eager_softmax"
+    return "sdpa_math" if "_softmax" in keys else "unknown"
+
+
+def env_versions(packages) -> dict:
+    env = {}
+    for p in packages:
+        try:
+            env[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            pass
+    env["torch"] = torch.__version__
+    env["python"] = platform.python_version()
+    env["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    env["threads"] = torch.get_num_threads()
+    return env
+
+
+def optimizer_state_bytes(optimizer) -> int:
+    seen, n = set(), 0
+    for st in optimizer.state.values():
+        for v in st.values():
+            if isinstance(v, torch.Tensor):
+                s = v.untyped_storage()
+                if id(s) not in seen:
+                    seen.add(id(s))
+                    n += s.nbytes()
+    return n
+
+
+def storage_bytes(tensors) -> int:
+    seen, n = set(), 0
+    for t in tensors:
+        s = t.untyped_storage()
+        if id(s) not in seen:
+            seen.add(id(s))
+            n += s.nbytes()
+    return n
