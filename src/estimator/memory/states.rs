@@ -170,7 +170,8 @@ fn put(st: &mut ModelStates, target: OffloadTarget, bytes: f64) {
 
 /// Unstructured pruning: inference stores the kept layer weights sparse (CSR: the value plus a
 /// 4-byte column index per kept value) instead of dense; training keeps them dense plus a 1-byte
-/// mask per weight. Returns the change in weight bytes versus dense.
+/// mask per weight. Returns the change in weight bytes versus dense, of this GPU's shard (ZeRO-3
+/// shards the sparse layers like the dense ones), so the weights stay ≥ 0.
 fn unstructured_overhead(c: &Ctx, m: &ResolvedModel, params: f64) -> f64 {
     if c.prune_kind != PruneKind::Unstructured || c.prune_fraction <= 0.0 {
         return 0.0;
@@ -184,7 +185,9 @@ fn unstructured_overhead(c: &Ctx, m: &ResolvedModel, params: f64) -> f64 {
     };
     match c.mode {
         crate::scenario::Mode::Training => layer / shard,
-        crate::scenario::Mode::Inference => layer * (keep * (c.e_weights + 4.0) - c.e_weights),
+        crate::scenario::Mode::Inference => {
+            layer / shard * (keep * (c.e_weights + 4.0) - c.e_weights)
+        }
     }
 }
 

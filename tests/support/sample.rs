@@ -1,0 +1,305 @@
+//! A random valid scenario over every field's documented range (`scenario::validate::RANGES`), every
+//! enum variant, both modes, every model family, catalog and custom GPUs. A tiny SplitMix64 PRNG
+//! (Steele, Lea & Flood 2014), so runs are reproducible from a seed without a crate.
+//!
+//! Shared by tests: `#[path = "support/sample.rs"] mod sample;`.
+#![allow(dead_code)]
+
+use vram_explorer::hardware::{GpuId, MemoryTech};
+use vram_explorer::scenario::*;
+
+/// SplitMix64: a 64-bit state stepped by the golden-ratio increment, output mixed by two multiplies.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    pub fn coin(&mut self) -> bool {
+        self.next_u64() & 1 == 1
+    }
+    /// One of `items`, uniformly.
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[(self.next_u64() % items.len() as u64) as usize]
+    }
+    /// A float in [lo, hi]: uniform, log-uniform for wide positive ranges, the ends themselves 1 time in 16.
+    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        match self.next_u64() % 16 {
+            0 => lo,
+            1 => hi,
+            _ if lo > 0.0 && hi / lo > 100.0 => (lo.ln() + self.unit() * (hi.ln() - lo.ln())).exp(),
+            _ if lo == 0.0 && hi > 100.0 && self.coin() => (self.unit() * (hi + 1.0).ln()).exp() - 1.0,
+            _ => lo + self.unit() * (hi - lo),
+        }
+        .clamp(lo, hi)
+    }
+    /// A positive float in (0, hi]: like `range`, never 0.
+    pub fn positive(&mut self, hi: f64) -> f64 {
+        self.range(1e-6_f64.min(hi), hi)
+    }
+    /// An integer in [lo, hi], log-uniform when the range is wide.
+    pub fn int(&mut self, lo: u32, hi: u32) -> u32 {
+        let x = self.range(f64::from(lo), f64::from(hi)).round();
+        (x as u32).clamp(lo, hi)
+    }
+    /// Small values more often: the ends, or log-uniform in [lo, hi].
+    pub fn small(&mut self, lo: u32, hi: u32) -> u32 {
+        if self.next_u64() % 4 == 0 {
+            self.int(lo, hi.min(lo.saturating_add(8)))
+        } else {
+            self.int(lo, hi)
+        }
+    }
+}
+
+const DTYPES: [Dtype; 8] = Dtype::ALL;
+
+fn dtype(r: &mut Rng) -> Dtype {
+    r.pick(&DTYPES)
+}
+
+fn model(r: &mut Rng) -> ModelSpec {
+    let heads = r.small(1, 65_536);
+    let kv_heads = r.small(1, heads);
+    let t = TransformerDims {
+        arch: r.pick(&[ArchKind::Decoder, ArchKind::Encoder]),
+        layers: r.small(1, 10_000),
+        hidden: r.small(1, 1_048_576),
+        heads,
+        kv_heads,
+        head_dim: if r.coin() { 0 } else { r.small(0, 65_536) },
+        ffn: r.small(1, 4_194_304),
+        ffn_kind: r.pick(&[FfnKind::Gelu, FfnKind::SwiGlu]),
+        vocab: r.small(1, 16_777_216),
+        tied_embeddings: r.coin(),
+        positions: r.pick(&[PositionKind::Learned, PositionKind::Rotary]),
+        max_positions: r.small(0, 10_000_000),
+        token_types: r.small(0, 1024),
+        bias: r.coin(),
+        norm: r.pick(&[NormKind::LayerNorm, NormKind::RmsNorm]),
+        mlm_head: r.coin(),
+        pooler: r.coin(),
+        gelu_tanh: r.coin(),
+        fused_qkv: r.coin(),
+        softmax_fp32: r.coin(),
+    };
+    let cnn = CnnSpec {
+        params: r.range(1e3, 1e13),
+        activation_bytes_per_image_fp32: r.range(0.0, 1e12),
+        reference_resolution: r.small(1, 65_536),
+        resolution: r.small(1, 65_536),
+        macs_per_image: r.range(0.0, 1e15),
+    };
+    let recommender = RecommenderSpec {
+        tables: r.small(0, 100_000),
+        rows_per_table: r.range(0.0, 1e12),
+        dim: r.small(1, 65_536),
+        dense_params: r.range(0.0, 1e13),
+        lookups_per_sample: r.small(0, 10_000_000),
+    };
+    let moe = if r.coin() {
+        MoeSpec::default()
+    } else {
+        MoeSpec {
+            experts: r.small(0, 65_536),
+            top_k: r.small(1, 65_536),
+            shared_experts: r.small(0, 65_536),
+            expert_ffn: r.small(0, 4_194_304),
+            capacity_factor: r.range(0.0, 1024.0),
+            ep: r.small(1, 65_536),
+        }
+    };
+    ModelSpec {
+        family: r.pick(&[ModelFamily::Transformer, ModelFamily::Cnn, ModelFamily::Recommender]),
+        shape: r.pick(&[ShapeSource::ParamCount, ShapeSource::Dimensions]),
+        params: r.range(1e5, 1e13),
+        transformer: t,
+        cnn,
+        recommender,
+        moe,
+    }
+}
+
+fn gpu(r: &mut Rng) -> GpuChoice {
+    if r.next_u64() % 4 != 0 {
+        return GpuChoice::Catalog(r.pick(&GpuId::ALL));
+    }
+    GpuChoice::Custom(CustomGpu {
+        name: "random".to_owned(),
+        memory_gb: r.positive(1e6),
+        bandwidth_gb_s: r.positive(1e6),
+        tflops_16: r.positive(1e6),
+        tflops_32: r.positive(1e6),
+        tflops_8: r.range(0.0, 1e5),
+        memory_tech: r.pick(&MemoryTech::ALL),
+        link_gb_s: r.positive(1e6),
+        host_link_gb_s: r.positive(1e6),
+        tdp_w: r.range(0.0, 1e5),
+    })
+}
+
+/// A random scenario that passes `validate` (every number inside its documented range).
+pub fn scenario(r: &mut Rng) -> Scenario {
+    let mut s = Scenario::default();
+    s.mode = r.pick(&[Mode::Training, Mode::Inference]);
+    s.model = model(r);
+    s.workload = Workload {
+        micro_batch: r.small(1, 65_536),
+        seq_len: r.small(1, 10_000_000),
+        grad_accum_steps: r.small(1, 65_536),
+        dropout: r.coin(),
+    };
+    s.inference = Inference {
+        prompt_tokens: r.small(1, 10_000_000),
+        generated_tokens: r.small(0, 10_000_000),
+        dynamic_batching: r.coin(),
+        concurrent_requests: r.small(1, 65_536),
+        mean_length_fraction: r.positive(1.0),
+        kv_block_tokens: r.small(0, 65_536),
+        all_logits: r.coin(),
+    };
+    s.precision = PrecisionSpec {
+        mode: r.pick(&[
+            PrecisionMode::Uniform,
+            PrecisionMode::Amp,
+            PrecisionMode::MasterWeights,
+            PrecisionMode::Custom,
+        ]),
+        compute: dtype(r),
+        weights: dtype(r),
+        gradients: dtype(r),
+        optimizer_states: dtype(r),
+        master_weights: if r.coin() { None } else { Some(dtype(r)) },
+        activations: dtype(r),
+        kv_cache: dtype(r),
+        attention_fp32: r.coin(),
+    };
+    s.optimizer = Optimizer {
+        kind: r.pick(&[
+            OptimizerKind::Sgd,
+            OptimizerKind::SgdMomentum,
+            OptimizerKind::Adam,
+            OptimizerKind::AdamW,
+            OptimizerKind::Adam8bit,
+            OptimizerKind::Adafactor,
+        ]),
+        foreach: r.coin(),
+    };
+    s.strategies = strategies(r);
+    s.parallel = Parallelism {
+        dp: r.small(1, 65_536),
+        tp: r.small(1, 65_536),
+        pp: r.small(1, 65_536),
+        sequence_parallel: r.coin(),
+        pp_microbatches: r.small(0, 65_536),
+        pp_interleave: r.small(1, 1024),
+        gpus_per_node: r.small(1, 65_536),
+    };
+    s.gpu = gpu(r);
+    s.implementation = Implementation {
+        profile: r.pick(&[Profile::HuggingFace, Profile::Megatron]),
+        dropout_mask: r.pick(&[DropoutMask::OneByte, DropoutMask::Float]),
+        fused_cross_entropy: r.coin(),
+    };
+    s.overheads = Overheads {
+        cuda_context_mib: r.range(0.0, 65_536.0),
+        allocator_reserve_fraction: r.range(0.0, 1.0),
+        workspace_mib: r.range(0.0, 65_536.0),
+        comm_buffer_mib: r.range(0.0, 65_536.0),
+    };
+    s.timing = timing(r);
+    s.input = InputPipeline {
+        kind: r.pick(&[InputKind::Tokens, InputKind::Images]),
+        token_bytes: r.int(1, 64),
+        image_height: r.small(1, 65_536),
+        image_width: r.small(1, 65_536),
+        image_channels: r.int(1, 64),
+        encoding: r.pick(&[
+            ImageEncoding::Tensor,
+            ImageEncoding::Rgba8,
+            ImageEncoding::Bc1,
+            ImageEncoding::Bc7,
+        ]),
+        image_dtype: dtype(r),
+        gpu_prefetch_batches: r.int(0, 64),
+        host_staging_batches: r.small(0, 4096),
+    };
+    s.peft = Peft {
+        method: r.pick(&PeftMethod::ALL),
+        rank: r.small(1, 65_536),
+        targets: LoraTargets {
+            q: r.coin(),
+            k: r.coin(),
+            v: r.coin(),
+            o: r.coin(),
+            gate: r.coin(),
+            up: r.coin(),
+            down: r.coin(),
+        },
+        double_quant: r.coin(),
+        paged_optimizer: r.coin(),
+    };
+    s.quantization = Quantization {
+        weights: r.pick(&WeightFormat::ALL),
+        group_size: r.small(1, 65_536),
+    };
+    s
+}
+
+fn strategies(r: &mut Rng) -> Strategies {
+    Strategies {
+        checkpointing: r.pick(&[
+            Checkpointing::None,
+            Checkpointing::Selective,
+            Checkpointing::Full,
+            Checkpointing::EveryK,
+        ]),
+        checkpoint_every: r.small(0, 10_000),
+        attention: r.pick(&[AttentionKernel::Materialized, AttentionKernel::Flash]),
+        activation_compression_8bit: r.coin(),
+        zero: r.pick(&[ZeroStage::None, ZeroStage::Stage1, ZeroStage::Stage2, ZeroStage::Stage3]),
+        hybrid_shard: r.coin(),
+        offload_optimizer: r.pick(&[OffloadTarget::None, OffloadTarget::Cpu, OffloadTarget::Nvme]),
+        offload_params: r.pick(&[OffloadTarget::None, OffloadTarget::Cpu, OffloadTarget::Nvme]),
+        prune_fraction: r.range(0.0, 0.99),
+        prune_kind: r.pick(&[PruneKind::Structured, PruneKind::Unstructured]),
+        weight_sharing_fraction: r.range(0.0, 0.999_999),
+        one_bit_comm: r.coin(),
+        one_bit_warmup_fraction: r.range(0.0, 1.0),
+        second_tier: r.pick(&[SecondTier::None, SecondTier::Host, SecondTier::Cxl]),
+        second_tier_gib: r.range(0.0, 1e6),
+    }
+}
+
+fn timing(r: &mut Rng) -> Timing {
+    Timing {
+        compute_efficiency: r.positive(1.0),
+        memory_efficiency: r.positive(1.0),
+        link_efficiency: r.positive(1.0),
+        comm_overlap: r.range(0.0, 1.0),
+        offload_overlap: r.range(0.0, 1.0),
+        pinned_host_memory: r.coin(),
+        pageable_fraction: r.positive(1.0),
+        internode_gb_s: r.positive(1e6),
+        link_latency_us: r.range(0.0, 1e4),
+        collective: r.pick(&[
+            CollectiveAlgorithm::Auto,
+            CollectiveAlgorithm::Ring,
+            CollectiveAlgorithm::Tree,
+        ]),
+        nvme_gb_s: r.positive(1e6),
+        token_budget: r.range(0.0, 1e18),
+        price_per_gpu_hour: r.range(0.0, 1e6),
+    }
+}
