@@ -26,3 +26,20 @@ fn unstructured_pruning_with_zero3_stays_positive() {
         }
     }
 }
+
+/// LoRA skips the frozen weights' gradient GEMMs; with structured pruning those GEMMs are pruned
+/// too, so the FLOPs saved can never exceed the step's: model FLOPs and MFU stay ≥ 0.
+#[test]
+fn lora_with_pruning_keeps_mfu_non_negative() {
+    let mut s = Scenario::default();
+    s.mode = Mode::Training;
+    s.peft.method = PeftMethod::Lora;
+    s.strategies.prune_kind = PruneKind::Structured;
+    for f in [0.0, 0.5, 0.9, 0.99] {
+        s.strategies.prune_fraction = f;
+        let p = estimate(&s).performance;
+        assert!(p.model_flops > 0.0, "prune {f}: model FLOPs {}", p.model_flops);
+        assert!(p.hardware_flops >= p.model_flops, "prune {f}");
+        assert!((0.0..=1.0).contains(&p.throughput.mfu), "prune {f}: MFU {}", p.throughput.mfu);
+    }
+}

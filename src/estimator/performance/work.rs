@@ -35,6 +35,8 @@ pub struct Work {
     pub optimizer_params: f64,
     /// GPU memory traffic of the update (0 when the optimizer runs on the host).
     pub optimizer_bytes: f64,
+    /// Share of the weight matrices structured pruning keeps (1 otherwise).
+    pub keep: f64,
 }
 
 impl Work {
@@ -94,6 +96,7 @@ impl Work {
             lookup_bytes,
             optimizer_params,
             optimizer_bytes,
+            keep,
         }
     }
 }
