@@ -33,20 +33,23 @@ impl Rng {
     pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
         items[(self.next_u64() % items.len() as u64) as usize]
     }
-    /// A float in [lo, hi]: uniform, log-uniform for wide positive ranges, the ends themselves 1 time in 16.
+    /// A float in [lo, hi]: uniform, log-uniform for wide positive ranges; the ends themselves, and
+    /// the smallest values just above `lo` (down to the least subnormal), 1 time in 16 each.
     pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
         match self.next_u64() % 16 {
             0 => lo,
             1 => hi,
+            2 => lo + self.pick(&[f64::from_bits(1), f64::MIN_POSITIVE, 1e-300, 1e-30, 1e-12]),
             _ if lo > 0.0 && hi / lo > 100.0 => (lo.ln() + self.unit() * (hi.ln() - lo.ln())).exp(),
             _ if lo == 0.0 && hi > 100.0 && self.coin() => (self.unit() * (hi + 1.0).ln()).exp() - 1.0,
             _ => lo + self.unit() * (hi - lo),
         }
         .clamp(lo, hi)
     }
-    /// A positive float in (0, hi]: like `range`, never 0.
+    /// A positive float in (0, hi]: like `range`, never 0 (but down to the least subnormal).
     pub fn positive(&mut self, hi: f64) -> f64 {
-        self.range(1e-6_f64.min(hi), hi)
+        let x = self.range(0.0, hi);
+        if x > 0.0 { x } else { f64::from_bits(1) }
     }
     /// An integer in [lo, hi], log-uniform when the range is wide.
     pub fn int(&mut self, lo: u32, hi: u32) -> u32 {
