@@ -11,7 +11,7 @@ use vram_explorer::estimator::{Breakdown, Component, Estimate, estimate};
 use vram_explorer::scenario::Scenario;
 use vram_explorer::scenario::validate::validate;
 
-const SEED: u64 = 0x5EED_17;
+const SEED: u64 = 0x005E_ED17;
 
 fn count() -> u64 {
     std::env::var("VRAM_RANDOM_SCENARIOS")
@@ -23,10 +23,8 @@ fn count() -> u64 {
 /// Every number of `json` (the serialised performance) finite and ≥ 0; NaN and ±∞ serialise as null.
 fn check_json(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
     match v {
-        serde_json::Value::Number(n) => {
-            if n.as_f64().is_some_and(|x| x < 0.0) {
-                out.push(format!("{path} = {n} < 0"));
-            }
+        serde_json::Value::Number(n) if n.as_f64().is_some_and(|x| x < 0.0) => {
+            out.push(format!("{path} = {n} < 0"));
         }
         serde_json::Value::Object(m) => {
             for (k, x) in m {
@@ -49,18 +47,31 @@ fn check_json(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
 fn check_breakdown(b: &Breakdown, what: &str, out: &mut Vec<String>) {
     for c in Component::ALL {
         let x = b.get(c).get();
-        if !(x.is_finite() && x >= 0.0) {
+        if !(x.is_finite() && non_negative(x)) {
             out.push(format!("{what} {c:?} = {x}"));
         }
     }
+}
+
+/// False for negative numbers and NaN.
+fn non_negative(x: f64) -> bool {
+    x >= 0.0
 }
 
 /// What is wrong with an estimate (empty = nothing).
 fn problems(e: &Estimate) -> Vec<String> {
     let mut out = Vec::new();
     let debug = format!("{e:?}");
-    if debug.contains("NaN") || debug.contains("inf") {
-        out.push("a non-finite figure".to_owned());
+    for bad in ["NaN", "inf"] {
+        if let Some(at) = debug.find(bad) {
+            // Name the field: the text just before the value.
+            let from = debug[..at]
+                .char_indices()
+                .rev()
+                .nth(60)
+                .map_or(0, |(i, _)| i);
+            out.push(format!("non-finite: …{}", &debug[from..at + bad.len()]));
+        }
     }
     let m = &e.memory;
     check_breakdown(&m.peak, "peak", &mut out);
@@ -80,7 +91,7 @@ fn problems(e: &Estimate) -> Vec<String> {
     }
     let o = &m.offloaded;
     for (name, b) in [("host", o.host), ("nvme", o.nvme), ("tier", o.second_tier)] {
-        if !(b.get() >= 0.0) {
+        if !non_negative(b.get()) {
             out.push(format!("offloaded {name} = {}", b.get()));
         }
     }
@@ -92,7 +103,7 @@ fn problems(e: &Estimate) -> Vec<String> {
         ("per_layer", p.per_layer),
         ("embeddings", p.embeddings),
     ] {
-        if !(x >= 0.0) {
+        if !non_negative(x) {
             out.push(format!("params.{name} = {x}"));
         }
     }
@@ -147,7 +158,7 @@ fn random_valid_scenarios_give_total_answers() {
         if !p.is_empty() {
             failed += 1;
             for k in &p {
-                let kind: String = k.split(|c: char| c == '=' || c == '[').next().unwrap_or("").into();
+                let kind: String = k.split(['=', '[', '…']).next().unwrap_or("").into();
                 *kinds.entry(kind).or_default() += 1;
             }
             if failures.len() < 5 {
@@ -156,8 +167,14 @@ fn random_valid_scenarios_give_total_answers() {
         }
     }
     for (i, p, s) in &failures {
-        eprintln!("scenario {i}: {p:?}\n{}\n", ron::ser::to_string(s).unwrap_or_default());
+        eprintln!(
+            "scenario {i}: {p:?}\n{}\n",
+            ron::ser::to_string(s).unwrap_or_default()
+        );
     }
     eprintln!("{kinds:#?}");
-    assert_eq!(failed, 0, "{failed} of {n} random valid scenarios went wrong");
+    assert_eq!(
+        failed, 0,
+        "{failed} of {n} random valid scenarios went wrong"
+    );
 }

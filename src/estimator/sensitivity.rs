@@ -7,7 +7,8 @@
 //! is reused for every estimate; the result is fixed-size.
 
 use super::solver::{Target, step_time_s};
-use super::{Estimate, estimate};
+use super::{Diagnostics, Estimate, estimate, resolve};
+use crate::scenario::validate::{self, FieldRange};
 use crate::scenario::{
     Checkpointing, Dtype, Mode, ModelFamily, OptimizerKind, PrecisionMode, Scenario, ShapeSource,
     ZeroStage,
@@ -122,9 +123,14 @@ impl Knob {
                 let i = ladder.iter().position(|x| x == z);
                 ladder_step(&ladder, i, up).map(|x| *z = x).is_some()
             }
-            Knob::Tp => double(&mut s.parallel.tp, up, 1024),
-            Knob::Pp => double(&mut s.parallel.pp, up, s.model.transformer.layers.max(1)),
-            Knob::Dp => double(&mut s.parallel.dp, up, 65_536),
+            Knob::Tp => double(&mut s.parallel.tp, up, max_of(TP)),
+            Knob::Pp => {
+                // At most one stage per layer of the model as resolved (a parameter-count shape
+                // has its own depth).
+                let layers = super::model::resolve(&s.model, &mut Diagnostics::default()).layers;
+                double(&mut s.parallel.pp, up, layers.max(1))
+            }
+            Knob::Dp => double(&mut s.parallel.dp, up, max_of(DP)),
             Knob::KvCache | Knob::Optimizer | Knob::Checkpointing | Knob::Zero => false,
         }
     }
@@ -141,6 +147,14 @@ fn ladder_step<T: Copy>(ladder: &[T], at: Option<usize>, up: bool) -> Option<T> 
 }
 
 /// Doubles or halves a count within `1 ..= max`.
+const TP: &FieldRange = const { validate::field("parallel.tp") };
+const DP: &FieldRange = const { validate::field("parallel.dp") };
+
+/// The upper end of a count's documented range.
+fn max_of(r: &FieldRange) -> u32 {
+    r.max as u32
+}
+
 fn double(v: &mut u32, up: bool, max: u32) -> bool {
     let next = if up { v.saturating_mul(2) } else { *v / 2 };
     if next < 1 || next > max || next == *v {
@@ -289,6 +303,9 @@ fn restore(scratch: &mut Scenario, s: &Scenario) {
 
 /// Computes the tornado: 1 + up to 2 × [`Knob::COUNT`] estimates on one scratch scenario.
 pub fn sensitivity(s: &Scenario) -> Sensitivity {
+    // Knobs move the values the estimator sees (in range), not the raw ones.
+    let resolved = resolve(s, &mut Diagnostics::default());
+    let s = &resolved.scenario;
     let base = estimate(s);
     let mut scratch = s.clone();
     let mut rows = Knob::ALL.map(|knob| Row {

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 use vram_explorer::hardware::{GpuId, MemoryTech};
+use vram_explorer::scenario::validate::range_of;
 use vram_explorer::scenario::*;
 
 /// SplitMix64: a 64-bit state stepped by the golden-ratio increment, output mixed by two multiplies.
@@ -41,15 +42,29 @@ impl Rng {
             1 => hi,
             2 => lo + self.pick(&[f64::from_bits(1), f64::MIN_POSITIVE, 1e-300, 1e-30, 1e-12]),
             _ if lo > 0.0 && hi / lo > 100.0 => (lo.ln() + self.unit() * (hi.ln() - lo.ln())).exp(),
-            _ if lo == 0.0 && hi > 100.0 && self.coin() => (self.unit() * (hi + 1.0).ln()).exp() - 1.0,
+            _ if lo == 0.0 && hi > 100.0 && self.coin() => {
+                (self.unit() * (hi + 1.0).ln()).exp() - 1.0
+            }
             _ => lo + self.unit() * (hi - lo),
         }
         .clamp(lo, hi)
     }
-    /// A positive float in (0, hi]: like `range`, never 0 (but down to the least subnormal).
-    pub fn positive(&mut self, hi: f64) -> f64 {
-        let x = self.range(0.0, hi);
-        if x > 0.0 { x } else { f64::from_bits(1) }
+    /// A float over the documented range of `field` (`validate::RANGES`), open ends excluded.
+    pub fn field(&mut self, field: &str) -> f64 {
+        let Some(f) = range_of(field) else {
+            panic!("{field} has no range");
+        };
+        let lo = if f.min_exclusive {
+            f.min.next_up()
+        } else {
+            f.min
+        };
+        let hi = if f.max_exclusive {
+            f.max.next_down()
+        } else {
+            f.max
+        };
+        self.range(lo, hi)
     }
     /// An integer in [lo, hi], log-uniform when the range is wide.
     pub fn int(&mut self, lo: u32, hi: u32) -> u32 {
@@ -58,7 +73,7 @@ impl Rng {
     }
     /// Small values more often: the ends, or log-uniform in [lo, hi].
     pub fn small(&mut self, lo: u32, hi: u32) -> u32 {
-        if self.next_u64() % 4 == 0 {
+        if self.next_u64().is_multiple_of(4) {
             self.int(lo, hi.min(lo.saturating_add(8)))
         } else {
             self.int(lo, hi)
@@ -124,7 +139,11 @@ fn model(r: &mut Rng) -> ModelSpec {
         }
     };
     ModelSpec {
-        family: r.pick(&[ModelFamily::Transformer, ModelFamily::Cnn, ModelFamily::Recommender]),
+        family: r.pick(&[
+            ModelFamily::Transformer,
+            ModelFamily::Cnn,
+            ModelFamily::Recommender,
+        ]),
         shape: r.pick(&[ShapeSource::ParamCount, ShapeSource::Dimensions]),
         params: r.range(1e5, 1e13),
         transformer: t,
@@ -135,24 +154,25 @@ fn model(r: &mut Rng) -> ModelSpec {
 }
 
 fn gpu(r: &mut Rng) -> GpuChoice {
-    if r.next_u64() % 4 != 0 {
+    if !r.next_u64().is_multiple_of(4) {
         return GpuChoice::Catalog(r.pick(&GpuId::ALL));
     }
     GpuChoice::Custom(CustomGpu {
         name: "random".to_owned(),
-        memory_gb: r.positive(1e6),
-        bandwidth_gb_s: r.positive(1e6),
-        tflops_16: r.positive(1e6),
-        tflops_32: r.positive(1e6),
+        memory_gb: r.field("gpu.memory_gb"),
+        bandwidth_gb_s: r.field("gpu.bandwidth_gb_s"),
+        tflops_16: r.field("gpu.tflops_16"),
+        tflops_32: r.field("gpu.tflops_32"),
         tflops_8: r.range(0.0, 1e5),
         memory_tech: r.pick(&MemoryTech::ALL),
-        link_gb_s: r.positive(1e6),
-        host_link_gb_s: r.positive(1e6),
+        link_gb_s: r.field("gpu.link_gb_s"),
+        host_link_gb_s: r.field("gpu.host_link_gb_s"),
         tdp_w: r.range(0.0, 1e5),
     })
 }
 
 /// A random scenario that passes `validate` (every number inside its documented range).
+#[allow(clippy::field_reassign_with_default)] // one section per statement reads best here
 pub fn scenario(r: &mut Rng) -> Scenario {
     let mut s = Scenario::default();
     s.mode = r.pick(&[Mode::Training, Mode::Inference]);
@@ -168,7 +188,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         generated_tokens: r.small(0, 10_000_000),
         dynamic_batching: r.coin(),
         concurrent_requests: r.small(1, 65_536),
-        mean_length_fraction: r.positive(1.0),
+        mean_length_fraction: r.field("inference.mean_length_fraction"),
         kv_block_tokens: r.small(0, 65_536),
         all_logits: r.coin(),
     };
@@ -271,13 +291,18 @@ fn strategies(r: &mut Rng) -> Strategies {
         checkpoint_every: r.small(0, 10_000),
         attention: r.pick(&[AttentionKernel::Materialized, AttentionKernel::Flash]),
         activation_compression_8bit: r.coin(),
-        zero: r.pick(&[ZeroStage::None, ZeroStage::Stage1, ZeroStage::Stage2, ZeroStage::Stage3]),
+        zero: r.pick(&[
+            ZeroStage::None,
+            ZeroStage::Stage1,
+            ZeroStage::Stage2,
+            ZeroStage::Stage3,
+        ]),
         hybrid_shard: r.coin(),
         offload_optimizer: r.pick(&[OffloadTarget::None, OffloadTarget::Cpu, OffloadTarget::Nvme]),
         offload_params: r.pick(&[OffloadTarget::None, OffloadTarget::Cpu, OffloadTarget::Nvme]),
         prune_fraction: r.range(0.0, 0.99),
         prune_kind: r.pick(&[PruneKind::Structured, PruneKind::Unstructured]),
-        weight_sharing_fraction: r.range(0.0, 0.999_999),
+        weight_sharing_fraction: r.field("strategies.weight_sharing_fraction"),
         one_bit_comm: r.coin(),
         one_bit_warmup_fraction: r.range(0.0, 1.0),
         second_tier: r.pick(&[SecondTier::None, SecondTier::Host, SecondTier::Cxl]),
@@ -287,21 +312,21 @@ fn strategies(r: &mut Rng) -> Strategies {
 
 fn timing(r: &mut Rng) -> Timing {
     Timing {
-        compute_efficiency: r.positive(1.0),
-        memory_efficiency: r.positive(1.0),
-        link_efficiency: r.positive(1.0),
+        compute_efficiency: r.field("timing.compute_efficiency"),
+        memory_efficiency: r.field("timing.memory_efficiency"),
+        link_efficiency: r.field("timing.link_efficiency"),
         comm_overlap: r.range(0.0, 1.0),
         offload_overlap: r.range(0.0, 1.0),
         pinned_host_memory: r.coin(),
-        pageable_fraction: r.positive(1.0),
-        internode_gb_s: r.positive(1e6),
+        pageable_fraction: r.field("timing.pageable_fraction"),
+        internode_gb_s: r.field("timing.internode_gb_s"),
         link_latency_us: r.range(0.0, 1e4),
         collective: r.pick(&[
             CollectiveAlgorithm::Auto,
             CollectiveAlgorithm::Ring,
             CollectiveAlgorithm::Tree,
         ]),
-        nvme_gb_s: r.positive(1e6),
+        nvme_gb_s: r.field("timing.nvme_gb_s"),
         token_budget: r.range(0.0, 1e18),
         price_per_gpu_hour: r.range(0.0, 1e6),
     }

@@ -114,7 +114,11 @@ pub(super) fn model_state(
         source: ZERO_SOURCE,
         assumption: "Element types from the precision setting; offloaded states live off the GPU; \
                      a LoRA/QLoRA base has no gradients, master copy or optimizer state.",
-        rest: "LoRA adapters and their additions (docs/model.md §12)",
+        rest: if x.lora() {
+            "LoRA adapters and their additions (docs/model.md §12)"
+        } else {
+            "what the formula does not name (expert sharding over DP/EP, docs/model.md §5)"
+        },
     }
 }
 
