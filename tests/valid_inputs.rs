@@ -107,3 +107,108 @@ fn recommender_with_tiny_dense_part_is_finite() {
         assert!((0.0..=1.0).contains(&t.mfu), "{dense}: MFU {}", t.mfu);
     }
 }
+
+/// Parameter-count mode lands within a few per cent of the requested count at every size of its
+/// range (it was 84× off at 10⁵: a 32,000-row vocabulary alone is 40× that).
+#[test]
+fn parameter_count_shapes_land_on_the_requested_count() {
+    let mut s = Scenario::default();
+    s.model.shape = ShapeSource::ParamCount;
+    let mut p = 1e5_f64;
+    while p <= 1e13 {
+        s.model.params = p;
+        let e = estimate(&s);
+        let got = e.model.params.total;
+        assert!((got - p).abs() / p < 0.03, "{p:e} → {got:e}");
+        assert!(!e.diagnostics.contains(Diagnostic::InputClamped), "{p:e}");
+        p *= 1.37;
+    }
+}
+
+/// A derived shape uses grouped-query attention like the Llama 3 family (8 KV heads): at Llama-2-70B's
+/// size the KV cache per token is close to the real model's 2 · 80 layers · 8 KV heads · 128
+/// (it was 7.8× that with full multi-head attention).
+#[test]
+fn parameter_count_shapes_use_grouped_query_attention() {
+    let mut s = Scenario::default();
+    s.model.shape = ShapeSource::ParamCount;
+    s.model.params = 68.98e9;
+    let m = estimate(&s).model;
+    assert!(
+        m.kv_heads < m.heads && m.heads.is_multiple_of(m.kv_heads),
+        "{m:?}"
+    );
+    let kv_per_token = 2.0 * f64::from(m.layers * m.kv_heads * m.head_dim);
+    let llama2_70b = 2.0 * 80.0 * 8.0 * 128.0;
+    assert!(
+        (kv_per_token / llama2_70b - 1.0).abs() < 0.1,
+        "{kv_per_token}"
+    );
+}
+
+/// Heads that do not divide the hidden size, and KV heads that do not divide the heads, are named.
+#[test]
+fn heads_that_do_not_divide_are_diagnosed() {
+    let mut s = Scenario::default();
+    assert!(
+        !estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::HeadsDoNotDivideHidden)
+    );
+    s.model.transformer.heads = 7;
+    s.model.transformer.kv_heads = 7;
+    let d = estimate(&s).diagnostics;
+    assert!(d.contains(Diagnostic::HeadsDoNotDivideHidden));
+    assert!(!d.contains(Diagnostic::KvHeadsDoNotDivideHeads));
+    s.model.transformer.heads = 32;
+    s.model.transformer.kv_heads = 6;
+    let d = estimate(&s).diagnostics;
+    assert!(!d.contains(Diagnostic::HeadsDoNotDivideHidden));
+    assert!(d.contains(Diagnostic::KvHeadsDoNotDivideHeads));
+    // An explicit head_dim says what the model uses: no diagnostic for the width.
+    s.model.transformer.heads = 7;
+    s.model.transformer.kv_heads = 7;
+    s.model.transformer.head_dim = 128;
+    assert!(
+        !estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::HeadsDoNotDivideHidden)
+    );
+    assert!(!Diagnostic::HeadsDoNotDivideHidden.concerns_layout());
+    assert!(!Diagnostic::KvHeadsDoNotDivideHeads.concerns_layout());
+}
+
+/// Training every tensor in INT4 (or INT8) is computable but not how training works: diagnosed.
+#[test]
+fn integer_training_types_are_diagnosed() {
+    let mut s = Scenario::default();
+    s.mode = Mode::Training;
+    assert!(
+        !estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::IntegerTrainingType)
+    );
+    for (mode, dtype) in [
+        (PrecisionMode::Uniform, Dtype::Int4),
+        (PrecisionMode::Amp, Dtype::Int8),
+        (PrecisionMode::MasterWeights, Dtype::Int4),
+    ] {
+        s.precision.mode = mode;
+        s.precision.compute = dtype;
+        let e = estimate(&s);
+        assert!(
+            e.diagnostics.contains(Diagnostic::IntegerTrainingType),
+            "{mode:?} {dtype:?}"
+        );
+    }
+    // Serving INT4 weights is what the format is for.
+    s.mode = Mode::Inference;
+    s.precision.mode = PrecisionMode::Custom;
+    s.precision.weights = Dtype::Int4;
+    s.precision.activations = Dtype::Bf16;
+    assert!(
+        !estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::IntegerTrainingType)
+    );
+}
