@@ -212,3 +212,27 @@ fn integer_training_types_are_diagnosed() {
             .contains(Diagnostic::IntegerTrainingType)
     );
 }
+
+/// A scenario that kept the default scenario's name (a file without `name`, a model switched to a
+/// parameter count) is shown by what it is, not as "Llama-3-8B inference on one H100".
+#[test]
+fn a_parameter_count_scenario_is_not_called_llama_3_8b() {
+    let mut s = Scenario::default();
+    assert_eq!(s.title(), s.name);
+    s.model.shape = ShapeSource::ParamCount;
+    s.model.params = 7e9;
+    s.mode = Mode::Training;
+    let t = s.title();
+    assert!(!t.contains("Llama"), "{t}");
+    assert!(t.contains("7B-parameter") && t.contains("training"), "{t}");
+    s.name = "my run".to_owned();
+    assert_eq!(s.title(), "my run");
+    let from_file: Scenario =
+        ron::from_str("(mode: Training, model: (shape: ParamCount, params: 1.3e9))")
+            .expect("parses");
+    assert!(
+        from_file.title().contains("1.3B-parameter"),
+        "{}",
+        from_file.title()
+    );
+}

@@ -51,7 +51,7 @@ pub fn gpu_name(s: &Scenario) -> String {
 
 fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
     let m = &est.model;
-    let _ = writeln!(out, "{}  ({origin})", s.name);
+    let _ = writeln!(out, "{}  ({origin})", s.title());
     let params = fmt_sig(est.memory.params.total / 1e9);
     let shape = match m.family {
         ModelFamily::Transformer => format!(
