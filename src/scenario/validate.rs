@@ -47,6 +47,7 @@ impl FieldRange {
     /// nearest end (the nearest representable value inside an open end), reported as
     /// [`Diagnostic::InputClamped`]. NaN: `default`, which callers take from the section's
     /// `Default` impl (the value a file without the field gets), also reported.
+    #[inline]
     pub fn clamp(&self, x: f64, default: f64, d: &mut Diagnostics) -> f64 {
         let lo = if self.min_exclusive {
             self.min.next_up()
@@ -71,6 +72,7 @@ impl FieldRange {
     }
 
     /// [`FieldRange::clamp`] for a count (integer fields have integer bounds).
+    #[inline]
     pub fn clamp_u32(&self, x: u32, d: &mut Diagnostics) -> u32 {
         let y = self.clamp(f64::from(x), 0.0, d);
         // In range of u32: the bounds of integer fields are integers in [0, 2^32).

@@ -45,7 +45,7 @@ impl Work {
         let st = &s.strategies;
         let split = i.tp as f64 * i.pp as f64;
         let keep = match st.prune_kind {
-            PruneKind::Structured => 1.0 - st.prune_fraction.clamp(0.0, 0.99),
+            PruneKind::Structured => 1.0 - st.prune_fraction,
             PruneKind::Unstructured => 1.0,
         };
         let (forward_flops, recompute_flops) = forward_flops(s, m, split, keep);

@@ -14,17 +14,28 @@ macro_rules! r {
 }
 
 /// Clamps a float field; NaN becomes `default` (the section's `Default` value).
+#[inline]
 fn f(name: &'static FieldRange, x: f64, default: f64, d: &mut Diagnostics) -> f64 {
     name.clamp(x, default, d)
 }
 
 /// Clamps a count held as a float (parameters, rows, bytes, MACs) and rounds it to a whole number:
 /// a fraction of a parameter means nothing, and a subnormal one would make a step last 10⁻³⁰⁰ s.
+#[inline]
 fn count(name: &'static FieldRange, x: f64, default: f64, d: &mut Diagnostics) -> f64 {
-    name.clamp(x, default, d).round()
+    let x = name.clamp(x, default, d);
+    // Whole already (the usual case), else rounded half up; exact through `i64` as every count
+    // range ends below 2^52 (`f64::round` is a libm call on baseline x86-64).
+    let whole = x as i64 as f64;
+    if whole == x {
+        x
+    } else {
+        (x + 0.5) as i64 as f64
+    }
 }
 
 /// Clamps a count.
+#[inline]
 fn u(name: &'static FieldRange, x: u32, d: &mut Diagnostics) -> u32 {
     name.clamp_u32(x, d)
 }

@@ -13,11 +13,13 @@ macro_rules! r {
 }
 
 /// Clamps a float field; NaN becomes `default` (the section's `Default` value).
+#[inline]
 fn f(name: &'static FieldRange, x: f64, default: f64, d: &mut Diagnostics) -> f64 {
     name.clamp(x, default, d)
 }
 
 /// Clamps a count.
+#[inline]
 fn u(name: &'static FieldRange, x: u32, d: &mut Diagnostics) -> u32 {
     name.clamp_u32(x, d)
 }
