@@ -107,7 +107,7 @@ fn finish(sc: &Scenario, model_spec: ModelSpec, m: ResolvedModel, d: &mut Diagno
     }
     if strategies.checkpoint_every == 0 {
         // ⌈√L⌉ segments of ⌈√L⌉ layers minimise stored + recomputed activations (Chen et al. 2016
-        // "Training Deep Nets with Sublinear Memory Cost" §4).
+        // "Training Deep Nets with Sublinear Memory Cost").
         strategies.checkpoint_every = ceil(f64::from(layers).sqrt()) as u32;
     }
     let pp_stages = parallel.pp.min(layers);
