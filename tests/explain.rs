@@ -136,3 +136,34 @@ fn pipeline_stages_and_zero_stages_are_reconstructed() {
         }
     }
 }
+
+/// The explanation reads the same resolved scenario as the estimate: under FSDP HYBRID_SHARD the
+/// ZeRO divisor is the DP ranks of one node (8), not the whole DP (64), and a full fine-tune's terms
+/// need no remainder, let alone one called "LoRA adapters" (issue 17).
+#[test]
+fn explanations_use_the_hybrid_shard_divisor() {
+    use vram_explorer::scenario::{Mode, Scenario, ZeroStage};
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    s.strategies.zero = ZeroStage::Stage3;
+    s.strategies.hybrid_shard = true;
+    s.parallel.dp = 64;
+    s.parallel.gpus_per_node = 8;
+    let e = estimate(&s);
+    for c in [
+        Component::Weights,
+        Component::Gradients,
+        Component::OptimizerStates,
+    ] {
+        let x = explain(&s, &e, c);
+        assert!(x.filled.contains("÷ 8"), "{c:?}: {}", x.filled);
+        assert!(!x.filled.contains("÷ 64"), "{c:?}: {}", x.filled);
+        assert!(
+            x.terms.iter().all(|(name, _)| !name.contains("LoRA")),
+            "{c:?}: {:?}",
+            x.terms
+        );
+    }
+}

@@ -161,7 +161,7 @@ fn text(s: &Scenario, result: &FitResult) -> String {
     let _ = writeln!(
         out,
         "{}: {verdict} (headroom {})",
-        s.name,
+        s.title(),
         gib(est.memory.headroom)
     );
     for (label, _, t) in LIMITS {

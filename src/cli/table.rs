@@ -57,7 +57,7 @@ fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
     let _ = writeln!(
         out,
         "{}  ({})",
-        escape_controls(&s.name),
+        escape_controls(&s.title()),
         escape_controls(origin)
     );
     let params = fmt_sig(est.memory.params.total / 1e9);

@@ -21,10 +21,13 @@ pub enum Diagnostic {
     MemoryBound,
     ExpertParallelExceedsDp,
     ExpertParallelDoesNotDivideExperts,
+    HeadsDoNotDivideHidden,
+    KvHeadsDoNotDivideHeads,
+    IntegerTrainingType,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 16] = [
+    pub const ALL: [Diagnostic; 19] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -41,6 +44,9 @@ impl Diagnostic {
         Diagnostic::MemoryBound,
         Diagnostic::ExpertParallelExceedsDp,
         Diagnostic::ExpertParallelDoesNotDivideExperts,
+        Diagnostic::HeadsDoNotDivideHidden,
+        Diagnostic::KvHeadsDoNotDivideHeads,
+        Diagnostic::IntegerTrainingType,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -90,6 +96,9 @@ impl Diagnostic {
             Diagnostic::ExpertParallelDoesNotDivideExperts => {
                 "expert_parallel_does_not_divide_experts"
             }
+            Diagnostic::HeadsDoNotDivideHidden => "heads_do_not_divide_hidden",
+            Diagnostic::KvHeadsDoNotDivideHeads => "kv_heads_do_not_divide_heads",
+            Diagnostic::IntegerTrainingType => "integer_training_type",
         }
     }
 
@@ -139,6 +148,15 @@ impl Diagnostic {
             }
             Diagnostic::ExpertParallelDoesNotDivideExperts => {
                 "Expert parallel degree does not divide the experts; some GPUs hold one more expert (the largest is used)."
+            }
+            Diagnostic::HeadsDoNotDivideHidden => {
+                "The attention heads do not divide the hidden size: head_dim = hidden / heads is rounded down (set head_dim to say what the model uses)."
+            }
+            Diagnostic::KvHeadsDoNotDivideHeads => {
+                "The KV heads do not divide the attention heads: grouped-query attention needs an equal number of query heads per KV head."
+            }
+            Diagnostic::IntegerTrainingType => {
+                "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."
             }
         }
     }

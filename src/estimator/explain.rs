@@ -12,6 +12,7 @@ mod parts;
 
 use super::memory::ctx::Ctx;
 use super::memory::peft;
+use super::resolve::resolve_with_model;
 use super::{Component, Diagnostics, Estimate, ResolvedModel};
 use crate::scenario::{Mode, ModelFamily, Scenario};
 use crate::units::{Bytes, GIB, MIB, fmt_sig};
@@ -79,8 +80,11 @@ fn stage(c: &Ctx, m: &ResolvedModel, e: &Estimate) -> Stage {
 /// Explains one component of the estimate of `s`.
 pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
     let m = &e.model;
+    // The scenario as the estimate saw it (clamped values, hybrid-shard ZeRO divisor, …).
+    let r = resolve_with_model(s, m, &mut Diagnostics::default());
+    let s = &r.scenario;
     let x = peft::Ext::new(s, m);
-    let ctx = x.base_ctx(Ctx::new(s, m, &mut Diagnostics::default()));
+    let ctx = x.base_ctx(Ctx::of(&r));
     let st = stage(&ctx, m, e);
     let value = e.memory.peak.get(c);
     let phase = e.memory.peak_phase;
@@ -159,7 +163,7 @@ pub fn per_layer(s: &Scenario, e: &Estimate) -> (f64, Vec<LayerRow>) {
     if m.family != ModelFamily::Transformer {
         return (0.0, Vec::new());
     }
-    let c = Ctx::new(s, m, &mut Diagnostics::default());
+    let c = Ctx::of(&resolve_with_model(s, m, &mut Diagnostics::default()));
     let l = stage(&c, m, e).layers;
     let p = &e.memory.per_layer;
     let rows = [
@@ -207,9 +211,8 @@ fn context(value: Bytes) -> Parts {
 
 fn reserve(s: &Scenario, e: &Estimate) -> Parts {
     let o = &s.overheads;
-    let clean = |x: f64, hi: f64| if x.is_nan() { 0.0 } else { x.clamp(0.0, hi) };
-    let f = clean(o.allocator_reserve_fraction, 1.0);
-    let ws = clean(o.workspace_mib, 1e6) * MIB;
+    let f = o.allocator_reserve_fraction;
+    let ws = o.workspace_mib * MIB;
     let tp = e.memory.tensor_peak;
     Parts {
         formula: "reserve = fraction × tensor peak + library workspace".to_owned(),

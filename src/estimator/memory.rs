@@ -14,21 +14,32 @@ pub mod peft;
 pub mod states;
 pub mod training;
 
-use self::ctx::{Ctx, clamp};
+use self::ctx::Ctx;
 use self::training::{Parts, Stage};
 use super::model::ResolvedModel;
+use super::resolve::{Resolved, resolve_with_model};
 use super::{Breakdown, Component, Diagnostic, Diagnostics, MemoryEstimate, Offloaded, PhasePeaks};
 use crate::scenario::{GpuChoice, Mode, ModelFamily, OffloadTarget, Scenario, ZeroStage};
 use crate::units::{Bytes, MIB};
 
+/// The memory estimate of `scenario` whose model `model` is already resolved: resolves the scenario
+/// ([`resolve_with_model`]) and estimates it ([`estimate_resolved`]).
 pub fn estimate_memory(
     scenario: &Scenario,
     model: &ResolvedModel,
     diagnostics: &mut Diagnostics,
 ) -> MemoryEstimate {
+    estimate_resolved(
+        &resolve_with_model(scenario, model, diagnostics),
+        diagnostics,
+    )
+}
+
+/// The memory estimate of a resolved scenario.
+pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryEstimate {
+    let (scenario, model) = (&r.scenario, &r.model);
     let x = peft::Ext::new(scenario, model);
-    let c = x.base_ctx(Ctx::new(scenario, model, diagnostics));
-    let c = hybrid_shard(scenario, c);
+    let c = x.base_ctx(Ctx::of(r));
     structural_diagnostics(scenario, model, &c, diagnostics);
     let l = f64::from(model.layers.max(1));
     let per_stage = ctx::ceil(l / c.pp);
@@ -60,31 +71,14 @@ pub fn estimate_memory(
 }
 
 /// One pipeline stage's peak with the same CUDA context and allocator rule as the reported peak (the
-/// chart's per-stage bars); `finish` has already clamped and reported the overhead inputs.
+/// chart's per-stage bars).
 fn stage_total(sc: &Scenario, phases: &PhasePeaks, est: &MemoryEstimate) -> Option<Breakdown> {
     let (_, mut b) = phases.peak()?;
     let o = &sc.overheads;
-    let finite = |x: f64, hi: f64| if x.is_finite() { x.clamp(0.0, hi) } else { 0.0 };
-    let reserve = finite(o.allocator_reserve_fraction, 1.0) * b.tensor_total().get()
-        + finite(o.workspace_mib, 1e6) * MIB;
+    let reserve = o.allocator_reserve_fraction * b.tensor_total().get() + o.workspace_mib * MIB;
     b.set(Component::CudaContext, est.peak.get(Component::CudaContext));
     b.set(Component::AllocatorReserve, Bytes(reserve));
     Some(b)
-}
-
-/// FSDP HYBRID_SHARD: ZeRO shards over the data-parallel ranks of one node only, so the memory model's
-/// sharding degree is the DP ranks per node, gpus_per_node ÷ (TP × PP) (TP and PP placed innermost),
-/// at most DP (PyTorch FSDP `ShardingStrategy.HYBRID_SHARD`).
-fn hybrid_shard(sc: &Scenario, c: Ctx) -> Ctx {
-    if !sc.strategies.hybrid_shard || c.zero == ZeroStage::None {
-        return c;
-    }
-    let node = f64::from(sc.parallel.gpus_per_node.max(1));
-    let per_node = (node / (c.tp * c.pp)).floor().max(1.0);
-    Ctx {
-        dp: c.dp.min(per_node),
-        ..c
-    }
 }
 
 fn tensor_peak(p: &PhasePeaks) -> f64 {
@@ -255,10 +249,10 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
     }
 }
 
-fn capacity(gpu: &GpuChoice, d: &mut Diagnostics) -> Bytes {
+fn capacity(gpu: &GpuChoice) -> Bytes {
     match gpu {
         GpuChoice::Catalog(id) => crate::hardware::capacity(*id),
-        GpuChoice::Custom(g) => Bytes::from_gb(clamp(g.memory_gb, 0.001, 1e6, d)),
+        GpuChoice::Custom(g) => Bytes::from_gb(g.memory_gb),
     }
 }
 
@@ -277,15 +271,12 @@ fn finish(
         None => (None, Breakdown::default()),
     };
     let tensor_peak = peak.tensor_total();
-    let context = Bytes(clamp(o.cuda_context_mib, 0.0, 1e6, d) * MIB);
-    let reserve = Bytes(
-        clamp(o.allocator_reserve_fraction, 0.0, 1.0, d) * tensor_peak.get()
-            + clamp(o.workspace_mib, 0.0, 1e6, d) * MIB,
-    );
+    let context = Bytes(o.cuda_context_mib * MIB);
+    let reserve = Bytes(o.allocator_reserve_fraction * tensor_peak.get() + o.workspace_mib * MIB);
     peak.set(Component::CudaContext, context);
     peak.set(Component::AllocatorReserve, reserve);
     let gpu_total = peak.total();
-    let capacity = capacity(&sc.gpu, d);
+    let capacity = capacity(&sc.gpu);
     let over = gpu_total.get() - capacity.get();
     let spill = if over > 0.0 && over <= c.second_tier_bytes {
         over

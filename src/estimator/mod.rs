@@ -7,6 +7,7 @@ pub mod memory;
 mod memory_types;
 pub mod model;
 pub mod performance;
+pub mod resolve;
 pub mod sensitivity;
 pub mod solver;
 
@@ -14,6 +15,7 @@ pub use diagnostics::{Diagnostic, Diagnostics, Severity};
 pub use memory_types::*;
 pub use model::ResolvedModel;
 pub use performance::Performance;
+pub use resolve::{Resolved, resolve};
 
 use crate::scenario::Scenario;
 
@@ -27,15 +29,15 @@ pub struct Estimate {
 }
 
 /// Estimates a scenario. Total: every input gives a finite answer (out-of-range inputs are clamped and
-/// reported as [`Diagnostic::InputClamped`]).
+/// reported as [`Diagnostic::InputClamped`]). The scenario is resolved once ([`resolve`]) and every
+/// part reads the resolved values.
 pub fn estimate(scenario: &Scenario) -> Estimate {
     let mut diagnostics = Diagnostics::default();
-    let model = model::resolve(&scenario.model, &mut diagnostics);
-    let memory = memory::estimate_memory(scenario, &model, &mut diagnostics);
-    let performance =
-        performance::estimate_performance(scenario, &model, &memory, &mut diagnostics);
+    let r = resolve(scenario, &mut diagnostics);
+    let memory = memory::estimate_resolved(&r, &mut diagnostics);
+    let performance = performance::estimate_performance(&r, &memory, &mut diagnostics);
     Estimate {
-        model,
+        model: r.model,
         memory,
         performance,
         diagnostics,

@@ -52,64 +52,107 @@ pub struct ResolvedModel {
     pub moe: MoeShape,
 }
 
-/// Largest parameter count accepted; larger inputs are clamped (and diagnosed).
+/// Largest parameter count of a derived table (a recommender's tables × rows × dim); larger products
+/// are capped (and diagnosed). The same bound as `model.params` in `validate::RANGES`.
 pub const MAX_PARAMS: f64 = 1e13;
 
+/// Resolves a model section as written: its numbers are first moved into their ranges
+/// (`estimator::resolve::model_spec`), then the model is derived ([`derive`]).
 pub fn resolve(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel {
+    derive(&super::resolve::model_spec(spec, diagnostics), diagnostics)
+}
+
+/// The model of a section whose numbers are in range (`estimator::resolve` clamps them): the shape
+/// (derived from the parameter count when asked) and its counts. Adds the shape's diagnostics.
+pub fn derive(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel {
     match spec.family {
         ModelFamily::Transformer => match spec.shape {
-            ShapeSource::Dimensions => transformer(spec, diagnostics),
+            ShapeSource::Dimensions => {
+                shape_diagnostics(&spec.transformer, diagnostics);
+                transformer(spec)
+            }
             ShapeSource::ParamCount => {
                 diagnostics.insert(Diagnostic::ShapeDerivedFromParams);
-                let p = clamp_params(spec.params, diagnostics);
                 // `ModelSpec` holds no heap data: this clone does not allocate.
                 let mut s = spec.clone();
-                shape_from_params(p, &mut s);
-                transformer(&s, diagnostics)
+                shape_from_params(spec.params, &mut s);
+                transformer(&s)
             }
         },
-        ModelFamily::Cnn => cnn(spec, diagnostics),
+        ModelFamily::Cnn => cnn(spec),
         ModelFamily::Recommender => recommender(spec, diagnostics),
     }
 }
 
-fn clamp_params(p: f64, diagnostics: &mut Diagnostics) -> f64 {
-    if !p.is_finite() || p < 1e3 {
-        diagnostics.insert(Diagnostic::InputClamped);
-        return 1e3;
+/// Heads that do not divide the hidden size (with `head_dim = 0`, head_dim = hidden / heads rounds
+/// down: 7 heads of 4096 give 585), and KV heads that do not divide the heads (GQA shares each KV
+/// head among an equal group of query heads; Ainslie et al. 2023 §2).
+fn shape_diagnostics(t: &crate::scenario::TransformerDims, diagnostics: &mut Diagnostics) {
+    let heads = t.heads.max(1);
+    if t.head_dim == 0 && !t.hidden.is_multiple_of(heads) {
+        diagnostics.insert(Diagnostic::HeadsDoNotDivideHidden);
     }
-    if p > MAX_PARAMS {
-        diagnostics.insert(Diagnostic::InputClamped);
-        return MAX_PARAMS;
+    if !heads.is_multiple_of(t.kv_heads.max(1)) {
+        diagnostics.insert(Diagnostic::KvHeadsDoNotDivideHeads);
     }
-    p
 }
 
-/// Derives a Llama-style decoder shape (SwiGLU f ≈ 8h/3 rounded to 256, RMSNorm, RoPE, untied head,
-/// vocabulary 32,000, head dim 128, MHA) from a parameter count P.
-///
-/// Rule: width from depth at the aspect ratio h = 128·L shared by Llama-2-7B/13B (4096/32,
-/// 5120/40) and GPT-3 175B (12288/96); with P ≈ 12·L·h² this gives h = (128·P/12)^(1/3), rounded
-/// to a multiple of 128 (64 below 1,024). Then L = (P − 2·V·h) / (params per layer), at least 1.
-/// The resulting count is that shape's exact count, close to (not equal to) P.
+/// KV heads of a derived shape: 8 (every Llama 3 / 3.1 / 3.2 model from 1B to 405B, config.json
+/// `num_key_value_heads = 8`), or the largest divisor of the heads ≤ 8 when 8 does not divide them.
+fn derived_kv_heads(heads: u32) -> u32 {
+    (1..=8u32)
+        .rev()
+        .find(|k| heads.is_multiple_of(*k))
+        .unwrap_or(1)
+}
+
+/// Derives a Llama-style decoder (SwiGLU, RMSNorm, RoPE, untied head, GQA) whose exact count is
+/// within a few per cent of P at every size in 10⁵ ..= 10¹³ (docs/model.md §2):
+/// - width from the aspect ratio h = 128·L of Llama-2-7B/13B (4096/32, 5120/40) and GPT-3 175B
+///   (12288/96): with P ≈ 12·L·h², h = (128·P/12)^⅓, rounded to 32 below 256, to 64 up to 1,024, to
+///   512 up to 2,048 and to 1,024 above (so the heads are a multiple of 8);
+/// - head dim 128 above h = 2,048 (Llama-3.2-3B, 3-8B, 3-70B, 3.1-405B), 64 from 256 (Llama-3.2-1B:
+///   2048 / 32 heads), 32 below; KV heads by [`derived_kv_heads`];
+/// - vocabulary 32,000 (Llama-2), or less for small P: at most a quarter of P per embedding table
+///   (at least 256, byte-level);
+/// - FFN 8h/3 rounded up to 256 (LLaMA `multiple_of`, 32 below h = 768) to pick the depth
+///   L = round((P − 2Vh − h) / per-layer), then re-solved so the count lands on P (the rounding of L
+///   is absorbed by the FFN width instead of the total).
 pub fn shape_from_params(params: f64, spec: &mut ModelSpec) {
-    let t = &mut spec.transformer;
-    let raw_h = (128.0 * params / 12.0).cbrt();
-    let step = if raw_h < 1024.0 { 64.0 } else { 128.0 };
-    let h = ((raw_h / step).round() * step).clamp(64.0, 65_536.0);
-    let f = ((8.0 * h / 3.0 / 256.0).ceil() * 256.0).max(256.0);
-    let vocab = 32_000.0;
-    let per_layer = 4.0 * h * h + 3.0 * h * f + 2.0 * h;
-    let layers = ((params - 2.0 * vocab * h) / per_layer)
-        .round()
-        .clamp(1.0, 1024.0);
-    let head_dim = if h >= 1024.0 { 128.0 } else { 64.0 };
+    let p = params.clamp(1e5, MAX_PARAMS);
+    let raw_h = (128.0 * p / 12.0).cbrt();
+    let step = match raw_h {
+        x if x < 256.0 => 32.0,
+        x if x < 1024.0 => 64.0,
+        x if x < 2048.0 => 512.0,
+        _ => 1024.0,
+    };
+    let h = ((raw_h / step).round() * step).clamp(32.0, 1_048_576.0);
+    let head_dim = match h {
+        x if x > 2048.0 => 128.0,
+        x if x >= 256.0 => 64.0,
+        _ => 32.0,
+    };
     let heads = (h / head_dim).max(1.0);
+    let kv = f64::from(derived_kv_heads(heads as u32));
+    let vocab = ((p / 4.0 / h / 64.0).floor() * 64.0).clamp(256.0, 32_000.0);
+    let multiple = if h >= 768.0 { 256.0 } else { 32.0 };
+    let f0 = (8.0 * h / 3.0 / multiple).ceil() * multiple;
+    // Attention (q, o: h·h; k, v: h·kv·d) and two RMSNorms per layer; embeddings, head, final norm.
+    let attn = 2.0 * h * h + 2.0 * h * kv * head_dim + 2.0 * h;
+    let outside = 2.0 * vocab * h + h;
+    let layers = ((p - outside) / (attn + 3.0 * h * f0))
+        .round()
+        .clamp(1.0, 10_000.0);
+    let f = ((p - outside - layers * attn) / (3.0 * h * layers))
+        .round()
+        .clamp(1.0, 4_194_304.0);
+    let t = &mut spec.transformer;
     t.arch = ArchKind::Decoder;
     t.layers = layers as u32;
     t.hidden = h as u32;
     t.heads = heads as u32;
-    t.kv_heads = heads as u32;
+    t.kv_heads = kv as u32;
     t.head_dim = 0;
     t.ffn = f as u32;
     t.ffn_kind = FfnKind::SwiGlu;
@@ -124,34 +167,21 @@ pub fn shape_from_params(params: f64, spec: &mut ModelSpec) {
     t.gelu_tanh = false;
     t.fused_qkv = false;
     t.softmax_fp32 = true;
+    spec.moe = crate::scenario::MoeSpec::default();
 }
 
-/// Clamps a dimension to [1, max], diagnosing when it changes.
-fn dim(v: u32, max: u32, diagnostics: &mut Diagnostics) -> u32 {
-    if v == 0 || v > max {
-        diagnostics.insert(Diagnostic::InputClamped);
-    }
-    v.clamp(1, max)
-}
-
-fn transformer(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel {
+/// The counts of a transformer whose dimensions are in range (`estimator::resolve`).
+fn transformer(spec: &ModelSpec) -> ResolvedModel {
     let t = &spec.transformer;
-    let layers = dim(t.layers, 10_000, diagnostics);
-    let hidden = dim(t.hidden, 1 << 20, diagnostics);
-    let heads = dim(t.heads, 65_536, diagnostics);
-    let kv_heads = dim(t.kv_heads, heads, diagnostics);
-    let head_dim = dim(
-        if t.head_dim > 0 {
-            t.head_dim
-        } else {
-            (hidden / heads).max(1)
-        },
-        1 << 20,
-        diagnostics,
-    );
-    let moe = moe::resolve(&spec.moe, t.ffn, diagnostics);
-    let ffn = dim(moe.ffn, 1 << 24, diagnostics);
-    let vocab = dim(t.vocab, 1 << 24, diagnostics);
+    let (layers, hidden, heads, kv_heads) = (t.layers, t.hidden, t.heads, t.kv_heads);
+    // 0 = hidden / heads (at least 1: more heads than hidden units leave a head of width 1).
+    let head_dim = if t.head_dim > 0 {
+        t.head_dim
+    } else {
+        (hidden / heads.max(1)).max(1)
+    };
+    let moe = moe::shape(&spec.moe, t.ffn);
+    let (ffn, vocab) = (moe.ffn, t.vocab);
     let (l, h, a, k, d, f, v) = (
         f64::from(layers),
         f64::from(hidden),

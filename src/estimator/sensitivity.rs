@@ -7,7 +7,7 @@
 //! is reused for every estimate; the result is fixed-size.
 
 use super::solver::{Target, step_time_s};
-use super::{Estimate, estimate};
+use super::{Diagnostics, Estimate, estimate, resolve};
 use crate::scenario::{
     Axis, Checkpointing, Dtype, Mode, ModelFamily, OptimizerKind, PrecisionMode, Scenario,
     ShapeSource, ZeroStage,
@@ -145,7 +145,10 @@ fn ladder_step<T: Copy>(ladder: &[T], at: Option<usize>, up: bool) -> Option<T> 
 fn double(s: &mut Scenario, axis: Axis, up: bool) -> bool {
     let (lo, mut hi) = axis.range(s);
     if axis == Axis::Pp {
-        hi = hi.min(f64::from(s.model.transformer.layers.max(1)));
+        // At most one stage per layer of the model as resolved (a parameter-count shape has its
+        // own depth).
+        let layers = super::model::resolve(&s.model, &mut Diagnostics::default()).layers;
+        hi = hi.min(f64::from(layers.max(1)));
     }
     let v = axis.get(s);
     let next = if up { v * 2.0 } else { (v / 2.0).floor() };
@@ -295,6 +298,9 @@ fn restore(scratch: &mut Scenario, s: &Scenario) {
 
 /// Computes the tornado: 1 + up to 2 × [`Knob::COUNT`] estimates on one scratch scenario.
 pub fn sensitivity(s: &Scenario) -> Sensitivity {
+    // Knobs move the values the estimator sees (in range), not the raw ones.
+    let resolved = resolve(s, &mut Diagnostics::default());
+    let s = &resolved.scenario;
     let base = estimate(s);
     let mut scratch = s.clone();
     let mut rows = Knob::ALL.map(|knob| Row {

@@ -59,7 +59,7 @@ pub struct CustomGpu {
     /// Dense FP32 (non-tensor) throughput, TFLOP/s.
     pub tflops_32: f64,
     /// Dense FP8 tensor throughput, TFLOP/s; 0 = no FP8 units (FP8 then runs at the 16-bit rate).
-    /// Valid: 0 ..= 10^5.
+    /// Valid: 0 ..= 10^5; below 0.001 counts as 0.
     pub tflops_8: f64,
     /// The memory technology (for latency and energy per bit in the comparison).
     pub memory_tech: MemoryTech,
@@ -75,6 +75,17 @@ impl Default for CustomGpu {
     fn default() -> Self {
         CustomGpu {
             name: "Custom GPU".to_owned(),
+            ..CustomGpu::unnamed()
+        }
+    }
+}
+
+impl CustomGpu {
+    /// The default figures with an empty name: what [`Default`] gives, without allocating (the
+    /// estimator's resolve pass reads the defaults on every estimate).
+    pub fn unnamed() -> Self {
+        CustomGpu {
+            name: String::new(),
             memory_gb: 80.0,
             bandwidth_gb_s: 2000.0,
             tflops_16: 300.0,

@@ -35,6 +35,9 @@ pub use workload::*;
 
 use serde::{Deserialize, Serialize};
 
+/// The default scenario's name (it describes only that scenario: see [`Scenario::title`]).
+pub const DEFAULT_NAME: &str = "Llama-3-8B inference on one H100";
+
 /// The current scenario format version. Bump it when a field is renamed, and migrate in `presets`.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -70,7 +73,7 @@ impl Default for Scenario {
     fn default() -> Self {
         Scenario {
             version: FORMAT_VERSION,
-            name: "Llama-3-8B inference on one H100".to_owned(),
+            name: DEFAULT_NAME.to_owned(),
             notes: String::new(),
             mode: Mode::Inference,
             model: ModelSpec::default(),
@@ -93,4 +96,56 @@ impl Default for Scenario {
             quantization: Quantization::default(),
         }
     }
+}
+
+impl Scenario {
+    /// The name to show: `name`, unless it is empty, or it is the default scenario's name on a
+    /// scenario that is no longer the default one (a file that omits `name` gets the default's; a
+    /// model switched to a parameter count keeps it). Then a description of what it is, e.g.
+    /// "7B-parameter transformer training on one H100 SXM".
+    pub fn title(&self) -> String {
+        let stale = self.name == DEFAULT_NAME
+            && (self.model != ModelSpec::default()
+                || self.mode != Mode::Inference
+                || self.gpu != GpuChoice::default());
+        if !self.name.is_empty() && !stale {
+            return self.name.clone();
+        }
+        let t = &self.model.transformer;
+        let model = match (self.model.family, self.model.shape) {
+            (ModelFamily::Transformer, ShapeSource::ParamCount) => {
+                format!("{}-parameter transformer", count(self.model.params))
+            }
+            (ModelFamily::Transformer, ShapeSource::Dimensions) => {
+                format!("{}-layer transformer (hidden {})", t.layers, t.hidden)
+            }
+            (ModelFamily::Cnn, _) => "CNN".to_owned(),
+            (ModelFamily::Recommender, _) => "Recommender".to_owned(),
+        };
+        let mode = match self.mode {
+            Mode::Training => "training",
+            Mode::Inference => "inference",
+        };
+        let gpu = match &self.gpu {
+            GpuChoice::Catalog(id) => id.name(),
+            GpuChoice::Custom(c) => c.name.as_str(),
+        };
+        match self.parallel.gpus() {
+            1 => format!("{model} {mode} on one {gpu}"),
+            n => format!("{model} {mode} on {n} × {gpu}"),
+        }
+    }
+}
+
+/// A count with an SI-style suffix: 7e9 → "7B", 1.3e9 → "1.3B", 125e6 → "125M".
+fn count(x: f64) -> String {
+    let (v, unit) = match x {
+        x if x >= 1e12 => (x / 1e12, "T"),
+        x if x >= 1e9 => (x / 1e9, "B"),
+        x if x >= 1e6 => (x / 1e6, "M"),
+        x if x >= 1e3 => (x / 1e3, "K"),
+        x => (x, ""),
+    };
+    // Two decimals at most; Display drops trailing zeros (7.0 → "7").
+    format!("{}{unit}", (v * 100.0).round() / 100.0)
 }

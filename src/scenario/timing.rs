@@ -19,11 +19,11 @@ pub enum CollectiveAlgorithm {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Timing {
-    /// Achievable fraction of peak FLOP/s. Valid: (0, 1].
+    /// Achievable fraction of peak FLOP/s. Valid: [0.01, 1].
     pub compute_efficiency: f64,
-    /// Achievable fraction of peak memory bandwidth. Valid: (0, 1]. kipply measured 0.87–0.90 on A100.
+    /// Achievable fraction of peak memory bandwidth. Valid: [0.01, 1]. kipply measured 0.87–0.90 on A100.
     pub memory_efficiency: f64,
-    /// Achievable fraction of link bandwidth for collectives. Valid: (0, 1].
+    /// Achievable fraction of link bandwidth for collectives. Valid: [0.01, 1].
     pub link_efficiency: f64,
     /// Share of communication hidden behind compute. Valid: [0, 1].
     pub comm_overlap: f64,
@@ -32,10 +32,10 @@ pub struct Timing {
     /// Host buffers pinned (page-locked): host transfers run at the pinned bandwidth.
     pub pinned_host_memory: bool,
     /// Pageable host-to-device bandwidth as a fraction of pinned (example measurement 3.96/12.18,
-    /// reference §4). Valid: (0, 1].
+    /// reference §4). Valid: [0.01, 1].
     pub pageable_fraction: f64,
     /// Inter-node network per GPU, GB/s per direction (e.g. 400 Gb/s InfiniBand NDR = 50 GB/s).
-    /// Valid: > 0.
+    /// Valid: 0.001 ..= 10^6.
     pub internode_gb_s: f64,
     /// Per-message latency α of a collective step, µs. Valid: 0 ..= 10^4. kipply uses ~8 µs
     /// (V100 NVLink).
@@ -43,7 +43,7 @@ pub struct Timing {
     /// Which all-reduce latency term applies.
     pub collective: CollectiveAlgorithm,
     /// NVMe read/write bandwidth per GPU for ZeRO-Infinity offload, GB/s. An assumption to set for
-    /// your drives (a PCIe 4.0 x4 SSD reads ~7 GB/s). Valid: > 0.
+    /// your drives (a PCIe 4.0 x4 SSD reads ~7 GB/s). Valid: 0.001 ..= 10^6.
     pub nvme_gb_s: f64,
     /// Tokens to train on (training) or to generate (inference), for time and cost. Valid: ≥ 0.
     pub token_budget: f64,

@@ -6,6 +6,7 @@
 //! parameter model, 65,536-way parallelism), not claims about what is practical.
 
 use super::{GpuChoice, Scenario};
+use crate::estimator::{Diagnostic, Diagnostics};
 
 /// A value outside its documented range.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +42,43 @@ impl FieldRange {
         }
     }
 
+    /// `x` moved into the range, the one place the estimator bounds a number
+    /// (`estimator::resolve`). In range (the usual case): `x` itself, one test. Out of range: the
+    /// nearest end (the nearest representable value inside an open end), reported as
+    /// [`Diagnostic::InputClamped`]. NaN: `default`, which callers take from the section's
+    /// `Default` impl (the value a file without the field gets), also reported.
+    #[inline]
+    pub fn clamp(&self, x: f64, default: f64, d: &mut Diagnostics) -> f64 {
+        let lo = if self.min_exclusive {
+            self.min.next_up()
+        } else {
+            self.min
+        };
+        let hi = if self.max_exclusive {
+            self.max.next_down()
+        } else {
+            self.max
+        };
+        // NaN fails this test too.
+        if x >= lo && x <= hi {
+            return x;
+        }
+        d.insert(Diagnostic::InputClamped);
+        if x.is_nan() {
+            default.clamp(lo, hi)
+        } else {
+            x.clamp(lo, hi)
+        }
+    }
+
+    /// [`FieldRange::clamp`] for a count (integer fields have integer bounds).
+    #[inline]
+    pub fn clamp_u32(&self, x: u32, d: &mut Diagnostics) -> u32 {
+        let y = self.clamp(f64::from(x), 0.0, d);
+        // In range of u32: the bounds of integer fields are integers in [0, 2^32).
+        y as u32
+    }
+
     fn check(&self, x: f64) -> Option<String> {
         if x.is_nan() {
             return Some("is NaN (not a number)".to_owned());
@@ -49,6 +87,40 @@ impl FieldRange {
         let above = x > self.max || (self.max_exclusive && x == self.max);
         (below || above).then(|| format!("= {} is out of range: valid {}", num(x), self.describe()))
     }
+}
+
+/// The range of `field`, found at compile time: `const R: &FieldRange = field("parallel.dp");`
+/// fails to compile when no range has that name.
+pub const fn field(name: &str) -> &'static FieldRange {
+    find(RANGES, name)
+}
+
+const fn find(list: &'static [FieldRange], name: &str) -> &'static FieldRange {
+    match list {
+        [r, rest @ ..] => {
+            if same(r.field, name) {
+                r
+            } else {
+                find(rest, name)
+            }
+        }
+        [] => panic!("no range of that name in RANGES"),
+    }
+}
+
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 fn num(x: f64) -> String {
@@ -80,16 +152,16 @@ const fn closed(
     }
 }
 
-/// (min, max]: strictly positive up to max.
-const fn positive(field: &'static str, max: f64, get: fn(&Scenario) -> Option<f64>) -> FieldRange {
-    FieldRange {
-        field,
-        min: 0.0,
-        max,
-        min_exclusive: true,
-        max_exclusive: false,
-        get,
-    }
+/// [min, max] with a positive floor: a rate or share the model divides by. Any positive floor
+/// would be valid in principle, but a time computed over a subnormal rate is infinite; the floors
+/// are the ones the estimator used before `RANGES` bounded it (1 % efficiency, 1 MB/s, 1 GFLOP/s).
+const fn floor(
+    field: &'static str,
+    min: f64,
+    max: f64,
+    get: fn(&Scenario) -> Option<f64>,
+) -> FieldRange {
+    closed(field, min, max, get)
 }
 
 /// Degrees and batch-like counts.
@@ -144,7 +216,7 @@ pub const RANGES: &[FieldRange] = &[
     closed("inference.prompt_tokens", 1.0, TOKENS, |s| Some(s.inference.prompt_tokens.into())),
     closed("inference.generated_tokens", 0.0, TOKENS, |s| Some(s.inference.generated_tokens.into())),
     closed("inference.concurrent_requests", 1.0, DEGREE, |s| Some(s.inference.concurrent_requests.into())),
-    positive("inference.mean_length_fraction", 1.0, |s| Some(s.inference.mean_length_fraction)),
+    floor("inference.mean_length_fraction", 1e-3, 1.0, |s| Some(s.inference.mean_length_fraction)),
     closed("inference.kv_block_tokens", 0.0, DEGREE, |s| Some(s.inference.kv_block_tokens.into())),
     closed("strategies.checkpoint_every", 0.0, 10_000.0, |s| Some(s.strategies.checkpoint_every.into())),
     closed("strategies.prune_fraction", 0.0, 0.99, |s| Some(s.strategies.prune_fraction)),
@@ -157,27 +229,27 @@ pub const RANGES: &[FieldRange] = &[
     closed("parallel.pp_microbatches", 0.0, DEGREE, |s| Some(s.parallel.pp_microbatches.into())),
     closed("parallel.pp_interleave", 1.0, 1024.0, |s| Some(s.parallel.pp_interleave.into())),
     closed("parallel.gpus_per_node", 1.0, DEGREE, |s| Some(s.parallel.gpus_per_node.into())),
-    positive("gpu.memory_gb", 1e6, |s| custom(s).map(|c| c.memory_gb)),
-    positive("gpu.bandwidth_gb_s", RATE, |s| custom(s).map(|c| c.bandwidth_gb_s)),
-    positive("gpu.tflops_16", RATE, |s| custom(s).map(|c| c.tflops_16)),
-    positive("gpu.tflops_32", RATE, |s| custom(s).map(|c| c.tflops_32)),
-    positive("gpu.link_gb_s", RATE, |s| custom(s).map(|c| c.link_gb_s)),
-    positive("gpu.host_link_gb_s", RATE, |s| custom(s).map(|c| c.host_link_gb_s)),
+    floor("gpu.memory_gb", 1e-3, 1e6, |s| custom(s).map(|c| c.memory_gb)),
+    floor("gpu.bandwidth_gb_s", 1e-3, RATE, |s| custom(s).map(|c| c.bandwidth_gb_s)),
+    floor("gpu.tflops_16", 1e-3, RATE, |s| custom(s).map(|c| c.tflops_16)),
+    floor("gpu.tflops_32", 1e-3, RATE, |s| custom(s).map(|c| c.tflops_32)),
+    floor("gpu.link_gb_s", 1e-3, RATE, |s| custom(s).map(|c| c.link_gb_s)),
+    floor("gpu.host_link_gb_s", 1e-3, RATE, |s| custom(s).map(|c| c.host_link_gb_s)),
     closed("gpu.tflops_8", 0.0, 1e5, |s| custom(s).map(|c| c.tflops_8)),
     closed("gpu.tdp_w", 0.0, 1e5, |s| custom(s).map(|c| c.tdp_w)),
     closed("overheads.cuda_context_mib", 0.0, DEGREE, |s| Some(s.overheads.cuda_context_mib)),
     closed("overheads.allocator_reserve_fraction", 0.0, 1.0, |s| Some(s.overheads.allocator_reserve_fraction)),
     closed("overheads.workspace_mib", 0.0, DEGREE, |s| Some(s.overheads.workspace_mib)),
     closed("overheads.comm_buffer_mib", 0.0, DEGREE, |s| Some(s.overheads.comm_buffer_mib)),
-    positive("timing.compute_efficiency", 1.0, |s| Some(s.timing.compute_efficiency)),
-    positive("timing.memory_efficiency", 1.0, |s| Some(s.timing.memory_efficiency)),
-    positive("timing.link_efficiency", 1.0, |s| Some(s.timing.link_efficiency)),
+    floor("timing.compute_efficiency", 0.01, 1.0, |s| Some(s.timing.compute_efficiency)),
+    floor("timing.memory_efficiency", 0.01, 1.0, |s| Some(s.timing.memory_efficiency)),
+    floor("timing.link_efficiency", 0.01, 1.0, |s| Some(s.timing.link_efficiency)),
     closed("timing.comm_overlap", 0.0, 1.0, |s| Some(s.timing.comm_overlap)),
     closed("timing.offload_overlap", 0.0, 1.0, |s| Some(s.timing.offload_overlap)),
-    positive("timing.pageable_fraction", 1.0, |s| Some(s.timing.pageable_fraction)),
-    positive("timing.internode_gb_s", RATE, |s| Some(s.timing.internode_gb_s)),
+    floor("timing.pageable_fraction", 0.01, 1.0, |s| Some(s.timing.pageable_fraction)),
+    floor("timing.internode_gb_s", 1e-3, RATE, |s| Some(s.timing.internode_gb_s)),
     closed("timing.link_latency_us", 0.0, 1e4, |s| Some(s.timing.link_latency_us)),
-    positive("timing.nvme_gb_s", RATE, |s| Some(s.timing.nvme_gb_s)),
+    floor("timing.nvme_gb_s", 1e-3, RATE, |s| Some(s.timing.nvme_gb_s)),
     closed("timing.token_budget", 0.0, 1e18, |s| Some(s.timing.token_budget)),
     closed("timing.price_per_gpu_hour", 0.0, 1e6, |s| Some(s.timing.price_per_gpu_hour)),
     closed("input.token_bytes", 1.0, 64.0, |s| Some(s.input.token_bytes.into())),

@@ -47,7 +47,7 @@ pub struct Inference {
     /// Requests in flight with dynamic batching.
     pub concurrent_requests: u32,
     /// Mean request length as a fraction of the maximum (prompt + generated); sets KV in use and the
-    /// padding a static batch wastes. Valid: (0, 1].
+    /// padding a static batch wastes. Valid: [0.001, 1].
     pub mean_length_fraction: f64,
     /// KV cache block size in tokens for paged allocation (vLLM); 0 = contiguous per request at max length.
     pub kv_block_tokens: u32,

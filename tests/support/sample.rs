@@ -1,22 +1,21 @@
-//! Random valid scenarios for randomized tests: every range-checked field of
-//! `scenario::validate::RANGES` sampled over its whole range (log-uniform where the range spans more
-//! than two decades), every enum variant, both modes, all model families, catalog and custom GPUs.
-//! Seeded (splitmix64), so a failure names a reproducible scenario.
-
+//! A random valid scenario over every field's documented range (`scenario::validate::RANGES`), every
+//! enum variant, both modes, every model family, catalog and custom GPUs. A tiny SplitMix64 PRNG
+//! (Steele, Lea & Flood 2014), so runs are reproducible from a seed without a crate.
+//!
+//! Shared by tests: `#[path = "support/sample.rs"] mod sample;`.
 #![allow(dead_code)]
 
 use vram_explorer::hardware::{GpuId, MemoryTech};
-use vram_explorer::scenario::validate::{FieldRange, RANGES};
+use vram_explorer::scenario::validate::range_of;
 use vram_explorer::scenario::*;
 
-/// splitmix64 (Steele, Lea & Flood 2014, "Fast splittable pseudorandom number generators").
+/// SplitMix64: a 64-bit state stepped by the golden-ratio increment, output mixed by two multiplies.
 pub struct Rng(u64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed)
     }
-
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -24,260 +23,311 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-
-    /// Uniform in [0, 1): the top 53 bits as a fraction.
-    pub fn f64(&mut self) -> f64 {
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
-
-    /// Uniform in [lo, hi).
-    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.f64()
-    }
-
-    /// Uniform in 0 .. n (0 when n is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next_u64() % n }
-    }
-
-    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-
-    fn coin(&mut self) -> bool {
+    pub fn coin(&mut self) -> bool {
         self.next_u64() & 1 == 1
+    }
+    /// One of `items`, uniformly.
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[(self.next_u64() % items.len() as u64) as usize]
+    }
+    /// A float in [lo, hi]: uniform, log-uniform for wide positive ranges; the ends themselves, and
+    /// the smallest values just above `lo` (down to the least subnormal), 1 time in 16 each.
+    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        match self.next_u64() % 16 {
+            0 => lo,
+            1 => hi,
+            2 => lo + self.pick(&[f64::from_bits(1), f64::MIN_POSITIVE, 1e-300, 1e-30, 1e-12]),
+            _ if lo > 0.0 && hi / lo > 100.0 => (lo.ln() + self.unit() * (hi.ln() - lo.ln())).exp(),
+            _ if lo == 0.0 && hi > 100.0 && self.coin() => {
+                (self.unit() * (hi + 1.0).ln()).exp() - 1.0
+            }
+            _ => lo + self.unit() * (hi - lo),
+        }
+        .clamp(lo, hi)
+    }
+    /// A float over the documented range of `field` (`validate::RANGES`), open ends excluded.
+    pub fn field(&mut self, field: &str) -> f64 {
+        let Some(f) = range_of(field) else {
+            panic!("{field} has no range");
+        };
+        let lo = if f.min_exclusive {
+            f.min.next_up()
+        } else {
+            f.min
+        };
+        let hi = if f.max_exclusive {
+            f.max.next_down()
+        } else {
+            f.max
+        };
+        self.range(lo, hi)
+    }
+    /// An integer in [lo, hi], log-uniform when the range is wide.
+    pub fn int(&mut self, lo: u32, hi: u32) -> u32 {
+        let x = self.range(f64::from(lo), f64::from(hi)).round();
+        (x as u32).clamp(lo, hi)
+    }
+    /// Small values more often: the ends, or log-uniform in [lo, hi].
+    pub fn small(&mut self, lo: u32, hi: u32) -> u32 {
+        if self.next_u64().is_multiple_of(4) {
+            self.int(lo, hi.min(lo.saturating_add(8)))
+        } else {
+            self.int(lo, hi)
+        }
     }
 }
 
-/// A random scenario that `validate` accepts.
-pub fn scenario(rng: &mut Rng) -> Scenario {
-    let mut s = Scenario {
-        mode: rng.pick(&[Mode::Training, Mode::Inference]),
-        ..Scenario::default()
+const DTYPES: [Dtype; 8] = Dtype::ALL;
+
+fn dtype(r: &mut Rng) -> Dtype {
+    r.pick(&DTYPES)
+}
+
+fn model(r: &mut Rng) -> ModelSpec {
+    let heads = r.small(1, 65_536);
+    let kv_heads = r.small(1, heads);
+    let t = TransformerDims {
+        arch: r.pick(&[ArchKind::Decoder, ArchKind::Encoder]),
+        layers: r.small(1, 10_000),
+        hidden: r.small(1, 1_048_576),
+        heads,
+        kv_heads,
+        head_dim: if r.coin() { 0 } else { r.small(0, 65_536) },
+        ffn: r.small(1, 4_194_304),
+        ffn_kind: r.pick(&[FfnKind::Gelu, FfnKind::SwiGlu]),
+        vocab: r.small(1, 16_777_216),
+        tied_embeddings: r.coin(),
+        positions: r.pick(&[PositionKind::Learned, PositionKind::Rotary]),
+        max_positions: r.small(0, 10_000_000),
+        token_types: r.small(0, 1024),
+        bias: r.coin(),
+        norm: r.pick(&[NormKind::LayerNorm, NormKind::RmsNorm]),
+        mlm_head: r.coin(),
+        pooler: r.coin(),
+        gelu_tanh: r.coin(),
+        fused_qkv: r.coin(),
+        softmax_fp32: r.coin(),
     };
-    s.model.family = rng.pick(&[
-        ModelFamily::Transformer,
-        ModelFamily::Cnn,
-        ModelFamily::Recommender,
-    ]);
-    s.model.shape = rng.pick(&[ShapeSource::ParamCount, ShapeSource::Dimensions]);
-    s.gpu = if rng.below(4) == 0 {
-        GpuChoice::Custom(CustomGpu {
-            memory_tech: rng.pick(&MemoryTech::ALL),
-            ..CustomGpu::default()
-        })
+    let cnn = CnnSpec {
+        params: r.range(1e3, 1e13),
+        activation_bytes_per_image_fp32: r.range(0.0, 1e12),
+        reference_resolution: r.small(1, 65_536),
+        resolution: r.small(1, 65_536),
+        macs_per_image: r.range(0.0, 1e15),
+    };
+    let recommender = RecommenderSpec {
+        tables: r.small(0, 100_000),
+        rows_per_table: r.range(0.0, 1e12),
+        dim: r.small(1, 65_536),
+        dense_params: r.range(0.0, 1e13),
+        lookups_per_sample: r.small(0, 10_000_000),
+    };
+    let moe = if r.coin() {
+        MoeSpec::default()
     } else {
-        GpuChoice::Catalog(rng.pick(&GpuId::ALL))
-    };
-    for r in RANGES {
-        if (r.get)(&s).is_some() {
-            let v = value(rng, r);
-            set(&mut s, r.field, v);
+        MoeSpec {
+            experts: r.small(0, 65_536),
+            top_k: r.small(1, 65_536),
+            shared_experts: r.small(0, 65_536),
+            expert_ffn: r.small(0, 4_194_304),
+            capacity_factor: r.range(0.0, 1024.0),
+            ep: r.small(1, 65_536),
         }
+    };
+    ModelSpec {
+        family: r.pick(&[
+            ModelFamily::Transformer,
+            ModelFamily::Cnn,
+            ModelFamily::Recommender,
+        ]),
+        shape: r.pick(&[ShapeSource::ParamCount, ShapeSource::Dimensions]),
+        params: r.range(1e5, 1e13),
+        transformer: t,
+        cnn,
+        recommender,
+        moe,
     }
-    let t = &mut s.model.transformer;
-    if t.kv_heads > t.heads {
-        t.kv_heads = 1 + rng.below(u64::from(t.heads)) as u32;
+}
+
+fn gpu(r: &mut Rng) -> GpuChoice {
+    if !r.next_u64().is_multiple_of(4) {
+        return GpuChoice::Catalog(r.pick(&GpuId::ALL));
     }
-    enums(rng, &mut s);
+    GpuChoice::Custom(CustomGpu {
+        name: "random".to_owned(),
+        memory_gb: r.field("gpu.memory_gb"),
+        bandwidth_gb_s: r.field("gpu.bandwidth_gb_s"),
+        tflops_16: r.field("gpu.tflops_16"),
+        tflops_32: r.field("gpu.tflops_32"),
+        tflops_8: r.range(0.0, 1e5),
+        memory_tech: r.pick(&MemoryTech::ALL),
+        link_gb_s: r.field("gpu.link_gb_s"),
+        host_link_gb_s: r.field("gpu.host_link_gb_s"),
+        tdp_w: r.range(0.0, 1e5),
+    })
+}
+
+/// A random scenario that passes `validate` (every number inside its documented range).
+#[allow(clippy::field_reassign_with_default)] // one section per statement reads best here
+pub fn scenario(r: &mut Rng) -> Scenario {
+    let mut s = Scenario::default();
+    s.mode = r.pick(&[Mode::Training, Mode::Inference]);
+    s.model = model(r);
+    s.workload = Workload {
+        micro_batch: r.small(1, 65_536),
+        seq_len: r.small(1, 10_000_000),
+        grad_accum_steps: r.small(1, 65_536),
+        dropout: r.coin(),
+    };
+    s.inference = Inference {
+        prompt_tokens: r.small(1, 10_000_000),
+        generated_tokens: r.small(0, 10_000_000),
+        dynamic_batching: r.coin(),
+        concurrent_requests: r.small(1, 65_536),
+        mean_length_fraction: r.field("inference.mean_length_fraction"),
+        kv_block_tokens: r.small(0, 65_536),
+        all_logits: r.coin(),
+    };
+    s.precision = PrecisionSpec {
+        mode: r.pick(&[
+            PrecisionMode::Uniform,
+            PrecisionMode::Amp,
+            PrecisionMode::MasterWeights,
+            PrecisionMode::Custom,
+        ]),
+        compute: dtype(r),
+        weights: dtype(r),
+        gradients: dtype(r),
+        optimizer_states: dtype(r),
+        master_weights: if r.coin() { None } else { Some(dtype(r)) },
+        activations: dtype(r),
+        kv_cache: dtype(r),
+        attention_fp32: r.coin(),
+    };
+    s.optimizer = Optimizer {
+        kind: r.pick(&[
+            OptimizerKind::Sgd,
+            OptimizerKind::SgdMomentum,
+            OptimizerKind::Adam,
+            OptimizerKind::AdamW,
+            OptimizerKind::Adam8bit,
+            OptimizerKind::Adafactor,
+        ]),
+        foreach: r.coin(),
+    };
+    s.strategies = strategies(r);
+    s.parallel = Parallelism {
+        dp: r.small(1, 65_536),
+        tp: r.small(1, 65_536),
+        pp: r.small(1, 65_536),
+        sequence_parallel: r.coin(),
+        pp_microbatches: r.small(0, 65_536),
+        pp_interleave: r.small(1, 1024),
+        gpus_per_node: r.small(1, 65_536),
+    };
+    s.gpu = gpu(r);
+    s.implementation = Implementation {
+        profile: r.pick(&[Profile::HuggingFace, Profile::Megatron]),
+        dropout_mask: r.pick(&[DropoutMask::OneByte, DropoutMask::Float]),
+        fused_cross_entropy: r.coin(),
+    };
+    s.overheads = Overheads {
+        cuda_context_mib: r.range(0.0, 65_536.0),
+        allocator_reserve_fraction: r.range(0.0, 1.0),
+        workspace_mib: r.range(0.0, 65_536.0),
+        comm_buffer_mib: r.range(0.0, 65_536.0),
+    };
+    s.timing = timing(r);
+    s.input = InputPipeline {
+        kind: r.pick(&[InputKind::Tokens, InputKind::Images]),
+        token_bytes: r.int(1, 64),
+        image_height: r.small(1, 65_536),
+        image_width: r.small(1, 65_536),
+        image_channels: r.int(1, 64),
+        encoding: r.pick(&[
+            ImageEncoding::Tensor,
+            ImageEncoding::Rgba8,
+            ImageEncoding::Bc1,
+            ImageEncoding::Bc7,
+        ]),
+        image_dtype: dtype(r),
+        gpu_prefetch_batches: r.int(0, 64),
+        host_staging_batches: r.small(0, 4096),
+    };
+    s.peft = Peft {
+        method: r.pick(&PeftMethod::ALL),
+        rank: r.small(1, 65_536),
+        targets: LoraTargets {
+            q: r.coin(),
+            k: r.coin(),
+            v: r.coin(),
+            o: r.coin(),
+            gate: r.coin(),
+            up: r.coin(),
+            down: r.coin(),
+        },
+        double_quant: r.coin(),
+        paged_optimizer: r.coin(),
+    };
+    s.quantization = Quantization {
+        weights: r.pick(&WeightFormat::ALL),
+        group_size: r.small(1, 65_536),
+    };
     s
 }
 
-/// A value in the field's range: log-uniform over wide ranges (with the bottom itself now and then),
-/// uniform otherwise.
-fn value(rng: &mut Rng, r: &FieldRange) -> f64 {
-    let (lo, hi) = (r.min, r.max);
-    let v = if hi > 100.0 * lo.max(1.0) {
-        let floor = if lo > 0.0 { lo } else { 1.0 };
-        if lo == 0.0 && rng.below(8) == 0 {
-            0.0
-        } else {
-            (rng.range(floor.ln(), hi.ln())).exp()
-        }
-    } else {
-        rng.range(lo, hi)
-    };
-    let v = v.clamp(lo, hi);
-    if (r.min_exclusive && v <= lo) || (r.max_exclusive && v >= hi) {
-        (lo + hi) / 2.0
-    } else {
-        v
+fn strategies(r: &mut Rng) -> Strategies {
+    Strategies {
+        checkpointing: r.pick(&[
+            Checkpointing::None,
+            Checkpointing::Selective,
+            Checkpointing::Full,
+            Checkpointing::EveryK,
+        ]),
+        checkpoint_every: r.small(0, 10_000),
+        attention: r.pick(&[AttentionKernel::Materialized, AttentionKernel::Flash]),
+        activation_compression_8bit: r.coin(),
+        zero: r.pick(&[
+            ZeroStage::None,
+            ZeroStage::Stage1,
+            ZeroStage::Stage2,
+            ZeroStage::Stage3,
+        ]),
+        hybrid_shard: r.coin(),
+        offload_optimizer: r.pick(&[OffloadTarget::None, OffloadTarget::Cpu, OffloadTarget::Nvme]),
+        offload_params: r.pick(&[OffloadTarget::None, OffloadTarget::Cpu, OffloadTarget::Nvme]),
+        prune_fraction: r.range(0.0, 0.99),
+        prune_kind: r.pick(&[PruneKind::Structured, PruneKind::Unstructured]),
+        weight_sharing_fraction: r.field("strategies.weight_sharing_fraction"),
+        one_bit_comm: r.coin(),
+        one_bit_warmup_fraction: r.range(0.0, 1.0),
+        second_tier: r.pick(&[SecondTier::None, SecondTier::Host, SecondTier::Cxl]),
+        second_tier_gib: r.range(0.0, 1e6),
     }
 }
 
-fn enums(rng: &mut Rng, s: &mut Scenario) {
-    let p = &mut s.precision;
-    p.mode = rng.pick(&[
-        PrecisionMode::Uniform,
-        PrecisionMode::Amp,
-        PrecisionMode::MasterWeights,
-        PrecisionMode::Custom,
-    ]);
-    p.compute = rng.pick(&Dtype::ALL);
-    p.weights = rng.pick(&Dtype::ALL);
-    p.gradients = rng.pick(&Dtype::ALL);
-    p.optimizer_states = rng.pick(&Dtype::ALL);
-    p.master_weights = rng.coin().then(|| rng.pick(&Dtype::ALL));
-    p.activations = rng.pick(&Dtype::ALL);
-    p.kv_cache = rng.pick(&Dtype::ALL);
-    s.optimizer.kind = rng.pick(&[
-        OptimizerKind::Sgd,
-        OptimizerKind::SgdMomentum,
-        OptimizerKind::Adam,
-        OptimizerKind::AdamW,
-        OptimizerKind::Adam8bit,
-        OptimizerKind::Adafactor,
-    ]);
-    s.optimizer.foreach = rng.coin();
-    let st = &mut s.strategies;
-    st.checkpointing = rng.pick(&[
-        Checkpointing::None,
-        Checkpointing::Selective,
-        Checkpointing::Full,
-        Checkpointing::EveryK,
-    ]);
-    st.attention = rng.pick(&[AttentionKernel::Materialized, AttentionKernel::Flash]);
-    st.activation_compression_8bit = rng.coin();
-    st.zero = rng.pick(&[
-        ZeroStage::None,
-        ZeroStage::Stage1,
-        ZeroStage::Stage2,
-        ZeroStage::Stage3,
-    ]);
-    st.hybrid_shard = rng.coin();
-    let offload = [OffloadTarget::None, OffloadTarget::Cpu, OffloadTarget::Nvme];
-    st.offload_optimizer = rng.pick(&offload);
-    st.offload_params = rng.pick(&offload);
-    st.prune_kind = rng.pick(&[PruneKind::Structured, PruneKind::Unstructured]);
-    st.one_bit_comm = rng.coin();
-    st.second_tier = rng.pick(&[SecondTier::None, SecondTier::Host, SecondTier::Cxl]);
-    s.parallel.sequence_parallel = rng.coin();
-    s.workload.dropout = rng.coin();
-    let inf = &mut s.inference;
-    inf.dynamic_batching = rng.coin();
-    inf.all_logits = rng.coin();
-    let t = &mut s.model.transformer;
-    t.arch = rng.pick(&[ArchKind::Decoder, ArchKind::Encoder]);
-    t.ffn_kind = rng.pick(&[FfnKind::Gelu, FfnKind::SwiGlu]);
-    t.positions = rng.pick(&[PositionKind::Learned, PositionKind::Rotary]);
-    t.norm = rng.pick(&[NormKind::LayerNorm, NormKind::RmsNorm]);
-    t.tied_embeddings = rng.coin();
-    t.bias = rng.coin();
-    t.mlm_head = rng.coin();
-    t.pooler = rng.coin();
-    t.gelu_tanh = rng.coin();
-    t.fused_qkv = rng.coin();
-    s.peft.method = rng.pick(&PeftMethod::ALL);
-    s.peft.double_quant = rng.coin();
-    s.peft.paged_optimizer = rng.coin();
-    s.quantization.weights = rng.pick(&WeightFormat::ALL);
-    s.implementation.profile = rng.pick(&[Profile::HuggingFace, Profile::Megatron]);
-    s.implementation.dropout_mask = rng.pick(&[DropoutMask::OneByte, DropoutMask::Float]);
-    s.implementation.fused_cross_entropy = rng.coin();
-    s.input.kind = rng.pick(&[InputKind::Tokens, InputKind::Images]);
-    s.input.encoding = rng.pick(&[
-        ImageEncoding::Tensor,
-        ImageEncoding::Rgba8,
-        ImageEncoding::Bc1,
-        ImageEncoding::Bc7,
-    ]);
-    s.input.image_dtype = rng.pick(&Dtype::ALL);
-    s.timing.pinned_host_memory = rng.coin();
-    s.timing.collective = rng.pick(&[
-        CollectiveAlgorithm::Auto,
-        CollectiveAlgorithm::Ring,
-        CollectiveAlgorithm::Tree,
-    ]);
-}
-
-/// Writes a range-checked field by its dotted path (whole numbers rounded).
-fn set(s: &mut Scenario, field: &str, v: f64) {
-    let n = v.round() as u32;
-    let m = &mut s.model;
-    let (t, moe) = (&mut m.transformer, &mut m.moe);
-    let gpu = match &mut s.gpu {
-        GpuChoice::Custom(c) => Some(c),
-        GpuChoice::Catalog(_) => None,
-    };
-    match (field, gpu) {
-        ("model.params", _) => m.params = v,
-        ("model.transformer.layers", _) => t.layers = n,
-        ("model.transformer.hidden", _) => t.hidden = n,
-        ("model.transformer.heads", _) => t.heads = n,
-        ("model.transformer.kv_heads", _) => t.kv_heads = n,
-        ("model.transformer.head_dim", _) => t.head_dim = n,
-        ("model.transformer.ffn", _) => t.ffn = n,
-        ("model.transformer.vocab", _) => t.vocab = n,
-        ("model.transformer.max_positions", _) => t.max_positions = n,
-        ("model.transformer.token_types", _) => t.token_types = n,
-        ("model.cnn.params", _) => m.cnn.params = v,
-        ("model.cnn.activation_bytes_per_image_fp32", _) => {
-            m.cnn.activation_bytes_per_image_fp32 = v
-        }
-        ("model.cnn.reference_resolution", _) => m.cnn.reference_resolution = n,
-        ("model.cnn.resolution", _) => m.cnn.resolution = n,
-        ("model.cnn.macs_per_image", _) => m.cnn.macs_per_image = v,
-        ("model.recommender.tables", _) => m.recommender.tables = n,
-        ("model.recommender.rows_per_table", _) => m.recommender.rows_per_table = v,
-        ("model.recommender.dim", _) => m.recommender.dim = n,
-        ("model.recommender.dense_params", _) => m.recommender.dense_params = v,
-        ("model.recommender.lookups_per_sample", _) => m.recommender.lookups_per_sample = n,
-        ("model.moe.experts", _) => moe.experts = n,
-        ("model.moe.top_k", _) => moe.top_k = n,
-        ("model.moe.shared_experts", _) => moe.shared_experts = n,
-        ("model.moe.expert_ffn", _) => moe.expert_ffn = n,
-        ("model.moe.capacity_factor", _) => moe.capacity_factor = v,
-        ("model.moe.ep", _) => moe.ep = n,
-        ("peft.rank", _) => s.peft.rank = n,
-        ("quantization.group_size", _) => s.quantization.group_size = n,
-        ("workload.micro_batch", _) => s.workload.micro_batch = n,
-        ("workload.seq_len", _) => s.workload.seq_len = n,
-        ("workload.grad_accum_steps", _) => s.workload.grad_accum_steps = n,
-        ("inference.prompt_tokens", _) => s.inference.prompt_tokens = n,
-        ("inference.generated_tokens", _) => s.inference.generated_tokens = n,
-        ("inference.concurrent_requests", _) => s.inference.concurrent_requests = n,
-        ("inference.mean_length_fraction", _) => s.inference.mean_length_fraction = v,
-        ("inference.kv_block_tokens", _) => s.inference.kv_block_tokens = n,
-        ("strategies.checkpoint_every", _) => s.strategies.checkpoint_every = n,
-        ("strategies.prune_fraction", _) => s.strategies.prune_fraction = v,
-        ("strategies.weight_sharing_fraction", _) => s.strategies.weight_sharing_fraction = v,
-        ("strategies.one_bit_warmup_fraction", _) => s.strategies.one_bit_warmup_fraction = v,
-        ("strategies.second_tier_gib", _) => s.strategies.second_tier_gib = v,
-        ("parallel.dp", _) => s.parallel.dp = n,
-        ("parallel.tp", _) => s.parallel.tp = n,
-        ("parallel.pp", _) => s.parallel.pp = n,
-        ("parallel.pp_microbatches", _) => s.parallel.pp_microbatches = n,
-        ("parallel.pp_interleave", _) => s.parallel.pp_interleave = n,
-        ("parallel.gpus_per_node", _) => s.parallel.gpus_per_node = n,
-        ("gpu.memory_gb", Some(c)) => c.memory_gb = v,
-        ("gpu.bandwidth_gb_s", Some(c)) => c.bandwidth_gb_s = v,
-        ("gpu.tflops_16", Some(c)) => c.tflops_16 = v,
-        ("gpu.tflops_32", Some(c)) => c.tflops_32 = v,
-        ("gpu.link_gb_s", Some(c)) => c.link_gb_s = v,
-        ("gpu.host_link_gb_s", Some(c)) => c.host_link_gb_s = v,
-        ("gpu.tflops_8", Some(c)) => c.tflops_8 = v,
-        ("gpu.tdp_w", Some(c)) => c.tdp_w = v,
-        ("overheads.cuda_context_mib", _) => s.overheads.cuda_context_mib = v,
-        ("overheads.allocator_reserve_fraction", _) => s.overheads.allocator_reserve_fraction = v,
-        ("overheads.workspace_mib", _) => s.overheads.workspace_mib = v,
-        ("overheads.comm_buffer_mib", _) => s.overheads.comm_buffer_mib = v,
-        ("timing.compute_efficiency", _) => s.timing.compute_efficiency = v,
-        ("timing.memory_efficiency", _) => s.timing.memory_efficiency = v,
-        ("timing.link_efficiency", _) => s.timing.link_efficiency = v,
-        ("timing.comm_overlap", _) => s.timing.comm_overlap = v,
-        ("timing.offload_overlap", _) => s.timing.offload_overlap = v,
-        ("timing.pageable_fraction", _) => s.timing.pageable_fraction = v,
-        ("timing.internode_gb_s", _) => s.timing.internode_gb_s = v,
-        ("timing.link_latency_us", _) => s.timing.link_latency_us = v,
-        ("timing.nvme_gb_s", _) => s.timing.nvme_gb_s = v,
-        ("timing.token_budget", _) => s.timing.token_budget = v,
-        ("timing.price_per_gpu_hour", _) => s.timing.price_per_gpu_hour = v,
-        ("input.token_bytes", _) => s.input.token_bytes = n,
-        ("input.image_height", _) => s.input.image_height = n,
-        ("input.image_width", _) => s.input.image_width = n,
-        ("input.image_channels", _) => s.input.image_channels = n,
-        ("input.gpu_prefetch_batches", _) => s.input.gpu_prefetch_batches = n,
-        ("input.host_staging_batches", _) => s.input.host_staging_batches = n,
-        (other, _) => panic!("sample.rs does not know the range-checked field `{other}`"),
+fn timing(r: &mut Rng) -> Timing {
+    Timing {
+        compute_efficiency: r.field("timing.compute_efficiency"),
+        memory_efficiency: r.field("timing.memory_efficiency"),
+        link_efficiency: r.field("timing.link_efficiency"),
+        comm_overlap: r.range(0.0, 1.0),
+        offload_overlap: r.range(0.0, 1.0),
+        pinned_host_memory: r.coin(),
+        pageable_fraction: r.field("timing.pageable_fraction"),
+        internode_gb_s: r.field("timing.internode_gb_s"),
+        link_latency_us: r.range(0.0, 1e4),
+        collective: r.pick(&[
+            CollectiveAlgorithm::Auto,
+            CollectiveAlgorithm::Ring,
+            CollectiveAlgorithm::Tree,
+        ]),
+        nvme_gb_s: r.field("timing.nvme_gb_s"),
+        token_budget: r.range(0.0, 1e18),
+        price_per_gpu_hour: r.range(0.0, 1e6),
     }
 }

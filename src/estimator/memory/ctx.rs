@@ -1,9 +1,10 @@
-//! The numbers the memory model reads, sanitised once: every degree ≥ 1, every size finite and in
-//! range, every fraction in [0, 1]. Out-of-range inputs are clamped and reported as
-//! [`Diagnostic::InputClamped`]; the rest of the model can then compute without guards.
+//! The numbers the memory model reads, from the resolved scenario (`estimator::resolve`: every
+//! degree ≥ 1, every size finite and in range, every fraction in [0, 1]), so the rest of the model
+//! computes without guards.
 
+use crate::estimator::Diagnostics;
 use crate::estimator::model::ResolvedModel;
-use crate::estimator::{Diagnostic, Diagnostics};
+use crate::estimator::resolve::{Resolved, resolve_with_model};
 use crate::scenario::{
     AttentionKernel, Checkpointing, DropoutMask, Mode, OffloadTarget, OptimizerKind, Profile,
     PruneKind, Scenario, ZeroStage,
@@ -71,16 +72,6 @@ pub struct Ctx {
     pub comm_bytes: f64,
 }
 
-/// Clamps `x` into [lo, hi]; NaN goes to `lo`. Diagnoses any change.
-pub fn clamp(x: f64, lo: f64, hi: f64, d: &mut Diagnostics) -> f64 {
-    // In range (the usual case): one test. NaN fails it.
-    if x >= lo && x <= hi {
-        return x;
-    }
-    d.insert(Diagnostic::InputClamped);
-    if x.is_nan() { lo } else { x.clamp(lo, hi) }
-}
-
 /// `x.ceil()`, bit for bit (signed zeros, NaN and ±∞ included), without a call: on baseline x86-64
 /// (no SSE4.1 `roundsd`) `f64::ceil` is a libm call, and the estimator rounds shard sizes several
 /// times per estimate. Magnitudes ≥ 2⁵² are already integers; below that truncation through `i64`
@@ -104,61 +95,56 @@ pub fn ceil(x: f64) -> f64 {
     }
 }
 
-fn clamp_u(x: u32, lo: u32, hi: u32, d: &mut Diagnostics) -> f64 {
-    clamp(f64::from(x), f64::from(lo), f64::from(hi), d)
-}
-
 impl Ctx {
+    /// Resolves `sc` (with its model `m`) and reads the result: see [`Ctx::of`].
     pub fn new(sc: &Scenario, m: &ResolvedModel, d: &mut Diagnostics) -> Ctx {
+        Ctx::of(&resolve_with_model(sc, m, d))
+    }
+
+    /// The memory model's view of a resolved scenario: its values as `f64`, the batch and tokens of
+    /// the mode, the element sizes of the precision, the pipeline stages that hold layers and the
+    /// ZeRO sharding degree (`dp`: under HYBRID_SHARD the DP ranks of one node).
+    pub fn of(r: &Resolved) -> Ctx {
+        let sc = &r.scenario;
         let w = &sc.workload;
         let inf = &sc.inference;
         let par = &sc.parallel;
         let st = &sc.strategies;
         let p = sc.precision.resolve();
         let dynamic = sc.mode == Mode::Inference && inf.dynamic_batching;
-        let b = if dynamic {
-            clamp_u(inf.concurrent_requests, 1, 1 << 20, d)
+        let b = f64::from(if dynamic {
+            inf.concurrent_requests
         } else {
-            clamp_u(w.micro_batch, 1, 65_536, d)
-        };
-        let s = match sc.mode {
-            Mode::Training => clamp_u(w.seq_len, 1, 10_000_000, d),
-            Mode::Inference => clamp_u(inf.prompt_tokens, 1, 10_000_000, d),
-        };
+            w.micro_batch
+        });
+        let s = f64::from(match sc.mode {
+            Mode::Training => w.seq_len,
+            Mode::Inference => inf.prompt_tokens,
+        });
         let amp = p.weight_compute_copies.is_some();
-        let ec = if amp {
-            p.weight_compute_copies.map_or(2.0, |c| c.bytes())
-        } else {
-            p.activations.bytes()
+        let ec = match p.weight_compute_copies {
+            Some(c) => c.bytes(),
+            None => p.activations.bytes(),
         };
-        let tp = clamp_u(par.tp, 1, 65_536, d);
-        let pp = clamp_u(par.pp, 1, 65_536, d);
-        let dp = clamp_u(par.dp, 1, 1 << 20, d);
-        let layers = f64::from(m.layers.max(1));
-        let ga = clamp_u(w.grad_accum_steps, 1, 1 << 20, d);
-        let mb = if par.pp_microbatches == 0 {
-            ga
-        } else {
-            clamp_u(par.pp_microbatches, 1, 1 << 20, d)
-        };
+        let tp = f64::from(par.tp);
         Ctx {
             mode: sc.mode,
             profile: sc.implementation.profile,
             b,
             s,
-            generated: clamp_u(inf.generated_tokens, 0, 10_000_000, d),
-            grad_accum: ga,
+            generated: f64::from(inf.generated_tokens),
+            grad_accum: f64::from(w.grad_accum_steps),
             dropout: w.dropout && sc.mode == Mode::Training,
             mask_bytes: match sc.implementation.dropout_mask {
                 DropoutMask::OneByte => 1.0,
                 DropoutMask::Float => ec,
             },
             tp,
-            pp: pp.min(layers),
-            dp,
+            pp: f64::from(r.pp_stages),
+            dp: f64::from(r.zero_dp),
             sp: par.sequence_parallel && tp > 1.0,
-            pp_microbatches: mb,
-            pp_interleave: clamp_u(par.pp_interleave, 1, 1024, d),
+            pp_microbatches: f64::from(par.pp_microbatches),
+            pp_interleave: f64::from(par.pp_interleave),
             ec,
             er: if amp { 4.0 } else { ec },
             amp,
@@ -170,11 +156,7 @@ impl Ctx {
             attention_fp32: p.attention_fp32,
             attention: st.attention,
             checkpointing: st.checkpointing,
-            checkpoint_every: if st.checkpoint_every == 0 {
-                ceil(layers.sqrt())
-            } else {
-                clamp_u(st.checkpoint_every, 1, 10_000, d)
-            },
+            checkpoint_every: f64::from(st.checkpoint_every),
             compress8: st.activation_compression_8bit,
             fused_ce: sc.implementation.fused_cross_entropy,
             zero: st.zero,
@@ -182,17 +164,17 @@ impl Ctx {
             offload_params: st.offload_params,
             optimizer: sc.optimizer.kind,
             foreach: sc.optimizer.foreach,
-            prune_fraction: clamp(st.prune_fraction, 0.0, 0.99, d),
+            prune_fraction: st.prune_fraction,
             prune_kind: st.prune_kind,
-            sharing_fraction: clamp(st.weight_sharing_fraction, 0.0, 0.999, d),
+            sharing_fraction: st.weight_sharing_fraction,
             all_logits: inf.all_logits,
             input_bytes: input_bytes(sc, b, s),
             image_input: sc.input.kind == crate::scenario::InputKind::Images,
             dynamic_batching: dynamic,
-            mean_length_fraction: clamp(inf.mean_length_fraction, 1e-3, 1.0, d),
-            kv_block_tokens: clamp_u(inf.kv_block_tokens, 0, 1 << 20, d),
-            second_tier_bytes: clamp(st.second_tier_gib, 0.0, 1e6, d) * crate::units::GIB,
-            comm_bytes: clamp(sc.overheads.comm_buffer_mib, 0.0, 1e6, d) * crate::units::MIB,
+            mean_length_fraction: inf.mean_length_fraction,
+            kv_block_tokens: f64::from(inf.kv_block_tokens),
+            second_tier_bytes: st.second_tier_gib * crate::units::GIB,
+            comm_bytes: sc.overheads.comm_buffer_mib * crate::units::MIB,
         }
     }
 

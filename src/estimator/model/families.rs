@@ -4,24 +4,15 @@ use super::{MAX_PARAMS, ResolvedModel};
 use crate::estimator::{Diagnostic, Diagnostics, ParamCounts};
 use crate::scenario::{ModelFamily, ModelSpec};
 
-fn finite_pos(x: f64, lo: f64, hi: f64, diagnostics: &mut Diagnostics) -> f64 {
-    if !x.is_finite() || x < lo || x > hi {
-        diagnostics.insert(Diagnostic::InputClamped);
-        if x.is_finite() { x.clamp(lo, hi) } else { lo }
-    } else {
-        x
-    }
-}
-
 /// A CNN from its sourced figures: parameters as given; saved activations per image scale with the
 /// square of the resolution (feature maps are H × W × C at every stage).
 /// Source: albanie/convnet-burden `reports/resnet50.md` (103 MB per 224² image, FP32, forward maps).
-pub(super) fn cnn(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel {
+/// The figures are in range (`estimator::resolve`).
+pub(super) fn cnn(spec: &ModelSpec) -> ResolvedModel {
     let c = &spec.cnn;
-    let params = finite_pos(c.params, 1.0, MAX_PARAMS, diagnostics);
-    let act = finite_pos(c.activation_bytes_per_image_fp32, 0.0, 1e15, diagnostics);
+    let (params, act) = (c.params, c.activation_bytes_per_image_fp32);
     let r_ref = f64::from(c.reference_resolution.max(1));
-    let r = f64::from(c.resolution.clamp(1, 1 << 16));
+    let r = f64::from(c.resolution);
     ResolvedModel {
         family: ModelFamily::Cnn,
         layers: 1,
@@ -42,19 +33,18 @@ pub(super) fn cnn(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedMo
 
 /// An embedding-heavy recommender (seed article §3.2): tables × rows × dim plus a dense MLP. Saved
 /// activations per sample: the looked-up vectors (lookups × dim) plus the dense part's inputs,
-/// taken as twice the looked-up width (an assumption, small next to the tables).
+/// taken as twice the looked-up width (an assumption, small next to the tables). The figures are in
+/// range (`estimator::resolve`); the tables' product is capped at [`MAX_PARAMS`] (diagnosed).
 pub(super) fn recommender(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel {
     let r = &spec.recommender;
-    let tables = f64::from(r.tables.clamp(1, 100_000));
-    let rows = finite_pos(r.rows_per_table, 1.0, 1e12, diagnostics);
-    let d = f64::from(r.dim.clamp(1, 1 << 16));
-    let dense = finite_pos(r.dense_params, 0.0, MAX_PARAMS, diagnostics);
+    let (tables, rows) = (f64::from(r.tables), r.rows_per_table);
+    let (d, dense) = (f64::from(r.dim), r.dense_params);
     let emb = (tables * rows * d).min(MAX_PARAMS);
     if tables * rows * d > MAX_PARAMS {
         diagnostics.insert(Diagnostic::InputClamped);
     }
     let total = emb + dense;
-    let lookups = f64::from(r.lookups_per_sample.clamp(1, 1 << 20));
+    let lookups = f64::from(r.lookups_per_sample);
     ResolvedModel {
         family: ModelFamily::Recommender,
         layers: 1,

@@ -1,7 +1,6 @@
 //! Mixture-of-experts layers: the resolved shape, parameters, routed tokens and the all-to-all traffic
 //! of expert parallelism.
 
-use crate::estimator::{Diagnostic, Diagnostics};
 use crate::scenario::MoeSpec;
 
 /// A layer's experts after clamping. Dense models have `experts = 0` and behave as one MLP.
@@ -66,9 +65,10 @@ impl MoeShape {
     }
 }
 
-/// Clamps a scenario's MoE fields. `dense_ffn` is `transformer.ffn` (the expert size when
+/// The shape of a scenario's MoE section, whose numbers are in range and whose top-k and EP are at
+/// most the experts (`estimator::resolve`). `dense_ffn` is `transformer.ffn` (the expert size when
 /// `expert_ffn = 0`).
-pub fn resolve(spec: &MoeSpec, dense_ffn: u32, d: &mut Diagnostics) -> MoeShape {
+pub fn shape(spec: &MoeSpec, dense_ffn: u32) -> MoeShape {
     if spec.experts == 0 {
         return MoeShape {
             ffn: dense_ffn,
@@ -76,33 +76,17 @@ pub fn resolve(spec: &MoeSpec, dense_ffn: u32, d: &mut Diagnostics) -> MoeShape 
             ..MoeShape::default()
         };
     }
-    let experts = spec.experts.min(65_536);
-    let top_k = spec.top_k.clamp(1, experts);
-    let ep = spec.ep.clamp(1, experts);
-    let cf = if spec.capacity_factor.is_finite() {
-        spec.capacity_factor.clamp(0.0, 1024.0)
-    } else {
-        0.0
-    };
-    if experts != spec.experts
-        || top_k != spec.top_k
-        || ep != spec.ep
-        || cf != spec.capacity_factor
-        || spec.shared_experts > 65_536
-    {
-        d.insert(Diagnostic::InputClamped);
-    }
     MoeShape {
-        experts,
-        top_k,
-        shared: spec.shared_experts.min(65_536),
+        experts: spec.experts,
+        top_k: spec.top_k.max(1),
+        shared: spec.shared_experts,
         ffn: if spec.expert_ffn > 0 {
             spec.expert_ffn
         } else {
             dense_ffn
         },
-        capacity_factor: cf,
-        ep,
+        capacity_factor: spec.capacity_factor,
+        ep: spec.ep.max(1),
         routed_params_per_layer: 0.0,
     }
 }

@@ -95,8 +95,9 @@ impl Comparison {
 /// Compares the scenario across the catalog. Pure and allocation-free.
 pub fn compare(scenario: &Scenario) -> Comparison {
     let mut d = Diagnostics::default();
-    let model = model::resolve(&scenario.model, &mut d);
-    let mem = memory::estimate_memory(scenario, &model, &mut d);
+    let r = crate::estimator::resolve(scenario, &mut d);
+    let (scenario, model) = (&r.scenario, r.model);
+    let mem = memory::estimate_resolved(&r, &mut d);
     let fit = batch_fit(scenario, &model, mem.gpu_total.get());
     let base_hw = scenario.gpu.spec();
     let row =

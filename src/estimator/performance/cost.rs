@@ -20,6 +20,7 @@ pub fn megatron_training_time_s(tokens: f64, params: f64, gpus: f64, flops_per_g
 /// Cost of `budget` tokens at `tokens_per_step` per step of `step_s` seconds on `gpus` GPUs.
 /// Energy takes the board power (TDP) as the draw — an upper-end assumption; the memory-traffic
 /// energy is bytes × 8 × pJ/bit of the GPU's memory technology (O'Connor et al. MICRO'17 for HBM2).
+/// `budget` and `price` come from a resolved scenario (in range).
 pub fn cost(
     tokens_per_step: f64,
     step_s: f64,
@@ -29,7 +30,7 @@ pub fn cost(
     price: f64,
     bytes_per_step: f64,
 ) -> Cost {
-    let steps = div(budget.clamp(0.0, 1e18), tokens_per_step);
+    let steps = div(budget, tokens_per_step);
     let time_s = steps * step_s;
     let gpu_hours = time_s * gpus / 3600.0;
     Cost {
@@ -38,7 +39,7 @@ pub fn cost(
         time_s,
         gpu_hours,
         energy_kwh: i.tdp_w.map(|w| gpu_hours * w / 1000.0),
-        money: gpu_hours * price.clamp(0.0, 1e9),
+        money: gpu_hours * price,
         memory_energy_per_step_j: i
             .energy_pj_per_bit
             .map(|pj| bytes_per_step.max(0.0) * 8.0 * pj * 1e-12),

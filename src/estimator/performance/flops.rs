@@ -75,30 +75,23 @@ pub struct SampleWork {
 
 /// CNN: 2 × multiply-accumulates per image, scaled by (resolution ÷ reference)² (torchvision counts
 /// MACs as "GFLOPS", reference §1.9). Recommender: 2 × dense parameters per sample plus the lookups.
+/// `spec` is a resolved model section (`estimator::resolve`: every figure in range).
 pub fn sample_work(spec: &ModelSpec) -> SampleWork {
-    let fin = |x: f64| {
-        if x.is_finite() {
-            x.clamp(0.0, 1e15)
-        } else {
-            0.0
-        }
-    };
     match spec.family {
         ModelFamily::Cnn => {
             let c = &spec.cnn;
-            let scale =
-                c.resolution.clamp(1, 1 << 16) as f64 / c.reference_resolution.max(1) as f64;
+            let scale = c.resolution as f64 / c.reference_resolution.max(1) as f64;
             SampleWork {
-                flops: 2.0 * fin(c.macs_per_image) * scale * scale,
-                weights: fin(c.params),
+                flops: 2.0 * c.macs_per_image * scale * scale,
+                weights: c.params,
                 lookup_elements: 0.0,
             }
         }
         ModelFamily::Recommender => {
             let r = &spec.recommender;
             SampleWork {
-                flops: 2.0 * fin(r.dense_params),
-                weights: fin(r.dense_params),
+                flops: 2.0 * r.dense_params,
+                weights: r.dense_params,
                 lookup_elements: r.lookups_per_sample as f64 * r.dim as f64,
             }
         }

@@ -60,7 +60,7 @@ pub fn inference(
     let generated = inf.generated_tokens as f64;
     let split = i.tp as f64 * i.pp as f64;
     let keep = match s.strategies.prune_kind {
-        PruneKind::Structured => 1.0 - s.strategies.prune_fraction.clamp(0.0, 0.99),
+        PruneKind::Structured => 1.0 - s.strategies.prune_fraction,
         PruneKind::Unstructured => 1.0,
     };
     // Autocast re-casts FP32 weights in every forward: read FP32, write and read the 16-bit copy.
@@ -110,11 +110,6 @@ pub fn inference(
     // The allocator reserve grows with the tensor peak (docs/model.md), so each request's KV carries
     // its share of it.
     let reserve = s.overheads.allocator_reserve_fraction;
-    let reserve = if reserve.is_finite() {
-        reserve.clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
     let per_request = kv_tok * request_tokens(s, prompt + generated) * (1.0 + reserve);
     InferenceStep {
         prefill,
@@ -196,12 +191,7 @@ fn request_tokens(s: &Scenario, max_len: f64) -> f64 {
     if !inf.dynamic_batching {
         return max_len;
     }
-    let f = inf.mean_length_fraction;
-    let mean = if f.is_finite() {
-        f.clamp(0.0, 1.0)
-    } else {
-        1.0
-    } * max_len;
+    let mean = inf.mean_length_fraction * max_len;
     let block = inf.kv_block_tokens as f64;
     if block >= 1.0 {
         (mean / block).ceil() * block

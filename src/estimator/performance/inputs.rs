@@ -1,21 +1,19 @@
-//! The numbers the time model reads, clamped to their documented ranges once, so every formula after
+//! The numbers the time model reads: the resolved scenario's timing section (`estimator::resolve`,
+//! every value in its documented range) and the GPU's figures, in SI units, so every formula after
 //! this runs on finite, positive inputs.
 
-use crate::estimator::{Diagnostic, Diagnostics};
+use crate::estimator::Diagnostics;
 use crate::hardware::{GpuSpec, MemoryTech, tech};
 use crate::scenario::{CollectiveAlgorithm, Dtype, Scenario, SecondTier};
 
-/// Clamps `x` into `[lo, hi]`; a NaN or out-of-range value is reported as `InputClamped`.
-pub fn clamp(x: f64, lo: f64, hi: f64, fallback: f64, d: &mut Diagnostics) -> f64 {
-    // In range and finite (the usual case): one test. NaN fails it.
-    if x >= lo && x <= hi && x.is_finite() {
-        return x;
-    }
-    d.insert(Diagnostic::InputClamped);
+/// A hardware table's rate as a finite figure in [1 MB/s or FLOP/s, 10¹⁸]: the catalog and the
+/// memory-technology what-ifs are data, not user input (a custom GPU's figures are already bounded
+/// by `validate::RANGES` in `estimator::resolve`), so this reports nothing.
+fn rate(x: f64) -> f64 {
     if x.is_finite() {
-        x.clamp(lo, hi)
+        x.clamp(1e6, MAX_RATE)
     } else {
-        fallback
+        1e6
     }
 }
 
@@ -56,27 +54,25 @@ const FALLBACK_HOST_GB_S: f64 = 64.0;
 const MAX_RATE: f64 = 1e18;
 
 impl Inputs {
-    /// Reads `hw` and the scenario's timing section; `compute` picks the peak.
-    pub fn new(scenario: &Scenario, hw: &GpuSpec, compute: Dtype, d: &mut Diagnostics) -> Inputs {
+    /// Reads `hw` and the timing section of a resolved scenario; `compute` picks the peak.
+    /// (`_d` is kept for callers; resolving has already reported any clamped input.)
+    pub fn new(scenario: &Scenario, hw: &GpuSpec, compute: Dtype, _d: &mut Diagnostics) -> Inputs {
         let t = &scenario.timing;
         let p = &scenario.parallel;
         let peak = hw.peaks.dense(compute).map_or(0.0, |f| f.get());
         let peak_known = peak.is_finite() && peak > 0.0;
-        let bandwidth = clamp(hw.bandwidth().get(), 1e6, MAX_RATE, 1e9, d);
-        let link_eff = clamp(t.link_efficiency, 0.01, 1.0, 0.8, d);
+        let link_eff = t.link_efficiency;
         let gpu_link = hw
             .gpu_link
             .or(hw.host_link)
             .map_or(0.0, |l| l.per_direction().get());
-        let host_link = host_link_bw(hw);
         let pinned = if t.pinned_host_memory {
             1.0
         } else {
-            clamp(t.pageable_fraction, 0.01, 1.0, 0.325, d)
+            t.pageable_fraction
         };
-        let host_bw = host_link * pinned;
-        let inter_bw = clamp(t.internode_gb_s, 1e-3, 1e9, 50.0, d) * 1e9 * link_eff;
-        let (tier_bw, tier_cap) = match scenario.strategies.second_tier {
+        let host_bw = rate(host_link_bw(hw)) * pinned;
+        let (tier_bw, tier_gib) = match scenario.strategies.second_tier {
             SecondTier::None => (0.0, 0.0),
             SecondTier::Host => (host_bw, scenario.strategies.second_tier_gib),
             SecondTier::Cxl => (
@@ -85,28 +81,28 @@ impl Inputs {
             ),
         };
         Inputs {
-            peak: if peak_known { peak.min(MAX_RATE) } else { 0.0 },
+            peak: if peak_known { rate(peak) } else { 0.0 },
             peak_known,
-            bandwidth,
-            compute_eff: clamp(t.compute_efficiency, 0.01, 1.0, 0.5, d),
-            memory_eff: clamp(t.memory_efficiency, 0.01, 1.0, 0.85, d),
+            bandwidth: rate(hw.bandwidth().get()),
+            compute_eff: t.compute_efficiency,
+            memory_eff: t.memory_efficiency,
             intra_bw: gpu_link.clamp(0.0, MAX_RATE) * link_eff,
-            inter_bw,
+            inter_bw: t.internode_gb_s * 1e9 * link_eff,
             host_bw,
-            nvme_bw: clamp(t.nvme_gb_s, 1e-3, 1e9, 7.0, d) * 1e9,
+            nvme_bw: t.nvme_gb_s * 1e9,
             tier_bw,
-            tier_capacity: clamp(tier_cap, 0.0, 1e9, 0.0, d) * crate::units::GIB,
-            alpha_s: clamp(t.link_latency_us, 0.0, 1e4, 5.0, d) * 1e-6,
+            tier_capacity: tier_gib * crate::units::GIB,
+            alpha_s: t.link_latency_us * 1e-6,
             algo: t.collective,
-            comm_overlap: clamp(t.comm_overlap, 0.0, 1.0, 0.5, d),
-            offload_overlap: clamp(t.offload_overlap, 0.0, 1.0, 0.5, d),
+            comm_overlap: t.comm_overlap,
+            offload_overlap: t.offload_overlap,
             capacity: hw.capacity.bytes().get().clamp(0.0, MAX_RATE),
             tdp_w: hw.tdp_w.filter(|w| w.is_finite() && *w > 0.0),
             energy_pj_per_bit: tech(hw.memory).energy_pj_per_bit,
-            dp: p.dp.max(1),
-            tp: p.tp.max(1),
-            pp: p.pp.max(1),
-            gpus_per_node: p.gpus_per_node.max(1),
+            dp: p.dp,
+            tp: p.tp,
+            pp: p.pp,
+            gpus_per_node: p.gpus_per_node,
         }
     }
 

@@ -22,25 +22,26 @@ pub use compare::{Comparison, ComparisonRow, RowKind, compare};
 pub use types::*;
 
 use super::model::ResolvedModel;
-use super::{Diagnostic, Diagnostics, MemoryEstimate};
+use super::{Diagnostic, Diagnostics, MemoryEstimate, Resolved};
 use crate::hardware::GpuSpec;
 use crate::scenario::{Dtype, Mode, PrecisionMode, Scenario};
 use crate::units::{BytesPerSec, FlopsPerSec};
 use inputs::Inputs;
 
-/// Roofline, time and cost of the scenario on its own GPU.
+/// Roofline, time and cost of a resolved scenario on its own GPU.
 pub fn estimate_performance(
-    scenario: &Scenario,
-    model: &ResolvedModel,
+    r: &Resolved,
     memory: &MemoryEstimate,
     diagnostics: &mut Diagnostics,
 ) -> Performance {
+    let (scenario, model) = (&r.scenario, &r.model);
     scenario
         .gpu
         .with_spec(|hw| evaluate(scenario, model, memory, hw, diagnostics))
 }
 
-/// The same on any GPU spec (the comparison passes catalog GPUs and memory what-ifs).
+/// The same on any GPU spec (the comparison passes catalog GPUs and memory what-ifs); `scenario` is
+/// a resolved one (`Resolved::scenario`).
 pub fn evaluate(
     scenario: &Scenario,
     model: &ResolvedModel,
@@ -156,8 +157,8 @@ fn assemble_training(
         throughput: Throughput {
             tokens_per_s: roofline::div(t.tokens, total),
             samples_per_s: roofline::div(t.samples, total),
-            mfu: roofline::div(t.model_flops, total * i.peak),
-            hfu: roofline::div(t.phase.flops, total * i.peak),
+            mfu: roofline::utilisation(t.model_flops, total * i.peak),
+            hfu: roofline::utilisation(t.phase.flops, total * i.peak),
             ..Throughput::default()
         },
         cost,
@@ -229,8 +230,8 @@ fn assemble_inference(
         throughput: Throughput {
             tokens_per_s: roofline::div(generated_tokens, r.total_s),
             samples_per_s: roofline::div(r.batch * dp, r.total_s),
-            mfu: roofline::div(r.model_flops, r.total_s * i.peak),
-            hfu: roofline::div(hardware_flops, r.total_s * i.peak),
+            mfu: roofline::utilisation(r.model_flops, r.total_s * i.peak),
+            hfu: roofline::utilisation(hardware_flops, r.total_s * i.peak),
             ttft_s: r.ttft_s,
             tpot_s: r.tpot_s,
             kv_bytes_per_token: crate::units::Bytes(r.kv_bytes_per_token),

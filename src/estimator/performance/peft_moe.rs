@@ -18,13 +18,21 @@ fn lora(s: &Scenario, m: &ResolvedModel) -> bool {
 /// FLOPs a LoRA step does not execute, per GPU and micro-batch of `tokens` tokens: backward computes
 /// no gradient for the frozen matrices (the weight-gradient GEMM, 2 FLOPs per weight and token; the
 /// input-gradient GEMM remains), minus the adapters' own forward and backward (6 per adapter
-/// parameter and token; Kaplan et al. 2020 §2.1 convention). 0 for full training.
-pub fn lora_flops_saved(s: &Scenario, m: &ResolvedModel, tokens: f64, split: f64) -> f64 {
+/// parameter and token; Kaplan et al. 2020 §2.1 convention). `keep` is the share of the matrices
+/// structured pruning leaves (the forward runs only those, so only those have gradient GEMMs to
+/// skip). 0 for full training. Never more than the forward's matmul FLOPs (≤ a third of the step's).
+pub fn lora_flops_saved(
+    s: &Scenario,
+    m: &ResolvedModel,
+    tokens: f64,
+    split: f64,
+    keep: f64,
+) -> f64 {
     if !lora(s, m) {
         return 0.0;
     }
     let adapters = layer_adapters(m, s.peft.rank, s.peft.targets).0 * f64::from(m.layers);
-    let frozen = flops::matmul_weights(m);
+    let frozen = flops::matmul_weights(m) * keep;
     ((2.0 * frozen - 6.0 * adapters) * tokens / split.max(1.0)).max(0.0)
 }
 

@@ -25,6 +25,12 @@ pub fn div(a: f64, b: f64) -> f64 {
     if b > 0.0 && a.is_finite() { a / b } else { 0.0 }
 }
 
+/// A utilisation (MFU, HFU): FLOPs ÷ (time × peak). At most 1 analytically (a step lasts at least
+/// its FLOPs ÷ peak, efficiency ≤ 1); the `min` absorbs the last-bit rounding of that quotient.
+pub fn utilisation(flops: f64, time_x_peak: f64) -> f64 {
+    div(flops, time_x_peak).min(1.0)
+}
+
 /// The roofline of a phase executing `flops` and moving `bytes` on one GPU, with the achievable
 /// fractions of peak (efficiencies) applied to both roofs. Without a known peak the phase is timed by
 /// its memory traffic alone.

@@ -44,7 +44,7 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
         + w.lookup_bytes * 2.0;
     let tokens_mb = w.micro_batch * w.tokens_per_sample;
     let split = i.tp as f64 * i.pp as f64;
-    let lora_saved = super::peft_moe::lora_flops_saved(s, m, tokens_mb, split) * accum;
+    let lora_saved = super::peft_moe::lora_flops_saved(s, m, tokens_mb, split, w.keep) * accum;
     let hw_flops = (3.0 * w.forward_flops + w.recompute_flops) * accum - lora_saved;
     let train_phase = phase(hw_flops, bytes_mb * accum, i);
     let optimizer = phase(0.0, w.optimizer_bytes, i);

@@ -35,6 +35,8 @@ pub struct Work {
     pub optimizer_params: f64,
     /// GPU memory traffic of the update (0 when the optimizer runs on the host).
     pub optimizer_bytes: f64,
+    /// Share of the weight matrices structured pruning keeps (1 otherwise).
+    pub keep: f64,
 }
 
 impl Work {
@@ -43,7 +45,7 @@ impl Work {
         let st = &s.strategies;
         let split = i.tp as f64 * i.pp as f64;
         let keep = match st.prune_kind {
-            PruneKind::Structured => 1.0 - st.prune_fraction.clamp(0.0, 0.99),
+            PruneKind::Structured => 1.0 - st.prune_fraction,
             PruneKind::Unstructured => 1.0,
         };
         let (forward_flops, recompute_flops) = forward_flops(s, m, split, keep);
@@ -94,6 +96,7 @@ impl Work {
             lookup_bytes,
             optimizer_params,
             optimizer_bytes,
+            keep,
         }
     }
 }
