@@ -87,6 +87,25 @@ impl<'a> Space<'a> {
         self.batches.iter().find(|b| b.dp == dp)
     }
 
+    /// The first (cheapest) or last (most memory-saving) option of `axis` applied to `st`; what
+    /// `choices(st, axis)` would start or end with, without listing the micro-batches.
+    pub fn extreme(&self, st: &Setting, axis: Axis, cheapest: bool) -> Option<Setting> {
+        match self.batches(st.dp) {
+            Some(b) if axis == Axis::MicroBatch && self.orig.mode == Mode::Training => {
+                let m = if cheapest {
+                    b.micro.last()
+                } else {
+                    b.micro.first()
+                };
+                m.map(|m| split(*st, b.per_replica, m))
+            }
+            _ => {
+                let c = self.choices(st, axis);
+                if cheapest { c.first() } else { c.last() }
+            }
+        }
+    }
+
     /// Every option of `axis` applied to `st`, cheapest first.
     pub fn choices(&self, st: &Setting, axis: Axis) -> List<Setting, 64> {
         let mut out = List::new();
@@ -145,7 +164,7 @@ impl<'a> Space<'a> {
                         n += 1;
                     }
                     for &m in micro.iter().take(n).rev() {
-                        out.push(split(*st, b.per_replica, m));
+                        out.push_distinct(split(*st, b.per_replica, m));
                     }
                 }
                 _ => out.push(*st),

@@ -234,9 +234,7 @@ impl<F: FnMut(&Scenario) -> Probe> Search<'_, F> {
     /// `st` with every axis from `depth` on set to its first (cheapest) or last (most saving) option.
     fn complete(&self, mut st: Setting, depth: usize, cheapest: bool) -> Setting {
         for &axis in Axis::ALL.iter().skip(depth) {
-            let c = self.space.choices(&st, axis);
-            let pick = if cheapest { c.iter().next() } else { c.last() };
-            if let Some(p) = pick {
+            if let Some(p) = self.space.extreme(&st, axis, cheapest) {
                 st = p;
             }
         }
