@@ -209,17 +209,22 @@ fn layouts(
 ) -> List<(u32, u32, u32), 32> {
     let mut out = List::new();
     let training = s.mode == Mode::Training;
-    let mut told: List<u32, 33> = List::new();
+    // Each DP is tried once (many TP × PP pairs share a room): (dp, has a valid split).
+    let mut tried: List<(u32, bool), 64> = List::new();
     let mut tell = |dp: u32| -> bool {
-        let micro = global.div(dp).map(|f| batch::micro_batches(&f));
-        let Some(micro) = micro.filter(|m| m.last().is_some()) else {
-            return false;
-        };
-        if !told.iter().any(|d| d == dp) {
-            told.push(dp);
-            batches(dp, micro);
+        if let Some((_, ok)) = tried.iter().find(|(d, _)| *d == dp) {
+            return ok;
         }
-        true
+        let micro = global.div(dp).map(|f| batch::micro_batches(&f));
+        let micro = micro.filter(|m| m.last().is_some());
+        tried.push((dp, micro.is_some()));
+        match micro {
+            Some(m) => {
+                batches(dp, m);
+                true
+            }
+            None => false,
+        }
     };
     let p = &s.parallel;
     if p.gpus() <= budget {
@@ -238,9 +243,9 @@ fn layouts(
     let n = global.divisors_upto(budget.min(batch::max_of("parallel.dp")), &mut dps);
     let dps = dps.get(..n).unwrap_or(&[]);
     let mut tp = 1u32;
-    while u64::from(tp) <= budget.min(node) && tp <= heads {
+    while u64::from(tp) <= budget.min(node) && tp <= heads && !out.is_full() {
         let mut pp = 1u32;
-        while u64::from(tp) * u64::from(pp) <= budget && pp <= layers {
+        while u64::from(tp) * u64::from(pp) <= budget && pp <= layers && !out.is_full() {
             let room = budget / (u64::from(tp) * u64::from(pp));
             let dp = if training {
                 dps.iter()

@@ -94,27 +94,33 @@ pub fn make_it_fit_with<F: FnMut(&Scenario) -> Probe>(
     } else {
         u64::from(opts.max_gpus)
     };
-    let mut search = Search {
-        space: Space::new(s, budget),
-        scratch: s.clone(),
-        eval,
-        top: [None; MAX_SUGGESTIONS],
-        keep: opts.top.clamp(1, MAX_SUGGESTIONS),
-        memo: [None; MEMO],
-        memo_next: 0,
-        estimates: 0,
-    };
-    let base = search.space.base;
-    let own = search.probe(&base);
+    // The scenario itself first: when it fits, the space is never built.
+    let mut eval = eval;
+    let own = eval(s);
     if own.fits {
         return FitResult {
             already_fits: true,
             suggestions: Vec::new(),
-            estimates: search.estimates,
+            estimates: 1,
             budget_gpus: budget,
             stopped_early: false,
         };
     }
+    let space = Space::new(s, budget);
+    let mut memo = [None; MEMO];
+    if let Some(slot) = memo.first_mut() {
+        *slot = Some((space.base, own));
+    }
+    let mut search = Search {
+        space,
+        scratch: s.clone(),
+        eval,
+        top: [None; MAX_SUGGESTIONS],
+        keep: opts.top.clamp(1, MAX_SUGGESTIONS),
+        memo,
+        memo_next: 1,
+        estimates: 1,
+    };
     let root = search.space.base;
     search.node(root, 0);
     let base_time = own.step_time_s;

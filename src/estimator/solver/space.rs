@@ -39,6 +39,9 @@ impl<T: Copy + PartialEq, const N: usize> List<T, N> {
             self.len += 1;
         }
     }
+    pub fn is_full(&self) -> bool {
+        self.len >= N
+    }
     pub fn first(&self) -> Option<T> {
         self.iter().next()
     }
