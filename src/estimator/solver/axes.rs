@@ -90,19 +90,37 @@ impl<'a> Space<'a> {
     /// The first (cheapest) or last (most memory-saving) option of `axis` applied to `st`; what
     /// `choices(st, axis)` would start or end with, without listing the micro-batches.
     pub fn extreme(&self, st: &Setting, axis: Axis, cheapest: bool) -> Option<Setting> {
-        match self.batches(st.dp) {
-            Some(b) if axis == Axis::MicroBatch && self.orig.mode == Mode::Training => {
-                let m = if cheapest {
-                    b.micro.last()
-                } else {
-                    b.micro.first()
-                };
-                m.map(|m| split(*st, b.per_replica, m))
+        fn pick<T: Copy + PartialEq, const N: usize>(l: List<T, N>, first: bool) -> Option<T> {
+            if first { l.first() } else { l.last() }
+        }
+        let (s, st) = (self.orig, *st);
+        match axis {
+            Axis::Precision => {
+                pick(space::precisions(s), cheapest).map(|precision| Setting { precision, ..st })
             }
-            _ => {
-                let c = self.choices(st, axis);
-                if cheapest { c.first() } else { c.last() }
+            Axis::Optimizer => {
+                pick(space::optimizers(s), cheapest).map(|optimizer| Setting { optimizer, ..st })
             }
+            Axis::Zero => {
+                pick(space::zero_stages(s, st.dp), cheapest).map(|zero| Setting { zero, ..st })
+            }
+            Axis::Offload => {
+                pick(space::offloads(s, st.zero), cheapest).map(|offload| Setting { offload, ..st })
+            }
+            Axis::Checkpointing => {
+                pick(space::checkpointings(s), cheapest).map(|checkpointing| Setting {
+                    checkpointing,
+                    ..st
+                })
+            }
+            Axis::MicroBatch => match self.batches(st.dp) {
+                Some(b) if s.mode == Mode::Training => {
+                    // Ascending micro-batches: the largest is the cheapest.
+                    pick(b.micro, !cheapest).map(|m| split(st, b.per_replica, m))
+                }
+                _ => Some(st),
+            },
+            Axis::Layout => pick(self.choices(&st, axis), cheapest),
         }
     }
 
