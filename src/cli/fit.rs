@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use crate::estimator::estimate;
 use crate::estimator::solver::{
-    FitOptions, FitResult, ScaleAxis, Solved, Target, make_it_fit, max_fitting, min_degree,
-    quant_fit,
+    FitOptions, FitResult, MAX_ESTIMATES, ScaleAxis, Solved, Target, make_it_fit, max_fitting,
+    min_degree, quant_fit,
 };
 use crate::presets::to_ron_string;
 use crate::scenario::{Mode, PeftMethod, Scenario};
@@ -91,6 +91,7 @@ fn json_text(s: &Scenario, result: &FitResult) -> String {
             "already_fits": result.already_fits,
             "budget_gpus": result.budget_gpus,
             "estimates": result.estimates,
+            "stopped_early": result.stopped_early,
             "suggestions": suggestions,
         },
     });
@@ -182,6 +183,12 @@ fn text(s: &Scenario, result: &FitResult) -> String {
         result.estimates,
         result.suggestions.len()
     );
+    if result.stopped_early {
+        let _ = writeln!(
+            out,
+            "(the search stopped at its limit of {MAX_ESTIMATES} estimates: the best found until then)"
+        );
+    }
     for (i, g) in result.suggestions.iter().enumerate() {
         let _ = writeln!(
             out,

@@ -87,6 +87,43 @@ impl<'a> Space<'a> {
         self.batches.iter().find(|b| b.dp == dp)
     }
 
+    /// The first (cheapest) or last (most memory-saving) option of `axis` applied to `st`; what
+    /// `choices(st, axis)` would start or end with, without listing the micro-batches.
+    pub fn extreme(&self, st: &Setting, axis: Axis, cheapest: bool) -> Option<Setting> {
+        fn pick<T: Copy + PartialEq, const N: usize>(l: List<T, N>, first: bool) -> Option<T> {
+            if first { l.first() } else { l.last() }
+        }
+        let (s, st) = (self.orig, *st);
+        match axis {
+            Axis::Precision => {
+                pick(space::precisions(s), cheapest).map(|precision| Setting { precision, ..st })
+            }
+            Axis::Optimizer => {
+                pick(space::optimizers(s), cheapest).map(|optimizer| Setting { optimizer, ..st })
+            }
+            Axis::Zero => {
+                pick(space::zero_stages(s, st.dp), cheapest).map(|zero| Setting { zero, ..st })
+            }
+            Axis::Offload => {
+                pick(space::offloads(s, st.zero), cheapest).map(|offload| Setting { offload, ..st })
+            }
+            Axis::Checkpointing => {
+                pick(space::checkpointings(s), cheapest).map(|checkpointing| Setting {
+                    checkpointing,
+                    ..st
+                })
+            }
+            Axis::MicroBatch => match self.batches(st.dp) {
+                Some(b) if s.mode == Mode::Training => {
+                    // Ascending micro-batches: the largest is the cheapest.
+                    pick(b.micro, !cheapest).map(|m| split(st, b.per_replica, m))
+                }
+                _ => Some(st),
+            },
+            Axis::Layout => pick(self.choices(&st, axis), cheapest),
+        }
+    }
+
     /// Every option of `axis` applied to `st`, cheapest first.
     pub fn choices(&self, st: &Setting, axis: Axis) -> List<Setting, 64> {
         let mut out = List::new();
@@ -145,7 +182,7 @@ impl<'a> Space<'a> {
                         n += 1;
                     }
                     for &m in micro.iter().take(n).rev() {
-                        out.push(split(*st, b.per_replica, m));
+                        out.push_distinct(split(*st, b.per_replica, m));
                     }
                 }
                 _ => out.push(*st),
@@ -190,17 +227,22 @@ fn layouts(
 ) -> List<(u32, u32, u32), 32> {
     let mut out = List::new();
     let training = s.mode == Mode::Training;
-    let mut told: List<u32, 33> = List::new();
+    // Each DP is tried once (many TP × PP pairs share a room): (dp, has a valid split).
+    let mut tried: List<(u32, bool), 64> = List::new();
     let mut tell = |dp: u32| -> bool {
-        let micro = global.div(dp).map(|f| batch::micro_batches(&f));
-        let Some(micro) = micro.filter(|m| m.last().is_some()) else {
-            return false;
-        };
-        if !told.iter().any(|d| d == dp) {
-            told.push(dp);
-            batches(dp, micro);
+        if let Some((_, ok)) = tried.iter().find(|(d, _)| *d == dp) {
+            return ok;
         }
-        true
+        let micro = global.div(dp).map(|f| batch::micro_batches(&f));
+        let micro = micro.filter(|m| m.last().is_some());
+        tried.push((dp, micro.is_some()));
+        match micro {
+            Some(m) => {
+                batches(dp, m);
+                true
+            }
+            None => false,
+        }
     };
     let p = &s.parallel;
     if p.gpus() <= budget {
@@ -219,9 +261,9 @@ fn layouts(
     let n = global.divisors_upto(budget.min(batch::max_of("parallel.dp")), &mut dps);
     let dps = dps.get(..n).unwrap_or(&[]);
     let mut tp = 1u32;
-    while u64::from(tp) <= budget.min(node) && tp <= heads {
+    while u64::from(tp) <= budget.min(node) && tp <= heads && !out.is_full() {
         let mut pp = 1u32;
-        while u64::from(tp) * u64::from(pp) <= budget && pp <= layers {
+        while u64::from(tp) * u64::from(pp) <= budget && pp <= layers && !out.is_full() {
             let room = budget / (u64::from(tp) * u64::from(pp));
             let dp = if training {
                 dps.iter()

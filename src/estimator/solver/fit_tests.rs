@@ -107,8 +107,9 @@ fn brute_force(s: &Scenario, budget: u64) -> Vec<(Setting, Probe)> {
                 }
             }
             None => {
-                let p = search.probe(&st);
-                out.push((st, p));
+                // Evaluated directly: the search's own probe stops at MAX_ESTIMATES.
+                st.apply(&mut search.scratch, s);
+                out.push((st, synthetic(&search.scratch)));
             }
         }
     }
@@ -238,4 +239,31 @@ fn axis_bits_match_the_change_mask() {
             "{axis:?}: {masks:?}"
         );
     }
+}
+
+/// Every strategy fits only at a tiny micro-batch and larger micro-batches are faster, so the bound
+/// never prunes: the search stops at [`MAX_ESTIMATES`] with what it found.
+#[test]
+fn search_is_bounded_when_nothing_prunes() {
+    let mut s = training_7b();
+    s.workload.micro_batch = 64;
+    s.workload.grad_accum_steps = 720;
+    let eval = |x: &Scenario| {
+        let m = f64::from(x.workload.micro_batch);
+        let mut p = synthetic(x);
+        p.fits = m <= 2.0;
+        p.excess = if p.fits { -1.0 } else { m };
+        p.step_time_s += 10.0 / m;
+        p
+    };
+    let opts = FitOptions {
+        max_gpus: 64,
+        top: 5,
+    };
+    let r = make_it_fit_with(&s, opts, eval);
+    // Unbounded, this search runs 31,125 estimates; 1,500 keeps it within 5 ms (issue 7).
+    assert!(r.estimates <= 1500, "{} estimates", r.estimates);
+    assert!(r.stopped_early);
+    assert!(!r.suggestions.is_empty());
+    assert!(r.suggestions.iter().all(|x| eval(&x.scenario).fits));
 }

@@ -22,7 +22,9 @@ mod space;
 
 pub use cache::FitCache;
 pub use describe::{checkpointing_label, optimizer_label, precision_label, zero_label};
-pub use fit::{CHANGE_PENALTY, FitOptions, FitResult, Suggestion, make_it_fit, make_it_fit_with};
+pub use fit::{
+    CHANGE_PENALTY, FitOptions, FitResult, MAX_ESTIMATES, Suggestion, make_it_fit, make_it_fit_with,
+};
 pub use quant_fit::{QuantFit, quant_fit};
 pub use search::{Coord, Probe, solve_max_with, solve_min_with};
 

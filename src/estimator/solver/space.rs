@@ -31,6 +31,20 @@ impl<T: Copy + PartialEq, const N: usize> List<T, N> {
             self.len += 1;
         }
     }
+    /// Appends unless full, without the duplicate check (for items distinct by construction: the
+    /// check is quadratic in the length).
+    pub fn push_distinct(&mut self, v: T) {
+        if let Some(slot) = self.items.get_mut(self.len) {
+            *slot = Some(v);
+            self.len += 1;
+        }
+    }
+    pub fn is_full(&self) -> bool {
+        self.len >= N
+    }
+    pub fn first(&self) -> Option<T> {
+        self.iter().next()
+    }
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         self.items.iter().take(self.len).flatten().copied()
     }
