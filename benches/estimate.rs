@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use vram_explorer::estimator::performance::compare;
-use vram_explorer::estimator::{Diagnostics, MemoryEstimate, estimate, memory, model};
+use vram_explorer::estimator::{Diagnostics, MemoryEstimate, estimate, memory, resolve};
 use vram_explorer::presets::bundled_scenario;
 use vram_explorer::scenario::{Checkpointing, Mode, Scenario, ZeroStage};
 
@@ -37,11 +37,12 @@ fn scenarios() -> [(&'static str, Scenario); 3] {
     ]
 }
 
-/// The memory side alone: resolve the model, then every phase's per-GPU bytes.
+/// The memory side of an estimate: the resolve pass, then every phase's per-GPU bytes (what
+/// `estimate` does before the time model).
 fn memory_only(s: &Scenario) -> MemoryEstimate {
     let mut d = Diagnostics::default();
-    let m = model::resolve(&s.model, &mut d);
-    memory::estimate_memory(s, &m, &mut d)
+    let r = resolve(s, &mut d);
+    memory::estimate_resolved(&r, &mut d)
 }
 
 fn bench(c: &mut Criterion) {

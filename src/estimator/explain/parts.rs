@@ -107,11 +107,13 @@ pub(super) fn model_state(
         ));
     }
     let lead = format!(
-        "Ψ_stage = {:.4e} parameters (after TP = {}, {} layers on this stage) in {} groups",
+        "Ψ_stage = {:.4e} parameters (after TP = {}, {} layers on this stage) in {} groups, ZeRO \
+         divisor ÷ {}",
         inv.base_elems(),
         c.tp,
         st.layers,
-        inv.groups().len()
+        inv.groups().len(),
+        if rank(c.zero) >= from { c.dp } else { 1.0 }
     );
     Parts {
         formula: formula.to_owned(),
