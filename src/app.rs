@@ -150,7 +150,9 @@ impl ExplorerApp {
             ui::theme::apply(&ctx, &self.session.prefs);
             self.applied = Some(self.session.prefs.clone());
         }
-        commands::from_shortcuts(&ctx, &mut self.pending);
+        let mut actions = Vec::new();
+        ui::commands::from_shortcuts(&ctx, &mut actions);
+        self.pending.extend(actions.into_iter().map(Command::from));
         self.dropped_files(&ctx);
         self.menu_bar(ui);
         self.panels(ui);
@@ -195,10 +197,10 @@ impl ExplorerApp {
             can_undo: self.history.can_undo(&s.scenario),
             can_redo: self.history.can_redo(),
             baseline_pinned: s.baseline.is_some(),
-            has_path: s.path.is_some(),
         };
-        let pending = &mut self.pending;
-        egui::Panel::top("menu").show(ui, |ui| ui::menu::ui(ui, state, pending));
+        let mut actions = Vec::new();
+        egui::Panel::top("menu").show(ui, |ui| ui::menu::ui(ui, state, &mut actions));
+        self.pending.extend(actions.into_iter().map(Command::from));
     }
 
     fn panels(&mut self, ui: &mut egui::Ui) {
