@@ -203,11 +203,15 @@ impl ExplorerApp {
         self.pending.extend(actions.into_iter().map(Command::from));
     }
 
+    /// The controls and the central area, both drawn from one estimate computed here, once per
+    /// frame. An edit in the controls shows in the charts from the next frame, which is requested.
     fn panels(&mut self, ui: &mut egui::Ui) {
         let s = &mut self.session;
+        let est = estimate(&s.scenario);
+        #[cfg(test)]
+        tests::count_estimate();
         let show_controls = !s.prefs.presentation || s.prefs.controls_in_presentation;
         if show_controls {
-            let est = estimate(&s.scenario);
             let width = if s.prefs.presentation { 460.0 } else { 360.0 };
             egui::Panel::left("controls")
                 .resizable(true)
@@ -215,6 +219,10 @@ impl ExplorerApp {
                 .show(ui, |ui| {
                     ui::controls::ui(ui, &mut s.scenario, &est, &s.prefs)
                 });
+            // Edits only come with input: then draw one more frame, with the new estimate.
+            if ui.input(|i| i.pointer.any_down() || !i.events.is_empty()) {
+                ui.ctx().request_repaint();
+            }
         }
         let notices = &mut self.notices;
         let scratch = &mut self.scratch;
@@ -223,7 +231,7 @@ impl ExplorerApp {
             .show(ui, |ui| {
                 ui::notice::notices_ui(ui, &s.prefs, notices);
                 let base = s.baseline.as_ref();
-                ui::layout::central(ui, &mut s.prefs, &s.scenario, base, scratch, fit)
+                ui::layout::central(ui, &mut s.prefs, &s.scenario, &est, base, scratch, fit)
             })
             .inner;
         if let Some(scenario) = adopt {
@@ -281,7 +289,9 @@ impl eframe::App for ExplorerApp {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         if self.persist.enabled() {
             storage.set_string(eframe::APP_KEY, String::new());
-            let _ = self.save_session();
+            if let Err(e) = self.save_session() {
+                eprintln!("vram-explorer: {e}");
+            }
         }
     }
 }
