@@ -143,7 +143,16 @@ fn out_of_range_values_are_clamped_with_a_notice_naming_them() {
     assert!(heads <= 65_536, "{heads} heads");
     assert!(app.scenario().timing.compute_efficiency.is_finite());
     assert_eq!(app.scenario(), &app.session().saved, "not marked dirty");
-    let errs = errors(&app);
+    // Drawn, the window shows the clamped value and the controls agree with it (nothing changes).
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1600.0, 1200.0))
+        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
+    h.run();
+    assert!(h.query_by_label_contains("4294967295").is_none());
+    let app = h.state();
+    assert_eq!(app.scenario().model.transformer.heads, heads);
+    assert!(!app.is_dirty());
+    let errs = errors(app);
     assert!(
         errs.iter()
             .any(|e| e.contains("model.transformer.heads")
