@@ -1,17 +1,19 @@
 //! The eframe application: the session (document, baseline, view preferences), undo history,
 //! notices and commands. The only place that opens dialogs or touches files.
 
+mod clamp;
 pub mod commands;
+pub mod env;
 mod exec;
 mod files;
 mod history;
+mod persist;
+pub mod session;
 mod shot;
+mod start;
 mod transfer;
 
 use std::path::PathBuf;
-use std::process::ExitCode;
-
-use serde::{Deserialize, Serialize};
 
 use crate::estimator::estimate;
 use crate::estimator::solver::FitCache;
@@ -19,28 +21,16 @@ use crate::scenario::Scenario;
 use crate::ui::notice::Notice;
 use crate::ui::{self, Prefs};
 use commands::Command;
+pub use env::Automation;
 use history::History;
+use persist::{Persist, Tick};
+pub use session::Session;
+pub use start::{Startup, run};
 
-/// eframe persistence id: state lives in `~/.local/share/vram-explorer` on Linux.
+/// eframe app id: window geometry in eframe's storage, the session file beside it
+/// (`~/.local/share/vram-explorer` on Linux).
 pub const APP_ID: &str = "vram-explorer";
 const TITLE: &str = "VRAM Explorer";
-/// Storage key of the [`Session`].
-const APP_KEY_SESSION: &str = eframe::APP_KEY;
-
-/// What comes back on restart.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Session {
-    pub scenario: Scenario,
-    /// The file the scenario was opened from or saved to.
-    pub path: Option<PathBuf>,
-    /// The scenario as last opened or saved: there are unsaved changes when it differs.
-    pub saved: Scenario,
-    pub baseline: Option<Scenario>,
-    pub prefs: Prefs,
-    /// Most recent first.
-    pub recent: Vec<PathBuf>,
-}
 
 /// A modal dialog in progress.
 #[derive(Clone, Debug, PartialEq)]
@@ -84,15 +74,19 @@ pub struct ExplorerApp {
     fit: FitCache,
     /// The seed article's claims window is shown.
     claims_open: bool,
+    /// Where and when the session file is written.
+    persist: Persist,
 }
 
 impl Default for ExplorerApp {
+    /// A fresh app that reads and writes no session (tests, benchmarks).
     fn default() -> Self {
         Self::with_session(Session::default())
     }
 }
 
 impl ExplorerApp {
+    /// An app holding `session`, reading and writing no session file.
     pub fn with_session(session: Session) -> Self {
         ExplorerApp {
             history: History::new(&session.scenario),
@@ -107,7 +101,22 @@ impl ExplorerApp {
             shot: shot::Shots::default(),
             fit: FitCache::default(),
             claims_open: false,
+            persist: Persist::default(),
         }
+    }
+
+    /// The session as the app holds it (the file keeps the part [`session::to_text`] writes).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Writes the session file now if it changed (what quitting does). Errors also become a notice.
+    pub fn save_session(&mut self) -> Result<(), String> {
+        let result = self.persist.flush(&self.session);
+        if let Err(e) = &result {
+            self.notices.push(Notice::error(e.clone()));
+        }
+        result
     }
 
     pub fn scenario(&self) -> &Scenario {
@@ -141,7 +150,9 @@ impl ExplorerApp {
             ui::theme::apply(&ctx, &self.session.prefs);
             self.applied = Some(self.session.prefs.clone());
         }
-        commands::from_shortcuts(&ctx, &mut self.pending);
+        let mut actions = Vec::new();
+        ui::commands::from_shortcuts(&ctx, &mut actions);
+        self.pending.extend(actions.into_iter().map(Command::from));
         self.dropped_files(&ctx);
         self.menu_bar(ui);
         self.panels(ui);
@@ -156,6 +167,11 @@ impl ExplorerApp {
         }
         for command in commands {
             self.execute(&ctx, command);
+        }
+        match self.persist.tick(&self.session, std::time::Instant::now()) {
+            Tick::Clean | Tick::Wrote(Ok(())) => {}
+            Tick::Waiting(after) => ctx.request_repaint_after(after),
+            Tick::Wrote(Err(e)) => self.notices.push(Notice::error(e)),
         }
     }
 
@@ -181,17 +197,21 @@ impl ExplorerApp {
             can_undo: self.history.can_undo(&s.scenario),
             can_redo: self.history.can_redo(),
             baseline_pinned: s.baseline.is_some(),
-            has_path: s.path.is_some(),
         };
-        let pending = &mut self.pending;
-        egui::Panel::top("menu").show(ui, |ui| ui::menu::ui(ui, state, pending));
+        let mut actions = Vec::new();
+        egui::Panel::top("menu").show(ui, |ui| ui::menu::ui(ui, state, &mut actions));
+        self.pending.extend(actions.into_iter().map(Command::from));
     }
 
+    /// The controls and the central area, both drawn from one estimate computed here, once per
+    /// frame. An edit in the controls shows in the charts from the next frame, which is requested.
     fn panels(&mut self, ui: &mut egui::Ui) {
         let s = &mut self.session;
+        let est = estimate(&s.scenario);
+        #[cfg(test)]
+        tests::count_estimate();
         let show_controls = !s.prefs.presentation || s.prefs.controls_in_presentation;
         if show_controls {
-            let est = estimate(&s.scenario);
             let width = if s.prefs.presentation { 460.0 } else { 360.0 };
             egui::Panel::left("controls")
                 .resizable(true)
@@ -199,6 +219,10 @@ impl ExplorerApp {
                 .show(ui, |ui| {
                     ui::controls::ui(ui, &mut s.scenario, &est, &s.prefs)
                 });
+            // Edits only come with input: then draw one more frame, with the new estimate.
+            if ui.input(|i| i.pointer.any_down() || !i.events.is_empty()) {
+                ui.ctx().request_repaint();
+            }
         }
         let notices = &mut self.notices;
         let scratch = &mut self.scratch;
@@ -207,7 +231,7 @@ impl ExplorerApp {
             .show(ui, |ui| {
                 ui::notice::notices_ui(ui, &s.prefs, notices);
                 let base = s.baseline.as_ref();
-                ui::layout::central(ui, &mut s.prefs, &s.scenario, base, scratch, fit)
+                ui::layout::central(ui, &mut s.prefs, &s.scenario, &est, base, scratch, fit)
             })
             .inner;
         if let Some(scenario) = adopt {
@@ -260,47 +284,14 @@ impl eframe::App for ExplorerApp {
         }
     }
 
+    /// Called on quit (and every 30 s): the session file is written here and from [`Self::ui`], never
+    /// into eframe's storage; the old key there is emptied so it is migrated only once.
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        if !self.shot.automated() {
-            eframe::set_value(storage, APP_KEY_SESSION, &self.session);
-        }
-    }
-}
-
-/// Opens the window and runs until it is closed.
-pub fn run() -> ExitCode {
-    // One fixed throwaway storage file (eframe's persistence path is a file), removed before use:
-    // eframe may still be flushing it when `run_native` returns, so it is cleaned at the next start
-    // rather than at exit. Left in place, it would restore the previous run's window size.
-    let automated = shot::automated_from_env();
-    let scratch_dir = automated.then(|| {
-        let file = std::env::temp_dir().join("vram-explorer-screenshot-state");
-        let _ = std::fs::remove_file(&file);
-        let _ = std::fs::remove_dir_all(&file);
-        file
-    });
-    let options = eframe::NativeOptions {
-        viewport: egui::ViewportBuilder::default()
-            .with_title(TITLE)
-            .with_app_id(APP_ID)
-            .with_inner_size(shot::window_size().unwrap_or([1440.0, 900.0]))
-            .with_min_inner_size([960.0, 600.0])
-            .with_drag_and_drop(true),
-        persist_window: !automated,
-        // An automated screenshot run neither reads nor writes the user's session and window geometry.
-        persistence_path: scratch_dir,
-        ..Default::default()
-    };
-    let result = eframe::run_native(
-        APP_ID,
-        options,
-        Box::new(|cc| Ok(Box::new(shot::create(cc)))),
-    );
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("vram-explorer: could not open the window: {e}");
-            ExitCode::FAILURE
+        if self.persist.enabled() {
+            storage.set_string(eframe::APP_KEY, String::new());
+            if let Err(e) = self.save_session() {
+                eprintln!("vram-explorer: {e}");
+            }
         }
     }
 }

@@ -1,8 +1,9 @@
-//! What the user can ask the app to do, and the shortcuts (shown in the menus, handled in one place).
+//! What the app can be asked to do: the menu and keyboard commands (named by the UI's command
+//! table, [`crate::ui::commands`]) and the ones that carry data (a path, a preset).
 
 use std::path::PathBuf;
 
-use egui::{Key, KeyboardShortcut, Modifiers};
+use crate::ui::commands::{Action, CommandId};
 
 /// A side effect requested during a frame and run once after it.
 #[must_use]
@@ -67,46 +68,42 @@ impl Command {
     }
 }
 
-const CMD: Modifiers = Modifiers::COMMAND;
-const CMD_SHIFT: Modifiers = Modifiers {
-    shift: true,
-    ..Modifiers::COMMAND
-};
-
-pub const NEW: KeyboardShortcut = KeyboardShortcut::new(CMD, Key::N);
-pub const OPEN: KeyboardShortcut = KeyboardShortcut::new(CMD, Key::O);
-pub const SAVE: KeyboardShortcut = KeyboardShortcut::new(CMD, Key::S);
-pub const SAVE_AS: KeyboardShortcut = KeyboardShortcut::new(CMD_SHIFT, Key::S);
-pub const UNDO: KeyboardShortcut = KeyboardShortcut::new(CMD, Key::Z);
-pub const REDO: KeyboardShortcut = KeyboardShortcut::new(CMD_SHIFT, Key::Z);
-pub const REDO_ALT: KeyboardShortcut = KeyboardShortcut::new(CMD, Key::Y);
-pub const PIN: KeyboardShortcut = KeyboardShortcut::new(CMD, Key::B);
-pub const PRESENT: KeyboardShortcut = KeyboardShortcut::new(Modifiers::NONE, Key::F5);
-pub const CONTROLS: KeyboardShortcut = KeyboardShortcut::new(Modifiers::NONE, Key::F4);
-pub const QUIT: KeyboardShortcut = KeyboardShortcut::new(CMD, Key::Q);
-
-/// Shortcuts in match order: the more specific (with Shift) before the plainer ones.
-const SHORTCUTS: [(KeyboardShortcut, fn() -> Command); 11] = [
-    (SAVE_AS, || Command::SaveAs),
-    (REDO, || Command::Redo),
-    (REDO_ALT, || Command::Redo),
-    (NEW, || Command::New),
-    (OPEN, || Command::Open),
-    (SAVE, || Command::Save),
-    (UNDO, || Command::Undo),
-    (PIN, || Command::PinBaseline),
-    (PRESENT, || Command::TogglePresentation),
-    (CONTROLS, || Command::ToggleControls),
-    (QUIT, || Command::Quit),
-];
-
-/// Consumes the shortcut keys pressed this frame.
-pub fn from_shortcuts(ctx: &egui::Context, out: &mut Vec<Command>) {
-    ctx.input_mut(|i| {
-        for (shortcut, make) in SHORTCUTS {
-            if i.consume_shortcut(&shortcut) {
-                out.push(make());
-            }
+impl From<Action> for Command {
+    /// What the app does for a UI action (the table of labels and shortcuts is in `ui::commands`).
+    fn from(action: Action) -> Self {
+        match action {
+            Action::Run(id) => Command::from(id),
+            Action::OpenPath(path) => Command::OpenPath(path),
+            Action::LoadPreset(index) => Command::LoadPreset(index),
         }
-    });
+    }
+}
+
+impl From<CommandId> for Command {
+    fn from(id: CommandId) -> Self {
+        match id {
+            CommandId::New => Command::New,
+            CommandId::Open => Command::Open,
+            CommandId::OpenTyped => Command::OpenTyped,
+            CommandId::Save => Command::Save,
+            CommandId::SaveAs => Command::SaveAs,
+            CommandId::SaveTyped => Command::SaveTyped,
+            CommandId::ExportPng => Command::ExportPng,
+            CommandId::ExportReport => Command::ExportReport,
+            CommandId::ImportConfig => Command::ImportConfig,
+            CommandId::ImportCheckpoint => Command::ImportCheckpoint,
+            CommandId::ClearRecent => Command::ClearRecent,
+            CommandId::Quit => Command::Quit,
+            CommandId::Undo => Command::Undo,
+            CommandId::Redo => Command::Redo,
+            CommandId::PinBaseline => Command::PinBaseline,
+            CommandId::ClearBaseline => Command::ClearBaseline,
+            CommandId::CopyBreakdown => Command::CopyBreakdown,
+            CommandId::TogglePresentation => Command::TogglePresentation,
+            CommandId::ToggleControls => Command::ToggleControls,
+            CommandId::About => Command::About,
+            CommandId::Sources => Command::Sources,
+            CommandId::Claims => Command::Claims,
+        }
+    }
 }

@@ -1,15 +1,10 @@
-//! PNG of the window: File ▸ Export PNG…, and the automation hook for README screenshots and the CI
-//! smoke run. `VRAM_EXPLORER_SCREENSHOT=out.png` renders a few frames, saves the PNG and exits; an
-//! automated run neither reads nor writes the persisted session. Optional, for such runs:
-//! `VRAM_EXPLORER_PRESENTATION=1`, `VRAM_EXPLORER_THEME=light`, `VRAM_EXPLORER_PRESET=<bundled id>`,
-//! `VRAM_EXPLORER_BASELINE=<bundled id>` (pinned for comparison), `VRAM_EXPLORER_WINDOW=1280x800`.
+//! PNG of the window: File ▸ Export PNG…, and the automated screenshot of a run started with
+//! `VRAM_EXPLORER_SCREENSHOT=out.png` (see [`super::env`]): a few frames, the PNG, then exit.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use super::{APP_KEY_SESSION, ExplorerApp, Session, files};
-use crate::presets;
-use crate::ui::ThemeChoice;
+use super::files;
 use crate::ui::notice::Notice;
 
 /// Frames rendered before the automated screenshot (layout settles in two or three).
@@ -29,6 +24,14 @@ pub struct Shots {
 }
 
 impl Shots {
+    /// Shots of a run; `auto` is the automated screenshot's target.
+    pub fn new(auto: Option<PathBuf>) -> Self {
+        Shots {
+            auto,
+            ..Shots::default()
+        }
+    }
+
     pub fn automated(&self) -> bool {
         self.auto.is_some()
     }
@@ -79,54 +82,4 @@ impl Shots {
             });
         }
     }
-}
-
-/// Window size from `VRAM_EXPLORER_WINDOW=WIDTHxHEIGHT` (logical points).
-pub fn window_size() -> Option<[f32; 2]> {
-    let text = env("VRAM_EXPLORER_WINDOW")?;
-    let (w, h) = text.split_once('x')?;
-    let (w, h) = (w.trim().parse::<f32>().ok()?, h.trim().parse::<f32>().ok()?);
-    (w >= 320.0 && h >= 240.0 && w.is_finite() && h.is_finite()).then_some([w, h])
-}
-
-/// Whether this run is an automated screenshot.
-pub fn automated_from_env() -> bool {
-    env("VRAM_EXPLORER_SCREENSHOT").is_some()
-}
-
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
-/// Builds the app: the last session (unless automated), then the automation overrides.
-pub fn create(cc: &eframe::CreationContext<'_>) -> ExplorerApp {
-    let auto = env("VRAM_EXPLORER_SCREENSHOT").map(PathBuf::from);
-    let mut session: Session = match (&auto, cc.storage) {
-        (None, Some(storage)) => eframe::get_value(storage, APP_KEY_SESSION).unwrap_or_default(),
-        _ => Session::default(),
-    };
-    if env("VRAM_EXPLORER_PRESENTATION").as_deref() == Some("1") {
-        session.prefs.presentation = true;
-    }
-    if env("VRAM_EXPLORER_THEME").as_deref() == Some("light") {
-        session.prefs.theme = ThemeChoice::Light;
-    }
-    if let Some(id) = env("VRAM_EXPLORER_PRESET") {
-        match presets::bundled_scenario(&id) {
-            Some(s) => {
-                session.saved = s.clone();
-                session.scenario = s;
-            }
-            None => eprintln!("vram-explorer: no bundled preset named {id}"),
-        }
-    }
-    if let Some(id) = env("VRAM_EXPLORER_BASELINE") {
-        match presets::bundled_scenario(&id) {
-            Some(s) => session.baseline = Some(s),
-            None => eprintln!("vram-explorer: no bundled preset named {id}"),
-        }
-    }
-    let mut app = ExplorerApp::with_session(session);
-    app.shot.auto = auto;
-    app
 }

@@ -1,6 +1,34 @@
-//! Session persistence and title tests.
+//! Session, title and per-frame tests.
+
+use std::cell::Cell;
 
 use super::*;
+
+thread_local! {
+    /// `estimate` calls made by [`ExplorerApp::panels`] on this thread.
+    static ESTIMATES: Cell<usize> = const { Cell::new(0) };
+}
+
+pub(super) fn count_estimate() {
+    ESTIMATES.with(|c| c.set(c.get() + 1));
+}
+
+#[test]
+fn the_estimate_is_computed_once_per_frame() {
+    let mut h = egui_kittest::Harness::builder()
+        .with_size(egui::vec2(1600.0, 1000.0))
+        .build_ui_state(
+            |ui, app: &mut ExplorerApp| app.ui(ui),
+            ExplorerApp::default(),
+        );
+    h.run();
+    ESTIMATES.with(|c| c.set(0));
+    for _ in 0..3 {
+        h.state_mut().scenario_mut().workload.micro_batch += 1;
+        h.step();
+    }
+    assert_eq!(ESTIMATES.with(Cell::get), 3);
+}
 
 #[test]
 fn session_round_trips_through_persistence() {

@@ -1,9 +1,10 @@
-//! The central area: headline, diagnostics and the four charts. Normal mode is a 2 × 2 grid;
-//! presentation mode puts the memory chart and the sweep first, large, and the rest below.
+//! The central area: headline, diagnostics and the charts ([`Chart`]). Normal mode is a 2 × 2 grid;
+//! presentation mode puts the memory chart and the sweep first, large, and the rest below; the
+//! sensitivity chart spans the width under either.
 
 use egui::Ui;
 
-use super::charts::{self, architecture, composition, roofline, sweep};
+use super::charts::chart::{Chart, ChartCtx};
 use super::{Prefs, headline};
 use crate::estimator::solver::{self, FitCache, FitOptions};
 use crate::estimator::{Estimate, estimate};
@@ -12,39 +13,65 @@ use crate::scenario::Scenario;
 /// Smallest height a chart gets; below it the area scrolls instead of squashing.
 const MIN_CHART: f32 = 200.0;
 
-/// Draws the area; returns a scenario to adopt when the user applies a make-it-fit suggestion.
+/// Charts side by side, and their height as a multiple of the normal chart height.
+struct Row {
+    charts: [Chart; 2],
+    scale: f32,
+}
+
+/// Normal mode: a 2 × 2 grid.
+const GRID: [Row; 2] = [
+    Row {
+        charts: [Chart::Memory, Chart::Roofline],
+        scale: 1.0,
+    },
+    Row {
+        charts: [Chart::Architecture, Chart::Sweep],
+        scale: 1.0,
+    },
+];
+
+/// Presentation mode: the memory chart and the sweep first, large.
+const PRESENTATION: [Row; 2] = [
+    Row {
+        charts: [Chart::Memory, Chart::Sweep],
+        scale: 1.5,
+    },
+    Row {
+        charts: [Chart::Roofline, Chart::Architecture],
+        scale: 1.0,
+    },
+];
+
+/// Draws the area from the frame's one estimate of `scenario`; returns a scenario to adopt when
+/// the user applies a make-it-fit suggestion.
 pub fn central(
     ui: &mut Ui,
     prefs: &mut Prefs,
     scenario: &Scenario,
+    current: &Estimate,
     baseline: Option<&Scenario>,
     scratch: &mut Scenario,
     fit: &mut FitCache,
 ) -> Option<Scenario> {
-    let current = estimate(scenario);
     let base = baseline.map(|b| (b, estimate(b)));
     let largest = |s: &Scenario| {
         solver::max_micro_batch(s)
             .value()
             .map(|v| u32::try_from(v).unwrap_or(u32::MAX))
     };
-    let cur_batch = largest(scenario);
-    let base_batch = base.as_ref().map(|(b, _)| largest(b));
     let cur_col = headline::Column {
         title: "Current",
-        estimate: &current,
-        largest_batch: cur_batch,
+        estimate: current,
+        largest_batch: largest(scenario),
     };
-    let base_col = base
-        .as_ref()
-        .zip(base_batch)
-        .map(|((_, e), batch)| headline::Column {
-            title: "Baseline",
-            estimate: e,
-            largest_batch: batch,
-        });
+    let base_col = base.as_ref().map(|(b, e)| headline::Column {
+        title: "Baseline",
+        estimate: e,
+        largest_batch: largest(b),
+    });
     headline::ui(ui, prefs, &cur_col, base_col.as_ref());
-    headline::diagnostics_ui(ui, prefs, &current);
+    headline::diagnostics_ui(ui, prefs, current);
     // The search runs only when the scenario changed (memoized on the scenario itself).
     let adopt = if current.memory.fits {
         None
@@ -53,142 +80,42 @@ pub fn central(
     };
     super::fit::quant_ui(ui, prefs, scenario);
     ui.separator();
-    let base_est = base.as_ref().map(|(_, e)| e);
+    let mut cx = ChartCtx {
+        prefs,
+        scenario,
+        estimate: current,
+        baseline: base.as_ref().map(|(b, e)| (*b, e)),
+        scratch,
+        height: MIN_CHART,
+    };
     egui::ScrollArea::vertical()
         .auto_shrink([false, false])
         .show(ui, |ui| {
             let h = ((ui.available_height() - 2.0 * title_height(ui)) / 2.0 - 12.0).max(MIN_CHART);
-            let body = ui.text_style_height(&egui::TextStyle::Body);
-            let tornado_h = (body * 1.6 * 12.0 + 60.0).max(MIN_CHART);
-            if prefs.presentation {
-                presentation(
-                    ui, prefs, scenario, &current, baseline, base_est, scratch, h,
-                );
+            let (rows, separated) = if cx.prefs.presentation {
+                (&PRESENTATION, true)
             } else {
-                grid(
-                    ui, prefs, scenario, &current, baseline, base_est, scratch, h,
-                );
+                (&GRID, false)
+            };
+            for (i, row) in rows.iter().enumerate() {
+                if separated && i > 0 {
+                    ui.separator();
+                }
+                cx.height = (h * row.scale).max(MIN_CHART);
+                ui.columns(2, |cols| {
+                    for (col, chart) in cols.iter_mut().zip(row.charts) {
+                        chart.ui(col, &mut cx);
+                    }
+                });
             }
             ui.separator();
-            charts::title(
-                ui,
-                "Sensitivity: what one notch of each knob changes",
-                "How much per-GPU memory each knob changes when moved one notch down or up, largest first; hover a bar for the step-time change.",
-            );
-            charts::sensitivity::ui(ui, prefs, scenario, tornado_h);
+            let body = ui.text_style_height(&egui::TextStyle::Body);
+            cx.height = (body * 1.6 * 12.0 + 60.0).max(MIN_CHART);
+            Chart::Sensitivity.ui(ui, &mut cx);
         });
     adopt
 }
 
 fn title_height(ui: &Ui) -> f32 {
     ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y
-}
-
-#[allow(clippy::too_many_arguments)]
-fn grid(
-    ui: &mut Ui,
-    prefs: &mut Prefs,
-    scenario: &Scenario,
-    current: &Estimate,
-    baseline: Option<&Scenario>,
-    base_est: Option<&Estimate>,
-    scratch: &mut Scenario,
-    h: f32,
-) {
-    ui.columns(2, |cols| {
-        let [left, right] = cols else { return };
-        memory_chart(left, prefs, scenario, current, base_est, h);
-        roofline_chart(right, prefs, scenario, current, h);
-    });
-    ui.columns(2, |cols| {
-        let [left, right] = cols else { return };
-        architecture_chart(left, prefs, scenario, current, scratch);
-        sweep_chart(right, prefs, scenario, current, baseline, scratch, h);
-    });
-}
-
-#[allow(clippy::too_many_arguments)]
-fn presentation(
-    ui: &mut Ui,
-    prefs: &mut Prefs,
-    scenario: &Scenario,
-    current: &Estimate,
-    baseline: Option<&Scenario>,
-    base_est: Option<&Estimate>,
-    scratch: &mut Scenario,
-    h: f32,
-) {
-    let big = (h * 1.5).max(MIN_CHART);
-    ui.columns(2, |cols| {
-        let [left, right] = cols else { return };
-        memory_chart(left, prefs, scenario, current, base_est, big);
-        sweep_chart(right, prefs, scenario, current, baseline, scratch, big);
-    });
-    ui.separator();
-    ui.columns(2, |cols| {
-        let [left, right] = cols else { return };
-        roofline_chart(left, prefs, scenario, current, h);
-        architecture_chart(right, prefs, scenario, current, scratch);
-    });
-}
-
-fn memory_chart(
-    ui: &mut Ui,
-    prefs: &Prefs,
-    scenario: &Scenario,
-    current: &Estimate,
-    base: Option<&Estimate>,
-    h: f32,
-) {
-    charts::title(
-        ui,
-        &format!("Per-GPU memory by component ({})", prefs.unit.label()),
-        "Stacked in a fixed order, one bar per phase of the step (“(peak)” marks the phase that sets the peak); dashed line: the GPU's memory.",
-    );
-    composition::ui(ui, prefs, scenario, current, base, h);
-}
-
-fn roofline_chart(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, current: &Estimate, h: f32) {
-    charts::title(
-        ui,
-        "Roofline: compute vs memory bandwidth (log–log)",
-        "Attainable FLOP/s against arithmetic intensity (FLOP per byte moved). Left of the ridge a step is memory-bound.",
-    );
-    roofline::ui(ui, prefs, scenario, current, h);
-}
-
-fn architecture_chart(
-    ui: &mut Ui,
-    prefs: &mut Prefs,
-    scenario: &Scenario,
-    current: &Estimate,
-    scratch: &mut Scenario,
-) {
-    charts::title(
-        ui,
-        "Architectures: this scenario on other GPUs",
-        "Memory, bandwidth and latency per GPU, each with its own scale, and whether this scenario fits.",
-    );
-    let _ = (current, scratch);
-    architecture::ui(ui, prefs, scenario);
-}
-
-fn sweep_chart(
-    ui: &mut Ui,
-    prefs: &mut Prefs,
-    scenario: &Scenario,
-    current: &Estimate,
-    baseline: Option<&Scenario>,
-    scratch: &mut Scenario,
-    h: f32,
-) {
-    charts::title(
-        ui,
-        &format!(
-            "Sweep: per-GPU memory ({}) against one input",
-            prefs.unit.label()
-        ),
-        "Everything else as set; the dotted line marks where it stops (or starts) fitting.",
-    );
-    sweep::ui(ui, prefs, scenario, current, baseline, scratch, h);
 }

@@ -1,12 +1,13 @@
-//! The menu bar: File, Edit, View, Presets, Help. Returns the commands chosen; view preferences are
-//! edited in place. Every shortcut is shown next to its item.
+//! The menu bar: File, Edit, View, Presets, Help. Every item is labelled from the command table
+//! ([`super::commands`]) with its shortcut and hover text; what the user chose is returned as
+//! [`Action`]s. View preferences are edited in place.
 
 use std::path::PathBuf;
 
-use egui::{Button, KeyboardShortcut, Ui};
+use egui::{Button, Ui};
 
+use super::commands::{self, Action, CommandId as C};
 use super::{Prefs, ThemeChoice};
-use crate::app::commands::{self, Command};
 use crate::presets;
 use crate::units::MemoryUnit;
 
@@ -17,47 +18,47 @@ pub struct MenuState<'a> {
     pub can_undo: bool,
     pub can_redo: bool,
     pub baseline_pinned: bool,
-    pub has_path: bool,
 }
 
-fn item(ui: &mut Ui, label: &str, shortcut: Option<&KeyboardShortcut>, enabled: bool) -> bool {
+/// A menu item from the table; pushes its command when clicked. `checked` marks a toggle's state.
+fn item(ui: &mut Ui, id: C, enabled: bool, checked: Option<bool>, out: &mut Vec<Action>) {
+    let Some(e) = commands::get(id) else {
+        return;
+    };
+    let label = match checked {
+        Some(true) => format!("[x] {}", e.label),
+        _ => e.label.to_owned(),
+    };
     let mut button = Button::new(label);
-    if let Some(s) = shortcut {
+    if let Some(s) = e.shortcuts.first() {
         button = button.shortcut_text(ui.ctx().format_shortcut(s));
     }
-    ui.add_enabled(enabled, button).clicked()
+    if ui
+        .add_enabled(enabled, button)
+        .on_hover_text(e.hover)
+        .clicked()
+    {
+        out.push(Action::Run(id));
+    }
 }
 
-pub fn ui(ui: &mut Ui, st: MenuState<'_>, out: &mut Vec<Command>) {
+pub fn ui(ui: &mut Ui, st: MenuState<'_>, out: &mut Vec<Action>) {
     egui::MenuBar::new().ui(ui, |ui| {
         ui.menu_button("File", |ui| file_menu(ui, &st, out));
         ui.menu_button("Edit", |ui| edit_menu(ui, &st, out));
         ui.menu_button("View", |ui| view_menu(ui, st.prefs, out));
         ui.menu_button("Presets", |ui| presets_menu(ui, out));
         ui.menu_button("Help", |ui| {
-            if item(ui, "About VRAM Explorer", None, true) {
-                out.push(Command::About);
-            }
-            if item(ui, "Where the formulas come from", None, true) {
-                out.push(Command::Sources);
-            }
-            if item(ui, "Seed article claims…", None, true) {
-                out.push(Command::Claims);
+            for id in [C::About, C::Sources, C::Claims] {
+                item(ui, id, true, None, out);
             }
         });
     });
 }
 
-fn file_menu(ui: &mut Ui, st: &MenuState<'_>, out: &mut Vec<Command>) {
-    let entries: [(&str, Option<&KeyboardShortcut>, Command); 3] = [
-        ("New", Some(&commands::NEW), Command::New),
-        ("Open…", Some(&commands::OPEN), Command::Open),
-        ("Open path…", None, Command::OpenTyped),
-    ];
-    for (label, shortcut, cmd) in entries {
-        if item(ui, label, shortcut, true) {
-            out.push(cmd);
-        }
+fn file_menu(ui: &mut Ui, st: &MenuState<'_>, out: &mut Vec<Action>) {
+    for id in [C::New, C::Open, C::OpenTyped] {
+        item(ui, id, true, None, out);
     }
     ui.menu_button("Open recent", |ui| {
         if st.recent.is_empty() {
@@ -73,64 +74,42 @@ fn file_menu(ui: &mut Ui, st: &MenuState<'_>, out: &mut Vec<Command>) {
                 .on_hover_text(path.display().to_string())
                 .clicked()
             {
-                out.push(Command::OpenPath(path.clone()));
+                out.push(Action::OpenPath(path.clone()));
             }
         }
-        if !st.recent.is_empty() && item(ui, "Clear recent files", None, true) {
-            out.push(Command::ClearRecent);
+        if !st.recent.is_empty() {
+            item(ui, C::ClearRecent, true, None, out);
         }
     });
     ui.separator();
-    if item(ui, "Save", Some(&commands::SAVE), true) {
-        out.push(Command::Save);
-    }
-    if item(ui, "Save as…", Some(&commands::SAVE_AS), true) {
-        out.push(Command::SaveAs);
-    }
-    if item(ui, "Save to path…", None, true) {
-        out.push(Command::SaveTyped);
-    }
-    if item(ui, "Export PNG…", None, true) {
-        out.push(Command::ExportPng);
-    }
-    if item(ui, "Export report (Markdown + CSV)…", None, true) {
-        out.push(Command::ExportReport);
+    for id in [
+        C::Save,
+        C::SaveAs,
+        C::SaveTyped,
+        C::ExportPng,
+        C::ExportReport,
+    ] {
+        item(ui, id, true, None, out);
     }
     ui.separator();
-    if item(ui, "Import model config.json…", None, true) {
-        out.push(Command::ImportConfig);
-    }
-    if item(ui, "Count parameters from safetensors…", None, true) {
-        out.push(Command::ImportCheckpoint);
+    for id in [C::ImportConfig, C::ImportCheckpoint] {
+        item(ui, id, true, None, out);
     }
     ui.separator();
-    if item(ui, "Quit", Some(&commands::QUIT), true) {
-        out.push(Command::Quit);
-    }
-    let _ = st.has_path;
+    item(ui, C::Quit, true, None, out);
 }
 
-fn edit_menu(ui: &mut Ui, st: &MenuState<'_>, out: &mut Vec<Command>) {
-    if item(ui, "Undo", Some(&commands::UNDO), st.can_undo) {
-        out.push(Command::Undo);
-    }
-    if item(ui, "Redo", Some(&commands::REDO), st.can_redo) {
-        out.push(Command::Redo);
-    }
+fn edit_menu(ui: &mut Ui, st: &MenuState<'_>, out: &mut Vec<Action>) {
+    item(ui, C::Undo, st.can_undo, None, out);
+    item(ui, C::Redo, st.can_redo, None, out);
     ui.separator();
-    if item(ui, "Pin as baseline", Some(&commands::PIN), true) {
-        out.push(Command::PinBaseline);
-    }
-    if item(ui, "Clear baseline", None, st.baseline_pinned) {
-        out.push(Command::ClearBaseline);
-    }
+    item(ui, C::PinBaseline, true, None, out);
+    item(ui, C::ClearBaseline, st.baseline_pinned, None, out);
     ui.separator();
-    if item(ui, "Copy breakdown as CSV", None, true) {
-        out.push(Command::CopyBreakdown);
-    }
+    item(ui, C::CopyBreakdown, true, None, out);
 }
 
-fn view_menu(ui: &mut Ui, prefs: &mut Prefs, out: &mut Vec<Command>) {
+fn view_menu(ui: &mut Ui, prefs: &mut Prefs, out: &mut Vec<Action>) {
     ui.label("Theme");
     ui.radio_value(&mut prefs.theme, ThemeChoice::Dark, "Dark");
     ui.radio_value(&mut prefs.theme, ThemeChoice::Light, "Light");
@@ -139,25 +118,18 @@ fn view_menu(ui: &mut Ui, prefs: &mut Prefs, out: &mut Vec<Command>) {
     ui.radio_value(&mut prefs.unit, MemoryUnit::GiB, "GiB (2^30 bytes)");
     ui.radio_value(&mut prefs.unit, MemoryUnit::GB, "GB (10^9 bytes)");
     ui.separator();
-    let present = if prefs.presentation {
-        "[x] Presentation mode"
-    } else {
-        "Presentation mode"
-    };
-    if item(ui, present, Some(&commands::PRESENT), true) {
-        out.push(Command::TogglePresentation);
-    }
-    let controls = if prefs.controls_in_presentation {
-        "[x] Controls in presentation"
-    } else {
-        "Controls in presentation"
-    };
-    if item(ui, controls, Some(&commands::CONTROLS), prefs.presentation) {
-        out.push(Command::ToggleControls);
-    }
+    item(
+        ui,
+        C::TogglePresentation,
+        true,
+        Some(prefs.presentation),
+        out,
+    );
+    let controls = Some(prefs.controls_in_presentation);
+    item(ui, C::ToggleControls, prefs.presentation, controls, out);
 }
 
-fn presets_menu(ui: &mut Ui, out: &mut Vec<Command>) {
+fn presets_menu(ui: &mut Ui, out: &mut Vec<Action>) {
     let library = presets::bundled();
     let mut group = "";
     for (i, p) in library.iter().enumerate() {
@@ -174,7 +146,7 @@ fn presets_menu(ui: &mut Ui, out: &mut Vec<Command>) {
             p.notes.as_str()
         };
         if ui.button(&p.name).on_hover_text(notes).clicked() {
-            out.push(Command::LoadPreset(i));
+            out.push(Action::LoadPreset(i));
         }
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod charts;
 pub mod claims;
+pub mod commands;
 pub mod controls;
 pub mod fit;
 pub mod headline;

@@ -1,9 +1,13 @@
 //! Labelled controls (every one has an accessible name, a unit and a hover text) and the log-axis
 //! helper for egui_plot, which has no log axis: plot `log10(x)` and relabel the ticks here.
+//!
+//! Sliders clamp only what the user types or drags ([`SliderClamping::Edits`]): a valid value from a
+//! file or the saved session beyond a slider's range is shown as it is, never silently changed, so
+//! the controls always agree with what the estimate uses.
 
 use std::ops::RangeInclusive;
 
-use egui::{Response, Slider, Ui};
+use egui::{Response, Slider, SliderClamping, Ui};
 use egui_plot::{GridInput, GridMark};
 
 use crate::units::fmt_sig;
@@ -62,6 +66,7 @@ pub fn count_slider(
 ) -> Response {
     ui.add(
         Slider::new(value, range)
+            .clamping(SliderClamping::Edits)
             .logarithmic(true)
             .text(label)
             .suffix(format!(" {unit}"))
@@ -88,6 +93,7 @@ pub fn int_slider(
     };
     ui.add(
         Slider::new(value, range)
+            .clamping(SliderClamping::Edits)
             .logarithmic(log)
             .text(label)
             .suffix(suffix),
@@ -106,6 +112,7 @@ pub fn real_slider(
 ) -> Response {
     ui.add(
         Slider::new(value, range)
+            .clamping(SliderClamping::Edits)
             .text(label)
             .suffix(format!(" {unit}")),
     )
@@ -122,6 +129,7 @@ pub fn percent_slider(
 ) -> Response {
     ui.add(
         Slider::new(value, range)
+            .clamping(SliderClamping::Edits)
             .text(label)
             .suffix(" %")
             .custom_formatter(|v, _| format!("{:.0}", v * 100.0))

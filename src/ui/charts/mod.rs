@@ -2,6 +2,7 @@
 //! its own view choices.
 
 pub mod architecture;
+pub mod chart;
 pub mod composition;
 mod composition_hover;
 pub mod composition_legend;

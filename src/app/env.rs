@@ -1,0 +1,108 @@
+//! Environment-driven automation (README screenshots, the CI smoke run, tests), applied on top of
+//! the app once it is built:
+//!
+//! - `VRAM_EXPLORER_SCREENSHOT=out.png`: render a few frames, save the PNG and exit; such a run
+//!   neither reads nor writes the saved session or the window geometry.
+//! - `VRAM_EXPLORER_PRESENTATION=1`, `VRAM_EXPLORER_THEME=light`, `VRAM_EXPLORER_WINDOW=1280x800`.
+//! - `VRAM_EXPLORER_PRESET=<bundled id>`: start with that preset, without any file's path (so Save
+//!   asks where instead of overwriting the file the last session had open).
+//! - `VRAM_EXPLORER_BASELINE=<bundled id>`: pinned for comparison.
+//! - `VRAM_EXPLORER_SESSION_DIR=<dir>`: where `session.ron` lives (default: the app's data directory).
+
+use std::path::PathBuf;
+
+use super::session::Session;
+use crate::presets;
+use crate::ui::ThemeChoice;
+use crate::ui::notice::Notice;
+
+/// What the environment asks for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Automation {
+    /// Automated screenshot target; the app exits after writing it.
+    pub screenshot: Option<PathBuf>,
+    pub presentation: bool,
+    pub light: bool,
+    /// Bundled preset id to start with.
+    pub preset: Option<String>,
+    /// Bundled preset id pinned as the baseline.
+    pub baseline: Option<String>,
+    /// Window size in logical points.
+    pub window: Option<[f32; 2]>,
+    /// Directory of the session file, overriding the app's data directory.
+    pub session_dir: Option<PathBuf>,
+}
+
+impl Automation {
+    pub fn from_env() -> Self {
+        Automation {
+            screenshot: var("VRAM_EXPLORER_SCREENSHOT").map(PathBuf::from),
+            presentation: var("VRAM_EXPLORER_PRESENTATION").as_deref() == Some("1"),
+            light: var("VRAM_EXPLORER_THEME").as_deref() == Some("light"),
+            preset: var("VRAM_EXPLORER_PRESET"),
+            baseline: var("VRAM_EXPLORER_BASELINE"),
+            window: var("VRAM_EXPLORER_WINDOW").and_then(|t| window_size(&t)),
+            session_dir: var("VRAM_EXPLORER_SESSION_DIR").map(PathBuf::from),
+        }
+    }
+
+    /// Whether this run is an automated screenshot.
+    pub fn automated(&self) -> bool {
+        self.screenshot.is_some()
+    }
+
+    /// Applies the overrides to a session built from the saved one; problems become notices.
+    pub fn apply(&self, session: &mut Session, notices: &mut Vec<Notice>) {
+        if self.presentation {
+            session.prefs.presentation = true;
+        }
+        if self.light {
+            session.prefs.theme = ThemeChoice::Light;
+        }
+        if let Some(id) = &self.preset {
+            match presets::bundled_scenario(id) {
+                Some(s) => {
+                    session.saved = s.clone();
+                    session.scenario = s;
+                    session.path = None;
+                }
+                None => notices.push(unknown(id)),
+            }
+        }
+        if let Some(id) = &self.baseline {
+            match presets::bundled_scenario(id) {
+                Some(s) => session.baseline = Some(s),
+                None => notices.push(unknown(id)),
+            }
+        }
+    }
+}
+
+fn unknown(id: &str) -> Notice {
+    eprintln!("vram-explorer: no bundled preset named {id}");
+    Notice::error(format!("No bundled preset is called “{id}”."))
+}
+
+/// `WIDTHxHEIGHT` in logical points, at least 320 × 240.
+fn window_size(text: &str) -> Option<[f32; 2]> {
+    let (w, h) = text.split_once('x')?;
+    let (w, h) = (w.trim().parse::<f32>().ok()?, h.trim().parse::<f32>().ok()?);
+    (w >= 320.0 && h >= 240.0 && w.is_finite() && h.is_finite()).then_some([w, h])
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_size_parses_and_refuses_tiny_or_bad_sizes() {
+        assert_eq!(window_size("1280x800"), Some([1280.0, 800.0]));
+        assert_eq!(window_size("100x100"), None);
+        assert_eq!(window_size("NaNx800"), None);
+        assert_eq!(window_size("wide"), None);
+    }
+}

@@ -1,0 +1,95 @@
+//! The charts as a list: [`Chart::ALL`], each drawn from one [`ChartCtx`] that the frame fills once
+//! (the estimate is computed by the caller, once per frame, and handed down by reference).
+
+use egui::Ui;
+
+use super::{architecture, composition, roofline, sensitivity, sweep, title};
+use crate::estimator::Estimate;
+use crate::scenario::Scenario;
+use crate::ui::Prefs;
+
+/// What every chart may read (and the few view choices and the scratch copy it may change).
+pub struct ChartCtx<'a> {
+    pub prefs: &'a mut Prefs,
+    pub scenario: &'a Scenario,
+    /// `estimate(scenario)`, computed once this frame.
+    pub estimate: &'a Estimate,
+    /// The pinned baseline and its estimate.
+    pub baseline: Option<(&'a Scenario, &'a Estimate)>,
+    /// Scratch copy the sweep mutates (cloned into, never reallocated).
+    pub scratch: &'a mut Scenario,
+    /// Plot height for the next chart drawn (the layout sets it).
+    pub height: f32,
+}
+
+/// One chart of the central area.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chart {
+    Memory,
+    Roofline,
+    Architecture,
+    Sweep,
+    Sensitivity,
+}
+
+impl Chart {
+    pub const ALL: [Chart; 5] = [
+        Chart::Memory,
+        Chart::Roofline,
+        Chart::Architecture,
+        Chart::Sweep,
+        Chart::Sensitivity,
+    ];
+
+    /// The title shown above the chart.
+    pub fn title(self, prefs: &Prefs) -> String {
+        let unit = prefs.unit.label();
+        match self {
+            Chart::Memory => format!("Per-GPU memory by component ({unit})"),
+            Chart::Roofline => "Roofline: compute vs memory bandwidth (log–log)".to_owned(),
+            Chart::Architecture => "Architectures: this scenario on other GPUs".to_owned(),
+            Chart::Sweep => format!("Sweep: per-GPU memory ({unit}) against one input"),
+            Chart::Sensitivity => "Sensitivity: what one notch of each knob changes".to_owned(),
+        }
+    }
+
+    /// The title's hover explanation.
+    pub const fn hover(self) -> &'static str {
+        match self {
+            Chart::Memory => {
+                "Stacked in a fixed order, one bar per phase of the step (“(peak)” marks the phase that sets the peak); dashed line: the GPU's memory."
+            }
+            Chart::Roofline => {
+                "Attainable FLOP/s against arithmetic intensity (FLOP per byte moved). Left of the ridge a step is memory-bound."
+            }
+            Chart::Architecture => {
+                "Memory, bandwidth and latency per GPU, each with its own scale, and whether this scenario fits."
+            }
+            Chart::Sweep => {
+                "Everything else as set; the dotted line marks where it stops (or starts) fitting."
+            }
+            Chart::Sensitivity => {
+                "How much per-GPU memory each knob changes when moved one notch down or up, largest first; hover a bar for the step-time change."
+            }
+        }
+    }
+
+    /// Draws the title and the chart.
+    pub fn ui(self, ui: &mut Ui, cx: &mut ChartCtx<'_>) {
+        title(ui, &self.title(cx.prefs), self.hover());
+        let (prefs, scenario, est, h) = (&mut *cx.prefs, cx.scenario, cx.estimate, cx.height);
+        match self {
+            Chart::Memory => {
+                let base = cx.baseline.map(|(_, e)| e);
+                composition::ui(ui, prefs, scenario, est, base, h);
+            }
+            Chart::Roofline => roofline::ui(ui, prefs, scenario, est, h),
+            Chart::Architecture => architecture::ui(ui, prefs, scenario),
+            Chart::Sweep => {
+                let base = cx.baseline.map(|(b, _)| b);
+                sweep::ui(ui, prefs, scenario, est, base, cx.scratch, h);
+            }
+            Chart::Sensitivity => sensitivity::ui(ui, prefs, scenario, h),
+        }
+    }
+}
