@@ -3,6 +3,13 @@
 //! comparison over the whole catalog ≤ 50 µs. Criterion medians; expect up to 2× variation run to
 //! run on the 2-core machine. Run: `cargo bench --no-default-features --bench estimate`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};

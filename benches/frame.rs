@@ -1,6 +1,13 @@
 //! One full frame of the whole window (controls, headline, all four charts) at 1600×1000 through
 //! egui_kittest: layout and tessellation, no GPU. Target: ≤ 2 ms on the reference machine.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use egui_kittest::Harness;
 use vram_explorer::app::ExplorerApp;

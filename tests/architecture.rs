@@ -1,6 +1,13 @@
 //! The architecture comparison: shape, consistency with `estimate()`, the closed-form largest batch,
 //! unknowns kept unknown. (No heap allocation: tests/no_alloc.rs.)
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use vram_explorer::estimator::estimate;
 use vram_explorer::estimator::performance::{RowKind, compare};
 use vram_explorer::hardware::{ArticleTech, GpuId, MemoryTech, article_tech, gpu, tech};

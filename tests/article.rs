@@ -1,6 +1,13 @@
 //! The seed article's remaining mechanisms (issue 8): block-compressed inputs, input pipeline,
 //! embedding lookups, liveness-based buffer reuse, CNN traffic against batch size.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use vram_explorer::estimator::article::edge_reuse::{activation_plan, model_plan};
 use vram_explorer::estimator::article::embedding_lookup::{
     LookupBound, compare_techs, lookup_time, row_bytes_read,

@@ -1,6 +1,13 @@
 //! The corpus of bad scenario files (tests/data/bad/): each is refused with a clear error that
 //! names the problem, the field where there is one, the line, and the file path last. No panics.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use std::path::{Path, PathBuf};
 
 use vram_explorer::presets::{self, ErrorKind, MAX_FILE_BYTES, from_ron_bytes, from_ron_str};

@@ -1,6 +1,13 @@
 //! The built binary on presets: table and JSON output consistent with `estimate()`, exit codes,
 //! errors with the message first and the path last.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -2,6 +2,13 @@
 //! JSON as `vram_explorer::report` and the JSON report, parsed back here; `--output` replaces files
 //! atomically and fails with the message first and the path last.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -1,6 +1,13 @@
 //! Explained numbers (issue 7): every component's explanation states exactly the bytes the estimate
 //! (and so the chart) shows, and its terms sum to them, for every bundled preset.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use vram_explorer::estimator::explain::{explain, per_layer};
 use vram_explorer::estimator::{Component, estimate};
 use vram_explorer::presets;

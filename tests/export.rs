@@ -1,6 +1,13 @@
 //! Exports parsed back: CSV cells equal the estimate's numbers exactly; the Markdown report holds the
 //! breakdown in bytes, the peak phase, the diagnostics and the comparison.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use vram_explorer::estimator::performance::compare;
 use vram_explorer::estimator::{Component, Phase, estimate};
 use vram_explorer::report::csv::{COMPARISON_COLUMNS, ROOFLINE_COLUMNS, field, parse};

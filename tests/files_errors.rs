@@ -2,6 +2,13 @@
 //! and column where there is one, the path last; long inputs elided; control characters escaped,
 //! also in names that `check` and `report` print; a UTF-8 byte order mark accepted.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

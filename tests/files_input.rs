@@ -1,6 +1,13 @@
 //! Inputs that cannot hang or exhaust memory (issue 18, item 2): FIFOs and devices are refused at
 //! once, size limits hold while reading, imports are bounded and linear, their arithmetic cannot
 //! overflow, and what they produce passes the scenario format's range checks.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
 #![cfg(target_os = "linux")]
 
 use std::fs;

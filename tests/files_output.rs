@@ -3,6 +3,13 @@
 //! directories refused with the way out, permissions kept, stale temporaries swept, write errors on
 //! standard output are errors. Linux only (device files, FIFOs, `/proc`). The directory cases (stale
 //! temporaries, a read-only directory) are in tests/files_output_dirs.rs.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
 #![cfg(target_os = "linux")]
 
 use std::fs;

@@ -1,6 +1,13 @@
 //! `report -o` in a directory (issue 18, item 1): stale temporaries that killed runs left are swept,
 //! and a writable file in a read-only directory is refused with the reason and the way out (run as the
 //! unprivileged user 65534, since CI runs as root). Linux only (`/proc`, user ids).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
 #![cfg(target_os = "linux")]
 
 use std::fs;

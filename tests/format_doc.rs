@@ -4,6 +4,13 @@
 //! scenario, meanings from the doc comments in src/scenario/*.rs, enum values from the enums, ranges
 //! from `validate::RANGES`. Regenerate with `UPDATE_DOCS=1 cargo test --test format_doc`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use std::collections::BTreeMap;
 use std::path::Path;
 

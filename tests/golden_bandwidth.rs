@@ -1,6 +1,13 @@
 //! Published numbers for the bandwidth/time side (sources in docs/bandwidth.md and
 //! ../shared/reference/formulas-hardware-sources.md §1.5, §1.6, §5), and property tests.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use proptest::prelude::*;
 use vram_explorer::estimator::estimate;
 use vram_explorer::estimator::performance::comm::{

@@ -2,6 +2,13 @@
 //! ZeRO Figure 1 and Table 1, Korthikanti Table 2 per-layer activations (Megatron profile), KV cache
 //! per token, and the Hugging Face BERT-large V100 table where the scenario can express it.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use vram_explorer::estimator::memory::activations::{layer, score_mask, sizes};
 use vram_explorer::estimator::memory::ctx::Ctx;
 use vram_explorer::estimator::memory::inference::kv_bytes_per_token;

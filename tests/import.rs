@@ -1,6 +1,13 @@
 //! Imports: HF config.json → exact parameter counts through `estimate()`; safetensors headers on files
 //! the test writes, including malformed ones; sharded checkpoints.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use std::path::PathBuf;
 
 use vram_explorer::estimator::estimate;

@@ -1,6 +1,13 @@
 //! The tensor inventory: the groups of a stage add up to the stage's parameters, carry their own
 //! storage, trainability and sharding, and the model states read from them.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use vram_explorer::estimator::memory::ctx::Ctx;
 use vram_explorer::estimator::memory::inventory::{Inventory, Role, stage_params};
 use vram_explorer::estimator::memory::peft::Ext;

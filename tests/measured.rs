@@ -5,6 +5,13 @@
 //! steady-state training peak (`train.step2.peak_total`), prefill peak and decode peak. Run with
 //! `cargo test --test measured -- --nocapture` to see the table.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use serde_json::Value;
 use vram_explorer::estimator::{Phase, estimate};
 use vram_explorer::scenario::{

@@ -2,6 +2,13 @@
 //! checkpointing never adds saved activations, components add up, and every output is finite for any
 //! input, absurd ones included.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use proptest::prelude::*;
 use vram_explorer::estimator::{Component, Estimate, Phase, estimate};
 use vram_explorer::scenario::{

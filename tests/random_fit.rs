@@ -3,6 +3,13 @@
 //! micro-batch × accumulation × DP (65,536³, `validate::RANGES`). Prints the scenarios that took the
 //! most estimates (the benchmark `benches/solver.rs` times such cases; timing does not belong here).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 #[path = "support/sample.rs"]
 mod sample;
 

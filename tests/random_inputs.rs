@@ -8,6 +8,13 @@
 //! parser that allocates from a length read in the input). A hang would fail by CI's time-out.
 //! Deterministic: one seed ([`SEED`]), a xorshift generator, [`INPUTS`] inputs in all.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -4,6 +4,13 @@
 //! each of its components. `VRAM_RANDOM_SCENARIOS=1000000 cargo test --release --test
 //! random_scenarios` runs the heavier pass; the default is 10⁵.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 #[path = "support/sample.rs"]
 mod sample;
 

@@ -1,6 +1,13 @@
 //! The saved session (issue 18 item 3): its own versioned file, read section by section, never lost
 //! silently, clamped instead of trusted, written atomically; "Discard changes" discards, and a
 //! preset from the environment starts without another file's path.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
 #![cfg(feature = "gui")]
 
 use std::path::{Path, PathBuf};

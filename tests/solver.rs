@@ -1,6 +1,13 @@
 //! Solver answers checked by re-estimating them: the answer fits and one notch more does not;
 //! make-it-fit never suggests something that does not fit; the tornado is finite and complete.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
 use vram_explorer::estimator::estimate;
 use vram_explorer::estimator::sensitivity::{Knob, sensitivity};
 use vram_explorer::estimator::solver::{

@@ -1,5 +1,12 @@
 //! Drives the real window headless through AccessKit (egui_kittest, no GPU, no display): every control
 //! is found by its accessible label, as a screen reader would.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
 #![cfg(feature = "gui")]
 
 use egui::accesskit::Role;

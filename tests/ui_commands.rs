@@ -1,6 +1,13 @@
 //! The command table (`ui::commands::TABLE`) is the one source of the menus' labels and the
 //! shortcuts: every shortcut fires its command, every menu item is labelled from the table, and the
 //! UI does not reach into the app.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
 #![cfg(feature = "gui")]
 
 use egui_kittest::Harness;

@@ -70,36 +70,7 @@ fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
         ModelFamily::Recommender => "recommender (embedding tables + dense MLP)".to_owned(),
     };
     let _ = writeln!(out, "Model:   {params} B parameters, {shape}");
-    if m.moe.experts > 0 {
-        let _ = writeln!(
-            out,
-            "Experts: {} per layer, top-{}, {} shared, expert parallel {}; {} B active per token",
-            m.moe.experts,
-            m.moe.top_k,
-            m.moe.shared,
-            m.moe.ep,
-            fmt_sig(m.params.active / 1e9)
-        );
-    }
-    let format = s.quantization.weights;
-    let bits = format.bits_per_weight(s.quantization.group_size, m.hidden, true);
-    if let (Some(bits), Mode::Inference) = (bits, s.mode) {
-        let _ = writeln!(
-            out,
-            "Weights: layer matrices in {}, {} bits per weight with scales",
-            format.label(),
-            fmt_sig(bits)
-        );
-    }
-    if s.mode == Mode::Training && s.peft.method != crate::scenario::PeftMethod::Full {
-        let _ = writeln!(
-            out,
-            "Tuning:  {}, rank {}: {} M trainable parameters on a frozen base",
-            s.peft.method.label(),
-            s.peft.rank,
-            fmt_sig(est.memory.params.trainable / 1e6)
-        );
-    }
+    model_lines(out, s, est);
     let w = &s.workload;
     let step = match s.mode {
         Mode::Training => format!(
@@ -140,6 +111,41 @@ fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
         MemoryUnit::GB.format(cap),
         MemoryUnit::GiB.format(cap)
     );
+}
+
+/// Experts, quantized weights and LoRA, when the scenario has them.
+fn model_lines(out: &mut String, s: &Scenario, est: &Estimate) {
+    let m = &est.model;
+    if m.moe.experts > 0 {
+        let _ = writeln!(
+            out,
+            "Experts: {} per layer, top-{}, {} shared, expert parallel {}; {} B active per token",
+            m.moe.experts,
+            m.moe.top_k,
+            m.moe.shared,
+            m.moe.ep,
+            fmt_sig(m.params.active / 1e9)
+        );
+    }
+    let format = s.quantization.weights;
+    let bits = format.bits_per_weight(s.quantization.group_size, m.hidden, true);
+    if let (Some(bits), Mode::Inference) = (bits, s.mode) {
+        let _ = writeln!(
+            out,
+            "Weights: layer matrices in {}, {} bits per weight with scales",
+            format.label(),
+            fmt_sig(bits)
+        );
+    }
+    if s.mode == Mode::Training && s.peft.method != crate::scenario::PeftMethod::Full {
+        let _ = writeln!(
+            out,
+            "Tuning:  {}, rank {}: {} M trainable parameters on a frozen base",
+            s.peft.method.label(),
+            s.peft.rank,
+            fmt_sig(est.memory.params.trainable / 1e6)
+        );
+    }
 }
 
 fn memory(out: &mut String, est: &Estimate, unit: MemoryUnit) {

@@ -6,10 +6,12 @@
 //! once). Checked against `tests/data/measured` and the published totals (tests/measured.rs).
 
 mod families;
+mod layer;
 pub mod lora;
 pub mod moe;
 
 use self::families::{cnn, recommender};
+use self::layer::layer_counts;
 pub use self::moe::MoeShape;
 use super::{Diagnostic, Diagnostics, ParamCounts};
 use crate::scenario::{
@@ -192,39 +194,16 @@ fn transformer(spec: &ModelSpec) -> ResolvedModel {
         f64::from(vocab),
     );
     let bias = if t.bias { 1.0 } else { 0.0 };
-    let norm_p = match t.norm {
-        NormKind::LayerNorm => 2.0 * h,
-        NormKind::RmsNorm => h,
-    };
-    let norm_tensors = match t.norm {
-        NormKind::LayerNorm => 2.0,
-        NormKind::RmsNorm => 1.0,
-    };
-    // Attention: q (h × a·d), k and v (h × k·d), output (a·d × h), biases on each when `bias`.
-    let attn_w = h * a * d + 2.0 * h * k * d + a * d * h;
-    let attn_b = bias * (a * d + 2.0 * k * d + h);
-    let (one_w, one_b, mlp_mats) = match t.ffn_kind {
-        FfnKind::Gelu => (2.0 * h * f, bias * (f + h), 2.0),
-        FfnKind::SwiGlu => (3.0 * h * f, bias * (2.0 * f + h), 3.0),
-    };
-    // A mixture of experts stores every expert (routed and shared) and a router (h × E, no bias).
-    let copies = moe.stored_mlps();
-    let router = h * f64::from(moe.experts);
-    let (mlp_w, mlp_b) = (copies * one_w + router, copies * one_b);
-    let per_layer = attn_w + attn_b + mlp_w + mlp_b + 2.0 * norm_p;
-    let qkv_tensors = if t.fused_qkv { 2.0 } else { 4.0 };
-    let layer_tensors = (qkv_tensors + copies * mlp_mats) * (1.0 + bias)
-        + 2.0 * norm_tensors
-        + f64::from(moe.experts > 0);
-    let inactive = (copies - moe.active_mlps()) * (one_w + one_b);
+    let lc = layer_counts(t, &moe, [h, a, k, d, f], bias);
 
     let positions = match t.positions {
         PositionKind::Learned => f64::from(t.max_positions) * h,
         PositionKind::Rotary => 0.0,
     };
     let embeddings = v * h + positions + f64::from(t.token_types) * h;
-    let (head, head_w, head_b, head_tensors) = head_params(t.arch, t, h, v, norm_p, norm_tensors);
-    let total = embeddings + l * per_layer + head;
+    let (head, head_w, head_b, head_tensors) =
+        head_params(t.arch, t, h, v, lc.norm_p, lc.norm_tensors);
+    let total = embeddings + l * lc.per_layer + head;
     let lm_matrix = if t.arch == ArchKind::Decoder || t.mlm_head {
         v * h
     } else {
@@ -246,10 +225,10 @@ fn transformer(spec: &ModelSpec) -> ResolvedModel {
         params: ParamCounts {
             total,
             embeddings,
-            per_layer,
+            per_layer: lc.per_layer,
             head,
             trainable: total,
-            active: total - l * inactive,
+            active: total - l * lc.inactive,
         },
         arch: t.arch,
         norm: t.norm,
@@ -259,13 +238,13 @@ fn transformer(spec: &ModelSpec) -> ResolvedModel {
         fused_qkv: t.fused_qkv,
         softmax_fp32: t.softmax_fp32,
         mlm_head: t.arch == ArchKind::Encoder && t.mlm_head,
-        matmul_weights: l * (attn_w + mlp_w) + head_w + lm_matrix,
-        matmul_biases: l * (attn_b + mlp_b) + head_b,
+        matmul_weights: l * (lc.attn_w + lc.mlp_w) + head_w + lm_matrix,
+        matmul_biases: l * (lc.attn_b + lc.mlp_b) + head_b,
         largest_tensor: largest,
-        param_tensors: l * layer_tensors + emb_tensors + head_tensors,
+        param_tensors: l * lc.layer_tensors + emb_tensors + head_tensors,
         act_bytes_per_sample_fp32: 0.0,
         moe: MoeShape {
-            routed_params_per_layer: f64::from(moe.experts) * (one_w + one_b),
+            routed_params_per_layer: f64::from(moe.experts) * (lc.one_w + lc.one_b),
             ..moe
         },
     }

@@ -181,17 +181,7 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
     };
     let model_type = r.text("model_type").unwrap_or("").to_owned();
     let mixtral = model_type == "mixtral";
-    for (key, what) in UNSUPPORTED_KEYS {
-        if mixtral && MIXTRAL_KEYS.contains(&key) {
-            continue;
-        }
-        if let Some(v) = obj.get(key).filter(|v| !v.is_null()) {
-            r.problems.push(format!(
-                "`{key}` = {}: {what} is not understood",
-                echo_json(v)
-            ));
-        }
-    }
+    unsupported_keys(&mut r, mixtral);
     let mut notes = Vec::new();
     let dims = match model_type.as_str() {
         "llama" | "mistral" | "qwen2" | "mixtral" => {
@@ -228,21 +218,7 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
             r.problems.join("; ")
         )));
     }
-    let mut ignored: Vec<&str> = obj
-        .keys()
-        .map(String::as_str)
-        .filter(|k| !r.used.contains(k) && !IRRELEVANT_KEYS.contains(k))
-        .collect();
-    ignored.sort_unstable();
-    if !ignored.is_empty() {
-        notes.push(ignored_note(&ignored));
-    }
-    if obj.contains_key("quantization_config") {
-        notes.push(
-            "The checkpoint is quantized (`quantization_config`): set the weight precision by hand"
-                .to_owned(),
-        );
-    }
+    ignored_notes(&r, &mut notes);
     let model = ModelSpec {
         family: ModelFamily::Transformer,
         shape: ShapeSource::Dimensions,
@@ -256,6 +232,41 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
         model_type,
         notes,
     })
+}
+
+/// Keys whose meaning the estimator does not model: each one is a problem, never a silent default.
+fn unsupported_keys(r: &mut Reader<'_>, mixtral: bool) {
+    for (key, what) in UNSUPPORTED_KEYS {
+        if mixtral && MIXTRAL_KEYS.contains(&key) {
+            continue;
+        }
+        if let Some(v) = r.obj.get(key).filter(|v| !v.is_null()) {
+            r.problems.push(format!(
+                "`{key}` = {}: {what} is not understood",
+                echo_json(v)
+            ));
+        }
+    }
+}
+
+/// Notes on keys that were read by nothing (listed) and on a quantized checkpoint.
+fn ignored_notes(r: &Reader<'_>, notes: &mut Vec<String>) {
+    let mut ignored: Vec<&str> = r
+        .obj
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !r.used.contains(k) && !IRRELEVANT_KEYS.contains(k))
+        .collect();
+    ignored.sort_unstable();
+    if !ignored.is_empty() {
+        notes.push(ignored_note(&ignored));
+    }
+    if r.obj.contains_key("quantization_config") {
+        notes.push(
+            "The checkpoint is quantized (`quantization_config`): set the weight precision by hand"
+                .to_owned(),
+        );
+    }
 }
 
 fn check_shape(t: &TransformerDims, problems: &mut Vec<String>) {

@@ -90,6 +90,10 @@ pub enum ArchKind {
 }
 
 /// Transformer dimensions. Defaults are Llama-3-8B (config.json of meta-llama/Meta-Llama-3-8B).
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "the file format: each switch is a documented field users set by name"
+)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TransformerDims {

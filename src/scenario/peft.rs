@@ -30,6 +30,10 @@ impl PeftMethod {
 }
 
 /// Which of a layer's matrices get adapters (Hugging Face PEFT `target_modules`: `q_proj` …).
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "one switch per targetable matrix, as PEFT names them in target_modules"
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LoraTargets {

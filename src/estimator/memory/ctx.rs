@@ -12,6 +12,10 @@ use crate::scenario::{
 
 /// Sanitised inputs of the memory model. Sizes are `f64` element counts, byte sizes are bytes per
 /// element.
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "the resolved switches of the scenario, one per input the formulas branch on"
+)]
 #[derive(Clone, Copy, Debug)]
 pub struct Ctx {
     pub mode: Mode,

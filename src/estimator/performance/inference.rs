@@ -70,27 +70,8 @@ pub fn inference(
     let stored = read_weights(m) * keep / split * prec.weights.bytes();
     let weights = read_weights(m) * keep / split * per_weight;
     let kv_tok = kv_bytes_per_token_gpu(s, m, i);
-    let (prefill_flops, decode_flops, ctx) = if m.family == ModelFamily::Transformer {
-        let l = m.layers as f64;
-        let head_tokens = if inf.all_logits {
-            batch * prompt
-        } else {
-            batch
-        };
-        let pre = batch * prompt * l * flops::layer_flops_per_token(m, prompt) * keep
-            + head_tokens * flops::head_flops_per_token(m) * keep;
-        let ctx = prompt + generated / 2.0;
-        let dec = batch
-            * (l * flops::layer_flops_per_token(m, ctx) + flops::head_flops_per_token(m))
-            * keep;
-        (pre / split, dec / split, ctx)
-    } else {
-        (
-            batch * flops::sample_work(&s.model).flops * keep / split,
-            0.0,
-            0.0,
-        )
-    };
+    let (prefill_flops, decode_flops, ctx) =
+        phase_flops(s, m, [batch, prompt, generated], keep / split);
     // Quantized matrices are read at their bits per weight; a decode step reads only routed experts.
     let (w_pre, w_dec) = (
         weights * super::peft_moe::read_scale(s, m, batch * prompt),
@@ -213,4 +194,27 @@ fn max_requests(mem: &MemoryEstimate, i: &Inputs, weights: f64, per_request: f64
         return 0;
     }
     (free / per_request).floor().clamp(0.0, u32::MAX as f64) as u32
+}
+
+/// FLOPs of the prefill and of one decode step on one GPU, and the mean decode context;
+/// `[batch, prompt, generated]` tokens, `share` = what pruning keeps ÷ (TP × PP).
+fn phase_flops(s: &Scenario, m: &ResolvedModel, tokens: [f64; 3], share: f64) -> (f64, f64, f64) {
+    let inf = &s.inference;
+    let [batch, prompt, generated] = tokens;
+    if m.family == ModelFamily::Transformer {
+        let l = m.layers as f64;
+        let head_tokens = if inf.all_logits {
+            batch * prompt
+        } else {
+            batch
+        };
+        let pre = batch * prompt * l * flops::layer_flops_per_token(m, prompt)
+            + head_tokens * flops::head_flops_per_token(m);
+        let ctx = prompt + generated / 2.0;
+        let dec =
+            batch * (l * flops::layer_flops_per_token(m, ctx) + flops::head_flops_per_token(m));
+        (pre * share, dec * share, ctx)
+    } else {
+        (batch * flops::sample_work(&s.model).flops * share, 0.0, 0.0)
+    }
 }
