@@ -31,7 +31,24 @@ SHAPE = dict(n_layers=4, hidden=256, heads=4, kv_heads=2, ffn=688, vocab=32000, 
 BATCH, SEQ = 2, 256
 
 
-def measure(stage):
+def zero_tensors(opt, depth=0, seen=None):
+    """Tensors held by the ZeRO optimizer object (flat partitions, IPG buckets, ...): attribute values that are
+    tensors or lists/tuples/dicts of tensors, one level of nesting."""
+    seen = set() if seen is None else seen
+    out = []
+    for k, v in list(vars(opt).items()):
+        vals = [v] if isinstance(v, torch.Tensor) else list(v.values()) if isinstance(v, dict) else \
+            list(v) if isinstance(v, (list, tuple)) else []
+        for x in vals:
+            xs = [x] if isinstance(x, torch.Tensor) else list(x) if isinstance(x, (list, tuple)) else []
+            for t in xs:
+                if isinstance(t, torch.Tensor) and id(t) not in seen:
+                    seen.add(id(t))
+                    out.append(t)
+    return out
+
+
+def measure(stage, small_buckets=False):
     import deepspeed
     from transformers import LlamaConfig, LlamaForCausalLM
     t_all = time.time()
@@ -43,7 +60,10 @@ def measure(stage):
     model = LlamaForCausalLM(cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
     ds_config = {"train_micro_batch_size_per_gpu": BATCH, "gradient_accumulation_steps": 1,
-                 "zero_optimization": {"stage": stage}, "fp16": {"enabled": False}, "bf16": {"enabled": False},
+                 "zero_optimization": {"stage": stage, **({"reduce_bucket_size": 1_000_000,
+                                                               "allgather_bucket_size": 1_000_000,
+                                                               "stage3_prefetch_bucket_size": 1_000_000}
+                                                            if small_buckets else {})}, "fp16": {"enabled": False}, "bf16": {"enabled": False},
                  "steps_per_print": 1000, "wall_clock_breakdown": False}
     engine, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=opt, config=ds_config)
     g = torch.Generator().manual_seed(1)
@@ -57,9 +77,19 @@ def measure(stage):
             o = o.optimizer
         return o
 
+    def master():
+        o = optimizer
+        ts = []
+        for n in ("single_partition_of_fp32_groups", "fp32_partitioned_groups_flat"):
+            ts += [t for t in getattr(o, n, []) or [] if isinstance(t, torch.Tensor)]
+        return ts
+
     def step():
         tr.label([ids], "inputs")
         tr.classify_model(engine.module, inner_opt())
+        tr.label(master(), "master_params")  # ZeRO's FP32 partition (the optimizer's own copy)
+        if stage > 0:
+            tr.label(zero_tensors(optimizer), "zero_buffers")
         tr.mark("start")
         tr.set_phase("forward")
         loss = engine(input_ids=ids, labels=ids).loss
@@ -80,7 +110,8 @@ def measure(stage):
     named = dict(engine.module.named_parameters())
     n_params = sum(p.numel() for p in named.values())
     return dict(
-        name=f"deepspeed-zero{stage}-llama-tiny_b{BATCH}_s{SEQ}_fp32_adamw_sdpa",
+        name=f"deepspeed-zero{stage}{'-smallbuckets' if small_buckets else ''}-llama-tiny_b{BATCH}_s{SEQ}"
+             "_fp32_adamw_sdpa",
         config=dict(model="llama-tiny", batch=BATCH, seq=SEQ, dtype_mode="fp32", optimizer="adamw", foreach=True,
                     checkpointing=False, attn_impl="sdpa", dropout=False, dropout_kernel="native", inference=False),
         framework=dict(name="deepspeed", version=deepspeed.__version__,
@@ -103,15 +134,15 @@ def measure(stage):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--stages", default="0,1,2")
+    ap.add_argument("--stages", default="0,1,2,3,2s,3s", help="ZeRO stages; a trailing s: 1e6-element buckets")
     a = ap.parse_args()
     torch.set_num_threads(2)
     import deepspeed
     deepspeed.init_distributed(dist_backend="gloo")
     recs, failed = [], []
-    for st in [int(x) for x in a.stages.split(",")]:
+    for st in a.stages.split(","):
         try:
-            r = measure(st)
+            r = measure(int(st.rstrip("s")), small_buckets=st.endswith("s"))
             recs.append(r)
             s2 = r["train"]["step2"]
             print("==", r["name"], f"step2 peak {s2['peak_total']:,} phases {s2['phase_peaks']}",
