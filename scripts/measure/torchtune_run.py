@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""torchtune (with its older torch pin) on CPU: the tiny Llama from torchtune's own component builders, full,
+LoRA and QLoRA (base weights as torchao NF4Tensor), measured through the step of its single-device recipes
+(recipes/lora_finetune_single_device.py `_loss_step` + `train`): logits = model(tokens); labels shifted with an
+ignore column; loss = loss_fn(logits, labels); `del logits`; loss.backward(); optimizer.step(); zero_grad.
+Training only.
+
+    python torchtune_run.py --out records.json
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch  # noqa: E402
+
+from harness import env_versions, optimizer_state_bytes, run_training, storage_bytes  # noqa: E402
+
+SEED = 0
+BATCH, SEQ = 2, 256
+BASE = dict(n_layers=4, hidden=256, heads=4, kv_heads=2, vocab=32000, max_positions=2048)
+PACKAGES = ("torchtune", "torchao", "numpy")
+
+
+def build(case):
+    from torchtune.models.llama3._component_builders import llama3, lora_llama3
+    torch.manual_seed(SEED)
+    kw = dict(vocab_size=BASE["vocab"], num_layers=BASE["n_layers"], num_heads=BASE["heads"],
+              num_kv_heads=BASE["kv_heads"], embed_dim=BASE["hidden"], max_seq_len=BASE["max_positions"],
+              intermediate_dim=case["ffn"], attn_dropout=0.0, norm_eps=1e-5, rope_base=500000)
+    if case["method"] == "full":
+        model = llama3(**kw)
+    else:
+        mods = ["q_proj", "v_proj"] if case["targets"] == "qv" else ["q_proj", "k_proj", "v_proj", "output_proj"]
+        model = lora_llama3(lora_attn_modules=mods, apply_lora_to_mlp=case["targets"] == "all",
+                            apply_lora_to_output=False, lora_rank=8, lora_alpha=16, lora_dropout=0.0,
+                            quantize_base=case["method"] == "qlora", **kw)
+        from torchtune.modules.peft import get_adapter_params, set_trainable_params
+        set_trainable_params(model, get_adapter_params(model))
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[case["base"]]
+    if case["method"] != "qlora":
+        model = model.to(dtype)
+    else:  # recipes load the NF4 base in the compute dtype; adapters in the same dtype
+        for n, p in model.named_parameters():
+            if type(p.data) is torch.Tensor:
+                p.data = p.data.to(dtype)
+    model.train()
+    return model
+
+
+def case_name(c):
+    tag = c["method"] if c["method"] == "full" else f"{c['method']}-{c['targets']}-r8_drop0"
+    return f"torchtune-llama-tiny_f{c['ffn']}_b{BATCH}_s{SEQ}_{c['base']}_{tag}_adamw_sdpa"
+
+
+def measure(case):
+    import torchtune
+    from torchtune.modules.loss import CEWithChunkedOutputLoss
+    t_all = time.time()
+    model = build(case)
+    loss_fn = CEWithChunkedOutputLoss(num_output_chunks=8)
+    model.set_num_output_chunks(loss_fn.num_output_chunks)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trainable, lr=1e-4, foreach=True)
+    g = torch.Generator().manual_seed(SEED + 1)
+    tokens = torch.randint(0, BASE["vocab"], (BATCH, SEQ), generator=g)
+    labels = tokens.clone()
+    ignore = torch.full((BATCH, 1), -100, dtype=labels.dtype)
+
+    def step_loss():  # recipes/lora_finetune_single_device.py `_loss_step`
+        logits = model(tokens)
+        lab = torch.hstack((labels[..., 1:], ignore))
+        if not isinstance(logits, list):
+            lab = lab.reshape(-1)
+            logits = logits.reshape(-1, logits.size(-1))
+        loss = loss_fn(logits, lab)
+        del logits
+        return loss
+
+    train, tr, check, timings = run_training(model, opt, [tokens, labels, ignore], step_loss)
+    named = dict(model.named_parameters())
+
+    def logical(p):
+        return p.numel()
+    n_params = sum(logical(p) for p in named.values())
+    n_emb = sum(p.numel() for n, p in named.items() if n.startswith("tok_embeddings"))
+    n_head = sum(p.numel() for n, p in named.items() if n.startswith("output"))
+    from tracker import flat_tensors
+    pbytes = storage_bytes(flat_tensors(list(named.values())))
+    settings = dict(method=case["method"], builder="torchtune.models.llama3._component_builders."
+                    + ("llama3" if case["method"] == "full" else "lora_llama3"),
+                    loss="torchtune.modules.loss.CEWithChunkedOutputLoss(num_output_chunks=8)",
+                    n_params_trainable=sum(p.numel() for p in trainable),
+                    nf4_base=case["method"] == "qlora")
+    if case["method"] != "full":
+        settings.update(lora_rank=8, lora_alpha=16, lora_dropout=0.0, targets=case["targets"])
+    pd = {"fp32": "float32", "bf16": "bfloat16"}[case["base"]]
+    return dict(
+        name=case_name(case),
+        config=dict(model=f"llama-tiny-f{case['ffn']}", batch=BATCH, seq=SEQ, dtype_mode=case["base"],
+                    optimizer="adamw", foreach=True, checkpointing=False, attn_impl="sdpa", dropout=False,
+                    dropout_kernel="native", inference=False),
+        framework=dict(name="torchtune", version=torchtune.__version__, settings=settings),
+        family="llama", n_layers=BASE["n_layers"], hidden=BASE["hidden"], heads=BASE["heads"],
+        kv_heads=BASE["kv_heads"], head_dim=BASE["hidden"] // BASE["heads"], ffn=case["ffn"], vocab=BASE["vocab"],
+        max_positions=BASE["max_positions"], tied_embeddings=False, mlp="swiglu", norm="rmsnorm", dropout_p=0.0,
+        dropout_kernel="native", seq=SEQ, batch=BATCH, dtype_mode=case["base"],
+        param_dtype=pd if case["method"] != "qlora" else "nf4", optimizer="adamw", optimizer_foreach=True,
+        checkpointing=False, checkpointing_kwargs=None, attn_impl="sdpa", n_params=n_params,
+        n_params_embeddings=n_emb, n_params_head=n_head, n_params_other=n_params - n_emb - n_head,
+        param_bytes=pbytes, optimizer_state_bytes=optimizer_state_bytes(opt), train=train, inference=None,
+        attention_ops_seen=dict(tr.op_counts), timings_s=timings, allocator_check=check,
+        wall_s=round(time.time() - t_all, 1), env=env_versions(PACKAGES),
+        attention_kernel={k: "sdpa_flash_cpu" for k in train},
+    )
+
+
+def cases():
+    return [dict(method="full", base="fp32", ffn=688),
+            dict(method="lora", base="fp32", ffn=688, targets="qv"),
+            dict(method="lora", base="fp32", ffn=768, targets="all"),
+            dict(method="qlora", base="fp32", ffn=768, targets="all"),
+            dict(method="qlora", base="bf16", ffn=768, targets="all")]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", default=None)
+    a = ap.parse_args()
+    torch.set_num_threads(2)
+    recs, failed = [], []
+    for c in cases():
+        n = case_name(c)
+        if a.only and not any(s in n for s in a.only.split(",")):
+            continue
+        try:
+            r = measure(c)
+            recs.append(r)
+            s2 = r["train"]["step2"]
+            print("==", n, f"step2 peak {s2['peak_total']:,} phases {s2['phase_peaks']}",
+                  {k: v["diff_bytes"] for k, v in r["allocator_check"].items()}, flush=True)
+        except Exception as e:
+            traceback.print_exc()
+            failed.append(dict(name=n, error=f"{type(e).__name__}: {e}"))
+        gc.collect()
+    with open(a.out, "w") as f:
+        json.dump(recs, f, indent=1)
+    if failed:
+        with open(a.out + ".failed.json", "w") as f:
+            json.dump(failed, f, indent=1)
+        print("FAILED:", json.dumps(failed, indent=1))
+
+
+if __name__ == "__main__":
+    main()
