@@ -94,7 +94,7 @@ fn report_json_matches_estimate() {
     let s = presets::load(&path).expect("preset loads");
     let e = estimate(&s);
     let m = &e.memory;
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["scenario"]["name"], s.name.as_str());
     let order: Vec<&str> = Component::ALL.iter().map(|c| c.key()).collect();
     assert_eq!(v["memory"]["component_order"], serde_json::json!(order));

@@ -10,7 +10,7 @@ use crate::presets::bundled;
 use crate::scenario::{Mode, Scenario};
 
 /// Version of the JSON layout; bumped only when a key changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The report of one scenario as pretty JSON.
 pub fn report(s: &Scenario, est: &Estimate, origin: &str) -> String {
@@ -49,6 +49,7 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
         "schema_version": SCHEMA_VERSION,
         "scenario": {
             "name": s.name,
+            "title": s.title(),
             "source": origin,
             "mode": match s.mode { Mode::Training => "training", Mode::Inference => "inference" },
             "gpus": s.parallel.gpus(),

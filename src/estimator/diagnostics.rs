@@ -187,3 +187,9 @@ impl Diagnostics {
         Diagnostic::ALL.into_iter().filter(|d| self.contains(*d))
     }
 }
+
+impl crate::scenario::validate::ClampReport for Diagnostics {
+    fn clamped(&mut self) {
+        self.insert(Diagnostic::InputClamped);
+    }
+}

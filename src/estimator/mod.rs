@@ -6,6 +6,7 @@ pub mod explain;
 pub mod memory;
 mod memory_types;
 pub mod model;
+pub mod num;
 pub mod performance;
 pub mod resolve;
 pub mod sensitivity;

@@ -15,8 +15,8 @@
 mod sections;
 mod sections2;
 
-use super::memory::ctx::ceil;
 use super::model::{self, ResolvedModel};
+use super::num::ceil;
 use super::{Diagnostic, Diagnostics};
 use crate::scenario::{
     Dtype, Implementation, Mode, ModelSpec, Optimizer, PrecisionSpec, Scenario, ZeroStage,

@@ -6,7 +6,12 @@
 //! parameter model, 65,536-way parallelism), not claims about what is practical.
 
 use super::{GpuChoice, Scenario};
-use crate::estimator::{Diagnostic, Diagnostics};
+
+/// Where [`FieldRange::clamp`] reports that it moved a value (the estimator's diagnostics implement
+/// it); a trait so the scenario does not depend on the estimator.
+pub trait ClampReport {
+    fn clamped(&mut self);
+}
 
 /// A value outside its documented range.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,10 +50,11 @@ impl FieldRange {
     /// `x` moved into the range, the one place the estimator bounds a number
     /// (`estimator::resolve`). In range (the usual case): `x` itself, one test. Out of range: the
     /// nearest end (the nearest representable value inside an open end), reported as
-    /// [`Diagnostic::InputClamped`]. NaN: `default`, which callers take from the section's
-    /// `Default` impl (the value a file without the field gets), also reported.
+    /// clamped to `d` (the estimator's diagnostics: `InputClamped`). NaN: `default`, which callers
+    /// take from the section's `Default` impl (the value a file without the field gets), also
+    /// reported.
     #[inline]
-    pub fn clamp(&self, x: f64, default: f64, d: &mut Diagnostics) -> f64 {
+    pub fn clamp(&self, x: f64, default: f64, d: &mut impl ClampReport) -> f64 {
         let lo = if self.min_exclusive {
             self.min.next_up()
         } else {
@@ -63,7 +69,7 @@ impl FieldRange {
         if x >= lo && x <= hi {
             return x;
         }
-        d.insert(Diagnostic::InputClamped);
+        d.clamped();
         if x.is_nan() {
             default.clamp(lo, hi)
         } else {
@@ -73,7 +79,7 @@ impl FieldRange {
 
     /// [`FieldRange::clamp`] for a count (integer fields have integer bounds).
     #[inline]
-    pub fn clamp_u32(&self, x: u32, d: &mut Diagnostics) -> u32 {
+    pub fn clamp_u32(&self, x: u32, d: &mut impl ClampReport) -> u32 {
         let y = self.clamp(f64::from(x), 0.0, d);
         // In range of u32: the bounds of integer fields are integers in [0, 2^32).
         y as u32

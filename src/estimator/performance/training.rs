@@ -2,7 +2,6 @@
 //! optimizer update, collectives, the pipeline bubble and offload traffic.
 
 use super::comm::{allreduce_time, bubble_fraction, chosen_latency, one_bit_ratio};
-use super::flops;
 use super::inputs::Inputs;
 use super::roofline::{div, phase};
 use super::types::{Communication, OffloadTraffic, PhaseRoofline};
@@ -156,31 +155,4 @@ fn offload(
     };
     let tier_bytes = 2.0 * accum * spill_bytes(mem, i);
     offload_traffic(i, opt_bytes + param_bytes, bw, host_time, tier_bytes)
-}
-
-/// Forward FLOPs of one micro-batch on one GPU and its recomputation, for [`Work`].
-pub fn forward_flops(s: &Scenario, m: &ResolvedModel, split: f64, keep: f64) -> (f64, f64) {
-    let b = s.workload.micro_batch.max(1) as f64;
-    if m.family != ModelFamily::Transformer {
-        let work = flops::sample_work(&s.model);
-        return (b * work.flops * keep / split, 0.0);
-    }
-    let seq = s.workload.seq_len.max(1) as f64;
-    let layers = m.layers as f64;
-    let tokens = b * seq;
-    let fwd = tokens
-        * (layers * flops::layer_flops_per_token(m, seq) * keep
-            + flops::head_flops_per_token(m) * keep);
-    let recompute = match s.strategies.checkpointing {
-        Checkpointing::None => 0.0,
-        // Korthikanti App. A Eq. 8 vs Eq. 7: + 72BLsh² · s/6h = 12·B·s²·h per layer, three times
-        // the attention core's forward (4·B·s²·h); the paper's count is followed.
-        Checkpointing::Selective => {
-            3.0 * tokens * layers * flops::attention_flops_per_token(m, seq)
-        }
-        Checkpointing::Full | Checkpointing::EveryK => {
-            tokens * layers * flops::layer_flops_per_token(m, seq) * keep
-        }
-    };
-    (fwd / split, recompute / split)
 }

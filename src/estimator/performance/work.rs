@@ -2,11 +2,11 @@
 
 use super::flops;
 use super::inputs::Inputs;
-use super::training::forward_flops;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::{Component, MemoryEstimate, Phase};
 use crate::scenario::{
-    AttentionKernel, ModelFamily, OffloadTarget, OptimizerKind, PruneKind, Scenario, ZeroStage,
+    AttentionKernel, Checkpointing, ModelFamily, OffloadTarget, OptimizerKind, PruneKind, Scenario,
+    ZeroStage,
 };
 
 /// Per-GPU sizes of a training micro-batch (bytes unless named otherwise).
@@ -211,4 +211,31 @@ pub fn spill_bytes(mem: &MemoryEstimate, i: &Inputs) -> f64 {
     } else {
         0.0
     }
+}
+
+/// Forward FLOPs of one micro-batch on one GPU and its recomputation, for [`Work`].
+fn forward_flops(s: &Scenario, m: &ResolvedModel, split: f64, keep: f64) -> (f64, f64) {
+    let b = s.workload.micro_batch.max(1) as f64;
+    if m.family != ModelFamily::Transformer {
+        let work = flops::sample_work(&s.model);
+        return (b * work.flops * keep / split, 0.0);
+    }
+    let seq = s.workload.seq_len.max(1) as f64;
+    let layers = m.layers as f64;
+    let tokens = b * seq;
+    let fwd = tokens
+        * (layers * flops::layer_flops_per_token(m, seq) * keep
+            + flops::head_flops_per_token(m) * keep);
+    let recompute = match s.strategies.checkpointing {
+        Checkpointing::None => 0.0,
+        // Korthikanti App. A Eq. 8 vs Eq. 7: + 72BLsh² · s/6h = 12·B·s²·h per layer, three times
+        // the attention core's forward (4·B·s²·h); the paper's count is followed.
+        Checkpointing::Selective => {
+            3.0 * tokens * layers * flops::attention_flops_per_token(m, seq)
+        }
+        Checkpointing::Full | Checkpointing::EveryK => {
+            tokens * layers * flops::layer_flops_per_token(m, seq) * keep
+        }
+    };
+    (fwd / split, recompute / split)
 }
