@@ -10,36 +10,8 @@ use std::ops::RangeInclusive;
 use egui::{Response, Slider, SliderClamping, Ui};
 use egui_plot::{GridInput, GridMark};
 
-use crate::units::fmt_sig;
-
-/// A count with an SI-style suffix: `8.03 B`, `1.00 M`, `512`.
-pub fn fmt_count(x: f64) -> String {
-    if !x.is_finite() {
-        return "—".to_owned();
-    }
-    let a = x.abs();
-    let (div, suffix) = if a >= 1e12 {
-        (1e12, " T")
-    } else if a >= 1e9 {
-        (1e9, " B")
-    } else if a >= 1e6 {
-        (1e6, " M")
-    } else if a >= 1e4 {
-        (1e3, " k")
-    } else {
-        (1.0, "")
-    };
-    format!("{}{suffix}", trim_zeros(fmt_sig(x / div)))
-}
-
-/// `8.00` → `8`, `0.500` → `0.5`; integers stay as they are.
-pub fn trim_zeros(s: String) -> String {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        s
-    }
-}
+/// A count with the suffix people use for model sizes (`8.03 B`, `1 M`): [`crate::format::count`].
+pub use crate::format::{count as fmt_count, trim_zeros};
 
 /// Parses what [`fmt_count`] prints, plain numbers and `e` notation: `8B`, `8 B`, `70e9`, `1.5k`.
 pub fn parse_count(text: &str) -> Option<f64> {
