@@ -67,6 +67,9 @@ pub struct ExplorerApp {
     /// Prefs the theme was last applied for.
     applied: Option<Prefs>,
     pending: Vec<Command>,
+    /// "Save first" in the unsaved-changes dialog: the command to run once the save succeeds
+    /// (dropped when the save fails or its dialog is cancelled).
+    after_save: Option<Command>,
     title: String,
     quit_confirmed: bool,
     shot: shot::Shots,
@@ -96,6 +99,7 @@ impl ExplorerApp {
             dialog: Dialog::None,
             applied: None,
             pending: Vec::new(),
+            after_save: None,
             title: String::new(),
             quit_confirmed: false,
             shot: shot::Shots::default(),

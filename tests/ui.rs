@@ -323,3 +323,49 @@ fn the_quantization_table_opens_for_inference_only() {
     let h = harness(app_with(|s| s.mode = Mode::Training));
     assert!(h.query_by_label("Which quantization fits?").is_none());
 }
+
+/// The parallel degrees' controls take every value the file format accepts (`validate::RANGES`:
+/// 1 ..= 65,536), not a narrower slider span (DP stopped at 4,096, TP at 64, PP at 128; issue 17).
+#[test]
+fn parallel_degree_controls_follow_the_documented_ranges() {
+    let mut h = harness(app_with(|s| s.mode = Mode::Training));
+    set_slider(&mut h, "Data parallel", 20_000.0);
+    set_slider(&mut h, "Tensor parallel", 128.0);
+    set_slider(&mut h, "Pipeline parallel", 256.0);
+    let p = &h.state().scenario().parallel;
+    assert_eq!((p.dp, p.tp, p.pp), (20_000, 128, 256));
+    set_slider(&mut h, "Data parallel", 1e9);
+    assert_eq!(h.state().scenario().parallel.dp, 65_536);
+}
+
+/// "Save first" in the unsaved-changes dialog saves and then does what the user asked (it used to
+/// save and drop the action; issue 16).
+#[test]
+fn save_first_saves_then_opens_the_other_file() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let mine = dir.join("ui-test-save-first-mine.ron");
+    let other = dir.join("ui-test-save-first-other.ron");
+    let mut o = Scenario::default();
+    o.workload.micro_batch = 7;
+    std::fs::write(&other, vram_explorer::presets::to_ron_string(&o)).unwrap();
+    let mut h = harness(ExplorerApp::default());
+    h.state_mut().request(Command::SavePath(mine.clone()));
+    h.run();
+    h.state_mut().scenario_mut().workload.micro_batch = 3;
+    h.run();
+    assert!(h.state().is_dirty());
+    h.state_mut().request(Command::OpenPath(other));
+    h.run();
+    h.get_by_label("Save first").click();
+    for _ in 0..3 {
+        h.run();
+    }
+    let saved = vram_explorer::presets::load(&mine).unwrap();
+    assert_eq!(saved.workload.micro_batch, 3, "the edits were saved");
+    assert_eq!(
+        h.state().scenario().workload.micro_batch,
+        7,
+        "then the file opened"
+    );
+    assert!(h.query_by_label("Unsaved changes").is_none());
+}

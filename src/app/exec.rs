@@ -130,7 +130,7 @@ impl ExplorerApp {
     fn picked(&mut self, picked: Picked, purpose: PathPurpose, then: fn(PathBuf) -> Command) {
         match picked {
             Picked::Path(p) => self.pending.push(then(p)),
-            Picked::Cancelled => {}
+            Picked::Cancelled => self.after_save = None,
             Picked::Unavailable => self.prompt(purpose),
         }
     }
@@ -188,10 +188,17 @@ impl ExplorerApp {
                 self.remember(&path);
                 self.notices
                     .push(Notice::info(format!("Saved: {}", path.display())));
+                // "Save first": now do what the user asked for.
+                if let Some(next) = self.after_save.take() {
+                    self.pending.push(next);
+                }
             }
-            Err(e) => self.notices.push(Notice::error(format!(
-                "Could not save; the scenario is still here, unsaved: {e}"
-            ))),
+            Err(e) => {
+                self.after_save = None;
+                self.notices.push(Notice::error(format!(
+                    "Could not save; the scenario is still here, unsaved: {e}"
+                )));
+            }
         }
     }
 
@@ -245,7 +252,10 @@ impl ExplorerApp {
                             PathPurpose::Report => Command::ExportReportPath(path),
                         });
                     }
-                    Answer::Cancel => self.dialog = Dialog::None,
+                    Answer::Cancel => {
+                        self.dialog = Dialog::None;
+                        self.after_save = None;
+                    }
                     Answer::Pending | Answer::Alternative => {}
                 }
             }
@@ -264,6 +274,7 @@ impl ExplorerApp {
                     }
                     Answer::Alternative => {
                         self.dialog = Dialog::None;
+                        self.after_save = Some(command);
                         self.pending.push(Command::Save);
                     }
                     Answer::Cancel => self.dialog = Dialog::None,

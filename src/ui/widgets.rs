@@ -48,6 +48,17 @@ pub fn count_slider(
     .on_hover_text(hover)
 }
 
+/// The documented range of an integer field (`validate::RANGES`, the one source of ranges), or
+/// `fallback` for a field that has none.
+pub fn documented(field: &str, fallback: RangeInclusive<u32>) -> RangeInclusive<u32> {
+    crate::scenario::validate::range_of(field).map_or(fallback, |r| {
+        // Integer fields have integer bounds inside u32 (validate.rs).
+        let lo = r.min.max(0.0) as u32;
+        let hi = r.max.min(f64::from(u32::MAX)) as u32;
+        lo..=hi.max(lo)
+    })
+}
+
 /// An integer slider; `log` for ranges that span decades (batch, sequence, degrees).
 pub fn int_slider(
     ui: &mut Ui,

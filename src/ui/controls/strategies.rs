@@ -5,7 +5,9 @@ use egui::Ui;
 use crate::scenario::{
     AttentionKernel, Checkpointing, OffloadTarget, PruneKind, Scenario, SecondTier, ZeroStage,
 };
-use crate::ui::widgets::{Choice, choice, int_slider, opt, percent_slider, real_slider, toggle};
+use crate::ui::widgets::{
+    self, Choice, choice, int_slider, opt, percent_slider, real_slider, toggle,
+};
 
 const CHECKPOINTING: [Choice<Checkpointing>; 4] = [
     opt(
@@ -241,7 +243,7 @@ pub fn parallel_ui(ui: &mut Ui, s: &mut Scenario) {
     int_slider(
         ui,
         &mut p.dp,
-        1..=4096,
+        widgets::documented("parallel.dp", 1..=4096),
         true,
         "Data parallel",
         "GPUs",
@@ -250,7 +252,7 @@ pub fn parallel_ui(ui: &mut Ui, s: &mut Scenario) {
     int_slider(
         ui,
         &mut p.tp,
-        1..=64,
+        widgets::documented("parallel.tp", 1..=64),
         true,
         "Tensor parallel",
         "GPUs",
@@ -259,7 +261,7 @@ pub fn parallel_ui(ui: &mut Ui, s: &mut Scenario) {
     int_slider(
         ui,
         &mut p.pp,
-        1..=128,
+        widgets::documented("parallel.pp", 1..=128),
         true,
         "Pipeline parallel",
         "GPUs",
