@@ -336,6 +336,10 @@ fn parallel_degree_controls_follow_the_documented_ranges() {
     assert_eq!((p.dp, p.tp, p.pp), (20_000, 128, 256));
     set_slider(&mut h, "Data parallel", 1e9);
     assert_eq!(h.state().scenario().parallel.dp, 65_536);
+    set_slider(&mut h, "Micro-batch", 30_000.0);
+    set_slider(&mut h, "Accumulation", 5_000.0);
+    let w = &h.state().scenario().workload;
+    assert_eq!((w.micro_batch, w.grad_accum_steps), (30_000, 5_000));
 }
 
 /// "Save first" in the unsaved-changes dialog saves and then does what the user asked (it used to

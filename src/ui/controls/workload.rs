@@ -3,7 +3,7 @@
 use egui::Ui;
 
 use crate::scenario::{Dtype, Mode, PrecisionMode, Scenario};
-use crate::ui::widgets::{Choice, choice, int_slider, opt, percent_slider, toggle};
+use crate::ui::widgets::{self, Choice, choice, int_slider, opt, percent_slider, toggle};
 
 const MODES: [Choice<Mode>; 2] = [
     opt(
@@ -30,7 +30,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
     int_slider(
         ui,
         &mut w.micro_batch,
-        1..=4096,
+        widgets::documented("workload.micro_batch", 1..=4096),
         true,
         "Micro-batch",
         "seq",
@@ -56,7 +56,7 @@ fn training_ui(ui: &mut Ui, s: &mut Scenario) {
     int_slider(
         ui,
         &mut w.grad_accum_steps,
-        1..=1024,
+        widgets::documented("workload.grad_accum_steps", 1..=1024),
         true,
         "Accumulation",
         "steps",
@@ -100,7 +100,7 @@ fn inference_ui(ui: &mut Ui, s: &mut Scenario) {
         int_slider(
             ui,
             &mut inf.concurrent_requests,
-            1..=4096,
+            widgets::documented("inference.concurrent_requests", 1..=4096),
             true,
             "Concurrent requests",
             "requests",
