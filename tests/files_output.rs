@@ -14,44 +14,12 @@
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-const ID: &str = "llama2-7b-rtx4090";
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_vram-explorer"))
-}
-
-fn report_to(path: &Path) -> Output {
-    bin()
-        .args(["report", "--preset", ID, "-o"])
-        .arg(path)
-        .output()
-        .expect("the binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A fresh directory under the system temporary directory, unique to this test and process.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vram-files-output-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
-
-fn leftovers(dir: &Path) -> Vec<String> {
-    fs::read_dir(dir)
-        .expect("list")
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".tmp"))
-        .collect()
-}
+#[path = "support/cli_files.rs"]
+mod cli_files;
+use cli_files::{ID, bin, leftovers, report_to, scratch, stderr};
 
 /// Waits for a child, killing it if it has not ended after `limit` (then the test fails: a hang).
 fn wait_or_kill(mut child: std::process::Child, limit: Duration) -> Output {

@@ -12,35 +12,12 @@
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-const ID: &str = "llama2-7b-rtx4090";
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_vram-explorer"))
-}
-
-fn report_to(path: &Path) -> Output {
-    bin()
-        .args(["report", "--preset", ID, "-o"])
-        .arg(path)
-        .output()
-        .expect("the binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A fresh directory under the system temporary directory, unique to this test and process.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vram-files-dirs-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
+#[path = "support/cli_files.rs"]
+mod cli_files;
+use cli_files::{ID, bin, report_to, scratch, stderr};
 
 #[test]
 fn stale_temporaries_of_dead_processes_are_swept() {
