@@ -8,12 +8,9 @@ FP32, torch AdamW as the client optimizer; step 1 then step 2 (measured) through
 from __future__ import annotations
 
 import argparse
-import gc
-import json
 import os
 import sys
 import time
-import traceback
 
 os.environ.setdefault("DS_ACCELERATOR", "cpu")
 os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
@@ -24,7 +21,8 @@ os.environ.setdefault("WORLD_SIZE", "1")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
-from harness import env_versions, measure_region, optimizer_state_bytes, storage_bytes  # noqa: E402
+from harness import (env_versions, measure_and_write, measure_region, optimizer_state_bytes,  # noqa: E402
+                     storage_bytes)
 from tracker import StorageTracker  # noqa: E402
 
 SHAPE = dict(n_layers=4, hidden=256, heads=4, kv_heads=2, ffn=688, vocab=32000, max_positions=2048)
@@ -139,24 +137,11 @@ def main():
     torch.set_num_threads(2)
     import deepspeed
     deepspeed.init_distributed(dist_backend="gloo")
-    recs, failed = [], []
-    for st in a.stages.split(","):
-        try:
-            r = measure(int(st.rstrip("s")), small_buckets=st.endswith("s"))
-            recs.append(r)
-            s2 = r["train"]["step2"]
-            print("==", r["name"], f"step2 peak {s2['peak_total']:,} phases {s2['phase_peaks']}",
-                  {k: v["diff_bytes"] for k, v in r["allocator_check"].items()}, flush=True)
-        except Exception as e:
-            traceback.print_exc()
-            failed.append(dict(stage=st, error=f"{type(e).__name__}: {e}"))
-        gc.collect()
-    with open(a.out, "w") as f:
-        json.dump(recs, f, indent=1)
-    if failed:
-        with open(a.out + ".failed.json", "w") as f:
-            json.dump(failed, f, indent=1)
-        print("FAILED:", json.dumps(failed, indent=1))
+    jobs = [
+        (f"zero{st}", lambda st=st: measure(int(st.rstrip("s")), small_buckets=st.endswith("s")))
+        for st in a.stages.split(",")
+    ]
+    measure_and_write(a.out, jobs)
 
 
 if __name__ == "__main__":

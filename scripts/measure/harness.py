@@ -6,8 +6,11 @@ inference.prefill/decode, attention_ops_seen, timings_s, allocator_check, attent
 """
 from __future__ import annotations
 
+import gc
+import json
 import platform
 import time
+import traceback
 from importlib import metadata
 
 import torch
@@ -147,3 +150,33 @@ def storage_bytes(tensors) -> int:
             seen.add(id(s))
             n += s.nbytes()
     return n
+
+
+def measure_and_write(out: str, jobs) -> None:
+    """Runs each `(label, job)` (`job()` returns one record), keeps going past a failure (printed and
+    written to `out`.failed.json), and writes the records to `out` as a JSON list."""
+    recs, failed = [], []
+    for label, job in jobs:
+        print("==", label, flush=True)
+        try:
+            r = job()
+            recs.append(r)
+            s2 = r["train"]["step2"]
+            check = {k: v["diff_bytes"] for k, v in r["allocator_check"].items()}
+            print(f"   step2 peak {s2['peak_total']:,} phases {s2['phase_peaks']} check {check}", flush=True)
+        except Exception as e:  # keep going; the failure is reported
+            traceback.print_exc()
+            failed.append(dict(name=label, error=f"{type(e).__name__}: {e}"))
+        gc.collect()
+    with open(out, "w") as f:
+        json.dump(recs, f, indent=1)
+    if failed:
+        with open(out + ".failed.json", "w") as f:
+            json.dump(failed, f, indent=1)
+        print("FAILED:", json.dumps(failed, indent=1))
+
+
+def selected(cases, name, only: str | None):
+    """The cases whose name contains one of the comma-separated substrings of `only` (all when None)."""
+    return [c for c in cases if not only or any(s in name(c) for s in only.split(","))]
+

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import sys
 import tempfile
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
-from harness import (attention_kernel, env_versions, optimizer_state_bytes, run_inference,  # noqa: E402
-                     run_training, storage_bytes)
+from harness import (attention_kernel, env_versions, measure_and_write, optimizer_state_bytes,  # noqa: E402
+                     run_inference, run_training, selected, storage_bytes)
 from tracker import quant_state_bytes  # noqa: E402
 
 SEED = 0
@@ -219,37 +217,15 @@ def cases():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", default=None, help="substring of the record names to run")
+    ap.add_argument("--only", default=None, help="substrings (comma-separated) of the record names to run")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
     torch.set_num_threads(2)
-    recs, failed = [], []
-    for c in cases():
-        n = case_name(c)
-        if a.list:
-            print(n)
-            continue
-        if a.only and not any(s in n for s in a.only.split(",")):
-            continue
-        print("==", n, flush=True)
-        try:
-            r = measure(c)
-            recs.append(r)
-            s2 = r["train"]["step2"]
-            print(f"   step2 peak {s2['peak_total']:,} phases {s2['phase_peaks']} check "
-                  f"{ {k: v['diff_bytes'] for k, v in r['allocator_check'].items()} }", flush=True)
-        except Exception as e:  # keep going; the failure is reported
-            traceback.print_exc()
-            failed.append(dict(name=n, error=f"{type(e).__name__}: {e}"))
-        gc.collect()
+    chosen = selected(cases(), case_name, a.only)
     if a.list:
+        print("\n".join(case_name(c) for c in chosen))
         return
-    with open(a.out, "w") as f:
-        json.dump(recs, f, indent=1)
-    if failed:
-        with open(a.out + ".failed.json", "w") as f:
-            json.dump(failed, f, indent=1)
-        print("FAILED:", json.dumps(failed, indent=1))
+    measure_and_write(a.out, [(case_name(c), lambda c=c: measure(c)) for c in chosen])
 
 
 if __name__ == "__main__":

@@ -10,17 +10,15 @@ Training only.
 from __future__ import annotations
 
 import argparse
-import gc
-import json
 import os
 import sys
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
-from harness import env_versions, optimizer_state_bytes, run_training, storage_bytes  # noqa: E402
+from harness import (env_versions, measure_and_write, optimizer_state_bytes, run_training,  # noqa: E402
+                     selected, storage_bytes)
 
 SEED = 0
 BATCH, SEQ = 2, 256
@@ -132,30 +130,15 @@ def cases():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", default=None)
+    ap.add_argument("--only", default=None, help="substrings (comma-separated) of the record names to run")
+    ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
     torch.set_num_threads(2)
-    recs, failed = [], []
-    for c in cases():
-        n = case_name(c)
-        if a.only and not any(s in n for s in a.only.split(",")):
-            continue
-        try:
-            r = measure(c)
-            recs.append(r)
-            s2 = r["train"]["step2"]
-            print("==", n, f"step2 peak {s2['peak_total']:,} phases {s2['phase_peaks']}",
-                  {k: v["diff_bytes"] for k, v in r["allocator_check"].items()}, flush=True)
-        except Exception as e:
-            traceback.print_exc()
-            failed.append(dict(name=n, error=f"{type(e).__name__}: {e}"))
-        gc.collect()
-    with open(a.out, "w") as f:
-        json.dump(recs, f, indent=1)
-    if failed:
-        with open(a.out + ".failed.json", "w") as f:
-            json.dump(failed, f, indent=1)
-        print("FAILED:", json.dumps(failed, indent=1))
+    chosen = selected(cases(), case_name, a.only)
+    if a.list:
+        print("\n".join(case_name(c) for c in chosen))
+        return
+    measure_and_write(a.out, [(case_name(c), lambda c=c: measure(c)) for c in chosen])
 
 
 if __name__ == "__main__":

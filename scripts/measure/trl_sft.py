@@ -13,19 +13,16 @@ on_pre_optimizer_step / on_optimizer_step mark "optimizer" and "zero_grad". A pr
 from __future__ import annotations
 
 import argparse
-import gc
-import json
 import os
 import sys
 import tempfile
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
-from harness import env_versions, optimizer_state_bytes, storage_bytes  # noqa: E402
+from harness import env_versions, measure_and_write, optimizer_state_bytes, storage_bytes  # noqa: E402
 from hf_peft import BATCH, SEQ, SHAPE, llama_config  # noqa: E402
 from tracker import StorageTracker, profile_peak_delta  # noqa: E402
 
@@ -164,24 +161,8 @@ def main():
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     torch.set_num_threads(2)
-    recs, failed = [], []
-    for c in (dict(peft="none"), dict(peft="lora")):
-        try:
-            r = measure(c)
-            recs.append(r)
-            s2 = r["train"]["step2"]
-            print("==", r["name"], f"step2 peak {s2['peak_total']:,} phases {s2['phase_peaks']}",
-                  {k: v["diff_bytes"] for k, v in r["allocator_check"].items()}, flush=True)
-        except Exception as e:
-            traceback.print_exc()
-            failed.append(dict(case=c, error=f"{type(e).__name__}: {e}"))
-        gc.collect()
-    with open(a.out, "w") as f:
-        json.dump(recs, f, indent=1)
-    if failed:
-        with open(a.out + ".failed.json", "w") as f:
-            json.dump(failed, f, indent=1)
-        print("FAILED:", json.dumps(failed, indent=1))
+    cases = (dict(peft="none"), dict(peft="lora"))
+    measure_and_write(a.out, [(f"sft peft={c['peft']}", lambda c=c: measure(c)) for c in cases])
 
 
 if __name__ == "__main__":
