@@ -248,6 +248,8 @@ fn serialized_fields() -> Vec<(String, String)> {
 fn generate() -> String {
     let types = parse_sources(&[
         "src/scenario/mod.rs",
+        "src/scenario/blocks.rs",
+        "src/tensor/dtype.rs",
         "src/scenario/gpu.rs",
         "src/scenario/implementation.rs",
         "src/scenario/input.rs",

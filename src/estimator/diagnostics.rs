@@ -24,10 +24,11 @@ pub enum Diagnostic {
     HeadsDoNotDivideHidden,
     KvHeadsDoNotDivideHeads,
     IntegerTrainingType,
+    TooManyLayerKinds,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 19] = [
+    pub const ALL: [Diagnostic; 20] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -47,6 +48,7 @@ impl Diagnostic {
         Diagnostic::HeadsDoNotDivideHidden,
         Diagnostic::KvHeadsDoNotDivideHeads,
         Diagnostic::IntegerTrainingType,
+        Diagnostic::TooManyLayerKinds,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -99,6 +101,7 @@ impl Diagnostic {
             Diagnostic::HeadsDoNotDivideHidden => "heads_do_not_divide_hidden",
             Diagnostic::KvHeadsDoNotDivideHeads => "kv_heads_do_not_divide_heads",
             Diagnostic::IntegerTrainingType => "integer_training_type",
+            Diagnostic::TooManyLayerKinds => "too_many_layer_kinds",
         }
     }
 
@@ -154,6 +157,9 @@ impl Diagnostic {
             }
             Diagnostic::KvHeadsDoNotDivideHeads => {
                 "The KV heads do not divide the attention heads: grouped-query attention needs an equal number of query heads per KV head."
+            }
+            Diagnostic::TooManyLayerKinds => {
+                "The layer pattern has more than 8 distinct layer kinds: the layers beyond the eighth kind are counted as the eighth."
             }
             Diagnostic::IntegerTrainingType => {
                 "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."

@@ -5,11 +5,14 @@
 //! parameter is counted the way `sum(p.numel() for p in model.parameters())` counts it (tied tensors
 //! once). Checked against `tests/data/measured` and the published totals (tests/measured.rs).
 
+pub mod blocks;
 mod families;
 mod layer;
 pub mod lora;
 pub mod moe;
+mod patterned;
 
+use self::blocks::{Blocks, LayerKind, MixerShape, MlpShape};
 use self::families::{cnn, recommender};
 use self::layer::layer_counts;
 pub use self::moe::MoeShape;
@@ -52,6 +55,9 @@ pub struct ResolvedModel {
     pub act_bytes_per_sample_fp32: f64,
     /// Mixture-of-experts shape (dense: `experts = 0`); `ffn` is then one expert's size.
     pub moe: MoeShape,
+    /// The layer kinds with their counts (one kind for a uniform transformer; none for other
+    /// families). The scalar dimensions above are those of the first attention kind.
+    pub blocks: Blocks,
 }
 
 /// Largest parameter count of a derived table (a recommender's tables × rows × dim); larger products
@@ -61,14 +67,27 @@ pub const MAX_PARAMS: f64 = 1e13;
 /// Resolves a model section as written: its numbers are first moved into their ranges
 /// (`estimator::resolve::model_spec`), then the model is derived ([`derive`]).
 pub fn resolve(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel {
-    derive(&super::resolve::model_spec(spec, diagnostics), diagnostics)
+    derive(
+        &super::resolve::model_spec(spec, diagnostics),
+        &spec.pattern,
+        diagnostics,
+    )
 }
 
 /// The model of a section whose numbers are in range (`estimator::resolve` clamps them): the shape
 /// (derived from the parameter count when asked) and its counts. Adds the shape's diagnostics.
-pub fn derive(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel {
+/// `pattern` is the scenario's layer pattern as written (its numbers are clamped here); the
+/// resolved `spec` carries none (so that resolving never copies it).
+pub fn derive(
+    spec: &ModelSpec,
+    pattern: &[crate::scenario::PatternPart],
+    diagnostics: &mut Diagnostics,
+) -> ResolvedModel {
     match spec.family {
         ModelFamily::Transformer => match spec.shape {
+            ShapeSource::Dimensions if !pattern.is_empty() => {
+                patterned::transformer(spec, pattern, diagnostics)
+            }
             ShapeSource::Dimensions => {
                 shape_diagnostics(&spec.transformer, diagnostics);
                 transformer(spec)
@@ -247,14 +266,51 @@ fn transformer(spec: &ModelSpec) -> ResolvedModel {
             routed_params_per_layer: f64::from(moe.experts) * (lc.one_w + lc.one_b),
             ..moe
         },
+        blocks: uniform_blocks(layers, [a, k, d, f], t.ffn_kind, &moe, &lc),
     }
+}
+
+/// The one layer kind of a uniform transformer.
+fn uniform_blocks(
+    layers: u32,
+    [heads, kv_heads, head_dim, ffn]: [f64; 4],
+    kind: FfnKind,
+    moe: &MoeShape,
+    lc: &layer::LayerCounts,
+) -> Blocks {
+    let mut blocks = Blocks::default();
+    blocks.add(
+        LayerKind {
+            count: 0,
+            mixer: MixerShape::Attention {
+                heads,
+                kv_heads,
+                head_dim,
+                window: 0.0,
+            },
+            mlp: if moe.experts > 0 {
+                MlpShape::Moe
+            } else {
+                MlpShape::Dense { ffn, kind }
+            },
+            params: lc.per_layer,
+            routed: f64::from(moe.experts) * (lc.one_w + lc.one_b),
+            inactive: lc.inactive,
+            matmul_w: lc.attn_w + lc.mlp_w,
+            matmul_b: lc.attn_b + lc.mlp_b,
+            tensors: lc.layer_tensors,
+            largest: 0.0,
+        },
+        layers,
+    );
+    blocks
 }
 
 /// Parameters outside the layers and embedding tables: (total, matmul weights, matmul biases,
 /// tensors). Decoder: final norm + untied LM head (V × h, no bias). Encoder (post-LN BERT):
 /// embedding norm + MLM transform (dense h×h + bias, norm, decoder bias V, decoder V×h if untied)
 /// + pooler (dense h×h + bias).
-fn head_params(
+pub(super) fn head_params(
     arch: ArchKind,
     t: &crate::scenario::TransformerDims,
     h: f64,

@@ -12,8 +12,11 @@
 //! [`FieldRange::clamp`]: crate::scenario::validate::FieldRange::clamp
 //! [`Diagnostic::InputClamped`]: crate::estimator::Diagnostic::InputClamped
 
+mod pattern;
 mod sections;
 mod sections2;
+
+pub use pattern::{layer_run, pattern_repeat};
 
 use super::model::{self, ResolvedModel};
 use super::num::ceil;
@@ -41,7 +44,7 @@ pub struct Resolved {
 /// Resolves `sc`, its model included.
 pub fn resolve(sc: &Scenario, d: &mut Diagnostics) -> Resolved {
     let spec = model_spec(&sc.model, d);
-    let model = model::derive(&spec, d);
+    let model = model::derive(&spec, &sc.model.pattern, d);
     finish(sc, spec, model, d)
 }
 
@@ -61,6 +64,7 @@ pub fn model_spec(m: &ModelSpec, d: &mut Diagnostics) -> ModelSpec {
         cnn,
         recommender,
         moe,
+        pattern: _,
     } = m;
     ModelSpec {
         family: *family,
@@ -74,6 +78,9 @@ pub fn model_spec(m: &ModelSpec, d: &mut Diagnostics) -> ModelSpec {
         cnn: sections::cnn(cnn, d),
         recommender: sections::recommender(recommender, d),
         moe: sections::moe(moe, d),
+        // The pattern is resolved into `ResolvedModel::blocks` (`model::derive`), not copied here:
+        // resolving stays allocation-free.
+        pattern: Vec::new(),
     }
 }
 

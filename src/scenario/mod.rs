@@ -5,6 +5,7 @@
 //! must not be silently ignored. Ranges are checked by [`validate`](validate::validate).
 
 mod axis;
+mod blocks;
 mod gpu;
 mod implementation;
 mod input;
@@ -20,6 +21,7 @@ pub mod validate;
 mod workload;
 
 pub use axis::Axis;
+pub use blocks::*;
 pub use gpu::*;
 pub use implementation::*;
 pub use input::*;

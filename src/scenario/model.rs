@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::MoeSpec;
+use super::{MoeSpec, PatternPart};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ModelFamily {
@@ -37,6 +37,9 @@ pub struct ModelSpec {
     pub recommender: RecommenderSpec,
     /// Mixture-of-experts MLPs (transformers only); `moe.experts = 0` is dense.
     pub moe: MoeSpec,
+    /// The layers as blocks, run-length encoded (`scenario::blocks`); empty = every layer as
+    /// `transformer` and `moe` describe it. Used with `shape = Dimensions`.
+    pub pattern: Vec<PatternPart>,
 }
 
 impl Default for ModelSpec {
@@ -49,6 +52,7 @@ impl Default for ModelSpec {
             cnn: CnnSpec::default(),
             recommender: RecommenderSpec::default(),
             moe: MoeSpec::default(),
+            pattern: Vec::new(),
         }
     }
 }
@@ -60,6 +64,8 @@ pub enum FfnKind {
     /// Gated: three matrices (gate, up, down) with SiLU (LLaMA).
     #[default]
     SwiGlu,
+    /// Two matrices with squared ReLU (So et al. 2021 "Primer"; Nemotron-H `relu2`).
+    SquaredRelu,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

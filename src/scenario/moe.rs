@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 /// The MLP of every layer as a set of experts behind a router (Shazeer et al. 2017; Fedus et al.
 /// 2021 "Switch Transformers"; Jiang et al. 2024 "Mixtral of Experts"). `experts = 0` is a dense MLP:
 /// every other field is then ignored.
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "the file format: each switch is a documented field users set by name"
+)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MoeSpec {
@@ -20,6 +24,15 @@ pub struct MoeSpec {
     /// Token capacity factor: each expert takes at most `capacity_factor × tokens × top_k ÷ experts`
     /// tokens (Switch Transformers §2.2); 0 = dropless (every routed token is computed, as Mixtral).
     pub capacity_factor: f64,
+    /// Intermediate size of one shared expert; 0 = `expert_ffn`. Qwen1.5-MoE: 5,632
+    /// (`shared_expert_intermediate_size`); DeepSeek's `n_shared_experts` experts are each `expert_ffn`.
+    pub shared_expert_ffn: u32,
+    /// A sigmoid gate (h → 1) on the shared expert's output (Qwen2-MoE `shared_expert_gate`).
+    pub shared_expert_gate: bool,
+    /// A bias on the router (gpt-oss `router.bias`).
+    pub router_bias: bool,
+    /// Biases on the experts' projections (gpt-oss `gate_up_proj_bias`, `down_proj_bias`).
+    pub expert_bias: bool,
     /// Expert-parallel degree: the experts of a layer are split over this many GPUs, carved out of the
     /// data-parallel ranks (DeepSpeed-MoE, Megatron-Core `expert_model_parallel_size`); 1 = every GPU
     /// holds every expert. Tokens travel to their experts by all-to-all.
@@ -34,6 +47,10 @@ impl Default for MoeSpec {
             shared_experts: 0,
             expert_ffn: 0,
             capacity_factor: 0.0,
+            shared_expert_ffn: 0,
+            shared_expert_gate: false,
+            router_bias: false,
+            expert_bias: false,
             ep: 1,
         }
     }

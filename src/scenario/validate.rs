@@ -214,6 +214,15 @@ pub const RANGES: &[FieldRange] = &[
     closed("model.moe.expert_ffn", 0.0, 4_194_304.0, |s| Some(s.model.moe.expert_ffn.into())),
     closed("model.moe.capacity_factor", 0.0, 1024.0, |s| Some(s.model.moe.capacity_factor)),
     closed("model.moe.ep", 1.0, DEGREE, |s| Some(s.model.moe.ep.into())),
+    // The layer pattern's entries (`scenario::blocks`; lists, so no single getter: the estimator's
+    // resolve pass clamps each entry, `validate` checks them in `pattern_errors`).
+    closed("model.pattern.repeat", 1.0, 10_000.0, |_| None),
+    closed("model.pattern.layers.count", 0.0, 10_000.0, |_| None),
+    closed("model.pattern.layers.norms", 0.0, 16.0, |_| None),
+    closed("model.pattern.layers.dims", 0.0, 4_194_304.0, |_| None),
+    closed("model.pattern.layers.window", 0.0, TOKENS, |_| None),
+    closed("model.pattern.layers.small", 1.0, 1024.0, |_| None),
+    closed("model.moe.shared_expert_ffn", 0.0, 4_194_304.0, |s| Some(s.model.moe.shared_expert_ffn.into())),
     closed("peft.rank", 1.0, DEGREE, |s| Some(s.peft.rank.into())),
     closed("quantization.group_size", 1.0, DEGREE, |s| Some(s.quantization.group_size.into())),
     closed("workload.micro_batch", 1.0, DEGREE, |s| Some(s.workload.micro_batch.into())),

@@ -126,6 +126,9 @@ fn hf_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
         * match m.ffn_kind {
             FfnKind::Gelu if m.gelu_tanh => 5.0,
             FfnKind::Gelu => 2.0,
+            // HF `ReLUSquaredActivation`: relu saves its output, `square` the same tensor, the down
+            // projection the squared output: two f-wide tensors, as GELU.
+            FfnKind::SquaredRelu => 2.0,
             FfnKind::SwiGlu => 4.0,
         };
     let masks = if c.dropout {
@@ -162,7 +165,7 @@ fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
     let mlp = e * z.bsh / z.tr
         + e * z.bsf
             * match m.ffn_kind {
-                FfnKind::Gelu => 2.0,
+                FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
                 FfnKind::SwiGlu => 3.0,
             };
     let masks = if c.dropout {

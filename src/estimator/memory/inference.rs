@@ -110,7 +110,8 @@ fn prefill_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> f64 {
     };
     let f_live = match m.ffn_kind {
         FfnKind::Gelu if m.gelu_tanh && c.profile == Profile::HuggingFace => 4.0,
-        FfnKind::Gelu => 2.0,
+        // Squared ReLU: the up output, then its ReLU, then the square (each f wide, two live).
+        FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
         FfnKind::SwiGlu => 3.0,
     };
     let mlp = c.ec * f_live * z.bsf + 2.0 * c.er * z.bsh / z.tr;

@@ -40,7 +40,7 @@ pub(super) fn layer_counts(
     let attn_w = h * a * d + 2.0 * h * k * d + a * d * h;
     let attn_b = bias * (a * d + 2.0 * k * d + h);
     let (one_w, one_b, mlp_mats) = match t.ffn_kind {
-        FfnKind::Gelu => (2.0 * h * f, bias * (f + h), 2.0),
+        FfnKind::Gelu | FfnKind::SquaredRelu => (2.0 * h * f, bias * (f + h), 2.0),
         FfnKind::SwiGlu => (3.0 * h * f, bias * (2.0 * f + h), 3.0),
     };
     // A mixture of experts stores every expert (routed and shared) and a router (h × E, no bias).

@@ -32,7 +32,7 @@ pub fn layer_matmul_weights(m: &ResolvedModel) -> (f64, f64) {
     let q = m.heads as f64 * m.head_dim as f64;
     let kv = m.kv_heads as f64 * m.head_dim as f64;
     let mats = match m.ffn_kind {
-        FfnKind::Gelu => 2.0,
+        FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
         FfnKind::SwiGlu => 3.0,
     };
     // A mixture of experts runs top-k + shared experts per token, plus its router (h × E).

@@ -166,6 +166,10 @@ pub(super) fn moe(m: &MoeSpec, d: &mut Diagnostics) -> MoeSpec {
         shared_experts,
         expert_ffn,
         capacity_factor,
+        shared_expert_ffn,
+        shared_expert_gate,
+        router_bias,
+        expert_bias,
         ep,
     } = m;
     let z = MoeSpec::default();
@@ -188,6 +192,10 @@ pub(super) fn moe(m: &MoeSpec, d: &mut Diagnostics) -> MoeSpec {
             z.capacity_factor,
             d,
         ),
+        shared_expert_ffn: u(r!("model.moe.shared_expert_ffn"), *shared_expert_ffn, d),
+        shared_expert_gate: *shared_expert_gate,
+        router_bias: *router_bias,
+        expert_bias: *expert_bias,
         ep,
     }
 }

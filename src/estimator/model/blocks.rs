@@ -1,0 +1,590 @@
+//! The layer kinds of a model (issue 14; docs/design-blocks.md): the scenario's run-length pattern
+//! resolved into at most [`MAX_KINDS`] distinct layer kinds with their counts, each with its exact
+//! parameters, its KV cache per token and its recurrent state per sequence. A fixed array filled in
+//! place: resolving a pattern does not allocate.
+//!
+//! Parameter counts follow the Hugging Face Transformers modules at 5.25.0, checked against
+//! `sum(p.numel())` of the classes in tests/data/hf/params.json:
+//! - attention: `LlamaAttention` (q, k, v, o; Qwen2 q/k/v biases; Qwen3 `q_norm`/`k_norm`; gpt-oss
+//!   `sinks`; Qwen3-Next's gated q projection, twice as wide);
+//! - multi-head latent attention: `DeepseekV3Attention` (`q_a_proj`, `q_a_layernorm`, `q_b_proj` or
+//!   `q_proj`; `kv_a_proj_with_mqa`, `kv_a_layernorm`, `kv_b_proj`; `o_proj`);
+//! - Mamba: `MambaMixer` and `Mamba2Mixer`; Jamba's Δ/B/C norms (`JambaMambaMixer`);
+//! - gated DeltaNet: `Qwen3NextGatedDeltaNet`;
+//! - MLPs: two matrices (GELU, squared ReLU) or three (gated); experts as `MixtralSparseMoeBlock` /
+//!   `DeepseekV3MoE` / `Qwen2MoeSparseMoeBlock` (router h × E, shared experts, shared-expert gate).
+
+use super::moe::MoeShape;
+use crate::scenario::{
+    Attention, DenseMlp, FfnKind, GatedDeltaNet, LayerRun, Mamba, MambaVersion, Mixer, Mla,
+    MlaCache, Mlp, MoeSpec, NormKind, PatternPart, TransformerDims,
+};
+
+/// Most distinct layer kinds a model resolves into; a pattern with more merges the rest into the
+/// last kind's count (diagnosed by the caller through [`Blocks::overflowed`]).
+pub const MAX_KINDS: usize = 8;
+
+/// A resolved token mixer; dimensions as f64 element counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum MixerShape {
+    /// No mixer (not produced by today's patterns; the default of an empty slot).
+    #[default]
+    Empty,
+    /// Softmax attention with `window` = 0 for global, else the most keys a token sees and the cache
+    /// holds (sliding window or chunk).
+    Attention {
+        heads: f64,
+        kv_heads: f64,
+        head_dim: f64,
+        window: f64,
+    },
+    Mla {
+        heads: f64,
+        q_lora: f64,
+        kv_lora: f64,
+        nope: f64,
+        rope: f64,
+        v: f64,
+        latent_cache: bool,
+    },
+    /// Inner width, heads (Mamba-2; = inner for Mamba-1), the convolution's channels and width,
+    /// and the SSM state size.
+    Mamba {
+        inner: f64,
+        heads: f64,
+        conv_channels: f64,
+        d_conv: f64,
+        d_state: f64,
+        version: MambaVersion,
+    },
+    DeltaNet {
+        key_dim: f64,
+        value_dim: f64,
+        value_heads: f64,
+        key_head_dim: f64,
+        value_head_dim: f64,
+        conv_kernel: f64,
+    },
+}
+
+/// A resolved MLP.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum MlpShape {
+    #[default]
+    None,
+    Dense {
+        ffn: f64,
+        kind: FfnKind,
+    },
+    /// The model's mixture of experts (`ResolvedModel::moe`).
+    Moe,
+}
+
+/// One distinct layer kind and how many layers have it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LayerKind {
+    pub count: u32,
+    pub mixer: MixerShape,
+    pub mlp: MlpShape,
+    /// Parameters of one layer (mixer, MLP, norms).
+    pub params: f64,
+    /// Of those, the routed experts' (0 without a mixture).
+    pub routed: f64,
+    /// Of those, the experts a token does not run through.
+    pub inactive: f64,
+    /// Weights and biases of the layer's matrix multiplies (what autocast copies to 16 bit).
+    pub matmul_w: f64,
+    pub matmul_b: f64,
+    /// Parameter tensors of one layer.
+    pub tensors: f64,
+    /// Elements of its largest tensor.
+    pub largest: f64,
+}
+
+impl LayerKind {
+    /// KV-cache elements one token adds to one layer (before tensor parallelism): 2 · kv_heads ·
+    /// head_dim for attention; for MLA heads · (nope + rope + v) decompressed, or kv_lora + rope as a
+    /// latent (DeepSeek-V2 §2.1.2, Table 1: "(d_c + d_h^R) · l" per token); 0 for recurrent mixers.
+    pub fn kv_per_token(&self) -> f64 {
+        match self.mixer {
+            MixerShape::Attention {
+                kv_heads, head_dim, ..
+            } => 2.0 * kv_heads * head_dim,
+            MixerShape::Mla {
+                heads,
+                kv_lora,
+                nope,
+                rope,
+                v,
+                latent_cache,
+                ..
+            } => {
+                if latent_cache {
+                    kv_lora + rope
+                } else {
+                    heads * (nope + rope + v)
+                }
+            }
+            MixerShape::Empty | MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => 0.0,
+        }
+    }
+
+    /// Tokens of a `ctx`-token sequence this layer's cache holds: all of them, or at most the
+    /// window of a sliding-window / chunked layer (Mistral 7B §2 "rolling buffer cache").
+    pub fn cached_tokens(&self, ctx: f64) -> f64 {
+        match self.mixer {
+            MixerShape::Attention { window, .. } if window > 0.0 => ctx.min(window),
+            _ => ctx,
+        }
+    }
+
+    /// Recurrent state elements one sequence holds in this layer, whatever its length: Mamba's
+    /// convolution window (channels × d_conv, HF `MambaCache.conv_states`) and SSM state (inner ×
+    /// d_state for Mamba-1, heads × head_dim × d_state = inner × d_state for Mamba-2); gated
+    /// DeltaNet's convolution window and a key × value matrix per head (Yang et al. 2024 §2).
+    pub fn state_per_sequence(&self) -> f64 {
+        match self.mixer {
+            MixerShape::Mamba {
+                inner,
+                conv_channels,
+                d_conv,
+                d_state,
+                ..
+            } => conv_channels * d_conv + inner * d_state,
+            MixerShape::DeltaNet {
+                key_dim,
+                value_dim,
+                value_heads,
+                key_head_dim,
+                value_head_dim,
+                conv_kernel,
+            } => {
+                (2.0 * key_dim + value_dim) * conv_kernel
+                    + value_heads * key_head_dim * value_head_dim
+            }
+            MixerShape::Empty | MixerShape::Attention { .. } | MixerShape::Mla { .. } => 0.0,
+        }
+    }
+}
+
+/// The layer kinds of a model: a fixed array, filled in place.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Blocks {
+    kinds: [LayerKind; MAX_KINDS],
+    len: usize,
+    /// More distinct kinds than [`MAX_KINDS`]: the rest were counted as the last kind.
+    pub overflowed: bool,
+}
+
+impl Blocks {
+    pub fn kinds(&self) -> &[LayerKind] {
+        self.kinds.get(..self.len).unwrap_or(&[])
+    }
+
+    /// Layers over all kinds.
+    pub fn layers(&self) -> u32 {
+        self.kinds()
+            .iter()
+            .fold(0u32, |a, k| a.saturating_add(k.count))
+    }
+
+    /// Whether every layer is one kind.
+    pub fn is_uniform(&self) -> bool {
+        self.len <= 1
+    }
+
+    /// Adds `count` layers of `kind`, merging with an equal kind already listed.
+    pub fn add(&mut self, kind: LayerKind, count: u32) {
+        if count == 0 {
+            return;
+        }
+        let same =
+            |k: &&mut LayerKind| LayerKind { count: 0, ..**k } == LayerKind { count: 0, ..kind };
+        if let Some(k) = self.kinds.iter_mut().take(self.len).find(same) {
+            k.count = k.count.saturating_add(count);
+            return;
+        }
+        if let Some(slot) = self.kinds.get_mut(self.len) {
+            *slot = LayerKind { count, ..kind };
+            self.len += 1;
+        } else if let Some(last) = self.kinds.last_mut() {
+            last.count = last.count.saturating_add(count);
+            self.overflowed = true;
+        }
+    }
+
+    /// Σ over kinds of count × `f(kind)`.
+    pub fn sum(&self, f: impl Fn(&LayerKind) -> f64) -> f64 {
+        self.kinds().iter().map(|k| f64::from(k.count) * f(k)).sum()
+    }
+}
+
+/// Dimensions a layer kind inherits from `model.transformer` (already in range).
+#[derive(Clone, Copy, Debug)]
+pub struct Defaults {
+    pub hidden: f64,
+    pub heads: u32,
+    pub kv_heads: u32,
+    pub head_dim: u32,
+    pub ffn: u32,
+    pub ffn_kind: FfnKind,
+    pub norm: NormKind,
+}
+
+impl Defaults {
+    pub fn of(t: &TransformerDims) -> Defaults {
+        Defaults {
+            hidden: f64::from(t.hidden),
+            heads: t.heads,
+            kv_heads: t.kv_heads,
+            head_dim: t.head_dim(),
+            ffn: t.ffn,
+            ffn_kind: t.ffn_kind,
+            norm: t.norm,
+        }
+    }
+
+    fn norm_params(&self) -> f64 {
+        match self.norm {
+            NormKind::LayerNorm => 2.0 * self.hidden,
+            NormKind::RmsNorm => self.hidden,
+        }
+    }
+
+    fn norm_tensors(&self) -> f64 {
+        match self.norm {
+            NormKind::LayerNorm => 2.0,
+            NormKind::RmsNorm => 1.0,
+        }
+    }
+}
+
+/// Parameter arithmetic of one part of a layer.
+#[derive(Clone, Copy, Debug, Default)]
+struct Part {
+    /// Matrix weights and biases, other parameters (norms, conv, per-head scalars), tensors, largest.
+    w: f64,
+    b: f64,
+    other: f64,
+    tensors: f64,
+    largest: f64,
+}
+
+impl Part {
+    fn total(&self) -> f64 {
+        self.w + self.b + self.other
+    }
+    fn mat(&mut self, rows: f64, cols: f64) {
+        self.w += rows * cols;
+        self.tensors += 1.0;
+        self.largest = self.largest.max(rows * cols);
+    }
+    fn bias(&mut self, on: bool, n: f64) {
+        if on {
+            self.b += n;
+            self.tensors += 1.0;
+        }
+    }
+    fn vector(&mut self, n: f64) {
+        self.other += n;
+        self.tensors += 1.0;
+    }
+}
+
+fn or(x: u32, default: u32) -> f64 {
+    f64::from(if x > 0 { x } else { default }.max(1))
+}
+
+fn attention(a: &Attention, d: &Defaults) -> (MixerShape, Part) {
+    let h = d.hidden;
+    let heads = or(a.heads, d.heads);
+    let kv = or(a.kv_heads, d.kv_heads).min(heads);
+    let hd = or(a.head_dim, d.head_dim);
+    let q_out = heads * hd * if a.output_gate { 2.0 } else { 1.0 };
+    let mut p = Part::default();
+    p.mat(h, q_out);
+    p.mat(h, kv * hd);
+    p.mat(h, kv * hd);
+    p.mat(heads * hd, h);
+    p.bias(a.qkv_bias, q_out);
+    p.bias(a.qkv_bias, kv * hd);
+    p.bias(a.qkv_bias, kv * hd);
+    p.bias(a.out_bias, h);
+    if a.qk_norm {
+        p.vector(hd);
+        p.vector(hd);
+    }
+    if a.sinks {
+        p.vector(heads);
+    }
+    let window = if a.window > 0 { a.window } else { a.chunk };
+    let shape = MixerShape::Attention {
+        heads,
+        kv_heads: kv,
+        head_dim: hd,
+        window: f64::from(window),
+    };
+    (shape, p)
+}
+
+fn mla(m: &Mla, d: &Defaults) -> (MixerShape, Part) {
+    let h = d.hidden;
+    let heads = or(m.heads, d.heads);
+    let (ql, kl) = (f64::from(m.q_lora_rank), f64::from(m.kv_lora_rank.max(1)));
+    let (nope, rope, v) = (
+        f64::from(m.qk_nope_head_dim),
+        f64::from(m.qk_rope_head_dim),
+        f64::from(m.v_head_dim.max(1)),
+    );
+    let mut p = Part::default();
+    if ql > 0.0 {
+        p.mat(h, ql);
+        p.vector(ql);
+        p.mat(ql, heads * (nope + rope));
+    } else {
+        p.mat(h, heads * (nope + rope));
+    }
+    p.mat(h, kl + rope);
+    p.vector(kl);
+    p.mat(kl, heads * (nope + v));
+    p.mat(heads * v, h);
+    let shape = MixerShape::Mla {
+        heads,
+        q_lora: ql,
+        kv_lora: kl,
+        nope,
+        rope,
+        v,
+        latent_cache: m.cache == MlaCache::Latent,
+    };
+    (shape, p)
+}
+
+fn mamba(m: &Mamba, d: &Defaults) -> (MixerShape, Part) {
+    let h = d.hidden;
+    let inner = f64::from(m.expand.max(1)) * h;
+    let (n, k) = (f64::from(m.d_state.max(1)), f64::from(m.d_conv.max(1)));
+    let mut p = Part::default();
+    let shape = match m.version {
+        MambaVersion::Mamba1 => {
+            let r = if m.dt_rank > 0 {
+                f64::from(m.dt_rank)
+            } else {
+                (h / 16.0).ceil()
+            };
+            p.mat(h, 2.0 * inner);
+            p.bias(m.bias, 2.0 * inner);
+            p.other += inner * k;
+            p.tensors += 1.0;
+            p.bias(m.conv_bias, inner);
+            p.mat(inner, r + 2.0 * n);
+            p.mat(r, inner);
+            p.b += inner;
+            p.tensors += 1.0;
+            p.vector(inner * n);
+            p.vector(inner);
+            if m.inner_norms {
+                p.vector(r);
+                p.vector(n);
+                p.vector(n);
+            }
+            MixerShape::Mamba {
+                inner,
+                heads: inner,
+                conv_channels: inner,
+                d_conv: k,
+                d_state: n,
+                version: m.version,
+            }
+        }
+        MambaVersion::Mamba2 => {
+            let g = f64::from(m.n_groups.max(1));
+            let heads = (inner / f64::from(m.head_dim.max(1))).floor().max(1.0);
+            let conv = inner + 2.0 * g * n;
+            p.mat(h, 2.0 * inner + 2.0 * g * n + heads);
+            p.bias(m.bias, 2.0 * inner + 2.0 * g * n + heads);
+            p.other += conv * k;
+            p.tensors += 1.0;
+            p.bias(m.conv_bias, conv);
+            p.vector(heads);
+            p.vector(heads);
+            p.vector(heads);
+            if m.gated_norm {
+                p.vector(inner);
+            }
+            MixerShape::Mamba {
+                inner,
+                heads,
+                conv_channels: conv,
+                d_conv: k,
+                d_state: n,
+                version: m.version,
+            }
+        }
+    };
+    p.mat(inner, h);
+    p.bias(m.bias, h);
+    (shape, p)
+}
+
+fn delta_net(g: &GatedDeltaNet, d: &Defaults) -> (MixerShape, Part) {
+    let h = d.hidden;
+    let (kh, vh) = (
+        f64::from(g.key_heads.max(1)),
+        f64::from(g.value_heads.max(1)),
+    );
+    let (dk, dv) = (
+        f64::from(g.key_head_dim.max(1)),
+        f64::from(g.value_head_dim.max(1)),
+    );
+    let (kd, vd) = (kh * dk, vh * dv);
+    let kernel = f64::from(g.conv_kernel.max(1));
+    let mut p = Part::default();
+    p.mat(h, 2.0 * kd + 2.0 * vd);
+    p.mat(h, 2.0 * vh);
+    p.other += (2.0 * kd + vd) * kernel;
+    p.tensors += 1.0;
+    p.vector(vh);
+    p.vector(vh);
+    p.vector(dv);
+    p.mat(vd, h);
+    let shape = MixerShape::DeltaNet {
+        key_dim: kd,
+        value_dim: vd,
+        value_heads: vh,
+        key_head_dim: dk,
+        value_head_dim: dv,
+        conv_kernel: kernel,
+    };
+    (shape, p)
+}
+
+/// One MLP of width `f`: two matrices, or three when gated; biases on each when `bias`.
+fn one_mlp(p: &mut Part, h: f64, f: f64, kind: FfnKind, bias: bool) {
+    let gated = kind == FfnKind::SwiGlu;
+    p.mat(h, f);
+    p.bias(bias, f);
+    if gated {
+        p.mat(h, f);
+        p.bias(bias, f);
+    }
+    p.mat(f, h);
+    p.bias(bias, h);
+}
+
+/// The experts of one MoE layer: (routed part, shared part incl. router and gate).
+fn moe_parts(moe: &MoeSpec, shape: &MoeShape, d: &Defaults) -> (Part, Part) {
+    let h = d.hidden;
+    let f = f64::from(shape.ffn.max(1));
+    let mut one = Part::default();
+    one_mlp(&mut one, h, f, d.ffn_kind, moe.expert_bias);
+    let e = f64::from(shape.experts);
+    let routed = Part {
+        w: one.w * e,
+        b: one.b * e,
+        other: 0.0,
+        tensors: one.tensors * e,
+        largest: one.largest,
+    };
+    let mut shared = Part::default();
+    shared.mat(h, e);
+    shared.bias(moe.router_bias, e);
+    let sf = or(moe.shared_expert_ffn, shape.ffn);
+    for _ in 0..shape.shared.min(64) {
+        one_mlp(&mut shared, h, sf, d.ffn_kind, moe.expert_bias);
+    }
+    if shape.shared > 64 {
+        let mut one_shared = Part::default();
+        one_mlp(&mut one_shared, h, sf, d.ffn_kind, moe.expert_bias);
+        let more = f64::from(shape.shared - 64);
+        shared.w += one_shared.w * more;
+        shared.b += one_shared.b * more;
+        shared.tensors += one_shared.tensors * more;
+    }
+    if moe.shared_expert_gate && shape.shared > 0 {
+        shared.mat(h, 1.0);
+    }
+    (routed, shared)
+}
+
+/// One layer kind from a pattern run (whose numbers are in range).
+pub fn layer_kind(run: &LayerRun, moe: &MoeSpec, shape: &MoeShape, d: &Defaults) -> LayerKind {
+    let (mixer, mp) = match &run.mixer {
+        Mixer::Attention(a) => attention(a, d),
+        Mixer::Mla(m) => mla(m, d),
+        Mixer::Mamba(m) => mamba(m, d),
+        Mixer::GatedDeltaNet(g) => delta_net(g, d),
+    };
+    let mut mlp_part = Part::default();
+    let (mlp, routed, inactive) = match &run.mlp {
+        Mlp::Dense(DenseMlp { ffn, kind, bias }) => {
+            let f = or(*ffn, d.ffn);
+            let kind = kind.unwrap_or(d.ffn_kind);
+            one_mlp(&mut mlp_part, d.hidden, f, kind, *bias);
+            (MlpShape::Dense { ffn: f, kind }, 0.0, 0.0)
+        }
+        Mlp::Moe if shape.experts > 0 => {
+            let (routed, shared) = moe_parts(moe, shape, d);
+            let e = f64::from(shape.experts);
+            let idle = routed.total() * (e - f64::from(shape.top_k)).max(0.0) / e;
+            mlp_part = Part {
+                w: routed.w + shared.w,
+                b: routed.b + shared.b,
+                other: 0.0,
+                tensors: routed.tensors + shared.tensors,
+                largest: routed.largest.max(shared.largest),
+            };
+            (MlpShape::Moe, routed.total(), idle)
+        }
+        // A mixture with no experts configured is a dense MLP of the model's width.
+        Mlp::Moe => {
+            let f = f64::from(d.ffn.max(1));
+            one_mlp(&mut mlp_part, d.hidden, f, d.ffn_kind, false);
+            (
+                MlpShape::Dense {
+                    ffn: f,
+                    kind: d.ffn_kind,
+                },
+                0.0,
+                0.0,
+            )
+        }
+        Mlp::None => (MlpShape::None, 0.0, 0.0),
+    };
+    let default_norms = if mlp == MlpShape::None { 1 } else { 2 };
+    let norms = f64::from(if run.norms > 0 {
+        run.norms
+    } else {
+        default_norms
+    });
+    let norm_p = norms * d.norm_params();
+    LayerKind {
+        count: run.count,
+        mixer,
+        mlp,
+        params: mp.total() + mlp_part.total() + norm_p,
+        routed,
+        inactive,
+        matmul_w: mp.w + mlp_part.w,
+        matmul_b: mp.b + mlp_part.b,
+        tensors: mp.tensors + mlp_part.tensors + norms * d.norm_tensors(),
+        largest: mp.largest.max(mlp_part.largest),
+    }
+}
+
+/// The layer kinds of a pattern (numbers in range), merged, with counts.
+pub fn from_pattern(
+    pattern: &[PatternPart],
+    moe: &MoeSpec,
+    shape: &MoeShape,
+    d: &Defaults,
+) -> Blocks {
+    let mut blocks = Blocks::default();
+    for part in pattern {
+        for run in &part.layers {
+            let kind = layer_kind(run, moe, shape, d);
+            blocks.add(kind, run.count.saturating_mul(part.repeat));
+        }
+    }
+    blocks
+}
