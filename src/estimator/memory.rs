@@ -293,12 +293,9 @@ fn finish(
     let kv_layer = if m.arch == crate::scenario::ArchKind::Encoder || c.mode == Mode::Training {
         0.0
     } else {
-        inference::kv_bytes_per_token(
-            1.0,
-            ctx::ceil(f64::from(m.kv_heads) / c.tp),
-            f64::from(m.head_dim),
-            c.e_kv,
-        ) * inference::kv_tokens(c).1
+        // One layer's share of the cache at the last decode step (an average layer when kinds differ).
+        let tokens = inference::kv_tokens(c).1;
+        m.cache_bytes(&inference::cache_shape(c, 1.0), c.b, tokens / c.b.max(1.0))
     };
     // Inference (no_grad) saves nothing for backward: only weights and KV per layer.
     let none = activations::LayerActs::default();
