@@ -10,6 +10,7 @@ pub mod activations;
 pub mod ctx;
 pub mod inference;
 pub mod inventory;
+pub mod layer_kinds;
 pub mod peft;
 pub mod states;
 pub mod training;
@@ -44,11 +45,8 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
     let l = f64::from(model.layers.max(1));
     let per_stage = ctx::ceil(l / c.pp);
     // One layer of one micro-batch: the same on every stage.
-    let z = activations::sizes(&c, model, c.b, c.s);
-    let layer = (
-        z,
-        peft::lora_layer(&c, model, &z, &x, activations::layer(&c, model, &z)),
-    );
+    let (z, acts) = layer_kinds::average_layer(&c, model, c.b, c.s);
+    let layer = (z, peft::lora_layer(&c, model, &z, &x, acts));
     // The stages' phases are large (`PhasePeaks`): kept where `stage` wrote them and passed on by
     // reference, so each is copied once, into the result.
     let first = stage(&c, &x, model, &layer, per_stage, true, c.pp <= 1.0);
