@@ -241,7 +241,7 @@ pub fn local_global(layers: u32, local: u32, window: u32) -> Vec<PatternPart> {
         repeat: layers / period,
         layers: vec![local_run(local), LayerRun::default()],
     }];
-    if layers % period > 0 {
+    if !layers.is_multiple_of(period) {
         parts.push(PatternPart {
             repeat: 1,
             layers: vec![local_run(layers % period)],
@@ -266,7 +266,7 @@ pub fn every_kth_moe(layers: u32, k: u32) -> Vec<PatternPart> {
         repeat: layers / k,
         layers: vec![dense, moe],
     }];
-    if layers % k > 0 {
+    if !layers.is_multiple_of(k) {
         parts.push(PatternPart {
             repeat: 1,
             layers: vec![LayerRun {
