@@ -66,23 +66,22 @@ fn mla_caches_the_latent_or_the_decompressed_heads() {
         e_kv: 1.0,
         e_state: 1.0,
     };
-    // Hugging Face generate: heads × (nope + rope) keys and heads × v values per layer.
+    // kv_lora_rank + rope = 576 per layer (DeepSeek-V2 Table 1; Transformers >= 5.24, vLLM, SGLang),
+    // replicated over tensor-parallel ranks.
     let m = resolved(&spec);
-    assert_eq!(
-        m.kv_bytes_per_token(&shape(1.0)),
-        61.0 * 128.0 * (128.0 + 64.0 + 128.0)
-    );
-    // Absorbed form: kv_lora_rank + rope = 576 per layer (DeepSeek-V2 Table 1), replicated over TP.
+    assert_eq!(m.kv_bytes_per_token(&shape(1.0)), 61.0 * 576.0);
+    assert_eq!(m.kv_bytes_per_token(&shape(8.0)), 61.0 * 576.0);
+    // Transformers 4.x: heads x (nope + rope) keys and heads x v values per layer, split over TP.
     for part in &mut spec.pattern {
         for r in &mut part.layers {
             if let Mixer::Mla(a) = &mut r.mixer {
-                a.cache = MlaCache::Latent;
+                a.cache = MlaCache::Decompressed;
             }
         }
     }
     let m = resolved(&spec);
-    assert_eq!(m.kv_bytes_per_token(&shape(1.0)), 61.0 * 576.0);
-    assert_eq!(m.kv_bytes_per_token(&shape(8.0)), 61.0 * 576.0);
+    assert_eq!(m.kv_bytes_per_token(&shape(1.0)), 61.0 * 128.0 * (128.0 + 64.0 + 128.0));
+    assert_eq!(m.kv_bytes_per_token(&shape(8.0)), 61.0 * 16.0 * (128.0 + 64.0 + 128.0));
 }
 
 /// Gemma 3 27B's text stack (tests/data/hf/gemma-3-27b-it.json text_config): 62 layers, five local
