@@ -80,8 +80,14 @@ fn mla_caches_the_latent_or_the_decompressed_heads() {
         }
     }
     let m = resolved(&spec);
-    assert_eq!(m.kv_bytes_per_token(&shape(1.0)), 61.0 * 128.0 * (128.0 + 64.0 + 128.0));
-    assert_eq!(m.kv_bytes_per_token(&shape(8.0)), 61.0 * 16.0 * (128.0 + 64.0 + 128.0));
+    assert_eq!(
+        m.kv_bytes_per_token(&shape(1.0)),
+        61.0 * 128.0 * (128.0 + 64.0 + 128.0)
+    );
+    assert_eq!(
+        m.kv_bytes_per_token(&shape(8.0)),
+        61.0 * 16.0 * (128.0 + 64.0 + 128.0)
+    );
 }
 
 /// Gemma 3 27B's text stack (tests/data/hf/gemma-3-27b-it.json text_config): 62 layers, five local

@@ -43,6 +43,8 @@ pub struct Ctx {
     /// Autocast: FP32 weights with 16-bit compute copies.
     pub amp: bool,
     pub e_weights: f64,
+    /// The weights' element type (what dense groups are stored as).
+    pub weights: crate::tensor::Dtype,
     pub e_grads: f64,
     pub e_states: f64,
     pub e_master: f64,
@@ -132,6 +134,7 @@ impl Ctx {
             er: if amp { 4.0 } else { ec },
             amp,
             e_weights: p.weights.bytes(),
+            weights: p.weights,
             e_grads: p.gradients.bytes(),
             e_states: p.optimizer_states.bytes(),
             e_master: p.master_weights.map_or(0.0, |t| t.bytes()),
