@@ -20,6 +20,8 @@ use crate::scenario::{
 pub struct Ctx {
     pub mode: Mode,
     pub profile: Profile,
+    /// The serving engine of inference (resolved: never `None` after `estimator::resolve`).
+    pub engine: crate::scenario::ServingEngine,
     /// Sequences per micro-batch on this GPU (static batch) or requests in flight (dynamic batching).
     pub b: f64,
     /// Training: tokens per sequence. Inference: prompt tokens.
@@ -115,6 +117,12 @@ impl Ctx {
         Ctx {
             mode: sc.mode,
             profile: sc.implementation.profile,
+            engine: sc
+                .inference
+                .engine
+                .unwrap_or(crate::scenario::ServingEngine::following(
+                    sc.implementation.profile,
+                )),
             b,
             s,
             generated: f64::from(inf.generated_tokens),
