@@ -252,6 +252,7 @@ fn generate() -> String {
         "src/scenario/implementation.rs",
         "src/scenario/input.rs",
         "src/scenario/model.rs",
+        "src/scenario/cnn.rs",
         "src/scenario/moe.rs",
         "src/scenario/peft.rs",
         "src/scenario/quant.rs",
@@ -261,6 +262,7 @@ fn generate() -> String {
         "src/scenario/timing.rs",
         "src/scenario/workload.rs",
         "src/hardware/mod.rs",
+        "src/tensor/dtype.rs",
     ]);
     let docs = field_docs(&types);
     let mut table = String::from(

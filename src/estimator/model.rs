@@ -5,6 +5,7 @@
 //! parameter is counted the way `sum(p.numel() for p in model.parameters())` counts it (tied tensors
 //! once). Checked against `tests/data/measured` and the published totals (tests/measured.rs).
 
+pub mod cnn;
 mod families;
 mod layer;
 pub mod lora;
@@ -52,6 +53,8 @@ pub struct ResolvedModel {
     pub act_bytes_per_sample_fp32: f64,
     /// Mixture-of-experts shape (dense: `experts = 0`); `ffn` is then one expert's size.
     pub moe: MoeShape,
+    /// CNN section with a layer-table network: which one, at what side (`cnn` module).
+    pub cnn: cnn::CnnShape,
 }
 
 /// Largest parameter count of a derived table (a recommender's tables × rows × dim); larger products
@@ -81,7 +84,7 @@ pub fn derive(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel 
                 transformer(&s)
             }
         },
-        ModelFamily::Cnn => cnn(spec),
+        ModelFamily::Cnn => cnn::resolve(spec).unwrap_or_else(|| cnn(spec)),
         ModelFamily::Recommender => recommender(spec, diagnostics),
     }
 }
@@ -247,6 +250,7 @@ fn transformer(spec: &ModelSpec) -> ResolvedModel {
             routed_params_per_layer: f64::from(moe.experts) * (lc.one_w + lc.one_b),
             ..moe
         },
+        cnn: cnn::CnnShape::default(),
     }
 }
 

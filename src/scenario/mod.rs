@@ -5,6 +5,7 @@
 //! must not be silently ignored. Ranges are checked by [`validate`](validate::validate).
 
 mod axis;
+mod cnn;
 mod gpu;
 mod implementation;
 mod input;
@@ -20,6 +21,7 @@ pub mod validate;
 mod workload;
 
 pub use axis::Axis;
+pub use cnn::*;
 pub use gpu::*;
 pub use implementation::*;
 pub use input::*;
