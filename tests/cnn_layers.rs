@@ -1,6 +1,7 @@
 //! CNNs and vision models layer by layer (issue 14 item 2): exact parameter counts of each network
 //! against its reference implementation, and the ResNet walk against measured torchvision steps
-//! (tests/data/measured/torchvision-cpu-steps.json, made by scripts/measure/torchvision_run.py).
+//! and ViT-B/16 (tests/data/measured/torchvision-cpu-steps.json, made by
+//! scripts/measure/torchvision_run.py).
 //! Run with `cargo test --test cnn_layers -- --nocapture` to see the table.
 
 #![allow(
@@ -45,6 +46,24 @@ fn parameter_counts_are_exact() {
     assert_eq!(params(CnnNetwork::ResNet50, 128), 25_557_032.0);
 }
 
+/// Stable Diffusion 1.5's UNet: 859,520,964 parameters (`UNet2DConditionModel` of the
+/// runwayml/stable-diffusion-v1-5 config; the figure the diffusers model card and every loader
+/// print). Parameters only: not yet a selectable network.
+#[test]
+fn sd15_unet_parameters_are_exact() {
+    use vram_explorer::estimator::model::cnn::unet;
+    assert_eq!(unet::sd15_params(), 859_520_964.0);
+    // One ResNet block with a 1×1 shortcut (320 → 640), by hand: norm1, conv1, time projection,
+    // norm2, conv2, shortcut.
+    let by_hand = 640.0
+        + (320.0 * 640.0 * 9.0 + 640.0)
+        + (1280.0 * 640.0 + 640.0)
+        + 1280.0
+        + (640.0 * 640.0 * 9.0 + 640.0)
+        + (320.0 * 640.0 + 640.0);
+    assert_eq!(unet::resnet_block(320.0, 640.0), by_hand);
+}
+
 /// torchvision's published MACs ("GFLOPS" in the weights' meta, torchvision/models/resnet.py):
 /// ResNet-18 1.81, ResNet-50 4.09, ResNet-101 7.80, ViT-B/16 17.56, ViT-L/16 61.55 (GMACs).
 #[test]
@@ -67,6 +86,7 @@ fn network(name: &str) -> CnnNetwork {
         "resnet18" => CnnNetwork::ResNet18,
         "resnet50" => CnnNetwork::ResNet50,
         "resnet101" => CnnNetwork::ResNet101,
+        "vit_b_16" => CnnNetwork::VitB16,
         other => panic!("no network {other}"),
     }
 }
@@ -101,13 +121,13 @@ fn phase(e: &vram_explorer::estimator::Estimate, p: Phase) -> f64 {
 }
 
 /// Every measured phase peak (training step 2: forward, backward, optimizer; inference: the
-/// forward) within 3 % (issue 14's bar), and tighter in practice: 0.1 % (0.009 % today).
+/// forward) within 3 % (issue 14's bar), and tighter in practice: 0.2 % (today 0.009 % for the ResNets, 0.099 % for ViT-B/16's backward).
 #[test]
 fn measured_resnet_phases_within_tolerance() {
     let Value::Array(recs) = serde_json::from_str::<Value>(DATA).unwrap() else {
         panic!("not a list");
     };
-    assert!(recs.len() >= 14, "{} records", recs.len());
+    assert!(recs.len() >= 16, "{} records", recs.len());
     let mut worst: f64 = 0.0;
     println!(
         "{:<42} {:<10} {:>14} {:>14} {:>8}",

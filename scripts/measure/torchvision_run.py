@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""torchvision ResNet-18 / ResNet-50 (random init) on CPU: one training step and one inference pass, measured.
+"""torchvision ResNet-18 / ResNet-50 and ViT-B/16 (random init) on CPU: one training step and one inference pass, measured.
 
     python torchvision_run.py --out ../../tests/data/measured/torchvision-cpu-steps.json [--only NAME_SUBSTRING]
     python torchvision_run.py --list
@@ -47,6 +47,7 @@ TRAIN = [
     ("resnet50", 4, 128, "sgd"),
     ("resnet18", 4, 224, "sgd"),
     ("resnet18", 8, 224, "adamw"),
+    ("vit_b_16", 2, 224, "sgd"),
 ]
 INFER = [
     # (model, batch, resolution, mode)
@@ -56,6 +57,7 @@ INFER = [
     ("resnet50", 4, 128, "no_grad"),
     ("resnet18", 8, 224, "no_grad"),
     ("resnet18", 8, 224, "inference_mode"),
+    ("vit_b_16", 2, 224, "no_grad"),
 ]
 
 

@@ -93,18 +93,21 @@ fn walk(network: CnnNetwork, res: f64, b: f64, e: Elt) -> Option<(Live, Live, f6
         ));
     }
     let v = vit::table(network)?;
-    // Vision transformers (derived, not measured): every saved tensor live at the start of the
-    // backward, all parameter gradients, and one block's f-wide gradient pair in flight.
-    let saved = b * (e.act * v.saved_elems(res) + v.saved_fp32(res));
+    // Vision transformers: the saved tensors of `vit` (ViT measured, DiT derived), the logits'
+    // log-softmax and the two FP32 loss scalars (ViT's head; DiT's loss is an MSE on the noise,
+    // not modelled beyond its saved tensors).
+    let head = if v.dit {
+        0.0
+    } else {
+        resnet_walk::CLASSES * b * e.loss + 8.0
+    };
+    let saved = b * (e.act * v.saved_elems(res) + v.saved_fp32(res)) + head;
     let fwd = Live {
         saved,
-        ..Live::default()
+        grads: 0.0,
+        transient: b * v.tokens(res) * v.width * e.act,
     };
-    let bwd = Live {
-        saved,
-        grads: e.grad * v.params(res),
-        transient: 2.0 * b * v.tokens(res) * v.mlp * e.act,
-    };
+    let bwd = v.backward_peak(res, b, e.act, e.grad, saved);
     Some((fwd, bwd, b * e.act * v.inference_elems(res)))
 }
 

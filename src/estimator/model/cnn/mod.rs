@@ -5,6 +5,7 @@
 
 pub mod resnet;
 pub mod resnet_walk;
+pub mod unet;
 pub mod vit;
 
 use super::ResolvedModel;

@@ -2,6 +2,7 @@
 //! DiT-XL/2. Parameters and MACs are exact; the saved activations are derived op by op from the
 //! modules' source (docs/cnn.md §3), not yet measured.
 
+use super::resnet_walk::Live;
 use crate::scenario::CnnNetwork;
 
 /// One vision transformer: patch side, blocks, width, heads, MLP width, input channels and side
@@ -141,34 +142,93 @@ impl VitTable {
         embed + self.layers * (block + cond) + d * CLASSES
     }
 
-    /// Feature-map elements one image saves for backward in PyTorch eager with SDPA attention,
-    /// per token and block (docs/cnn.md §3): ViT — LN1 input, LN1 output (the `in_proj` input),
-    /// Q, K, V and the attention output (SDPA), the `out_proj` input (the same output), LN2 input,
-    /// LN2 output (`fc1` input), `fc1` output (GELU input) and GELU output (`fc2` input):
-    /// 9d + 2f. DiT adds the two `modulate` outputs and the two gated branch outputs (`gate * x`
-    /// saves both operands): 13d + 2f. Plus FP32 LayerNorm statistics (2 per token per norm) and
-    /// the SDPA log-sum-exp (one FP32 per head per token), counted in [`Self::saved_fp32`].
+    /// Feature-map elements one image saves for backward in PyTorch eager with SDPA attention
+    /// (docs/cnn.md §3). ViT, per token and block: LN1 input and output (the `in_proj` input), the
+    /// fused Q, K, V projection output and SDPA's output (which `out_proj` saves as its input: the
+    /// layout makes `.contiguous()` a no-op), LN2 input and output (`fc1` input), `fc1` output (GELU
+    /// input) and GELU output (`fc2` input): 8d + 2f; then the final LayerNorm's input and output
+    /// (the head takes the class token as a view of it). Measured on CPU to the byte
+    /// (tests/data/measured/torchvision-cpu-steps.json, `vit_b_16`). DiT (derived, not measured):
+    /// 13d + 2f per token and block (the two `modulate` outputs and the two gated branch outputs
+    /// added, the attention output copied by timm's `reshape`).
     pub fn saved_elems(&self, res: f64) -> f64 {
         let (d, f) = (self.width, self.mlp);
-        let per_token = if self.dit {
-            13.0 * d + 2.0 * f
+        let n = self.tokens(res);
+        if self.dit {
+            n * self.layers * (13.0 * d + 2.0 * f)
         } else {
-            9.0 * d + 2.0 * f
-        };
-        self.tokens(res) * self.layers * per_token
+            n * self.layers * (8.0 * d + 2.0 * f) + n * 2.0 * d
+        }
     }
 
     /// FP32 bytes saved per image that do not scale with the activation type: LayerNorm mean and
-    /// rstd (2 norms × 2) and the attention log-sum-exp (heads), per token and block.
+    /// rstd (2 norms × 2 per token and block, 2 per token for the final norm) and the attention
+    /// log-sum-exp (one per head per token and block).
     pub fn saved_fp32(&self, res: f64) -> f64 {
-        self.tokens(res) * self.layers * (4.0 + self.heads) * 4.0
+        let n = self.tokens(res);
+        (n * self.layers * (4.0 + self.heads) + 2.0 * n) * 4.0
     }
 
-    /// Largest live set of an inference forward per image, in elements: the residual stream, one
-    /// block's widest pair of live tensors (the MLP's f-wide hidden and its GELU output) and Q, K,
-    /// V with the attention output.
+    /// One block's saved bytes at batch `b` with feature maps of `act` bytes.
+    fn block_saved(&self, res: f64, b: f64, act: f64) -> f64 {
+        let (d, f, n) = (self.width, self.mlp, self.tokens(res));
+        let per_token = if self.dit {
+            13.0 * d + 2.0 * f
+        } else {
+            8.0 * d + 2.0 * f
+        };
+        b * n * (per_token * act + (4.0 + self.heads) * 4.0)
+    }
+
+    /// The backward's peak above the model states, walking the blocks in reverse: before a block
+    /// runs its saved tensors are all held; after it, its gradients are all allocated and its saved
+    /// tensors freed; one f-wide gradient pair (the MLP's) is in flight throughout. `saved` is what
+    /// the forward saved, `grad` the bytes of a parameter gradient.
+    pub fn backward_peak(&self, res: f64, b: f64, act: f64, grad: f64, saved: f64) -> Live {
+        let (d, n) = (self.width, self.tokens(res));
+        let transient = 2.0 * b * n * self.mlp * act;
+        let (block_s, block_g) = (self.block_saved(res, b, act), self.block_params() * grad);
+        let trained = self.params(res) - self.frozen(res);
+        let outside = trained - self.layers * self.block_params();
+        // The start (everything saved), then after the head and the final norm: their gradients
+        // exist, their saved inputs are freed.
+        let mut peak = Live {
+            saved,
+            grads: 0.0,
+            transient,
+        };
+        let mut now = Live {
+            saved: self.layers * block_s,
+            grads: (d * CLASSES + CLASSES + 2.0 * d).min(outside) * grad,
+            transient,
+        };
+        if now.total() > peak.total() {
+            peak = now;
+        }
+        for _ in 0..self.layers as u32 {
+            now.saved -= block_s;
+            now.grads += block_g;
+            if now.total() > peak.total() {
+                peak = now;
+            }
+        }
+        let end = Live {
+            saved: 0.0,
+            grads: trained * grad,
+            transient: 2.0 * b * n * d * act,
+        };
+        if end.total() > peak.total() {
+            end
+        } else {
+            peak
+        }
+    }
+
+    /// Largest live set of an inference forward per image, in elements (measured for ViT-B/16 at
+    /// its first block's GELU: 5d + 2f per token — the residual stream's copies held by the
+    /// callers' variables, the block's intermediate results and the MLP's two f-wide tensors).
     pub fn inference_elems(&self, res: f64) -> f64 {
         let (d, f) = (self.width, self.mlp);
-        self.tokens(res) * (d + (2.0 * f).max(5.0 * d))
+        self.tokens(res) * (5.0 * d + 2.0 * f)
     }
 }
