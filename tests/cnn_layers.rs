@@ -194,3 +194,78 @@ fn aggregate_still_loads_and_differs() {
     let new = estimate(&s);
     assert!(new.memory.tensor_peak.get() < old.memory.tensor_peak.get());
 }
+
+const DIT: &str = include_str!("data/measured/dit-cpu-steps.json");
+
+/// DiT-S/2 (the DiT-XL/2 block code at depth 12, width 384, 6 heads; facebookresearch/DiT
+/// models.py) measured on CPU (scripts/measure/dit_run.py): the walk of `model::cnn::vit` with the
+/// same table code against the saved bytes at the end of the forward, the backward's peak and the
+/// `no_grad` forward's peak, each above the step's start (parameters, AdamW state, inputs).
+#[test]
+fn dit_walk_matches_measured_dit_s2() {
+    use vram_explorer::estimator::model::cnn::vit::VitTable;
+    let v = VitTable {
+        patch: 2.0,
+        layers: 12.0,
+        width: 384.0,
+        heads: 6.0,
+        mlp: 1536.0,
+        in_channels: 4.0,
+        latent_divisor: 8.0,
+        dit: true,
+    };
+    let Value::Array(recs) = serde_json::from_str::<Value>(DIT).unwrap() else {
+        panic!("not a list");
+    };
+    let (res, b, act) = (256.0, 2.0, 4.0);
+    let saved = b * (act * v.saved_elems(res) + v.saved_fp32(res));
+    let mut worst: f64 = 0.0;
+    for r in &recs {
+        assert_eq!(v.params(res), r["n_params"].as_f64().unwrap());
+        assert_eq!(
+            v.params(res) - v.frozen(res),
+            r["n_params_trainable"].as_f64().unwrap()
+        );
+        let rows: Vec<(&str, f64, f64)> = if let Some(t) = r.get("train") {
+            let s = &t["step2"];
+            let start = s["start_total"].as_f64().unwrap();
+            let bwd = v.backward_peak(res, b, act, 4.0, saved).total();
+            vec![
+                (
+                    "saved",
+                    saved,
+                    s["live_at"]["end_forward"]["detail"]["created_in_forward"]
+                        .as_f64()
+                        .unwrap(),
+                ),
+                (
+                    "backward",
+                    start + bwd,
+                    s["phase_peaks"]["backward"].as_f64().unwrap(),
+                ),
+            ]
+        } else {
+            let s = &r["inference"]["forward"];
+            let start = s["start_total"].as_f64().unwrap();
+            vec![(
+                "inference",
+                start + b * act * v.inference_elems(res),
+                s["peak_total"].as_f64().unwrap(),
+            )]
+        };
+        for (k, est, meas) in rows {
+            let rel = (est - meas) / meas;
+            println!(
+                "DiT-S/2 {k:<10} {est:>14.0} {meas:>14.0} {:>7.3}%",
+                rel * 100.0
+            );
+            worst = worst.max(rel.abs());
+        }
+    }
+    assert!(worst <= 0.03, "max error {:.2}% > 3%", worst * 100.0);
+    assert!(
+        worst <= 0.005,
+        "max error {:.3}% > 0.5% (regression guard; was 0.205%)",
+        worst * 100.0
+    );
+}

@@ -142,22 +142,35 @@ impl VitTable {
         embed + self.layers * (block + cond) + d * CLASSES
     }
 
-    /// Feature-map elements one image saves for backward in PyTorch eager with SDPA attention
-    /// (docs/cnn.md §3). ViT, per token and block: LN1 input and output (the `in_proj` input), the
-    /// fused Q, K, V projection output and SDPA's output (which `out_proj` saves as its input: the
-    /// layout makes `.contiguous()` a no-op), LN2 input and output (`fc1` input), `fc1` output (GELU
-    /// input) and GELU output (`fc2` input): 8d + 2f; then the final LayerNorm's input and output
-    /// (the head takes the class token as a view of it). Measured on CPU to the byte
-    /// (tests/data/measured/torchvision-cpu-steps.json, `vit_b_16`). DiT (derived, not measured):
-    /// 13d + 2f per token and block (the two `modulate` outputs and the two gated branch outputs
-    /// added, the attention output copied by timm's `reshape`).
-    pub fn saved_elems(&self, res: f64) -> f64 {
+    /// Feature-map elements one token saves per block (docs/cnn.md §3). ViT: LN1 input and
+    /// output (the `in_proj` input), the fused Q, K, V projection output and SDPA's output (which
+    /// `out_proj` saves as its input: the layout makes `.contiguous()` a no-op), LN2 input and
+    /// output (`fc1` input), `fc1` output (GELU input) and GELU output (`fc2` input): 8d + 2f.
+    /// DiT adds the two `modulate` outputs and the two branch outputs `gate * x` saves: 12d + 2f.
+    /// Both measured on CPU to within bytes (tests/data/measured: `vit_b_16`, DiT-S/2).
+    pub fn block_elems_per_token(&self) -> f64 {
         let (d, f) = (self.width, self.mlp);
-        let n = self.tokens(res);
         if self.dit {
-            n * self.layers * (13.0 * d + 2.0 * f)
+            12.0 * d + 2.0 * f
         } else {
-            n * self.layers * (8.0 * d + 2.0 * f) + n * 2.0 * d
+            8.0 * d + 2.0 * f
+        }
+    }
+
+    /// Feature-map elements one image saves for backward: the blocks, then ViT's final LayerNorm
+    /// input and output (the head reads the class token as a view of it), or DiT's final layer
+    /// (norm input, norm output, `modulate` output: 3d per token; the linear's output and the
+    /// unpatchified copy: 2·p²·2c per token) and its conditioning per block (the SiLU input and
+    /// output and the 6d `adaLN_modulation` output the gates and shifts are views of, and the two
+    /// `1 + scale` tensors: 9d per image and block).
+    pub fn saved_elems(&self, res: f64) -> f64 {
+        let (d, n) = (self.width, self.tokens(res));
+        let blocks = n * self.layers * self.block_elems_per_token();
+        if self.dit {
+            let out = 2.0 * self.patch * self.patch * 2.0 * self.in_channels;
+            blocks + n * (3.0 * d + out) + self.layers * 9.0 * d
+        } else {
+            blocks + n * 2.0 * d
         }
     }
 
@@ -171,13 +184,8 @@ impl VitTable {
 
     /// One block's saved bytes at batch `b` with feature maps of `act` bytes.
     fn block_saved(&self, res: f64, b: f64, act: f64) -> f64 {
-        let (d, f, n) = (self.width, self.mlp, self.tokens(res));
-        let per_token = if self.dit {
-            13.0 * d + 2.0 * f
-        } else {
-            8.0 * d + 2.0 * f
-        };
-        b * n * (per_token * act + (4.0 + self.heads) * 4.0)
+        let n = self.tokens(res);
+        b * n * (self.block_elems_per_token() * act + (4.0 + self.heads) * 4.0)
     }
 
     /// The backward's peak above the model states, walking the blocks in reverse: before a block
@@ -224,11 +232,16 @@ impl VitTable {
         }
     }
 
-    /// Largest live set of an inference forward per image, in elements (measured for ViT-B/16 at
-    /// its first block's GELU: 5d + 2f per token — the residual stream's copies held by the
-    /// callers' variables, the block's intermediate results and the MLP's two f-wide tensors).
+    /// Largest live set of an inference forward per image, in elements, at the first block's GELU
+    /// (measured): ViT 5d + 2f per token (the residual stream's copies the callers' variables
+    /// hold, the block's intermediate results and the MLP's two f-wide tensors); DiT 3d + 2f per
+    /// token and the running block's 9d of conditioning.
     pub fn inference_elems(&self, res: f64) -> f64 {
-        let (d, f) = (self.width, self.mlp);
-        self.tokens(res) * (5.0 * d + 2.0 * f)
+        let (d, f, n) = (self.width, self.mlp, self.tokens(res));
+        if self.dit {
+            n * (3.0 * d + 2.0 * f) + 9.0 * d
+        } else {
+            n * (5.0 * d + 2.0 * f)
+        }
     }
 }
