@@ -5,7 +5,7 @@ use super::ctx::Ctx;
 use super::states::ModelStates;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::cnn::resnet_walk::{self, Elt, Live};
-use crate::estimator::model::cnn::{counts, resnet, vit};
+use crate::estimator::model::cnn::{resnet, vit};
 use crate::estimator::{Breakdown, Component, Phase, PhasePeaks};
 use crate::scenario::{CnnNetwork, Mode, OptimizerKind};
 use crate::units::Bytes;
@@ -25,8 +25,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, st: &ModelStates, x: &Extra) -> Option
     if network == CnnNetwork::Aggregate {
         return None;
     }
-    let cnt = counts(network, res)?;
-    let weights = st.weights + cnt.buffer_bytes;
+    let weights = st.weights + m.cnn.buffer_bytes;
     let accumulated = c.grad_accum > 1.0;
     let e = Elt {
         act: c.ec,
@@ -34,11 +33,11 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, st: &ModelStates, x: &Extra) -> Option
         grad: if accumulated {
             0.0
         } else {
-            st.grads / cnt.params.max(1.0)
+            st.grads / m.params.total.max(1.0)
         },
         image_cast: c.amp,
     };
-    let (fwd, bwd, infer) = walk(network, res, c.b, e)?;
+    let (fwd, bwd, infer) = walk(network, res, c.b, e, c.mode)?;
     let mut out = PhasePeaks::default();
     let mut set = |ph: Phase, grads: f64, opt: f64, a: f64, t: f64| {
         let mut b = Breakdown::default();
@@ -83,14 +82,22 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, st: &ModelStates, x: &Extra) -> Option
     Some(out)
 }
 
-/// (training forward peak, backward peak, inference working set) above the model states.
-fn walk(network: CnnNetwork, res: f64, b: f64, e: Elt) -> Option<(Live, Live, f64)> {
+/// (training forward peak, backward peak, inference working set) above the model states; only
+/// the walks `mode` needs are run (the others are zero).
+fn walk(network: CnnNetwork, res: f64, b: f64, e: Elt, mode: Mode) -> Option<(Live, Live, f64)> {
     if let Some(t) = resnet::table(network) {
-        return Some((
-            resnet_walk::forward_peak(&t, res, b, e),
-            resnet_walk::backward_peak(&t, res, b, e),
-            resnet_walk::inference_peak(&t, res, b, e),
-        ));
+        return Some(match mode {
+            Mode::Training => (
+                resnet_walk::forward_peak(&t, res, b, e),
+                resnet_walk::backward_peak(&t, res, b, e),
+                0.0,
+            ),
+            Mode::Inference => (
+                Live::default(),
+                Live::default(),
+                resnet_walk::inference_peak(&t, res, b, e),
+            ),
+        });
     }
     let v = vit::table(network)?;
     // Vision transformers: the saved tensors of `vit` (ViT measured, DiT derived), the logits'

@@ -17,6 +17,8 @@ use crate::scenario::{CnnNetwork, ModelFamily, ModelSpec};
 pub struct CnnShape {
     pub network: CnnNetwork,
     pub resolution: f64,
+    /// [`Counts::buffer_bytes`], kept so the memory estimate does not count again.
+    pub buffer_bytes: f64,
 }
 
 /// Exact counts of a network at side `res`.
@@ -106,6 +108,7 @@ pub fn resolve(spec: &ModelSpec) -> Option<ResolvedModel> {
         cnn: CnnShape {
             network,
             resolution: res,
+            buffer_bytes: c.buffer_bytes,
         },
         ..ResolvedModel::default()
     })

@@ -72,32 +72,33 @@ impl ResNetTable {
 
     /// Block `i` (0-based, stage order) at input resolution `res`: stage widths 64·2^stage, stride 2 on
     /// the first block of stages 2–4 (3×3 conv, pad 1; the 1×1 downsample has the same stride).
+    /// Constant time: a loop over the four stages, not the blocks.
     pub fn block(&self, res: f64, i: u32) -> Block {
         let (_, mut h) = stem_sides(res);
         let mut c_in = 64.0;
-        let mut k = 0u32;
+        let mut first_of_stage = 0u32;
         for (stage, &n) in self.blocks.iter().enumerate() {
             let mid = 64.0 * f64::from(1u32 << stage);
             let c_out = mid * self.expansion();
-            for j in 0..n {
-                let stride = if j == 0 && stage > 0 { 2.0 } else { 1.0 };
-                let h_out = out_side(h, 3.0, stride, 1.0);
-                if k == i {
-                    return Block {
-                        c_in,
-                        h_in: h,
-                        mid,
-                        c_out,
-                        h_out,
-                        downsample: j == 0 && (stride > 1.0 || c_in != c_out),
-                        bottleneck: self.bottleneck,
-                        first: i == 0,
-                    };
-                }
-                k += 1;
-                c_in = c_out;
-                h = h_out;
+            let stride = if stage > 0 { 2.0 } else { 1.0 };
+            let h_out = out_side(h, 3.0, stride, 1.0);
+            if i < first_of_stage + n {
+                let j = i - first_of_stage;
+                let (c, h_in) = if j == 0 { (c_in, h) } else { (c_out, h_out) };
+                return Block {
+                    c_in: c,
+                    h_in,
+                    mid,
+                    c_out,
+                    h_out,
+                    downsample: j == 0 && (stride > 1.0 || c_in != c_out),
+                    bottleneck: self.bottleneck,
+                    first: i == 0,
+                };
             }
+            first_of_stage += n;
+            c_in = c_out;
+            h = h_out;
         }
         Block::default()
     }
