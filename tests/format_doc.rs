@@ -255,6 +255,7 @@ fn generate() -> String {
         "src/scenario/implementation.rs",
         "src/scenario/input.rs",
         "src/scenario/model.rs",
+        "src/scenario/cnn.rs",
         "src/scenario/moe.rs",
         "src/scenario/peft.rs",
         "src/scenario/quant.rs",

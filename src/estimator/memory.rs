@@ -7,6 +7,7 @@
 //! larger one reported (`peak_stage`). Formulas and sources: docs/model.md.
 
 pub mod activations;
+pub mod cnn;
 pub mod ctx;
 pub mod inference;
 pub mod inventory;
@@ -114,6 +115,17 @@ fn stage(
     } else {
         0.0
     };
+    if m.family == ModelFamily::Cnn {
+        let inputs = if c.image_input { c.input_bytes } else { 0.0 };
+        let extra = cnn::Extra {
+            opt_temp,
+            casts,
+            inputs,
+        };
+        if let Some(p) = cnn::phases(c, m, &st, &extra) {
+            return (p, st);
+        }
+    }
     if m.family != ModelFamily::Transformer {
         return (other_family(c, m, &st, opt_temp, casts), st);
     }

@@ -8,6 +8,7 @@
 pub mod blocks;
 mod cache;
 pub use cache::CacheShape;
+pub mod cnn;
 mod families;
 mod layer;
 pub mod lora;
@@ -60,6 +61,8 @@ pub struct ResolvedModel {
     /// The layer kinds with their counts (one kind for a uniform transformer; none for other
     /// families). The scalar dimensions above are those of the first attention kind.
     pub blocks: Blocks,
+    /// CNN section with a layer-table network: which one, at what side (`cnn` module).
+    pub cnn: cnn::CnnShape,
 }
 
 /// Largest parameter count of a derived table (a recommender's tables × rows × dim); larger products
@@ -102,7 +105,7 @@ pub fn derive(
                 transformer(&s)
             }
         },
-        ModelFamily::Cnn => cnn(spec),
+        ModelFamily::Cnn => cnn::resolve(spec).unwrap_or_else(|| cnn(spec)),
         ModelFamily::Recommender => recommender(spec, diagnostics),
     }
 }
@@ -269,6 +272,7 @@ fn transformer(spec: &ModelSpec) -> ResolvedModel {
             ..moe
         },
         blocks: uniform_blocks(layers, [a, k, d, f], t.ffn_kind, &moe, &lc),
+        cnn: cnn::CnnShape::default(),
     }
 }
 

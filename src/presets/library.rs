@@ -66,6 +66,8 @@ const FILES: &[(&str, &str, &str)] = &[
     preset!(CURRENT_PRACTICE, "llama2-70b-qlora-l40s"),
     preset!(CURRENT_PRACTICE, "mixtral-8x7b-inference-2xh100"),
     preset!(CURRENT_PRACTICE, "llama2-70b-4bit-rtx4090"),
+    preset!(CURRENT_PRACTICE, "vit-b16-training-a100"),
+    preset!(CURRENT_PRACTICE, "dit-xl2-training-a100"),
 ];
 
 /// Every bundled preset, in menu order (parsed once, on first use).

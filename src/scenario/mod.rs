@@ -7,6 +7,7 @@
 mod axis;
 mod blocks;
 mod engine;
+mod cnn;
 mod gpu;
 mod implementation;
 mod input;
@@ -24,6 +25,7 @@ mod workload;
 pub use axis::Axis;
 pub use blocks::*;
 pub use engine::ServingEngine;
+pub use cnn::*;
 pub use gpu::*;
 pub use implementation::*;
 pub use input::*;

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{MoeSpec, PatternPart};
+use super::{CnnSpec, MoeSpec, PatternPart};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ModelFamily {
@@ -173,35 +173,6 @@ impl TransformerDims {
             self.head_dim
         } else {
             self.hidden / self.heads.max(1)
-        }
-    }
-}
-
-/// A CNN described by sourced per-image figures (ResNet-50 by default).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct CnnSpec {
-    /// Parameters. ResNet-50: 25,557,032 (torchvision `ResNet50_Weights` meta).
-    pub params: f64,
-    /// Forward feature-map bytes per image in FP32 at `resolution`. ResNet-50 at 224²: 103 MB
-    /// (albanie/convnet-burden `reports/resnet50.md`).
-    pub activation_bytes_per_image_fp32: f64,
-    /// Resolution (pixels per side) the figure above was measured at; activations scale with its square.
-    pub reference_resolution: u32,
-    /// Resolution of the scenario's images.
-    pub resolution: u32,
-    /// Forward multiply-accumulates per image at the reference resolution. ResNet-50: 4.089e9 (torchvision).
-    pub macs_per_image: f64,
-}
-
-impl Default for CnnSpec {
-    fn default() -> Self {
-        CnnSpec {
-            params: 25_557_032.0,
-            activation_bytes_per_image_fp32: 103e6,
-            reference_resolution: 224,
-            resolution: 224,
-            macs_per_image: 4.089e9,
         }
     }
 }

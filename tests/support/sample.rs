@@ -113,6 +113,7 @@ fn model(r: &mut Rng) -> ModelSpec {
         softmax_fp32: r.coin(),
     };
     let cnn = CnnSpec {
+        network: r.pick(&CnnNetwork::ALL),
         params: r.range(1e3, 1e13),
         activation_bytes_per_image_fp32: r.range(0.0, 1e12),
         reference_resolution: r.small(1, 65_536),

@@ -133,10 +133,32 @@ pub(super) fn model_state(
     }
 }
 
+/// A layer-table CNN's activations: the op-by-op walk of `model::cnn` (docs/cnn.md).
+fn cnn_walk(c: &Ctx, m: &ResolvedModel, assumption: &'static str) -> Parts {
+    Parts {
+        formula: "Σ over layers of the tensors each op saves for backward (walked op by op)"
+            .to_owned(),
+        lead: format!(
+            "{}, b = {}, side = {} px, e_c = {} B",
+            m.cnn.network.label(),
+            c.b,
+            m.cnn.resolution,
+            c.ec
+        ),
+        terms: Vec::new(),
+        source: "torchvision / DiT module source and autograd derivatives.yaml; docs/cnn.md",
+        assumption,
+        rest: "feature maps saved for backward (inference: the live working set)",
+    }
+}
+
 /// Saved activations: per-layer terms × layers × micro-batches in flight, plus stage extras.
 pub(super) fn activations(c: &Ctx, m: &ResolvedModel, e: &Estimate, st: &Stage) -> Parts {
     let assumption =
         "Saved in forward, alive until the layer's backward; inference (no_grad) saves nothing.";
+    if m.family == ModelFamily::Cnn && m.cnn.network != crate::scenario::CnnNetwork::Aggregate {
+        return cnn_walk(c, m, assumption);
+    }
     if m.family != ModelFamily::Transformer {
         return Parts {
             formula: "b × activation bytes per sample (FP32) × e_c / 4".to_owned(),

@@ -114,6 +114,7 @@ fn from_blocks(spec: &ModelSpec, blocks: Blocks, shape: MoeShape) -> ResolvedMod
             ..shape
         },
         blocks,
+        cnn: super::cnn::CnnShape::default(),
     }
 }
 

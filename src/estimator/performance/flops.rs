@@ -145,6 +145,16 @@ pub fn sample_work(spec: &ModelSpec) -> SampleWork {
     match spec.family {
         ModelFamily::Cnn => {
             let c = &spec.cnn;
+            // A layer-table network: its exact per-layer MACs at the scenario's side
+            // (`model::cnn::counts`; docs/cnn.md).
+            let res = f64::from(c.resolution.max(1));
+            if let Some(n) = crate::estimator::model::cnn::counts(c.network, res) {
+                return SampleWork {
+                    flops: 2.0 * n.macs,
+                    weights: n.params,
+                    lookup_elements: 0.0,
+                };
+            }
             let scale = c.resolution as f64 / c.reference_resolution.max(1) as f64;
             SampleWork {
                 flops: 2.0 * c.macs_per_image * scale * scale,

@@ -95,6 +95,7 @@ pub(super) fn transformer(t: &TransformerDims, d: &mut Diagnostics) -> Transform
 
 pub(super) fn cnn(c: &CnnSpec, d: &mut Diagnostics) -> CnnSpec {
     let CnnSpec {
+        network,
         params,
         activation_bytes_per_image_fp32: act,
         reference_resolution,
@@ -103,6 +104,7 @@ pub(super) fn cnn(c: &CnnSpec, d: &mut Diagnostics) -> CnnSpec {
     } = c;
     let z = CnnSpec::default();
     CnnSpec {
+        network: *network,
         params: count(r!("model.cnn.params"), *params, z.params, d),
         activation_bytes_per_image_fp32: count(
             r!("model.cnn.activation_bytes_per_image_fp32"),

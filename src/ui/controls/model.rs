@@ -4,7 +4,7 @@ use egui::Ui;
 
 use crate::estimator::Estimate;
 use crate::scenario::{
-    ArchKind, FfnKind, ModelFamily, NormKind, PositionKind, Scenario, ShapeSource,
+    ArchKind, CnnNetwork, FfnKind, ModelFamily, NormKind, PositionKind, Scenario, ShapeSource,
 };
 use crate::ui::widgets::{Choice, choice, count_slider, fmt_count, int_slider, opt, toggle};
 
@@ -17,12 +17,50 @@ const FAMILIES: [Choice<ModelFamily>; 3] = [
     opt(
         ModelFamily::Cnn,
         "CNN",
-        "A convolutional network described by sourced per-image figures (ResNet-50 class).",
+        "A CNN or vision model: a network layer by layer (ResNet, ViT, DiT) or sourced per-image figures.",
     ),
     opt(
         ModelFamily::Recommender,
         "Recommender",
         "Embedding tables plus a dense MLP (DLRM class).",
+    ),
+];
+
+const NETWORKS: [Choice<CnnNetwork>; 7] = [
+    opt(
+        CnnNetwork::Aggregate,
+        "Per-image aggregate",
+        "Sourced per-image figures (parameters, activation bytes, MACs) you can edit.",
+    ),
+    opt(
+        CnnNetwork::ResNet18,
+        "ResNet-18",
+        "torchvision resnet18, layer by layer (docs/cnn.md).",
+    ),
+    opt(
+        CnnNetwork::ResNet50,
+        "ResNet-50",
+        "torchvision resnet50, layer by layer; measured within 0.01 % (docs/cnn.md).",
+    ),
+    opt(
+        CnnNetwork::ResNet101,
+        "ResNet-101",
+        "torchvision resnet101, layer by layer (docs/cnn.md).",
+    ),
+    opt(
+        CnnNetwork::VitB16,
+        "ViT-B/16",
+        "torchvision vit_b_16: exact parameters, activations derived (docs/cnn.md).",
+    ),
+    opt(
+        CnnNetwork::VitL16,
+        "ViT-L/16",
+        "torchvision vit_l_16: exact parameters, activations derived (docs/cnn.md).",
+    ),
+    opt(
+        CnnNetwork::DitXl2,
+        "DiT-XL/2",
+        "DiT-XL/2 (Peebles & Xie 2023) on the VAE latent (side ÷ 8): exact parameters.",
     ),
 ];
 
@@ -231,6 +269,25 @@ fn dims_more_ui(ui: &mut Ui, s: &mut Scenario) {
 
 fn cnn_ui(ui: &mut Ui, s: &mut Scenario) {
     let c = &mut s.model.cnn;
+    choice(
+        ui,
+        &mut c.network,
+        &NETWORKS,
+        "Network",
+        "Which vision network: a layer table or the editable per-image aggregate.",
+    );
+    if c.network != CnnNetwork::Aggregate {
+        int_slider(
+            ui,
+            &mut c.resolution,
+            32..=1024,
+            false,
+            "Image side",
+            "px",
+            "Input resolution; every feature map follows it layer by layer.",
+        );
+        return;
+    }
     count_slider(
         ui,
         &mut c.params,
