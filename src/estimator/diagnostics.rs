@@ -159,7 +159,7 @@ impl Diagnostic {
                 "The KV heads do not divide the attention heads: grouped-query attention needs an equal number of query heads per KV head."
             }
             Diagnostic::TooManyLayerKinds => {
-                "The layer pattern has more than 8 distinct layer kinds: the layers beyond the eighth kind are counted as the eighth."
+                "The layer pattern has more than 4 distinct layer kinds (every model imported so far has at most 4): the layers beyond the fourth kind are counted as the fourth."
             }
             Diagnostic::IntegerTrainingType => {
                 "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."

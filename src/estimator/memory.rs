@@ -317,12 +317,10 @@ fn finish(
     let parts_layer = training::layer_breakdown(layer, layer_w, kv_layer);
     let mut params = m.params;
     // Expert parallelism splits where experts live, not how many are trained.
-    let mut all_experts = *m;
-    all_experts.moe.ep = 1;
     params.trainable = if x.lora() {
         x.adapters_per_layer * f64::from(m.layers)
     } else {
-        inventory::stage_params(c, &all_experts, f64::from(m.layers), true, true) * c.tp
+        inventory::stage_params_all_experts(c, m, f64::from(m.layers), true, true) * c.tp
     };
     MemoryEstimate {
         params,

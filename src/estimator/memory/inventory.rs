@@ -239,13 +239,36 @@ pub fn stage_params(
     first: bool,
     last: bool,
 ) -> f64 {
+    stage_params_of(c, m, layer_params_stored(m), layers_on_stage, [first, last])
+}
+
+/// [`stage_params`] counting every routed expert, as if expert parallelism were 1 (what is
+/// trained, wherever the experts live).
+pub fn stage_params_all_experts(
+    c: &Ctx,
+    m: &ResolvedModel,
+    layers_on_stage: f64,
+    first: bool,
+    last: bool,
+) -> f64 {
+    let every_expert = m.params.per_layer - m.moe.routed_params_per_layer + m.moe.routed_params_per_layer;
+    stage_params_of(c, m, every_expert, layers_on_stage, [first, last])
+}
+
+fn stage_params_of(
+    c: &Ctx,
+    m: &ResolvedModel,
+    per_layer: f64,
+    layers_on_stage: f64,
+    [first, last]: [bool; 2],
+) -> f64 {
     let l = f64::from(m.layers.max(1));
     let unique_layers = (l * (1.0 - c.sharing_fraction)).max(1.0) / l;
     let keep = match c.prune_kind {
         PruneKind::Structured => 1.0 - c.prune_fraction,
         PruneKind::Unstructured => 1.0,
     };
-    let layer_part = layers_on_stage * layer_params_stored(m) * unique_layers * keep;
+    let layer_part = layers_on_stage * per_layer * unique_layers * keep;
     let emb = if first || (last && m.tied_embeddings && c.pp > 1.0) {
         m.params.embeddings
     } else {

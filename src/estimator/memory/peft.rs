@@ -34,10 +34,15 @@ pub struct Ext {
 
 /// Weight elements of one layer's matrices as stored on one GPU before TP (experts after EP).
 pub fn layer_matrix_elems(m: &ResolvedModel) -> f64 {
+    layer_matrix_elems_stored(m, m.moe.stored_expert_fraction())
+}
+
+/// [`layer_matrix_elems`] with `stored` of the routed experts on the GPU (1 = all of them).
+pub fn layer_matrix_elems_stored(m: &ResolvedModel, stored: f64) -> f64 {
     if !m.blocks.is_uniform() {
         // Layers of several kinds: the average layer's matrices, routed experts as stored.
         let l = f64::from(m.layers.max(1));
-        let unstored = 1.0 - m.moe.stored_expert_fraction();
+        let unstored = 1.0 - stored;
         return m.blocks.sum(|k| k.matmul_w - k.routed * unstored) / l;
     }
     let h = f64::from(m.hidden);
@@ -49,7 +54,7 @@ pub fn layer_matrix_elems(m: &ResolvedModel) -> f64 {
         2.0
     };
     let mlp = mats * h * f64::from(m.ffn);
-    let routed = f64::from(m.moe.experts) * mlp * m.moe.stored_expert_fraction();
+    let routed = f64::from(m.moe.experts) * mlp * stored;
     let shared = if m.moe.experts == 0 {
         mlp
     } else {

@@ -22,7 +22,7 @@ use crate::scenario::{
 
 /// Most distinct layer kinds a model resolves into; a pattern with more merges the rest into the
 /// last kind's count (diagnosed by the caller through [`Blocks::overflowed`]).
-pub const MAX_KINDS: usize = 8;
+pub const MAX_KINDS: usize = 4;
 
 /// A resolved token mixer; dimensions as f64 element counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

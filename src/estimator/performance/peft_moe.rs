@@ -3,7 +3,7 @@
 
 use super::flops;
 use super::work::read_weights;
-use crate::estimator::memory::peft::layer_matrix_elems;
+use crate::estimator::memory::peft::layer_matrix_elems_stored;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::lora::layer_adapters;
 use crate::estimator::model::moe::all_to_all_bytes;
@@ -55,9 +55,8 @@ pub fn read_scale(s: &Scenario, m: &ResolvedModel, tokens: f64) -> f64 {
     if total <= 0.0 || m.family != ModelFamily::Transformer {
         return 1.0;
     }
-    let mut all = *m;
-    all.moe.ep = 1;
-    let layer_mats = f64::from(m.layers) * layer_matrix_elems(&all);
+    // Every routed expert (ep = 1): ⌈E/1⌉/E = 1.
+    let layer_mats = f64::from(m.layers) * layer_matrix_elems_stored(m, 1.0);
     let mats = if m.ffn_kind == FfnKind::SwiGlu {
         3.0
     } else {
