@@ -69,7 +69,7 @@ def role(name: str) -> str:
         r"\.router\.", name
     ):
         return "router"
-    if name.startswith("lm_head") or name.startswith("proj_out") or name.endswith("cls.predictions.decoder.weight"):
+    if re.search(r"(^|\.)lm_head\.", name) or name.startswith("proj_out") or name.endswith("cls.predictions.decoder.weight"):
         return "lm_head"
     if re.search(r"(embed_tokens|embed_positions|wte|wpe|word_embeddings|position_embeddings|"
                  r"token_type_embeddings|^shared|\.embeddings\.|^backbone\.embeddings)", name):
@@ -201,11 +201,22 @@ def kv(cfg) -> dict:
             "per_token": t.kv_lora_rank + t.qk_rope_head_dim,
             "formula": "kv_lora_rank + qk_rope_head_dim (compressed cache, as DeepSeek/vLLM/SGLang store it)",
         }
-        out["mla_expanded_hf_cache"] = {
+        # What Transformers' own DynamicCache holds: DeepseekV2/V3Attention call cache.update() on the
+        # compressed latent (kv_a_layernorm(c_kv), viewed [b, 1, s, kv_lora_rank]) and the roped shared key
+        # ([b, 1, s, qk_rope_head_dim]) before expand_kv() (transformers 5.24.0 measured,
+        # tests/data/measured/blocks-mla-cpu-steps.json; 5.25.0 same code).
+        out["mla_hf_dynamic_cache"] = {
+            "layers": t.num_hidden_layers,
+            "per_token": t.kv_lora_rank + t.qk_rope_head_dim,
+            "formula": "kv_lora_rank + qk_rope_head_dim (Transformers >= 5.24 caches the latent too, as 'keys'"
+            " [b,1,s,kv_lora_rank] and 'values' [b,1,s,qk_rope_head_dim])",
+        }
+        out["mla_expanded_kv_not_cached"] = {
             "layers": t.num_hidden_layers,
             "per_token": t.num_attention_heads * (t.qk_nope_head_dim + t.qk_rope_head_dim + t.v_head_dim),
-            "formula": "num_attention_heads * (qk_nope_head_dim + qk_rope_head_dim + v_head_dim)"
-            " (Transformers' DynamicCache stores decompressed K and V)",
+            "formula": "num_attention_heads * (qk_nope_head_dim + qk_rope_head_dim + v_head_dim): the"
+            " decompressed K and V that expand_kv() builds per forward (a transient, and what an engine that"
+            " caches expanded K/V would hold); no cache in Transformers 5.24/5.25 stores it",
         }
         return out
     if mt in ("t5",):
@@ -232,12 +243,14 @@ def kv(cfg) -> dict:
             "ssm_state_per_sequence": t.intermediate_size * t.state_size,
             "formula": "conv: intermediate_size * conv_kernel; ssm: intermediate_size * state_size"}}
     if mt == "mamba2":
-        conv_dim = t.intermediate_size + 2 * t.n_groups * t.state_size
+        # Mamba2Mixer: intermediate_size = int(expand * hidden_size) (Mamba2Config has no such field)
+        inner = int(t.expand * t.hidden_size)
+        conv_dim = inner + 2 * t.n_groups * t.state_size
         return {"mamba2": {
             "layers": t.num_hidden_layers, "per_token": 0,
             "conv_state_per_sequence": conv_dim * t.conv_kernel,
             "ssm_state_per_sequence": t.num_heads * t.head_dim * t.state_size,
-            "formula": "conv: (intermediate_size + 2*n_groups*state_size) * conv_kernel;"
+            "formula": "conv: (expand*hidden_size + 2*n_groups*state_size) * conv_kernel;"
             " ssm: num_heads * head_dim * state_size"}}
 
     # decoder-only attention models (possibly hybrid)

@@ -84,6 +84,8 @@ def run_inference(model, prefill_fn, decode_fn, kv_tensors):
             logits, cache = prefill_fn()
             tr.label(kv_tensors(cache), "kv_cache")
             tr.label([logits], "logits")
+            for cat, ts in getattr(prefill_fn, "post_labels", dict)().items():  # e.g. encoder states kept
+                tr.label(ts, cat)
             tr.mark("end_forward")
             state["cache"] = cache
             del logits
@@ -92,6 +94,8 @@ def run_inference(model, prefill_fn, decode_fn, kv_tensors):
         def decode():
             tr.label(decode_fn.inputs, "inputs")
             tr.label(kv_tensors(state["cache"]), "kv_cache")
+            for cat, ts in getattr(prefill_fn, "post_labels", dict)().items():
+                tr.label(ts, cat)
             tr.classify_model(model)
             tr.mark("start")
             tr.set_phase("decode")
