@@ -44,7 +44,7 @@ pub struct Resolved {
 /// Resolves `sc`, its model included.
 pub fn resolve(sc: &Scenario, d: &mut Diagnostics) -> Resolved {
     let spec = model_spec(&sc.model, d);
-    let model = model::derive(&spec, &sc.model.pattern, d);
+    let model = model::derive(&spec, &sc.model.pattern, &sc.model.towers, d);
     finish(sc, spec, model, d)
 }
 
@@ -65,6 +65,7 @@ pub fn model_spec(m: &ModelSpec, d: &mut Diagnostics) -> ModelSpec {
         recommender,
         moe,
         pattern: _,
+        towers: _,
     } = m;
     ModelSpec {
         family: *family,
@@ -81,6 +82,7 @@ pub fn model_spec(m: &ModelSpec, d: &mut Diagnostics) -> ModelSpec {
         // The pattern is resolved into `ResolvedModel::blocks` (`model::derive`), not copied here:
         // resolving stays allocation-free.
         pattern: Vec::new(),
+        towers: Vec::new(),
     }
 }
 

@@ -15,12 +15,12 @@
 
 use serde_json::{Map, Value};
 
-use super::{ImportError, hf_families};
+use super::{ImportError, hf_pattern, hf_quant, hf_route};
 use crate::presets::text::echo;
-use crate::scenario::{ModelFamily, ModelSpec, MoeSpec, ShapeSource, TransformerDims};
-
-/// Mixtral's expert keys, understood for `model_type = "mixtral"` only.
-const MIXTRAL_KEYS: [&str; 2] = ["num_local_experts", "num_experts_per_tok"];
+use crate::scenario::{
+    Dtype, LayerRun, Mode, ModelFamily, ModelSpec, MoeSpec, Quantization, Scenario, ShapeSource,
+    Tower, TransformerDims,
+};
 
 /// Largest config.json accepted (real ones are a few kB).
 pub const MAX_CONFIG_BYTES: usize = 4 << 20;
@@ -34,19 +34,55 @@ pub struct ImportedConfig {
     pub model_type: String,
     /// Facts the import could not express exactly, for the user to read.
     pub notes: Vec<String>,
+    /// `torch_dtype` / `dtype` of the checkpoint.
+    pub dtype: Option<Dtype>,
+    /// `quantization_config`, where the scenario has a matching weight format.
+    pub quantization: Option<Quantization>,
+    /// Multi-token-prediction layers in the checkpoint that the Transformers class does not build
+    /// (DeepSeek-V3 / GLM-4.5 `num_nextn_predict_layers`): not counted.
+    pub mtp_layers: u32,
+    /// A vision tower is part of the model (and of its parameter count).
+    pub vision: bool,
 }
 
-/// Keys that mean a structure the scenario cannot describe: refused, never guessed.
-const UNSUPPORTED_KEYS: [(&str, &str); 9] = [
+impl ImportedConfig {
+    /// Puts the import into a scenario: the model; the checkpoint's dtype as the weights' type of an
+    /// inference scenario; the quantized weight format.
+    pub fn apply(&self, s: &mut Scenario) {
+        s.model = self.model.clone();
+        if let Some(dtype) = self.dtype.filter(|_| s.mode == Mode::Inference) {
+            s.precision.weights = dtype;
+        }
+        if let Some(q) = &self.quantization {
+            s.quantization = q.clone();
+        }
+    }
+}
+
+/// Keys that mean a structure: refused, naming it, when the family of the file did not read them.
+const UNSUPPORTED_KEYS: [(&str, &str); 22] = [
     ("num_local_experts", "mixture of experts"),
     ("num_experts", "mixture of experts"),
     ("n_routed_experts", "mixture of experts"),
     ("num_experts_per_tok", "mixture of experts"),
     ("moe_intermediate_size", "mixture of experts"),
+    ("shared_expert_intermediate_size", "shared experts"),
+    ("n_shared_experts", "shared experts"),
+    ("first_k_dense_replace", "dense layers before the experts"),
+    ("decoder_sparse_step", "MoE layer frequency"),
+    ("mlp_only_layers", "dense layers among the experts"),
+    ("interleave_moe_layer_step", "MoE layer frequency"),
     ("q_lora_rank", "low-rank attention (MLA)"),
     ("kv_lora_rank", "low-rank attention (MLA)"),
+    ("layer_types", "per-layer attention types"),
+    ("sliding_window_pattern", "a local/global layer pattern"),
+    ("hybrid_override_pattern", "a hybrid layer pattern"),
+    ("attn_layer_period", "a hybrid layer pattern"),
+    ("attention_chunk_size", "chunked attention"),
+    ("no_rope_layers", "layers without RoPE"),
     ("text_config", "a multimodal model (nested text config)"),
     ("vision_config", "a multimodal model (vision tower)"),
+    ("is_encoder_decoder", "an encoder-decoder model"),
 ];
 
 /// Keys that do not change parameter count or memory (training hyper-parameters, token ids,
@@ -157,10 +193,117 @@ impl<'a> Reader<'a> {
     pub(super) fn text(&mut self, key: &'static str) -> Option<&'a str> {
         self.get(key).and_then(Value::as_str)
     }
+
+    /// A reader over a nested object (`text_config`, `vision_config`).
+    pub(super) fn new(obj: &'a Map<String, Value>) -> Self {
+        Reader {
+            obj,
+            used: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// A positive integer, or the configuration class's default when absent or null.
+    pub(super) fn or(&mut self, key: &'static str, default: u32) -> u32 {
+        self.count(key).unwrap_or(default)
+    }
+
+    /// A non-negative integer (0 allowed: `first_k_dense_replace`, `q_lora_rank` absent), or `default`.
+    pub(super) fn zero_or(&mut self, key: &'static str, default: u32) -> u32 {
+        let Some(v) = self.get(key) else {
+            return default;
+        };
+        match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
+            Some(n) => n,
+            None => {
+                self.problems.push(format!(
+                    "`{key}` = {} is not a non-negative integer",
+                    echo_json(v)
+                ));
+                default
+            }
+        }
+    }
+
+    /// A list of strings (`layer_types`); None when absent. At most `max` entries.
+    pub(super) fn strings(&mut self, key: &'static str, max: usize) -> Option<Vec<&'a str>> {
+        let v = self.get(key)?;
+        let list = v
+            .as_array()
+            .filter(|a| a.len() <= max)
+            .and_then(|a| a.iter().map(Value::as_str).collect::<Option<Vec<&str>>>());
+        if list.is_none() {
+            self.problems.push(format!(
+                "`{key}` = {} is not a list of at most {max} strings",
+                echo_json(v)
+            ));
+        }
+        list
+    }
+
+    /// A list of non-negative integers (`mlp_only_layers`, `no_rope_layers`); empty when absent.
+    pub(super) fn integers(&mut self, key: &'static str, max: usize) -> Vec<u32> {
+        let Some(v) = self.get(key) else {
+            return Vec::new();
+        };
+        let list = v.as_array().filter(|a| a.len() <= max).and_then(|a| {
+            a.iter()
+                .map(|x| x.as_u64().and_then(|n| u32::try_from(n).ok()))
+                .collect::<Option<Vec<u32>>>()
+        });
+        list.unwrap_or_else(|| {
+            self.problems.push(format!(
+                "`{key}` = {} is not a list of at most {max} non-negative integers",
+                echo_json(v)
+            ));
+            Vec::new()
+        })
+    }
+
+    /// A nested object; None when absent.
+    pub(super) fn object(&mut self, key: &'static str) -> Option<&'a Map<String, Value>> {
+        let v = self.get(key)?;
+        let o = v.as_object();
+        if o.is_none() {
+            self.problems
+                .push(format!("`{key}` = {} is not an object", echo_json(v)));
+        }
+        o
+    }
+
+    /// Marks keys as read (they change no parameter nor memory the import models).
+    pub(super) fn skip(&mut self, keys: &[&'static str]) {
+        self.used.extend_from_slice(keys);
+    }
+
+    /// The key is present with a null value (marked as read).
+    pub(super) fn is_null(&mut self, key: &'static str) -> bool {
+        self.used.push(key);
+        self.obj.get(key).is_some_and(Value::is_null)
+    }
+
+    /// A value is present and not null.
+    pub(super) fn has(&self, key: &str) -> bool {
+        self.obj.get(key).is_some_and(|v| !v.is_null())
+    }
+
+    /// "Ignored keys (in `where`): …" for keys no family read, if any.
+    pub(super) fn ignored(&self, place: &str) -> Option<String> {
+        let mut ignored: Vec<&str> = self
+            .obj
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !self.used.contains(k) && !IRRELEVANT_KEYS.contains(k))
+            .filter(|k| !super::hf_keys::IRRELEVANT.contains(k))
+            .collect();
+        ignored.sort_unstable();
+        (!ignored.is_empty()).then(|| ignored_note(&ignored, place))
+    }
 }
 
-/// Parses a config.json and returns `base` with its transformer replaced. Nothing is returned
-/// half-done: any problem is an error listing every key that was not understood.
+/// Parses a config.json and returns `base` with its transformer (and layer pattern, towers, MoE)
+/// replaced. Nothing is returned half-done: any problem is an error listing every key that was not
+/// understood.
 pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, ImportError> {
     if json.len() > MAX_CONFIG_BYTES {
         return Err(ImportError::new(format!(
@@ -174,98 +317,78 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
     let Value::Object(obj) = &value else {
         return Err(ImportError::new("config.json is not a JSON object"));
     };
-    let mut r = Reader {
-        obj,
-        used: Vec::new(),
-        problems: Vec::new(),
-    };
+    let mut r = Reader::new(obj);
     let model_type = r.text("model_type").unwrap_or("").to_owned();
-    let mixtral = model_type == "mixtral";
-    unsupported_keys(&mut r, mixtral);
-    let mut notes = Vec::new();
-    let dims = match model_type.as_str() {
-        "llama" | "mistral" | "qwen2" | "mixtral" => {
-            hf_families::llama_like(&mut r, &model_type, &mut notes)
-        }
-        "gpt2" => hf_families::gpt2(&mut r),
-        "bert" | "roberta" => hf_families::bert(&mut r, &mut notes),
-        "" => {
-            r.problems.push("`model_type` is missing".to_owned());
-            TransformerDims::default()
-        }
-        other => {
-            r.problems.push(format!(
-                "model_type \"{}\" is not understood (supported: llama, mistral, mixtral, qwen2, \
-                 gpt2, bert, roberta)",
-                echo(other)
-            ));
-            TransformerDims::default()
-        }
-    };
-    let moe = if mixtral {
-        MoeSpec {
-            experts: r.required("num_local_experts"),
-            top_k: r.required("num_experts_per_tok"),
-            ..MoeSpec::default()
-        }
-    } else {
-        MoeSpec::default()
-    };
-    check_shape(&dims, &mut r.problems);
+    let mut out = Built::default();
+    if model_type.is_empty() {
+        r.problems.push("`model_type` is missing".to_owned());
+    } else if !hf_route::build(&mut r, &model_type, &mut out) {
+        r.problems.push(format!(
+            "model_type \"{}\" is not understood (supported: {})",
+            echo(&model_type),
+            hf_route::SUPPORTED.join(", ")
+        ));
+    }
+    let precision = hf_quant::read(&mut r, &mut out.notes);
+    unsupported_keys(&mut r);
+    check_shape(&out.t, &mut r.problems);
     if !r.problems.is_empty() {
         return Err(ImportError::new(format!(
             "config.json not understood: {}",
             r.problems.join("; ")
         )));
     }
-    ignored_notes(&r, &mut notes);
+    out.notes.extend(r.ignored(""));
     let model = ModelSpec {
         family: ModelFamily::Transformer,
         shape: ShapeSource::Dimensions,
-        transformer: dims,
-        moe,
+        transformer: out.t,
+        moe: out.moe,
+        pattern: hf_pattern::compress(&out.layers),
+        towers: out.towers,
         ..base.clone()
     };
     super::check_model(&model, &["model.transformer.", "model.moe."], "config.json")?;
     Ok(ImportedConfig {
         model,
         model_type,
-        notes,
+        notes: out.notes,
+        dtype: precision.dtype,
+        quantization: precision.quantization,
+        mtp_layers: out.mtp_layers,
+        vision: out.vision,
     })
 }
 
-/// Keys whose meaning the estimator does not model: each one is a problem, never a silent default.
-fn unsupported_keys(r: &mut Reader<'_>, mixtral: bool) {
+/// What a family builds: the dimensions (the reference and defaults of the pattern), the
+/// per-layer runs (empty = the flat model), towers, notes.
+#[derive(Default)]
+pub(super) struct Built {
+    pub t: TransformerDims,
+    pub moe: MoeSpec,
+    /// One entry per layer (count 1), compressed into the pattern afterwards.
+    pub layers: Vec<LayerRun>,
+    pub towers: Vec<Tower>,
+    pub notes: Vec<String>,
+    /// `num_nextn_predict_layers`: multi-token-prediction layers the checkpoint has and the
+    /// Transformers class does not build (not counted).
+    pub mtp_layers: u32,
+    /// A vision tower is included.
+    pub vision: bool,
+}
+
+/// Keys whose meaning no family read: each one is a problem, never a silent default.
+fn unsupported_keys(r: &mut Reader<'_>) {
     for (key, what) in UNSUPPORTED_KEYS {
-        if mixtral && MIXTRAL_KEYS.contains(&key) {
+        if r.used.contains(&key) {
             continue;
         }
         if let Some(v) = r.obj.get(key).filter(|v| !v.is_null()) {
             r.problems.push(format!(
-                "`{key}` = {}: {what} is not understood",
+                "`{key}` = {}: {what} is not understood for this model_type",
                 echo_json(v)
             ));
         }
-    }
-}
-
-/// Notes on keys that were read by nothing (listed) and on a quantized checkpoint.
-fn ignored_notes(r: &Reader<'_>, notes: &mut Vec<String>) {
-    let mut ignored: Vec<&str> = r
-        .obj
-        .keys()
-        .map(String::as_str)
-        .filter(|k| !r.used.contains(k) && !IRRELEVANT_KEYS.contains(k))
-        .collect();
-    ignored.sort_unstable();
-    if !ignored.is_empty() {
-        notes.push(ignored_note(&ignored));
-    }
-    if r.obj.contains_key("quantization_config") {
-        notes.push(
-            "The checkpoint is quantized (`quantization_config`): set the weight precision by hand"
-                .to_owned(),
-        );
     }
 }
 
@@ -292,7 +415,7 @@ pub(super) fn echo_json(v: &Value) -> String {
 }
 
 /// "Ignored keys: a, b, c" with each key echoed safely, the first 20 named and the rest counted.
-fn ignored_note(keys: &[&str]) -> String {
+fn ignored_note(keys: &[&str], place: &str) -> String {
     const NAMED: usize = 20;
     let named: Vec<String> = keys.iter().take(NAMED).map(|k| echo(k)).collect();
     let more = keys.len().saturating_sub(NAMED);
@@ -301,5 +424,5 @@ fn ignored_note(keys: &[&str]) -> String {
     } else {
         String::new()
     };
-    format!("Ignored keys: {}{tail}", named.join(", "))
+    format!("Ignored keys{place}: {}{tail}", named.join(", "))
 }

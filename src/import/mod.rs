@@ -7,7 +7,16 @@
 
 pub mod files;
 pub mod hf_config;
+mod hf_decoders;
+mod hf_encdec;
 mod hf_families;
+mod hf_keys;
+mod hf_moe;
+mod hf_multimodal;
+mod hf_pattern;
+mod hf_quant;
+pub mod hf_route;
+mod hf_ssm;
 pub mod safetensors;
 
 pub use hf_config::{ImportedConfig, from_hf_config};

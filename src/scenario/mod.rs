@@ -17,6 +17,7 @@ mod precision;
 mod quant;
 mod strategies;
 mod timing;
+mod towers;
 pub mod validate;
 mod workload;
 
@@ -33,6 +34,7 @@ pub use precision::*;
 pub use quant::*;
 pub use strategies::*;
 pub use timing::*;
+pub use towers::*;
 pub use workload::*;
 
 use serde::{Deserialize, Serialize};

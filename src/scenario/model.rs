@@ -40,6 +40,9 @@ pub struct ModelSpec {
     /// The layers as blocks, run-length encoded (`scenario::blocks`); empty = every layer as
     /// `transformer` and `moe` describe it. Used with `shape = Dimensions`.
     pub pattern: Vec<PatternPart>,
+    /// Stacks beside the language model: a vision tower, the encoder of an encoder-decoder model
+    /// (`scenario::towers`). Counted with a layer pattern only.
+    pub towers: Vec<super::Tower>,
 }
 
 impl Default for ModelSpec {
@@ -53,6 +56,7 @@ impl Default for ModelSpec {
             recommender: RecommenderSpec::default(),
             moe: MoeSpec::default(),
             pattern: Vec::new(),
+            towers: Vec::new(),
         }
     }
 }

@@ -40,6 +40,9 @@ pub fn layer_run(run: &LayerRun, d: &mut Diagnostics) -> LayerRun {
                 qk_norm,
                 sinks,
                 output_gate,
+                no_k_bias,
+                cross_attention,
+                relative_buckets,
             } = a;
             let (heads, kv_heads, head_dim) = (dim(*heads), dim(*kv_heads), dim(*head_dim));
             Mixer::Attention(Attention {
@@ -53,6 +56,9 @@ pub fn layer_run(run: &LayerRun, d: &mut Diagnostics) -> LayerRun {
                 qk_norm: *qk_norm,
                 sinks: *sinks,
                 output_gate: *output_gate,
+                no_k_bias: *no_k_bias,
+                cross_attention: *cross_attention,
+                relative_buckets: DIMS.clamp_u32(*relative_buckets, d),
             })
         }
         Mixer::Mla(m) => {
@@ -105,6 +111,7 @@ pub fn layer_run(run: &LayerRun, d: &mut Diagnostics) -> LayerRun {
                 gated_norm: *gated_norm,
             })
         }
+        Mixer::None => Mixer::None,
         Mixer::GatedDeltaNet(g) => {
             let GatedDeltaNet {
                 key_heads,
