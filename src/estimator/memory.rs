@@ -10,6 +10,7 @@ pub mod activations;
 pub mod ctx;
 pub mod inference;
 pub mod inventory;
+pub mod layer_kinds;
 pub mod peft;
 pub mod states;
 pub mod training;
@@ -44,11 +45,8 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
     let l = f64::from(model.layers.max(1));
     let per_stage = ctx::ceil(l / c.pp);
     // One layer of one micro-batch: the same on every stage.
-    let z = activations::sizes(&c, model, c.b, c.s);
-    let layer = (
-        z,
-        peft::lora_layer(&c, model, &z, &x, activations::layer(&c, model, &z)),
-    );
+    let (z, acts) = layer_kinds::average_layer(&c, model, c.b, c.s);
+    let layer = (z, peft::lora_layer(&c, model, &z, &x, acts));
     // The stages' phases are large (`PhasePeaks`): kept where `stage` wrote them and passed on by
     // reference, so each is copied once, into the result.
     let first = stage(&c, &x, model, &layer, per_stage, true, c.pp <= 1.0);
@@ -293,12 +291,9 @@ fn finish(
     let kv_layer = if m.arch == crate::scenario::ArchKind::Encoder || c.mode == Mode::Training {
         0.0
     } else {
-        inference::kv_bytes_per_token(
-            1.0,
-            ctx::ceil(f64::from(m.kv_heads) / c.tp),
-            f64::from(m.head_dim),
-            c.e_kv,
-        ) * inference::kv_tokens(c).1
+        // One layer's share of the cache at the last decode step (an average layer when kinds differ).
+        let tokens = inference::kv_tokens(c).1;
+        m.cache_bytes(&inference::cache_shape(c, 1.0), c.b, tokens / c.b.max(1.0))
     };
     // Inference (no_grad) saves nothing for backward: only weights and KV per layer.
     let none = activations::LayerActs::default();

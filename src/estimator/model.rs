@@ -6,6 +6,8 @@
 //! once). Checked against `tests/data/measured` and the published totals (tests/measured.rs).
 
 pub mod blocks;
+mod cache;
+pub use cache::CacheShape;
 mod families;
 mod layer;
 pub mod lora;
@@ -301,6 +303,8 @@ fn uniform_blocks(
             inactive: lc.inactive,
             matmul_w: lc.attn_w + lc.mlp_w,
             matmul_b: lc.attn_b + lc.mlp_b,
+            mixer_w: lc.attn_w,
+            mlp_active_w: lc.mlp_w - lc.inactive,
             tensors: lc.layer_tensors,
             largest: 0.0,
         },

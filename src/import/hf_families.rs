@@ -43,6 +43,12 @@ pub(super) fn base(r: &mut Reader, c: &Class, out: &mut Built) -> Base {
         "num_key_value_heads",
         if c.kv_heads > 0 { c.kv_heads } else { heads },
     );
+    let derived = c.head_dim == 0 && !r.has("head_dim");
+    if derived && !hidden.is_multiple_of(heads.max(1)) {
+        r.problems.push(format!(
+            "hidden size {hidden} is not a multiple of {heads} heads (and no `head_dim`)"
+        ));
+    }
     let head_dim = r.or(
         "head_dim",
         if c.head_dim > 0 {

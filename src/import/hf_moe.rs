@@ -9,7 +9,7 @@ use super::hf_decoders::LLAMA;
 use super::hf_families::{
     Base, Class, MAX_LAYERS, attention, base, check_layers, dense, gated_act, layer, sliding_layers,
 };
-use crate::scenario::{Attention, Mixer, Mla, MlaCache, Mlp, MoeSpec};
+use crate::scenario::{Attention, Mixer, Mla, Mlp, MoeSpec};
 
 /// Mixtral (`MixtralConfig`): experts of `intermediate_size` on every layer, bias-free router.
 pub(super) fn mixtral(r: &mut Reader, out: &mut Built) {
@@ -201,7 +201,7 @@ pub(super) fn deepseek(r: &mut Reader, out: &mut Built, v2: bool) {
         qk_nope_head_dim: r.or("qk_nope_head_dim", 128),
         qk_rope_head_dim: r.or("qk_rope_head_dim", 64),
         v_head_dim: r.or("v_head_dim", 128),
-        cache: MlaCache::Decompressed,
+        cache: Mla::default().cache,
     };
     let experts = r.zero_or("n_routed_experts", if v2 { 0 } else { 256 });
     out.moe = MoeSpec {

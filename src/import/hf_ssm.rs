@@ -333,30 +333,7 @@ pub(super) fn qwen3_next(r: &mut Reader, out: &mut Built) {
     if !check_layers(r, b.layers) {
         return;
     }
-    let linear: Vec<bool> = match r.strings("layer_types", MAX_LAYERS) {
-        Some(types) => types
-            .iter()
-            .map(|t| match *t {
-                "linear_attention" => true,
-                "full_attention" => false,
-                other => {
-                    r.problems.push(format!(
-                        "`layer_types` entry \"{}\" is not understood for qwen3_next",
-                        echo(other)
-                    ));
-                    false
-                }
-            })
-            .collect(),
-        None => (0..b.layers).map(|i| (i + 1) % interval != 0).collect(),
-    };
-    if linear.len() != b.layers as usize {
-        r.problems.push(format!(
-            "`layer_types` lists {} layers, `num_hidden_layers` is {}",
-            linear.len(),
-            b.layers
-        ));
-    }
+    let linear = linear_layers(r, b.layers, interval);
     let a = Attention {
         qkv_bias: bias,
         out_bias: bias,
@@ -377,4 +354,34 @@ pub(super) fn qwen3_next(r: &mut Reader, out: &mut Built) {
             layer(mixer, if moe { Mlp::Moe } else { dense(b.ffn, false) }, 2)
         })
         .collect();
+}
+
+/// Qwen3-Next's linear-attention layers: `layer_types` ("linear_attention" / "full_attention"), else
+/// all but every `interval`-th (`Qwen3NextConfig.layer_types`).
+fn linear_layers(r: &mut Reader, layers: u32, interval: u32) -> Vec<bool> {
+    let linear: Vec<bool> = match r.strings("layer_types", MAX_LAYERS) {
+        Some(types) => types
+            .iter()
+            .map(|t| match *t {
+                "linear_attention" => true,
+                "full_attention" => false,
+                other => {
+                    r.problems.push(format!(
+                        "`layer_types` entry \"{}\" is not understood for qwen3_next",
+                        echo(other)
+                    ));
+                    false
+                }
+            })
+            .collect(),
+        None => (0..layers).map(|i| (i + 1) % interval != 0).collect(),
+    };
+    if linear.len() != layers as usize {
+        r.problems.push(format!(
+            "`layer_types` lists {} layers, `num_hidden_layers` is {}",
+            linear.len(),
+            layers
+        ));
+    }
+    linear
 }

@@ -130,9 +130,9 @@ pub struct Mla {
     pub qk_nope_head_dim: u32,
     pub qk_rope_head_dim: u32,
     pub v_head_dim: u32,
-    /// What the KV cache stores: the decompressed per-head keys and values (Hugging Face `generate`),
-    /// or the latent and RoPE key only, with the up-projections absorbed into the query and output
-    /// (DeepSeek-V2 §2.1.2; vLLM and SGLang's MLA backends).
+    /// What the KV cache stores: the latent and the RoPE key (DeepSeek-V2 §2.1.2; vLLM and SGLang's
+    /// MLA backends; Hugging Face Transformers ≥ 5.24, measured: tests/data/hf/params.json), or the
+    /// decompressed per-head keys and values (Transformers 4.x `DynamicCache`).
     pub cache: MlaCache,
 }
 
@@ -146,18 +146,18 @@ impl Default for Mla {
             qk_nope_head_dim: 128,
             qk_rope_head_dim: 64,
             v_head_dim: 128,
-            cache: MlaCache::Decompressed,
+            cache: MlaCache::Latent,
         }
     }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MlaCache {
-    /// heads × (nope + rope) key and heads × v value elements per token per layer.
-    #[default]
-    Decompressed,
     /// kv_lora_rank + qk_rope_head_dim elements per token per layer.
+    #[default]
     Latent,
+    /// heads × (nope + rope) key and heads × v value elements per token per layer.
+    Decompressed,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -98,7 +98,7 @@ fn model(r: &mut Rng) -> ModelSpec {
         kv_heads,
         head_dim: if r.coin() { 0 } else { r.small(0, 65_536) },
         ffn: r.small(1, 4_194_304),
-        ffn_kind: r.pick(&[FfnKind::Gelu, FfnKind::SwiGlu]),
+        ffn_kind: r.pick(&[FfnKind::Gelu, FfnKind::SwiGlu, FfnKind::SquaredRelu]),
         vocab: r.small(1, 16_777_216),
         tied_embeddings: r.coin(),
         positions: r.pick(&[PositionKind::Learned, PositionKind::Rotary]),
@@ -135,8 +135,22 @@ fn model(r: &mut Rng) -> ModelSpec {
             shared_experts: r.small(0, 65_536),
             expert_ffn: r.small(0, 4_194_304),
             capacity_factor: r.range(0.0, 1024.0),
+            shared_expert_ffn: r.small(0, 4_194_304),
+            shared_expert_gate: r.coin(),
+            router_bias: r.coin(),
+            expert_bias: r.coin(),
             ep: r.small(1, 65_536),
         }
+    };
+    let pattern = if r.next_u64().is_multiple_of(3) {
+        (0..r.small(1, 3))
+            .map(|_| PatternPart {
+                repeat: r.small(1, 10_000),
+                layers: (0..r.small(1, 4)).map(|_| layer_run(r)).collect(),
+            })
+            .collect()
+    } else {
+        Vec::new()
     };
     ModelSpec {
         family: r.pick(&[
@@ -150,6 +164,125 @@ fn model(r: &mut Rng) -> ModelSpec {
         cnn,
         recommender,
         moe,
+        pattern,
+        towers: towers(r),
+    }
+}
+
+/// Random towers (a vision tower, an encoder stack) over the pattern's ranges, sometimes none.
+fn towers(r: &mut Rng) -> Vec<Tower> {
+    const DIMS: u32 = 4_194_304;
+    let mut out = Vec::new();
+    if r.coin() {
+        out.push(Tower::Vision(VisionTower {
+            layers: r.small(0, 10_000),
+            hidden: r.small(0, DIMS),
+            heads: r.small(0, DIMS),
+            ffn: r.small(0, DIMS),
+            image_size: r.small(0, DIMS),
+            patch_size: r.small(0, DIMS),
+            temporal_patch: r.small(0, 1024),
+            class_token: r.coin(),
+            learned_positions: r.coin(),
+            projector: Projector {
+                merge: r.small(0, 1024),
+                hidden: r.small(0, DIMS),
+                out: r.small(0, DIMS),
+                ..Projector::default()
+            },
+            ..VisionTower::default()
+        }));
+    }
+    if r.coin() {
+        out.push(Tower::Encoder(EncoderStack {
+            layers: r.small(0, 10_000),
+            hidden: r.small(0, DIMS),
+            heads: r.small(0, DIMS),
+            head_dim: r.small(0, DIMS),
+            ffn: r.small(0, DIMS),
+            relative_buckets: r.small(0, DIMS),
+            input: if r.coin() {
+                EncoderInput::SharedEmbedding
+            } else {
+                EncoderInput::AudioConv {
+                    mel_bins: r.small(0, DIMS),
+                    positions: r.small(0, DIMS),
+                }
+            },
+            ..EncoderStack::default()
+        }));
+    }
+    out
+}
+
+/// A random run of the layer pattern over the ranges of `model.pattern.*`.
+fn layer_run(r: &mut Rng) -> LayerRun {
+    const DIMS: u32 = 4_194_304;
+    let mixer = match r.next_u64() % 5 {
+        4 => Mixer::None,
+        0 => Mixer::Attention(Attention {
+            heads: r.small(0, 65_536),
+            kv_heads: r.small(0, 65_536),
+            head_dim: r.small(0, 65_536),
+            window: r.small(0, 10_000_000),
+            chunk: r.small(0, 10_000_000),
+            qkv_bias: r.coin(),
+            out_bias: r.coin(),
+            qk_norm: r.coin(),
+            sinks: r.coin(),
+            output_gate: r.coin(),
+            no_k_bias: r.coin(),
+            cross_attention: r.coin(),
+            relative_buckets: r.small(0, 1024),
+        }),
+        1 => Mixer::Mla(Mla {
+            heads: r.small(0, 65_536),
+            q_lora_rank: r.small(0, DIMS),
+            kv_lora_rank: r.small(0, DIMS),
+            qk_nope_head_dim: r.small(0, DIMS),
+            qk_rope_head_dim: r.small(0, DIMS),
+            v_head_dim: r.small(0, DIMS),
+            cache: r.pick(&[MlaCache::Decompressed, MlaCache::Latent]),
+        }),
+        2 => Mixer::Mamba(Mamba {
+            version: r.pick(&[MambaVersion::Mamba1, MambaVersion::Mamba2]),
+            d_state: r.small(0, DIMS),
+            d_conv: r.small(1, 1024),
+            expand: r.small(1, 1024),
+            n_groups: r.small(0, DIMS),
+            head_dim: r.small(0, DIMS),
+            dt_rank: r.small(0, DIMS),
+            conv_bias: r.coin(),
+            bias: r.coin(),
+            inner_norms: r.coin(),
+            gated_norm: r.coin(),
+        }),
+        _ => Mixer::GatedDeltaNet(GatedDeltaNet {
+            key_heads: r.small(0, DIMS),
+            value_heads: r.small(0, DIMS),
+            key_head_dim: r.small(0, DIMS),
+            value_head_dim: r.small(0, DIMS),
+            conv_kernel: r.small(1, 1024),
+        }),
+    };
+    let mlp = match r.next_u64() % 3 {
+        0 => Mlp::Dense(DenseMlp {
+            ffn: r.small(0, DIMS),
+            kind: if r.coin() {
+                None
+            } else {
+                Some(r.pick(&[FfnKind::Gelu, FfnKind::SwiGlu, FfnKind::SquaredRelu]))
+            },
+            bias: r.coin(),
+        }),
+        1 => Mlp::Moe,
+        _ => Mlp::None,
+    };
+    LayerRun {
+        count: r.small(0, 10_000),
+        mixer,
+        mlp,
+        norms: r.small(0, 16),
     }
 }
 

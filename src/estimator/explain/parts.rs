@@ -291,6 +291,9 @@ pub(super) fn kv_cache(c: &Ctx, m: &ResolvedModel, st: &Stage, phase: Option<Pha
         decode
     };
     let per_token = inference::kv_bytes_per_token(st.layers, kv, f64::from(m.head_dim), c.e_kv);
+    if !m.blocks.is_uniform() || m.has_bounded_cache() {
+        return kv_cache_by_kind(c, m, st, tokens);
+    }
     Parts {
         formula: "2 · L_stage · ⌈k/t⌉ · d_head · e_kv per token × tokens held".to_owned(),
         lead: format!(
@@ -309,5 +312,61 @@ pub(super) fn kv_cache(c: &Ctx, m: &ResolvedModel, st: &Stage, phase: Option<Pha
         source: "kipply 2022 (inference arithmetic); GQA Ainslie et al. 2023; vLLM Kwon et al. 2023 §4; docs/model.md §7",
         assumption: "Static batches pad to prompt + generated; paged KV rounds each request up to a block.",
         rest: "HF DynamicCache torch.cat copy of one layer's V",
+    }
+}
+
+/// KV cache and recurrent state of a model whose layers differ: one term per layer kind.
+fn kv_cache_by_kind(c: &Ctx, m: &ResolvedModel, st: &Stage, tokens: f64) -> Parts {
+    let seqs = c.b.max(1.0);
+    let len = tokens / seqs;
+    let shape = inference::cache_shape(c, st.layers);
+    let l = f64::from(m.layers.max(1));
+    let terms = m
+        .blocks
+        .kinds()
+        .iter()
+        .map(|k| {
+            let mut one = *m;
+            one.blocks = crate::estimator::model::blocks::Blocks::default();
+            one.blocks.add(*k, k.count);
+            let layers = st.layers * f64::from(k.count) / l;
+            let bytes = one.cache_bytes(
+                &crate::estimator::model::CacheShape { layers, ..shape },
+                seqs,
+                len,
+            );
+            (
+                format!(
+                    "{} layers of {}: {} tokens cached each{}",
+                    fmt_sig(layers),
+                    k.mixer_label(),
+                    fmt_sig(k.cached_tokens(len)),
+                    if k.state_per_sequence() > 0.0 {
+                        format!(
+                            " (fixed state {} elements per sequence)",
+                            fmt_sig(k.state_per_sequence_rank(c.tp))
+                        )
+                    } else {
+                        String::new()
+                    }
+                ),
+                Bytes(bytes),
+            )
+        })
+        .collect();
+    Parts {
+        formula: "Σ over layer kinds: L_kind · (KV per token · min(tokens, window) + recurrent state) per sequence"
+            .to_owned(),
+        lead: format!(
+            "{} sequences of {} tokens, e_kv = {} B, state in {} B",
+            fmt_sig(seqs),
+            fmt_sig(len),
+            c.e_kv,
+            c.ec
+        ),
+        terms,
+        source: "GQA Ainslie et al. 2023; MLA DeepSeek-V2 §2.1 (latent d_c + d_h^R per token); Mistral 7B §2 (rolling window cache); Mamba Gu & Dao 2023, Mamba-2 Dao & Gu 2024 (fixed state); docs/design-blocks.md",
+        assumption: "Each pipeline stage holds the kinds in proportion to the whole model; recurrent state in the compute type.",
+        rest: "",
     }
 }

@@ -3,7 +3,7 @@
 
 use super::activations::{self as act, Sizes};
 use super::ctx::{Ctx, ceil};
-use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::{CacheShape, ResolvedModel};
 use crate::estimator::{Breakdown, Component, Phase, PhasePeaks};
 use crate::scenario::{ArchKind, AttentionKernel, FfnKind, Profile};
 use crate::units::Bytes;
@@ -18,6 +18,17 @@ use crate::units::Bytes;
 /// ```
 pub fn kv_bytes_per_token(layers: f64, kv_heads: f64, head_dim: f64, elem_bytes: f64) -> f64 {
     2.0 * layers * kv_heads * head_dim * elem_bytes
+}
+
+/// The cache of `layers` layers on one GPU of this layout. Recurrent state is kept in the compute
+/// type (Hugging Face `MambaCache` and vLLM's `mamba_cache_dtype = "auto"` use the model's dtype).
+pub fn cache_shape(c: &Ctx, layers: f64) -> CacheShape {
+    CacheShape {
+        tp: c.tp,
+        layers,
+        e_kv: c.e_kv,
+        e_state: c.ec,
+    }
 }
 
 /// Tokens of KV cache held per GPU (all sequences) at prefill and at the last decode step.
@@ -49,8 +60,7 @@ pub fn phases(
     layers: f64,
     last: bool,
 ) -> PhasePeaks {
-    let kv_heads_rank = ceil(f64::from(m.kv_heads) / c.tp);
-    let per_token = kv_bytes_per_token(layers, kv_heads_rank, f64::from(m.head_dim), c.e_kv);
+    let cache = cache_shape(c, layers);
     let encoder = m.arch == ArchKind::Encoder;
     let (kv_prefill, kv_decode) = if encoder { (0.0, 0.0) } else { kv_tokens(c) };
     // Dynamic batching prefills one request at a time; a static batch prefills all b at once.
@@ -66,7 +76,7 @@ pub fn phases(
     };
     phase(
         Phase::Prefill,
-        kv_prefill * per_token,
+        m.cache_bytes(&cache, c.b, kv_prefill / c.b.max(1.0)),
         prefill_transient(c, m, &zp, last) + 8.0 * b_prefill * c.s,
     );
     if !encoder {
@@ -75,14 +85,14 @@ pub fn phases(
         // HF `DynamicCache` appends with `torch.cat`: while the last layer's V is re-allocated the old
         // one (ctx − 1 tokens) is still live. Preallocated caches (Megatron, vLLM) have no copy.
         let cat = if c.profile == Profile::HuggingFace && !c.dynamic_batching {
-            c.b * (ctx_len - 1.0).max(0.0) * kv_heads_rank * f64::from(m.head_dim) * c.e_kv
+            m.largest_layer_half_kv(&cache, c.b, (ctx_len - 1.0).max(0.0))
         } else {
             0.0
         };
         let logits = if last { c.ec * zd.bsv } else { 0.0 };
         phase(
             Phase::Decode,
-            kv_decode * per_token,
+            m.cache_bytes(&cache, c.b, ctx_len),
             cat.max(logits) + 8.0 * c.b * ctx_len,
         );
     }

@@ -97,6 +97,10 @@ pub struct LayerKind {
     /// Weights and biases of the layer's matrix multiplies (what autocast copies to 16 bit).
     pub matmul_w: f64,
     pub matmul_b: f64,
+    /// Matrix weights of the mixer, and of the MLP a token runs through (top-k and shared experts and
+    /// the router of a mixture): what a token's forward multiplies by.
+    pub mixer_w: f64,
+    pub mlp_active_w: f64,
     /// Parameter tensors of one layer.
     pub tensors: f64,
     /// Elements of its largest tensor.
@@ -104,6 +108,27 @@ pub struct LayerKind {
 }
 
 impl LayerKind {
+    /// A short name of the layer's mixer, for explanations ("sliding-window attention (4096)").
+    pub fn mixer_label(&self) -> String {
+        match self.mixer {
+            MixerShape::Empty => "no mixer".to_owned(),
+            MixerShape::Attention { window, .. } if window > 0.0 => {
+                format!("local attention (window {window})")
+            }
+            MixerShape::Attention { .. } => "global attention".to_owned(),
+            MixerShape::Mla {
+                latent_cache: true, ..
+            } => "MLA (latent cache)".to_owned(),
+            MixerShape::Mla { .. } => "MLA (decompressed cache)".to_owned(),
+            MixerShape::Mamba {
+                version: MambaVersion::Mamba1,
+                ..
+            } => "Mamba".to_owned(),
+            MixerShape::Mamba { .. } => "Mamba-2".to_owned(),
+            MixerShape::DeltaNet { .. } => "gated DeltaNet".to_owned(),
+        }
+    }
+
     /// KV-cache elements one token adds to one layer (before tensor parallelism): 2 · kv_heads ·
     /// head_dim for attention; for MLA heads · (nope + rope + v) decompressed, or kv_lora + rope as a
     /// latent (DeepSeek-V2 §2.1.2, Table 1: "(d_c + d_h^R) · l" per token); 0 for recurrent mixers.
@@ -535,6 +560,7 @@ pub fn layer_kind(run: &LayerRun, moe: &MoeSpec, shape: &MoeShape, d: &Defaults)
         Mixer::None => (MixerShape::Empty, Part::default()),
     };
     let mut mlp_part = Part::default();
+    let mut idle_w = 0.0;
     let (mlp, routed, inactive) = match &run.mlp {
         Mlp::Dense(DenseMlp { ffn, kind, bias }) => {
             let f = or(*ffn, d.ffn);
@@ -546,6 +572,7 @@ pub fn layer_kind(run: &LayerRun, moe: &MoeSpec, shape: &MoeShape, d: &Defaults)
             let (routed, shared) = moe_parts(moe, shape, d);
             let e = f64::from(shape.experts);
             let idle = routed.total() * (e - f64::from(shape.top_k)).max(0.0) / e;
+            idle_w = routed.w * (e - f64::from(shape.top_k)).max(0.0) / e;
             mlp_part = Part {
                 w: routed.w + shared.w,
                 b: routed.b + shared.b,
@@ -586,6 +613,8 @@ pub fn layer_kind(run: &LayerRun, moe: &MoeSpec, shape: &MoeShape, d: &Defaults)
         inactive,
         matmul_w: mp.w + mlp_part.w,
         matmul_b: mp.b + mlp_part.b,
+        mixer_w: mp.w,
+        mlp_active_w: mlp_part.w - idle_w,
         tensors: mp.tensors + mlp_part.tensors + norms * d.norm_tensors(),
         largest: mp.largest.max(mlp_part.largest),
     }

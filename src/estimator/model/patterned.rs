@@ -56,35 +56,7 @@ fn from_blocks(spec: &ModelSpec, blocks: Blocks, shape: MoeShape, towers: f64) -
     let layers = blocks.layers().max(1);
     let l = f64::from(layers);
     let (h, v) = (f64::from(t.hidden), f64::from(t.vocab));
-    let reference = blocks
-        .kinds()
-        .iter()
-        .find_map(|k| match k.mixer {
-            MixerShape::Attention {
-                heads,
-                kv_heads,
-                head_dim,
-                ..
-            } => Some((heads, kv_heads, head_dim)),
-            MixerShape::Mla {
-                heads, nope, rope, ..
-            } => Some((heads, heads, nope + rope)),
-            _ => None,
-        })
-        .unwrap_or((
-            f64::from(t.heads),
-            f64::from(t.kv_heads),
-            f64::from(t.head_dim()),
-        ));
-    let (ffn, ffn_kind) = blocks
-        .kinds()
-        .iter()
-        .find_map(|k| match k.mlp {
-            MlpShape::Dense { ffn, kind } => Some((ffn, kind)),
-            MlpShape::Moe => Some((f64::from(shape.ffn), t.ffn_kind)),
-            MlpShape::None => None,
-        })
-        .unwrap_or((f64::from(t.ffn), t.ffn_kind));
+    let (reference, (ffn, ffn_kind)) = reference_dims(&blocks, t, &shape);
     let norm_p = match t.norm {
         crate::scenario::NormKind::LayerNorm => 2.0 * h,
         crate::scenario::NormKind::RmsNorm => h,
@@ -146,4 +118,43 @@ fn from_blocks(spec: &ModelSpec, blocks: Blocks, shape: MoeShape, towers: f64) -
         },
         blocks,
     }
+}
+
+/// The scalar dimensions a patterned model reports (and the rules written for one layer read): those
+/// of its first attention-like kind and its first MLP.
+fn reference_dims(
+    blocks: &Blocks,
+    t: &crate::scenario::TransformerDims,
+    shape: &MoeShape,
+) -> ((f64, f64, f64), (f64, FfnKind)) {
+    let reference = blocks
+        .kinds()
+        .iter()
+        .find_map(|k| match k.mixer {
+            MixerShape::Attention {
+                heads,
+                kv_heads,
+                head_dim,
+                ..
+            } => Some((heads, kv_heads, head_dim)),
+            MixerShape::Mla {
+                heads, nope, rope, ..
+            } => Some((heads, heads, nope + rope)),
+            _ => None,
+        })
+        .unwrap_or((
+            f64::from(t.heads),
+            f64::from(t.kv_heads),
+            f64::from(t.head_dim()),
+        ));
+    let (ffn, ffn_kind) = blocks
+        .kinds()
+        .iter()
+        .find_map(|k| match k.mlp {
+            MlpShape::Dense { ffn, kind } => Some((ffn, kind)),
+            MlpShape::Moe => Some((f64::from(shape.ffn), t.ffn_kind)),
+            MlpShape::None => None,
+        })
+        .unwrap_or((f64::from(t.ffn), t.ffn_kind));
+    (reference, (ffn, ffn_kind))
 }

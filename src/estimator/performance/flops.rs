@@ -12,6 +12,7 @@
 //! model FLOPs per iteration = 72BLsh²(1 + s/6h + V/12hL) for GPT-3-shaped models (Korthikanti Eq. 7).
 
 use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::blocks::{LayerKind, MixerShape};
 use crate::scenario::{FfnKind, ModelFamily, ModelSpec};
 
 /// Forward FLOPs of one token through one transformer layer attending over `ctx` positions.
@@ -23,11 +24,72 @@ pub fn layer_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
 /// The attention-core part of [`layer_flops_per_token`]: QKᵀ and AV, 4·ctx·heads·d_head.
 /// Selective recomputation recomputes this core (Korthikanti §4.1); App. A Eq. 8 charges it 3×.
 pub fn attention_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
+    if !m.blocks.is_uniform() || m.has_bounded_cache() {
+        let l = f64::from(m.layers.max(1));
+        return m.blocks.sum(|k| mixer_core_flops(k, ctx)) / l;
+    }
     4.0 * ctx.max(0.0) * m.heads as f64 * m.head_dim as f64
+}
+
+/// The token-mixing core of one layer kind per token (no projections), averaged by the caller:
+/// - attention 4 · min(ctx, window) · heads · d_head (a sliding window bounds the keys; Beltagy et
+///   al. 2020 "Longformer" §3.1);
+/// - MLA 2 · ctx · heads · (d_nope + d_rope) for QKᵀ plus 2 · ctx · heads · d_v for AV
+///   (DeepSeek-V2 §2.1.2, the decompressed training form);
+/// - Mamba's selective scan 9 · inner · d_state (Gu & Dao 2023 §3.3.2: the scan costs 9·B·L·D·N
+///   FLOPs) and the depthwise convolution 2 · channels · d_conv;
+/// - gated DeltaNet's state update and read-out, 4 · heads · d_k · d_v per token (Yang et al. 2024
+///   §3, the recurrent form), plus its convolution.
+pub fn mixer_core_flops(k: &LayerKind, ctx: f64) -> f64 {
+    let ctx = ctx.max(0.0);
+    match k.mixer {
+        MixerShape::Attention {
+            heads,
+            head_dim,
+            window,
+            ..
+        } => {
+            let keys = if window > 0.0 { ctx.min(window) } else { ctx };
+            4.0 * keys * heads * head_dim
+        }
+        MixerShape::Mla {
+            heads,
+            nope,
+            rope,
+            v,
+            ..
+        } => 2.0 * ctx * heads * (nope + rope + v),
+        MixerShape::Mamba {
+            inner,
+            conv_channels,
+            d_conv,
+            d_state,
+            ..
+        } => 9.0 * inner * d_state + 2.0 * conv_channels * d_conv,
+        MixerShape::DeltaNet {
+            key_dim,
+            value_dim,
+            value_heads,
+            key_head_dim,
+            value_head_dim,
+            conv_kernel,
+        } => {
+            4.0 * value_heads * key_head_dim * value_head_dim
+                + 2.0 * (2.0 * key_dim + value_dim) * conv_kernel
+        }
+        MixerShape::Empty => 0.0,
+    }
 }
 
 /// Weights of one layer's matrix multiplies: (attention projections, MLP).
 pub fn layer_matmul_weights(m: &ResolvedModel) -> (f64, f64) {
+    if !m.blocks.is_uniform() {
+        let l = f64::from(m.layers.max(1));
+        return (
+            m.blocks.sum(|k| k.mixer_w) / l,
+            m.blocks.sum(|k| k.mlp_active_w) / l,
+        );
+    }
     let h = m.hidden as f64;
     let q = m.heads as f64 * m.head_dim as f64;
     let kv = m.kv_heads as f64 * m.head_dim as f64;
@@ -59,6 +121,9 @@ pub fn matmul_weights(m: &ResolvedModel) -> f64 {
 /// KV-cache elements per token of one sequence over all layers: 2 · L · kv_heads · d_head
 /// (kipply, "Transformer Inference Arithmetic"; GQA/MQA use the KV heads).
 pub fn kv_elements_per_token(m: &ResolvedModel) -> f64 {
+    if !m.blocks.is_uniform() || m.has_bounded_cache() {
+        return m.blocks.sum(|k| k.kv_per_token());
+    }
     2.0 * m.layers as f64 * m.kv_heads as f64 * m.head_dim as f64
 }
 

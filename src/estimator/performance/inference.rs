@@ -9,7 +9,7 @@ use super::inputs::Inputs;
 use super::roofline::{div, phase};
 use super::types::{Communication, OffloadTraffic, PhaseRoofline};
 use super::work::{offload_link, offload_traffic, read_weights, spill_bytes};
-use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::{CacheShape, ResolvedModel};
 use crate::estimator::{Component, MemoryEstimate};
 use crate::scenario::{ModelFamily, OffloadTarget, PruneKind, Scenario};
 use crate::units::{Bytes, BytesPerSec};
@@ -40,8 +40,12 @@ pub fn kv_bytes_per_token_gpu(s: &Scenario, m: &ResolvedModel, i: &Inputs) -> f6
         return 0.0;
     }
     let layers = m.layers.div_ceil(i.pp) as f64;
-    let heads = m.kv_heads.div_ceil(i.tp) as f64;
-    2.0 * layers * heads * m.head_dim as f64 * s.precision.kv_cache.bytes()
+    m.kv_bytes_per_token(&CacheShape {
+        tp: f64::from(i.tp),
+        layers,
+        e_kv: s.precision.kv_cache.bytes(),
+        e_state: 0.0,
+    })
 }
 
 pub fn inference(
@@ -70,6 +74,21 @@ pub fn inference(
     let stored = read_weights(m) * keep / split * prec.weights.bytes();
     let weights = read_weights(m) * keep / split * per_weight;
     let kv_tok = kv_bytes_per_token_gpu(s, m, i);
+    // The cache a step reads or writes: window-capped layers hold at most their window, recurrent
+    // mixers a fixed state per sequence (estimator::model::cache).
+    let shape = CacheShape {
+        tp: f64::from(i.tp),
+        layers: m.layers.div_ceil(i.pp.max(1)) as f64,
+        e_kv: s.precision.kv_cache.bytes(),
+        e_state: prec.activations.bytes(),
+    };
+    let cache = |seqs: f64, len: f64| {
+        if m.family == ModelFamily::Transformer {
+            m.cache_bytes(&shape, seqs, len)
+        } else {
+            0.0
+        }
+    };
     let (prefill_flops, decode_flops, ctx) =
         phase_flops(s, m, [batch, prompt, generated], keep / split);
     // Quantized matrices are read at their bits per weight; a decode step reads only routed experts.
@@ -77,9 +96,9 @@ pub fn inference(
         weights * super::peft_moe::read_scale(s, m, batch * prompt),
         weights * super::peft_moe::read_scale(s, m, batch),
     );
-    let prefill = phase(prefill_flops, w_pre + batch * prompt * kv_tok, i);
+    let prefill = phase(prefill_flops, w_pre + cache(batch, prompt), i);
     let decode = (m.family == ModelFamily::Transformer && generated > 0.0)
-        .then(|| phase(decode_flops, w_dec + batch * (ctx + 1.0) * kv_tok, i));
+        .then(|| phase(decode_flops, w_dec + cache(batch, ctx + 1.0), i));
     let comm = tp_comm(m, i, batch * prompt, batch, prec.activations.bytes());
     let pp = i.pp as f64;
     let ep_pre = super::peft_moe::ep_comm(s, m, i, batch * prompt, 1.0);
@@ -91,7 +110,7 @@ pub fn inference(
     // The allocator reserve grows with the tensor peak (docs/model.md), so each request's KV carries
     // its share of it.
     let reserve = s.overheads.allocator_reserve_fraction;
-    let per_request = kv_tok * request_tokens(s, prompt + generated) * (1.0 + reserve);
+    let per_request = cache(1.0, request_tokens(s, prompt + generated)) * (1.0 + reserve);
     InferenceStep {
         prefill,
         decode,

@@ -2,6 +2,7 @@
 //! a unit and a hover text (what it does; for a strategy, what it costs). Only the scenario is edited.
 
 mod adapt;
+mod blocks;
 mod hardware;
 mod input;
 mod model;

@@ -122,6 +122,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate) {
 }
 
 fn dims_ui(ui: &mut Ui, s: &mut Scenario) {
+    let patterned = !s.model.pattern.is_empty();
     let t = &mut s.model.transformer;
     choice(
         ui,
@@ -130,15 +131,17 @@ fn dims_ui(ui: &mut Ui, s: &mut Scenario) {
         "Architecture",
         "Decoder or encoder.",
     );
-    int_slider(
-        ui,
-        &mut t.layers,
-        1..=256,
-        false,
-        "Layers",
-        "layers",
-        "Transformer blocks.",
-    );
+    if !patterned {
+        int_slider(
+            ui,
+            &mut t.layers,
+            1..=256,
+            false,
+            "Layers",
+            "layers",
+            "Transformer blocks.",
+        );
+    }
     int_slider(
         ui,
         &mut t.hidden,
@@ -177,6 +180,7 @@ fn dims_ui(ui: &mut Ui, s: &mut Scenario) {
         "Inner size of the MLP.",
     );
     dims_more_ui(ui, s);
+    super::blocks::ui(ui, s);
 }
 
 fn dims_more_ui(ui: &mut Ui, s: &mut Scenario) {

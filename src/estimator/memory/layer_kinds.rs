@@ -1,0 +1,214 @@
+//! Saved activations of a model whose layers differ (`model.pattern`): each layer kind's saved
+//! tensors, averaged over the layers by their counts, so everything written per layer (stages,
+//! checkpointing, the per-layer breakdown) keeps working. A uniform model takes the one-layer rules
+//! of `activations.rs` unchanged.
+//!
+//! Per kind:
+//! - softmax attention (any window: Hugging Face eager and SDPA attend with a mask over the full
+//!   sequence, so a window does not shrink what is saved) and dense or MoE MLPs: the rules of
+//!   `activations.rs` on the kind's own heads, head size and FFN width;
+//! - multi-head latent attention: the same rules on the decompressed heads (queries and keys
+//!   heads × (nope + rope), values heads × v; Hugging Face `DeepseekV3Attention`, transformers 5.25)
+//!   plus the two latent RMSNorms (q_lora and kv_lora wide) whose outputs `q_b_proj` and `kv_b_proj`
+//!   save — **derived, not yet measured** (docs/blocks-measured.md holds the CPU measurement);
+//! - Mamba-2 and Mamba as their fused CUDA kernels save them (state-spaces/mamba 2.2.4,
+//!   `mamba_ssm/ops/triton/ssd_combined.py` `MambaSplitConv1dScanCombinedFn.forward` saves the
+//!   in-projection output `zxbcdt`, the pre-norm output `out_x` and the norm's `rstd`;
+//!   `mamba_ssm/ops/selective_scan_interface.py` `MambaInnerFn` with `checkpoint_lvl = 1` saves `xz`,
+//!   `x_dbl`, the scan's output and its FP32 chunk intermediates) — derived from source, not measured;
+//!   Transformers' CPU `torch_forward` saves more (docs/blocks-measured.md);
+//! - gated DeltaNet as flash-linear-attention's `chunk_gated_delta_rule` saves it (fla 0.3,
+//!   `fla/ops/gated_delta_rule/chunk.py`: q, k, v, g, β and the FP32 chunk matrix A, 64 per token
+//!   per head) plus the projections' inputs and the gated norm — derived from source, not measured.
+
+use super::activations::{self as act, LayerActs, Sizes};
+use super::ctx::{Ctx, ceil};
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
+use crate::scenario::MambaVersion;
+
+/// Sizes (field-wise largest over the kinds, for transients) and the average layer's saved bytes.
+pub fn average_layer(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerActs) {
+    if m.blocks.is_uniform() {
+        let z = act::sizes(c, m, b, s);
+        return (z, act::layer(c, m, &z));
+    }
+    let l = f64::from(m.layers.max(1));
+    let mut sizes = act::sizes(c, m, b, s);
+    let mut sum = LayerActs::default();
+    for k in m.blocks.kinds() {
+        let view = kind_view(m, k);
+        let z = act::sizes(c, &view, b, s);
+        sizes = widest(&sizes, &z);
+        let one = kind_layer(c, &view, k, &z, b, s);
+        let w = f64::from(k.count) / l;
+        sum.attention += w * one.attention;
+        sum.scores += w * one.scores;
+        sum.mlp += w * one.mlp;
+        sum.norm += w * one.norm;
+        sum.masks += w * one.masks;
+    }
+    (sizes, sum)
+}
+
+/// The model as one layer of kind `k` sees it: its heads, head size, FFN width and MLP kind.
+pub fn kind_view(m: &ResolvedModel, k: &LayerKind) -> ResolvedModel {
+    let mut v = *m;
+    match k.mixer {
+        MixerShape::Attention {
+            heads,
+            kv_heads,
+            head_dim,
+            ..
+        } => {
+            v.heads = heads as u32;
+            v.kv_heads = kv_heads as u32;
+            v.head_dim = head_dim as u32;
+        }
+        MixerShape::Mla {
+            heads, nope, rope, ..
+        } => {
+            v.heads = heads as u32;
+            v.kv_heads = heads as u32;
+            v.head_dim = (nope + rope) as u32;
+        }
+        MixerShape::Empty | MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => {}
+    }
+    match k.mlp {
+        MlpShape::Dense { ffn, kind } => {
+            v.ffn = ffn as u32;
+            v.ffn_kind = kind;
+            v.moe.experts = 0;
+            v.moe.shared = 0;
+        }
+        MlpShape::Moe => v.ffn = v.moe.ffn,
+        MlpShape::None => {
+            v.ffn = 0;
+            v.moe.experts = 0;
+            v.moe.shared = 0;
+        }
+    }
+    v
+}
+
+fn widest(a: &Sizes, z: &Sizes) -> Sizes {
+    Sizes {
+        bsh: a.bsh.max(z.bsh),
+        bs: a.bs.max(z.bs),
+        bsq: a.bsq.max(z.bsq),
+        bsk: a.bsk.max(z.bsk),
+        bsf: a.bsf.max(z.bsf),
+        bas: a.bas.max(z.bas),
+        bas2: a.bas2.max(z.bas2),
+        bsv: a.bsv.max(z.bsv),
+        tr: a.tr,
+    }
+}
+
+fn kind_layer(
+    c: &Ctx,
+    view: &ResolvedModel,
+    k: &LayerKind,
+    z: &Sizes,
+    b: f64,
+    s: f64,
+) -> LayerActs {
+    let mut one = match k.mixer {
+        MixerShape::Attention { .. } | MixerShape::Empty => act::layer(c, view, z),
+        MixerShape::Mla {
+            heads,
+            q_lora,
+            kv_lora,
+            nope,
+            rope,
+            v,
+            ..
+        } => {
+            let mut a = act::layer(c, view, z);
+            // The rules above count V and the output (n + r) wide like Q and K. The values are a view
+            // of the kv_b output, heads × (nope + v) (that storage stays alive), and the attention
+            // output is heads × v: correct both.
+            let bs = b * s;
+            let per_rank = ceil(heads / c.tp);
+            let e = if c.attention_fp32 { 4.0 } else { c.ec };
+            let k = c.saved_scale();
+            a.attention += e * bs * per_rank * ((v - rope) + (v - nope - rope)) * k;
+            a.attention = a.attention.max(0.0);
+            a.norm += latent_norm(c, bs, q_lora) + latent_norm(c, bs, kv_lora);
+            a
+        }
+        MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => recurrent_mixer(c, view, k, b, s),
+    };
+    if k.mlp == MlpShape::None {
+        one.mlp = 0.0;
+    }
+    one
+}
+
+/// A Hugging Face RMSNorm on a `w`-wide latent (as `activations::hf_norm`: FP32 input copy, rsqrt,
+/// normalised and output tensors) whose output one linear saves.
+fn latent_norm(c: &Ctx, bs: f64, w: f64) -> f64 {
+    if w <= 0.0 {
+        return 0.0;
+    }
+    let out = if c.amp { c.ec } else { c.er };
+    ((4.0 + c.er) * bs * w + 4.0 * bs + out * bs * w) * c.saved_scale()
+}
+
+/// A state-space or linear-attention mixer's saved bytes (its fused kernel's, see the module note),
+/// the layer's pre-norm and its MLP by the attention rules.
+fn recurrent_mixer(c: &Ctx, view: &ResolvedModel, k: &LayerKind, b: f64, s: f64) -> LayerActs {
+    let (t, bs) = (c.tp, b * s);
+    let e = c.ec;
+    let mixer = match k.mixer {
+        MixerShape::Mamba {
+            inner,
+            heads,
+            conv_channels,
+            d_state,
+            version,
+            ..
+        } => match version {
+            MambaVersion::Mamba2 => {
+                // zxbcdt (2·inner + 2·g·N + heads), out_x (inner), rstd (FP32, one per token),
+                // and out_proj's input (inner).
+                let zxbcdt = 2.0 * inner + (conv_channels - inner) + heads;
+                e * bs * (zxbcdt + 2.0 * inner) / t + 4.0 * bs
+            }
+            MambaVersion::Mamba1 => {
+                // xz (2·inner), x_dbl (dt_rank + 2N, ≈ 2N here), the scan output and out_proj input
+                // (inner each), FP32 chunk intermediates (inner × 2N per 2,048-token chunk).
+                let chunks = (bs / 2048.0).max(1.0);
+                e * bs * (4.0 * inner + 2.0 * d_state) / t
+                    + 4.0 * chunks * inner * 2.0 * d_state / t
+            }
+        },
+        MixerShape::DeltaNet {
+            key_dim,
+            value_dim,
+            value_heads,
+            ..
+        } => {
+            // Projection outputs (q, k, v, z, β, g), the convolved q, k, v, q/k/v/g/β kept by the
+            // chunk kernel, the gated norm's input and gate, out_proj's input; A: 64 FP32 per token
+            // per head.
+            let w = (2.0 * key_dim + 2.0 * value_dim + 2.0 * value_heads)
+                + (2.0 * key_dim + value_dim)
+                + 3.0 * value_dim;
+            e * bs * w / t + 4.0 * bs * value_heads * 64.0 / t
+        }
+        _ => 0.0,
+    };
+    let z = act::sizes(c, view, b, s);
+    let full = act::layer(c, view, &z);
+    // One pre-norm (its output feeds the in-projection) when the layer has no MLP.
+    let norms = if k.mlp == MlpShape::None { 0.5 } else { 1.0 };
+    LayerActs {
+        attention: mixer * c.saved_scale(),
+        scores: 0.0,
+        mlp: full.mlp,
+        norm: full.norm * norms,
+        // No attention scores, so no b·a·s² dropout mask.
+        masks: full.masks - act::score_mask(c, &z),
+    }
+}

@@ -1,0 +1,247 @@
+//! The block model (issue 14): layer patterns resolve into layer kinds whose parameters, KV cache and
+//! recurrent state follow each architecture's formula. Parameter totals are those of
+//! tests/data/hf/params.json (`sum(p.numel())` of the Transformers class, transformers 5.25.0).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::float_cmp)]
+
+use vram_explorer::estimator::model::{self, CacheShape};
+use vram_explorer::estimator::{Diagnostics, estimate};
+use vram_explorer::scenario::*;
+
+fn resolved(spec: &ModelSpec) -> model::ResolvedModel {
+    model::resolve(spec, &mut Diagnostics::default())
+}
+
+fn run(count: u32, mixer: Mixer, mlp: Mlp) -> LayerRun {
+    LayerRun {
+        count,
+        mixer,
+        mlp,
+        norms: 0,
+    }
+}
+
+fn one_part(layers: Vec<LayerRun>) -> Vec<PatternPart> {
+    vec![PatternPart { repeat: 1, layers }]
+}
+
+/// DeepSeek-V3 (config.json of deepseek-ai/DeepSeek-V3, tests/data/hf/deepseek-v3.json): 3 dense
+/// layers then 58 MoE layers, all multi-head latent attention.
+fn deepseek_v3() -> ModelSpec {
+    let mut m = ModelSpec::default();
+    let t = &mut m.transformer;
+    t.hidden = 7168;
+    t.heads = 128;
+    t.kv_heads = 128;
+    t.ffn = 18432;
+    t.vocab = 129_280;
+    m.moe = MoeSpec {
+        experts: 256,
+        top_k: 8,
+        shared_experts: 1,
+        expert_ffn: 2048,
+        ..MoeSpec::default()
+    };
+    let mla = Mixer::Mla(Mla::default());
+    m.pattern = one_part(vec![
+        run(3, mla.clone(), Mlp::default()),
+        run(58, mla, Mlp::Moe),
+    ]);
+    m
+}
+
+#[test]
+fn deepseek_v3_counts_exactly() {
+    let m = resolved(&deepseek_v3());
+    assert_eq!(m.layers, 61);
+    assert_eq!(m.params.total, 671_026_404_352.0);
+    assert_eq!(m.params.active, 37_552_282_624.0);
+}
+
+#[test]
+fn mla_caches_the_latent_or_the_decompressed_heads() {
+    let mut spec = deepseek_v3();
+    let shape = |tp: f64| CacheShape {
+        tp,
+        layers: 61.0,
+        e_kv: 1.0,
+        e_state: 1.0,
+    };
+    // kv_lora_rank + rope = 576 per layer (DeepSeek-V2 Table 1; Transformers >= 5.24, vLLM, SGLang),
+    // replicated over tensor-parallel ranks.
+    let m = resolved(&spec);
+    assert_eq!(m.kv_bytes_per_token(&shape(1.0)), 61.0 * 576.0);
+    assert_eq!(m.kv_bytes_per_token(&shape(8.0)), 61.0 * 576.0);
+    // Transformers 4.x: heads x (nope + rope) keys and heads x v values per layer, split over TP.
+    for part in &mut spec.pattern {
+        for r in &mut part.layers {
+            if let Mixer::Mla(a) = &mut r.mixer {
+                a.cache = MlaCache::Decompressed;
+            }
+        }
+    }
+    let m = resolved(&spec);
+    assert_eq!(
+        m.kv_bytes_per_token(&shape(1.0)),
+        61.0 * 128.0 * (128.0 + 64.0 + 128.0)
+    );
+    assert_eq!(
+        m.kv_bytes_per_token(&shape(8.0)),
+        61.0 * 16.0 * (128.0 + 64.0 + 128.0)
+    );
+}
+
+/// Gemma 3 27B's text stack (tests/data/hf/gemma-3-27b-it.json text_config): 62 layers, five local
+/// (window 1,024) to one global, 16 KV heads of 128.
+fn gemma3_27b() -> ModelSpec {
+    let mut m = ModelSpec::default();
+    let t = &mut m.transformer;
+    t.hidden = 5376;
+    t.heads = 32;
+    t.kv_heads = 16;
+    t.head_dim = 128;
+    t.ffn = 21504;
+    t.vocab = 262_208;
+    t.tied_embeddings = true;
+    let local = Mixer::Attention(Attention {
+        window: 1024,
+        qk_norm: true,
+        ..Attention::default()
+    });
+    let global = Mixer::Attention(Attention {
+        qk_norm: true,
+        ..Attention::default()
+    });
+    let with = |count, mixer| LayerRun {
+        count,
+        mixer,
+        mlp: Mlp::default(),
+        norms: 4,
+    };
+    m.pattern = vec![
+        PatternPart {
+            repeat: 10,
+            layers: vec![with(5, local.clone()), with(1, global)],
+        },
+        PatternPart {
+            repeat: 1,
+            layers: vec![with(2, local)],
+        },
+    ];
+    m
+}
+
+#[test]
+fn sliding_window_layers_hold_at_most_the_window() {
+    let m = resolved(&gemma3_27b());
+    assert_eq!(m.layers, 62);
+    let shape = CacheShape {
+        tp: 1.0,
+        layers: 62.0,
+        e_kv: 2.0,
+        e_state: 2.0,
+    };
+    let per_layer_token = 2.0 * 16.0 * 128.0 * 2.0;
+    let ctx = 131_072.0;
+    let expected = 52.0 * per_layer_token * 1024.0 + 10.0 * per_layer_token * ctx;
+    assert_eq!(m.cache_bytes(&shape, 1.0, ctx), expected);
+    // Shorter than the window: every layer holds the whole sequence.
+    assert_eq!(
+        m.cache_bytes(&shape, 2.0, 512.0),
+        2.0 * 62.0 * per_layer_token * 512.0
+    );
+}
+
+#[test]
+fn mamba2_holds_a_fixed_state_per_sequence() {
+    let mut m = ModelSpec::default();
+    m.transformer.hidden = 4096;
+    let mamba = Mamba::default(); // d_state 128, d_conv 4, expand 2, 8 groups, head_dim 64
+    m.pattern = one_part(vec![run(48, Mixer::Mamba(mamba), Mlp::None)]);
+    let r = resolved(&m);
+    let inner = 8192.0;
+    let conv = inner + 2.0 * 8.0 * 128.0;
+    let per_layer = conv * 4.0 + inner * 128.0;
+    let shape = CacheShape {
+        tp: 1.0,
+        layers: 48.0,
+        e_kv: 2.0,
+        e_state: 4.0,
+    };
+    for len in [1.0, 4096.0, 1e6] {
+        assert_eq!(
+            r.cache_bytes(&shape, 3.0, len),
+            3.0 * 48.0 * per_layer * 4.0
+        );
+    }
+    assert_eq!(r.kv_bytes_per_token(&shape), 0.0);
+}
+
+#[test]
+fn a_uniform_model_written_as_a_pattern_estimates_the_same() {
+    for preset in [
+        "llama3-8b-full-finetune-h100",
+        "mixtral-8x7b-inference-2xh100",
+        "llama2-70b-inference-gqa-2xa100",
+    ] {
+        let flat = vram_explorer::presets::bundled_scenario(preset).expect(preset);
+        let mut patterned = flat.clone();
+        let t = &flat.model.transformer;
+        let mlp = if flat.model.moe.experts > 0 {
+            Mlp::Moe
+        } else {
+            Mlp::default()
+        };
+        patterned.model.pattern = one_part(vec![run(t.layers, Mixer::default(), mlp)]);
+        let (a, b) = (estimate(&flat), estimate(&patterned));
+        assert_eq!(a.memory.params.total, b.memory.params.total, "{preset}");
+        assert_eq!(a.memory.params.active, b.memory.params.active, "{preset}");
+        let rel =
+            (a.memory.gpu_total.get() - b.memory.gpu_total.get()).abs() / a.memory.gpu_total.get();
+        assert!(
+            rel < 1e-12,
+            "{preset}: {} vs {}",
+            a.memory.gpu_total.get(),
+            b.memory.gpu_total.get()
+        );
+    }
+}
+
+#[test]
+fn a_window_never_adds_memory_and_a_wide_one_changes_nothing() {
+    let mut spec = ModelSpec::default();
+    let global = estimate_inference(&spec);
+    for window in [1u32, 512, 4096, 1 << 20] {
+        spec.pattern = one_part(vec![run(
+            32,
+            Mixer::Attention(Attention {
+                window,
+                ..Attention::default()
+            }),
+            Mlp::default(),
+        )]);
+        let w = estimate_inference(&spec);
+        assert!(w <= global, "window {window}: {w} > {global}");
+        if window >= 1 << 20 {
+            assert_eq!(w, global);
+        }
+    }
+}
+
+fn estimate_inference(spec: &ModelSpec) -> f64 {
+    let mut s = Scenario {
+        mode: Mode::Inference,
+        model: spec.clone(),
+        ..Scenario::default()
+    };
+    s.inference.prompt_tokens = 8192;
+    s.inference.generated_tokens = 256;
+    estimate(&s).memory.gpu_total.get()
+}
+
+#[test]
+fn gemma3_27b_text_stack_counts_exactly() {
+    // Gemma3ForConditionalGeneration 27,432,406,640 minus its vision tower and projector 423,060,336
+    // (params.json `parts.vision`).
+    let m = resolved(&gemma3_27b());
+    assert_eq!(m.params.total, 27_432_406_640.0 - 423_060_336.0);
+}
