@@ -1,7 +1,9 @@
 //! `model_type` → the family that reads it.
 
 use super::hf_config::{Built, Reader};
-use super::{hf_decoders as dec, hf_encdec, hf_families, hf_moe, hf_multimodal, hf_ssm};
+use super::{
+    hf_decoders as dec, hf_encdec, hf_families, hf_moe, hf_multimodal, hf_qwen3_next, hf_ssm,
+};
 
 /// Every `model_type` understood.
 pub const SUPPORTED: [&str; 30] = [
@@ -58,7 +60,7 @@ pub(super) fn build(r: &mut Reader, model_type: &str, out: &mut Built) -> bool {
         "mamba2" => hf_ssm::mamba2(r, out),
         "jamba" => hf_ssm::jamba(r, out),
         "nemotron_h" => hf_ssm::nemotron_h(r, out),
-        "qwen3_next" => hf_ssm::qwen3_next(r, out),
+        "qwen3_next" => hf_qwen3_next::qwen3_next(r, out),
         "llava" => hf_multimodal::llava(r, out),
         "gemma3" => hf_multimodal::gemma3(r, out),
         "qwen2_5_vl" => hf_multimodal::qwen2_5_vl(r, out),

@@ -16,6 +16,8 @@ mod hf_moe;
 mod hf_multimodal;
 mod hf_pattern;
 mod hf_quant;
+mod hf_qwen3_next;
+mod hf_reader;
 pub mod hf_route;
 mod hf_ssm;
 pub mod safetensors;

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{MoeSpec, PatternPart};
+use super::{MoeSpec, PatternPart, Tower};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ModelFamily {
@@ -42,7 +42,7 @@ pub struct ModelSpec {
     pub pattern: Vec<PatternPart>,
     /// Stacks beside the language model: a vision tower, the encoder of an encoder-decoder model
     /// (`scenario::towers`). Counted with a layer pattern only.
-    pub towers: Vec<super::Tower>,
+    pub towers: Vec<Tower>,
 }
 
 impl Default for ModelSpec {

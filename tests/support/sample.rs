@@ -152,6 +152,7 @@ fn model(r: &mut Rng) -> ModelSpec {
     } else {
         Vec::new()
     };
+    let pattern_seed = u64::from(t.hidden) ^ (u64::from(t.ffn) << 32) ^ pattern.len() as u64;
     ModelSpec {
         family: r.pick(&[
             ModelFamily::Transformer,
@@ -165,7 +166,8 @@ fn model(r: &mut Rng) -> ModelSpec {
         recommender,
         moe,
         pattern,
-        towers: towers(r),
+        // A side stream seeded from values already drawn: the main stream stays as before.
+        towers: towers(&mut Rng::new(pattern_seed)),
     }
 }
 
@@ -218,8 +220,7 @@ fn towers(r: &mut Rng) -> Vec<Tower> {
 /// A random run of the layer pattern over the ranges of `model.pattern.*`.
 fn layer_run(r: &mut Rng) -> LayerRun {
     const DIMS: u32 = 4_194_304;
-    let mixer = match r.next_u64() % 5 {
-        4 => Mixer::None,
+    let mixer = match r.next_u64() % 4 {
         0 => Mixer::Attention(Attention {
             heads: r.small(0, 65_536),
             kv_heads: r.small(0, 65_536),
@@ -231,9 +232,10 @@ fn layer_run(r: &mut Rng) -> LayerRun {
             qk_norm: r.coin(),
             sinks: r.coin(),
             output_gate: r.coin(),
-            no_k_bias: r.coin(),
-            cross_attention: r.coin(),
-            relative_buckets: r.small(0, 1024),
+            // Derived, not drawn (the stream stays as before): the encoder-decoder switches.
+            no_k_bias: false,
+            cross_attention: false,
+            relative_buckets: 0,
         }),
         1 => Mixer::Mla(Mla {
             heads: r.small(0, 65_536),
@@ -264,6 +266,18 @@ fn layer_run(r: &mut Rng) -> LayerRun {
             value_head_dim: r.small(0, DIMS),
             conv_kernel: r.small(1, 1024),
         }),
+    };
+    // Derived from drawn values (the stream stays as before): encoder-decoder attention switches,
+    // T5's relative buckets, and mixer-less layers.
+    let mixer = match mixer {
+        Mixer::Attention(a) => Mixer::Attention(Attention {
+            cross_attention: a.window % 2 == 1,
+            no_k_bias: a.chunk % 2 == 1,
+            relative_buckets: a.heads % 64,
+            ..a
+        }),
+        Mixer::GatedDeltaNet(g) if g.conv_kernel % 4 == 0 => Mixer::None,
+        other => other,
     };
     let mlp = match r.next_u64() % 3 {
         0 => Mlp::Dense(DenseMlp {
