@@ -89,6 +89,16 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
             hf_route::SUPPORTED.join(", ")
         ));
     }
+    if model_type == "qwen2_5_vl_text" {
+        // Transformers 5.25 maps qwen2_5_vl_text to `Qwen2_5_VLTextModel` only (no LM head): its
+        // count is the decoder alone; the scenario's head is tied (adds no parameters).
+        out.t.tied_embeddings = true;
+        out.notes.push(
+            "qwen2_5_vl_text is counted as `Qwen2_5_VLTextModel` (no LM head, the only class \
+             Transformers maps it to); the scenario's LM head is tied to the embedding"
+                .to_owned(),
+        );
+    }
     let precision = hf_quant::read(&mut r, &mut out.notes);
     unsupported_keys(&mut r);
     check_shape(&out.t, &mut r.problems);

@@ -77,7 +77,7 @@ pub(super) fn base(r: &mut Reader, c: &Class, out: &mut Built) -> Base {
         vocab: r.or("vocab_size", c.vocab),
         tied_embeddings: r.flag("tie_word_embeddings", c.tied),
         positions: PositionKind::Rotary,
-        max_positions: r.or("max_position_embeddings", 4096),
+        max_positions: max_positions(r, out),
         token_types: 0,
         bias: false,
         norm: NormKind::RmsNorm,
@@ -89,6 +89,20 @@ pub(super) fn base(r: &mut Reader, c: &Class, out: &mut Built) -> Base {
         softmax_fp32: true,
     };
     b
+}
+
+/// `max_position_embeddings` within the scenario's token bound (rotary positions have no
+/// parameters: a larger value is clamped, with a note).
+fn max_positions(r: &mut Reader, out: &mut Built) -> u32 {
+    const MAX: u32 = 10_000_000;
+    let n = r.or("max_position_embeddings", 4096);
+    if n > MAX {
+        out.notes.push(format!(
+            "`max_position_embeddings` {n} is above the scenario's {MAX} tokens: set to {MAX} \
+             (rotary positions, no parameters)"
+        ));
+    }
+    n.min(MAX)
 }
 
 /// Attention with the file's heads, KV heads and head width.

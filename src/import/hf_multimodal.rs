@@ -13,7 +13,7 @@ use crate::scenario::{FfnKind, NormKind, Projector, Tower, VisionTower};
 
 /// Builds the language model of `text` (a nested object, or the top level itself) as
 /// `default_type` unless it names its own, noting its ignored keys and carrying its problems.
-fn text_model(
+pub(super) fn text_model(
     r: &mut Reader,
     text: Option<&Map<String, Value>>,
     default_type: &str,
@@ -39,7 +39,7 @@ fn text_model(
     out.notes.extend(t.ignored(" in text_config"));
 }
 
-fn vision_reader<'a>(r: &mut Reader<'a>) -> Reader<'a> {
+pub(super) fn vision_reader<'a>(r: &mut Reader<'a>) -> Reader<'a> {
     let empty: &'static Map<String, Value> = empty_map();
     Reader::new(r.object("vision_config").unwrap_or(empty))
 }
@@ -49,7 +49,7 @@ fn empty_map() -> &'static Map<String, Value> {
     EMPTY.get_or_init(Map::new)
 }
 
-fn finish_vision(r: &mut Reader, v: &Reader, tower: VisionTower, out: &mut Built) {
+pub(super) fn finish_vision(r: &mut Reader, v: &Reader, tower: VisionTower, out: &mut Built) {
     r.problems
         .extend(v.problems.iter().map(|p| format!("vision_config: {p}")));
     out.notes.extend(v.ignored(" in vision_config"));
@@ -84,6 +84,7 @@ pub(super) fn llava(r: &mut Reader, out: &mut Built) {
             norm: None,
             merge: 1,
             hidden: out.t.hidden,
+            mid_layers: 0,
             out: out.t.hidden,
             bias,
         },
@@ -131,6 +132,7 @@ pub(super) fn gemma3(r: &mut Reader, out: &mut Built) {
             norm: Some(NormKind::RmsNorm),
             merge: 1,
             hidden: 0,
+            mid_layers: 0,
             out: out.t.hidden,
             bias: false,
         },
@@ -177,6 +179,7 @@ pub(super) fn qwen2_5_vl(r: &mut Reader, out: &mut Built) {
             norm: Some(NormKind::RmsNorm),
             merge: merge.saturating_mul(merge),
             hidden: hidden.saturating_mul(merge).saturating_mul(merge),
+            mid_layers: 0,
             out: v.or("out_hidden_size", 3584),
             bias: true,
         },

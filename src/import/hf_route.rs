@@ -2,7 +2,8 @@
 
 use super::hf_config::{Built, Reader};
 use super::{
-    hf_decoders as dec, hf_encdec, hf_families, hf_moe, hf_multimodal, hf_qwen3_next, hf_ssm,
+    hf_decoders as dec, hf_encdec, hf_families, hf_llama4, hf_moe, hf_multimodal, hf_qwen3_next,
+    hf_ssm,
 };
 
 /// Every `model_type` understood.
@@ -61,6 +62,8 @@ pub(super) fn build(r: &mut Reader, model_type: &str, out: &mut Built) -> bool {
         "jamba" => hf_ssm::jamba(r, out),
         "nemotron_h" => hf_ssm::nemotron_h(r, out),
         "qwen3_next" => hf_qwen3_next::qwen3_next(r, out),
+        "llama4_text" => hf_llama4::llama4_text(r, out),
+        "llama4" => hf_llama4::llama4(r, out),
         "llava" => hf_multimodal::llava(r, out),
         "gemma3" => hf_multimodal::gemma3(r, out),
         "qwen2_5_vl" => hf_multimodal::qwen2_5_vl(r, out),

@@ -12,6 +12,7 @@ mod hf_decoders;
 mod hf_encdec;
 mod hf_families;
 mod hf_keys;
+mod hf_llama4;
 mod hf_moe;
 mod hf_multimodal;
 mod hf_pattern;

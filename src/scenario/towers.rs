@@ -80,7 +80,8 @@ impl Default for VisionTower {
 
 /// The projector from the vision width into the language model's: an optional norm over the vision
 /// width, `merge` neighbouring patches concatenated, then one linear layer (`hidden` = 0; Gemma 3) or
-/// two with GELU between (`hidden` wide; LLaVA, Qwen2.5-VL's merger).
+/// two with GELU between (`hidden` wide; LLaVA, Qwen2.5-VL's merger), with `mid_layers` more in the
+/// middle (Llama 4: pixel-shuffle adapter `fc1`, `fc2`, then `multi_modal_projector`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Projector {
@@ -90,6 +91,8 @@ pub struct Projector {
     pub merge: u32,
     /// Width of the middle layer; 0 = a single linear layer.
     pub hidden: u32,
+    /// Extra `hidden` × `hidden` layers between the two (Llama 4's vision adapter `fc2`: 1).
+    pub mid_layers: u32,
     /// Output width (the language model's hidden size).
     pub out: u32,
     pub bias: bool,
@@ -101,6 +104,7 @@ impl Default for Projector {
             norm: None,
             merge: 1,
             hidden: 4096,
+            mid_layers: 0,
             out: 4096,
             bias: true,
         }

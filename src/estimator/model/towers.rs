@@ -5,7 +5,9 @@
 //!   convolution with bias, `post_layernorm`), `Qwen2_5_VisionTransformerPretrainedModel` (3-D patch
 //!   convolution, RMSNorm blocks with a fused qkv and a gated MLP, the `merger`); projectors
 //!   `LlavaMultiModalProjector` (two linears), `Gemma3MultiModalProjector` (RMSNorm + one matrix) and
-//!   `Qwen2_5_VLPatchMerger` (RMSNorm, then two linears over 4 merged patches);
+//!   `Qwen2_5_VLPatchMerger` (RMSNorm, then two linears over 4 merged patches); `Llama4VisionModel`
+//!   (unfold-linear patches, class token, positions, pre/post LayerNorm) with its pixel-shuffle
+//!   `vision_adapter` (`fc1`, `fc2`) and `Llama4MultiModalProjector`;
 //! - encoders: `T5Stack` (no biases, relative position table in layer 0, final RMSNorm; the token
 //!   embedding shared with the decoder) and `WhisperEncoder` (two width-3 convolutions, position
 //!   table, biases except on k, final LayerNorm).
@@ -77,8 +79,9 @@ fn projector(p: &Projector, vision_h: f64, d: &mut Diagnostics) -> f64 {
     let input = vision_h * merge;
     let bias = |n: f64| if p.bias { n } else { 0.0 };
     let norm_p = p.norm.map_or(0.0, |k| norm(k, vision_h));
+    let extra = f64::from(COUNT.clamp_u32(p.mid_layers, d)) * (mid * mid + bias(mid));
     let layers = if mid > 0.0 {
-        input * mid + bias(mid) + mid * out + bias(out)
+        input * mid + bias(mid) + extra + mid * out + bias(out)
     } else {
         input * out + bias(out)
     };
