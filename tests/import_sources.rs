@@ -12,9 +12,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use vram_explorer::import::flow::{import_model, summary};
+use vram_explorer::import::flow::import_model;
 use vram_explorer::import::source::{HubEnv, is_hub_id, locate};
 use vram_explorer::presets::from_ron_str;
+use vram_explorer::report::import::summary;
 use vram_explorer::scenario::{ModelSpec, Scenario};
 
 fn fixture(name: &str) -> PathBuf {

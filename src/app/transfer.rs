@@ -32,7 +32,7 @@ impl ExplorerApp {
                     },
                     total_size: None,
                 };
-                let msg = import::flow::summary(&m, s);
+                let msg = report::import::summary(&m, s);
                 self.notices.push(Notice::info(msg.trim_end().to_owned()));
             }
             Err(e) => self.notices.push(Notice::error(format!(

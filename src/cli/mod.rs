@@ -266,7 +266,7 @@ fn import(source: &str) -> Result<String, String> {
     m.config.apply(&mut s);
     eprint!(
         "{}",
-        presets::text::escape_controls_keep_lines(&flow::summary(&m, &s))
+        presets::text::escape_controls_keep_lines(&crate::report::import::summary(&m, &s))
     );
     Ok(presets::to_ron_string(&s))
 }
