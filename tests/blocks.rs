@@ -245,3 +245,19 @@ fn gemma3_27b_text_stack_counts_exactly() {
     let m = resolved(&gemma3_27b());
     assert_eq!(m.params.total, 27_432_406_640.0 - 423_060_336.0);
 }
+
+#[test]
+fn the_documented_pattern_parses_and_round_trips() {
+    // The example of docs/format.md "Layer patterns", read from the document itself.
+    let doc = include_str!("../docs/format.md");
+    let start = doc.find("```ron\nmodel: (\n").expect("the pattern example") + "```ron\n".len();
+    let end = start + doc[start..].find("```").expect("end of the example");
+    let text = format!("({})", &doc[start..end]);
+    let s = vram_explorer::presets::from_ron_str(&text).expect("parses");
+    let m = resolved(&s.model);
+    assert_eq!(m.layers, 62);
+    assert_eq!(m.params.total, resolved(&gemma3_27b()).params.total);
+    let again = vram_explorer::presets::from_ron_str(&vram_explorer::presets::to_ron_string(&s))
+        .expect("round trip");
+    assert_eq!(again.model.pattern, s.model.pattern);
+}

@@ -249,6 +249,7 @@ fn generate() -> String {
     let types = parse_sources(&[
         "src/scenario/mod.rs",
         "src/scenario/blocks.rs",
+        "src/scenario/engine.rs",
         "src/tensor/dtype.rs",
         "src/scenario/gpu.rs",
         "src/scenario/implementation.rs",

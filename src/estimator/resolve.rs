@@ -22,7 +22,8 @@ use super::model::{self, ResolvedModel};
 use super::num::ceil;
 use super::{Diagnostic, Diagnostics};
 use crate::scenario::{
-    Dtype, Implementation, Mode, ModelSpec, Optimizer, PrecisionSpec, Scenario, ZeroStage,
+    Dtype, Implementation, Mode, ModelSpec, Optimizer, PrecisionSpec, Scenario, ServingEngine,
+    ZeroStage,
 };
 
 /// A scenario resolved for estimating: see the module documentation.
@@ -137,7 +138,15 @@ fn finish(sc: &Scenario, model_spec: ModelSpec, m: ResolvedModel, d: &mut Diagno
             mode: *mode,
             model: model_spec,
             workload,
-            inference: sections::inference(inference, d),
+            inference: {
+                let mut i = sections::inference(inference, d);
+                // The engine a file that names none meant (`ServingEngine::following`).
+                i.engine = Some(
+                    i.engine
+                        .unwrap_or(ServingEngine::following(implementation.profile)),
+                );
+                i
+            },
             precision: precision_of(precision),
             optimizer: optimizer_of(optimizer),
             strategies,

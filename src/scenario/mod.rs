@@ -6,6 +6,7 @@
 
 mod axis;
 mod blocks;
+mod engine;
 mod gpu;
 mod implementation;
 mod input;
@@ -23,6 +24,7 @@ mod workload;
 
 pub use axis::Axis;
 pub use blocks::*;
+pub use engine::ServingEngine;
 pub use gpu::*;
 pub use implementation::*;
 pub use input::*;

@@ -1,6 +1,7 @@
 //! Quantized weight formats with their real bits per weight (scales and zeros included), and FSDP's
 //! names for the ZeRO stages.
 
+use crate::tensor::{GgufType, StorageFormat};
 use serde::{Deserialize, Serialize};
 
 use super::ZeroStage;
@@ -79,20 +80,25 @@ impl WeightFormat {
     /// assert_eq!(W::Int4Group.bits_per_weight(128, 4096, false), Some(4.0 + 20.0 / 128.0));
     /// ```
     pub fn bits_per_weight(self, group: u32, d_in: u32, double_quant: bool) -> Option<f64> {
-        let g = f64::from(group.clamp(1, 1 << 20));
-        let d = f64::from(d_in.max(1));
-        match self {
-            WeightFormat::AsPrecision => None,
-            WeightFormat::Int8PerChannel => Some(8.0 + 16.0 / d),
-            WeightFormat::Int4Group => Some(4.0 + (16.0 + 4.0) / g),
-            WeightFormat::GgufQ4K => Some(144.0 * 8.0 / 256.0),
-            WeightFormat::GgufQ8_0 => Some(34.0 * 8.0 / 32.0),
-            WeightFormat::Fp8 => Some(8.0),
-            WeightFormat::Mxfp4 => Some(4.0 + 8.0 / 32.0),
-            WeightFormat::Nvfp4 => Some(4.0 + 8.0 / 16.0),
-            WeightFormat::Nf4 if double_quant => Some(4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)),
-            WeightFormat::Nf4 => Some(4.0 + 32.0 / 64.0),
-        }
+        self.storage(group, double_quant)
+            .map(|s| s.bits_per_element(d_in))
+    }
+
+    /// The storage format this choice names (`tensor::StorageFormat`), or `None` for `AsPrecision`.
+    pub fn storage(self, group: u32, double_quant: bool) -> Option<StorageFormat> {
+        Some(match self {
+            WeightFormat::AsPrecision => return None,
+            WeightFormat::Int8PerChannel => StorageFormat::Int8PerChannel,
+            WeightFormat::Int4Group => StorageFormat::Int4Group {
+                group: group.clamp(1, 1 << 20),
+            },
+            WeightFormat::GgufQ4K => StorageFormat::Gguf(GgufType::Q4K),
+            WeightFormat::GgufQ8_0 => StorageFormat::Gguf(GgufType::Q8_0),
+            WeightFormat::Fp8 => StorageFormat::Fp8PerTensor,
+            WeightFormat::Mxfp4 => StorageFormat::Mxfp4,
+            WeightFormat::Nvfp4 => StorageFormat::Nvfp4,
+            WeightFormat::Nf4 => StorageFormat::Bnb4 { double_quant },
+        })
     }
 
     /// bitsandbytes de-quantizes a whole NF4 matrix to the compute type before each matmul (a transient

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ServingEngine;
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Mode {
     #[default]
@@ -53,6 +55,9 @@ pub struct Inference {
     pub kv_block_tokens: u32,
     /// Return logits for every prompt position at prefill (a plain forward does) or only the last one.
     pub all_logits: bool,
+    /// The serving engine; absent = the one `implementation.profile`'s code base serves with
+    /// (`ServingEngine::following`).
+    pub engine: Option<ServingEngine>,
 }
 
 impl Default for Inference {
@@ -65,6 +70,7 @@ impl Default for Inference {
             mean_length_fraction: 0.5,
             kv_block_tokens: 16,
             all_logits: false,
+            engine: None,
         }
     }
 }

@@ -3,5 +3,7 @@
 //! other (layering: units → tensor → hardware → scenario → …).
 
 mod dtype;
+mod storage;
 
 pub use dtype::Dtype;
+pub use storage::{GgufType, StorageFormat};

@@ -338,6 +338,11 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         mean_length_fraction: r.field("inference.mean_length_fraction"),
         kv_block_tokens: r.small(0, 65_536),
         all_logits: r.coin(),
+        engine: r.pick(&[
+            None,
+            Some(ServingEngine::HfGenerate),
+            Some(ServingEngine::Preallocated),
+        ]),
     };
     s.precision = PrecisionSpec {
         mode: r.pick(&[

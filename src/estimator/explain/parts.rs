@@ -88,10 +88,17 @@ pub(super) fn model_state(
         };
         if bytes > 0.0 {
             let div = if rank(c.zero) >= from { g.zero_dp } else { 1.0 };
+            // Weights name their storage format ("BF16", "GGUF Q4_K"); the other states are dense.
+            let stored = if k == Component::Weights {
+                format!(" ({})", g.storage.label())
+            } else {
+                String::new()
+            };
             let label = format!(
-                "{} of the {}: {:.4e} × {} B ÷ {}",
+                "{} of the {}{}: {:.4e} × {} B ÷ {}",
                 name,
                 g.role.label(),
+                stored,
                 g.elems,
                 fmt_sig(g.weight_bytes),
                 fmt_sig(div)

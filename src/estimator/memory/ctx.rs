@@ -20,6 +20,8 @@ use crate::scenario::{
 pub struct Ctx {
     pub mode: Mode,
     pub profile: Profile,
+    /// The serving engine of inference (resolved: never `None` after `estimator::resolve`).
+    pub engine: crate::scenario::ServingEngine,
     /// Sequences per micro-batch on this GPU (static batch) or requests in flight (dynamic batching).
     pub b: f64,
     /// Training: tokens per sequence. Inference: prompt tokens.
@@ -43,6 +45,8 @@ pub struct Ctx {
     /// Autocast: FP32 weights with 16-bit compute copies.
     pub amp: bool,
     pub e_weights: f64,
+    /// The weights' element type (what dense groups are stored as).
+    pub weights: crate::tensor::Dtype,
     pub e_grads: f64,
     pub e_states: f64,
     pub e_master: f64,
@@ -113,6 +117,12 @@ impl Ctx {
         Ctx {
             mode: sc.mode,
             profile: sc.implementation.profile,
+            engine: sc
+                .inference
+                .engine
+                .unwrap_or(crate::scenario::ServingEngine::following(
+                    sc.implementation.profile,
+                )),
             b,
             s,
             generated: f64::from(inf.generated_tokens),
@@ -132,6 +142,7 @@ impl Ctx {
             er: if amp { 4.0 } else { ec },
             amp,
             e_weights: p.weights.bytes(),
+            weights: p.weights,
             e_grads: p.gradients.bytes(),
             e_states: p.optimizer_states.bytes(),
             e_master: p.master_weights.map_or(0.0, |t| t.bytes()),

@@ -5,7 +5,7 @@ use super::activations::{self as act, Sizes};
 use super::ctx::{Ctx, ceil};
 use crate::estimator::model::{CacheShape, ResolvedModel};
 use crate::estimator::{Breakdown, Component, Phase, PhasePeaks};
-use crate::scenario::{ArchKind, AttentionKernel, FfnKind, Profile};
+use crate::scenario::{ArchKind, AttentionKernel, FfnKind, ServingEngine};
 use crate::units::Bytes;
 
 /// KV-cache bytes per token of one sequence: 2 (K and V) × layers × KV heads × head dim × element
@@ -84,7 +84,7 @@ pub fn phases(
         let ctx_len = kv_decode / c.b.max(1.0);
         // HF `DynamicCache` appends with `torch.cat`: while the last layer's V is re-allocated the old
         // one (ctx − 1 tokens) is still live. Preallocated caches (Megatron, vLLM) have no copy.
-        let cat = if c.profile == Profile::HuggingFace && !c.dynamic_batching {
+        let cat = if c.engine == ServingEngine::HfGenerate && !c.dynamic_batching {
             m.largest_layer_half_kv(&cache, c.b, (ctx_len - 1.0).max(0.0))
         } else {
             0.0
@@ -119,7 +119,7 @@ fn prefill_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> f64 {
         0.0
     };
     let f_live = match m.ffn_kind {
-        FfnKind::Gelu if m.gelu_tanh && c.profile == Profile::HuggingFace => 4.0,
+        FfnKind::Gelu if m.gelu_tanh && c.engine == ServingEngine::HfGenerate => 4.0,
         // Squared ReLU: the up output, then its ReLU, then the square (each f wide, two live).
         FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
         FfnKind::SwiGlu => 3.0,

@@ -9,6 +9,7 @@ use super::ctx::Ctx;
 use super::peft::{Ext, layer_matrix_elems};
 use crate::estimator::model::ResolvedModel;
 use crate::scenario::{ModelFamily, PruneKind};
+use crate::tensor::StorageFormat;
 
 /// What a group of parameter tensors is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,8 +50,10 @@ pub struct Group {
     /// Elements on this GPU after TP, the stage's layers, expert parallelism, pruning and weight
     /// sharing; before ZeRO.
     pub elems: f64,
-    /// Stored bytes per element: the weight type, a quantised format's bits ÷ 8 (scales included),
-    /// plus unstructured pruning's mask (training) or sparse index (inference).
+    /// How the weights are stored (`tensor::StorageFormat`: a dense type or a quantised format).
+    pub storage: StorageFormat,
+    /// Stored bytes per element: the storage format's bits ÷ 8 (scales included), plus unstructured
+    /// pruning's mask (training) or sparse index (inference).
     pub weight_bytes: f64,
     /// Receives gradients and optimizer state (false: a frozen LoRA base).
     pub trainable: bool,
@@ -127,6 +130,7 @@ impl Inventory {
     ) -> Inventory {
         let mut inv = Inventory::default();
         let base = Group {
+            storage: StorageFormat::Dense(c.weights),
             weight_bytes: c.e_weights,
             param_bytes: c.e_weights,
             trainable: !x.lora(),
@@ -159,8 +163,10 @@ impl Inventory {
         let ep = f64::from(m.moe.ep.max(1)).min(c.dp.max(1.0));
         // Everything but the head's tensors lives in the layers (Adam's counters are per tensor).
         let tensors = m.param_tensors;
+        let quantised = x.layer_storage.unwrap_or(StorageFormat::Dense(c.weights));
         inv.push(Group {
             role: Role::Matrices,
+            storage: quantised,
             elems: (matrix_part - expert_part).max(0.0),
             weight_bytes: layer_bytes(quant),
             tensors,
@@ -169,6 +175,7 @@ impl Inventory {
         });
         inv.push(Group {
             role: Role::Experts,
+            storage: quantised,
             elems: expert_part,
             weight_bytes: layer_bytes(quant),
             zero_dp: c.dp / ep,
@@ -187,25 +194,31 @@ impl Inventory {
             ..base
         });
         if x.lora() {
-            inv.push(Group {
-                role: Role::Adapters,
-                elems: x.adapters_per_layer * layers / c.tp,
-                // PEFT `autocast_adapter_dtype=True` keeps adapters, their gradients and the
-                // optimizer's states in FP32 over a 16-bit base.
-                weight_bytes: 4.0,
-                param_bytes: 4.0,
-                trainable: true,
-                grad_bytes: 4.0,
-                master_bytes: 0.0,
-                state_bytes: 4.0,
-                tensors: x.adapter_tensors_per_layer * layers,
-                largest: x.adapter_largest,
-                pinned: true,
-                paged: x.paged,
-                ..base
-            });
+            inv.push(adapters(c, x, layers, base));
         }
         inv
+    }
+}
+
+/// The LoRA adapters of a stage's `layers`: trainable, FP32, kept on the GPU.
+fn adapters(c: &Ctx, x: &Ext, layers: f64, base: Group) -> Group {
+    Group {
+        role: Role::Adapters,
+        elems: x.adapters_per_layer * layers / c.tp,
+        // PEFT `autocast_adapter_dtype=True` keeps adapters, their gradients and the
+        // optimizer's states in FP32 over a 16-bit base.
+        storage: StorageFormat::Dense(crate::tensor::Dtype::Fp32),
+        weight_bytes: 4.0,
+        param_bytes: 4.0,
+        trainable: true,
+        grad_bytes: 4.0,
+        master_bytes: 0.0,
+        state_bytes: 4.0,
+        tensors: x.adapter_tensors_per_layer * layers,
+        largest: x.adapter_largest,
+        pinned: true,
+        paged: x.paged,
+        ..base
     }
 }
 

@@ -35,6 +35,10 @@ pub fn average_layer(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, Laye
     }
     let l = f64::from(m.layers.max(1));
     let mut sizes = act::sizes(c, m, b, s);
+    // The score terms (b·a·s and b·a·s²) are averaged like the saved bytes, so that what selective
+    // recomputation drops (`score_mask` of these sizes) is the average layer's; recurrent mixers
+    // have none.
+    let (mut bas, mut bas2) = (0.0, 0.0);
     let mut sum = LayerActs::default();
     for k in m.blocks.kinds() {
         let view = kind_view(m, k);
@@ -42,12 +46,21 @@ pub fn average_layer(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, Laye
         sizes = widest(&sizes, &z);
         let one = kind_layer(c, &view, k, &z, b, s);
         let w = f64::from(k.count) / l;
+        if matches!(
+            k.mixer,
+            MixerShape::Attention { .. } | MixerShape::Mla { .. }
+        ) {
+            bas += w * z.bas;
+            bas2 += w * z.bas2;
+        }
         sum.attention += w * one.attention;
         sum.scores += w * one.scores;
         sum.mlp += w * one.mlp;
         sum.norm += w * one.norm;
         sum.masks += w * one.masks;
     }
+    sizes.bas = bas;
+    sizes.bas2 = bas2;
     (sizes, sum)
 }
 

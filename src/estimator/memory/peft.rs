@@ -25,14 +25,21 @@ pub struct Ext {
     pub paged: bool,
     /// The scenario's optimizer (the base context's is set to plain SGD for the frozen base).
     pub optimizer: OptimizerKind,
-    /// Bits per weight of the layers' matrices when they are stored quantized.
+    /// Bits per weight of the layers' matrices when they are stored quantized, and their format.
     pub layer_bits: Option<f64>,
+    pub layer_storage: Option<crate::tensor::StorageFormat>,
     /// bitsandbytes NF4: one matrix is de-quantized to the compute type per matmul.
     pub dequant_whole: bool,
 }
 
 /// Weight elements of one layer's matrices as stored on one GPU before TP (experts after EP).
 pub fn layer_matrix_elems(m: &ResolvedModel) -> f64 {
+    if !m.blocks.is_uniform() {
+        // Layers of several kinds: the average layer's matrices, routed experts as stored.
+        let l = f64::from(m.layers.max(1));
+        let unstored = 1.0 - m.moe.stored_expert_fraction();
+        return m.blocks.sum(|k| k.matmul_w - k.routed * unstored) / l;
+    }
     let h = f64::from(m.hidden);
     let q = f64::from(m.heads) * f64::from(m.head_dim);
     let kv = f64::from(m.kv_heads) * f64::from(m.head_dim);
@@ -85,6 +92,10 @@ impl Ext {
             layer_bits: format.bits_per_weight(
                 sc.quantization.group_size,
                 m.hidden,
+                p.double_quant || method != PeftMethod::Qlora,
+            ),
+            layer_storage: format.storage(
+                sc.quantization.group_size,
                 p.double_quant || method != PeftMethod::Qlora,
             ),
             dequant_whole: format.dequantizes_whole_matrix(),

@@ -158,3 +158,17 @@ fn reference_dims(
         .unwrap_or((f64::from(t.ffn), t.ffn_kind));
     (reference, (ffn, ffn_kind))
 }
+
+impl ResolvedModel {
+    /// Share of the layers whose MLP is the mixture of experts: 1 for a uniform MoE model, the
+    /// pattern's share otherwise (DeepSeek-V3: 58 of 61), 0 when dense.
+    pub fn moe_layer_share(&self) -> f64 {
+        if self.moe.experts == 0 {
+            return 0.0;
+        }
+        let l = f64::from(self.layers.max(1));
+        self.blocks
+            .sum(|k| if k.mlp == MlpShape::Moe { 1.0 } else { 0.0 })
+            / l
+    }
+}

@@ -64,7 +64,11 @@ pub fn read_scale(s: &Scenario, m: &ResolvedModel, tokens: f64) -> f64 {
         2.0
     };
     let e = f64::from(m.moe.experts);
-    let routed = f64::from(m.layers) * e * mats * f64::from(m.hidden) * f64::from(m.ffn);
+    let routed = if m.blocks.is_uniform() {
+        f64::from(m.layers) * e * mats * f64::from(m.hidden) * f64::from(m.ffn)
+    } else {
+        m.blocks.sum(|k| k.routed)
+    };
     // With expert parallelism a GPU holds ⌈E/ep⌉ experts and serves the tokens of all ep ranks.
     let ep = f64::from(m.moe.ep.max(1));
     let touched = if e > 0.0 {
@@ -106,7 +110,7 @@ pub fn all_to_all_bytes_per_step(
         f64::from(m.moe.ep),
     );
     let count = if s.mode == Mode::Training { 4.0 } else { 2.0 };
-    per * count * layers
+    per * count * layers * m.moe_layer_share()
 }
 
 /// All-to-all bytes per GPU and their time for `tokens` tokens per forward (× `forwards`), over
@@ -127,6 +131,6 @@ pub fn ep_comm(
     }
     let (bw, _) = i.collective_bw(m.moe.ep, i.tp);
     let per_forward = if s.mode == Mode::Training { 4.0 } else { 2.0 };
-    let latency = per_forward * layers * forwards * i.alpha_s;
+    let latency = per_forward * layers * m.moe_layer_share() * forwards * i.alpha_s;
     (bytes, super::roofline::div(bytes, bw) + latency)
 }

@@ -224,6 +224,7 @@ pub(super) fn inference(i: &Inference, d: &mut Diagnostics) -> Inference {
         mean_length_fraction,
         kv_block_tokens,
         all_logits,
+        engine,
     } = i;
     Inference {
         prompt_tokens: u(r!("inference.prompt_tokens"), *prompt_tokens, d),
@@ -238,5 +239,6 @@ pub(super) fn inference(i: &Inference, d: &mut Diagnostics) -> Inference {
         ),
         kv_block_tokens: u(r!("inference.kv_block_tokens"), *kv_block_tokens, d),
         all_logits: *all_logits,
+        engine: *engine,
     }
 }

@@ -5,8 +5,8 @@
 use egui::Ui;
 
 use crate::scenario::{
-    Attention, GatedDeltaNet, LayerRun, Mamba, MambaVersion, Mixer, Mla, Mlp, PatternPart,
-    Scenario, pattern_layers,
+    Attention, GatedDeltaNet, LayerRun, Mamba, MambaVersion, Mixer, Mla, MlaCache, Mlp,
+    PatternPart, Scenario, pattern_layers,
 };
 use crate::ui::widgets::{Choice, choice, int_slider, opt};
 
@@ -186,17 +186,42 @@ fn runs_ui(ui: &mut Ui, part: &mut PatternPart) {
     let mut remove = None;
     for (ri, run) in part.layers.iter_mut().enumerate() {
         ui.push_id(("run", ri), |ui| {
-            int_slider(ui, &mut run.count, 0..=256, true, "Layers", "layers", "Consecutive layers of this kind.");
+            int_slider(
+                ui,
+                &mut run.count,
+                0..=256,
+                true,
+                "Layers",
+                "layers",
+                "Consecutive layers of this kind.",
+            );
             let mut kind = mixer_kind(&run.mixer);
-            if choice(ui, &mut kind, &MIXERS, "Mixer", "What mixes tokens in these layers.").changed() {
+            if choice(
+                ui,
+                &mut kind,
+                &MIXERS,
+                "Mixer",
+                "What mixes tokens in these layers.",
+            )
+            .changed()
+            {
                 run.mixer = mixer_of(kind);
             }
-            if let Mixer::Attention(a) = &mut run.mixer {
-                int_slider(ui, &mut a.window, 0..=1_048_576, true, "Window", "tokens", "Sliding window: the most keys a token sees and the cache holds; 0 = global attention.");
-            }
+            mixer_dims(ui, &mut run.mixer);
             let mut mk = mlp_kind(&run.mlp);
             if choice(ui, &mut mk, &MLPS, "MLP", "The layers' MLP.").changed() {
                 run.mlp = mlp_of(mk);
+            }
+            if let Mlp::Dense(d) = &mut run.mlp {
+                int_slider(
+                    ui,
+                    &mut d.ffn,
+                    0..=131_072,
+                    false,
+                    "MLP width",
+                    "values",
+                    "Inner size of these layers' MLP; 0 = the model's FFN size.",
+                );
             }
             if ui.small_button("Remove run").clicked() {
                 remove = Some(ri);
@@ -285,4 +310,100 @@ pub fn every_kth_moe(layers: u32, k: u32) -> Vec<PatternPart> {
     }
     parts.retain(|p| p.repeat > 0);
     parts
+}
+
+/// The dimensions of a run's mixer that change memory the most (0 = the model's value).
+fn mixer_dims(ui: &mut Ui, mixer: &mut Mixer) {
+    match mixer {
+        Mixer::Attention(a) => {
+            int_slider(
+                ui,
+                &mut a.window,
+                0..=1_048_576,
+                true,
+                "Window",
+                "tokens",
+                "Sliding window: the most keys a token sees and the cache holds; 0 = global attention.",
+            );
+            int_slider(
+                ui,
+                &mut a.kv_heads,
+                0..=256,
+                true,
+                "Layer KV heads",
+                "heads",
+                "Key/value heads of these layers; 0 = the model's.",
+            );
+        }
+        Mixer::Mla(m) => mla_dims(ui, m),
+        Mixer::Mamba(m) => {
+            int_slider(
+                ui,
+                &mut m.d_state,
+                1..=1024,
+                true,
+                "State size",
+                "values",
+                "d_state: the SSM state per channel (per head for Mamba-2).",
+            );
+            int_slider(
+                ui,
+                &mut m.expand,
+                1..=8,
+                false,
+                "Expansion",
+                "×",
+                "Inner width = expansion × hidden.",
+            );
+        }
+        Mixer::GatedDeltaNet(g) => {
+            int_slider(
+                ui,
+                &mut g.value_heads,
+                1..=256,
+                true,
+                "Value heads",
+                "heads",
+                "Heads of the key × value recurrent state.",
+            );
+            int_slider(
+                ui,
+                &mut g.key_heads,
+                1..=256,
+                true,
+                "Key heads",
+                "heads",
+                "Query/key heads.",
+            );
+        }
+    }
+}
+
+fn mla_dims(ui: &mut Ui, m: &mut Mla) {
+    int_slider(
+        ui,
+        &mut m.kv_lora_rank,
+        1..=4096,
+        true,
+        "KV latent rank",
+        "values",
+        "kv_lora_rank: the compressed key/value latent a token caches (with the RoPE key).",
+    );
+    int_slider(
+        ui,
+        &mut m.q_lora_rank,
+        0..=8192,
+        false,
+        "Query latent rank",
+        "values",
+        "q_lora_rank; 0 = queries projected directly (DeepSeek-V2-Lite).",
+    );
+    let mut latent = m.cache == MlaCache::Latent;
+    if ui
+        .checkbox(&mut latent, "Cache the latent")
+        .on_hover_text("On: kv_lora_rank + rope per token (Transformers >= 5.24, vLLM, SGLang). Off: per-head keys and values (Transformers 4.x).")
+        .changed()
+    {
+        m.cache = if latent { MlaCache::Latent } else { MlaCache::Decompressed };
+    }
 }
