@@ -376,6 +376,8 @@ fn mixer_dims(ui: &mut Ui, mixer: &mut Mixer) {
                 "Query/key heads.",
             );
         }
+        // An MLP-only layer has no mixer dimensions.
+        Mixer::None => {}
     }
 }
 
