@@ -118,6 +118,24 @@ fn a_model_dir_reads_the_index_total_size_as_a_cross_check() {
     let empty = scratch_dir("model-dir-empty");
     let e = locate(empty.to_str().unwrap(), &HubEnv::default()).unwrap_err();
     assert!(e.message.contains("has no config.json"), "{e}");
+    // A FIFO given as the config is refused as not a regular file, without blocking.
+    #[cfg(unix)]
+    {
+        let fifo = empty.join("fifo.json");
+        let made = Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        if made {
+            let e = import_model(
+                fifo.to_str().unwrap(),
+                &ModelSpec::default(),
+                &HubEnv::default(),
+            )
+            .unwrap_err();
+            assert!(e.message.contains("not a regular file"), "{e}");
+        }
+    }
     // A hostile index (not JSON) is refused with its path.
     std::fs::write(dir.join("model.safetensors.index.json"), "{not json").unwrap();
     let e = import_model(

@@ -60,14 +60,16 @@ fn shown(p: &Path) -> String {
 /// Finds the config of `arg`: an existing file, an existing directory, or a Hub id in the cache.
 pub fn locate(arg: &str, env: &HubEnv) -> Result<Located, ImportError> {
     let path = Path::new(arg);
-    if path.is_file() {
+    if path.is_dir() {
+        return in_dir(path);
+    }
+    // Anything else that exists is read as the config (a FIFO or device is then refused by the
+    // reader, naming it).
+    if path.symlink_metadata().is_ok() {
         return Ok(Located {
             config: path.to_path_buf(),
             index: None,
         });
-    }
-    if path.is_dir() {
-        return in_dir(path);
     }
     if !is_hub_id(arg) {
         return Err(ImportError::new(format!(
