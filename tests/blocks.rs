@@ -261,3 +261,30 @@ fn the_documented_pattern_parses_and_round_trips() {
         .expect("round trip");
     assert_eq!(again.model.pattern, s.model.pattern);
 }
+
+#[test]
+fn gpt_oss_experts_only_mxfp4_keeps_attention_dense() {
+    // tests/data/hf/gpt-oss-120b.json: MXFP4 on the experts, `self_attn` and the router unconverted.
+    let text = include_str!("data/hf/gpt-oss-120b.json");
+    let imported =
+        vram_explorer::import::from_hf_config(text, &ModelSpec::default()).expect("imports");
+    let mut s = Scenario {
+        mode: Mode::Inference,
+        ..Scenario::default()
+    };
+    imported.apply(&mut s);
+    assert_eq!(s.quantization.weights, WeightFormat::Mxfp4);
+    assert!(s.quantization.experts_only);
+    let experts_only = estimate(&s).memory;
+    let mut all = s.clone();
+    all.quantization.experts_only = false;
+    let everything = estimate(&all).memory;
+    // The dense matrices (attention, routers) are ~0.9 B parameters: BF16 instead of 4.25 bits.
+    let w = |m: &vram_explorer::estimator::MemoryEstimate| {
+        m.peak
+            .get(vram_explorer::estimator::Component::Weights)
+            .get()
+    };
+    let diff = w(&experts_only) - w(&everything);
+    assert!(diff > 1.0e9 && diff < 3.0e9, "{diff}");
+}

@@ -52,18 +52,31 @@ fn quantization(q: &Map<String, Value>, notes: &mut Vec<String>) -> Option<Quant
         Some(Quantization {
             weights,
             group_size: group_size.unwrap_or(128),
+            experts_only: false,
         })
     };
     match method {
         "mxfp4" => {
-            if let Some(skip) = q.get("modules_to_not_convert") {
+            let skip = q.get("modules_to_not_convert");
+            let attention_kept = skip.and_then(Value::as_array).is_some_and(|list| {
+                list.iter()
+                    .any(|m| m.as_str().is_some_and(|m| m.contains("self_attn")))
+            });
+            if let Some(skip) = skip {
                 notes.push(format!(
-                    "MXFP4 weights (`quantization_config`); modules kept unquantized: {} (the \
-                     scenario quantizes every layer matrix)",
-                    echo_json(skip)
+                    "MXFP4 weights (`quantization_config`); modules kept unquantized: {}{}",
+                    echo_json(skip),
+                    if attention_kept {
+                        " (the scenario stores only the routed experts in MXFP4: `quantization.experts_only`)"
+                    } else {
+                        " (the scenario quantizes every layer matrix)"
+                    }
                 ));
             }
-            format(WeightFormat::Mxfp4, None)
+            format(WeightFormat::Mxfp4, None).map(|q| Quantization {
+                experts_only: attention_kept,
+                ..q
+            })
         }
         "fp8" => {
             if let Some(block) = q.get("weight_block_size") {

@@ -429,6 +429,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
     s.quantization = Quantization {
         weights: r.pick(&WeightFormat::ALL),
         group_size: r.small(1, 65_536),
+        experts_only: r.coin(),
     };
     s
 }
