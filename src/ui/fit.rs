@@ -59,10 +59,10 @@ fn list(ui: &mut Ui, prefs: &Prefs, result: &FitResult, chosen: &mut Option<Scen
                 *chosen = Some(s.scenario.clone());
             }
             let summary = format!(
-                "{} — {} per step, {} GPUs, headroom {}",
+                "{} — {} per step, {}, headroom {}",
                 arrows(&s.changes.join("; ")),
                 fmt_seconds(s.step_time_s),
-                s.gpus,
+                crate::format::plural(s.gpus, "GPU", "GPUs"),
                 prefs.unit.format(s.headroom)
             );
             ui.label(RichText::new(summary).color(theme::good(prefs.theme)))

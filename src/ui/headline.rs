@@ -47,8 +47,11 @@ fn single(ui: &mut Ui, prefs: &Prefs, col: &Column<'_>) {
     let m = &col.estimate.memory;
     let u = prefs.unit;
     ui.horizontal_wrapped(|ui| {
-        verdict(ui, prefs, col.estimate, theme::verdict_size(prefs));
-        ui.add_space(12.0);
+        // Presentation mode has the verdict in its title line.
+        if !prefs.presentation {
+            verdict(ui, prefs, col.estimate, theme::verdict_size(prefs));
+            ui.add_space(12.0);
+        }
         ui.vertical(|ui| {
             ui.label(RichText::new(peak_text(prefs, col.estimate)).strong())
                 .on_hover_text(format!(
@@ -151,11 +154,13 @@ fn compare(ui: &mut Ui, prefs: &Prefs, base: &Column<'_>, cur: &Column<'_>) {
     });
 }
 
+/// "+10.2 GiB (+109 %)": the change and its size relative to the baseline's magnitude, both with
+/// the change's sign (a negative baseline, such as a headroom, does not flip the percentage).
 fn delta(prefs: &Prefs, base: Bytes, cur: Bytes) -> String {
     let d = cur - base;
     let sign = if d.get() > 0.0 { "+" } else { "" };
     let pct = if base.get().abs() > 0.0 {
-        format!(" ({sign}{} %)", fmt_sig(d.get() / base.get() * 100.0))
+        format!(" ({sign}{} %)", fmt_sig(d.get() / base.get().abs() * 100.0))
     } else {
         String::new()
     };
@@ -286,5 +291,22 @@ pub fn diagnostics_ui(ui: &mut Ui, prefs: &Prefs, est: &Estimate) {
             RichText::new(format!("{icon} {}", d.message()))
                 .color(theme::severity(d.severity(), prefs.theme)),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_delta_carries_the_change_sign_on_a_negative_baseline() {
+        let prefs = Prefs::default();
+        let gib = |g: f64| Bytes::from_gib(g);
+        // Headroom -9.36 GiB -> +0.84 GiB: up by 10.2 GiB, 109 % of the baseline's size.
+        let up = delta(&prefs, gib(-9.36), gib(0.84));
+        assert!(up.starts_with("+10.2 GiB (+109"), "{up}");
+        // Headroom -9.4 GiB -> -15.9 GiB: down by 6.5 GiB, -69.1 % (a typographic minus).
+        let down = delta(&prefs, gib(-9.4), gib(-15.9));
+        assert!(down.starts_with("−6.5") && down.contains("(−69"), "{down}");
     }
 }

@@ -1,46 +1,32 @@
-//! The central area: headline, diagnostics and the charts ([`Chart`]). Normal mode is a 2 × 2 grid;
-//! presentation mode puts the memory chart and the sweep first, large, and the rest below; the
-//! sensitivity chart spans the width under either.
+//! The central area, top to bottom in fixed places: (presentation) a title line with the scenario's
+//! name and verdict; the headline; a status band of fixed height (diagnostics on the left, "make it
+//! fit" on the right, each scrolling inside the band), so a verdict that flips mid-drag never moves
+//! a chart; then the charts ([`Chart`]) sized to the height left. Normal mode is a 2 × 2 grid with
+//! the sensitivity chart below it (scroll for it); presentation mode fits its 2 × 2 grid to the
+//! screen without scrolling (the sensitivity chart is left to the desk).
 
-use egui::Ui;
+use egui::{RichText, Ui};
 
+use super::a11y::{self, Part};
 use super::charts::chart::{Chart, ChartCtx};
-use super::{Prefs, headline};
+use super::{Prefs, headline, theme};
 use crate::estimator::solver::{self, FitCache, FitOptions};
 use crate::estimator::{Estimate, estimate};
 use crate::scenario::Scenario;
 
-/// Smallest height a chart gets; below it the area scrolls instead of squashing.
-const MIN_CHART: f32 = 200.0;
-
-/// Charts side by side, and their height as a multiple of the normal chart height.
-struct Row {
-    charts: [Chart; 2],
-    scale: f32,
-}
+/// Smallest plot height; below it the chart area scrolls instead of squashing.
+const MIN_CHART: f32 = 120.0;
 
 /// Normal mode: a 2 × 2 grid.
-const GRID: [Row; 2] = [
-    Row {
-        charts: [Chart::Memory, Chart::Roofline],
-        scale: 1.0,
-    },
-    Row {
-        charts: [Chart::Architecture, Chart::Sweep],
-        scale: 1.0,
-    },
+const GRID: [[Chart; 2]; 2] = [
+    [Chart::Memory, Chart::Roofline],
+    [Chart::Architecture, Chart::Sweep],
 ];
 
-/// Presentation mode: the memory chart and the sweep first, large.
-const PRESENTATION: [Row; 2] = [
-    Row {
-        charts: [Chart::Memory, Chart::Sweep],
-        scale: 1.5,
-    },
-    Row {
-        charts: [Chart::Roofline, Chart::Architecture],
-        scale: 1.0,
-    },
+/// Presentation mode: the memory chart and the sweep on top.
+const PRESENTATION: [[Chart; 2]; 2] = [
+    [Chart::Memory, Chart::Sweep],
+    [Chart::Roofline, Chart::Architecture],
 ];
 
 /// Draws the area from the frame's one estimate of `scenario`; returns a scenario to adopt when
@@ -70,15 +56,27 @@ pub fn central(
         estimate: e,
         largest_batch: largest(b),
     });
-    headline::ui(ui, prefs, &cur_col, base_col.as_ref());
-    headline::diagnostics_ui(ui, prefs, current);
-    // The search runs only when the scenario changed (memoized on the scenario itself).
-    let adopt = if current.memory.fits {
-        None
+    if prefs.presentation {
+        title_line(ui, prefs, scenario, current);
+    }
+    let row = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+    let head_h = if base_col.is_some() {
+        5.0 * (row + 4.0)
     } else {
-        super::fit::ui(ui, prefs, fit.get(scenario, FitOptions::default()))
+        let verdict = if prefs.presentation {
+            0.0
+        } else {
+            theme::verdict_size(prefs) + 18.0
+        };
+        verdict.max(2.0 * row) + row
     };
-    super::fit::quant_ui(ui, prefs, scenario);
+    band(ui, "headline_band", head_h, |ui| {
+        headline::ui(ui, prefs, &cur_col, base_col.as_ref());
+    });
+    let status_rows = if prefs.presentation { 2.0 } else { 3.0 };
+    let adopt = band(ui, "status_band", status_rows * row, |ui| {
+        status(ui, prefs, scenario, current, fit)
+    });
     ui.separator();
     let mut cx = ChartCtx {
         prefs,
@@ -88,34 +86,115 @@ pub fn central(
         scratch,
         height: MIN_CHART,
     };
-    egui::ScrollArea::vertical()
-        .auto_shrink([false, false])
-        .show(ui, |ui| {
-            let h = ((ui.available_height() - 2.0 * title_height(ui)) / 2.0 - 12.0).max(MIN_CHART);
-            let (rows, separated) = if cx.prefs.presentation {
-                (&PRESENTATION, true)
-            } else {
-                (&GRID, false)
-            };
-            for (i, row) in rows.iter().enumerate() {
-                if separated && i > 0 {
-                    ui.separator();
-                }
-                cx.height = (h * row.scale).max(MIN_CHART);
-                ui.columns(2, |cols| {
-                    for (col, chart) in cols.iter_mut().zip(row.charts) {
-                        chart.ui(col, &mut cx);
-                    }
-                });
-            }
-            ui.separator();
-            let body = ui.text_style_height(&egui::TextStyle::Body);
-            cx.height = (body * 1.6 * 12.0 + 60.0).max(MIN_CHART);
-            Chart::Sensitivity.ui(ui, &mut cx);
-        });
+    charts(ui, &mut cx);
     adopt
 }
 
-fn title_height(ui: &Ui) -> f32 {
-    ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y
+/// A region of exactly `height` (full width) whose contents scroll inside it: what is drawn in it
+/// never moves what comes below.
+fn band<R>(ui: &mut Ui, id: &str, height: f32, add: impl FnOnce(&mut Ui) -> R) -> R {
+    let size = egui::vec2(ui.available_width(), height);
+    ui.allocate_ui(size, |ui| {
+        ui.set_min_size(size);
+        egui::ScrollArea::vertical()
+            .id_salt(id)
+            .max_height(height)
+            .auto_shrink([false, false])
+            .show(ui, add)
+            .inner
+    })
+    .inner
+}
+
+/// Presentation: the scenario's name and the verdict, as a title.
+fn title_line(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, current: &Estimate) {
+    let (verdict, color) = if current.memory.fits {
+        ("FITS", theme::good(prefs.theme))
+    } else {
+        ("DOES NOT FIT", theme::bad(prefs.theme))
+    };
+    let size = theme::title_size(prefs);
+    ui.horizontal(|ui| {
+        ui.add(
+            egui::Label::new(RichText::new(verdict).size(size).strong().color(color))
+                .selectable(false),
+        );
+        ui.add(egui::Label::new(RichText::new(scenario.title()).size(size).strong()).truncate());
+    });
+}
+
+/// Diagnostics on the left, make-it-fit (and which quantization fits) on the right.
+fn status(
+    ui: &mut Ui,
+    prefs: &Prefs,
+    scenario: &Scenario,
+    current: &Estimate,
+    fit: &mut FitCache,
+) -> Option<Scenario> {
+    ui.columns(2, |cols| {
+        let [left, right] = cols else {
+            return None;
+        };
+        headline::diagnostics_ui(left, prefs, current);
+        // The search runs only when the scenario changed (memoized on the scenario itself).
+        let adopt = if current.memory.fits {
+            None
+        } else {
+            super::fit::ui(right, prefs, fit.get(scenario, FitOptions::default()))
+        };
+        super::fit::quant_ui(right, prefs, scenario);
+        adopt
+    })
+}
+
+/// The chart grid, each row as tall as the height left allows (never below [`MIN_CHART`]). What a
+/// row needs besides its plots (titles, selectors, legends, gaps) is measured on the frame before
+/// (first guessed from the text size), so the grid fills the height exactly at any font size.
+fn charts(ui: &mut Ui, cx: &mut ChartCtx<'_>) {
+    let presentation = cx.prefs.presentation;
+    let rows = if presentation { &PRESENTATION } else { &GRID };
+    let guess = theme::chart_title_size(cx.prefs) * 1.25 + 3.0 * ui.spacing().item_spacing.y + 10.0;
+    let key = egui::Id::unique(("chart_row_overhead", presentation));
+    let overhead = ui.data(|d| d.get_temp::<f32>(key)).unwrap_or(guess);
+    let n = rows.len() as f32;
+    let avail = ui.available_height();
+    let width = ui.available_width();
+    egui::ScrollArea::vertical()
+        .id_salt(("charts", presentation))
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            // This frame's width, not the content width a scroll area remembers from the last.
+            ui.set_max_width(width - ui.spacing().scroll.allocated_width());
+            let h = ((avail - n * overhead) / n).floor().max(MIN_CHART);
+            let top = ui.cursor().top();
+            for (i, row) in rows.iter().enumerate() {
+                if i > 0 {
+                    ui.separator();
+                }
+                cx.height = h;
+                ui.columns(2, |cols| {
+                    for (col, chart) in cols.iter_mut().zip(*row) {
+                        cell(col, chart, cx);
+                    }
+                });
+            }
+            let measured = ((ui.cursor().top() - top) / n - h).ceil();
+            // Grow at once (nothing may leave the screen); shrink only by a clear margin.
+            if measured > overhead || measured < overhead - 4.0 {
+                ui.data_mut(|d| d.insert_temp(key, measured));
+                ui.ctx().request_repaint();
+            }
+            if !presentation {
+                ui.separator();
+                let body = ui.text_style_height(&egui::TextStyle::Body);
+                cx.height = (body * 1.6 * 12.0 + 60.0).max(MIN_CHART);
+                cell(ui, Chart::Sensitivity, cx);
+            }
+        });
+}
+
+/// One chart, its rectangle published as "Chart: name".
+fn cell(ui: &mut Ui, chart: Chart, cx: &mut ChartCtx<'_>) {
+    let rect = ui.scope(|ui| chart.ui(ui, cx)).response.rect;
+    a11y::rect_node(ui.ctx(), Part::Chart, chart.name(), rect);
 }

@@ -3,6 +3,7 @@
 //! [`Prefs`] are the view preferences (persisted, but not the document); the scenario itself lives in
 //! [`crate::app`]. Every colour is in [`theme`].
 
+pub mod a11y;
 pub mod charts;
 pub mod claims;
 pub mod commands;

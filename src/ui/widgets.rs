@@ -72,7 +72,7 @@ pub fn int_slider(
     let suffix = if unit.is_empty() {
         String::new()
     } else {
-        format!(" {unit}")
+        format!(" {}", singular_if_one(f64::from(*value), unit))
     };
     ui.add(
         Slider::new(value, range)
@@ -82,6 +82,16 @@ pub fn int_slider(
             .suffix(suffix),
     )
     .on_hover_text(hover)
+}
+
+/// `unit` as written after `n`: "1 GPU", "1 step", but "2 GPUs", "1 stages/GPU" is left alone (a
+/// plural unit name ends in "s" and has no "/").
+pub fn singular_if_one(n: f64, unit: &str) -> &str {
+    if n == 1.0 && !unit.contains('/') {
+        unit.strip_suffix('s').unwrap_or(unit)
+    } else {
+        unit
+    }
 }
 
 /// A linear slider over a real number with its unit.

@@ -11,6 +11,7 @@ use egui_plot::{
 use super::{memory_tick, static_plot};
 use crate::estimator::{Breakdown, Component, Estimate, Phase};
 use crate::scenario::Scenario;
+use crate::ui::a11y::{self, Part};
 use crate::ui::{Prefs, theme};
 use crate::units::Bytes;
 
@@ -121,10 +122,18 @@ pub fn ui(
             ui.set_width(plot_w);
             plot(ui, prefs, &columns, off_total, current, baseline, height);
         });
-        ui.vertical(|ui| {
+        let legend = ui.vertical(|ui| {
             ui.set_width(legend_w);
-            super::composition_legend::ui(ui, prefs, scenario, current, off_total);
+            // Never taller than the plot: the legend scrolls instead of pushing the next row.
+            egui::ScrollArea::vertical()
+                .id_salt("composition_legend")
+                .max_height(height)
+                .auto_shrink([false, true])
+                .show(ui, |ui| {
+                    super::composition_legend::ui(ui, prefs, scenario, current, off_total);
+                });
         });
+        a11y::rect_node(ui.ctx(), Part::Legend, "Memory", legend.response.rect);
     });
 }
 
@@ -144,13 +153,13 @@ fn stacked(prefs: &Prefs, columns: &[Column]) -> Vec<BarChart> {
                 Bar::new(i as f64, u.value(col.parts.get(c)))
                     .name(&col.label)
                     .width(0.6)
-                    .fill(theme::component(c))
+                    .fill(theme::component_on(c, prefs.theme))
                     .stroke(egui::Stroke::new(1.0, theme::bar_outline(prefs.theme)))
             })
             .collect();
         // Hover text comes as a tooltip (`hover_text`): the plot's own text is clipped at its edge.
         let chart = BarChart::new(c.label(), bars)
-            .color(theme::component(c))
+            .color(theme::component_on(c, prefs.theme))
             .element_formatter(Box::new(|_, _| String::new()));
         let below: Vec<&BarChart> = charts.iter().collect();
         let chart = chart.stack_on(&below);
@@ -232,11 +241,11 @@ fn plot(
             let bar = Bar::new((n - 1) as f64, off_drawn)
                 .name("off-GPU (host, NVMe, second tier)")
                 .width(0.6)
-                .fill(theme::offloaded())
+                .fill(theme::offloaded_on(prefs.theme))
                 .stroke(egui::Stroke::new(1.0, theme::bar_outline(prefs.theme)));
             plot_ui.bar_chart(
                 BarChart::new("Off-GPU", vec![bar])
-                    .color(theme::offloaded())
+                    .color(theme::offloaded_on(prefs.theme))
                     .element_formatter(Box::new(|_, _| String::new())),
             );
         }
@@ -254,6 +263,18 @@ fn plot(
             .pointer_coordinate()
             .and_then(|p| super::composition_hover::text(prefs, columns, off_total, p))
     });
+    // The bar that sets the peak (the current one when comparing) is this chart's marker.
+    let at = columns
+        .iter()
+        .position(|c| c.peak)
+        .unwrap_or(columns.len().saturating_sub(1));
+    if let Some(col) = columns.get(at) {
+        let (x, top) = (at as f64, u.value(col.parts.total()));
+        let rect = shown
+            .transform
+            .rect_from_values(&PlotPoint::new(x - 0.3, 0.0), &PlotPoint::new(x + 0.3, top));
+        a11y::rect_node(ui.ctx(), Part::Marker, "Memory", rect);
+    }
     if let Some(text) = shown.inner
         && shown.response.hovered()
     {

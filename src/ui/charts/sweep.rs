@@ -7,7 +7,7 @@ use egui::Ui;
 use egui_plot::{HLine, Line, LineStyle, MarkerShape, Plot, Points, VLine};
 
 use super::sweep_view::View;
-use super::{legend, memory_tick, static_plot};
+use super::{memory_tick, static_plot};
 use crate::estimator::solver::{self, ScaleAxis, Target};
 use crate::estimator::{Estimate, estimate};
 use crate::scenario::{Axis, Scenario};
@@ -139,10 +139,19 @@ pub fn ui(
     ];
     let edge = boundary(scenario, scratch, axis).map(widgets::log10);
     let view = super::sweep_view::view(&points, cap, here, edge);
-    let plot_h = (height - ui.spacing().interact_size.y - 6.0).max(80.0);
+    let plot_h = (height - ui.spacing().interact_size.y - 6.0 - super::legend_height(ui)).max(80.0);
     let th = prefs.theme;
     let unit = axis.unit(scenario);
-    frame(ui, prefs, axis, unit, view, plot_h).show(ui, |plot_ui| {
+    let edge_name = edge.map(|x| {
+        let what = if axis.more_is_less() {
+            "Smallest"
+        } else {
+            "Largest"
+        };
+        format!("{what} that fits: {} {}", widgets::log10_label(x), unit)
+    });
+    let has_base = base_points.is_some();
+    let shown = frame(ui, prefs, axis, unit, view, plot_h).show(ui, |plot_ui| {
         if let Some(bp) = base_points {
             plot_ui.line(
                 Line::new("Baseline", bp)
@@ -162,15 +171,9 @@ pub fn ui(
                 .style(LineStyle::dashed_loose())
                 .width(2.0),
         );
-        if let Some(x) = edge {
-            let what = if axis.more_is_less() {
-                "Smallest"
-            } else {
-                "Largest"
-            };
-            let name = format!("{what} that fits: {} {}", widgets::log10_label(x), unit);
+        if let (Some(x), Some(name)) = (edge, &edge_name) {
             plot_ui.vline(
-                VLine::new(name, x)
+                VLine::new(name.as_str(), x)
                     .color(theme::good(th))
                     .style(LineStyle::dotted_dense()),
             );
@@ -182,6 +185,20 @@ pub fn ui(
                 .color(theme::current(th)),
         );
     });
+    super::marker_node(ui, "Sweep", &shown.transform, here, 8.0);
+    let mut items = Vec::with_capacity(5);
+    if has_base {
+        items.push((theme::baseline(th), "Baseline".to_owned()));
+    }
+    items.push((
+        theme::current(th),
+        "Per-GPU peak (diamond: this scenario)".to_owned(),
+    ));
+    items.push((theme::capacity(th), "GPU memory".to_owned()));
+    if let Some(name) = edge_name {
+        items.push((theme::good(th), name));
+    }
+    super::legend_below(ui, "Sweep", &items);
 }
 
 /// The plot: log x axis of `axis` over the view's window, memory y axis from 0 to its top, hover
@@ -197,13 +214,7 @@ fn frame<'a>(
     let u = prefs.unit;
     // Room for the current point's marker at either end.
     let pad = (view.x.1 - view.x.0) * 0.03;
-    let corner = if axis.more_is_less() {
-        egui_plot::Corner::RightTop
-    } else {
-        egui_plot::Corner::RightBottom
-    };
     static_plot("sweep", height)
-        .legend(legend(corner))
         .x_axis_label(format!("{} ({unit})", axis.label()))
         .reset()
         .default_x_bounds(view.x.0 - pad, view.x.1 + pad)

@@ -301,6 +301,7 @@ pub fn parallel_ui(ui: &mut Ui, s: &mut Scenario) {
         "Collectives inside a node use NVLink/PCIe, across nodes the network.",
     );
     let gpus = p.gpus();
-    ui.label(format!("Total: {gpus} GPUs (DP × TP × PP)"))
+    let total = crate::format::plural(gpus, "GPU", "GPUs");
+    ui.label(format!("Total: {total} (DP × TP × PP)"))
         .on_hover_text("GPUs in the layout.");
 }
