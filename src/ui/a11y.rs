@@ -16,6 +16,8 @@ pub enum Part {
     Marker,
     /// A side panel.
     Panel,
+    /// A plot's data area (inside its axes).
+    Plot,
 }
 
 impl Part {
@@ -25,6 +27,7 @@ impl Part {
             Part::Legend => "Legend",
             Part::Marker => "Marker",
             Part::Panel => "Panel",
+            Part::Plot => "Plot",
         }
     }
     const fn role(self) -> Role {
@@ -33,6 +36,7 @@ impl Part {
             Part::Legend => Role::Legend,
             Part::Marker => Role::Mark,
             Part::Panel => Role::Pane,
+            Part::Plot => Role::Canvas,
         }
     }
 }

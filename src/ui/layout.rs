@@ -68,12 +68,18 @@ pub fn central(
         } else {
             theme::verdict_size(prefs) + 18.0
         };
-        verdict.max(2.0 * row) + row
+        // A narrow area wraps the speed line: one more row, decided by the width alone.
+        let narrow = if ui.available_width() < 900.0 {
+            row
+        } else {
+            0.0
+        };
+        verdict.max(2.0 * row) + row + narrow
     };
     band(ui, "headline_band", head_h, |ui| {
         headline::ui(ui, prefs, &cur_col, base_col.as_ref());
     });
-    let status_rows = if prefs.presentation { 2.0 } else { 3.0 };
+    let status_rows = if prefs.presentation { 1.2 } else { 3.0 };
     let adopt = band(ui, "status_band", status_rows * row, |ui| {
         status(ui, prefs, scenario, current, fit)
     });

@@ -99,6 +99,9 @@ pub struct Prefs {
     pub controls_in_presentation: bool,
     pub sweep_axis: SweepAxis,
     pub arch_view: ArchView,
+    /// The memory chart's y axis ends just above the tallest bar instead of including the GPU's
+    /// capacity (small scenarios are otherwise a sliver).
+    pub memory_zoom: bool,
 }
 
 impl Default for Prefs {
@@ -110,6 +113,7 @@ impl Default for Prefs {
             controls_in_presentation: false,
             sweep_axis: SweepAxis::Batch,
             arch_view: ArchView::Gpus,
+            memory_zoom: false,
         }
     }
 }

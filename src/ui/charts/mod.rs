@@ -6,6 +6,7 @@ pub mod chart;
 pub mod composition;
 mod composition_hover;
 pub mod composition_legend;
+mod composition_off;
 pub mod explain;
 pub mod roofline;
 pub mod sensitivity;
@@ -52,34 +53,83 @@ pub fn title(ui: &mut Ui, prefs: &crate::ui::Prefs, text: &str, hover: &str) {
 /// Rows of text the legend under a plot gets (it scrolls if it needs more).
 pub const LEGEND_ROWS: f32 = 2.0;
 
-/// Height of the legend under a plot.
-pub fn legend_height(ui: &Ui) -> f32 {
-    LEGEND_ROWS * (ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y)
+/// A plot and its legend, outside the plot area so that it never covers a point: beside the plot
+/// in a wide cell (a projector's 16:9 rows are short), under it in a narrow one. `plot` draws the
+/// plot at the height it is given. The legend's rectangle is published as "Legend: `chart`".
+pub fn with_legend<R>(
+    ui: &mut Ui,
+    chart: &str,
+    height: f32,
+    items: &[(egui::Color32, String)],
+    plot: impl FnOnce(&mut Ui, f32) -> R,
+) -> R {
+    let row = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+    let width = ui.available_width();
+    if width > 2.4 * height {
+        let gap = ui.spacing().item_spacing.x;
+        let legend_w = (width * 0.3).clamp(140.0, 320.0);
+        let plot_w = width - legend_w - gap;
+        ui.horizontal_top(|ui| {
+            let r = ui
+                .vertical(|ui| {
+                    ui.set_width(plot_w);
+                    plot(ui, height)
+                })
+                .inner;
+            let rect = ui
+                .vertical(|ui| {
+                    ui.set_width(legend_w);
+                    legend_items(ui, chart, height, items, false)
+                })
+                .inner;
+            crate::ui::a11y::rect_node(ui.ctx(), crate::ui::a11y::Part::Legend, chart, rect);
+            r
+        })
+        .inner
+    } else {
+        let legend_h = LEGEND_ROWS * row;
+        let r = plot(ui, (height - legend_h).max(80.0));
+        let size = egui::vec2(width, legend_h);
+        let rect = ui
+            .allocate_ui(size, |ui| legend_items(ui, chart, legend_h, items, true))
+            .inner;
+        crate::ui::a11y::rect_node(ui.ctx(), crate::ui::a11y::Part::Legend, chart, rect);
+        r
+    }
 }
 
-/// The legend under a plot, outside its area so that it never covers a point: one swatch and
-/// label per item, wrapping within [`legend_height`]. Publishes its rectangle as "Legend: `chart`".
-pub fn legend_below(ui: &mut Ui, chart: &str, items: &[(egui::Color32, String)]) {
-    let size = egui::vec2(ui.available_width(), legend_height(ui));
-    let rect = ui
-        .allocate_ui(size, |ui| {
-            egui::ScrollArea::vertical()
-                .id_salt(("legend", chart))
-                .max_height(size.y)
-                .auto_shrink([false, true])
-                .show(ui, |ui| {
-                    ui.horizontal_wrapped(|ui| {
-                        for (color, text) in items {
-                            swatch(ui, *color);
-                            ui.add(egui::Label::new(text.as_str()).wrap());
-                            ui.add_space(8.0);
-                        }
-                    });
-                })
-                .inner_rect
+/// The legend's items (a swatch and a wrapping label each) within `max_height`, on wrapped rows
+/// or one per line; returns the rectangle they take.
+fn legend_items(
+    ui: &mut Ui,
+    chart: &str,
+    max_height: f32,
+    items: &[(egui::Color32, String)],
+    wrapped: bool,
+) -> egui::Rect {
+    egui::ScrollArea::vertical()
+        .id_salt(("legend", chart))
+        .max_height(max_height)
+        .auto_shrink([false, true])
+        .show(ui, |ui| {
+            let item = |ui: &mut Ui, color: egui::Color32, text: &str| {
+                swatch(ui, color);
+                ui.add(egui::Label::new(text).wrap());
+            };
+            if wrapped {
+                ui.horizontal_wrapped(|ui| {
+                    for (color, text) in items {
+                        item(ui, *color, text);
+                        ui.add_space(8.0);
+                    }
+                });
+            } else {
+                for (color, text) in items {
+                    ui.horizontal_top(|ui| item(ui, *color, text));
+                }
+            }
         })
-        .inner;
-    crate::ui::a11y::rect_node(ui.ctx(), crate::ui::a11y::Part::Legend, chart, rect);
+        .inner_rect
 }
 
 /// A square of `color` the size of a line of text.

@@ -139,7 +139,7 @@ pub fn ui(
     ];
     let edge = boundary(scenario, scratch, axis).map(widgets::log10);
     let view = super::sweep_view::view(&points, cap, here, edge);
-    let plot_h = (height - ui.spacing().interact_size.y - 6.0 - super::legend_height(ui)).max(80.0);
+    let plot_h = (height - ui.spacing().interact_size.y - 6.0).max(80.0);
     let th = prefs.theme;
     let unit = axis.unit(scenario);
     let edge_name = edge.map(|x| {
@@ -150,44 +150,8 @@ pub fn ui(
         };
         format!("{what} that fits: {} {}", widgets::log10_label(x), unit)
     });
-    let has_base = base_points.is_some();
-    let shown = frame(ui, prefs, axis, unit, view, plot_h).show(ui, |plot_ui| {
-        if let Some(bp) = base_points {
-            plot_ui.line(
-                Line::new("Baseline", bp)
-                    .color(theme::baseline(th))
-                    .style(LineStyle::dashed_dense())
-                    .width(2.0),
-            );
-        }
-        plot_ui.line(
-            Line::new("Per-GPU peak", points)
-                .color(theme::current(th))
-                .width(2.5),
-        );
-        plot_ui.hline(
-            HLine::new("GPU memory", cap)
-                .color(theme::capacity(th))
-                .style(LineStyle::dashed_loose())
-                .width(2.0),
-        );
-        if let (Some(x), Some(name)) = (edge, &edge_name) {
-            plot_ui.vline(
-                VLine::new(name.as_str(), x)
-                    .color(theme::good(th))
-                    .style(LineStyle::dotted_dense()),
-            );
-        }
-        plot_ui.points(
-            Points::new("This scenario", vec![here])
-                .shape(MarkerShape::Diamond)
-                .radius(7.0)
-                .color(theme::current(th)),
-        );
-    });
-    super::marker_node(ui, "Sweep", &shown.transform, here, 8.0);
     let mut items = Vec::with_capacity(5);
-    if has_base {
+    if base_points.is_some() {
         items.push((theme::baseline(th), "Baseline".to_owned()));
     }
     items.push((
@@ -195,10 +159,46 @@ pub fn ui(
         "Per-GPU peak (diamond: this scenario)".to_owned(),
     ));
     items.push((theme::capacity(th), "GPU memory".to_owned()));
-    if let Some(name) = edge_name {
-        items.push((theme::good(th), name));
+    if let Some(name) = &edge_name {
+        items.push((theme::good(th), name.clone()));
     }
-    super::legend_below(ui, "Sweep", &items);
+    super::with_legend(ui, "Sweep", plot_h, &items, |ui, plot_h| {
+        let shown = frame(ui, prefs, axis, unit, view, plot_h).show(ui, |plot_ui| {
+            if let Some(bp) = base_points {
+                plot_ui.line(
+                    Line::new("Baseline", bp)
+                        .color(theme::baseline(th))
+                        .style(LineStyle::dashed_dense())
+                        .width(2.0),
+                );
+            }
+            plot_ui.line(
+                Line::new("Per-GPU peak", points)
+                    .color(theme::current(th))
+                    .width(2.5),
+            );
+            plot_ui.hline(
+                HLine::new("GPU memory", cap)
+                    .color(theme::capacity(th))
+                    .style(LineStyle::dashed_loose())
+                    .width(2.0),
+            );
+            if let (Some(x), Some(name)) = (edge, &edge_name) {
+                plot_ui.vline(
+                    VLine::new(name.as_str(), x)
+                        .color(theme::good(th))
+                        .style(LineStyle::dotted_dense()),
+                );
+            }
+            plot_ui.points(
+                Points::new("This scenario", vec![here])
+                    .shape(MarkerShape::Diamond)
+                    .radius(7.0)
+                    .color(theme::current(th)),
+            );
+        });
+        super::marker_node(ui, "Sweep", &shown.transform, here, 8.0);
+    });
 }
 
 /// The plot: log x axis of `axis` over the view's window, memory y axis from 0 to its top, hover
