@@ -105,6 +105,8 @@ fn band<R>(ui: &mut Ui, id: &str, height: f32, add: impl FnOnce(&mut Ui) -> R) -
         egui::ScrollArea::vertical()
             .id_salt(id)
             .max_height(height)
+            // Not the default 64 px floor: the band is exactly `height`.
+            .min_scrolled_height(height)
             .auto_shrink([false, false])
             .show(ui, add)
             .inner

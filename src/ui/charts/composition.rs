@@ -313,12 +313,25 @@ fn marks(
         );
     }
     match baseline {
-        None => plot_ui.hline(
-            HLine::new("GPU memory", cap)
-                .color(theme::capacity(prefs.theme))
-                .style(LineStyle::dashed_loose())
-                .width(2.0),
-        ),
+        None => {
+            plot_ui.hline(
+                HLine::new("GPU memory", cap)
+                    .color(theme::capacity(prefs.theme))
+                    .style(LineStyle::dashed_loose())
+                    .width(2.0),
+            );
+            // The line says what it is, on the line (no legend lookup in a room).
+            let right = columns.len() as f64 - 0.5;
+            plot_ui.text(
+                Text::new(
+                    "GPU memory label",
+                    PlotPoint::new(right, cap),
+                    format!("GPU {}", super::memory_tick(u, cap)),
+                )
+                .anchor(egui::Align2::RIGHT_BOTTOM)
+                .color(theme::capacity(prefs.theme)),
+            );
+        }
         Some(base) => {
             // Each bar against its own GPU's memory.
             let caps = [u.value(base.memory.capacity), cap];

@@ -67,7 +67,7 @@ pub fn with_legend<R>(
     let width = ui.available_width();
     if width > 2.4 * height {
         let gap = ui.spacing().item_spacing.x;
-        let legend_w = (width * 0.3).clamp(140.0, 320.0);
+        let legend_w = (width * 0.34).clamp(140.0, 340.0);
         let plot_w = width - legend_w - gap;
         ui.horizontal_top(|ui| {
             let r = ui
@@ -110,6 +110,7 @@ fn legend_items(
     egui::ScrollArea::vertical()
         .id_salt(("legend", chart))
         .max_height(max_height)
+        .min_scrolled_height(0.0)
         .auto_shrink([false, true])
         .show(ui, |ui| {
             let item = |ui: &mut Ui, color: egui::Color32, text: &str| {
@@ -118,9 +119,11 @@ fn legend_items(
             };
             if wrapped {
                 ui.horizontal_wrapped(|ui| {
+                    // Spacing, not `add_space`: a space at the end of a row would not wrap and
+                    // would widen the legend past its column.
+                    ui.spacing_mut().item_spacing.x = 8.0;
                     for (color, text) in items {
                         item(ui, *color, text);
-                        ui.add_space(8.0);
                     }
                 });
             } else {

@@ -109,10 +109,10 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, heigh
     });
 }
 
-/// "H100 SXM roof (989 TFLOP/s BF16, 3350 GB/s)", or "no sourced peak" when the catalog has no
-/// compute peak for this GPU and type (the roof is then drawn at a placeholder height).
+/// "Roof: 989 TFLOP/s BF16, 3350 GB/s" (the GPU is named in the headline and the architecture
+/// chart), or "no sourced BF16 peak" when the catalog has no compute peak for this GPU and type
+/// (then only the memory roof is drawn).
 fn roof_name(scenario: &Scenario, est: &Estimate) -> String {
-    let gpu = scenario.gpu.spec();
     let dtype = performance::compute_dtype(scenario);
     let bw = est.performance.bandwidth.as_gb_per_s();
     let compute = if est.performance.peak_known {
@@ -124,7 +124,7 @@ fn roof_name(scenario: &Scenario, est: &Estimate) -> String {
     } else {
         format!("no sourced {} peak", dtype.label())
     };
-    format!("{} roof ({compute}, {} GB/s)", gpu.name, fmt_sig(bw))
+    format!("Roof: {compute}, {} GB/s", fmt_sig(bw))
 }
 
 /// The roof over `range` (log10 FLOP/B), as plot points (log10 TFLOP/s).
