@@ -217,7 +217,13 @@ fn largest_text(b: Option<u32>) -> String {
 fn speed_rows(est: &Estimate) -> Vec<(&'static str, String, &'static str)> {
     let p = &est.performance;
     let step = &p.step;
-    let tokens = format!("{} tokens/s", widgets::fmt_count(p.throughput.tokens_per_s));
+    // Without a sourced compute peak the time is memory traffic only: the rate is an upper bound
+    // (as the CLI's comparison writes it).
+    let bound = if p.peak_known { "" } else { "≤ " };
+    let tokens = format!(
+        "{bound}{} tokens/s",
+        widgets::fmt_count(p.throughput.tokens_per_s)
+    );
     let main = p.training.or(p.decode).or(p.prefill);
     let saturation = main.map_or_else(
         || "—".to_owned(),

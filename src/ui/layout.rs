@@ -40,6 +40,11 @@ pub fn central(
     scratch: &mut Scenario,
     fit: &mut FitCache,
 ) -> Option<Scenario> {
+    ui.data_mut(|d| {
+        let drawn = d.get_temp_mut_or_default::<Drawn>(drawn_id());
+        drawn.central = Some(ui.max_rect());
+        drawn.charts.clear();
+    });
     let base = baseline.map(|b| (b, estimate(b)));
     let largest = |s: &Scenario| {
         solver::max_micro_batch(s)
@@ -144,14 +149,14 @@ fn status(
             return None;
         };
         headline::diagnostics_ui(left, prefs, current);
+        // First the one-line toggle, then the list that may scroll inside the band.
+        super::fit::quant_ui(right, prefs, scenario);
         // The search runs only when the scenario changed (memoized on the scenario itself).
-        let adopt = if current.memory.fits {
+        if current.memory.fits {
             None
         } else {
             super::fit::ui(right, prefs, fit.get(scenario, FitOptions::default()))
-        };
-        super::fit::quant_ui(right, prefs, scenario);
-        adopt
+        }
     })
 }
 
@@ -160,6 +165,10 @@ fn status(
 /// (first guessed from the text size), so the grid fills the height exactly at any font size.
 fn charts(ui: &mut Ui, cx: &mut ChartCtx<'_>) {
     let presentation = cx.prefs.presentation;
+    if presentation && cx.prefs.slides {
+        slide(ui, cx);
+        return;
+    }
     let rows = if presentation { &PRESENTATION } else { &GRID };
     let guess = theme::chart_title_size(cx.prefs) * 1.25 + 3.0 * ui.spacing().item_spacing.y + 10.0;
     let key = egui::Id::unique(("chart_row_overhead", presentation));
@@ -201,8 +210,73 @@ fn charts(ui: &mut Ui, cx: &mut ChartCtx<'_>) {
         });
 }
 
-/// One chart, its rectangle published as "Chart: name".
+/// Slides: one chart of [`Chart::ALL`] in all the height left, a footer saying where we are; ← / →
+/// (or Page Up / Page Down) move when no field has the keyboard.
+fn slide(ui: &mut Ui, cx: &mut ChartCtx<'_>) {
+    let n = Chart::ALL.len();
+    let free = ui.ctx().memory(|m| m.focused().is_none());
+    if free {
+        let (next, prev) = ui.input_mut(|i| {
+            let none = egui::Modifiers::NONE;
+            (
+                i.consume_key(none, egui::Key::ArrowRight)
+                    | i.consume_key(none, egui::Key::PageDown),
+                i.consume_key(none, egui::Key::ArrowLeft) | i.consume_key(none, egui::Key::PageUp),
+            )
+        });
+        if next {
+            cx.prefs.slide = (cx.prefs.slide + 1) % n;
+        }
+        if prev {
+            cx.prefs.slide = (cx.prefs.slide + n - 1) % n;
+        }
+    }
+    let i = cx.prefs.slide.min(n - 1);
+    let Some(&chart) = Chart::ALL.get(i) else {
+        return;
+    };
+    let row = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+    let title_h = theme::chart_title_size(cx.prefs) * 1.25 + ui.spacing().item_spacing.y;
+    cx.height = (ui.available_height() - title_h - 2.0 * row - 12.0).max(MIN_CHART);
+    cell(ui, chart, cx);
+    ui.separator();
+    ui.label(
+        RichText::new(format!(
+            "Slide {} of {n}: {} · arrow keys move · F6 for all charts",
+            i + 1,
+            chart.name()
+        ))
+        .weak(),
+    );
+}
+
+/// One chart, its rectangle published as "Chart: name" and kept for the export ([`drawn`]).
 fn cell(ui: &mut Ui, chart: Chart, cx: &mut ChartCtx<'_>) {
     let rect = ui.scope(|ui| chart.ui(ui, cx)).response.rect;
     a11y::rect_node(ui.ctx(), Part::Chart, chart.name(), rect);
+    let visible = rect.intersect(ui.clip_rect());
+    ui.data_mut(|d| {
+        d.get_temp_mut_or_default::<Drawn>(drawn_id())
+            .charts
+            .push((chart.name(), visible));
+    });
+}
+
+/// Where the last frame drew the central area and each chart (screen points): what File ▸ Export
+/// PNG crops its per-chart images from.
+#[derive(Clone, Debug, Default)]
+pub struct Drawn {
+    /// The central area: the window without the side panel and the menu bar.
+    pub central: Option<egui::Rect>,
+    pub charts: Vec<(&'static str, egui::Rect)>,
+}
+
+fn drawn_id() -> egui::Id {
+    egui::Id::unique("layout_drawn_rects")
+}
+
+/// The rectangles of the last frame ([`Drawn`]).
+pub fn drawn(ctx: &egui::Context) -> Drawn {
+    ctx.data(|d| d.get_temp::<Drawn>(drawn_id()))
+        .unwrap_or_default()
 }

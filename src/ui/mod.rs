@@ -102,6 +102,10 @@ pub struct Prefs {
     /// The memory chart's y axis ends just above the tallest bar instead of including the GPU's
     /// capacity (small scenarios are otherwise a sliver).
     pub memory_zoom: bool,
+    /// Presentation shows one chart at a time ([`charts::chart::Chart::ALL`], F6; arrows move).
+    pub slides: bool,
+    /// The slide shown, an index into `Chart::ALL`.
+    pub slide: usize,
 }
 
 impl Default for Prefs {
@@ -114,6 +118,8 @@ impl Default for Prefs {
             sweep_axis: SweepAxis::Batch,
             arch_view: ArchView::Gpus,
             memory_zoom: false,
+            slides: false,
+            slide: 0,
         }
     }
 }
