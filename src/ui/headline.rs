@@ -13,6 +13,8 @@ pub struct Column<'a> {
     pub estimate: &'a Estimate,
     /// Largest micro-batch that fits (None: not even batch 1).
     pub largest_batch: Option<u32>,
+    /// The model family's units (sequences, images, samples; tokens/s or images/s).
+    pub family: crate::ui::family::FamilyView,
 }
 
 /// The headline for the current scenario, with the baseline beside it when one is pinned.
@@ -66,14 +68,16 @@ fn single(ui: &mut Ui, prefs: &Prefs, col: &Column<'_>) {
         ui.vertical(|ui| {
             ui.label(phase_text(col.estimate))
                 .on_hover_text("The phase of the step whose live memory is largest.");
-            ui.label(largest_text(col.largest_batch)).on_hover_text(
+            ui.label(largest_text(col.largest_batch, col.family.items)).on_hover_text(
                 "Largest micro-batch (sequences per GPU per forward) whose peak still fits, other inputs unchanged.",
             );
         });
     });
     // Speed on one wrapping line below, so the headline stays short at any width.
     ui.horizontal_wrapped(|ui| {
-        for (i, (label, value, hover)) in speed_rows(col.estimate).into_iter().enumerate() {
+        for (i, (label, value, hover)) in
+            speed_rows(col.estimate, col.family).into_iter().enumerate()
+        {
             if i > 0 {
                 ui.label("·");
             }
@@ -132,10 +136,13 @@ fn compare(ui: &mut Ui, prefs: &Prefs, base: &Column<'_>, cur: &Column<'_>) {
                 ui.label(phase_name(cur.estimate));
                 ui.end_row();
                 ui.label("Largest batch");
-                ui.label(batch_name(base.largest_batch));
-                ui.label(batch_name(cur.largest_batch));
+                ui.label(batch_name(base.largest_batch, base.family.items));
+                ui.label(batch_name(cur.largest_batch, cur.family.items));
                 ui.end_row();
-                let (b, c) = (compact_speed(base.estimate), compact_speed(cur.estimate));
+                let (b, c) = (
+                    compact_speed(base.estimate, base.family),
+                    compact_speed(cur.estimate, cur.family),
+                );
                 let hovers = [
                     "Training: one optimizer step. Inference: time per output token.",
                     "Tokens per second over all GPUs (trained or generated).",
@@ -202,28 +209,32 @@ fn phase_text(est: &Estimate) -> String {
     format!("Peak phase: {}", phase_name(est))
 }
 
-fn batch_name(b: Option<u32>) -> String {
+fn batch_name(b: Option<u32>, items: &str) -> String {
     match b {
-        Some(b) => format!("{b} sequences"),
+        Some(b) => format!(
+            "{b} {}",
+            crate::ui::widgets::singular_if_one(f64::from(b), items)
+        ),
         None => "none (not even 1)".to_owned(),
     }
 }
 
-fn largest_text(b: Option<u32>) -> String {
-    format!("Largest batch that fits: {}", batch_name(b))
+fn largest_text(b: Option<u32>, items: &str) -> String {
+    format!("Largest batch that fits: {}", batch_name(b, items))
 }
 
 /// Step time, throughput and saturation: (label, value with unit, hover).
-fn speed_rows(est: &Estimate) -> Vec<(&'static str, String, &'static str)> {
+fn speed_rows(
+    est: &Estimate,
+    family: crate::ui::family::FamilyView,
+) -> Vec<(&'static str, String, &'static str)> {
     let p = &est.performance;
     let step = &p.step;
     // Without a sourced compute peak the time is memory traffic only: the rate is an upper bound
     // (as the CLI's comparison writes it).
     let bound = if p.peak_known { "" } else { "≤ " };
-    let tokens = format!(
-        "{bound}{} tokens/s",
-        widgets::fmt_count(p.throughput.tokens_per_s)
-    );
+    let (rate, unit) = family.throughput(est);
+    let tokens = format!("{bound}{} {unit}/s", widgets::fmt_count(rate));
     let main = p.training.or(p.decode).or(p.prefill);
     let saturation = main.map_or_else(
         || "—".to_owned(),
@@ -272,14 +283,15 @@ fn speed_rows(est: &Estimate) -> Vec<(&'static str, String, &'static str)> {
 }
 
 /// Time and throughput in a form comparable between training and inference scenarios.
-fn compact_speed(est: &Estimate) -> [String; 2] {
+fn compact_speed(est: &Estimate, family: crate::ui::family::FamilyView) -> [String; 2] {
     let p = &est.performance;
     let time = if p.training.is_some() {
         format!("{} per step", fmt_seconds(p.step.total_s))
     } else {
         format!("{} per token", fmt_seconds(p.throughput.tpot_s))
     };
-    let tokens = format!("{} tokens/s", widgets::fmt_count(p.throughput.tokens_per_s));
+    let (rate, unit) = family.throughput(est);
+    let tokens = format!("{} {unit}/s", widgets::fmt_count(rate));
     [time, tokens]
 }
 

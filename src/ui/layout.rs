@@ -55,11 +55,13 @@ pub fn central(
         title: "Current",
         estimate: current,
         largest_batch: largest(scenario),
+        family: super::family::view(scenario.model.family),
     };
     let base_col = base.as_ref().map(|(b, e)| headline::Column {
         title: "Baseline",
         estimate: e,
         largest_batch: largest(b),
+        family: super::family::view(b.model.family),
     });
     if prefs.presentation {
         title_line(ui, prefs, scenario, current);

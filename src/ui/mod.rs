@@ -8,6 +8,7 @@ pub mod charts;
 pub mod claims;
 pub mod commands;
 pub mod controls;
+pub mod family;
 pub mod fit;
 pub mod headline;
 pub mod layout;

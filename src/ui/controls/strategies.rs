@@ -110,6 +110,7 @@ const TIERS: [Choice<SecondTier>; 3] = [
 ];
 
 pub fn ui(ui: &mut Ui, s: &mut Scenario) {
+    let family = s.model.family;
     let st = &mut s.strategies;
     choice(
         ui,
@@ -129,13 +130,15 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
             "k: keep every k-th layer's input; 0 = √L rounded up.",
         );
     }
-    choice(
-        ui,
-        &mut st.attention,
-        &ATTENTION,
-        "Attention kernel",
-        "How attention scores are computed and kept.",
-    );
+    if crate::ui::family::view(family).attention {
+        choice(
+            ui,
+            &mut st.attention,
+            &ATTENTION,
+            "Attention kernel",
+            "How attention scores are computed and kept.",
+        );
+    }
     toggle(
         ui,
         &mut st.activation_compression_8bit,
