@@ -53,6 +53,11 @@ fn cnn_and_recommender_controls_speak_their_units() {
                 assert!(h.query_by_label(absent).is_none(), "{what}: {absent} shown");
             }
             h.get_by_label_contains(&format!(" {unit}/s"));
+            let seq: Vec<String> = h
+                .query_all_by_label_contains("sequences")
+                .map(|n| n.accesskit_node().value().unwrap_or_default())
+                .collect();
+            assert!(seq.is_empty(), "{what}: {seq:?}");
             assert!(
                 h.query_by_label_contains("tokens/s").is_none(),
                 "{what}: tokens/s"

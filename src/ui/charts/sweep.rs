@@ -141,7 +141,12 @@ pub fn ui(
     let view = super::sweep_view::view(&points, cap, here, edge);
     let plot_h = (height - ui.spacing().interact_size.y - 6.0).max(80.0);
     let th = prefs.theme;
-    let unit = axis.unit(scenario);
+    // The batch counts the family's items (sequences, images, samples).
+    let unit = if axis == Axis::Batch {
+        crate::ui::family::view(scenario.model.family).items
+    } else {
+        axis.unit(scenario)
+    };
     let edge_name = edge.map(|x| {
         let what = if axis.more_is_less() {
             "Smallest"
