@@ -150,10 +150,7 @@ impl ExplorerApp {
     /// The whole window's contents for one frame (also what the UI tests drive).
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
-        if self.applied.as_ref() != Some(&self.session.prefs) {
-            ui::theme::apply(&ctx, &self.session.prefs);
-            self.applied = Some(self.session.prefs.clone());
-        }
+        self.apply_theme(&ctx);
         let mut actions = Vec::new();
         ui::commands::from_shortcuts(&ctx, &mut actions);
         self.pending.extend(actions.into_iter().map(Command::from));
@@ -172,10 +169,22 @@ impl ExplorerApp {
         for command in commands {
             self.execute(&ctx, command);
         }
+        // Style changes take effect from the next frame: apply them now, so that the next frame
+        // is laid out with them (F5 must not lay out the desk's panel with presentation fonts).
+        self.apply_theme(&ctx);
         match self.persist.tick(&self.session, std::time::Instant::now()) {
             Tick::Clean | Tick::Wrote(Ok(())) => {}
             Tick::Waiting(after) => ctx.request_repaint_after(after),
             Tick::Wrote(Err(e)) => self.notices.push(Notice::error(e)),
+        }
+    }
+
+    /// Applies theme and text sizes when the prefs changed since they were last applied.
+    fn apply_theme(&mut self, ctx: &egui::Context) {
+        if self.applied.as_ref() != Some(&self.session.prefs) {
+            ui::theme::apply(ctx, &self.session.prefs);
+            self.applied = Some(self.session.prefs.clone());
+            ctx.request_repaint();
         }
     }
 
@@ -216,13 +225,21 @@ impl ExplorerApp {
         tests::count_estimate();
         let show_controls = !s.prefs.presentation || s.prefs.controls_in_presentation;
         if show_controls {
-            let width = if s.prefs.presentation { 460.0 } else { 360.0 };
-            egui::Panel::left("controls")
+            // Each mode keeps its own width: the large fonts of presentation mode widen its
+            // panel, and that width must not stay when F5 goes back to the desk.
+            let (id, width) = if s.prefs.presentation {
+                ("controls_presentation", 460.0)
+            } else {
+                ("controls", 360.0)
+            };
+            let panel = egui::Panel::left(id)
                 .resizable(true)
                 .default_size(width)
                 .show(ui, |ui| {
                     ui::controls::ui(ui, &mut s.scenario, &est, &s.prefs)
                 });
+            let rect = panel.response.rect;
+            ui::a11y::rect_node(ui.ctx(), ui::a11y::Part::Panel, "Controls", rect);
             // Edits only come with input: then draw one more frame, with the new estimate.
             if ui.input(|i| i.pointer.any_down() || !i.events.is_empty()) {
                 ui.ctx().request_repaint();
@@ -233,7 +250,7 @@ impl ExplorerApp {
         let fit = &mut self.fit;
         let adopt = egui::CentralPanel::default_margins()
             .show(ui, |ui| {
-                ui::notice::notices_ui(ui, &s.prefs, notices);
+                ui::notice::notices_ui(ui.ctx(), ui.max_rect(), &s.prefs, notices);
                 let base = s.baseline.as_ref();
                 ui::layout::central(ui, &mut s.prefs, &s.scenario, &est, base, scratch, fit)
             })

@@ -31,6 +31,7 @@ pub enum Command {
     ClearBaseline,
     TogglePresentation,
     ToggleControls,
+    ToggleSlides,
     /// Save a PNG of the window.
     ExportPng,
     ExportPngPath(PathBuf),
@@ -101,6 +102,7 @@ impl From<CommandId> for Command {
             CommandId::CopyBreakdown => Command::CopyBreakdown,
             CommandId::TogglePresentation => Command::TogglePresentation,
             CommandId::ToggleControls => Command::ToggleControls,
+            CommandId::ToggleSlides => Command::ToggleSlides,
             CommandId::About => Command::About,
             CommandId::Sources => Command::Sources,
             CommandId::Claims => Command::Claims,

@@ -4,6 +4,7 @@
 //! - `VRAM_EXPLORER_SCREENSHOT=out.png`: render a few frames, save the PNG and exit; such a run
 //!   neither reads nor writes the saved session or the window geometry.
 //! - `VRAM_EXPLORER_PRESENTATION=1`, `VRAM_EXPLORER_THEME=light`, `VRAM_EXPLORER_WINDOW=1280x800`.
+//! - `VRAM_EXPLORER_SLIDE=<n>`: presentation slides, showing chart n (from 1).
 //! - `VRAM_EXPLORER_PRESET=<bundled id>`: start with that preset, without any file's path (so Save
 //!   asks where instead of overwriting the file the last session had open).
 //! - `VRAM_EXPLORER_BASELINE=<bundled id>`: pinned for comparison.
@@ -22,6 +23,8 @@ pub struct Automation {
     /// Automated screenshot target; the app exits after writing it.
     pub screenshot: Option<PathBuf>,
     pub presentation: bool,
+    /// Slides, showing this chart (from 1).
+    pub slide: Option<usize>,
     pub light: bool,
     /// Bundled preset id to start with.
     pub preset: Option<String>,
@@ -38,6 +41,7 @@ impl Automation {
         Automation {
             screenshot: var("VRAM_EXPLORER_SCREENSHOT").map(PathBuf::from),
             presentation: var("VRAM_EXPLORER_PRESENTATION").as_deref() == Some("1"),
+            slide: var("VRAM_EXPLORER_SLIDE").and_then(|t| t.trim().parse().ok()),
             light: var("VRAM_EXPLORER_THEME").as_deref() == Some("light"),
             preset: var("VRAM_EXPLORER_PRESET"),
             baseline: var("VRAM_EXPLORER_BASELINE"),
@@ -58,6 +62,11 @@ impl Automation {
         }
         if self.light {
             session.prefs.theme = ThemeChoice::Light;
+        }
+        if let Some(n) = self.slide {
+            session.prefs.presentation = true;
+            session.prefs.slides = true;
+            session.prefs.slide = n.saturating_sub(1);
         }
         if let Some(id) = &self.preset {
             match presets::bundled_scenario(id) {

@@ -71,6 +71,10 @@ impl ExplorerApp {
             }
             Command::ClearBaseline => s.baseline = None,
             Command::TogglePresentation => s.prefs.presentation = !s.prefs.presentation,
+            Command::ToggleSlides => {
+                s.prefs.slides = !s.prefs.slides;
+                s.prefs.presentation |= s.prefs.slides;
+            }
             Command::ToggleControls => {
                 s.prefs.controls_in_presentation = !s.prefs.controls_in_presentation;
             }

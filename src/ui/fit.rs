@@ -59,10 +59,10 @@ fn list(ui: &mut Ui, prefs: &Prefs, result: &FitResult, chosen: &mut Option<Scen
                 *chosen = Some(s.scenario.clone());
             }
             let summary = format!(
-                "{} — {} per step, {} GPUs, headroom {}",
+                "{} — {} per step, {}, headroom {}",
                 arrows(&s.changes.join("; ")),
                 fmt_seconds(s.step_time_s),
-                s.gpus,
+                crate::format::plural(s.gpus, "GPU", "GPUs"),
                 prefs.unit.format(s.headroom)
             );
             ui.label(RichText::new(summary).color(theme::good(prefs.theme)))
@@ -81,35 +81,44 @@ fn arrows(text: &str) -> String {
 }
 
 /// "Which quantization fits?" for inference: every weight format on this GPU with its weight
-/// bytes, whether it fits and the longest prompt that does (`solver::quant_fit`). Collapsed by
-/// default; the nine estimates and context solves run only while it is open.
+/// bytes, whether it fits and the longest prompt that does (`solver::quant_fit`). A toggle in the
+/// status band opens the table in its own window (over the charts, never pushing them); the nine
+/// estimates and context solves run only while it is open.
 pub fn quant_ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario) {
     if scenario.mode != Mode::Inference {
         return;
     }
-    egui::CollapsingHeader::new(RichText::new("Which quantization fits?").strong())
-        .id_salt(("quant_fit", prefs.presentation))
-        .default_open(false)
-        .show(ui, |ui| {
-            let rows = quant_fit(scenario);
-            egui::Grid::new("quant_fit_table")
-                .striped(true)
-                .num_columns(5)
-                .show(ui, |ui| {
-                    for head in ["Format", "Bits/weight", "Weights", "Fits", "Max prompt"] {
-                        ui.label(RichText::new(head).strong());
-                    }
-                    ui.end_row();
-                    for r in &rows {
-                        quant_row(ui, prefs, scenario, r);
-                    }
-                });
-        })
-        .header_response
+    let id = egui::Id::unique("quant_fit_open");
+    let mut open = ui.data(|d| d.get_temp::<bool>(id)).unwrap_or(false);
+    let title = "Which quantization fits?";
+    ui.toggle_value(&mut open, RichText::new(title).strong())
         .on_hover_text(
             "Every weight format on this GPU, other inputs as set: weight memory, whether the \
              scenario fits, and the longest prompt that fits (generated tokens kept).",
         );
+    if open {
+        egui::Window::new(title)
+            .id(id.with("window"))
+            .open(&mut open)
+            .resizable(true)
+            .default_width(560.0)
+            .show(ui.ctx(), |ui| {
+                let rows = quant_fit(scenario);
+                egui::Grid::new("quant_fit_table")
+                    .striped(true)
+                    .num_columns(5)
+                    .show(ui, |ui| {
+                        for head in ["Format", "Bits/weight", "Weights", "Fits", "Max prompt"] {
+                            ui.label(RichText::new(head).strong());
+                        }
+                        ui.end_row();
+                        for r in &rows {
+                            quant_row(ui, prefs, scenario, r);
+                        }
+                    });
+            });
+    }
+    ui.data_mut(|d| d.insert_temp(id, open));
 }
 
 fn quant_row(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, r: &QuantFit) {

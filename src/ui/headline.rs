@@ -13,6 +13,8 @@ pub struct Column<'a> {
     pub estimate: &'a Estimate,
     /// Largest micro-batch that fits (None: not even batch 1).
     pub largest_batch: Option<u32>,
+    /// The model family's units (sequences, images, samples; tokens/s or images/s).
+    pub family: crate::ui::family::FamilyView,
 }
 
 /// The headline for the current scenario, with the baseline beside it when one is pinned.
@@ -47,8 +49,11 @@ fn single(ui: &mut Ui, prefs: &Prefs, col: &Column<'_>) {
     let m = &col.estimate.memory;
     let u = prefs.unit;
     ui.horizontal_wrapped(|ui| {
-        verdict(ui, prefs, col.estimate, theme::verdict_size(prefs));
-        ui.add_space(12.0);
+        // Presentation mode has the verdict in its title line.
+        if !prefs.presentation {
+            verdict(ui, prefs, col.estimate, theme::verdict_size(prefs));
+            ui.add_space(12.0);
+        }
         ui.vertical(|ui| {
             ui.label(RichText::new(peak_text(prefs, col.estimate)).strong())
                 .on_hover_text(format!(
@@ -63,14 +68,16 @@ fn single(ui: &mut Ui, prefs: &Prefs, col: &Column<'_>) {
         ui.vertical(|ui| {
             ui.label(phase_text(col.estimate))
                 .on_hover_text("The phase of the step whose live memory is largest.");
-            ui.label(largest_text(col.largest_batch)).on_hover_text(
+            ui.label(largest_text(col.largest_batch, col.family.items)).on_hover_text(
                 "Largest micro-batch (sequences per GPU per forward) whose peak still fits, other inputs unchanged.",
             );
         });
     });
     // Speed on one wrapping line below, so the headline stays short at any width.
     ui.horizontal_wrapped(|ui| {
-        for (i, (label, value, hover)) in speed_rows(col.estimate).into_iter().enumerate() {
+        for (i, (label, value, hover)) in
+            speed_rows(col.estimate, col.family).into_iter().enumerate()
+        {
             if i > 0 {
                 ui.label("·");
             }
@@ -129,10 +136,13 @@ fn compare(ui: &mut Ui, prefs: &Prefs, base: &Column<'_>, cur: &Column<'_>) {
                 ui.label(phase_name(cur.estimate));
                 ui.end_row();
                 ui.label("Largest batch");
-                ui.label(batch_name(base.largest_batch));
-                ui.label(batch_name(cur.largest_batch));
+                ui.label(batch_name(base.largest_batch, base.family.items));
+                ui.label(batch_name(cur.largest_batch, cur.family.items));
                 ui.end_row();
-                let (b, c) = (compact_speed(base.estimate), compact_speed(cur.estimate));
+                let (b, c) = (
+                    compact_speed(base.estimate, base.family),
+                    compact_speed(cur.estimate, cur.family),
+                );
                 let hovers = [
                     "Training: one optimizer step. Inference: time per output token.",
                     "Tokens per second over all GPUs (trained or generated).",
@@ -151,11 +161,13 @@ fn compare(ui: &mut Ui, prefs: &Prefs, base: &Column<'_>, cur: &Column<'_>) {
     });
 }
 
+/// "+10.2 GiB (+109 %)": the change and its size relative to the baseline's magnitude, both with
+/// the change's sign (a negative baseline, such as a headroom, does not flip the percentage).
 fn delta(prefs: &Prefs, base: Bytes, cur: Bytes) -> String {
     let d = cur - base;
     let sign = if d.get() > 0.0 { "+" } else { "" };
     let pct = if base.get().abs() > 0.0 {
-        format!(" ({sign}{} %)", fmt_sig(d.get() / base.get() * 100.0))
+        format!(" ({sign}{} %)", fmt_sig(d.get() / base.get().abs() * 100.0))
     } else {
         String::new()
     };
@@ -197,22 +209,32 @@ fn phase_text(est: &Estimate) -> String {
     format!("Peak phase: {}", phase_name(est))
 }
 
-fn batch_name(b: Option<u32>) -> String {
+fn batch_name(b: Option<u32>, items: &str) -> String {
     match b {
-        Some(b) => format!("{b} sequences"),
+        Some(b) => format!(
+            "{b} {}",
+            crate::ui::widgets::singular_if_one(f64::from(b), items)
+        ),
         None => "none (not even 1)".to_owned(),
     }
 }
 
-fn largest_text(b: Option<u32>) -> String {
-    format!("Largest batch that fits: {}", batch_name(b))
+fn largest_text(b: Option<u32>, items: &str) -> String {
+    format!("Largest batch that fits: {}", batch_name(b, items))
 }
 
 /// Step time, throughput and saturation: (label, value with unit, hover).
-fn speed_rows(est: &Estimate) -> Vec<(&'static str, String, &'static str)> {
+fn speed_rows(
+    est: &Estimate,
+    family: crate::ui::family::FamilyView,
+) -> Vec<(&'static str, String, &'static str)> {
     let p = &est.performance;
     let step = &p.step;
-    let tokens = format!("{} tokens/s", widgets::fmt_count(p.throughput.tokens_per_s));
+    // Without a sourced compute peak the time is memory traffic only: the rate is an upper bound
+    // (as the CLI's comparison writes it).
+    let bound = if p.peak_known { "" } else { "≤ " };
+    let (rate, unit) = family.throughput(est);
+    let tokens = format!("{bound}{} {unit}/s", widgets::fmt_count(rate));
     let main = p.training.or(p.decode).or(p.prefill);
     let saturation = main.map_or_else(
         || "—".to_owned(),
@@ -261,14 +283,15 @@ fn speed_rows(est: &Estimate) -> Vec<(&'static str, String, &'static str)> {
 }
 
 /// Time and throughput in a form comparable between training and inference scenarios.
-fn compact_speed(est: &Estimate) -> [String; 2] {
+fn compact_speed(est: &Estimate, family: crate::ui::family::FamilyView) -> [String; 2] {
     let p = &est.performance;
     let time = if p.training.is_some() {
         format!("{} per step", fmt_seconds(p.step.total_s))
     } else {
         format!("{} per token", fmt_seconds(p.throughput.tpot_s))
     };
-    let tokens = format!("{} tokens/s", widgets::fmt_count(p.throughput.tokens_per_s));
+    let (rate, unit) = family.throughput(est);
+    let tokens = format!("{} {unit}/s", widgets::fmt_count(rate));
     [time, tokens]
 }
 
@@ -286,5 +309,22 @@ pub fn diagnostics_ui(ui: &mut Ui, prefs: &Prefs, est: &Estimate) {
             RichText::new(format!("{icon} {}", d.message()))
                 .color(theme::severity(d.severity(), prefs.theme)),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_delta_carries_the_change_sign_on_a_negative_baseline() {
+        let prefs = Prefs::default();
+        let gib = |g: f64| Bytes::from_gib(g);
+        // Headroom -9.36 GiB -> +0.84 GiB: up by 10.2 GiB, 109 % of the baseline's size.
+        let up = delta(&prefs, gib(-9.36), gib(0.84));
+        assert!(up.starts_with("+10.2 GiB (+109"), "{up}");
+        // Headroom -9.4 GiB -> -15.9 GiB: down by 6.5 GiB, -69.1 % (a typographic minus).
+        let down = delta(&prefs, gib(-9.4), gib(-15.9));
+        assert!(down.starts_with("−6.5") && down.contains("(−69"), "{down}");
     }
 }

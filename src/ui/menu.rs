@@ -127,6 +127,7 @@ fn view_menu(ui: &mut Ui, prefs: &mut Prefs, out: &mut Vec<Action>) {
     );
     let controls = Some(prefs.controls_in_presentation);
     item(ui, C::ToggleControls, prefs.presentation, controls, out);
+    item(ui, C::ToggleSlides, true, Some(prefs.slides), out);
 }
 
 fn presets_menu(ui: &mut Ui, out: &mut Vec<Action>) {

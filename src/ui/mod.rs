@@ -3,10 +3,12 @@
 //! [`Prefs`] are the view preferences (persisted, but not the document); the scenario itself lives in
 //! [`crate::app`]. Every colour is in [`theme`].
 
+pub mod a11y;
 pub mod charts;
 pub mod claims;
 pub mod commands;
 pub mod controls;
+pub mod family;
 pub mod fit;
 pub mod headline;
 pub mod layout;
@@ -98,6 +100,13 @@ pub struct Prefs {
     pub controls_in_presentation: bool,
     pub sweep_axis: SweepAxis,
     pub arch_view: ArchView,
+    /// The memory chart's y axis ends just above the tallest bar instead of including the GPU's
+    /// capacity (small scenarios are otherwise a sliver).
+    pub memory_zoom: bool,
+    /// Presentation shows one chart at a time ([`charts::chart::Chart::ALL`], F6; arrows move).
+    pub slides: bool,
+    /// The slide shown, an index into `Chart::ALL`.
+    pub slide: usize,
 }
 
 impl Default for Prefs {
@@ -109,6 +118,9 @@ impl Default for Prefs {
             controls_in_presentation: false,
             sweep_axis: SweepAxis::Batch,
             arch_view: ArchView::Gpus,
+            memory_zoom: false,
+            slides: false,
+            slide: 0,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Notices (errors and confirmations shown in the window, never silent) and the small modal dialogs:
 //! typed path, unsaved changes, about, sources.
 
-use egui::{Id, Modal, RichText, Ui};
+use egui::{Id, Modal, RichText};
 
 use super::{Prefs, theme};
 
@@ -11,11 +11,17 @@ pub enum Level {
     Error,
 }
 
-/// A message shown until dismissed. Errors put the message first and the path last.
+/// Seconds a confirmation ("Saved…", "Exported…") stays on screen; errors stay until dismissed.
+pub const INFO_SECONDS: f64 = 6.0;
+
+/// A message in the window's corner. Errors put the message first and the path last and stay until
+/// dismissed; confirmations expire after [`INFO_SECONDS`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Notice {
     pub level: Level,
     pub text: String,
+    /// The UI clock (`InputState::time`, s) when first drawn; set by [`notices_ui`].
+    pub shown_at: Option<f64>,
 }
 
 impl Notice {
@@ -23,35 +29,71 @@ impl Notice {
         Notice {
             level: Level::Info,
             text: text.into(),
+            shown_at: None,
         }
     }
     pub fn error(text: impl Into<String>) -> Self {
         Notice {
             level: Level::Error,
             text: text.into(),
+            shown_at: None,
+        }
+    }
+
+    /// Seconds left on screen at `now`, or None for a notice that stays until dismissed.
+    fn remaining(&self, now: f64) -> Option<f64> {
+        match self.level {
+            Level::Error => None,
+            Level::Info => Some(INFO_SECONDS - (now - self.shown_at.unwrap_or(now))),
         }
     }
 }
 
-/// Draws the notices; each has a dismiss button.
-pub fn notices_ui(ui: &mut Ui, prefs: &Prefs, notices: &mut Vec<Notice>) {
-    let mut dismiss = None;
-    for (i, n) in notices.iter().enumerate() {
-        let (icon, color) = match n.level {
-            Level::Info => ("", theme::note(prefs.theme)),
-            Level::Error => ("Error:", theme::bad(prefs.theme)),
-        };
-        ui.horizontal_wrapped(|ui| {
-            if ui
-                .small_button("×")
-                .on_hover_text("Dismiss this message")
-                .clicked()
-            {
-                dismiss = Some(i);
-            }
-            ui.label(RichText::new(format!("{icon} {}", n.text)).color(color));
-        });
+/// Drops expired confirmations and draws the rest in the bottom-right corner of `area`, over the
+/// charts (never pushing them); each has a dismiss button. An expiring notice asks for one repaint
+/// when it is due (no busy loop).
+pub fn notices_ui(ctx: &egui::Context, area: egui::Rect, prefs: &Prefs, notices: &mut Vec<Notice>) {
+    let now = ctx.input(|i| i.time);
+    for n in notices.iter_mut() {
+        n.shown_at.get_or_insert(now);
     }
+    notices.retain(|n| n.remaining(now).is_none_or(|left| left > 0.0));
+    if let Some(next) = notices
+        .iter()
+        .filter_map(|n| n.remaining(now))
+        .reduce(f64::min)
+    {
+        ctx.request_repaint_after(std::time::Duration::from_secs_f64(next.max(0.0)));
+    }
+    if notices.is_empty() {
+        return;
+    }
+    let mut dismiss = None;
+    egui::Area::new(Id::unique("notices"))
+        .order(egui::Order::Foreground)
+        .pivot(egui::Align2::RIGHT_BOTTOM)
+        .fixed_pos(area.right_bottom() - egui::vec2(12.0, 12.0))
+        .show(ctx, |ui| {
+            ui.set_max_width((area.width() * 0.6).max(200.0));
+            egui::Frame::popup(ui.style()).show(ui, |ui| {
+                for (i, n) in notices.iter().enumerate() {
+                    let (icon, color) = match n.level {
+                        Level::Info => ("", theme::note(prefs.theme)),
+                        Level::Error => ("Error:", theme::bad(prefs.theme)),
+                    };
+                    ui.horizontal_wrapped(|ui| {
+                        if ui
+                            .small_button("×")
+                            .on_hover_text("Dismiss this message")
+                            .clicked()
+                        {
+                            dismiss = Some(i);
+                        }
+                        ui.label(RichText::new(format!("{icon} {}", n.text)).color(color));
+                    });
+                }
+            });
+        });
     if let Some(i) = dismiss {
         notices.remove(i);
     }

@@ -7,8 +7,21 @@ use egui::{Color32, FontId, TextStyle};
 use super::{Prefs, ThemeChoice};
 use crate::estimator::{Component, Severity};
 
-/// The fill of a memory component in the stacked charts and legends.
-pub fn component(c: Component) -> Color32 {
+/// The fill of a memory component in the stacked charts and legends, on `choice`'s plot background:
+/// the light theme darkens the four light fills of the palette until each has 3:1 contrast against
+/// white (WCAG 2.1 SC 1.4.11, non-text contrast); asserted in `tests/ui_window.rs`.
+pub fn component_on(c: Component, choice: ThemeChoice) -> Color32 {
+    match (choice, c) {
+        (ThemeChoice::Light, Component::MasterWeights) => Color32::from_rgb(0x4E, 0x9B, 0xB5),
+        (ThemeChoice::Light, Component::OptimizerStates) => Color32::from_rgb(0xA0, 0x93, 0x35),
+        (ThemeChoice::Light, Component::KvCache) => Color32::from_rgb(0xE0, 0x70, 0x30),
+        (ThemeChoice::Light, Component::CudaContext) => Color32::from_rgb(0x90, 0x90, 0x90),
+        _ => component(c),
+    }
+}
+
+/// The palette's fill of a memory component (see [`component_on`] for the one to draw with).
+fn component(c: Component) -> Color32 {
     match c {
         Component::Weights => Color32::from_rgb(0x44, 0x77, 0xAA),
         Component::MasterWeights => Color32::from_rgb(0x66, 0xCC, 0xEE),
@@ -23,8 +36,8 @@ pub fn component(c: Component) -> Color32 {
     }
 }
 
-/// Bytes that live off the GPU (host, NVMe, second tier).
-pub fn offloaded() -> Color32 {
+/// Bytes that live off the GPU (host, NVMe, second tier); 3:1 on both themes' plot backgrounds.
+pub fn offloaded_on(_choice: ThemeChoice) -> Color32 {
     Color32::from_rgb(0x88, 0x66, 0xAA)
 }
 
@@ -105,17 +118,37 @@ pub fn roof(choice: ThemeChoice) -> Color32 {
     capacity(choice)
 }
 
-/// Colours of roofline operating points, in the order they are drawn.
-pub const OPERATING_POINTS: [Color32; 4] = [
-    Color32::from_rgb(0xEE, 0x66, 0x77),
-    Color32::from_rgb(0xCC, 0xBB, 0x44),
-    Color32::from_rgb(0x22, 0x88, 0x33),
-    Color32::from_rgb(0xEE, 0x77, 0x33),
-];
+/// Colours of roofline operating points, in the order they are drawn (3:1 on the plot background).
+pub const fn operating_points(choice: ThemeChoice) -> [Color32; 4] {
+    match choice {
+        ThemeChoice::Dark => [
+            Color32::from_rgb(0xEE, 0x66, 0x77),
+            Color32::from_rgb(0xCC, 0xBB, 0x44),
+            Color32::from_rgb(0x22, 0x88, 0x33),
+            Color32::from_rgb(0xEE, 0x77, 0x33),
+        ],
+        ThemeChoice::Light => [
+            Color32::from_rgb(0xEE, 0x66, 0x77),
+            Color32::from_rgb(0xA0, 0x93, 0x35),
+            Color32::from_rgb(0x22, 0x88, 0x33),
+            Color32::from_rgb(0xE0, 0x70, 0x30),
+        ],
+    }
+}
 
 /// Body text size in points.
 pub fn body_size(prefs: &Prefs) -> f32 {
     if prefs.presentation { 22.0 } else { 14.0 }
+}
+
+/// Chart titles and the presentation title line: at least 24 px in presentation mode.
+pub fn chart_title_size(prefs: &Prefs) -> f32 {
+    if prefs.presentation { 24.0 } else { 15.0 }
+}
+
+/// The presentation title line (scenario name and verdict).
+pub fn title_size(prefs: &Prefs) -> f32 {
+    if prefs.presentation { 30.0 } else { 20.0 }
 }
 
 /// The headline's big verdict.

@@ -3,9 +3,13 @@
 //!
 //! Sliders clamp only what the user types or drags ([`SliderClamping::Edits`]): a valid value from a
 //! file or the saved session beyond a slider's range is shown as it is, never silently changed, so
-//! the controls always agree with what the estimate uses.
+//! the controls always agree with what the estimate uses. A typed value applies once, on Enter or
+//! when the field loses focus (one undo step, not one per keystroke), and a typed value outside the
+//! range says what it was set to ([`typed_note`]).
 
 use std::ops::RangeInclusive;
+
+use std::cell::Cell;
 
 use egui::{Response, Slider, SliderClamping, Ui};
 use egui_plot::{GridInput, GridMark};
@@ -36,16 +40,22 @@ pub fn count_slider(
     unit: &str,
     hover: &str,
 ) -> Response {
-    ui.add(
-        Slider::new(value, range)
-            .clamping(SliderClamping::Edits)
-            .logarithmic(true)
-            .text(label)
-            .suffix(format!(" {unit}"))
-            .custom_formatter(|v, _| fmt_count(v))
-            .custom_parser(parse_count),
-    )
-    .on_hover_text(hover)
+    let typed = Cell::new(None);
+    let (lo, hi) = (*range.start(), *range.end());
+    let r = ui
+        .add(
+            Slider::new(value, range)
+                .clamping(SliderClamping::Edits)
+                .update_while_editing(false)
+                .logarithmic(true)
+                .text(label)
+                .suffix(format!(" {unit}"))
+                .custom_formatter(|v, _| fmt_count(v))
+                .custom_parser(|t| remember(&typed, parse_count(t))),
+        )
+        .on_hover_text(hover);
+    typed_note(ui, &r, typed.get(), (lo, hi), unit);
+    r
 }
 
 /// The documented range of an integer field (`validate::RANGES`, the one source of ranges), or
@@ -72,16 +82,33 @@ pub fn int_slider(
     let suffix = if unit.is_empty() {
         String::new()
     } else {
-        format!(" {unit}")
+        format!(" {}", singular_if_one(f64::from(*value), unit))
     };
-    ui.add(
-        Slider::new(value, range)
-            .clamping(SliderClamping::Edits)
-            .logarithmic(log)
-            .text(label)
-            .suffix(suffix),
-    )
-    .on_hover_text(hover)
+    let typed = Cell::new(None);
+    let (lo, hi) = (f64::from(*range.start()), f64::from(*range.end()));
+    let r = ui
+        .add(
+            Slider::new(value, range)
+                .clamping(SliderClamping::Edits)
+                .update_while_editing(false)
+                .logarithmic(log)
+                .text(label)
+                .suffix(suffix)
+                .custom_parser(|t| remember(&typed, parse_leading(t))),
+        )
+        .on_hover_text(hover);
+    typed_note(ui, &r, typed.get(), (lo, hi), unit);
+    r
+}
+
+/// `unit` as written after `n`: "1 GPU", "1 step", but "2 GPUs", "1 stages/GPU" is left alone (a
+/// plural unit name ends in "s" and has no "/").
+pub fn singular_if_one(n: f64, unit: &str) -> &str {
+    if n == 1.0 && !unit.contains('/') {
+        unit.strip_suffix('s').unwrap_or(unit)
+    } else {
+        unit
+    }
 }
 
 /// A linear slider over a real number with its unit.
@@ -93,13 +120,20 @@ pub fn real_slider(
     unit: &str,
     hover: &str,
 ) -> Response {
-    ui.add(
-        Slider::new(value, range)
-            .clamping(SliderClamping::Edits)
-            .text(label)
-            .suffix(format!(" {unit}")),
-    )
-    .on_hover_text(hover)
+    let typed = Cell::new(None);
+    let (lo, hi) = (*range.start(), *range.end());
+    let r = ui
+        .add(
+            Slider::new(value, range)
+                .clamping(SliderClamping::Edits)
+                .update_while_editing(false)
+                .text(label)
+                .suffix(format!(" {unit}"))
+                .custom_parser(|t| remember(&typed, parse_leading(t))),
+        )
+        .on_hover_text(hover);
+    typed_note(ui, &r, typed.get(), (lo, hi), unit);
+    r
 }
 
 /// A fraction in [lo, hi] shown and typed as a percentage.
@@ -110,22 +144,95 @@ pub fn percent_slider(
     label: &str,
     hover: &str,
 ) -> Response {
-    ui.add(
-        Slider::new(value, range)
-            .clamping(SliderClamping::Edits)
-            .text(label)
-            .suffix(" %")
-            .custom_formatter(|v, _| format!("{:.0}", v * 100.0))
-            .custom_parser(|s| {
-                s.trim()
-                    .trim_end_matches('%')
-                    .trim()
-                    .parse::<f64>()
-                    .ok()
-                    .map(|p| p / 100.0)
-            }),
+    let typed = Cell::new(None);
+    let (lo, hi) = (*range.start(), *range.end());
+    let r = ui
+        .add(
+            Slider::new(value, range)
+                .clamping(SliderClamping::Edits)
+                .update_while_editing(false)
+                .text(label)
+                .suffix(" %")
+                .custom_formatter(|v, _| format!("{:.0}", v * 100.0))
+                .custom_parser(|t| remember(&typed, parse_leading(t).map(|p| p / 100.0))),
+        )
+        .on_hover_text(hover);
+    typed_note(
+        ui,
+        &r,
+        typed.get().map(|v| v * 100.0),
+        (lo * 100.0, hi * 100.0),
+        "%",
+    );
+    r
+}
+
+/// Keeps what the user typed (before clamping) for [`typed_note`].
+fn remember(cell: &Cell<Option<f64>>, v: Option<f64>) -> Option<f64> {
+    cell.set(v);
+    v
+}
+
+/// The number a typed text starts with ("120", "120 GPUs", "1.5e3"); None when there is none.
+fn parse_leading(text: &str) -> Option<f64> {
+    let t = text.trim().replace(['_', ','], "");
+    let end = t
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit()
+                || c == '.'
+                || (i == 0 && (c == '-' || c == '+'))
+                || c == 'e'
+                || c == 'E')
+        })
+        .map_or(t.len(), |(i, _)| i);
+    t.get(..end)?.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Seconds a "typed value out of range" note stays under its control.
+const NOTE_SECONDS: f64 = 8.0;
+
+/// Under a control whose typed value `typed` was outside `lo..=hi` (and has been set to the
+/// nearest bound): "99999 is above the maximum, 256 GPUs: set to 256". The note stays a few
+/// seconds (one repaint is asked for when it is due), never a silent clamp.
+pub fn typed_note(ui: &mut Ui, r: &Response, typed: Option<f64>, (lo, hi): (f64, f64), unit: &str) {
+    let key = r.id.with("typed_out_of_range");
+    let now = ui.input(|i| i.time);
+    if r.changed()
+        && let Some(v) = typed
+        && (v < lo || v > hi)
+    {
+        let (side, bound) = if v > hi {
+            ("above the maximum", hi)
+        } else {
+            ("below the minimum", lo)
+        };
+        let b = fmt_count(bound);
+        let text = format!("{} is {side}, {b} {unit}: set to {b}.", fmt_count(v));
+        ui.data_mut(|d| d.insert_temp(key, (text, now + NOTE_SECONDS)));
+    }
+    let Some((text, until)) = ui.data(|d| d.get_temp::<(String, f64)>(key)) else {
+        return;
+    };
+    if now >= until {
+        ui.data_mut(|d| d.remove::<(String, f64)>(key));
+        return;
+    }
+    ui.ctx()
+        .request_repaint_after(std::time::Duration::from_secs_f64(until - now));
+    let color = super::theme::warning(if ui.visuals().dark_mode {
+        super::ThemeChoice::Dark
+    } else {
+        super::ThemeChoice::Light
+    });
+    // Under the control, over what follows (the panel's layout does not move).
+    egui::Tooltip::always_open(
+        ui.ctx().clone(),
+        r.layer_id,
+        r.id.with("typed_note"),
+        egui::PopupAnchor::ParentRect(r.rect),
     )
-    .on_hover_text(hover)
+    .show(|ui| ui.label(egui::RichText::new(text).color(color)));
 }
 
 /// A checkbox with a hover text.

@@ -61,13 +61,23 @@ fn bar_cell(ui: &mut Ui, width: f32, fraction: f64, color: Color32, text: String
     let mut strip = bar;
     strip.set_top(bar.bottom() - 3.0);
     ui.painter().rect_filled(strip, 1.0, color);
-    ui.painter().text(
-        rect.left_center() + egui::vec2(4.0, 0.0),
-        egui::Align2::LEFT_CENTER,
-        text,
+    // The value never runs into the next cell: a smaller font when it is too wide, then clipped.
+    let color = ui.visuals().strong_text_color();
+    let room = rect.width() - 8.0;
+    let mut galley = ui.painter().layout_no_wrap(
+        text.clone(),
         egui::TextStyle::Body.resolve(ui.style()),
-        ui.visuals().strong_text_color(),
+        color,
     );
+    if galley.size().x > room {
+        galley =
+            ui.painter()
+                .layout_no_wrap(text, egui::TextStyle::Small.resolve(ui.style()), color);
+    }
+    let pos = rect.left_center() + egui::vec2(4.0, -galley.size().y / 2.0);
+    ui.painter()
+        .with_clip_rect(rect.intersect(ui.clip_rect()))
+        .galley(pos, galley, color);
     resp.on_hover_text(hover);
 }
 
@@ -90,7 +100,8 @@ fn selected_rows<'a>(
         .collect()
 }
 
-pub fn ui(ui: &mut Ui, prefs: &mut Prefs, scenario: &Scenario) {
+/// The table within `height` (its rows scroll when they do not fit).
+pub fn ui(ui: &mut Ui, prefs: &mut Prefs, scenario: &Scenario, height: f32) {
     let hover = "Which rows to compare; every column has its own unit and scale.";
     widgets::choice(ui, &mut prefs.arch_view, &VIEWS, "Compare", hover);
     let c = compare(scenario);
@@ -103,9 +114,11 @@ pub fn ui(ui: &mut Ui, prefs: &mut Prefs, scenario: &Scenario) {
         max(&|r| r.latency_ns.unwrap_or(0.0)),
     ];
     let body = ui.text_style_height(&egui::TextStyle::Body);
-    let name_w = body * 9.0;
+    // Never wider than the column: an overflow would widen every later layout.
     let gap = ui.spacing().item_spacing.x;
-    let cell_w = ((ui.available_width() - name_w - 4.0 * gap) / 4.0).max(50.0);
+    let avail = ui.available_width() - 4.0 * gap;
+    let name_w = (body * 9.0).min(avail * 0.28);
+    let cell_w = ((avail - name_w) / 4.0).floor().max(1.0);
     let header = |ui: &mut Ui, w: f32, text: String, hover: &str| {
         let size = egui::vec2(w, body + 2.0);
         let layout = egui::Layout::left_to_right(egui::Align::Center);
@@ -127,20 +140,27 @@ pub fn ui(ui: &mut Ui, prefs: &mut Prefs, scenario: &Scenario) {
         GpuChoice::Catalog(id) => Some(RowKind::Gpu(id)),
         GpuChoice::Custom(_) => None,
     };
-    for r in rows {
-        ui.horizontal(|ui| {
-            row_ui(
-                ui,
-                prefs,
-                r,
-                own == Some(r.kind),
-                name_w,
-                cell_w,
-                scale,
-                c.needed,
-            )
+    let rows_h = height - 2.0 * (ui.spacing().interact_size.y + ui.spacing().item_spacing.y);
+    egui::ScrollArea::vertical()
+        .id_salt("architecture_rows")
+        .max_height(rows_h.max(body * 3.0))
+        .auto_shrink([false, true])
+        .show(ui, |ui| {
+            for r in rows {
+                ui.horizontal(|ui| {
+                    row_ui(
+                        ui,
+                        prefs,
+                        r,
+                        own == Some(r.kind),
+                        name_w,
+                        cell_w,
+                        scale,
+                        c.needed,
+                    )
+                });
+            }
         });
-    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -175,7 +195,7 @@ fn row_ui(
         ui,
         cell_w,
         frac,
-        theme::component(Component::Weights),
+        theme::component_on(Component::Weights, th),
         cap.clone(),
         format!("{}: {cap}", r.label),
     );
@@ -185,7 +205,7 @@ fn row_ui(
         ui,
         cell_w,
         frac,
-        theme::component(Component::CommBuffers),
+        theme::component_on(Component::CommBuffers, th),
         bw.clone(),
         format!("{}: {bw}", r.label),
     );
@@ -197,7 +217,7 @@ fn row_ui(
         ui,
         cell_w,
         frac,
-        theme::component(Component::OptimizerStates),
+        theme::component_on(Component::OptimizerStates, th),
         lat.clone(),
         format!("{}: {lat}", r.label),
     );

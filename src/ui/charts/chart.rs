@@ -41,6 +41,17 @@ impl Chart {
         Chart::Sensitivity,
     ];
 
+    /// Short name, as in the accessibility nodes "Chart: Memory", "Legend: Sweep".
+    pub const fn name(self) -> &'static str {
+        match self {
+            Chart::Memory => "Memory",
+            Chart::Roofline => "Roofline",
+            Chart::Architecture => "Architecture",
+            Chart::Sweep => "Sweep",
+            Chart::Sensitivity => "Sensitivity",
+        }
+    }
+
     /// The title shown above the chart.
     pub fn title(self, prefs: &Prefs) -> String {
         let unit = prefs.unit.label();
@@ -76,7 +87,7 @@ impl Chart {
 
     /// Draws the title and the chart.
     pub fn ui(self, ui: &mut Ui, cx: &mut ChartCtx<'_>) {
-        title(ui, &self.title(cx.prefs), self.hover());
+        title(ui, cx.prefs, &self.title(cx.prefs), self.hover());
         let (prefs, scenario, est, h) = (&mut *cx.prefs, cx.scenario, cx.estimate, cx.height);
         match self {
             Chart::Memory => {
@@ -84,7 +95,7 @@ impl Chart {
                 composition::ui(ui, prefs, scenario, est, base, h);
             }
             Chart::Roofline => roofline::ui(ui, prefs, scenario, est, h),
-            Chart::Architecture => architecture::ui(ui, prefs, scenario),
+            Chart::Architecture => architecture::ui(ui, prefs, scenario, h),
             Chart::Sweep => {
                 let base = cx.baseline.map(|(b, _)| b);
                 sweep::ui(ui, prefs, scenario, est, base, cx.scratch, h);

@@ -11,8 +11,8 @@ use egui_plot::{
 use super::{memory_tick, static_plot};
 use crate::estimator::{Breakdown, Component, Estimate, Phase};
 use crate::scenario::Scenario;
+use crate::ui::a11y::{self, Part};
 use crate::ui::{Prefs, theme};
-use crate::units::Bytes;
 
 /// One stacked bar: its x label and the bytes per component.
 pub(super) struct Column {
@@ -85,7 +85,7 @@ fn phase_columns(est: &Estimate, out: &mut Vec<Column>) {
 /// Draws the chart with a side legend listing the current peak's components (top of stack first).
 pub fn ui(
     ui: &mut Ui,
-    prefs: &Prefs,
+    prefs: &mut Prefs,
     scenario: &Scenario,
     current: &Estimate,
     baseline: Option<&Estimate>,
@@ -114,17 +114,43 @@ pub fn ui(
 
     ui.horizontal(|ui| {
         // Nothing here may be wider than the column: an overflow widens every later layout.
-        let avail = ui.available_width() - ui.spacing().item_spacing.x;
-        let legend_w = (avail * 0.36).clamp(120.0, 340.0);
-        let plot_w = (avail - legend_w).max(120.0);
+        let gap = ui.spacing().item_spacing.x;
+        let avail = ui.available_width() - 2.0 * gap;
+        let legend_w = (avail * 0.34).clamp(120.0, 340.0);
+        // Off-GPU bytes get their own panel and scale: never drawn against the GPU's capacity.
+        let off_w = if off_total.get() > 0.0 {
+            (avail * 0.14).clamp(70.0, 130.0)
+        } else {
+            0.0
+        };
+        let plot_w = (avail - legend_w - off_w).max(120.0);
         ui.vertical(|ui| {
             ui.set_width(plot_w);
-            plot(ui, prefs, &columns, off_total, current, baseline, height);
+            plot(ui, prefs, &columns, current, baseline, height);
         });
-        ui.vertical(|ui| {
+        if off_total.get() > 0.0 {
+            ui.vertical(|ui| {
+                ui.set_width(off_w);
+                super::composition_off::ui(ui, prefs, off_total, height);
+            });
+        }
+        let legend = ui.vertical(|ui| {
             ui.set_width(legend_w);
-            super::composition_legend::ui(ui, prefs, scenario, current, off_total);
+            // Never taller than the plot: the legend scrolls instead of pushing the next row.
+            egui::ScrollArea::vertical()
+                .id_salt("composition_legend")
+                .max_height(height)
+                .auto_shrink([false, true])
+                .show(ui, |ui| {
+                    ui.checkbox(&mut prefs.memory_zoom, "Zoom to the bars")
+                        .on_hover_text(
+                            "End the axis just above the tallest bar (the GPU's memory may then \
+                             be above the view; its value stays in the legend).",
+                        );
+                    super::composition_legend::ui(ui, prefs, scenario, current, off_total);
+                });
         });
+        a11y::rect_node(ui.ctx(), Part::Legend, "Memory", legend.response.rect);
     });
 }
 
@@ -144,13 +170,13 @@ fn stacked(prefs: &Prefs, columns: &[Column]) -> Vec<BarChart> {
                 Bar::new(i as f64, u.value(col.parts.get(c)))
                     .name(&col.label)
                     .width(0.6)
-                    .fill(theme::component(c))
+                    .fill(theme::component_on(c, prefs.theme))
                     .stroke(egui::Stroke::new(1.0, theme::bar_outline(prefs.theme)))
             })
             .collect();
         // Hover text comes as a tooltip (`hover_text`): the plot's own text is clipped at its edge.
         let chart = BarChart::new(c.label(), bars)
-            .color(theme::component(c))
+            .color(theme::component_on(c, prefs.theme))
             .element_formatter(Box::new(|_, _| String::new()));
         let below: Vec<&BarChart> = charts.iter().collect();
         let chart = chart.stack_on(&below);
@@ -197,67 +223,72 @@ fn plot(
     ui: &mut Ui,
     prefs: &Prefs,
     columns: &[Column],
-    off_total: Bytes,
     current: &Estimate,
     baseline: Option<&Estimate>,
     height: f32,
 ) {
     let u = prefs.unit;
-    let mut labels: Vec<&'static str> = columns.iter().map(|c| c.short).collect();
-    if off_total.get() > 0.0 {
-        labels.push("off-GPU");
-    }
-    let n = labels.len();
+    let labels: Vec<&'static str> = columns.iter().map(|c| c.short).collect();
     let charts = stacked(prefs, columns);
     let cap = u.value(current.memory.capacity);
-    let gpu_top = columns
+    let bars_top = columns
         .iter()
         .map(|c| u.value(c.parts.total()))
-        .fold(cap, f64::max);
-    // Off-GPU bytes many times the GPU's would flatten the GPU bars: that bar is cut and labelled.
-    let off = u.value(off_total);
-    let tallest = if off > 2.0 * gpu_top {
-        gpu_top
+        .fold(0.0, f64::max);
+    let caps = baseline.map_or(cap, |b| cap.max(u.value(b.memory.capacity)));
+    let tallest = if prefs.memory_zoom {
+        bars_top
     } else {
-        gpu_top.max(off)
+        bars_top.max(caps)
     };
-    let off_drawn = off.min(tallest * 1.08);
-    let gap_color = ui.visuals().extreme_bg_color;
     let shown = frame(ui, prefs, labels, tallest, height).show(ui, |plot_ui| {
         // Topmost component first, so the legend reads like the stack.
         for chart in charts.into_iter().rev() {
             plot_ui.bar_chart(chart);
         }
-        if off_total.get() > 0.0 {
-            let bar = Bar::new((n - 1) as f64, off_drawn)
-                .name("off-GPU (host, NVMe, second tier)")
-                .width(0.6)
-                .fill(theme::offloaded())
-                .stroke(egui::Stroke::new(1.0, theme::bar_outline(prefs.theme)));
-            plot_ui.bar_chart(
-                BarChart::new("Off-GPU", vec![bar])
-                    .color(theme::offloaded())
-                    .element_formatter(Box::new(|_, _| String::new())),
-            );
-        }
-        if off_drawn < off {
-            // A broken-bar gap near the top; the exact value is in the legend and on hover.
-            let (x, y) = ((n - 1) as f64, off_drawn * 0.93);
-            plot_ui.line(
-                Line::new("cut", vec![[x - 0.35, y], [x + 0.35, y * 1.01]])
-                    .color(gap_color)
-                    .width(4.0),
-            );
-        }
         marks(plot_ui, prefs, columns, cap, baseline);
-        plot_ui
-            .pointer_coordinate()
-            .and_then(|p| super::composition_hover::text(prefs, columns, off_total, p))
+        if cap > tallest * 1.12 {
+            let at = PlotPoint::new(-0.45, tallest * 1.1);
+            let text = format!("GPU memory {} is above the view", memory_tick(u, cap));
+            plot_ui.text(
+                Text::new("capacity above", at, text)
+                    .anchor(egui::Align2::LEFT_TOP)
+                    .color(theme::capacity(prefs.theme)),
+            );
+        }
+        plot_ui.pointer_coordinate().map(|p| {
+            (
+                super::composition_hover::text(prefs, columns, p),
+                super::composition_hover::component_at(prefs, columns, p),
+            )
+        })
     });
-    if let Some(text) = shown.inner
-        && shown.response.hovered()
+    // The bar that sets the peak (the current one when comparing) is this chart's marker.
+    let at = columns
+        .iter()
+        .position(|c| c.peak)
+        .unwrap_or(columns.len().saturating_sub(1));
+    if let Some(col) = columns.get(at) {
+        let (x, top) = (at as f64, u.value(col.parts.total()));
+        let rect = shown
+            .transform
+            .rect_from_values(&PlotPoint::new(x - 0.3, 0.0), &PlotPoint::new(x + 0.3, top));
+        a11y::rect_node(ui.ctx(), Part::Marker, "Memory", rect);
+    }
+    a11y::rect_node(ui.ctx(), Part::Plot, "Memory", *shown.transform.frame());
+    let Some((text, component)) = shown.inner else {
+        return;
+    };
+    let r = &shown.response;
+    // A click on a segment pins its explanation, as a click on its legend row does.
+    if r.clicked()
+        && let Some(c) = component
     {
-        let r = &shown.response;
+        super::explain::toggle(ui, c);
+    }
+    if let Some(text) = text
+        && r.hovered()
+    {
         egui::Tooltip::always_open(r.ctx.clone(), r.layer_id, r.id, egui::PopupAnchor::Pointer)
             .gap(12.0)
             .show(|ui| ui.label(text));
@@ -282,12 +313,25 @@ fn marks(
         );
     }
     match baseline {
-        None => plot_ui.hline(
-            HLine::new("GPU memory", cap)
-                .color(theme::capacity(prefs.theme))
-                .style(LineStyle::dashed_loose())
-                .width(2.0),
-        ),
+        None => {
+            plot_ui.hline(
+                HLine::new("GPU memory", cap)
+                    .color(theme::capacity(prefs.theme))
+                    .style(LineStyle::dashed_loose())
+                    .width(2.0),
+            );
+            // The line says what it is, on the line (no legend lookup in a room).
+            let right = columns.len() as f64 - 0.5;
+            plot_ui.text(
+                Text::new(
+                    "GPU memory label",
+                    PlotPoint::new(right, cap),
+                    format!("GPU {}", super::memory_tick(u, cap)),
+                )
+                .anchor(egui::Align2::RIGHT_BOTTOM)
+                .color(theme::capacity(prefs.theme)),
+            );
+        }
         Some(base) => {
             // Each bar against its own GPU's memory.
             let caps = [u.value(base.memory.capacity), cap];

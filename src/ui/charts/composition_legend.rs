@@ -25,7 +25,7 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, off_t
         if b.get() > 0.0 {
             let row = swatch_row(
                 ui,
-                theme::component(*c),
+                theme::component_on(*c, prefs.theme),
                 format!("{}: {}", c.label(), u.format(b)),
             )
             .on_hover_ui(|ui| {
@@ -43,7 +43,7 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, off_t
     if off_total.get() > 0.0 {
         swatch_row(
             ui,
-            theme::offloaded(),
+            theme::offloaded_on(prefs.theme),
             format!("Off-GPU: {}", u.format(off_total)),
         )
         .on_hover_text(format!(

@@ -13,7 +13,7 @@ use crate::units::{fmt_seconds, fmt_sig};
 fn bar(prefs: &Prefs, y: f64, knob: &'static str, up: bool, n: Notch) -> Bar {
     let dir = if up { "up" } else { "down" };
     let color = if up {
-        theme::OPERATING_POINTS[0]
+        theme::operating_points(prefs.theme)[0]
     } else {
         theme::current(prefs.theme)
     };
@@ -91,7 +91,7 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, height: f32) {
             plot_ui.bar_chart(
                 BarChart::new("One notch up", up)
                     .horizontal()
-                    .color(theme::OPERATING_POINTS[0])
+                    .color(theme::operating_points(prefs.theme)[0])
                     .element_formatter(Box::new(fmt)),
             );
             plot_ui.vline(VLine::new("No change", 0.0).color(theme::capacity(prefs.theme)));

@@ -7,7 +7,7 @@ use egui::Ui;
 use egui_plot::{HLine, Line, LineStyle, MarkerShape, Plot, Points, VLine};
 
 use super::sweep_view::View;
-use super::{legend, memory_tick, static_plot};
+use super::{memory_tick, static_plot};
 use crate::estimator::solver::{self, ScaleAxis, Target};
 use crate::estimator::{Estimate, estimate};
 use crate::scenario::{Axis, Scenario};
@@ -141,46 +141,68 @@ pub fn ui(
     let view = super::sweep_view::view(&points, cap, here, edge);
     let plot_h = (height - ui.spacing().interact_size.y - 6.0).max(80.0);
     let th = prefs.theme;
-    let unit = axis.unit(scenario);
-    frame(ui, prefs, axis, unit, view, plot_h).show(ui, |plot_ui| {
-        if let Some(bp) = base_points {
+    // The batch counts the family's items (sequences, images, samples).
+    let unit = if axis == Axis::Batch {
+        crate::ui::family::view(scenario.model.family).items
+    } else {
+        axis.unit(scenario)
+    };
+    let edge_name = edge.map(|x| {
+        let what = if axis.more_is_less() {
+            "Smallest"
+        } else {
+            "Largest"
+        };
+        format!("{what} that fits: {} {}", widgets::log10_label(x), unit)
+    });
+    let mut items = Vec::with_capacity(5);
+    if base_points.is_some() {
+        items.push((theme::baseline(th), "Baseline".to_owned()));
+    }
+    items.push((
+        theme::current(th),
+        "Per-GPU peak (diamond: this scenario)".to_owned(),
+    ));
+    items.push((theme::capacity(th), "GPU memory".to_owned()));
+    if let Some(name) = &edge_name {
+        items.push((theme::good(th), name.clone()));
+    }
+    super::with_legend(ui, "Sweep", plot_h, &items, |ui, plot_h| {
+        let shown = frame(ui, prefs, axis, unit, view, plot_h).show(ui, |plot_ui| {
+            if let Some(bp) = base_points {
+                plot_ui.line(
+                    Line::new("Baseline", bp)
+                        .color(theme::baseline(th))
+                        .style(LineStyle::dashed_dense())
+                        .width(2.0),
+                );
+            }
             plot_ui.line(
-                Line::new("Baseline", bp)
-                    .color(theme::baseline(th))
-                    .style(LineStyle::dashed_dense())
+                Line::new("Per-GPU peak", points)
+                    .color(theme::current(th))
+                    .width(2.5),
+            );
+            plot_ui.hline(
+                HLine::new("GPU memory", cap)
+                    .color(theme::capacity(th))
+                    .style(LineStyle::dashed_loose())
                     .width(2.0),
             );
-        }
-        plot_ui.line(
-            Line::new("Per-GPU peak", points)
-                .color(theme::current(th))
-                .width(2.5),
-        );
-        plot_ui.hline(
-            HLine::new("GPU memory", cap)
-                .color(theme::capacity(th))
-                .style(LineStyle::dashed_loose())
-                .width(2.0),
-        );
-        if let Some(x) = edge {
-            let what = if axis.more_is_less() {
-                "Smallest"
-            } else {
-                "Largest"
-            };
-            let name = format!("{what} that fits: {} {}", widgets::log10_label(x), unit);
-            plot_ui.vline(
-                VLine::new(name, x)
-                    .color(theme::good(th))
-                    .style(LineStyle::dotted_dense()),
+            if let (Some(x), Some(name)) = (edge, &edge_name) {
+                plot_ui.vline(
+                    VLine::new(name.as_str(), x)
+                        .color(theme::good(th))
+                        .style(LineStyle::dotted_dense()),
+                );
+            }
+            plot_ui.points(
+                Points::new("This scenario", vec![here])
+                    .shape(MarkerShape::Diamond)
+                    .radius(7.0)
+                    .color(theme::current(th)),
             );
-        }
-        plot_ui.points(
-            Points::new("This scenario", vec![here])
-                .shape(MarkerShape::Diamond)
-                .radius(7.0)
-                .color(theme::current(th)),
-        );
+        });
+        super::marker_node(ui, "Sweep", &shown.transform, here, 8.0);
     });
 }
 
@@ -197,13 +219,7 @@ fn frame<'a>(
     let u = prefs.unit;
     // Room for the current point's marker at either end.
     let pad = (view.x.1 - view.x.0) * 0.03;
-    let corner = if axis.more_is_less() {
-        egui_plot::Corner::RightTop
-    } else {
-        egui_plot::Corner::RightBottom
-    };
     static_plot("sweep", height)
-        .legend(legend(corner))
         .x_axis_label(format!("{} ({unit})", axis.label()))
         .reset()
         .default_x_bounds(view.x.0 - pad, view.x.1 + pad)

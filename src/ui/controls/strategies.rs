@@ -110,6 +110,7 @@ const TIERS: [Choice<SecondTier>; 3] = [
 ];
 
 pub fn ui(ui: &mut Ui, s: &mut Scenario) {
+    let family = s.model.family;
     let st = &mut s.strategies;
     choice(
         ui,
@@ -129,13 +130,15 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
             "k: keep every k-th layer's input; 0 = √L rounded up.",
         );
     }
-    choice(
-        ui,
-        &mut st.attention,
-        &ATTENTION,
-        "Attention kernel",
-        "How attention scores are computed and kept.",
-    );
+    if crate::ui::family::view(family).attention {
+        choice(
+            ui,
+            &mut st.attention,
+            &ATTENTION,
+            "Attention kernel",
+            "How attention scores are computed and kept.",
+        );
+    }
     toggle(
         ui,
         &mut st.activation_compression_8bit,
@@ -301,6 +304,7 @@ pub fn parallel_ui(ui: &mut Ui, s: &mut Scenario) {
         "Collectives inside a node use NVLink/PCIe, across nodes the network.",
     );
     let gpus = p.gpus();
-    ui.label(format!("Total: {gpus} GPUs (DP × TP × PP)"))
+    let total = crate::format::plural(gpus, "GPU", "GPUs");
+    ui.label(format!("Total: {total} (DP × TP × PP)"))
         .on_hover_text("GPUs in the layout.");
 }

@@ -26,6 +26,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         "Mode",
         "Training step or inference.",
     );
+    let family = crate::ui::family::view(s.model.family);
     let w = &mut s.workload;
     int_slider(
         ui,
@@ -33,8 +34,8 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         widgets::documented("workload.micro_batch", 1..=4096),
         true,
         "Micro-batch",
-        "seq",
-        "Sequences per GPU per forward pass. Activations and KV cache grow linearly with it.",
+        family.items_short,
+        family.batch_hover,
     );
     match s.mode {
         Mode::Training => training_ui(ui, s),
@@ -43,16 +44,19 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
 }
 
 fn training_ui(ui: &mut Ui, s: &mut Scenario) {
+    let sequences = crate::ui::family::view(s.model.family).sequences;
     let w = &mut s.workload;
-    int_slider(
-        ui,
-        &mut w.seq_len,
-        16..=1_048_576,
-        true,
-        "Sequence length",
-        "tokens",
-        "Tokens per sequence. Activations grow linearly (quadratically for materialised attention).",
-    );
+    if sequences {
+        int_slider(
+            ui,
+            &mut w.seq_len,
+            16..=1_048_576,
+            true,
+            "Sequence length",
+            "tokens",
+            "Tokens per sequence. Activations grow linearly (quadratically for materialised attention).",
+        );
+    }
     int_slider(
         ui,
         &mut w.grad_accum_steps,
@@ -71,6 +75,10 @@ fn training_ui(ui: &mut Ui, s: &mut Scenario) {
 }
 
 fn inference_ui(ui: &mut Ui, s: &mut Scenario) {
+    // Prompt, generation, KV cache and request batching are a sequence model's.
+    if !crate::ui::family::view(s.model.family).sequences {
+        return;
+    }
     let inf = &mut s.inference;
     int_slider(
         ui,

@@ -1,0 +1,148 @@
+//! Charts that never hide their own point (issue 16): zoom to the bars, off-GPU bytes on their own
+//! panel, a click on a segment pins its explanation, a roofline that holds every point and says
+//! when a peak is not sourced. Rectangles come from the accessibility tree ("Marker: …", "Plot: …").
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+#![cfg(feature = "gui")]
+
+use egui::Rect;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use vram_explorer::app::ExplorerApp;
+use vram_explorer::app::commands::Command;
+use vram_explorer::scenario::{Mode, Scenario};
+
+fn harness(app: ExplorerApp, size: (f32, f32)) -> Harness<'static, ExplorerApp> {
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(size.0, size.1))
+        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
+    h.run();
+    h
+}
+
+fn app(presentation: bool, edit: impl FnOnce(&mut Scenario)) -> ExplorerApp {
+    let mut app = ExplorerApp::default();
+    app.prefs_mut().presentation = presentation;
+    edit(app.scenario_mut());
+    app
+}
+
+fn rect(h: &Harness<'_, ExplorerApp>, label: &str) -> Rect {
+    h.get_by_label(label).rect()
+}
+
+fn inside(outer: Rect, inner: Rect) -> bool {
+    outer.expand(1.0).contains_rect(inner)
+}
+
+#[test]
+fn zoom_to_the_bars_makes_a_small_scenario_readable() {
+    // 16.5 GiB of an H100's 74.5 GiB: a short bar unless zoomed.
+    let mut h = harness(app(false, |_| {}), (1280.0, 800.0));
+    let before = rect(&h, "Marker: Memory").height();
+    let plot = rect(&h, "Plot: Memory").height();
+    assert!(before < 0.3 * plot, "bar {before} of {plot}");
+    h.get_by_label("Zoom to the bars").click();
+    h.run();
+    assert!(h.state().prefs().memory_zoom);
+    let after = rect(&h, "Marker: Memory").height();
+    assert!(after > 0.8 * plot, "zoomed bar {after} of {plot}");
+}
+
+#[test]
+fn off_gpu_bytes_are_on_their_own_panel() {
+    use vram_explorer::scenario::OffloadTarget;
+    let mut h = harness(
+        app(false, |s| {
+            s.mode = Mode::Training;
+            s.strategies.offload_optimizer = OffloadTarget::Cpu;
+            s.strategies.offload_params = OffloadTarget::Cpu;
+        }),
+        (1600.0, 1000.0),
+    );
+    h.run();
+    let gpu_plot = rect(&h, "Plot: Memory");
+    let off = rect(&h, "Marker: Off-GPU");
+    let off_plot = rect(&h, "Plot: Off-GPU");
+    assert!(
+        !gpu_plot.intersects(off),
+        "off-GPU bar {off:?} on the GPU axis {gpu_plot:?}"
+    );
+    assert!(inside(off_plot, off));
+    // On its own scale the bar nearly fills its panel.
+    assert!(
+        off.height() > 0.8 * off_plot.height(),
+        "{off:?} in {off_plot:?}"
+    );
+}
+
+#[test]
+fn clicking_a_bar_segment_pins_its_explanation() {
+    let mut h = harness(app(false, |_| {}), (1280.0, 800.0));
+    assert!(h.query_by_label_contains("Formula —").is_none());
+    // The bottom of the peak bar is the weights.
+    let bar = rect(&h, "Marker: Memory");
+    let at = egui::pos2(bar.center().x, bar.bottom() - 3.0);
+    h.input_mut().events.push(egui::Event::PointerMoved(at));
+    h.run();
+    for pressed in [true, false] {
+        h.input_mut().events.push(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+        h.step();
+    }
+    h.run();
+    h.get_by_label_contains("Formula —");
+    assert!(h.query_all_by_label_contains("Weights").count() >= 2);
+}
+
+#[test]
+fn the_roofline_shows_every_point_and_says_when_a_peak_is_not_sourced() {
+    // A 32k-token prompt puts the prefill far right of 10^4 FLOP/B.
+    let h = harness(
+        app(false, |s| s.inference.prompt_tokens = 32_768),
+        (1600.0, 1000.0),
+    );
+    let node = h.get_by_label_contains("Prefill:");
+    let prefill = node.accesskit_node().value().unwrap_or_default();
+    let ai: f64 = prefill
+        .trim_start_matches("Prefill: ")
+        .split(' ')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    assert!(ai > 1e4, "{prefill}");
+    let chart = rect(&h, "Chart: Roofline");
+    let legend = rect(&h, "Legend: Roofline");
+    for point in ["Marker: Roofline Prefill", "Marker: Roofline Decode"] {
+        let marker = rect(&h, point);
+        assert!(
+            inside(chart, marker),
+            "{point} {marker:?} outside {chart:?}"
+        );
+        assert!(!legend.intersects(marker), "{point} under the legend");
+    }
+    // BERT-tiny on a Snapdragon 865: the catalog has no sourced compute peak for it.
+    let mut h = harness(ExplorerApp::default(), (1600.0, 1000.0));
+    h.state_mut()
+        .request(Command::LoadPresetId("bert-tiny-snapdragon865"));
+    h.run();
+    h.get_by_label_contains("no sourced");
+    let zero: Vec<String> = h
+        .query_all_by_label_contains(" 0 TFLOP/s")
+        .map(|n| {
+            format!(
+                "{:?}",
+                n.accesskit_node().label().or(n.accesskit_node().value())
+            )
+        })
+        .collect();
+    assert!(zero.is_empty(), "{zero:?}");
+}
