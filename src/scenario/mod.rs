@@ -6,8 +6,8 @@
 
 mod axis;
 mod blocks;
-mod engine;
 mod cnn;
+mod engine;
 mod gpu;
 mod implementation;
 mod input;
@@ -24,8 +24,8 @@ mod workload;
 
 pub use axis::Axis;
 pub use blocks::*;
-pub use engine::ServingEngine;
 pub use cnn::*;
+pub use engine::ServingEngine;
 pub use gpu::*;
 pub use implementation::*;
 pub use input::*;

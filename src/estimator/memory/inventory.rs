@@ -251,7 +251,8 @@ pub fn stage_params_all_experts(
     first: bool,
     last: bool,
 ) -> f64 {
-    let every_expert = m.params.per_layer - m.moe.routed_params_per_layer + m.moe.routed_params_per_layer;
+    let every_expert =
+        m.params.per_layer - m.moe.routed_params_per_layer + m.moe.routed_params_per_layer;
     stage_params_of(c, m, every_expert, layers_on_stage, [first, last])
 }
 

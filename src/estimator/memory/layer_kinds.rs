@@ -22,13 +22,17 @@
 //!   per head) plus the projections' inputs and the gated norm — derived from source, not measured.
 
 use super::activations::{self as act, LayerActs, Sizes};
+use super::blocks;
 use super::ctx::{Ctx, ceil};
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
-use crate::scenario::MambaVersion;
+use crate::scenario::{MambaVersion, Profile};
 
 /// Sizes (field-wise largest over the kinds, for transients) and the average layer's saved bytes.
 pub fn average_layer(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerActs) {
+    if c.torch_blocks && c.profile == Profile::HuggingFace && !m.blocks.kinds().is_empty() {
+        return torch_average(c, m, b, s);
+    }
     if m.blocks.is_uniform() {
         let z = act::sizes(c, m, b, s);
         return (z, act::layer(c, m, &z));
@@ -59,6 +63,38 @@ pub fn average_layer(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, Laye
         sum.norm += w * one.norm;
         sum.masks += w * one.masks;
     }
+    sizes.bas = bas;
+    sizes.bas2 = bas2;
+    (sizes, sum)
+}
+
+/// The Transformers torch reference paths (`blocks`), measured: the average layer, with the rotary
+/// tables beyond the one `activations::first_stage_extra` counts spread over the layers.
+fn torch_average(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerActs) {
+    let l = f64::from(m.layers.max(1));
+    let fl = blocks::Flavour::of(m);
+    let mut sizes = act::sizes(c, m, b, s);
+    let (mut bas, mut bas2) = (0.0, 0.0);
+    let mut sum = LayerActs::default();
+    for k in m.blocks.kinds() {
+        let view = kind_view(m, k);
+        let z = act::sizes(c, &view, b, s);
+        sizes = widest(&sizes, &z);
+        let one = blocks::layer(c, m, k, fl, b, s);
+        let w = f64::from(k.count) / l;
+        if matches!(
+            k.mixer,
+            MixerShape::Attention { .. } | MixerShape::Mla { .. }
+        ) {
+            bas += w * z.bas;
+            bas2 += w * z.bas2;
+        }
+        sum.attention += w * one.attention;
+        sum.scores += w * one.scores;
+        sum.mlp += w * one.mlp;
+        sum.norm += w * one.norm;
+    }
+    sum.attention += blocks::rope_correction(c, m, fl, s) * c.saved_scale() / l;
     sizes.bas = bas;
     sizes.bas2 = bas2;
     (sizes, sum)

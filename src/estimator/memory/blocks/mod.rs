@@ -1,0 +1,149 @@
+//! What Hugging Face Transformers' **torch reference paths** save for backward, per layer kind
+//! (`implementation.block_kernels: TorchReference`): **measured**, op by op, on CPU with
+//! transformers 5.24.0 / torch 2.15 (docs/blocks-measured.md; the same rules in Python:
+//! scripts/measure/blocks_rules.py, exact against every FP32 record of
+//! tests/data/measured/blocks-*-cpu-steps.json; the estimator is held to the records' phase peaks in
+//! tests/measured_blocks.rs). The fused GPU kernels' rules (**derived** from source, not measured)
+//! stay in `layer_kinds.rs`.
+//!
+//! Element sizes: the rules were measured in FP32, where every term is 4 B. Elsewhere the tensors a
+//! linear or a kernel produces count in the activation type (`ec`), norm inputs in the residual type
+//! (`er`), statistics, log-sum-exp and router probabilities in FP32, indices as int64; no per-term
+//! AMP rule is measured (the AMP records are reported as they fall). No tensor parallelism: the
+//! torch paths are single-device Transformers modules.
+
+mod attention;
+mod mixers;
+mod moe;
+
+use super::activations::LayerActs;
+use super::ctx::Ctx;
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
+use crate::scenario::PositionKind;
+
+/// Which Transformers classes a pattern's features identify, for the few rules that differ by
+/// class rather than by block kind (docs/blocks-measured.md per class).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Flavour {
+    /// Gemma 3 (4 norms per layer, `Gemma3RMSNorm` computes `1 + weight` per call).
+    pub gemma: bool,
+    /// Qwen3-Next (gated DeltaNet or a gated full attention; `1 + weight` norms, a sigmoid-gated
+    /// shared expert, partial rotary 0.25).
+    pub qwen3_next: bool,
+    /// gpt-oss (attention sinks: eager attention, clamped SwiGLU experts with biases, softmax over
+    /// the top-k logits only).
+    pub gpt_oss: bool,
+    /// DeepSeek-V3 (MLA: sigmoid group-limited router).
+    pub deepseek: bool,
+}
+
+impl Flavour {
+    pub fn of(m: &ResolvedModel) -> Flavour {
+        let mut f = Flavour::default();
+        for k in m.blocks.kinds() {
+            f.gemma |= k.norms >= 4.0;
+            match k.mixer {
+                MixerShape::DeltaNet { .. } => f.qwen3_next = true,
+                MixerShape::Attention {
+                    output_gate, sinks, ..
+                } => {
+                    f.qwen3_next |= output_gate;
+                    f.gpt_oss |= sinks;
+                }
+                MixerShape::Mla { .. } => f.deepseek = true,
+                _ => {}
+            }
+        }
+        f
+    }
+}
+
+/// Per-token and per-sequence sizes the rules read.
+#[derive(Clone, Copy, Debug)]
+pub struct Dims {
+    pub b: f64,
+    pub s: f64,
+    /// Tokens, b·s.
+    pub t: f64,
+    pub h: f64,
+}
+
+/// One layer's saved bytes under the torch reference path.
+pub fn layer(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64, s: f64) -> LayerActs {
+    let d = Dims {
+        b,
+        s,
+        t: b * s,
+        h: f64::from(m.hidden),
+    };
+    let mut a = LayerActs::default();
+    // The layer's RMSNorms: input x, 1/rms and x·1/rms (2h + 1 per token; docs/blocks-measured.md
+    // "Norms"); the normalised output its consumers save counts with the mixer / MLP.
+    a.norm = k.norms * d.t * (2.0 * c.er * d.h + 4.0);
+    if fl.gemma || fl.qwen3_next {
+        // `1 + weight` per call: h per norm, a constant.
+        a.norm += 4.0 * k.norms * d.h;
+    }
+    match k.mixer {
+        MixerShape::Attention { .. } => attention::attention(c, &d, k, fl, &mut a),
+        MixerShape::Mla { .. } => attention::mla(c, &d, k, &mut a),
+        MixerShape::Mamba { .. } => a.attention += mixers::mamba2(c, &d, k),
+        MixerShape::DeltaNet { .. } => a.attention += mixers::delta_net(c, &d, k),
+        MixerShape::Empty => {}
+    }
+    a.mlp = match k.mlp {
+        MlpShape::None => 0.0,
+        MlpShape::Dense { ffn, kind } => moe::dense(c, &d, ffn, kind),
+        MlpShape::Moe => moe::mixture(c, m, &d, fl),
+    };
+    let z = c.saved_scale();
+    a.attention *= z;
+    a.scores *= z;
+    a.mlp *= z;
+    a.norm *= z;
+    a
+}
+
+/// Rotary cos/sin tables the torch paths keep ([1, s, rot] FP32 each, shared by the layers using
+/// that rotary embedding) beyond the one table `activations::first_stage_extra` counts, spread
+/// over the layers (measured: attributed to the first layer using each table).
+pub fn rope_correction(c: &Ctx, m: &ResolvedModel, fl: Flavour, s: f64) -> f64 {
+    let mut rot: f64 = 0.0;
+    let (mut local, mut global) = (false, false);
+    for k in m.blocks.kinds() {
+        match k.mixer {
+            MixerShape::Attention {
+                head_dim, window, ..
+            } => {
+                let r = if fl.gpt_oss {
+                    head_dim / 2.0
+                } else if fl.qwen3_next {
+                    (head_dim * 0.25).floor()
+                } else {
+                    head_dim
+                };
+                rot = rot.max(r);
+                local |= window > 0.0;
+                global |= window <= 0.0;
+            }
+            MixerShape::Mla { rope, .. } => rot = rot.max(rope),
+            _ => {}
+        }
+    }
+    // Gemma 3: local and global layers have their own rotary embeddings (different bases).
+    let tables = if fl.gemma && local && global {
+        2.0
+    } else if rot > 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    let ours = tables * 2.0 * s * rot * 4.0;
+    let counted = if m.positions == PositionKind::Rotary {
+        2.0 * s * f64::from(m.head_dim) * c.er
+    } else {
+        0.0
+    };
+    ours - counted
+}
