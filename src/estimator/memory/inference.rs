@@ -90,10 +90,18 @@ pub fn phases(
             0.0
         };
         let logits = if last { c.ec * zd.bsv } else { 0.0 };
+        let sliding = if c.engine == ServingEngine::HfGenerate
+            && !c.dynamic_batching
+            && super::blocks::applies(c, m)
+        {
+            super::blocks::decode_extra(c, m) * layers / f64::from(m.layers.max(1))
+        } else {
+            0.0
+        };
         phase(
             Phase::Decode,
             m.cache_bytes(&cache, c.b, ctx_len),
-            cat.max(logits) + 8.0 * c.b * ctx_len,
+            cat.max(logits) + 8.0 * c.b * ctx_len + sliding,
         );
     }
     out

@@ -26,11 +26,11 @@ use super::blocks;
 use super::ctx::{Ctx, ceil};
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
-use crate::scenario::{MambaVersion, Profile};
+use crate::scenario::MambaVersion;
 
 /// Sizes (field-wise largest over the kinds, for transients) and the average layer's saved bytes.
 pub fn average_layer(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerActs) {
-    if c.torch_blocks && c.profile == Profile::HuggingFace && !m.blocks.kinds().is_empty() {
+    if blocks::applies(c, m) {
         return torch_average(c, m, b, s);
     }
     if m.blocks.is_uniform() {

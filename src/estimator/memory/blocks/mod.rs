@@ -22,6 +22,13 @@ use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
 use crate::scenario::PositionKind;
 
+/// Whether these rules apply: the torch reference paths selected, under the Hugging Face profile.
+pub fn applies(c: &Ctx, m: &ResolvedModel) -> bool {
+    c.torch_blocks
+        && c.profile == crate::scenario::Profile::HuggingFace
+        && !m.blocks.kinds().is_empty()
+}
+
 /// Which Transformers classes a pattern's features identify, for the few rules that differ by
 /// class rather than by block kind (docs/blocks-measured.md per class).
 #[derive(Clone, Copy, Debug, Default)]
@@ -77,10 +84,12 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64, s: 
         t: b * s,
         h: f64::from(m.hidden),
     };
-    let mut a = LayerActs::default();
     // The layer's RMSNorms: input x, 1/rms and x·1/rms (2h + 1 per token; docs/blocks-measured.md
     // "Norms"); the normalised output its consumers save counts with the mixer / MLP.
-    a.norm = k.norms * d.t * (2.0 * c.er * d.h + 4.0);
+    let mut a = LayerActs {
+        norm: k.norms * d.t * (2.0 * c.er * d.h + 4.0),
+        ..LayerActs::default()
+    };
     if fl.gemma || fl.qwen3_next {
         // `1 + weight` per call: h per norm, a constant.
         a.norm += 4.0 * k.norms * d.h;
@@ -146,4 +155,68 @@ pub fn rope_correction(c: &Ctx, m: &ResolvedModel, fl: Flavour, s: f64) -> f64 {
         0.0
     };
     ours - counted
+}
+
+/// Training forward: Transformers builds its `DynamicCache` in training too (`use_cache` defaults to
+/// true) and the model output holds it until the loss is computed, so at the loss (the forward's
+/// peak) the cache's storages that no backward-saved tensor shares are live on top of the saved set
+/// (measured: forward peak − end of forward = logits + these, docs/blocks-measured.md records).
+/// Per layer: K and V (2·nkv·hd per token) where attention saved expanded copies instead (SDPA past
+/// the window, eager with sinks); the roped shared key of MLA (rope per token; the latent is the
+/// saved norm output); a gated DeltaNet's conv and recurrent states ((2Kd + Vd)·k + nv·dk·dv per
+/// sequence). Mamba-2's torch path returns no cache in training (measured: nothing extra).
+pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
+    let e = c.ec;
+    let mut out = 0.0;
+    for k in m.blocks.kinds() {
+        let n = f64::from(k.count);
+        out += n * match k.mixer {
+            MixerShape::Attention {
+                kv_heads,
+                head_dim,
+                window,
+                sinks,
+                ..
+            } if sinks || (window > 0.0 && s > window) => e * b * s * 2.0 * kv_heads * head_dim,
+            MixerShape::Mla { rope, .. } => e * b * s * rope,
+            MixerShape::DeltaNet {
+                key_dim,
+                value_dim,
+                value_heads,
+                key_head_dim,
+                value_head_dim,
+                conv_kernel,
+            } => {
+                e * b
+                    * ((2.0 * key_dim + value_dim) * conv_kernel
+                        + value_heads * key_head_dim * value_head_dim)
+            }
+            _ => 0.0,
+        };
+    }
+    out
+}
+
+/// Hugging Face generate's first decode step with sliding-window layers (`DynamicSlidingWindowLayer`,
+/// cache_utils.py, transformers 5.24; measured, docs/blocks-measured.md "What the cache holds"):
+/// right after prefill each sliding layer's cache is a view of the last w − 1 tokens of the whole
+/// prefill K/V storage (s tokens), which stays live through the first decode step while the fresh
+/// w-token storage is written. Beyond the window-capped cache: 2·nkv·hd·(s − w) per sliding layer
+/// and sequence.
+pub fn decode_extra(c: &Ctx, m: &ResolvedModel) -> f64 {
+    let mut out = 0.0;
+    for k in m.blocks.kinds() {
+        if let MixerShape::Attention {
+            kv_heads,
+            head_dim,
+            window,
+            ..
+        } = k.mixer
+            && window > 0.0
+            && c.s > window
+        {
+            out += f64::from(k.count) * 2.0 * kv_heads * head_dim * c.e_kv * c.b * (c.s - window);
+        }
+    }
+    out
 }
