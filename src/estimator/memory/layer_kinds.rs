@@ -3,6 +3,10 @@
 //! checkpointing, the per-layer breakdown) keeps working. A uniform model takes the one-layer rules
 //! of `activations.rs` unchanged.
 //!
+//! With `implementation.block_kernels: TorchReference` (Hugging Face profile) every kind takes the
+//! **measured** Transformers torch-path rules of `blocks/` instead. The rules below are the default
+//! (`Fused`): what GPU jobs run.
+//!
 //! Per kind:
 //! - softmax attention (any window: Hugging Face eager and SDPA attend with a mask over the full
 //!   sequence, so a window does not shrink what is saved) and dense or MoE MLPs: the rules of
