@@ -261,3 +261,53 @@ fn the_documented_pattern_parses_and_round_trips() {
         .expect("round trip");
     assert_eq!(again.model.pattern, s.model.pattern);
 }
+
+#[test]
+fn gpt_oss_experts_only_mxfp4_keeps_attention_dense() {
+    // tests/data/hf/gpt-oss-120b.json: MXFP4 on the experts, `self_attn` and the router unconverted.
+    let text = include_str!("data/hf/gpt-oss-120b.json");
+    let imported =
+        vram_explorer::import::from_hf_config(text, &ModelSpec::default()).expect("imports");
+    let mut s = Scenario {
+        mode: Mode::Inference,
+        ..Scenario::default()
+    };
+    imported.apply(&mut s);
+    assert_eq!(s.quantization.weights, WeightFormat::Mxfp4);
+    assert!(s.quantization.experts_only);
+    let experts_only = estimate(&s).memory;
+    let mut all = s.clone();
+    all.quantization.experts_only = false;
+    let everything = estimate(&all).memory;
+    // The dense matrices (attention, routers) are ~0.9 B parameters: BF16 instead of 4.25 bits.
+    let w = |m: &vram_explorer::estimator::MemoryEstimate| {
+        m.peak
+            .get(vram_explorer::estimator::Component::Weights)
+            .get()
+    };
+    let diff = w(&experts_only) - w(&everything);
+    assert!(diff > 1.0e9 && diff < 3.0e9, "{diff}");
+}
+
+#[test]
+fn todays_model_presets_count_their_published_parameters() {
+    // Each preset's model was imported from a fixture of tests/data/hf (params.json: the
+    // Transformers 5.25.0 class on the meta device); Qwen3-235B-A22B from the count keras-team/keras-hub
+    // records for `qwen3_moe_235b_a22b_en` (qwen3_moe_presets.py), which equals Hugging Face's.
+    let cases = [
+        ("deepseek-v3-inference-8xh200-fp8", 671_026_404_352.0),
+        ("qwen3-235b-a22b-inference-8xh100", 235_093_634_560.0),
+        ("glm-4.5-air-inference-4xh100", 106_852_245_504.0),
+        ("gpt-oss-120b-inference-h100-mxfp4", 116_829_156_672.0),
+        ("llama4-scout-int4-h100", 108_641_793_536.0),
+        ("gemma3-27b-128k-h200", 27_432_406_640.0),
+        ("nemotron-h-8b-128k-h100", 8_100_852_736.0),
+        ("qwen2.5-vl-7b-images-l40s", 8_292_166_656.0),
+    ];
+    for (id, total) in cases {
+        let s = vram_explorer::presets::bundled_scenario(id).expect(id);
+        let e = estimate(&s);
+        assert_eq!(e.memory.params.total, total, "{id}");
+        assert!(e.memory.fits, "{id} should fit as its notes say");
+    }
+}

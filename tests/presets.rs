@@ -102,7 +102,7 @@ fn bundled_library_is_exactly_the_presets_directory() {
             (s.name.as_str(), s.notes.as_str())
         );
         assert!(
-            ["Seed article", "Current practice"].contains(&p.group),
+            ["Seed article", "Current practice", "Today's models"].contains(&p.group),
             "{}",
             p.group
         );

@@ -235,7 +235,10 @@ fn importing_a_hf_config_sets_the_shape() {
     h.run();
     let t = &h.state().scenario().model.transformer;
     assert_eq!((t.layers, t.hidden, t.vocab), (32, 4096, 32000));
-    h.get_by_label_contains("Imported the llama model shape");
+    // The notice says what `vram-explorer import` prints: the type and the exact count.
+    h.get_by_label_contains("Imported llama from");
+    h.get_by_label_contains("total 6738415616");
+    assert_eq!(h.state().scenario().model.pattern.len(), 1);
 }
 
 #[test]

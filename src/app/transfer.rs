@@ -22,17 +22,18 @@ impl ExplorerApp {
         let s = &mut self.session.scenario;
         match import::from_hf_config(&text, &s.model) {
             Ok(imported) => {
-                s.model = imported.model;
-                let mut msg = format!(
-                    "Imported the {} model shape from {}",
-                    imported.model_type,
-                    path.display()
-                );
-                for note in imported.notes {
-                    msg.push_str("\n- ");
-                    msg.push_str(&note);
-                }
-                self.notices.push(Notice::info(msg));
+                imported.apply(s);
+                // The same description as `vram-explorer import` prints on standard error.
+                let m = import::flow::ModelImport {
+                    config: imported,
+                    located: import::source::Located {
+                        config: path.to_path_buf(),
+                        index: None,
+                    },
+                    total_size: None,
+                };
+                let msg = report::import::summary(&m, s);
+                self.notices.push(Notice::info(msg.trim_end().to_owned()));
             }
             Err(e) => self.notices.push(Notice::error(format!(
                 "Could not import the model config ({e}): {}",

@@ -8,7 +8,10 @@
 //! vram-explorer sweep <scenario.ron> --over batch|seq|params|dp|tp|pp [--from X --to Y --steps N]
 //! vram-explorer fit <scenario.ron> [--max-gpus N] [--top N] [--json]
 //! vram-explorer claims [ID] [--json]
+//! vram-explorer import <config.json | model-dir | org/name>
 //! ```
+//!
+//! `import` writes the scenario (RON) to standard output and the parameter counts to standard error.
 //!
 //! Exit codes: 0 success, 1 a runtime error (bad file, unknown preset: the message on stderr, message
 //! first, path last), 2 a usage error (from clap). Output is built as a string and written once; a
@@ -65,6 +68,13 @@ enum Command {
     Sweep(SweepArgs),
     /// What fits: the largest batch, context and model, the fewest GPUs, and "make it fit" suggestions.
     Fit(FitArgs),
+    /// Import a Hugging Face config.json (a file, a model directory, or a Hub id found offline in the
+    /// local cache): the scenario (RON) to stdout, its parameter counts to stderr.
+    Import {
+        /// config.json, a model directory, or org/name (looked up in $HF_HUB_CACHE, $HF_HOME/hub or
+        /// ~/.cache/huggingface/hub; nothing is downloaded).
+        source: String,
+    },
     /// The seed article's claims: what the estimator computes for each, and a verdict.
     Claims {
         /// Only this claim (by id).
@@ -235,11 +245,30 @@ fn execute(command: Command) -> Result<String, String> {
             Ok(fit::run(&scenario, a.max_gpus, usize::from(a.top), a.json))
         }
         Command::Claims { id, json } => claims::run(json, id.as_deref()),
+        Command::Import { source } => import(&source),
         Command::Sweep(a) => {
             let (scenario, _) = load(&a.source)?;
             sweep::run(&scenario, a.over, a.from, a.to, a.steps, a.scale)
         }
     }
+}
+
+/// `import`: the scenario as RON (returned, for stdout); the counts go to stderr.
+fn import(source: &str) -> Result<String, String> {
+    use crate::import::{flow, source::HubEnv};
+    let m = flow::import_model(source, &Scenario::default().model, &HubEnv::from_env())
+        .map_err(|e| e.to_string())?;
+    let mut s = Scenario {
+        name: format!("{} ({})", source, m.config.model_type),
+        notes: format!("Imported from {}", m.located.config.display()),
+        ..Scenario::default()
+    };
+    m.config.apply(&mut s);
+    eprint!(
+        "{}",
+        presets::text::escape_controls_keep_lines(&crate::report::import::summary(&m, &s))
+    );
+    Ok(presets::to_ron_string(&s))
 }
 
 /// `report`: renders the chosen format, prints it or writes it to `--output`.

@@ -14,6 +14,7 @@ mod layer;
 pub mod lora;
 pub mod moe;
 mod patterned;
+pub mod towers;
 
 use self::blocks::{Blocks, LayerKind, MixerShape, MlpShape};
 use self::families::{cnn, recommender};
@@ -75,6 +76,7 @@ pub fn resolve(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel
     derive(
         &super::resolve::model_spec(spec, diagnostics),
         &spec.pattern,
+        &spec.towers,
         diagnostics,
     )
 }
@@ -86,12 +88,13 @@ pub fn resolve(spec: &ModelSpec, diagnostics: &mut Diagnostics) -> ResolvedModel
 pub fn derive(
     spec: &ModelSpec,
     pattern: &[crate::scenario::PatternPart],
+    towers: &[crate::scenario::Tower],
     diagnostics: &mut Diagnostics,
 ) -> ResolvedModel {
     match spec.family {
         ModelFamily::Transformer => match spec.shape {
             ShapeSource::Dimensions if !pattern.is_empty() => {
-                patterned::transformer(spec, pattern, diagnostics)
+                patterned::transformer(spec, pattern, towers, diagnostics)
             }
             ShapeSource::Dimensions => {
                 shape_diagnostics(&spec.transformer, diagnostics);

@@ -45,7 +45,7 @@ pub struct Resolved {
 /// Resolves `sc`, its model included.
 pub fn resolve(sc: &Scenario, d: &mut Diagnostics) -> Resolved {
     let spec = model_spec(&sc.model, d);
-    let model = model::derive(&spec, &sc.model.pattern, d);
+    let model = model::derive(&spec, &sc.model.pattern, &sc.model.towers, d);
     finish(sc, spec, model, d)
 }
 
@@ -66,6 +66,7 @@ pub fn model_spec(m: &ModelSpec, d: &mut Diagnostics) -> ModelSpec {
         recommender,
         moe,
         pattern: _,
+        towers: _,
     } = m;
     ModelSpec {
         family: *family,
@@ -82,6 +83,7 @@ pub fn model_spec(m: &ModelSpec, d: &mut Diagnostics) -> ModelSpec {
         // The pattern is resolved into `ResolvedModel::blocks` (`model::derive`), not copied here:
         // resolving stays allocation-free.
         pattern: Vec::new(),
+        towers: Vec::new(),
     }
 }
 

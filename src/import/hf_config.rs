@@ -13,14 +13,16 @@
 //! levels), linear-time key checks; counts are `u32` with saturating arithmetic, and the model made
 //! passes the scenario format's range checks (`scenario::validate`) or is refused naming the fields.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::{ImportError, hf_families};
+use super::hf_keys::UNSUPPORTED_KEYS;
+pub(super) use super::hf_reader::{Reader, echo_json};
+use super::{ImportError, hf_pattern, hf_quant, hf_route};
 use crate::presets::text::echo;
-use crate::scenario::{ModelFamily, ModelSpec, MoeSpec, ShapeSource, TransformerDims};
-
-/// Mixtral's expert keys, understood for `model_type = "mixtral"` only.
-const MIXTRAL_KEYS: [&str; 2] = ["num_local_experts", "num_experts_per_tok"];
+use crate::scenario::{
+    Dtype, LayerRun, Mode, ModelFamily, ModelSpec, MoeSpec, Quantization, Scenario, ShapeSource,
+    Tower, TransformerDims,
+};
 
 /// Largest config.json accepted (real ones are a few kB).
 pub const MAX_CONFIG_BYTES: usize = 4 << 20;
@@ -34,133 +36,34 @@ pub struct ImportedConfig {
     pub model_type: String,
     /// Facts the import could not express exactly, for the user to read.
     pub notes: Vec<String>,
+    /// `torch_dtype` / `dtype` of the checkpoint.
+    pub dtype: Option<Dtype>,
+    /// `quantization_config`, where the scenario has a matching weight format.
+    pub quantization: Option<Quantization>,
+    /// Multi-token-prediction layers in the checkpoint that the Transformers class does not build
+    /// (DeepSeek-V3 / GLM-4.5 `num_nextn_predict_layers`): not counted.
+    pub mtp_layers: u32,
+    /// A vision tower is part of the model (and of its parameter count).
+    pub vision: bool,
 }
 
-/// Keys that mean a structure the scenario cannot describe: refused, never guessed.
-const UNSUPPORTED_KEYS: [(&str, &str); 9] = [
-    ("num_local_experts", "mixture of experts"),
-    ("num_experts", "mixture of experts"),
-    ("n_routed_experts", "mixture of experts"),
-    ("num_experts_per_tok", "mixture of experts"),
-    ("moe_intermediate_size", "mixture of experts"),
-    ("q_lora_rank", "low-rank attention (MLA)"),
-    ("kv_lora_rank", "low-rank attention (MLA)"),
-    ("text_config", "a multimodal model (nested text config)"),
-    ("vision_config", "a multimodal model (vision tower)"),
-];
-
-/// Keys that do not change parameter count or memory (training hyper-parameters, token ids,
-/// metadata) — skipped silently.
-const IRRELEVANT_KEYS: [&str; 47] = [
-    "_name_or_path",
-    "architectures",
-    "attention_dropout",
-    "attention_probs_dropout_prob",
-    "attn_pdrop",
-    "bos_token_id",
-    "classifier_dropout",
-    "embd_pdrop",
-    "eos_token_id",
-    "gradient_checkpointing",
-    "hidden_dropout_prob",
-    "id2label",
-    "initializer_range",
-    "label2id",
-    "layer_norm_eps",
-    "layer_norm_epsilon",
-    "model_type",
-    "n_ctx",
-    "pad_token_id",
-    "position_embedding_type",
-    "pretraining_tp",
-    "problem_type",
-    "resid_pdrop",
-    "rms_norm_eps",
-    "rope_scaling",
-    "rope_theta",
-    "scale_attn_by_inverse_layer_idx",
-    "reorder_and_upcast_attn",
-    "scale_attn_weights",
-    "summary_activation",
-    "summary_first_dropout",
-    "summary_proj_to_labels",
-    "summary_type",
-    "summary_use_proj",
-    "task_specific_params",
-    "torch_dtype",
-    "dtype",
-    "transformers_version",
-    "use_cache",
-    "use_sliding_window",
-    "max_window_layers",
-    "tokenizer_class",
-    "return_dict",
-    "output_past",
-    "output_router_logits",
-    "router_aux_loss_coef",
-    "router_jitter_noise",
-];
-
-/// Reads typed fields and collects every problem, so one message names all of them.
-pub(super) struct Reader<'a> {
-    obj: &'a Map<String, Value>,
-    used: Vec<&'static str>,
-    pub(super) problems: Vec<String>,
-}
-
-impl<'a> Reader<'a> {
-    pub(super) fn get(&mut self, key: &'static str) -> Option<&'a Value> {
-        self.used.push(key);
-        self.obj.get(key).filter(|v| !v.is_null())
-    }
-
-    /// A positive integer that fits in u32.
-    pub(super) fn count(&mut self, key: &'static str) -> Option<u32> {
-        let v = self.get(key)?;
-        match v
-            .as_u64()
-            .and_then(|n| u32::try_from(n).ok())
-            .filter(|n| *n > 0)
-        {
-            Some(n) => Some(n),
-            None => {
-                self.problems.push(format!(
-                    "`{key}` = {} is not a positive integer",
-                    echo_json(v)
-                ));
-                None
-            }
+impl ImportedConfig {
+    /// Puts the import into a scenario: the model; the checkpoint's dtype as the weights' type of an
+    /// inference scenario; the quantized weight format.
+    pub fn apply(&self, s: &mut Scenario) {
+        s.model = self.model.clone();
+        if let Some(dtype) = self.dtype.filter(|_| s.mode == Mode::Inference) {
+            s.precision.weights = dtype;
         }
-    }
-
-    pub(super) fn required(&mut self, key: &'static str) -> u32 {
-        if self.obj.get(key).is_none_or(Value::is_null) {
-            self.problems.push(format!("`{key}` is missing"));
-            self.used.push(key);
-            return 0;
+        if let Some(q) = &self.quantization {
+            s.quantization = q.clone();
         }
-        self.count(key).unwrap_or(0)
-    }
-
-    pub(super) fn flag(&mut self, key: &'static str, default: bool) -> bool {
-        match self.get(key) {
-            None => default,
-            Some(Value::Bool(b)) => *b,
-            Some(v) => {
-                self.problems
-                    .push(format!("`{key}` = {} is not true or false", echo_json(v)));
-                default
-            }
-        }
-    }
-
-    pub(super) fn text(&mut self, key: &'static str) -> Option<&'a str> {
-        self.get(key).and_then(Value::as_str)
     }
 }
 
-/// Parses a config.json and returns `base` with its transformer replaced. Nothing is returned
-/// half-done: any problem is an error listing every key that was not understood.
+/// Parses a config.json and returns `base` with its transformer (and layer pattern, towers, MoE)
+/// replaced. Nothing is returned half-done: any problem is an error listing every key that was not
+/// understood.
 pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, ImportError> {
     if json.len() > MAX_CONFIG_BYTES {
         return Err(ImportError::new(format!(
@@ -174,98 +77,88 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
     let Value::Object(obj) = &value else {
         return Err(ImportError::new("config.json is not a JSON object"));
     };
-    let mut r = Reader {
-        obj,
-        used: Vec::new(),
-        problems: Vec::new(),
-    };
+    let mut r = Reader::new(obj);
     let model_type = r.text("model_type").unwrap_or("").to_owned();
-    let mixtral = model_type == "mixtral";
-    unsupported_keys(&mut r, mixtral);
-    let mut notes = Vec::new();
-    let dims = match model_type.as_str() {
-        "llama" | "mistral" | "qwen2" | "mixtral" => {
-            hf_families::llama_like(&mut r, &model_type, &mut notes)
-        }
-        "gpt2" => hf_families::gpt2(&mut r),
-        "bert" | "roberta" => hf_families::bert(&mut r, &mut notes),
-        "" => {
-            r.problems.push("`model_type` is missing".to_owned());
-            TransformerDims::default()
-        }
-        other => {
-            r.problems.push(format!(
-                "model_type \"{}\" is not understood (supported: llama, mistral, mixtral, qwen2, \
-                 gpt2, bert, roberta)",
-                echo(other)
-            ));
-            TransformerDims::default()
-        }
-    };
-    let moe = if mixtral {
-        MoeSpec {
-            experts: r.required("num_local_experts"),
-            top_k: r.required("num_experts_per_tok"),
-            ..MoeSpec::default()
-        }
-    } else {
-        MoeSpec::default()
-    };
-    check_shape(&dims, &mut r.problems);
+    let mut out = Built::default();
+    if model_type.is_empty() {
+        r.problems.push("`model_type` is missing".to_owned());
+    } else if !hf_route::build(&mut r, &model_type, &mut out) {
+        r.problems.push(format!(
+            "model_type \"{}\" is not understood (supported: {})",
+            echo(&model_type),
+            hf_route::SUPPORTED.join(", ")
+        ));
+    }
+    if model_type == "qwen2_5_vl_text" {
+        // Transformers 5.25 maps qwen2_5_vl_text to `Qwen2_5_VLTextModel` only (no LM head): its
+        // count is the decoder alone; the scenario's head is tied (adds no parameters).
+        out.t.tied_embeddings = true;
+        out.notes.push(
+            "qwen2_5_vl_text is counted as `Qwen2_5_VLTextModel` (no LM head, the only class \
+             Transformers maps it to); the scenario's LM head is tied to the embedding"
+                .to_owned(),
+        );
+    }
+    let precision = hf_quant::read(&mut r, &mut out.notes);
+    unsupported_keys(&mut r);
+    check_shape(&out.t, &mut r.problems);
     if !r.problems.is_empty() {
         return Err(ImportError::new(format!(
             "config.json not understood: {}",
             r.problems.join("; ")
         )));
     }
-    ignored_notes(&r, &mut notes);
+    out.notes.extend(r.ignored(""));
     let model = ModelSpec {
         family: ModelFamily::Transformer,
         shape: ShapeSource::Dimensions,
-        transformer: dims,
-        moe,
+        transformer: out.t,
+        moe: out.moe,
+        pattern: hf_pattern::compress(&out.layers),
+        towers: out.towers,
         ..base.clone()
     };
     super::check_model(&model, &["model.transformer.", "model.moe."], "config.json")?;
     Ok(ImportedConfig {
         model,
         model_type,
-        notes,
+        notes: out.notes,
+        dtype: precision.dtype,
+        quantization: precision.quantization,
+        mtp_layers: out.mtp_layers,
+        vision: out.vision,
     })
 }
 
-/// Keys whose meaning the estimator does not model: each one is a problem, never a silent default.
-fn unsupported_keys(r: &mut Reader<'_>, mixtral: bool) {
+/// What a family builds: the dimensions (the reference and defaults of the pattern), the
+/// per-layer runs (empty = the flat model), towers, notes.
+#[derive(Default)]
+pub(super) struct Built {
+    pub t: TransformerDims,
+    pub moe: MoeSpec,
+    /// One entry per layer (count 1), compressed into the pattern afterwards.
+    pub layers: Vec<LayerRun>,
+    pub towers: Vec<Tower>,
+    pub notes: Vec<String>,
+    /// `num_nextn_predict_layers`: multi-token-prediction layers the checkpoint has and the
+    /// Transformers class does not build (not counted).
+    pub mtp_layers: u32,
+    /// A vision tower is included.
+    pub vision: bool,
+}
+
+/// Keys whose meaning no family read: each one is a problem, never a silent default.
+fn unsupported_keys(r: &mut Reader<'_>) {
     for (key, what) in UNSUPPORTED_KEYS {
-        if mixtral && MIXTRAL_KEYS.contains(&key) {
+        if r.used.contains(&key) {
             continue;
         }
         if let Some(v) = r.obj.get(key).filter(|v| !v.is_null()) {
             r.problems.push(format!(
-                "`{key}` = {}: {what} is not understood",
+                "`{key}` = {}: {what} is not understood for this model_type",
                 echo_json(v)
             ));
         }
-    }
-}
-
-/// Notes on keys that were read by nothing (listed) and on a quantized checkpoint.
-fn ignored_notes(r: &Reader<'_>, notes: &mut Vec<String>) {
-    let mut ignored: Vec<&str> = r
-        .obj
-        .keys()
-        .map(String::as_str)
-        .filter(|k| !r.used.contains(k) && !IRRELEVANT_KEYS.contains(k))
-        .collect();
-    ignored.sort_unstable();
-    if !ignored.is_empty() {
-        notes.push(ignored_note(&ignored));
-    }
-    if r.obj.contains_key("quantization_config") {
-        notes.push(
-            "The checkpoint is quantized (`quantization_config`): set the weight precision by hand"
-                .to_owned(),
-        );
     }
 }
 
@@ -284,22 +177,4 @@ fn check_shape(t: &TransformerDims, problems: &mut Vec<String>) {
             ));
         }
     }
-}
-
-/// A JSON value echoed in a message: one line, long values elided.
-pub(super) fn echo_json(v: &Value) -> String {
-    echo(&v.to_string())
-}
-
-/// "Ignored keys: a, b, c" with each key echoed safely, the first 20 named and the rest counted.
-fn ignored_note(keys: &[&str]) -> String {
-    const NAMED: usize = 20;
-    let named: Vec<String> = keys.iter().take(NAMED).map(|k| echo(k)).collect();
-    let more = keys.len().saturating_sub(NAMED);
-    let tail = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
-    format!("Ignored keys: {}{tail}", named.join(", "))
 }

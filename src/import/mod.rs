@@ -1,14 +1,28 @@
-//! Imports, offline (nothing is fetched): a Hugging Face `config.json` fills the transformer
-//! dimensions; `.safetensors` headers (one file, or a sharded index with its shards beside it) give the
+//! Imports, offline (nothing is fetched): a Hugging Face `config.json` (a file, a model directory or
+//! a Hub id in the local cache, [`source`]) gives the model as a layer pattern with its towers; `.safetensors` headers (one file, or a sharded index with its shards beside it) give the
 //! exact parameter count by element type.
 //!
 //! Parsers are pure (`&str` / `&[u8]` in, a new value or an error out — never a half-applied change);
 //! [`files`] does the reading, header bytes only. Every error names what was not understood.
 
 pub mod files;
+pub mod flow;
 pub mod hf_config;
+mod hf_decoders;
+mod hf_encdec;
 mod hf_families;
+mod hf_keys;
+mod hf_llama4;
+mod hf_moe;
+mod hf_multimodal;
+mod hf_pattern;
+mod hf_quant;
+mod hf_qwen3_next;
+mod hf_reader;
+pub mod hf_route;
+mod hf_ssm;
 pub mod safetensors;
+pub mod source;
 
 pub use hf_config::{ImportedConfig, from_hf_config};
 pub use safetensors::{SafetensorsHeader, StDtype, TensorInfo, parse_file, parse_header};

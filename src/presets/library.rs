@@ -32,6 +32,9 @@ impl BundledPreset {
 pub const SEED_ARTICLE: &str = "Seed article";
 /// Group of today's common setups.
 pub const CURRENT_PRACTICE: &str = "Current practice";
+/// Group of the presets of issue 14: today's architectures (MLA, sliding window, MoE variants,
+/// Mamba hybrids, vision-language), each imported from a published config.json.
+pub const TODAYS_MODELS: &str = "Today's models";
 
 macro_rules! preset {
     ($group:expr, $id:literal) => {
@@ -68,6 +71,14 @@ const FILES: &[(&str, &str, &str)] = &[
     preset!(CURRENT_PRACTICE, "llama2-70b-4bit-rtx4090"),
     preset!(CURRENT_PRACTICE, "vit-b16-training-a100"),
     preset!(CURRENT_PRACTICE, "dit-xl2-training-a100"),
+    preset!(TODAYS_MODELS, "deepseek-v3-inference-8xh200-fp8"),
+    preset!(TODAYS_MODELS, "qwen3-235b-a22b-inference-8xh100"),
+    preset!(TODAYS_MODELS, "glm-4.5-air-inference-4xh100"),
+    preset!(TODAYS_MODELS, "gpt-oss-120b-inference-h100-mxfp4"),
+    preset!(TODAYS_MODELS, "llama4-scout-int4-h100"),
+    preset!(TODAYS_MODELS, "gemma3-27b-128k-h200"),
+    preset!(TODAYS_MODELS, "nemotron-h-8b-128k-h100"),
+    preset!(TODAYS_MODELS, "qwen2.5-vl-7b-images-l40s"),
 ];
 
 /// Every bundled preset, in menu order (parsed once, on first use).

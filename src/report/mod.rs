@@ -2,6 +2,7 @@
 //! roofline figures and the architecture comparison. Pure: strings out, the caller writes files.
 
 pub mod csv;
+pub mod import;
 pub mod markdown;
 
 pub use csv::{breakdown_csv, comparison_csv, phases_csv, roofline_csv};

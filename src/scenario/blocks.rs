@@ -69,6 +69,8 @@ pub enum Mixer {
     /// Gated DeltaNet linear attention (Yang et al. 2024, arXiv:2412.06464; Qwen3-Next): a
     /// key-dim × value-dim recurrent state per head per sequence.
     GatedDeltaNet(GatedDeltaNet),
+    /// No token mixer: the layer is its MLP alone (Nemotron-H's `-` layers).
+    None,
 }
 
 impl Default for Mixer {
@@ -105,6 +107,13 @@ pub struct Attention {
     /// A sigmoid output gate computed by the query projection (Qwen3-Next `attn_output_gate`): the
     /// q projection is twice as wide.
     pub output_gate: bool,
+    /// No bias on the k projection although `qkv_bias` (Whisper's `k_proj`).
+    pub no_k_bias: bool,
+    /// A second attention over the encoder's output (encoder-decoder decoders: T5 `EncDecAttention`,
+    /// Whisper `encoder_attn`): its own q, k, v, output and norm, the same shapes and biases.
+    pub cross_attention: bool,
+    /// T5's relative position bias: a buckets × heads table (in the first layer only); 0 = none.
+    pub relative_buckets: u32,
 }
 
 /// Multi-head latent attention (DeepSeek-V2 §2.1.2–2.1.3; Hugging Face `DeepseekV3Attention`,

@@ -19,6 +19,7 @@ mod precision;
 mod quant;
 mod strategies;
 mod timing;
+mod towers;
 pub mod validate;
 mod workload;
 
@@ -37,6 +38,7 @@ pub use precision::*;
 pub use quant::*;
 pub use strategies::*;
 pub use timing::*;
+pub use towers::*;
 pub use workload::*;
 
 use serde::{Deserialize, Serialize};

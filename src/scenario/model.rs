@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{CnnSpec, MoeSpec, PatternPart};
+use super::{CnnSpec, MoeSpec, PatternPart, Tower};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ModelFamily {
@@ -40,6 +40,9 @@ pub struct ModelSpec {
     /// The layers as blocks, run-length encoded (`scenario::blocks`); empty = every layer as
     /// `transformer` and `moe` describe it. Used with `shape = Dimensions`.
     pub pattern: Vec<PatternPart>,
+    /// Stacks beside the language model: a vision tower, the encoder of an encoder-decoder model
+    /// (`scenario::towers`). Counted with a layer pattern only.
+    pub towers: Vec<Tower>,
 }
 
 impl Default for ModelSpec {
@@ -53,6 +56,7 @@ impl Default for ModelSpec {
             recommender: RecommenderSpec::default(),
             moe: MoeSpec::default(),
             pattern: Vec::new(),
+            towers: Vec::new(),
         }
     }
 }

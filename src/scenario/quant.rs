@@ -118,6 +118,10 @@ pub struct Quantization {
     pub weights: WeightFormat,
     /// Group size of INT4 GPTQ/AWQ. Valid: 1 ..= 65536 (128 is the common choice).
     pub group_size: u32,
+    /// Only the routed experts are stored in `weights`; attention, routers and dense MLPs keep the
+    /// precision's type (gpt-oss's MXFP4 checkpoints: `modules_to_not_convert` lists `self_attn`
+    /// and `mlp.router`).
+    pub experts_only: bool,
 }
 
 impl Default for Quantization {
@@ -125,6 +129,7 @@ impl Default for Quantization {
         Quantization {
             weights: WeightFormat::AsPrecision,
             group_size: 128,
+            experts_only: false,
         }
     }
 }

@@ -153,6 +153,7 @@ fn model(r: &mut Rng) -> ModelSpec {
     } else {
         Vec::new()
     };
+    let pattern_seed = u64::from(t.hidden) ^ (u64::from(t.ffn) << 32) ^ pattern.len() as u64;
     ModelSpec {
         family: r.pick(&[
             ModelFamily::Transformer,
@@ -166,7 +167,55 @@ fn model(r: &mut Rng) -> ModelSpec {
         recommender,
         moe,
         pattern,
+        // A side stream seeded from values already drawn: the main stream stays as before.
+        towers: towers(&mut Rng::new(pattern_seed)),
     }
+}
+
+/// Random towers (a vision tower, an encoder stack) over the pattern's ranges, sometimes none.
+fn towers(r: &mut Rng) -> Vec<Tower> {
+    const DIMS: u32 = 4_194_304;
+    let mut out = Vec::new();
+    if r.coin() {
+        out.push(Tower::Vision(VisionTower {
+            layers: r.small(0, 10_000),
+            hidden: r.small(0, DIMS),
+            heads: r.small(0, DIMS),
+            ffn: r.small(0, DIMS),
+            image_size: r.small(0, DIMS),
+            patch_size: r.small(0, DIMS),
+            temporal_patch: r.small(0, 1024),
+            class_token: r.coin(),
+            learned_positions: r.coin(),
+            projector: Projector {
+                merge: r.small(0, 1024),
+                hidden: r.small(0, DIMS),
+                out: r.small(0, DIMS),
+                ..Projector::default()
+            },
+            ..VisionTower::default()
+        }));
+    }
+    if r.coin() {
+        out.push(Tower::Encoder(EncoderStack {
+            layers: r.small(0, 10_000),
+            hidden: r.small(0, DIMS),
+            heads: r.small(0, DIMS),
+            head_dim: r.small(0, DIMS),
+            ffn: r.small(0, DIMS),
+            relative_buckets: r.small(0, DIMS),
+            input: if r.coin() {
+                EncoderInput::SharedEmbedding
+            } else {
+                EncoderInput::AudioConv {
+                    mel_bins: r.small(0, DIMS),
+                    positions: r.small(0, DIMS),
+                }
+            },
+            ..EncoderStack::default()
+        }));
+    }
+    out
 }
 
 /// A random run of the layer pattern over the ranges of `model.pattern.*`.
@@ -184,6 +233,10 @@ fn layer_run(r: &mut Rng) -> LayerRun {
             qk_norm: r.coin(),
             sinks: r.coin(),
             output_gate: r.coin(),
+            // Derived, not drawn (the stream stays as before): the encoder-decoder switches.
+            no_k_bias: false,
+            cross_attention: false,
+            relative_buckets: 0,
         }),
         1 => Mixer::Mla(Mla {
             heads: r.small(0, 65_536),
@@ -215,6 +268,18 @@ fn layer_run(r: &mut Rng) -> LayerRun {
             value_head_dim: r.small(0, DIMS),
             conv_kernel: r.small(1, 1024),
         }),
+    };
+    // Derived from drawn values (the stream stays as before): encoder-decoder attention switches,
+    // T5's relative buckets, and mixer-less layers.
+    let mixer = match mixer {
+        Mixer::Attention(a) => Mixer::Attention(Attention {
+            cross_attention: a.window % 2 == 1,
+            no_k_bias: a.chunk % 2 == 1,
+            relative_buckets: a.heads % 64,
+            ..a
+        }),
+        Mixer::GatedDeltaNet(g) if g.conv_kernel % 4 == 0 => Mixer::None,
+        other => other,
     };
     let mlp = match r.next_u64() % 3 {
         0 => Mlp::Dense(DenseMlp {
@@ -366,6 +431,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
     s.quantization = Quantization {
         weights: r.pick(&WeightFormat::ALL),
         group_size: r.small(1, 65_536),
+        experts_only: r.coin(),
     };
     s
 }

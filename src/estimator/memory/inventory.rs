@@ -164,11 +164,17 @@ impl Inventory {
         // Everything but the head's tensors lives in the layers (Adam's counters are per tensor).
         let tensors = m.param_tensors;
         let quantised = x.layer_storage.unwrap_or(StorageFormat::Dense(c.weights));
+        // `quantization.experts_only` (gpt-oss): attention, routers and dense MLPs stay dense.
+        let (dense_storage, dense_bytes) = if x.experts_only {
+            (StorageFormat::Dense(c.weights), c.e_weights)
+        } else {
+            (quantised, quant)
+        };
         inv.push(Group {
             role: Role::Matrices,
-            storage: quantised,
+            storage: dense_storage,
             elems: (matrix_part - expert_part).max(0.0),
-            weight_bytes: layer_bytes(quant),
+            weight_bytes: layer_bytes(dense_bytes),
             tensors,
             largest: m.largest_tensor / c.tp,
             ..base

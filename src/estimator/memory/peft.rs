@@ -28,6 +28,8 @@ pub struct Ext {
     /// Bits per weight of the layers' matrices when they are stored quantized, and their format.
     pub layer_bits: Option<f64>,
     pub layer_storage: Option<crate::tensor::StorageFormat>,
+    /// Only the routed experts are stored quantized (`quantization.experts_only`, not under QLoRA).
+    pub experts_only: bool,
     /// bitsandbytes NF4: one matrix is de-quantized to the compute type per matmul.
     pub dequant_whole: bool,
 }
@@ -104,6 +106,7 @@ impl Ext {
                 p.double_quant || method != PeftMethod::Qlora,
             ),
             dequant_whole: format.dequantizes_whole_matrix(),
+            experts_only: sc.quantization.experts_only && method != PeftMethod::Qlora,
         }
     }
 

@@ -6,7 +6,9 @@
 //! Parameter counts follow the Hugging Face Transformers modules at 5.25.0, checked against
 //! `sum(p.numel())` of the classes in tests/data/hf/params.json:
 //! - attention: `LlamaAttention` (q, k, v, o; Qwen2 q/k/v biases; Qwen3 `q_norm`/`k_norm`; gpt-oss
-//!   `sinks`; Qwen3-Next's gated q projection, twice as wide);
+//!   `sinks`; Qwen3-Next's gated q projection, twice as wide); encoder-decoder decoders' cross
+//!   attention (`T5LayerCrossAttention`, `WhisperDecoderLayer.encoder_attn`) and T5's relative
+//!   position bias table;
 //! - multi-head latent attention: `DeepseekV3Attention` (`q_a_proj`, `q_a_layernorm`, `q_b_proj` or
 //!   `q_proj`; `kv_a_proj_with_mqa`, `kv_a_layernorm`, `kv_b_proj`; `o_proj`);
 //! - Mamba: `MambaMixer` and `Mamba2Mixer`; Jamba's Δ/B/C norms (`JambaMambaMixer`);
@@ -342,9 +344,25 @@ fn attention(a: &Attention, d: &Defaults) -> (MixerShape, Part) {
     p.mat(h, kv * hd);
     p.mat(heads * hd, h);
     p.bias(a.qkv_bias, q_out);
-    p.bias(a.qkv_bias, kv * hd);
+    p.bias(a.qkv_bias && !a.no_k_bias, kv * hd);
     p.bias(a.qkv_bias, kv * hd);
     p.bias(a.out_bias, h);
+    if a.cross_attention {
+        // A second q, k, v, o over the encoder's output, the same shapes and biases (T5
+        // `T5LayerCrossAttention`, Whisper `encoder_attn`; its norm is one of the layer's `norms`).
+        p.mat(h, heads * hd);
+        p.mat(h, kv * hd);
+        p.mat(h, kv * hd);
+        p.mat(heads * hd, h);
+        p.bias(a.qkv_bias, heads * hd);
+        p.bias(a.qkv_bias && !a.no_k_bias, kv * hd);
+        p.bias(a.qkv_bias, kv * hd);
+        p.bias(a.out_bias, h);
+    }
+    if a.relative_buckets > 0 {
+        // T5 `relative_attention_bias`: nn.Embedding(relative_attention_num_buckets, n_heads).
+        p.vector(f64::from(a.relative_buckets) * heads);
+    }
     if a.qk_norm {
         p.vector(hd);
         p.vector(hd);
@@ -554,6 +572,7 @@ pub fn layer_kind(run: &LayerRun, moe: &MoeSpec, shape: &MoeShape, d: &Defaults)
         Mixer::Mla(m) => mla(m, d),
         Mixer::Mamba(m) => mamba(m, d),
         Mixer::GatedDeltaNet(g) => delta_net(g, d),
+        Mixer::None => (MixerShape::Empty, Part::default()),
     };
     let mut mlp_part = Part::default();
     let mut idle_w = 0.0;

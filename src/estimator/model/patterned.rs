@@ -15,6 +15,7 @@ const MAX_LAYERS: u32 = 10_000;
 pub(super) fn transformer(
     spec: &ModelSpec,
     pattern: &[PatternPart],
+    towers: &[crate::scenario::Tower],
     d: &mut Diagnostics,
 ) -> ResolvedModel {
     let t = &spec.transformer;
@@ -45,10 +46,12 @@ pub(super) fn transformer(
         let run = crate::scenario::LayerRun::default();
         blocks.add(blocks::layer_kind(&run, &spec.moe, &shape, &defaults), 1);
     }
-    from_blocks(spec, blocks, shape)
+    let tower_params = super::towers::params(towers, d);
+    from_blocks(spec, blocks, shape, tower_params)
 }
 
-fn from_blocks(spec: &ModelSpec, blocks: Blocks, shape: MoeShape) -> ResolvedModel {
+/// `towers`: parameters of the vision tower / encoder stack (`super::towers`), in the total.
+fn from_blocks(spec: &ModelSpec, blocks: Blocks, shape: MoeShape, towers: f64) -> ResolvedModel {
     let t = &spec.transformer;
     let layers = blocks.layers().max(1);
     let l = f64::from(layers);
@@ -69,7 +72,7 @@ fn from_blocks(spec: &ModelSpec, blocks: Blocks, shape: MoeShape) -> ResolvedMod
     let embeddings = v * h + positions + f64::from(t.token_types) * h;
     let (head, head_w, head_b, head_tensors) = head_params(t.arch, t, h, v, norm_p, norm_tensors);
     let in_layers = blocks.sum(|k| k.params);
-    let total = embeddings + in_layers + head;
+    let total = embeddings + in_layers + head + towers;
     let lm_matrix = if t.arch == ArchKind::Decoder || t.mlm_head {
         v * h
     } else {

@@ -86,6 +86,11 @@ pub fn read_scale(s: &Scenario, m: &ResolvedModel, tokens: f64) -> f64 {
     let ratio = bits.map_or(1.0, |b| b / 8.0 / e_w.max(0.125));
     let layers_read = (layer_mats - routed * (1.0 - touched)).max(0.0);
     let rest = (total - layer_mats).max(0.0);
+    if s.quantization.experts_only && s.mode == Mode::Inference {
+        // Only the experts are quantized: the dense matrices are read in the precision's type.
+        let dense = (layer_mats - routed).max(0.0);
+        return ((rest + dense + routed * touched * ratio) / total).clamp(0.0, 4.0);
+    }
     ((rest + layers_read * ratio) / total).clamp(0.0, 4.0)
 }
 

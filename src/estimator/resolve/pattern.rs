@@ -31,6 +31,7 @@ pub fn layer_run(run: &LayerRun, d: &mut Diagnostics) -> LayerRun {
         Mixer::Mla(m) => Mixer::Mla(mla(m, d)),
         Mixer::Mamba(m) => Mixer::Mamba(mamba(m, d)),
         Mixer::GatedDeltaNet(g) => Mixer::GatedDeltaNet(delta_net(g, d)),
+        Mixer::None => Mixer::None,
     };
     let mlp = match mlp {
         Mlp::Dense(DenseMlp { ffn, kind, bias }) => Mlp::Dense(DenseMlp {
@@ -62,6 +63,9 @@ fn attention(a: &Attention, d: &mut Diagnostics) -> Attention {
         qk_norm,
         sinks,
         output_gate,
+        no_k_bias,
+        cross_attention,
+        relative_buckets,
     } = a;
     let (heads, kv_heads, head_dim) = (dim(*heads), dim(*kv_heads), dim(*head_dim));
     Attention {
@@ -75,6 +79,9 @@ fn attention(a: &Attention, d: &mut Diagnostics) -> Attention {
         qk_norm: *qk_norm,
         sinks: *sinks,
         output_gate: *output_gate,
+        no_k_bias: *no_k_bias,
+        cross_attention: *cross_attention,
+        relative_buckets: DIMS.clamp_u32(*relative_buckets, d),
     }
 }
 

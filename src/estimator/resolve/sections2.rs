@@ -293,9 +293,11 @@ pub(super) fn quantization(q: &Quantization, d: &mut Diagnostics) -> Quantizatio
     let Quantization {
         weights,
         group_size,
+        experts_only,
     } = q;
     Quantization {
         weights: *weights,
         group_size: u(r!("quantization.group_size"), *group_size, d),
+        experts_only: *experts_only,
     }
 }

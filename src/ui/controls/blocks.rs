@@ -17,9 +17,10 @@ enum MixerKind {
     Mamba2,
     Mamba1,
     DeltaNet,
+    None,
 }
 
-const MIXERS: [Choice<MixerKind>; 5] = [
+const MIXERS: [Choice<MixerKind>; 6] = [
     opt(
         MixerKind::Attention,
         "Attention",
@@ -40,6 +41,11 @@ const MIXERS: [Choice<MixerKind>; 5] = [
         MixerKind::DeltaNet,
         "Gated DeltaNet",
         "Linear attention with a key × value state per head (Qwen3-Next).",
+    ),
+    opt(
+        MixerKind::None,
+        "No mixer",
+        "An MLP-only layer (Nemotron-H's `-` blocks).",
     ),
 ];
 
@@ -75,6 +81,7 @@ fn mixer_kind(m: &Mixer) -> MixerKind {
         Mixer::Mamba(m) if m.version == MambaVersion::Mamba1 => MixerKind::Mamba1,
         Mixer::Mamba(_) => MixerKind::Mamba2,
         Mixer::GatedDeltaNet(_) => MixerKind::DeltaNet,
+        Mixer::None => MixerKind::None,
     }
 }
 
@@ -89,6 +96,7 @@ fn mixer_of(kind: MixerKind) -> Mixer {
             ..Mamba::default()
         }),
         MixerKind::DeltaNet => Mixer::GatedDeltaNet(GatedDeltaNet::default()),
+        MixerKind::None => Mixer::None,
     }
 }
 
@@ -368,6 +376,8 @@ fn mixer_dims(ui: &mut Ui, mixer: &mut Mixer) {
                 "Query/key heads.",
             );
         }
+        // An MLP-only layer has no mixer dimensions.
+        Mixer::None => {}
     }
 }
 
