@@ -29,11 +29,7 @@ fn records() -> Vec<Value> {
     let mut out = Vec::new();
     for f in FILES {
         match serde_json::from_str::<Value>(f) {
-            // Nemotron-H's MLP-only layers need a mixer-less layer (`Mixer::None`, coming with the
-            // import branch): not rebuilt here yet.
-            Ok(Value::Array(v)) => {
-                out.extend(v.into_iter().filter(|r| r["family"] != "nemotron_h"))
-            }
+            Ok(Value::Array(v)) => out.extend(v),
             other => panic!("measured data is not an array: {other:?}"),
         }
     }
@@ -219,6 +215,35 @@ fn model_for(family: &str, kw: &Value) -> ModelSpec {
                         dn.clone()
                     };
                     run(1, mixer, Mlp::Moe)
+                })
+                .collect()
+        }
+        "nemotron_h" => {
+            // `hybrid_override_pattern`: M = Mamba-2, * = attention (no RoPE), - = ReLU² MLP; one
+            // norm per layer.
+            m.transformer.positions = PositionKind::Learned;
+            m.transformer.max_positions = 0;
+            let mamba = Mixer::Mamba(mamba(kw, "mamba_num_heads", "mamba_head_dim"));
+            let attn = Mixer::Attention(attention(kw));
+            let mlp = Mlp::Dense(DenseMlp {
+                ffn: k(kw, "intermediate_size"),
+                kind: Some(FfnKind::SquaredRelu),
+                bias: false,
+            });
+            kw["hybrid_override_pattern"]
+                .as_str()
+                .unwrap()
+                .chars()
+                .map(|ch| {
+                    let (mixer, mlp) = match ch {
+                        'M' => (mamba.clone(), Mlp::None),
+                        '*' => (attn.clone(), Mlp::None),
+                        _ => (Mixer::None, mlp.clone()),
+                    };
+                    LayerRun {
+                        norms: 1,
+                        ..run(1, mixer, mlp)
+                    }
                 })
                 .collect()
         }

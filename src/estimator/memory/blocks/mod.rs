@@ -148,7 +148,9 @@ pub fn rope_correction(c: &Ctx, m: &ResolvedModel, fl: Flavour, s: f64) -> f64 {
     } else {
         0.0
     };
-    let ours = tables * 2.0 * s * rot * 4.0;
+    // Nemotron-H's attention has no rotary embedding (the scenario says so by its positions).
+    let rotary = f64::from(u8::from(m.positions == PositionKind::Rotary));
+    let ours = rotary * tables * 2.0 * s * rot * 4.0;
     let counted = if m.positions == PositionKind::Rotary {
         2.0 * s * f64::from(m.head_dim) * c.er
     } else {
@@ -164,9 +166,16 @@ pub fn rope_correction(c: &Ctx, m: &ResolvedModel, fl: Flavour, s: f64) -> f64 {
 /// Per layer: K and V (2·nkv·hd per token) where attention saved expanded copies instead (SDPA past
 /// the window, eager with sinks); the roped shared key of MLA (rope per token; the latent is the
 /// saved norm output); a gated DeltaNet's conv and recurrent states ((2Kd + Vd)·k + nv·dk·dv per
-/// sequence). Mamba-2's torch path returns no cache in training (measured: nothing extra).
+/// sequence). `Mamba2ForCausalLM` returns no cache in training (measured: nothing extra); a hybrid
+/// with attention (Nemotron-H) does, with each Mamba-2 layer's conv and SSM states (cd·k + nh·hd·N
+/// per sequence; measured: 282,624 B for two layers at b = 1).
 pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
     let e = c.ec;
+    let hybrid = m
+        .blocks
+        .kinds()
+        .iter()
+        .any(|k| matches!(k.mixer, MixerShape::Attention { .. }));
     let mut out = 0.0;
     for k in m.blocks.kinds() {
         let n = f64::from(k.count);
@@ -179,6 +188,13 @@ pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
                 ..
             } if sinks || (window > 0.0 && s > window) => e * b * s * 2.0 * kv_heads * head_dim,
             MixerShape::Mla { rope, .. } => e * b * s * rope,
+            MixerShape::Mamba {
+                inner,
+                conv_channels,
+                d_conv,
+                d_state,
+                ..
+            } if hybrid => e * b * (conv_channels * d_conv + inner * d_state),
             MixerShape::DeltaNet {
                 key_dim,
                 value_dim,
