@@ -86,19 +86,28 @@ fn torch_average(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerAct
         sizes = widest(&sizes, &z);
         let one = blocks::layer(c, m, k, fl, b, s);
         let w = f64::from(k.count) / l;
+        // Dropout masks (the records run without dropout): the Hugging Face rules of
+        // `activations.rs`, the b·a·s² one only for softmax attention.
+        let masks = act::layer(c, &view, &z).masks;
         if matches!(
             k.mixer,
             MixerShape::Attention { .. } | MixerShape::Mla { .. }
         ) {
             bas += w * z.bas;
             bas2 += w * z.bas2;
+            sum.masks += w * masks;
+        } else {
+            sum.masks += w * (masks - act::score_mask(c, &z));
         }
         sum.attention += w * one.attention;
         sum.scores += w * one.scores;
         sum.mlp += w * one.mlp;
         sum.norm += w * one.norm;
     }
-    sum.attention += blocks::rope_correction(c, m, fl, s) * c.saved_scale() / l;
+    // The correction is negative when the flat table is wider than the kinds' (MLA's rope, no
+    // rotary at all); the average layer never goes below zero.
+    sum.attention =
+        (sum.attention + blocks::rope_correction(c, m, fl, s) * c.saved_scale() / l).max(0.0);
     sizes.bas = bas;
     sizes.bas2 = bas2;
     (sizes, sum)
