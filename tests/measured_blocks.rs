@@ -400,8 +400,17 @@ const BACKWARD_GAPS: [(&str, f64); 5] = [
     ("qwen3_next-dk32-dv48_b1_s128_fp32_adamw", 0.031),
 ];
 
+/// Known gaps of the first decode step (FP32): gpt-oss's peak lies in a full-attention layer after
+/// the first sliding layer already replaced its prefill storage (the two measured decode facts
+/// overlap by layer order, which the estimate does not carry: it over-states); Qwen3-Next's
+/// gated DeltaNet recurrent step (≈ 3 states, not yet a rule).
+const DECODE_GAPS: [(&str, f64); 2] = [
+    ("gpt_oss-sinks_b2_s256_fp32_adamw", 0.017),
+    ("qwen3_next-3linear1full_b2_s128_fp32_adamw", 0.013),
+];
+
 #[test]
-fn training_phases_within_one_percent() {
+fn phases_within_one_percent() {
     let rows = rows();
     println!(
         "{:<52} {:<9} {:>13} {:>13} {:>8}",
@@ -431,6 +440,11 @@ fn training_phases_within_one_percent() {
                 .iter()
                 .find(|(n, _)| *n == r.name)
                 .map_or(0.01, |g| g.1),
+            "decode" => DECODE_GAPS
+                .iter()
+                .find(|(n, _)| *n == r.name)
+                .map_or(0.01, |g| g.1),
+            // Prefill: the in-layer no_grad working set of the new kinds is not a rule yet.
             _ => f64::INFINITY,
         };
         if e.abs() > bar {
