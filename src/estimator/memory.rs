@@ -7,6 +7,7 @@
 //! larger one reported (`peak_stage`). Formulas and sources: docs/model.md.
 
 pub mod activations;
+pub mod blocks;
 pub mod cnn;
 pub mod ctx;
 pub mod inference;

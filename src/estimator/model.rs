@@ -296,7 +296,11 @@ fn uniform_blocks(
                 kv_heads,
                 head_dim,
                 window: 0.0,
+                qk_norm: false,
+                sinks: false,
+                output_gate: false,
             },
+            norms: 2.0,
             mlp: if moe.experts > 0 {
                 MlpShape::Moe
             } else {

@@ -204,11 +204,13 @@ fn implementation_of(i: &Implementation) -> Implementation {
         profile,
         dropout_mask,
         fused_cross_entropy,
+        block_kernels,
     } = i;
     Implementation {
         profile: *profile,
         dropout_mask: *dropout_mask,
         fused_cross_entropy: *fused_cross_entropy,
+        block_kernels: *block_kernels,
     }
 }
 

@@ -115,6 +115,8 @@ fn mamba2_mixer(r: &mut Reader, hidden: u32, keys: [&'static str; 4]) -> Mamba {
         bias: r.flag(bias_key, false),
         inner_norms: false,
         gated_norm: true,
+        // `Mamba2Config.chunk_size` default (transformers 5.24); the torch path pads to whole chunks.
+        chunk_size: r.or("chunk_size", 256),
     }
 }
 

@@ -195,6 +195,9 @@ pub struct Mamba {
     pub inner_norms: bool,
     /// Mamba-2: the gated RMSNorm before the out projection (`norm`; true in HF `Mamba2Mixer`).
     pub gated_norm: bool,
+    /// Mamba-2: chunk length of the SSD scan (`chunk_size`; 256 in HF `Mamba2Config`). Changes only
+    /// what the torch reference path saves (it pads the sequence to whole chunks).
+    pub chunk_size: u32,
 }
 
 impl Default for Mamba {
@@ -213,6 +216,7 @@ impl Default for Mamba {
             bias: false,
             inner_norms: false,
             gated_norm: true,
+            chunk_size: 256,
         }
     }
 }

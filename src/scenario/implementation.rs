@@ -24,6 +24,21 @@ pub enum DropoutMask {
     Float,
 }
 
+/// Which kernels run the block kinds beyond plain attention (sliding window past the window, MLA,
+/// mixtures of experts, Mamba-2, gated DeltaNet), i.e. what they save for backward.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BlockKernels {
+    /// The fused GPU kernels (`mamba_ssm`, flash-linear-attention): saved tensors **derived** from
+    /// their source, not measured (docs/blocks-measured.md "What fused GPU kernels save instead").
+    /// The default: users plan GPU jobs.
+    #[default]
+    Fused,
+    /// Hugging Face Transformers' PyTorch reference paths (what runs without the fused kernels, e.g.
+    /// on CPU): **measured** op by op (docs/blocks-measured.md, transformers 5.24.0, within 1 % per
+    /// phase in tests/measured_blocks.rs).
+    TorchReference,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Implementation {
@@ -32,6 +47,9 @@ pub struct Implementation {
     /// A fused (chunked) cross-entropy that never materialises the full fp32 b×s×V log-softmax and its
     /// gradient (Liger kernel, Megatron's vocab-parallel CE).
     pub fused_cross_entropy: bool,
+    /// Which kernels run the new block kinds (Hugging Face profile): fused GPU kernels or the
+    /// Transformers torch reference paths.
+    pub block_kernels: BlockKernels,
 }
 
 impl Default for Implementation {
@@ -40,6 +58,7 @@ impl Default for Implementation {
             profile: Profile::HuggingFace,
             dropout_mask: DropoutMask::OneByte,
             fused_cross_entropy: false,
+            block_kernels: BlockKernels::Fused,
         }
     }
 }

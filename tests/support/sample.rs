@@ -259,6 +259,7 @@ fn layer_run(r: &mut Rng) -> LayerRun {
             bias: r.coin(),
             inner_norms: r.coin(),
             gated_norm: r.coin(),
+            chunk_size: r.small(0, DIMS),
         }),
         _ => Mixer::GatedDeltaNet(GatedDeltaNet {
             key_heads: r.small(0, DIMS),
@@ -387,6 +388,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         profile: r.pick(&[Profile::HuggingFace, Profile::Megatron]),
         dropout_mask: r.pick(&[DropoutMask::OneByte, DropoutMask::Float]),
         fused_cross_entropy: r.coin(),
+        block_kernels: r.pick(&[BlockKernels::Fused, BlockKernels::TorchReference]),
     };
     s.overheads = Overheads {
         cuda_context_mib: r.range(0.0, 65_536.0),

@@ -58,6 +58,9 @@ pub struct Ctx {
     pub checkpoint_every: f64,
     pub compress8: bool,
     pub fused_ce: bool,
+    /// The new block kinds run Transformers' torch reference paths (`BlockKernels::TorchReference`)
+    /// rather than fused GPU kernels.
+    pub torch_blocks: bool,
     pub zero: ZeroStage,
     pub offload_optimizer: OffloadTarget,
     pub offload_params: OffloadTarget,
@@ -153,6 +156,8 @@ impl Ctx {
             checkpoint_every: f64::from(st.checkpoint_every),
             compress8: st.activation_compression_8bit,
             fused_ce: sc.implementation.fused_cross_entropy,
+            torch_blocks: sc.implementation.block_kernels
+                == crate::scenario::BlockKernels::TorchReference,
             zero: st.zero,
             offload_optimizer: st.offload_optimizer,
             offload_params: st.offload_params,

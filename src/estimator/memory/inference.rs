@@ -90,10 +90,21 @@ pub fn phases(
             0.0
         };
         let logits = if last { c.ec * zd.bsv } else { 0.0 };
+        let hf_torch = c.engine == ServingEngine::HfGenerate
+            && !c.dynamic_batching
+            && super::blocks::applies(c, m);
+        let (sliding, mla) = if hf_torch {
+            (
+                super::blocks::decode_extra(c, m) * layers / f64::from(m.layers.max(1)),
+                super::blocks::decode_transient(c, m, ctx_len),
+            )
+        } else {
+            (0.0, 0.0)
+        };
         phase(
             Phase::Decode,
             m.cache_bytes(&cache, c.b, ctx_len),
-            cat.max(logits) + 8.0 * c.b * ctx_len,
+            cat.max(logits).max(mla) + 8.0 * c.b * ctx_len + sliding,
         );
     }
     out

@@ -3,6 +3,10 @@
 //! checkpointing, the per-layer breakdown) keeps working. A uniform model takes the one-layer rules
 //! of `activations.rs` unchanged.
 //!
+//! With `implementation.block_kernels: TorchReference` (Hugging Face profile) every kind takes the
+//! **measured** Transformers torch-path rules of `blocks/` instead. The rules below are the default
+//! (`Fused`): what GPU jobs run.
+//!
 //! Per kind:
 //! - softmax attention (any window: Hugging Face eager and SDPA attend with a mask over the full
 //!   sequence, so a window does not shrink what is saved) and dense or MoE MLPs: the rules of
@@ -22,6 +26,7 @@
 //!   per head) plus the projections' inputs and the gated norm — derived from source, not measured.
 
 use super::activations::{self as act, LayerActs, Sizes};
+use super::blocks;
 use super::ctx::{Ctx, ceil};
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
@@ -29,6 +34,9 @@ use crate::scenario::MambaVersion;
 
 /// Sizes (field-wise largest over the kinds, for transients) and the average layer's saved bytes.
 pub fn average_layer(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerActs) {
+    if blocks::applies(c, m) {
+        return torch_average(c, m, b, s);
+    }
     if m.blocks.is_uniform() {
         let z = act::sizes(c, m, b, s);
         return (z, act::layer(c, m, &z));
@@ -59,6 +67,47 @@ pub fn average_layer(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, Laye
         sum.norm += w * one.norm;
         sum.masks += w * one.masks;
     }
+    sizes.bas = bas;
+    sizes.bas2 = bas2;
+    (sizes, sum)
+}
+
+/// The Transformers torch reference paths (`blocks`), measured: the average layer, with the rotary
+/// tables beyond the one `activations::first_stage_extra` counts spread over the layers.
+fn torch_average(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerActs) {
+    let l = f64::from(m.layers.max(1));
+    let fl = blocks::Flavour::of(m);
+    let mut sizes = act::sizes(c, m, b, s);
+    let (mut bas, mut bas2) = (0.0, 0.0);
+    let mut sum = LayerActs::default();
+    for k in m.blocks.kinds() {
+        let view = kind_view(m, k);
+        let z = act::sizes(c, &view, b, s);
+        sizes = widest(&sizes, &z);
+        let one = blocks::layer(c, m, k, fl, b, s);
+        let w = f64::from(k.count) / l;
+        // Dropout masks (the records run without dropout): the Hugging Face rules of
+        // `activations.rs`, the b·a·s² one only for softmax attention.
+        let masks = act::layer(c, &view, &z).masks;
+        if matches!(
+            k.mixer,
+            MixerShape::Attention { .. } | MixerShape::Mla { .. }
+        ) {
+            bas += w * z.bas;
+            bas2 += w * z.bas2;
+            sum.masks += w * masks;
+        } else {
+            sum.masks += w * (masks - act::score_mask(c, &z));
+        }
+        sum.attention += w * one.attention;
+        sum.scores += w * one.scores;
+        sum.mlp += w * one.mlp;
+        sum.norm += w * one.norm;
+    }
+    // The correction is negative when the flat table is wider than the kinds' (MLA's rope, no
+    // rotary at all); the average layer never goes below zero.
+    sum.attention =
+        (sum.attention + blocks::rope_correction(c, m, fl, s) * c.saved_scale() / l).max(0.0);
     sizes.bas = bas;
     sizes.bas2 = bas2;
     (sizes, sum)

@@ -114,7 +114,13 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         b.set(Component::Transient, Bytes(transient));
         out.set(ph, b);
     };
-    phase(Phase::Forward, g_fwd, saved, fixed + fwd_t);
+    // The torch paths' training-time cache, held by the model output until the loss.
+    let cache_t = if st.last && super::blocks::applies(c, m) {
+        super::blocks::training_cache(c, m, c.b, c.s)
+    } else {
+        0.0
+    };
+    phase(Phase::Forward, g_fwd, saved, fixed + fwd_t + cache_t);
     if st.last {
         phase(Phase::LossBackward, g_fwd, saved, fixed + loss_t);
     }

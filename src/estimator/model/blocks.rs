@@ -39,6 +39,12 @@ pub enum MixerShape {
         kv_heads: f64,
         head_dim: f64,
         window: f64,
+        /// Per-head RMSNorm of queries and keys (Qwen3, Gemma 3).
+        qk_norm: bool,
+        /// A sink logit per head (gpt-oss; eager attention).
+        sinks: bool,
+        /// A sigmoid output gate from the q projection (Qwen3-Next).
+        output_gate: bool,
     },
     Mla {
         heads: f64,
@@ -58,6 +64,8 @@ pub enum MixerShape {
         d_conv: f64,
         d_state: f64,
         version: MambaVersion,
+        /// Mamba-2: the SSD scan's chunk length (`chunk_size`).
+        chunk: f64,
     },
     DeltaNet {
         key_dim: f64,
@@ -88,6 +96,8 @@ pub struct LayerKind {
     pub count: u32,
     pub mixer: MixerShape,
     pub mlp: MlpShape,
+    /// Norms per layer (2 with an MLP, 1 without; Gemma 2/3: 4).
+    pub norms: f64,
     /// Parameters of one layer (mixer, MLP, norms).
     pub params: f64,
     /// Of those, the routed experts' (0 without a mixture).
@@ -366,6 +376,9 @@ fn attention(a: &Attention, d: &Defaults) -> (MixerShape, Part) {
         kv_heads: kv,
         head_dim: hd,
         window: f64::from(window),
+        qk_norm: a.qk_norm,
+        sinks: a.sinks,
+        output_gate: a.output_gate,
     };
     (shape, p)
 }
@@ -438,6 +451,7 @@ fn mamba(m: &Mamba, d: &Defaults) -> (MixerShape, Part) {
                 d_conv: k,
                 d_state: n,
                 version: m.version,
+                chunk: f64::from(m.chunk_size.max(1)),
             }
         }
         MambaVersion::Mamba2 => {
@@ -462,6 +476,7 @@ fn mamba(m: &Mamba, d: &Defaults) -> (MixerShape, Part) {
                 d_conv: k,
                 d_state: n,
                 version: m.version,
+                chunk: f64::from(m.chunk_size.max(1)),
             }
         }
     };
@@ -608,6 +623,7 @@ pub fn layer_kind(run: &LayerRun, moe: &MoeSpec, shape: &MoeShape, d: &Defaults)
         count: run.count,
         mixer,
         mlp,
+        norms,
         params: mp.total() + mlp_part.total() + norm_p,
         routed,
         inactive,

@@ -121,9 +121,15 @@ fn mamba(m: &Mamba, d: &mut Diagnostics) -> Mamba {
         bias,
         inner_norms,
         gated_norm,
+        chunk_size,
     } = m;
-    let (d_state, n_groups, head_dim, dt_rank) =
-        (dim(*d_state), dim(*n_groups), dim(*head_dim), dim(*dt_rank));
+    let (d_state, n_groups, head_dim, dt_rank, chunk_size) = (
+        dim(*d_state),
+        dim(*n_groups),
+        dim(*head_dim),
+        dim(*dt_rank),
+        dim(*chunk_size),
+    );
     Mamba {
         version: *version,
         d_state,
@@ -136,6 +142,7 @@ fn mamba(m: &Mamba, d: &mut Diagnostics) -> Mamba {
         bias: *bias,
         inner_norms: *inner_norms,
         gated_norm: *gated_norm,
+        chunk_size,
     }
 }
 

@@ -1,0 +1,90 @@
+//! Softmax attention and multi-head latent attention under the Transformers torch paths
+//! (docs/blocks-measured.md "Attention", "Sliding-window attention", "Multi-head latent attention";
+//! `models/{llama,mistral,qwen3,gemma3,gpt_oss,qwen3_next,deepseek_v3}/modeling_*.py`,
+//! transformers 5.24.0). Measured on CPU.
+
+use super::{Dims, Flavour};
+use crate::estimator::memory::activations::LayerActs;
+use crate::estimator::memory::ctx::Ctx;
+use crate::estimator::model::blocks::{LayerKind, MixerShape};
+
+/// SDPA attention (`ScaledDotProductFlashAttentionForCpu`), per token: the normed input the q/k/v
+/// projections share (h), q and the output (nh·hd each), k and v (nkv·hd each, GQA inside the
+/// kernel), log-sum-exp (nh, FP32). Past the window (s > w) SDPA needs an explicit mask: K and V
+/// are expanded to nh heads (`repeat_kv`) and the b×1×s×s float mask is kept. qk-norm (Qwen3,
+/// Gemma 3): 2·nh·hd + nh and 2·nkv·hd + nkv. Qwen3-Next's output gate: the gated q projection's
+/// output, the sigmoid and the gated output (4·nh·hd more). gpt-oss (eager, sinks): q, K^T and V at
+/// nh heads, the softmax over s + 1 columns (nh·b·s² + nh·t), one int64 per head (the row max
+/// index), the o_proj input.
+pub fn attention(c: &Ctx, d: &Dims, k: &LayerKind, fl: Flavour, a: &mut LayerActs) {
+    let MixerShape::Attention {
+        heads,
+        kv_heads,
+        head_dim,
+        window,
+        qk_norm,
+        sinks,
+        output_gate,
+    } = k.mixer
+    else {
+        return;
+    };
+    let (e, t, nh, hd) = (c.ec, d.t, heads, head_dim);
+    let bss = d.b * d.s * d.s;
+    if sinks {
+        a.attention += t * (e * (d.h + 3.0 * nh * hd + nh * hd) + 4.0 * nh + 8.0 * nh);
+        a.scores += bss * nh * e;
+        return;
+    }
+    let masked = window > 0.0 && d.s > window;
+    let kv = if masked { nh } else { kv_heads };
+    let mut per_tok = e * (d.h + 2.0 * nh * hd + 2.0 * kv * hd) + 4.0 * nh;
+    if qk_norm {
+        per_tok += e * (2.0 * nh * hd + 2.0 * kv_heads * hd) + 4.0 * (nh + kv_heads);
+    }
+    if output_gate {
+        per_tok += e * 4.0 * nh * hd;
+    }
+    a.attention += t * per_tok;
+    if qk_norm && (fl.gemma || fl.qwen3_next) {
+        a.attention += 4.0 * 2.0 * hd; // `1 + weight` of q_norm and k_norm
+    }
+    if masked {
+        a.scores += bss * e;
+    }
+}
+
+/// `DeepseekV3Attention`: q/k head dim (nope + rope) ≠ v head dim, so SDPA runs its math path
+/// (matmul, softmax, matmul). Per token: normed input (h); with q_lora: `q_a_layernorm` (2·qr + 1)
+/// and `q_b_proj`'s input (qr); `kv_a_layernorm`'s input (a view of the kv_a output, r + dr), its
+/// x·1/rms (r) and 1/rms (1); `kv_b_proj`'s input (r); q and K^T (nh·(nope + rope) each); V, a view
+/// of the kv_b output at b = 1 (nh·(nope + v)) and a copy at b > 1 (nh·v); the o_proj input
+/// (nh·v). Per b·s²: the softmax output (nh).
+pub fn mla(c: &Ctx, d: &Dims, k: &LayerKind, a: &mut LayerActs) {
+    let MixerShape::Mla {
+        heads,
+        q_lora,
+        kv_lora,
+        nope,
+        rope,
+        v,
+        ..
+    } = k.mixer
+    else {
+        return;
+    };
+    let e = c.ec;
+    let v_saved = if d.b <= 1.0 {
+        heads * (nope + v)
+    } else {
+        heads * v
+    };
+    let mut per_tok = e * (d.h + (kv_lora + rope) + 2.0 * kv_lora)
+        + 4.0
+        + e * (2.0 * heads * (nope + rope) + v_saved + heads * v);
+    if q_lora > 0.0 {
+        per_tok += e * 3.0 * q_lora + 4.0;
+    }
+    a.attention += d.t * per_tok;
+    a.scores += d.b * d.s * d.s * heads * e;
+}

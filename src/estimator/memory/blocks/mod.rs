@@ -1,0 +1,282 @@
+//! What Hugging Face Transformers' **torch reference paths** save for backward, per layer kind
+//! (`implementation.block_kernels: TorchReference`): **measured**, op by op, on CPU with
+//! transformers 5.24.0 / torch 2.15 (docs/blocks-measured.md; the same rules in Python:
+//! scripts/measure/blocks_rules.py, exact against every FP32 record of
+//! tests/data/measured/blocks-*-cpu-steps.json; the estimator is held to the records' phase peaks in
+//! tests/measured_blocks.rs). The fused GPU kernels' rules (**derived** from source, not measured)
+//! stay in `layer_kinds.rs`.
+//!
+//! Element sizes: the rules were measured in FP32, where every term is 4 B. Elsewhere the tensors a
+//! linear or a kernel produces count in the activation type (`ec`), norm inputs in the residual type
+//! (`er`), statistics, log-sum-exp and router probabilities in FP32, indices as int64; no per-term
+//! AMP rule is measured (the AMP records are reported as they fall). No tensor parallelism: the
+//! torch paths are single-device Transformers modules.
+
+mod attention;
+mod mixers;
+mod moe;
+
+use super::activations::LayerActs;
+use super::ctx::Ctx;
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
+use crate::scenario::PositionKind;
+
+/// Whether these rules apply: the torch reference paths selected, under the Hugging Face profile.
+pub fn applies(c: &Ctx, m: &ResolvedModel) -> bool {
+    c.torch_blocks
+        && c.profile == crate::scenario::Profile::HuggingFace
+        && !m.blocks.kinds().is_empty()
+}
+
+/// Which Transformers classes a pattern's features identify, for the few rules that differ by
+/// class rather than by block kind (docs/blocks-measured.md per class).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Flavour {
+    /// Gemma 3 (4 norms per layer, `Gemma3RMSNorm` computes `1 + weight` per call).
+    pub gemma: bool,
+    /// Qwen3-Next (gated DeltaNet or a gated full attention; `1 + weight` norms, a sigmoid-gated
+    /// shared expert, partial rotary 0.25).
+    pub qwen3_next: bool,
+    /// gpt-oss (attention sinks: eager attention, clamped SwiGLU experts with biases, softmax over
+    /// the top-k logits only).
+    pub gpt_oss: bool,
+    /// DeepSeek-V3 (MLA: sigmoid group-limited router).
+    pub deepseek: bool,
+}
+
+impl Flavour {
+    pub fn of(m: &ResolvedModel) -> Flavour {
+        let mut f = Flavour::default();
+        for k in m.blocks.kinds() {
+            f.gemma |= k.norms >= 4.0;
+            match k.mixer {
+                MixerShape::DeltaNet { .. } => f.qwen3_next = true,
+                MixerShape::Attention {
+                    output_gate, sinks, ..
+                } => {
+                    f.qwen3_next |= output_gate;
+                    f.gpt_oss |= sinks;
+                }
+                MixerShape::Mla { .. } => f.deepseek = true,
+                _ => {}
+            }
+        }
+        f
+    }
+}
+
+/// Per-token and per-sequence sizes the rules read.
+#[derive(Clone, Copy, Debug)]
+pub struct Dims {
+    pub b: f64,
+    pub s: f64,
+    /// Tokens, b·s.
+    pub t: f64,
+    pub h: f64,
+}
+
+/// One layer's saved bytes under the torch reference path.
+pub fn layer(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64, s: f64) -> LayerActs {
+    let d = Dims {
+        b,
+        s,
+        t: b * s,
+        h: f64::from(m.hidden),
+    };
+    // The layer's RMSNorms: input x, 1/rms and x·1/rms (2h + 1 per token; docs/blocks-measured.md
+    // "Norms"); the normalised output its consumers save counts with the mixer / MLP.
+    let mut a = LayerActs {
+        norm: k.norms * d.t * (2.0 * c.er * d.h + 4.0),
+        ..LayerActs::default()
+    };
+    if fl.gemma || fl.qwen3_next {
+        // `1 + weight` per call: h per norm, a constant.
+        a.norm += 4.0 * k.norms * d.h;
+    }
+    match k.mixer {
+        MixerShape::Attention { .. } => attention::attention(c, &d, k, fl, &mut a),
+        MixerShape::Mla { .. } => attention::mla(c, &d, k, &mut a),
+        MixerShape::Mamba { .. } => a.attention += mixers::mamba2(c, &d, k),
+        MixerShape::DeltaNet { .. } => a.attention += mixers::delta_net(c, &d, k),
+        MixerShape::Empty => {}
+    }
+    a.mlp = match k.mlp {
+        MlpShape::None => 0.0,
+        MlpShape::Dense { ffn, kind } => moe::dense(c, &d, ffn, kind),
+        MlpShape::Moe => moe::mixture(c, m, &d, fl),
+    };
+    let z = c.saved_scale();
+    a.attention *= z;
+    a.scores *= z;
+    a.mlp *= z;
+    a.norm *= z;
+    a
+}
+
+/// Rotary cos/sin tables the torch paths keep ([1, s, rot] FP32 each, shared by the layers using
+/// that rotary embedding) beyond the one table `activations::first_stage_extra` counts, spread
+/// over the layers (measured: attributed to the first layer using each table).
+pub fn rope_correction(c: &Ctx, m: &ResolvedModel, fl: Flavour, s: f64) -> f64 {
+    let mut rot: f64 = 0.0;
+    let (mut local, mut global) = (false, false);
+    for k in m.blocks.kinds() {
+        match k.mixer {
+            MixerShape::Attention {
+                head_dim, window, ..
+            } => {
+                let r = if fl.gpt_oss {
+                    head_dim / 2.0
+                } else if fl.qwen3_next {
+                    (head_dim * 0.25).floor()
+                } else {
+                    head_dim
+                };
+                rot = rot.max(r);
+                local |= window > 0.0;
+                global |= window <= 0.0;
+            }
+            MixerShape::Mla { rope, .. } => rot = rot.max(rope),
+            _ => {}
+        }
+    }
+    // Gemma 3: local and global layers have their own rotary embeddings (different bases).
+    let tables = if fl.gemma && local && global {
+        2.0
+    } else if rot > 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    // Nemotron-H's attention has no rotary embedding (the scenario says so by its positions).
+    let rotary = f64::from(u8::from(m.positions == PositionKind::Rotary));
+    let ours = rotary * tables * 2.0 * s * rot * 4.0;
+    let counted = if m.positions == PositionKind::Rotary {
+        2.0 * s * f64::from(m.head_dim) * c.er
+    } else {
+        0.0
+    };
+    ours - counted
+}
+
+/// Training forward: Transformers builds its `DynamicCache` in training too (`use_cache` defaults to
+/// true) and the model output holds it until the loss is computed, so at the loss (the forward's
+/// peak) the cache's storages that no backward-saved tensor shares are live on top of the saved set
+/// (measured: forward peak − end of forward = logits + these, docs/blocks-measured.md records).
+/// Per layer: K and V (2·nkv·hd per token) where attention saved expanded copies instead (SDPA past
+/// the window, eager with sinks); the roped shared key of MLA (rope per token; the latent is the
+/// saved norm output); a gated DeltaNet's conv and recurrent states ((2Kd + Vd)·k + nv·dk·dv per
+/// sequence). `Mamba2ForCausalLM` returns no cache in training (measured: nothing extra); a hybrid
+/// with attention (Nemotron-H) does, with each Mamba-2 layer's conv and SSM states (cd·k + nh·hd·N
+/// per sequence; measured: 282,624 B for two layers at b = 1).
+pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
+    let e = c.ec;
+    let hybrid = m
+        .blocks
+        .kinds()
+        .iter()
+        .any(|k| matches!(k.mixer, MixerShape::Attention { .. }));
+    let mut out = 0.0;
+    for k in m.blocks.kinds() {
+        let n = f64::from(k.count);
+        out += n * match k.mixer {
+            MixerShape::Attention {
+                kv_heads,
+                head_dim,
+                window,
+                sinks,
+                ..
+            } if sinks || (window > 0.0 && s > window) => e * b * s * 2.0 * kv_heads * head_dim,
+            MixerShape::Mla { rope, .. } => e * b * s * rope,
+            MixerShape::Mamba {
+                inner,
+                conv_channels,
+                d_conv,
+                d_state,
+                ..
+            } if hybrid => e * b * (conv_channels * d_conv + inner * d_state),
+            MixerShape::DeltaNet {
+                key_dim,
+                value_dim,
+                value_heads,
+                key_head_dim,
+                value_head_dim,
+                conv_kernel,
+            } => {
+                e * b
+                    * ((2.0 * key_dim + value_dim) * conv_kernel
+                        + value_heads * key_head_dim * value_head_dim)
+            }
+            _ => 0.0,
+        };
+    }
+    out
+}
+
+/// Hugging Face generate's first decode step with sliding-window layers (`DynamicSlidingWindowLayer`,
+/// cache_utils.py, transformers 5.24; measured, docs/blocks-measured.md "What the cache holds"):
+/// right after prefill each sliding layer's cache is a view of the last w − 1 tokens of the whole
+/// prefill K/V storage (s tokens), which stays live through the first decode step while the fresh
+/// w-token storage is written. Beyond the window-capped cache: 2·nkv·hd·(s − w) per sliding layer
+/// and sequence.
+pub fn decode_extra(c: &Ctx, m: &ResolvedModel) -> f64 {
+    let mut out = 0.0;
+    for k in m.blocks.kinds() {
+        if let MixerShape::Attention {
+            kv_heads,
+            head_dim,
+            window,
+            ..
+        } = k.mixer
+            && window > 0.0
+            && c.s > window
+        {
+            out += f64::from(k.count) * 2.0 * kv_heads * head_dim * c.e_kv * c.b * (c.s - window);
+        }
+    }
+    out
+}
+
+/// The largest short-lived set of one decode step under HF generate (measured: each record's decode
+/// peak lies in the last layer's mixer), per layer kind, the largest over the kinds:
+/// - `DeepseekV3Attention` decompresses the whole latent cache every step (peak at its `bmm`): per
+///   cached token the kv_b output nh·(nope + v), the keys with the shared roped part (`cat`,
+///   nh·(nope + rope)) and their contiguous copy for the matmul (as much again), the scores (nh).
+///   Measured 644 elements per cached token at nh = 4, nope = 32, rope = 16, v = 32.
+/// - gpt-oss's eager attention with sinks: K and V expanded to nh heads (2·nh·hd per cached token)
+///   and the scores, the sink-extended scores and the probabilities (3·nh). Measured 525 at nh = 4,
+///   hd = 64.
+/// - `Mamba2Mixer.torch_forward`'s single-step update: dA, dB, dB·x, state·dA and the new state (5
+///   states nh·hd·N), the rolled conv state (cd·k) and two inner-width vectors (2·di), per sequence.
+///   Measured exactly at nh·hd·N = 32,768 and 4,096.
+pub fn decode_transient(c: &Ctx, m: &ResolvedModel, ctx: f64) -> f64 {
+    let mut out: f64 = 0.0;
+    for k in m.blocks.kinds() {
+        let per_seq = match k.mixer {
+            MixerShape::Mla {
+                heads,
+                nope,
+                rope,
+                v,
+                ..
+            } => ctx * (heads * (nope + v) + 2.0 * heads * (nope + rope) + heads),
+            MixerShape::Attention {
+                heads,
+                head_dim,
+                sinks: true,
+                ..
+            } => ctx * (2.0 * heads * head_dim + 3.0 * heads),
+            MixerShape::Mamba {
+                inner,
+                conv_channels,
+                d_conv,
+                d_state,
+                version: crate::scenario::MambaVersion::Mamba2,
+                ..
+            } => 5.0 * inner * d_state + conv_channels * d_conv + 2.0 * inner,
+            _ => 0.0,
+        };
+        out = out.max(c.ec * c.b * per_seq);
+    }
+    out
+}
