@@ -109,23 +109,8 @@ pub(super) fn qwen(r: &mut Reader, out: &mut Built, model_type: &str) {
     };
     let b = base(r, &class, out);
     gated_act(r, "hidden_act", out);
-    let bias = if qwen3 {
-        r.flag("attention_bias", false)
-    } else {
-        true
-    };
-    let use_window = r.flag("use_sliding_window", false);
-    let window = r.zero_or("sliding_window", 4096);
-    let from = r.zero_or("max_window_layers", 28);
-    if !check_layers(r, b.layers) {
+    let Some((sliding, window, a)) = qwen_attention(r, &b, qwen3) else {
         return;
-    }
-    let sliding = sliding_layers(r, b.layers, |i| use_window && window > 0 && i >= from);
-    let a = Attention {
-        qkv_bias: bias,
-        out_bias: qwen3 && bias,
-        qk_norm: qwen3,
-        ..attention(&b)
     };
     uniform(out, &b, &sliding, window, &a, 0);
     for l in &mut out.layers {
@@ -196,4 +181,34 @@ pub(super) fn gemma(r: &mut Reader, out: &mut Built, gemma3: bool) {
     for l in &mut out.layers {
         l.mlp = dense(b.ffn, false);
     }
+}
+
+/// The attention of Qwen2/Qwen3 layers, dense or MoE (`Qwen2Attention`, `Qwen3Attention`): q/k/v
+/// biases (Qwen2 always, Qwen3 with `attention_bias`), Qwen3's q/k norms, and which layers use the
+/// sliding window (`use_sliding_window`, `sliding_window`, from `max_window_layers` on). `None` when
+/// the layer count is refused (`check_layers` says why).
+pub(super) fn qwen_attention(
+    r: &mut Reader,
+    b: &Base,
+    qwen3: bool,
+) -> Option<(Vec<bool>, u32, Attention)> {
+    let bias = if qwen3 {
+        r.flag("attention_bias", false)
+    } else {
+        true
+    };
+    let use_window = r.flag("use_sliding_window", false);
+    let window = r.zero_or("sliding_window", 4096);
+    let from = r.zero_or("max_window_layers", 28);
+    if !check_layers(r, b.layers) {
+        return None;
+    }
+    let sliding = sliding_layers(r, b.layers, |i| use_window && window > 0 && i >= from);
+    let a = Attention {
+        qkv_bias: bias,
+        out_bias: qwen3 && bias,
+        qk_norm: qwen3,
+        ..attention(b)
+    };
+    Some((sliding, window, a))
 }

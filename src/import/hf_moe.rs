@@ -66,11 +66,6 @@ pub(super) fn qwen_moe(r: &mut Reader, out: &mut Built, qwen3: bool) {
     };
     let b = base(r, &class, out);
     gated_act(r, "hidden_act", out);
-    let bias = if qwen3 {
-        r.flag("attention_bias", false)
-    } else {
-        true
-    };
     let experts = r.zero_or("num_experts", if qwen3 { 128 } else { 60 });
     out.moe = MoeSpec {
         experts,
@@ -85,18 +80,8 @@ pub(super) fn qwen_moe(r: &mut Reader, out: &mut Built, qwen3: bool) {
     }
     let step = r.or("decoder_sparse_step", 1);
     let dense_layers = r.integers("mlp_only_layers", MAX_LAYERS);
-    let use_window = r.flag("use_sliding_window", false);
-    let window = r.zero_or("sliding_window", 4096);
-    let from = r.zero_or("max_window_layers", 28);
-    if !check_layers(r, b.layers) {
+    let Some((sliding, window, a)) = super::hf_decoders::qwen_attention(r, &b, qwen3) else {
         return;
-    }
-    let sliding = sliding_layers(r, b.layers, |i| use_window && window > 0 && i >= from);
-    let a = Attention {
-        qkv_bias: bias,
-        out_bias: qwen3 && bias,
-        qk_norm: qwen3,
-        ..attention(&b)
     };
     out.layers = sliding
         .iter()
