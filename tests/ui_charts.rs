@@ -9,35 +9,14 @@
 )]
 #![cfg(feature = "gui")]
 
-use egui::Rect;
-use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use vram_explorer::app::ExplorerApp;
 use vram_explorer::app::commands::Command;
-use vram_explorer::scenario::{Mode, Scenario};
+use vram_explorer::scenario::Mode;
 
-fn harness(app: ExplorerApp, size: (f32, f32)) -> Harness<'static, ExplorerApp> {
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(size.0, size.1))
-        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
-    h.run();
-    h
-}
-
-fn app(presentation: bool, edit: impl FnOnce(&mut Scenario)) -> ExplorerApp {
-    let mut app = ExplorerApp::default();
-    app.prefs_mut().presentation = presentation;
-    edit(app.scenario_mut());
-    app
-}
-
-fn rect(h: &Harness<'_, ExplorerApp>, label: &str) -> Rect {
-    h.get_by_label(label).rect()
-}
-
-fn inside(outer: Rect, inner: Rect) -> bool {
-    outer.expand(1.0).contains_rect(inner)
-}
+#[path = "support/window.rs"]
+mod window;
+use window::{app, harness, inside, rect};
 
 #[test]
 fn zoom_to_the_bars_makes_a_small_scenario_readable() {

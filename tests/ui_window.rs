@@ -25,28 +25,9 @@ type Edit = fn(&mut Scenario);
 const SIZES: [(f32, f32); 3] = [(1280.0, 720.0), (1920.0, 1080.0), (1024.0, 700.0)];
 const GRID: [&str; 4] = ["Memory", "Roofline", "Architecture", "Sweep"];
 
-fn harness(app: ExplorerApp, size: (f32, f32)) -> Harness<'static, ExplorerApp> {
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(size.0, size.1))
-        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
-    h.run();
-    h
-}
-
-fn app(presentation: bool, edit: impl FnOnce(&mut Scenario)) -> ExplorerApp {
-    let mut app = ExplorerApp::default();
-    app.prefs_mut().presentation = presentation;
-    edit(app.scenario_mut());
-    app
-}
-
-fn rect(h: &Harness<'_, ExplorerApp>, label: &str) -> Rect {
-    h.get_by_label(label).rect()
-}
-
-fn inside(outer: Rect, inner: Rect) -> bool {
-    outer.expand(1.0).contains_rect(inner)
-}
+#[path = "support/window.rs"]
+mod window;
+use window::{app, harness, inside, rect};
 
 /// Every grid chart lies inside the viewport, and the right column is not pushed right by an
 /// overflowing left one; the sweep's and roofline's legends do not cover their
