@@ -188,25 +188,9 @@ pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
                 ..
             } if sinks || (window > 0.0 && s > window) => e * b * s * 2.0 * kv_heads * head_dim,
             MixerShape::Mla { rope, .. } => e * b * s * rope,
-            MixerShape::Mamba {
-                inner,
-                conv_channels,
-                d_conv,
-                d_state,
-                ..
-            } if hybrid => e * b * (conv_channels * d_conv + inner * d_state),
-            MixerShape::DeltaNet {
-                key_dim,
-                value_dim,
-                value_heads,
-                key_head_dim,
-                value_head_dim,
-                conv_kernel,
-            } => {
-                e * b
-                    * ((2.0 * key_dim + value_dim) * conv_kernel
-                        + value_heads * key_head_dim * value_head_dim)
-            }
+            // The recurrent state of one sequence (`LayerKind::state_per_sequence`).
+            MixerShape::Mamba { .. } if hybrid => e * b * k.state_per_sequence(),
+            MixerShape::DeltaNet { .. } => e * b * k.state_per_sequence(),
             _ => 0.0,
         };
     }
