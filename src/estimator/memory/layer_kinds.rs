@@ -41,35 +41,7 @@ pub fn average_layer(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, Laye
         let z = act::sizes(c, m, b, s);
         return (z, act::layer(c, m, &z));
     }
-    let l = f64::from(m.layers.max(1));
-    let mut sizes = act::sizes(c, m, b, s);
-    // The score terms (b·a·s and b·a·s²) are averaged like the saved bytes, so that what selective
-    // recomputation drops (`score_mask` of these sizes) is the average layer's; recurrent mixers
-    // have none.
-    let (mut bas, mut bas2) = (0.0, 0.0);
-    let mut sum = LayerActs::default();
-    for k in m.blocks.kinds() {
-        let view = kind_view(m, k);
-        let z = act::sizes(c, &view, b, s);
-        sizes = widest(&sizes, &z);
-        let one = kind_layer(c, &view, k, &z, b, s);
-        let w = f64::from(k.count) / l;
-        if matches!(
-            k.mixer,
-            MixerShape::Attention { .. } | MixerShape::Mla { .. }
-        ) {
-            bas += w * z.bas;
-            bas2 += w * z.bas2;
-        }
-        sum.attention += w * one.attention;
-        sum.scores += w * one.scores;
-        sum.mlp += w * one.mlp;
-        sum.norm += w * one.norm;
-        sum.masks += w * one.masks;
-    }
-    sizes.bas = bas;
-    sizes.bas2 = bas2;
-    (sizes, sum)
+    average(c, m, b, s, |view, k, z| kind_layer(c, view, k, z, b, s))
 }
 
 /// The Transformers torch reference paths (`blocks`), measured: the average layer, with the rotary
@@ -77,6 +49,46 @@ pub fn average_layer(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, Laye
 fn torch_average(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerActs) {
     let l = f64::from(m.layers.max(1));
     let fl = blocks::Flavour::of(m);
+    let (sizes, mut sum) = average(c, m, b, s, |view, k, z| {
+        // Dropout masks (the records run without dropout): the Hugging Face rules of
+        // `activations.rs`, the b·a·s² one only for softmax attention.
+        let masks = act::layer(c, view, z).masks;
+        LayerActs {
+            masks: if has_scores(k) {
+                masks
+            } else {
+                masks - act::score_mask(c, z)
+            },
+            ..blocks::layer(c, m, k, fl, b, s)
+        }
+    });
+    // The correction is negative when the flat table is wider than the kinds' (MLA's rope, no
+    // rotary at all); the average layer never goes below zero.
+    sum.attention =
+        (sum.attention + blocks::rope_correction(c, m, fl, s) * c.saved_scale() / l).max(0.0);
+    (sizes, sum)
+}
+
+/// Whether a kind's mixer computes softmax scores (the b·a·s and b·a·s² terms).
+fn has_scores(k: &LayerKind) -> bool {
+    matches!(
+        k.mixer,
+        MixerShape::Attention { .. } | MixerShape::Mla { .. }
+    )
+}
+
+/// The average layer of the kinds, each layer's bytes from `one(view, kind, sizes)`, weighted by the
+/// kinds' counts. Sizes are the field-wise largest over the kinds (for transients), except the score
+/// terms (b·a·s and b·a·s²), averaged like the saved bytes so that what selective recomputation
+/// drops (`score_mask` of these sizes) is the average layer's; recurrent mixers have none.
+fn average(
+    c: &Ctx,
+    m: &ResolvedModel,
+    b: f64,
+    s: f64,
+    one: impl Fn(&ResolvedModel, &LayerKind, &Sizes) -> LayerActs,
+) -> (Sizes, LayerActs) {
+    let l = f64::from(m.layers.max(1));
     let mut sizes = act::sizes(c, m, b, s);
     let (mut bas, mut bas2) = (0.0, 0.0);
     let mut sum = LayerActs::default();
@@ -84,30 +96,18 @@ fn torch_average(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerAct
         let view = kind_view(m, k);
         let z = act::sizes(c, &view, b, s);
         sizes = widest(&sizes, &z);
-        let one = blocks::layer(c, m, k, fl, b, s);
+        let layer = one(&view, k, &z);
         let w = f64::from(k.count) / l;
-        // Dropout masks (the records run without dropout): the Hugging Face rules of
-        // `activations.rs`, the b·a·s² one only for softmax attention.
-        let masks = act::layer(c, &view, &z).masks;
-        if matches!(
-            k.mixer,
-            MixerShape::Attention { .. } | MixerShape::Mla { .. }
-        ) {
+        if has_scores(k) {
             bas += w * z.bas;
             bas2 += w * z.bas2;
-            sum.masks += w * masks;
-        } else {
-            sum.masks += w * (masks - act::score_mask(c, &z));
         }
-        sum.attention += w * one.attention;
-        sum.scores += w * one.scores;
-        sum.mlp += w * one.mlp;
-        sum.norm += w * one.norm;
+        sum.attention += w * layer.attention;
+        sum.scores += w * layer.scores;
+        sum.mlp += w * layer.mlp;
+        sum.norm += w * layer.norm;
+        sum.masks += w * layer.masks;
     }
-    // The correction is negative when the flat table is wider than the kinds' (MLA's rope, no
-    // rotary at all); the average layer never goes below zero.
-    sum.attention =
-        (sum.attention + blocks::rope_correction(c, m, fl, s) * c.saved_scale() / l).max(0.0);
     sizes.bas = bas;
     sizes.bas2 = bas2;
     (sizes, sum)
