@@ -276,26 +276,17 @@ fn cnn_ui(ui: &mut Ui, s: &mut Scenario) {
         "Network",
         "Which vision network: a layer table or the editable per-image aggregate.",
     );
-    if c.network != CnnNetwork::Aggregate {
-        int_slider(
+    let table = c.network != CnnNetwork::Aggregate;
+    if !table {
+        count_slider(
             ui,
-            &mut c.resolution,
-            32..=1024,
-            false,
-            "Image side",
-            "px",
-            "Input resolution; every feature map follows it layer by layer.",
+            &mut c.params,
+            1e5..=1e10,
+            "CNN parameters",
+            "params",
+            "Parameter count of the CNN (ResNet-50: 25.6 M).",
         );
-        return;
     }
-    count_slider(
-        ui,
-        &mut c.params,
-        1e5..=1e10,
-        "CNN parameters",
-        "params",
-        "Parameter count of the CNN (ResNet-50: 25.6 M).",
-    );
     int_slider(
         ui,
         &mut c.resolution,
@@ -303,7 +294,11 @@ fn cnn_ui(ui: &mut Ui, s: &mut Scenario) {
         false,
         "Image side",
         "px",
-        "Input resolution; activations scale with its square.",
+        if table {
+            "Input resolution; every feature map follows it layer by layer."
+        } else {
+            "Input resolution; activations scale with its square."
+        },
     );
 }
 
