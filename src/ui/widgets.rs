@@ -40,21 +40,35 @@ pub fn count_slider(
     unit: &str,
     hover: &str,
 ) -> Response {
-    let typed = Cell::new(None);
     let (lo, hi) = (*range.start(), *range.end());
-    let r = ui
-        .add(
-            Slider::new(value, range)
-                .clamping(SliderClamping::Edits)
-                .update_while_editing(false)
-                .logarithmic(true)
-                .text(label)
-                .suffix(format!(" {unit}"))
-                .custom_formatter(|v, _| fmt_count(v))
-                .custom_parser(|t| remember(&typed, parse_count(t))),
-        )
-        .on_hover_text(hover);
-    typed_note(ui, &r, typed.get(), (lo, hi), unit);
+    let slider = Slider::new(value, range)
+        .logarithmic(true)
+        .text(label)
+        .suffix(format!(" {unit}"))
+        .custom_formatter(|v, _| fmt_count(v));
+    typed_slider(ui, slider, parse_count, 1.0, (lo, hi), unit).on_hover_text(hover)
+}
+
+/// Adds `slider` with the typing rules every numeric control shares: edits apply once (Enter or
+/// focus loss), typed values are clamped to the range, and what was typed, parsed by `parse` and
+/// divided by `scale` (100 for a percentage), is kept so that an out-of-range value says so
+/// ([`typed_note`], in the displayed unit over the displayed `range`).
+fn typed_slider(
+    ui: &mut Ui,
+    slider: Slider<'_>,
+    parse: fn(&str) -> Option<f64>,
+    scale: f64,
+    range: (f64, f64),
+    unit: &str,
+) -> Response {
+    let typed = Cell::new(None);
+    let r = ui.add(
+        slider
+            .clamping(SliderClamping::Edits)
+            .update_while_editing(false)
+            .custom_parser(|t| remember(&typed, parse(t).map(|v| v / scale))),
+    );
+    typed_note(ui, &r, typed.get().map(|v| v * scale), range, unit);
     r
 }
 
@@ -84,21 +98,12 @@ pub fn int_slider(
     } else {
         format!(" {}", singular_if_one(f64::from(*value), unit))
     };
-    let typed = Cell::new(None);
     let (lo, hi) = (f64::from(*range.start()), f64::from(*range.end()));
-    let r = ui
-        .add(
-            Slider::new(value, range)
-                .clamping(SliderClamping::Edits)
-                .update_while_editing(false)
-                .logarithmic(log)
-                .text(label)
-                .suffix(suffix)
-                .custom_parser(|t| remember(&typed, parse_leading(t))),
-        )
-        .on_hover_text(hover);
-    typed_note(ui, &r, typed.get(), (lo, hi), unit);
-    r
+    let slider = Slider::new(value, range)
+        .logarithmic(log)
+        .text(label)
+        .suffix(suffix);
+    typed_slider(ui, slider, parse_leading, 1.0, (lo, hi), unit).on_hover_text(hover)
 }
 
 /// `unit` as written after `n`: "1 GPU", "1 step", but "2 GPUs", "1 stages/GPU" is left alone (a
@@ -120,20 +125,11 @@ pub fn real_slider(
     unit: &str,
     hover: &str,
 ) -> Response {
-    let typed = Cell::new(None);
     let (lo, hi) = (*range.start(), *range.end());
-    let r = ui
-        .add(
-            Slider::new(value, range)
-                .clamping(SliderClamping::Edits)
-                .update_while_editing(false)
-                .text(label)
-                .suffix(format!(" {unit}"))
-                .custom_parser(|t| remember(&typed, parse_leading(t))),
-        )
-        .on_hover_text(hover);
-    typed_note(ui, &r, typed.get(), (lo, hi), unit);
-    r
+    let slider = Slider::new(value, range)
+        .text(label)
+        .suffix(format!(" {unit}"));
+    typed_slider(ui, slider, parse_leading, 1.0, (lo, hi), unit).on_hover_text(hover)
 }
 
 /// A fraction in [lo, hi] shown and typed as a percentage.
@@ -144,27 +140,20 @@ pub fn percent_slider(
     label: &str,
     hover: &str,
 ) -> Response {
-    let typed = Cell::new(None);
     let (lo, hi) = (*range.start(), *range.end());
-    let r = ui
-        .add(
-            Slider::new(value, range)
-                .clamping(SliderClamping::Edits)
-                .update_while_editing(false)
-                .text(label)
-                .suffix(" %")
-                .custom_formatter(|v, _| format!("{:.0}", v * 100.0))
-                .custom_parser(|t| remember(&typed, parse_leading(t).map(|p| p / 100.0))),
-        )
-        .on_hover_text(hover);
-    typed_note(
+    let slider = Slider::new(value, range)
+        .text(label)
+        .suffix(" %")
+        .custom_formatter(|v, _| format!("{:.0}", v * 100.0));
+    typed_slider(
         ui,
-        &r,
-        typed.get().map(|v| v * 100.0),
+        slider,
+        parse_leading,
+        100.0,
         (lo * 100.0, hi * 100.0),
         "%",
-    );
-    r
+    )
+    .on_hover_text(hover)
 }
 
 /// Keeps what the user typed (before clamping) for [`typed_note`].
