@@ -311,3 +311,16 @@ fn todays_model_presets_count_their_published_parameters() {
         assert!(e.memory.fits, "{id} should fit as its notes say");
     }
 }
+
+#[test]
+fn an_out_of_range_pattern_entry_is_an_error_naming_it() {
+    // A repeat of 0 and a convolution of width 0 are outside `model.pattern.*` (docs/format.md):
+    // loading refuses the file and names both (the estimator alone would clamp and say so).
+    let err = vram_explorer::presets::from_ron_str(
+        "(model: (pattern: [(repeat: 0, layers: [(count: 3, mixer: Mamba((d_conv: 0)))])]))",
+    )
+    .expect_err("out of range")
+    .to_string();
+    assert!(err.contains("model.pattern.repeat"), "{err}");
+    assert!(err.contains("model.pattern.layers.small"), "{err}");
+}

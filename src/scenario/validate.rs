@@ -5,6 +5,8 @@
 //! and degrees are at least 1 where 0 has no meaning. The bounds are generous sanity limits (a 10¹³
 //! parameter model, 65,536-way parallelism), not claims about what is practical.
 
+mod pattern;
+
 use super::{GpuChoice, Scenario};
 
 /// Where [`FieldRange::clamp`] reports that it moved a value (the estimator's diagnostics implement
@@ -215,7 +217,7 @@ pub const RANGES: &[FieldRange] = &[
     closed("model.moe.capacity_factor", 0.0, 1024.0, |s| Some(s.model.moe.capacity_factor)),
     closed("model.moe.ep", 1.0, DEGREE, |s| Some(s.model.moe.ep.into())),
     // The layer pattern's entries (`scenario::blocks`; lists, so no single getter: the estimator's
-    // resolve pass clamps each entry, `validate` checks them in `pattern_errors`).
+    // resolve pass clamps each entry, `validate` checks them in `validate/pattern.rs`).
     closed("model.pattern.repeat", 1.0, 10_000.0, |_| None),
     closed("model.pattern.layers.count", 0.0, 10_000.0, |_| None),
     closed("model.pattern.layers.norms", 0.0, 16.0, |_| None),
@@ -306,6 +308,7 @@ pub fn validate(scenario: &Scenario) -> Vec<FieldError> {
             ),
         });
     }
+    pattern::errors(scenario, &mut errors);
     if scenario.version != super::FORMAT_VERSION {
         errors.push(FieldError {
             field: "version",
