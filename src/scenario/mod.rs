@@ -125,7 +125,13 @@ impl Scenario {
                 format!("{}-parameter transformer", count(self.model.params))
             }
             (ModelFamily::Transformer, ShapeSource::Dimensions) => {
-                format!("{}-layer transformer (hidden {})", t.layers, t.hidden)
+                // A layer pattern, when given, is what sets the layer count.
+                let layers = if self.model.pattern.is_empty() {
+                    u64::from(t.layers)
+                } else {
+                    blocks::pattern_layers(&self.model.pattern)
+                };
+                format!("{layers}-layer transformer (hidden {})", t.hidden)
             }
             (ModelFamily::Cnn, _) => "CNN".to_owned(),
             (ModelFamily::Recommender, _) => "Recommender".to_owned(),
