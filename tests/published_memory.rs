@@ -1,0 +1,189 @@
+//! Memory against published GPU runs (issue 12's validation table): LitGPT's config-hub
+//! fine-tuning table (17 Llama-family rows on one A10G, `max_memory_allocated`), in
+//! tests/data/published/ (schema in its README).
+//!
+//! Each record is rebuilt as a scenario with the estimator's Hugging Face profile — there is no
+//! LitGPT profile yet — and its allocated tensor peak (what `max_memory_allocated` reports) is
+//! compared with the published figure. These are check records: nothing is fitted to them. The
+//! errors are printed (`cargo test --test published_memory -- --nocapture`) and held by regression
+//! guards at what the estimator reaches today; issue 12's bar (median |error| ≤ 3 %, every
+//! allocated case ≤ 10 %) is not met.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test or benchmark fails by panicking; table-driven tests run long"
+)]
+
+use serde_json::Value;
+use vram_explorer::estimator::estimate;
+use vram_explorer::hardware::GpuId;
+use vram_explorer::scenario::{
+    AttentionKernel, Dtype, FfnKind, GpuChoice, LoraTargets, Mode, NormKind, OptimizerKind,
+    PeftMethod, PrecisionMode, Scenario,
+};
+
+const LITGPT: &str = include_str!("data/published/litgpt-config-hub-a10g.json");
+
+fn records() -> Vec<Value> {
+    let doc: Value = serde_json::from_str(LITGPT).unwrap();
+    assert_eq!(doc["schema"], "vram-explorer.published/1");
+    doc["records"].as_array().unwrap().clone()
+}
+
+fn u(v: &Value, k: &str) -> u32 {
+    v[k].as_u64()
+        .unwrap_or_else(|| panic!("missing {k} in {v}")) as u32
+}
+
+/// The scenario a LitGPT row describes: a Llama-family model in `bf16-true` (everything BF16),
+/// AdamW, SDPA (flash kernel on an A10G), one GPU, the row's micro-batch at 512 tokens; LoRA / QLoRA (bnb.nf4, no double
+/// quantization) with the row's rank and targets. A LoRA head target cannot be expressed (the
+/// scenario's targets are the blocks' matrices): returned as `false` in the second value.
+fn scenario_for(r: &Value) -> (Scenario, bool) {
+    let c = &r["config"];
+    let m = &c["model"];
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    t.layers = u(m, "layers");
+    t.hidden = u(m, "hidden");
+    t.heads = u(m, "heads");
+    t.kv_heads = u(m, "kv_heads");
+    t.head_dim = u(m, "head_dim");
+    t.ffn = u(m, "ffn");
+    t.vocab = u(m, "vocab");
+    t.tied_embeddings = m["tied_embeddings"].as_bool().unwrap();
+    t.ffn_kind = FfnKind::SwiGlu;
+    t.norm = NormKind::RmsNorm;
+    t.bias = false;
+    s.workload.seq_len = u(c, "max_seq_length");
+    s.workload.micro_batch = u(&c["layout"], "micro_batch");
+    s.workload.grad_accum_steps = u(&c["layout"], "global_batch") / s.workload.micro_batch;
+    s.precision.mode = PrecisionMode::Uniform;
+    s.precision.compute = Dtype::Bf16;
+    s.optimizer.kind = OptimizerKind::AdamW;
+    s.strategies.attention = AttentionKernel::Flash;
+    // No A10G in the catalog; the tensor peak does not depend on the card.
+    s.gpu = GpuChoice::Catalog(GpuId::L40S);
+    let mut expressible = true;
+    match c["method"].as_str().unwrap() {
+        "full" => s.peft.method = PeftMethod::Full,
+        method => {
+            s.peft.method = if method == "qlora" {
+                PeftMethod::Qlora
+            } else {
+                PeftMethod::Lora
+            };
+            s.peft.double_quant = false;
+            let l = &c["lora"];
+            s.peft.rank = u(l, "r");
+            let tg = &l["targets"];
+            let on = |k: &str| tg[k].as_bool().unwrap();
+            s.peft.targets = LoraTargets {
+                q: on("q"),
+                k: on("k"),
+                v: on("v"),
+                o: on("o"),
+                gate: on("mlp"),
+                up: on("mlp"),
+                down: on("mlp"),
+            };
+            s.workload.dropout = l["dropout"].as_f64().unwrap() > 0.0;
+            expressible = !on("head");
+        }
+    }
+    (s, expressible)
+}
+
+/// Every record rebuilds as a scenario with the model's published parameter count (a wrong
+/// transcription of a dimension fails here).
+#[test]
+fn litgpt_models_have_their_sizes() {
+    // Hugging Face model cards / `sum(p.numel())` of the checkpoints.
+    let sizes = [
+        ("Llama-2-7b-hf", 6_738_415_616.0),
+        ("Meta-Llama-3-8B", 8_030_261_248.0),
+        ("Meta-Llama-3.1-8B", 8_030_261_248.0),
+        ("Mistral-7B-v0.2", 7_241_732_096.0),
+        ("TinyLlama-1.1B-intermediate-step-1431k-3T", 1_100_048_384.0),
+        ("Llama-3.2-1B", 1_235_814_400.0),
+        ("Llama-3.2-3B", 3_212_749_824.0),
+    ];
+    for r in records() {
+        let hf = r["config"]["model"]["hf_id"].as_str().unwrap();
+        let want = sizes
+            .iter()
+            .find(|(name, _)| hf.ends_with(name))
+            .unwrap_or_else(|| panic!("no size for {hf}"))
+            .1;
+        let (s, _) = scenario_for(&r);
+        let mut full = s.clone();
+        full.peft.method = PeftMethod::Full;
+        let got = estimate(&full).model.params.total;
+        assert_eq!(got, want, "{hf}");
+    }
+}
+
+/// The errors of the allocated peak on every record, with regression guards at today's figures.
+/// Rows whose published peak lies below the states their own configuration must hold (the Llama 3.2
+/// full fine-tunes: 8.70 GB published for 9.89 GB of BF16 weights, gradients and AdamW moments;
+/// 16.51 GB for 25.7 GB, more than the A10G's 24 GB) cannot be the committed configuration and are
+/// printed but left out of the statistics.
+#[test]
+fn litgpt_allocated_peaks() {
+    println!(
+        "{:<46} {:>10} {:>10} {:>8}",
+        "record", "published", "estimate", "error"
+    );
+    let mut errs = Vec::new();
+    for r in records() {
+        let (s, expressible) = scenario_for(&r);
+        let e = estimate(&s);
+        let est = e.memory.tensor_peak.get() / 1e9;
+        let published = r["value"].as_f64().unwrap();
+        let err = est / published - 1.0;
+        // A full fine-tune in bf16-true holds BF16 weights, gradients and two AdamW moments for
+        // the whole step: 8 B per parameter is a floor no allocator statistic can undercut.
+        let floor = if s.peft.method == PeftMethod::Full {
+            8.0 * e.model.params.total / 1e9
+        } else {
+            0.0
+        };
+        let note = if published < floor {
+            format!("  (below its own AdamW floor of {floor:.2} GB: left out)")
+        } else if !expressible {
+            "  (LoRA on the LM head: not expressible, left out of the scenario)".to_string()
+        } else {
+            String::new()
+        };
+        println!(
+            "{:<46} {:>7.2} GB {:>7.2} GB {:>+7.1}%{note}",
+            r["id"].as_str().unwrap(),
+            published,
+            est,
+            err * 100.0,
+        );
+        if published >= floor {
+            errs.push(err.abs());
+        }
+    }
+    errs.sort_by(f64::total_cmp);
+    let median = errs[errs.len() / 2];
+    let worst = errs[errs.len() - 1];
+    println!(
+        "median |error| {:.1} %, worst {:.1} %",
+        median * 100.0,
+        worst * 100.0
+    );
+    assert!(median < MEDIAN_GUARD, "median {median:.3}");
+    assert!(worst < WORST_GUARD, "worst {worst:.3}");
+}
+
+/// Reached on 3 December 2026: median 13.5 %, worst 36.5 % (QLoRA rows are 26–37 % low, LoRA rows
+/// 1–14 % low; the two Llama 3.2 full fine-tunes are left out, see above).
+const MEDIAN_GUARD: f64 = 0.15;
+const WORST_GUARD: f64 = 0.38;
