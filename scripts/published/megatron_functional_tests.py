@@ -148,6 +148,62 @@ for (case, env, plat, platdir, commit, date, mcore, te, lines, gvl, gpu, peak, c
                    "confidence": "T"},
     })
 
+EXTRA = [
+    ('gpt3_mcore_te_tp2_pp2', 'dev_dgx_a100', 'adc69dba2d', '2025-10-21', '0.16.0rc0', 1900158464, 487096832, {'--num-layers': '12', '--hidden-size': '512', '--num-attention-heads': '8', '--micro-batch-size': '4', '--global-batch-size': '32', '--seq-length': '1024', '--max-position-embeddings': '1024', '--transformer-impl': 'transformer_engine', '--tensor-model-parallel-size': '2', '--pipeline-model-parallel-size': '2', '--deterministic-mode': 'true', '--no-gradient-accumulation-fusion': 'true', '--attention-softmax-in-fp32': 'true', '--use-mcore-models': 'true', '--bf16': 'true', '--attention-backend': 'unfused'}, {'CUDA_DEVICE_MAX_CONNECTIONS': '1', 'NVTE_ALLOW_NONDETERMINISTIC_ALGO': '0', 'NCCL_ALGO': 'Ring', 'CUBLAS_WORKSPACE_CONFIG': ':4096:8'}),
+    ('gpt3_mcore_te_tp2_pp2_cross_entropy_loss_fusion', 'dev_dgx_a100', 'adc69dba2d', '2025-10-21', '0.16.0rc0', 2245028864, 437944832, {'--num-layers': '12', '--hidden-size': '512', '--num-attention-heads': '8', '--micro-batch-size': '4', '--global-batch-size': '32', '--seq-length': '1024', '--max-position-embeddings': '1024', '--transformer-impl': 'transformer_engine', '--tensor-model-parallel-size': '2', '--pipeline-model-parallel-size': '2', '--cross-entropy-loss-fusion': 'true', '--no-gradient-accumulation-fusion': 'true', '--attention-softmax-in-fp32': 'true', '--use-mcore-models': 'true', '--bf16': 'true'}, {'CUDA_DEVICE_MAX_CONNECTIONS': '1', 'NVTE_ALLOW_NONDETERMINISTIC_ALGO': '1'}),
+    ('gpt3_mcore_te_tp1_pp4_vp1', 'dev_dgx_a100', 'adc69dba2d', '2025-10-21', '0.16.0rc0', 4122704384, 733860352, {'--num-layers': '12', '--hidden-size': '512', '--num-attention-heads': '8', '--micro-batch-size': '4', '--global-batch-size': '32', '--seq-length': '1024', '--max-position-embeddings': '1024', '--transformer-impl': 'transformer_engine', '--tensor-model-parallel-size': '1', '--pipeline-model-parallel-size': '4', '--num-layers-per-virtual-pipeline-stage': '1', '--deterministic-mode': 'true', '--no-gradient-accumulation-fusion': 'true', '--attention-softmax-in-fp32': 'true', '--use-mcore-models': 'true', '--bf16': 'true', '--attention-backend': 'unfused'}, {'CUDA_DEVICE_MAX_CONNECTIONS': '1', 'NVTE_ALLOW_NONDETERMINISTIC_ALGO': '0', 'NCCL_ALGO': 'Ring', 'CUBLAS_WORKSPACE_CONFIG': ':4096:8', 'PYTORCH_CUDA_ALLOC_CONF': 'expandable_segments:True'}),
+    ('gpt3_mcore_te_tp1_pp1_dist_optimizer_no_mmap_bin_files', 'dev_dgx_a100', 'adc69dba2d', '2025-10-21', '0.16.0rc0', 4673069568, 552128512, {'--num-layers': '12', '--hidden-size': '512', '--num-attention-heads': '8', '--micro-batch-size': '4', '--global-batch-size': '32', '--seq-length': '1024', '--max-position-embeddings': '1024', '--transformer-impl': 'transformer_engine', '--tensor-model-parallel-size': '1', '--pipeline-model-parallel-size': '1', '--use-distributed-optimizer': 'true', '--no-mmap-bin-files': 'true', '--deterministic-mode': 'true', '--no-gradient-accumulation-fusion': 'true', '--attention-softmax-in-fp32': 'true', '--use-mcore-models': 'true', '--bf16': 'true', '--attention-backend': 'unfused'}, {'CUDA_DEVICE_MAX_CONNECTIONS': '1', 'NVTE_ALLOW_NONDETERMINISTIC_ALGO': '0', 'NCCL_ALGO': 'Ring', 'CUBLAS_WORKSPACE_CONFIG': ':4096:8'}),
+    ('gpt3_mcore_tp1_pp4', 'dev_dgx_a100', 'adc69dba2d', '2025-10-21', '0.16.0rc0', 2748673024, 782094336, {'--num-layers': '12', '--hidden-size': '512', '--num-attention-heads': '8', '--micro-batch-size': '4', '--global-batch-size': '32', '--seq-length': '1024', '--max-position-embeddings': '1024', '--transformer-impl': 'local', '--tensor-model-parallel-size': '1', '--pipeline-model-parallel-size': '4', '--deterministic-mode': 'true', '--no-gradient-accumulation-fusion': 'true', '--use-mcore-models': 'true', '--bf16': 'true', '--apply-query-key-layer-scaling': 'true'}, {'CUDA_DEVICE_MAX_CONNECTIONS': '1', 'NVTE_ALLOW_NONDETERMINISTIC_ALGO': '0', 'NCCL_ALGO': 'Ring', 'CUBLAS_WORKSPACE_CONFIG': ':4096:8'}),
+    ('gpt3_mcore_te_tp1_pp4_untie_embeddings_and_outputs', 'dev_dgx_a100', 'adc69dba2d', '2025-10-21', '0.16.0rc0', 2685758976, 719180288, {'--num-layers': '12', '--hidden-size': '512', '--num-attention-heads': '8', '--micro-batch-size': '4', '--global-batch-size': '32', '--seq-length': '1024', '--max-position-embeddings': '1024', '--transformer-impl': 'transformer_engine', '--tensor-model-parallel-size': '1', '--pipeline-model-parallel-size': '4', '--untie-embeddings-and-output-weights': 'true', '--deterministic-mode': 'true', '--no-gradient-accumulation-fusion': 'true', '--attention-softmax-in-fp32': 'true', '--use-mcore-models': 'true', '--bf16': 'true', '--attention-backend': 'unfused'}, {'CUDA_DEVICE_MAX_CONNECTIONS': '1', 'NVTE_ALLOW_NONDETERMINISTIC_ALGO': '0', 'NCCL_ALGO': 'Ring', 'CUBLAS_WORKSPACE_CONFIG': ':4096:8'}),
+    ('gpt3_mcore_te_tp2_pp2_cp2', 'dev_dgx_a100', 'adc69dba2d', '2025-10-21', '0.16.0rc0', 857134592, 433619456, {'--num-layers': '12', '--hidden-size': '512', '--num-attention-heads': '8', '--micro-batch-size': '4', '--global-batch-size': '32', '--seq-length': '1024', '--max-position-embeddings': '1024', '--transformer-impl': 'transformer_engine', '--tensor-model-parallel-size': '2', '--pipeline-model-parallel-size': '2', '--context-parallel-size': '2', '--sequence-parallel': 'true', '--hidden-dropout': '0.0', '--attention-dropout': '0.0', '--no-gradient-accumulation-fusion': 'true', '--attention-softmax-in-fp32': 'true', '--use-mcore-models': 'true', '--bf16': 'true', '--attention-backend': 'flash'}, {'CUDA_DEVICE_MAX_CONNECTIONS': '1', 'NVTE_ALLOW_NONDETERMINISTIC_ALGO': '0'}),
+    ('gpt3_weekly_mcore_tp2_pp2_current_scaling_native_fp8_tp_pp_sp_tp_overlap', 'dev_dgx_h100', '93ebf8d72f', '2026-08-19', '0.20.0', 883747328, 476258816, {'--num-layers': '12', '--hidden-size': '512', '--num-attention-heads': '8', '--micro-batch-size': '2', '--global-batch-size': '128', '--seq-length': '1024', '--max-position-embeddings': '1024', '--transformer-impl': 'transformer_engine', '--tensor-model-parallel-size': '2', '--pipeline-model-parallel-size': '2', '--sequence-parallel': 'true', '--tp-comm-overlap': 'true', '--tp-comm-overlap-cfg': 'tests/functional_tests/test_cases/gpt/gpt3_weekly_mcore_tp2_pp2_current_scaling_native_fp8_tp_pp_sp_tp_overlap/tp_comm_overlap_cfg.yaml', '--deterministic-mode': 'true', '--no-gradient-accumulation-fusion': 'true', '--fp8-format': 'hybrid', '--fp8-recipe': 'tensorwise', '--fp8-param-gather': 'true', '--use-distributed-optimizer': 'true', '--attention-softmax-in-fp32': 'true', '--bf16': 'true', '--normalization': 'RMSNorm'}, {'CUDA_DEVICE_MAX_CONNECTIONS': '1', 'NVTE_ALLOW_NONDETERMINISTIC_ALGO': '0', 'NON_DETERMINSTIC_RESULTS': '1', 'CUBLAS_WORKSPACE_CONFIG': ':4096:8', 'NCCL_ALGO': 'Ring'}),
+]
+
+# Further cases, transcribed generically: the case's MODEL_ARGS (paths, logging, checkpointing and learning-rate
+# arguments dropped) and ENV_VARS at the golden file's commit, the layout derived from them and the recipe's one node
+# of 8 GPUs (tests/test_utils/recipes/{h100,gb200}/gpt.yaml spec: nodes 1, gpus 8).
+GV_LINE = {"adc69dba2d": (172, "1528-1538"), "93ebf8d72f": (241, "3423-3433")}
+for (case, plat, commit, date, ver, peak, cur, args, env) in EXTRA:
+    tp = int(args.get("--tensor-model-parallel-size", 1)); pp = int(args.get("--pipeline-model-parallel-size", 1))
+    cp = int(args.get("--context-parallel-size", 1)); dp = 8 // (tp * pp * cp)
+    mbs = int(args["--micro-batch-size"]); gbs = int(args["--global-batch-size"])
+    vpad = -(-50257 // (128 * tp)) * (128 * tp)
+    layers = int(args["--num-layers"]); hidden = int(args["--hidden-size"]); heads = int(args["--num-attention-heads"])
+    swiglu = args.get("--swiglu") == "true"
+    model = {"family": "GPT (Megatron-Core GPTModel, " + ("local (non-TE) layers" if args.get("--transformer-impl") == "local" else "Transformer Engine layers") + ")",
+             "layers": layers, "hidden": hidden, "heads": heads, "kv_heads": heads, "head_dim": hidden // heads,
+             "ffn": (int(4 * hidden * 2 / 3 / 64) * 64) if swiglu else 4 * hidden,
+             "activation": "SwiGLU" if swiglu else "GeLU", "normalization": args.get("--normalization", "LayerNorm"),
+             "position_embedding": args.get("--position-embedding-type", "learned_absolute") + f", {args['--max-position-embeddings']} positions",
+             "vocab": f"GPT-2 BPE 50257, padded to {vpad} (multiple of 128 x TP{tp})",
+             "tied_embeddings": args.get("--untie-embeddings-and-output-weights") != "true",
+             "bias": "off (--disable-bias-linear)" if args.get("--disable-bias-linear") == "true" else "linear biases on (default)"}
+    layout = {"gpus": 8, "tp": tp, "pp": pp, "cp": cp, "dp": dp, "micro_batch": mbs, "global_batch": gbs,
+              "microbatches_per_step": gbs // (mbs * dp), "sequence_parallel": args.get("--sequence-parallel") == "true",
+              "logged_rank": "rank 7 (world_size - 1): last pipeline stage" + (", last TP rank" if tp > 1 else "") + (", last CP rank" if cp > 1 else "")}
+    if "--num-layers-per-virtual-pipeline-stage" in args:
+        layout["virtual_pp"] = layers // pp // int(args["--num-layers-per-virtual-pipeline-stage"])
+    gvl, lines = GV_LINE.get(commit, (216, "training_log"))
+    recs.append({
+        "id": f"megatron-ft-{case}-{plat}".replace("dev_dgx_", "dev-dgx_"),
+        "kind": "training_memory", "role": "check",
+        "framework": {"name": "Megatron-LM / Megatron-Core", "version": f"{ver} (megatron/core/package_info.py at {commit}); Transformer Engine of the 'dev' container (not in the repo)"},
+        "hardware": {"gpu": "NVIDIA H100 80GB (DGX H100)" if "h100" in plat else "NVIDIA A100 80GB (DGX A100)", "gpus": 8, "gpus_per_node": 8},
+        "statistic": stat(commit, lines, gvl),
+        "value": peak, "unit": "B",
+        "also_reported": {"mem-allocated-bytes (allocated_bytes.all.current after the step, same rank)": cur},
+        "config": {"test_case": case, "model": model, "precision": PREC + ("; FP8 (see megatron_args: --fp8-format, --fp8-recipe, --fp8-param-gather)" if "--fp8-format" in args else ""),
+                   "layout": layout, "sequence": int(args["--seq-length"]),
+                   "optimizer": "Adam, " + ("distributed optimizer over DP" if args.get("--use-distributed-optimizer") == "true" else "not distributed"),
+                   "megatron_args": args, "env": env},
+        "unpublished": ["the container's exact PyTorch, CUDA and Transformer Engine builds",
+                        "the golden file may predate its last commit (older golden values were moved into the repo by adc69dba2d)",
+                        "other ranks' peaks: only the last rank is logged"],
+        "source": {"citation": "Megatron-LM functional test golden values",
+                   "locator": f"github.com/NVIDIA/Megatron-LM tests/functional_tests/test_cases/gpt/{case}/golden_values_{plat}.json and model_config.yaml at {commit} ({date}); recipe 1 node x 8 GPUs",
+                   "confidence": "T"},
+    })
+
 json.dump({"schema": "vram-explorer.published/1",
            "about": "Megatron-LM CI functional tests: last-rank max_memory_allocated of real 8-GPU runs with exact configs (issue 12's validation table; check records, never fitted)",
            "records": recs}, open("megatron-functional-tests-memory.json", "w"), indent=1, ensure_ascii=False)
