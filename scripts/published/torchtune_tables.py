@@ -76,7 +76,7 @@ def rec(rid, value, unit, stat, src, version, gpu, gpus, cfg, unpublished, also=
 
 
 # ---- A. Llama 3.2 3B optimization flags (cumulative rows) -----------------------------------------------------
-VER_A = "main at 1814feb17 (2024-11-18; version.txt 0.5.0, i.e. after v0.4.0); torch, torchao and bitsandbytes versions not published"
+VER_A = "torchtune main at 1814feb17 (2024-11-18; version.txt 0.5.0, i.e. after v0.4.0); torch, torchao and bitsandbytes versions not published"
 GPU_A = "NVIDIA A100 (memory size not stated; 60.0 GiB row implies 80 GB)"
 UNPUB_A = [
     "the A100 variant (40/80 GB, SXM/PCIe) and the torch / torchao / bitsandbytes versions",
@@ -132,7 +132,7 @@ for method, gib in (("lora", 8.5), ("qlora", 4.6)):
         also={"command_for_qlora_row": "tune run lora_finetune_single_device --config llama3_2/3B_qlora_single_device dataset.packed=True compile=True loss=torchtune.modules.loss.CEWithChunkedOutputLoss enable_activation_checkpointing=True optimizer_in_bwd=False enable_activation_offloading=True optimizer=torch.optim.AdamW tokenizer.max_seq_len=4096 gradient_accumulation_steps=1 epochs=1 batch_size=2"} if method == "qlora" else None)
 
 # ---- B. Llama 3.1 README table ---------------------------------------------------------------------------------
-VER_B = "main at 30b8519e8 (2024-09-24; version.txt 0.3.0); torch / torchao / bitsandbytes versions not published"
+VER_B = "torchtune main at 30b8519e8 (2024-09-24; version.txt 0.3.0); torch / torchao / bitsandbytes versions not published"
 UNPUB_B = [
     "which statistic the column is (active, allocated or reserved peak)",
     "the exact command: the README states only 'batch size 2 (without gradient accumulation), a dataset packed to sequence length 2048, and torch compile enabled'; the row's named config is assumed for everything else",
@@ -172,7 +172,7 @@ for rid, mk, method, gpu, n, val, unit, extra, un in rows_b:
     rec(rid, val, unit, STAT_B, SRC_B, VER_B, gpu, n, cfg, UNPUB_B + un)
 
 # ---- C. Llama 2 7B tutorials (April 2024) ------------------------------------------------------------------------
-VER_C = "main at ff594c231 (2024-04-15; version.txt 0.0.2, the v0.1.0 release week; pyproject torchao==0.1); torch version not published"
+VER_C = "torchtune main at ff594c231 (2024-04-15; version.txt 0.0.2, the v0.1.0 release week; pyproject torchao==0.1); torch version not published"
 UNPUB_C = [
     "the GPU model (the tutorial says only 'most commodity GPUs which support bfloat16')",
     "the sequence length of the peak: alpaca_cleaned samples are truncated at max_seq_len 512 (torchtune/datasets/_alpaca.py line 66 at ff594c231) and batches are padded to their longest sample; 512 is the bound",

@@ -37,7 +37,7 @@ UN_COMMON = ["exact package versions: the notebook runs `pip install -Uq` (lates
              "the sequence length of the peak step (conversational samples, truncated at max_length, padded per batch)"]
 
 rec("sft-qwen3-8b-qlora-a100-40gb", "NVIDIA A100-SXM4-40GB (Colab; 39.557 GiB visible)", 13.615, 11.959,
-    "latest PyPI on 2025-10-20 (TRL main was 0.25.0.dev0 then, so TRL 0.24.x; transformers 4.57.x; peft, bitsandbytes, torch not printed)",
+    "TRL 0.24.x (the PyPI release current on 2025-10-20: TRL main was 0.25.0.dev0); transformers, peft, bitsandbytes, liger-kernel and torch: PyPI/Colab versions of that day, not printed",
     {"model": QWEN3_8B, **QLORA_BNB, "trainer": "SFTTrainer(model=<4-bit model>, peft_config)",
      "dataset": "HuggingFaceH4/Multilingual-Thinking (1000 conversations; thinking merged into the assistant content)",
      "layout": {"devices": 1, "micro_batch": 2, "gradient_accumulation": 8}, "max_length": "1024 (SFTConfig default, trl/trainer/sft_config.py at d8543c02)",
@@ -46,7 +46,7 @@ rec("sft-qwen3-8b-qlora-a100-40gb", "NVIDIA A100-SXM4-40GB (Colab; 39.557 GiB vi
     UN_COMMON, "github.com/huggingface/trl examples/notebooks/sft_trl_lora_qlora.ipynb at 28bba8c6b (2025-10-20, 'Added SFT LoRA notebook'), cells 20-34")
 
 rec("sft-qwen3-14b-unsloth-bnb4-qlora-t4", "NVIDIA Tesla T4 (Colab; 14.741 GiB visible)", 14.041, 12.074,
-    "latest PyPI on 2025-10-24 (the Trackio run id 1761318512 is that Unix time; TRL main was 0.25.0.dev0, so TRL 0.24.x)",
+    "TRL 0.24.x (the PyPI release current on 2025-10-24, the Unix time of the Trackio run id 1761318512; TRL main was 0.25.0.dev0); other packages: PyPI/Colab versions of that day, not printed",
     {"model": QWEN3_14B, **QLORA_BNB,
      "quantize": "pre-quantized checkpoint unsloth/qwen3-14b-unsloth-bnb-4bit ('Unsloth Dynamic' bitsandbytes NF4: the checkpoint's own quantization_config, which keeps some modules in 16 bit, governs; the notebook's BitsAndBytesConfig (NF4, double quant, float16 compute) is passed as quantization_config)",
      "trainer": "SFTTrainer(model=model_id, quantization_config, peft_config), model_init_kwargs dtype float16, attn sdpa",
@@ -58,7 +58,7 @@ rec("sft-qwen3-14b-unsloth-bnb4-qlora-t4", "NVIDIA Tesla T4 (Colab; 14.741 GiB v
     "github.com/huggingface/trl examples/notebooks/sft_trl_lora_qlora.ipynb at f6834206a (2025-10-31, 'Update SFT QLoRA notebook with 14B model on free Colab'), cells 20-34")
 
 rec("grpo-qwen2-7b-qlora-t4", "NVIDIA Tesla T4 (Colab; 14.741 GiB visible)", 8.832, 6.773,
-    "latest PyPI around 2025-12-23 (TRL main was 0.27.0.dev0, so TRL 0.26.x)",
+    "TRL 0.26.x (the PyPI release current around 2025-12-23: TRL main was 0.27.0.dev0); other packages: PyPI/Colab versions of that day, not printed",
     {"model": QWEN2_7B, **QLORA_BNB, "trainer": "GRPOTrainer(model=<4-bit model>, reward_funcs=[think_format_reward, reasoning_accuracy_reward], peft_config)",
      "dataset": "AI-MO/NuminaMath-TIR train[:5%] (3622 prompts)",
      "layout": {"devices": 1, "micro_batch": 8, "num_generations": 8, "gradient_accumulation": "1 (default)"},
