@@ -8,7 +8,7 @@ import re
 
 FILES = ["torchtune-readme-tutorials.json", "megatron-functional-tests-memory.json", "torchtitan-llama3-h100-202412.json",
          "peft-metamathqa-l40s.json", "trl-notebooks-qlora.json", "deepspeed-published-memory.json",
-         "liger-kernel-memory.json", "unsloth-context-length.json"]
+         "liger-kernel-memory.json", "unsloth-context-length.json", "transformers-llm-optimization-octocoder.json"]
 D = "tests/data/published"
 
 
