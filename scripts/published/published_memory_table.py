@@ -57,7 +57,7 @@ def short_cfg(r):
     for k, lab in (("recompute", "recompute"), ("activation_checkpointing", "AC"), ("float8", "FP8"), ("compile", "compile")):
         v = c.get(k)
         if v not in (None, False, "none"):
-            parts.append(lab if not isinstance(v, str) else f"{lab}: {v.split(' ')[0]}")
+            parts.append(lab if not isinstance(v, str) or v.startswith("--") else f"{lab}: {v.split(' ')[0]}")
     if c.get("quantize"):
         parts.append("4-bit")
     opts = c.get("options")
@@ -77,6 +77,8 @@ def fmt_val(r):
         return "OOM"
     if u == "B":
         return f"{v / 2**30:.2f} GiB"
+    if isinstance(v, float) and len(repr(v).split(".")[-1]) > 3:
+        v = round(v, 3)
     return f"{v} {u.split(' ')[0]}"
 
 
