@@ -81,6 +81,7 @@ GPU_A = "NVIDIA A100 (memory size not stated; 60.0 GiB row implies 80 GB)"
 UNPUB_A = [
     "the A100 variant (40/80 GB, SXM/PCIe) and the torch / torchao / bitsandbytes versions",
     "which logged step the figure is (each step's peak is logged separately); the figure is taken as the run's steady peak",
+    "the baseline's overrides: the README gives only the final row's command, so the baseline (torch.nn.CrossEntropyLoss, no activation checkpointing, no optimizer_in_bwd, no offloading, torch AdamW, compile off, unpacked) is inferred from the cumulative rows",
     "whether torch.optim.AdamW ran fused/foreach in the full-finetune rows (the 3B_full_single_device config defaults to bitsandbytes PagedAdamW8bit + optimizer_in_bwd; the table's baseline turns those off)",
 ]
 base_full = {
