@@ -205,6 +205,22 @@ for rid, gb, lo, ga, quant, also in rows_c:
         UNPUB_C + ["lora_dropout: the builder default 0.05 (torchtune/models/llama2/_model_builders.py line 61 at ff594c231) is assumed; the config does not set it"],
         also=also)
 
+# ---- D. End-to-end tutorial: memory after model init (Llama 3.2 3B LoRA) -------------------------------------------
+rec("llama-3.2-3b-lora-after-model-init", 6.21, "GiB",
+    ("torch.cuda.max_memory_allocated() / 1024**3 printed as 'GPU peak memory allocation' under 'Memory stats after model "
+     "init' (torchtune.training.get_memory_stats, torchtune/training/memory.py lines 245-271 at 0cd8bc4ca; counters reset "
+     "before: the peak of building the model and loading the checkpoint)"),
+    {"citation": "torchtune tutorial 'End-to-End Workflow with torchtune', log excerpt",
+     "locator": "github.com/pytorch/torchtune docs/source/tutorials/e2e_flow.rst at 0cd8bc4ca (2024-12-20), config recipes/configs/llama3_2/3B_lora_single_device.yaml at the same commit",
+     "confidence": "T"},
+    "torchtune main at 0cd8bc4ca (2024-12-20; version.txt 0.5.0)", "not stated", 1,
+    {"model": model("llama-3.2-3b"), "recipe": "lora_finetune_single_device (3B_lora_single_device)", "method": "lora",
+     "phase": "after model init (weights loaded, adapters built), before the optimizer and data",
+     "precision": "bf16 (base and adapters)", "lora": lora(64, 128, 0.0, ["q_proj", "v_proj", "output_proj"], True, False)},
+    ["the GPU model", "the torch version"],
+    also={"GPU peak memory reserved, GiB": 6.27, "GPU peak memory active, GiB": 6.21,
+          "the tutorial's training peak": "'a peak memory usage of ~16GB' at batch 4 (approximate, statistic not stated)"})
+
 json.dump({"schema": "vram-explorer.published/1",
            "about": "torchtune's published peak memory (README tables and LoRA/QLoRA tutorials; issue 12's validation table; check records, never fitted)",
            "records": recs}, open("torchtune-readme-tutorials.json", "w"), indent=1, ensure_ascii=False)
