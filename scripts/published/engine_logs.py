@@ -506,7 +506,8 @@ records_sgl.append({
         f"Cell per token per rank = 15 full-attention layers x 1 KV head (2 / TP 2) x (256 + 256) x 2 B = {15 * 512 * 2:,} B; "
         f"K buffer = (580,364 + 1) x 15 x 1 x 256 x 2 B = {k:,} B = {k / GiB:.4f} GiB (printed 4.15). "
         "TOKENS FOLLOW FROM THE PRINTED K/V SIZE given 15 attention layers (an inferred layout: with 10 or 12 layers the K size would be 2.77 or 3.32 GiB). "
-        "The linear-attention layers' state lives in the separate Mamba pool (82 slots, 7.42 GiB), sized before the token pool."),
+        "The linear-attention layers' state lives in the separate Mamba pool (82 slots, 0.13 + 7.29 = 7.42 GiB), sized before the token pool: "
+        f"7.42 / (4.15 + 4.15) = {7.42 / 8.30:.3f}, the default mamba_full_memory_ratio 0.9 (docs/engines/sglang.md section 2.4) within the 0.01-GiB print rounding."),
     "source": {
         "citation": "kvcache-ai/ktransformers issue #1870 'qwen3.5 4090 functional_call', description by weifengliuhen, 2026-02-27",
         "locator": "https://github.com/kvcache-ai/ktransformers/issues/1870",
