@@ -273,6 +273,22 @@ records_vllm.append({
 })
 
 # club-3090 issue #104: Qwen3.6-27B (hybrid GDN + full attention), 2 x 3090, TP 2, fp8_e5m2 KV, vLLM >= 0.21
+# Qwen3.5/3.6-27B layout from GGUF metadata printed in llama.cpp PRs #23792 / #22105: 64 layers, full attention every
+# 4th (16), 4 KV heads x 256, GDN: 16 K heads x 128, 48 V heads x 128, conv kernel 4.
+TP = 2
+attn_tok = (4 // TP) * (256 + 256) * 1                      # fp8_e5m2: 1 B; per token per layer per rank
+conv_el = (16 * 128 * 2 + 48 * 128) // TP * (4 - 1)        # conv state (conv_dim / TP) x (kernel - 1)
+ssm_el = (48 // TP) * 128 * 128                              # temporal state (V heads / TP) x head_v x head_k
+mamba_page = conv_el * 2 + ssm_el * 4                        # conv bf16, SSM state fp32
+align = 16
+blk = align * math.ceil(mamba_page / (align * attn_tok))
+page = blk * attn_tok
+bpb = 16 * page                                              # 4 groups of 16 layers (1 attention + 3 GDN)
+nb = int(9.84 * GiB // bpb)
+nb_lo, nb_hi = int((9.835 * GiB) // bpb), int((9.845 * GiB) // bpb)
+bpr = math.ceil(262144 / blk) + 3 * 2                        # attention blocks + 2 Mamba pages per GDN group ('align')
+conc = nb / bpr
+tokens = int(conc * 262144)
 records_vllm.append({
     "id": "vllm-club3090-104-qwen36-27b-2x3090-tp2-fp8kv",
     "kind": "kv_cache_capacity",
@@ -285,10 +301,14 @@ records_vllm.append({
     "also_reported": {"available_kv_cache_gib": 9.84, "max_concurrency": 2.36, "max_model_len": 262144,
                       "equivalent_utilization_without_cudagraph_profiling": 0.8592},
     "config": {
-        "model": {"hf_id": "Qwen3.6-27B AutoRound (INT4 weights; exact repository not named)",
-                  "attention": "hybrid: Gated DeltaNet (linear attention, fixed-size state) and full-attention layers"},
+        "model": {"hf_id": "Qwen3.6-27B AutoRound (INT4 weights; exact repository not named)", "layers": 64,
+                  "full_attention_layers": 16, "kv_heads": 4, "head_dim": 256,
+                  "linear_attention": {"kind": "Gated DeltaNet", "layers": 48, "k_heads": 16, "v_heads": 48,
+                                       "head_k_dim": 128, "head_v_dim": 128, "conv_kernel": 4},
+                  "attention": "hybrid: Gated DeltaNet (fixed-size state) and full attention every 4th layer"},
         "engine": {"tensor_parallel_size": 2, "gpu_memory_utilization": 0.88, "kv_cache_dtype": "fp8_e5m2",
-                   "max_model_len": 262144},
+                   "max_model_len": 262144, "enable_prefix_caching": True, "mamba_cache_mode": "align (from prefix caching)",
+                   "mamba_cache_dtype": "auto (bf16 conv state)", "mamba_ssm_cache_dtype": "float32 (the model's SSM state dtype)"},
     },
     "log": [
         "(Worker_TP0 pid=99) INFO 05-07 20:28:11 [gpu_worker.py:460] Available KV cache memory: 9.84 GiB",
@@ -297,21 +317,25 @@ records_vllm.append({
         "[kv_cache_utils.py:1711] Maximum concurrency for 262,144 tokens per request: 2.36x",
     ],
     "unpublished": [
-        "the checkpoint's config (number of full-attention vs linear-attention layers, GDN head counts and state shapes, conv kernel), the block sizes vLLM chose for the attention and Mamba groups and the padded page size",
+        "the checkpoint's config: the layout above is Qwen3.5/3.6-27B's as printed in GGUF metadata in llama.cpp PRs #23792 (unsloth/Qwen3.6-27B-GGUF: 64 blocks, 4 KV heads x 256) and #22105 (ssm conv_kernel 4, state_size 128, group_count 16, time_step_rank 48, inner_size 6144, full_attention_interval 4)",
+        "the SSM state dtype (float32), the attention kernel block alignment (16) and prefix caching on ('align', 2 Mamba pages per request): not printed; they are the only combination of the candidates tried (bf16/fp32 state, alignment 16/32/64, 1/2/3 Mamba pages) that reproduces the printed figures",
         "exact vLLM version",
     ],
     "notes": (
-        "CUDA-graph estimate: (0.88 - 0.8592) x 23.56 GiB (3090 total) = ~0.49 GiB was charged for graphs before the 9.84 GiB. "
-        "NOT REPRODUCED HERE: for a hybrid model the printed tokens are int(num_blocks / blocks_per_request x 262,144), where "
-        "num_blocks = floor(9.84 GiB / (layers per group x padded page)) and blocks_per_request = cdiv(262,144, attention block_size) "
-        "for the attention group + (1 + speculative blocks) per Mamba group (2 + ... with prefix caching 'align'); "
-        "9.84 GiB / 619,202 = 17,064 B per token is therefore not a per-token KV cost (the Mamba groups' fixed pages are inside it). "
-        "Rebuilding it needs the GDN state shapes from the checkpoint's config.json, which the issue does not give: "
-        "the estimator must model the group/page unification of docs/engines/vllm.md section 4.4 to pass this record."),
+        f"CUDA-graph estimate: (0.88 - 0.8592) x 23.56 GiB = ~0.49 GiB was charged before the 9.84 GiB. "
+        f"Attention: 2 KV heads per rank x (256 + 256) x 1 B = {attn_tok:,} B per token per layer. GDN state per layer per rank: "
+        f"conv {conv_el:,} x 2 B + SSM 24 x 128 x 128 = {ssm_el:,} x 4 B = {mamba_page:,} B. Attention block size raised to "
+        f"16 x cdiv({mamba_page:,}, 16 x {attn_tok:,}) = {blk} tokens, page {page:,} B (Mamba page padded to it). 16 full-attention "
+        f"+ 48 GDN layers -> 4 groups of 16; bytes_per_block = 16 x {page:,} = {bpb:,} B; num_blocks = floor(9.84 GiB / {bpb:,}) = {nb} "
+        f"(rounding interval [{nb_lo}, {nb_hi}]). Blocks per 262,144-token request = cdiv(262,144, {blk}) = {math.ceil(262144 / blk)} "
+        f"+ 3 GDN groups x 2 = {bpr}; concurrency = {nb} / {bpr} = {conc:.4f} (printed 2.36x); tokens = int({conc:.6f} x 262,144) = "
+        f"{tokens:,} vs printed 619,202 -> {pct(tokens, 619202)}. FOLLOWS EXACTLY under the stated assumptions; "
+        "9.84 GiB / 619,202 = 17,064 B per token is not a per-token KV cost (the GDN groups' fixed pages are inside it), "
+        "so an estimator without the group/page rules of docs/engines/vllm.md section 3.4 misses this record by far more than 2 %."),
     "source": {
         "citation": "noonghunna/club-3090 issue #104 'Dual 3090 (PCIe x8, power-capped) - Qwen3.6-27B-AutoRound, fp8_e5m2 KV', description by alexpolo1",
-        "locator": "https://github.com/noonghunna/club-3090/issues/104",
-        "confidence": "T",
+        "locator": "https://github.com/noonghunna/club-3090/issues/104 (model layout: https://github.com/ggml-org/llama.cpp/pull/23792 and https://github.com/ggml-org/llama.cpp/pull/22105)",
+        "confidence": "S",
     },
 })
 
@@ -321,7 +345,7 @@ records_vllm.append({
     "kind": "kv_cache_capacity",
     "role": "check",
     "framework": {"name": "vLLM (inside OpenRLHF's LLMRayActor)", "version": "V0, mid-2024 (distributed_gpu_executor.py:45 and worker_base.py prints: 0.4.x-0.5.0; not printed)"},
-    "hardware": {"gpu": "not stated", "gpus": None},
+    "hardware": {"gpu": "not stated (gpus = the actor's TP degree, inferred from the CPU-block count: see unpublished)", "gpus": 2},
     "statistic": "'# GPU blocks' x block_size = KV-cache capacity in tokens, confirmed by vLLM's own error text",
     "value": 378 * 16,
     "unit": "tokens (KV-cache slots, = '# GPU blocks' x 16)",
@@ -499,7 +523,7 @@ records_sgl.append({
         "[TP0] max_total_num_tokens=580364, chunked_prefill_size=2048, max_prefill_tokens=16384, max_running_requests=1, context_len=8192, available_gpu_mem=3.63 GB",
     ],
     "unpublished": [
-        "which Qwen3.5 MoE: 15 full-attention layers with 2 KV heads x 256 (Qwen3.5-397B-A17B: 60 layers, every 4th full attention) is the layout the printed K size implies; the issue does not name the checkpoint",
+        "which Qwen3.5 MoE: the issue does not name the checkpoint; 15 full-attention layers with 2 KV heads x 256 is the layout the printed K size implies, and it is Qwen3.5-397B-A17B's (60 layers, 45 linear + 15 full attention every 4th, 2 KV heads x 256, per ai-dynamo/aiconfigurator PR #410)",
         "mem_fraction_static and the pre-load free memory (so the budget split between the Mamba pool and the token pool cannot be rebuilt)",
     ],
     "notes": (
@@ -507,7 +531,7 @@ records_sgl.append({
         f"K buffer = (580,364 + 1) x 15 x 1 x 256 x 2 B = {k:,} B = {k / GiB:.4f} GiB (printed 4.15). "
         "TOKENS FOLLOW FROM THE PRINTED K/V SIZE given 15 attention layers (an inferred layout: with 10 or 12 layers the K size would be 2.77 or 3.32 GiB). "
         "The linear-attention layers' state lives in the separate Mamba pool (82 slots, 0.13 + 7.29 = 7.42 GiB), sized before the token pool: "
-        f"7.42 / (4.15 + 4.15) = {7.42 / 8.30:.3f}, the default mamba_full_memory_ratio 0.9 (docs/engines/sglang.md section 2.4) within the 0.01-GiB print rounding."),
+        f"7.42 / (4.15 + 4.15) = {7.42 / 8.30:.3f}, close to the default mamba_full_memory_ratio 0.9 (docs/engines/sglang.md section 2.4; the joint solve also charges the extra slot and intermediate buffers, not reproduced here)."),
     "source": {
         "citation": "kvcache-ai/ktransformers issue #1870 'qwen3.5 4090 functional_call', description by weifengliuhen, 2026-02-27",
         "locator": "https://github.com/kvcache-ai/ktransformers/issues/1870",
