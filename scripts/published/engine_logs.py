@@ -161,7 +161,7 @@ records_vllm.append({
     "id": "vllm-lmcache1739-qwen3-14b-1gpu",
     "kind": "kv_cache_capacity",
     "role": "check",
-    "framework": {"name": "vLLM", "version": "V1 engine, 0.10.2-0.11.x (inferred from the logger locations gpu_worker.py:298 and kv_cache_utils.py:864/868 and the separate 'GPU KV cache size' / 'Maximum concurrency' lines); with LMCache"},
+    "framework": {"name": "vLLM", "version": "0.10.2, V1 engine (the logger locations gpu_worker.py:298 and kv_cache_utils.py:864/868 match the 0.10.2 wheel exactly; 0.10.1.1 logs at 276/849, 0.11.0 at 1087); with LMCache"},
     "hardware": {"gpu": "not stated (one GPU)", "gpus": 1},
     "statistic": "'GPU KV cache size: N tokens' = num_blocks x block_size (V1 kv_cache_utils._report_kv_cache_config, uniform full-attention model)",
     "value": 42656,
@@ -179,7 +179,7 @@ records_vllm.append({
     ],
     "unpublished": [
         "GPU model and gpu_memory_utilization (so the 6.51 GiB budget itself cannot be rebuilt; only tokens from it)",
-        "exact vLLM version (0.10.2-0.11.x from the log's file:line tags)",
+        "vLLM version: not printed; 0.10.2 from the log's file:line tags",
     ],
     "notes": (
         f"Page (one layer) = 16 x 2 x 8 x 128 x 2 B = 65,536 B; x 40 layers = {bb:,} B per block (160 KiB per token). "
@@ -293,7 +293,7 @@ records_vllm.append({
     "id": "vllm-club3090-104-qwen36-27b-2x3090-tp2-fp8kv",
     "kind": "kv_cache_capacity",
     "role": "check",
-    "framework": {"name": "vLLM", "version": ">= 0.21.0 (prints the 'CUDA graph memory profiling is enabled (default since v0.21.0)' line); V1, hybrid KV-cache manager"},
+    "framework": {"name": "vLLM", "version": "0.21.0 (kv_cache_utils.py:1710/1711 and the int(concurrency x max_model_len) token count match the 0.21.0 wheel; default block size 16); V1, hybrid KV-cache manager"},
     "hardware": {"gpu": "NVIDIA GeForce RTX 3090 (24 GB), PCIe x8, power-capped", "gpus": 2, "gpus_per_node": 2},
     "statistic": "'GPU KV cache size: N tokens' = int(max_concurrency x max_model_len), max_concurrency = num_blocks / (sum over KV-cache groups of blocks one max_model_len request needs)",
     "value": 619202,
@@ -319,7 +319,7 @@ records_vllm.append({
     "unpublished": [
         "the checkpoint's config: the layout above is Qwen3.5/3.6-27B's as printed in GGUF metadata in llama.cpp PRs #23792 (unsloth/Qwen3.6-27B-GGUF: 64 blocks, 4 KV heads x 256) and #22105 (ssm conv_kernel 4, state_size 128, group_count 16, time_step_rank 48, inner_size 6144, full_attention_interval 4)",
         "the SSM state dtype (float32), the attention kernel block alignment (16) and prefix caching on ('align', 2 Mamba pages per request): not printed; they are the only combination of the candidates tried (bf16/fp32 state, alignment 16/32/64, 1/2/3 Mamba pages) that reproduces the printed figures",
-        "exact vLLM version",
+        "vLLM version: not printed; 0.21.0 from the file:line tags",
     ],
     "notes": (
         f"CUDA-graph estimate: (0.88 - 0.8592) x 23.56 GiB = ~0.49 GiB was charged before the 9.84 GiB. "
