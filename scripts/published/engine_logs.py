@@ -539,6 +539,57 @@ records_sgl.append({
     },
 })
 
+# sglang PR #18263: Qwen3-30B-A3B on one AMD MI355X (288 GB), July 2026 main + the PR's debugging prints
+cell = 48 * 4 * (128 + 128) * 2
+rest_printed = 219721119039
+cand = 164149629787
+pre = 230.20 + 56.98
+records_sgl.append({
+    "id": "sglang-pr18263-qwen3-30b-a3b-mi355x-tp1",
+    "kind": "kv_cache_capacity",
+    "role": "check",
+    "framework": {"name": "SGLang", "version": "main of July 2026 with PR #18263's patch (the token count comes from the PR's reduced budget; the budget line 'initial available_bytes' is main's rule)"},
+    "hardware": {"gpu": "AMD Instinct MI355X (288 GB; inferred from 230.20 + 56.98 = 287.18 GiB free before the weights)", "gpus": 1},
+    "statistic": "'KV Cache is allocated. dtype: …, #tokens: N, K size, V size' (GiB) and the PR's debug print of the budget 'initial available_bytes' (= rest of docs/engines/sglang.md section 1 step 4)",
+    "value": 1669816,
+    "unit": "tokens",
+    "also_reported": {"rest_bytes_main_rule": rest_printed, "candidate_kv_budget_bytes_pr": cand, "k_size_gib": 76.44,
+                      "v_size_gib": 76.44, "avail_after_load_gib": 230.20, "weights_gib": 56.98,
+                      "mem_fraction_static": 0.911, "avail_after_pool_gib": 74.01},
+    "config": {
+        "model": {"hf_id": "Qwen/Qwen3-30B-A3B-Instruct (Qwen3MoeForCausalLM)", "layers": 48, "kv_heads": 4, "head_dim": 128,
+                  "attention": "full (GQA)"},
+        "engine": {"tp": 1, "mem_fraction_static": "0.911 (default, printed by the PR)", "kv_cache_dtype": "bf16",
+                   "attention_backend": "aiter", "page_size": 1},
+    },
+    "log": [
+        "[2026-07-15 13:14:53] Load weight end. elapsed=19.09 s, type=Qwen3MoeForCausalLM, avail mem=230.20 GB, mem usage=56.98 GB.",
+        "self.server_args.mem_fraction_static 0.911",
+        "initial available_bytes 219721119039 / 204.63 GB",
+        "Case 2: candidate_kv_budget 164149629787 / 152.88 GB",
+        "[2026-07-15 13:14:54] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1669816, K size: 76.44 GB, V size: 76.44 GB",
+        "[2026-07-15 13:14:54] Memory pool end. avail mem=74.01 GB",
+    ],
+    "unpublished": [
+        "the pre-load free memory is not printed: taken as avail-after-load + mem usage = 287.18 GiB (the 'Load weight begin' line is not quoted)",
+        "the GPU model and TP (the default 0.911 and the 287 GiB reproduce only with one 288-GiB GPU at TP 1)",
+    ],
+    "notes": (
+        f"Default mem_fraction_static (0.5.x rule, docs/engines/sglang.md section 3): gpu_mem 294,912 MiB (>= 160 GiB tier: chunked_prefill_size 16,384, decode max_bs 512); "
+        f"prefill CUDA graphs are off by default off CUDA (ROCm): reserved = 512 + 1.5 x 16,384 + 1 x 1 / 8 x 1,024 + 2 x 512 = 26,240 MiB -> "
+        f"round((294,912 - 26,240) / 294,912, 3) = {round((294912 - 26240) / 294912, 3)} (printed 0.911). "
+        f"Budget: rest = 230.20 - 287.18 x (1 - 0.911) = {230.20 - pre * 0.089:.3f} GiB vs printed {rest_printed / GiB:.3f} GiB: 0.01 GiB (0.005 %) apart, the pre-load free memory being reconstructed from two rounded figures rather than printed. "
+        f"Cell = 48 x 4 x (128 + 128) x 2 B = {cell:,} B: main's rule would give floor({rest_printed:,} / {cell:,}) = {rest_printed // cell:,} tokens; "
+        f"the PR's reduced budget gives floor({cand:,} / {cell:,}) = {cand // cell:,} = the printed 1,669,816, and K = (1,669,816 + 1) x 48 x 4 x 128 x 2 B = "
+        f"{(1669816 + 1) * 48 * 4 * 128 * 2 / GiB:.4f} GiB (printed 76.44). FOLLOWS EXACTLY, including the default fraction; the printed "
+        "tokens are the patched branch's (the PR's point is that main's 2,235,118 tokens plus AITER's 51.75 GB workspace overrun the 0.911 budget)."),
+    "source": {
+        "citation": "sgl-project/sglang PR #18263 '[AMD][AITER attention backend] Adjust available_bytes in KVCacheConfigurator to avoid OOMs in AITER attention backend buffers allocation', description by fxmarty-amd",
+        "locator": "https://github.com/sgl-project/sglang/pull/18263",
+        "confidence": "T",
+    },
+})
+
 
 def dump(path, about, recs):
     with open(path, "w") as f:
