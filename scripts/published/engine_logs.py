@@ -339,6 +339,99 @@ records_vllm.append({
     },
 })
 
+# vLLM issue #25350: fp8 KV, the page size pinned by vLLM's own error line (model not named), 0.10.2
+page_fp8 = 16 * 49152                                         # 16 tokens x 49,152 B (L x 2 x H x d x 1 B)
+need_221k = math.ceil(221000 / 16) * page_fp8
+blocks, tokens, blo, bhi, ok = vllm_paged_check(10.55, page_fp8, 16, 230528)
+records_vllm.append({
+    "id": "vllm-issue25350-fp8kv-maxlen100000",
+    "kind": "kv_cache_capacity",
+    "role": "check",
+    "framework": {"name": "vLLM", "version": "0.10.2, V1 (kv_cache_utils.py:868 as in the 0.10.2 wheel)"},
+    "hardware": {"gpu": "not stated", "gpus": 1},
+    "statistic": "'GPU KV cache size: N tokens' = num_blocks x block_size (0.10.2, one attention kind)",
+    "value": 230528,
+    "unit": "tokens",
+    "also_reported": {"available_kv_cache_gib": 10.55, "max_concurrency": 2.31, "max_model_len": 100000,
+                      "weights_gib": 29.09, "second_run_needed_gib_for_221000": 10.12, "second_run_available_gib": 5.59,
+                      "second_run_estimated_max_model_len": 122080},
+    "config": {
+        "model": {"hf_id": "not named in the issue (29.09 GiB of weights; 49,152 B of fp8 KV per token, e.g. 48 layers x 4 KV heads x 128)",
+                  "attention": "full attention, one kind"},
+        "engine": {"kv_cache_dtype": "fp8", "max_model_len": 100000, "block_size": 16},
+    },
+    "log": [
+        "Available KV cache memory: 10.55 GiB",
+        "GPU KV cache size: 230,528 tokens",
+        "[kv_cache_utils.py:868] Maximum concurrency for 100,000 tokens per request: 2.31x",
+        "(second run, --max-model-len 221000) ValueError: To serve at least one request with the models's max seq len (221000), (10.12 GiB KV cache is needed, which is larger than the available KV cache memory (5.59 GiB). Based on the available memory, the estimated maximum model length is 122080.",
+    ],
+    "unpublished": [
+        "the model, GPU and gpu_memory_utilization: the page size is taken from vLLM's own error line instead (cdiv(221,000, 16) pages x page = 10.12 GiB)",
+    ],
+    "notes": (
+        f"Page from the error line: cdiv(221,000, 16) = 13,813 blocks x 16 x 49,152 B = {need_221k:,} B = {need_221k / GiB:.3f} GiB (printed 10.12), "
+        f"i.e. 49,152 B per token of fp8 KV (96 KiB per token in bf16 - the issue's 'fp8 gives twice as many tokens'). "
+        f"floor(10.55 GiB / {page_fp8:,}) = {blocks} blocks (interval [{blo}, {bhi}]) = {tokens:,} tokens vs printed 230,528 (= 14,408 blocks) -> "
+        f"{pct(tokens, 230528)}, inside the rounding: FOLLOWS. Concurrency 230,528 / 100,000 = 2.305 (printed 2.31x). The second run's "
+        "5.59 GiB -> [7,625, 7,639] blocks brackets the printed estimate 122,080 = 7,630 x 16. The issue's complaint (less memory with a longer "
+        "max_model_len: 5.59 vs 10.55 GiB) is not explained by the page rule and the quoted lines do not show what grew; not analysed here."),
+    "source": {
+        "citation": "vllm-project/vllm issue #25350 '[Bug]: The maximum model length calculation should also take into account the kv-cache-dtype', description by ErykCh, 2025-09-21",
+        "locator": "https://github.com/vllm-project/vllm/issues/25350",
+        "confidence": "T",
+    },
+})
+
+# eugr/spark-vllm-docker issue #396: MiniMax-M2.7 AWQ on 2 x DGX Spark (GB10), TP 2, vLLM 0.29.1rc1
+tok_rank = kv_bytes_per_token(62, 8, 128, 2, tp=2)            # 126,976 B
+page_mm = 16 * tok_rank
+need = math.ceil(196608 / 16) * page_mm
+blocks, tokens, blo, bhi, ok = vllm_paged_check(28.74, page_mm, 16, 240816)
+c_pred = blocks / math.ceil(196608 / 16)
+n_pred = int(c_pred * 196608)
+b_printed = 240816 / 196608 * math.ceil(196608 / 16)
+records_vllm.append({
+    "id": "vllm-sparkdocker396-minimax-m27-awq-2xgb10-tp2",
+    "kind": "kv_cache_capacity",
+    "role": "check",
+    "framework": {"name": "vLLM", "version": "0.29.1rc1.dev17+gd2d649e67 (stated)"},
+    "hardware": {"gpu": "NVIDIA GB10 (DGX Spark, 128 GB unified memory)", "gpus": 2, "gpus_per_node": 1,
+                 "interconnect": "two DGX Spark nodes"},
+    "statistic": "'GPU KV cache size: N tokens, Maximum concurrency …' (0.29: one line, N = int(C x T))",
+    "value": 240816,
+    "unit": "tokens",
+    "also_reported": {"available_kv_cache_gib": 28.74, "max_concurrency": 1.22, "max_model_len": 196608,
+                      "first_run_available_gib": 22.5, "first_run_needed_gib": 23.25, "first_run_estimated_max_model_len": 190272},
+    "config": {
+        "model": {"hf_id": "MiniMax-M2.7 AWQ (recipe minimax-m2.7-awq)", "layers": 62, "kv_heads": 8, "head_dim": 128,
+                  "attention": "full (GQA); INT4 AWQ weights, KV bf16"},
+        "engine": {"tensor_parallel_size": 2, "gpu_memory_utilization": 0.85, "max_model_len": 196608, "block_size": 16,
+                   "kv_cache_dtype": "auto (bf16)"},
+    },
+    "log": [
+        "Available KV cache memory: 22.5 GiB",
+        "ValueError: To serve at least one request with the model's max seq len (196608), 23.25 GiB KV cache is needed, which is larger than the available KV cache memory (22.5 GiB). Based on the available memory, the estimated maximum model length is 190272.",
+        "(with --gpu-memory-utilization 0.85, as summarised by the reporter) 28.74 GiB KV -> 240,816 tokens, 1.22x concurrency at 196,608",
+    ],
+    "unpublished": [
+        "the second run's log lines verbatim (the reporter summarises them) and which node's 'Available' figure was quoted",
+        "the model's config: 62 layers x 8 KV heads x 128 (MiniMax-M2's) is what the error line's 23.25 GiB implies exactly",
+    ],
+    "notes": (
+        f"TP 2: 4 KV heads per rank x (128 + 128) x 2 B x 62 layers = {tok_rank:,} B per token; one 196,608-token request = 12,288 blocks x "
+        f"{page_mm:,} B = {need / GiB:.3f} GiB (printed 23.25: EXACT, so the page is right). Second run: floor(28.74 GiB / {page_mm:,}) = {blocks} "
+        f"blocks (interval [{blo}, {bhi}]) -> C = {blocks} / 12,288 = {c_pred:.4f}, N = {n_pred:,} vs printed 240,816 (1.22x = {b_printed:.0f} blocks) -> "
+        f"{pct(n_pred, 240816)}. WITHIN 2 % BUT NOT EXACT: 240,816 tokens need 15,051 blocks = 28.48 GiB, 0.26 GiB below the quoted 28.74. "
+        "Likely the minimum over the two nodes (GB10 is an integrated GPU: vLLM takes its free memory from the host's available memory, which differs "
+        "between the two Sparks), with the quoted figure from the other node."),
+    "source": {
+        "citation": "eugr/spark-vllm-docker issue #396 'minimax-m2.7-awq recipe fails to start: KV cache 0.75 GiB short at default gpu_memory_utilization: 0.8', description by BHCC2025, 2026-09-14",
+        "locator": "https://github.com/eugr/spark-vllm-docker/issues/396",
+        "confidence": "T",
+    },
+})
+
 # OpenRLHF issue #336: Llama-3-70B under OpenRLHF PPO, V0 0.4.x/0.5.0 (blocks line + the max-seq-len error)
 records_vllm.append({
     "id": "vllm-openrlhf336-llama3-70b-ppo",
