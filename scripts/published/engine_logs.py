@@ -368,6 +368,7 @@ records_vllm.append({
     ],
     "unpublished": [
         "the model, GPU and gpu_memory_utilization: the page size is taken from vLLM's own error line instead (cdiv(221,000, 16) pages x page = 10.12 GiB)",
+        "the GPU count: one GPU (TP 1) assumed; with TP the 49,152 B would be per rank",
     ],
     "notes": (
         f"Page from the error line: cdiv(221,000, 16) = 13,813 blocks x 16 x 49,152 B = {need_221k:,} B = {need_221k / GiB:.3f} GiB (printed 10.12), "
