@@ -175,8 +175,7 @@ log = ["llm_load_print_meta: model ftype      = Q4_K - Medium",
 cfg = {"gguf_type": "Q4_K_M", "engine": {"ngl": 33, "c": 8192, "np": 4, "b": 2048, "ub": 512, "ctk": "f16",
                                          "ctv": "f16", "fa": False, "mmap": True}}
 unp = ["GPU model not named (RunPod); buffer sizes do not depend on it",
-       "the same 4403.49 / 281.81 MiB pair appears in a second Ollama log (journalctl, Ollama with llama.cpp 'load_tensors' "
-       "format, CUDA0 + CPU_Mapped), which confirms the mmap span of token_embd"]
+       "GGUF: Ollama's llama3.1:8b Q4_K_M (ftype, params and tensor-type counts printed in the same log)"]
 g, c = model_buffers(m, "Q4_K_M", 33)
 emb = nbytes("Q4_K", m["n_vocab"] * m["n_embd"])
 rec("cpu-model", src, m, fw, hw, "CPU model buffer size (MiB): token_embd, the input layer kept on the CPU", 281.81, c,
