@@ -192,7 +192,9 @@ rec("pytorch-issue95668-cublas-workspace-a10g", "library_workspace",
     "https://github.com/pytorch/pytorch/issues/95668", "T",
     notes="8,519,680 = 2 x 4096 KiB + 8 x 16 KiB: the default ':4096:2:16:8' cuBLAS workspace "
           "(CublasHandlePool.cpp parseChosenWorkspaceSize), allocated through the caching allocator since torch 2.0 "
-          "and kept per (handle, stream); 1.13 did not show it (reporter).")
+          "and kept per (handle, stream); 1.13 did not show it (reporter). At torch 2.15 this caching is off by default "
+          "(TORCH_CUBLAS_WORKSPACE_CACHE unset): the workspace is a transient of each matmul, so a 2.15 run would "
+          "leave only the 1 MiB cuBLASLt workspace, if a Lt matmul ran.")
 
 # ---------------------------------------------------------------- allocated / reserved pairs
 rec("pytorch-issue40989-param1", "allocator_pair", {"name": "PyTorch", "version": "not stated (2020-07)"},
