@@ -139,8 +139,8 @@ rec("nccl-issue964-a100x4", "nccl_memory", {"name": "PyTorch + NCCL", "version":
     "NVIDIA/nccl issue #964 'Question about GPU memory consumption of NCCL' (description)",
     "https://github.com/NVIDIA/nccl/issues/964", "T",
     also={"per group of 3 or 4 ranks, MB": 688},
-    notes="In units of the 10 MiB connection buffer set of docs/gpu-overheads.md section 3: 544 MB ~ 52 and "
-          "688 MB ~ 66 buffer sets; the channel counts of this run are not published, so the decomposition is "
+    notes="In units of the 12 MiB per channel-peer of docs/gpu-overheads.md section 3: 544 MB ~ 43 and "
+          "688 MB ~ 55; the channel counts and algorithms of this run are not published, so the decomposition is "
           "not checked. Not fitted.")
 
 rec("nccl-issue864", "nccl_memory", {"name": "NCCL", "version": "not stated (2023-06)"},
@@ -162,9 +162,10 @@ rec("nccl-issue1685-h100x8-alltoall", "nccl_memory", {"name": "PyTorch + NCCL", 
     "usage?' (kwen2501, description)", "https://github.com/NVIDIA/nccl/issues/1685", "T",
     also={"before the first all_to_all_single, GB": 1.06,
           "NCCL ALLOC sizes logged, B": [10485760, 2097152]},
-    notes="10,485,760 B = LL 524,288 + LL128 4,915,200 + Simple 4,194,304 = 9,633,792 B rounded up to 2 MiB "
-          "(NCCL src/init.cc computeBuffSizes defaults): one buffer set per channel-peer connection. The count of "
-          "each allocation size is in the issue (not transcribed here).")
+    notes="10,485,760 B = LL 524,288 + LL128 4,915,200 + Simple 4,194,304 = 9,633,792 B (NCCL src/init.cc "
+          "computeBuffSizes defaults) + sizeof(ncclRecvMem), aligned to CUDA_IPC_MIN = 2 MiB: the receive side of one "
+          "channel-peer connection (src/transport/p2p.cc p2pRecvSetup, write mode); 2,097,152 B = the send side's "
+          "ncclSendMem aligned to 2 MiB. The count of each allocation size is in the issue (not transcribed here).")
 
 rec("verl-issue6266-megatron-moe-h100x8", "nccl_memory", {"name": "verl + Megatron-LM + NCCL", "version": "2026-05"},
     {"gpu": "NVIDIA H100", "gpus": 8, "gpus_per_node": 8},
