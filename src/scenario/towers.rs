@@ -128,6 +128,10 @@ pub struct EncoderStack {
     /// T5's relative position buckets: a buckets × heads table in the first layer; 0 = none.
     pub relative_buckets: u32,
     pub input: EncoderInput,
+    /// Positions the encoder reads per sample: tokens (T5) or frames after the convolution stem
+    /// (Whisper: 1500 for its 30 s window, `max_source_positions`); 0 = the workload's sequence
+    /// length. The decoder's cross-attention keys and values cover these positions.
+    pub input_len: u32,
 }
 
 impl Default for EncoderStack {
@@ -143,6 +147,7 @@ impl Default for EncoderStack {
             bias: false,
             relative_buckets: 32,
             input: EncoderInput::SharedEmbedding,
+            input_len: 0,
         }
     }
 }

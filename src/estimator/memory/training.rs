@@ -86,7 +86,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let z = &p.z;
     let (per_mb, recompute) = checkpointed(c, p, st.layers);
     let first = if st.first {
-        act::first_stage_extra(c, m, z, c.s)
+        act::first_stage_extra(c, m, z, c.s) + super::towers::saved(c, m, c.b, c.s)
     } else {
         0.0
     };
@@ -150,16 +150,16 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         };
     let mid_total = p.states.grads.min(g_mid) + (saved - loss) + mid_t;
     let end_total = p.states.grads + end_t;
-    if mid_total >= end_total {
-        phase(
-            Phase::Backward,
-            p.states.grads.min(g_mid),
-            saved - loss,
-            mid_t,
-        );
+    let decoder = if mid_total >= end_total {
+        (p.states.grads.min(g_mid), saved - loss, mid_t)
     } else {
-        phase(Phase::Backward, p.states.grads, 0.0, end_t);
-    }
+        (p.states.grads, 0.0, end_t)
+    };
+    // An encoder-decoder's encoder runs its backward last (`memory::towers`).
+    let (g, a, t) = super::towers::encoder_backward(c, m, c.b, p.states.grads, st.first)
+        .filter(|(g, a)| g + a + fixed > mid_total.max(end_total))
+        .map_or(decoder, |(g, a)| (g, a, fixed));
+    phase(Phase::Backward, g, a, t);
     phase(
         Phase::OptimizerStep,
         p.states.grads,
