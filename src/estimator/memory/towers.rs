@@ -1,7 +1,7 @@
 //! Memory of the stacks beside the language model (`model::tower_shape`): what the encoder of an
 //! encoder-decoder model and the decoder's cross-attention save for backward, what the encoder
 //! pass holds at its peak in inference, and the encoder's output kept while the decoder generates.
-//! The vision tower's terms are in `vision.rs`.
+//! A vision tower's terms follow the encoder's (below, **derived**: not measured here).
 //!
 //! The rules are the Transformers 5.24.0 torch paths, **measured** on CPU op by op
 //! (docs/blocks-measured.md "Encoder-decoder"; `scripts/measure/blocks_rules.py` `t5_layer`,
@@ -13,7 +13,7 @@
 
 use super::ctx::Ctx;
 use crate::estimator::model::ResolvedModel;
-use crate::estimator::model::tower_shape::{CrossShape, EncoderClass, EncoderShape};
+use crate::estimator::model::tower_shape::{CrossShape, EncoderClass, EncoderShape, VisionShape};
 use crate::scenario::NormKind;
 
 /// Elements a norm saves per token: RMSNorm the input, 1/rms and the normalised input (2h + 1);
@@ -85,15 +85,55 @@ fn cross(c: &Ctx, x: &CrossShape, e: &EncoderShape, b: f64, s: f64) -> f64 {
         + t5_bias
 }
 
-/// Bytes the encoder and the cross-attention save for backward in one micro-batch of `b` samples of
-/// `s` decoder tokens (the first pipeline stage holds them). 0 without an encoder.
+/// Bytes the encoder, the cross-attention and the vision tower save for backward in one
+/// micro-batch of `b` samples of `s` decoder tokens (the first pipeline stage holds them).
 pub fn saved(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
     let tw = &m.towers;
+    let vision = if tw.sees_images() {
+        vision_saved(c, &tw.vision, b)
+    } else {
+        0.0
+    };
     if !tw.has_encoder() {
-        return 0.0;
+        return vision;
     }
     let e = &tw.encoder;
-    e.layers * encoder_layer(c, e, b) + encoder_outside(c, e, b) + cross(c, &tw.cross, e, b, s)
+    vision
+        + e.layers * encoder_layer(c, e, b)
+        + encoder_outside(c, e, b)
+        + cross(c, &tw.cross, e, b, s)
+}
+
+/// The vision tower's layers as an SDPA encoder over its patches (the Whisper-class rule above:
+/// two norms, the q/k/v input, q, k, v, the output and its copy, log-sum-exp, the MLP; gated MLPs
+/// as SwiGLU, h + 4f), per image.
+fn vision_as_encoder(v: &VisionShape) -> EncoderShape {
+    EncoderShape {
+        class: EncoderClass::Whisper,
+        layers: v.layers,
+        hidden: v.hidden,
+        heads: v.heads,
+        head_dim: (v.hidden / v.heads.max(1.0)).floor().max(1.0),
+        ffn: v.ffn,
+        gated: v.gated,
+        norm: v.norm,
+        len: v.patches,
+        mel_bins: 0.0,
+    }
+}
+
+/// Saved bytes of the vision tower for `b` samples of `images` images each (**derived** from the
+/// measured encoder rules, not measured for a vision tower): per image the pixels (FP32, the patch
+/// convolution's input), every layer ([`encoder_layer`] over the patches; an MLP without bias
+/// saves the same as one with), the final norm over the patches, and the projector: its input
+/// (patches merged: `tokens` × in), the middle activation's input and output (2 · mid) per token.
+fn vision_saved(c: &Ctx, v: &VisionShape, b: f64) -> f64 {
+    let n = b * v.images;
+    let e = vision_as_encoder(v);
+    let layers = v.layers * encoder_layer(c, &e, n);
+    let norm = n * v.patches * norm_saved(v.norm, v.hidden) * c.er;
+    let projector = n * v.tokens * (v.proj_in + 2.0 * v.proj_mid) * c.ec;
+    4.0 * n * v.pixels + layers + norm + projector
 }
 
 /// What an encoder-decoder keeps for the whole request beside the caches: the encoder's output
@@ -137,14 +177,22 @@ fn encoder_pass(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
     b * e.len * (4.0 * e.hidden + f_live * e.ffn) * c.ec + mel_input(e, b)
 }
 
-/// The prefill's transient with an encoder: the larger of the decoder's prefill transient with the
-/// encoder's output beside it, and the encoder pass (which runs before any cache exists, so it
-/// competes with the cache `kv` too). Without an encoder: `decoder`.
+/// The prefill's transient with an encoder or a vision tower: the larger of the decoder's prefill
+/// transient (with the encoder's output beside it), and the encoder or vision pass, which run
+/// before any cache exists (so they compete with the cache `kv` too; the vision pass's working set
+/// is the encoder pass's rule over the patches of every image, plus the pixels: **derived**).
 pub fn prefill_transient(c: &Ctx, m: &ResolvedModel, b: f64, decoder: f64, kv: f64) -> f64 {
-    if !m.towers.has_encoder() {
-        return decoder;
+    let tw = &m.towers;
+    let vision = if tw.sees_images() {
+        let v = &tw.vision;
+        encoder_pass(c, &vision_as_encoder(v), b * v.images) + 4.0 * b * v.images * v.pixels
+    } else {
+        0.0
+    };
+    if !tw.has_encoder() {
+        return decoder.max(vision - kv);
     }
-    let pass = encoder_pass(c, &m.towers.encoder, b);
+    let pass = encoder_pass(c, &tw.encoder, b).max(vision);
     (decoder + encoder_states(c, m, b) + t5_prefill_bias(m, c.s)).max(pass - kv)
 }
 

@@ -63,6 +63,8 @@ pub struct VisionShape {
     pub proj_in: f64,
     pub proj_mid: f64,
     pub proj_out: f64,
+    /// Images per sequence (0: the tower's weights only).
+    pub images: f64,
 }
 
 /// The decoder layers that attend to the encoder (`cross_attention` in the layer pattern).
@@ -93,9 +95,13 @@ impl Towers {
     pub fn has_encoder(&self) -> bool {
         self.encoder.layers > 0.0
     }
-    /// Whether a vision tower runs.
+    /// Whether a vision tower is present (its weights count).
     pub fn has_vision(&self) -> bool {
         self.vision.layers > 0.0
+    }
+    /// Whether a vision tower encodes images (activations and FLOPs count).
+    pub fn sees_images(&self) -> bool {
+        self.has_vision() && self.vision.images > 0.0
     }
 }
 
@@ -180,5 +186,6 @@ fn vision(v: &VisionTower, d: &mut Diagnostics) -> VisionShape {
         proj_in: h * merge,
         proj_mid: f64::from(DIMS.clamp_u32(v.projector.hidden, d)),
         proj_out: dim(v.projector.out, d),
+        images: f64::from(COUNT.clamp_u32(v.images, d)),
     }
 }
