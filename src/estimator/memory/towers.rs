@@ -34,10 +34,17 @@ fn norm_saved(norm: NormKind, h: f64) -> f64 {
 fn encoder_layer(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
     let (h, inner, t) = (e.hidden, e.heads * e.head_dim, b * e.len);
     let norms = 2.0 * norm_saved(e.norm, e.hidden) * c.er;
-    let mlp = h + e.ffn * if e.gated { 4.0 } else { 1.0 };
+    // Gated MLPs (T5 gated-gelu, Qwen2.5-VL's vision MLP: gate output, its activation, up output,
+    // the product) save h + 4f; GELU h + 2f (input, GELU input and output); T5's ReLU h + f.
+    let gated = h + 4.0 * e.ffn;
     let per_token = match e.class {
+        EncoderClass::Whisper if e.gated => (h + 5.0 * inner + gated) * c.ec + 4.0 * e.heads,
         EncoderClass::Whisper => (h + 5.0 * inner + h + 2.0 * e.ffn) * c.ec + 4.0 * e.heads,
-        EncoderClass::T5 => (h + 4.0 * inner + mlp + e.heads * e.len) * c.ec,
+        // Measured (blocks-vision-cpu-steps.json): qkv output (3, v's storage), roped q and k (2),
+        // the windows' outputs (1) and their concatenation, the `proj` input (1).
+        EncoderClass::RotaryVision => (h + 7.0 * inner + gated) * c.ec + 4.0 * e.heads,
+        EncoderClass::T5 if e.gated => (h + 4.0 * inner + gated + e.heads * e.len) * c.ec,
+        EncoderClass::T5 => (h + 4.0 * inner + h + e.ffn + e.heads * e.len) * c.ec,
     };
     t * (norms + per_token)
 }
@@ -49,7 +56,7 @@ fn encoder_layer(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
 fn encoder_outside(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
     let t = b * e.len;
     let edges = match e.class {
-        EncoderClass::Whisper => 5.0 * t * e.hidden * c.ec + mel_input(e, b),
+        EncoderClass::Whisper | EncoderClass::RotaryVision => 5.0 * t * e.hidden * c.ec,
         EncoderClass::T5 => 8.0 * e.len * e.len,
     };
     edges + t * norm_saved(e.norm, e.hidden) * c.er
@@ -109,7 +116,11 @@ pub fn saved(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
 /// as SwiGLU, h + 4f), per image.
 fn vision_as_encoder(v: &VisionShape) -> EncoderShape {
     EncoderShape {
-        class: EncoderClass::Whisper,
+        class: if v.rotary {
+            EncoderClass::RotaryVision
+        } else {
+            EncoderClass::Whisper
+        },
         layers: v.layers,
         hidden: v.hidden,
         heads: v.heads,
@@ -122,9 +133,8 @@ fn vision_as_encoder(v: &VisionShape) -> EncoderShape {
     }
 }
 
-/// Saved bytes of the vision tower for `b` samples of `images` images each (**derived** from the
-/// measured encoder rules, not measured for a vision tower): per image the pixels (FP32, the patch
-/// convolution's input), every layer ([`encoder_layer`] over the patches; an MLP without bias
+/// Saved bytes of the vision tower for `b` samples of `images` images each (the encoder rules;
+/// the rotary class measured with a tiny Qwen2.5-VL, the others derived): per image every layer ([`encoder_layer`] over the patches; an MLP without bias
 /// saves the same as one with), the final norm over the patches, and the projector: its input
 /// (patches merged: `tokens` × in), the middle activation's input and output (2 · mid) per token.
 fn vision_saved(c: &Ctx, v: &VisionShape, b: f64) -> f64 {
@@ -133,7 +143,7 @@ fn vision_saved(c: &Ctx, v: &VisionShape, b: f64) -> f64 {
     let layers = v.layers * encoder_layer(c, &e, n);
     let norm = n * v.patches * norm_saved(v.norm, v.hidden) * c.er;
     let projector = n * v.tokens * (v.proj_in + 2.0 * v.proj_mid) * c.ec;
-    4.0 * n * v.pixels + layers + norm + projector
+    layers + norm + projector
 }
 
 /// What an encoder-decoder keeps for the whole request beside the caches: the encoder's output
@@ -142,16 +152,31 @@ fn vision_saved(c: &Ctx, v: &VisionShape, b: f64) -> f64 {
 /// (b · mel · 2S FP32, `input_features` stays referenced: the records' `inputs` at decode).
 pub fn encoder_states(c: &Ctx, m: &ResolvedModel, b: f64) -> f64 {
     let e = &m.towers.encoder;
-    if m.towers.has_encoder() {
-        b * e.len * e.hidden * c.er + mel_input(e, b)
+    let states = if m.towers.has_encoder() {
+        b * e.len * e.hidden * c.er
     } else {
         0.0
-    }
+    };
+    states + inputs(m, b)
 }
 
-/// Whisper's log-mel input, b · mel · 2S in FP32 (the stem's stride-2 conv halves 2S frames to S).
-fn mel_input(e: &EncoderShape, b: f64) -> f64 {
-    4.0 * b * e.mel_bins * 2.0 * e.len
+/// The towers' input tensors for `b` samples, alive for the whole step or request (the conv
+/// stems save them; `generate` keeps them in its keyword arguments): Whisper's log-mel features
+/// (b · mel · 2S FP32: the stem's stride-2 conv halves 2S frames to S) and the images' pixels
+/// (b · images · channels · frames · side² FP32; measured: the records' `inputs`).
+pub fn inputs(m: &ResolvedModel, b: f64) -> f64 {
+    let tw = &m.towers;
+    let mel = if tw.has_encoder() {
+        4.0 * b * tw.encoder.mel_bins * 2.0 * tw.encoder.len
+    } else {
+        0.0
+    };
+    let pixels = if tw.sees_images() {
+        4.0 * b * tw.vision.images * tw.vision.pixels
+    } else {
+        0.0
+    };
+    mel + pixels
 }
 
 /// T5's decoder self-attention position bias during a prefill of `s` tokens: computed in block 0
@@ -174,7 +199,7 @@ fn t5_prefill_bias(m: &ResolvedModel, s: f64) -> f64 {
 /// b · S · (4h + 2f) elements + the input (`blocks-encdec-cpu-steps.json`).
 fn encoder_pass(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
     let f_live = if e.gated { 3.0 } else { 2.0 };
-    b * e.len * (4.0 * e.hidden + f_live * e.ffn) * c.ec + mel_input(e, b)
+    b * e.len * (4.0 * e.hidden + f_live * e.ffn) * c.ec
 }
 
 /// The prefill's transient with an encoder or a vision tower: the larger of the decoder's prefill
@@ -184,25 +209,26 @@ fn encoder_pass(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
 pub fn prefill_transient(c: &Ctx, m: &ResolvedModel, b: f64, decoder: f64, kv: f64) -> f64 {
     let tw = &m.towers;
     let vision = if tw.sees_images() {
-        let v = &tw.vision;
-        encoder_pass(c, &vision_as_encoder(v), b * v.images) + 4.0 * b * v.images * v.pixels
+        encoder_pass(c, &vision_as_encoder(&tw.vision), b * tw.vision.images)
     } else {
         0.0
     };
-    if !tw.has_encoder() {
-        return decoder.max(vision - kv);
-    }
-    let pass = encoder_pass(c, &tw.encoder, b).max(vision);
+    let encoder = if tw.has_encoder() {
+        encoder_pass(c, &tw.encoder, b)
+    } else {
+        0.0
+    };
+    let pass = encoder.max(vision) + inputs(m, b);
     (decoder + encoder_states(c, m, b) + t5_prefill_bias(m, c.s)).max(pass - kv)
 }
 
-/// The encoder's backward, which runs after the decoder's (so the decoder's gradients all exist)
-/// while the encoder's own saved tensors are still alive: (gradients, saved activations) bytes at
-/// the larger of its two ends — its last layer's backward (every encoder tensor saved, no encoder
-/// gradient yet) and its first layer's (one layer and the stem saved, every gradient but that
-/// layer's). Measured: the Whisper records' backward peak (all but the encoder's gradients plus
-/// the encoder's saved set). `grads`: the stage's gradient bytes. `None` without an encoder or off
-/// the first stage.
+/// A tower's backward, which runs after the language model's (so the decoder's gradients all
+/// exist) while the tower's own saved tensors are still alive: (gradients, saved activations) bytes
+/// at the larger of its two ends — its last layer's backward (every tower tensor saved, no tower
+/// gradient yet) and its first layer's (one layer and the rest saved, every gradient but that
+/// layer's). Measured: the Whisper and Qwen2.5-VL records' backward peaks (all but the tower's
+/// gradients plus the tower's saved set). `grads`: the stage's gradient bytes. `None` without a
+/// running tower or off the first stage.
 pub fn encoder_backward(
     c: &Ctx,
     m: &ResolvedModel,
@@ -211,21 +237,36 @@ pub fn encoder_backward(
     first: bool,
 ) -> Option<(f64, f64)> {
     let tw = &m.towers;
-    if !tw.has_encoder() || !first || c.mode != crate::scenario::Mode::Training {
+    if !first || c.mode != crate::scenario::Mode::Training {
         return None;
     }
-    let e = &tw.encoder;
     let tower_grads = ((tw.params - tw.frozen).max(0.0) * c.e_grads).min(grads);
-    let layer = encoder_layer(c, e, b);
-    let outside = encoder_outside(c, e, b);
-    // The gradient entering the layer and the one it returns (b · S · h each).
-    let flowing = 2.0 * b * e.len * e.hidden * c.ec;
-    let last = (grads - tower_grads, e.layers * layer + outside + flowing);
-    let per_layer_grads = tower_grads / e.layers.max(1.0);
-    let first_layer = (grads - per_layer_grads, layer + outside + flowing);
-    Some(if last.0 + last.1 >= first_layer.0 + first_layer.1 {
-        last
-    } else {
-        first_layer
-    })
+    let ends = |e: &EncoderShape, n: f64, outside: f64| {
+        let layer = encoder_layer(c, e, n);
+        // The gradient entering the layer and the one it returns (n · S · h each).
+        let flowing = 2.0 * n * e.len * e.hidden * c.ec;
+        let last = (grads - tower_grads, e.layers * layer + outside + flowing);
+        let first_layer = (
+            grads - tower_grads / e.layers.max(1.0),
+            layer + outside + flowing,
+        );
+        if last.0 + last.1 >= first_layer.0 + first_layer.1 {
+            last
+        } else {
+            first_layer
+        }
+    };
+    let encoder = tw
+        .has_encoder()
+        .then(|| ends(&tw.encoder, b, encoder_outside(c, &tw.encoder, b)));
+    let vision = tw.sees_images().then(|| {
+        let v = &tw.vision;
+        let n = b * v.images;
+        let outside = vision_saved(c, v, b) - v.layers * encoder_layer(c, &vision_as_encoder(v), n);
+        ends(&vision_as_encoder(v), n, outside)
+    });
+    match (encoder, vision) {
+        (Some(e), Some(v)) => Some(if e.0 + e.1 >= v.0 + v.1 { e } else { v }),
+        (e, v) => e.or(v),
+    }
 }

@@ -22,6 +22,10 @@ pub enum EncoderClass {
     /// `WhisperEncoder`: two width-3 convolutions (the second of stride 2) over log-mel frames, SDPA
     /// attention, GELU MLP, LayerNorm.
     Whisper,
+    /// A vision tower's blocks with a fused qkv projection and rotary positions
+    /// (`Qwen2_5_VLVisionBlock`): SDPA per attention window over the roped q and k and the qkv
+    /// output's v, the windows' outputs concatenated.
+    RotaryVision,
 }
 
 /// The encoder of an encoder-decoder model (`layers` = 0: none).
@@ -57,6 +61,8 @@ pub struct VisionShape {
     pub pixels: f64,
     /// Elements of one patch (channels × frames × patch²): the patch embedding's input width.
     pub patch_elems: f64,
+    /// Rotary positions and a fused qkv (Qwen2.5-VL), not a learned position table (CLIP, SigLIP).
+    pub rotary: bool,
     /// Tokens per image handed to the language model (patches ÷ merge).
     pub tokens: f64,
     /// Projector input width (hidden × merge), middle width (0: one linear), output width.
@@ -182,6 +188,7 @@ fn vision(v: &VisionTower, d: &mut Diagnostics) -> VisionShape {
         patches: patches + f64::from(v.class_token),
         pixels: channels * frames * image * image,
         patch_elems: channels * frames * patch * patch,
+        rotary: !v.learned_positions,
         tokens: (patches / merge).floor().max(1.0),
         proj_in: h * merge,
         proj_mid: f64::from(DIMS.clamp_u32(v.projector.hidden, d)),
