@@ -139,19 +139,11 @@ fn parameter_counts_are_exact() {
     }
 }
 
-/// Known gaps of the training backward peak (FP32), per record: the peak falls inside the
-/// encoder's or the decoder's backward with part of the gradients present, which the phase model
-/// (its two ends, `memory::towers::encoder_backward`, and the decoder's first layer or the end of
-/// backward) does not place exactly. Regression guards at what is reached; every other phase
-/// holds the 1 % bar.
-const BACKWARD_GAPS: [(&str, f64); 6] = [
-    ("t5-d256_b2_s128_fp32_adamw", 0.031),
-    ("t5-d256_b1_s256_fp32_adamw", 0.025),
-    ("whisper-d256_b1_s128_fp32_adamw", 0.027),
-    ("whisper-d256_b2_s128_fp32_adamw", 0.046),
-    ("whisper-d256_b1_s256_fp32_adamw", 0.046),
-    ("whisper-d256_b2_s256_fp32_adamw", 0.042),
-];
+/// Known gap of the training backward peak (FP32): at this smallest point the decoder's
+/// first-layer-backward candidate (the decoder-layer rules' phase model) over-states by 1.9 %; the
+/// measured peak is the encoder-backward candidate (`memory::towers::encoder_backward`), which
+/// the estimate also computes exactly. A regression guard; every other phase holds 1 %.
+const BACKWARD_GAPS: [(&str, f64); 1] = [("whisper-d256_b1_s128_fp32_adamw", 0.02)];
 
 #[test]
 fn phases_within_one_percent() {

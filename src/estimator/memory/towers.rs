@@ -241,10 +241,17 @@ pub fn encoder_backward(
         return None;
     }
     let tower_grads = ((tw.params - tw.frozen).max(0.0) * c.e_grads).min(grads);
+    // A tied head's gradient meets the token embedding's as the decoder's backward ends, while
+    // the tower's saved set is still alive: the two V × h gradients being summed (measured: the
+    // Whisper records' backward peak is that `add`, 2 · V · h beside one b · S · h gradient).
+    let tied = if m.tied_embeddings {
+        2.0 * f64::from(m.vocab) * f64::from(m.hidden) * c.e_grads
+    } else {
+        0.0
+    };
     let ends = |e: &EncoderShape, n: f64, outside: f64| {
         let layer = encoder_layer(c, e, n);
-        // The gradient entering the layer and the one it returns (n · S · h each).
-        let flowing = 2.0 * n * e.len * e.hidden * c.ec;
+        let flowing = n * e.len * e.hidden * c.ec + tied;
         let last = (grads - tower_grads, e.layers * layer + outside + flowing);
         let first_layer = (
             grads - tower_grads / e.layers.max(1.0),

@@ -143,7 +143,8 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let mid_t = fixed + recompute + act::layer_backward_transient(c, z);
     let end_t = inputs
         + p.gathered
-        + if st.first && m.tied_embeddings {
+        // (With an encoder the tied sum happens before the encoder's backward: `memory::towers`.)
+        + if st.first && m.tied_embeddings && !m.towers.has_encoder() {
             2.0 * f64::from(m.vocab) * f64::from(m.hidden) / c.tp * c.e_grads
         } else {
             c.ec * z.bsh / z.tr
