@@ -35,7 +35,8 @@ fn groups_add_up_to_the_stage_parameters_for_every_preset() {
         let layers = f64::from(m.layers);
         let (inv, c, _) = inventory(s, layers, true, true);
         let expected = if m.family == vram_explorer::scenario::ModelFamily::Transformer {
-            stage_params(&c, &m, layers, true, true)
+            // The towers (vision, encoder) live on the first stage beside the layers.
+            stage_params(&c, &m, layers, true, true) + m.towers.params
         } else {
             m.params.total / c.tp
         };

@@ -15,6 +15,7 @@ pub mod inventory;
 pub mod layer_kinds;
 pub mod peft;
 pub mod states;
+pub mod towers;
 pub mod training;
 
 use self::ctx::Ctx;

@@ -9,11 +9,13 @@ pub mod blocks;
 mod cache;
 pub use cache::CacheShape;
 pub mod cnn;
+mod cross_cache;
 mod families;
 mod layer;
 pub mod lora;
 pub mod moe;
 mod patterned;
+pub mod tower_shape;
 pub mod towers;
 
 use self::blocks::{Blocks, LayerKind, MixerShape, MlpShape};
@@ -64,6 +66,9 @@ pub struct ResolvedModel {
     pub blocks: Blocks,
     /// CNN section with a layer-table network: which one, at what side (`cnn` module).
     pub cnn: cnn::CnnShape,
+    /// The encoder / vision tower beside the layers and the decoder's cross-attention layers
+    /// (`tower_shape`; none for a flat model).
+    pub towers: tower_shape::Towers,
 }
 
 /// Largest parameter count of a derived table (a recommender's tables × rows × dim); larger products
@@ -276,6 +281,7 @@ fn transformer(spec: &ModelSpec) -> ResolvedModel {
         },
         blocks: uniform_blocks(layers, [a, k, d, f], t.ffn_kind, &moe, &lc),
         cnn: cnn::CnnShape::default(),
+        towers: tower_shape::Towers::default(),
     }
 }
 

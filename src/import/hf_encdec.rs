@@ -77,6 +77,7 @@ pub(super) fn t5(r: &mut Reader, out: &mut Built) {
         bias: false,
         relative_buckets: buckets,
         input: EncoderInput::SharedEmbedding,
+        input_len: 0,
     }));
     if !check_layers(r, dec_layers) {
         return;
@@ -116,6 +117,8 @@ pub(super) fn whisper(r: &mut Reader, out: &mut Built) {
         ));
     }
     r.skip(&["is_encoder_decoder"]);
+    // The encoder always reads its whole window (30 s of log-mel frames, padded), whatever the audio.
+    let source = r.or("max_source_positions", 1500);
     let mut t = dims(
         hidden,
         dec_heads,
@@ -143,8 +146,9 @@ pub(super) fn whisper(r: &mut Reader, out: &mut Built) {
         relative_buckets: 0,
         input: EncoderInput::AudioConv {
             mel_bins: r.or("num_mel_bins", 80),
-            positions: r.or("max_source_positions", 1500),
+            positions: source,
         },
+        input_len: source,
     }));
     if !check_layers(r, dec_layers) {
         return;

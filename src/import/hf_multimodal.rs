@@ -183,6 +183,7 @@ pub(super) fn qwen2_5_vl(r: &mut Reader, out: &mut Built) {
             out: v.or("out_hidden_size", 3584),
             bias: true,
         },
+        images: 0,
     };
     v.skip(&[
         "model_type",

@@ -79,6 +79,8 @@ const FILES: &[(&str, &str, &str)] = &[
     preset!(TODAYS_MODELS, "gemma3-27b-128k-h200"),
     preset!(TODAYS_MODELS, "nemotron-h-8b-128k-h100"),
     preset!(TODAYS_MODELS, "qwen2.5-vl-7b-images-l40s"),
+    preset!(TODAYS_MODELS, "whisper-large-v3-inference-rtx4090"),
+    preset!(TODAYS_MODELS, "sd15-unet-finetune-a100"),
 ];
 
 /// Every bundled preset, in menu order (parsed once, on first use).

@@ -26,10 +26,14 @@ pub enum CnnNetwork {
     /// DiT-XL/2 (Peebles & Xie 2023; facebookresearch/DiT `models.py`): 28 blocks, width 1,152,
     /// 16 heads, patch 2 on the 4-channel VAE latent (image side ÷ 8), learned sigma.
     DitXl2,
+    /// The Stable Diffusion 1.5 UNet (diffusers `UNet2DConditionModel`, runwayml/stable-diffusion-v1-5
+    /// `unet/config.json`) on the 4-channel VAE latent (image side ÷ 8), conditioned on 77 CLIP
+    /// text states of width 768 (the text encoder and the VAE are not counted).
+    Sd15Unet,
 }
 
 impl CnnNetwork {
-    pub const ALL: [CnnNetwork; 7] = [
+    pub const ALL: [CnnNetwork; 8] = [
         CnnNetwork::Aggregate,
         CnnNetwork::ResNet18,
         CnnNetwork::ResNet50,
@@ -37,6 +41,7 @@ impl CnnNetwork {
         CnnNetwork::VitB16,
         CnnNetwork::VitL16,
         CnnNetwork::DitXl2,
+        CnnNetwork::Sd15Unet,
     ];
 
     pub fn label(self) -> &'static str {
@@ -48,6 +53,7 @@ impl CnnNetwork {
             CnnNetwork::VitB16 => "ViT-B/16",
             CnnNetwork::VitL16 => "ViT-L/16",
             CnnNetwork::DitXl2 => "DiT-XL/2",
+            CnnNetwork::Sd15Unet => "SD 1.5 UNet",
         }
     }
 }

@@ -3,9 +3,10 @@
 //! encoder-decoder model (T5, Whisper), whose output the decoder's cross-attention reads.
 //!
 //! Counted exactly (parameters of the Hugging Face modules, transformers 5.25.0; see
-//! `estimator::model::towers`); their memory is modelled simply for now: their weights join the
-//! model's weights (and gradients / optimizer states when trained), their activations and FLOPs are
-//! not yet counted.
+//! `estimator::model::towers`). Their weights join the model's weights (and gradients / optimizer
+//! states when trained); the encoder's activations, the decoder's cross-attention cache and both
+//! towers' FLOPs are modelled (`estimator::memory::towers`, `model::cross_cache`,
+//! `performance::towers`); the vision tower's activations follow the encoder's rules (derived).
 
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +53,11 @@ pub struct VisionTower {
     /// A norm after the layers (CLIP, SigLIP `post_layernorm`).
     pub post_norm: bool,
     pub projector: Projector,
+    /// Images per sequence the tower encodes (0: text only, its weights alone count). Their
+    /// tokens (`image_size`² ÷ `patch_size`² ÷ the projector's `merge` each) take places in the
+    /// language model's sequence: Transformers expands each image placeholder into that many
+    /// positions, so `seq_len` / `prompt_tokens` include them.
+    pub images: u32,
 }
 
 impl Default for VisionTower {
@@ -74,6 +80,7 @@ impl Default for VisionTower {
             pre_norm: true,
             post_norm: true,
             projector: Projector::default(),
+            images: 0,
         }
     }
 }
@@ -128,6 +135,10 @@ pub struct EncoderStack {
     /// T5's relative position buckets: a buckets × heads table in the first layer; 0 = none.
     pub relative_buckets: u32,
     pub input: EncoderInput,
+    /// Positions the encoder reads per sample: tokens (T5) or frames after the convolution stem
+    /// (Whisper: 1500 for its 30 s window, `max_source_positions`); 0 = the workload's sequence
+    /// length. The decoder's cross-attention keys and values cover these positions.
+    pub input_len: u32,
 }
 
 impl Default for EncoderStack {
@@ -143,6 +154,7 @@ impl Default for EncoderStack {
             bias: false,
             relative_buckets: 32,
             input: EncoderInput::SharedEmbedding,
+            input_len: 0,
         }
     }
 }

@@ -204,6 +204,7 @@ fn towers(r: &mut Rng) -> Vec<Tower> {
             head_dim: r.small(0, DIMS),
             ffn: r.small(0, DIMS),
             relative_buckets: r.small(0, DIMS),
+            input_len: r.small(0, DIMS),
             input: if r.coin() {
                 EncoderInput::SharedEmbedding
             } else {

@@ -5,7 +5,7 @@ use super::ctx::Ctx;
 use super::states::ModelStates;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::cnn::resnet_walk::{self, Elt, Live};
-use crate::estimator::model::cnn::{resnet, vit};
+use crate::estimator::model::cnn::{resnet, unet_walk, vit};
 use crate::estimator::{Breakdown, Component, Phase, PhasePeaks};
 use crate::scenario::{CnnNetwork, Mode, OptimizerKind};
 use crate::units::Bytes;
@@ -96,6 +96,28 @@ fn walk(network: CnnNetwork, res: f64, b: f64, e: Elt, mode: Mode) -> Option<(Li
                 Live::default(),
                 Live::default(),
                 resnet_walk::inference_peak(&t, res, b, e),
+            ),
+        });
+    }
+    if network == CnnNetwork::Sd15Unet {
+        // The UNet on the VAE latent (side ÷ 8), block by block (`unet_walk`, measured).
+        let (u, side) = (&unet_walk::SD15, res / 8.0);
+        let saved = unet_walk::saved_bytes(u, side, b, e.act);
+        let fwd = Live {
+            saved,
+            grads: 0.0,
+            transient: 0.0,
+        };
+        return Some(match mode {
+            Mode::Training => (
+                fwd,
+                unet_walk::backward_peak(u, side, b, e.act, e.grad),
+                0.0,
+            ),
+            Mode::Inference => (
+                Live::default(),
+                Live::default(),
+                unet_walk::inference_peak(u, side, b, e.act),
             ),
         });
     }

@@ -74,10 +74,12 @@ pub fn phases(
         b.set(Component::Transient, Bytes(casts + transient));
         out.set(ph, b);
     };
+    let kv = m.cache_bytes(&cache, c.b, kv_prefill / c.b.max(1.0));
+    let decoder = prefill_transient(c, m, &zp, last) + 8.0 * b_prefill * c.s;
     phase(
         Phase::Prefill,
-        m.cache_bytes(&cache, c.b, kv_prefill / c.b.max(1.0)),
-        prefill_transient(c, m, &zp, last) + 8.0 * b_prefill * c.s,
+        kv,
+        super::towers::prefill_transient(c, m, b_prefill, decoder, kv),
     );
     if !encoder {
         let zd = act::sizes(c, m, c.b, 1.0);
@@ -104,7 +106,10 @@ pub fn phases(
         phase(
             Phase::Decode,
             m.cache_bytes(&cache, c.b, ctx_len),
-            cat.max(logits).max(mla) + 8.0 * c.b * ctx_len + sliding,
+            cat.max(logits).max(mla)
+                + 8.0 * c.b * ctx_len
+                + sliding
+                + super::towers::encoder_states(c, m, c.b),
         );
     }
     out

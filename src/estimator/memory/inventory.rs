@@ -26,6 +26,10 @@ pub enum Role {
     EmbeddingsAndHead,
     /// LoRA adapters (A and B of every targeted matrix).
     Adapters,
+    /// The stacks beside the language model: an encoder-decoder's encoder, a vision tower and its
+    /// projector (`model::tower_shape`); on the first pipeline stage, not split by TP (the Hugging
+    /// Face towers are single-device modules), dense in the weight type.
+    Towers,
     /// A CNN's or recommender's parameters, counted as one group.
     Whole,
 }
@@ -38,6 +42,7 @@ impl Role {
             Role::Vectors => "norms and biases",
             Role::EmbeddingsAndHead => "embeddings and head",
             Role::Adapters => "LoRA adapters",
+            Role::Towers => "encoder / vision tower",
             Role::Whole => "parameters",
         }
     }
@@ -77,7 +82,7 @@ pub struct Group {
 }
 
 /// Most groups one stage holds.
-pub const MAX_GROUPS: usize = 5;
+pub const MAX_GROUPS: usize = 7;
 
 /// The groups of one stage on one GPU; a fixed array, filled in place (no allocation).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -199,11 +204,31 @@ impl Inventory {
             elems: edges,
             ..base
         });
+        if first {
+            towers(&mut inv, m, base);
+        }
         if x.lora() {
             inv.push(adapters(c, x, layers, base));
         }
         inv
     }
+}
+
+/// The towers beside the language model (`model::tower_shape`), on the first stage: trainable, and
+/// frozen (Whisper's sinusoidal encoder positions).
+fn towers(inv: &mut Inventory, m: &ResolvedModel, base: Group) {
+    let frozen = m.towers.frozen.min(m.towers.params);
+    inv.push(Group {
+        role: Role::Towers,
+        elems: m.towers.params - frozen,
+        ..base
+    });
+    inv.push(Group {
+        role: Role::Towers,
+        elems: frozen,
+        trainable: false,
+        ..base
+    });
 }
 
 /// The LoRA adapters of a stage's `layers`: trainable, FP32, kept on the GPU.

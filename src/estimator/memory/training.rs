@@ -86,7 +86,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let z = &p.z;
     let (per_mb, recompute) = checkpointed(c, p, st.layers);
     let first = if st.first {
-        act::first_stage_extra(c, m, z, c.s)
+        act::first_stage_extra(c, m, z, c.s) + super::towers::saved(c, m, c.b, c.s)
     } else {
         0.0
     };
@@ -101,7 +101,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         (0.0, 0.0, 0.0, 0.0)
     };
     let saved = st.in_flight * (per_mb + first) + last + loss + held_mask(c, m);
-    let inputs = c.input_bytes;
+    let inputs = c.input_bytes + super::towers::inputs(m, c.b);
     // Gradients exist during forward only when they accumulate over micro-batches.
     let accumulating = c.grad_accum > 1.0 || (c.pp > 1.0 && c.pp_microbatches > 1.0);
     let g_fwd = if accumulating { p.states.grads } else { 0.0 };
@@ -143,23 +143,24 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let mid_t = fixed + recompute + act::layer_backward_transient(c, z);
     let end_t = inputs
         + p.gathered
-        + if st.first && m.tied_embeddings {
+        // (With an encoder the tied sum happens before the encoder's backward: `memory::towers`.)
+        + if st.first && m.tied_embeddings && !m.towers.has_encoder() {
             2.0 * f64::from(m.vocab) * f64::from(m.hidden) / c.tp * c.e_grads
         } else {
             c.ec * z.bsh / z.tr
         };
     let mid_total = p.states.grads.min(g_mid) + (saved - loss) + mid_t;
     let end_total = p.states.grads + end_t;
-    if mid_total >= end_total {
-        phase(
-            Phase::Backward,
-            p.states.grads.min(g_mid),
-            saved - loss,
-            mid_t,
-        );
+    let decoder = if mid_total >= end_total {
+        (p.states.grads.min(g_mid), saved - loss, mid_t)
     } else {
-        phase(Phase::Backward, p.states.grads, 0.0, end_t);
-    }
+        (p.states.grads, 0.0, end_t)
+    };
+    // An encoder-decoder's encoder runs its backward last (`memory::towers`).
+    let (g, a, t) = super::towers::encoder_backward(c, m, c.b, p.states.grads, st.first)
+        .filter(|(g, a)| g + a + fixed > mid_total.max(end_total))
+        .map_or(decoder, |(g, a)| (g, a, fixed));
+    phase(Phase::Backward, g, a, t);
     phase(
         Phase::OptimizerStep,
         p.states.grads,

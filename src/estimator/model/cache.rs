@@ -82,7 +82,8 @@ impl ResolvedModel {
                 let state = k.state_per_sequence_rank(s.tp) * layers * s.e_state * seqs;
                 kv + state
             })
-            .sum()
+            .sum::<f64>()
+            + self.cross_cache_bytes(s, seqs)
     }
 
     /// The largest single layer's V (half its KV) for `seqs` sequences of `len` tokens: what Hugging

@@ -23,6 +23,7 @@ pub(super) fn transformer(
     let defaults = Defaults::of(t);
     let mut blocks = Blocks::default();
     let mut layers = 0u32;
+    let mut cross = super::tower_shape::CrossShape::default();
     for part in pattern {
         let repeat = crate::estimator::resolve::pattern_repeat(part.repeat, d);
         for run in &part.layers {
@@ -34,6 +35,22 @@ pub(super) fn transformer(
                 d.insert(Diagnostic::InputClamped);
             }
             layers += count;
+            if let crate::scenario::Mixer::Attention(a) = &run.mixer
+                && a.cross_attention
+                && let MixerShape::Attention {
+                    heads,
+                    kv_heads,
+                    head_dim,
+                    ..
+                } = kind.mixer
+            {
+                cross = super::tower_shape::CrossShape {
+                    layers: cross.layers + f64::from(count),
+                    heads,
+                    kv_heads,
+                    head_dim,
+                };
+            }
             blocks.add(kind, count);
         }
     }
@@ -46,12 +63,17 @@ pub(super) fn transformer(
         let run = crate::scenario::LayerRun::default();
         blocks.add(blocks::layer_kind(&run, &spec.moe, &shape, &defaults), 1);
     }
-    let tower_params = super::towers::params(towers, d);
-    from_blocks(spec, blocks, shape, tower_params)
+    let towers = super::tower_shape::shapes(towers, cross, d);
+    from_blocks(spec, blocks, shape, towers)
 }
 
-/// `towers`: parameters of the vision tower / encoder stack (`super::towers`), in the total.
-fn from_blocks(spec: &ModelSpec, blocks: Blocks, shape: MoeShape, towers: f64) -> ResolvedModel {
+/// `towers`: the vision tower / encoder stack (`super::tower_shape`), its parameters in the total.
+fn from_blocks(
+    spec: &ModelSpec,
+    blocks: Blocks,
+    shape: MoeShape,
+    towers: super::tower_shape::Towers,
+) -> ResolvedModel {
     let t = &spec.transformer;
     let layers = blocks.layers().max(1);
     let l = f64::from(layers);
@@ -72,7 +94,7 @@ fn from_blocks(spec: &ModelSpec, blocks: Blocks, shape: MoeShape, towers: f64) -
     let embeddings = v * h + positions + f64::from(t.token_types) * h;
     let (head, head_w, head_b, head_tensors) = head_params(t.arch, t, h, v, norm_p, norm_tensors);
     let in_layers = blocks.sum(|k| k.params);
-    let total = embeddings + in_layers + head + towers;
+    let total = embeddings + in_layers + head + towers.params;
     let lm_matrix = if t.arch == ArchKind::Decoder || t.mlm_head {
         v * h
     } else {
@@ -118,6 +140,7 @@ fn from_blocks(spec: &ModelSpec, blocks: Blocks, shape: MoeShape, towers: f64) -
         },
         blocks,
         cnn: super::cnn::CnnShape::default(),
+        towers,
     }
 }
 

@@ -228,10 +228,12 @@ fn phase_flops(s: &Scenario, m: &ResolvedModel, tokens: [f64; 3], share: f64) ->
             batch
         };
         let pre = batch * prompt * l * flops::layer_flops_per_token(m, prompt)
-            + head_tokens * flops::head_flops_per_token(m);
+            + head_tokens * flops::head_flops_per_token(m)
+            + super::towers::forward(m, batch, prompt);
         let ctx = prompt + generated / 2.0;
-        let dec =
-            batch * (l * flops::layer_flops_per_token(m, ctx) + flops::head_flops_per_token(m));
+        let dec = batch
+            * (l * flops::layer_flops_per_token(m, ctx) + flops::head_flops_per_token(m))
+            + super::towers::decode_step(m, batch);
         (pre * share, dec * share, ctx)
     } else {
         (batch * flops::sample_work(&s.model).flops * share, 0.0, 0.0)

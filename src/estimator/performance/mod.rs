@@ -14,6 +14,7 @@ mod inputs;
 pub mod peft_moe;
 mod projections;
 pub mod roofline;
+pub mod towers;
 mod training;
 mod types;
 mod work;

@@ -225,7 +225,8 @@ fn forward_flops(s: &Scenario, m: &ResolvedModel, split: f64, keep: f64) -> (f64
     let tokens = b * seq;
     let fwd = tokens
         * (layers * flops::layer_flops_per_token(m, seq) * keep
-            + flops::head_flops_per_token(m) * keep);
+            + flops::head_flops_per_token(m) * keep)
+        + super::towers::forward(m, b, seq);
     let recompute = match s.strategies.checkpointing {
         Checkpointing::None => 0.0,
         // Korthikanti App. A Eq. 8 vs Eq. 7: + 72BLsh² · s/6h = 12·B·s²·h per layer, three times

@@ -26,7 +26,7 @@ const FAMILIES: [Choice<ModelFamily>; 3] = [
     ),
 ];
 
-const NETWORKS: [Choice<CnnNetwork>; 7] = [
+const NETWORKS: [Choice<CnnNetwork>; 8] = [
     opt(
         CnnNetwork::Aggregate,
         "Per-image aggregate",
@@ -61,6 +61,11 @@ const NETWORKS: [Choice<CnnNetwork>; 7] = [
         CnnNetwork::DitXl2,
         "DiT-XL/2",
         "DiT-XL/2 (Peebles & Xie 2023) on the VAE latent (side ÷ 8): exact parameters.",
+    ),
+    opt(
+        CnnNetwork::Sd15Unet,
+        "SD 1.5 UNet",
+        "Stable Diffusion 1.5's UNet on the VAE latent (side ÷ 8), block by block; measured (docs/cnn.md).",
     ),
 ];
 

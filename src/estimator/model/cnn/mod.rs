@@ -1,11 +1,13 @@
 //! CNNs and vision models layer by layer (issue 14 item 2): torchvision ResNet-18/50/101 walked op
-//! by op ([`resnet_walk`]), ViT-B/16, ViT-L/16 and DiT-XL/2 from their block tables ([`vit`]).
+//! by op ([`resnet_walk`]), ViT-B/16, ViT-L/16 and DiT-XL/2 from their block tables ([`vit`]),
+//! the Stable Diffusion 1.5 UNet block by block ([`unet_walk`]).
 //! Everything here is a fixed table of stages and arithmetic over it: no allocation. Derivations
 //! and the measured comparison: docs/cnn.md.
 
 pub mod resnet;
 pub mod resnet_walk;
 pub mod unet;
+pub mod unet_walk;
 pub mod vit;
 
 use super::ResolvedModel;
@@ -70,6 +72,18 @@ pub fn counts(network: CnnNetwork, res: f64) -> Option<Counts> {
         c.largest = c.largest.max(fc);
         c.macs += fc;
         return Some(c);
+    }
+    if network == CnnNetwork::Sd15Unet {
+        let (params, tensors, largest, macs) = unet_walk::counts(&unet_walk::SD15, res / 8.0);
+        return Some(Counts {
+            params,
+            tensors,
+            largest,
+            // Convolutions and linears hold all but the norms' vectors.
+            matmul_weights: params,
+            macs,
+            ..Counts::default()
+        });
     }
     let v = vit::table(network)?;
     Some(Counts {

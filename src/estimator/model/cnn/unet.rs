@@ -16,8 +16,13 @@ const CROSS: f64 = 768.0;
 /// `ResnetBlock2D(c_in → c_out)`: GroupNorm(c_in), 3×3 conv, `time_emb_proj` Linear(1280, c_out),
 /// GroupNorm(c_out), 3×3 conv, and a 1×1 `conv_shortcut` when the widths differ (all with bias).
 pub fn resnet_block(ci: f64, co: f64) -> f64 {
+    resnet_block_with(ci, co, TEMB)
+}
+
+/// [`resnet_block`] with a time embedding `temb` wide.
+pub fn resnet_block_with(ci: f64, co: f64, temb: f64) -> f64 {
     let shortcut = if ci == co { 0.0 } else { ci * co + co };
-    2.0 * ci + ci * co * 9.0 + co + TEMB * co + co + 2.0 * co + co * co * 9.0 + co + shortcut
+    2.0 * ci + ci * co * 9.0 + co + temb * co + co + 2.0 * co + co * co * 9.0 + co + shortcut
 }
 
 /// `Transformer2DModel` of width c, one `BasicTransformerBlock`: GroupNorm, 1×1 `proj_in` and
@@ -25,8 +30,13 @@ pub fn resnet_block(ci: f64, co: f64) -> f64 {
 /// cross-attention (Q from c, K and V from 768, out with bias); GEGLU feed-forward (Linear(c, 8c)
 /// with bias, Linear(4c, c) with bias).
 pub fn transformer(c: f64) -> f64 {
+    transformer_with(c, CROSS)
+}
+
+/// [`transformer`] with text states `cross` wide.
+pub fn transformer_with(c: f64, cross: f64) -> f64 {
     let self_attn = 4.0 * c * c + c;
-    let cross_attn = 2.0 * c * c + 2.0 * CROSS * c + c;
+    let cross_attn = 2.0 * c * c + 2.0 * cross * c + c;
     let ff = c * 8.0 * c + 8.0 * c + 4.0 * c * c + c;
     let block = 3.0 * 2.0 * c + self_attn + cross_attn + ff;
     2.0 * c + 2.0 * (c * c + c) + block

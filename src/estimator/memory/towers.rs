@@ -1,0 +1,279 @@
+//! Memory of the stacks beside the language model (`model::tower_shape`): what the encoder of an
+//! encoder-decoder model and the decoder's cross-attention save for backward, what the encoder
+//! pass holds at its peak in inference, and the encoder's output kept while the decoder generates.
+//! A vision tower's terms follow the encoder's (below, **derived**: not measured here).
+//!
+//! The rules are the Transformers 5.24.0 torch paths, **measured** on CPU op by op
+//! (docs/blocks-measured.md "Encoder-decoder"; `scripts/measure/blocks_rules.py` `t5_layer`,
+//! `whisper_layer`, exact against every FP32 record of
+//! tests/data/measured/blocks-encdec-cpu-steps.json), generalised from the records' multi-head
+//! shapes to `heads × head_dim` and from FP32 to the activation type: linear outputs count in the
+//! activation type (`ec`), norm inputs and the encoder's output in the residual type (`er`),
+//! statistics and the log-sum-exp in FP32, indices as int64.
+
+use super::ctx::Ctx;
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::tower_shape::{CrossShape, EncoderClass, EncoderShape, VisionShape};
+use crate::scenario::NormKind;
+
+/// Elements a norm saves per token: RMSNorm the input, 1/rms and the normalised input (2h + 1);
+/// LayerNorm the input, mean and rstd (h + 2) (`native_layer_norm`).
+fn norm_saved(norm: NormKind, h: f64) -> f64 {
+    match norm {
+        NormKind::RmsNorm => 2.0 * h + 1.0,
+        NormKind::LayerNorm => h + 2.0,
+    }
+}
+
+/// Saved bytes of one encoder layer for `b` samples (`blocks_rules.py` `whisper_layer`, `t5_layer`,
+/// encoder branch). Whisper (SDPA): 2 norms, the q/k/v input (h), q, k, v, the output and its copy
+/// into `out_proj` (5 · heads · head_dim), log-sum-exp (heads); fc1 input, GELU input and output
+/// (h + 2f). T5 (explicit softmax with the position bias): q, v, Kᵀ and the `o` input
+/// (4 · heads · head_dim), the softmax output (heads · S per token); ReLU FF h + f (gated:
+/// wi_0 output, its activation, wi_1 output, the product: h + 4f, as SwiGLU; not measured).
+fn encoder_layer(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
+    let (h, inner, t) = (e.hidden, e.heads * e.head_dim, b * e.len);
+    let norms = 2.0 * norm_saved(e.norm, e.hidden) * c.er;
+    // Gated MLPs (T5 gated-gelu, Qwen2.5-VL's vision MLP: gate output, its activation, up output,
+    // the product) save h + 4f; GELU h + 2f (input, GELU input and output); T5's ReLU h + f.
+    let gated = h + 4.0 * e.ffn;
+    let per_token = match e.class {
+        EncoderClass::Whisper if e.gated => (h + 5.0 * inner + gated) * c.ec + 4.0 * e.heads,
+        EncoderClass::Whisper => (h + 5.0 * inner + h + 2.0 * e.ffn) * c.ec + 4.0 * e.heads,
+        // Measured (blocks-vision-cpu-steps.json): qkv output (3, v's storage), roped q and k (2),
+        // the windows' outputs (1) and their concatenation, the `proj` input (1).
+        EncoderClass::RotaryVision => (h + 7.0 * inner + gated) * c.ec + 4.0 * e.heads,
+        EncoderClass::T5 if e.gated => (h + 4.0 * inner + gated + e.heads * e.len) * c.ec,
+        EncoderClass::T5 => (h + 4.0 * inner + h + e.ffn + e.heads * e.len) * c.ec,
+    };
+    t * (norms + per_token)
+}
+
+/// The encoder's saved bytes outside its layers for `b` samples: Whisper's stem (conv1 output
+/// and its GELU over 2S frames — conv2 input —, conv2 output over S: 5·S·h; the GELU output is not saved: the position add keeps nothing), and the log-mel input
+/// b · mel · 2S in FP32); T5's relative-position bucket indices (S² int64, block 0); the final
+/// norm.
+fn encoder_outside(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
+    let t = b * e.len;
+    let edges = match e.class {
+        EncoderClass::Whisper | EncoderClass::RotaryVision => 5.0 * t * e.hidden * c.ec,
+        EncoderClass::T5 => 8.0 * e.len * e.len,
+    };
+    edges + t * norm_saved(e.norm, e.hidden) * c.er
+}
+
+/// Saved bytes of the decoder's cross-attention layers for `b` samples of `s` decoder tokens,
+/// beyond what the decoder-layer rules count (their self-attention, MLP and the layer's `norms`,
+/// the cross-attention's included): per decoder token the q input (h), q and the output (2 · heads · head_dim), log-sum-exp (heads), and
+/// for Whisper the copy into `out_proj` (heads · head_dim); per encoder position the cross K and V
+/// (2 · kv_heads · head_dim); once, the encoder's output (h per position) every layer's
+/// k_proj / v_proj reads. T5's decoder self-attention adds its position bias (`blocks_rules.py`
+/// `t5_layer`, decoder branch): a [1, 1, s, s] bool causal mask per layer, and in block 0 the bucket
+/// indices (s² int64) and the bias and bias + mask (2 · heads · s², FP32).
+fn cross(c: &Ctx, x: &CrossShape, e: &EncoderShape, b: f64, s: f64) -> f64 {
+    if x.layers <= 0.0 {
+        return 0.0;
+    }
+    let inner = x.heads * x.head_dim;
+    let copy = if e.class == EncoderClass::Whisper {
+        inner
+    } else {
+        0.0
+    };
+    let per_token = (e.hidden + 2.0 * inner + copy) * c.ec + 4.0 * x.heads;
+    let per_position = 2.0 * x.kv_heads * x.head_dim * c.ec;
+    let t5_bias = if e.class == EncoderClass::T5 {
+        x.layers * s * s + 8.0 * s * s + 2.0 * 4.0 * x.heads * s * s
+    } else {
+        0.0
+    };
+    x.layers * (b * s * per_token + b * e.len * per_position)
+        + b * e.len * e.hidden * c.er
+        + t5_bias
+}
+
+/// Bytes the encoder, the cross-attention and the vision tower save for backward in one
+/// micro-batch of `b` samples of `s` decoder tokens (the first pipeline stage holds them).
+pub fn saved(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
+    let tw = &m.towers;
+    let vision = if tw.sees_images() {
+        vision_saved(c, &tw.vision, b)
+    } else {
+        0.0
+    };
+    if !tw.has_encoder() {
+        return vision;
+    }
+    let e = &tw.encoder;
+    vision
+        + e.layers * encoder_layer(c, e, b)
+        + encoder_outside(c, e, b)
+        + cross(c, &tw.cross, e, b, s)
+}
+
+/// The vision tower's layers as an SDPA encoder over its patches (the Whisper-class rule above:
+/// two norms, the q/k/v input, q, k, v, the output and its copy, log-sum-exp, the MLP; gated MLPs
+/// as SwiGLU, h + 4f), per image.
+fn vision_as_encoder(v: &VisionShape) -> EncoderShape {
+    EncoderShape {
+        class: if v.rotary {
+            EncoderClass::RotaryVision
+        } else {
+            EncoderClass::Whisper
+        },
+        layers: v.layers,
+        hidden: v.hidden,
+        heads: v.heads,
+        head_dim: (v.hidden / v.heads.max(1.0)).floor().max(1.0),
+        ffn: v.ffn,
+        gated: v.gated,
+        norm: v.norm,
+        len: v.patches,
+        mel_bins: 0.0,
+    }
+}
+
+/// Saved bytes of the vision tower for `b` samples of `images` images each (the encoder rules;
+/// the rotary class measured with a tiny Qwen2.5-VL, the others derived): per image every layer ([`encoder_layer`] over the patches; an MLP without bias
+/// saves the same as one with), the final norm over the patches, and the projector: its input
+/// (patches merged: `tokens` × in), the middle activation's input and output (2 · mid) per token.
+fn vision_saved(c: &Ctx, v: &VisionShape, b: f64) -> f64 {
+    let n = b * v.images;
+    let e = vision_as_encoder(v);
+    let layers = v.layers * encoder_layer(c, &e, n);
+    let norm = n * v.patches * norm_saved(v.norm, v.hidden) * c.er;
+    let projector = n * v.tokens * (v.proj_in + 2.0 * v.proj_mid) * c.ec;
+    layers + norm + projector
+}
+
+/// What an encoder-decoder keeps for the whole request beside the caches: the encoder's output
+/// the decoder reads (Transformers keeps `encoder_outputs` through `generate`; measured: the
+/// records' `encoder_states`, b · S · h in the residual type) and Whisper's log-mel input
+/// (b · mel · 2S FP32, `input_features` stays referenced: the records' `inputs` at decode).
+pub fn encoder_states(c: &Ctx, m: &ResolvedModel, b: f64) -> f64 {
+    let e = &m.towers.encoder;
+    let states = if m.towers.has_encoder() {
+        b * e.len * e.hidden * c.er
+    } else {
+        0.0
+    };
+    states + inputs(m, b)
+}
+
+/// The towers' input tensors for `b` samples, alive for the whole step or request (the conv
+/// stems save them; `generate` keeps them in its keyword arguments): Whisper's log-mel features
+/// (b · mel · 2S FP32: the stem's stride-2 conv halves 2S frames to S) and the images' pixels
+/// (b · images · channels · frames · side² FP32; measured: the records' `inputs`).
+pub fn inputs(m: &ResolvedModel, b: f64) -> f64 {
+    let tw = &m.towers;
+    let mel = if tw.has_encoder() {
+        4.0 * b * tw.encoder.mel_bins * 2.0 * tw.encoder.len
+    } else {
+        0.0
+    };
+    let pixels = if tw.sees_images() {
+        4.0 * b * tw.vision.images * tw.vision.pixels
+    } else {
+        0.0
+    };
+    mel + pixels
+}
+
+/// T5's decoder self-attention position bias during a prefill of `s` tokens: computed in block 0
+/// and passed to every block, the bias and bias + causal mask ([1, heads, s, s] FP32 each) and
+/// the mask; measured: the T5 records' prefill peak (in the last block) holds 3 · heads · s² FP32
+/// beside b · s · 9h.
+fn t5_prefill_bias(m: &ResolvedModel, s: f64) -> f64 {
+    let tw = &m.towers;
+    if tw.encoder.class == EncoderClass::T5 && tw.cross.layers > 0.0 {
+        3.0 * 4.0 * tw.cross.heads * s * s
+    } else {
+        0.0
+    }
+}
+
+/// The encoder pass's working set under `no_grad` for `b` samples: the stem or embedding output
+/// (alive through the whole encoder: Whisper's `inputs_embeds`), the layer input, the residual and
+/// the normed input, and the MLP's f-wide intermediates (GELU / ReLU: 2, gated: 3); Whisper's
+/// log-mel input. Measured: the Whisper records' prefill peak lies in encoder layer 0's GELU,
+/// b · S · (4h + 2f) elements + the input (`blocks-encdec-cpu-steps.json`).
+fn encoder_pass(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
+    let f_live = if e.gated { 3.0 } else { 2.0 };
+    b * e.len * (4.0 * e.hidden + f_live * e.ffn) * c.ec
+}
+
+/// The prefill's transient with an encoder or a vision tower: the larger of the decoder's prefill
+/// transient (with the encoder's output beside it), and the encoder or vision pass, which run
+/// before any cache exists (so they compete with the cache `kv` too; the vision pass's working set
+/// is the encoder pass's rule over the patches of every image, plus the pixels: **derived**).
+pub fn prefill_transient(c: &Ctx, m: &ResolvedModel, b: f64, decoder: f64, kv: f64) -> f64 {
+    let tw = &m.towers;
+    let vision = if tw.sees_images() {
+        encoder_pass(c, &vision_as_encoder(&tw.vision), b * tw.vision.images)
+    } else {
+        0.0
+    };
+    let encoder = if tw.has_encoder() {
+        encoder_pass(c, &tw.encoder, b)
+    } else {
+        0.0
+    };
+    let pass = encoder.max(vision) + inputs(m, b);
+    (decoder + encoder_states(c, m, b) + t5_prefill_bias(m, c.s)).max(pass - kv)
+}
+
+/// A tower's backward, which runs after the language model's (so the decoder's gradients all
+/// exist) while the tower's own saved tensors are still alive: (gradients, saved activations) bytes
+/// at the larger of its two ends — its last layer's backward (every tower tensor saved, no tower
+/// gradient yet) and its first layer's (one layer and the rest saved, every gradient but that
+/// layer's). Measured: the Whisper and Qwen2.5-VL records' backward peaks (all but the tower's
+/// gradients plus the tower's saved set). `grads`: the stage's gradient bytes. `None` without a
+/// running tower or off the first stage.
+pub fn encoder_backward(
+    c: &Ctx,
+    m: &ResolvedModel,
+    b: f64,
+    grads: f64,
+    first: bool,
+) -> Option<(f64, f64)> {
+    let tw = &m.towers;
+    if !first || c.mode != crate::scenario::Mode::Training {
+        return None;
+    }
+    let tower_grads = ((tw.params - tw.frozen).max(0.0) * c.e_grads).min(grads);
+    // A tied head's gradient meets the token embedding's as the decoder's backward ends, while
+    // the tower's saved set is still alive: the two V × h gradients being summed (measured: the
+    // Whisper records' backward peak is that `add`, 2 · V · h beside one b · S · h gradient).
+    let tied = if m.tied_embeddings {
+        2.0 * f64::from(m.vocab) * f64::from(m.hidden) * c.e_grads
+    } else {
+        0.0
+    };
+    let ends = |e: &EncoderShape, n: f64, outside: f64| {
+        let layer = encoder_layer(c, e, n);
+        let flowing = n * e.len * e.hidden * c.ec + tied;
+        let last = (grads - tower_grads, e.layers * layer + outside + flowing);
+        let first_layer = (
+            grads - tower_grads / e.layers.max(1.0),
+            layer + outside + flowing,
+        );
+        if last.0 + last.1 >= first_layer.0 + first_layer.1 {
+            last
+        } else {
+            first_layer
+        }
+    };
+    let encoder = tw
+        .has_encoder()
+        .then(|| ends(&tw.encoder, b, encoder_outside(c, &tw.encoder, b)));
+    let vision = tw.sees_images().then(|| {
+        let v = &tw.vision;
+        let n = b * v.images;
+        let outside = vision_saved(c, v, b) - v.layers * encoder_layer(c, &vision_as_encoder(v), n);
+        ends(&vision_as_encoder(v), n, outside)
+    });
+    match (encoder, vision) {
+        (Some(e), Some(v)) => Some(if e.0 + e.1 >= v.0 + v.1 { e } else { v }),
+        (e, v) => e.or(v),
+    }
+}

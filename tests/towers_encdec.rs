@@ -1,0 +1,203 @@
+//! The encoder-decoder models (T5, Whisper) against their CPU-measured tiny records,
+//! tests/data/measured/blocks-encdec-cpu-steps.json (Transformers 5.24.0, torch 2.15 CPU; provenance
+//! in docs/blocks-measured.md): every record is imported from its config kwargs
+//! (`import::from_hf_config`), given the record's encoder length and decoder tokens, and compared
+//! per phase (training step 2's forward, backward and optimizer peaks; prefill; the first decode
+//! step). Run with `cargo test --test towers_encdec -- --nocapture` to see the table. The AMP-bf16
+//! record is reported, not asserted (no per-term AMP rules, as in tests/measured_blocks.rs).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use serde_json::Value;
+use vram_explorer::estimator::{Phase, estimate};
+use vram_explorer::scenario::*;
+
+fn records() -> Vec<Value> {
+    let text = include_str!("data/measured/blocks-encdec-cpu-steps.json");
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(v)) => v,
+        other => panic!("measured data is not an array: {other:?}"),
+    }
+}
+
+fn u(v: &Value) -> u32 {
+    v.as_u64().expect("a count") as u32
+}
+
+/// The scenario a record ran: the imported model; the decoder reads `decoder_tokens`, the encoder
+/// `seq` positions (T5 tokens; Whisper frames after the convolution stem).
+fn scenario_for(r: &Value, mode: Mode) -> Scenario {
+    let settings = &r["framework"]["settings"];
+    let mut cfg = settings["config_kwargs"].clone();
+    cfg["model_type"] = settings["model_type"].clone();
+    let text = serde_json::to_string(&cfg).unwrap();
+    let imported = vram_explorer::import::from_hf_config(&text, &ModelSpec::default()).unwrap();
+    let mut s = Scenario {
+        mode,
+        ..Scenario::default()
+    };
+    s.model = imported.model;
+    let (b, enc, dec) = (u(&r["batch"]), u(&r["seq"]), u(&settings["decoder_tokens"]));
+    for t in &mut s.model.towers {
+        if let Tower::Encoder(e) = t {
+            e.input_len = enc;
+        }
+    }
+    s.workload.micro_batch = b;
+    s.workload.seq_len = dec;
+    s.workload.dropout = false;
+    s.inference.prompt_tokens = dec;
+    s.inference.generated_tokens = 1;
+    s.inference.all_logits = true;
+    s.inference.dynamic_batching = false;
+    s.precision.compute = Dtype::Bf16;
+    s.precision.mode = if r["dtype_mode"] == "amp_bf16" {
+        PrecisionMode::Amp
+    } else {
+        s.precision.compute = Dtype::Fp32;
+        PrecisionMode::Uniform
+    };
+    s.precision.kv_cache = s.precision.compute;
+    s.optimizer.kind = OptimizerKind::AdamW;
+    s.optimizer.foreach = true;
+    s.strategies.checkpointing = Checkpointing::None;
+    // T5's attention is explicit matmul + softmax (its additive position bias); Whisper runs SDPA.
+    s.strategies.attention = if r["family"] == "t5" {
+        AttentionKernel::Materialized
+    } else {
+        AttentionKernel::Flash
+    };
+    s.implementation.block_kernels = BlockKernels::TorchReference;
+    s.gpu = GpuChoice::default();
+    s
+}
+
+struct Row {
+    name: String,
+    phase: &'static str,
+    est: f64,
+    meas: f64,
+}
+
+fn total(e: &vram_explorer::estimator::Estimate, ph: Phase) -> f64 {
+    e.memory
+        .phases
+        .get(ph)
+        .map_or(0.0, |b| b.tensor_total().get())
+}
+
+fn rows() -> Vec<Row> {
+    let mut out = Vec::new();
+    for r in records() {
+        let name = r["name"].as_str().unwrap_or("?").to_owned();
+        let train = estimate(&scenario_for(&r, Mode::Training));
+        let ours = [
+            ("forward", total(&train, Phase::Forward)),
+            (
+                "backward",
+                total(&train, Phase::LossBackward).max(total(&train, Phase::Backward)),
+            ),
+            ("optimizer", total(&train, Phase::OptimizerStep)),
+        ];
+        for (phase, est) in ours {
+            let meas = r["train"]["step2"]["phase_peaks"][phase].as_f64().unwrap();
+            out.push(Row {
+                name: name.clone(),
+                phase,
+                est,
+                meas,
+            });
+        }
+        let inf = estimate(&scenario_for(&r, Mode::Inference));
+        for (phase, ph) in [("prefill", Phase::Prefill), ("decode", Phase::Decode)] {
+            let meas = r["inference"][phase]["peak_total"].as_f64().unwrap();
+            out.push(Row {
+                name: name.clone(),
+                phase,
+                est: total(&inf, ph),
+                meas,
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn parameter_counts_are_exact() {
+    for r in records() {
+        let e = estimate(&scenario_for(&r, Mode::Training));
+        assert_eq!(
+            e.model.params.total,
+            r["n_params"].as_f64().unwrap(),
+            "{}",
+            r["name"]
+        );
+    }
+}
+
+/// Known gap of the training backward peak (FP32): at this smallest point the decoder's
+/// first-layer-backward candidate (the decoder-layer rules' phase model) over-states by 1.9 %; the
+/// measured peak is the encoder-backward candidate (`memory::towers::encoder_backward`), which
+/// the estimate also computes exactly. A regression guard; every other phase holds 1 %.
+const BACKWARD_GAPS: [(&str, f64); 1] = [("whisper-d256_b1_s128_fp32_adamw", 0.02)];
+
+#[test]
+fn phases_within_one_percent() {
+    let mut fails = Vec::new();
+    for r in rows() {
+        let e = (r.est - r.meas) / r.meas;
+        println!(
+            "{:<40} {:<9} {:>13.0} {:>13.0} {:>+7.2}%",
+            r.name,
+            r.phase,
+            r.est,
+            r.meas,
+            e * 100.0
+        );
+        let bar = if r.phase == "backward" {
+            BACKWARD_GAPS
+                .iter()
+                .find(|(n, _)| *n == r.name)
+                .map_or(0.01, |g| g.1)
+        } else {
+            0.01
+        };
+        if !r.name.contains("_amp_") && e.abs() > bar {
+            fails.push(format!("{} {}: {:+.2}%", r.name, r.phase, e * 100.0));
+        }
+    }
+    assert!(fails.is_empty(), "{fails:#?}");
+}
+
+/// The decoder's cross-attention cache is computed once over the encoder's positions and does not
+/// grow with generated tokens: per layer 2 · S · kv_heads · head_dim (the records' Whisper: 2
+/// decoder layers, 4 heads of 64, S encoder frames), beside the self-attention cache of the
+/// decoder's tokens.
+#[test]
+fn cross_attention_cache_is_fixed_by_the_encoder_length() {
+    let r = records()
+        .into_iter()
+        .find(|r| r["name"] == "whisper-d256_b1_s256_fp32_adamw")
+        .unwrap();
+    let kv = |generated: u32| {
+        let mut s = scenario_for(&r, Mode::Inference);
+        s.inference.generated_tokens = generated;
+        let e = estimate(&s);
+        let b = e.memory.phases.get(Phase::Decode).unwrap();
+        b.get(vram_explorer::estimator::Component::KvCache).get()
+    };
+    let (layers, h, enc, dec) = (2.0, 256.0, 256.0, 32.0);
+    let per_token = 2.0 * layers * h * 4.0;
+    assert_eq!(kv(1), per_token * (enc + dec + 1.0));
+    assert_eq!(kv(101), per_token * (enc + dec + 101.0));
+    // Measured after prefill: self (32 tokens) + cross (256 frames), the record's cache layout.
+    let pre = r["inference"]["prefill"]["peak_breakdown"]["detail"]["kv_cache"].as_f64();
+    let end = r["inference"]["prefill"]["live_at"]["end_forward"]["detail"]["kv_cache"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(end, per_token * (enc + dec), "{pre:?}");
+}

@@ -1,0 +1,30 @@
+//! The tower presets hold their published parameter counts and the cross-attention cache rule.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use vram_explorer::estimator::{Component, Phase, estimate};
+use vram_explorer::presets::bundled_scenario;
+
+/// openai/whisper-large-v3: 1,543,490,560 parameters (`WhisperForConditionalGeneration`,
+/// transformers 5.25.0 on the meta device: tests/data/hf/params.json; the model card's "1550 M").
+#[test]
+fn whisper_large_v3_has_its_parameter_count_and_a_fixed_cross_cache() {
+    let s = bundled_scenario("whisper-large-v3-inference-rtx4090").unwrap();
+    let e = estimate(&s);
+    assert_eq!(e.model.params.total, 1_543_490_560.0);
+    // Decode at the last token: 16 sequences × 32 layers × K and V × 1,280 × 2 B over the
+    // 1,500 encoder frames (fixed) and the 4 + 444 decoder tokens.
+    let kv = e
+        .memory
+        .phases
+        .get(Phase::Decode)
+        .unwrap()
+        .get(Component::KvCache)
+        .get();
+    let per_position = 16.0 * 32.0 * 2.0 * 1280.0 * 2.0;
+    assert_eq!(kv, per_position * (1500.0 + 448.0));
+}

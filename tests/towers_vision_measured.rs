@@ -1,0 +1,131 @@
+//! A tiny Qwen2.5-VL with one image per sequence against its CPU-measured records,
+//! tests/data/measured/blocks-vision-cpu-steps.json (`scripts/measure/vl_run.py`, Transformers
+//! 5.24.0, torch 2.15 CPU): the model imported from the record's config kwargs
+//! (`import::from_hf_config`), the vision tower given the record's image, compared per phase.
+//! Training phases and the decode step hold 1 %; the prefill is guarded at what is reached (its
+//! peak lies in the language model's last MLP, whose `no_grad` working set is not a rule yet:
+//! tests/measured_blocks.rs does not assert prefill either). Run with `--nocapture` for the table.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use serde_json::Value;
+use vram_explorer::estimator::{Estimate, Phase, estimate};
+use vram_explorer::scenario::*;
+
+fn records() -> Vec<Value> {
+    let text = include_str!("data/measured/blocks-vision-cpu-steps.json");
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(v)) => v,
+        other => panic!("measured data is not an array: {other:?}"),
+    }
+}
+
+fn scenario_for(r: &Value, mode: Mode) -> Scenario {
+    let settings = &r["framework"]["settings"];
+    let mut cfg = settings["config_kwargs"].clone();
+    cfg["model_type"] = settings["model_type"].clone();
+    let text = serde_json::to_string(&cfg).unwrap();
+    let imported = vram_explorer::import::from_hf_config(&text, &ModelSpec::default()).unwrap();
+    let mut s = Scenario {
+        mode,
+        ..Scenario::default()
+    };
+    s.model = imported.model;
+    let side = r["image"]["side"].as_u64().unwrap() as u32;
+    for t in &mut s.model.towers {
+        if let Tower::Vision(v) = t {
+            v.image_size = side;
+            v.images = 1;
+        }
+    }
+    let (b, seq) = (
+        r["batch"].as_u64().unwrap() as u32,
+        r["seq"].as_u64().unwrap() as u32,
+    );
+    s.workload.micro_batch = b;
+    s.workload.seq_len = seq;
+    s.workload.dropout = false;
+    s.inference.prompt_tokens = seq;
+    s.inference.generated_tokens = 1;
+    s.inference.all_logits = true;
+    s.inference.dynamic_batching = false;
+    s.precision.compute = Dtype::Fp32;
+    s.precision.mode = PrecisionMode::Uniform;
+    s.precision.kv_cache = Dtype::Fp32;
+    s.optimizer.kind = OptimizerKind::AdamW;
+    s.optimizer.foreach = true;
+    s.strategies.checkpointing = Checkpointing::None;
+    s.strategies.attention = AttentionKernel::Flash;
+    s.implementation.block_kernels = BlockKernels::TorchReference;
+    s
+}
+
+fn total(e: &Estimate, ph: Phase) -> f64 {
+    e.memory
+        .phases
+        .get(ph)
+        .map_or(0.0, |b| b.tensor_total().get())
+}
+
+#[test]
+fn parameter_counts_are_exact() {
+    for r in records() {
+        let e = estimate(&scenario_for(&r, Mode::Training));
+        assert_eq!(
+            e.model.params.total,
+            r["n_params"].as_f64().unwrap(),
+            "{}",
+            r["name"]
+        );
+    }
+}
+
+/// |error| bounds per phase; see the module comment.
+const BARS: [(&str, f64); 5] = [
+    ("forward", 0.01),
+    ("backward", 0.01),
+    ("optimizer", 0.01),
+    ("prefill", 0.05),
+    ("decode", 0.01),
+];
+
+#[test]
+fn phases_against_the_records() {
+    let mut fails = Vec::new();
+    for r in records() {
+        let name = r["name"].as_str().unwrap();
+        let train = estimate(&scenario_for(&r, Mode::Training));
+        let inf = estimate(&scenario_for(&r, Mode::Inference));
+        let rows = [
+            ("forward", total(&train, Phase::Forward)),
+            (
+                "backward",
+                total(&train, Phase::Backward).max(total(&train, Phase::LossBackward)),
+            ),
+            ("optimizer", total(&train, Phase::OptimizerStep)),
+            ("prefill", total(&inf, Phase::Prefill)),
+            ("decode", total(&inf, Phase::Decode)),
+        ];
+        for (phase, est) in rows {
+            let meas = if matches!(phase, "prefill" | "decode") {
+                r["inference"][phase]["peak_total"].as_f64().unwrap()
+            } else {
+                r["train"]["step2"]["phase_peaks"][phase].as_f64().unwrap()
+            };
+            let e = (est - meas) / meas;
+            println!(
+                "{name:<44} {phase:<9} {est:>12.0} {meas:>12.0} {:>+7.2}%",
+                e * 100.0
+            );
+            let bar = BARS.iter().find(|(p, _)| *p == phase).map_or(0.01, |b| b.1);
+            if e.abs() > bar {
+                fails.push(format!("{name} {phase}: {:+.2}%", e * 100.0));
+            }
+        }
+    }
+    assert!(fails.is_empty(), "{fails:#?}");
+}
