@@ -11,6 +11,7 @@ pub use cache::CacheShape;
 pub mod cnn;
 mod families;
 mod layer;
+pub mod layer_order;
 pub mod lora;
 pub mod moe;
 mod patterned;
@@ -288,7 +289,7 @@ fn uniform_blocks(
     lc: &layer::LayerCounts,
 ) -> Blocks {
     let mut blocks = Blocks::default();
-    blocks.add(
+    blocks.push(
         LayerKind {
             count: 0,
             mixer: MixerShape::Attention {

@@ -66,6 +66,15 @@ pub fn phases(
     // Dynamic batching prefills one request at a time; a static batch prefills all b at once.
     let b_prefill = if c.dynamic_batching { 1.0 } else { c.b };
     let zp = act::sizes(c, m, b_prefill, c.s);
+    // Hugging Face generate on the Transformers torch paths: the measured per-kind prefill rule.
+    let hf_torch = c.engine == ServingEngine::HfGenerate
+        && !c.dynamic_batching
+        && super::blocks::applies(c, m);
+    let prefill = if hf_torch {
+        super::blocks::prefill::transient(c, m, b_prefill, last)
+    } else {
+        prefill_transient(c, m, &zp, last)
+    };
     let mut out = PhasePeaks::default();
     let mut phase = |ph: Phase, kv: f64, transient: f64| {
         let mut b = Breakdown::default();
@@ -77,7 +86,7 @@ pub fn phases(
     phase(
         Phase::Prefill,
         m.cache_bytes(&cache, c.b, kv_prefill / c.b.max(1.0)),
-        prefill_transient(c, m, &zp, last) + 8.0 * b_prefill * c.s,
+        prefill + 8.0 * b_prefill * c.s,
     );
     if !encoder {
         let zd = act::sizes(c, m, c.b, 1.0);
@@ -90,9 +99,6 @@ pub fn phases(
             0.0
         };
         let logits = if last { c.ec * zd.bsv } else { 0.0 };
-        let hf_torch = c.engine == ServingEngine::HfGenerate
-            && !c.dynamic_batching
-            && super::blocks::applies(c, m);
         let (sliding, mla) = if hf_torch {
             (
                 super::blocks::decode_extra(c, m) * layers / f64::from(m.layers.max(1)),

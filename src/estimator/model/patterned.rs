@@ -25,6 +25,7 @@ pub(super) fn transformer(
     let mut layers = 0u32;
     for part in pattern {
         let repeat = crate::estimator::resolve::pattern_repeat(part.repeat, d);
+        let mut order = super::layer_order::PartOrder::new(repeat);
         for run in &part.layers {
             let run = layer_run(run, d);
             let kind = blocks::layer_kind(&run, &spec.moe, &shape, &defaults);
@@ -34,8 +35,11 @@ pub(super) fn transformer(
                 d.insert(Diagnostic::InputClamped);
             }
             layers += count;
-            blocks.add(kind, count);
+            let i = blocks.add(kind, count);
+            // A clamped run keeps its per-copy share (only the order facts are approximate then).
+            order.run(&mut blocks.order, i, count / repeat.max(1));
         }
+        order.end(&mut blocks.order);
     }
     if blocks.overflowed {
         d.insert(Diagnostic::TooManyLayerKinds);
@@ -44,7 +48,7 @@ pub(super) fn transformer(
         // A pattern of no layers: one layer of the default kind, so every quotient stays finite.
         d.insert(Diagnostic::InputClamped);
         let run = crate::scenario::LayerRun::default();
-        blocks.add(blocks::layer_kind(&run, &spec.moe, &shape, &defaults), 1);
+        blocks.push(blocks::layer_kind(&run, &spec.moe, &shape, &defaults), 1);
     }
     let tower_params = super::towers::params(towers, d);
     from_blocks(spec, blocks, shape, tower_params)

@@ -15,6 +15,7 @@
 mod attention;
 mod mixers;
 mod moe;
+pub mod prefill;
 
 use super::activations::LayerActs;
 use super::ctx::Ctx;
@@ -118,6 +119,22 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64, s: 
 /// that rotary embedding) beyond the one table `activations::first_stage_extra` counts, spread
 /// over the layers (measured: attributed to the first layer using each table).
 pub fn rope_correction(c: &Ctx, m: &ResolvedModel, fl: Flavour, s: f64) -> f64 {
+    let (tables, rot) = rope_tables(m, fl);
+    // Nemotron-H's attention has no rotary embedding (the scenario says so by its positions).
+    let rotary = f64::from(u8::from(m.positions == PositionKind::Rotary));
+    let ours = rotary * tables * 2.0 * s * rot * 4.0;
+    let counted = if m.positions == PositionKind::Rotary {
+        2.0 * s * f64::from(m.head_dim) * c.er
+    } else {
+        0.0
+    };
+    ours - counted
+}
+
+/// The rotary embeddings the torch paths build: (tables, rotary width). gpt-oss rotates half the
+/// head, Qwen3-Next a quarter, MLA its rope dims; Gemma 3's local and global layers have their own
+/// tables (different bases).
+pub fn rope_tables(m: &ResolvedModel, fl: Flavour) -> (f64, f64) {
     let mut rot: f64 = 0.0;
     let (mut local, mut global) = (false, false);
     for k in m.blocks.kinds() {
@@ -148,15 +165,7 @@ pub fn rope_correction(c: &Ctx, m: &ResolvedModel, fl: Flavour, s: f64) -> f64 {
     } else {
         0.0
     };
-    // Nemotron-H's attention has no rotary embedding (the scenario says so by its positions).
-    let rotary = f64::from(u8::from(m.positions == PositionKind::Rotary));
-    let ours = rotary * tables * 2.0 * s * rot * 4.0;
-    let counted = if m.positions == PositionKind::Rotary {
-        2.0 * s * f64::from(m.head_dim) * c.er
-    } else {
-        0.0
-    };
-    ours - counted
+    (tables, rot)
 }
 
 /// Training forward: Transformers builds its `DynamicCache` in training too (`use_cache` defaults to
