@@ -99,18 +99,15 @@ pub fn phases(
             0.0
         };
         let logits = if last { c.ec * zd.bsv } else { 0.0 };
-        let (sliding, mla) = if hf_torch {
-            (
-                super::blocks::decode_extra(c, m) * layers / f64::from(m.layers.max(1)),
-                super::blocks::decode_transient(c, m, ctx_len),
-            )
+        let transient = if hf_torch {
+            super::blocks::decode::transient(c, m, ctx_len, cat, logits)
         } else {
-            (0.0, 0.0)
+            cat.max(logits)
         };
         phase(
             Phase::Decode,
             m.cache_bytes(&cache, c.b, ctx_len),
-            cat.max(logits).max(mla) + 8.0 * c.b * ctx_len + sliding,
+            transient + 8.0 * c.b * ctx_len,
         );
     }
     out

@@ -17,6 +17,10 @@ pub struct LayerOrder {
     last: [u32; MAX_KINDS],
     /// `after[i][j]`: layers of kind j after kind i's last layer.
     after: [[u32; MAX_KINDS]; MAX_KINDS],
+    /// `before[i][j]`: layers of kind j before kind i's first layer.
+    before: [[u32; MAX_KINDS]; MAX_KINDS],
+    /// Layers of each kind placed so far.
+    of: [u32; MAX_KINDS],
 }
 
 impl LayerOrder {
@@ -34,10 +38,27 @@ impl LayerOrder {
             .unwrap_or(0)
     }
 
+    /// Layers of kind `j` that come before the first layer of kind `i`.
+    pub fn before(&self, i: usize, j: usize) -> u32 {
+        self.before
+            .get(i)
+            .and_then(|r| r.get(j))
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// `count` layers of kind `i` follow the layers placed so far.
     pub fn place(&mut self, i: usize, count: u32) {
         if count == 0 {
             return;
+        }
+        if let (Some(row), Some(n)) = (self.before.get_mut(i), self.of.get(i))
+            && *n == 0
+        {
+            *row = self.of;
+        }
+        if let Some(n) = self.of.get_mut(i) {
+            *n = n.saturating_add(count);
         }
         for (k, row) in self.after.iter_mut().enumerate() {
             if let Some(a) = row.get_mut(i)
@@ -65,6 +86,9 @@ impl LayerOrder {
         }
         let n = per_kind.iter().fold(0u32, |a, p| a.saturating_add(*p));
         self.placed = self.placed.saturating_add(n);
+        for (o, p) in self.of.iter_mut().zip(per_kind) {
+            *o = o.saturating_add(p);
+        }
     }
 }
 
@@ -132,5 +156,26 @@ impl PartOrder {
         if self.repeat > 1 {
             copy(o);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A B B repeated 4 times, then C: A B B A B B A B B A B B C.
+    #[test]
+    fn a_repeated_part_places_every_copy() {
+        let mut o = LayerOrder::default();
+        let mut p = PartOrder::new(4);
+        p.run(&mut o, 0, 1);
+        p.run(&mut o, 1, 2);
+        p.end(&mut o);
+        o.place(2, 1);
+        assert_eq!((o.last(0), o.last(1), o.last(2)), (9, 11, 12));
+        assert_eq!((o.after(0, 1), o.after(0, 2), o.after(1, 0)), (2, 1, 0));
+        assert_eq!((o.after(1, 2), o.after(2, 0), o.after(2, 1)), (1, 0, 0));
+        assert_eq!((o.before(1, 0), o.before(2, 0), o.before(2, 1)), (1, 4, 8));
+        assert_eq!(o.before(0, 1), 0);
     }
 }

@@ -13,6 +13,7 @@
 //! torch paths are single-device Transformers modules.
 
 mod attention;
+pub mod decode;
 mod mixers;
 mod moe;
 pub mod prefill;
@@ -202,74 +203,6 @@ pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
             MixerShape::DeltaNet { .. } => e * b * k.state_per_sequence(),
             _ => 0.0,
         };
-    }
-    out
-}
-
-/// Hugging Face generate's first decode step with sliding-window layers (`DynamicSlidingWindowLayer`,
-/// cache_utils.py, transformers 5.24; measured, docs/blocks-measured.md "What the cache holds"):
-/// right after prefill each sliding layer's cache is a view of the last w − 1 tokens of the whole
-/// prefill K/V storage (s tokens), which stays live through the first decode step while the fresh
-/// w-token storage is written. Beyond the window-capped cache: 2·nkv·hd·(s − w) per sliding layer
-/// and sequence.
-pub fn decode_extra(c: &Ctx, m: &ResolvedModel) -> f64 {
-    let mut out = 0.0;
-    for k in m.blocks.kinds() {
-        if let MixerShape::Attention {
-            kv_heads,
-            head_dim,
-            window,
-            ..
-        } = k.mixer
-            && window > 0.0
-            && c.s > window
-        {
-            out += f64::from(k.count) * 2.0 * kv_heads * head_dim * c.e_kv * c.b * (c.s - window);
-        }
-    }
-    out
-}
-
-/// The largest short-lived set of one decode step under HF generate (measured: each record's decode
-/// peak lies in the last layer's mixer), per layer kind, the largest over the kinds:
-/// - `DeepseekV3Attention` decompresses the whole latent cache every step (peak at its `bmm`): per
-///   cached token the kv_b output nh·(nope + v), the keys with the shared roped part (`cat`,
-///   nh·(nope + rope)) and their contiguous copy for the matmul (as much again), the scores (nh).
-///   Measured 644 elements per cached token at nh = 4, nope = 32, rope = 16, v = 32.
-/// - gpt-oss's eager attention with sinks: K and V expanded to nh heads (2·nh·hd per cached token)
-///   and the scores, the sink-extended scores and the probabilities (3·nh). Measured 525 at nh = 4,
-///   hd = 64.
-/// - `Mamba2Mixer.torch_forward`'s single-step update: dA, dB, dB·x, state·dA and the new state (5
-///   states nh·hd·N), the rolled conv state (cd·k) and two inner-width vectors (2·di), per sequence.
-///   Measured exactly at nh·hd·N = 32,768 and 4,096.
-pub fn decode_transient(c: &Ctx, m: &ResolvedModel, ctx: f64) -> f64 {
-    let mut out: f64 = 0.0;
-    for k in m.blocks.kinds() {
-        let per_seq = match k.mixer {
-            MixerShape::Mla {
-                heads,
-                nope,
-                rope,
-                v,
-                ..
-            } => ctx * (heads * (nope + v) + 2.0 * heads * (nope + rope) + heads),
-            MixerShape::Attention {
-                heads,
-                head_dim,
-                sinks: true,
-                ..
-            } => ctx * (2.0 * heads * head_dim + 3.0 * heads),
-            MixerShape::Mamba {
-                inner,
-                conv_channels,
-                d_conv,
-                d_state,
-                version: crate::scenario::MambaVersion::Mamba2,
-                ..
-            } => 5.0 * inner * d_state + conv_channels * d_conv + 2.0 * inner,
-            _ => 0.0,
-        };
-        out = out.max(c.ec * c.b * per_seq);
     }
     out
 }
