@@ -324,3 +324,28 @@ fn an_out_of_range_pattern_entry_is_an_error_naming_it() {
     assert!(err.contains("model.pattern.repeat"), "{err}");
     assert!(err.contains("model.pattern.layers.small"), "{err}");
 }
+
+/// Llama 4 Scout's chunked local attention (`attention_chunk_size` 8192 on the three RoPE layers of
+/// every four, `no_rope_layers`; modeling_llama4.py): a chunked layer's cache holds at most the
+/// chunk at decode, and the layer is labelled a chunk, not a window.
+#[test]
+fn llama4_chunked_layers_are_labelled_chunks_and_cache_at_most_the_chunk() {
+    let text = include_str!("data/hf/llama-4-scout-17b-16e-instruct-text.json");
+    let imported = vram_explorer::import::from_hf_config(text, &ModelSpec::default()).unwrap();
+    let m = resolved(&imported.model);
+    let mut chunked = 0;
+    for k in m.blocks.kinds() {
+        let label = k.mixer_label();
+        assert!(!label.contains("window"), "{label}");
+        if let model::blocks::MixerShape::Attention { window, .. } = k.mixer
+            && window > 0.0
+        {
+            assert_eq!(window, 8192.0);
+            assert!(label.contains("chunk 8192"), "{label}");
+            assert_eq!(k.cached_tokens(100_000.0), 8192.0);
+            assert_eq!(k.cached_tokens(1_000.0), 1_000.0);
+            chunked += k.count;
+        }
+    }
+    assert_eq!(chunked, 36);
+}

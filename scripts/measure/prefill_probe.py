@@ -39,16 +39,19 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("name")
     ap.add_argument("--decode", action="store_true")
+    ap.add_argument("--train", action="store_true", help="step 2 of training instead (AdamW), peak of backward")
     a = ap.parse_args()
     torch.set_num_threads(2)
     run = next(r for r in expand() if a.name in case_name(*r))
     group, c, b, s, mode = run
     print(case_name(*run))
     model, cfg, kw = build(c, s)
-    model.eval()
     g = torch.Generator().manual_seed(SEED + 1)
-    _, pre_kw, dec_kw, _, pre_in, dec_in = make_inputs(c, cfg, b, s, g)
+    train_kw, pre_kw, dec_kw, train_in, pre_in, dec_in = make_inputs(c, cfg, b, s, g)
     tr = Probe()
+    if a.train:
+        return train(tr, model, train_kw, train_in, mode == "amp_bf16")
+    model.eval()
     for n, mod in model.named_modules():
         mod.register_forward_pre_hook(lambda m, i, n=n: tr.module.append(n))
         mod.register_forward_hook(lambda m, i, o: (tr.module.pop(), None)[1])
@@ -93,6 +96,52 @@ def main():
     rows.sort(key=lambda x: x[-1])
     for cat, mod, op, shape, dt, n, rid in rows:
         print(f"{cat:22} {mod:40} {str(op):28} {str(shape):28} {dt:9} {n:>10}")
+    print("total listed", sum(x[5] for x in rows))
+
+
+def train(tr, model, train_kw, train_in, amp):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+    grads_at = {}
+
+    def loss_fn():
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+            return model(**train_kw).loss
+    loss_fn().backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    for n, mod in model.named_modules():
+        mod.register_forward_pre_hook(lambda m, i, n=n: tr.module.append(n))
+        mod.register_forward_hook(lambda m, i, o: (tr.module.pop(), None)[1])
+        mod.register_full_backward_pre_hook(lambda m, go, n=n: (tr.module.append("bwd:" + n), None)[1])
+    with tr:
+        tr.begin_region("step2")
+        tr.label(train_in, "inputs")
+        tr.classify_model(model, opt)
+        tr.mark("start")
+        tr.set_phase("forward")
+        loss = loss_fn()
+        tr.set_phase("backward")
+        loss.backward()
+        del loss
+        tr.classify_model(model, opt)
+        r = tr.region
+        if r["pending"]:
+            tr._snapshot()
+        snap = r["peak_snapshot"]
+        res = tr.end_region()
+    print("peak", res["peak_total"], res["peak_phase"], "op", res["peak_op"], res["peak_op_index"], "/", res["n_ops"])
+    print(res["peak_breakdown"])
+    rows = []
+    for rid, (n, ph, tag) in snap.items():
+        cat = tr.category_of(rid, ph, tag)
+        if cat in ("params", "buffers", "optimizer_states") or n == 0:
+            continue
+        op, shape, dt, mod = tr.info.get(rid, ("?", (), "?", "?"))
+        rows.append((cat, mod, op, shape, dt, n, rid))
+    rows.sort(key=lambda x: x[-1])
+    for cat, mod, op, shape, dt, n, rid in rows:
+        if cat == "created_in_backward" or n > 100000:
+            print(f"{cat:22} {mod:40} {str(op):28} {str(shape):28} {dt:9} {n:>10}")
     print("total listed", sum(x[5] for x in rows))
 
 

@@ -300,6 +300,7 @@ fn uniform_blocks(
                 qk_norm: false,
                 sinks: false,
                 output_gate: false,
+                chunked: false,
             },
             norms: 2.0,
             mlp: if moe.experts > 0 {

@@ -45,6 +45,10 @@ pub enum MixerShape {
         sinks: bool,
         /// A sigmoid output gate from the q projection (Qwen3-Next).
         output_gate: bool,
+        /// `window` is a chunk (Llama 4's chunked local attention: a token sees its own chunk, the
+        /// cache holds at most the chunk at decode, `Llama4TextAttention`, modeling_llama4.py), not a
+        /// sliding window; the cache rule is the same, only the label differs.
+        chunked: bool,
     },
     Mla {
         heads: f64,
@@ -122,6 +126,11 @@ impl LayerKind {
     pub fn mixer_label(&self) -> String {
         match self.mixer {
             MixerShape::Empty => "no mixer".to_owned(),
+            MixerShape::Attention {
+                window,
+                chunked: true,
+                ..
+            } if window > 0.0 => format!("chunked local attention (chunk {window})"),
             MixerShape::Attention { window, .. } if window > 0.0 => {
                 format!("local attention (window {window})")
             }
@@ -406,6 +415,7 @@ fn attention(a: &Attention, d: &Defaults) -> (MixerShape, Part) {
         qk_norm: a.qk_norm,
         sinks: a.sinks,
         output_gate: a.output_gate,
+        chunked: a.window == 0 && a.chunk > 0,
     };
     (shape, p)
 }

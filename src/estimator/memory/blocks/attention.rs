@@ -25,6 +25,7 @@ pub fn attention(c: &Ctx, d: &Dims, k: &LayerKind, fl: Flavour, a: &mut LayerAct
         qk_norm,
         sinks,
         output_gate,
+        ..
     } = k.mixer
     else {
         return;
