@@ -349,3 +349,24 @@ fn llama4_chunked_layers_are_labelled_chunks_and_cache_at_most_the_chunk() {
     }
     assert_eq!(chunked, 36);
 }
+
+/// Nemotron-H and Jamba attend without positional encoding (transformers 5.24
+/// `modeling_nemotron_h.py` / `modeling_jamba.py` build no `rotary_emb`): imported with no rotary
+/// table (a learned table of 0 positions, no parameters), so no cos/sin is estimated.
+#[test]
+fn nemotron_h_and_jamba_import_without_rope() {
+    for text in [
+        include_str!("data/hf/nemotron-h-8b-base-8k.json"),
+        include_str!("data/hf/ai21-jamba-1.5-mini.json"),
+    ] {
+        let imported = vram_explorer::import::from_hf_config(text, &ModelSpec::default()).unwrap();
+        let t = &imported.model.transformer;
+        assert_eq!(t.positions, PositionKind::Learned);
+        assert_eq!(t.max_positions, 0);
+        let m = resolved(&imported.model);
+        assert_eq!(
+            m.params.embeddings,
+            f64::from(t.vocab) * f64::from(t.hidden)
+        );
+    }
+}

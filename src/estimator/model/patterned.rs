@@ -83,8 +83,9 @@ fn from_blocks(spec: &ModelSpec, blocks: Blocks, shape: MoeShape, towers: f64) -
         0.0
     };
     let largest = blocks.kinds().iter().fold(v * h, |a, k| a.max(k.largest));
-    let emb_tensors =
-        1.0 + f64::from(t.positions == PositionKind::Learned) + f64::from(t.token_types > 0);
+    // A learned table of 0 positions stands for "no positional encoding" (Jamba, Nemotron-H).
+    let learned = t.positions == PositionKind::Learned && t.max_positions > 0;
+    let emb_tensors = 1.0 + f64::from(learned) + f64::from(t.token_types > 0);
     ResolvedModel {
         family: ModelFamily::Transformer,
         layers,
