@@ -69,6 +69,7 @@ pub fn phases(
     // Hugging Face generate on the Transformers torch paths: the measured per-kind prefill rule.
     let hf_torch = c.engine == ServingEngine::HfGenerate
         && !c.dynamic_batching
+        && super::blocks::torch_paths(c)
         && super::blocks::applies(c, m);
     let prefill = if hf_torch {
         super::blocks::prefill::transient(c, m, b_prefill, last)

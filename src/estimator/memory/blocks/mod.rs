@@ -24,11 +24,45 @@ use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
 use crate::scenario::PositionKind;
 
-/// Whether these rules apply: the torch reference paths selected, under the Hugging Face profile.
+/// Whether these rules apply, under the Hugging Face profile: always when the torch reference paths
+/// are selected; by default (`Fused`) too, for the saved activations of a model with multi-head
+/// latent attention or a mixture of experts — Transformers code that runs the same on a GPU (the
+/// MLA projections, `grouped_mm` experts, the router, SDPA attention with its window mask) — on one
+/// GPU (the rules are single-device modules) with SDPA attention (`AttentionKernel::Flash`), and
+/// no attention sinks (gpt-oss on a GPU runs a kernel-hub flash attention with sinks, not the eager
+/// path measured here). Then Mamba-2 and gated DeltaNet mixers keep their fused-kernel rules, MLA's
+/// attention is SDPA's memory-efficient kernel (log-sum-exp, not the math path's probabilities),
+/// and prefill / decode keep the flat rules (`torch_paths`). Reasons: docs/blocks-measured.md
+/// "Which rules are the default".
 pub fn applies(c: &Ctx, m: &ResolvedModel) -> bool {
+    if c.profile != crate::scenario::Profile::HuggingFace || m.blocks.kinds().is_empty() {
+        return false;
+    }
+    let kinds = m.blocks.kinds();
     c.torch_blocks
-        && c.profile == crate::scenario::Profile::HuggingFace
-        && !m.blocks.kinds().is_empty()
+        || (c.attention == crate::scenario::AttentionKernel::Flash
+            && c.tp <= 1.0
+            && c.pp <= 1.0
+            && kinds
+                .iter()
+                .any(|k| k.mlp == MlpShape::Moe || matches!(k.mixer, MixerShape::Mla { .. }))
+            && !kinds
+                .iter()
+                .any(|k| matches!(k.mixer, MixerShape::Attention { sinks: true, .. })))
+}
+
+/// Whether the torch reference paths themselves are selected (CPU): Mamba-2 and gated DeltaNet take
+/// their torch rules, MLA SDPA's math path, and prefill / decode the measured per-kind rules.
+pub fn torch_paths(c: &Ctx) -> bool {
+    c.torch_blocks
+}
+
+/// Whether a kind's mixer is recurrent (Mamba, gated DeltaNet).
+pub fn recurrent(k: &LayerKind) -> bool {
+    matches!(
+        k.mixer,
+        MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. }
+    )
 }
 
 /// Which Transformers classes a pattern's features identify, for the few rules that differ by
@@ -98,7 +132,7 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64, s: 
     }
     match k.mixer {
         MixerShape::Attention { .. } => attention::attention(c, &d, k, fl, &mut a),
-        MixerShape::Mla { .. } => attention::mla(c, &d, k, &mut a),
+        MixerShape::Mla { .. } => attention::mla(c, &d, k, torch_paths(c), &mut a),
         MixerShape::Mamba { .. } => a.attention += mixers::mamba2(c, &d, k),
         MixerShape::DeltaNet { .. } => a.attention += mixers::delta_net(c, &d, k),
         MixerShape::Empty => {}
