@@ -492,3 +492,38 @@ fn the_importer_builds_the_same_models() {
         println!("{line}");
     }
 }
+
+/// The default (`Fused`) Hugging Face profile takes the measured rules for the saved activations
+/// of MoE models without sinks (Qwen3-MoE, Mixtral: the same Transformers code on a GPU), but not
+/// for gpt-oss (sinks: a GPU runs a kernel-hub flash attention) nor for Mamba-2's mixer (fused
+/// kernel). Training phases equal the TorchReference ones where the rules are the same.
+#[test]
+fn the_default_profile_takes_the_measured_moe_rules() {
+    let phases = [Phase::Forward, Phase::Backward, Phase::OptimizerStep];
+    for r in records() {
+        let name = r["name"].as_str().unwrap();
+        if !name.ends_with("b2_s128_fp32_adamw") || name.contains("eager") {
+            continue;
+        }
+        let torch = scenario_for(&r, Mode::Training);
+        let mut fused = torch.clone();
+        fused.implementation.block_kernels = BlockKernels::Fused;
+        let (a, b) = (estimate(&torch), estimate(&fused));
+        let same = phases.iter().all(|ph| {
+            let t = |e: &vram_explorer::estimator::Estimate| {
+                e.memory
+                    .phases
+                    .get(*ph)
+                    .map_or(0.0, |x| x.tensor_total().get())
+            };
+            t(&a) == t(&b)
+        });
+        match family(&r).as_str() {
+            "qwen3_moe" | "mixtral" => assert!(same, "{name}: the default differs"),
+            "gpt_oss" | "mamba2" | "deepseek_v3" => {
+                assert!(!same, "{name}: the default should not be the torch path");
+            }
+            _ => {}
+        }
+    }
+}
