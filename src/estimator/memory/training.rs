@@ -127,13 +127,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     // Backward: the first layer's backward (head gradient done, loss buffers freed, one layer
     // recomputed) or the end of backward (all gradients; a tied embedding's gradient is summed:
     // embedding backward output + the sum, 2·V·h).
-    let head_grad = if st.last {
-        m.params
-            .head
-            .max(m.params.embeddings * f64::from(m.tied_embeddings))
-    } else {
-        0.0
-    };
+    let head_grad = head_gradient(m, st.last);
     let shard_g = if c.zero == ZeroStage::Stage2 || c.zero == ZeroStage::Stage3 {
         c.dp
     } else {
@@ -150,7 +144,10 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         };
     let mid_total = p.states.grads.min(g_mid) + (saved - loss) + mid_t;
     let end_total = p.states.grads + end_t;
-    if mid_total >= end_total {
+    let late = super::blocks::backward::late(c, m, st.first && st.last, first, head_grad / c.tp);
+    if let Some(l) = late.filter(|l| l.total() + fixed > mid_total.max(end_total)) {
+        phase(Phase::Backward, l.grads, l.acts, fixed + l.transient);
+    } else if mid_total >= end_total {
         phase(
             Phase::Backward,
             p.states.grads.min(g_mid),
@@ -167,6 +164,18 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         p.opt_temp + inputs,
     );
     out
+}
+
+/// Elements of the head's gradient on the last stage (a tied embedding's gradient is the
+/// embedding table's).
+fn head_gradient(m: &ResolvedModel, last: bool) -> f64 {
+    if last {
+        m.params
+            .head
+            .max(m.params.embeddings * f64::from(m.tied_embeddings))
+    } else {
+        0.0
+    }
 }
 
 /// The per-layer breakdown of one micro-batch (what one layer holds).

@@ -13,6 +13,7 @@
 //! torch paths are single-device Transformers modules.
 
 mod attention;
+pub mod backward;
 pub mod decode;
 mod mixers;
 mod moe;
