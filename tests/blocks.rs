@@ -324,3 +324,49 @@ fn an_out_of_range_pattern_entry_is_an_error_naming_it() {
     assert!(err.contains("model.pattern.repeat"), "{err}");
     assert!(err.contains("model.pattern.layers.small"), "{err}");
 }
+
+/// Llama 4 Scout's chunked local attention (`attention_chunk_size` 8192 on the three RoPE layers of
+/// every four, `no_rope_layers`; modeling_llama4.py): a chunked layer's cache holds at most the
+/// chunk at decode, and the layer is labelled a chunk, not a window.
+#[test]
+fn llama4_chunked_layers_are_labelled_chunks_and_cache_at_most_the_chunk() {
+    let text = include_str!("data/hf/llama-4-scout-17b-16e-instruct-text.json");
+    let imported = vram_explorer::import::from_hf_config(text, &ModelSpec::default()).unwrap();
+    let m = resolved(&imported.model);
+    let mut chunked = 0;
+    for k in m.blocks.kinds() {
+        let label = k.mixer_label();
+        assert!(!label.contains("window"), "{label}");
+        if let model::blocks::MixerShape::Attention { window, .. } = k.mixer
+            && window > 0.0
+        {
+            assert_eq!(window, 8192.0);
+            assert!(label.contains("chunk 8192"), "{label}");
+            assert_eq!(k.cached_tokens(100_000.0), 8192.0);
+            assert_eq!(k.cached_tokens(1_000.0), 1_000.0);
+            chunked += k.count;
+        }
+    }
+    assert_eq!(chunked, 36);
+}
+
+/// Nemotron-H and Jamba attend without positional encoding (transformers 5.24
+/// `modeling_nemotron_h.py` / `modeling_jamba.py` build no `rotary_emb`): imported with no rotary
+/// table (a learned table of 0 positions, no parameters), so no cos/sin is estimated.
+#[test]
+fn nemotron_h_and_jamba_import_without_rope() {
+    for text in [
+        include_str!("data/hf/nemotron-h-8b-base-8k.json"),
+        include_str!("data/hf/ai21-jamba-1.5-mini.json"),
+    ] {
+        let imported = vram_explorer::import::from_hf_config(text, &ModelSpec::default()).unwrap();
+        let t = &imported.model.transformer;
+        assert_eq!(t.positions, PositionKind::Learned);
+        assert_eq!(t.max_positions, 0);
+        let m = resolved(&imported.model);
+        assert_eq!(
+            m.params.embeddings,
+            f64::from(t.vocab) * f64::from(t.hidden)
+        );
+    }
+}

@@ -269,3 +269,27 @@ fn dit_walk_matches_measured_dit_s2() {
         worst * 100.0
     );
 }
+
+/// DiT's fixed sin-cos `pos_embed` is a Parameter with requires_grad=False (facebookresearch/DiT
+/// models.py): it gets no gradient and no AdamW state. DiT-XL/2 at 256²: 256 tokens × 1,152 frozen,
+/// 674,834,720 trained in 291 tensors (the measured DiT-S/2 record's AdamW state is exactly
+/// 8 B per trained parameter + 4 B per trained tensor: tests/data/measured/dit-cpu-steps.json).
+#[test]
+fn dit_frozen_position_embedding_has_no_gradient_or_optimizer_state() {
+    use vram_explorer::estimator::{Component, Phase};
+    let mut s = cnn(CnnNetwork::DitXl2, 256);
+    s.mode = Mode::Training;
+    s.optimizer.kind = OptimizerKind::AdamW;
+    s.precision.mode = PrecisionMode::Uniform;
+    s.precision.compute = Dtype::Fp32;
+    let e = estimate(&s);
+    let trained = 675_129_632.0 - 256.0 * 1152.0;
+    assert_eq!(e.model.params.trainable, trained);
+    let opt = e.memory.phases.get(Phase::OptimizerStep).unwrap();
+    assert_eq!(opt.get(Component::Gradients).get(), 4.0 * trained);
+    assert_eq!(
+        opt.get(Component::OptimizerStates).get(),
+        8.0 * trained + 4.0 * 291.0
+    );
+    assert_eq!(opt.get(Component::Weights).get(), 4.0 * 675_129_632.0);
+}

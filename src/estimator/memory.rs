@@ -321,6 +321,9 @@ fn finish(
     // Expert parallelism splits where experts live, not how many are trained.
     params.trainable = if x.lora() {
         x.adapters_per_layer * f64::from(m.layers)
+    } else if m.family != crate::scenario::ModelFamily::Transformer && m.params.trainable > 0.0 {
+        // A layer-table CNN / vision model's own count (DiT's fixed `pos_embed` excluded).
+        m.params.trainable
     } else {
         inventory::stage_params_all_experts(c, m, f64::from(m.layers), true, true) * c.tp
     };

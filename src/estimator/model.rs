@@ -12,6 +12,7 @@ pub mod cnn;
 mod cross_cache;
 mod families;
 mod layer;
+pub mod layer_order;
 pub mod lora;
 pub mod moe;
 mod patterned;
@@ -294,7 +295,7 @@ fn uniform_blocks(
     lc: &layer::LayerCounts,
 ) -> Blocks {
     let mut blocks = Blocks::default();
-    blocks.add(
+    blocks.push(
         LayerKind {
             count: 0,
             mixer: MixerShape::Attention {
@@ -305,6 +306,7 @@ fn uniform_blocks(
                 qk_norm: false,
                 sinks: false,
                 output_gate: false,
+                chunked: false,
             },
             norms: 2.0,
             mlp: if moe.experts > 0 {

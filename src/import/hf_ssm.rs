@@ -12,7 +12,9 @@ use super::hf_families::{
     Class, MAX_LAYERS, attention, base, check_layers, dense, gated_act, layer,
 };
 use crate::presets::text::echo;
-use crate::scenario::{Attention, DenseMlp, FfnKind, Mamba, MambaVersion, Mixer, Mlp, MoeSpec};
+use crate::scenario::{
+    Attention, DenseMlp, FfnKind, Mamba, MambaVersion, Mixer, Mlp, MoeSpec, PositionKind,
+};
 
 /// Mamba-1's Δ rank: an integer, or "auto" = ⌈hidden / 16⌉ (`MambaConfig.time_step_rank`).
 fn dt_rank(r: &mut Reader, key: &'static str, hidden: u32) -> u32 {
@@ -164,6 +166,7 @@ pub(super) fn jamba(r: &mut Reader, out: &mut Built) {
         ..LLAMA
     };
     let b = base(r, &class, out);
+    no_positions(out);
     gated_act(r, "hidden_act", out);
     let (attn_period, attn_offset) = (
         r.or("attn_layer_period", 8),
@@ -213,6 +216,16 @@ pub(super) fn jamba(r: &mut Reader, out: &mut Built) {
         .collect();
 }
 
+/// Jamba and Nemotron-H attend without positional encoding: `JambaAttention` and
+/// `NemotronHAttention` get no rotary tables and their models build no `rotary_emb`
+/// (transformers 5.24.0 `models/{jamba,nemotron_h}/modeling_*.py`; the CPU records of Nemotron-H
+/// keep no cos/sin). The scenario has no "none" position kind: a learned table of 0 positions is
+/// parameter-free and adds no rotary terms.
+fn no_positions(out: &mut Built) {
+    out.t.positions = PositionKind::Learned;
+    out.t.max_positions = 0;
+}
+
 /// Nemotron-H (`NemotronHForCausalLM`): one block per character of `hybrid_override_pattern`.
 pub(super) fn nemotron_h(r: &mut Reader, out: &mut Built) {
     let class = Class {
@@ -226,6 +239,7 @@ pub(super) fn nemotron_h(r: &mut Reader, out: &mut Built) {
         tied: false,
     };
     let mut b = base(r, &class, out);
+    no_positions(out);
     b.head_dim = r.or("attention_head_dim", b.head_dim);
     out.t.head_dim = b.head_dim;
     out.t.ffn_kind = FfnKind::SquaredRelu;

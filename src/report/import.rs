@@ -14,6 +14,11 @@ use crate::scenario::{Scenario, Tower};
 fn mixer_label(m: &MixerShape) -> String {
     match m {
         MixerShape::Empty => "no mixer".to_owned(),
+        MixerShape::Attention {
+            window,
+            chunked: true,
+            ..
+        } if *window > 0.0 => format!("chunked local attention (chunk {window})"),
         MixerShape::Attention { window, .. } if *window > 0.0 => {
             format!("local attention (window {window})")
         }

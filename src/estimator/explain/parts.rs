@@ -384,7 +384,7 @@ fn kv_cache_by_kind(c: &Ctx, m: &ResolvedModel, st: &Stage, tokens: f64) -> Part
         })
         .collect();
     Parts {
-        formula: "Σ over layer kinds: L_kind · (KV per token · min(tokens, window) + recurrent state) per sequence"
+        formula: "Σ over layer kinds: L_kind · (KV per token · min(tokens, window or chunk) + recurrent state) per sequence"
             .to_owned(),
         lead: format!(
             "{} sequences of {} tokens, e_kv = {} B, state in {} B",
@@ -394,7 +394,7 @@ fn kv_cache_by_kind(c: &Ctx, m: &ResolvedModel, st: &Stage, tokens: f64) -> Part
             c.ec
         ),
         terms,
-        source: "GQA Ainslie et al. 2023; MLA DeepSeek-V2 §2.1 (latent d_c + d_h^R per token); Mistral 7B §2 (rolling window cache); Mamba Gu & Dao 2023, Mamba-2 Dao & Gu 2024 (fixed state); docs/design-blocks.md",
+        source: "GQA Ainslie et al. 2023; MLA DeepSeek-V2 §2.1 (latent d_c + d_h^R per token); Mistral 7B §2 (rolling window cache); Llama 4 chunked attention (transformers modeling_llama4.py: a chunk's cache); Mamba Gu & Dao 2023, Mamba-2 Dao & Gu 2024 (fixed state); docs/design-blocks.md",
         assumption: "Each pipeline stage holds the kinds in proportion to the whole model; recurrent state in the compute type.",
         rest: "",
     }

@@ -66,6 +66,16 @@ pub fn phases(
     // Dynamic batching prefills one request at a time; a static batch prefills all b at once.
     let b_prefill = if c.dynamic_batching { 1.0 } else { c.b };
     let zp = act::sizes(c, m, b_prefill, c.s);
+    // Hugging Face generate on the Transformers torch paths: the measured per-kind prefill rule.
+    let hf_torch = c.engine == ServingEngine::HfGenerate
+        && !c.dynamic_batching
+        && super::blocks::torch_paths(c)
+        && super::blocks::applies(c, m);
+    let prefill = if hf_torch {
+        super::blocks::prefill::transient(c, m, b_prefill, last)
+    } else {
+        prefill_transient(c, m, &zp, last)
+    };
     let mut out = PhasePeaks::default();
     let mut phase = |ph: Phase, kv: f64, transient: f64| {
         let mut b = Breakdown::default();
@@ -75,7 +85,7 @@ pub fn phases(
         out.set(ph, b);
     };
     let kv = m.cache_bytes(&cache, c.b, kv_prefill / c.b.max(1.0));
-    let decoder = prefill_transient(c, m, &zp, last) + 8.0 * b_prefill * c.s;
+    let decoder = prefill + 8.0 * b_prefill * c.s;
     phase(
         Phase::Prefill,
         kv,
@@ -92,24 +102,15 @@ pub fn phases(
             0.0
         };
         let logits = if last { c.ec * zd.bsv } else { 0.0 };
-        let hf_torch = c.engine == ServingEngine::HfGenerate
-            && !c.dynamic_batching
-            && super::blocks::applies(c, m);
-        let (sliding, mla) = if hf_torch {
-            (
-                super::blocks::decode_extra(c, m) * layers / f64::from(m.layers.max(1)),
-                super::blocks::decode_transient(c, m, ctx_len),
-            )
+        let transient = if hf_torch {
+            super::blocks::decode::transient(c, m, ctx_len, cat, logits)
         } else {
-            (0.0, 0.0)
+            cat.max(logits)
         };
         phase(
             Phase::Decode,
             m.cache_bytes(&cache, c.b, ctx_len),
-            cat.max(logits).max(mla)
-                + 8.0 * c.b * ctx_len
-                + sliding
-                + super::towers::encoder_states(c, m, c.b),
+            transient + 8.0 * c.b * ctx_len + super::towers::encoder_states(c, m, c.b),
         );
     }
     out

@@ -146,13 +146,7 @@ impl Inventory {
             ..Group::default()
         };
         if m.family != ModelFamily::Transformer {
-            inv.push(Group {
-                role: Role::Whole,
-                elems: m.params.total / c.tp,
-                tensors: m.param_tensors,
-                largest: m.largest_tensor / c.tp,
-                ..base
-            });
+            whole_model(&mut inv, c, m, base);
             return inv;
         }
         let layer_part = stage_params(c, m, layers, false, false);
@@ -229,6 +223,35 @@ fn towers(inv: &mut Inventory, m: &ResolvedModel, base: Group) {
         trainable: false,
         ..base
     });
+}
+
+/// A model that is not a transformer: one group of every parameter, except those with
+/// requires_grad=False (DiT's fixed sin-cos `pos_embed`, facebookresearch/DiT models.py
+/// `DiT.__init__`): a frozen tensor of their own, with no gradient and no optimizer state.
+fn whole_model(inv: &mut Inventory, c: &Ctx, m: &ResolvedModel, base: Group) {
+    let frozen = if m.params.trainable > 0.0 {
+        (m.params.total - m.params.trainable).clamp(0.0, m.params.total)
+    } else {
+        0.0
+    };
+    let frozen_tensors = f64::from(u8::from(frozen > 0.0));
+    inv.push(Group {
+        role: Role::Whole,
+        elems: (m.params.total - frozen) / c.tp,
+        tensors: m.param_tensors - frozen_tensors,
+        largest: m.largest_tensor / c.tp,
+        ..base
+    });
+    if frozen > 0.0 {
+        inv.push(Group {
+            role: Role::Whole,
+            elems: frozen / c.tp,
+            tensors: frozen_tensors,
+            largest: frozen / c.tp,
+            trainable: false,
+            ..base
+        });
+    }
 }
 
 /// The LoRA adapters of a stage's `layers`: trainable, FP32, kept on the GPU.

@@ -50,6 +50,10 @@ fn torch_average(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerAct
     let l = f64::from(m.layers.max(1));
     let fl = blocks::Flavour::of(m);
     let (sizes, mut sum) = average(c, m, b, s, |view, k, z| {
+        // A recurrent mixer keeps its fused kernel's rule unless the torch paths are selected.
+        if blocks::recurrent(k) && !blocks::torch_paths(c) {
+            return kind_layer(c, view, k, z, b, s);
+        }
         // Dropout masks (the records run without dropout): the Hugging Face rules of
         // `activations.rs`, the b·a·s² one only for softmax attention.
         let masks = act::layer(c, view, z).masks;

@@ -127,13 +127,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     // Backward: the first layer's backward (head gradient done, loss buffers freed, one layer
     // recomputed) or the end of backward (all gradients; a tied embedding's gradient is summed:
     // embedding backward output + the sum, 2·V·h).
-    let head_grad = if st.last {
-        m.params
-            .head
-            .max(m.params.embeddings * f64::from(m.tied_embeddings))
-    } else {
-        0.0
-    };
+    let head_grad = head_gradient(m, st.last);
     let shard_g = if c.zero == ZeroStage::Stage2 || c.zero == ZeroStage::Stage3 {
         c.dp
     } else {
@@ -151,14 +145,18 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         };
     let mid_total = p.states.grads.min(g_mid) + (saved - loss) + mid_t;
     let end_total = p.states.grads + end_t;
-    let decoder = if mid_total >= end_total {
+    let late = super::blocks::backward::late(c, m, st.first && st.last, first, head_grad / c.tp);
+    let decoder = if let Some(l) = late.filter(|l| l.total() + fixed > mid_total.max(end_total)) {
+        (l.grads, l.acts, fixed + l.transient)
+    } else if mid_total >= end_total {
         (p.states.grads.min(g_mid), saved - loss, mid_t)
     } else {
         (p.states.grads, 0.0, end_t)
     };
     // An encoder-decoder's encoder runs its backward last (`memory::towers`).
+    let decoder_total = decoder.0 + decoder.1 + decoder.2;
     let (g, a, t) = super::towers::encoder_backward(c, m, c.b, p.states.grads, st.first)
-        .filter(|(g, a)| g + a + fixed > mid_total.max(end_total))
+        .filter(|(g, a)| g + a + fixed > decoder_total)
         .map_or(decoder, |(g, a)| (g, a, fixed));
     phase(Phase::Backward, g, a, t);
     phase(
@@ -168,6 +166,18 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         p.opt_temp + inputs,
     );
     out
+}
+
+/// Elements of the head's gradient on the last stage (a tied embedding's gradient is the
+/// embedding table's).
+fn head_gradient(m: &ResolvedModel, last: bool) -> f64 {
+    if last {
+        m.params
+            .head
+            .max(m.params.embeddings * f64::from(m.tied_embeddings))
+    } else {
+        0.0
+    }
 }
 
 /// The per-layer breakdown of one micro-batch (what one layer holds).

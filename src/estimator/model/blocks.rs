@@ -45,6 +45,10 @@ pub enum MixerShape {
         sinks: bool,
         /// A sigmoid output gate from the q projection (Qwen3-Next).
         output_gate: bool,
+        /// `window` is a chunk (Llama 4's chunked local attention: a token sees its own chunk, the
+        /// cache holds at most the chunk at decode, `Llama4TextAttention`, modeling_llama4.py), not a
+        /// sliding window; the cache rule is the same, only the label differs.
+        chunked: bool,
     },
     Mla {
         heads: f64,
@@ -122,6 +126,11 @@ impl LayerKind {
     pub fn mixer_label(&self) -> String {
         match self.mixer {
             MixerShape::Empty => "no mixer".to_owned(),
+            MixerShape::Attention {
+                window,
+                chunked: true,
+                ..
+            } if window > 0.0 => format!("chunked local attention (chunk {window})"),
             MixerShape::Attention { window, .. } if window > 0.0 => {
                 format!("local attention (window {window})")
             }
@@ -211,6 +220,8 @@ pub struct Blocks {
     len: usize,
     /// More distinct kinds than [`MAX_KINDS`]: the rest were counted as the last kind.
     pub overflowed: bool,
+    /// Where each kind sits in the layer order (filled by the pattern's resolution).
+    pub order: super::layer_order::LayerOrder,
 }
 
 impl Blocks {
@@ -230,24 +241,49 @@ impl Blocks {
         self.len <= 1
     }
 
-    /// Adds `count` layers of `kind`, merging with an equal kind already listed.
-    pub fn add(&mut self, kind: LayerKind, count: u32) {
+    /// Adds `count` layers of `kind`, merging with an equal kind already listed; returns the kind's
+    /// index (the last one when the kinds overflowed). The layer order is the caller's to record
+    /// (`order`).
+    pub fn add(&mut self, kind: LayerKind, count: u32) -> usize {
         if count == 0 {
-            return;
+            return self.index_of(&kind);
         }
         let same =
             |k: &&mut LayerKind| LayerKind { count: 0, ..**k } == LayerKind { count: 0, ..kind };
-        if let Some(k) = self.kinds.iter_mut().take(self.len).find(same) {
+        if let Some((i, k)) = self
+            .kinds
+            .iter_mut()
+            .take(self.len)
+            .enumerate()
+            .find(|(_, k)| same(k))
+        {
             k.count = k.count.saturating_add(count);
-            return;
+            return i;
         }
         if let Some(slot) = self.kinds.get_mut(self.len) {
             *slot = LayerKind { count, ..kind };
             self.len += 1;
-        } else if let Some(last) = self.kinds.last_mut() {
-            last.count = last.count.saturating_add(count);
+            self.len - 1
+        } else {
+            if let Some(last) = self.kinds.last_mut() {
+                last.count = last.count.saturating_add(count);
+            }
             self.overflowed = true;
+            MAX_KINDS - 1
         }
+    }
+
+    /// Adds `count` layers of `kind` placed after every layer added so far (one run, in order).
+    pub fn push(&mut self, kind: LayerKind, count: u32) {
+        let i = self.add(kind, count);
+        self.order.place(i, count);
+    }
+
+    fn index_of(&self, kind: &LayerKind) -> usize {
+        self.kinds()
+            .iter()
+            .position(|k| LayerKind { count: 0, ..*k } == LayerKind { count: 0, ..*kind })
+            .unwrap_or(self.len.min(MAX_KINDS - 1))
     }
 
     /// Σ over kinds of count × `f(kind)`.
@@ -379,6 +415,7 @@ fn attention(a: &Attention, d: &Defaults) -> (MixerShape, Part) {
         qk_norm: a.qk_norm,
         sinks: a.sinks,
         output_gate: a.output_gate,
+        chunked: a.window == 0 && a.chunk > 0,
     };
     (shape, p)
 }
@@ -645,10 +682,13 @@ pub fn from_pattern(
 ) -> Blocks {
     let mut blocks = Blocks::default();
     for part in pattern {
+        let mut order = super::layer_order::PartOrder::new(part.repeat);
         for run in &part.layers {
             let kind = layer_kind(run, moe, shape, d);
-            blocks.add(kind, run.count.saturating_mul(part.repeat));
+            let i = blocks.add(kind, run.count.saturating_mul(part.repeat));
+            order.run(&mut blocks.order, i, run.count);
         }
+        order.end(&mut blocks.order);
     }
     blocks
 }

@@ -26,6 +26,7 @@ pub(super) fn transformer(
     let mut cross = super::tower_shape::CrossShape::default();
     for part in pattern {
         let repeat = crate::estimator::resolve::pattern_repeat(part.repeat, d);
+        let mut order = super::layer_order::PartOrder::new(repeat);
         for run in &part.layers {
             let run = layer_run(run, d);
             let kind = blocks::layer_kind(&run, &spec.moe, &shape, &defaults);
@@ -51,8 +52,11 @@ pub(super) fn transformer(
                     head_dim,
                 };
             }
-            blocks.add(kind, count);
+            let i = blocks.add(kind, count);
+            // A clamped run keeps its per-copy share (only the order facts are approximate then).
+            order.run(&mut blocks.order, i, count / repeat.max(1));
         }
+        order.end(&mut blocks.order);
     }
     if blocks.overflowed {
         d.insert(Diagnostic::TooManyLayerKinds);
@@ -61,7 +65,7 @@ pub(super) fn transformer(
         // A pattern of no layers: one layer of the default kind, so every quotient stays finite.
         d.insert(Diagnostic::InputClamped);
         let run = crate::scenario::LayerRun::default();
-        blocks.add(blocks::layer_kind(&run, &spec.moe, &shape, &defaults), 1);
+        blocks.push(blocks::layer_kind(&run, &spec.moe, &shape, &defaults), 1);
     }
     let towers = super::tower_shape::shapes(towers, cross, d);
     from_blocks(spec, blocks, shape, towers)
@@ -101,8 +105,9 @@ fn from_blocks(
         0.0
     };
     let largest = blocks.kinds().iter().fold(v * h, |a, k| a.max(k.largest));
-    let emb_tensors =
-        1.0 + f64::from(t.positions == PositionKind::Learned) + f64::from(t.token_types > 0);
+    // A learned table of 0 positions stands for "no positional encoding" (Jamba, Nemotron-H).
+    let learned = t.positions == PositionKind::Learned && t.max_positions > 0;
+    let emb_tensors = 1.0 + f64::from(learned) + f64::from(t.token_types > 0);
     ResolvedModel {
         family: ModelFamily::Transformer,
         layers,

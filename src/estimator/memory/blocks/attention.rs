@@ -25,6 +25,7 @@ pub fn attention(c: &Ctx, d: &Dims, k: &LayerKind, fl: Flavour, a: &mut LayerAct
         qk_norm,
         sinks,
         output_gate,
+        ..
     } = k.mixer
     else {
         return;
@@ -59,8 +60,10 @@ pub fn attention(c: &Ctx, d: &Dims, k: &LayerKind, fl: Flavour, a: &mut LayerAct
 /// and `q_b_proj`'s input (qr); `kv_a_layernorm`'s input (a view of the kv_a output, r + dr), its
 /// x·1/rms (r) and 1/rms (1); `kv_b_proj`'s input (r); q and K^T (nh·(nope + rope) each); V, a view
 /// of the kv_b output at b = 1 (nh·(nope + v)) and a copy at b > 1 (nh·v); the o_proj input
-/// (nh·v). Per b·s²: the softmax output (nh).
-pub fn mla(c: &Ctx, d: &Dims, k: &LayerKind, a: &mut LayerActs) {
+/// (nh·v). Per b·s²: the softmax output (nh). `math_path` false (a GPU: SDPA's memory-efficient
+/// kernel accepts a value head dim unlike the query's; derived, not measured): no probabilities,
+/// the log-sum-exp instead (nh FP32 per token).
+pub fn mla(c: &Ctx, d: &Dims, k: &LayerKind, math_path: bool, a: &mut LayerActs) {
     let MixerShape::Mla {
         heads,
         q_lora,
@@ -86,5 +89,9 @@ pub fn mla(c: &Ctx, d: &Dims, k: &LayerKind, a: &mut LayerActs) {
         per_tok += e * 3.0 * q_lora + 4.0;
     }
     a.attention += d.t * per_tok;
-    a.scores += d.b * d.s * d.s * heads * e;
+    if math_path {
+        a.scores += d.b * d.s * d.s * heads * e;
+    } else {
+        a.attention += d.t * 4.0 * heads;
+    }
 }

@@ -13,8 +13,11 @@
 //! torch paths are single-device Transformers modules.
 
 mod attention;
+pub mod backward;
+pub mod decode;
 mod mixers;
 mod moe;
+pub mod prefill;
 
 use super::activations::LayerActs;
 use super::ctx::Ctx;
@@ -22,11 +25,45 @@ use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
 use crate::scenario::PositionKind;
 
-/// Whether these rules apply: the torch reference paths selected, under the Hugging Face profile.
+/// Whether these rules apply, under the Hugging Face profile: always when the torch reference paths
+/// are selected; by default (`Fused`) too, for the saved activations of a model with multi-head
+/// latent attention or a mixture of experts — Transformers code that runs the same on a GPU (the
+/// MLA projections, `grouped_mm` experts, the router, SDPA attention with its window mask) — on one
+/// GPU (the rules are single-device modules) with SDPA attention (`AttentionKernel::Flash`), and
+/// no attention sinks (gpt-oss on a GPU runs a kernel-hub flash attention with sinks, not the eager
+/// path measured here). Then Mamba-2 and gated DeltaNet mixers keep their fused-kernel rules, MLA's
+/// attention is SDPA's memory-efficient kernel (log-sum-exp, not the math path's probabilities),
+/// and prefill / decode keep the flat rules (`torch_paths`). Reasons: docs/blocks-measured.md
+/// "Which rules are the default".
 pub fn applies(c: &Ctx, m: &ResolvedModel) -> bool {
+    if c.profile != crate::scenario::Profile::HuggingFace || m.blocks.kinds().is_empty() {
+        return false;
+    }
+    let kinds = m.blocks.kinds();
     c.torch_blocks
-        && c.profile == crate::scenario::Profile::HuggingFace
-        && !m.blocks.kinds().is_empty()
+        || (c.attention == crate::scenario::AttentionKernel::Flash
+            && c.tp <= 1.0
+            && c.pp <= 1.0
+            && kinds
+                .iter()
+                .any(|k| k.mlp == MlpShape::Moe || matches!(k.mixer, MixerShape::Mla { .. }))
+            && !kinds
+                .iter()
+                .any(|k| matches!(k.mixer, MixerShape::Attention { sinks: true, .. })))
+}
+
+/// Whether the torch reference paths themselves are selected (CPU): Mamba-2 and gated DeltaNet take
+/// their torch rules, MLA SDPA's math path, and prefill / decode the measured per-kind rules.
+pub fn torch_paths(c: &Ctx) -> bool {
+    c.torch_blocks
+}
+
+/// Whether a kind's mixer is recurrent (Mamba, gated DeltaNet).
+pub fn recurrent(k: &LayerKind) -> bool {
+    matches!(
+        k.mixer,
+        MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. }
+    )
 }
 
 /// Which Transformers classes a pattern's features identify, for the few rules that differ by
@@ -96,7 +133,7 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64, s: 
     }
     match k.mixer {
         MixerShape::Attention { .. } => attention::attention(c, &d, k, fl, &mut a),
-        MixerShape::Mla { .. } => attention::mla(c, &d, k, &mut a),
+        MixerShape::Mla { .. } => attention::mla(c, &d, k, torch_paths(c), &mut a),
         MixerShape::Mamba { .. } => a.attention += mixers::mamba2(c, &d, k),
         MixerShape::DeltaNet { .. } => a.attention += mixers::delta_net(c, &d, k),
         MixerShape::Empty => {}
@@ -118,6 +155,22 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64, s: 
 /// that rotary embedding) beyond the one table `activations::first_stage_extra` counts, spread
 /// over the layers (measured: attributed to the first layer using each table).
 pub fn rope_correction(c: &Ctx, m: &ResolvedModel, fl: Flavour, s: f64) -> f64 {
+    let (tables, rot) = rope_tables(m, fl);
+    // Nemotron-H's attention has no rotary embedding (the scenario says so by its positions).
+    let rotary = f64::from(u8::from(m.positions == PositionKind::Rotary));
+    let ours = rotary * tables * 2.0 * s * rot * 4.0;
+    let counted = if m.positions == PositionKind::Rotary {
+        2.0 * s * f64::from(m.head_dim) * c.er
+    } else {
+        0.0
+    };
+    ours - counted
+}
+
+/// The rotary embeddings the torch paths build: (tables, rotary width). gpt-oss rotates half the
+/// head, Qwen3-Next a quarter, MLA its rope dims; Gemma 3's local and global layers have their own
+/// tables (different bases).
+pub fn rope_tables(m: &ResolvedModel, fl: Flavour) -> (f64, f64) {
     let mut rot: f64 = 0.0;
     let (mut local, mut global) = (false, false);
     for k in m.blocks.kinds() {
@@ -148,15 +201,7 @@ pub fn rope_correction(c: &Ctx, m: &ResolvedModel, fl: Flavour, s: f64) -> f64 {
     } else {
         0.0
     };
-    // Nemotron-H's attention has no rotary embedding (the scenario says so by its positions).
-    let rotary = f64::from(u8::from(m.positions == PositionKind::Rotary));
-    let ours = rotary * tables * 2.0 * s * rot * 4.0;
-    let counted = if m.positions == PositionKind::Rotary {
-        2.0 * s * f64::from(m.head_dim) * c.er
-    } else {
-        0.0
-    };
-    ours - counted
+    (tables, rot)
 }
 
 /// Training forward: Transformers builds its `DynamicCache` in training too (`use_cache` defaults to
@@ -193,74 +238,6 @@ pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
             MixerShape::DeltaNet { .. } => e * b * k.state_per_sequence(),
             _ => 0.0,
         };
-    }
-    out
-}
-
-/// Hugging Face generate's first decode step with sliding-window layers (`DynamicSlidingWindowLayer`,
-/// cache_utils.py, transformers 5.24; measured, docs/blocks-measured.md "What the cache holds"):
-/// right after prefill each sliding layer's cache is a view of the last w − 1 tokens of the whole
-/// prefill K/V storage (s tokens), which stays live through the first decode step while the fresh
-/// w-token storage is written. Beyond the window-capped cache: 2·nkv·hd·(s − w) per sliding layer
-/// and sequence.
-pub fn decode_extra(c: &Ctx, m: &ResolvedModel) -> f64 {
-    let mut out = 0.0;
-    for k in m.blocks.kinds() {
-        if let MixerShape::Attention {
-            kv_heads,
-            head_dim,
-            window,
-            ..
-        } = k.mixer
-            && window > 0.0
-            && c.s > window
-        {
-            out += f64::from(k.count) * 2.0 * kv_heads * head_dim * c.e_kv * c.b * (c.s - window);
-        }
-    }
-    out
-}
-
-/// The largest short-lived set of one decode step under HF generate (measured: each record's decode
-/// peak lies in the last layer's mixer), per layer kind, the largest over the kinds:
-/// - `DeepseekV3Attention` decompresses the whole latent cache every step (peak at its `bmm`): per
-///   cached token the kv_b output nh·(nope + v), the keys with the shared roped part (`cat`,
-///   nh·(nope + rope)) and their contiguous copy for the matmul (as much again), the scores (nh).
-///   Measured 644 elements per cached token at nh = 4, nope = 32, rope = 16, v = 32.
-/// - gpt-oss's eager attention with sinks: K and V expanded to nh heads (2·nh·hd per cached token)
-///   and the scores, the sink-extended scores and the probabilities (3·nh). Measured 525 at nh = 4,
-///   hd = 64.
-/// - `Mamba2Mixer.torch_forward`'s single-step update: dA, dB, dB·x, state·dA and the new state (5
-///   states nh·hd·N), the rolled conv state (cd·k) and two inner-width vectors (2·di), per sequence.
-///   Measured exactly at nh·hd·N = 32,768 and 4,096.
-pub fn decode_transient(c: &Ctx, m: &ResolvedModel, ctx: f64) -> f64 {
-    let mut out: f64 = 0.0;
-    for k in m.blocks.kinds() {
-        let per_seq = match k.mixer {
-            MixerShape::Mla {
-                heads,
-                nope,
-                rope,
-                v,
-                ..
-            } => ctx * (heads * (nope + v) + 2.0 * heads * (nope + rope) + heads),
-            MixerShape::Attention {
-                heads,
-                head_dim,
-                sinks: true,
-                ..
-            } => ctx * (2.0 * heads * head_dim + 3.0 * heads),
-            MixerShape::Mamba {
-                inner,
-                conv_channels,
-                d_conv,
-                d_state,
-                version: crate::scenario::MambaVersion::Mamba2,
-                ..
-            } => 5.0 * inner * d_state + conv_channels * d_conv + 2.0 * inner,
-            _ => 0.0,
-        };
-        out = out.max(c.ec * c.b * per_seq);
     }
     out
 }

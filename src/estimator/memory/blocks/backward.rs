@@ -1,0 +1,84 @@
+//! The backward peak inside a mixture-of-experts layer late in backward (Transformers torch path,
+//! `grouped_mm_experts_forward`'s autograd graph; measured on CPU: the records' step-2 backward peak
+//! op is the experts' `_grouped_mm` backward, `scripts/measure/prefill_probe.py NAME --train` lists
+//! what is live there). With small b·s the gradients a layer adds outweigh the activations its
+//! backward frees, so the peak moves from the first layer's backward to a MoE layer near the input
+//! (or the last one, when activations dominate): both ends of each MoE kind are candidates.
+//!
+//! At the gate_up `_grouped_mm` backward of a MoE layer: the gradients of the head and of every
+//! layer after it, plus this layer's routed experts'; the saved activations of every layer before
+//! it, and of this one all but its experts' (which backward has freed, except the gathered input,
+//! h per routed row); in flight the residual stream's gradient and the MoE output's (3·t·h), the
+//! routing-weight gradient (1 per row), the gate_up output's gradient (2·fe per row) and the
+//! gathered input's (h per row).
+
+use super::Flavour;
+use crate::estimator::memory::ctx::Ctx;
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::blocks::MlpShape;
+
+/// One candidate's gradient, saved-activation and transient bytes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Late {
+    pub grads: f64,
+    pub acts: f64,
+    pub transient: f64,
+}
+
+impl Late {
+    pub fn total(&self) -> f64 {
+        self.grads + self.acts + self.transient
+    }
+}
+
+/// The largest late-backward candidate over the MoE kinds' first and last layers, when the rules
+/// apply (`super::applies`) to a model on one stage (`whole`); `outside` the saved bytes outside the
+/// layers that live through backward (the first stage's extra), `head_grad` the head's gradient
+/// elements (allocated first in backward).
+pub fn late(c: &Ctx, m: &ResolvedModel, whole: bool, outside: f64, head_grad: f64) -> Option<Late> {
+    if !whole || !super::applies(c, m) {
+        return None;
+    }
+    let (b, s) = (c.b, c.s);
+    let fl = Flavour::of(m);
+    let kinds = m.blocks.kinds();
+    let h = f64::from(m.hidden);
+    let t = b * s;
+    let rows = t * f64::from(m.moe.top_k);
+    let fe = f64::from(m.moe.ffn);
+    let e = c.ec;
+    let mut best: Option<Late> = None;
+    for (i, k) in kinds.iter().enumerate() {
+        if k.mlp != MlpShape::Moe || k.count == 0 {
+            continue;
+        }
+        let own = super::layer(c, m, k, fl, b, s);
+        // Forward order: (layers before, layers after) per kind, at the kind's first and last layer.
+        for at_first in [true, false] {
+            let mut grads = head_grad + k.routed;
+            let mut acts = outside + own.total() - own.mlp + e * rows * h;
+            for (j, kj) in kinds.iter().enumerate() {
+                let n = f64::from(kj.count);
+                let same = f64::from(u8::from(i == j));
+                let (before, after) = if at_first {
+                    let before = f64::from(m.blocks.order.before(i, j));
+                    (before, (n - before - same).max(0.0))
+                } else {
+                    let after = f64::from(m.blocks.order.after(i, j));
+                    ((n - after - same).max(0.0), after)
+                };
+                grads += after * kj.params;
+                acts += before * super::layer(c, m, kj, fl, b, s).total();
+            }
+            let cand = Late {
+                grads: grads * c.e_grads,
+                acts,
+                transient: e * (3.0 * t * h + rows * (1.0 + 2.0 * fe + h)),
+            };
+            if best.is_none_or(|x| cand.total() > x.total()) {
+                best = Some(cand);
+            }
+        }
+    }
+    best
+}

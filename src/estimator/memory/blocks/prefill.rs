@@ -1,0 +1,309 @@
+//! The prefill peak under Hugging Face Transformers' torch paths (no_grad forward of the prompt;
+//! `implementation.block_kernels: TorchReference`), per layer kind. **Measured** op by op on CPU
+//! (transformers 5.24.0, torch 2.15; `scripts/measure/prefill_probe.py` lists every storage live at
+//! the peak of a record's prefill, docs/blocks-measured.md "Prefill"): the peak lies inside the
+//! last layer of one kind, in its MLP / mixture (attention and MLA models), its chunked scan
+//! (Mamba-2 `Mamba2Mixer.torch_forward`, gated DeltaNet `torch_chunk_gated_delta_rule`), or at the
+//! LM head. What is live there:
+//! - for the whole forward: the embedding output (`inputs_embeds`, h per token), the position ids
+//!   (int64 per position, models with attention), the rotary cos/sin tables ([1, s, rot] FP32 each,
+//!   one pair per rotary embedding) and the attention masks (`masking_utils`: SDPA past a window
+//!   one [1, 1, s, s] bool; eager attention one [b, 1, s, s] float per layer type);
+//! - the layer's input (the previous layer's output, held by the model's loop; none for layer 0),
+//!   its normalised input, and for a layer with attention and an MLP the post-attention residual;
+//! - the kind's working set (below) — gpt-oss's eager attention also keeps its probabilities
+//!   (`attn_weights`, bound to `_` in the decoder layer) through the MLP;
+//! - the caches of the layers before it (and its own KV; a recurrent mixer's own conv state but not
+//!   yet its final state); the cache of a sliding layer is still the whole prefill K/V (s tokens).
+
+use super::Flavour;
+use crate::estimator::memory::ctx::{Ctx, ceil};
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
+use crate::scenario::{FfnKind, MambaVersion, PositionKind};
+
+/// Gated DeltaNet's chunk (`torch_chunk_gated_delta_rule(chunk_size=64)` as Qwen3-Next calls it).
+const DELTA_CHUNK: f64 = 64.0;
+
+/// The prefill's largest short-lived set beyond the weights, the inputs and the cache the estimate
+/// counts (`ResolvedModel::cache_bytes`, window-capped) for a static batch of `b` prompts of `c.s`
+/// tokens. `last`: this stage ends with the LM head.
+pub fn transient(c: &Ctx, m: &ResolvedModel, b: f64, last: bool) -> f64 {
+    let s = c.s;
+    let t = b * s;
+    let h = f64::from(m.hidden);
+    let fl = Flavour::of(m);
+    let kinds = m.blocks.kinds();
+    let attention = kinds.iter().any(|k| {
+        matches!(
+            k.mixer,
+            MixerShape::Attention { .. } | MixerShape::Mla { .. }
+        )
+    });
+    let persist = c.er * t * h
+        + if attention { 8.0 * s } else { 0.0 }
+        + masks(c, m, b)
+        + rope_bytes(m, fl, s);
+    let extra_all: f64 = kinds
+        .iter()
+        .map(|k| f64::from(k.count) * sliding_extra(c, k, b))
+        .sum();
+    let head = if last {
+        let positions = if c.all_logits { t } else { b };
+        c.er * t * h + c.ec * positions * f64::from(m.vocab)
+    } else {
+        0.0
+    };
+    let mut best = head + extra_all;
+    for (i, k) in kinds.iter().enumerate() {
+        if k.count == 0 {
+            continue;
+        }
+        // Caches of the layers after this kind's last layer are not built yet.
+        let mut later = 0.0;
+        for (j, kj) in kinds.iter().enumerate() {
+            let n = f64::from(m.blocks.order.after(i, j));
+            later += n * (layer_cache(c, kj, b) + sliding_extra(c, kj, b));
+        }
+        let layer_in = if m.blocks.order.last(i) == 0 {
+            0.0
+        } else {
+            c.er * t * h
+        };
+        let own = own_state_missing(c, k, b);
+        let here = persist + layer_in + working_set(c, m, k, fl, b) - own - later + extra_all;
+        best = best.max(here);
+    }
+    best.max(0.0)
+}
+
+/// One layer's cache as the estimate counts it (window-capped KV of s tokens, recurrent state).
+fn layer_cache(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
+    k.kv_per_token_rank(1.0) * c.e_kv * b * k.cached_tokens(c.s)
+        + k.state_per_sequence_rank(1.0) * c.ec * b
+}
+
+/// A sliding layer's prefill K/V beyond its window (`DynamicSlidingWindowLayer` keeps a view of
+/// the whole prefill storage until the first decode step; measured).
+fn sliding_extra(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
+    match k.mixer {
+        MixerShape::Attention {
+            kv_heads,
+            head_dim,
+            window,
+            ..
+        } if window > 0.0 && c.s > window => {
+            2.0 * kv_heads * head_dim * c.e_kv * b * (c.s - window)
+        }
+        _ => 0.0,
+    }
+}
+
+/// A recurrent mixer's final state, not yet in the cache while its scan runs (its conv state is).
+fn own_state_missing(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
+    match k.mixer {
+        MixerShape::Mamba {
+            inner,
+            d_state,
+            version: MambaVersion::Mamba2,
+            ..
+        } => c.ec * b * inner * d_state,
+        MixerShape::DeltaNet {
+            value_heads,
+            key_head_dim,
+            value_head_dim,
+            ..
+        } => c.ec * b * value_heads * key_head_dim * value_head_dim,
+        _ => 0.0,
+    }
+}
+
+/// The masks `masking_utils` builds once per forward: SDPA layers past their window need an explicit
+/// [1, 1, s, s] bool mask (full layers run `is_causal`); eager attention (gpt-oss) materialises a
+/// [b, 1, s, s] float mask per layer type (full, sliding).
+fn masks(c: &Ctx, m: &ResolvedModel, b: f64) -> f64 {
+    let s = c.s;
+    let (mut sdpa_window, mut eager_full, mut eager_window) = (false, false, false);
+    for k in m.blocks.kinds() {
+        if let MixerShape::Attention { window, sinks, .. } = k.mixer {
+            if sinks {
+                eager_full |= window <= 0.0;
+                eager_window |= window > 0.0;
+            } else {
+                sdpa_window |= window > 0.0 && s > window;
+            }
+        }
+    }
+    let eager = f64::from(u8::from(eager_full)) + f64::from(u8::from(eager_window));
+    f64::from(u8::from(sdpa_window)) * s * s + eager * c.ec * b * s * s
+}
+
+/// The rotary tables ([1, s, rot] cos and sin, FP32) the forward keeps: one pair per rotary
+/// embedding (Gemma 3: local and global), rot as `super::rope_correction` reads it.
+fn rope_bytes(m: &ResolvedModel, fl: Flavour, s: f64) -> f64 {
+    if m.positions != PositionKind::Rotary {
+        return 0.0;
+    }
+    let (tables, rot) = super::rope_tables(m, fl);
+    tables * 2.0 * s * rot * 4.0
+}
+
+/// The kind's working set at its peak, with its normalised input (and the post-attention residual
+/// when it has attention and an MLP).
+fn working_set(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64) -> f64 {
+    let (s, t) = (c.s, b * c.s);
+    let h = f64::from(m.hidden);
+    let e = c.ec;
+    let normed = c.er * t * h;
+    match k.mixer {
+        MixerShape::Mamba {
+            version: MambaVersion::Mamba2,
+            ..
+        } => normed + mamba2(c, k, b),
+        MixerShape::DeltaNet { .. } => normed + delta_net(c, k, b),
+        _ => {
+            let probs = match k.mixer {
+                MixerShape::Attention {
+                    heads, sinks: true, ..
+                } => e * b * heads * s * (s + 1.0),
+                _ => 0.0,
+            };
+            let residual = if matches!(k.mixer, MixerShape::Empty) {
+                0.0
+            } else {
+                c.er * t * h
+            };
+            let mlp = match k.mlp {
+                MlpShape::None => 0.0,
+                MlpShape::Dense { ffn, kind } => {
+                    let live = match kind {
+                        FfnKind::SwiGlu => 3.0,
+                        FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
+                    };
+                    e * t * live * ffn
+                }
+                MlpShape::Moe => mixture(c, m, fl, t),
+            };
+            normed + (residual + probs + mlp).max(mla_attention(c, k, b))
+        }
+    }
+}
+
+/// `DeepseekV3Attention` under SDPA's math path (q/k head dim ≠ v head dim), at the scores + mask
+/// `add`: per token the q projection's output and the kv_a output (nh·dq, r + dr), the roped key
+/// part expanded to the heads (nh·dr), the query and the key with the roped part (`cat`,
+/// `new_empty`: nh·dq each), the kv_b output (nh·(nope + v)), the scaled query (nh·dq); per b·s²
+/// the scores and scores + mask (2·nh); the s × s float causal mask the math path builds.
+fn mla_attention(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
+    let MixerShape::Mla {
+        heads: nh,
+        kv_lora,
+        nope,
+        rope,
+        v,
+        ..
+    } = k.mixer
+    else {
+        return 0.0;
+    };
+    let dq = nope + rope;
+    let s = c.s;
+    let per_tok = nh * (4.0 * dq + rope + nope + v) + kv_lora + rope;
+    c.ec * (b * s * per_tok + 2.0 * nh * b * s * s + s * s)
+}
+
+/// `grouped_mm_experts_forward` (`integrations/moe.py`) under no_grad, t·k routed rows. Router:
+/// logits (E), top-k weights (k) and indices (k int64) per token. Per row: the gathered input (h),
+/// the routing weight and its copy (2 FP32), two sort index vectors (int64); E FP32 histogram and
+/// E int32 offsets. Then the largest of: (A) after the activation — gate_up output (2fe), act
+/// output and product (fe each); gpt-oss's clamped GLU with biases: the gathered bias (2fe), the
+/// gate_up output (2fe), two clamps, the GLU, (up + 1) and the product (5fe); (B) at the scatter
+/// back — down output, weighted rows, reordered rows (3h) and one more int64; (S) the shared
+/// experts after the routed output (h + 3 per shared width per token).
+fn mixture(c: &Ctx, m: &ResolvedModel, fl: Flavour, t: f64) -> f64 {
+    let e = c.ec;
+    let h = f64::from(m.hidden);
+    let (experts, k) = (f64::from(m.moe.experts), f64::from(m.moe.top_k));
+    let fe = f64::from(m.moe.ffn);
+    let rows = t * k;
+    let router = t * (e * (experts + k) + 8.0 * k);
+    let common = rows * (e * h + 8.0 + 16.0) + 8.0 * experts;
+    let a = if fl.gpt_oss {
+        rows * e * 9.0 * fe
+    } else {
+        rows * e * 4.0 * fe
+    };
+    let scatter = rows * (e * 3.0 * h + 8.0);
+    let shared = f64::from(m.moe.shared);
+    let s_set = if shared > 0.0 {
+        e * t * (h + 3.0 * shared * fe) - common
+    } else {
+        0.0
+    };
+    router + common + a.max(scatter).max(s_set)
+}
+
+/// `Mamba2Mixer.torch_forward` at its peak (the `clone` of the chunk scan's output; exact on both
+/// measured shapes). di = nh·hd, cd conv channels, dproj = di + cd + nh, L chunk, sp = ⌈s/L⌉·L.
+/// Per token: in_proj output, SiLU(conv), clamped dt, x·dt (dproj + cd + nh + di). Per padded
+/// token: padded x, dt, B and C (broadcast to the heads), A·dt cumsum, segment-sum decay, C·Bᵀ and
+/// its decayed form (L each per head), the diagonal output, decay_states, B·decay, state_decay_out,
+/// C·states, the off-diagonal output, their sum and its clone: 6·di + 4·nh + 3·nh·N + 3·nh·L. Per
+/// sequence: the zero initial state (di·N), the inter-chunk decay (nh·(nc+1)²) and the chunk states
+/// after the recurrence ((nc+1)·di·N).
+fn mamba2(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
+    let MixerShape::Mamba {
+        inner: di,
+        heads: nh,
+        conv_channels: cd,
+        d_state: n,
+        chunk,
+        ..
+    } = k.mixer
+    else {
+        return 0.0;
+    };
+    let l = chunk.max(1.0);
+    let nc = ceil(c.s / l);
+    let sp = nc * l;
+    let per_tok = (di + cd + nh) + cd + nh + di;
+    let per_pad = 6.0 * di + 4.0 * nh + 3.0 * nh * n + 3.0 * nh * l;
+    let per_seq = di * n + nh * (nc + 1.0) * (nc + 1.0) + (nc + 1.0) * di * n;
+    c.ec * (b * c.s * per_tok + b * sp * per_pad + b * per_seq) + 4.0 * nh
+}
+
+/// `Qwen3NextGatedDeltaNet` with `torch_chunk_gated_delta_rule` at its peak (inside the scan over
+/// chunks; exact on both measured shapes). Kd = nk·dk, Vd = nv·dv, cd = 2Kd + Vd, C = 64. Per
+/// token: the qkvz and ba projections (2Kd + 2Vd, 2nv), z, b and a made contiguous (Vd + 2nv), the
+/// conv output (cd), β and g (2nv). Per padded token per value head: padded v, β, g (dv + 2), v·β,
+/// k·β (dv + dk), the cumulated decay (1), pairwise decay, UT system and intra-chunk attention (3C),
+/// decayed k·β (dk), the two triangular solves (dv + dk), the output buffer (dv), the decayed q and
+/// k (2dk). Per sequence and value head: the state (dk·dv) and the chunk decays. In the loop, per
+/// value head, the largest of the output line (v_new, inter, intra·v_new, their sum: 4·C·dv), the
+/// state update (v_new, inter, decayed state, kᵀ made contiguous, kᵀ·v_new:
+/// 2·C·dv + 2·dk·dv + dk·C) and, after the last chunk, the output made contiguous while the
+/// loop's v_new and inter are still bound (sp·dv + 2·C·dv). One C×C bool mask.
+fn delta_net(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
+    let MixerShape::DeltaNet {
+        key_dim,
+        value_dim,
+        value_heads: nv,
+        key_head_dim: dk,
+        value_head_dim: dv,
+        ..
+    } = k.mixer
+    else {
+        return 0.0;
+    };
+    let ch = DELTA_CHUNK;
+    let nc = ceil(c.s / ch);
+    let sp = nc * ch;
+    let cd = 2.0 * key_dim + value_dim;
+    let per_tok = 2.0 * key_dim + 3.0 * value_dim + cd + 6.0 * nv;
+    let per_pad = 4.0 * dv + 5.0 * dk + 3.0 * ch + 3.0;
+    let per_seq = dk * dv + nc;
+    let step = (4.0 * ch * dv)
+        .max(2.0 * ch * dv + 2.0 * dk * dv + dk * ch)
+        .max(sp * dv + 2.0 * ch * dv);
+    c.ec * (b * c.s * per_tok + b * nv * (sp * per_pad + per_seq + step)) + ch * ch
+}
