@@ -239,7 +239,7 @@ fn transformer(spec: &ModelSpec) -> ResolvedModel {
     let largest = (v * h).max(h * f).max(h * a * d);
     let emb_tensors =
         1.0 + f64::from(t.positions == PositionKind::Learned) + f64::from(t.token_types > 0);
-    ResolvedModel {
+    let mut m = ResolvedModel {
         family: ModelFamily::Transformer,
         layers,
         hidden,
@@ -274,51 +274,49 @@ fn transformer(spec: &ModelSpec) -> ResolvedModel {
             routed_params_per_layer: f64::from(moe.experts) * (lc.one_w + lc.one_b),
             ..moe
         },
-        blocks: uniform_blocks(layers, [a, k, d, f], t.ffn_kind, &moe, &lc),
+        blocks: Blocks::default(),
         cnn: cnn::CnnShape::default(),
-    }
+    };
+    // Added in place: the blocks are most of the model's bytes, a temporary would be copied.
+    m.blocks
+        .add(uniform_kind([a, k, d, f], t.ffn_kind, &moe, &lc), layers);
+    m
 }
 
 /// The one layer kind of a uniform transformer.
-fn uniform_blocks(
-    layers: u32,
+fn uniform_kind(
     [heads, kv_heads, head_dim, ffn]: [f64; 4],
     kind: FfnKind,
     moe: &MoeShape,
     lc: &layer::LayerCounts,
-) -> Blocks {
-    let mut blocks = Blocks::default();
-    blocks.add(
-        LayerKind {
-            count: 0,
-            mixer: MixerShape::Attention {
-                heads,
-                kv_heads,
-                head_dim,
-                window: 0.0,
-                qk_norm: false,
-                sinks: false,
-                output_gate: false,
-            },
-            norms: 2.0,
-            mlp: if moe.experts > 0 {
-                MlpShape::Moe
-            } else {
-                MlpShape::Dense { ffn, kind }
-            },
-            params: lc.per_layer,
-            routed: f64::from(moe.experts) * (lc.one_w + lc.one_b),
-            inactive: lc.inactive,
-            matmul_w: lc.attn_w + lc.mlp_w,
-            matmul_b: lc.attn_b + lc.mlp_b,
-            mixer_w: lc.attn_w,
-            mlp_active_w: lc.mlp_w - lc.inactive,
-            tensors: lc.layer_tensors,
-            largest: 0.0,
+) -> LayerKind {
+    LayerKind {
+        count: 0,
+        mixer: MixerShape::Attention {
+            heads,
+            kv_heads,
+            head_dim,
+            window: 0.0,
+            qk_norm: false,
+            sinks: false,
+            output_gate: false,
         },
-        layers,
-    );
-    blocks
+        norms: 2.0,
+        mlp: if moe.experts > 0 {
+            MlpShape::Moe
+        } else {
+            MlpShape::Dense { ffn, kind }
+        },
+        params: lc.per_layer,
+        routed: f64::from(moe.experts) * (lc.one_w + lc.one_b),
+        inactive: lc.inactive,
+        matmul_w: lc.attn_w + lc.mlp_w,
+        matmul_b: lc.attn_b + lc.mlp_b,
+        mixer_w: lc.attn_w,
+        mlp_active_w: lc.mlp_w - lc.inactive,
+        tensors: lc.layer_tensors,
+        largest: 0.0,
+    }
 }
 
 /// Parameters outside the layers and embedding tables: (total, matmul weights, matmul biases,
