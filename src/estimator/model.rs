@@ -239,7 +239,7 @@ fn transformer(spec: &ModelSpec) -> ResolvedModel {
     let largest = (v * h).max(h * f).max(h * a * d);
     let emb_tensors =
         1.0 + f64::from(t.positions == PositionKind::Learned) + f64::from(t.token_types > 0);
-    let mut m = ResolvedModel {
+    ResolvedModel {
         family: ModelFamily::Transformer,
         layers,
         hidden,
@@ -274,13 +274,9 @@ fn transformer(spec: &ModelSpec) -> ResolvedModel {
             routed_params_per_layer: f64::from(moe.experts) * (lc.one_w + lc.one_b),
             ..moe
         },
-        blocks: Blocks::default(),
+        blocks: Blocks::uniform(uniform_kind([a, k, d, f], t.ffn_kind, &moe, &lc), layers),
         cnn: cnn::CnnShape::default(),
-    };
-    // Added in place: the blocks are most of the model's bytes, a temporary would be copied.
-    m.blocks
-        .add(uniform_kind([a, k, d, f], t.ffn_kind, &moe, &lc), layers);
-    m
+    }
 }
 
 /// The one layer kind of a uniform transformer.

@@ -214,6 +214,20 @@ pub struct Blocks {
 }
 
 impl Blocks {
+    /// One kind of `count` layers (a uniform model), as [`Blocks::add`] to empty blocks gives it,
+    /// built as one value (no default array filled and then overwritten).
+    pub fn uniform(kind: LayerKind, count: u32) -> Blocks {
+        if count == 0 {
+            return Blocks::default();
+        }
+        let empty = LayerKind::default();
+        Blocks {
+            kinds: [LayerKind { count, ..kind }, empty, empty, empty],
+            len: 1,
+            overflowed: false,
+        }
+    }
+
     pub fn kinds(&self) -> &[LayerKind] {
         self.kinds.get(..self.len).unwrap_or(&[])
     }
