@@ -370,3 +370,38 @@ fn nemotron_h_and_jamba_import_without_rope() {
         );
     }
 }
+
+/// `Blocks::uniform` (the uniform transformer's blocks, built as one value for speed) is what pushing
+/// the kind to empty blocks gives (kinds and layer order), for no layers, one and many.
+#[test]
+fn uniform_blocks_are_one_added_kind() {
+    use model::blocks::{Blocks, LayerKind, MixerShape, MlpShape};
+    let kind = LayerKind {
+        count: 7,
+        mixer: MixerShape::Attention {
+            heads: 64.0,
+            kv_heads: 8.0,
+            head_dim: 128.0,
+            window: 0.0,
+            qk_norm: false,
+            sinks: false,
+            output_gate: false,
+            chunked: false,
+        },
+        mlp: MlpShape::Dense {
+            ffn: 28_672.0,
+            kind: FfnKind::SwiGlu,
+        },
+        norms: 2.0,
+        params: 1e9,
+        matmul_w: 9e8,
+        tensors: 9.0,
+        ..LayerKind::default()
+    };
+    for count in [0, 1, 80] {
+        let mut added = Blocks::default();
+        added.push(kind, count);
+        assert_eq!(Blocks::uniform(kind, count), added, "{count} layers");
+        assert_eq!(Blocks::uniform(kind, count).layers(), count);
+    }
+}

@@ -280,53 +280,47 @@ fn transformer(spec: &ModelSpec) -> ResolvedModel {
             routed_params_per_layer: f64::from(moe.experts) * (lc.one_w + lc.one_b),
             ..moe
         },
-        blocks: uniform_blocks(layers, [a, k, d, f], t.ffn_kind, &moe, &lc),
+        blocks: Blocks::uniform(uniform_kind([a, k, d, f], t.ffn_kind, &moe, &lc), layers),
         cnn: cnn::CnnShape::default(),
         towers: tower_shape::Towers::default(),
     }
 }
 
 /// The one layer kind of a uniform transformer.
-fn uniform_blocks(
-    layers: u32,
+fn uniform_kind(
     [heads, kv_heads, head_dim, ffn]: [f64; 4],
     kind: FfnKind,
     moe: &MoeShape,
     lc: &layer::LayerCounts,
-) -> Blocks {
-    let mut blocks = Blocks::default();
-    blocks.push(
-        LayerKind {
-            count: 0,
-            mixer: MixerShape::Attention {
-                heads,
-                kv_heads,
-                head_dim,
-                window: 0.0,
-                qk_norm: false,
-                sinks: false,
-                output_gate: false,
-                chunked: false,
-            },
-            norms: 2.0,
-            mlp: if moe.experts > 0 {
-                MlpShape::Moe
-            } else {
-                MlpShape::Dense { ffn, kind }
-            },
-            params: lc.per_layer,
-            routed: f64::from(moe.experts) * (lc.one_w + lc.one_b),
-            inactive: lc.inactive,
-            matmul_w: lc.attn_w + lc.mlp_w,
-            matmul_b: lc.attn_b + lc.mlp_b,
-            mixer_w: lc.attn_w,
-            mlp_active_w: lc.mlp_w - lc.inactive,
-            tensors: lc.layer_tensors,
-            largest: 0.0,
+) -> LayerKind {
+    LayerKind {
+        count: 0,
+        mixer: MixerShape::Attention {
+            heads,
+            kv_heads,
+            head_dim,
+            window: 0.0,
+            qk_norm: false,
+            sinks: false,
+            output_gate: false,
+            chunked: false,
         },
-        layers,
-    );
-    blocks
+        norms: 2.0,
+        mlp: if moe.experts > 0 {
+            MlpShape::Moe
+        } else {
+            MlpShape::Dense { ffn, kind }
+        },
+        params: lc.per_layer,
+        routed: f64::from(moe.experts) * (lc.one_w + lc.one_b),
+        inactive: lc.inactive,
+        matmul_w: lc.attn_w + lc.mlp_w,
+        matmul_b: lc.attn_b + lc.mlp_b,
+        mixer_w: lc.attn_w,
+        mlp_active_w: lc.mlp_w - lc.inactive,
+        tensors: lc.layer_tensors,
+        largest: 0.0,
+    }
 }
 
 /// Parameters outside the layers and embedding tables: (total, matmul weights, matmul biases,

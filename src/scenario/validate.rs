@@ -57,6 +57,26 @@ impl FieldRange {
     /// reported.
     #[inline]
     pub fn clamp(&self, x: f64, default: f64, d: &mut impl ClampReport) -> f64 {
+        if self.holds(x) {
+            return x;
+        }
+        self.moved(x, default, d)
+    }
+
+    /// [`FieldRange::clamp`] for a count (integer fields have integer bounds). In range: `x` itself,
+    /// without a round trip through `f64` and back.
+    #[inline]
+    pub fn clamp_u32(&self, x: u32, d: &mut impl ClampReport) -> u32 {
+        if self.holds(f64::from(x)) {
+            return x;
+        }
+        // In range of u32: the bounds of integer fields are integers in [0, 2^32).
+        self.moved(f64::from(x), 0.0, d) as u32
+    }
+
+    /// The ends a value may take: `min`/`max`, or the nearest representable value inside an open end.
+    #[inline]
+    fn ends(&self) -> (f64, f64) {
         let lo = if self.min_exclusive {
             self.min.next_up()
         } else {
@@ -67,24 +87,29 @@ impl FieldRange {
         } else {
             self.max
         };
-        // NaN fails this test too.
-        if x >= lo && x <= hi {
-            return x;
-        }
+        (lo, hi)
+    }
+
+    /// `x` is inside the range (NaN is not). With a constant range (`field(..)`) this folds to two
+    /// comparisons against constants.
+    #[inline]
+    fn holds(&self, x: f64) -> bool {
+        let (lo, hi) = self.ends();
+        x >= lo && x <= hi
+    }
+
+    /// The out-of-range case of [`FieldRange::clamp`], kept out of line: it is rare, and the in-range
+    /// test inlined at every field stays small.
+    #[cold]
+    #[inline(never)]
+    fn moved(&self, x: f64, default: f64, d: &mut impl ClampReport) -> f64 {
+        let (lo, hi) = self.ends();
         d.clamped();
         if x.is_nan() {
             default.clamp(lo, hi)
         } else {
             x.clamp(lo, hi)
         }
-    }
-
-    /// [`FieldRange::clamp`] for a count (integer fields have integer bounds).
-    #[inline]
-    pub fn clamp_u32(&self, x: u32, d: &mut impl ClampReport) -> u32 {
-        let y = self.clamp(f64::from(x), 0.0, d);
-        // In range of u32: the bounds of integer fields are integers in [0, 2^32).
-        y as u32
     }
 
     fn check(&self, x: f64) -> Option<String> {

@@ -225,6 +225,23 @@ pub struct Blocks {
 }
 
 impl Blocks {
+    /// One kind of `count` layers (a uniform model), as [`Blocks::push`] to empty blocks gives it,
+    /// built as one value (no default array filled and then overwritten).
+    pub fn uniform(kind: LayerKind, count: u32) -> Blocks {
+        if count == 0 {
+            return Blocks::default();
+        }
+        let empty = LayerKind::default();
+        let mut order = super::layer_order::LayerOrder::default();
+        order.place(0, count);
+        Blocks {
+            kinds: [LayerKind { count, ..kind }, empty, empty, empty],
+            len: 1,
+            overflowed: false,
+            order,
+        }
+    }
+
     pub fn kinds(&self) -> &[LayerKind] {
         self.kinds.get(..self.len).unwrap_or(&[])
     }

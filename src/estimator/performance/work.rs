@@ -223,9 +223,9 @@ fn forward_flops(s: &Scenario, m: &ResolvedModel, split: f64, keep: f64) -> (f64
     let seq = s.workload.seq_len.max(1) as f64;
     let layers = m.layers as f64;
     let tokens = b * seq;
-    let fwd = tokens
-        * (layers * flops::layer_flops_per_token(m, seq) * keep
-            + flops::head_flops_per_token(m) * keep)
+    // One layer's FLOPs per token, computed once: the forward and a full recomputation both use it.
+    let per_layer = flops::layer_flops_per_token(m, seq);
+    let fwd = tokens * (layers * per_layer * keep + flops::head_flops_per_token(m) * keep)
         + super::towers::forward(m, b, seq);
     let recompute = match s.strategies.checkpointing {
         Checkpointing::None => 0.0,
@@ -234,9 +234,7 @@ fn forward_flops(s: &Scenario, m: &ResolvedModel, split: f64, keep: f64) -> (f64
         Checkpointing::Selective => {
             3.0 * tokens * layers * flops::attention_flops_per_token(m, seq)
         }
-        Checkpointing::Full | Checkpointing::EveryK => {
-            tokens * layers * flops::layer_flops_per_token(m, seq) * keep
-        }
+        Checkpointing::Full | Checkpointing::EveryK => tokens * layers * per_layer * keep,
     };
     (fwd / split, recompute / split)
 }
