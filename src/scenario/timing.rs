@@ -86,8 +86,8 @@ pub struct PartsTiming {
 impl Default for PartsTiming {
     fn default() -> Self {
         PartsTiming {
-            gemm_efficiency: 0.74,
-            gemm_efficiency_hopper: 0.55,
+            gemm_efficiency: 0.72,
+            gemm_efficiency_hopper: 0.56,
             flash_forward_efficiency: 0.6,
             flash_backward_efficiency: 0.5,
             tp_overlap: 0.0,
