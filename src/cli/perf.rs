@@ -63,7 +63,15 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
         fmt_sig(t.mfu * 100.0),
         fmt_sig(t.hfu * 100.0)
     );
-    if p.prefill.is_some() {
+    if p.prefill.is_some() && p.decode.is_none() {
+        // An encoder-only model (or no generated tokens): one forward, no decode phase, no TPOT,
+        // no KV cache held between steps (issue 13).
+        let _ = writeln!(
+            out,
+            "  Forward pass {} (no decode phase)",
+            fmt_seconds(t.ttft_s)
+        );
+    } else if p.prefill.is_some() {
         let _ = writeln!(
             out,
             "  Time to first token {}, per output token {}, KV cache {} B per token, up to {} concurrent requests",
