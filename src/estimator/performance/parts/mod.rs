@@ -12,6 +12,7 @@ pub mod attention;
 pub mod elementwise;
 pub mod gemm;
 pub mod pipeline;
+pub mod search;
 
 use super::inputs::Inputs;
 use super::work::Work;
