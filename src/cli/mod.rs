@@ -7,6 +7,7 @@
 //! vram-explorer check <scenario.ron>
 //! vram-explorer sweep <scenario.ron> --over batch|seq|params|dp|tp|pp [--from X --to Y --steps N]
 //! vram-explorer fit <scenario.ron> [--max-gpus N] [--top N] [--json]
+//! vram-explorer optimize <scenario.ron> [--gpus N] [--batch B] [--top N] [--json]
 //! vram-explorer claims [ID] [--json]
 //! vram-explorer import <config.json | model-dir | org/name>
 //! ```
