@@ -7,6 +7,7 @@
 //! vram-explorer check <scenario.ron>
 //! vram-explorer sweep <scenario.ron> --over batch|seq|params|dp|tp|pp [--from X --to Y --steps N]
 //! vram-explorer fit <scenario.ron> [--max-gpus N] [--top N] [--json]
+//! vram-explorer optimize <scenario.ron> [--gpus N] [--batch B] [--top N] [--json]
 //! vram-explorer claims [ID] [--json]
 //! vram-explorer import <config.json | model-dir | org/name>
 //! ```
@@ -22,6 +23,7 @@ mod claims;
 mod export;
 mod fit;
 mod json;
+mod optimize;
 mod perf;
 mod sweep;
 mod table;
@@ -68,6 +70,8 @@ enum Command {
     Sweep(SweepArgs),
     /// What fits: the largest batch, context and model, the fewest GPUs, and "make it fit" suggestions.
     Fit(FitArgs),
+    /// The fastest training layouts for a GPU budget and global batch, and step time against GPUs.
+    Optimize(optimize::OptimizeArgs),
     /// Import a Hugging Face config.json (a file, a model directory, or a Hub id found offline in the
     /// local cache): the scenario (RON) to stdout, its parameter counts to stderr.
     Import {
@@ -102,7 +106,7 @@ struct FitArgs {
 
 /// Where the scenario comes from: a file or a bundled preset.
 #[derive(Debug, Args)]
-struct Source {
+pub(crate) struct Source {
     /// The scenario file (.ron).
     #[arg(value_name = "SCENARIO.ron", required_unless_present = "preset")]
     file: Option<PathBuf>,
@@ -244,6 +248,7 @@ fn execute(command: Command) -> Result<String, String> {
             let (scenario, _) = load(&a.source)?;
             Ok(fit::run(&scenario, a.max_gpus, usize::from(a.top), a.json))
         }
+        Command::Optimize(a) => Ok(optimize::run(&load(&a.source)?.0, &a)),
         Command::Claims { id, json } => claims::run(json, id.as_deref()),
         Command::Import { source } => import(&source),
         Command::Sweep(a) => {

@@ -54,6 +54,7 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
         fmt_seconds(st.bubble_s),
         fmt_seconds(st.offload_s)
     );
+    parts_line(out, p);
     let t = &p.throughput;
     let _ = writeln!(
         out,
@@ -63,7 +64,9 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
         fmt_sig(t.mfu * 100.0),
         fmt_sig(t.hfu * 100.0)
     );
-    if p.prefill.is_some() {
+    if forward_only_line(out, p) {
+        // An encoder's single forward, printed by `forward_only_line`.
+    } else if p.prefill.is_some() {
         let _ = writeln!(
             out,
             "  Time to first token {}, per output token {}, KV cache {} B per token, up to {} concurrent requests",
@@ -175,4 +178,34 @@ pub fn csv_row(est: &Estimate) -> String {
         p.throughput.mfu,
         p.step.bound.label()
     )
+}
+
+/// The parts model's split of the compute (docs/time-model.md), when it timed the step.
+fn parts_line(out: &mut String, p: &crate::estimator::performance::Performance) {
+    if let Some(k) = &p.parts {
+        let _ = writeln!(
+            out,
+            "  Compute by part: GEMMs {}, attention {}, elementwise {}, recompute {}, pipeline sends {} (GEMM share {:.2})",
+            fmt_seconds(k.gemm_s),
+            fmt_seconds(k.attention_s),
+            fmt_seconds(k.elementwise_s),
+            fmt_seconds(k.recompute_s),
+            fmt_seconds(k.p2p_s),
+            k.gemm_share
+        );
+    }
+}
+
+/// An encoder-only model (or no generated tokens): one forward, no decode phase, no TPOT, no KV
+/// cache held between steps (issue 13). Returns whether it printed.
+fn forward_only_line(out: &mut String, p: &crate::estimator::performance::Performance) -> bool {
+    if p.prefill.is_none() || p.decode.is_some() {
+        return false;
+    }
+    let _ = writeln!(
+        out,
+        "  Forward pass {} (no decode phase)",
+        fmt_seconds(p.throughput.ttft_s)
+    );
+    true
 }

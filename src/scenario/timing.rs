@@ -49,6 +49,76 @@ pub struct Timing {
     pub token_budget: f64,
     /// Price per GPU-hour in the user's currency. Valid: ≥ 0.
     pub price_per_gpu_hour: f64,
+    /// The measured constants of the step-time parts model (transformer training;
+    /// docs/time-model.md). `compute_efficiency` above still times what has no parts model
+    /// (CNN, recommender, inference phases).
+    pub parts: PartsTiming,
+}
+
+/// Named, adjustable constants of the step-time parts model (docs/time-model.md), each with its
+/// source. Two are fitted to the calibration set of issue 13 and say so.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PartsTiming {
+    /// Share of calculon's GEMM efficiency curve a full training step reaches on Ampere-class GPUs
+    /// (16-bit dense peak < 600 TFLOP/s). FITTED to Narayanan et al. 2021 Table 1 (the only
+    /// fitted A100 constant): it absorbs what the parts model leaves out (kernel launch gaps,
+    /// host overhead, stragglers). Valid: [0.05, 1].
+    pub gemm_efficiency: f64,
+    /// The same for Hopper-class and newer GPUs (16-bit dense peak ≥ 600 TFLOP/s). FITTED to the
+    /// Megatron-Core r0.8 H100 weak-scaling table. Valid: [0.05, 1].
+    pub gemm_efficiency_hopper: f64,
+    /// Fused (flash) attention forward, fraction of the 16-bit peak: FlashAttention-2 (Dao 2023,
+    /// abstract and §4.1) reaches 50–73 % of A100 peak; the middle is taken. Valid: [0.05, 1].
+    pub flash_forward_efficiency: f64,
+    /// Fused attention backward, fraction of peak: FlashAttention-2 §4.1 Fig. 6, backward runs
+    /// below forward (≈ 45–63 %). Valid: [0.05, 1].
+    pub flash_backward_efficiency: f64,
+    /// Share of the tensor-parallel collectives hidden behind GEMMs (Megatron-Core
+    /// `--tp-comm-overlap`, Transformer Engine userbuffers; 0 for Megatron-LM 2021, which ran
+    /// them on the critical path, Narayanan et al. 2021 §4.2). Valid: [0, 1].
+    pub tp_overlap: f64,
+    /// Share of the pipeline point-to-point sends hidden behind compute (Megatron-Core
+    /// overlaps them; Megatron-LM 2021 did not). Valid: [0, 1].
+    pub pp_overlap: f64,
+}
+
+impl Default for PartsTiming {
+    fn default() -> Self {
+        PartsTiming {
+            gemm_efficiency: 0.72,
+            gemm_efficiency_hopper: 0.56,
+            flash_forward_efficiency: 0.6,
+            flash_backward_efficiency: 0.5,
+            tp_overlap: 0.0,
+            pp_overlap: 0.0,
+        }
+    }
+}
+
+impl PartsTiming {
+    /// Every field inside its documented range (NaN takes the default): the estimator reads only
+    /// this form.
+    pub fn clamped(&self) -> PartsTiming {
+        let z = PartsTiming::default();
+        let c = |x: f64, d: f64, lo: f64| if x.is_finite() { x.clamp(lo, 1.0) } else { d };
+        PartsTiming {
+            gemm_efficiency: c(self.gemm_efficiency, z.gemm_efficiency, 0.05),
+            gemm_efficiency_hopper: c(self.gemm_efficiency_hopper, z.gemm_efficiency_hopper, 0.05),
+            flash_forward_efficiency: c(
+                self.flash_forward_efficiency,
+                z.flash_forward_efficiency,
+                0.05,
+            ),
+            flash_backward_efficiency: c(
+                self.flash_backward_efficiency,
+                z.flash_backward_efficiency,
+                0.05,
+            ),
+            tp_overlap: c(self.tp_overlap, z.tp_overlap, 0.0),
+            pp_overlap: c(self.pp_overlap, z.pp_overlap, 0.0),
+        }
+    }
 }
 
 impl Default for Timing {
@@ -67,6 +137,7 @@ impl Default for Timing {
             nvme_gb_s: 7.0,
             token_budget: 1e12,
             price_per_gpu_hour: 2.5,
+            parts: PartsTiming::default(),
         }
     }
 }

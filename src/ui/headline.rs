@@ -258,16 +258,25 @@ fn speed_rows(
             "Model FLOPs utilisation (PaLM App. B): model FLOPs ÷ (step time × peak).",
         ));
     } else {
-        rows.push((
-            "First token",
-            fmt_seconds(p.throughput.ttft_s),
-            "Time to first token: the prefill of the prompt batch.",
-        ));
-        rows.push((
-            "Per output token",
-            fmt_seconds(p.throughput.tpot_s),
-            "Time per output token at the mean decode context.",
-        ));
+        if p.decode.is_none() {
+            // Encoder-only (or nothing generated): one forward, no decode phase (issue 13).
+            rows.push((
+                "Forward pass",
+                fmt_seconds(p.throughput.ttft_s),
+                "One forward of the batch; no decode phase, so no time per output token.",
+            ));
+        } else {
+            rows.push((
+                "First token",
+                fmt_seconds(p.throughput.ttft_s),
+                "Time to first token: the prefill of the prompt batch.",
+            ));
+            rows.push((
+                "Per output token",
+                fmt_seconds(p.throughput.tpot_s),
+                "Time per output token at the mean decode context.",
+            ));
+        }
         rows.push((
             "Throughput",
             tokens,

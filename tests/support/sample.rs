@@ -486,5 +486,13 @@ fn timing(r: &mut Rng) -> Timing {
         nvme_gb_s: r.field("timing.nvme_gb_s"),
         token_budget: r.range(0.0, 1e18),
         price_per_gpu_hour: r.range(0.0, 1e6),
+        parts: PartsTiming {
+            gemm_efficiency: r.field("timing.parts.gemm_efficiency"),
+            gemm_efficiency_hopper: r.field("timing.parts.gemm_efficiency_hopper"),
+            flash_forward_efficiency: r.field("timing.parts.flash_forward_efficiency"),
+            flash_backward_efficiency: r.field("timing.parts.flash_backward_efficiency"),
+            tp_overlap: r.range(0.0, 1.0),
+            pp_overlap: r.range(0.0, 1.0),
+        },
     }
 }

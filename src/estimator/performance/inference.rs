@@ -11,7 +11,7 @@ use super::types::{Communication, OffloadTraffic, PhaseRoofline};
 use super::work::{offload_link, offload_traffic, read_weights, spill_bytes};
 use crate::estimator::model::{CacheShape, ResolvedModel};
 use crate::estimator::{Component, MemoryEstimate};
-use crate::scenario::{ModelFamily, OffloadTarget, PruneKind, Scenario};
+use crate::scenario::{ArchKind, ModelFamily, OffloadTarget, PruneKind, Scenario};
 use crate::units::{Bytes, BytesPerSec};
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -34,9 +34,11 @@ pub struct InferenceStep {
 }
 
 /// KV bytes one token of one sequence holds on one GPU: 2 · ⌈L/pp⌉ · ⌈kv_heads/tp⌉ · d_head · bytes
-/// (KV heads are replicated when TP exceeds them).
+/// (KV heads are replicated when TP exceeds them). An encoder-only model (BERT) has no decode
+/// phase — one forward, no generated tokens, no TPOT — and so no KV cache held between steps and
+/// no KV concurrency (issue 13 item 3): 0.
 pub fn kv_bytes_per_token_gpu(s: &Scenario, m: &ResolvedModel, i: &Inputs) -> f64 {
-    if m.family != ModelFamily::Transformer {
+    if m.family != ModelFamily::Transformer || m.arch == ArchKind::Encoder {
         return 0.0;
     }
     let layers = m.layers.div_ceil(i.pp) as f64;
@@ -61,7 +63,12 @@ pub fn inference(
         s.workload.micro_batch.max(1)
     } as f64;
     let prompt = inf.prompt_tokens.max(1) as f64;
-    let generated = inf.generated_tokens as f64;
+    let encoder = m.arch == ArchKind::Encoder;
+    let generated = if encoder {
+        0.0
+    } else {
+        inf.generated_tokens as f64
+    };
     let split = i.tp as f64 * i.pp as f64;
     let keep = match s.strategies.prune_kind {
         PruneKind::Structured => 1.0 - s.strategies.prune_fraction,
@@ -103,33 +110,29 @@ pub fn inference(
     let pp = i.pp as f64;
     let ep_pre = super::peft_moe::ep_comm(s, m, i, batch * prompt, 1.0);
     let ep_dec = super::peft_moe::ep_comm(s, m, i, batch, 1.0);
-    let ttft_s = pp * (prefill.time_s + comm.0 + ep_pre.1);
-    let tpot_s = decode.map_or(0.0, |d| pp * (d.time_s + comm.1 + ep_dec.1));
     let offload = offload(s, mem, i, stored, generated);
-    let total_s = ttft_s + generated * tpot_s + offload.exposed_s;
+    // Weights streamed from the host (or spilled to a second tier) are read by every forward, so
+    // their exposed transfer sits on the critical path of the first token and of every next one:
+    // TTFT and TPOT each carry one forward's share, and the request's total is their sum.
+    let per_forward_offload = offload.exposed_s / (1.0 + generated);
+    let ttft_s = pp * (prefill.time_s + comm.0 + ep_pre.1) + per_forward_offload;
+    let tpot_s = decode.map_or(0.0, |d| {
+        pp * (d.time_s + comm.1 + ep_dec.1) + per_forward_offload
+    });
+    let total_s = ttft_s + generated * tpot_s;
     // The allocator reserve grows with the tensor peak (docs/model.md), so each request's KV carries
     // its share of it.
     let reserve = s.overheads.allocator_reserve_fraction;
-    let per_request = cache(1.0, request_tokens(s, prompt + generated)) * (1.0 + reserve);
+    let per_request = if encoder {
+        0.0
+    } else {
+        cache(1.0, request_tokens(s, prompt + generated)) * (1.0 + reserve)
+    };
     InferenceStep {
         prefill,
         decode,
         model_flops: prefill_flops + generated * decode_flops,
-        comm: Communication {
-            tp_allreduces: if i.tp > 1 {
-                2 * m.layers.div_ceil(i.pp)
-            } else {
-                0
-            },
-            tp_time_s: comm.0 + generated * comm.1,
-            ep_bytes: Bytes(ep_pre.0 + generated * ep_dec.0),
-            ep_time_s: ep_pre.1 + generated * ep_dec.1,
-            tp_latency_s: comm.2 * (1.0 + generated),
-            tp_bandwidth: BytesPerSec(i.collective_bw(i.tp, 1).0),
-            zero_factor: 1.0,
-            compression_ratio: 1.0,
-            ..Communication::default()
-        },
+        comm: communication(m, i, comm, (ep_pre, ep_dec), generated),
         offload,
         ttft_s,
         tpot_s,
@@ -139,6 +142,32 @@ pub fn inference(
         prompt,
         kv_bytes_per_token: kv_tok,
         max_requests: max_requests(mem, i, stored, per_request),
+    }
+}
+
+/// The request's collectives: TP all-reduces (`comm`: prefill, one decode step, latency part) and
+/// expert-parallel all-to-alls (bytes, time) of the prefill and of each generated token.
+fn communication(
+    m: &ResolvedModel,
+    i: &Inputs,
+    comm: (f64, f64, f64),
+    (ep_pre, ep_dec): ((f64, f64), (f64, f64)),
+    generated: f64,
+) -> Communication {
+    Communication {
+        tp_allreduces: if i.tp > 1 {
+            2 * m.layers.div_ceil(i.pp)
+        } else {
+            0
+        },
+        tp_time_s: comm.0 + generated * comm.1,
+        ep_bytes: Bytes(ep_pre.0 + generated * ep_dec.0),
+        ep_time_s: ep_pre.1 + generated * ep_dec.1,
+        tp_latency_s: comm.2 * (1.0 + generated),
+        tp_bandwidth: BytesPerSec(i.collective_bw(i.tp, 1).0),
+        zero_factor: 1.0,
+        compression_ratio: 1.0,
+        ..Communication::default()
     }
 }
 

@@ -21,6 +21,9 @@ fn rate(x: f64) -> f64 {
 #[derive(Clone, Copy, Debug)]
 pub struct Inputs {
     pub peak: f64,
+    /// 16-bit dense peak (0 when unknown): attention and elementwise work stay 16-bit under FP8
+    /// (the parts model, `parts`).
+    pub peak16: f64,
     pub peak_known: bool,
     pub bandwidth: f64,
     pub compute_eff: f64,
@@ -80,8 +83,14 @@ impl Inputs {
                 scenario.strategies.second_tier_gib,
             ),
         };
+        let peak16 = hw.peaks.dense(Dtype::Bf16).map_or(0.0, |f| f.get());
         Inputs {
             peak: if peak_known { rate(peak) } else { 0.0 },
+            peak16: if peak16.is_finite() && peak16 > 0.0 {
+                rate(peak16)
+            } else {
+                0.0
+            },
             peak_known,
             bandwidth: rate(hw.bandwidth().get()),
             compute_eff: t.compute_efficiency,

@@ -11,6 +11,7 @@ pub mod cost;
 pub mod flops;
 mod inference;
 mod inputs;
+pub mod parts;
 pub mod peft_moe;
 mod projections;
 pub mod roofline;
@@ -106,7 +107,7 @@ fn assemble_training(
     d: Option<&mut Diagnostics>,
 ) -> Performance {
     let t = training::training(s, m, mem, i);
-    let comm_s = t.comm.dp_exposed_s + t.comm.tp_time_s + t.comm.ep_time_s;
+    let comm_s = t.comm.dp_exposed_s + t.comm.tp_time_s + t.comm.ep_time_s + t.comm.pp_p2p_s;
     let input_s =
         crate::estimator::article::input_pipeline::input_transfer(s, t.phase.time_s).exposed_s;
     let total = t.phase.time_s
@@ -166,6 +167,7 @@ fn assemble_training(
         projections,
         model_flops: t.model_flops,
         hardware_flops: t.phase.flops,
+        parts: t.parts,
         ..Performance::default()
     }
 }

@@ -22,6 +22,8 @@ pub struct TrainingStep {
     /// Sequences (samples) per step over all replicas, and tokens.
     pub samples: f64,
     pub tokens: f64,
+    /// The parts model's breakdown (transformers with a known peak), else `None`.
+    pub parts: Option<super::parts::StepParts>,
 }
 
 /// FLOPs and bytes of one step on one GPU.
@@ -45,9 +47,23 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
     let split = i.tp as f64 * i.pp as f64;
     let lora_saved = super::peft_moe::lora_flops_saved(s, m, tokens_mb, split, w.keep) * accum;
     let hw_flops = (3.0 * w.forward_flops + w.recompute_flops) * accum - lora_saved;
-    let train_phase = phase(hw_flops, bytes_mb * accum, i);
+    let mut train_phase = phase(hw_flops, bytes_mb * accum, i);
     let optimizer = phase(0.0, w.optimizer_bytes, i);
-    let comm = communication(s, m, &w, i, train_phase.time_s);
+    let parts = super::parts::training_parts(s, m, &w, i, &s.timing.parts);
+    if let Some(p) = &parts {
+        train_phase = parts_phase(train_phase, p);
+    }
+    let mut comm = communication(s, m, &w, i, train_phase.time_s);
+    if let Some(p) = &parts {
+        // The parts model: TP collectives hidden by `tp_overlap`, pipeline sends exposed
+        // (after `pp_overlap`), and the bubble idles for the stage's kernels and its exposed
+        // TP communication (every micro-batch carries both; Narayanan et al. 2021 §2.2).
+        let hidden = 1.0 - s.timing.parts.tp_overlap;
+        comm.tp_time_s *= hidden;
+        comm.tp_latency_s *= hidden;
+        comm.pp_p2p_s = p.p2p_s;
+        comm.bubble_s = comm.bubble_fraction * (train_phase.time_s + comm.tp_time_s + p.p2p_s);
+    }
     let offload = offload(s, &w, i, recompute_weights, accum, mem);
     TrainingStep {
         phase: train_phase,
@@ -57,7 +73,30 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
         offload,
         samples: w.micro_batch * accum * i.dp as f64,
         tokens: w.micro_batch * accum * i.dp as f64 * w.tokens_per_sample,
+        parts,
     }
+}
+
+/// The training phase timed by the parts model: compute time = GEMMs + attention core (+ their
+/// recomputation), memory time = elementwise kernels, added (calculon's `no_overlap` mode; the
+/// kernels run one after another). FLOPs and bytes stay the roofline's.
+fn parts_phase(mut ph: PhaseRoofline, p: &super::parts::StepParts) -> PhaseRoofline {
+    let total = p.compute_s();
+    let memory = p.elementwise_s;
+    ph.compute_time_s = total - memory;
+    ph.memory_time_s = memory;
+    ph.time_s = total;
+    ph.bound = if memory > total - memory {
+        super::types::Bound::Memory
+    } else {
+        super::types::Bound::Compute
+    };
+    if total > 0.0 {
+        ph.attainable = crate::units::FlopsPerSec(ph.flops / total);
+        ph.saturation = (total - memory) / total;
+        ph.idle_share = memory / total;
+    }
+    ph
 }
 
 /// Tensor-parallel all-reduces (Megatron: 2 per layer in forward, 2 in backward, 2 more when the

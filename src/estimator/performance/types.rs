@@ -88,6 +88,8 @@ pub struct Communication {
     pub tp_latency_s: f64,
     /// Per-direction bandwidth the TP all-reduces run at (× link efficiency).
     pub tp_bandwidth: BytesPerSec,
+    /// Exposed pipeline point-to-point sends per step (parts model; 0 otherwise).
+    pub pp_p2p_s: f64,
     /// Pipeline bubble fraction (p−1)/(m·v) of the ideal time.
     pub bubble_fraction: f64,
     pub bubble_s: f64,
@@ -217,4 +219,7 @@ pub struct Performance {
     pub model_flops: f64,
     /// Hardware FLOPs of one step on one GPU (with recomputation): the HFU numerator.
     pub hardware_flops: f64,
+    /// The step-time parts model's breakdown (transformer training with a known peak;
+    /// docs/time-model.md), else `None`.
+    pub parts: Option<super::parts::StepParts>,
 }

@@ -201,6 +201,7 @@ pub(super) fn timing(t: &Timing, d: &mut Diagnostics) -> Timing {
         nvme_gb_s: nb,
         token_budget: tb,
         price_per_gpu_hour: pr,
+        parts,
     } = t;
     let z = Timing::default();
     Timing {
@@ -227,6 +228,7 @@ pub(super) fn timing(t: &Timing, d: &mut Diagnostics) -> Timing {
             z.price_per_gpu_hour,
             d,
         ),
+        parts: parts.clamped(),
     }
 }
 

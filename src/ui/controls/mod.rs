@@ -8,6 +8,7 @@ mod input;
 mod model;
 mod optimizer;
 mod strategies;
+mod timing_parts;
 mod workload;
 
 use egui::{CollapsingHeader, RichText, Ui};
@@ -40,7 +41,10 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
             });
             group(ui, "Hardware", true, |ui| hardware::ui(ui, s, prefs));
             group(ui, "Overheads", false, |ui| hardware::overheads_ui(ui, s));
-            group(ui, "Timing", false, |ui| hardware::timing_ui(ui, s));
+            group(ui, "Timing", false, |ui| {
+                hardware::timing_ui(ui, s);
+                timing_parts::ui(ui, s);
+            });
         });
 }
 

@@ -1,0 +1,94 @@
+//! `vram-explorer optimize`: the fastest training layouts that fit a GPU budget and a global batch
+//! (the parts-model search, `estimator::performance::parts::search`), with the Pareto front of
+//! step time against GPUs and the cost per million tokens of each.
+
+use std::fmt::Write;
+
+use crate::estimator::performance::parts::search::{Layout, SearchOptions, search};
+use crate::scenario::Scenario;
+use crate::units::fmt_seconds;
+
+/// Arguments of `optimize` (registered in `cli::mod`).
+#[derive(Debug, clap::Args)]
+pub struct OptimizeArgs {
+    #[command(flatten)]
+    pub source: super::Source,
+    /// GPUs available (TP × PP × DP ≤ this); 0 = the scenario's own count.
+    #[arg(long, default_value_t = 0)]
+    pub gpus: u32,
+    /// Sequences per optimizer step; 0 = the scenario's (DP × micro-batch × accumulation).
+    #[arg(long, default_value_t = 0)]
+    pub batch: u32,
+    /// How many layouts to print.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=50))]
+    pub top: u16,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the search and formats its answer.
+pub fn run(s: &Scenario, a: &OptimizeArgs) -> String {
+    let gpus = if a.gpus == 0 {
+        u32::try_from(s.parallel.gpus()).unwrap_or(u32::MAX)
+    } else {
+        a.gpus
+    };
+    let batch = if a.batch == 0 {
+        s.parallel.dp.max(1) * s.workload.micro_batch.max(1) * s.workload.grad_accum_steps.max(1)
+    } else {
+        a.batch
+    };
+    let o = SearchOptions {
+        gpus,
+        global_batch: batch,
+        top: usize::from(a.top),
+    };
+    let r = search(s, &o);
+    if a.json {
+        let v = serde_json::json!({
+            "gpus": gpus,
+            "global_batch": batch,
+            "evaluated": r.evaluated,
+            "best": r.best,
+            "pareto": r.pareto,
+        });
+        return serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Layouts for {gpus} GPUs, global batch {batch}: {} estimated, fastest that fit:",
+        r.evaluated
+    );
+    if r.best.is_empty() {
+        let _ = writeln!(out, "  none fits (training scenarios only)");
+    }
+    for l in &r.best {
+        let _ = writeln!(out, "  {}", line(l));
+    }
+    let _ = writeln!(out, "Step time against GPUs (Pareto front):");
+    for l in &r.pareto {
+        let _ = writeln!(out, "  {}", line(l));
+    }
+    out
+}
+
+fn line(l: &Layout) -> String {
+    format!(
+        "{:>6} GPUs  TP {} PP {} (v {}) DP {}  micro {} × {}  SP {}  {:?} recompute, ZeRO {:?}: step {}, MFU {:.1} %, {:.3} per M tokens",
+        l.gpus,
+        l.tp,
+        l.pp,
+        l.virtual_stages,
+        l.dp,
+        l.micro_batch,
+        l.accumulation,
+        if l.sequence_parallel { "on" } else { "off" },
+        l.checkpointing,
+        l.zero,
+        fmt_seconds(l.step_s),
+        l.mfu * 100.0,
+        l.cost_per_mtoken
+    )
+}

@@ -1,0 +1,68 @@
+//! The attention core (QKᵀ, softmax, AV): materialised as two batched GEMMs plus a memory-bound
+//! softmax, or one fused (flash) kernel.
+
+use super::{elementwise, gemm};
+
+/// Forward and backward time of the attention core of one layer on one GPU.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AttentionTime {
+    pub forward_s: f64,
+    pub backward_s: f64,
+    /// The memory-bound softmax/dropout part of `forward_s` (materialised only).
+    pub softmax_forward_s: f64,
+}
+
+/// Inputs of [`attention`], per layer and GPU.
+#[derive(Clone, Copy, Debug)]
+pub struct Core {
+    /// FLOPs of QKᵀ and AV in the forward (the full-s count, 4·t·s·h/TP).
+    pub flops: f64,
+    /// Score elements per layer on this GPU (t · context · heads / TP) for the softmax traffic.
+    pub scores: f64,
+    pub element_bytes: f64,
+    /// A causal mask: a fused kernel skips the masked half of the blocks.
+    pub causal: bool,
+    pub flash: bool,
+}
+
+/// - Materialised (Megatron-LM before fused attention): two batched GEMMs of half the FLOPs each,
+///   on the GEMM curve (calculon times the batched matmuls as GEMMs too), and the softmax/dropout
+///   traffic of [`elementwise::SOFTMAX_ELEMENTS`] per score; backward 2× forward for the GEMMs and
+///   the softmax.
+/// - Fused (FlashAttention-2, Dao 2023): FLOPs at `flash_fwd` of the 16-bit peak, the causal half
+///   skipped (§3.1.1 "causal masking"); the backward recomputes the scores — 5 matmuls against
+///   the forward's 2 (Algorithm 2) — at `flash_bwd`. Attention stays 16-bit under FP8 recipes
+///   (Transformer Engine runs FP8 only in the linear layers), so `peak16` is used.
+pub fn attention(
+    c: &Core,
+    peak_gemm: f64,
+    share: f64,
+    peak16: f64,
+    bandwidth: f64,
+    flash_fwd: f64,
+    flash_bwd: f64,
+) -> AttentionTime {
+    if c.flops <= 0.0 {
+        return AttentionTime::default();
+    }
+    if c.flash {
+        let work = if c.causal { 0.5 * c.flops } else { c.flops };
+        let fwd = super::rate_time(work, peak16 * flash_fwd);
+        let bwd = super::rate_time(2.5 * work, peak16 * flash_bwd);
+        return AttentionTime {
+            forward_s: fwd,
+            backward_s: bwd,
+            softmax_forward_s: 0.0,
+        };
+    }
+    let bmm = 2.0 * gemm::time(0.5 * c.flops, peak_gemm, share);
+    let softmax = elementwise::time(
+        elementwise::SOFTMAX_ELEMENTS * c.scores * c.element_bytes,
+        bandwidth,
+    );
+    AttentionTime {
+        forward_s: bmm + softmax,
+        backward_s: 2.0 * (bmm + softmax),
+        softmax_forward_s: softmax,
+    }
+}

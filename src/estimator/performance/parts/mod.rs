@@ -1,0 +1,154 @@
+//! The step-time parts model (issue 13; docs/time-model.md): one training step of a transformer
+//! on one GPU as the sum of the kernels it is made of — GEMMs on a size- and generation-dependent
+//! efficiency curve, the attention core (materialised or fused), memory-bound elementwise work by
+//! bytes moved, recomputation by checkpointing mode, pipeline point-to-point sends. Collectives,
+//! the bubble and the optimizer are added by `training` (comm.rs). Pure, allocation-free, per layer
+//! *kind* (one uniform layer), not per layer.
+//!
+//! calculon (calculon-ai/calculon, commit caa4b11f8fe1fee3ba57adaacb7590d7deabd053) times each op
+//! the same way in its `no_overlap` processing mode: compute and memory time add.
+
+pub mod attention;
+pub mod elementwise;
+pub mod gemm;
+pub mod pipeline;
+pub mod search;
+
+use super::inputs::Inputs;
+use super::work::Work;
+use crate::estimator::model::ResolvedModel;
+use crate::scenario::{
+    ArchKind, AttentionKernel, Checkpointing, FfnKind, ModelFamily, PartsTiming, Scenario,
+};
+
+/// 16-bit dense peak from which a GPU counts as Hopper-class for `gemm_efficiency_hopper`
+/// (H100 SXM: 989 TFLOP/s; A100: 312).
+pub const HOPPER_PEAK16: f64 = 600e12;
+
+/// One training step on one GPU (all micro-batches), by part, seconds. The critical pipeline
+/// stage is timed: ⌈L/PP⌉ layers plus the LM head and loss (the last stage).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct StepParts {
+    /// Forward + backward GEMMs of the layers and the LM head (no recomputation).
+    pub gemm_s: f64,
+    /// Attention core forward + backward (no recomputation).
+    pub attention_s: f64,
+    /// Memory-bound elementwise kernels forward + backward, and the loss.
+    pub elementwise_s: f64,
+    /// The recomputed forward (full: the whole layer; selective: the attention core).
+    pub recompute_s: f64,
+    /// Exposed pipeline point-to-point sends.
+    pub p2p_s: f64,
+    /// The step-level GEMM share used (`gemm_efficiency` or its Hopper value).
+    pub gemm_share: f64,
+}
+
+impl StepParts {
+    /// Kernel time of the step (no collectives, bubble or optimizer).
+    pub fn compute_s(&self) -> f64 {
+        self.gemm_s + self.attention_s + self.elementwise_s + self.recompute_s
+    }
+}
+
+/// `flops / rate`, 0 when the rate is not positive.
+pub(crate) fn rate_time(flops: f64, rate: f64) -> f64 {
+    if rate > 0.0 && flops > 0.0 {
+        flops / rate
+    } else {
+        0.0
+    }
+}
+
+/// The parts of a transformer training step, or `None` when the parts model does not apply
+/// (other families, an unknown peak): the flat roofline with `timing.compute_efficiency` times
+/// those.
+pub fn training_parts(
+    s: &Scenario,
+    m: &ResolvedModel,
+    w: &Work,
+    i: &Inputs,
+    pt: &PartsTiming,
+) -> Option<StepParts> {
+    if m.family != ModelFamily::Transformer || !i.peak_known || i.peak16 <= 0.0 {
+        return None;
+    }
+    let tp = f64::from(i.tp.max(1));
+    let t = w.micro_batch * w.tokens_per_sample;
+    let seq = w.tokens_per_sample;
+    let e = w.act_bytes;
+    let h = f64::from(m.hidden);
+    let share = if i.peak16 >= HOPPER_PEAK16 {
+        pt.gemm_efficiency_hopper
+    } else {
+        pt.gemm_efficiency
+    };
+    let (peak, bw) = (i.peak, i.bandwidth);
+    let g = |f: f64| gemm::time(f, peak, share);
+
+    let keep = w.keep;
+    let gemm_fwd = gemm::layer_forward(m, t, tp, keep, peak, share);
+    let active = m.moe.active_mlps();
+    let mats = match m.ffn_kind {
+        FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
+        FfnKind::SwiGlu => 3.0,
+    };
+
+    // Attention core.
+    let core = attention::Core {
+        flops: t * super::flops::attention_flops_per_token(m, seq) / tp,
+        scores: t * seq * f64::from(m.heads) / tp,
+        element_bytes: e,
+        causal: m.arch == ArchKind::Decoder,
+        flash: s.strategies.attention == AttentionKernel::Flash,
+    };
+    let att = attention::attention(
+        &core,
+        peak,
+        share,
+        i.peak16,
+        bw,
+        pt.flash_forward_efficiency,
+        pt.flash_backward_efficiency,
+    );
+
+    // Elementwise: norms and dropout-adds on the full hidden state unless sequence parallel.
+    let ffn_active = f64::from(m.ffn) * active;
+    let (rep, act) = elementwise::layer_elements_per_token(h, ffn_active, mats > 2.0);
+    let rep_div = if s.parallel.sequence_parallel {
+        tp
+    } else {
+        1.0
+    };
+    let ew =
+        |elements: f64, kernels: f64| elementwise::time(t * elements * e / kernels, bw) * kernels;
+    let ew_fwd = ew(rep / rep_div, 4.0) + ew(act / tp, 1.0);
+
+    let layers = f64::from(m.layers.div_ceil(i.pp.max(1)));
+    // LM head (on the last stage): 2·t·h·V/TP forward, 2× backward; the loss reads and writes
+    // FP32 logits about four times (softmax, cross-entropy, its gradient).
+    let head_f = t * super::flops::head_flops_per_token(m) * keep / tp;
+    let head_gemm = 3.0 * g(head_f);
+    let loss = elementwise::time(4.0 * 4.0 * t * f64::from(m.vocab) / tp, bw);
+
+    let recompute_layer = match s.strategies.checkpointing {
+        Checkpointing::None => 0.0,
+        Checkpointing::Selective => att.forward_s,
+        Checkpointing::Full | Checkpointing::EveryK => gemm_fwd + att.forward_s + ew_fwd,
+    };
+    let accum = f64::from(s.workload.grad_accum_steps.max(1));
+    let p2p = if i.pp > 1 {
+        let bytes = pipeline::p2p_bytes_per_microbatch(t, h, e, i.tp, s.parallel.pp_interleave);
+        let (link, _) = i.collective_bw(i.pp, i.tp.saturating_mul(i.dp));
+        rate_time(bytes, link) * (1.0 - pt.pp_overlap)
+    } else {
+        0.0
+    };
+    Some(StepParts {
+        gemm_s: accum * (layers * 3.0 * gemm_fwd + head_gemm),
+        attention_s: accum * layers * (att.forward_s + att.backward_s),
+        elementwise_s: accum * (layers * 3.0 * ew_fwd + loss),
+        recompute_s: accum * layers * recompute_layer,
+        p2p_s: accum * p2p,
+        gemm_share: share,
+    })
+}
