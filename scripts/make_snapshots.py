@@ -133,6 +133,41 @@ def training(layers=4, param=4 * MIB, act=3 * MIB, tmp=2 * MIB):
     return s
 
 
+def demo(layers=32, param=503_316_480, ckpt=33_554_432, recompute=402_653_184, logits=2_101_346_304):
+    """A demo run shaped like the bundled preset llama3-8b-full-finetune-h100 (bf16 weights,
+    gradients and two 8-bit-free bf16 Adam moments per layer, full checkpointing, fp32 logits): the
+    README screenshot. Sizes are the generator's choices, not a measurement."""
+    s = Sim()
+    s_seg = 2 << 30
+    global SEGMENT
+    saved_segment, SEGMENT = SEGMENT, s_seg
+    for _ in range(layers):
+        s.alloc(param, INIT, "parameters")
+    s.alloc(32 * MIB, CUBLAS, "workspaces")
+    saved = []
+    for _ in range(layers):
+        saved.append(s.alloc(ckpt, FWD, "saved_activations"))
+        t = s.alloc(recompute // 4, FWD, "temporaries")
+        s.free(t, FWD)
+    out = s.alloc(logits, FWD, "saved_activations")
+    up = s.alloc(logits, FWD, "temporaries")
+    s.free(up, FWD)
+    for i in reversed(range(layers)):
+        t = s.alloc(recompute, BWD, "temporaries")
+        if i == layers - 1:
+            s.free(out, BWD)
+        s.alloc(param, GRAD, "gradients")
+        s.free(t, BWD)
+        s.free(saved[i], BWD)
+    for _ in range(layers):
+        s.alloc(param // 2, OPT_INIT, "optimizer_state")
+        s.alloc(param // 2, OPT_INIT, "optimizer_state")
+    t = s.alloc(2 * param, OPT_TMP, "temporaries")
+    s.free(t, OPT_TMP)
+    SEGMENT = saved_segment
+    return s
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     sim = training()
@@ -153,6 +188,7 @@ def main():
         "shared_blowup.pickle": b"\x80\x02]q\x00" + b"".join(
             b"(h" + bytes([i]) + b"h" + bytes([i]) + b"lq" + bytes([i + 1]) for i in range(30)) + b".",
     }
+    files["demo_llama3_8b_step.pickle"] = pickle.dumps(demo().snapshot(), protocol=4)
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:
             f.write(data)
