@@ -82,10 +82,10 @@ pub fn timeline(plot_ui: &mut PlotUi<'_>, prefs: &Prefs, m: &Measurement, n: usi
                 plot_ui.text(
                     Text::new(
                         "measured peak",
-                        PlotPoint::new(x(p.event), y),
+                        PlotPoint::new(x(p.event) - 1.0, y),
                         format!("measured {}", memory_tick(u, y)),
                     )
-                    .anchor(egui::Align2::CENTER_BOTTOM)
+                    .anchor(egui::Align2::RIGHT_CENTER)
                     .color(color),
                 );
             }
