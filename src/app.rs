@@ -7,6 +7,7 @@ pub mod env;
 mod exec;
 mod files;
 mod history;
+mod measured;
 mod persist;
 pub mod session;
 mod shot;
@@ -159,6 +160,11 @@ impl ExplorerApp {
         self.panels(ui);
         self.claims_window(&ctx);
         self.dialogs(&ctx);
+        measured::run(
+            &ctx,
+            &mut self.session.scenario,
+            self.session.path.as_deref(),
+        );
         let dragging = ctx.dragged_id().is_some();
         self.history.observe(&self.session.scenario, dragging);
         let commands = std::mem::take(&mut self.pending);
@@ -198,7 +204,11 @@ impl ExplorerApp {
                 .collect()
         });
         for path in dropped {
-            self.pending.push(Command::OpenPath(path));
+            if measured::is_measurement(&path) {
+                measured::load(ctx, &path);
+            } else {
+                self.pending.push(Command::OpenPath(path));
+            }
         }
     }
 

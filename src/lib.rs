@@ -17,6 +17,7 @@ pub mod estimator;
 pub mod format;
 pub mod hardware;
 pub mod import;
+pub mod measured;
 pub mod presets;
 pub mod report;
 pub mod scenario;

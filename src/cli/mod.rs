@@ -10,6 +10,8 @@
 //! vram-explorer optimize <scenario.ron> [--gpus N] [--batch B] [--top N] [--json]
 //! vram-explorer claims [ID] [--json]
 //! vram-explorer import <config.json | model-dir | org/name>
+//! vram-explorer timeline <scenario.ron> | --preset NAME [--json|--csv] [--measured SNAPSHOT.pickle]
+//! vram-explorer compare <scenario.ron> | --preset NAME --measured FILE
 //! ```
 //!
 //! `import` writes the scenario (RON) to standard output and the parameter counts to standard error.
@@ -20,6 +22,7 @@
 //! which ends quietly with 0. Names and paths from files are printed with control characters escaped.
 
 mod claims;
+pub mod compare;
 mod export;
 mod fit;
 mod json;
@@ -27,6 +30,7 @@ mod optimize;
 mod perf;
 mod sweep;
 mod table;
+pub mod timeline;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -79,6 +83,18 @@ enum Command {
         /// ~/.cache/huggingface/hub; nothing is downloaded).
         source: String,
     },
+    /// The step's memory timeline layer by layer (forward, loss, backward, optimizer; prefill,
+    /// decode), stacked by component; with `--measured` a snapshot's timeline beside it (JSON).
+    Timeline(TimelineArgs),
+    /// Hold a measurement against the estimate (Markdown): a PyTorch memory snapshot (.pickle),
+    /// max_memory_allocated/max_memory_reserved lines, an nvidia-smi memory.used CSV or a vLLM log.
+    Compare {
+        #[command(flatten)]
+        source: Source,
+        /// The measurement file.
+        #[arg(long, value_name = "FILE")]
+        measured: PathBuf,
+    },
     /// The seed article's claims: what the estimator computes for each, and a verdict.
     Claims {
         /// Only this claim (by id).
@@ -87,6 +103,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Args)]
+struct TimelineArgs {
+    #[command(flatten)]
+    source: Source,
+    /// Print JSON (bytes; schema in docs/format.md).
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// Print CSV: one row per point, bytes per component.
+    #[arg(long)]
+    csv: bool,
+    /// A PyTorch memory snapshot whose measured timeline goes into the JSON beside the estimate.
+    #[arg(long, value_name = "SNAPSHOT")]
+    measured: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -250,12 +281,54 @@ fn execute(command: Command) -> Result<String, String> {
         }
         Command::Optimize(a) => Ok(optimize::run(&load(&a.source)?.0, &a)),
         Command::Claims { id, json } => claims::run(json, id.as_deref()),
+        Command::Timeline(a) => timeline_command(&a),
+        Command::Compare { source, measured } => {
+            let (scenario, _) = load(&source)?;
+            let m = load_measured(&measured)?;
+            Ok(compare::markdown(
+                &scenario,
+                &estimate(&scenario),
+                &m,
+                &measured.display().to_string(),
+            ))
+        }
         Command::Import { source } => import(&source),
         Command::Sweep(a) => {
             let (scenario, _) = load(&a.source)?;
             sweep::run(&scenario, a.over, a.from, a.to, a.steps, a.scale)
         }
     }
+}
+
+/// Reads a measurement file; the error names the file last.
+fn load_measured(path: &std::path::Path) -> Result<crate::measured::Measurement, String> {
+    crate::measured::load(path).map_err(|e| format!("{e}: {}", path.display()))
+}
+
+/// `timeline`: the table, CSV or JSON.
+fn timeline_command(a: &TimelineArgs) -> Result<String, String> {
+    let (scenario, origin) = load(&a.source)?;
+    let est = estimate(&scenario);
+    let t = crate::estimator::timeline::build(&scenario, &est);
+    let measured = match &a.measured {
+        None => None,
+        Some(p) => match load_measured(p)? {
+            crate::measured::Measurement::Snapshot(m) => Some(m),
+            crate::measured::Measurement::Light(_) => {
+                return Err(format!(
+                    "--measured takes a PyTorch memory snapshot here (use `compare` for other measurements): {}",
+                    p.display()
+                ));
+            }
+        },
+    };
+    Ok(if a.json {
+        timeline::json(&scenario, &origin, &t, measured.as_deref())
+    } else if a.csv {
+        timeline::csv(&t)
+    } else {
+        timeline::table(&t, MemoryUnit::GiB)
+    })
 }
 
 /// `import`: the scenario as RON (returned, for stdout); the counts go to stderr.

@@ -11,6 +11,7 @@ pub mod performance;
 pub mod resolve;
 pub mod sensitivity;
 pub mod solver;
+pub mod timeline;
 
 pub use diagnostics::{Diagnostic, Diagnostics, Severity};
 pub use memory_types::*;

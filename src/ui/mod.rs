@@ -12,6 +12,8 @@ pub mod family;
 pub mod fit;
 pub mod headline;
 pub mod layout;
+pub mod measured_panel;
+pub mod measured_state;
 pub mod menu;
 pub mod notice;
 pub mod theme;

@@ -57,6 +57,22 @@ pub fn capacity(choice: ThemeChoice) -> Color32 {
     }
 }
 
+/// A measured run drawn over the estimate: allocated (solid) and reserved (dashed) bytes.
+pub fn measured(choice: ThemeChoice) -> Color32 {
+    match choice {
+        ThemeChoice::Dark => Color32::from_rgb(0xFF, 0x4F, 0xA0),
+        ThemeChoice::Light => Color32::from_rgb(0xC0, 0x10, 0x70),
+    }
+}
+
+/// Phase bands of the timeline (every other phase shaded).
+pub fn band(choice: ThemeChoice) -> Color32 {
+    match choice {
+        ThemeChoice::Dark => Color32::from_white_alpha(14),
+        ThemeChoice::Light => Color32::from_black_alpha(14),
+    }
+}
+
 /// "Fits" mark.
 pub fn good(choice: ThemeChoice) -> Color32 {
     match choice {

@@ -3,7 +3,7 @@
 
 use egui::Ui;
 
-use super::{architecture, composition, roofline, sensitivity, sweep, title};
+use super::{architecture, composition, roofline, sensitivity, sweep, timeline, title};
 use crate::estimator::Estimate;
 use crate::scenario::Scenario;
 use crate::ui::Prefs;
@@ -87,13 +87,13 @@ impl Chart {
 
     /// Draws the title and the chart.
     pub fn ui(self, ui: &mut Ui, cx: &mut ChartCtx<'_>) {
+        if self == Chart::Memory {
+            return memory(ui, cx);
+        }
         title(ui, cx.prefs, &self.title(cx.prefs), self.hover());
         let (prefs, scenario, est, h) = (&mut *cx.prefs, cx.scenario, cx.estimate, cx.height);
         match self {
-            Chart::Memory => {
-                let base = cx.baseline.map(|(_, e)| e);
-                composition::ui(ui, prefs, scenario, est, base, h);
-            }
+            Chart::Memory => {}
             Chart::Roofline => roofline::ui(ui, prefs, scenario, est, h),
             Chart::Architecture => architecture::ui(ui, prefs, scenario, h),
             Chart::Sweep => {
@@ -103,4 +103,34 @@ impl Chart {
             Chart::Sensitivity => sensitivity::ui(ui, prefs, scenario, h),
         }
     }
+}
+
+/// The memory chart: a header toggle between the composition and the timeline, the chart, and the
+/// measured-run panel under it (its rows come out of the chart's height).
+fn memory(ui: &mut Ui, cx: &mut ChartCtx<'_>) {
+    let chart = Chart::Memory;
+    let on = ui
+        .horizontal(|ui| {
+            let on = timeline::toggle(ui);
+            let text = if on {
+                format!(
+                    "Step timeline: live tensor bytes per GPU ({})",
+                    cx.prefs.unit.label()
+                )
+            } else {
+                chart.title(cx.prefs)
+            };
+            title(ui, cx.prefs, &text, chart.hover());
+            on
+        })
+        .inner;
+    let (prefs, scenario, est) = (&mut *cx.prefs, cx.scenario, cx.estimate);
+    let h = (cx.height - crate::ui::measured_panel::height(ui)).max(80.0);
+    if on {
+        timeline::ui(ui, prefs, scenario, est, h);
+    } else {
+        let base = cx.baseline.map(|(_, e)| e);
+        composition::ui(ui, prefs, scenario, est, base, h);
+    }
+    crate::ui::measured_panel::ui(ui, prefs, scenario, est);
 }

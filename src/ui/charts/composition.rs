@@ -247,6 +247,7 @@ fn plot(
             plot_ui.bar_chart(chart);
         }
         marks(plot_ui, prefs, columns, cap, baseline);
+        super::measured_overlay::composition(plot_ui, prefs, columns.len());
         if cap > tallest * 1.12 {
             let at = PlotPoint::new(-0.45, tallest * 1.1);
             let text = format!("GPU memory {} is above the view", memory_tick(u, cap));

@@ -8,10 +8,12 @@ mod composition_hover;
 pub mod composition_legend;
 mod composition_off;
 pub mod explain;
+pub mod measured_overlay;
 pub mod roofline;
 pub mod sensitivity;
 pub mod sweep;
 mod sweep_view;
+pub mod timeline;
 
 use egui::{RichText, Ui};
 use egui_plot::{Corner, Legend, Plot};

@@ -1,0 +1,227 @@
+//! Building the timeline from an estimate's phase breakdowns.
+
+use super::{Point, Step, Timeline};
+use crate::estimator::{Breakdown, Component, Diagnostics, Estimate, Phase, PhasePeaks, resolve};
+use crate::scenario::{Mode, Scenario};
+use crate::units::Bytes;
+
+/// Decode steps drawn at most (evenly spaced tokens; the last is the estimate's decode phase).
+const DECODE_POINTS: u32 = 32;
+/// Layers drawn at most per pass (a deeper stage is sampled evenly; the phase points are kept).
+const LAYER_POINTS: u32 = 256;
+
+/// The timeline of `scenario` whose estimate is `est` (the same scenario's [`estimate`](crate::estimator::estimate)).
+///
+/// Every point of a phase is bounded by that phase's breakdown in `est.memory.phases`: an
+/// interpolated point whose tensor total would exceed it is replaced by its componentwise minimum
+/// with the phase breakdown (the estimate's phase peak is the authority), and the phase breakdown
+/// itself is one of the points. So the maximum over each phase equals its peak exactly.
+pub fn build(scenario: &Scenario, est: &Estimate) -> Timeline {
+    let mut d = Diagnostics::default();
+    let r = resolve(scenario, &mut d);
+    let mem = &est.memory;
+    let layers_total = r.model.layers.max(1);
+    let pp = r.pp_stages.max(1);
+    let per_stage = layers_total.div_ceil(pp);
+    let first = mem.peak_stage == 0;
+    let layers = if first {
+        per_stage
+    } else {
+        layers_total.saturating_sub(per_stage * (pp - 1)).max(1)
+    };
+    let in_flight = if first && pp > 1 {
+        in_flight(&r.scenario.parallel, pp)
+    } else {
+        1.0
+    };
+    let ph = &mem.phases;
+    let points = match scenario.mode {
+        Mode::Training => training(ph, layers, in_flight),
+        Mode::Inference => inference(ph, layers, r.scenario.inference.generated_tokens),
+    };
+    let peak = peak_index(&points);
+    Timeline {
+        points,
+        peak,
+        stage: mem.peak_stage,
+        layers,
+        in_flight,
+        overhead: mem.peak.get(Component::CudaContext) + mem.peak.get(Component::AllocatorReserve),
+    }
+}
+
+/// Micro-batches in flight on the first stage under 1F1B: min(p, m), times the interleaved
+/// schedule's factor 1 + (p − 1)/(p·v) (Narayanan et al. 2021 §2.2; the same rule as
+/// `estimator/memory.rs` `stage`).
+fn in_flight(par: &crate::scenario::Parallelism, pp: u32) -> f64 {
+    let p = f64::from(pp);
+    let v = f64::from(par.pp_interleave.max(1));
+    let interleave = if v > 1.0 {
+        1.0 + (p - 1.0) / (p * v)
+    } else {
+        1.0
+    };
+    p.min(f64::from(par.pp_microbatches.max(1))) * interleave
+}
+
+fn peak_index(points: &[Point]) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for (i, p) in points.iter().enumerate() {
+        let t = p.bytes.tensor_total().get();
+        if best.is_none_or(|(_, b)| t > b) {
+            best = Some((i, t));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// `b` with activations, gradients and transient replaced.
+fn with(b: &Breakdown, acts: f64, grads: f64, transient: f64) -> Breakdown {
+    let mut out = *b;
+    out.set(Component::Activations, Bytes(acts));
+    out.set(Component::Gradients, Bytes(grads));
+    out.set(Component::Transient, Bytes(transient));
+    out
+}
+
+/// `b`, or its componentwise minimum with `bound` when its tensor total exceeds `bound`'s.
+fn capped(b: Breakdown, bound: &Breakdown) -> Breakdown {
+    if b.tensor_total().get() <= bound.tensor_total().get() {
+        return b;
+    }
+    let mut out = b;
+    for c in Component::ALL {
+        out.set(c, Bytes(b.get(c).get().min(bound.get(c).get())));
+    }
+    out
+}
+
+fn get(b: &Breakdown, c: Component) -> f64 {
+    b.get(c).get()
+}
+
+/// The layer numbers drawn for a pass of `layers` layers: all of them, or `LAYER_POINTS` evenly
+/// spaced ones ending at the last.
+fn layer_marks(layers: u32) -> impl Iterator<Item = u32> {
+    let n = layers.clamp(1, LAYER_POINTS);
+    (1..=n).map(move |k| (u64::from(k) * u64::from(layers)).div_ceil(u64::from(n)) as u32)
+}
+
+/// The smallest transient of the phases present (what every phase holds).
+fn floor_transient(ph: &PhasePeaks) -> f64 {
+    Phase::ALL
+        .iter()
+        .filter_map(|p| ph.get(*p))
+        .map(|b| get(b, Component::Transient))
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn training(ph: &PhasePeaks, layers: u32, in_flight: f64) -> Vec<Point> {
+    let mut out = Vec::new();
+    let Some(fwd) = ph.get(Phase::Forward) else {
+        return out;
+    };
+    let t0 = floor_transient(ph);
+    let l = f64::from(layers);
+    let (a_f, g_f) = (
+        get(fwd, Component::Activations),
+        get(fwd, Component::Gradients),
+    );
+    // The other micro-batches in flight already hold their saved activations.
+    let a0 = a_f * (in_flight - 1.0).max(0.0) / in_flight.max(1.0);
+    let mut push = |step, phase, bytes| out.push(Point { step, phase, bytes });
+    push(
+        Step::Start,
+        Phase::Forward,
+        with(fwd, a0, g_f, t0.min(get(fwd, Component::Transient))),
+    );
+    for n in layer_marks(layers) {
+        let a = a0 + (a_f - a0) * f64::from(n) / l;
+        push(
+            Step::ForwardLayer(n),
+            Phase::Forward,
+            capped(with(fwd, a, g_f, t0), fwd),
+        );
+    }
+    push(Step::Loss, Phase::Forward, *fwd);
+    let mut prev = *fwd;
+    if let Some(lb) = ph.get(Phase::LossBackward) {
+        push(Step::LossBackward, Phase::LossBackward, *lb);
+        prev = *lb;
+    }
+    let opt = ph.get(Phase::OptimizerStep);
+    if let Some(bwd) = ph.get(Phase::Backward) {
+        let g_end = opt.map_or(get(bwd, Component::Gradients), |o| {
+            get(o, Component::Gradients)
+        });
+        let (a_p, g_p) = (
+            get(&prev, Component::Activations),
+            get(&prev, Component::Gradients),
+        );
+        // The phase's breakdown is the first layer's backward when it holds activations, else the
+        // end of backward (estimator/memory/training.rs picks the larger of the two).
+        let exact_first = get(bwd, Component::Activations) > 0.0;
+        let marks: Vec<u32> = layer_marks(layers).collect();
+        let last = marks.len().saturating_sub(1);
+        for (i, n) in marks.into_iter().enumerate() {
+            let done = f64::from(n) / l;
+            let b = if (exact_first && i == 0) || (!exact_first && i == last) {
+                *bwd
+            } else {
+                let t = t0.min(get(bwd, Component::Transient));
+                capped(
+                    with(bwd, a_p * (1.0 - done), g_p + (g_end - g_p) * done, t),
+                    bwd,
+                )
+            };
+            push(Step::BackwardLayer(n), Phase::Backward, b);
+        }
+    }
+    if let Some(o) = opt {
+        push(Step::OptimizerStep, Phase::OptimizerStep, *o);
+    }
+    out
+}
+
+fn inference(ph: &PhasePeaks, layers: u32, generated: u32) -> Vec<Point> {
+    let mut out = Vec::new();
+    let Some(pre) = ph.get(Phase::Prefill) else {
+        return out;
+    };
+    let l = f64::from(layers);
+    let k_p = get(pre, Component::KvCache);
+    let t_p = get(pre, Component::Transient);
+    let mut push = |step, phase, bytes| out.push(Point { step, phase, bytes });
+    for n in layer_marks(layers) {
+        let b = if n == layers {
+            *pre
+        } else {
+            let mut b = *pre;
+            b.set(Component::KvCache, Bytes(k_p * f64::from(n) / l));
+            b.set(Component::Transient, Bytes(t_p));
+            b
+        };
+        push(Step::PrefillLayer(n), Phase::Prefill, b);
+    }
+    let Some(dec) = ph.get(Phase::Decode) else {
+        return out;
+    };
+    let g = generated.max(1);
+    let n = g.min(DECODE_POINTS);
+    let k_d = get(dec, Component::KvCache);
+    for k in 1..=n {
+        let token = (u64::from(k) * u64::from(g)).div_ceil(u64::from(n)) as u32;
+        let b = if k == n {
+            *dec
+        } else {
+            let mut b = *dec;
+            b.set(
+                Component::KvCache,
+                Bytes(k_p + (k_d - k_p) * f64::from(token) / f64::from(g)),
+            );
+            capped(b, dec)
+        };
+        push(Step::DecodeToken(token), Phase::Decode, b);
+    }
+    out
+}

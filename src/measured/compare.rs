@@ -1,0 +1,206 @@
+//! A measurement held against the estimate: one row per statistic with the error, and the
+//! calibration of the adjustable overheads (`scenario.overheads`) that the measurement implies.
+//!
+//! What each statistic is compared with (`estimator/memory_types.rs`): `max_memory_allocated` with
+//! the peak tensor bytes (`tensor_peak`); `max_memory_reserved` with tensor bytes plus the
+//! allocator reserve (`gpu_total` − CUDA context); nvidia-smi with `gpu_total`; vLLM's lines with
+//! the weights, transient and KV-cache components of the peak.
+
+use super::attribution::Kind;
+use super::{LightMeasurement, MeasuredTimeline, Measurement, Statistic};
+use crate::estimator::{Component, Estimate};
+use crate::scenario::Scenario;
+use crate::units::MIB;
+
+/// One compared statistic.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// What was measured, e.g. "max_memory_allocated".
+    pub statistic: String,
+    /// What it is compared with in the estimate.
+    pub against: &'static str,
+    pub measured: f64,
+    pub estimated: f64,
+}
+
+impl Row {
+    /// (estimated − measured) / measured; `None` when nothing was measured.
+    pub fn error(&self) -> Option<f64> {
+        (self.measured > 0.0).then(|| (self.estimated - self.measured) / self.measured)
+    }
+}
+
+fn row(statistic: &str, against: &'static str, measured: f64, estimated: f64) -> Row {
+    Row {
+        statistic: statistic.to_owned(),
+        against,
+        measured,
+        estimated,
+    }
+}
+
+/// Estimated reserved bytes: tensor bytes plus the allocator reserve.
+fn est_reserved(est: &Estimate) -> f64 {
+    est.memory.gpu_total.get() - est.memory.peak.get(Component::CudaContext).get()
+}
+
+/// The rows of a measurement against `est`.
+pub fn rows(m: &Measurement, est: &Estimate) -> Vec<Row> {
+    match m {
+        Measurement::Snapshot(t) => snapshot_rows(t, est),
+        Measurement::Light(l) => light_rows(l, est),
+    }
+}
+
+fn snapshot_rows(t: &MeasuredTimeline, est: &Estimate) -> Vec<Row> {
+    let mem = &est.memory;
+    let mut out = vec![
+        row(
+            "snapshot allocated peak",
+            "tensor peak",
+            t.allocated_peak,
+            mem.tensor_peak.get(),
+        ),
+        row(
+            "snapshot reserved peak",
+            "tensor peak + allocator reserve",
+            t.reserved_peak,
+            est_reserved(est),
+        ),
+        row(
+            "snapshot fragmentation at the peak",
+            "allocator reserve",
+            t.fragmentation,
+            mem.peak.get(Component::AllocatorReserve).get(),
+        ),
+    ];
+    for k in Kind::ALL {
+        if let Some(c) = k.component() {
+            let measured = t.at_peak[k as usize];
+            let estimated = mem.peak.get(c).get();
+            if measured > 0.0 || estimated > 0.0 {
+                out.push(row(
+                    &format!("at the peak: {}", k.label()),
+                    c.label(),
+                    measured,
+                    estimated,
+                ));
+            }
+        }
+    }
+    for k in [Kind::BeforeRecording, Kind::Unattributed] {
+        let measured = t.at_peak[k as usize];
+        if measured > 0.0 {
+            out.push(row(
+                &format!("at the peak: {}", k.label()),
+                "—",
+                measured,
+                0.0,
+            ));
+        }
+    }
+    out
+}
+
+fn light_rows(l: &LightMeasurement, est: &Estimate) -> Vec<Row> {
+    let mem = &est.memory;
+    l.values
+        .iter()
+        .map(|(s, v)| {
+            let (against, e) = match s {
+                Statistic::Allocated => ("tensor peak", mem.tensor_peak.get()),
+                Statistic::Reserved => ("tensor peak + allocator reserve", est_reserved(est)),
+                Statistic::NvidiaSmi => ("GPU total", mem.gpu_total.get()),
+                Statistic::VllmWeights => ("weights", mem.peak.get(Component::Weights).get()),
+                Statistic::VllmActivations => (
+                    "transient buffers",
+                    mem.peak.get(Component::Transient).get(),
+                ),
+                Statistic::VllmKvCache => ("KV cache", mem.peak.get(Component::KvCache).get()),
+            };
+            row(s.label(), against, *v, e)
+        })
+        .collect()
+}
+
+/// One proposed change of an overhead assumption.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    /// The scenario field (`overheads.…`).
+    pub field: &'static str,
+    pub from: f64,
+    pub to: f64,
+    /// Why, in one line.
+    pub why: String,
+}
+
+/// The overhead changes the measurement implies (empty when it says nothing about them):
+/// allocator reserve fraction = (reserved − allocated) / allocated at the peak; CUDA context =
+/// nvidia-smi − reserved (when both were measured); workspaces = the snapshot's NCCL/cuBLAS blocks.
+pub fn calibration(m: &Measurement, sc: &Scenario) -> Vec<Change> {
+    let o = &sc.overheads;
+    let (allocated, reserved, smi, workspaces) = match m {
+        Measurement::Snapshot(t) => (
+            Some(t.allocated_peak),
+            Some(t.reserved_at_peak),
+            None,
+            Some(t.at_peak[Kind::Workspaces as usize]),
+        ),
+        Measurement::Light(l) => (
+            l.get(Statistic::Allocated),
+            l.get(Statistic::Reserved),
+            l.get(Statistic::NvidiaSmi),
+            None,
+        ),
+    };
+    let mut out = Vec::new();
+    if let (Some(a), Some(r)) = (allocated, reserved)
+        && a > 0.0
+        && r >= a
+    {
+        let f = ((r - a) / a).clamp(0.0, 1.0);
+        out.push(Change {
+            field: "overheads.allocator_reserve_fraction",
+            from: o.allocator_reserve_fraction,
+            to: f,
+            why: format!(
+                "measured reserved − allocated = {:.1} % of allocated",
+                f * 100.0
+            ),
+        });
+    }
+    if let (Some(r), Some(n)) = (reserved, smi)
+        && n > r
+    {
+        out.push(Change {
+            field: "overheads.cuda_context_mib",
+            from: o.cuda_context_mib,
+            to: (n - r) / MIB,
+            why: "nvidia-smi − max_memory_reserved: what lives outside the allocator".to_owned(),
+        });
+    }
+    if let Some(w) = workspaces.filter(|w| *w > 0.0) {
+        out.push(Change {
+            field: "overheads.workspace_mib",
+            from: o.workspace_mib,
+            to: w / MIB,
+            why: "NCCL / cuBLAS workspace blocks live at the measured peak".to_owned(),
+        });
+    }
+    out.retain(|c| (c.to - c.from).abs() > 1e-9 * c.from.abs().max(1.0));
+    out
+}
+
+/// Applies `changes` to `sc` (the caller records the undo step).
+pub fn apply(changes: &[Change], sc: &mut Scenario) {
+    for c in changes {
+        match c.field {
+            "overheads.allocator_reserve_fraction" => {
+                sc.overheads.allocator_reserve_fraction = c.to
+            }
+            "overheads.cuda_context_mib" => sc.overheads.cuda_context_mib = c.to,
+            "overheads.workspace_mib" => sc.overheads.workspace_mib = c.to,
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! Measurements of a real run, read next to the estimate: a PyTorch memory snapshot (the pickle
+//! `torch.cuda.memory._dump_snapshot` writes), or a lighter measurement (a pasted
+//! `max_memory_allocated` / `max_memory_reserved` pair, an nvidia-smi CSV log, a vLLM startup log).
+//!
+//! An input like `import`: every file is bounded (size, element counts, nesting) before it is
+//! parsed, and every failure is a typed [`MeasuredError`], never a panic.
+
+pub mod analysis;
+pub mod attribution;
+pub mod compare;
+pub mod light;
+mod scan;
+mod scan_paths;
+pub mod snapshot;
+
+use std::fmt;
+use std::path::Path;
+
+pub use analysis::{MeasuredTimeline, analyse};
+pub use light::{LightMeasurement, Statistic};
+pub use snapshot::Snapshot;
+
+/// Largest snapshot file read (a 100,000-event history with stacks is tens of MB).
+pub const MAX_SNAPSHOT_BYTES: u64 = 256 * 1024 * 1024;
+/// Largest text measurement read (a log or a pasted pair).
+pub const MAX_TEXT_BYTES: u64 = 16 * 1024 * 1024;
+/// Events read per device, and segments.
+pub const MAX_EVENTS: usize = 5_000_000;
+pub const MAX_SEGMENTS: usize = 1_000_000;
+
+/// Why a measurement could not be read. Messages come first; the path is added by the caller.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MeasuredError {
+    Io(String),
+    /// Larger than a bound (the message names it).
+    TooLarge(String),
+    /// Not the expected format.
+    Malformed(String),
+    /// A text with no measurement this reader knows.
+    NotRecognised,
+}
+
+impl fmt::Display for MeasuredError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MeasuredError::Io(e) => write!(f, "cannot read the measurement ({e})"),
+            MeasuredError::TooLarge(e) => write!(f, "the measurement is too large: {e}"),
+            MeasuredError::Malformed(e) => write!(f, "{e}"),
+            MeasuredError::NotRecognised => f.write_str(
+                "no measurement found: expected a PyTorch memory snapshot (.pickle), \
+                 max_memory_allocated/max_memory_reserved lines, an nvidia-smi memory.used CSV \
+                 or a vLLM startup log",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MeasuredError {}
+
+/// A measurement of either kind.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Measurement {
+    Snapshot(Box<MeasuredTimeline>),
+    Light(LightMeasurement),
+}
+
+/// Parses a snapshot pickle (already in memory, at most [`MAX_SNAPSHOT_BYTES`]).
+pub fn parse_snapshot(data: &[u8]) -> Result<Snapshot, MeasuredError> {
+    if data.len() as u64 > MAX_SNAPSHOT_BYTES {
+        return Err(too_big(data.len() as u64, MAX_SNAPSHOT_BYTES));
+    }
+    let data = scan::prepare(data)?;
+    let s: Snapshot = serde_pickle::from_slice(&data, serde_pickle::DeOptions::new())
+        .map_err(|e| MeasuredError::Malformed(format!("not a memory snapshot: {e}")))?;
+    if s.segments.len() > MAX_SEGMENTS {
+        return Err(MeasuredError::TooLarge(format!(
+            "more than {MAX_SEGMENTS} segments"
+        )));
+    }
+    if s.device_traces.iter().any(|t| t.len() > MAX_EVENTS) {
+        return Err(MeasuredError::TooLarge(format!(
+            "more than {MAX_EVENTS} events on a device"
+        )));
+    }
+    Ok(s)
+}
+
+/// Reads a measurement from bytes: a pickle (it starts with the protocol opcode 0x80; a protocol-0
+/// pickle, which has none, is tried when the text holds no measurement and ends with the stop
+/// opcode) is a snapshot, anything else is read as text.
+pub fn parse(data: &[u8]) -> Result<Measurement, MeasuredError> {
+    let protocol0 = data.last() == Some(&b'.') && data.first().is_some_and(|b| b"(}]".contains(b));
+    if data.first() == Some(&0x80) || protocol0 {
+        let s = parse_snapshot(data)?;
+        return Ok(Measurement::Snapshot(Box::new(analyse(&s))));
+    }
+    if data.len() as u64 > MAX_TEXT_BYTES {
+        return Err(too_big(data.len() as u64, MAX_TEXT_BYTES));
+    }
+    let text = String::from_utf8_lossy(data);
+    light::parse(&text).map(Measurement::Light)
+}
+
+/// Reads a measurement file (bounded before reading).
+pub fn load(path: &Path) -> Result<Measurement, MeasuredError> {
+    let meta = std::fs::metadata(path).map_err(|e| MeasuredError::Io(e.to_string()))?;
+    if meta.len() > MAX_SNAPSHOT_BYTES {
+        return Err(too_big(meta.len(), MAX_SNAPSHOT_BYTES));
+    }
+    let data = std::fs::read(path).map_err(|e| MeasuredError::Io(e.to_string()))?;
+    parse(&data)
+}
+
+fn too_big(len: u64, max: u64) -> MeasuredError {
+    MeasuredError::TooLarge(format!(
+        "{len} bytes, more than the {} MiB this reader accepts",
+        max / (1024 * 1024)
+    ))
+}

@@ -1,0 +1,202 @@
+//! Reading measurements (src/measured): the generated snapshots of tests/data/snapshots/ (see its
+//! README) load with the figures their generator computed, in every pickle protocol; attribution
+//! puts each block where the frames say; hostile files (truncated, huge counts, deep nesting,
+//! shared-reference blow-up, wrong types, class references) get a clear error; light
+//! measurements (PyTorch pair, nvidia-smi CSV, vLLM log) are read with their statistic.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use std::path::{Path, PathBuf};
+
+use vram_explorer::measured::attribution::Kind;
+use vram_explorer::measured::compare::{self, calibration};
+use vram_explorer::measured::{self, MeasuredError, Measurement, Statistic};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn expected() -> serde_json::Value {
+    let text = std::fs::read_to_string(data("snapshots/expected.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn timeline(name: &str) -> measured::MeasuredTimeline {
+    match measured::load(&data(name)).unwrap() {
+        Measurement::Snapshot(t) => *t,
+        Measurement::Light(l) => panic!("{name} read as text: {l:?}"),
+    }
+}
+
+#[test]
+fn the_training_snapshot_has_the_generators_peaks_in_every_protocol() {
+    let want = expected();
+    for name in [
+        "training_step",
+        "training_step_protocol2",
+        "training_step_protocol0",
+    ] {
+        let t = timeline(&format!("snapshots/{name}.pickle"));
+        assert_eq!(t.events as u64, want["events"].as_u64().unwrap(), "{name}");
+        assert_eq!(
+            t.allocated_peak,
+            want["allocated_peak"].as_f64().unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            t.reserved_at_peak,
+            want["reserved_at_peak"].as_f64().unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            t.reserved_peak,
+            want["reserved_peak"].as_f64().unwrap(),
+            "{name}"
+        );
+        assert_eq!(t.fragmentation, t.reserved_at_peak - t.allocated_peak);
+        let peak = &t.points[t.peak_point];
+        assert_eq!(
+            peak.allocated, t.allocated_peak,
+            "the peak is one of the drawn points"
+        );
+    }
+}
+
+#[test]
+fn blocks_are_attributed_from_their_frames() {
+    let want = expected();
+    let t = timeline("snapshots/training_step.pickle");
+    for k in Kind::ALL {
+        let w = want["at_peak"][k.key()].as_f64().unwrap_or(0.0);
+        assert_eq!(t.at_peak[k as usize], w, "{k:?} at the peak");
+    }
+    // Mid-forward, the saved activations are live and counted as such.
+    let saved = t
+        .points
+        .iter()
+        .map(|p| p.by_kind[Kind::SavedActivations as usize])
+        .fold(0.0, f64::max);
+    assert_eq!(
+        saved,
+        (4.0 * 3.0 + 6.0) * 1_048_576.0,
+        "four layers' saved activations and the logits (alive from the loss to its backward)"
+    );
+    assert_eq!(t.at_peak[Kind::Unattributed as usize], 0.0);
+    for p in &t.points {
+        let sum: f64 = p.by_kind.iter().sum();
+        assert_eq!(
+            sum, p.allocated,
+            "kinds sum to allocated at event {}",
+            p.event
+        );
+        assert!(
+            p.reserved >= p.allocated,
+            "reserved ≥ allocated at event {}",
+            p.event
+        );
+    }
+}
+
+#[test]
+fn a_snapshot_without_history_gives_the_state_at_the_dump() {
+    let t = timeline("snapshots/no_history.pickle");
+    assert_eq!(t.events, 0);
+    assert_eq!(t.points.len(), 1);
+    assert_eq!(
+        t.reserved_peak,
+        expected()["reserved_peak"].as_f64().unwrap()
+    );
+    assert!(t.allocated_peak > 0.0);
+}
+
+#[test]
+fn hostile_snapshots_get_clear_errors() {
+    let cases: [(&str, &str); 6] = [
+        ("truncated", "ends early"),
+        ("huge_count", "ends early"),
+        ("deep_nesting", "nested deeper than 32"),
+        ("shared_blowup", "expand to more than"),
+        ("wrong_type", "not a memory snapshot"),
+        ("object_reference", "object reference"),
+    ];
+    for (name, msg) in cases {
+        let e = measured::load(&data(&format!("snapshots/{name}.pickle"))).unwrap_err();
+        assert!(e.to_string().contains(msg), "{name}: {e}");
+    }
+    // Every prefix of a real snapshot is an error or a snapshot, never a panic.
+    let whole = std::fs::read(data("snapshots/training_step.pickle")).unwrap();
+    for n in (0..whole.len()).step_by(7) {
+        let _ = measured::parse(&whole[..n]);
+    }
+    let big = vec![0x80u8; (measured::MAX_SNAPSHOT_BYTES + 1) as usize];
+    assert!(matches!(
+        measured::parse(&big),
+        Err(MeasuredError::TooLarge(_))
+    ));
+}
+
+fn light(name: &str) -> measured::LightMeasurement {
+    match measured::load(&data(&format!("measured_light/{name}"))).unwrap() {
+        Measurement::Light(l) => l,
+        Measurement::Snapshot(_) => panic!("{name} read as a snapshot"),
+    }
+}
+
+#[test]
+fn light_measurements_are_read_with_their_statistic() {
+    let gib = 1_073_741_824.0;
+    let t = light("torch_pair.txt");
+    assert_eq!(t.get(Statistic::Allocated), Some(15_032_385_536.0));
+    assert_eq!(t.get(Statistic::Reserved), Some(16.5 * gib));
+    let n = light("nvidia_smi.csv");
+    assert_eq!(
+        n.values,
+        vec![(Statistic::NvidiaSmi, 17_900.0 * 1_048_576.0)]
+    );
+    let v = light("vllm_startup.log");
+    assert_eq!(
+        v.get(Statistic::VllmWeights),
+        Some(14.99 * gib),
+        "the largest of the weight lines"
+    );
+    assert_eq!(v.get(Statistic::VllmKvCache), Some(54.25 * gib));
+    assert_eq!(v.get(Statistic::VllmActivations), Some(1.43 * gib));
+    assert_eq!(
+        measured::parse(b"hello\nworld\n"),
+        Err(MeasuredError::NotRecognised)
+    );
+}
+
+#[test]
+fn rows_and_calibration_follow_the_measurement() {
+    let s = vram_explorer::presets::bundled_scenario("llama3-8b-full-finetune-h100").unwrap();
+    let est = vram_explorer::estimator::estimate(&s);
+    let m = Measurement::Light(light("torch_pair.txt"));
+    let rows = compare::rows(&m, &est);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].estimated, est.memory.tensor_peak.get());
+    let e = rows[0].error().unwrap();
+    assert!((e - (rows[0].estimated / 15_032_385_536.0 - 1.0)).abs() < 1e-12);
+    let changes = calibration(&m, &s);
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].field, "overheads.allocator_reserve_fraction");
+    let f = (16.5 * 1_073_741_824.0 - 15_032_385_536.0) / 15_032_385_536.0;
+    assert!((changes[0].to - f).abs() < 1e-12);
+    let mut s2 = s.clone();
+    compare::apply(&changes, &mut s2);
+    assert_eq!(s2.overheads.allocator_reserve_fraction, changes[0].to);
+    // The snapshot's workspace blocks calibrate the workspace.
+    let snap = Measurement::Snapshot(Box::new(timeline("snapshots/training_step.pickle")));
+    let ch = calibration(&snap, &s);
+    assert!(
+        ch.iter()
+            .any(|c| c.field == "overheads.workspace_mib" && c.to == 1.0),
+        "{ch:?}"
+    );
+}
