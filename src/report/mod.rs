@@ -2,6 +2,7 @@
 //! roofline figures and the architecture comparison. Pure: strings out, the caller writes files.
 
 pub mod csv;
+pub mod family;
 pub mod import;
 pub mod markdown;
 
