@@ -70,6 +70,16 @@ fn gpu_name(s: &Scenario) -> String {
 }
 
 fn summary(out: &mut String, s: &Scenario, e: &Estimate, unit: MemoryUnit) {
+    out.push_str("| Input | Value |\n|---|---|\n");
+    for (k, v) in summary_rows(s, e, unit) {
+        let _ = writeln!(out, "| {k} | {} |", cell(&v));
+    }
+    out.push('\n');
+}
+
+/// The report's input table (mode, model, GPU, precision, optimizer, batch, strategies, layout):
+/// (row name, value), also the key figures of the slides summary (`super::summary`).
+pub fn summary_rows(s: &Scenario, e: &Estimate, unit: MemoryUnit) -> Vec<(&'static str, String)> {
     let gib = |b: Bytes| unit.format(b);
     let mode = match s.mode {
         Mode::Training => "training",
@@ -109,19 +119,15 @@ fn summary(out: &mut String, s: &Scenario, e: &Estimate, unit: MemoryUnit) {
         (
             "Layout",
             format!(
-                "TP {} × PP {} × DP {} = {} GPUs",
+                "TP {} × PP {} × DP {} = {}",
                 p.tp,
                 p.pp,
                 p.dp,
-                p.gpus()
+                crate::format::plural(p.gpus(), "GPU", "GPUs")
             ),
         ),
     ];
-    out.push_str("| Input | Value |\n|---|---|\n");
-    for (k, v) in rows {
-        let _ = writeln!(out, "| {k} | {} |", cell(&v));
-    }
-    out.push('\n');
+    rows
 }
 
 /// The batch in the model's own units: sequences of tokens, or images, or samples.
