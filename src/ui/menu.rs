@@ -123,6 +123,14 @@ fn view_menu(ui: &mut Ui, prefs: &mut Prefs, out: &mut Vec<Action>) {
     ui.label("Memory unit");
     ui.radio_value(&mut prefs.unit, MemoryUnit::GiB, "GiB (2^30 bytes)");
     ui.radio_value(&mut prefs.unit, MemoryUnit::GB, "GB (10^9 bytes)");
+    ui.checkbox(
+        &mut prefs.memory_zoom,
+        format!(
+            "Memory chart: {}",
+            super::charts::composition::ZOOM.to_lowercase()
+        ),
+    )
+    .on_hover_text(super::charts::composition::ZOOM_HOVER);
     ui.separator();
     item(
         ui,

@@ -14,20 +14,66 @@ pub mod sweep;
 mod sweep_view;
 
 use egui::{RichText, Ui};
-use egui_plot::{Corner, Legend, Plot};
+use egui_plot::{AxisHints, Corner, GridInput, GridMark, Legend, Plot};
 
 use crate::units::{MemoryUnit, fmt_sig};
 
 /// A plot that does not pan or zoom (the scenario drives it, not the mouse); hover still shows values.
-pub fn static_plot<'a>(id: &str, height: f32) -> Plot<'a> {
+/// Its tick labels are drawn at full strength as soon as they fit (egui_plot fades labels in over
+/// 60–80 points on x and 20–30 on y, which at projector font sizes left them faint or hidden).
+pub fn static_plot<'a>(ui: &Ui, id: &str, height: f32) -> Plot<'a> {
+    let body = ui.text_style_height(&egui::TextStyle::Body);
     Plot::new(id)
         .height(height)
+        .custom_x_axes(vec![AxisHints::new_x().label_spacing(body..=body * 1.4)])
+        .custom_y_axes(vec![
+            AxisHints::new_y().label_spacing(body * 0.9..=body * LABEL_GAP),
+        ])
         .allow_zoom(false)
         .allow_drag(false)
         .allow_scroll(false)
         .allow_boxed_zoom(false)
         .allow_double_click_reset(false)
         .set_margin_fraction(egui::vec2(0.02, 0.08))
+}
+
+/// Gap between two labelled ticks of a linear axis, in lines of body text.
+pub const LABEL_GAP: f32 = 1.5;
+
+/// egui_plot's default smallest grid spacing (points): `GridInput::base_step_size` is this many
+/// points in plot units (egui_plot 0.38, `plot.rs`, `grid_spacing: Rangef::new(8.0, 300.0)`).
+const GRID_MIN_POINTS: f64 = 8.0;
+
+/// Grid marks for a linear axis whose labels stay readable at any font size: at the smallest step
+/// of 1, 2, 2.5 or 5 × 10^k that puts two marks at least `gap` points apart (egui_plot's own
+/// decade spacer skips to 100 GiB steps when 10 GiB ones are too close, leaving only "0 GiB").
+pub fn linear_marks(gap: f32) -> impl Fn(GridInput) -> Vec<GridMark> {
+    move |input: GridInput| {
+        let (lo, hi) = input.bounds;
+        let min_step = input.base_step_size / GRID_MIN_POINTS * f64::from(gap);
+        if !(lo.is_finite() && hi.is_finite() && hi > lo && min_step > 0.0) {
+            return Vec::new();
+        }
+        let mag = 10f64.powf(min_step.log10().floor());
+        let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+            .iter()
+            .map(|m| m * mag)
+            .find(|s| *s >= min_step * (1.0 - 1e-9))
+            .unwrap_or(10.0 * mag);
+        let first = (lo / step).ceil() as i64;
+        let last = (hi / step).floor() as i64;
+        (first..=last.min(first + 200))
+            .map(|k| GridMark {
+                value: k as f64 * step,
+                step_size: step,
+            })
+            .collect()
+    }
+}
+
+/// [`linear_marks`] for a plot drawn in `ui`: labelled ticks [`LABEL_GAP`] lines of text apart.
+pub fn readable_marks(ui: &Ui) -> impl Fn(GridInput) -> Vec<GridMark> + use<> {
+    linear_marks(ui.text_style_height(&egui::TextStyle::Body) * LABEL_GAP)
 }
 
 /// Legend in insertion order (we insert in stack order).
@@ -50,6 +96,49 @@ pub fn title(ui: &mut Ui, prefs: &crate::ui::Prefs, text: &str, hover: &str) {
         .on_hover_text(format!("{text}\n{hover}"));
 }
 
+/// The largest text size, from the body size down to `min`, at which `texts` (one legend row each,
+/// wrapped at `width`) and `extra` points of other rows fit in `height`: a legend that fits is
+/// read, one that scrolls inside its cell is not ("Transient buffers" was cut at 1280 × 720).
+/// Below `min` the gap between rows goes instead (the caller sets it to the returned one).
+pub fn fit_font<'t>(
+    ui: &Ui,
+    texts: impl Iterator<Item = &'t str> + Clone,
+    width: f32,
+    (height, extra): (f32, f32),
+    min: f32,
+) -> (f32, f32) {
+    let body = egui::TextStyle::Body.resolve(ui.style()).size;
+    let gap = ui.spacing().item_spacing.y;
+    let needs = |size: f32, gap: f32| -> f32 {
+        let font = egui::FontId::proportional(size);
+        let rows: f32 = texts
+            .clone()
+            .map(|t| {
+                let galley = ui.painter().layout(
+                    t.to_owned(),
+                    font.clone(),
+                    egui::Color32::WHITE,
+                    width.max(1.0),
+                );
+                galley.size().y + gap
+            })
+            .sum();
+        extra + rows
+    };
+    let mut size = body;
+    while size > min {
+        if needs(size, gap) <= height {
+            return (size, gap);
+        }
+        size = (size - 1.0).max(min);
+    }
+    if needs(min, gap) <= height {
+        (min, gap)
+    } else {
+        (min, 0.0)
+    }
+}
+
 /// Rows of text the legend under a plot gets (it scrolls if it needs more).
 pub const LEGEND_ROWS: f32 = 2.0;
 
@@ -58,7 +147,7 @@ pub const LEGEND_ROWS: f32 = 2.0;
 /// plot at the height it is given. The legend's rectangle is published as "Legend: `chart`".
 pub fn with_legend<R>(
     ui: &mut Ui,
-    chart: &str,
+    (chart, min_font): (&str, f32),
     height: f32,
     items: &[(egui::Color32, String)],
     plot: impl FnOnce(&mut Ui, f32) -> R,
@@ -76,10 +165,14 @@ pub fn with_legend<R>(
                     plot(ui, height)
                 })
                 .inner;
+            let label_w = legend_w - swatch_size(ui) - gap;
+            let texts = items.iter().map(|(_, t)| t.as_str());
+            let (font, row_gap) = fit_font(ui, texts, label_w, (height, 0.0), min_font);
             let rect = ui
                 .vertical(|ui| {
                     ui.set_width(legend_w);
-                    legend_items(ui, chart, height, items, false)
+                    ui.spacing_mut().item_spacing.y = row_gap;
+                    legend_items(ui, (chart, font), height, items, false)
                 })
                 .inner;
             crate::ui::a11y::rect_node(ui.ctx(), crate::ui::a11y::Part::Legend, chart, rect);
@@ -91,7 +184,10 @@ pub fn with_legend<R>(
         let r = plot(ui, (height - legend_h).max(80.0));
         let size = egui::vec2(width, legend_h);
         let rect = ui
-            .allocate_ui(size, |ui| legend_items(ui, chart, legend_h, items, true))
+            .allocate_ui(size, |ui| {
+                let body = egui::TextStyle::Body.resolve(ui.style()).size;
+                legend_items(ui, (chart, body), legend_h, items, true)
+            })
             .inner;
         crate::ui::a11y::rect_node(ui.ctx(), crate::ui::a11y::Part::Legend, chart, rect);
         r
@@ -102,7 +198,7 @@ pub fn with_legend<R>(
 /// or one per line; returns the rectangle they take.
 fn legend_items(
     ui: &mut Ui,
-    chart: &str,
+    (chart, font): (&str, f32),
     max_height: f32,
     items: &[(egui::Color32, String)],
     wrapped: bool,
@@ -115,7 +211,7 @@ fn legend_items(
         .show(ui, |ui| {
             let item = |ui: &mut Ui, color: egui::Color32, text: &str| {
                 swatch(ui, color);
-                ui.add(egui::Label::new(text).wrap());
+                ui.add(egui::Label::new(RichText::new(text).size(font)).wrap());
             };
             if wrapped {
                 ui.horizontal_wrapped(|ui| {
@@ -135,9 +231,14 @@ fn legend_items(
         .inner_rect
 }
 
+/// The side of a legend swatch (points).
+fn swatch_size(ui: &Ui) -> f32 {
+    ui.text_style_height(&egui::TextStyle::Body) * 0.7
+}
+
 /// A square of `color` the size of a line of text.
 fn swatch(ui: &mut Ui, color: egui::Color32) {
-    let s = ui.text_style_height(&egui::TextStyle::Body) * 0.7;
+    let s = swatch_size(ui);
     let (rect, _) = ui.allocate_exact_size(egui::vec2(s, s), egui::Sense::hover());
     ui.painter().rect_filled(rect, 2.0, color);
 }
@@ -154,4 +255,10 @@ pub fn marker_node(
     let p = transform.position_from_point(&egui_plot::PlotPoint::new(at[0], at[1]));
     let rect = egui::Rect::from_center_size(p, egui::Vec2::splat(2.0 * radius));
     crate::ui::a11y::rect_node(ui.ctx(), crate::ui::a11y::Part::Marker, chart, rect);
+}
+
+/// The plot's data area, published as "Plot: `chart`".
+pub fn plot_node(ui: &Ui, chart: &str, transform: &egui_plot::PlotTransform) {
+    let rect = *transform.frame();
+    crate::ui::a11y::rect_node(ui.ctx(), crate::ui::a11y::Part::Plot, chart, rect);
 }
