@@ -123,7 +123,12 @@ pub fn ui(
         let avail = ui.available_width() - 2.0 * gap;
         // Presentation: a wider legend (its rows must fit unwrapped at 18 px; two bars need
         // little width).
-        let share = if prefs.presentation { 0.48 } else { 0.34 };
+        // Below ~560 points (1024 × 700) the bars need the room for their labels.
+        let share = match (prefs.presentation, avail >= 560.0) {
+            (true, true) => 0.55,
+            (true, false) => 0.48,
+            (false, _) => 0.34,
+        };
         let legend_w = (avail * share).clamp(120.0, 400.0);
         // Off-GPU bytes get their own panel and scale: never drawn against the GPU's capacity.
         let off_w = if off_total.get() > 0.0 {
@@ -144,24 +149,18 @@ pub fn ui(
         }
         let legend = ui.vertical(|ui| {
             ui.set_width(legend_w);
-            // Never taller than the plot: the legend scrolls instead of pushing the next row.
-            egui::ScrollArea::vertical()
-                .id_salt("composition_legend")
-                .max_height(height)
-                .auto_shrink([false, true])
-                .show(ui, |ui| {
-                    let top = ui.cursor().top();
-                    // Presentation keeps the legend's rows for the components (the View menu
-                    // has the same toggle).
-                    if !prefs.presentation {
-                        ui.checkbox(&mut prefs.memory_zoom, ZOOM)
-                            .on_hover_text(ZOOM_HOVER);
-                    }
-                    let above = ui.cursor().top() - top;
-                    let (scenario, est) = (scenario, current);
-                    let fit = (height, above);
-                    super::composition_legend::ui(ui, prefs, (scenario, est), off_total, fit);
-                });
+            // Never taller than the plot: the legend fits its text to the height.
+            let min = crate::ui::theme::legend_min_size(prefs);
+            super::fitted_legend(ui, "composition_legend", (height, min), |ui, font| {
+                // Presentation keeps the legend's rows for the components (the View menu has
+                // the same toggle).
+                if !prefs.presentation {
+                    ui.checkbox(&mut prefs.memory_zoom, ZOOM)
+                        .on_hover_text(ZOOM_HOVER);
+                }
+                let est = (scenario, current);
+                super::composition_legend::ui(ui, prefs, est, off_total, font);
+            });
         });
         a11y::rect_node(ui.ctx(), Part::Legend, "Memory", legend.response.rect);
     });

@@ -11,16 +11,16 @@ use crate::scenario::Scenario;
 use crate::ui::{Prefs, theme};
 use crate::units::Bytes;
 
-/// The legend with exact values of the current peak: top of the stack first, in the largest text
-/// (down to [`theme::legend_min_size`]) at which its rows fit `height` below `above` points of other
-/// rows. Presentation leaves out the heading, the totals and the per-layer table (the chart's title,
-/// the headline and the capacity line say them), so that the components fit on a projector.
+/// The legend with exact values of the current peak: top of the stack first, in text of `font`
+/// points ([`super::fitted_legend`] fits it to the plot's height). Presentation leaves out the
+/// heading, the totals and the per-layer table (the chart's title, the headline and the capacity
+/// line say them), so that the components fit on a projector.
 pub fn ui(
     ui: &mut Ui,
     prefs: &Prefs,
     (scenario, est): (&Scenario, &Estimate),
     off_total: Bytes,
-    (height, above): (f32, f32),
+    font: f32,
 ) {
     let u = prefs.unit;
     let m = &est.memory;
@@ -37,19 +37,6 @@ pub fn ui(
         let text = format!("Off-GPU: {}", u.format(off_total));
         rows.push((None, theme::offloaded_on(prefs.theme), text));
     }
-    let line = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
-    let other = if prefs.presentation { 0.0 } else { 4.0 };
-    let swatch = ui.text_style_height(&egui::TextStyle::Body) * 0.8;
-    let width = ui.available_width() - swatch - ui.spacing().item_spacing.x;
-    let texts = rows.iter().map(|r| r.2.as_str());
-    let (font, row_gap) = super::fit_font(
-        ui,
-        texts,
-        width,
-        (height, above + other * line),
-        theme::legend_min_size(prefs),
-    );
-    ui.spacing_mut().item_spacing.y = row_gap;
     if !prefs.presentation {
         ui.label(RichText::new(format!("At the peak ({})", u.label())).strong())
             .on_hover_text(

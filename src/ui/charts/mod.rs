@@ -25,9 +25,13 @@ pub fn static_plot<'a>(ui: &Ui, id: &str, height: f32) -> Plot<'a> {
     let body = ui.text_style_height(&egui::TextStyle::Body);
     Plot::new(id)
         .height(height)
-        .custom_x_axes(vec![AxisHints::new_x().label_spacing(body..=body * 1.4)])
+        // Labels either drawn at full strength or not at all (no faint ones), with room between
+        // neighbours ("10 20 50 100" ran together at 1024 × 700).
+        .custom_x_axes(vec![
+            AxisHints::new_x().label_spacing(body * 1.5..=body * 1.55),
+        ])
         .custom_y_axes(vec![
-            AxisHints::new_y().label_spacing(body * 0.9..=body * LABEL_GAP),
+            AxisHints::new_y().label_spacing(body * 1.2..=body * LABEL_GAP),
         ])
         .allow_zoom(false)
         .allow_drag(false)
@@ -96,47 +100,78 @@ pub fn title(ui: &mut Ui, prefs: &crate::ui::Prefs, text: &str, hover: &str) {
         .on_hover_text(format!("{text}\n{hover}"));
 }
 
-/// The largest text size, from the body size down to `min`, at which `texts` (one legend row each,
-/// wrapped at `width`) and `extra` points of other rows fit in `height`: a legend that fits is
-/// read, one that scrolls inside its cell is not ("Transient buffers" was cut at 1280 × 720).
-/// Below `min` the gap between rows goes instead (the caller sets it to the returned one).
-pub fn fit_font<'t>(
-    ui: &Ui,
-    texts: impl Iterator<Item = &'t str> + Clone,
-    width: f32,
-    (height, extra): (f32, f32),
-    min: f32,
-) -> (f32, f32) {
+/// A legend's text size and row gap, fitted from frame to frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Fit {
+    font: f32,
+    gap: f32,
+}
+
+/// A legend drawn by `add` (given its text size) within `height`, in the largest text from the
+/// body size down to `min_font` at which it fits, then without gaps between rows: a legend that
+/// fits is read, one that scrolls inside its cell is not ("Transient buffers" was cut at
+/// 1280 × 720). The fit is measured on the drawn legend (wrapping and all) and corrected on the
+/// next frame, which is requested; it grows back only with a line to spare, so it never
+/// oscillates. Returns the legend's rectangle.
+pub fn fitted_legend(
+    ui: &mut Ui,
+    id: &str,
+    (height, min_font): (f32, f32),
+    add: impl FnOnce(&mut Ui, f32),
+) -> egui::Rect {
     let body = egui::TextStyle::Body.resolve(ui.style()).size;
     let gap = ui.spacing().item_spacing.y;
-    let needs = |size: f32, gap: f32| -> f32 {
-        let font = egui::FontId::proportional(size);
-        let rows: f32 = texts
-            .clone()
-            .map(|t| {
-                let galley = ui.painter().layout(
-                    t.to_owned(),
-                    font.clone(),
-                    egui::Color32::WHITE,
-                    width.max(1.0),
-                );
-                galley.size().y + gap
-            })
-            .sum();
-        extra + rows
-    };
-    let mut size = body;
-    while size > min {
-        if needs(size, gap) <= height {
-            return (size, gap);
-        }
-        size = (size - 1.0).max(min);
-    }
-    if needs(min, gap) <= height {
-        (min, gap)
+    let key = egui::Id::unique(("legend_fit", id));
+    let initial = Fit { font: body, gap };
+    let fit = ui.data(|d| d.get_temp::<Fit>(key)).unwrap_or(initial);
+    // A change of mode (F5) or theme size starts over.
+    let fit = if fit.font > body || fit.font < min_font.min(body) {
+        initial
     } else {
-        (min, 0.0)
+        fit
+    };
+    let out = egui::ScrollArea::vertical()
+        .id_salt(("legend", id))
+        .max_height(height)
+        .min_scrolled_height(0.0)
+        .auto_shrink([false, true])
+        .show(ui, |ui| {
+            ui.spacing_mut().item_spacing.y = fit.gap;
+            add(ui, fit.font);
+        });
+    let content = out.content_size.y;
+    let next = if content > height + 0.5 {
+        if fit.font > min_font {
+            // In proportion to the overflow (text height scales with its size), at least 1 pt:
+            // settles in a frame or two, not one per point.
+            let by = (fit.font * (content / height - 1.0)).ceil().max(1.0);
+            Fit {
+                font: (fit.font - by).max(min_font),
+                ..fit
+            }
+        } else {
+            Fit { gap: 0.0, ..fit }
+        }
+    } else if content + 1.5 * body + 8.0 * gap < height {
+        if fit.gap < gap {
+            Fit { gap, ..fit }
+        } else {
+            let by = (0.5 * fit.font * (height / content.max(1.0) - 1.0))
+                .floor()
+                .max(1.0);
+            Fit {
+                font: (fit.font + by).min(body),
+                ..fit
+            }
+        }
+    } else {
+        fit
+    };
+    if next != fit {
+        ui.data_mut(|d| d.insert_temp(key, next));
+        ui.ctx().request_repaint();
     }
+    out.inner_rect
 }
 
 /// Rows of text the legend under a plot gets (it scrolls if it needs more).
@@ -165,14 +200,12 @@ pub fn with_legend<R>(
                     plot(ui, height)
                 })
                 .inner;
-            let label_w = legend_w - swatch_size(ui) - gap;
-            let texts = items.iter().map(|(_, t)| t.as_str());
-            let (font, row_gap) = fit_font(ui, texts, label_w, (height, 0.0), min_font);
             let rect = ui
                 .vertical(|ui| {
                     ui.set_width(legend_w);
-                    ui.spacing_mut().item_spacing.y = row_gap;
-                    legend_items(ui, (chart, font), height, items, false)
+                    fitted_legend(ui, chart, (height, min_font), |ui, font| {
+                        legend_rows(ui, font, items, false);
+                    })
                 })
                 .inner;
             crate::ui::a11y::rect_node(ui.ctx(), crate::ui::a11y::Part::Legend, chart, rect);
@@ -185,8 +218,9 @@ pub fn with_legend<R>(
         let size = egui::vec2(width, legend_h);
         let rect = ui
             .allocate_ui(size, |ui| {
-                let body = egui::TextStyle::Body.resolve(ui.style()).size;
-                legend_items(ui, (chart, body), legend_h, items, true)
+                fitted_legend(ui, chart, (legend_h, min_font), |ui, font| {
+                    legend_rows(ui, font, items, true);
+                })
             })
             .inner;
         crate::ui::a11y::rect_node(ui.ctx(), crate::ui::a11y::Part::Legend, chart, rect);
@@ -194,41 +228,27 @@ pub fn with_legend<R>(
     }
 }
 
-/// The legend's items (a swatch and a wrapping label each) within `max_height`, on wrapped rows
-/// or one per line; returns the rectangle they take.
-fn legend_items(
-    ui: &mut Ui,
-    (chart, font): (&str, f32),
-    max_height: f32,
-    items: &[(egui::Color32, String)],
-    wrapped: bool,
-) -> egui::Rect {
-    egui::ScrollArea::vertical()
-        .id_salt(("legend", chart))
-        .max_height(max_height)
-        .min_scrolled_height(0.0)
-        .auto_shrink([false, true])
-        .show(ui, |ui| {
-            let item = |ui: &mut Ui, color: egui::Color32, text: &str| {
-                swatch(ui, color);
-                ui.add(egui::Label::new(RichText::new(text).size(font)).wrap());
-            };
-            if wrapped {
-                ui.horizontal_wrapped(|ui| {
-                    // Spacing, not `add_space`: a space at the end of a row would not wrap and
-                    // would widen the legend past its column.
-                    ui.spacing_mut().item_spacing.x = 8.0;
-                    for (color, text) in items {
-                        item(ui, *color, text);
-                    }
-                });
-            } else {
-                for (color, text) in items {
-                    ui.horizontal_top(|ui| item(ui, *color, text));
-                }
+/// The legend's items (a swatch and a wrapping label each) in text of `font` points, on wrapped
+/// rows or one per line.
+fn legend_rows(ui: &mut Ui, font: f32, items: &[(egui::Color32, String)], wrapped: bool) {
+    let item = |ui: &mut Ui, color: egui::Color32, text: &str| {
+        swatch(ui, color);
+        ui.add(egui::Label::new(RichText::new(text).size(font)).wrap());
+    };
+    if wrapped {
+        ui.horizontal_wrapped(|ui| {
+            // Spacing, not `add_space`: a space at the end of a row would not wrap and would
+            // widen the legend past its column.
+            ui.spacing_mut().item_spacing.x = 8.0;
+            for (color, text) in items {
+                item(ui, *color, text);
             }
-        })
-        .inner_rect
+        });
+    } else {
+        for (color, text) in items {
+            ui.horizontal_top(|ui| item(ui, *color, text));
+        }
+    }
 }
 
 /// The side of a legend swatch (points).
