@@ -102,3 +102,22 @@ fn check_names_a_parameter_count_scenario_by_its_title() {
         "{out}"
     );
 }
+
+#[test]
+#[ignore = "open: the estimator (src/estimator/, another lane) still reads workload.seq_len for a \
+            recommender's step time; this test fails until resolve ignores it for such families"]
+fn a_recommenders_hidden_sequence_length_changes_nothing() {
+    // Issue 16: the sequence length is not shown for a recommender, yet it changed the step time.
+    let s = bundled_scenario("recommender-hbm-a100").expect("bundled");
+    let base = estimate(&s);
+    for seq in [1, 32, 4096] {
+        let mut t = s.clone();
+        t.workload.seq_len = seq;
+        let e = estimate(&t);
+        assert_eq!(
+            e.performance.step.total_s, base.performance.step.total_s,
+            "seq {seq}"
+        );
+        assert_eq!(e.memory.gpu_total, base.memory.gpu_total, "seq {seq}");
+    }
+}

@@ -102,19 +102,41 @@ fn legend_rows_lie_inside_their_legends_in_presentation() {
 }
 
 #[test]
-fn the_architecture_headers_are_whole_at_1280x720() {
-    let h = presenting(ThemeChoice::Dark, false);
+fn the_architecture_headers_are_whole_at_1280x720_and_at_the_desk_at_1024x700() {
+    headers_are_whole(&presenting(ThemeChoice::Dark, false));
+    // At the desk, 1024 × 700: the issue saw "Mem…" and overlapping columns.
+    let mut desk = harness(app(false, |_| {}), (1024.0, 700.0));
+    desk.run_steps(3);
+    headers_are_whole(&desk);
+}
+
+fn headers_are_whole(h: &Harness<'_, ExplorerApp>) {
     let painter = egui::Painter::new(h.ctx.clone(), egui::LayerId::background(), Rect::EVERYTHING);
     let font = egui::TextStyle::Small.resolve(&h.ctx.global_style());
-    for header in ["Memory", "Bandwidth", "Latency", "This scenario"] {
-        let node = h.get_by_label(header);
+    let table = rect(h, "Chart: Architecture");
+    // Each column's names, longest first: the one shown must be whole.
+    let columns: [&[&str]; 4] = [
+        &["Memory"],
+        &["Bandwidth", "GB/s"],
+        &["Latency"],
+        &["This scenario", "Scenario", "Fits"],
+    ];
+    for names in columns {
+        let (name, node) = names
+            .iter()
+            .find_map(|n| {
+                h.query_all_by_label(n)
+                    .find(|node| inside(table, node.rect()))
+                    .map(|node| (*n, node))
+            })
+            .unwrap_or_else(|| panic!("no header of {names:?}"));
         let width = painter
-            .layout_no_wrap(header.to_owned(), font.clone(), egui::Color32::WHITE)
+            .layout_no_wrap(name.to_owned(), font.clone(), egui::Color32::WHITE)
             .size()
             .x;
         assert!(
             node.rect().width() + 0.5 >= width,
-            "{header:?} needs {width} points, has {:?}",
+            "{name:?} needs {width} points, has {:?}",
             node.rect()
         );
     }
