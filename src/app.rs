@@ -11,6 +11,7 @@ mod measured;
 mod persist;
 pub mod session;
 mod shot;
+mod shot_save;
 mod start;
 mod transfer;
 
@@ -175,6 +176,8 @@ impl ExplorerApp {
         for command in commands {
             self.execute(&ctx, command);
         }
+        // An export switches zoom and theme for its 2× capture, and puts them back.
+        self.shot.frame(&ctx, &mut self.session, &mut self.notices);
         // Style changes take effect from the next frame: apply them now, so that the next frame
         // is laid out with them (F5 must not lay out the desk's panel with presentation fonts).
         self.apply_theme(&ctx);
@@ -256,11 +259,15 @@ impl ExplorerApp {
             }
         }
         let notices = &mut self.notices;
+        let exporting = self.shot.busy();
         let scratch = &mut self.scratch;
         let fit = &mut self.fit;
         let adopt = egui::CentralPanel::default_margins()
             .show(ui, |ui| {
-                ui::notice::notices_ui(ui.ctx(), ui.max_rect(), &s.prefs, notices);
+                // Notices stay out of an export's pictures (and come back after it).
+                if !exporting {
+                    ui::notice::notices_ui(ui.ctx(), ui.max_rect(), &s.prefs, notices);
+                }
                 let base = s.baseline.as_ref();
                 ui::layout::central(ui, &mut s.prefs, &s.scenario, &est, base, scratch, fit)
             })
@@ -297,13 +304,16 @@ impl eframe::App for ExplorerApp {
             ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
             self.title = title;
         }
-        self.shot.frame(&ctx, &mut self.notices);
     }
 
-    /// An automated screenshot ignores the pointer: Xvfb parks it mid-screen, where it would hover
-    /// a chart and put a tooltip into the picture.
+    /// An automated screenshot (and any export while it captures) ignores the pointer: Xvfb parks
+    /// it mid-screen, where it would hover a chart and put a tooltip into the picture.
     fn raw_input_hook(&mut self, _ctx: &egui::Context, raw_input: &mut egui::RawInput) {
-        if self.shot.automated() {
+        if self.shot.busy() {
+            // Nor is anything hovered while an export captures the window.
+            raw_input.events.push(egui::Event::PointerGone);
+        }
+        if self.shot.automated() || self.shot.busy() {
             raw_input.events.retain(|e| {
                 !matches!(
                     e,

@@ -57,16 +57,22 @@ fn a_typed_value_applies_once_on_enter_as_one_undo_step() {
     );
 }
 
-/// The clamp is checked; the note under the control ("… is above the maximum …: set to …") is drawn
-/// (seen in the window) but does not reach kittest's accessibility tree yet, so it is not asserted.
+/// The clamp is checked, and the note under the control says so in a label that the
+/// accessibility tree (and a screen reader) sees, not in a tooltip layer no test could find.
 #[test]
-fn a_typed_value_out_of_range_is_set_to_the_bound() {
+fn a_typed_value_out_of_range_is_set_to_the_bound_and_says_so() {
     let mut h = harness();
-    type_into(&mut h, "Micro-batch", "99999999");
+    type_into(&mut h, "Micro-batch", "99999");
     h.key_press(egui::Key::Enter);
     h.run();
     let mb = h.state().scenario().workload.micro_batch;
     assert_eq!(mb, 65_536, "the documented maximum");
+    let note = h.get_by_label_contains("99,999 is above the maximum");
+    let node = note.accesskit_node();
+    // egui gives a label's text as the node's value.
+    let text = node.value().or_else(|| node.label()).unwrap_or_default();
+    assert!(text.ends_with("set to 65,536."), "{text}");
+    assert_eq!(note.accesskit_node().role(), Role::Label);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! - `VRAM_EXPLORER_SCREENSHOT=out.png`: render a few frames, save the PNG and exit; such a run
 //!   neither reads nor writes the saved session or the window geometry.
 //! - `VRAM_EXPLORER_PRESENTATION=1`, `VRAM_EXPLORER_THEME=light`, `VRAM_EXPLORER_WINDOW=1280x800`.
+//! - `VRAM_EXPLORER_EXPORT_THEME=light|dark`: the theme of the exported slide images.
 //! - `VRAM_EXPLORER_SLIDE=<n>`: presentation slides, showing chart n (from 1).
 //! - `VRAM_EXPLORER_PRESET=<bundled id>`: start with that preset, without any file's path (so Save
 //!   asks where instead of overwriting the file the last session had open).
@@ -14,8 +15,8 @@ use std::path::PathBuf;
 
 use super::session::Session;
 use crate::presets;
-use crate::ui::ThemeChoice;
 use crate::ui::notice::Notice;
+use crate::ui::{ExportTheme, ThemeChoice};
 
 /// What the environment asks for.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -26,6 +27,8 @@ pub struct Automation {
     /// Slides, showing this chart (from 1).
     pub slide: Option<usize>,
     pub light: bool,
+    /// The theme of exported slide images (File ▸ Slide images in).
+    pub export_theme: Option<ExportTheme>,
     /// Bundled preset id to start with.
     pub preset: Option<String>,
     /// Bundled preset id pinned as the baseline.
@@ -43,6 +46,11 @@ impl Automation {
             presentation: var("VRAM_EXPLORER_PRESENTATION").as_deref() == Some("1"),
             slide: var("VRAM_EXPLORER_SLIDE").and_then(|t| t.trim().parse().ok()),
             light: var("VRAM_EXPLORER_THEME").as_deref() == Some("light"),
+            export_theme: match var("VRAM_EXPLORER_EXPORT_THEME").as_deref() {
+                Some("light") => Some(ExportTheme::Light),
+                Some("dark") => Some(ExportTheme::Dark),
+                _ => None,
+            },
             preset: var("VRAM_EXPLORER_PRESET"),
             baseline: var("VRAM_EXPLORER_BASELINE"),
             window: var("VRAM_EXPLORER_WINDOW").and_then(|t| window_size(&t)),
@@ -62,6 +70,9 @@ impl Automation {
         }
         if self.light {
             session.prefs.theme = ThemeChoice::Light;
+        }
+        if let Some(t) = self.export_theme {
+            session.prefs.export_theme = t;
         }
         if let Some(n) = self.slide {
             session.prefs.presentation = true;

@@ -82,17 +82,30 @@ pub fn with_extension(path: PathBuf, ext: &str) -> PathBuf {
     }
 }
 
-/// Saves an RGBA image as PNG.
-pub fn save_png(path: &Path, image: &egui::ColorImage) -> Result<(), String> {
+/// An RGBA image encoded as PNG.
+pub fn png_bytes(image: &egui::ColorImage) -> Result<Vec<u8>, String> {
+    use image::ImageEncoder;
     let [w, h] = image.size;
     let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
     let (Ok(w), Ok(h)) = (u32::try_from(w), u32::try_from(h)) else {
         return Err("image too large".to_owned());
     };
-    let Some(buffer) = image::RgbaImage::from_raw(w, h, bytes) else {
-        return Err("image buffer has the wrong size".to_owned());
-    };
-    buffer
-        .save(path)
-        .map_err(|e| format!("Could not write the PNG ({e}): {}", path.display()))
+    let mut out = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut out)
+        .write_image(&bytes, w, h, image::ExtendedColorType::Rgba8)
+        .map_err(|e| format!("Could not encode the PNG ({e})"))?;
+    Ok(out)
+}
+
+/// Writes `bytes` to `path` (atomically), the error naming the file last.
+pub fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    crate::presets::write_atomically(path, bytes)
+        .map_err(|e| format!("Could not write the file ({e}): {}", path.display()))
+}
+
+/// Saves an RGBA image as PNG; returns its bytes.
+pub fn save_png(path: &Path, image: &egui::ColorImage) -> Result<Vec<u8>, String> {
+    let bytes = png_bytes(image)?;
+    write(path, &bytes)?;
+    Ok(bytes)
 }

@@ -271,7 +271,8 @@ fn execute(command: Command) -> Result<String, String> {
             let s = presets::load(&file).map_err(|e| e.to_string())?;
             Ok(format!(
                 "ok: \"{}\" is a valid scenario: {}\n",
-                presets::text::escape_controls(&s.name),
+                // Its title: a file without a name gets the default scenario's.
+                presets::text::escape_controls(&s.title()),
                 presets::text::escape_controls(&file.display().to_string())
             ))
         }

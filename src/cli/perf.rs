@@ -2,6 +2,7 @@
 //! architecture comparison (every catalog GPU and memory technology). Figures come from
 //! `estimator::performance`; this file only formats them.
 
+use crate::report::family::{FamilyView, throughput_text, view};
 use crate::report::markdown::bounded;
 use std::fmt::Write;
 
@@ -56,14 +57,8 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
     );
     parts_line(out, p);
     let t = &p.throughput;
-    let _ = writeln!(
-        out,
-        "  Throughput {} tokens/s, {} samples/s, MFU {} %, HFU {} %",
-        fmt_sig(t.tokens_per_s),
-        fmt_sig(t.samples_per_s),
-        fmt_sig(t.mfu * 100.0),
-        fmt_sig(t.hfu * 100.0)
-    );
+    let family = view(s.model.family);
+    throughput_line(out, est, family);
     if forward_only_line(out, p) {
         // An encoder's single forward, printed by `forward_only_line`.
     } else if p.prefill.is_some() {
@@ -79,8 +74,9 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
         let c = &p.cost;
         let _ = writeln!(
             out,
-            "  Training {} tokens: {}, {} GPU-hours, {} at the set price{}",
+            "  Training {} {}: {}, {} GPU-hours, {} at the set price{}",
             crate::format::count(s.timing.token_budget),
+            family.counted(),
             fmt_seconds(c.time_s),
             crate::format::count(c.gpu_hours),
             crate::format::count(c.money),
@@ -91,6 +87,30 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
     }
     out.push('\n');
     comparison(out, s);
+}
+
+/// Throughput as the window's headline writes it (one function), then per sequence for a
+/// transformer, MFU and HFU.
+fn throughput_line(out: &mut String, est: &Estimate, family: FamilyView) {
+    let p = &est.performance;
+    let t = &p.throughput;
+    let per_item = if family.tokens {
+        let bound = if p.peak_known { "" } else { "≤ " };
+        format!(
+            ", {bound}{} {}/s",
+            crate::format::count(t.samples_per_s),
+            family.items
+        )
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "  Throughput {}{per_item}, MFU {} %, HFU {} %",
+        throughput_text(est, family),
+        fmt_sig(t.mfu * 100.0),
+        fmt_sig(t.hfu * 100.0)
+    );
 }
 
 fn roofline_row(out: &mut String, name: &str, r: &PhaseRoofline) {
@@ -120,7 +140,14 @@ fn comparison(out: &mut String, s: &Scenario) {
     let _ = writeln!(
         out,
         "  {:<28} {:>11} {:>9} {:>5} {:>11} {:>9} {:>10} {:>12}  bound",
-        "GPU / memory", "capacity", "GB/s", "fits", "headroom", "max batch", "step", "tokens/s"
+        "GPU / memory",
+        "capacity",
+        "GB/s",
+        "fits",
+        "headroom",
+        "max batch",
+        "step",
+        format!("{}/s", view(s.model.family).counted())
     );
     for r in c.rows() {
         comparison_row(out, r);

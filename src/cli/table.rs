@@ -42,6 +42,29 @@ fn batch(s: &Scenario) -> String {
     }
 }
 
+/// An inference step in the model's own units: a transformer's prompt, generated tokens and KV
+/// cache; a CNN's images or a recommender's samples, which have none of those.
+fn inference_step(s: &Scenario) -> String {
+    let family = crate::report::family::view(s.model.family);
+    let (w, p) = (&s.workload, &s.precision);
+    if family.sequences {
+        format!(
+            "inference, batch {}, prompt {} + {} generated tokens, {:?} {:?}, KV cache {:?}",
+            w.micro_batch,
+            s.inference.prompt_tokens,
+            s.inference.generated_tokens,
+            p.mode,
+            p.compute,
+            p.kv_cache
+        )
+    } else {
+        format!(
+            "inference, batch {} {}, {:?} {:?}",
+            w.micro_batch, family.items, p.mode, p.compute
+        )
+    }
+}
+
 /// The name of the scenario's GPU.
 pub fn gpu_name(s: &Scenario) -> String {
     match &s.gpu {
@@ -81,15 +104,7 @@ fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
             s.precision.compute,
             s.optimizer.kind
         ),
-        Mode::Inference => format!(
-            "inference, batch {}, prompt {} + {} generated tokens, {:?} {:?}, KV cache {:?}",
-            w.micro_batch,
-            s.inference.prompt_tokens,
-            s.inference.generated_tokens,
-            s.precision.mode,
-            s.precision.compute,
-            s.precision.kv_cache
-        ),
+        Mode::Inference => inference_step(s),
     };
     let _ = writeln!(out, "Step:    {step}");
     let p = &s.parallel;

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use super::csv::roofline_phases;
+use super::family::FamilyView;
 use crate::estimator::performance::{Comparison, compare};
 use crate::estimator::solver::{checkpointing_label, optimizer_label, precision_label, zero_label};
 use crate::estimator::{Estimate, Phase};
@@ -40,11 +41,8 @@ pub fn markdown_in(
     unit: MemoryUnit,
 ) -> String {
     let mut out = String::new();
-    let name = if s.name.is_empty() {
-        "Scenario"
-    } else {
-        &s.name
-    };
+    // Its title: a file without a name gets the default scenario's.
+    let name = s.title();
     // Names and notes come from files: control characters escaped (an `ESC [2J` in a report that is
     // later `cat` to a terminal must not clear it).
     let title = escape_controls(&name.replace('\n', " ")).into_owned();
@@ -56,9 +54,10 @@ pub fn markdown_in(
     summary(&mut out, s, e, unit);
     memory(&mut out, e, unit);
     diagnostics(&mut out, e);
-    performance(&mut out, e, unit);
+    let family = super::family::view(s.model.family);
+    performance(&mut out, e, unit, family);
     if let Some(c) = comparison {
-        comparison_table(&mut out, c, unit);
+        comparison_table(&mut out, c, unit, family);
     }
     out
 }
@@ -71,6 +70,16 @@ fn gpu_name(s: &Scenario) -> String {
 }
 
 fn summary(out: &mut String, s: &Scenario, e: &Estimate, unit: MemoryUnit) {
+    out.push_str("| Input | Value |\n|---|---|\n");
+    for (k, v) in summary_rows(s, e, unit) {
+        let _ = writeln!(out, "| {k} | {} |", cell(&v));
+    }
+    out.push('\n');
+}
+
+/// The report's input table (mode, model, GPU, precision, optimizer, batch, strategies, layout):
+/// (row name, value), also the key figures of the slides summary (`super::summary`).
+pub fn summary_rows(s: &Scenario, e: &Estimate, unit: MemoryUnit) -> Vec<(&'static str, String)> {
     let gib = |b: Bytes| unit.format(b);
     let mode = match s.mode {
         Mode::Training => "training",
@@ -82,7 +91,6 @@ fn summary(out: &mut String, s: &Scenario, e: &Estimate, unit: MemoryUnit) {
         ModelFamily::Recommender => "recommender",
     };
     let p = &s.parallel;
-    let w = &s.workload;
     let st = &s.strategies;
     let rows: Vec<(&str, String)> = vec![
         ("Mode", mode.to_owned()),
@@ -99,19 +107,7 @@ fn summary(out: &mut String, s: &Scenario, e: &Estimate, unit: MemoryUnit) {
         ),
         ("Precision", precision_label(&s.precision, s.mode)),
         ("Optimizer", optimizer_label(s.optimizer.kind).to_owned()),
-        (
-            "Batch",
-            match s.mode {
-                Mode::Training => format!(
-                    "micro-batch {} × {} accumulation, sequence {} tokens",
-                    w.micro_batch, w.grad_accum_steps, w.seq_len
-                ),
-                Mode::Inference => format!(
-                    "batch {}, prompt {} + {} generated tokens",
-                    w.micro_batch, s.inference.prompt_tokens, s.inference.generated_tokens
-                ),
-            },
-        ),
+        ("Batch", batch(s)),
         (
             "Strategies",
             format!(
@@ -123,19 +119,36 @@ fn summary(out: &mut String, s: &Scenario, e: &Estimate, unit: MemoryUnit) {
         (
             "Layout",
             format!(
-                "TP {} × PP {} × DP {} = {} GPUs",
+                "TP {} × PP {} × DP {} = {}",
                 p.tp,
                 p.pp,
                 p.dp,
-                p.gpus()
+                crate::format::plural(p.gpus(), "GPU", "GPUs")
             ),
         ),
     ];
-    out.push_str("| Input | Value |\n|---|---|\n");
-    for (k, v) in rows {
-        let _ = writeln!(out, "| {k} | {} |", cell(&v));
+    rows
+}
+
+/// The batch in the model's own units: sequences of tokens, or images, or samples.
+fn batch(s: &Scenario) -> String {
+    let w = &s.workload;
+    let family = super::family::view(s.model.family);
+    match (s.mode, family.sequences) {
+        (Mode::Training, true) => format!(
+            "micro-batch {} × {} accumulation, sequence {} tokens",
+            w.micro_batch, w.grad_accum_steps, w.seq_len
+        ),
+        (Mode::Training, false) => format!(
+            "micro-batch {} {} × {} accumulation",
+            w.micro_batch, family.items, w.grad_accum_steps
+        ),
+        (Mode::Inference, true) => format!(
+            "batch {}, prompt {} + {} generated tokens",
+            w.micro_batch, s.inference.prompt_tokens, s.inference.generated_tokens
+        ),
+        (Mode::Inference, false) => format!("batch {} {}", w.micro_batch, family.items),
     }
-    out.push('\n');
 }
 
 fn memory(out: &mut String, e: &Estimate, unit: MemoryUnit) {
@@ -213,16 +226,16 @@ fn diagnostics(out: &mut String, e: &Estimate) {
     out.push('\n');
 }
 
-fn performance(out: &mut String, e: &Estimate, unit: MemoryUnit) {
+fn performance(out: &mut String, e: &Estimate, unit: MemoryUnit, family: FamilyView) {
     let gib = |b: Bytes| unit.format(b);
     let p = &e.performance;
     let _ = writeln!(out, "## Time and roofline\n");
     let _ = writeln!(
         out,
-        "Step time **{}** ({}); {} tokens/s; MFU {} %.\n",
+        "Step time **{}** ({}); {}; MFU {} %.\n",
         fmt_seconds(p.step.total_s),
         p.step.bound.label(),
-        fmt_sig(p.throughput.tokens_per_s),
+        super::family::throughput_text(e, family),
         fmt_sig(p.throughput.mfu * 100.0)
     );
     out.push_str(
@@ -246,7 +259,7 @@ fn performance(out: &mut String, e: &Estimate, unit: MemoryUnit) {
     out.push('\n');
 }
 
-fn comparison_table(out: &mut String, c: &Comparison, unit: MemoryUnit) {
+fn comparison_table(out: &mut String, c: &Comparison, unit: MemoryUnit, family: FamilyView) {
     let gib = |b: Bytes| unit.format(b);
     let _ = writeln!(out, "## Architecture comparison\n");
     let _ = writeln!(
@@ -255,9 +268,11 @@ fn comparison_table(out: &mut String, c: &Comparison, unit: MemoryUnit) {
         gib(c.needed),
         c.base_gpu
     );
-    out.push_str(
-        "| Device | Capacity | Bandwidth | Fits | Headroom | Largest batch | Step time | Tokens/s | \
-         Bound | Source |\n|---|---:|---:|---|---:|---:|---:|---:|---|---|\n",
+    let _ = writeln!(
+        out,
+        "| Device | Capacity | Bandwidth | Fits | Headroom | Largest batch | Step time | {}/s | \
+         Bound | Source |\n|---|---:|---:|---|---:|---:|---:|---:|---|---|",
+        capitalised(family.counted())
     );
     let unknown = || "unknown".to_owned();
     for r in c.rows() {
@@ -283,6 +298,14 @@ fn comparison_table(out: &mut String, c: &Comparison, unit: MemoryUnit) {
              (a lower bound on time, an upper bound on throughput).\n\n",
         );
     }
+}
+
+/// "Tokens", "Images", "Samples": a table header.
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    })
 }
 
 /// `value` prefixed with `mark` when it is only a bound (the device has no sourced compute peak).

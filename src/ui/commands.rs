@@ -89,7 +89,7 @@ pub const TABLE: &[Entry] = &[
     entry(C::Save, "Save", "Save the scenario to its file (asks where when it has none).", &[key(CMD, Key::S)]),
     entry(C::SaveAs, "Save as…", "Save the scenario to a new file.", &[key(CMD_SHIFT, Key::S)]),
     entry(C::SaveTyped, "Save to path…", "Save the scenario by typing a path.", &[]),
-    entry(C::ExportPng, "Export PNG…", "Save a picture of the window.", &[]),
+    entry(C::ExportPng, "Export PNG for slides…", "The window as shown, and beside it the window without the controls, each chart at 2× (in the theme File ▸ Slide images in picks) and a one-page summary (Markdown and a self-contained HTML).", &[]),
     entry(C::ExportReport, "Export report (Markdown + CSV)…", "A Markdown report with CSV tables beside it.", &[]),
     entry(C::ImportConfig, "Import model config.json…", "Take the model's shape from a Hugging Face config.json.", &[]),
     entry(C::ImportCheckpoint, "Count parameters from safetensors…", "Count the parameters of a .safetensors file or a sharded index.", &[]),

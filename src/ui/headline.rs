@@ -3,7 +3,7 @@
 
 use egui::{RichText, Ui};
 
-use super::{Prefs, theme, widgets};
+use super::{Prefs, theme};
 use crate::estimator::{Diagnostic, Estimate};
 use crate::units::{Bytes, fmt_seconds, fmt_sig};
 
@@ -230,11 +230,9 @@ fn speed_rows(
 ) -> Vec<(&'static str, String, &'static str)> {
     let p = &est.performance;
     let step = &p.step;
-    // Without a sourced compute peak the time is memory traffic only: the rate is an upper bound
-    // (as the CLI's comparison writes it).
-    let bound = if p.peak_known { "" } else { "≤ " };
-    let (rate, unit) = family.throughput(est);
-    let tokens = format!("{bound}{} {unit}/s", widgets::fmt_count(rate));
+    // Without a sourced compute peak the rate is an upper bound: written as the CLI and the
+    // Markdown report write it (one function).
+    let tokens = crate::ui::family::throughput_text(est, family);
     let main = p.training.or(p.decode).or(p.prefill);
     let saturation = main.map_or_else(
         || "—".to_owned(),
@@ -299,9 +297,7 @@ fn compact_speed(est: &Estimate, family: crate::ui::family::FamilyView) -> [Stri
     } else {
         format!("{} per token", fmt_seconds(p.throughput.tpot_s))
     };
-    let (rate, unit) = family.throughput(est);
-    let tokens = format!("{} {unit}/s", widgets::fmt_count(rate));
-    [time, tokens]
+    [time, crate::ui::family::throughput_text(est, family)]
 }
 
 /// The diagnostics, most serious first, each coloured by severity.

@@ -260,7 +260,11 @@ fn cell(ui: &mut Ui, chart: Chart, cx: &mut ChartCtx<'_>) {
     ui.data_mut(|d| {
         d.get_temp_mut_or_default::<Drawn>(drawn_id())
             .charts
-            .push((chart.name(), visible));
+            .push(DrawnChart {
+                name: chart.name(),
+                rect,
+                visible,
+            });
     });
 }
 
@@ -270,7 +274,17 @@ fn cell(ui: &mut Ui, chart: Chart, cx: &mut ChartCtx<'_>) {
 pub struct Drawn {
     /// The central area: the window without the side panel and the menu bar.
     pub central: Option<egui::Rect>,
-    pub charts: Vec<(&'static str, egui::Rect)>,
+    pub charts: Vec<DrawnChart>,
+}
+
+/// Where a chart was drawn (screen points).
+#[derive(Clone, Copy, Debug)]
+pub struct DrawnChart {
+    pub name: &'static str,
+    /// The whole chart cell.
+    pub rect: egui::Rect,
+    /// The part of it inside the scroll area's clip.
+    pub visible: egui::Rect,
 }
 
 fn drawn_id() -> egui::Id {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use egui::{Button, Ui};
 
 use super::commands::{self, Action, CommandId as C};
-use super::{Prefs, ThemeChoice};
+use super::{ExportTheme, Prefs, ThemeChoice};
 use crate::presets;
 use crate::units::MemoryUnit;
 
@@ -42,9 +42,9 @@ fn item(ui: &mut Ui, id: C, enabled: bool, checked: Option<bool>, out: &mut Vec<
     }
 }
 
-pub fn ui(ui: &mut Ui, st: MenuState<'_>, out: &mut Vec<Action>) {
+pub fn ui(ui: &mut Ui, mut st: MenuState<'_>, out: &mut Vec<Action>) {
     egui::MenuBar::new().ui(ui, |ui| {
-        ui.menu_button("File", |ui| file_menu(ui, &st, out));
+        ui.menu_button("File", |ui| file_menu(ui, &mut st, out));
         ui.menu_button("Edit", |ui| edit_menu(ui, &st, out));
         ui.menu_button("View", |ui| view_menu(ui, st.prefs, out));
         ui.menu_button("Presets", |ui| presets_menu(ui, out));
@@ -56,7 +56,7 @@ pub fn ui(ui: &mut Ui, st: MenuState<'_>, out: &mut Vec<Action>) {
     });
 }
 
-fn file_menu(ui: &mut Ui, st: &MenuState<'_>, out: &mut Vec<Action>) {
+fn file_menu(ui: &mut Ui, st: &mut MenuState<'_>, out: &mut Vec<Action>) {
     for id in [C::New, C::Open, C::OpenTyped] {
         item(ui, id, true, None, out);
     }
@@ -91,6 +91,12 @@ fn file_menu(ui: &mut Ui, st: &MenuState<'_>, out: &mut Vec<Action>) {
     ] {
         item(ui, id, true, None, out);
     }
+    ui.menu_button("Slide images in", |ui| {
+        let t = &mut st.prefs.export_theme;
+        ui.radio_value(t, ExportTheme::AsShown, "The theme shown");
+        ui.radio_value(t, ExportTheme::Light, "Light");
+        ui.radio_value(t, ExportTheme::Dark, "Dark");
+    });
     ui.separator();
     for id in [C::ImportConfig, C::ImportCheckpoint] {
         item(ui, id, true, None, out);
@@ -117,6 +123,14 @@ fn view_menu(ui: &mut Ui, prefs: &mut Prefs, out: &mut Vec<Action>) {
     ui.label("Memory unit");
     ui.radio_value(&mut prefs.unit, MemoryUnit::GiB, "GiB (2^30 bytes)");
     ui.radio_value(&mut prefs.unit, MemoryUnit::GB, "GB (10^9 bytes)");
+    ui.checkbox(
+        &mut prefs.memory_zoom,
+        format!(
+            "Memory chart: {}",
+            super::charts::composition::ZOOM.to_lowercase()
+        ),
+    )
+    .on_hover_text(super::charts::composition::ZOOM_HOVER);
     ui.separator();
     item(
         ui,

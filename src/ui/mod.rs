@@ -31,6 +31,28 @@ pub enum ThemeChoice {
     Light,
 }
 
+/// The theme of the images File ▸ Export PNG writes for slides (the window's own capture is as
+/// shown).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ExportTheme {
+    /// The theme the window shows.
+    #[default]
+    AsShown,
+    Light,
+    Dark,
+}
+
+impl ExportTheme {
+    /// The theme to draw the images in when the window shows `shown`.
+    pub const fn resolve(self, shown: ThemeChoice) -> ThemeChoice {
+        match self {
+            ExportTheme::AsShown => shown,
+            ExportTheme::Light => ThemeChoice::Light,
+            ExportTheme::Dark => ThemeChoice::Dark,
+        }
+    }
+}
+
 /// What the sweep chart puts on its x axis.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SweepAxis {
@@ -109,6 +131,8 @@ pub struct Prefs {
     pub slides: bool,
     /// The slide shown, an index into `Chart::ALL`.
     pub slide: usize,
+    /// The theme of exported slide images.
+    pub export_theme: ExportTheme,
 }
 
 impl Default for Prefs {
@@ -123,6 +147,7 @@ impl Default for Prefs {
             memory_zoom: false,
             slides: false,
             slide: 0,
+            export_theme: ExportTheme::AsShown,
         }
     }
 }

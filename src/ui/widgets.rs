@@ -46,7 +46,7 @@ pub fn count_slider(
         .text(label)
         .suffix(format!(" {unit}"))
         .custom_formatter(|v, _| fmt_count(v));
-    typed_slider(ui, slider, parse_count, 1.0, (lo, hi), unit).on_hover_text(hover)
+    typed_slider(ui, slider, parse_count, 1.0, (lo, hi), (label, unit)).on_hover_text(hover)
 }
 
 /// Adds `slider` with the typing rules every numeric control shares: edits apply once (Enter or
@@ -59,7 +59,7 @@ fn typed_slider(
     parse: fn(&str) -> Option<f64>,
     scale: f64,
     range: (f64, f64),
-    unit: &str,
+    (label, unit): (&str, &str),
 ) -> Response {
     let typed = Cell::new(None);
     let r = ui.add(
@@ -68,7 +68,7 @@ fn typed_slider(
             .update_while_editing(false)
             .custom_parser(|t| remember(&typed, parse(t).map(|v| v / scale))),
     );
-    typed_note(ui, &r, typed.get().map(|v| v * scale), range, unit);
+    typed_note(ui, label, &r, typed.get().map(|v| v * scale), range, unit);
     r
 }
 
@@ -103,7 +103,7 @@ pub fn int_slider(
         .logarithmic(log)
         .text(label)
         .suffix(suffix);
-    typed_slider(ui, slider, parse_leading, 1.0, (lo, hi), unit).on_hover_text(hover)
+    typed_slider(ui, slider, parse_leading, 1.0, (lo, hi), (label, unit)).on_hover_text(hover)
 }
 
 /// `unit` as written after `n`: "1 GPU", "1 step", but "2 GPUs", "1 stages/GPU" is left alone (a
@@ -129,7 +129,7 @@ pub fn real_slider(
     let slider = Slider::new(value, range)
         .text(label)
         .suffix(format!(" {unit}"));
-    typed_slider(ui, slider, parse_leading, 1.0, (lo, hi), unit).on_hover_text(hover)
+    typed_slider(ui, slider, parse_leading, 1.0, (lo, hi), (label, unit)).on_hover_text(hover)
 }
 
 /// A fraction in [lo, hi] shown and typed as a percentage.
@@ -151,7 +151,7 @@ pub fn percent_slider(
         parse_leading,
         100.0,
         (lo * 100.0, hi * 100.0),
-        "%",
+        (label, "%"),
     )
     .on_hover_text(hover)
 }
@@ -178,14 +178,34 @@ fn parse_leading(text: &str) -> Option<f64> {
     t.get(..end)?.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
+/// A typed value or a bound as the user would write it: whole numbers digit for digit ("99,999",
+/// not "100 k", which reads as if it were rounded up to something else), others to three digits.
+fn exact(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        crate::format::grouped(v)
+    } else {
+        fmt_count(v)
+    }
+}
+
 /// Seconds a "typed value out of range" note stays under its control.
 const NOTE_SECONDS: f64 = 8.0;
 
 /// Under a control whose typed value `typed` was outside `lo..=hi` (and has been set to the
-/// nearest bound): "99999 is above the maximum, 256 GPUs: set to 256". The note stays a few
-/// seconds (one repaint is asked for when it is due), never a silent clamp.
-pub fn typed_note(ui: &mut Ui, r: &Response, typed: Option<f64>, (lo, hi): (f64, f64), unit: &str) {
-    let key = r.id.with("typed_out_of_range");
+/// nearest bound): "99999 is above the maximum, 256 GPUs: set to 256", as a label under it. The
+/// note stays a few seconds (one repaint is asked for when it is due), never a silent clamp.
+///
+/// The note is keyed on the control's `label`, not on its widget id: an auto id shifts when a
+/// control above appears or goes (the clamped value itself can do that), and the note went with it.
+pub fn typed_note(
+    ui: &mut Ui,
+    label: &str,
+    r: &Response,
+    typed: Option<f64>,
+    (lo, hi): (f64, f64),
+    unit: &str,
+) {
+    let key = egui::Id::unique(("typed_out_of_range", label));
     let now = ui.input(|i| i.time);
     if r.changed()
         && let Some(v) = typed
@@ -196,8 +216,8 @@ pub fn typed_note(ui: &mut Ui, r: &Response, typed: Option<f64>, (lo, hi): (f64,
         } else {
             ("below the minimum", lo)
         };
-        let b = fmt_count(bound);
-        let text = format!("{} is {side}, {b} {unit}: set to {b}.", fmt_count(v));
+        let b = exact(bound);
+        let text = format!("{} is {side}, {b} {unit}: set to {b}.", exact(v));
         ui.data_mut(|d| d.insert_temp(key, (text, now + NOTE_SECONDS)));
     }
     let Some((text, until)) = ui.data(|d| d.get_temp::<(String, f64)>(key)) else {
@@ -214,14 +234,9 @@ pub fn typed_note(ui: &mut Ui, r: &Response, typed: Option<f64>, (lo, hi): (f64,
     } else {
         super::ThemeChoice::Light
     });
-    // Under the control, over what follows (the panel's layout does not move).
-    egui::Tooltip::always_open(
-        ui.ctx().clone(),
-        r.layer_id,
-        r.id.with("typed_note"),
-        egui::PopupAnchor::ParentRect(r.rect),
-    )
-    .show(|ui| ui.label(egui::RichText::new(text).color(color)));
+    // A label under the control, in the panel's flow (it scrolls), so that it is read out by a
+    // screen reader and seen by the accessibility tree; a tooltip layer was neither.
+    ui.add(egui::Label::new(egui::RichText::new(text).color(color)).wrap());
 }
 
 /// A checkbox with a hover text.

@@ -119,22 +119,13 @@ pub fn ui(ui: &mut Ui, prefs: &mut Prefs, scenario: &Scenario, height: f32) {
     let avail = ui.available_width() - 4.0 * gap;
     let name_w = (body * 9.0).min(avail * 0.28);
     let cell_w = ((avail - name_w) / 4.0).floor().max(1.0);
-    let header = |ui: &mut Ui, w: f32, text: String, hover: &str| {
-        let size = egui::vec2(w, body + 2.0);
-        let layout = egui::Layout::left_to_right(egui::Align::Center);
-        ui.allocate_ui_with_layout(size, layout, |ui| {
-            ui.set_min_size(size);
-            ui.add(egui::Label::new(RichText::new(text).strong()).truncate())
-                .on_hover_text(hover);
-        });
-    };
     ui.horizontal(|ui| {
         let base = if prefs.arch_view == ArchView::Gpus { "GPU".to_owned() } else { format!("Memory on {}", c.base_gpu) };
-        header(ui, name_w, base, "Rows; the scenario's own GPU is highlighted.");
-        header(ui, cell_w, "Memory".to_owned(), "Capacity per GPU (what-if configuration for technologies), in the chosen unit.");
-        header(ui, cell_w, "Bandwidth".to_owned(), "Peak memory bandwidth, GB/s (10^9 B/s).");
-        header(ui, cell_w, "Latency".to_owned(), "Load-to-use latency where sourced; — when unknown.");
-        header(ui, cell_w, "This scenario".to_owned(), "Whether the current scenario fits there (ok / no), and its step time (training) or time per output token (inference).");
+        header(ui, name_w, &[&base, "Rows"], "Rows; the scenario's own GPU is highlighted.");
+        header(ui, cell_w, &["Memory"], "Capacity per GPU (what-if configuration for technologies), in the chosen unit.");
+        header(ui, cell_w, &["Bandwidth", "GB/s"], "Peak memory bandwidth, GB/s (10^9 B/s).");
+        header(ui, cell_w, &["Latency"], "Load-to-use latency where sourced; — when unknown.");
+        header(ui, cell_w, &["This scenario", "Scenario", "Fits"], "Whether the current scenario fits there (ok / no), and its step time (training) or time per output token (inference).");
     });
     let own = match scenario.gpu {
         GpuChoice::Catalog(id) => Some(RowKind::Gpu(id)),
@@ -163,6 +154,35 @@ pub fn ui(ui: &mut Ui, prefs: &mut Prefs, scenario: &Scenario, height: f32) {
         });
 }
 
+/// A column header `w` points wide: the first of `names` (longest first) that fits whole, so that
+/// a header is never cut mid-word ("This sce…" at 1280 × 720 in presentation); the last one is
+/// truncated if none fits.
+fn header(ui: &mut Ui, w: f32, names: &[&str], hover: &str) {
+    let font = egui::TextStyle::Small.resolve(ui.style());
+    let color = ui.visuals().strong_text_color();
+    let fits = |t: &&&str| {
+        ui.painter()
+            .layout_no_wrap((**t).to_owned(), font.clone(), color)
+            .size()
+            .x
+            <= w
+    };
+    let text = names
+        .iter()
+        .find(fits)
+        .or(names.last())
+        .copied()
+        .unwrap_or_default();
+    let size = egui::vec2(w, ui.text_style_height(&egui::TextStyle::Body) + 2.0);
+    let layout = egui::Layout::left_to_right(egui::Align::Center);
+    ui.allocate_ui_with_layout(size, layout, |ui| {
+        ui.set_min_size(size);
+        let text = RichText::new(text).font(font).color(color);
+        ui.add(egui::Label::new(text).truncate())
+            .on_hover_text(hover);
+    });
+}
+
 #[allow(clippy::too_many_arguments)]
 fn row_ui(
     ui: &mut Ui,
@@ -177,10 +197,12 @@ fn row_ui(
     let u = prefs.unit;
     let th = prefs.theme;
     let body = ui.text_style_height(&egui::TextStyle::Body);
+    // In the cells' size (the names were cut at projector sizes in the body size).
+    let name = RichText::new(r.label).text_style(egui::TextStyle::Small);
     let name = if own {
-        RichText::new(r.label).strong().color(theme::current(th))
+        name.strong().color(theme::current(th))
     } else {
-        RichText::new(r.label)
+        name
     };
     let size = egui::vec2(name_w, body + 6.0);
     let layout = egui::Layout::left_to_right(egui::Align::Center);

@@ -82,6 +82,11 @@ fn phase_columns(est: &Estimate, out: &mut Vec<Column>) {
     }
 }
 
+/// The zoom toggle's label and hover (the legend's checkbox and the View menu).
+pub const ZOOM: &str = "Zoom to the bars";
+pub const ZOOM_HOVER: &str = "End the memory chart's axis just above the tallest bar (the GPU's \
+                              memory may then be above the view; its value stays in the legend).";
+
 /// Draws the chart with a side legend listing the current peak's components (top of stack first).
 pub fn ui(
     ui: &mut Ui,
@@ -116,7 +121,15 @@ pub fn ui(
         // Nothing here may be wider than the column: an overflow widens every later layout.
         let gap = ui.spacing().item_spacing.x;
         let avail = ui.available_width() - 2.0 * gap;
-        let legend_w = (avail * 0.34).clamp(120.0, 340.0);
+        // Presentation: a wider legend (its rows must fit unwrapped at 18 px; two bars need
+        // little width).
+        // Below ~560 points (1024 × 700) the bars need the room for their labels.
+        let share = match (prefs.presentation, avail >= 560.0) {
+            (true, true) => 0.55,
+            (true, false) => 0.48,
+            (false, _) => 0.34,
+        };
+        let legend_w = (avail * share).clamp(120.0, 400.0);
         // Off-GPU bytes get their own panel and scale: never drawn against the GPU's capacity.
         let off_w = if off_total.get() > 0.0 {
             (avail * 0.14).clamp(70.0, 130.0)
@@ -136,19 +149,18 @@ pub fn ui(
         }
         let legend = ui.vertical(|ui| {
             ui.set_width(legend_w);
-            // Never taller than the plot: the legend scrolls instead of pushing the next row.
-            egui::ScrollArea::vertical()
-                .id_salt("composition_legend")
-                .max_height(height)
-                .auto_shrink([false, true])
-                .show(ui, |ui| {
-                    ui.checkbox(&mut prefs.memory_zoom, "Zoom to the bars")
-                        .on_hover_text(
-                            "End the axis just above the tallest bar (the GPU's memory may then \
-                             be above the view; its value stays in the legend).",
-                        );
-                    super::composition_legend::ui(ui, prefs, scenario, current, off_total);
-                });
+            // Never taller than the plot: the legend fits its text to the height.
+            let min = crate::ui::theme::legend_min_size(prefs);
+            super::fitted_legend(ui, "composition_legend", (height, min), |ui, font| {
+                // Presentation keeps the legend's rows for the components (the View menu has
+                // the same toggle).
+                if !prefs.presentation {
+                    ui.checkbox(&mut prefs.memory_zoom, ZOOM)
+                        .on_hover_text(ZOOM_HOVER);
+                }
+                let est = (scenario, current);
+                super::composition_legend::ui(ui, prefs, est, off_total, font);
+            });
         });
         a11y::rect_node(ui.ctx(), Part::Legend, "Memory", legend.response.rect);
     });
@@ -189,7 +201,8 @@ fn stacked(prefs: &Prefs, columns: &[Column]) -> Vec<BarChart> {
 fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<&'static str>, top: f64, height: f32) -> Plot<'a> {
     let u = prefs.unit;
     let n = labels.len();
-    static_plot("composition", height)
+    static_plot(ui, "composition", height)
+        .y_grid_spacer(super::readable_marks(ui))
         .y_axis_min_width(ui.text_style_height(&egui::TextStyle::Body) * 4.0)
         .reset()
         .default_y_bounds(0.0, (top * 1.12).max(1e-3))

@@ -11,53 +11,72 @@ use crate::scenario::Scenario;
 use crate::ui::{Prefs, theme};
 use crate::units::Bytes;
 
-/// The legend with exact values of the current peak: top of the stack first.
-pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, off_total: Bytes) {
+/// The legend with exact values of the current peak: top of the stack first, in text of `font`
+/// points ([`super::fitted_legend`] fits it to the plot's height). Presentation leaves out the
+/// heading, the totals and the per-layer table (the chart's title, the headline and the capacity
+/// line say them), so that the components fit on a projector.
+pub fn ui(
+    ui: &mut Ui,
+    prefs: &Prefs,
+    (scenario, est): (&Scenario, &Estimate),
+    off_total: Bytes,
+    font: f32,
+) {
     let u = prefs.unit;
     let m = &est.memory;
-    ui.label(RichText::new(format!("At the peak ({})", u.label())).strong())
-        .on_hover_text(
-            "Per-GPU bytes of each component at the peak phase, top of the stack first. Hover a \
-             component for its formula with this scenario's numbers; click to pin it in a window.",
-        );
-    for c in Component::ALL.iter().rev() {
-        let b = m.peak.get(*c);
-        if b.get() > 0.0 {
-            let row = swatch_row(
-                ui,
-                theme::component_on(*c, prefs.theme),
-                format!("{}: {}", c.label(), u.format(b)),
-            )
-            .on_hover_ui(|ui| {
-                explained::explanation_ui(ui, &explain(scenario, est, *c), u);
-                ui.label(RichText::new("Click to pin.").weak());
-            });
-            if row.clicked() {
-                explained::toggle(ui, *c);
+    let mut rows: Vec<(Option<Component>, egui::Color32, String)> = Component::ALL
+        .iter()
+        .rev()
+        .filter(|c| m.peak.get(**c).get() > 0.0)
+        .map(|c| {
+            let text = format!("{}: {}", c.label(), u.format(m.peak.get(*c)));
+            (Some(*c), theme::component_on(*c, prefs.theme), text)
+        })
+        .collect();
+    if off_total.get() > 0.0 {
+        let text = format!("Off-GPU: {}", u.format(off_total));
+        rows.push((None, theme::offloaded_on(prefs.theme), text));
+    }
+    if !prefs.presentation {
+        ui.label(RichText::new(format!("At the peak ({})", u.label())).strong())
+            .on_hover_text(
+                "Per-GPU bytes of each component at the peak phase, top of the stack first. \
+                 Hover a component for its formula with this scenario's numbers; click to pin \
+                 it in a window.",
+            );
+    }
+    for (component, color, text) in rows {
+        let row = swatch_row(ui, color, RichText::new(text).size(font));
+        match component {
+            Some(c) => {
+                let row = row.on_hover_ui(|ui| {
+                    explained::explanation_ui(ui, &explain(scenario, est, c), u);
+                    ui.label(RichText::new("Click to pin.").weak());
+                });
+                if row.clicked() {
+                    explained::toggle(ui, c);
+                }
+            }
+            None => {
+                row.on_hover_text(format!(
+                    "Host: {}\nNVMe: {}\nSecond tier: {}",
+                    u.format(m.offloaded.host),
+                    u.format(m.offloaded.nvme),
+                    u.format(m.offloaded.second_tier)
+                ));
             }
         }
     }
-    ui.separator();
-    ui.label(format!("Total: {}", u.format(m.gpu_total)));
-    ui.label(format!("GPU memory: {}", u.format(m.capacity)));
-    if off_total.get() > 0.0 {
-        swatch_row(
-            ui,
-            theme::offloaded_on(prefs.theme),
-            format!("Off-GPU: {}", u.format(off_total)),
-        )
-        .on_hover_text(format!(
-            "Host: {}\nNVMe: {}\nSecond tier: {}",
-            u.format(m.offloaded.host),
-            u.format(m.offloaded.nvme),
-            u.format(m.offloaded.second_tier)
-        ));
+    if !prefs.presentation {
+        ui.separator();
+        ui.label(format!("Total: {}", u.format(m.gpu_total)));
+        ui.label(format!("GPU memory: {}", u.format(m.capacity)));
     }
-    explained::panel_ui(ui, scenario, est, u);
+    explained::panel_ui(ui, scenario, est, u, !prefs.presentation);
 }
 
 /// A colour swatch and a label that wraps within the legend's width.
-fn swatch_row(ui: &mut Ui, color: egui::Color32, text: String) -> egui::Response {
+fn swatch_row(ui: &mut Ui, color: egui::Color32, text: RichText) -> egui::Response {
     let size = ui.text_style_height(&egui::TextStyle::Body) * 0.8;
     ui.horizontal(|ui| {
         let (rect, _) = ui.allocate_exact_size(egui::vec2(size, size), egui::Sense::hover());

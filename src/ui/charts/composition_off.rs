@@ -14,7 +14,8 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, off_total: Bytes, height: f32) {
     let u = prefs.unit;
     let off = u.value(off_total);
     let fill = theme::offloaded_on(prefs.theme);
-    let shown = static_plot("composition_off", height)
+    let shown = static_plot(ui, "composition_off", height)
+        .y_grid_spacer(super::readable_marks(ui))
         .reset()
         .default_y_bounds(0.0, (off * 1.12).max(1e-3))
         .include_x(-0.5)

@@ -45,7 +45,7 @@ pub fn explanation_ui(ui: &mut Ui, x: &Explanation, u: MemoryUnit) {
 }
 
 /// The pinned explanation (if any) in its own window, and the per-layer view under the legend.
-pub fn panel_ui(ui: &mut Ui, scenario: &Scenario, est: &Estimate, u: MemoryUnit) {
+pub fn panel_ui(ui: &mut Ui, scenario: &Scenario, est: &Estimate, u: MemoryUnit, layers: bool) {
     if let Some(c) = pinned(ui) {
         let x = explain(scenario, est, c);
         let mut open = true;
@@ -57,6 +57,9 @@ pub fn panel_ui(ui: &mut Ui, scenario: &Scenario, est: &Estimate, u: MemoryUnit)
         if !open {
             toggle(ui, c);
         }
+    }
+    if !layers {
+        return;
     }
     let (layers, rows) = per_layer(scenario, est);
     if rows.is_empty() {

@@ -13,6 +13,9 @@ use crate::units::fmt_sig;
 /// Arithmetic intensity range always shown, FLOP/byte (log10); widened to every operating point.
 const X_RANGE: (f64, f64) = (-1.0, 4.0);
 
+/// Decades of room right of the last tick, for its label.
+const LABEL_ROOM: f64 = 0.35;
+
 /// The x range (log10 FLOP/B) that holds [`X_RANGE`], the ridge and every point, with half a
 /// decade of room on the right for the marker.
 pub fn x_range(points: &[(&str, f64, f64)], ridge: Option<f64>) -> (f64, f64) {
@@ -53,10 +56,13 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, heigh
         .last()
         .map(|p| [widgets::log10(p.1), widgets::log10(p.2)]);
     let body = ui.text_style_height(&egui::TextStyle::Body);
-    super::with_legend(ui, "Roofline", height, &items, |ui, plot_h| {
-        let shown = static_plot("roofline", plot_h)
+    let legend = ("Roofline", theme::legend_min_size(prefs));
+    super::with_legend(ui, legend, height, &items, |ui, plot_h| {
+        let shown = static_plot(ui, "roofline", plot_h)
             .include_x(range.0)
-            .include_x(range.1)
+            // Room for the last decade's label ("10 k"), centred on its tick: else it is cut at
+            // the plot's edge.
+            .include_x(range.1 + LABEL_ROOM)
             .y_axis_min_width(body * 3.5)
             .x_grid_spacer(widgets::log10_marks)
             .y_grid_spacer(widgets::log10_marks)
@@ -64,17 +70,7 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, heigh
             .y_axis_label("TFLOP/s")
             .x_axis_formatter(|m, _| widgets::log10_label(m.value))
             .y_axis_formatter(|m, _| widgets::log10_label(m.value))
-            .label_formatter(|pos| {
-                let p = match pos {
-                    egui_plot::HoverPosition::NearDataPoint { position, .. } => position,
-                    egui_plot::HoverPosition::Elsewhere { position } => position,
-                };
-                Some(format!(
-                    "intensity {} FLOP/B\n{} TFLOP/s",
-                    fmt_sig(10f64.powf(p.x)),
-                    fmt_sig(10f64.powf(p.y))
-                ))
-            })
+            .label_formatter(hover_label)
             .show(ui, |plot_ui| {
                 plot_ui.line(
                     Line::new("roof", roof)
@@ -107,6 +103,19 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, heigh
             super::marker_node(ui, &format!("Roofline {name}"), &shown.transform, at, 7.0);
         }
     });
+}
+
+/// The hover text at a plot position: intensity and TFLOP/s, back from their logs.
+fn hover_label(pos: &egui_plot::HoverPosition<'_>) -> Option<String> {
+    let p = match pos {
+        egui_plot::HoverPosition::NearDataPoint { position, .. } => position,
+        egui_plot::HoverPosition::Elsewhere { position } => position,
+    };
+    Some(format!(
+        "intensity {} FLOP/B\n{} TFLOP/s",
+        fmt_sig(10f64.powf(p.x)),
+        fmt_sig(10f64.powf(p.y))
+    ))
 }
 
 /// "Roof: 989 TFLOP/s BF16, 3350 GB/s" (the GPU is named in the headline and the architecture

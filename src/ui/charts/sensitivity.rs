@@ -53,7 +53,7 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, height: f32) {
         .collect();
     let fmt = move |b: &Bar, _: &BarChart| format!("{}\nmemory {}", b.name, signed(u, b.value));
     let n = labels.len();
-    static_plot("sensitivity", height)
+    static_plot(ui, "sensitivity", height)
         .legend(legend(Corner::RightBottom))
         .reset()
         .include_y(-0.6)

@@ -167,7 +167,8 @@ pub fn ui(
     if let Some(name) = &edge_name {
         items.push((theme::good(th), name.clone()));
     }
-    super::with_legend(ui, "Sweep", plot_h, &items, |ui, plot_h| {
+    let legend = ("Sweep", theme::legend_min_size(prefs));
+    super::with_legend(ui, legend, plot_h, &items, |ui, plot_h| {
         let shown = frame(ui, prefs, axis, unit, view, plot_h).show(ui, |plot_ui| {
             if let Some(bp) = base_points {
                 plot_ui.line(
@@ -203,6 +204,8 @@ pub fn ui(
             );
         });
         super::marker_node(ui, "Sweep", &shown.transform, here, 8.0);
+        let plot = *shown.transform.frame();
+        crate::ui::a11y::rect_node(ui.ctx(), crate::ui::a11y::Part::Plot, "Sweep", plot);
     });
 }
 
@@ -219,7 +222,8 @@ fn frame<'a>(
     let u = prefs.unit;
     // Room for the current point's marker at either end.
     let pad = (view.x.1 - view.x.0) * 0.03;
-    static_plot("sweep", height)
+    static_plot(ui, "sweep", height)
+        .y_grid_spacer(super::readable_marks(ui))
         .x_axis_label(format!("{} ({unit})", axis.label()))
         .reset()
         .default_x_bounds(view.x.0 - pad, view.x.1 + pad)

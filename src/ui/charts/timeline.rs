@@ -107,9 +107,13 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, heigh
             "Measured (allocated solid, reserved dashed)".to_owned(),
         ));
     }
-    super::with_legend(ui, "Timeline", height, &items, |ui, h| {
-        draw(ui, prefs, &t, measured.as_deref(), (top, h))
-    });
+    super::with_legend(
+        ui,
+        ("Timeline", theme::legend_min_size(prefs)),
+        height,
+        &items,
+        |ui, h| draw(ui, prefs, &t, measured.as_deref(), (top, h)),
+    );
 }
 
 fn draw(
@@ -121,7 +125,7 @@ fn draw(
 ) {
     let u = prefs.unit;
     let n = t.points.len().max(1);
-    let plot = static_plot("timeline", height)
+    let plot = static_plot(ui, "timeline", height)
         .default_y_bounds(0.0, top)
         .include_x(-0.5)
         .include_x(n as f64 - 0.5)
