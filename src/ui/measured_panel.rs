@@ -18,12 +18,19 @@ use crate::scenario::Scenario;
 pub fn height(ui: &Ui) -> f32 {
     let row =
         ui.text_style_height(&egui::TextStyle::Body) + 2.0 * ui.spacing().item_spacing.y + 4.0;
-    let rows = if measured_state::loaded(ui.ctx()).is_some() {
-        5.0
+    // The controls' row is about 50 lines of body text wide; narrower, it wraps to two.
+    let body = ui.text_style_height(&egui::TextStyle::Body);
+    let controls = if ui.available_width() < 50.0 * body {
+        2.0
     } else {
         1.0
     };
-    rows * row
+    let results = if measured_state::loaded(ui.ctx()).is_some() {
+        4.0
+    } else {
+        0.0
+    };
+    (controls + results) * row
 }
 
 /// Draws the panel.

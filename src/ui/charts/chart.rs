@@ -125,12 +125,21 @@ fn memory(ui: &mut Ui, cx: &mut ChartCtx<'_>) {
         })
         .inner;
     let (prefs, scenario, est) = (&mut *cx.prefs, cx.scenario, cx.estimate);
-    let h = (cx.height - crate::ui::measured_panel::height(ui)).max(80.0);
+    // Presenting shows the charts only: the measured-run controls stay at the desk (a loaded
+    // measurement is still drawn on the chart).
+    let panel = !prefs.presentation;
+    let h = if panel {
+        (cx.height - crate::ui::measured_panel::height(ui)).max(80.0)
+    } else {
+        cx.height
+    };
     if on {
         timeline::ui(ui, prefs, scenario, est, h);
     } else {
         let base = cx.baseline.map(|(_, e)| e);
         composition::ui(ui, prefs, scenario, est, base, h);
     }
-    crate::ui::measured_panel::ui(ui, prefs, scenario, est);
+    if panel {
+        crate::ui::measured_panel::ui(ui, prefs, scenario, est);
+    }
 }
