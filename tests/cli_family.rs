@@ -104,8 +104,6 @@ fn check_names_a_parameter_count_scenario_by_its_title() {
 }
 
 #[test]
-#[ignore = "open: the estimator (src/estimator/, another lane) still reads workload.seq_len for a \
-            recommender's step time; this test fails until resolve ignores it for such families"]
 fn a_recommenders_hidden_sequence_length_changes_nothing() {
     // Issue 16: the sequence length is not shown for a recommender, yet it changed the step time.
     let s = bundled_scenario("recommender-hbm-a100").expect("bundled");

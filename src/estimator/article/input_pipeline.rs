@@ -10,7 +10,7 @@
 
 use super::textures::image_bytes;
 use crate::hardware::MemoryTech;
-use crate::scenario::{InputKind, InputPipeline, Mode, Scenario};
+use crate::scenario::{InputKind, InputPipeline, Mode, ModelFamily, Scenario};
 use crate::units::{Bytes, BytesPerSec};
 
 /// PCIe 5.0 x16 per direction, taken when a device's host link is not sourced (as the time model,
@@ -55,8 +55,13 @@ pub fn sample_bytes(p: &InputPipeline, tokens_per_sample: f64) -> f64 {
     }
 }
 
-/// Tokens one sample carries: the training sequence, or the inference prompt.
+/// Tokens one sample carries: the training sequence, or the inference prompt. A recommender has no
+/// sequence: its sample is one index per embedding lookup (DLRM's sparse feature ids), so the hidden
+/// sequence length changes nothing (issue 16).
 fn tokens_per_sample(s: &Scenario) -> f64 {
+    if s.model.family == ModelFamily::Recommender {
+        return f64::from(s.model.recommender.lookups_per_sample);
+    }
     match s.mode {
         Mode::Training => f64::from(s.workload.seq_len),
         Mode::Inference => f64::from(s.inference.prompt_tokens),
