@@ -206,3 +206,27 @@ fn linear_marks_are_nice_and_far_enough_apart() {
         );
     }
 }
+
+/// A training step's bars keep their labels at 1280 × 720 in presentation ("the memory chart loses
+/// its bar labels"): with four phase bars, an off-GPU panel and a seven-row legend (the 70B ZeRO-3
+/// preset), the plot gives each bar at least the 32 points at which egui_plot draws an x label at
+/// full strength (`label_spacing(24..=32)` in `charts::composition::frame`); it gave 25.
+#[test]
+fn a_training_steps_bars_keep_their_labels_at_1280x720() {
+    let preset = vram_explorer::presets::bundled_scenario("llama3-70b-zero3-8xh100").unwrap();
+    let mut a = app(true, move |s| *s = preset.clone());
+    a.prefs_mut().theme = ThemeChoice::Dark;
+    let mut h = harness(a, PROJECTOR);
+    h.run_steps(4);
+    let est = estimate(h.state().scenario());
+    let bars = est.memory.phases.0.iter().flatten().count() as f32;
+    assert!(bars >= 4.0, "{bars} phase bars");
+    assert!(est.memory.offloaded.host.get() > 0.0, "an off-GPU panel");
+    // The plot's rectangle is its data area (the y axis's labels lie outside it).
+    let plot = rect(&h, "Plot: Memory");
+    let per_bar = plot.width() / bars;
+    assert!(
+        per_bar >= 32.0,
+        "{per_bar:.1} points per bar on a {plot:?} plot"
+    );
+}

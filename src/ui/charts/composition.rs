@@ -31,7 +31,7 @@ const fn short(phase: Phase) -> &'static str {
         Phase::Forward => "fwd",
         Phase::LossBackward => "loss",
         Phase::Backward => "bwd",
-        Phase::OptimizerStep => "optim",
+        Phase::OptimizerStep => "opt",
         Phase::Prefill => "prefill",
         Phase::Decode => "decode",
     }
@@ -124,15 +124,19 @@ pub fn ui(
         // Presentation: a wider legend (its rows must fit unwrapped at 18 px; two bars need
         // little width).
         // Below ~560 points (1024 × 700) the bars need the room for their labels.
-        let share = match (prefs.presentation, avail >= 560.0) {
+        // A training step's five bars need the room for their labels too (at 1280 × 720 they lost
+        // all but the first behind a 0.55 legend and the off-GPU panel).
+        let few_bars = columns.len() <= 3;
+        let share = match (prefs.presentation, avail >= 560.0 && few_bars) {
             (true, true) => 0.55,
             (true, false) => 0.48,
             (false, _) => 0.34,
         };
         let legend_w = (avail * share).clamp(120.0, 400.0);
         // Off-GPU bytes get their own panel and scale: never drawn against the GPU's capacity.
+        let off_share = if prefs.presentation { 0.11 } else { 0.14 };
         let off_w = if off_total.get() > 0.0 {
-            (avail * 0.14).clamp(70.0, 130.0)
+            (avail * off_share).clamp(70.0, 130.0)
         } else {
             0.0
         };
