@@ -146,13 +146,8 @@ fn stage(
         layer: layer.1,
         z: layer.0,
     };
-    let interleave = if c.pp_interleave > 1.0 {
-        1.0 + (c.pp - 1.0) / (c.pp * c.pp_interleave)
-    } else {
-        1.0
-    };
     let in_flight = if first {
-        c.pp.min(c.pp_microbatches) * interleave
+        c.in_flight_microbatches()
     } else {
         1.0
     };

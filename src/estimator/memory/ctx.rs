@@ -86,6 +86,18 @@ pub struct Ctx {
 pub use crate::estimator::num::ceil;
 
 impl Ctx {
+    /// Micro-batches whose saved activations the first pipeline stage holds under 1F1B: min(p, m),
+    /// times the interleaved schedule's factor 1 + (p − 1)/(p·v) (Narayanan et al. 2021 §2.2). The
+    /// memory estimate and the step timeline both read it.
+    pub fn in_flight_microbatches(&self) -> f64 {
+        let interleave = if self.pp_interleave > 1.0 {
+            1.0 + (self.pp - 1.0) / (self.pp * self.pp_interleave)
+        } else {
+            1.0
+        };
+        self.pp.min(self.pp_microbatches) * interleave
+    }
+
     /// Resolves `sc` (with its model `m`) and reads the result: see [`Ctx::of`].
     pub fn new(sc: &Scenario, m: &ResolvedModel, d: &mut Diagnostics) -> Ctx {
         Ctx::of(&resolve_with_model(sc, m, d))

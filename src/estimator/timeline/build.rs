@@ -30,7 +30,7 @@ pub fn build(scenario: &Scenario, est: &Estimate) -> Timeline {
         layers_total.saturating_sub(per_stage * (pp - 1)).max(1)
     };
     let in_flight = if first && pp > 1 {
-        in_flight(&r.scenario.parallel, pp)
+        crate::estimator::memory::ctx::Ctx::of(&r).in_flight_microbatches()
     } else {
         1.0
     };
@@ -48,20 +48,6 @@ pub fn build(scenario: &Scenario, est: &Estimate) -> Timeline {
         in_flight,
         overhead: mem.peak.get(Component::CudaContext) + mem.peak.get(Component::AllocatorReserve),
     }
-}
-
-/// Micro-batches in flight on the first stage under 1F1B: min(p, m), times the interleaved
-/// schedule's factor 1 + (p − 1)/(p·v) (Narayanan et al. 2021 §2.2; the same rule as
-/// `estimator/memory.rs` `stage`).
-fn in_flight(par: &crate::scenario::Parallelism, pp: u32) -> f64 {
-    let p = f64::from(pp);
-    let v = f64::from(par.pp_interleave.max(1));
-    let interleave = if v > 1.0 {
-        1.0 + (p - 1.0) / (p * v)
-    } else {
-        1.0
-    };
-    p.min(f64::from(par.pp_microbatches.max(1))) * interleave
 }
 
 fn peak_index(points: &[Point]) -> Option<usize> {
