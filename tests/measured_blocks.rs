@@ -18,6 +18,9 @@ use serde_json::Value;
 use vram_explorer::estimator::{Phase, estimate};
 use vram_explorer::scenario::*;
 
+#[path = "support/block_records.rs"]
+mod block_records;
+
 const FILES: [&str; 4] = [
     include_str!("data/measured/blocks-mla-cpu-steps.json"),
     include_str!("data/measured/blocks-sliding-cpu-steps.json"),
@@ -26,14 +29,10 @@ const FILES: [&str; 4] = [
 ];
 
 fn records() -> Vec<Value> {
-    let mut out = Vec::new();
-    for f in FILES {
-        match serde_json::from_str::<Value>(f) {
-            Ok(Value::Array(v)) => out.extend(v),
-            other => panic!("measured data is not an array: {other:?}"),
-        }
-    }
-    out
+    FILES
+        .iter()
+        .flat_map(|f| block_records::records(f))
+        .collect()
 }
 
 fn k(kw: &Value, key: &str) -> u32 {
@@ -279,35 +278,8 @@ fn family(r: &Value) -> String {
 /// tokens with all-position logits and one decoded token.
 fn scenario_for(r: &Value, mode: Mode) -> Scenario {
     let kw = &r["framework"]["settings"]["config_kwargs"];
-    let mut s = Scenario {
-        mode,
-        ..Scenario::default()
-    };
-    s.model = model_for(&family(r), kw);
-    let b = k(r, "batch");
-    let seq = k(r, "seq");
-    s.workload.micro_batch = b;
-    s.workload.seq_len = seq;
-    s.workload.dropout = false;
-    s.inference.prompt_tokens = seq;
-    s.inference.generated_tokens = 1;
-    s.inference.all_logits = true;
-    s.inference.dynamic_batching = false;
-    s.precision.compute = Dtype::Bf16;
-    s.precision.mode = if r["dtype_mode"] == "amp_bf16" {
-        PrecisionMode::Amp
-    } else {
-        s.precision.compute = Dtype::Fp32;
-        PrecisionMode::Uniform
-    };
-    s.precision.kv_cache = s.precision.compute;
-    s.optimizer.kind = OptimizerKind::AdamW;
-    s.optimizer.foreach = true;
-    s.strategies.checkpointing = Checkpointing::None;
-    s.strategies.attention = AttentionKernel::Flash;
-    s.implementation.block_kernels = BlockKernels::TorchReference;
-    s.gpu = GpuChoice::default();
-    s
+    let model = model_for(&family(r), kw);
+    block_records::measured_step(r, mode, model, k(r, "batch"), k(r, "seq"))
 }
 
 fn rel(est: f64, meas: f64) -> f64 {

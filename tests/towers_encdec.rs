@@ -16,12 +16,11 @@ use serde_json::Value;
 use vram_explorer::estimator::{Phase, estimate};
 use vram_explorer::scenario::*;
 
+#[path = "support/block_records.rs"]
+mod block_records;
+
 fn records() -> Vec<Value> {
-    let text = include_str!("data/measured/blocks-encdec-cpu-steps.json");
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Array(v)) => v,
-        other => panic!("measured data is not an array: {other:?}"),
-    }
+    block_records::records(include_str!("data/measured/blocks-encdec-cpu-steps.json"))
 }
 
 fn u(v: &Value) -> u32 {
@@ -32,47 +31,18 @@ fn u(v: &Value) -> u32 {
 /// `seq` positions (T5 tokens; Whisper frames after the convolution stem).
 fn scenario_for(r: &Value, mode: Mode) -> Scenario {
     let settings = &r["framework"]["settings"];
-    let mut cfg = settings["config_kwargs"].clone();
-    cfg["model_type"] = settings["model_type"].clone();
-    let text = serde_json::to_string(&cfg).unwrap();
-    let imported = vram_explorer::import::from_hf_config(&text, &ModelSpec::default()).unwrap();
-    let mut s = Scenario {
-        mode,
-        ..Scenario::default()
-    };
-    s.model = imported.model;
     let (b, enc, dec) = (u(&r["batch"]), u(&r["seq"]), u(&settings["decoder_tokens"]));
-    for t in &mut s.model.towers {
+    let mut model = block_records::imported_model(r);
+    for t in &mut model.towers {
         if let Tower::Encoder(e) = t {
             e.input_len = enc;
         }
     }
-    s.workload.micro_batch = b;
-    s.workload.seq_len = dec;
-    s.workload.dropout = false;
-    s.inference.prompt_tokens = dec;
-    s.inference.generated_tokens = 1;
-    s.inference.all_logits = true;
-    s.inference.dynamic_batching = false;
-    s.precision.compute = Dtype::Bf16;
-    s.precision.mode = if r["dtype_mode"] == "amp_bf16" {
-        PrecisionMode::Amp
-    } else {
-        s.precision.compute = Dtype::Fp32;
-        PrecisionMode::Uniform
-    };
-    s.precision.kv_cache = s.precision.compute;
-    s.optimizer.kind = OptimizerKind::AdamW;
-    s.optimizer.foreach = true;
-    s.strategies.checkpointing = Checkpointing::None;
+    let mut s = block_records::measured_step(r, mode, model, b, dec);
     // T5's attention is explicit matmul + softmax (its additive position bias); Whisper runs SDPA.
-    s.strategies.attention = if r["family"] == "t5" {
-        AttentionKernel::Materialized
-    } else {
-        AttentionKernel::Flash
-    };
-    s.implementation.block_kernels = BlockKernels::TorchReference;
-    s.gpu = GpuChoice::default();
+    if r["family"] == "t5" {
+        s.strategies.attention = AttentionKernel::Materialized;
+    }
     s
 }
 

@@ -16,27 +16,17 @@ use serde_json::Value;
 use vram_explorer::estimator::{Estimate, Phase, estimate};
 use vram_explorer::scenario::*;
 
+#[path = "support/block_records.rs"]
+mod block_records;
+
 fn records() -> Vec<Value> {
-    let text = include_str!("data/measured/blocks-vision-cpu-steps.json");
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Array(v)) => v,
-        other => panic!("measured data is not an array: {other:?}"),
-    }
+    block_records::records(include_str!("data/measured/blocks-vision-cpu-steps.json"))
 }
 
 fn scenario_for(r: &Value, mode: Mode) -> Scenario {
-    let settings = &r["framework"]["settings"];
-    let mut cfg = settings["config_kwargs"].clone();
-    cfg["model_type"] = settings["model_type"].clone();
-    let text = serde_json::to_string(&cfg).unwrap();
-    let imported = vram_explorer::import::from_hf_config(&text, &ModelSpec::default()).unwrap();
-    let mut s = Scenario {
-        mode,
-        ..Scenario::default()
-    };
-    s.model = imported.model;
     let side = r["image"]["side"].as_u64().unwrap() as u32;
-    for t in &mut s.model.towers {
+    let mut model = block_records::imported_model(r);
+    for t in &mut model.towers {
         if let Tower::Vision(v) = t {
             v.image_size = side;
             v.images = 1;
@@ -46,22 +36,7 @@ fn scenario_for(r: &Value, mode: Mode) -> Scenario {
         r["batch"].as_u64().unwrap() as u32,
         r["seq"].as_u64().unwrap() as u32,
     );
-    s.workload.micro_batch = b;
-    s.workload.seq_len = seq;
-    s.workload.dropout = false;
-    s.inference.prompt_tokens = seq;
-    s.inference.generated_tokens = 1;
-    s.inference.all_logits = true;
-    s.inference.dynamic_batching = false;
-    s.precision.compute = Dtype::Fp32;
-    s.precision.mode = PrecisionMode::Uniform;
-    s.precision.kv_cache = Dtype::Fp32;
-    s.optimizer.kind = OptimizerKind::AdamW;
-    s.optimizer.foreach = true;
-    s.strategies.checkpointing = Checkpointing::None;
-    s.strategies.attention = AttentionKernel::Flash;
-    s.implementation.block_kernels = BlockKernels::TorchReference;
-    s
+    block_records::measured_step(r, mode, model, b, seq)
 }
 
 fn total(e: &Estimate, ph: Phase) -> f64 {
