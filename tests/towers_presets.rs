@@ -28,3 +28,28 @@ fn whisper_large_v3_has_its_parameter_count_and_a_fixed_cross_cache() {
     let per_position = 16.0 * 32.0 * 2.0 * 1280.0 * 2.0;
     assert_eq!(kv, per_position * (1500.0 + 448.0));
 }
+
+/// A tower number outside its range is refused by `check` naming the field (it was accepted and
+/// silently clamped by the estimator: 10⁸ images per sequence, 10⁸ encoder layers).
+#[test]
+fn an_out_of_range_tower_number_is_an_error_naming_it() {
+    for (text, field) in [
+        (
+            "(version: 1, model: (towers: [Vision((images: 100000000))]))",
+            "model.towers.count",
+        ),
+        (
+            "(version: 1, model: (towers: [Encoder((layers: 99999999))]))",
+            "model.towers.count",
+        ),
+        (
+            "(version: 1, model: (towers: [Vision((hidden: 4294967295))]))",
+            "model.towers.dims",
+        ),
+    ] {
+        let err = vram_explorer::presets::from_ron_str(text)
+            .expect_err(text)
+            .to_string();
+        assert!(err.contains(field), "{text}: {err}");
+    }
+}

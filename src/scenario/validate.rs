@@ -6,6 +6,7 @@
 //! parameter model, 65,536-way parallelism), not claims about what is practical.
 
 mod pattern;
+mod towers;
 
 use super::{GpuChoice, Scenario};
 
@@ -249,6 +250,10 @@ pub const RANGES: &[FieldRange] = &[
     closed("model.pattern.layers.dims", 0.0, 4_194_304.0, |_| None),
     closed("model.pattern.layers.window", 0.0, TOKENS, |_| None),
     closed("model.pattern.layers.small", 1.0, 1024.0, |_| None),
+    // The towers' counts (layers, images per sequence, projector layers) and dimensions: the
+    // pattern's bounds (`validate/towers.rs` reports them; `estimator/model/tower_shape.rs` clamps).
+    closed("model.towers.count", 0.0, 10_000.0, |_| None),
+    closed("model.towers.dims", 0.0, 4_194_304.0, |_| None),
     closed("model.moe.shared_expert_ffn", 0.0, 4_194_304.0, |s| Some(s.model.moe.shared_expert_ffn.into())),
     closed("peft.rank", 1.0, DEGREE, |s| Some(s.peft.rank.into())),
     closed("quantization.group_size", 1.0, DEGREE, |s| Some(s.quantization.group_size.into())),
@@ -340,6 +345,7 @@ pub fn validate(scenario: &Scenario) -> Vec<FieldError> {
         });
     }
     pattern::errors(scenario, &mut errors);
+    towers::errors(scenario, &mut errors);
     if scenario.version != super::FORMAT_VERSION {
         errors.push(FieldError {
             field: "version",

@@ -8,8 +8,8 @@ use crate::estimator::Diagnostics;
 use crate::scenario::validate::{FieldRange, field};
 use crate::scenario::{EncoderInput, EncoderStack, FfnKind, NormKind, Tower, VisionTower};
 
-const DIMS: &FieldRange = field("model.pattern.layers.dims");
-const COUNT: &FieldRange = field("model.pattern.layers.count");
+const DIMS: &FieldRange = field("model.towers.dims");
+const COUNT: &FieldRange = field("model.towers.count");
 
 /// Which Transformers implementation an encoder's activation rules follow (docs/blocks-measured.md,
 /// "Encoder-decoder"): they differ by class, not by dimension.

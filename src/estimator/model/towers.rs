@@ -20,8 +20,8 @@ use crate::scenario::{
     EncoderInput, EncoderStack, FfnKind, NormKind, Projector, Tower, VisionTower,
 };
 
-const DIMS: &FieldRange = field("model.pattern.layers.dims");
-const COUNT: &FieldRange = field("model.pattern.layers.count");
+const DIMS: &FieldRange = field("model.towers.dims");
+const COUNT: &FieldRange = field("model.towers.count");
 
 fn norm(kind: NormKind, n: f64) -> f64 {
     match kind {

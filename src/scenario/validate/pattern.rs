@@ -58,7 +58,8 @@ pub(super) fn errors(s: &Scenario, out: &mut Vec<FieldError>) {
     }
 }
 
-fn push(out: &mut Vec<FieldError>, name: &'static str, x: u32) {
+/// Adds `name`'s range error for `x`, unless that field already has one (also used for the towers).
+pub(super) fn push(out: &mut Vec<FieldError>, name: &'static str, x: u32) {
     if out.iter().any(|e| e.field == name) {
         return;
     }
