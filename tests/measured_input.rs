@@ -200,3 +200,17 @@ fn rows_and_calibration_follow_the_measurement() {
         "{ch:?}"
     );
 }
+
+/// A measurement path that is not a regular file is refused without reading it: `/dev/zero`
+/// reports a length of 0 and was read until memory ran out; a directory is named as one.
+#[cfg(unix)]
+#[test]
+fn devices_and_directories_are_refused_not_read() {
+    for (path, what) in [("/dev/zero", "device"), ("/", "directory")] {
+        let e = measured::load(std::path::Path::new(path)).unwrap_err();
+        assert!(
+            matches!(e, MeasuredError::Io(_)) && e.to_string().contains(what),
+            "{path}: {e}"
+        );
+    }
+}

@@ -101,13 +101,15 @@ pub fn parse(data: &[u8]) -> Result<Measurement, MeasuredError> {
     light::parse(&text).map(Measurement::Light)
 }
 
-/// Reads a measurement file (bounded before reading).
+/// Reads a measurement file through the project's one bounded reader
+/// ([`crate::presets::input::read_regular`]: regular files only, never blocking on a FIFO, never more
+/// than the limit + 1 byte; `/dev/zero` reports a length of 0 and would otherwise be read forever).
 pub fn load(path: &Path) -> Result<Measurement, MeasuredError> {
-    let meta = std::fs::metadata(path).map_err(|e| MeasuredError::Io(e.to_string()))?;
-    if meta.len() > MAX_SNAPSHOT_BYTES {
-        return Err(too_big(meta.len(), MAX_SNAPSHOT_BYTES));
-    }
-    let data = std::fs::read(path).map_err(|e| MeasuredError::Io(e.to_string()))?;
+    use crate::presets::input::{InputError, read_regular};
+    let data = read_regular(path, MAX_SNAPSHOT_BYTES).map_err(|e| match e {
+        InputError::TooLarge(limit) => too_big(limit + 1, limit),
+        other => MeasuredError::Io(other.to_string()),
+    })?;
     parse(&data)
 }
 
