@@ -2,6 +2,7 @@
 
 pub mod article;
 pub mod diagnostics;
+pub mod engines;
 pub mod explain;
 pub mod memory;
 mod memory_types;
@@ -28,6 +29,8 @@ pub struct Estimate {
     pub memory: MemoryEstimate,
     pub performance: Performance,
     pub diagnostics: Diagnostics,
+    /// llama.cpp's buffers as it prints them (a llama.cpp scenario only).
+    pub llamacpp: Option<engines::llamacpp::Buffers>,
 }
 
 /// Estimates a scenario. Total: every input gives a finite answer (out-of-range inputs are clamped and
@@ -38,10 +41,12 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let r = resolve(scenario, &mut diagnostics);
     let memory = memory::estimate_resolved(&r, &mut diagnostics);
     let performance = performance::estimate_performance(&r, &memory, &mut diagnostics);
+    let llamacpp = engines::llamacpp::buffers(&r);
     Estimate {
         model: r.model,
         memory,
         performance,
         diagnostics,
+        llamacpp,
     }
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Profile;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub enum ServingEngine {
     /// Hugging Face Transformers `generate`: eager PyTorch ops and a `DynamicCache` that grows by
     /// `torch.cat` (while a layer's cache is re-allocated its old copy is still live;
@@ -16,9 +16,21 @@ pub enum ServingEngine {
     /// A cache allocated once at its full length, written in place (Megatron-LM's inference
     /// engine, Transformers `StaticCache`): no copy when it grows.
     Preallocated,
+    /// llama.cpp (`llama-server`, `llama-cli`, llama-cpp-python, Ollama's llama runner): GGUF
+    /// weights placed by `-ngl`, a KV cache of `-c` cells per device, a compute buffer reserved
+    /// for the worst-case graph (docs/engines/llamacpp.md).
+    LlamaCpp(super::LlamaCpp),
 }
 
 impl ServingEngine {
+    /// The llama.cpp settings, if this is llama.cpp.
+    pub const fn llamacpp(&self) -> Option<&super::LlamaCpp> {
+        match self {
+            ServingEngine::LlamaCpp(l) => Some(l),
+            _ => None,
+        }
+    }
+
     /// The engine a file that names none meant: the one its training profile's code base serves
     /// with (Hugging Face → `generate`; Megatron → its preallocated inference cache).
     pub const fn following(profile: Profile) -> ServingEngine {
