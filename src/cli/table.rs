@@ -13,6 +13,9 @@ pub fn report(s: &Scenario, est: &Estimate, origin: &str, unit: MemoryUnit) -> S
     let mut out = String::new();
     header(&mut out, s, est, origin);
     memory(&mut out, est, unit);
+    if let Some(b) = &est.llamacpp {
+        out.push_str(&crate::report::llamacpp::section(b));
+    }
     diagnostics(&mut out, est);
     super::perf::section(&mut out, s, est);
     out

@@ -69,6 +69,7 @@ const FILES: &[(&str, &str, &str)] = &[
     preset!(CURRENT_PRACTICE, "llama2-70b-qlora-l40s"),
     preset!(CURRENT_PRACTICE, "mixtral-8x7b-inference-2xh100"),
     preset!(CURRENT_PRACTICE, "llama2-70b-4bit-rtx4090"),
+    preset!(CURRENT_PRACTICE, "llama31-8b-q4km-llamacpp-12gb"),
     preset!(CURRENT_PRACTICE, "vit-b16-training-a100"),
     preset!(CURRENT_PRACTICE, "dit-xl2-training-a100"),
     preset!(TODAYS_MODELS, "deepseek-v3-inference-8xh200-fp8"),

@@ -5,6 +5,7 @@
 pub mod csv;
 pub mod family;
 pub mod import;
+pub mod llamacpp;
 pub mod markdown;
 pub mod summary;
 

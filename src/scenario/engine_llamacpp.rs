@@ -110,6 +110,9 @@ pub struct LlamaCpp {
     pub mmap: bool,
     /// `-dev none`: a CPU build / no GPU backend (buffers print as `CPU`, nothing offloaded).
     pub cpu_only: bool,
+    /// Not a flag: the host's memory bandwidth, GB/s, which bounds the layers `-ngl` leaves on the
+    /// CPU at decode (64 = dual-channel DDR5-4000 at its theoretical rate). Valid: 0.001 ..= 10^6.
+    pub host_memory_gb_s: f64,
 }
 
 impl Default for LlamaCpp {
@@ -127,6 +130,7 @@ impl Default for LlamaCpp {
             n_parallel: 1,
             mmap: true,
             cpu_only: false,
+            host_memory_gb_s: 64.0,
         }
     }
 }

@@ -12,13 +12,15 @@ pub mod memory;
 pub mod placement;
 pub mod resolve;
 pub mod tensor_types;
+pub mod time;
 
 pub use resolve::resolve_engine;
 
 use self::dims::{Buft, Dims};
 use self::placement::Placement;
 use crate::estimator::Resolved;
-use crate::scenario::{FlashAttn, LlamaCpp, MAX_SPLIT, WeightFormat};
+use crate::estimator::model::ResolvedModel;
+use crate::scenario::{FlashAttn, LlamaCpp, MAX_SPLIT, Mode, Scenario, WeightFormat};
 use crate::tensor::{Dtype, GgufFileType};
 
 /// One GPU's buffers (`CUDA<i> model buffer size`, `… KV buffer size`, `… compute buffer size`).
@@ -48,6 +50,8 @@ pub struct Buffers {
     /// CPU-resident weights: `token_embd` and the layers `-ngl` leaves on the CPU (32 B aligned).
     /// With mmap this is the `CPU_Mapped` span when the file stores its tensors in layer order.
     pub host_model: u64,
+    /// Of `host_model`, the token embedding (read one row per token, not streamed).
+    pub host_embd: u64,
     pub host_kv: u64,
     /// The CPU backend's compute buffer (`CUDA_Host` with a GPU, `CPU` without).
     pub host_compute: u64,
@@ -98,10 +102,10 @@ pub fn mib_printed(bytes: u64) -> f64 {
 
 /// The GGUF file a scenario's weights are: its GGUF file type, else the file type of its weight
 /// format (Q4_K → the Q4_K_S mix's base, Q8_0) or of the precision's weight type (F16, BF16, F32).
-pub fn file_type(r: &Resolved) -> GgufFileType {
-    let p = r.scenario.precision.resolve();
+pub fn file_type(sc: &Scenario) -> GgufFileType {
+    let p = sc.precision.resolve();
     let dense = p.weight_compute_copies.unwrap_or(p.weights);
-    match r.scenario.quantization.weights {
+    match sc.quantization.weights {
         WeightFormat::GgufFile(f) => f,
         WeightFormat::GgufQ8_0 => GgufFileType::Q8_0,
         WeightFormat::GgufQ4K => GgufFileType::Q4KS,
@@ -115,18 +119,23 @@ pub fn file_type(r: &Resolved) -> GgufFileType {
 
 /// The buffers of a resolved llama.cpp scenario (`None` for other engines or a non-transformer).
 pub fn buffers(r: &Resolved) -> Option<Buffers> {
-    let s = *r.scenario.inference.engine.as_ref()?.llamacpp()?;
-    if r.model.family != crate::scenario::ModelFamily::Transformer {
+    buffers_of(&r.scenario, &r.model)
+}
+
+/// The buffers of a resolved scenario `sc` (its numbers in range) and its model.
+pub fn buffers_of(sc: &Scenario, m: &ResolvedModel) -> Option<Buffers> {
+    let s = *sc.inference.engine.as_ref()?.llamacpp()?;
+    if m.family != crate::scenario::ModelFamily::Transformer || sc.mode != Mode::Inference {
         return None;
     }
-    let d = Dims::of(&r.model, r.scenario.model.transformer.bias);
+    let d = Dims::of(m, sc.model.transformer.bias);
     let gpus = if s.cpu_only {
         0
     } else {
-        r.scenario.parallel.gpus().clamp(1, MAX_SPLIT as u64) as usize
+        sc.parallel.gpus().clamp(1, MAX_SPLIT as u64) as usize
     };
     let p = Placement::new(d.n_layer, s.n_gpu_layers, gpus, &s.tensor_split);
-    let ftype = file_type(r);
+    let ftype = file_type(sc);
     let mut b = Buffers {
         gpus: gpus as u32,
         mmap: s.mmap,
@@ -137,7 +146,7 @@ pub fn buffers(r: &Resolved) -> Option<Buffers> {
         ..Buffers::default()
     };
     weights(&mut b, &d, &p, ftype);
-    let i = &r.scenario.inference;
+    let i = &sc.inference;
     kv::place(
         &mut b,
         &d,
@@ -160,7 +169,8 @@ pub fn flash_attn(s: &LlamaCpp) -> bool {
 }
 
 fn weights(b: &mut Buffers, d: &Dims, p: &Placement, ftype: GgufFileType) {
-    b.host_model = dims::token_embd_bytes(d, ftype, Buft::Cpu);
+    b.host_embd = dims::token_embd_bytes(d, ftype, Buft::Cpu);
+    b.host_model = b.host_embd;
     for il in 0..=d.n_layer {
         let output = il == d.n_layer;
         let dev = p.device(il);

@@ -27,6 +27,7 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         n_parallel,
         mmap,
         cpu_only,
+        host_memory_gb_s,
     } = l;
     let ngl_range = const { field("inference.engine.n_gpu_layers") };
     let ngl = if *n_gpu_layers < 0 {
@@ -49,5 +50,10 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         n_parallel: const { field("inference.engine.n_parallel") }.clamp_u32(*n_parallel, d),
         mmap: *mmap,
         cpu_only: *cpu_only,
+        host_memory_gb_s: const { field("inference.engine.host_memory_gb_s") }.clamp(
+            *host_memory_gb_s,
+            LlamaCpp::default().host_memory_gb_s,
+            d,
+        ),
     }
 }
