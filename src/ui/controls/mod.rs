@@ -5,6 +5,7 @@ mod adapt;
 mod blocks;
 mod hardware;
 mod input;
+mod llamacpp;
 mod model;
 mod optimizer;
 mod strategies;
@@ -26,6 +27,9 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
             group(ui, "Scenario", false, |ui| document_ui(ui, s));
             group(ui, "Model", true, |ui| model::ui(ui, s, est));
             group(ui, "Workload", true, |ui| workload::ui(ui, s));
+            if s.mode == crate::scenario::Mode::Inference {
+                group(ui, "Serving engine", false, |ui| llamacpp::ui(ui, s, est));
+            }
             group(ui, "Mixture of experts", false, |ui| adapt::moe_ui(ui, s));
             group(ui, "Fine-tuning and quantization", false, |ui| {
                 adapt::peft_ui(ui, s);
