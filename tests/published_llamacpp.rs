@@ -94,11 +94,18 @@ const EXTRA: &[Extra] = &[
 
 /// Records outside the bar, with the reason: each is asserted to stay where it is (within
 /// `limit`), so the list cannot go stale when the model improves.
-const KNOWN_MISSES: &[(&str, f64, &str)] = &[(
-    "llamacpp-issue9229-4gpu-7b-class-cuda0-compute",
-    0.06,
-    "4 GPUs with pipeline parallelism (n_copies = 4): the scheduler keeps n_copies copies of each split's inputs (ggml-backend.cpp pass 6); the first GPU prints 320.50 MiB where the one-copy form gives 304.00 (−5.15 %), the middle GPU 296.00 (+2.70 %); not derived",
-)];
+const KNOWN_MISSES: &[(&str, f64, &str)] = &[
+    (
+        "llamacpp-issue9229-4gpu-7b-class-cuda0-compute",
+        0.06,
+        "4 GPUs with pipeline parallelism (n_copies = 4): the scheduler keeps n_copies copies of each split's inputs (ggml-backend.cpp pass 6); the first GPU prints 320.50 MiB where the one-copy form gives 304.00 (−5.15 %), the middle GPU 296.00 (+2.70 %); not derived",
+    ),
+    (
+        "llamacpp-ikllama344-glm4-32b-cpu-cpu-compute",
+        0.05,
+        "ik_llama.cpp (a fork): its CPU output peak is T (n_vocab + n_embd) × 4 = 308.00 MiB; llama.cpp@0c1e57098's CPU backend, measured here, keeps one more n_embd-wide activation (T (n_vocab + 2 n_embd) × 4, tests/measured_llamacpp.rs): 320.01 (+3.9 %)",
+    ),
+];
 
 fn extra(id: &str) -> &'static Extra {
     EXTRA

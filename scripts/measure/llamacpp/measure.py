@@ -10,8 +10,12 @@ n_ctx, n_ubatch, flash attention and cache types. Output: tests/data/measured/ll
 Run (from the repository root):
     /work/venvs-measure/llamacpp/bin/python scripts/measure/llamacpp/measure.py
 
-Environment: `pip install llama-cpp-python==0.3.36 gguf` (CPU build). Each load runs in its own
-process so that one failing configuration does not stop the grid.
+Environment: `pip install llama-cpp-python==0.3.36 gguf` (CPU build). The committed records were
+made with the libraries that pip build produced (its `build/bin`, loaded through
+`LLAMA_CPP_LIB_PATH` with the sdist's `llama_cpp` package and its vendored `gguf-py` on
+PYTHONPATH), which is what the wheel contains. Each load runs in its own process so that one failing
+configuration does not stop the grid (tiny-a's Q8_0 file is invalid: n_ff 688 is not a multiple of
+32, so it does not load; kept as a record with "loaded": false).
 """
 
 import itertools

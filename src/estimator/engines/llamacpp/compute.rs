@@ -35,14 +35,48 @@ pub const fn layer_term(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
     }
 }
 
-/// The KQ mask and the embedding rows: inputs the CPU backend holds.
-pub const fn host_inputs(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
-    let mask = if flash_attn {
+/// The graph's small inputs live at the attention peak (token ids, positions, output ids: 4 B
+/// each per token): what the printed `.01` of the host buffers is (fitted to the rounding of the
+/// CPU measurements, tests/measured_llamacpp.rs, and of the published `CUDA_Host` 24.01 / 12.01
+/// MiB). At the output peak only the output ids are (4 B per token).
+pub const fn small_inputs(t: u64) -> u64 {
+    12 * t
+}
+
+/// The KQ mask (`n_kv × T`, F32 without flash attention, F16 with it).
+pub const fn mask(t: u64, n_kv: u64, flash_attn: bool) -> u64 {
+    if flash_attn {
         n_kv * t * 2
     } else {
         n_kv * t * F32
+    }
+}
+
+/// The KQ mask and the embedding rows: inputs the CPU backend holds beside a GPU.
+pub const fn host_inputs(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
+    d.n_embd * t * F32 + mask(t, n_kv, flash_attn) + small_inputs(t)
+}
+
+/// A CPU build's one compute buffer (the CPU backend runs the whole graph, its inputs in the same
+/// buffer), measured on llama.cpp@0c1e57098's CPU backend (tests/data/measured/llamacpp-cpu.json):
+/// without flash attention the attention peak is the scores, the F32 mask and
+/// `5 n_embd + 2 n_embd_kv` activations of T tokens; the output peak the logits with two
+/// `n_embd`-wide activations (one more than on CUDA); the FFN peak gate, up and product with four
+/// `n_embd`-wide activations and the mask (F16 with flash attention; not to the
+/// MiB: the planner's fragmentation is not modelled; errors in docs/engines/llamacpp.md).
+pub const fn cpu_graph(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
+    let out = t * (d.n_vocab + 2 * d.n_embd) * F32 + 4 * t;
+    // The FFN peak: gate, up and their product with four n_embd-wide activations.
+    let ffn = (3 * d.n_ff + 4 * d.n_embd) * t * F32 + mask(t, n_kv, flash_attn);
+    let kq = if flash_attn {
+        0
+    } else {
+        n_kv * t * d.n_head * F32
+            + mask(t, n_kv, false)
+            + (5 * d.n_embd + 2 * d.n_embd_kv()) * t * F32
     };
-    d.n_embd * t * F32 + mask
+    let attn = (if kq > ffn { kq } else { ffn }) + small_inputs(t);
+    if out > attn { out } else { attn }
 }
 
 /// Fills every device's compute buffer and the host's.
@@ -62,7 +96,7 @@ pub fn reserve(b: &mut Buffers, d: &Dims, p: &Placement) {
     let o = if b.output_on_gpu { 0 } else { output };
     let graph = l.max(o);
     b.host_compute = if b.gpus == 0 {
-        graph
+        cpu_graph(d, t, n_kv, fa)
     } else {
         graph + host_inputs(d, t, n_kv, fa)
     };
