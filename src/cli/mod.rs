@@ -3,6 +3,7 @@
 //! ```text
 //! vram-explorer report <scenario.ron> | --preset NAME  [--format table|json|markdown|csv]
 //!                      [--csv-table breakdown|phases|roofline|comparison] [--output PATH] [--unit gib|gb]
+//!                      [--engine-command "llama-server …"]
 //! vram-explorer presets [--json]
 //! vram-explorer check <scenario.ron>
 //! vram-explorer sweep <scenario.ron> --over batch|seq|params|dp|tp|pp [--from X --to Y --steps N]

@@ -9,13 +9,13 @@
 //!   in place) with `c = 6` activations `T × n_embd` (residual, Q, K, V, the attention output and the
 //!   mask's copy; `c` is the one constant fitted, to the Llama-3.1-8B log: docs §5);
 //! - with flash attention: no scores; the FFN's gate, up and product `3 × T × n_ff` with the
-//!   residual (measured on the CPU backend: tests/measured_llamacpp.rs);
+//!   residual (leading order on CUDA, not checked against a log);
 //! - the host share beside a GPU (`CUDA_Host`): the embedding rows `T × n_embd` and the KQ mask
-//!   (`n_kv × T`, F32 without flash attention, F16 with it).
+//!   (`n_kv × T`, F32 without flash attention, F16 with it);
+//! - a CPU build: its own forms, measured here ([`cpu_graph`], tests/measured_llamacpp.rs).
 
 use super::Buffers;
 use super::dims::Dims;
-use super::placement::Placement;
 
 const F32: u64 = 4;
 
@@ -80,7 +80,7 @@ pub const fn cpu_graph(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
 }
 
 /// Fills every device's compute buffer and the host's.
-pub fn reserve(b: &mut Buffers, d: &Dims, p: &Placement) {
+pub fn reserve(b: &mut Buffers, d: &Dims) {
     let t = u64::from(b.n_ubatch);
     let n_kv = u64::from(b.n_ctx);
     let fa = b.flash_attn;
@@ -100,5 +100,4 @@ pub fn reserve(b: &mut Buffers, d: &Dims, p: &Placement) {
     } else {
         graph + host_inputs(d, t, n_kv, fa)
     };
-    let _ = p;
 }

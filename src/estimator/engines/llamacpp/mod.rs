@@ -154,7 +154,7 @@ pub fn buffers_of(sc: &Scenario, m: &ResolvedModel) -> Option<Buffers> {
         &s,
         i.prompt_tokens.saturating_add(i.generated_tokens),
     );
-    compute::reserve(&mut b, &d, &p);
+    compute::reserve(&mut b, &d);
     Some(b)
 }
 
