@@ -299,3 +299,37 @@ fn the_cli_takes_a_command_line_and_reports_the_buffers() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--frobnicate"));
 }
+
+#[test]
+fn each_layer_offloaded_moves_its_bytes_from_the_host_to_the_gpu() {
+    let mut last: Option<Buffers> = None;
+    for ngl in 0..=34 {
+        let b = buffers(&llama8b(
+            GgufFileType::Q5KM,
+            LlamaCpp {
+                n_gpu_layers: ngl,
+                n_ctx: 4096,
+                ..LlamaCpp::default()
+            },
+        ));
+        if let Some(p) = last {
+            assert!(b.dev[0].model >= p.dev[0].model, "ngl {ngl}");
+            assert!(b.host_model <= p.host_model, "ngl {ngl}");
+            assert!(
+                b.dev[0].kv >= p.dev[0].kv && b.host_kv <= p.host_kv,
+                "ngl {ngl}"
+            );
+            // Q4_K/Q5_K/Q6_K rows of 4096 and 14336 need no CUDA row padding: bytes only move.
+            assert_eq!(
+                b.dev[0].model + b.host_model,
+                p.dev[0].model + p.host_model,
+                "ngl {ngl}"
+            );
+        }
+        assert_eq!(
+            b.layers_on_gpu + u32::from(b.output_on_gpu),
+            (ngl as u32).min(33)
+        );
+        last = Some(b);
+    }
+}
