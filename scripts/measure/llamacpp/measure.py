@@ -10,6 +10,12 @@ n_ctx, n_ubatch, flash attention and cache types. Output: tests/data/measured/ll
 Run (from the repository root):
     /work/venvs-measure/llamacpp/bin/python scripts/measure/llamacpp/measure.py
 
+The committed records were made (2026-12-03) as
+    LLAMA_CPP_LIB_PATH=<the pip build's build/bin> \
+    PYTHONPATH=<sdist>/:<sdist>/vendor/llama.cpp/gguf-py \
+    python scripts/measure/llamacpp/measure.py
+with numpy, diskcache, jinja2 and typing-extensions installed (the sdist's package imports them).
+
 Environment: `pip install llama-cpp-python==0.3.36 gguf` (CPU build). The committed records were
 made with the libraries that pip build produced (its `build/bin`, loaded through
 `LLAMA_CPP_LIB_PATH` with the sdist's `llama_cpp` package and its vendored `gguf-py` on
