@@ -11,6 +11,7 @@ pub mod explain;
 pub mod measured_overlay;
 pub mod roofline;
 pub mod sensitivity;
+pub mod step_time;
 pub mod sweep;
 mod sweep_view;
 pub mod timeline;
