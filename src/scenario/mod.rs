@@ -8,6 +8,8 @@ mod axis;
 mod blocks;
 mod cnn;
 mod engine;
+pub mod engine_args;
+mod engine_args_flags;
 mod engine_sglang;
 mod engine_vllm;
 mod gpu;

@@ -71,6 +71,8 @@ pub struct EngineFigures {
     pub batched_tokens: f64,
     /// The KV budget does not hold one request of `max_model_len` (vLLM refuses to start).
     pub too_small: bool,
+    /// The pool is one latent buffer (MLA: SGLang prints "KV size", not K and V).
+    pub latent: bool,
 }
 
 /// The figures of the scenario's engine, `None` unless it is an inference scenario served by vLLM

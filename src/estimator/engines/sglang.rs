@@ -128,6 +128,21 @@ fn cell_bytes(layout: &Layout, s: &Sglang) -> f64 {
         .sum()
 }
 
+/// `max_total_num_tokens`: the budget over the cell, rounded down to whole pages, capped by
+/// `--max-total-tokens` (§1 step 5).
+fn pool_tokens(budget: f64, cell: f64, page: f64, cap: u32) -> f64 {
+    let tokens = if cell > 0.0 {
+        (budget / cell / page).floor() * page
+    } else {
+        0.0
+    };
+    if cap > 0 {
+        tokens.min(f64::from(cap))
+    } else {
+        tokens
+    }
+}
+
 /// SGLang's figures for one GPU of the scenario.
 pub fn figures(r: &Resolved, mem: &MemoryEstimate, s: &Sglang) -> EngineFigures {
     let (sc, m) = (&r.scenario, &r.model);
@@ -167,14 +182,7 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, s: &Sglang) -> EngineFigures 
     };
     let kv_rest = rest - state_pool;
     let page = f64::from(s.page_size.max(1));
-    let mut tokens = if cell > 0.0 {
-        (kv_rest / cell / page).floor() * page
-    } else {
-        0.0
-    };
-    if s.max_total_tokens > 0 {
-        tokens = tokens.min(f64::from(s.max_total_tokens));
-    }
+    let tokens = pool_tokens(kv_rest, cell, page, s.max_total_tokens);
     let context = if s.context_length > 0 {
         f64::from(s.context_length)
     } else {
@@ -210,5 +218,6 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, s: &Sglang) -> EngineFigures 
         max_requests: running.min((tokens / 2.0).floor()),
         batched_tokens: chunked,
         too_small: tokens < context,
+        latent: mla,
     }
 }

@@ -279,5 +279,6 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, v: &Vllm) -> EngineFigures {
         max_requests: seqs,
         batched_tokens: batched,
         too_small: concurrency < 1.0,
+        latent: false,
     }
 }
