@@ -388,3 +388,36 @@ fn sglang_budget_qwen3_30b_mi355x() {
         0.02,
     );
 }
+
+// ---- presets ---------------------------------------------------------------------------------
+
+/// The engine presets print what their notes say.
+#[test]
+fn engine_presets_print_what_their_notes_say() {
+    use vram_explorer::presets::bundled_scenario;
+    for (id, tokens, line) in [
+        (
+            "llama3.1-8b-vllm-h100-8k",
+            433_664.0,
+            "GPU KV cache size: 433,664 tokens",
+        ),
+        (
+            "llama3.1-70b-fp8-vllm-4xh100-tp4",
+            668_224.0,
+            "GPU KV cache size: 668,224 tokens",
+        ),
+        (
+            "qwen2.5-7b-sglang-rtx4090",
+            41_236.0,
+            "KV Cache is allocated. #tokens: 41236",
+        ),
+    ] {
+        let s = bundled_scenario(id).unwrap();
+        let f = estimate(&s).engine.unwrap();
+        assert_eq!(f.tokens, tokens, "{id}");
+        assert!(
+            s.notes.contains(line),
+            "{id}: the notes quote the printed line"
+        );
+    }
+}
