@@ -421,3 +421,29 @@ fn engine_presets_print_what_their_notes_say() {
         );
     }
 }
+
+/// MLA pages (vllm.md §3.2, sglang.md §2.2): DeepSeek-V3 (tests/data/hf/deepseek-v3.json) caches
+/// one 576-wide latent per token and layer, not split over TP: 1,152 B in bf16, 576 B in fp8. Its
+/// 3 dense and 58 MoE layers share one cache spec, so vLLM makes one group of 61 layers.
+#[test]
+fn mla_pages_deepseek_v3() {
+    let s = from_config(include_str!("data/hf/deepseek-v3.json"), GpuId::H200, 8);
+    let v = Vllm {
+        max_model_len: 32_768,
+        kv_cache_memory_bytes: (40.0 * GIB) as u64,
+        ..Vllm::default()
+    };
+    let f = figures(s.clone(), ServingEngine::Vllm(v));
+    assert_eq!(f.block_bytes, 61.0 * 64.0 * 1152.0);
+    let f8 = figures(
+        s.clone(),
+        ServingEngine::Vllm(Vllm {
+            kv_cache_dtype: KvCacheDtype::Fp8,
+            ..v
+        }),
+    );
+    assert_eq!(f8.block_bytes, 61.0 * 64.0 * 576.0);
+    let g = figures(s, ServingEngine::Sglang(Sglang::default()));
+    assert_eq!(g.block_bytes, 61.0 * 1152.0);
+    assert!(g.latent, "SGLang prints one KV size for an MLA pool");
+}

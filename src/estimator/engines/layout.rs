@@ -108,6 +108,17 @@ impl Layout {
             if kind == CacheKind::None {
                 continue;
             }
+            // Layers with the same cache spec are one bucket whatever their MLP (DeepSeek's dense
+            // and MoE layers share one MLA spec: vLLM groups by `KVCacheSpec`, §3.4).
+            let len = out.len;
+            if let Some(same) = out
+                .buckets
+                .get_mut(..len)
+                .and_then(|b| b.iter_mut().find(|b| b.kind == kind && b.bytes == bytes))
+            {
+                same.layers += layers;
+                continue;
+            }
             out.buckets[out.len] = Bucket {
                 kind,
                 layers,
