@@ -435,6 +435,9 @@ fn mla_pages_deepseek_v3() {
     };
     let f = figures(s.clone(), ServingEngine::Vllm(v));
     assert_eq!(f.block_bytes, 61.0 * 64.0 * 1152.0);
+    // No published total for the H200: its "141 GB" read as 141 GiB less the driver's 0.44 GiB
+    // (nvidia-smi shows about 140.4 GiB), not 141·10⁹ B = 131 GiB.
+    assert!((f.device.get() / GIB - (141.0 - 0.44)).abs() < 1e-9);
     let f8 = figures(
         s.clone(),
         ServingEngine::Vllm(Vllm {
