@@ -82,6 +82,7 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
             },
         },
         "diagnostics": diagnostics,
+        "engine": super::engine::json(est),
         "performance": super::perf::json(s, est),
     })
 }

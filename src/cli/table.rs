@@ -13,6 +13,7 @@ pub fn report(s: &Scenario, est: &Estimate, origin: &str, unit: MemoryUnit) -> S
     let mut out = String::new();
     header(&mut out, s, est, origin);
     memory(&mut out, est, unit);
+    super::engine::section(&mut out, est, unit);
     diagnostics(&mut out, est);
     super::perf::section(&mut out, s, est);
     out

@@ -2,6 +2,7 @@
 
 pub mod article;
 pub mod diagnostics;
+pub mod engines;
 pub mod explain;
 pub mod memory;
 mod memory_types;
@@ -28,6 +29,8 @@ pub struct Estimate {
     pub memory: MemoryEstimate,
     pub performance: Performance,
     pub diagnostics: Diagnostics,
+    /// What the serving engine (vLLM, SGLang) would print at startup; `None` for other engines.
+    pub engine: Option<engines::EngineFigures>,
 }
 
 /// Estimates a scenario. Total: every input gives a finite answer (out-of-range inputs are clamped and
@@ -38,10 +41,12 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let r = resolve(scenario, &mut diagnostics);
     let memory = memory::estimate_resolved(&r, &mut diagnostics);
     let performance = performance::estimate_performance(&r, &memory, &mut diagnostics);
+    let engine = engines::figures::of(&r, &memory);
     Estimate {
         model: r.model,
         memory,
         performance,
         diagnostics,
+        engine,
     }
 }

@@ -5,6 +5,7 @@
 //! and degrees are at least 1 where 0 has no meaning. The bounds are generous sanity limits (a 10¹³
 //! parameter model, 65,536-way parallelism), not claims about what is practical.
 
+mod engines;
 mod pattern;
 mod towers;
 
@@ -265,6 +266,26 @@ pub const RANGES: &[FieldRange] = &[
     closed("inference.concurrent_requests", 1.0, DEGREE, |s| Some(s.inference.concurrent_requests.into())),
     floor("inference.mean_length_fraction", 1e-3, 1.0, |s| Some(s.inference.mean_length_fraction)),
     closed("inference.kv_block_tokens", 0.0, DEGREE, |s| Some(s.inference.kv_block_tokens.into())),
+    // Serving engines (`scenario/engine_vllm.rs`, `engine_sglang.rs`): only for that engine.
+    FieldRange { min_exclusive: true, ..closed("inference.engine.vllm.gpu_memory_utilization", 0.0, 1.0, |s| engines::vllm(s).and_then(|v| v.gpu_memory_utilization)) },
+    closed("inference.engine.vllm.max_model_len", 0.0, TOKENS, |s| engines::vllm(s).map(|v| v.max_model_len.into())),
+    closed("inference.engine.vllm.max_num_seqs", 0.0, DEGREE, |s| engines::vllm(s).map(|v| v.max_num_seqs.into())),
+    closed("inference.engine.vllm.max_num_batched_tokens", 0.0, TOKENS, |s| engines::vllm(s).map(|v| v.max_num_batched_tokens.into())),
+    closed("inference.engine.vllm.block_size", 0.0, DEGREE, |s| engines::vllm(s).map(|v| v.block_size.into())),
+    closed("inference.engine.vllm.cudagraph_memory_gib", 0.0, 1e4, |s| engines::vllm(s).and_then(|v| v.cudagraph_memory_gib)),
+    closed("inference.engine.vllm.kv_cache_memory_bytes", 0.0, 1e15, |s| engines::vllm(s).map(|v| v.kv_cache_memory_bytes as f64)),
+    closed("inference.engine.vllm.swap_space", 0.0, 1e6, |s| engines::vllm(s).map(|v| v.swap_space)),
+    floor("inference.engine.vllm.total_gpu_memory_gib", 1e-3, 1e6, |s| engines::vllm(s).and_then(|v| v.total_gpu_memory_gib)),
+    FieldRange { min_exclusive: true, max_exclusive: true, ..closed("inference.engine.sglang.mem_fraction_static", 0.0, 1.0, |s| engines::sglang(s).and_then(|g| g.mem_fraction_static)) },
+    closed("inference.engine.sglang.max_running_requests", 0.0, DEGREE, |s| engines::sglang(s).map(|g| g.max_running_requests.into())),
+    closed("inference.engine.sglang.chunked_prefill_size", 0.0, TOKENS, |s| engines::sglang(s).map(|g| g.chunked_prefill_size.into())),
+    closed("inference.engine.sglang.page_size", 1.0, DEGREE, |s| engines::sglang(s).map(|g| g.page_size.into())),
+    closed("inference.engine.sglang.context_length", 0.0, TOKENS, |s| engines::sglang(s).map(|g| g.context_length.into())),
+    closed("inference.engine.sglang.max_total_tokens", 0.0, 1e9, |s| engines::sglang(s).map(|g| g.max_total_tokens.into())),
+    closed("inference.engine.sglang.cuda_graph_max_bs", 0.0, DEGREE, |s| engines::sglang(s).map(|g| g.cuda_graph_max_bs.into())),
+    closed("inference.engine.sglang.swa_full_tokens_ratio", 0.0, 1.0, |s| engines::sglang(s).map(|g| g.swa_full_tokens_ratio)),
+    closed("inference.engine.sglang.mamba_full_memory_ratio", 0.0, 100.0, |s| engines::sglang(s).map(|g| g.mamba_full_memory_ratio)),
+    floor("inference.engine.sglang.gpu_memory_mib", 1e-3, 1e9, |s| engines::sglang(s).and_then(|g| g.gpu_memory_mib)),
     closed("strategies.checkpoint_every", 0.0, 10_000.0, |s| Some(s.strategies.checkpoint_every.into())),
     closed("strategies.prune_fraction", 0.0, 0.99, |s| Some(s.strategies.prune_fraction)),
     FieldRange { max_exclusive: true, ..closed("strategies.weight_sharing_fraction", 0.0, 1.0, |s| Some(s.strategies.weight_sharing_fraction)) },

@@ -140,6 +140,7 @@ fn memory(ui: &mut Ui, cx: &mut ChartCtx<'_>) {
         timeline::ui(ui, prefs, scenario, est, h);
     } else {
         let base = cx.baseline.map(|(_, e)| e);
+        let h = (h - super::engine_printed::ui(ui, est, prefs.unit)).max(80.0);
         composition::ui(ui, prefs, scenario, est, base, h);
     }
     if panel {

@@ -3,6 +3,8 @@
 
 mod adapt;
 mod blocks;
+mod engine;
+mod engine_paste;
 mod hardware;
 mod input;
 mod model;
@@ -26,6 +28,9 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
             group(ui, "Scenario", false, |ui| document_ui(ui, s));
             group(ui, "Model", true, |ui| model::ui(ui, s, est));
             group(ui, "Workload", true, |ui| workload::ui(ui, s));
+            if s.mode == crate::scenario::Mode::Inference {
+                group(ui, "Serving engine", true, |ui| engine::ui(ui, s));
+            }
             group(ui, "Mixture of experts", false, |ui| adapt::moe_ui(ui, s));
             group(ui, "Fine-tuning and quantization", false, |ui| {
                 adapt::peft_ui(ui, s);
