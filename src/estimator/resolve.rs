@@ -110,6 +110,7 @@ fn finish(sc: &Scenario, model_spec: ModelSpec, m: ResolvedModel, d: &mut Diagno
     } = sc;
     let workload = sections::workload(workload, d);
     let mut strategies = sections2::strategies(strategies, d);
+    strategies.attention = hf::attention(implementation, strategies.attention);
     let mut parallel = sections2::parallel(parallel, d);
     let layers = m.layers.max(1);
     if parallel.pp_microbatches == 0 {
@@ -199,18 +200,22 @@ fn optimizer_of(o: &Optimizer) -> Optimizer {
     }
 }
 
+use crate::estimator::memory::frameworks::hf;
+
 fn implementation_of(i: &Implementation) -> Implementation {
     let Implementation {
         profile,
         dropout_mask,
         fused_cross_entropy,
         block_kernels,
+        hf,
     } = i;
     Implementation {
         profile: *profile,
         dropout_mask: *dropout_mask,
-        fused_cross_entropy: *fused_cross_entropy,
+        fused_cross_entropy: *fused_cross_entropy || hf::fused_head(*profile, hf),
         block_kernels: *block_kernels,
+        hf: hf::resolve(hf),
     }
 }
 

@@ -50,6 +50,9 @@ pub struct Implementation {
     /// Which kernels run the new block kinds (Hugging Face profile): fused GPU kernels or the
     /// Transformers torch reference paths.
     pub block_kernels: BlockKernels,
+    /// The Hugging Face profile's settings: attention implementation, trainer, fused loss,
+    /// bitsandbytes (src/scenario/framework_hf.rs).
+    pub hf: super::HfFramework,
 }
 
 impl Default for Implementation {
@@ -59,6 +62,7 @@ impl Default for Implementation {
             dropout_mask: DropoutMask::OneByte,
             fused_cross_entropy: false,
             block_kernels: BlockKernels::Fused,
+            hf: super::HfFramework::default(),
         }
     }
 }

@@ -91,6 +91,13 @@ pub struct Peft {
     /// Paged optimizer (bitsandbytes `paged_adamw`): optimizer states in CUDA unified memory, evicted
     /// to host RAM under memory pressure (QLoRA §3). Counted as host memory here.
     pub paged_optimizer: bool,
+    /// PEFT `lora_dropout`: each adapter applies its own `nn.Dropout(p)` to its own copy of the
+    /// input (peft 0.21.2 `tuners/lora/layer.py`), which then saves the dropped copy and a mask.
+    /// Valid: [0, 1).
+    pub lora_dropout: f64,
+    /// Inference runs the PEFT model as trained, adapters unmerged (FP32) on the base (NF4 under
+    /// QLoRA); off: inference ignores these settings (a merged or plain model).
+    pub inference_adapters: bool,
 }
 
 impl Default for Peft {
@@ -101,6 +108,8 @@ impl Default for Peft {
             targets: LoraTargets::default(),
             double_quant: true,
             paged_optimizer: false,
+            lora_dropout: 0.0,
+            inference_adapters: false,
         }
     }
 }
