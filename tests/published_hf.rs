@@ -21,10 +21,13 @@ use vram_explorer::hardware::GpuId;
 use vram_explorer::scenario::*;
 use vram_explorer::units::GIB;
 
-const FILES: [&str; 3] = [
+const FILES: [&str; 6] = [
     include_str!("data/published/transformers-llm-optimization-octocoder.json"),
     include_str!("data/published/peft-metamathqa-l40s.json"),
     include_str!("data/published/trl-notebooks-qlora.json"),
+    include_str!("data/published/liger-kernel-memory.json"),
+    include_str!("data/published/peft-docs-sharded-qlora-70b.json"),
+    include_str!("data/published/unsloth-context-length.json"),
 ];
 
 fn u(v: &Value, k: &str) -> u32 {
@@ -80,6 +83,12 @@ fn targets(t: &Value) -> LoraTargets {
 /// The scenario a record describes, or why it cannot be expressed.
 fn scenario_for(r: &Value) -> Result<Scenario, &'static str> {
     let id = r["id"].as_str().unwrap();
+    if id.starts_with("liger-bench") {
+        return Err("one loss op measured alone (op_memory), not a training step");
+    }
+    if id.starts_with("peft-docs") {
+        return Err("statistic not stated; FSDP1 / ZeRO-3 of a 4-bit base (fw-stack's profiles)");
+    }
     let c = &r["config"];
     let mut s = Scenario {
         model: model(r),
@@ -137,6 +146,23 @@ fn scenario_for(r: &Value) -> Result<Scenario, &'static str> {
         }
         return Ok(s);
     }
+    if id.starts_with("liger-bench") {
+        return Err("one loss op measured alone (op_memory), not a training step");
+    }
+    if id.starts_with("peft-docs") {
+        return Err(
+            "statistic not stated; FSDP1 / ZeRO-3 sharding of a 4-bit base (fw-stack's profiles)",
+        );
+    }
+    if id.starts_with("liger-example") {
+        return liger_example(r, s);
+    }
+    if id.starts_with("unsloth") {
+        if id.ends_with("-unsloth") {
+            return Err("Unsloth offloads the checkpointed layer inputs to CPU: not modelled");
+        }
+        return Ok(unsloth_hf(r, s));
+    }
     if id.contains("grpo") {
         return Err("GRPO's generation phase (vLLM-less sampling) is not modelled");
     }
@@ -164,25 +190,107 @@ fn scenario_for(r: &Value) -> Result<Scenario, &'static str> {
     Ok(s)
 }
 
+/// Liger's Hugging Face example: Qwen2-7B, TRL SFTTrainer on FSDP1 FULL_SHARD over 4 A100 80GB,
+/// every layer checkpointed; the Liger rows' fused linear cross-entropy. The model is loaded in
+/// BF16, but `--bf16` sets Accelerate's mixed precision, and `Accelerator.prepare_model` then
+/// upcasts every FSDP flat parameter to FP32 ("if model is loaded in 16bit … we still want to
+/// upcast the flat_param", accelerate `accelerator.py`, the `upcasted_log` loop): FP32 sharded
+/// parameters, gradients and AdamW states with BF16 compute copies — autocast-style mixed precision.
+/// The batch's padded length is not published (≤ 512): 512 assumed.
+fn liger_example(r: &Value, mut s: Scenario) -> Result<Scenario, &'static str> {
+    let c = &r["config"];
+    s.gpu = GpuChoice::Catalog(GpuId::A100Sxm80);
+    s.precision.mode = PrecisionMode::Amp;
+    s.precision.compute = Dtype::Bf16;
+    s.parallel.dp = 4;
+    s.strategies.zero = ZeroStage::Stage3;
+    s.strategies.checkpointing = Checkpointing::Full;
+    s.workload.micro_batch = u(&c["layout"], "per_device_batch");
+    s.workload.seq_len = 512;
+    s.implementation.hf.attention = Some(HfAttention::Sdpa);
+    s.implementation.hf.trainer = HfTrainer::Transformers;
+    if c["liger"] != false {
+        s.implementation.hf.fused_loss = FusedLoss::Liger;
+    }
+    Ok(s)
+}
+
+/// Unsloth README's Hugging Face column: Transformers + PEFT + bitsandbytes QLoRA r32 on every
+/// linear, FlashAttention-2, batch 1; checkpointing, optimizer and compute dtype are not published:
+/// gradient checkpointing on, AdamW 8-bit (Unsloth's notebooks), BF16 compute assumed.
+fn unsloth_hf(r: &Value, mut s: Scenario) -> Scenario {
+    let c = &r["config"];
+    let gb = r["hardware"]["vram_GB"].as_f64().unwrap();
+    s.gpu = GpuChoice::Custom(CustomGpu {
+        // "8 GB" cards hold 8 GiB.
+        memory_gb: gb * GIB / 1e9,
+        ..CustomGpu::default()
+    });
+    s.precision.mode = PrecisionMode::Uniform;
+    s.precision.compute = Dtype::Bf16;
+    s.optimizer.kind = OptimizerKind::Adam8bit;
+    s.workload.micro_batch = 1;
+    // PEFT `prepare_model_for_kbit_training(use_gradient_checkpointing=True)` (its default).
+    s.strategies.checkpointing = Checkpointing::Full;
+    s.implementation.hf.attention = Some(HfAttention::FlashAttention2);
+    s.peft.method = PeftMethod::Qlora;
+    s.peft.rank = u(&c["lora"], "r");
+    s.peft.targets = targets(&c["lora"]["targets"]);
+    s
+}
+
+/// The longest sequence whose estimate fits the GPU (0: none).
+fn max_sequence(s: &Scenario) -> f64 {
+    let fits = |seq: u32| {
+        let mut t = s.clone();
+        t.workload.seq_len = seq;
+        estimate(&t).memory.fits
+    };
+    let (mut lo, mut hi) = (0u32, 1u32 << 20);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) { lo = mid } else { hi = mid }
+    }
+    f64::from(lo)
+}
+
 /// The published value in bytes.
 fn value_bytes(r: &Value) -> f64 {
-    let v = r["value"].as_f64().unwrap();
+    let v = r["value"].as_f64().unwrap_or(0.0);
     match r["unit"].as_str().unwrap() {
         "GiB" => v * GIB,
+        "MiB" => v * vram_explorer::units::MIB,
+        "tokens" => v,
+        "GB (as printed)" => v * 1e9,
         "B" => v,
         other => panic!("unit {other}"),
     }
 }
 
-/// Rebuilt records whose error is not explained by a modelled mechanism: (id, regression guard,
-/// what is known). Kept visible, never tuned away.
-const KNOWN_MISSES: [(&str, f64, &str); 1] = [(
-    "transformers-llm-optimization-octocoder-bnb-4bit-fp4-short-prompt",
-    0.12,
-    "1.03 GiB above the FP4 weights + FP32 de-quantized matrix + KV cache; the peak also covers \
-     loading (bitsandbytes of 2023 quantized each FP16 weight on the GPU) and the versions are \
-     unpublished: unexplained",
-)];
+/// Rebuilt records whose error is not explained by a modelled mechanism, or whose decisive setting
+/// is unpublished: (id prefix, regression guard on |error|, what is known). Kept visible, never
+/// tuned away; left out of the median and the allocated bar.
+const KNOWN_MISSES: [(&str, f64, &str); 3] = [
+    (
+        "transformers-llm-optimization-octocoder-bnb-4bit-fp4-short-prompt",
+        0.12,
+        "1.03 GiB above the FP4 weights + FP32 de-quantized matrix + KV cache; the peak also covers \
+         loading (bitsandbytes of 2023 quantized each FP16 weight on the GPU) and the versions are \
+         unpublished: unexplained",
+    ),
+    (
+        "liger-example-",
+        0.25,
+        "the batches' padded length is unpublished (<= 512, 512 assumed): an upper bound",
+    ),
+    (
+        "unsloth-readme-ctx-",
+        2.5,
+        "the HF column trains shorter sequences than estimated: the checkpointing mode and the \
+         transformers version are unpublished (transformers 4.46-4.48's ForCausalLMLoss also made a \
+         contiguous FP32 copy of the shifted b*s*V logits, not modelled: the estimator follows 5.24)",
+    ),
+];
 
 struct Case {
     id: String,
@@ -200,8 +308,15 @@ fn cases() -> Vec<Case> {
         for r in doc["records"].as_array().unwrap() {
             let stat = r["statistic"].as_str().unwrap();
             let allocated = stat.contains("max_memory_allocated");
-            let statistic = if allocated { "allocated" } else { "reserved" };
+            let statistic = if r["kind"] == "training_max_sequence" {
+                "max seq"
+            } else if allocated {
+                "allocated"
+            } else {
+                "reserved"
+            };
             let (estimate, why) = match scenario_for(r) {
+                Ok(s) if statistic == "max seq" => (Some(max_sequence(&s)), ""),
                 Ok(s) => {
                     let m = estimate(&s).memory;
                     let est = if allocated {
@@ -228,7 +343,7 @@ fn cases() -> Vec<Case> {
 #[test]
 fn published_hf_memory_table() {
     let cases = cases();
-    assert_eq!(cases.len(), 14, "records");
+    assert_eq!(cases.len(), 14 + 42 + 3 + 18, "records");
     println!(
         "{:<60} {:<9} {:>11} {:>11} {:>8}",
         "record", "statistic", "published", "estimate", "error"
@@ -236,6 +351,23 @@ fn published_hf_memory_table() {
     let mut errors = Vec::new();
     for c in &cases {
         match c.estimate {
+            Some(e) if c.statistic == "max seq" => {
+                // An OOM row (published 0 tokens) agrees when nothing fits.
+                let err = if c.published == 0.0 {
+                    if e == 0.0 { 0.0 } else { 1.0 }
+                } else {
+                    (e - c.published) / c.published
+                };
+                errors.push((c.id.clone(), c.statistic, err));
+                println!(
+                    "{:<60} {:<9} {:>7.0} tok {:>7.0} tok {:>7.1}%",
+                    c.id,
+                    c.statistic,
+                    c.published,
+                    e,
+                    err * 100.0
+                );
+            }
             Some(e) => {
                 let err = (e - c.published) / c.published;
                 errors.push((c.id.clone(), c.statistic, err));
@@ -258,13 +390,24 @@ fn published_hf_memory_table() {
             ),
         }
     }
-    let mut abs: Vec<f64> = errors.iter().map(|e| e.2.abs()).collect();
+    let miss = |id: &str| KNOWN_MISSES.iter().find(|k| id.starts_with(k.0));
+    let mut all: Vec<f64> = errors.iter().map(|e| e.2.abs()).collect();
+    all.sort_by(f64::total_cmp);
+    let mut abs: Vec<f64> = errors
+        .iter()
+        .filter(|e| miss(&e.0).is_none())
+        .map(|e| e.2.abs())
+        .collect();
     abs.sort_by(f64::total_cmp);
     let median = abs[abs.len() / 2];
     println!(
-        "rebuilt {} of {}; median |error| {:.1}%, worst {:.1}%",
-        abs.len(),
+        "rebuilt {} of {}; all rebuilt: median |error| {:.1}%, worst {:.1}%; without the known \
+         misses ({}): median {:.1}%, worst {:.1}%",
+        all.len(),
         cases.len(),
+        all[all.len() / 2] * 100.0,
+        all[all.len() - 1] * 100.0,
+        abs.len(),
         median * 100.0,
         abs[abs.len() - 1] * 100.0
     );
@@ -274,7 +417,7 @@ fn published_hf_memory_table() {
         median * 100.0
     );
     for (id, stat, err) in &errors {
-        if let Some((_, guard, why)) = KNOWN_MISSES.iter().find(|k| k.0 == id) {
+        if let Some((_, guard, why)) = miss(id) {
             println!("known miss {id}: {:+.1}% ({why})", err * 100.0);
             assert!(err.abs() <= *guard, "{id}: {:+.1}% grew", err * 100.0);
         } else if *stat == "allocated" {
