@@ -133,3 +133,141 @@ fn bitsandbytes_probe_frozen_4bit_linear_saves_nothing() {
         assert_eq!(saved, expected, "{name}");
     }
 }
+
+fn saved(s: &vram_explorer::scenario::Scenario) -> f64 {
+    use vram_explorer::estimator::{Component, Phase, estimate};
+    estimate(s)
+        .memory
+        .phases
+        .get(Phase::Forward)
+        .unwrap()
+        .get(Component::Activations)
+        .get()
+}
+
+/// bitsandbytes ≤ 0.43.1 kept every 4-bit linear's input (`ctx.tensors = (A, B)`): in the compute
+/// type, one copy per linear when it differs from the activations, else the shared tensor when no
+/// adapter already keeps it (docs/frameworks/bitsandbytes.md).
+#[test]
+fn legacy_bitsandbytes_keeps_the_4bit_inputs() {
+    use vram_explorer::scenario::{BnbVersion, Dtype, Mode};
+    let recs = records(BNB);
+    let r = recs
+        .iter()
+        .find(|r| r["name"] == "llama-tiny_b2_s256_nf4-fp32_qlora-qv-r8_drop0_adamw_sdpa")
+        .unwrap();
+    let mut s = hf_records::scenario_for(r, Mode::Training);
+    let (l, bsh, bsq, bsf) = (4.0, 512.0 * 256.0, 512.0 * 256.0, 512.0 * 688.0);
+    let current = saved(&s);
+    s.implementation.hf.bitsandbytes.version = BnbVersion::Legacy0_43_1;
+    // FP32 compute = the activations' type: q/k/v share the q/v adapters' saved input, o_proj's is
+    // the SDPA output; the MLP input (gate, up) and down's input are kept once each.
+    assert_eq!(saved(&s) - current, l * 4.0 * (bsh + bsf));
+    // BF16 compute: every one of the 7 linears keeps its own BF16 copy.
+    s.implementation.hf.bitsandbytes.compute_dtype = Dtype::Bf16;
+    assert_eq!(
+        saved(&s) - current,
+        l * 2.0 * (5.0 * bsh + bsq + bsf),
+        "BF16 copies"
+    );
+    // Full checkpointing keeps only layer inputs: the leak lives one layer at a time.
+    s.strategies.checkpointing = vram_explorer::scenario::Checkpointing::Full;
+    let legacy_ckpt = saved(&s);
+    s.implementation.hf.bitsandbytes.version = BnbVersion::Current;
+    assert_eq!(legacy_ckpt, saved(&s));
+}
+
+/// The framework's attention implementation decides the kernel (eager saves b·a·s² scores);
+/// unset, `strategies.attention` does (files before issue 12); another profile ignores it.
+#[test]
+fn attention_implementation_selects_the_kernel() {
+    use vram_explorer::scenario::{AttentionKernel, HfAttention, Mode, Profile};
+    let r = &records(PEFT)[0];
+    let mut s = hf_records::scenario_for(r, Mode::Training);
+    let sdpa = saved(&s);
+    s.strategies.attention = AttentionKernel::Materialized;
+    let eager = saved(&s);
+    assert!(
+        eager > sdpa + 4.0 * 2.0 * 4.0 * 256.0 * 256.0,
+        "scores saved"
+    );
+    s.implementation.hf.attention = Some(HfAttention::Sdpa);
+    assert_eq!(saved(&s), sdpa);
+    s.implementation.hf.attention = Some(HfAttention::FlashAttention2);
+    assert_eq!(saved(&s), sdpa, "FA2 saves what SDPA's flash kernel saves");
+    s.implementation.hf.attention = Some(HfAttention::Eager);
+    s.strategies.attention = AttentionKernel::Flash;
+    assert_eq!(saved(&s), eager);
+    s.implementation.profile = Profile::Megatron;
+    let megatron_flash = saved(&s);
+    s.implementation.hf.attention = None;
+    assert_eq!(saved(&s), megatron_flash, "Megatron ignores the HF setting");
+}
+
+/// Combinations the profile cannot express are said, not silently dropped.
+#[test]
+fn inexpressible_combinations_get_diagnostics() {
+    use vram_explorer::estimator::{Diagnostic, estimate};
+    use vram_explorer::scenario::{Dtype, FusedLoss, HfAttention, Mode, PrecisionMode, Profile};
+    let r = &records(PEFT)[0];
+    let mut s = hf_records::scenario_for(r, Mode::Training);
+    s.peft.inference_adapters = false;
+    assert!(
+        !estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::FrameworkSettingsIgnored)
+    );
+    s.implementation.hf.attention = Some(HfAttention::FlashAttention2);
+    assert!(
+        estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::FlashAttention2NeedsHalfPrecision)
+    );
+    s.precision.mode = PrecisionMode::Uniform;
+    s.precision.compute = Dtype::Bf16;
+    assert!(
+        !estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::FlashAttention2NeedsHalfPrecision)
+    );
+    s.implementation.profile = Profile::Megatron;
+    s.implementation.hf.fused_loss = FusedLoss::Liger;
+    assert!(
+        estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::FrameworkSettingsIgnored)
+    );
+    s.implementation.profile = Profile::HuggingFace;
+    s.peft.lora_dropout = 0.1;
+    assert!(
+        estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::FrameworkSettingsIgnored),
+        "dropout without LoRA"
+    );
+}
+
+/// TRL's SFTTrainer and the fused losses never hold b·s·V logits: the FP32 log-softmax (saved) and
+/// its two gradients disappear from the peak.
+#[test]
+fn fused_heads_drop_the_logits() {
+    use vram_explorer::estimator::estimate;
+    use vram_explorer::scenario::{FusedLoss, HfTrainer, Mode};
+    let r = &records(PEFT)[2];
+    let mut s = hf_records::scenario_for(r, Mode::Training);
+    let plain = estimate(&s).memory.tensor_peak.get();
+    let bsv4 = 2.0 * 256.0 * 32000.0 * 4.0;
+    for (trainer, loss) in [
+        (HfTrainer::TrlSft, FusedLoss::None),
+        (HfTrainer::Transformers, FusedLoss::Liger),
+        (HfTrainer::Transformers, FusedLoss::Unsloth),
+    ] {
+        s.implementation.hf.trainer = trainer;
+        s.implementation.hf.fused_loss = loss;
+        let fused = estimate(&s).memory.tensor_peak.get();
+        assert!(
+            plain - fused > 2.0 * bsv4,
+            "{trainer:?} {loss:?}: {plain} → {fused}"
+        );
+    }
+}

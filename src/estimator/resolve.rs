@@ -125,6 +125,7 @@ fn finish(sc: &Scenario, model_spec: ModelSpec, m: ResolvedModel, d: &mut Diagno
     if *mode == Mode::Training && integer_training(precision) {
         d.insert(Diagnostic::IntegerTrainingType);
     }
+    hf::diagnostics(sc, d);
     let zero_dp = if strategies.hybrid_shard && strategies.zero != ZeroStage::None {
         let per_node = parallel.gpus_per_node / (parallel.tp.saturating_mul(pp_stages)).max(1);
         parallel.dp.min(per_node.max(1))

@@ -85,8 +85,9 @@ pub enum FusedLoss {
     /// the head and the loss in chunks of tokens, the input gradient computed in the forward; no
     /// b·s·V tensor.
     Liger,
-    /// Unsloth's chunked cross-entropy (`unsloth/kernels/cross_entropy_loss.py`) on top of its fused
-    /// LoRA kernels: no FP32 b·s·V log-softmax (the logits stay in the compute type).
+    /// Unsloth's loss: Apple's Cut Cross-Entropy, credited in Unsloth's README (2025.1) — the head
+    /// and the loss fused, no b·s·V logits. From its README, not read from its code; its other
+    /// kernels (fused LoRA MLP, CPU-offloaded checkpoints) are not modelled.
     Unsloth,
 }
 

@@ -20,9 +20,10 @@ use crate::estimator::memory::activations::{LayerActs, Sizes};
 use crate::estimator::memory::ctx::Ctx;
 use crate::estimator::memory::peft::Ext;
 use crate::estimator::model::ResolvedModel;
+use crate::estimator::{Diagnostic, Diagnostics};
 use crate::scenario::{
-    ArchKind, AttentionKernel, Checkpointing, FfnKind, HfFramework, Implementation, Mode, NormKind,
-    Profile,
+    ArchKind, AttentionKernel, Checkpointing, FfnKind, HfAttention, HfFramework, Implementation,
+    Mode, NormKind, PeftMethod, Profile, Scenario,
 };
 
 /// The settings as they are (every field is an enum: nothing to clamp). Destructured without `..`
@@ -39,6 +40,27 @@ pub fn resolve(hf: &HfFramework) -> HfFramework {
         trainer: *trainer,
         fused_loss: *fused_loss,
         bitsandbytes: bitsandbytes.clone(),
+    }
+}
+
+/// What the Hugging Face settings cannot express here: settings another profile (or a full
+/// fine-tune) ignores, and FlashAttention-2 over FP32 activations (flash-attn 2.x supports FP16 and
+/// BF16 only; Transformers' `_check_and_enable_flash_attn_2` raises for an FP32 model).
+pub fn diagnostics(sc: &Scenario, d: &mut Diagnostics) {
+    let i = &sc.implementation;
+    let hf_set = i.hf != HfFramework::default();
+    let peft = &sc.peft;
+    let lora = peft.method != PeftMethod::Full;
+    let lora_only = peft.lora_dropout > 0.0 || peft.inference_adapters;
+    if (i.profile != Profile::HuggingFace && hf_set) || (!lora && lora_only) {
+        d.insert(Diagnostic::FrameworkSettingsIgnored);
+    }
+    let fa2 =
+        i.profile == Profile::HuggingFace && i.hf.attention == Some(HfAttention::FlashAttention2);
+    let act = sc.precision.resolve();
+    let half = act.weight_compute_copies.unwrap_or(act.activations).bytes() <= 2.0;
+    if fa2 && !half {
+        d.insert(Diagnostic::FlashAttention2NeedsHalfPrecision);
     }
 }
 
