@@ -168,3 +168,34 @@ impl HfFramework {
         !matches!(self.fused_loss, FusedLoss::None) || matches!(self.trainer, HfTrainer::TrlSft)
     }
 }
+
+/// What the report calls the framework of `i`: the profile and, for Hugging Face, the settings that
+/// change the estimate (CLI `estimate`, JSON `scenario.framework.label`).
+pub fn framework_label(i: &super::Implementation, peft: &super::Peft) -> String {
+    if i.profile != super::Profile::HuggingFace {
+        return format!("{:?}", i.profile);
+    }
+    let hf = &i.hf;
+    let mut parts = vec![match hf.attention {
+        Some(a) => format!("attention {}", a.label()),
+        None => "attention as the strategy".to_owned(),
+    }];
+    if hf.trainer != HfTrainer::Transformers {
+        parts.push(hf.trainer.label().to_owned());
+    }
+    if hf.fused_loss != FusedLoss::None {
+        parts.push(hf.fused_loss.label().to_owned());
+    }
+    if peft.method == super::PeftMethod::Qlora {
+        let b = &hf.bitsandbytes;
+        let version = match b.version {
+            BnbVersion::Legacy0_43_1 => "<= 0.43.1",
+            BnbVersion::Current => ">= 0.43.2",
+        };
+        parts.push(format!(
+            "bitsandbytes {version} {:?} compute {:?}",
+            b.quant_type, b.compute_dtype
+        ));
+    }
+    format!("Hugging Face ({})", parts.join(", "))
+}
