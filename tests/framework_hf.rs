@@ -258,7 +258,7 @@ fn fused_heads_drop_the_logits() {
     let plain = estimate(&s).memory.tensor_peak.get();
     let bsv4 = 2.0 * 256.0 * 32000.0 * 4.0;
     for (trainer, loss) in [
-        (HfTrainer::TrlSft, FusedLoss::None),
+        (HfTrainer::TrlSft, FusedLoss::Off),
         (HfTrainer::Transformers, FusedLoss::Liger),
         (HfTrainer::Transformers, FusedLoss::Unsloth),
     ] {

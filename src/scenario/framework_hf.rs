@@ -80,7 +80,7 @@ impl HfTrainer {
 pub enum FusedLoss {
     /// The trainer's own loss.
     #[default]
-    None,
+    Off,
     /// Liger-Kernel `LigerFusedLinearCrossEntropyLoss` (`liger_kernel/ops/fused_linear_cross_entropy.py`):
     /// the head and the loss in chunks of tokens, the input gradient computed in the forward; no
     /// b·s·V tensor.
@@ -92,11 +92,11 @@ pub enum FusedLoss {
 }
 
 impl FusedLoss {
-    pub const ALL: [FusedLoss; 3] = [FusedLoss::None, FusedLoss::Liger, FusedLoss::Unsloth];
+    pub const ALL: [FusedLoss; 3] = [FusedLoss::Off, FusedLoss::Liger, FusedLoss::Unsloth];
 
     pub const fn label(self) -> &'static str {
         match self {
-            FusedLoss::None => "none (the trainer's loss)",
+            FusedLoss::Off => "none (the trainer's loss)",
             FusedLoss::Liger => "Liger fused linear cross-entropy",
             FusedLoss::Unsloth => "Unsloth chunked cross-entropy",
         }
@@ -165,7 +165,7 @@ impl HfFramework {
 
     /// The loss never materialises the b·s·V logits (TRL's fused head, Liger, Unsloth).
     pub const fn fused_head(&self) -> bool {
-        !matches!(self.fused_loss, FusedLoss::None) || matches!(self.trainer, HfTrainer::TrlSft)
+        !matches!(self.fused_loss, FusedLoss::Off) || matches!(self.trainer, HfTrainer::TrlSft)
     }
 }
 
@@ -183,7 +183,7 @@ pub fn framework_label(i: &super::Implementation, peft: &super::Peft) -> String 
     if hf.trainer != HfTrainer::Transformers {
         parts.push(hf.trainer.label().to_owned());
     }
-    if hf.fused_loss != FusedLoss::None {
+    if hf.fused_loss != FusedLoss::Off {
         parts.push(hf.fused_loss.label().to_owned());
     }
     if peft.method == super::PeftMethod::Qlora {

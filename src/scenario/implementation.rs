@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::HfFramework;
+
 /// What the framework's kernels keep alive: the same model saves different tensors under different
 /// implementations (see docs/model.md "Implementation profiles").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,7 +54,7 @@ pub struct Implementation {
     pub block_kernels: BlockKernels,
     /// The Hugging Face profile's settings: attention implementation, trainer, fused loss,
     /// bitsandbytes (src/scenario/framework_hf.rs).
-    pub hf: super::HfFramework,
+    pub hf: HfFramework,
 }
 
 impl Default for Implementation {
@@ -62,7 +64,7 @@ impl Default for Implementation {
             dropout_mask: DropoutMask::OneByte,
             fused_cross_entropy: false,
             block_kernels: BlockKernels::Fused,
-            hf: super::HfFramework::default(),
+            hf: HfFramework::default(),
         }
     }
 }

@@ -59,7 +59,7 @@ const TRAINERS: [Choice<HfTrainer>; 2] = [
 ];
 
 const LOSSES: [Choice<FusedLoss>; 3] = [
-    opt(FusedLoss::None, "None", "The trainer's own loss."),
+    opt(FusedLoss::Off, "None", "The trainer's own loss."),
     opt(
         FusedLoss::Liger,
         "Liger fused linear cross-entropy",
