@@ -93,7 +93,7 @@ pub struct Peft {
     pub paged_optimizer: bool,
     /// PEFT `lora_dropout`: each adapter applies its own `nn.Dropout(p)` to its own copy of the
     /// input (peft 0.21.2 `tuners/lora/layer.py`), which then saves the dropped copy and a mask.
-    /// Valid: [0, 1).
+    /// Valid: [0, 0.99].
     pub lora_dropout: f64,
     /// Inference runs the PEFT model as trained, adapters unmerged (FP32) on the base (NF4 under
     /// QLoRA); off: inference ignores these settings (a merged or plain model).
