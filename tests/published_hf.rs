@@ -287,7 +287,7 @@ const KNOWN_MISSES: [(&str, f64, &str); 3] = [
         "unsloth-readme-ctx-",
         2.5,
         "the HF column trains shorter sequences than estimated: the checkpointing mode and the \
-         transformers version are unpublished (transformers 4.46-4.48's ForCausalLMLoss also made a \
+         transformers version are unpublished (the Transformers 4.x loss of the time also made a \
          contiguous FP32 copy of the shifted b*s*V logits, not modelled: the estimator follows 5.24)",
     ),
 ];

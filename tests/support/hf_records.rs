@@ -172,13 +172,26 @@ pub fn rows(r: &Value) -> Vec<Row> {
         }
     }
     let inf = estimate(&scenario_for(r, Mode::Inference));
+    // bitsandbytes de-quantizes one weight inside its `gemm_4bit` op, where a `TorchDispatchMode`
+    // cannot see it; a GPU's `max_memory_allocated` does: for the 4-bit records the allocator's
+    // view (`allocator_check`: its peak minus the tracker's, per region) is the measured figure.
+    let four_bit = r["framework"]["settings"]["quant"]
+        .as_str()
+        .is_some_and(|q| q.starts_with("nf4"));
     for (phase, p) in [("prefill", Phase::Prefill), ("decode", Phase::Decode)] {
         if let Some(m) = r["inference"][phase]["peak_total"].as_f64() {
+            let unseen = if four_bit {
+                r["allocator_check"][phase]["diff_bytes"]
+                    .as_f64()
+                    .unwrap_or(0.0)
+            } else {
+                0.0
+            };
             out.push(Row {
                 name: name.clone(),
                 phase,
                 estimate: phase_total(&inf, p),
-                measured: m,
+                measured: m + unseen,
             });
         }
     }
