@@ -85,8 +85,10 @@ pub struct Peft {
     /// LoRA rank r. Memory does not depend on alpha (a scalar). Valid: 1 ..= 65536.
     pub rank: u32,
     pub targets: LoraTargets,
-    /// QLoRA double quantization: the FP32 block scales are themselves quantized to 8 bits in blocks of
-    /// 256 (Dettmers et al. 2023 §3): 0.127 instead of 0.5 bits per parameter.
+    /// bitsandbytes double quantization (`bnb_4bit_use_double_quant`), for QLoRA and for NF4 / FP4
+    /// inference alike: the FP32 block scales are themselves quantized to 8 bits in blocks of 256
+    /// (Dettmers et al. 2023 §3): 0.127 instead of 0.5 bits per parameter. bitsandbytes' default
+    /// (`load_in_4bit=True` alone) is off.
     pub double_quant: bool,
     /// Paged optimizer (bitsandbytes `paged_adamw`): optimizer states in CUDA unified memory, evicted
     /// to host RAM under memory pressure (QLoRA §3). Counted as host memory here.

@@ -113,12 +113,9 @@ impl Ext {
             layer_bits: format.bits_per_weight(
                 sc.quantization.group_size,
                 m.hidden,
-                p.double_quant || method != PeftMethod::Qlora,
+                p.double_quant,
             ),
-            layer_storage: format.storage(
-                sc.quantization.group_size,
-                p.double_quant || method != PeftMethod::Qlora,
-            ),
+            layer_storage: format.storage(sc.quantization.group_size, p.double_quant),
             dequant_whole: format.dequantizes_whole_matrix(),
             experts_only: sc.quantization.experts_only && method != PeftMethod::Qlora,
             dropout: if method == PeftMethod::Full {
