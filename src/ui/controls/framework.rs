@@ -7,7 +7,7 @@ use crate::scenario::{
     Bnb4bitType, BnbVersion, DropoutMask, Dtype, FusedLoss, HfAttention, HfTrainer, PeftMethod,
     Profile, Scenario, WeightFormat,
 };
-use crate::ui::widgets::{Choice, choice, opt};
+use crate::ui::widgets::{Choice, choice, opt, toggle};
 
 const PROFILES: [Choice<Profile>; 2] = [
     opt(
@@ -161,6 +161,15 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
     let four_bit =
         s.peft.method == PeftMethod::Qlora || s.quantization.weights == WeightFormat::Nf4;
     if four_bit {
+        if s.peft.method != PeftMethod::Qlora {
+            // Under QLoRA the Fine-tuning group shows it.
+            toggle(
+                ui,
+                &mut s.peft.double_quant,
+                "Double quantization",
+                "bnb_4bit_use_double_quant: 4.127 instead of 4.5 bits per weight (off unless the loader asks).",
+            );
+        }
         let b = &mut hf.bitsandbytes;
         choice(
             ui,
