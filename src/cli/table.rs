@@ -108,6 +108,8 @@ fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
         Mode::Inference => inference_step(s),
     };
     let _ = writeln!(out, "Step:    {step}");
+    let framework = crate::scenario::framework_label(&s.implementation, &s.peft);
+    let _ = writeln!(out, "Framework: {framework}");
     let p = &s.parallel;
     let _ = writeln!(
         out,

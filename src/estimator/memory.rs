@@ -10,6 +10,7 @@ pub mod activations;
 pub mod blocks;
 pub mod cnn;
 pub mod ctx;
+pub mod frameworks;
 pub mod inference;
 pub mod inventory;
 pub mod layer_kinds;
@@ -145,6 +146,7 @@ fn stage(
         gathered,
         layer: layer.1,
         z: layer.0,
+        framework: frameworks::hf::lora_stage(c, m, &layer.0, x, (first, last)),
     };
     let in_flight = if first {
         c.in_flight_microbatches()

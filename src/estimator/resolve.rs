@@ -110,6 +110,7 @@ fn finish(sc: &Scenario, model_spec: ModelSpec, m: ResolvedModel, d: &mut Diagno
     } = sc;
     let workload = sections::workload(workload, d);
     let mut strategies = sections2::strategies(strategies, d);
+    strategies.attention = hf::attention(implementation, strategies.attention);
     let mut parallel = sections2::parallel(parallel, d);
     let layers = m.layers.max(1);
     if parallel.pp_microbatches == 0 {
@@ -124,6 +125,7 @@ fn finish(sc: &Scenario, model_spec: ModelSpec, m: ResolvedModel, d: &mut Diagno
     if *mode == Mode::Training && integer_training(precision) {
         d.insert(Diagnostic::IntegerTrainingType);
     }
+    hf::diagnostics(sc, d);
     let zero_dp = if strategies.hybrid_shard && strategies.zero != ZeroStage::None {
         let per_node = parallel.gpus_per_node / (parallel.tp.saturating_mul(pp_stages)).max(1);
         parallel.dp.min(per_node.max(1))
@@ -199,18 +201,22 @@ fn optimizer_of(o: &Optimizer) -> Optimizer {
     }
 }
 
+use crate::estimator::memory::frameworks::hf;
+
 fn implementation_of(i: &Implementation) -> Implementation {
     let Implementation {
         profile,
         dropout_mask,
         fused_cross_entropy,
         block_kernels,
+        hf,
     } = i;
     Implementation {
         profile: *profile,
         dropout_mask: *dropout_mask,
-        fused_cross_entropy: *fused_cross_entropy,
+        fused_cross_entropy: *fused_cross_entropy || hf::fused_head(*profile, hf),
         block_kernels: *block_kernels,
+        hf: hf::resolve(hf),
     }
 }
 

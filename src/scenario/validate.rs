@@ -257,6 +257,7 @@ pub const RANGES: &[FieldRange] = &[
     closed("model.towers.dims", 0.0, 4_194_304.0, |_| None),
     closed("model.moe.shared_expert_ffn", 0.0, 4_194_304.0, |s| Some(s.model.moe.shared_expert_ffn.into())),
     closed("peft.rank", 1.0, DEGREE, |s| Some(s.peft.rank.into())),
+    closed("peft.lora_dropout", 0.0, 0.99, |s| Some(s.peft.lora_dropout)),
     closed("quantization.group_size", 1.0, DEGREE, |s| Some(s.quantization.group_size.into())),
     closed("workload.micro_batch", 1.0, DEGREE, |s| Some(s.workload.micro_batch.into())),
     closed("workload.seq_len", 1.0, TOKENS, |s| Some(s.workload.seq_len.into())),

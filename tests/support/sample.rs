@@ -427,6 +427,21 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         dropout_mask: r.pick(&[DropoutMask::OneByte, DropoutMask::Float]),
         fused_cross_entropy: r.coin(),
         block_kernels: r.pick(&[BlockKernels::Fused, BlockKernels::TorchReference]),
+        hf: HfFramework {
+            attention: r.pick(&[
+                None,
+                Some(HfAttention::Eager),
+                Some(HfAttention::Sdpa),
+                Some(HfAttention::FlashAttention2),
+            ]),
+            trainer: r.pick(&HfTrainer::ALL),
+            fused_loss: r.pick(&FusedLoss::ALL),
+            bitsandbytes: Bitsandbytes {
+                quant_type: r.pick(&[Bnb4bitType::Nf4, Bnb4bitType::Fp4]),
+                compute_dtype: dtype(r),
+                version: r.pick(&[BnbVersion::Legacy0_43_1, BnbVersion::Current]),
+            },
+        },
     };
     s.overheads = Overheads {
         cuda_context_mib: r.range(0.0, 65_536.0),
@@ -465,6 +480,8 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         },
         double_quant: r.coin(),
         paged_optimizer: r.coin(),
+        lora_dropout: r.range(0.0, 0.99),
+        inference_adapters: r.coin(),
     };
     s.quantization = Quantization {
         weights: r.pick(&WeightFormat::ALL),

@@ -32,6 +32,9 @@ pub struct Parts {
     pub gathered: f64,
     pub layer: LayerActs,
     pub z: Sizes,
+    /// The framework's saved bytes beyond the layers and its transient at the loss
+    /// (`frameworks::hf::lora_stage`).
+    pub framework: (f64, f64),
 }
 
 /// Bytes saved per layer under the checkpointing policy, and the recomputation transient in
@@ -100,7 +103,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     } else {
         (0.0, 0.0, 0.0, 0.0)
     };
-    let saved = st.in_flight * (per_mb + first) + last + loss + held_mask(c, m);
+    let saved = st.in_flight * (per_mb + first) + last + loss + held_mask(c, m) + p.framework.0;
     let inputs = c.input_bytes + super::towers::inputs(m, c.b);
     // Gradients exist during forward only when they accumulate over micro-batches.
     let accumulating = c.grad_accum > 1.0 || (c.pp > 1.0 && c.pp_microbatches > 1.0);
@@ -120,7 +123,12 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     } else {
         0.0
     };
-    phase(Phase::Forward, g_fwd, saved, fixed + fwd_t + cache_t);
+    phase(
+        Phase::Forward,
+        g_fwd,
+        saved,
+        fixed + fwd_t + cache_t + p.framework.1,
+    );
     if st.last {
         phase(Phase::LossBackward, g_fwd, saved, fixed + loss_t);
     }

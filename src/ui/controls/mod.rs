@@ -5,6 +5,7 @@ mod adapt;
 mod blocks;
 mod engine;
 mod engine_paste;
+mod framework;
 mod hardware;
 mod input;
 mod model;
@@ -36,6 +37,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
                 adapt::peft_ui(ui, s);
                 adapt::quantization_ui(ui, s);
             });
+            group(ui, "Framework", false, |ui| framework::ui(ui, s));
             group(ui, "Input pipeline", false, |ui| input::ui(ui, s));
             group(ui, "Precision", false, |ui| workload::precision_ui(ui, s));
             group(ui, "Optimizer", false, |ui| optimizer::ui(ui, s));
