@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::types::{Bound, Performance};
 use super::{compute_dtype, core};
-use crate::estimator::{Diagnostics, MemoryEstimate, Phase, memory, model};
+use crate::estimator::{Diagnostics, MemoryEstimate, Phase, memory, model, resolve};
 use crate::hardware::{
     self, ArticleTech, Capacity, Confidence, GpuId, GpuSpec, MemoryTech, TechSpec, article_tech,
     tech,
@@ -95,8 +95,14 @@ impl Comparison {
 /// Compares the scenario across the catalog. Pure and allocation-free.
 pub fn compare(scenario: &Scenario) -> Comparison {
     let mut d = Diagnostics::default();
-    let mut model = crate::estimator::ResolvedModel::default();
-    let r = crate::estimator::resolve(scenario, &mut model, &mut d);
+    let spec = resolve::model_spec(&scenario.model, &mut d);
+    let model = model::derive(
+        &spec,
+        &scenario.model.pattern,
+        &scenario.model.towers,
+        &mut d,
+    );
+    let r = resolve::resolve_rest(scenario, spec, &model, &mut d);
     let (scenario, model) = (&r.scenario, r.model);
     let mem = memory::estimate_resolved(&r, &mut d);
     let fit = batch_fit(scenario, model, mem.gpu_total.get());
