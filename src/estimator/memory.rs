@@ -42,7 +42,7 @@ pub fn estimate_memory(
 
 /// The memory estimate of a resolved scenario.
 pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryEstimate {
-    let (scenario, model) = (&r.scenario, &r.model);
+    let (scenario, model) = (&r.scenario, r.model);
     let x = peft::Ext::new(scenario, model);
     let c = x.base_ctx(Ctx::of(r));
     structural_diagnostics(scenario, model, &c, diagnostics);

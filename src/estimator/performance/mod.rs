@@ -37,7 +37,7 @@ pub fn estimate_performance(
     memory: &MemoryEstimate,
     diagnostics: &mut Diagnostics,
 ) -> Performance {
-    let (scenario, model) = (&r.scenario, &r.model);
+    let (scenario, model) = (&r.scenario, r.model);
     scenario
         .gpu
         .with_spec(|hw| evaluate(scenario, model, memory, hw, diagnostics))
