@@ -360,6 +360,19 @@ fn describable(name: &str) -> bool {
     !name.contains("eager_experts")
 }
 
+/// The AMP-bf16 records held to the 1 % bar, by phase: the per-term autocast rules
+/// (docs/blocks-measured.md "AMP-bf16": 16-bit input casts per consumer, FP32 norms, softmax and
+/// grouped_mm experts, the cached weight casts) cover softmax attention, dense and mixture MLPs, so
+/// Gemma 3, gpt-oss and Qwen3-MoE are held in training and at decode. Not yet: any prefill (the
+/// working sets at the prefill peak have no autocast rule), MLA (SDPA's math path upcasts to FP32
+/// on CPU) and the Mamba-2 torch scan.
+fn amp_held(name: &str, phase: &str) -> bool {
+    let family = ["gemma3_text-", "gpt_oss-", "qwen3_moe-"]
+        .iter()
+        .any(|f| name.starts_with(f));
+    family && phase != "prefill"
+}
+
 #[test]
 fn phases_within_one_percent() {
     let rows = rows();
@@ -380,21 +393,24 @@ fn phases_within_one_percent() {
             r.meas,
             e * 100.0
         );
-        if r.name.contains("_amp_") || !describable(&r.name) {
+        if (r.name.contains("_amp_") && !amp_held(&r.name, r.phase)) || !describable(&r.name) {
             continue;
         }
         let i = phases.iter().position(|p| *p == r.phase).unwrap();
         worst[i] = worst[i].max(e.abs());
-        // Every FP32 phase of every describable record: 1 %.
+        // Every FP32 phase of every describable record and the held AMP phases: 1 %.
         let bar = 0.01;
         if e.abs() > bar {
             fails.push(format!("{} {}: {:+.2}%", r.name, r.phase, e * 100.0));
         }
     }
     for (p, w) in phases.iter().zip(worst) {
-        println!("worst FP32 |error| {p}: {:.2}%", w * 100.0);
+        println!("worst held |error| {p}: {:.2}%", w * 100.0);
     }
-    println!("AMP-bf16 records: no per-term AMP rules, reported as they fall (not asserted)");
+    println!(
+        "AMP-bf16 records: held to the bar where the per-term autocast rules are complete \
+         (amp_held); the others reported as they fall"
+    );
     assert!(fails.is_empty(), "{fails:#?}");
 }
 

@@ -32,16 +32,33 @@ pub fn attention(c: &Ctx, d: &Dims, k: &LayerKind, fl: Flavour, a: &mut LayerAct
     };
     let (e, t, nh, hd) = (c.ec, d.t, heads, head_dim);
     let bss = d.b * d.s * d.s;
+    // The normalised input, read by the q, k and v projections.
+    let input = super::read_by(c, 3.0) * d.h;
     if sinks {
-        a.attention += t * (e * (d.h + 3.0 * nh * hd + nh * hd) + 4.0 * nh + 8.0 * nh);
-        a.scores += bss * nh * e;
+        // Under autocast the softmax over [scores | sink] runs in FP32 (the sink column is an FP32
+        // parameter: `cat` promotes), and `probs[..., :-1].to(value.dtype)` saves a 16-bit copy
+        // for the product with V (`eager_attention_forward`, models/gpt_oss/modeling_gpt_oss.py).
+        a.attention += t * (input + e * 4.0 * nh * hd + 4.0 * nh + 8.0 * nh);
+        a.scores += bss * nh * super::fp32_op(c);
+        if c.amp {
+            a.scores += bss * nh * e;
+        }
         return;
     }
     let masked = window > 0.0 && d.s > window;
     let kv = if masked { nh } else { kv_heads };
-    let mut per_tok = e * (d.h + 2.0 * nh * hd + 2.0 * kv * hd) + 4.0 * nh;
+    let mut per_tok = input + e * (2.0 * nh * hd + 2.0 * kv * hd) + 4.0 * nh;
     if qk_norm {
-        per_tok += e * (2.0 * nh * hd + 2.0 * kv_heads * hd) + 4.0 * (nh + kv_heads);
+        // q_norm / k_norm over a 16-bit projection output: under autocast the FP32 upcast x, 1/rms
+        // and the normalised product — FP32 for `x.float() · (1 + weight)` (Gemma 3, Qwen3-Next),
+        // `x.to(input_dtype)` 16-bit for `weight · x.to(input_dtype)` (Qwen3): the norms'
+        // `forward` in models/{gemma3,qwen3_next,qwen3_moe}/modeling_*.py.
+        let normed = match (c.amp, fl.gemma || fl.qwen3_next) {
+            (false, _) => 2.0 * e,
+            (true, true) => 8.0,
+            (true, false) => 4.0 + e,
+        };
+        per_tok += normed * (nh * hd + kv_heads * hd) + 4.0 * (nh + kv_heads);
     }
     if output_gate {
         per_tok += e * 4.0 * nh * hd;

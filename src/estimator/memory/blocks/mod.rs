@@ -58,6 +58,44 @@ pub fn torch_paths(c: &Ctx) -> bool {
     c.torch_blocks
 }
 
+/// Under autocast, the elements of the weights autocast casts to 16 bit and caches until the end of
+/// the forward (`LayerKind::autocast_w`: not the routed experts, which `grouped_mm` runs in the
+/// parameters' FP32; Mamba / DeltaNet's `conv1d` weight too), given `cast_elems`, the stage's
+/// matrix weights the flat rule casts. The cache lives from a weight's first use to the exit of the
+/// outermost autocast region (`torch/amp/autocast_mode.py` `__exit__` → `clear_autocast_cache`),
+/// in training and under no_grad alike: the parameters still require grad and are leaves, which
+/// is all `cached_cast` asks (`aten/src/ATen/autocast_mode.cpp`, torch 2.15; measured: the
+/// records' `autocast_param_casts` at the prefill and decode peaks).
+pub fn autocast_elems(m: &ResolvedModel, cast_elems: f64) -> f64 {
+    let not_cast: f64 = m
+        .blocks
+        .kinds()
+        .iter()
+        .map(|k| f64::from(k.count) * (k.matmul_w - k.autocast_w))
+        .sum();
+    (cast_elems - not_cast).max(0.0)
+}
+
+/// Bytes per element of an activation in the residual type (FP32 under autocast: the norms' output)
+/// that `n` autocast matmuls read: under autocast each casts it and saves its own 16-bit copy
+/// (autocast caches the casts of leaf weights only: `cached_cast`, `aten/src/ATen/autocast_mode.cpp`,
+/// torch 2.15); otherwise the one tensor is shared. Measured: Qwen3-MoE's q, k and v projections
+/// each save a [t, h] BF16 input (docs/blocks-measured.md "AMP-bf16").
+pub fn read_by(c: &Ctx, n: f64) -> f64 {
+    if c.amp { n * c.ec } else { c.er }
+}
+
+/// Element bytes of what autocast runs in FP32 (softmax, `log_softmax`, and ops promoted by an FP32
+/// operand): 4 under autocast, else the activation type.
+pub fn fp32_op(c: &Ctx) -> f64 {
+    if c.amp { 4.0 } else { c.ec }
+}
+
+/// One layer of a kind: the elements autocast casts (`LayerKind::autocast_w`).
+pub fn autocast_elems_of(k: &LayerKind) -> f64 {
+    k.autocast_w
+}
+
 /// Whether a kind's mixer is recurrent (Mamba, gated DeltaNet).
 pub fn recurrent(k: &LayerKind) -> bool {
     matches!(
@@ -216,6 +254,7 @@ pub fn rope_tables(m: &ResolvedModel, fl: Flavour) -> (f64, f64) {
 /// per sequence; measured: 282,624 B for two layers at b = 1).
 pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
     let e = c.ec;
+    let k_bytes = fp32_op(c);
     let hybrid = m
         .blocks
         .kinds()
@@ -231,7 +270,15 @@ pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
                 window,
                 sinks,
                 ..
-            } if sinks || (window > 0.0 && s > window) => e * b * s * 2.0 * kv_heads * head_dim,
+            } if sinks || (window > 0.0 && s > window) => {
+                b * s * (k_bytes + e) * kv_heads * head_dim
+            }
+            // Under autocast the cached key is RoPE's FP32 output (the rotary tables follow the
+            // FP32 hidden states, `cos.to(x.dtype)`, and `q·cos` promotes) while SDPA saved its own
+            // 16-bit cast: the key is not shared (measured: forward peak − end of forward).
+            MixerShape::Attention {
+                kv_heads, head_dim, ..
+            } if c.amp => b * s * 4.0 * kv_heads * head_dim,
             MixerShape::Mla { rope, .. } => e * b * s * rope,
             // The recurrent state of one sequence (`LayerKind::state_per_sequence`).
             MixerShape::Mamba { .. } if hybrid => e * b * k.state_per_sequence(),

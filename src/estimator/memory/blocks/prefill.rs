@@ -54,6 +54,17 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, b: f64, last: bool) -> f64 {
     } else {
         0.0
     };
+    // Under autocast the LM head's 16-bit weight copy (counted with the casts) is made only when the
+    // head runs: a peak inside a layer has every layer's casts but not the head's.
+    let head_cast = if c.amp {
+        let in_layers: f64 = kinds
+            .iter()
+            .map(|k| f64::from(k.count) * super::autocast_elems_of(k))
+            .sum();
+        c.ec * (super::autocast_elems(m, m.matmul_weights) - in_layers)
+    } else {
+        0.0
+    };
     let mut best = head + extra_all;
     for (i, k) in kinds.iter().enumerate() {
         if k.count == 0 {
@@ -71,7 +82,8 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, b: f64, last: bool) -> f64 {
             c.er * t * h
         };
         let own = own_state_missing(c, k, b);
-        let here = persist + layer_in + working_set(c, m, k, fl, b) - own - later + extra_all;
+        let here =
+            persist + layer_in + working_set(c, m, k, fl, b) - own - later + extra_all - head_cast;
         best = best.max(here);
     }
     best.max(0.0)
