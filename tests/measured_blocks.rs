@@ -362,15 +362,16 @@ fn describable(name: &str) -> bool {
 
 /// The AMP-bf16 records held to the 1 % bar, by phase: the per-term autocast rules
 /// (docs/blocks-measured.md "AMP-bf16": 16-bit input casts per consumer, FP32 norms, softmax and
-/// grouped_mm experts, the cached weight casts) cover softmax attention, dense and mixture MLPs, so
-/// Gemma 3, gpt-oss and Qwen3-MoE are held in training and at decode. Not yet: any prefill (the
-/// working sets at the prefill peak have no autocast rule), MLA (SDPA's math path upcasts to FP32
-/// on CPU) and the Mamba-2 torch scan.
+/// grouped_mm experts, the cached weight casts, the FP32 keys in the cache) cover softmax
+/// attention, dense and mixture MLPs, so Gemma 3, gpt-oss and Qwen3-MoE are held in training;
+/// every family at decode. Not yet: any prefill (the working sets at the prefill peak have no
+/// autocast rule), MLA training (SDPA's math path upcasts to FP32 on CPU) and the Mamba-2 torch
+/// scan in training.
 fn amp_held(name: &str, phase: &str) -> bool {
     let family = ["gemma3_text-", "gpt_oss-", "qwen3_moe-"]
         .iter()
         .any(|f| name.starts_with(f));
-    family && phase != "prefill"
+    phase == "decode" || (family && phase != "prefill")
 }
 
 #[test]

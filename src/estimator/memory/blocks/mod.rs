@@ -91,9 +91,53 @@ pub fn fp32_op(c: &Ctx) -> f64 {
     if c.amp { 4.0 } else { c.ec }
 }
 
-/// One layer of a kind: the elements autocast casts (`LayerKind::autocast_w`).
-pub fn autocast_elems_of(k: &LayerKind) -> f64 {
-    k.autocast_w
+/// Mean bytes per cached element of a kind on the torch paths. Under autocast the cache holds what
+/// the layer computed, not the cache type: softmax attention's key is RoPE's FP32 output (the
+/// rotary tables follow the FP32 hidden states and `q·cos` promotes) while V is the 16-bit v_proj
+/// output, so (4 + 2) / 2; MLA's latent (`kv_a_layernorm`: FP32 `weight ·` a 16-bit x promotes)
+/// and its roped key are FP32. Measured: the AMP records' `kv_cache` at the prefill peak is 0.75 ×
+/// (RoPE attention) and 1.0 × (MLA) the FP32 record's; Mamba-2 and T5 (no RoPE) 0.5 ×.
+pub fn kv_elem_bytes(c: &Ctx, m: &ResolvedModel, k: &LayerKind) -> f64 {
+    if !c.amp || !torch_paths(c) {
+        return c.e_kv;
+    }
+    match k.mixer {
+        MixerShape::Attention { .. } if m.positions == PositionKind::Rotary => (4.0 + c.e_kv) / 2.0,
+        MixerShape::Mla { .. } => 4.0,
+        _ => c.e_kv,
+    }
+}
+
+/// The cache bytes beyond `ResolvedModel::cache_bytes` (which counts every element at `e_kv`) for
+/// `seqs` sequences of `len` tokens: the FP32 elements `kv_elem_bytes` finds under autocast.
+pub fn cache_extra(c: &Ctx, m: &ResolvedModel, layers: f64, seqs: f64, len: f64) -> f64 {
+    let total = f64::from(m.layers.max(1));
+    m.blocks
+        .kinds()
+        .iter()
+        .map(|k| {
+            let n = layers * f64::from(k.count) / total;
+            let extra = kv_elem_bytes(c, m, k) - c.e_kv;
+            n * k.kv_per_token_rank(c.tp) * extra * seqs * k.cached_tokens(len)
+        })
+        .sum()
+}
+
+/// Under autocast, the bytes of the LM head's 16-bit weight copy (counted with the casts), which
+/// is made only when the head runs: a prefill or decode peak inside a layer has every layer's
+/// casts but not the head's (measured: `autocast_param_casts` at the records' prefill peaks in the
+/// last layer lack exactly the head's matrix). 0 without autocast.
+pub fn head_cast(c: &Ctx, m: &ResolvedModel) -> f64 {
+    if !c.amp {
+        return 0.0;
+    }
+    let in_layers: f64 = m
+        .blocks
+        .kinds()
+        .iter()
+        .map(|k| f64::from(k.count) * k.autocast_w)
+        .sum();
+    c.ec * (autocast_elems(m, m.matmul_weights) - in_layers).max(0.0)
 }
 
 /// Whether a kind's mixer is recurrent (Mamba, gated DeltaNet).

@@ -46,7 +46,7 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, b: f64, last: bool) -> f64 {
         + rope_bytes(m, fl, s);
     let extra_all: f64 = kinds
         .iter()
-        .map(|k| f64::from(k.count) * sliding_extra(c, k, b))
+        .map(|k| f64::from(k.count) * sliding_extra(c, m, k, b))
         .sum();
     let head = if last {
         let positions = if c.all_logits { t } else { b };
@@ -54,17 +54,8 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, b: f64, last: bool) -> f64 {
     } else {
         0.0
     };
-    // Under autocast the LM head's 16-bit weight copy (counted with the casts) is made only when the
-    // head runs: a peak inside a layer has every layer's casts but not the head's.
-    let head_cast = if c.amp {
-        let in_layers: f64 = kinds
-            .iter()
-            .map(|k| f64::from(k.count) * super::autocast_elems_of(k))
-            .sum();
-        c.ec * (super::autocast_elems(m, m.matmul_weights) - in_layers)
-    } else {
-        0.0
-    };
+    // A peak inside a layer has every layer's autocast casts but not the LM head's.
+    let head_cast = super::head_cast(c, m);
     let mut best = head + extra_all;
     for (i, k) in kinds.iter().enumerate() {
         if k.count == 0 {
@@ -74,7 +65,7 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, b: f64, last: bool) -> f64 {
         let mut later = 0.0;
         for (j, kj) in kinds.iter().enumerate() {
             let n = f64::from(m.blocks.order.after(i, j));
-            later += n * (layer_cache(c, kj, b) + sliding_extra(c, kj, b));
+            later += n * (layer_cache(c, m, kj, b) + sliding_extra(c, m, kj, b));
         }
         let layer_in = if m.blocks.order.last(i) == 0 {
             0.0
@@ -90,14 +81,14 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, b: f64, last: bool) -> f64 {
 }
 
 /// One layer's cache as the estimate counts it (window-capped KV of s tokens, recurrent state).
-fn layer_cache(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
-    k.kv_per_token_rank(1.0) * c.e_kv * b * k.cached_tokens(c.s)
+fn layer_cache(c: &Ctx, m: &ResolvedModel, k: &LayerKind, b: f64) -> f64 {
+    k.kv_per_token_rank(1.0) * super::kv_elem_bytes(c, m, k) * b * k.cached_tokens(c.s)
         + k.state_per_sequence_rank(1.0) * c.ec * b
 }
 
 /// A sliding layer's prefill K/V beyond its window (`DynamicSlidingWindowLayer` keeps a view of
 /// the whole prefill storage until the first decode step; measured).
-fn sliding_extra(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
+fn sliding_extra(c: &Ctx, m: &ResolvedModel, k: &LayerKind, b: f64) -> f64 {
     match k.mixer {
         MixerShape::Attention {
             kv_heads,
@@ -105,7 +96,7 @@ fn sliding_extra(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
             window,
             ..
         } if window > 0.0 && c.s > window => {
-            2.0 * kv_heads * head_dim * c.e_kv * b * (c.s - window)
+            2.0 * kv_heads * head_dim * super::kv_elem_bytes(c, m, k) * b * (c.s - window)
         }
         _ => 0.0,
     }
