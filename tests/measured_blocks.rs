@@ -362,16 +362,15 @@ fn describable(name: &str) -> bool {
 
 /// The AMP-bf16 records held to the 1 % bar, by phase: the per-term autocast rules
 /// (docs/blocks-measured.md "AMP-bf16": 16-bit input casts per consumer, FP32 norms, softmax and
-/// grouped_mm experts, the cached weight casts, the FP32 keys in the cache) cover softmax
-/// attention, dense and mixture MLPs, so Gemma 3, gpt-oss and Qwen3-MoE are held in training;
-/// every family at decode. Not yet: any prefill (the working sets at the prefill peak have no
-/// autocast rule), MLA training (SDPA's math path upcasts to FP32 on CPU) and the Mamba-2 torch
-/// scan in training.
+/// grouped_mm experts, the cached weight casts and which of them exist at each peak, the FP32 keys
+/// in the cache, the Mamba-2 scan's FP32 upcasts and 16-bit einsums) hold every family at prefill
+/// and decode, and softmax attention with dense and mixture MLPs (Gemma 3, gpt-oss, Qwen3-MoE) in
+/// training. Not yet: MLA and Mamba-2 in training.
 fn amp_held(name: &str, phase: &str) -> bool {
     let family = ["gemma3_text-", "gpt_oss-", "qwen3_moe-"]
         .iter()
         .any(|f| name.starts_with(f));
-    phase == "decode" || (family && phase != "prefill")
+    matches!(phase, "prefill" | "decode") || family
 }
 
 #[test]

@@ -703,7 +703,7 @@ pub fn layer_kind(run: &LayerRun, moe: &MoeSpec, shape: &MoeShape, d: &Defaults)
 
 /// A recurrent mixer's depthwise convolution weight (channels × width; `conv1d`, which autocast
 /// casts like a matrix weight).
-fn conv_weights(mixer: &MixerShape) -> f64 {
+pub fn conv_weights(mixer: &MixerShape) -> f64 {
     match *mixer {
         MixerShape::Mamba {
             conv_channels,
