@@ -94,6 +94,10 @@ pub fn mla(c: &Ctx, d: &Dims, k: &LayerKind, math_path: bool, a: &mut LayerActs)
         return;
     };
     let e = c.ec;
+    if c.amp {
+        mla_autocast(c, d, k, math_path, a);
+        return;
+    }
     let v_saved = if d.b <= 1.0 {
         heads * (nope + v)
     } else {
@@ -108,6 +112,46 @@ pub fn mla(c: &Ctx, d: &Dims, k: &LayerKind, math_path: bool, a: &mut LayerActs)
     a.attention += d.t * per_tok;
     if math_path {
         a.scores += d.b * d.s * d.s * heads * e;
+    } else {
+        a.attention += d.t * 4.0 * heads;
+    }
+}
+
+/// `DeepseekV3Attention` under autocast (measured: the AMP records' `saved_by_module`), per token:
+/// the normed input cast to 16 bits by each of the two projections reading it (q_a_proj or q_proj,
+/// kv_a_proj_with_mqa); each latent norm (`weight · x.to(input_dtype)` over a 16-bit projection
+/// output) keeps its FP32 upcast, 1/rms and the 16-bit normalised x, and the next projection a
+/// 16-bit cast of its FP32 output (q_b_proj: qr, kv_b_proj: r); q, Kᵀ and V are FP32 — RoPE's FP32
+/// tables promote q and the roped key, and SDPA's math path on CPU upcasts what autocast cast to
+/// 16 bits (`_scaled_dot_product_attention_math`) — and so are the probabilities (softmax); the
+/// o_proj input is a 16-bit cast of the FP32 output. GPU (memory-efficient kernel): the log-sum-exp
+/// instead of the probabilities, as without autocast.
+fn mla_autocast(c: &Ctx, d: &Dims, k: &LayerKind, math_path: bool, a: &mut LayerActs) {
+    let MixerShape::Mla {
+        heads,
+        q_lora,
+        kv_lora,
+        nope,
+        rope,
+        v,
+        ..
+    } = k.mixer
+    else {
+        return;
+    };
+    let (e, x) = (c.ec, super::fp32_op(c));
+    // A latent norm over a 16-bit projection output of width w, then the next projection's cast.
+    let latent = |w: f64| x * w + e * w + 4.0 + e * w;
+    let mut per_tok = super::read_by(c, 2.0) * d.h
+        + latent(kv_lora)
+        + x * heads * (2.0 * (nope + rope) + v)
+        + e * heads * v;
+    if q_lora > 0.0 {
+        per_tok += latent(q_lora);
+    }
+    a.attention += d.t * per_tok;
+    if math_path {
+        a.scores += d.b * d.s * d.s * heads * x;
     } else {
         a.attention += d.t * 4.0 * heads;
     }

@@ -323,12 +323,21 @@ pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
             MixerShape::Attention {
                 kv_heads, head_dim, ..
             } if c.amp => b * s * 4.0 * kv_heads * head_dim,
+            // Under autocast the cached latent is the FP32 norm output, which no saved tensor
+            // shares (kv_b_proj saved a 16-bit cast): latent and roped key, FP32.
+            MixerShape::Mla { rope, kv_lora, .. } if c.amp => 4.0 * b * s * (kv_lora + rope),
             MixerShape::Mla { rope, .. } => e * b * s * rope,
             // The recurrent state of one sequence (`LayerKind::state_per_sequence`).
             MixerShape::Mamba { .. } if hybrid => e * b * k.state_per_sequence(),
             MixerShape::DeltaNet { .. } => e * b * k.state_per_sequence(),
             _ => 0.0,
         };
+    }
+    // Under autocast the LM head saved a 16-bit cast of the final norm's output, so the FP32 output
+    // itself (`outputs.last_hidden_state`, held by `*ForCausalLM.forward` until it returns the loss)
+    // is live at the loss too.
+    if c.amp {
+        out += c.er * b * s * f64::from(m.hidden);
     }
     out
 }
