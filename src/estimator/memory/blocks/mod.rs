@@ -23,7 +23,7 @@ use super::activations::LayerActs;
 use super::ctx::Ctx;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
-use crate::scenario::PositionKind;
+use crate::scenario::{MambaVersion, PositionKind};
 
 /// Whether these rules apply, under the Hugging Face profile: always when the torch reference paths
 /// are selected; by default (`Fused`) too, for the saved activations of a model with multi-head
@@ -338,6 +338,28 @@ pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
     // is live at the loss too.
     if c.amp {
         out += c.er * b * s * f64::from(m.hidden);
+        // `Mamba2ForCausalLM`, `MambaForCausalLM` and `NemotronHForCausalLM` upcast the logits as
+        // the head returns them (`self.lm_head(...).float()`): the 16-bit logits the flat rule
+        // counts at the loss are already freed (measured: Mamba-2's forward peak − end of forward
+        // = FP32 logits + the final norm's output).
+        if upcasts_logits(m) {
+            out -= c.ec * b * s * f64::from(m.vocab);
+        }
     }
     out
+}
+
+/// Whether the model's Transformers class upcasts the logits inside its forward (Mamba-2 layers:
+/// Mamba2, Nemotron-H; Mamba-1 without attention: Mamba), rather than in the loss.
+fn upcasts_logits(m: &ResolvedModel) -> bool {
+    let kinds = m.blocks.kinds();
+    let mamba = |v: MambaVersion| {
+        kinds
+            .iter()
+            .any(|k| matches!(k.mixer, MixerShape::Mamba { version, .. } if version == v))
+    };
+    let attention = kinds
+        .iter()
+        .any(|k| matches!(k.mixer, MixerShape::Attention { .. }));
+    mamba(MambaVersion::Mamba2) || (mamba(MambaVersion::Mamba1) && !attention)
 }
