@@ -8,9 +8,11 @@
 //!
 //! Element sizes: the rules were measured in FP32, where every term is 4 B. Elsewhere the tensors a
 //! linear or a kernel produces count in the activation type (`ec`), norm inputs in the residual type
-//! (`er`), statistics, log-sum-exp and router probabilities in FP32, indices as int64; no per-term
-//! AMP rule is measured (the AMP records are reported as they fall). No tensor parallelism: the
-//! torch paths are single-device Transformers modules.
+//! (`er`), statistics, log-sum-exp and router probabilities in FP32, indices as int64. Under
+//! autocast (`c.amp`) each term takes the type the source gives it — 16-bit casts per consuming
+//! matmul, FP32 norms, softmax, experts and RoPE outputs, the cached weight casts and which of them
+//! exist at a peak (docs/blocks-measured.md "AMP-bf16 rules"; every AMP record held at 1 %). No
+//! tensor parallelism: the torch paths are single-device Transformers modules.
 
 mod attention;
 pub mod backward;
