@@ -219,7 +219,30 @@ pub fn prefill_transient(c: &Ctx, m: &ResolvedModel, b: f64, decoder: f64, kv: f
         0.0
     };
     let pass = encoder.max(vision) + inputs(m, b);
-    (decoder + encoder_states(c, m, b) + t5_prefill_bias(m, c.s)).max(pass - kv)
+    (decoder + encoder_states(c, m, b) + t5_prefill_bias(m, c.s) + vision_held(c, m, b))
+        .max(pass - kv)
+}
+
+/// What Qwen2.5-VL's vision pass leaves alive through the language model's prefill
+/// (`Qwen2_5_VLModel.forward`, transformers 5.24.0): the vision output object it holds (the last
+/// block's hidden state, patches × vision width per image, and the merged image embeddings, tokens ×
+/// width), the embeddings concatenated over the batch's images (`torch.cat`) and the two bool
+/// image-token masks (b · s each); and M-RoPE's cos and sin, built from (3, b, s) position ids, are
+/// [b, s, head_dim] rather than one [1, s, ·] table (the LM's rule counts one sequence's).
+/// Measured: the records' prefill peak (the language model's last MLP) lists exactly these
+/// (`scripts/measure/vl_run.py` cases; 590,336 of the 590,704 B the rule missed at b = 2, 224 px).
+/// Other vision towers (CLIP, SigLIP: learned positions) are not measured and get none.
+fn vision_held(c: &Ctx, m: &ResolvedModel, b: f64) -> f64 {
+    let v = &m.towers.vision;
+    if !m.towers.sees_images() || !v.rotary {
+        return 0.0;
+    }
+    let n = b * v.images;
+    let vision_out = n * (v.patches * v.hidden + v.tokens * v.proj_out) * c.ec;
+    let gathered = n * v.tokens * v.proj_out * c.ec;
+    let masks = 2.0 * b * c.s;
+    let mrope = 2.0 * (b - 1.0).max(0.0) * c.s * f64::from(m.head_dim) * 4.0;
+    vision_out + gathered + masks + mrope
 }
 
 /// A tower's backward, which runs after the language model's (so the decoder's gradients all
