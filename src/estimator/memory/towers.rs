@@ -274,8 +274,15 @@ pub fn encoder_backward(
     };
     let ends = |e: &EncoderShape, n: f64, outside: f64| {
         let layer = encoder_layer(c, e, n);
-        let flowing = n * e.len * e.hidden * c.ec + tied;
-        let last = (grads - tower_grads, e.layers * layer + outside + flowing);
+        let flowing = n * e.len * e.hidden * c.ec;
+        let last = (
+            grads - tower_grads,
+            e.layers * layer + outside + flowing + tied,
+        );
+        // At the first layer's backward the tied sum is done and its two V × h operands freed:
+        // the decoder's embedding ran its backward before the encoder's (the autograd engine takes
+        // the later-created node first, and the encoder's output is consumed only once every
+        // decoder layer's cross-attention gradient is in).
         let first_layer = (
             grads - tower_grads / e.layers.max(1.0),
             layer + outside + flowing,
