@@ -43,10 +43,65 @@ fn encoder_layer(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
         // Measured (blocks-vision-cpu-steps.json): qkv output (3, v's storage), roped q and k (2),
         // the windows' outputs (1) and their concatenation, the `proj` input (1).
         EncoderClass::RotaryVision => (h + 7.0 * inner + gated) * c.ec + 4.0 * e.heads,
+        EncoderClass::T5 if c.amp => t5_layer_autocast(c, e),
         EncoderClass::T5 if e.gated => (h + 4.0 * inner + gated + e.heads * e.len) * c.ec,
         EncoderClass::T5 => (h + 4.0 * inner + h + e.ffn + e.heads * e.len) * c.ec,
     };
     t * (norms + per_token)
+}
+
+/// The encoder's weights autocast casts to 16 bits and caches for the forward (training, and the
+/// prefill that runs the encoder; not a decode step, which does not): every layer's q, k, v, o and
+/// MLP matrices (T5, Whisper), and Whisper's two stem convolutions (`conv1d` is on the list).
+/// Measured: T5's AMP record casts its encoder's and decoder's matrices alike
+/// (`autocast_param_casts` at the end of forward and at the prefill peak; the decode peak only the
+/// decoder's). 0 without an encoder.
+pub fn encoder_cast_elems(m: &ResolvedModel) -> f64 {
+    if !m.towers.has_encoder() {
+        return 0.0;
+    }
+    let e = &m.towers.encoder;
+    let inner = e.heads * e.head_dim;
+    let mats = if e.gated { 3.0 } else { 2.0 };
+    let stem = if e.class == EncoderClass::Whisper {
+        3.0 * e.hidden * (e.mel_bins + e.hidden)
+    } else {
+        0.0
+    };
+    e.layers * (4.0 * e.hidden * inner + mats * e.hidden * e.ffn) + stem
+}
+
+/// Of the autocast weight casts `casts` (bytes), those alive while the encoder runs its backward:
+/// the cache was cleared when the forward's autocast region exited, and each decoder weight's cast
+/// was freed when its matmul's backward ran, so only the encoder's are left (and only on the
+/// Transformers torch paths, whose cast set includes them: `blocks::autocast_elems`).
+pub fn casts_in_encoder_backward(c: &Ctx, m: &ResolvedModel, casts: f64) -> f64 {
+    if c.amp && super::blocks::applies(c, m) {
+        (c.ec * encoder_cast_elems(m)).min(casts)
+    } else {
+        casts
+    }
+}
+
+/// A T5 encoder block under autocast, per token (measured line by line on the AMP record,
+/// `saved_tensors_hooks` with the calling frame; models/t5/modeling_t5.py, transformers 5.24.0):
+/// q, k and v each save a 16-bit cast of the FP32 norm output (3h); the position bias makes SDPA
+/// take its math path, which on CPU upcasts what autocast cast, so q, Kᵀ, V and the probabilities
+/// stay FP32 as without autocast; the `o` input is a 16-bit cast of the FP32 output; the feed-forward
+/// saves the `wi` input cast (h), the ReLU output (f, 16-bit) and — `T5DenseActDense` moves the
+/// activations back to `wo`'s FP32 weight type before `wo` — `wo`'s own 16-bit cast (f). Gated
+/// (`T5DenseGatedActDense`, not measured): two input casts, the gate, its activation, the linear
+/// output and the product (4f) and the same `wo` cast (f).
+fn t5_layer_autocast(c: &Ctx, e: &EncoderShape) -> f64 {
+    let (h, inner, f) = (e.hidden, e.heads * e.head_dim, e.ffn);
+    let x = 4.0;
+    let attention = 3.0 * h * c.ec + x * (3.0 * inner + e.heads * e.len) + inner * c.ec;
+    let ff = if e.gated {
+        2.0 * h * c.ec + 5.0 * f * c.ec
+    } else {
+        h * c.ec + 2.0 * f * c.ec
+    };
+    attention + ff
 }
 
 /// The encoder's saved bytes outside its layers for `b` samples: Whisper's stem (conv1 output
@@ -87,9 +142,17 @@ fn cross(c: &Ctx, x: &CrossShape, e: &EncoderShape, b: f64, s: f64) -> f64 {
     } else {
         0.0
     };
+    // Under autocast every layer's k and v projections cast the FP32 encoder output for
+    // themselves (autocast caches only leaf casts): 2 · h per position per layer.
+    let casts = if c.amp {
+        x.layers * 2.0 * b * e.len * e.hidden * c.ec
+    } else {
+        0.0
+    };
     x.layers * (b * s * per_token + b * e.len * per_position)
         + b * e.len * e.hidden * c.er
         + t5_bias
+        + casts
 }
 
 /// Bytes the encoder, the cross-attention and the vision tower save for backward in one

@@ -27,6 +27,12 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, ctx: f64, cat: f64, logits: f64) ->
     // Inside the layers the LM head's autocast cast does not exist yet (`super::head_cast`).
     let head_cast = super::head_cast(c, m);
     let mut best = (cat + all - head_cast).max(logits);
+    // A decode step does not run the encoder: its casts (counted with the casts) are not made.
+    let encoder_casts = if c.amp {
+        c.ec * crate::estimator::memory::towers::encoder_cast_elems(m)
+    } else {
+        0.0
+    };
     for (i, k) in kinds.iter().enumerate() {
         let t = mixer_step(c, f64::from(m.hidden), k, ctx);
         if t <= 0.0 {
@@ -40,7 +46,7 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, ctx: f64, cat: f64, logits: f64) ->
         }
         best = best.max(t + later - head_cast);
     }
-    best
+    best - encoder_casts
 }
 
 /// A sliding layer's prefill K/V beyond its window, per layer: 2·nkv·hd·(s − w) per sequence.
