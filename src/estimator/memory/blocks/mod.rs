@@ -104,10 +104,18 @@ pub fn kv_elem_bytes(c: &Ctx, m: &ResolvedModel, k: &LayerKind) -> f64 {
         return c.e_kv;
     }
     match k.mixer {
-        MixerShape::Attention { .. } if m.positions == PositionKind::Rotary => (4.0 + c.e_kv) / 2.0,
+        MixerShape::Attention { .. } if roped(m) => (4.0 + c.e_kv) / 2.0,
         MixerShape::Mla { .. } => 4.0,
         _ => c.e_kv,
     }
+}
+
+/// Whether the attention layers rotate their keys (RoPE): rotary positions, and not T5's decoder
+/// (relative position bias; the scenario writes its positions as `Rotary`, "no table").
+fn roped(m: &ResolvedModel) -> bool {
+    let t5 = m.towers.has_encoder()
+        && m.towers.encoder.class == crate::estimator::model::tower_shape::EncoderClass::T5;
+    m.positions == PositionKind::Rotary && !t5
 }
 
 /// The cache bytes beyond `ResolvedModel::cache_bytes` (which counts every element at `e_kv`) for
@@ -325,7 +333,14 @@ pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
             // 16-bit cast: the key is not shared (measured: forward peak − end of forward).
             MixerShape::Attention {
                 kv_heads, head_dim, ..
-            } if c.amp => b * s * 4.0 * kv_heads * head_dim,
+            } if c.amp && roped(m) => b * s * 4.0 * kv_heads * head_dim,
+            // T5's position bias sends SDPA down its math path, which on CPU saves FP32 upcasts:
+            // the cached 16-bit K and V are shared with no saved tensor.
+            MixerShape::Attention {
+                kv_heads, head_dim, ..
+            } if c.amp && m.positions == PositionKind::Rotary => {
+                b * s * 2.0 * e * kv_heads * head_dim
+            }
             // Under autocast the cached latent is the FP32 norm output, which no saved tensor
             // shares (kv_b_proj saved a 16-bit cast): latent and roped key, FP32.
             MixerShape::Mla { rope, kv_lora, .. } if c.amp => 4.0 * b * s * (kv_lora + rope),
