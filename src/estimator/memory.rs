@@ -107,6 +107,12 @@ fn stage(
         Mode::Training => m.matmul_weights,
         Mode::Inference => m.matmul_weights + m.matmul_biases,
     };
+    // The torch paths: autocast's cast set (not the `grouped_mm` experts; `blocks::autocast_elems`).
+    let cast_elems = if c.amp && blocks::applies(c, m) {
+        blocks::autocast_elems(m, cast_elems)
+    } else {
+        cast_elems
+    };
     let casts = if c.amp {
         c.ec * cast_elems * share / c.tp / if zero3 { c.dp } else { 1.0 }
     } else {

@@ -163,9 +163,10 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     };
     // An encoder-decoder's encoder runs its backward last (`memory::towers`).
     let decoder_total = decoder.0 + decoder.1 + decoder.2;
+    let enc_fixed = fixed - p.casts + super::towers::casts_in_encoder_backward(c, m, p.casts);
     let (g, a, t) = super::towers::encoder_backward(c, m, c.b, p.states.grads, st.first)
-        .filter(|(g, a)| g + a + fixed > decoder_total)
-        .map_or(decoder, |(g, a)| (g, a, fixed));
+        .filter(|(g, a)| g + a + enc_fixed > decoder_total)
+        .map_or(decoder, |(g, a)| (g, a, enc_fixed));
     phase(Phase::Backward, g, a, t);
     phase(
         Phase::OptimizerStep,

@@ -12,6 +12,7 @@ mod model;
 mod optimizer;
 mod strategies;
 mod timing_parts;
+mod towers;
 mod workload;
 
 use egui::{CollapsingHeader, RichText, Ui};
