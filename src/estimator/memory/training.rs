@@ -84,6 +84,20 @@ fn base(p: &Parts, grads: f64) -> Breakdown {
     b
 }
 
+/// What only the last stage holds: its extra saved tensors, the loss's saved tensors, and the
+/// loss's forward and backward transients (all 0 on other stages).
+fn last_stage_terms(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> (f64, f64, f64, f64) {
+    if !last {
+        return (0.0, 0.0, 0.0, 0.0);
+    }
+    (
+        act::last_stage_extra(c, m, z),
+        act::loss_saved(c, m, z),
+        act::loss_forward_transient(c, m, z),
+        act::loss_backward_transient(c, m, z),
+    )
+}
+
 /// The four training phases of a stage.
 pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let z = &p.z;
@@ -93,16 +107,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     } else {
         0.0
     };
-    let (last, loss, fwd_t, loss_t) = if st.last {
-        (
-            act::last_stage_extra(c, m, z),
-            act::loss_saved(c, m, z),
-            act::loss_forward_transient(c, m, z),
-            act::loss_backward_transient(c, m, z),
-        )
-    } else {
-        (0.0, 0.0, 0.0, 0.0)
-    };
+    let (last, loss, fwd_t, loss_t) = last_stage_terms(c, m, z, st.last);
     let saved = st.in_flight * (per_mb + first) + last + loss + held_mask(c, m) + p.framework.0;
     let inputs = c.input_bytes + super::towers::inputs(m, c.b);
     // Gradients exist during forward only when they accumulate over micro-batches.
