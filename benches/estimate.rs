@@ -14,7 +14,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use vram_explorer::estimator::performance::compare;
-use vram_explorer::estimator::{Diagnostics, MemoryEstimate, estimate, memory, resolve};
+use vram_explorer::estimator::{Diagnostics, MemoryEstimate, estimate, memory, model, resolve};
 use vram_explorer::presets::bundled_scenario;
 use vram_explorer::scenario::{Checkpointing, Mode, Scenario, ZeroStage};
 
@@ -45,10 +45,12 @@ fn scenarios() -> [(&'static str, Scenario); 3] {
 }
 
 /// The memory side of an estimate: the resolve pass, then every phase's per-GPU bytes (what
-/// `estimate` does before the time model).
+/// `estimate` does before the time model, the same calls).
 fn memory_only(s: &Scenario) -> MemoryEstimate {
     let mut d = Diagnostics::default();
-    let r = resolve(s, &mut d);
+    let spec = resolve::model_spec(&s.model, &mut d);
+    let model = model::derive(&spec, &s.model.pattern, &s.model.towers, &mut d);
+    let r = resolve::resolve_rest(s, spec, &model, &mut d);
     memory::estimate_resolved(&r, &mut d)
 }
 

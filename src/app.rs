@@ -7,6 +7,7 @@ pub mod env;
 mod exec;
 mod files;
 mod history;
+mod layout_search;
 mod measured;
 mod persist;
 pub mod session;
@@ -166,6 +167,7 @@ impl ExplorerApp {
             &mut self.session.scenario,
             self.session.path.as_deref(),
         );
+        layout_search::run(&ctx, &mut self.session.scenario);
         let dragging = ctx.dragged_id().is_some();
         self.history.observe(&self.session.scenario, dragging);
         let commands = std::mem::take(&mut self.pending);

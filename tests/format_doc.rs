@@ -253,6 +253,7 @@ fn generate() -> String {
         "src/tensor/dtype.rs",
         "src/scenario/gpu.rs",
         "src/scenario/implementation.rs",
+        "src/scenario/framework_hf.rs",
         "src/scenario/input.rs",
         "src/scenario/model.rs",
         "src/scenario/cnn.rs",

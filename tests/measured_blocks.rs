@@ -4,7 +4,8 @@
 //! `Scenario` from its config kwargs (the layer pattern written by hand here) and compared per
 //! phase: training step 2's forward, backward and optimizer peaks, the prefill peak and the decode
 //! peak. The CPU runs Transformers' torch paths, so the scenarios select
-//! `implementation.block_kernels: TorchReference`. Run with
+//! `implementation.block_kernels: TorchReference`. The AMP-bf16 records (one per family) are held
+//! to the same bar as the FP32 ones. Run with
 //! `cargo test --test measured_blocks -- --nocapture` to see the table.
 
 #![allow(
@@ -363,6 +364,9 @@ fn describable(name: &str) -> bool {
 #[test]
 fn phases_within_one_percent() {
     let rows = rows();
+    // Five families with an AMP-bf16 point (DeepSeek-V3 twice), five phases each: the bar covers them.
+    let amp = rows.iter().filter(|r| r.name.contains("_amp_")).count();
+    assert!(amp >= 30, "only {amp} AMP-bf16 rows");
     println!(
         "{:<52} {:<9} {:>13} {:>13} {:>8}",
         "record", "phase", "estimate B", "measured B", "error"
@@ -380,21 +384,21 @@ fn phases_within_one_percent() {
             r.meas,
             e * 100.0
         );
-        if r.name.contains("_amp_") || !describable(&r.name) {
+        if !describable(&r.name) {
             continue;
         }
         let i = phases.iter().position(|p| *p == r.phase).unwrap();
         worst[i] = worst[i].max(e.abs());
-        // Every FP32 phase of every describable record: 1 %.
+        // Every phase of every describable record, FP32 and AMP-bf16 (the per-term autocast rules,
+        // docs/blocks-measured.md "AMP-bf16"): 1 %.
         let bar = 0.01;
         if e.abs() > bar {
             fails.push(format!("{} {}: {:+.2}%", r.name, r.phase, e * 100.0));
         }
     }
     for (p, w) in phases.iter().zip(worst) {
-        println!("worst FP32 |error| {p}: {:.2}%", w * 100.0);
+        println!("worst |error| {p}: {:.2}%", w * 100.0);
     }
-    println!("AMP-bf16 records: no per-term AMP rules, reported as they fall (not asserted)");
     assert!(fails.is_empty(), "{fails:#?}");
 }
 

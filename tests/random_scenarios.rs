@@ -80,6 +80,20 @@ fn problems(e: &Estimate) -> Vec<String> {
             out.push(format!("non-finite: …{}", &debug[from..at + bad.len()]));
         }
     }
+    if let Some(f) = &e.engine {
+        for (name, x) in [
+            ("tokens", f.tokens),
+            ("blocks", f.blocks),
+            ("kv_budget", f.kv_budget.get()),
+            ("kv_pool", f.kv_pool.get()),
+            ("max_concurrency", f.max_concurrency),
+            ("block_bytes", f.block_bytes),
+        ] {
+            if !non_negative(x) {
+                out.push(format!("engine.{name} = {x}"));
+            }
+        }
+    }
     let m = &e.memory;
     check_breakdown(&m.peak, "peak", &mut out);
     for (i, p) in m.phases.0.iter().enumerate() {

@@ -3,8 +3,10 @@
 //! in docs/blocks-measured.md): every record is imported from its config kwargs
 //! (`import::from_hf_config`), given the record's encoder length and decoder tokens, and compared
 //! per phase (training step 2's forward, backward and optimizer peaks; prefill; the first decode
-//! step). Run with `cargo test --test towers_encdec -- --nocapture` to see the table. The AMP-bf16
-//! record is reported, not asserted (no per-term AMP rules, as in tests/measured_blocks.rs).
+//! step). Run with `cargo test --test towers_encdec -- --nocapture` to see the table. Every FP32 phase
+//! holds 1 %. The AMP-bf16 T5 record is reported, not asserted: its encoder, cross-attention casts
+//! and weight casts have autocast rules, its decode step and loss do not yet (docs/blocks-measured.md
+//! "What does not hold yet").
 
 #![allow(
     clippy::unwrap_used,
@@ -109,12 +111,6 @@ fn parameter_counts_are_exact() {
     }
 }
 
-/// Known gap of the training backward peak (FP32): at this smallest point the decoder's
-/// first-layer-backward candidate (the decoder-layer rules' phase model) over-states by 1.9 %; the
-/// measured peak is the encoder-backward candidate (`memory::towers::encoder_backward`), which
-/// the estimate also computes exactly. A regression guard; every other phase holds 1 %.
-const BACKWARD_GAPS: [(&str, f64); 1] = [("whisper-d256_b1_s128_fp32_adamw", 0.02)];
-
 #[test]
 fn phases_within_one_percent() {
     let mut fails = Vec::new();
@@ -128,15 +124,7 @@ fn phases_within_one_percent() {
             r.meas,
             e * 100.0
         );
-        let bar = if r.phase == "backward" {
-            BACKWARD_GAPS
-                .iter()
-                .find(|(n, _)| *n == r.name)
-                .map_or(0.01, |g| g.1)
-        } else {
-            0.01
-        };
-        if !r.name.contains("_amp_") && e.abs() > bar {
+        if !r.name.contains("_amp_") && e.abs() > 0.01 {
             fails.push(format!("{} {}: {:+.2}%", r.name, r.phase, e * 100.0));
         }
     }

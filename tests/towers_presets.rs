@@ -53,3 +53,25 @@ fn an_out_of_range_tower_number_is_an_error_naming_it() {
         assert!(err.contains(field), "{text}: {err}");
     }
 }
+
+/// Serving concurrency counts each request's cross-attention cache (2 × 1,500 frames × 1,280 × 32
+/// layers × 2 B ≈ 246 MB beside its own self-attention cache): the requests that fit on the
+/// 24 GB card leave room for every one's cross cache, and a shorter encoder input lets more fit.
+#[test]
+fn whisper_serving_concurrency_counts_the_cross_cache_per_request() {
+    let mut s = bundled_scenario("whisper-large-v3-inference-rtx4090").unwrap();
+    s.inference.dynamic_batching = true;
+    s.inference.concurrent_requests = 4;
+    let full = estimate(&s).performance.throughput.max_concurrent_requests;
+    let cross_per_request = 32.0 * 2.0 * 1500.0 * 1280.0 * 2.0;
+    assert!(full > 0);
+    assert!(
+        f64::from(full) * cross_per_request < 24e9,
+        "{full} requests × {cross_per_request} B of cross cache exceed the card"
+    );
+    if let vram_explorer::scenario::Tower::Encoder(e) = &mut s.model.towers[0] {
+        e.input_len = 10;
+    }
+    let short = estimate(&s).performance.throughput.max_concurrent_requests;
+    assert!(short > 4 * full, "{full} -> {short}");
+}

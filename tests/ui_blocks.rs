@@ -97,3 +97,62 @@ fn every_second_layer_moe_keeps_the_layer_count() {
         .sum();
     assert_eq!(moe, 16);
 }
+
+fn set_slider(h: &mut Harness<'_, ExplorerApp>, label: &str, value: f64) {
+    h.get_by_role_and_label(egui::accesskit::Role::Slider, label)
+        .set_value_accesskit(value);
+    h.run();
+}
+
+fn preset_app(id: &str) -> ExplorerApp {
+    let mut app = ExplorerApp::default();
+    *app.scenario_mut() = vram_explorer::presets::bundled_scenario(id).expect("bundled preset");
+    app
+}
+
+/// A vision-language model shows how many images each sequence carries; more images, a larger
+/// vision-tower working set. A text-only model has no such control.
+#[test]
+fn images_per_sequence_drives_the_vision_tower() {
+    let mut h = harness(preset_app("qwen2.5-vl-7b-images-l40s"));
+    let four = peak(&h);
+    set_slider(&mut h, "Images per sequence", 16.0);
+    let images = h
+        .state()
+        .scenario()
+        .model
+        .towers
+        .iter()
+        .find_map(|t| match t {
+            vram_explorer::scenario::Tower::Vision(v) => Some(v.images),
+            vram_explorer::scenario::Tower::Encoder(_) => None,
+        });
+    assert_eq!(images, Some(16));
+    let sixteen = peak(&h);
+    assert!(sixteen > four, "peak {four} -> {sixteen}");
+    let plain = harness(ExplorerApp::default());
+    assert!(plain.query_by_label("Images per sequence").is_none());
+    assert!(plain.query_by_label("Encoder input length").is_none());
+}
+
+/// An encoder-decoder model shows the positions its encoder reads; fewer frames, a smaller
+/// cross-attention cache and a lower peak.
+#[test]
+fn encoder_input_length_drives_the_cross_attention_cache() {
+    let mut h = harness(preset_app("whisper-large-v3-inference-rtx4090"));
+    let full = peak(&h);
+    set_slider(&mut h, "Encoder input length", 500.0);
+    let len = h
+        .state()
+        .scenario()
+        .model
+        .towers
+        .iter()
+        .find_map(|t| match t {
+            vram_explorer::scenario::Tower::Encoder(e) => Some(e.input_len),
+            vram_explorer::scenario::Tower::Vision(_) => None,
+        });
+    assert_eq!(len, Some(500));
+    let short = peak(&h);
+    assert!(short < full, "peak {full} -> {short}");
+}

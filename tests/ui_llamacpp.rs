@@ -21,7 +21,7 @@ fn harness() -> Harness<'static, ExplorerApp> {
         .with_size(egui::vec2(1600.0, 2400.0))
         .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
     h.run();
-    h.get_by_label("Serving engine").click();
+    h.get_by_label("llama.cpp engine").click();
     h.run();
     h
 }

@@ -65,6 +65,11 @@ def main():
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
             o = model(**pre_kw, use_cache=True)
         cache = o.cache
+        # An encoder-decoder's decode reads the encoder's output again (as hf_blocks.py passes it).
+        enc = getattr(o, "encoder_last_hidden_state", None)
+        extra = dict(encoder_outputs=(enc,)) if enc is not None else {}
+        if enc is not None:
+            tr.label([enc], "encoder_states")
         tr.label(cache_tensors(cache), "kv_cache")
         tr.label([o.logits], "logits")
         del o
@@ -72,12 +77,14 @@ def main():
             tr.end_region()
             tr.begin_region("decode")
             tr.label(dec_in, "inputs")
+            if enc is not None:
+                tr.label([enc], "encoder_states")
             tr.label(cache_tensors(cache), "kv_cache")
             tr.classify_model(model)
             tr.mark("start")
             tr.set_phase("decode")
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
-                o = model(**dec_kw, cache=cache, use_cache=True)
+                o = model(**dec_kw, **extra, cache=cache, use_cache=True)
             tr.label(cache_tensors(o.cache), "kv_cache")
         r = tr.region
         if r["pending"]:

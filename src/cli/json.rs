@@ -53,6 +53,10 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
             "source": origin,
             "mode": match s.mode { Mode::Training => "training", Mode::Inference => "inference" },
             "gpus": s.parallel.gpus(),
+            "framework": {
+                "profile": format!("{:?}", s.implementation.profile),
+                "label": crate::scenario::framework_label(&s.implementation, &s.peft),
+            },
         },
         "gpu": { "name": gpu_name(s), "capacity_bytes": mem.capacity.get() },
         "model": {
@@ -82,6 +86,7 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
             },
         },
         "diagnostics": diagnostics,
+        "engine": super::engine::json(est),
         "llamacpp": est.llamacpp.as_ref().map(llamacpp),
         "performance": super::perf::json(s, est),
     })

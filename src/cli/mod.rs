@@ -13,7 +13,11 @@
 //! vram-explorer import <config.json | model-dir | org/name>
 //! vram-explorer timeline <scenario.ron> | --preset NAME [--json|--csv] [--measured SNAPSHOT.pickle]
 //! vram-explorer compare <scenario.ron> | --preset NAME --measured FILE
+//! vram-explorer engine-args "<vllm serve … | python -m sglang.launch_server …>" [<scenario.ron> | --preset NAME]
 //! ```
+//!
+//! Every command that reads a scenario also takes `--engine-args "<command line>"`: the pasted
+//! serving command's settings replace the scenario's engine (unknown flags are an error).
 //!
 //! `import` writes the scenario (RON) to standard output and the parameter counts to standard error.
 //!
@@ -24,6 +28,7 @@
 
 mod claims;
 pub mod compare;
+mod engine;
 mod export;
 mod fit;
 mod json;
@@ -96,6 +101,19 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         measured: PathBuf,
     },
+    /// Read a pasted serving command (`vllm serve …`, `python -m sglang.launch_server …`): the engine
+    /// settings it gives, the flags ignored or not modelled, and what the engine would print for
+    /// the scenario (the default one if none is given).
+    EngineArgs {
+        /// The whole command line, quoted.
+        command: String,
+        /// The scenario file (.ron) to serve.
+        #[arg(value_name = "SCENARIO.ron")]
+        file: Option<PathBuf>,
+        /// A bundled preset by name or id.
+        #[arg(long, value_name = "NAME", conflicts_with = "file")]
+        preset: Option<String>,
+    },
     /// The seed article's claims: what the estimator computes for each, and a verdict.
     Claims {
         /// Only this claim (by id).
@@ -145,6 +163,10 @@ pub(crate) struct Source {
     /// A bundled preset by name or id (see `vram-explorer presets`).
     #[arg(long, value_name = "NAME", conflicts_with = "file")]
     preset: Option<String>,
+    /// A pasted serving command (`vllm serve MODEL --gpu-memory-utilization 0.9 …` or `python -m
+    /// sglang.launch_server …`): its settings replace the scenario's engine.
+    #[arg(long, value_name = "COMMAND")]
+    engine_args: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -299,6 +321,24 @@ fn execute(command: Command) -> Result<String, String> {
             ))
         }
         Command::Import { source } => import(&source),
+        Command::EngineArgs {
+            command,
+            file,
+            preset,
+        } => {
+            let base = match (file, preset) {
+                (None, None) => None,
+                (file, preset) => Some(
+                    load(&Source {
+                        file,
+                        preset,
+                        engine_args: None,
+                    })?
+                    .0,
+                ),
+            };
+            engine::run(&command, base, MemoryUnit::GiB)
+        }
         Command::Sweep(a) => {
             let (scenario, _) = load(&a.source)?;
             sweep::run(&scenario, a.over, a.from, a.to, a.steps, a.scale)
@@ -381,8 +421,19 @@ fn report(a: &ReportArgs) -> Result<String, String> {
     }
 }
 
-/// Loads the scenario of a command; returns it and where it came from (for the report header).
+/// Loads the scenario of a command and applies `--engine-args`; returns it and where it came from
+/// (for the report header). The notes on ignored and not-modelled flags go to standard error.
 fn load(source: &Source) -> Result<(Scenario, String), String> {
+    let (mut s, origin) = load_file(source)?;
+    if let Some(cmd) = &source.engine_args {
+        for n in engine::apply(cmd, &mut s).map_err(|e| format!("--engine-args: {e}"))? {
+            eprintln!("{}", presets::text::escape_controls(&n));
+        }
+    }
+    Ok((s, origin))
+}
+
+fn load_file(source: &Source) -> Result<(Scenario, String), String> {
     if let Some(name) = &source.preset {
         return presets::bundled_scenario(name)
             .map(|s| (s, format!("preset {name}")))

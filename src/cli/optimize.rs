@@ -29,21 +29,8 @@ pub struct OptimizeArgs {
 
 /// Runs the search and formats its answer.
 pub fn run(s: &Scenario, a: &OptimizeArgs) -> String {
-    let gpus = if a.gpus == 0 {
-        u32::try_from(s.parallel.gpus()).unwrap_or(u32::MAX)
-    } else {
-        a.gpus
-    };
-    let batch = if a.batch == 0 {
-        s.parallel.dp.max(1) * s.workload.micro_batch.max(1) * s.workload.grad_accum_steps.max(1)
-    } else {
-        a.batch
-    };
-    let o = SearchOptions {
-        gpus,
-        global_batch: batch,
-        top: usize::from(a.top),
-    };
+    let o = SearchOptions::for_scenario(s, a.gpus, a.batch, usize::from(a.top));
+    let (gpus, batch) = (o.gpus, o.global_batch);
     let r = search(s, &o);
     if a.json {
         let v = serde_json::json!({

@@ -13,6 +13,7 @@ pub fn report(s: &Scenario, est: &Estimate, origin: &str, unit: MemoryUnit) -> S
     let mut out = String::new();
     header(&mut out, s, est, origin);
     memory(&mut out, est, unit);
+    super::engine::section(&mut out, est, unit);
     if let Some(b) = &est.llamacpp {
         out.push_str(&crate::report::llamacpp::section(b));
     }
@@ -110,6 +111,8 @@ fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
         Mode::Inference => inference_step(s),
     };
     let _ = writeln!(out, "Step:    {step}");
+    let framework = crate::scenario::framework_label(&s.implementation, &s.peft);
+    let _ = writeln!(out, "Framework: {framework}");
     let p = &s.parallel;
     let _ = writeln!(
         out,

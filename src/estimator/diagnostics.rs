@@ -25,10 +25,12 @@ pub enum Diagnostic {
     KvHeadsDoNotDivideHeads,
     IntegerTrainingType,
     TooManyLayerKinds,
+    FrameworkSettingsIgnored,
+    FlashAttention2NeedsHalfPrecision,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 20] = [
+    pub const ALL: [Diagnostic; 22] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -49,6 +51,8 @@ impl Diagnostic {
         Diagnostic::KvHeadsDoNotDivideHeads,
         Diagnostic::IntegerTrainingType,
         Diagnostic::TooManyLayerKinds,
+        Diagnostic::FrameworkSettingsIgnored,
+        Diagnostic::FlashAttention2NeedsHalfPrecision,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -102,6 +106,10 @@ impl Diagnostic {
             Diagnostic::KvHeadsDoNotDivideHeads => "kv_heads_do_not_divide_heads",
             Diagnostic::IntegerTrainingType => "integer_training_type",
             Diagnostic::TooManyLayerKinds => "too_many_layer_kinds",
+            Diagnostic::FrameworkSettingsIgnored => "framework_settings_ignored",
+            Diagnostic::FlashAttention2NeedsHalfPrecision => {
+                "flash_attention_2_needs_half_precision"
+            }
         }
     }
 
@@ -160,6 +168,12 @@ impl Diagnostic {
             }
             Diagnostic::TooManyLayerKinds => {
                 "The layer pattern has more than 4 distinct layer kinds (every model imported so far has at most 4): the layers beyond the fourth kind are counted as the fourth."
+            }
+            Diagnostic::FrameworkSettingsIgnored => {
+                "The Hugging Face settings (attention implementation, trainer, fused loss, bitsandbytes, adapter dropout) apply to the Hugging Face profile and to LoRA/QLoRA; here some of them have no effect."
+            }
+            Diagnostic::FlashAttention2NeedsHalfPrecision => {
+                "FlashAttention-2 runs only in FP16/BF16 (Transformers refuses an FP32 model): estimated with the fused kernel's saved tensors anyway."
             }
             Diagnostic::IntegerTrainingType => {
                 "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."

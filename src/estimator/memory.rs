@@ -10,6 +10,7 @@ pub mod activations;
 pub mod blocks;
 pub mod cnn;
 pub mod ctx;
+pub mod frameworks;
 pub mod inference;
 pub mod inventory;
 pub mod layer_kinds;
@@ -41,7 +42,7 @@ pub fn estimate_memory(
 
 /// The memory estimate of a resolved scenario.
 pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryEstimate {
-    let (scenario, model) = (&r.scenario, &r.model);
+    let (scenario, model) = (&r.scenario, r.model);
     let x = peft::Ext::new(scenario, model);
     let c = x.base_ctx(Ctx::of(r));
     structural_diagnostics(scenario, model, &c, diagnostics);
@@ -111,6 +112,12 @@ fn stage(
         Mode::Training => m.matmul_weights,
         Mode::Inference => m.matmul_weights + m.matmul_biases,
     };
+    // The torch paths: autocast's cast set (not the `grouped_mm` experts; `blocks::autocast_elems`).
+    let cast_elems = if c.amp && blocks::applies(c, m) {
+        blocks::autocast_elems(m, cast_elems)
+    } else {
+        cast_elems
+    };
     let casts = if c.amp {
         c.ec * cast_elems * share / c.tp / if zero3 { c.dp } else { 1.0 }
     } else {
@@ -150,6 +157,7 @@ fn stage(
         gathered,
         layer: layer.1,
         z: layer.0,
+        framework: frameworks::hf::lora_stage(c, m, &layer.0, x, (first, last)),
     };
     let in_flight = if first {
         c.in_flight_microbatches()

@@ -29,6 +29,8 @@ pub struct Estimate {
     pub memory: MemoryEstimate,
     pub performance: Performance,
     pub diagnostics: Diagnostics,
+    /// What the serving engine (vLLM, SGLang) would print at startup; `None` for other engines.
+    pub engine: Option<engines::EngineFigures>,
     /// llama.cpp's buffers as it prints them (a llama.cpp scenario only).
     pub llamacpp: Option<engines::llamacpp::Buffers>,
 }
@@ -36,17 +38,29 @@ pub struct Estimate {
 /// Estimates a scenario. Total: every input gives a finite answer (out-of-range inputs are clamped and
 /// reported as [`Diagnostic::InputClamped`]). The scenario is resolved once ([`resolve`]) and every
 /// part reads the resolved values.
+///
+/// The model is derived once, into a local the resolved scenario borrows, and moved into the result
+/// (`Resolved` owning a copy cost two more copies of the 1.2 kB model).
 pub fn estimate(scenario: &Scenario) -> Estimate {
     let mut diagnostics = Diagnostics::default();
-    let r = resolve(scenario, &mut diagnostics);
+    let spec = resolve::model_spec(&scenario.model, &mut diagnostics);
+    let model = model::derive(
+        &spec,
+        &scenario.model.pattern,
+        &scenario.model.towers,
+        &mut diagnostics,
+    );
+    let r = resolve::resolve_rest(scenario, spec, &model, &mut diagnostics);
     let memory = memory::estimate_resolved(&r, &mut diagnostics);
     let performance = performance::estimate_performance(&r, &memory, &mut diagnostics);
+    let engine = engines::figures::of(&r, &memory);
     let llamacpp = engines::llamacpp::buffers(&r);
     Estimate {
-        model: r.model,
+        model,
         memory,
         performance,
         diagnostics,
+        engine,
         llamacpp,
     }
 }

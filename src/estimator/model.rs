@@ -316,6 +316,7 @@ fn uniform_kind(
         inactive: lc.inactive,
         matmul_w: lc.attn_w + lc.mlp_w,
         matmul_b: lc.attn_b + lc.mlp_b,
+        autocast_w: lc.attn_w + lc.mlp_w - f64::from(moe.experts) * lc.one_w,
         mixer_w: lc.attn_w,
         mlp_active_w: lc.mlp_w - lc.inactive,
         tensors: lc.layer_tensors,

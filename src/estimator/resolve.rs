@@ -26,13 +26,15 @@ use crate::scenario::{
     ZeroStage,
 };
 
-/// A scenario resolved for estimating: see the module documentation.
+/// A scenario resolved for estimating: see the module documentation. The model is borrowed from
+/// where the caller keeps it (`Estimate::model` in [`estimate`](super::estimate)), so the 1.2 kB
+/// model is derived in place and never copied.
 #[derive(Clone, Debug)]
-pub struct Resolved {
+pub struct Resolved<'m> {
     /// Every number inside its range; `parallel.pp_microbatches` = the gradient-accumulation steps
     /// when 0, `strategies.checkpoint_every` = ⌈√L⌉ when 0; strings empty.
     pub scenario: Scenario,
-    pub model: ResolvedModel,
+    pub model: &'m ResolvedModel,
     /// Pipeline stages that hold layers: min(pp, layers) (more stages than layers leave some empty;
     /// the memory of a stage is that of a non-empty one).
     pub pp_stages: u32,
@@ -42,17 +44,26 @@ pub struct Resolved {
     pub zero_dp: u32,
 }
 
-/// Resolves `sc`, its model included.
-pub fn resolve(sc: &Scenario, d: &mut Diagnostics) -> Resolved {
+/// Resolves `sc`, its model included: the model is derived into `model` (written once, where the
+/// caller keeps it) and the result borrows it.
+pub fn resolve<'m>(
+    sc: &Scenario,
+    model: &'m mut ResolvedModel,
+    d: &mut Diagnostics,
+) -> Resolved<'m> {
     let spec = model_spec(&sc.model, d);
-    let model = model::derive(&spec, &sc.model.pattern, &sc.model.towers, d);
-    finish(sc, spec, model, d)
+    *model = model::derive(&spec, &sc.model.pattern, &sc.model.towers, d);
+    resolve_rest(sc, spec, model, d)
 }
 
 /// Resolves `sc` with its model already resolved (by [`model::resolve`] of the same spec).
-pub fn resolve_with_model(sc: &Scenario, model: &ResolvedModel, d: &mut Diagnostics) -> Resolved {
+pub fn resolve_with_model<'m>(
+    sc: &Scenario,
+    model: &'m ResolvedModel,
+    d: &mut Diagnostics,
+) -> Resolved<'m> {
     let spec = model_spec(&sc.model, d);
-    finish(sc, spec, *model, d)
+    resolve_rest(sc, spec, model, d)
 }
 
 /// The model section with every number in range (and KV heads ≤ heads, top-k and EP ≤ experts).
@@ -87,7 +98,17 @@ pub fn model_spec(m: &ModelSpec, d: &mut Diagnostics) -> ModelSpec {
     }
 }
 
-fn finish(sc: &Scenario, model_spec: ModelSpec, m: ResolvedModel, d: &mut Diagnostics) -> Resolved {
+/// The rest of `sc` resolved, its model section already resolved ([`model_spec`], giving `model_spec`)
+/// and derived (`model::derive` of that spec, giving `model`): the hot path ([`estimate`]) derives the
+/// model where it keeps it and clamps the model section once.
+///
+/// [`estimate`]: super::estimate
+pub fn resolve_rest<'m>(
+    sc: &Scenario,
+    model_spec: ModelSpec,
+    m: &'m ResolvedModel,
+    d: &mut Diagnostics,
+) -> Resolved<'m> {
     let Scenario {
         version,
         name: _,
@@ -110,6 +131,7 @@ fn finish(sc: &Scenario, model_spec: ModelSpec, m: ResolvedModel, d: &mut Diagno
     } = sc;
     let workload = sections::workload(workload, d);
     let mut strategies = sections2::strategies(strategies, d);
+    strategies.attention = hf::attention(implementation, strategies.attention);
     let mut parallel = sections2::parallel(parallel, d);
     let layers = m.layers.max(1);
     if parallel.pp_microbatches == 0 {
@@ -124,6 +146,7 @@ fn finish(sc: &Scenario, model_spec: ModelSpec, m: ResolvedModel, d: &mut Diagno
     if *mode == Mode::Training && integer_training(precision) {
         d.insert(Diagnostic::IntegerTrainingType);
     }
+    hf::diagnostics(sc, d);
     let zero_dp = if strategies.hybrid_shard && strategies.zero != ZeroStage::None {
         let per_node = parallel.gpus_per_node / (parallel.tp.saturating_mul(pp_stages)).max(1);
         parallel.dp.min(per_node.max(1))
@@ -199,18 +222,22 @@ fn optimizer_of(o: &Optimizer) -> Optimizer {
     }
 }
 
+use crate::estimator::memory::frameworks::hf;
+
 fn implementation_of(i: &Implementation) -> Implementation {
     let Implementation {
         profile,
         dropout_mask,
         fused_cross_entropy,
         block_kernels,
+        hf,
     } = i;
     Implementation {
         profile: *profile,
         dropout_mask: *dropout_mask,
-        fused_cross_entropy: *fused_cross_entropy,
+        fused_cross_entropy: *fused_cross_entropy || hf::fused_head(*profile, hf),
         block_kernels: *block_kernels,
+        hf: hf::resolve(hf),
     }
 }
 

@@ -299,7 +299,8 @@ fn restore(scratch: &mut Scenario, s: &Scenario) {
 /// Computes the tornado: 1 + up to 2 × [`Knob::COUNT`] estimates on one scratch scenario.
 pub fn sensitivity(s: &Scenario) -> Sensitivity {
     // Knobs move the values the estimator sees (in range), not the raw ones.
-    let resolved = resolve(s, &mut Diagnostics::default());
+    let mut model = crate::estimator::ResolvedModel::default();
+    let resolved = resolve(s, &mut model, &mut Diagnostics::default());
     let s = &resolved.scenario;
     let base = estimate(s);
     let mut scratch = s.clone();

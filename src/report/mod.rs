@@ -3,6 +3,7 @@
 //! strings out, the caller writes files.
 
 pub mod csv;
+pub mod engine;
 pub mod family;
 pub mod import;
 pub mod llamacpp;

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Profile;
+use super::{Profile, Sglang, Vllm};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub enum ServingEngine {
@@ -16,6 +16,12 @@ pub enum ServingEngine {
     /// A cache allocated once at its full length, written in place (Megatron-LM's inference
     /// engine, Transformers `StaticCache`): no copy when it grows.
     Preallocated,
+    /// vLLM: a paged KV pool sized at startup from `gpu_memory_utilization` minus what its profiling
+    /// run measured (docs/engines/vllm.md).
+    Vllm(Vllm),
+    /// SGLang: a token pool sized from `mem_fraction_static` of the free memory before the weights
+    /// (docs/engines/sglang.md).
+    Sglang(Sglang),
     /// llama.cpp (`llama-server`, `llama-cli`, llama-cpp-python, Ollama's llama runner): GGUF
     /// weights placed by `-ngl`, a KV cache of `-c` cells per device, a compute buffer reserved
     /// for the worst-case graph (docs/engines/llamacpp.md).

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::HfFramework;
+
 /// What the framework's kernels keep alive: the same model saves different tensors under different
 /// implementations (see docs/model.md "Implementation profiles").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +52,9 @@ pub struct Implementation {
     /// Which kernels run the new block kinds (Hugging Face profile): fused GPU kernels or the
     /// Transformers torch reference paths.
     pub block_kernels: BlockKernels,
+    /// The Hugging Face profile's settings: attention implementation, trainer, fused loss,
+    /// bitsandbytes (src/scenario/framework_hf.rs).
+    pub hf: HfFramework,
 }
 
 impl Default for Implementation {
@@ -59,6 +64,7 @@ impl Default for Implementation {
             dropout_mask: DropoutMask::OneByte,
             fused_cross_entropy: false,
             block_kernels: BlockKernels::Fused,
+            hf: HfFramework::default(),
         }
     }
 }

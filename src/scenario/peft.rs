@@ -85,12 +85,21 @@ pub struct Peft {
     /// LoRA rank r. Memory does not depend on alpha (a scalar). Valid: 1 ..= 65536.
     pub rank: u32,
     pub targets: LoraTargets,
-    /// QLoRA double quantization: the FP32 block scales are themselves quantized to 8 bits in blocks of
-    /// 256 (Dettmers et al. 2023 §3): 0.127 instead of 0.5 bits per parameter.
+    /// bitsandbytes double quantization (`bnb_4bit_use_double_quant`), for QLoRA and for NF4 / FP4
+    /// inference alike: the FP32 block scales are themselves quantized to 8 bits in blocks of 256
+    /// (Dettmers et al. 2023 §3): 0.127 instead of 0.5 bits per parameter. bitsandbytes' default
+    /// (`load_in_4bit=True` alone) is off.
     pub double_quant: bool,
     /// Paged optimizer (bitsandbytes `paged_adamw`): optimizer states in CUDA unified memory, evicted
     /// to host RAM under memory pressure (QLoRA §3). Counted as host memory here.
     pub paged_optimizer: bool,
+    /// PEFT `lora_dropout`: each adapter applies its own `nn.Dropout(p)` to its own copy of the
+    /// input (peft 0.21.2 `tuners/lora/layer.py`), which then saves the dropped copy and a mask.
+    /// Valid: [0, 0.99].
+    pub lora_dropout: f64,
+    /// Inference runs the PEFT model as trained, adapters unmerged (FP32) on the base (NF4 under
+    /// QLoRA); off: inference ignores these settings (a merged or plain model).
+    pub inference_adapters: bool,
 }
 
 impl Default for Peft {
@@ -101,6 +110,8 @@ impl Default for Peft {
             targets: LoraTargets::default(),
             double_quant: true,
             paged_optimizer: false,
+            lora_dropout: 0.0,
+            inference_adapters: false,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! and degrees are at least 1 where 0 has no meaning. The bounds are generous sanity limits (a 10¹³
 //! parameter model, 65,536-way parallelism), not claims about what is practical.
 
+mod engines;
 mod pattern;
 mod towers;
 
@@ -275,6 +276,7 @@ pub const RANGES: &[FieldRange] = &[
     closed("model.towers.dims", 0.0, 4_194_304.0, |_| None),
     closed("model.moe.shared_expert_ffn", 0.0, 4_194_304.0, |s| Some(s.model.moe.shared_expert_ffn.into())),
     closed("peft.rank", 1.0, DEGREE, |s| Some(s.peft.rank.into())),
+    closed("peft.lora_dropout", 0.0, 0.99, |s| Some(s.peft.lora_dropout)),
     closed("quantization.group_size", 1.0, DEGREE, |s| Some(s.quantization.group_size.into())),
     closed("workload.micro_batch", 1.0, DEGREE, |s| Some(s.workload.micro_batch.into())),
     closed("workload.seq_len", 1.0, TOKENS, |s| Some(s.workload.seq_len.into())),
@@ -284,13 +286,34 @@ pub const RANGES: &[FieldRange] = &[
     closed("inference.concurrent_requests", 1.0, DEGREE, |s| Some(s.inference.concurrent_requests.into())),
     floor("inference.mean_length_fraction", 1e-3, 1.0, |s| Some(s.inference.mean_length_fraction)),
     closed("inference.kv_block_tokens", 0.0, DEGREE, |s| Some(s.inference.kv_block_tokens.into())),
-    closed("inference.engine.n_ctx", 0.0, TOKENS, |s| llamacpp(s).map(|l| l.n_ctx.into())),
-    closed("inference.engine.n_batch", 1.0, 1e6, |s| llamacpp(s).map(|l| l.n_batch.into())),
-    closed("inference.engine.n_ubatch", 1.0, 1e6, |s| llamacpp(s).map(|l| l.n_ubatch.into())),
-    closed("inference.engine.n_gpu_layers", -1.0, 1e5, |s| llamacpp(s).map(|l| l.n_gpu_layers.max(-1).into())),
-    closed("inference.engine.tensor_split", 0.0, 1e6, |s| llamacpp(s).map(|l| split_extreme(&l.tensor_split))),
-    closed("inference.engine.n_parallel", 1.0, 4096.0, |s| llamacpp(s).map(|l| l.n_parallel.into())),
-    floor("inference.engine.host_memory_gb_s", 1e-3, RATE, |s| llamacpp(s).map(|l| l.host_memory_gb_s)),
+    // Serving engines (`scenario/engine_vllm.rs`, `engine_sglang.rs`): only for that engine.
+    FieldRange { min_exclusive: true, ..closed("inference.engine.vllm.gpu_memory_utilization", 0.0, 1.0, |s| engines::vllm(s).and_then(|v| v.gpu_memory_utilization)) },
+    closed("inference.engine.vllm.max_model_len", 0.0, TOKENS, |s| engines::vllm(s).map(|v| v.max_model_len.into())),
+    closed("inference.engine.vllm.max_num_seqs", 0.0, DEGREE, |s| engines::vllm(s).map(|v| v.max_num_seqs.into())),
+    closed("inference.engine.vllm.max_num_batched_tokens", 0.0, TOKENS, |s| engines::vllm(s).map(|v| v.max_num_batched_tokens.into())),
+    closed("inference.engine.vllm.block_size", 0.0, DEGREE, |s| engines::vllm(s).map(|v| v.block_size.into())),
+    closed("inference.engine.vllm.cudagraph_memory_gib", 0.0, 1e4, |s| engines::vllm(s).and_then(|v| v.cudagraph_memory_gib)),
+    closed("inference.engine.vllm.kv_cache_memory_bytes", 0.0, 1e15, |s| engines::vllm(s).map(|v| v.kv_cache_memory_bytes as f64)),
+    closed("inference.engine.vllm.swap_space", 0.0, 1e6, |s| engines::vllm(s).map(|v| v.swap_space)),
+    floor("inference.engine.vllm.total_gpu_memory_gib", 1e-3, 1e6, |s| engines::vllm(s).and_then(|v| v.total_gpu_memory_gib)),
+    FieldRange { min_exclusive: true, max_exclusive: true, ..closed("inference.engine.sglang.mem_fraction_static", 0.0, 1.0, |s| engines::sglang(s).and_then(|g| g.mem_fraction_static)) },
+    closed("inference.engine.sglang.max_running_requests", 0.0, DEGREE, |s| engines::sglang(s).map(|g| g.max_running_requests.into())),
+    closed("inference.engine.sglang.chunked_prefill_size", 0.0, TOKENS, |s| engines::sglang(s).map(|g| g.chunked_prefill_size.into())),
+    closed("inference.engine.sglang.page_size", 1.0, DEGREE, |s| engines::sglang(s).map(|g| g.page_size.into())),
+    closed("inference.engine.sglang.context_length", 0.0, TOKENS, |s| engines::sglang(s).map(|g| g.context_length.into())),
+    closed("inference.engine.sglang.max_total_tokens", 0.0, 1e9, |s| engines::sglang(s).map(|g| g.max_total_tokens.into())),
+    closed("inference.engine.sglang.cuda_graph_max_bs", 0.0, DEGREE, |s| engines::sglang(s).map(|g| g.cuda_graph_max_bs.into())),
+    closed("inference.engine.sglang.swa_full_tokens_ratio", 0.0, 1.0, |s| engines::sglang(s).map(|g| g.swa_full_tokens_ratio)),
+    closed("inference.engine.sglang.mamba_full_memory_ratio", 0.0, 100.0, |s| engines::sglang(s).map(|g| g.mamba_full_memory_ratio)),
+    floor("inference.engine.sglang.gpu_memory_mib", 1e-3, 1e9, |s| engines::sglang(s).and_then(|g| g.gpu_memory_mib)),
+    // llama.cpp (`scenario/engine_llamacpp.rs`): only for that engine.
+    closed("inference.engine.llamacpp.n_ctx", 0.0, TOKENS, |s| llamacpp(s).map(|l| l.n_ctx.into())),
+    closed("inference.engine.llamacpp.n_batch", 1.0, 1e6, |s| llamacpp(s).map(|l| l.n_batch.into())),
+    closed("inference.engine.llamacpp.n_ubatch", 1.0, 1e6, |s| llamacpp(s).map(|l| l.n_ubatch.into())),
+    closed("inference.engine.llamacpp.n_gpu_layers", -1.0, 1e5, |s| llamacpp(s).map(|l| l.n_gpu_layers.max(-1).into())),
+    closed("inference.engine.llamacpp.tensor_split", 0.0, 1e6, |s| llamacpp(s).map(|l| split_extreme(&l.tensor_split))),
+    closed("inference.engine.llamacpp.n_parallel", 1.0, 4096.0, |s| llamacpp(s).map(|l| l.n_parallel.into())),
+    floor("inference.engine.llamacpp.host_memory_gb_s", 1e-3, RATE, |s| llamacpp(s).map(|l| l.host_memory_gb_s)),
     closed("strategies.checkpoint_every", 0.0, 10_000.0, |s| Some(s.strategies.checkpoint_every.into())),
     closed("strategies.prune_fraction", 0.0, 0.99, |s| Some(s.strategies.prune_fraction)),
     FieldRange { max_exclusive: true, ..closed("strategies.weight_sharing_fraction", 0.0, 1.0, |s| Some(s.strategies.weight_sharing_fraction)) },

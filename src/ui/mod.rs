@@ -12,6 +12,7 @@ pub mod family;
 pub mod fit;
 pub mod headline;
 pub mod layout;
+pub mod layout_state;
 pub mod measured_panel;
 pub mod measured_state;
 pub mod menu;

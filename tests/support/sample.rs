@@ -345,7 +345,44 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             None,
             Some(ServingEngine::HfGenerate),
             Some(ServingEngine::Preallocated),
+            Some(ServingEngine::Vllm(Vllm::default())),
+            Some(ServingEngine::Sglang(Sglang::default())),
         ]),
+    };
+    // The engines' own settings, anywhere in their ranges.
+    s.inference.engine = match s.inference.engine {
+        Some(ServingEngine::Vllm(_)) => Some(ServingEngine::Vllm(Vllm {
+            version: r.pick(&VllmVersion::ALL),
+            gpu_memory_utilization: Some(r.field("inference.engine.vllm.gpu_memory_utilization")),
+            max_model_len: r.small(0, 10_000_000),
+            max_num_seqs: r.small(0, 65_536),
+            max_num_batched_tokens: r.small(0, 10_000_000),
+            block_size: r.small(0, 65_536),
+            kv_cache_dtype: r.pick(&KvCacheDtype::ALL),
+            enforce_eager: r.coin(),
+            cudagraph_memory_gib: Some(r.field("inference.engine.vllm.cudagraph_memory_gib")),
+            enable_prefix_caching: r.coin(),
+            kv_cache_memory_bytes: r.field("inference.engine.vllm.kv_cache_memory_bytes") as u64,
+            swap_space: r.field("inference.engine.vllm.swap_space"),
+            mamba_ssm_cache_fp32: r.coin(),
+            total_gpu_memory_gib: Some(r.field("inference.engine.vllm.total_gpu_memory_gib")),
+        })),
+        Some(ServingEngine::Sglang(_)) => Some(ServingEngine::Sglang(Sglang {
+            version: r.pick(&SglangVersion::ALL),
+            mem_fraction_static: Some(r.field("inference.engine.sglang.mem_fraction_static")),
+            max_running_requests: r.small(0, 65_536),
+            chunked_prefill_size: r.small(0, 10_000_000),
+            page_size: r.small(1, 65_536),
+            kv_cache_dtype: r.pick(&KvCacheDtype::ALL),
+            context_length: r.small(0, 10_000_000),
+            max_total_tokens: r.small(0, 1_000_000_000),
+            cuda_graph_max_bs: r.small(0, 65_536),
+            disable_cuda_graph: r.coin(),
+            swa_full_tokens_ratio: r.field("inference.engine.sglang.swa_full_tokens_ratio"),
+            mamba_full_memory_ratio: r.field("inference.engine.sglang.mamba_full_memory_ratio"),
+            gpu_memory_mib: Some(r.field("inference.engine.sglang.gpu_memory_mib")),
+        })),
+        other => other,
     };
     s.precision = PrecisionSpec {
         mode: r.pick(&[
@@ -390,6 +427,21 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         dropout_mask: r.pick(&[DropoutMask::OneByte, DropoutMask::Float]),
         fused_cross_entropy: r.coin(),
         block_kernels: r.pick(&[BlockKernels::Fused, BlockKernels::TorchReference]),
+        hf: HfFramework {
+            attention: r.pick(&[
+                None,
+                Some(HfAttention::Eager),
+                Some(HfAttention::Sdpa),
+                Some(HfAttention::FlashAttention2),
+            ]),
+            trainer: r.pick(&HfTrainer::ALL),
+            fused_loss: r.pick(&FusedLoss::ALL),
+            bitsandbytes: Bitsandbytes {
+                quant_type: r.pick(&[Bnb4bitType::Nf4, Bnb4bitType::Fp4]),
+                compute_dtype: dtype(r),
+                version: r.pick(&[BnbVersion::Legacy0_43_1, BnbVersion::Current]),
+            },
+        },
     };
     s.overheads = Overheads {
         cuda_context_mib: r.range(0.0, 65_536.0),
@@ -428,6 +480,8 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         },
         double_quant: r.coin(),
         paged_optimizer: r.coin(),
+        lora_dropout: r.range(0.0, 0.99),
+        inference_adapters: r.coin(),
     };
     s.quantization = Quantization {
         weights: r.pick(&WeightFormat::ALL),

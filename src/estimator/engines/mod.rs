@@ -1,3 +1,13 @@
-//! Serving engines whose own allocation rules the estimator follows (issue 15).
+//! Serving engines' own sizing of the KV cache: what vLLM and SGLang print at startup
+//! (docs/engines/). Each engine's rule is a file; `figures` is the entry point.
 
+pub mod device;
+pub mod figures;
+pub mod layout;
 pub mod llamacpp;
+pub mod profile;
+pub mod resolve;
+pub mod sglang;
+pub mod vllm;
+
+pub use figures::{EngineFigures, EngineKind};

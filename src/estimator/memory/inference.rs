@@ -84,7 +84,8 @@ pub fn phases(
         b.set(Component::Transient, Bytes(casts + transient));
         out.set(ph, b);
     };
-    let kv = m.cache_bytes(&cache, c.b, kv_prefill / c.b.max(1.0));
+    let kv = m.cache_bytes(&cache, c.b, kv_prefill / c.b.max(1.0))
+        + super::blocks::cache_extra(c, m, layers, c.b, kv_prefill / c.b.max(1.0));
     let decoder = prefill + 8.0 * b_prefill * c.s;
     phase(
         Phase::Prefill,
@@ -109,7 +110,8 @@ pub fn phases(
         };
         phase(
             Phase::Decode,
-            m.cache_bytes(&cache, c.b, ctx_len),
+            m.cache_bytes(&cache, c.b, ctx_len)
+                + super::blocks::cache_extra(c, m, layers, c.b, ctx_len),
             transient + 8.0 * c.b * ctx_len + super::towers::encoder_states(c, m, c.b),
         );
     }

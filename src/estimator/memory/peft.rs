@@ -32,6 +32,19 @@ pub struct Ext {
     pub experts_only: bool,
     /// bitsandbytes NF4: one matrix is de-quantized to the compute type per matmul.
     pub dequant_whole: bool,
+    /// PEFT `lora_dropout` (0 = `nn.Identity`).
+    pub dropout: f64,
+    /// An adapter dropout saves a 1-byte bool mask (fused `native_dropout`, CUDA); else a mask of
+    /// the adapter input's own type (`_dropout_impl`, CPU).
+    pub mask_one_byte: bool,
+    /// Bytes per element of the adapters and their input: FP32 (PEFT `autocast_adapter_dtype=True`).
+    pub e_adapter: f64,
+    /// bitsandbytes ≤ 0.43.1 under a 4-bit base in training: every frozen 4-bit linear keeps its
+    /// input in the compute type (bytes per element).
+    pub legacy_input: Option<f64>,
+    /// bitsandbytes' `bnb_4bit_compute_dtype` (bytes) when the layers are stored in its 4-bit
+    /// format: the type of the one de-quantized matrix per matmul.
+    pub e_dequant: Option<f64>,
 }
 
 /// Weight elements of one layer's matrices as stored on one GPU before TP (experts after EP).
@@ -69,7 +82,8 @@ impl Ext {
     pub fn new(sc: &Scenario, m: &ResolvedModel) -> Ext {
         let p = &sc.peft;
         let transformer = m.family == ModelFamily::Transformer;
-        let method = if sc.mode == Mode::Training && transformer {
+        let serving_adapters = sc.mode == Mode::Inference && p.inference_adapters;
+        let method = if (sc.mode == Mode::Training || serving_adapters) && transformer {
             p.method
         } else {
             PeftMethod::Full
@@ -99,14 +113,25 @@ impl Ext {
             layer_bits: format.bits_per_weight(
                 sc.quantization.group_size,
                 m.hidden,
-                p.double_quant || method != PeftMethod::Qlora,
+                p.double_quant,
             ),
-            layer_storage: format.storage(
-                sc.quantization.group_size,
-                p.double_quant || method != PeftMethod::Qlora,
-            ),
+            layer_storage: format.storage(sc.quantization.group_size, p.double_quant),
             dequant_whole: format.dequantizes_whole_matrix(),
             experts_only: sc.quantization.experts_only && method != PeftMethod::Qlora,
+            dropout: if method == PeftMethod::Full {
+                0.0
+            } else {
+                p.lora_dropout
+            },
+            mask_one_byte: sc.implementation.dropout_mask == crate::scenario::DropoutMask::OneByte,
+            e_adapter: 4.0,
+            e_dequant: (format == WeightFormat::Nf4)
+                .then(|| sc.implementation.hf.bitsandbytes.compute_dtype.bytes()),
+            legacy_input: (method == PeftMethod::Qlora
+                && sc.mode == Mode::Training
+                && sc.implementation.hf.bitsandbytes.version
+                    == crate::scenario::BnbVersion::Legacy0_43_1)
+                .then(|| sc.implementation.hf.bitsandbytes.compute_dtype.bytes()),
         }
     }
 
@@ -138,7 +163,7 @@ impl Ext {
         let h = f64::from(m.hidden);
         let widest = (h * f64::from(m.ffn)).max(h * f64::from(m.heads) * f64::from(m.head_dim));
         let dequant = if self.dequant_whole {
-            c.ec * widest / c.tp
+            self.e_dequant.unwrap_or(c.ec) * widest / c.tp
         } else {
             0.0
         };
@@ -159,6 +184,9 @@ impl Ext {
 pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) -> LayerActs {
     if !x.lora() || c.mode != Mode::Training {
         return a;
+    }
+    if c.profile == Profile::HuggingFace {
+        return super::frameworks::hf::lora_layer(c, m, z, x, a);
     }
     let t = x.targets;
     let k = c.saved_scale();

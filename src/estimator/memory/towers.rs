@@ -43,10 +43,65 @@ fn encoder_layer(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
         // Measured (blocks-vision-cpu-steps.json): qkv output (3, v's storage), roped q and k (2),
         // the windows' outputs (1) and their concatenation, the `proj` input (1).
         EncoderClass::RotaryVision => (h + 7.0 * inner + gated) * c.ec + 4.0 * e.heads,
+        EncoderClass::T5 if c.amp => t5_layer_autocast(c, e),
         EncoderClass::T5 if e.gated => (h + 4.0 * inner + gated + e.heads * e.len) * c.ec,
         EncoderClass::T5 => (h + 4.0 * inner + h + e.ffn + e.heads * e.len) * c.ec,
     };
     t * (norms + per_token)
+}
+
+/// The encoder's weights autocast casts to 16 bits and caches for the forward (training, and the
+/// prefill that runs the encoder; not a decode step, which does not): every layer's q, k, v, o and
+/// MLP matrices (T5, Whisper), and Whisper's two stem convolutions (`conv1d` is on the list).
+/// Measured: T5's AMP record casts its encoder's and decoder's matrices alike
+/// (`autocast_param_casts` at the end of forward and at the prefill peak; the decode peak only the
+/// decoder's). 0 without an encoder.
+pub fn encoder_cast_elems(m: &ResolvedModel) -> f64 {
+    if !m.towers.has_encoder() {
+        return 0.0;
+    }
+    let e = &m.towers.encoder;
+    let inner = e.heads * e.head_dim;
+    let mats = if e.gated { 3.0 } else { 2.0 };
+    let stem = if e.class == EncoderClass::Whisper {
+        3.0 * e.hidden * (e.mel_bins + e.hidden)
+    } else {
+        0.0
+    };
+    e.layers * (4.0 * e.hidden * inner + mats * e.hidden * e.ffn) + stem
+}
+
+/// Of the autocast weight casts `casts` (bytes), those alive while the encoder runs its backward:
+/// the cache was cleared when the forward's autocast region exited, and each decoder weight's cast
+/// was freed when its matmul's backward ran, so only the encoder's are left (and only on the
+/// Transformers torch paths, whose cast set includes them: `blocks::autocast_elems`).
+pub fn casts_in_encoder_backward(c: &Ctx, m: &ResolvedModel, casts: f64) -> f64 {
+    if c.amp && super::blocks::applies(c, m) {
+        (c.ec * encoder_cast_elems(m)).min(casts)
+    } else {
+        casts
+    }
+}
+
+/// A T5 encoder block under autocast, per token (measured line by line on the AMP record,
+/// `saved_tensors_hooks` with the calling frame; models/t5/modeling_t5.py, transformers 5.24.0):
+/// q, k and v each save a 16-bit cast of the FP32 norm output (3h); the position bias makes SDPA
+/// take its math path, which on CPU upcasts what autocast cast, so q, Kᵀ, V and the probabilities
+/// stay FP32 as without autocast; the `o` input is a 16-bit cast of the FP32 output; the feed-forward
+/// saves the `wi` input cast (h), the ReLU output (f, 16-bit) and — `T5DenseActDense` moves the
+/// activations back to `wo`'s FP32 weight type before `wo` — `wo`'s own 16-bit cast (f). Gated
+/// (`T5DenseGatedActDense`, not measured): two input casts, the gate, its activation, the linear
+/// output and the product (4f) and the same `wo` cast (f).
+fn t5_layer_autocast(c: &Ctx, e: &EncoderShape) -> f64 {
+    let (h, inner, f) = (e.hidden, e.heads * e.head_dim, e.ffn);
+    let x = 4.0;
+    let attention = 3.0 * h * c.ec + x * (3.0 * inner + e.heads * e.len) + inner * c.ec;
+    let ff = if e.gated {
+        2.0 * h * c.ec + 5.0 * f * c.ec
+    } else {
+        h * c.ec + 2.0 * f * c.ec
+    };
+    attention + ff
 }
 
 /// The encoder's saved bytes outside its layers for `b` samples: Whisper's stem (conv1 output
@@ -87,9 +142,17 @@ fn cross(c: &Ctx, x: &CrossShape, e: &EncoderShape, b: f64, s: f64) -> f64 {
     } else {
         0.0
     };
+    // Under autocast every layer's k and v projections cast the FP32 encoder output for
+    // themselves (autocast caches only leaf casts): 2 · h per position per layer.
+    let casts = if c.amp {
+        x.layers * 2.0 * b * e.len * e.hidden * c.ec
+    } else {
+        0.0
+    };
     x.layers * (b * s * per_token + b * e.len * per_position)
         + b * e.len * e.hidden * c.er
         + t5_bias
+        + casts
 }
 
 /// Bytes the encoder, the cross-attention and the vision tower save for backward in one
@@ -219,7 +282,30 @@ pub fn prefill_transient(c: &Ctx, m: &ResolvedModel, b: f64, decoder: f64, kv: f
         0.0
     };
     let pass = encoder.max(vision) + inputs(m, b);
-    (decoder + encoder_states(c, m, b) + t5_prefill_bias(m, c.s)).max(pass - kv)
+    (decoder + encoder_states(c, m, b) + t5_prefill_bias(m, c.s) + vision_held(c, m, b))
+        .max(pass - kv)
+}
+
+/// What Qwen2.5-VL's vision pass leaves alive through the language model's prefill
+/// (`Qwen2_5_VLModel.forward`, transformers 5.24.0): the vision output object it holds (the last
+/// block's hidden state, patches × vision width per image, and the merged image embeddings, tokens ×
+/// width), the embeddings concatenated over the batch's images (`torch.cat`) and the two bool
+/// image-token masks (b · s each); and M-RoPE's cos and sin, built from (3, b, s) position ids, are
+/// [b, s, head_dim] rather than one [1, s, ·] table (the LM's rule counts one sequence's).
+/// Measured: the records' prefill peak (the language model's last MLP) lists exactly these
+/// (`scripts/measure/vl_run.py` cases; 590,336 of the 590,704 B the rule missed at b = 2, 224 px).
+/// Other vision towers (CLIP, SigLIP: learned positions) are not measured and get none.
+fn vision_held(c: &Ctx, m: &ResolvedModel, b: f64) -> f64 {
+    let v = &m.towers.vision;
+    if !m.towers.sees_images() || !v.rotary {
+        return 0.0;
+    }
+    let n = b * v.images;
+    let vision_out = n * (v.patches * v.hidden + v.tokens * v.proj_out) * c.ec;
+    let gathered = n * v.tokens * v.proj_out * c.ec;
+    let masks = 2.0 * b * c.s;
+    let mrope = 2.0 * (b - 1.0).max(0.0) * c.s * f64::from(m.head_dim) * 4.0;
+    vision_out + gathered + masks + mrope
 }
 
 /// A tower's backward, which runs after the language model's (so the decoder's gradients all
@@ -251,8 +337,15 @@ pub fn encoder_backward(
     };
     let ends = |e: &EncoderShape, n: f64, outside: f64| {
         let layer = encoder_layer(c, e, n);
-        let flowing = n * e.len * e.hidden * c.ec + tied;
-        let last = (grads - tower_grads, e.layers * layer + outside + flowing);
+        let flowing = n * e.len * e.hidden * c.ec;
+        let last = (
+            grads - tower_grads,
+            e.layers * layer + outside + flowing + tied,
+        );
+        // At the first layer's backward the tied sum is done and its two V × h operands freed:
+        // the decoder's embedding ran its backward before the encoder's (the autograd engine takes
+        // the later-created node first, and the encoder's output is consumed only once every
+        // decoder layer's cross-attention gradient is in).
         let first_layer = (
             grads - tower_grads / e.layers.max(1.0),
             layer + outside + flowing,

@@ -32,6 +32,9 @@ pub struct Parts {
     pub gathered: f64,
     pub layer: LayerActs,
     pub z: Sizes,
+    /// The framework's saved bytes beyond the layers and its transient at the loss
+    /// (`frameworks::hf::lora_stage`).
+    pub framework: (f64, f64),
 }
 
 /// Bytes saved per layer under the checkpointing policy, and the recomputation transient in
@@ -81,6 +84,20 @@ fn base(p: &Parts, grads: f64) -> Breakdown {
     b
 }
 
+/// What only the last stage holds: its extra saved tensors, the loss's saved tensors, and the
+/// loss's forward and backward transients (all 0 on other stages).
+fn last_stage_terms(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> (f64, f64, f64, f64) {
+    if !last {
+        return (0.0, 0.0, 0.0, 0.0);
+    }
+    (
+        act::last_stage_extra(c, m, z),
+        act::loss_saved(c, m, z),
+        act::loss_forward_transient(c, m, z),
+        act::loss_backward_transient(c, m, z),
+    )
+}
+
 /// The four training phases of a stage.
 pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let z = &p.z;
@@ -90,17 +107,8 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     } else {
         0.0
     };
-    let (last, loss, fwd_t, loss_t) = if st.last {
-        (
-            act::last_stage_extra(c, m, z),
-            act::loss_saved(c, m, z),
-            act::loss_forward_transient(c, m, z),
-            act::loss_backward_transient(c, m, z),
-        )
-    } else {
-        (0.0, 0.0, 0.0, 0.0)
-    };
-    let saved = st.in_flight * (per_mb + first) + last + loss + held_mask(c, m);
+    let (last, loss, fwd_t, loss_t) = last_stage_terms(c, m, z, st.last);
+    let saved = st.in_flight * (per_mb + first) + last + loss + held_mask(c, m) + p.framework.0;
     let inputs = c.input_bytes + super::towers::inputs(m, c.b);
     // Gradients exist during forward only when they accumulate over micro-batches.
     let accumulating = c.grad_accum > 1.0 || (c.pp > 1.0 && c.pp_microbatches > 1.0);
@@ -120,7 +128,12 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     } else {
         0.0
     };
-    phase(Phase::Forward, g_fwd, saved, fixed + fwd_t + cache_t);
+    phase(
+        Phase::Forward,
+        g_fwd,
+        saved,
+        fixed + fwd_t + cache_t + p.framework.1,
+    );
     if st.last {
         phase(Phase::LossBackward, g_fwd, saved, fixed + loss_t);
     }
@@ -155,9 +168,10 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     };
     // An encoder-decoder's encoder runs its backward last (`memory::towers`).
     let decoder_total = decoder.0 + decoder.1 + decoder.2;
+    let enc_fixed = fixed - p.casts + super::towers::casts_in_encoder_backward(c, m, p.casts);
     let (g, a, t) = super::towers::encoder_backward(c, m, c.b, p.states.grads, st.first)
-        .filter(|(g, a)| g + a + fixed > decoder_total)
-        .map_or(decoder, |(g, a)| (g, a, fixed));
+        .filter(|(g, a)| g + a + enc_fixed > decoder_total)
+        .map_or(decoder, |(g, a)| (g, a, enc_fixed));
     phase(Phase::Backward, g, a, t);
     phase(
         Phase::OptimizerStep,

@@ -111,6 +111,14 @@ pub struct LayerKind {
     /// Weights and biases of the layer's matrix multiplies (what autocast copies to 16 bit).
     pub matmul_w: f64,
     pub matmul_b: f64,
+    /// The weights autocast casts to 16 bit (and caches for the forward): the layer's `nn.Linear`
+    /// weights except the routed experts' (Transformers runs them through `torch._grouped_mm`,
+    /// which is not on autocast's lower-precision list), plus a Mamba / gated DeltaNet
+    /// depthwise `conv1d` weight (which is). PyTorch `aten/src/ATen/autocast_mode.cpp`
+    /// (`cached_cast`: FP32 leaf tensors that require grad; the CPU `lower_precision_fp` list),
+    /// torch 2.15; checked against every AMP record's `autocast_param_casts`
+    /// (docs/blocks-measured.md "AMP-bf16").
+    pub autocast_w: f64,
     /// Matrix weights of the mixer, and of the MLP a token runs through (top-k and shared experts and
     /// the router of a mixture): what a token's forward multiplies by.
     pub mixer_w: f64,
@@ -630,6 +638,7 @@ pub fn layer_kind(run: &LayerRun, moe: &MoeSpec, shape: &MoeShape, d: &Defaults)
     };
     let mut mlp_part = Part::default();
     let mut idle_w = 0.0;
+    let mut routed_w = 0.0;
     let (mlp, routed, inactive) = match &run.mlp {
         Mlp::Dense(DenseMlp { ffn, kind, bias }) => {
             let f = or(*ffn, d.ffn);
@@ -642,6 +651,7 @@ pub fn layer_kind(run: &LayerRun, moe: &MoeSpec, shape: &MoeShape, d: &Defaults)
             let e = f64::from(shape.experts);
             let idle = routed.total() * (e - f64::from(shape.top_k)).max(0.0) / e;
             idle_w = routed.w * (e - f64::from(shape.top_k)).max(0.0) / e;
+            routed_w = routed.w;
             mlp_part = Part {
                 w: routed.w + shared.w,
                 b: routed.b + shared.b,
@@ -683,10 +693,30 @@ pub fn layer_kind(run: &LayerRun, moe: &MoeSpec, shape: &MoeShape, d: &Defaults)
         inactive,
         matmul_w: mp.w + mlp_part.w,
         matmul_b: mp.b + mlp_part.b,
+        autocast_w: mp.w + mlp_part.w - routed_w + conv_weights(&mixer),
         mixer_w: mp.w,
         mlp_active_w: mlp_part.w - idle_w,
         tensors: mp.tensors + mlp_part.tensors + norms * d.norm_tensors(),
         largest: mp.largest.max(mlp_part.largest),
+    }
+}
+
+/// A recurrent mixer's depthwise convolution weight (channels × width; `conv1d`, which autocast
+/// casts like a matrix weight).
+pub fn conv_weights(mixer: &MixerShape) -> f64 {
+    match *mixer {
+        MixerShape::Mamba {
+            conv_channels,
+            d_conv,
+            ..
+        } => conv_channels * d_conv,
+        MixerShape::DeltaNet {
+            key_dim,
+            value_dim,
+            conv_kernel,
+            ..
+        } => (2.0 * key_dim + value_dim) * conv_kernel,
+        _ => 0.0,
     }
 }
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::types::{Bound, Performance};
 use super::{compute_dtype, core};
-use crate::estimator::{Diagnostics, MemoryEstimate, Phase, memory, model};
+use crate::estimator::{Diagnostics, MemoryEstimate, Phase, memory, model, resolve};
 use crate::hardware::{
     self, ArticleTech, Capacity, Confidence, GpuId, GpuSpec, MemoryTech, TechSpec, article_tech,
     tech,
@@ -95,15 +95,22 @@ impl Comparison {
 /// Compares the scenario across the catalog. Pure and allocation-free.
 pub fn compare(scenario: &Scenario) -> Comparison {
     let mut d = Diagnostics::default();
-    let r = crate::estimator::resolve(scenario, &mut d);
+    let spec = resolve::model_spec(&scenario.model, &mut d);
+    let model = model::derive(
+        &spec,
+        &scenario.model.pattern,
+        &scenario.model.towers,
+        &mut d,
+    );
+    let r = resolve::resolve_rest(scenario, spec, &model, &mut d);
     let (scenario, model) = (&r.scenario, r.model);
     let mem = memory::estimate_resolved(&r, &mut d);
-    let fit = batch_fit(scenario, &model, mem.gpu_total.get());
+    let fit = batch_fit(scenario, model, mem.gpu_total.get());
     let base_hw = scenario.gpu.spec();
     let row =
         |kind: RowKind, hw: &GpuSpec, devices: u32, cap: Option<Bytes>, d: &mut Diagnostics| {
             let i = super::inputs::Inputs::new(scenario, hw, compute_dtype(scenario), d);
-            let p = core(scenario, &model, &mem, &i, None);
+            let p = core(scenario, model, &mem, &i, None);
             make_row(kind, hw, devices, cap, &fit, &p, scenario.mode)
         };
     let gpus = GpuId::ALL.map(|id| {

@@ -5,6 +5,7 @@
 //! (collectives, bubble, compression), `training` / `inference` (one step on one GPU), [`cost`],
 //! `projections` (the article's "future" items), [`compare`] (every GPU and memory technology).
 
+pub mod breakdown;
 pub mod comm;
 pub mod compare;
 pub mod cost;
@@ -36,7 +37,7 @@ pub fn estimate_performance(
     memory: &MemoryEstimate,
     diagnostics: &mut Diagnostics,
 ) -> Performance {
-    let (scenario, model) = (&r.scenario, &r.model);
+    let (scenario, model) = (&r.scenario, r.model);
     scenario
         .gpu
         .with_spec(|hw| evaluate(scenario, model, memory, hw, diagnostics))

@@ -264,6 +264,8 @@ pub(super) fn peft(p: &Peft, d: &mut Diagnostics) -> Peft {
         targets,
         double_quant,
         paged_optimizer,
+        lora_dropout,
+        inference_adapters,
     } = p;
     let LoraTargets {
         q,
@@ -288,6 +290,8 @@ pub(super) fn peft(p: &Peft, d: &mut Diagnostics) -> Peft {
         },
         double_quant: *double_quant,
         paged_optimizer: *paged_optimizer,
+        lora_dropout: f(r!("peft.lora_dropout"), *lora_dropout, 0.0, d),
+        inference_adapters: *inference_adapters,
     }
 }
 

@@ -1,7 +1,8 @@
 //! Building the timeline from an estimate's phase breakdowns.
 
 use super::{Point, Step, Timeline};
-use crate::estimator::{Breakdown, Component, Diagnostics, Estimate, Phase, PhasePeaks, resolve};
+use crate::estimator::resolve::resolve_with_model;
+use crate::estimator::{Breakdown, Component, Diagnostics, Estimate, Phase, PhasePeaks};
 use crate::scenario::{Mode, Scenario};
 use crate::units::Bytes;
 
@@ -18,7 +19,7 @@ const LAYER_POINTS: u32 = 256;
 /// itself is one of the points. So the maximum over each phase equals its peak exactly.
 pub fn build(scenario: &Scenario, est: &Estimate) -> Timeline {
     let mut d = Diagnostics::default();
-    let r = resolve(scenario, &mut d);
+    let r = resolve_with_model(scenario, &est.model, &mut d);
     let mem = &est.memory;
     let layers_total = r.model.layers.max(1);
     let pp = r.pp_stages.max(1);

@@ -3,7 +3,7 @@
 
 use egui::Ui;
 
-use super::{architecture, composition, roofline, sensitivity, sweep, timeline, title};
+use super::{architecture, composition, roofline, sensitivity, step_time, sweep, timeline, title};
 use crate::estimator::Estimate;
 use crate::scenario::Scenario;
 use crate::ui::Prefs;
@@ -90,11 +90,14 @@ impl Chart {
         if self == Chart::Memory {
             return memory(ui, cx);
         }
+        if self == Chart::Roofline {
+            return roofline_or_step(ui, cx);
+        }
         title(ui, cx.prefs, &self.title(cx.prefs), self.hover());
         let (prefs, scenario, est, h) = (&mut *cx.prefs, cx.scenario, cx.estimate, cx.height);
         match self {
-            Chart::Memory => {}
-            Chart::Roofline => roofline::ui(ui, prefs, scenario, est, h),
+            // Drawn above with their header toggles.
+            Chart::Memory | Chart::Roofline => {}
             Chart::Architecture => architecture::ui(ui, prefs, scenario, h),
             Chart::Sweep => {
                 let base = cx.baseline.map(|(b, _)| b);
@@ -137,9 +140,34 @@ fn memory(ui: &mut Ui, cx: &mut ChartCtx<'_>) {
         timeline::ui(ui, prefs, scenario, est, h);
     } else {
         let base = cx.baseline.map(|(_, e)| e);
+        let h = (h - super::engine_printed::ui(ui, est, prefs.unit)).max(80.0);
         composition::ui(ui, prefs, scenario, est, base, h);
     }
     if panel {
         crate::ui::measured_panel::ui(ui, prefs, scenario, est);
+    }
+}
+
+/// The roofline chart: a header toggle between the roofline and the step time by part (with the
+/// fastest layouts for the GPU budget).
+fn roofline_or_step(ui: &mut Ui, cx: &mut ChartCtx<'_>) {
+    let chart = Chart::Roofline;
+    let on = ui
+        .horizontal(|ui| {
+            let on = step_time::toggle(ui);
+            let text = if on {
+                step_time::title(cx.scenario).to_owned()
+            } else {
+                chart.title(cx.prefs)
+            };
+            title(ui, cx.prefs, &text, chart.hover());
+            on
+        })
+        .inner;
+    let (prefs, scenario, est, h) = (&mut *cx.prefs, cx.scenario, cx.estimate, cx.height);
+    if on {
+        step_time::ui(ui, prefs, scenario, est, h);
+    } else {
+        roofline::ui(ui, prefs, scenario, est, h);
     }
 }

@@ -123,6 +123,20 @@ pub fn peft_ui(ui: &mut Ui, s: &mut Scenario) {
             "Quantize NF4's FP32 block scales to 8 bits: 0.127 instead of 0.5 bits per parameter.",
         );
     }
+    real_slider(
+        ui,
+        &mut p.lora_dropout,
+        0.0..=0.99,
+        "Adapter dropout",
+        "p",
+        "PEFT lora_dropout: each adapter drops its own copy of the input, which it then saves with a mask.",
+    );
+    toggle(
+        ui,
+        &mut p.inference_adapters,
+        "Serve with adapters",
+        "Inference runs the PEFT model as trained: adapters unmerged (FP32) on the base (NF4 under QLoRA).",
+    );
     toggle(
         ui,
         &mut p.paged_optimizer,

@@ -1,5 +1,6 @@
-//! The serving engine of an inference scenario and llama.cpp's settings (named as its flags), a box
-//! to paste a llama.cpp command line into, and the load-log lines the estimate predicts.
+//! llama.cpp's settings (named as its flags) for an inference scenario, a box to paste a llama.cpp
+//! command line into, and the load-log lines the estimate predicts (the engine choice for vLLM and
+//! SGLang is `controls::engine`).
 
 use egui::{RichText, Ui};
 
@@ -10,37 +11,6 @@ use crate::scenario::{
 };
 use crate::tensor::GgufFileType;
 use crate::ui::widgets::{Choice, choice, int_slider, opt, real_slider, toggle};
-
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Default,
-    HfGenerate,
-    Preallocated,
-    LlamaCpp,
-}
-
-const KINDS: [Choice<Kind>; 4] = [
-    opt(
-        Kind::Default,
-        "As the profile",
-        "The engine the training profile's code base serves with (Hugging Face: generate; Megatron: its preallocated cache).",
-    ),
-    opt(
-        Kind::HfGenerate,
-        "HF generate",
-        "Transformers generate: eager ops, a cache that grows by concatenation.",
-    ),
-    opt(
-        Kind::Preallocated,
-        "Preallocated cache",
-        "A cache allocated once at full length (Megatron inference, Transformers StaticCache).",
-    ),
-    opt(
-        Kind::LlamaCpp,
-        "llama.cpp",
-        "llama-server / llama-cli / llama-cpp-python / Ollama's llama runner: GGUF weights placed by -ngl, KV per device, a reserved compute buffer.",
-    ),
-];
 
 const FLASH: [Choice<FlashAttn>; 3] = [
     opt(
@@ -60,31 +30,20 @@ const FLASH: [Choice<FlashAttn>; 3] = [
     ),
 ];
 
-fn kind(e: Option<ServingEngine>) -> Kind {
-    match e {
-        None => Kind::Default,
-        Some(ServingEngine::HfGenerate) => Kind::HfGenerate,
-        Some(ServingEngine::Preallocated) => Kind::Preallocated,
-        Some(ServingEngine::LlamaCpp(_)) => Kind::LlamaCpp,
-    }
-}
-
 /// The engine section (inference only).
 pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate) {
     if s.mode != Mode::Inference {
         ui.label("The serving engine applies to inference.");
         return;
     }
-    let was = kind(s.inference.engine);
-    let mut k = was;
-    choice(ui, &mut k, &KINDS, "Engine", "What serves the model.");
-    if k != was {
-        s.inference.engine = match k {
-            Kind::Default => None,
-            Kind::HfGenerate => Some(ServingEngine::HfGenerate),
-            Kind::Preallocated => Some(ServingEngine::Preallocated),
-            Kind::LlamaCpp => Some(ServingEngine::LlamaCpp(LlamaCpp::default())),
-        };
+    let is_llama = matches!(s.inference.engine, Some(ServingEngine::LlamaCpp(_)));
+    if !is_llama
+        && ui
+            .button("Serve with llama.cpp")
+            .on_hover_text("llama-server / llama-cli / llama-cpp-python / Ollama's llama runner: GGUF weights placed by -ngl, KV per device, a reserved compute buffer.")
+            .clicked()
+    {
+        s.inference.engine = Some(ServingEngine::LlamaCpp(LlamaCpp::default()));
     }
     command_ui(ui, s);
     let layers = s.model.transformer.layers;

@@ -3,6 +3,9 @@
 
 mod adapt;
 mod blocks;
+mod engine;
+mod engine_paste;
+mod framework;
 mod hardware;
 mod input;
 mod llamacpp;
@@ -10,6 +13,7 @@ mod model;
 mod optimizer;
 mod strategies;
 mod timing_parts;
+mod towers;
 mod workload;
 
 use egui::{CollapsingHeader, RichText, Ui};
@@ -28,13 +32,15 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
             group(ui, "Model", true, |ui| model::ui(ui, s, est));
             group(ui, "Workload", true, |ui| workload::ui(ui, s));
             if s.mode == crate::scenario::Mode::Inference {
-                group(ui, "Serving engine", false, |ui| llamacpp::ui(ui, s, est));
+                group(ui, "Serving engine", true, |ui| engine::ui(ui, s));
+                group(ui, "llama.cpp engine", false, |ui| llamacpp::ui(ui, s, est));
             }
             group(ui, "Mixture of experts", false, |ui| adapt::moe_ui(ui, s));
             group(ui, "Fine-tuning and quantization", false, |ui| {
                 adapt::peft_ui(ui, s);
                 adapt::quantization_ui(ui, s);
             });
+            group(ui, "Framework", false, |ui| framework::ui(ui, s));
             group(ui, "Input pipeline", false, |ui| input::ui(ui, s));
             group(ui, "Precision", false, |ui| workload::precision_ui(ui, s));
             group(ui, "Optimizer", false, |ui| optimizer::ui(ui, s));

@@ -224,6 +224,7 @@ fn dims_ui(ui: &mut Ui, s: &mut Scenario) {
     );
     dims_more_ui(ui, s);
     super::blocks::ui(ui, s);
+    super::towers::ui(ui, s);
 }
 
 fn dims_more_ui(ui: &mut Ui, s: &mut Scenario) {

@@ -119,7 +119,7 @@ pub fn file_type(sc: &Scenario) -> GgufFileType {
 
 /// The buffers of a resolved llama.cpp scenario (`None` for other engines or a non-transformer).
 pub fn buffers(r: &Resolved) -> Option<Buffers> {
-    buffers_of(&r.scenario, &r.model)
+    buffers_of(&r.scenario, r.model)
 }
 
 /// The buffers of a resolved scenario `sc` (its numbers in range) and its model.

@@ -29,28 +29,29 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         cpu_only,
         host_memory_gb_s,
     } = l;
-    let ngl_range = const { field("inference.engine.n_gpu_layers") };
+    let ngl_range = const { field("inference.engine.llamacpp.n_gpu_layers") };
     let ngl = if *n_gpu_layers < 0 {
         -1
     } else {
         ngl_range.clamp(f64::from(*n_gpu_layers), -1.0, d) as i32
     };
-    let split_range = const { field("inference.engine.tensor_split") };
+    let split_range = const { field("inference.engine.llamacpp.tensor_split") };
     let split = tensor_split.map(|x| split_range.clamp(f64::from(x), 0.0, d) as f32);
     LlamaCpp {
-        n_ctx: const { field("inference.engine.n_ctx") }.clamp_u32(*n_ctx, d),
-        n_batch: const { field("inference.engine.n_batch") }.clamp_u32(*n_batch, d),
-        n_ubatch: const { field("inference.engine.n_ubatch") }.clamp_u32(*n_ubatch, d),
+        n_ctx: const { field("inference.engine.llamacpp.n_ctx") }.clamp_u32(*n_ctx, d),
+        n_batch: const { field("inference.engine.llamacpp.n_batch") }.clamp_u32(*n_batch, d),
+        n_ubatch: const { field("inference.engine.llamacpp.n_ubatch") }.clamp_u32(*n_ubatch, d),
         n_gpu_layers: ngl,
         tensor_split: split,
         cache_type_k: *cache_type_k,
         cache_type_v: *cache_type_v,
         flash_attn: *flash_attn,
         no_kv_offload: *no_kv_offload,
-        n_parallel: const { field("inference.engine.n_parallel") }.clamp_u32(*n_parallel, d),
+        n_parallel: const { field("inference.engine.llamacpp.n_parallel") }
+            .clamp_u32(*n_parallel, d),
         mmap: *mmap,
         cpu_only: *cpu_only,
-        host_memory_gb_s: const { field("inference.engine.host_memory_gb_s") }.clamp(
+        host_memory_gb_s: const { field("inference.engine.llamacpp.host_memory_gb_s") }.clamp(
             *host_memory_gb_s,
             LlamaCpp::default().host_memory_gb_s,
             d,

@@ -32,16 +32,33 @@ pub fn attention(c: &Ctx, d: &Dims, k: &LayerKind, fl: Flavour, a: &mut LayerAct
     };
     let (e, t, nh, hd) = (c.ec, d.t, heads, head_dim);
     let bss = d.b * d.s * d.s;
+    // The normalised input, read by the q, k and v projections.
+    let input = super::read_by(c, 3.0) * d.h;
     if sinks {
-        a.attention += t * (e * (d.h + 3.0 * nh * hd + nh * hd) + 4.0 * nh + 8.0 * nh);
-        a.scores += bss * nh * e;
+        // Under autocast the softmax over [scores | sink] runs in FP32 (the sink column is an FP32
+        // parameter: `cat` promotes), and `probs[..., :-1].to(value.dtype)` saves a 16-bit copy
+        // for the product with V (`eager_attention_forward`, models/gpt_oss/modeling_gpt_oss.py).
+        a.attention += t * (input + e * 4.0 * nh * hd + 4.0 * nh + 8.0 * nh);
+        a.scores += bss * nh * super::fp32_op(c);
+        if c.amp {
+            a.scores += bss * nh * e;
+        }
         return;
     }
     let masked = window > 0.0 && d.s > window;
     let kv = if masked { nh } else { kv_heads };
-    let mut per_tok = e * (d.h + 2.0 * nh * hd + 2.0 * kv * hd) + 4.0 * nh;
+    let mut per_tok = input + e * (2.0 * nh * hd + 2.0 * kv * hd) + 4.0 * nh;
     if qk_norm {
-        per_tok += e * (2.0 * nh * hd + 2.0 * kv_heads * hd) + 4.0 * (nh + kv_heads);
+        // q_norm / k_norm over a 16-bit projection output: under autocast the FP32 upcast x, 1/rms
+        // and the normalised product — FP32 for `x.float() · (1 + weight)` (Gemma 3, Qwen3-Next),
+        // `x.to(input_dtype)` 16-bit for `weight · x.to(input_dtype)` (Qwen3): the norms'
+        // `forward` in models/{gemma3,qwen3_next,qwen3_moe}/modeling_*.py.
+        let normed = match (c.amp, fl.gemma || fl.qwen3_next) {
+            (false, _) => 2.0 * e,
+            (true, true) => 8.0,
+            (true, false) => 4.0 + e,
+        };
+        per_tok += normed * (nh * hd + kv_heads * hd) + 4.0 * (nh + kv_heads);
     }
     if output_gate {
         per_tok += e * 4.0 * nh * hd;
@@ -77,6 +94,10 @@ pub fn mla(c: &Ctx, d: &Dims, k: &LayerKind, math_path: bool, a: &mut LayerActs)
         return;
     };
     let e = c.ec;
+    if c.amp {
+        mla_autocast(c, d, k, math_path, a);
+        return;
+    }
     let v_saved = if d.b <= 1.0 {
         heads * (nope + v)
     } else {
@@ -91,6 +112,46 @@ pub fn mla(c: &Ctx, d: &Dims, k: &LayerKind, math_path: bool, a: &mut LayerActs)
     a.attention += d.t * per_tok;
     if math_path {
         a.scores += d.b * d.s * d.s * heads * e;
+    } else {
+        a.attention += d.t * 4.0 * heads;
+    }
+}
+
+/// `DeepseekV3Attention` under autocast (measured: the AMP records' `saved_by_module`), per token:
+/// the normed input cast to 16 bits by each of the two projections reading it (q_a_proj or q_proj,
+/// kv_a_proj_with_mqa); each latent norm (`weight · x.to(input_dtype)` over a 16-bit projection
+/// output) keeps its FP32 upcast, 1/rms and the 16-bit normalised x, and the next projection a
+/// 16-bit cast of its FP32 output (q_b_proj: qr, kv_b_proj: r); q, Kᵀ and V are FP32 — RoPE's FP32
+/// tables promote q and the roped key, and SDPA's math path on CPU upcasts what autocast cast to
+/// 16 bits (`_scaled_dot_product_attention_math`) — and so are the probabilities (softmax); the
+/// o_proj input is a 16-bit cast of the FP32 output. GPU (memory-efficient kernel): the log-sum-exp
+/// instead of the probabilities, as without autocast.
+fn mla_autocast(c: &Ctx, d: &Dims, k: &LayerKind, math_path: bool, a: &mut LayerActs) {
+    let MixerShape::Mla {
+        heads,
+        q_lora,
+        kv_lora,
+        nope,
+        rope,
+        v,
+        ..
+    } = k.mixer
+    else {
+        return;
+    };
+    let (e, x) = (c.ec, super::fp32_op(c));
+    // A latent norm over a 16-bit projection output of width w, then the next projection's cast.
+    let latent = |w: f64| x * w + e * w + 4.0 + e * w;
+    let mut per_tok = super::read_by(c, 2.0) * d.h
+        + latent(kv_lora)
+        + x * heads * (2.0 * (nope + rope) + v)
+        + e * heads * v;
+    if q_lora > 0.0 {
+        per_tok += latent(q_lora);
+    }
+    a.attention += d.t * per_tok;
+    if math_path {
+        a.scores += d.b * d.s * d.s * heads * x;
     } else {
         a.attention += d.t * 4.0 * heads;
     }

@@ -22,9 +22,17 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, ctx: f64, cat: f64, logits: f64) ->
     let kinds = m.blocks.kinds();
     let all: f64 = kinds
         .iter()
-        .map(|k| f64::from(k.count) * sliding_extra(c, k))
+        .map(|k| f64::from(k.count) * sliding_extra(c, m, k))
         .sum();
-    let mut best = (cat + all).max(logits);
+    // Inside the layers the LM head's autocast cast does not exist yet (`super::head_cast`).
+    let head_cast = super::head_cast(c, m);
+    let mut best = (cat + all - head_cast).max(logits);
+    // A decode step does not run the encoder: its casts (counted with the casts) are not made.
+    let encoder_casts = if c.amp {
+        c.ec * crate::estimator::memory::towers::encoder_cast_elems(m)
+    } else {
+        0.0
+    };
     for (i, k) in kinds.iter().enumerate() {
         let t = mixer_step(c, f64::from(m.hidden), k, ctx);
         if t <= 0.0 {
@@ -34,15 +42,15 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, ctx: f64, cat: f64, logits: f64) ->
         for (j, kj) in kinds.iter().enumerate() {
             let not_yet = f64::from(kj.count) - f64::from(m.blocks.order.before(i, j));
             let not_yet = if i == j { not_yet - 1.0 } else { not_yet };
-            later += not_yet.max(0.0) * sliding_extra(c, kj);
+            later += not_yet.max(0.0) * sliding_extra(c, m, kj);
         }
-        best = best.max(t + later);
+        best = best.max(t + later - head_cast);
     }
-    best
+    best - encoder_casts
 }
 
 /// A sliding layer's prefill K/V beyond its window, per layer: 2·nkv·hd·(s − w) per sequence.
-fn sliding_extra(c: &Ctx, k: &LayerKind) -> f64 {
+fn sliding_extra(c: &Ctx, m: &ResolvedModel, k: &LayerKind) -> f64 {
     match k.mixer {
         MixerShape::Attention {
             kv_heads,
@@ -50,7 +58,7 @@ fn sliding_extra(c: &Ctx, k: &LayerKind) -> f64 {
             window,
             ..
         } if window > 0.0 && c.s > window => {
-            2.0 * kv_heads * head_dim * c.e_kv * c.b * (c.s - window)
+            2.0 * kv_heads * head_dim * super::kv_elem_bytes(c, m, k) * c.b * (c.s - window)
         }
         _ => 0.0,
     }

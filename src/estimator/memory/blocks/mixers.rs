@@ -37,6 +37,9 @@ pub fn mamba2(c: &Ctx, d: &Dims, k: &LayerKind) -> f64 {
     let g = ((cd - di) / (2.0 * n.max(1.0))).max(0.0);
     let dproj = di + cd + nh;
     let nc = (d.s / l).ceil();
+    if c.amp {
+        return mamba2_autocast(c, d, [nh, n, l, hd, di, cd, g, nc, d_conv]);
+    }
     let per_tok = d.h + dproj + 2.0 * cd + 3.0 * nh + 3.0 * di + g + di;
     let per_padded = 2.0 * di
         + 3.0 * nh * l
@@ -46,6 +49,34 @@ pub fn mamba2(c: &Ctx, d: &Dims, k: &LayerKind) -> f64 {
         + (2.0 * nh * hd * n / l).floor();
     let per_seq = cd * (d_conv - 1.0) + nh * hd * n + nh * (nc + 1.0) * (nc + 1.0);
     e * (d.t * per_tok + d.b * nc * l * per_padded + d.b * per_seq + 2.0 * nh)
+        + 2.0 * l * l
+        + 2.0 * (nc + 1.0) * (nc + 1.0)
+}
+
+/// `Mamba2Mixer` under autocast, source line by source line of `mamba2_chunk_scan` and the mixer
+/// (models/mamba2/modeling_mamba2.py, transformers 5.24.0): each `einsum` is a `bmm` on autocast's
+/// list, so it saves 16-bit casts of its FP32 operands (C and B, M and x, B·decay and x, the chunk
+/// states, C and the states) and returns 16 bits (G, the states, C·states); `.float()` makes FP32
+/// copies of x, dt, B, C and the gate (`MambaRMSNormGated`), which the FP32 path shares with the
+/// in_proj output; softplus and clamp stay 16-bit (not on the CPU FP32 list). Per token: the
+/// in_proj input cast (h), the conv's input and padded output (2cd), dt (2nh 16-bit, 2nh FP32), x
+/// in FP32 (di), the gated norm (4di + g, FP32) and the out_proj input cast (di). Per padded token:
+/// padded x and y (2di), the decay L (nh·L), decay pieces (2nh), B (nh·N) in FP32; G, M (2nh·L),
+/// the casts of C, B, B·decay, C again (4nh·N), of x twice and C·states (3nh·hd), and two chunk
+/// states (2nh·hd·N / L) in 16 bits. Per sequence: conv padding, the initial state (16-bit) and
+/// the inter-chunk decay (FP32 and its 16-bit cast). Exact against the AMP record's
+/// `saved_by_module` (one line per source line: `saved_tensors_hooks` with the stack's frame).
+fn mamba2_autocast(c: &Ctx, d: &Dims, [nh, n, l, hd, di, cd, g, nc, k]: [f64; 9]) -> f64 {
+    let (e, x) = (c.ec, super::fp32_op(c));
+    let per_tok = e * (d.h + 2.0 * cd + 2.0 * nh + di) + x * (di + 2.0 * nh + 4.0 * di + g);
+    let per_padded = x * (2.0 * di + nh * l + 2.0 * nh + nh * n)
+        + e * (2.0 * nh * l + 4.0 * nh * n + 3.0 * nh * hd + 2.0 * nh * hd * n / l);
+    let decay = nh * (nc + 1.0) * (nc + 1.0);
+    let per_seq = e * (cd * (k - 1.0) + nh * hd * n + decay) + x * decay;
+    d.t * per_tok
+        + d.b * nc * l * per_padded
+        + d.b * per_seq
+        + x * 2.0 * nh
         + 2.0 * l * l
         + 2.0 * (nc + 1.0) * (nc + 1.0)
 }

@@ -8,9 +8,11 @@
 //!
 //! Element sizes: the rules were measured in FP32, where every term is 4 B. Elsewhere the tensors a
 //! linear or a kernel produces count in the activation type (`ec`), norm inputs in the residual type
-//! (`er`), statistics, log-sum-exp and router probabilities in FP32, indices as int64; no per-term
-//! AMP rule is measured (the AMP records are reported as they fall). No tensor parallelism: the
-//! torch paths are single-device Transformers modules.
+//! (`er`), statistics, log-sum-exp and router probabilities in FP32, indices as int64. Under
+//! autocast (`c.amp`) each term takes the type the source gives it — 16-bit casts per consuming
+//! matmul, FP32 norms, softmax, experts and RoPE outputs, the cached weight casts and which of them
+//! exist at a peak (docs/blocks-measured.md "AMP-bf16 rules"; every AMP record held at 1 %). No
+//! tensor parallelism: the torch paths are single-device Transformers modules.
 
 mod attention;
 pub mod backward;
@@ -23,7 +25,7 @@ use super::activations::LayerActs;
 use super::ctx::Ctx;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
-use crate::scenario::PositionKind;
+use crate::scenario::{MambaVersion, PositionKind};
 
 /// Whether these rules apply, under the Hugging Face profile: always when the torch reference paths
 /// are selected; by default (`Fused`) too, for the saved activations of a model with multi-head
@@ -56,6 +58,97 @@ pub fn applies(c: &Ctx, m: &ResolvedModel) -> bool {
 /// their torch rules, MLA SDPA's math path, and prefill / decode the measured per-kind rules.
 pub fn torch_paths(c: &Ctx) -> bool {
     c.torch_blocks
+}
+
+/// Under autocast, the elements of the weights autocast casts to 16 bit and caches until the end of
+/// the forward (`LayerKind::autocast_w`: not the routed experts, which `grouped_mm` runs in the
+/// parameters' FP32; Mamba / DeltaNet's `conv1d` weight too), given `cast_elems`, the stage's
+/// matrix weights the flat rule casts. The cache lives from a weight's first use to the exit of the
+/// outermost autocast region (`torch/amp/autocast_mode.py` `__exit__` → `clear_autocast_cache`),
+/// in training and under no_grad alike: the parameters still require grad and are leaves, which
+/// is all `cached_cast` asks (`aten/src/ATen/autocast_mode.cpp`, torch 2.15; measured: the
+/// records' `autocast_param_casts` at the prefill and decode peaks).
+pub fn autocast_elems(m: &ResolvedModel, cast_elems: f64) -> f64 {
+    let not_cast: f64 = m
+        .blocks
+        .kinds()
+        .iter()
+        .map(|k| f64::from(k.count) * (k.matmul_w - k.autocast_w))
+        .sum();
+    (cast_elems - not_cast).max(0.0) + super::towers::encoder_cast_elems(m)
+}
+
+/// Bytes per element of an activation in the residual type (FP32 under autocast: the norms' output)
+/// that `n` autocast matmuls read: under autocast each casts it and saves its own 16-bit copy
+/// (autocast caches the casts of leaf weights only: `cached_cast`, `aten/src/ATen/autocast_mode.cpp`,
+/// torch 2.15); otherwise the one tensor is shared. Measured: Qwen3-MoE's q, k and v projections
+/// each save a [t, h] BF16 input (docs/blocks-measured.md "AMP-bf16").
+pub fn read_by(c: &Ctx, n: f64) -> f64 {
+    if c.amp { n * c.ec } else { c.er }
+}
+
+/// Element bytes of what autocast runs in FP32 (softmax, `log_softmax`, and ops promoted by an FP32
+/// operand): 4 under autocast, else the activation type.
+pub fn fp32_op(c: &Ctx) -> f64 {
+    if c.amp { 4.0 } else { c.ec }
+}
+
+/// Mean bytes per cached element of a kind on the torch paths. Under autocast the cache holds what
+/// the layer computed, not the cache type: softmax attention's key is RoPE's FP32 output (the
+/// rotary tables follow the FP32 hidden states and `q·cos` promotes) while V is the 16-bit v_proj
+/// output, so (4 + 2) / 2; MLA's latent (`kv_a_layernorm`: FP32 `weight ·` a 16-bit x promotes)
+/// and its roped key are FP32. Measured: the AMP records' `kv_cache` at the prefill peak is 0.75 ×
+/// (RoPE attention) and 1.0 × (MLA) the FP32 record's; Mamba-2 and T5 (no RoPE) 0.5 ×.
+pub fn kv_elem_bytes(c: &Ctx, m: &ResolvedModel, k: &LayerKind) -> f64 {
+    if !c.amp || !torch_paths(c) {
+        return c.e_kv;
+    }
+    match k.mixer {
+        MixerShape::Attention { .. } if roped(m) => (4.0 + c.e_kv) / 2.0,
+        MixerShape::Mla { .. } => 4.0,
+        _ => c.e_kv,
+    }
+}
+
+/// Whether the attention layers rotate their keys (RoPE): rotary positions, and not T5's decoder
+/// (relative position bias; the scenario writes its positions as `Rotary`, "no table").
+fn roped(m: &ResolvedModel) -> bool {
+    let t5 = m.towers.has_encoder()
+        && m.towers.encoder.class == crate::estimator::model::tower_shape::EncoderClass::T5;
+    m.positions == PositionKind::Rotary && !t5
+}
+
+/// The cache bytes beyond `ResolvedModel::cache_bytes` (which counts every element at `e_kv`) for
+/// `seqs` sequences of `len` tokens: the FP32 elements `kv_elem_bytes` finds under autocast.
+pub fn cache_extra(c: &Ctx, m: &ResolvedModel, layers: f64, seqs: f64, len: f64) -> f64 {
+    let total = f64::from(m.layers.max(1));
+    m.blocks
+        .kinds()
+        .iter()
+        .map(|k| {
+            let n = layers * f64::from(k.count) / total;
+            let extra = kv_elem_bytes(c, m, k) - c.e_kv;
+            n * k.kv_per_token_rank(c.tp) * extra * seqs * k.cached_tokens(len)
+        })
+        .sum()
+}
+
+/// Under autocast, the bytes of the LM head's 16-bit weight copy (counted with the casts), which
+/// is made only when the head runs: a prefill or decode peak inside a layer has every layer's
+/// casts but not the head's (measured: `autocast_param_casts` at the records' prefill peaks in the
+/// last layer lack exactly the head's matrix). 0 without autocast.
+pub fn head_cast(c: &Ctx, m: &ResolvedModel) -> f64 {
+    if !c.amp {
+        return 0.0;
+    }
+    let in_layers: f64 = m
+        .blocks
+        .kinds()
+        .iter()
+        .map(|k| f64::from(k.count) * k.autocast_w)
+        .sum();
+    let encoder = super::towers::encoder_cast_elems(m);
+    c.ec * (autocast_elems(m, m.matmul_weights) - in_layers - encoder).max(0.0)
 }
 
 /// Whether a kind's mixer is recurrent (Mamba, gated DeltaNet).
@@ -216,6 +309,7 @@ pub fn rope_tables(m: &ResolvedModel, fl: Flavour) -> (f64, f64) {
 /// per sequence; measured: 282,624 B for two layers at b = 1).
 pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
     let e = c.ec;
+    let k_bytes = fp32_op(c);
     let hybrid = m
         .blocks
         .kinds()
@@ -231,7 +325,25 @@ pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
                 window,
                 sinks,
                 ..
-            } if sinks || (window > 0.0 && s > window) => e * b * s * 2.0 * kv_heads * head_dim,
+            } if sinks || (window > 0.0 && s > window) => {
+                b * s * (k_bytes + e) * kv_heads * head_dim
+            }
+            // Under autocast the cached key is RoPE's FP32 output (the rotary tables follow the
+            // FP32 hidden states, `cos.to(x.dtype)`, and `q·cos` promotes) while SDPA saved its own
+            // 16-bit cast: the key is not shared (measured: forward peak − end of forward).
+            MixerShape::Attention {
+                kv_heads, head_dim, ..
+            } if c.amp && roped(m) => b * s * 4.0 * kv_heads * head_dim,
+            // T5's position bias sends SDPA down its math path, which on CPU saves FP32 upcasts:
+            // the cached 16-bit K and V are shared with no saved tensor.
+            MixerShape::Attention {
+                kv_heads, head_dim, ..
+            } if c.amp && m.positions == PositionKind::Rotary => {
+                b * s * 2.0 * e * kv_heads * head_dim
+            }
+            // Under autocast the cached latent is the FP32 norm output, which no saved tensor
+            // shares (kv_b_proj saved a 16-bit cast): latent and roped key, FP32.
+            MixerShape::Mla { rope, kv_lora, .. } if c.amp => 4.0 * b * s * (kv_lora + rope),
             MixerShape::Mla { rope, .. } => e * b * s * rope,
             // The recurrent state of one sequence (`LayerKind::state_per_sequence`).
             MixerShape::Mamba { .. } if hybrid => e * b * k.state_per_sequence(),
@@ -239,5 +351,33 @@ pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
             _ => 0.0,
         };
     }
+    // Under autocast the LM head saved a 16-bit cast of the final norm's output, so the FP32 output
+    // itself (`outputs.last_hidden_state`, held by `*ForCausalLM.forward` until it returns the loss)
+    // is live at the loss too.
+    if c.amp {
+        out += c.er * b * s * f64::from(m.hidden);
+        // `Mamba2ForCausalLM`, `MambaForCausalLM` and `NemotronHForCausalLM` upcast the logits as
+        // the head returns them (`self.lm_head(...).float()`): the 16-bit logits the flat rule
+        // counts at the loss are already freed (measured: Mamba-2's forward peak − end of forward
+        // = FP32 logits + the final norm's output).
+        if upcasts_logits(m) {
+            out -= c.ec * b * s * f64::from(m.vocab);
+        }
+    }
     out
+}
+
+/// Whether the model's Transformers class upcasts the logits inside its forward (Mamba-2 layers:
+/// Mamba2, Nemotron-H; Mamba-1 without attention: Mamba), rather than in the loss.
+fn upcasts_logits(m: &ResolvedModel) -> bool {
+    let kinds = m.blocks.kinds();
+    let mamba = |v: MambaVersion| {
+        kinds
+            .iter()
+            .any(|k| matches!(k.mixer, MixerShape::Mamba { version, .. } if version == v))
+    };
+    let attention = kinds
+        .iter()
+        .any(|k| matches!(k.mixer, MixerShape::Attention { .. }));
+    mamba(MambaVersion::Mamba2) || (mamba(MambaVersion::Mamba1) && !attention)
 }

@@ -14,7 +14,8 @@ pub fn dense(c: &Ctx, d: &Dims, f: f64, kind: FfnKind) -> f64 {
         FfnKind::SwiGlu => 4.0,
         FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
     };
-    c.ec * d.t * (d.h + w * f)
+    let gates = if kind == FfnKind::SwiGlu { 2.0 } else { 1.0 };
+    d.t * (super::read_by(c, gates) * d.h + c.ec * w * f)
 }
 
 /// A top-k mixture through `grouped_mm`. Router per token: input (h), softmax over the E experts
@@ -32,19 +33,38 @@ pub fn mixture(c: &Ctx, m: &ResolvedModel, d: &Dims, fl: Flavour) -> f64 {
     let fe = f64::from(m.moe.ffn);
     let t = d.t;
     let rows = t * k;
+    // Under autocast the router's input is a 16-bit cast and its logits (E per token) are 16-bit
+    // and saved; the probabilities stay FP32 (softmax is on autocast's FP32 list); gpt-oss's
+    // top-k softmax keeps the logits' type, DeepSeek's sigmoid scores and top-k weights follow the
+    // 16-bit logits (measured, records' `saved_by_module`).
+    let input = super::read_by(c, 1.0) * d.h;
+    let logits = if c.amp { e * experts } else { 0.0 };
     let router = if fl.gpt_oss {
-        t * (e * d.h + 4.0 * k) + 8.0 * rows
+        t * (input + logits + e * k) + 8.0 * rows
     } else if fl.deepseek {
-        t * (e * d.h + 4.0 * (experts + 1.0 + k) + 8.0 * (2.0 + 1.0 + k) + experts)
+        let scores = if c.amp {
+            e * (experts + 1.0 + k)
+        } else {
+            4.0 * (experts + 1.0 + k)
+        };
+        t * (input + logits + scores + 8.0 * (2.0 + 1.0 + k) + experts)
     } else {
-        t * (e * d.h + 4.0 * (experts + 1.0 + k)) + 8.0 * rows
+        t * (input + logits + 4.0 * (experts + 1.0 + k)) + 8.0 * rows
     };
     let (act, index_vectors) = if fl.gpt_oss { (7.0, 4.0) } else { (4.0, 3.0) };
+    // The routed experts run in the residual type: `torch._grouped_mm` is not on autocast's list,
+    // so the FP32 norm output meets the FP32 expert weights; the routing weight is the router's
+    // (16-bit under autocast).
     let routed =
-        rows * (e * (2.0 * d.h + act * fe) + 4.0) + 8.0 * index_vectors * rows + 4.0 * experts;
+        rows * (c.er * (2.0 * d.h + act * fe) + e) + 8.0 * index_vectors * rows + 4.0 * experts;
     let shared = f64::from(m.moe.shared);
     let shared_b = if shared > 0.0 {
         e * t * 4.0 * shared * fe
+            + if c.amp {
+                t * super::read_by(c, 2.0) * d.h
+            } else {
+                0.0
+            }
             + if fl.qwen3_next {
                 e * t * (1.0 + d.h)
             } else {

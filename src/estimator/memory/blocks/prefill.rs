@@ -19,7 +19,7 @@
 use super::Flavour;
 use crate::estimator::memory::ctx::{Ctx, ceil};
 use crate::estimator::model::ResolvedModel;
-use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
+use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape, conv_weights};
 use crate::scenario::{FfnKind, MambaVersion, PositionKind};
 
 /// Gated DeltaNet's chunk (`torch_chunk_gated_delta_rule(chunk_size=64)` as Qwen3-Next calls it).
@@ -46,14 +46,17 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, b: f64, last: bool) -> f64 {
         + rope_bytes(m, fl, s);
     let extra_all: f64 = kinds
         .iter()
-        .map(|k| f64::from(k.count) * sliding_extra(c, k, b))
+        .map(|k| f64::from(k.count) * sliding_extra(c, m, k, b))
         .sum();
     let head = if last {
         let positions = if c.all_logits { t } else { b };
-        c.er * t * h + c.ec * positions * f64::from(m.vocab)
+        // The final norm's output; under autocast also the LM head's 16-bit cast of it.
+        c.er * t * h + head_input_cast(c, t * h) + c.ec * positions * f64::from(m.vocab)
     } else {
         0.0
     };
+    // A peak inside a layer has every layer's autocast casts but not the LM head's.
+    let head_cast = super::head_cast(c, m);
     let mut best = head + extra_all;
     for (i, k) in kinds.iter().enumerate() {
         if k.count == 0 {
@@ -63,7 +66,7 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, b: f64, last: bool) -> f64 {
         let mut later = 0.0;
         for (j, kj) in kinds.iter().enumerate() {
             let n = f64::from(m.blocks.order.after(i, j));
-            later += n * (layer_cache(c, kj, b) + sliding_extra(c, kj, b));
+            later += n * (layer_cache(c, m, kj, b) + sliding_extra(c, m, kj, b));
         }
         let layer_in = if m.blocks.order.last(i) == 0 {
             0.0
@@ -71,21 +74,27 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, b: f64, last: bool) -> f64 {
             c.er * t * h
         };
         let own = own_state_missing(c, k, b);
-        let here = persist + layer_in + working_set(c, m, k, fl, b) - own - later + extra_all;
+        let here =
+            persist + layer_in + working_set(c, m, k, fl, b) - own - later + extra_all - head_cast;
         best = best.max(here);
     }
     best.max(0.0)
 }
 
+/// Under autocast, the 16-bit copy of an FP32 activation of `elems` elements a matmul casts.
+fn head_input_cast(c: &Ctx, elems: f64) -> f64 {
+    if c.amp { c.ec * elems } else { 0.0 }
+}
+
 /// One layer's cache as the estimate counts it (window-capped KV of s tokens, recurrent state).
-fn layer_cache(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
-    k.kv_per_token_rank(1.0) * c.e_kv * b * k.cached_tokens(c.s)
+fn layer_cache(c: &Ctx, m: &ResolvedModel, k: &LayerKind, b: f64) -> f64 {
+    k.kv_per_token_rank(1.0) * super::kv_elem_bytes(c, m, k) * b * k.cached_tokens(c.s)
         + k.state_per_sequence_rank(1.0) * c.ec * b
 }
 
 /// A sliding layer's prefill K/V beyond its window (`DynamicSlidingWindowLayer` keeps a view of
 /// the whole prefill storage until the first decode step; measured).
-fn sliding_extra(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
+fn sliding_extra(c: &Ctx, m: &ResolvedModel, k: &LayerKind, b: f64) -> f64 {
     match k.mixer {
         MixerShape::Attention {
             kv_heads,
@@ -93,7 +102,7 @@ fn sliding_extra(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
             window,
             ..
         } if window > 0.0 && c.s > window => {
-            2.0 * kv_heads * head_dim * c.e_kv * b * (c.s - window)
+            2.0 * kv_heads * head_dim * super::kv_elem_bytes(c, m, k) * b * (c.s - window)
         }
         _ => 0.0,
     }
@@ -120,7 +129,8 @@ fn own_state_missing(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
 
 /// The masks `masking_utils` builds once per forward: SDPA layers past their window need an explicit
 /// [1, 1, s, s] bool mask (full layers run `is_causal`); eager attention (gpt-oss) materialises a
-/// [b, 1, s, s] float mask per layer type (full, sliding).
+/// [b, 1, s, s] float mask per layer type (full, sliding), in the embeddings' type (FP32 under
+/// autocast; measured).
 fn masks(c: &Ctx, m: &ResolvedModel, b: f64) -> f64 {
     let s = c.s;
     let (mut sdpa_window, mut eager_full, mut eager_window) = (false, false, false);
@@ -135,7 +145,7 @@ fn masks(c: &Ctx, m: &ResolvedModel, b: f64) -> f64 {
         }
     }
     let eager = f64::from(u8::from(eager_full)) + f64::from(u8::from(eager_window));
-    f64::from(u8::from(sdpa_window)) * s * s + eager * c.ec * b * s * s
+    f64::from(u8::from(sdpa_window)) * s * s + eager * c.er * b * s * s
 }
 
 /// The rotary tables ([1, s, rot] cos and sin, FP32) the forward keeps: one pair per rotary
@@ -159,10 +169,17 @@ fn working_set(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64) -
         MixerShape::Mamba {
             version: MambaVersion::Mamba2,
             ..
-        } => normed + mamba2(c, k, b),
-        MixerShape::DeltaNet { .. } => normed + delta_net(c, k, b),
+        } => normed + mamba2(c, k, b) - casts_after_peak(c, m, k, false),
+        MixerShape::DeltaNet { .. } => {
+            normed + delta_net(c, k, b) - casts_after_peak(c, m, k, false)
+        }
         _ => {
+            // gpt-oss binds the attention probabilities to `_`: under autocast their 16-bit cast
+            // for the product with V (s columns, the sink dropped); else the softmax (s + 1).
             let probs = match k.mixer {
+                MixerShape::Attention {
+                    heads, sinks: true, ..
+                } if c.amp => e * b * heads * s * s,
                 MixerShape::Attention {
                     heads, sinks: true, ..
                 } => e * b * heads * s * (s + 1.0),
@@ -182,9 +199,11 @@ fn working_set(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64) -
                     };
                     e * t * live * ffn
                 }
-                MlpShape::Moe => mixture(c, m, fl, t),
+                MlpShape::Moe => mixture(c, m, fl, t, shared_casts(c, m, k)),
             };
-            normed + (residual + probs + mlp).max(mla_attention(c, k, b))
+            let mlp_set = residual + probs + mlp - casts_after_peak(c, m, k, false);
+            let mla_set = mla_attention(c, k, b) - casts_after_peak(c, m, k, true);
+            normed + mlp_set.max(mla_set)
         }
     }
 }
@@ -208,8 +227,43 @@ fn mla_attention(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
     };
     let dq = nope + rope;
     let s = c.s;
-    let per_tok = nh * (4.0 * dq + rope + nope + v) + kv_lora + rope;
-    c.ec * (b * s * per_tok + 2.0 * nh * b * s * s + s * s)
+    let (e, x) = (c.ec, super::fp32_op(c));
+    // Under autocast the projections (q, kv_a, kv_b) and the key buffer (`new_empty` like k_pass)
+    // are 16-bit; the roped parts, the query `cat`, the scaled query, the scores, the mask are FP32
+    // (RoPE's FP32 tables promote); SDPA casts the query to 16 bits and its math path on CPU
+    // upcasts q, k and v to FP32 (`_scaled_dot_product_attention_math`), 2·nh·dq + nh·v more
+    // (measured op by op: `prefill_probe.py deepseek_v3-qlora96_b2_s128_amp`).
+    let sixteen = nh * (dq + nope + v + dq) + kv_lora + rope;
+    let wide = nh * (rope + dq + dq);
+    let per_tok = if c.amp {
+        e * (sixteen + nh * dq) + x * (wide + 2.0 * nh * dq + nh * v)
+    } else {
+        e * (sixteen + wide)
+    };
+    b * s * per_tok + x * (2.0 * nh * b * s * s + s * s)
+}
+
+/// Under autocast, the 16-bit weight copies of kind `k`'s modules that run after its prefill peak
+/// (not yet made there): after the attention (MLA's math-path scores) the o_proj and the MLP's;
+/// after a recurrent mixer's scan its out_proj and the MLP's; inside a dense MLP its down_proj.
+/// Measured: DeepSeek's prefill peak (scores + mask in the last layer) lacks exactly its o_proj,
+/// router and shared expert casts; Mamba-2's (the scan's `clone`) its out_proj.
+fn casts_after_peak(c: &Ctx, m: &ResolvedModel, k: &LayerKind, mla_peak: bool) -> f64 {
+    if !c.amp {
+        return 0.0;
+    }
+    let h = f64::from(m.hidden);
+    let mlp = (k.autocast_w - k.mixer_w - conv_weights(&k.mixer)).max(0.0);
+    let elems = match k.mixer {
+        MixerShape::Mla { heads, v, .. } if mla_peak => heads * v * h + mlp,
+        MixerShape::Mamba { inner, .. } => inner * h + mlp,
+        MixerShape::DeltaNet { value_dim, .. } => value_dim * h + mlp,
+        _ => match k.mlp {
+            MlpShape::Dense { ffn, .. } => ffn * h,
+            _ => 0.0,
+        },
+    };
+    c.ec * elems
 }
 
 /// `grouped_mm_experts_forward` (`integrations/moe.py`) under no_grad, t·k routed rows. Router:
@@ -220,27 +274,44 @@ fn mla_attention(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
 /// gate_up output (2fe), two clamps, the GLU, (up + 1) and the product (5fe); (B) at the scatter
 /// back — down output, weighted rows, reordered rows (3h) and one more int64; (S) the shared
 /// experts after the routed output (h + 3 per shared width per token).
-fn mixture(c: &Ctx, m: &ResolvedModel, fl: Flavour, t: f64) -> f64 {
+fn mixture(c: &Ctx, m: &ResolvedModel, fl: Flavour, t: f64, shared_casts: f64) -> f64 {
     let e = c.ec;
+    // The experts' rows are in the residual type: under autocast the FP32 norm output meets the
+    // FP32 expert weights in `torch._grouped_mm` (not on autocast's list); the router's logits and
+    // top-k weights are 16-bit, the routing weight's copy takes the rows' type (measured:
+    // `prefill_probe.py qwen3_moe-e8k2_b2_s128_amp`).
+    let x = c.er;
     let h = f64::from(m.hidden);
     let (experts, k) = (f64::from(m.moe.experts), f64::from(m.moe.top_k));
     let fe = f64::from(m.moe.ffn);
     let rows = t * k;
     let router = t * (e * (experts + k) + 8.0 * k);
-    let common = rows * (e * h + 8.0 + 16.0) + 8.0 * experts;
+    let common = rows * (x * h + e + x + 16.0) + 8.0 * experts;
     let a = if fl.gpt_oss {
-        rows * e * 9.0 * fe
+        rows * x * 9.0 * fe
     } else {
-        rows * e * 4.0 * fe
+        rows * x * 4.0 * fe
     };
-    let scatter = rows * (e * 3.0 * h + 8.0);
+    let scatter = rows * (x * 3.0 * h + 8.0);
     let shared = f64::from(m.moe.shared);
     let s_set = if shared > 0.0 {
         e * t * (h + 3.0 * shared * fe) - common
     } else {
         0.0
     };
-    router + common + a.max(scatter).max(s_set)
+    router + common + (a.max(scatter) - shared_casts).max(s_set)
+}
+
+/// Under autocast, the shared experts' 16-bit weight copies, made only when they run after the
+/// routed experts (`DeepseekV3MoE.forward`: `experts(...)` then `+ shared_experts(residuals)`):
+/// the kind's MLP casts less its router (h × E).
+fn shared_casts(c: &Ctx, m: &ResolvedModel, k: &LayerKind) -> f64 {
+    if !c.amp || m.moe.shared == 0 {
+        return 0.0;
+    }
+    let h = f64::from(m.hidden);
+    let mlp = k.autocast_w - k.mixer_w - conv_weights(&k.mixer);
+    c.ec * (mlp - h * f64::from(m.moe.experts)).max(0.0)
 }
 
 /// `Mamba2Mixer.torch_forward` at its peak (the `clone` of the chunk scan's output; exact on both
@@ -266,10 +337,16 @@ fn mamba2(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
     let l = chunk.max(1.0);
     let nc = ceil(c.s / l);
     let sp = nc * l;
-    let per_tok = (di + cd + nh) + cd + nh + di;
-    let per_pad = 6.0 * di + 4.0 * nh + 3.0 * nh * n + 3.0 * nh * l;
-    let per_seq = di * n + nh * (nc + 1.0) * (nc + 1.0) + (nc + 1.0) * di * n;
-    c.ec * (b * c.s * per_tok + b * sp * per_pad + b * per_seq) + 4.0 * nh
+    // Under autocast `mamba2_chunk_scan` upcasts x, B and C (`.float()`), so the elementwise terms
+    // and the exps are FP32, while each `einsum` (a `bmm`, on autocast's list) returns 16 bits: the
+    // in_proj output, the conv, dt, C·Bᵀ, the diagonal output, C·states, the chunk states and the
+    // zero initial state like them (models/mamba2/modeling_mamba2.py `mamba2_chunk_scan`,
+    // transformers 5.24.0; measured op by op with `prefill_probe.py mamba2-d256_b2_s128_amp`).
+    let (e, x) = (c.ec, super::fp32_op(c));
+    let per_tok = e * ((di + cd + nh) + cd + nh) + x * di;
+    let per_pad = x * (4.0 * di + 4.0 * nh + 3.0 * nh * n + 2.0 * nh * l) + e * (2.0 * di + nh * l);
+    let per_seq = e * di * n + x * nh * (nc + 1.0) * (nc + 1.0) + e * (nc + 1.0) * di * n;
+    b * c.s * per_tok + b * sp * per_pad + b * per_seq + 4.0 * nh
 }
 
 /// `Qwen3NextGatedDeltaNet` with `torch_chunk_gated_delta_rule` at its peak (inside the scan over

@@ -42,6 +42,82 @@ pub struct Layout {
     pub cost_per_mtoken: f64,
 }
 
+impl Layout {
+    /// Writes this layout into `s` (what the search estimates, and what "apply" in the window
+    /// does): parallel degrees, virtual stages, sequence parallelism, micro-batch and
+    /// accumulation, recomputation and ZeRO stage; the pipeline's micro-batch count follows the
+    /// accumulation (`pp_microbatches` = 0).
+    pub fn apply_to(&self, s: &mut Scenario) {
+        let p = &mut s.parallel;
+        (p.tp, p.pp, p.dp, p.pp_interleave) = (self.tp, self.pp, self.dp, self.virtual_stages);
+        p.sequence_parallel = self.sequence_parallel;
+        p.pp_microbatches = 0;
+        s.workload.micro_batch = self.micro_batch;
+        s.workload.grad_accum_steps = self.accumulation;
+        s.strategies.checkpointing = self.checkpointing;
+        s.strategies.zero = self.zero;
+    }
+
+    /// Whether `s` already runs this layout.
+    pub fn is_applied_in(&self, s: &Scenario) -> bool {
+        let mut t = s.clone();
+        self.apply_to(&mut t);
+        t == *s
+    }
+
+    /// "TP 8 · PP 4 (v 2) · DP 16 · micro 1 × 8 · SP · selective recompute · ZeRO-1" (micro-batch
+    /// size × accumulation steps; nothing said for no recomputation and no ZeRO).
+    pub fn summary(&self) -> String {
+        let mut out = format!("TP {} · PP {}", self.tp, self.pp);
+        if self.virtual_stages > 1 {
+            out += &format!(" (v {})", self.virtual_stages);
+        }
+        out += &format!(
+            " · DP {} · micro {} × {}",
+            self.dp, self.micro_batch, self.accumulation
+        );
+        if self.sequence_parallel {
+            out += " · SP";
+        }
+        out += match self.checkpointing {
+            Checkpointing::None => "",
+            Checkpointing::Selective => " · selective recompute",
+            Checkpointing::Full => " · full recompute",
+            Checkpointing::EveryK => " · every-k recompute",
+        };
+        out += match self.zero {
+            ZeroStage::None => "",
+            ZeroStage::Stage1 => " · ZeRO-1",
+            ZeroStage::Stage2 => " · ZeRO-2",
+            ZeroStage::Stage3 => " · ZeRO-3",
+        };
+        out
+    }
+}
+
+impl SearchOptions {
+    /// The scenario's own budget: its GPU count (TP × PP × DP) and global batch (DP × micro-batch
+    /// × accumulation), each replaced by a non-zero override.
+    pub fn for_scenario(s: &Scenario, gpus: u32, global_batch: u32, top: usize) -> SearchOptions {
+        let own_gpus = u32::try_from(s.parallel.gpus()).unwrap_or(u32::MAX);
+        let own_batch = s
+            .parallel
+            .dp
+            .max(1)
+            .saturating_mul(s.workload.micro_batch.max(1))
+            .saturating_mul(s.workload.grad_accum_steps.max(1));
+        SearchOptions {
+            gpus: if gpus == 0 { own_gpus } else { gpus },
+            global_batch: if global_batch == 0 {
+                own_batch
+            } else {
+                global_batch
+            },
+            top,
+        }
+    }
+}
+
 /// The search's answer.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct SearchResult {
@@ -92,22 +168,7 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
                         for ck in RECOMPUTE {
                             for zero in ZERO.into_iter().filter(|&z| z == ZeroStage::None || dp > 1)
                             {
-                                let p = &mut s.parallel;
-                                (p.tp, p.pp, p.dp, p.pp_interleave) = (tp, pp, dp, v);
-                                p.sequence_parallel = sp;
-                                p.pp_microbatches = 0;
-                                s.workload.micro_batch = mb;
-                                s.workload.grad_accum_steps = per_replica / mb;
-                                s.strategies.checkpointing = ck;
-                                s.strategies.zero = zero;
-                                let e = estimate(&s);
-                                out.evaluated += 1;
-                                if !e.memory.fits {
-                                    continue;
-                                }
-                                let p = &e.performance;
-                                let gpus = tp * pp * dp;
-                                all.push(Layout {
+                                let mut l = Layout {
                                     tp,
                                     pp,
                                     dp,
@@ -117,16 +178,27 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
                                     sequence_parallel: sp,
                                     checkpointing: ck,
                                     zero,
-                                    gpus,
-                                    step_s: p.step.total_s,
-                                    mfu: p.throughput.mfu,
-                                    cost_per_mtoken: cost_per_mtoken(
-                                        p.step.total_s,
-                                        gpus,
-                                        p.cost.tokens_per_step,
-                                        base.timing.price_per_gpu_hour,
-                                    ),
-                                });
+                                    gpus: tp * pp * dp,
+                                    step_s: 0.0,
+                                    mfu: 0.0,
+                                    cost_per_mtoken: 0.0,
+                                };
+                                l.apply_to(&mut s);
+                                let e = estimate(&s);
+                                out.evaluated += 1;
+                                if !e.memory.fits {
+                                    continue;
+                                }
+                                let p = &e.performance;
+                                l.step_s = p.step.total_s;
+                                l.mfu = p.throughput.mfu;
+                                l.cost_per_mtoken = cost_per_mtoken(
+                                    p.step.total_s,
+                                    l.gpus,
+                                    p.cost.tokens_per_step,
+                                    base.timing.price_per_gpu_hour,
+                                );
+                                all.push(l);
                             }
                         }
                     }

@@ -1,0 +1,137 @@
+//! The serving engine in the reports (its printed lines, the budget behind them, the JSON
+//! `engine` object) and the `engine-args` command: a pasted `vllm serve …` / `sglang.launch_server
+//! …` line read into the scenario's engine settings.
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use crate::estimator::Estimate;
+use crate::estimator::engines::EngineFigures;
+use crate::report::engine::{budget_lines, printed_lines};
+use crate::scenario::Scenario;
+use crate::scenario::engine_args::{self, EngineArgs};
+use crate::units::MemoryUnit;
+
+/// The table section: what the engine would print, and why.
+pub fn section(out: &mut String, est: &Estimate, unit: MemoryUnit) {
+    let Some(f) = &est.engine else {
+        return;
+    };
+    let _ = writeln!(out, "{} would print (per GPU)", f.kind.label());
+    for l in printed_lines(f) {
+        let _ = writeln!(out, "  {l}");
+    }
+    for l in budget_lines(f, unit) {
+        let _ = writeln!(out, "  {l}");
+    }
+    out.push('\n');
+}
+
+/// The JSON `engine` object (bytes, tokens), or null without vLLM / SGLang.
+pub fn json(est: &Estimate) -> Value {
+    let Some(f) = &est.engine else {
+        return Value::Null;
+    };
+    let EngineFigures {
+        kind,
+        version,
+        device,
+        fraction,
+        requested,
+        weights,
+        activation_peak,
+        non_torch,
+        cudagraph,
+        state_pool,
+        kv_budget,
+        kv_pool,
+        block_tokens,
+        block_bytes,
+        blocks,
+        cpu_blocks,
+        tokens,
+        max_model_len,
+        max_concurrency,
+        max_requests,
+        batched_tokens,
+        too_small,
+        latent: _,
+    } = *f;
+    json!({
+        "name": kind.label(),
+        "version": version,
+        "device_bytes": device.get(),
+        "fraction": fraction,
+        "requested_bytes": requested.get(),
+        "weights_bytes": weights.get(),
+        "activation_peak_bytes": activation_peak.get(),
+        "non_torch_bytes": non_torch.get(),
+        "cudagraph_bytes": cudagraph.get(),
+        "state_pool_bytes": state_pool.get(),
+        "kv_budget_bytes": kv_budget.get(),
+        "kv_pool_bytes": kv_pool.get(),
+        "block_tokens": block_tokens,
+        "block_bytes": block_bytes,
+        "blocks": blocks,
+        "cpu_blocks": cpu_blocks,
+        "kv_cache_tokens": tokens,
+        "max_model_len": max_model_len,
+        "max_concurrency": max_concurrency,
+        "max_requests": max_requests,
+        "batched_tokens": batched_tokens,
+        "fits_one_request": !too_small,
+        "printed": printed_lines(f),
+    })
+}
+
+/// Reads a command line and applies it to `s`; the notes say what was ignored or not modelled.
+pub fn apply(cmd: &str, s: &mut Scenario) -> Result<Vec<String>, String> {
+    let a = engine_args::parse(cmd)?;
+    a.apply(s);
+    Ok(notes(&a))
+}
+
+fn notes(a: &EngineArgs) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(m) = &a.model {
+        out.push(format!(
+            "model {m}: not looked up (the scenario's model applies; `vram-explorer import {m}` builds one)"
+        ));
+    }
+    if !a.ignored.is_empty() {
+        out.push(format!(
+            "ignored (no effect on memory): {}",
+            a.ignored.join(", ")
+        ));
+    }
+    if !a.not_modelled.is_empty() {
+        out.push(format!(
+            "NOT MODELLED (they change memory; the estimate does not follow them): {}",
+            a.not_modelled.join(", ")
+        ));
+    }
+    out
+}
+
+/// `engine-args`: the settings the line gives (as RON), the notes, and with a scenario the lines
+/// the engine would print.
+pub fn run(cmd: &str, base: Option<Scenario>, unit: MemoryUnit) -> Result<String, String> {
+    let mut s = base.unwrap_or_default();
+    let notes = apply(cmd, &mut s)?;
+    let mut out = String::new();
+    let engine = ron::ser::to_string_pretty(&s.inference.engine, ron::ser::PrettyConfig::default())
+        .map_err(|e| e.to_string())?;
+    let _ = writeln!(out, "inference.engine: {engine}");
+    let _ = writeln!(
+        out,
+        "parallel: tp {}, pp {}, dp {}",
+        s.parallel.tp, s.parallel.pp, s.parallel.dp
+    );
+    for n in notes {
+        let _ = writeln!(out, "{n}");
+    }
+    out.push('\n');
+    section(&mut out, &crate::estimator::estimate(&s), unit);
+    Ok(out)
+}

@@ -1,0 +1,89 @@
+//! What a serving engine prints at startup, as the estimate reports it (allocation-free; the text of
+//! the lines is written by `report::engine_lines`).
+
+use super::{sglang, vllm};
+use crate::estimator::MemoryEstimate;
+use crate::estimator::resolve::Resolved;
+use crate::scenario::{Mode, ServingEngine};
+use crate::units::Bytes;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EngineKind {
+    #[default]
+    Vllm,
+    Sglang,
+}
+
+impl EngineKind {
+    pub const fn label(self) -> &'static str {
+        match self {
+            EngineKind::Vllm => "vLLM",
+            EngineKind::Sglang => "SGLang",
+        }
+    }
+}
+
+/// The engine's sizing of one GPU (the tightest pipeline stage), term by term.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EngineFigures {
+    pub kind: EngineKind,
+    /// The release whose rules were applied (its label).
+    pub version: &'static str,
+    /// The device memory the rule starts from: vLLM `total_gpu_memory` (`mem_get_info` total);
+    /// SGLang the free memory before the weights (`pre_model_load_memory`).
+    pub device: Bytes,
+    /// vLLM `gpu_memory_utilization` or SGLang `mem_fraction_static`, as applied.
+    pub fraction: f64,
+    /// vLLM: `total × U` (the instance's budget). SGLang: `pre × mem_fraction_static`.
+    pub requested: Bytes,
+    /// Weights as loaded on this GPU (the estimate's weights).
+    pub weights: Bytes,
+    /// vLLM: the profiling run's activation peak (dummy batch or sampler). SGLang: 0 (not profiled).
+    pub activation_peak: Bytes,
+    /// Non-PyTorch memory the rule charges (CUDA context growth, library workspaces).
+    pub non_torch: Bytes,
+    /// vLLM 0.20+: the CUDA-graph estimate subtracted from the budget.
+    pub cudagraph: Bytes,
+    /// SGLang hybrid models: the recurrent-state pool taken from the budget first.
+    pub state_pool: Bytes,
+    /// What the KV cache may take on this GPU (vLLM "Available KV cache memory"; SGLang `rest`).
+    pub kv_budget: Bytes,
+    /// What the pool allocates: blocks × bytes per block (vLLM), (tokens + page) × cell (SGLang).
+    pub kv_pool: Bytes,
+    /// Tokens per block (vLLM `block_size`, raised for hybrid models) or SGLang `page_size`.
+    pub block_tokens: f64,
+    /// Bytes of one block across the layers of one KV-cache group (vLLM) or of one token (SGLang cell).
+    pub block_bytes: f64,
+    /// vLLM: `num_gpu_blocks`. SGLang: pages.
+    pub blocks: f64,
+    /// V0: `# CPU blocks` (`swap_space` ÷ block bytes).
+    pub cpu_blocks: f64,
+    /// The printed capacity: vLLM "GPU KV cache size: N tokens" (V0: blocks × block size); SGLang
+    /// `max_total_num_tokens`.
+    pub tokens: f64,
+    /// vLLM `max_model_len` / SGLang `context_len`.
+    pub max_model_len: f64,
+    /// vLLM "Maximum concurrency for max_model_len tokens per request" (two decimals as printed).
+    pub max_concurrency: f64,
+    /// vLLM `max_num_seqs` / SGLang `max_running_requests`, as resolved.
+    pub max_requests: f64,
+    /// vLLM `max_num_batched_tokens` / SGLang `chunked_prefill_size`, as resolved.
+    pub batched_tokens: f64,
+    /// The KV budget does not hold one request of `max_model_len` (vLLM refuses to start).
+    pub too_small: bool,
+    /// The pool is one latent buffer (MLA: SGLang prints "KV size", not K and V).
+    pub latent: bool,
+}
+
+/// The figures of the scenario's engine, `None` unless it is an inference scenario served by vLLM
+/// or SGLang. Reads the memory estimate's weights (the peak stage's) and the model's layout.
+pub fn of(r: &Resolved, memory: &MemoryEstimate) -> Option<EngineFigures> {
+    if r.scenario.mode != Mode::Inference {
+        return None;
+    }
+    match r.scenario.inference.engine {
+        Some(ServingEngine::Vllm(v)) => Some(vllm::figures(r, memory, &v)),
+        Some(ServingEngine::Sglang(s)) => Some(sglang::figures(r, memory, &s)),
+        _ => None,
+    }
+}

@@ -1,0 +1,284 @@
+//! vLLM's KV-cache sizing, by release (docs/engines/vllm.md: §1 the startup sequence, §2 the
+//! profiling run, §3 pages and blocks, §4 the printed lines, §5 the extensible cache, §6 older
+//! rules). Allocation-free.
+
+use super::device;
+use super::figures::{EngineFigures, EngineKind};
+use super::layout::{CacheBytes, CacheKind, Layout};
+use super::profile::{forward_peak, sampler_peak};
+use crate::estimator::memory::ctx::Ctx;
+use crate::estimator::num::ceil;
+use crate::estimator::resolve::Resolved;
+use crate::estimator::{Component, MemoryEstimate};
+use crate::scenario::{GpuChoice, Vllm, VllmVersion};
+use crate::units::{Bytes, GIB, MIB};
+
+/// Non-PyTorch memory that appears after the baseline snapshot on one GPU (0.6.5+ and V1: CUDA
+/// context growth as kernels load, cuBLAS workspaces), GiB: the figure a V0 0.8 log prints for
+/// Llama-2-7B on an H100, TP 1 ("non_torch_memory takes 0.16GiB", gateway-api-inference-extension
+/// #550). NCCL buffers with TP > 1 are not added (no published figure).
+pub const NON_TORCH_GROWTH_GIB: f64 = 0.16;
+
+/// The CUDA-graph estimate when `cudagraph_memory_gib` is not given, GiB: the one published
+/// reading (club-3090 #104, vLLM 0.21: "--gpu-memory-utilization=0.8800 is equivalent to …
+/// =0.8592" on a 23.58 GiB RTX 3090: (0.88 − 0.8592) × 23.58 = 0.49 GiB).
+pub const CUDAGRAPH_DEFAULT_GIB: f64 = 0.49;
+
+/// The extensible cache's safety margin floor (vllm 0.34 `v1/worker/extensible_kv_cache.py`
+/// `measure_kv_cache_bytes`: max(1 GiB, 0.75 × transient peak)).
+const EXTENSIBLE_MARGIN_GIB: f64 = 1.0;
+
+/// `--max-num-batched-tokens` and `--max-num-seqs` as resolved: the given values, else the
+/// defaults by device (vllm 0.34 `engine/arg_utils.py` for `vllm serve`: ≥ 160 GiB 16,384 / 1,024;
+/// ≥ 70 GiB and not an A100 8,192 / 1,024; else 2,048 / 256). V0 profiles without chunked prefill:
+/// max(max_model_len, 2,048) tokens over 256 sequences (chunked above 32,768 tokens).
+fn batch_defaults(v: &Vllm, gpu: &GpuChoice, total: f64, max_len: f64) -> (f64, f64) {
+    let a100 = matches!(
+        gpu,
+        GpuChoice::Catalog(
+            crate::hardware::GpuId::A100Pcie80
+                | crate::hardware::GpuId::A100Sxm80
+                | crate::hardware::GpuId::A100Pcie40
+                | crate::hardware::GpuId::A100Sxm40
+        )
+    );
+    let (tokens, seqs) = if v.version.is_v0() {
+        let t = if max_len > 32_768.0 {
+            2048.0
+        } else {
+            max_len.max(2048.0)
+        };
+        (t, 256.0)
+    } else if total >= 160.0 * GIB {
+        (16_384.0, 1024.0)
+    } else if total >= 70.0 * GIB && !a100 {
+        (8192.0, 1024.0)
+    } else {
+        (2048.0, 256.0)
+    };
+    let pick = |x: u32, d: f64| if x > 0 { f64::from(x) } else { d };
+    (
+        pick(v.max_num_batched_tokens, tokens),
+        pick(v.max_num_seqs, seqs),
+    )
+}
+
+/// The default `gpu_memory_utilization` of a release (vllm.md §1, §6).
+fn default_utilization(v: &Vllm) -> f64 {
+    match v.version {
+        VllmVersion::V0_6_4 | VllmVersion::V0 | VllmVersion::V1 => 0.9,
+        VllmVersion::V1_21 => 0.92,
+        VllmVersion::V1_34 if v.kv_cache_memory_bytes > 0 => 0.92,
+        VllmVersion::V1_34 => 1.0,
+    }
+}
+
+/// The rotary embedding's cos/sin cache, part of "weights as loaded": one
+/// `max_position_embeddings × head_dim` table in the model's type per model (vllm
+/// `model_executor/layers/rotary_embedding.py` `_compute_cos_sin_cache`, cached by `get_rope`).
+/// Llama-3.1-8B: 131,072 × 128 × 2 B = 32 MiB, the gap between its 14.96 GiB of parameters and the
+/// 14.9888 GiB vLLM #10517 printed.
+fn rotary_cache(r: &Resolved) -> f64 {
+    let t = &r.scenario.model.transformer;
+    if t.positions != crate::scenario::PositionKind::Rotary {
+        return 0.0;
+    }
+    let e = Ctx::of(r).ec;
+    f64::from(t.max_positions) * f64::from(r.model.head_dim) * e
+}
+
+/// The KV budget of one GPU (vllm.md §1 step 5, §5, §6) and the terms it subtracts.
+struct Budget {
+    total: f64,
+    u: f64,
+    requested: f64,
+    weights: f64,
+    act: f64,
+    non_torch: f64,
+    graphs: f64,
+    available: f64,
+}
+
+fn budget(r: &Resolved, mem: &MemoryEstimate, v: &Vllm, act: f64, total: f64) -> Budget {
+    let o = &r.scenario.overheads;
+    let u = v
+        .gpu_memory_utilization
+        .unwrap_or_else(|| default_utilization(v));
+    let requested = ceil(total * u);
+    let weights = mem.peak.get(Component::Weights).get() + rotary_cache(r);
+    let non_torch = match v.version {
+        // 0.6.4 charges everything the driver shows outside torch: the context and workspaces.
+        VllmVersion::V0_6_4 => (o.cuda_context_mib + o.workspace_mib) * MIB,
+        _ => NON_TORCH_GROWTH_GIB * GIB,
+    };
+    let graphs_profiled = matches!(v.version, VllmVersion::V1_21 | VllmVersion::V1_34);
+    let graphs = if graphs_profiled && !v.enforce_eager {
+        v.cudagraph_memory_gib.unwrap_or(CUDAGRAPH_DEFAULT_GIB) * GIB
+    } else {
+        0.0
+    };
+    let non_kv = weights + non_torch + graphs;
+    let available = if v.kv_cache_memory_bytes > 0 {
+        v.kv_cache_memory_bytes as f64
+    } else if v.version == VllmVersion::V1_34 {
+        let margin = (EXTENSIBLE_MARGIN_GIB * GIB).max(0.75 * act);
+        (requested - non_kv).min(total - non_kv - margin) - act
+    } else {
+        requested - non_kv - act
+    };
+    Budget {
+        total,
+        u,
+        requested,
+        weights,
+        act,
+        non_torch,
+        graphs,
+        available: available.max(0.0),
+    }
+}
+
+/// Blocks of the budget and what vLLM prints from them (vllm.md §3.4–§3.5, §4).
+struct Blocks {
+    block_tokens: f64,
+    block_bytes: f64,
+    groups: f64,
+    per_request: f64,
+}
+
+fn blocks(layout: &Layout, v: &Vllm, max_len: f64, batched: f64) -> Blocks {
+    let default_block = if v.version == VllmVersion::V1_34 {
+        64.0
+    } else {
+        16.0
+    };
+    let block = if v.block_size > 0 {
+        f64::from(v.block_size)
+    } else {
+        default_block
+    };
+    let (attn, state) = (layout.attention_bytes(), layout.state_bytes());
+    // Hybrid: the attention block is raised to a multiple of 16 whose page holds a state page.
+    let block = if attn > 0.0 && state > block * attn {
+        16.0 * ceil(state / (16.0 * attn))
+    } else {
+        block
+    };
+    let page = if attn > 0.0 { block * attn } else { state };
+    let buckets = layout.buckets();
+    let (lo, hi) = buckets
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), b| {
+            (lo.min(b.layers), hi.max(b.layers))
+        });
+    // Group size: the smallest bucket, or the largest if it is < 1.5 × the smallest (§3.4); V0 has
+    // one group of all attention layers.
+    let group = if v.version.is_v0() {
+        layout.attention_layers()
+    } else if hi < 1.5 * lo {
+        hi
+    } else {
+        lo
+    };
+    let group = group.max(1.0);
+    let mut groups = 0.0;
+    let mut per_request = 0.0;
+    for b in buckets {
+        let n = if v.version.is_v0() {
+            if b.kind == CacheKind::State { 0.0 } else { 1.0 }
+        } else {
+            ceil(b.layers / group)
+        };
+        let pages = match b.kind {
+            CacheKind::Full | CacheKind::None => ceil(max_len / block),
+            CacheKind::Window(w) if !v.version.is_v0() => {
+                ceil((w - 1.0 + batched).min(max_len) / block) + 1.0
+            }
+            CacheKind::Window(_) => ceil(max_len / block),
+            CacheKind::State => 1.0 + if v.enable_prefix_caching { 1.0 } else { 0.0 },
+        };
+        groups += n;
+        per_request += n * pages;
+    }
+    if v.version.is_v0() {
+        groups = 1.0;
+        per_request = ceil(max_len / block);
+    }
+    Blocks {
+        block_tokens: block,
+        block_bytes: group * page,
+        groups: groups.max(1.0),
+        per_request: per_request.max(1.0),
+    }
+}
+
+/// vLLM's figures for one GPU of the scenario.
+pub fn figures(r: &Resolved, mem: &MemoryEstimate, v: &Vllm) -> EngineFigures {
+    let (sc, m) = (&r.scenario, &r.model);
+    let c = Ctx::of(r);
+    let catalog = sc.gpu.with_spec(|g| g.capacity.bytes().get());
+    let total = v
+        .total_gpu_memory_gib
+        .map_or_else(|| device::driver_total_bytes(&sc.gpu, catalog), |g| g * GIB);
+    let max_len = if v.max_model_len > 0 {
+        f64::from(v.max_model_len)
+    } else {
+        f64::from(sc.inference.prompt_tokens) + f64::from(sc.inference.generated_tokens)
+    };
+    let (batched, seqs) = batch_defaults(v, &sc.gpu, total, max_len);
+    let act = forward_peak(m, batched, c.tp, c.ec).max(sampler_peak(m, batched.min(seqs)));
+    let b = budget(r, mem, v, act, total);
+    let e = CacheBytes {
+        kv: v.kv_cache_dtype.bytes(c.ec),
+        conv: c.ec,
+        ssm: if v.mamba_ssm_cache_fp32 { 4.0 } else { c.ec },
+    };
+    let stage_layers = ceil(f64::from(m.layers.max(1)) / f64::from(r.pp_stages.max(1)));
+    let layout = Layout::of(m, stage_layers, c.tp, e);
+    let k = blocks(&layout, v, max_len, batched);
+    let num_blocks = if k.block_bytes > 0.0 {
+        (b.available / k.block_bytes).floor()
+    } else {
+        0.0
+    };
+    let concurrency = num_blocks / k.per_request;
+    let tokens = match v.version {
+        VllmVersion::V0_6_4 | VllmVersion::V0 => num_blocks * k.block_tokens,
+        VllmVersion::V1 => (num_blocks / k.groups).floor() * k.block_tokens,
+        VllmVersion::V1_21 | VllmVersion::V1_34 => (concurrency * max_len).floor(),
+    };
+    let printed_concurrency = if v.version.is_v0() {
+        num_blocks * k.block_tokens / max_len
+    } else {
+        concurrency
+    };
+    EngineFigures {
+        kind: EngineKind::Vllm,
+        version: v.version.label(),
+        device: Bytes(b.total),
+        fraction: b.u,
+        requested: Bytes(b.requested),
+        weights: Bytes(b.weights),
+        activation_peak: Bytes(b.act),
+        non_torch: Bytes(b.non_torch),
+        cudagraph: Bytes(b.graphs),
+        state_pool: Bytes(0.0),
+        kv_budget: Bytes(b.available),
+        kv_pool: Bytes(num_blocks * k.block_bytes),
+        block_tokens: k.block_tokens,
+        block_bytes: k.block_bytes,
+        blocks: num_blocks,
+        cpu_blocks: if v.version.is_v0() && k.block_bytes > 0.0 {
+            (v.swap_space * GIB / k.block_bytes).floor()
+        } else {
+            0.0
+        },
+        tokens,
+        max_model_len: max_len,
+        max_concurrency: (printed_concurrency * 100.0).round() / 100.0,
+        max_requests: seqs,
+        batched_tokens: batched,
+        too_small: concurrency < 1.0,
+        latent: false,
+    }
+}

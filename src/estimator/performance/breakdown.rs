@@ -1,0 +1,212 @@
+//! One step's time by part, as the window and the report show it (issue 13: "the window shows the
+//! step-time breakdown (compute, exposed communication, bubble, recompute, optimizer, offload)").
+//! A view of [`Performance`], not a second model: the parts add up to `step.total_s` (a test), so
+//! what is shown is exactly what the step time is made of. Formulas: docs/time-model.md (training
+//! parts model) and docs/bandwidth.md (the flat roofline, inference).
+
+use super::{Bound, Performance};
+
+/// A part of one step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepPart {
+    /// Forward + backward matrix multiplies of the layers and the LM head (parts model).
+    Gemm,
+    /// The attention core, forward + backward (parts model).
+    Attention,
+    /// Norms, activations, dropout, residual adds and the loss: timed by bytes moved.
+    Elementwise,
+    /// The forward computed again under activation checkpointing.
+    Recompute,
+    /// Forward + backward on the flat roofline (families the parts model does not time).
+    ForwardBackward,
+    /// The prompt's forward (inference).
+    Prefill,
+    /// Every decode step of the request batch (inference).
+    Decode,
+    /// Tensor-parallel collectives not hidden behind compute.
+    TensorParallel,
+    /// Data-parallel gradient reduction (and ZeRO gathers) not hidden behind backward.
+    DataParallel,
+    /// Expert-parallel all-to-all.
+    ExpertParallel,
+    /// Pipeline point-to-point sends not hidden.
+    PipelineSends,
+    /// Pipeline bubble: stages idle at the start and end of the schedule.
+    Bubble,
+    /// The optimizer update (memory-bound).
+    Optimizer,
+    /// Host / NVMe offload traffic not hidden behind compute.
+    Offload,
+    /// Host-to-device copy of the input batches not hidden.
+    Input,
+}
+
+/// What kind of time a part is (the chart colours by it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartClass {
+    /// Kernels doing the model's arithmetic.
+    Compute,
+    /// Kernels bound by memory bandwidth (elementwise work, the optimizer).
+    Memory,
+    /// Recomputation: arithmetic done twice.
+    Recompute,
+    /// Exposed collectives and sends between GPUs.
+    Communication,
+    /// GPUs waiting (the pipeline bubble).
+    Idle,
+    /// Host transfers (offload, input).
+    Host,
+}
+
+impl StepPart {
+    pub const fn label(self) -> &'static str {
+        match self {
+            StepPart::Gemm => "Matrix multiplies",
+            StepPart::Attention => "Attention",
+            StepPart::Elementwise => "Elementwise and loss",
+            StepPart::Recompute => "Recompute",
+            StepPart::ForwardBackward => "Forward + backward",
+            StepPart::Prefill => "Prefill",
+            StepPart::Decode => "Decode",
+            StepPart::TensorParallel => "Tensor-parallel communication",
+            StepPart::DataParallel => "Data-parallel communication",
+            StepPart::ExpertParallel => "Expert all-to-all",
+            StepPart::PipelineSends => "Pipeline sends",
+            StepPart::Bubble => "Pipeline bubble",
+            StepPart::Optimizer => "Optimizer step",
+            StepPart::Offload => "Offload",
+            StepPart::Input => "Input copy",
+        }
+    }
+
+    pub const fn hover(self) -> &'static str {
+        match self {
+            StepPart::Gemm => {
+                "Forward and backward GEMMs after tensor parallelism, each at an efficiency that depends on its size and the GPU generation (docs/time-model.md)."
+            }
+            StepPart::Attention => {
+                "The attention core: materialised (two batched GEMMs + softmax) or a flash kernel at its own efficiency."
+            }
+            StepPart::Elementwise => {
+                "Norms, activations, dropout, residual adds and the loss: timed by the bytes they move, not FLOPs."
+            }
+            StepPart::Recompute => {
+                "The forward run again in backward under activation checkpointing (full: the layer; selective: the attention core)."
+            }
+            StepPart::ForwardBackward => {
+                "Forward and backward on the roofline with the flat achievable efficiency (timing.compute_efficiency)."
+            }
+            StepPart::Prefill => {
+                "Time to first token: the prompt's forward pass, with its collectives and offload share."
+            }
+            StepPart::Decode => {
+                "One forward per generated token over the growing KV cache, with its collectives and offload share."
+            }
+            StepPart::TensorParallel => {
+                "Per-layer all-reduces (or reduce-scatter + all-gather with sequence parallelism) not hidden by overlap."
+            }
+            StepPart::DataParallel => {
+                "Gradient reduction (ZeRO: also parameter gathers) not hidden behind backward (timing.comm_overlap)."
+            }
+            StepPart::ExpertParallel => "Tokens sent to and from their experts' GPUs.",
+            StepPart::PipelineSends => {
+                "Activations and their gradients sent between pipeline stages, not hidden."
+            }
+            StepPart::Bubble => {
+                "Pipeline stages idle while the schedule fills and drains: (PP − 1) ÷ (micro-batches × virtual stages) of the stage's work."
+            }
+            StepPart::Optimizer => {
+                "Reading and writing weights, gradients and optimizer states once: memory-bound."
+            }
+            StepPart::Offload => {
+                "Host or NVMe transfers of offloaded states not hidden behind compute."
+            }
+            StepPart::Input => "The input batches copied to the GPU, not hidden by prefetching.",
+        }
+    }
+
+    pub const fn class(self) -> PartClass {
+        match self {
+            StepPart::Gemm
+            | StepPart::Attention
+            | StepPart::ForwardBackward
+            | StepPart::Prefill
+            | StepPart::Decode => PartClass::Compute,
+            StepPart::Elementwise | StepPart::Optimizer => PartClass::Memory,
+            StepPart::Recompute => PartClass::Recompute,
+            StepPart::TensorParallel
+            | StepPart::DataParallel
+            | StepPart::ExpertParallel
+            | StepPart::PipelineSends => PartClass::Communication,
+            StepPart::Bubble => PartClass::Idle,
+            StepPart::Offload | StepPart::Input => PartClass::Host,
+        }
+    }
+}
+
+/// The most parts one step has (training with the parts model).
+pub const MAX_PARTS: usize = 12;
+
+/// One step's parts, in the order a step runs them; only parts that take time are listed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepBreakdown {
+    parts: [(StepPart, f64); MAX_PARTS],
+    len: usize,
+    /// The step time the parts add up to.
+    pub total_s: f64,
+    /// What bounds the step.
+    pub bound: Bound,
+}
+
+impl StepBreakdown {
+    /// The parts that take time, seconds each.
+    pub fn parts(&self) -> &[(StepPart, f64)] {
+        &self.parts[..self.len]
+    }
+
+    fn push(&mut self, part: StepPart, seconds: f64) {
+        if seconds > 0.0 && seconds.is_finite() && self.len < MAX_PARTS {
+            self.parts[self.len] = (part, seconds);
+            self.len += 1;
+        }
+    }
+}
+
+/// The step's time by part: a training step (parts model, or the flat roofline), or an inference
+/// request batch (first token, then decode). Allocation-free.
+pub fn step_breakdown(p: &Performance) -> StepBreakdown {
+    let step = &p.step;
+    let mut b = StepBreakdown {
+        parts: [(StepPart::Gemm, 0.0); MAX_PARTS],
+        len: 0,
+        total_s: step.total_s,
+        bound: step.bound,
+    };
+    if p.training.is_some() {
+        match &p.parts {
+            Some(k) => {
+                b.push(StepPart::Gemm, k.gemm_s);
+                b.push(StepPart::Attention, k.attention_s);
+                b.push(StepPart::Elementwise, k.elementwise_s);
+                b.push(StepPart::Recompute, k.recompute_s);
+            }
+            None => b.push(StepPart::ForwardBackward, step.compute_phase_s),
+        }
+        let c = &p.communication;
+        b.push(StepPart::TensorParallel, c.tp_time_s);
+        b.push(StepPart::ExpertParallel, c.ep_time_s);
+        b.push(StepPart::PipelineSends, c.pp_p2p_s);
+        b.push(StepPart::DataParallel, c.dp_exposed_s);
+        b.push(StepPart::Bubble, step.bubble_s);
+        b.push(StepPart::Optimizer, step.optimizer_s);
+        b.push(StepPart::Offload, step.offload_s);
+        b.push(StepPart::Input, step.input_s);
+    } else {
+        // A request batch: time to first token, then every decode step; each carries its own
+        // collectives and offload share (`inference.rs`: total = TTFT + generated × TPOT).
+        let first = p.throughput.ttft_s.min(step.total_s);
+        b.push(StepPart::Prefill, first);
+        b.push(StepPart::Decode, step.total_s - first);
+    }
+    b
+}

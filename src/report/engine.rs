@@ -1,0 +1,165 @@
+//! A serving engine's startup lines as the engine would print them (its wording and rounding,
+//! docs/engines/vllm.md §4 and §6, sglang.md §4), and the budget behind them, term by term.
+
+use crate::estimator::engines::{EngineFigures, EngineKind};
+use crate::format::grouped;
+use crate::units::{Bytes, GIB, MemoryUnit};
+
+/// vLLM's `format_gib`: GiB rounded to two decimals.
+fn gib(b: Bytes) -> String {
+    format!("{:.2}", b.get() / GIB)
+}
+
+/// The lines the engine prints at startup, for this estimate.
+pub fn printed_lines(f: &EngineFigures) -> Vec<String> {
+    match f.kind {
+        EngineKind::Vllm => vllm_lines(f),
+        EngineKind::Sglang => sglang_lines(f),
+    }
+}
+
+fn vllm_lines(f: &EngineFigures) -> Vec<String> {
+    let t = grouped(f.max_model_len);
+    let concurrency = format!(
+        "Maximum concurrency for {t} tokens per request: {:.2}x",
+        f.max_concurrency
+    );
+    let mut out = Vec::new();
+    match f.version {
+        v if v.starts_with("0.6.4") => {
+            out.push(format!(
+                "Memory profiling results: total_gpu_memory={}GiB … kv_cache_size={}GiB gpu_memory_utilization={:.2}",
+                gib(f.device),
+                gib(f.kv_budget),
+                f.fraction
+            ));
+            out.push(format!(
+                "# GPU blocks: {}, # CPU blocks: {}",
+                f.blocks, f.cpu_blocks
+            ));
+            out.push(concurrency);
+        }
+        v if v.contains("V0") => {
+            out.push(format!(
+                "the current vLLM instance can use total_gpu_memory ({}GiB) x gpu_memory_utilization ({:.2}) = {}GiB",
+                gib(f.device),
+                f.fraction,
+                gib(f.requested)
+            ));
+            out.push(format!(
+                "model weights take {}GiB; non_torch_memory takes {}GiB; PyTorch activation peak memory takes {}GiB; the rest of the memory reserved for KV Cache is {}GiB.",
+                gib(f.weights),
+                gib(f.non_torch),
+                gib(f.activation_peak),
+                gib(f.kv_budget)
+            ));
+            out.push(format!(
+                "# cuda blocks: {}, # CPU blocks: {}",
+                f.blocks, f.cpu_blocks
+            ));
+            out.push(concurrency);
+        }
+        v if v.starts_with("0.34") => {
+            out.push(format!(
+                "Available KV cache memory: {} GiB",
+                gib(f.kv_budget)
+            ));
+            out.push(format!(
+                "GPU KV cache size: {} tokens, {concurrency}",
+                grouped(f.tokens)
+            ));
+        }
+        _ => {
+            out.push(format!(
+                "Available KV cache memory: {} GiB",
+                gib(f.kv_budget)
+            ));
+            out.push(format!("GPU KV cache size: {} tokens", grouped(f.tokens)));
+            out.push(concurrency);
+        }
+    }
+    if f.too_small {
+        out.push(format!(
+            "ValueError: To serve at least one request with the model's max seq len ({t}), more KV cache is needed than the available KV cache memory ({} GiB).",
+            gib(f.kv_budget)
+        ));
+    }
+    out
+}
+
+fn sglang_lines(f: &EngineFigures) -> Vec<String> {
+    let pool = f.kv_pool.get() / GIB;
+    let tokens = f.tokens;
+    let mut out = vec![if f.latent {
+        format!("KV Cache is allocated. #tokens: {tokens}, KV size: {pool:.2} GB")
+    } else {
+        let half = pool / 2.0;
+        format!(
+            "KV Cache is allocated. #tokens: {tokens}, K size: {half:.2} GB, V size: {half:.2} GB"
+        )
+    }];
+    out.push(format!(
+        "max_total_num_tokens={tokens}, chunked_prefill_size={}, max_running_requests={}, context_len={}",
+        f.batched_tokens, f.max_requests, f.max_model_len
+    ));
+    out
+}
+
+/// Why: the budget the engine computes, term by term, in `unit`.
+pub fn budget_lines(f: &EngineFigures, unit: MemoryUnit) -> Vec<String> {
+    let m = |b: Bytes| unit.format(b);
+    let mut out = Vec::new();
+    match f.kind {
+        EngineKind::Vllm => {
+            out.push(format!(
+                "budget: {} × gpu_memory_utilization {:.2} = {}",
+                m(f.device),
+                f.fraction,
+                m(f.requested)
+            ));
+            out.push(format!(
+                "minus weights {}, profile-run activations {} ({} tokens over {} requests), non-torch {}, CUDA graphs {}",
+                m(f.weights),
+                m(f.activation_peak),
+                grouped(f.batched_tokens),
+                grouped(f.max_requests),
+                m(f.non_torch),
+                m(f.cudagraph)
+            ));
+        }
+        EngineKind::Sglang => {
+            out.push(format!(
+                "free before the weights {} × mem_fraction_static {:.3} = {}",
+                m(f.device),
+                f.fraction,
+                m(f.requested)
+            ));
+            out.push(format!(
+                "minus weights {}, recurrent-state pool {}",
+                m(f.weights),
+                m(f.state_pool)
+            ));
+        }
+    }
+    out.push(match f.kind {
+        EngineKind::Vllm => format!(
+            "= KV budget {}: {} blocks of {} tokens × {} B per block = {} (rules of vLLM {})",
+            m(f.kv_budget),
+            grouped(f.blocks),
+            grouped(f.block_tokens),
+            grouped(f.block_bytes),
+            m(f.kv_pool),
+            f.version
+        ),
+        EngineKind::Sglang => format!(
+            "= KV budget {}: {} tokens × {} B per token (page {}) = {} (rules of SGLang {})",
+            m(f.kv_budget),
+            grouped(f.tokens),
+            grouped(f.block_bytes),
+            grouped(f.block_tokens),
+            m(f.kv_pool),
+            f.version
+        ),
+    });
+    out
+}

@@ -1,0 +1,241 @@
+//! A pasted serving command line (`vllm serve …`, `python -m sglang.launch_server …`) read into the
+//! scenario's engine settings. Pure: text in, fields out. Every flag is one of: applied (a field of
+//! [`Vllm`] / [`Sglang`] or the layout), ignored (it does not change memory: listed), or not
+//! modelled (it changes memory but the estimate does not follow it: listed as a warning). Any
+//! other flag is an error naming it — never a silent default.
+
+use super::engine_args_flags::{Class, set, sglang_flag, vllm_flag};
+use super::{Dtype, Mode, PrecisionMode, Scenario, ServingEngine, Sglang, Vllm};
+
+/// What a command line says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineArgs {
+    pub engine: ServingEngine,
+    /// The model named on the line (not looked up: import it with `vram-explorer import`).
+    pub model: Option<String>,
+    pub tp: Option<u32>,
+    pub pp: Option<u32>,
+    pub dp: Option<u32>,
+    /// `--dtype` when it names a type (`auto` keeps the scenario's).
+    pub dtype: Option<Dtype>,
+    /// Flags that do not change memory, as written.
+    pub ignored: Vec<String>,
+    /// Flags that change memory in ways the estimate does not model, as written.
+    pub not_modelled: Vec<String>,
+}
+
+/// Which engine a command starts, from its first words.
+fn engine_of(words: &[String]) -> Option<(ServingEngine, usize)> {
+    let names: Vec<&str> = words.iter().map(String::as_str).collect();
+    let find = |w: &str| names.iter().position(|n| n.ends_with(w));
+    if let Some(i) = names.iter().position(|n| *n == "serve") {
+        if i > 0 && names[i - 1].ends_with("vllm") {
+            return Some((ServingEngine::Vllm(Vllm::default()), i + 1));
+        }
+        if i > 0 && names[i - 1].ends_with("sglang") {
+            return Some((ServingEngine::Sglang(Sglang::default()), i + 1));
+        }
+    }
+    if let Some(i) = find("sglang.launch_server") {
+        return Some((ServingEngine::Sglang(Sglang::default()), i + 1));
+    }
+    if let Some(i) =
+        find("vllm.entrypoints.openai.api_server").or(find("vllm.entrypoints.api_server"))
+    {
+        return Some((ServingEngine::Vllm(Vllm::default()), i + 1));
+    }
+    None
+}
+
+/// Splits a command line as a POSIX shell would for plain words: single and double quotes, a
+/// backslash escaping the next character, and `\` + newline joining lines.
+fn words(cmd: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = cmd.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, '\\') => match chars.next() {
+                Some('\n') | None => {}
+                Some(n) => {
+                    cur.push(n);
+                    in_word = true;
+                }
+            },
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err("the command line has an unclosed quote".to_owned());
+    }
+    if in_word {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+/// Handles one flag (`name` or `name=value`, dashes stripped) whose next word is `next`; returns
+/// how many words after it were consumed (its value).
+fn one_flag(
+    args: &mut EngineArgs,
+    flag: &str,
+    next: Option<&String>,
+    unknown: &mut Vec<String>,
+) -> Result<usize, String> {
+    let (name, inline) = match flag.split_once('=') {
+        Some((n, v)) => (n.replace('_', "-"), Some(v.to_owned())),
+        None => (flag.replace('_', "-"), None),
+    };
+    let class = match args.engine {
+        ServingEngine::Sglang(_) => sglang_flag(&name),
+        _ => vllm_flag(&name),
+    };
+    let Some(class) = class else {
+        unknown.push(format!("--{name}"));
+        // Skip its value, if the next word is not a flag.
+        let skip = inline.is_none() && next.is_some_and(|n| !n.starts_with('-'));
+        return Ok(usize::from(skip));
+    };
+    let (value, used) = match (inline, class.takes_value()) {
+        (Some(v), _) => (Some(v), 0),
+        (None, true) => {
+            let v = next.ok_or_else(|| format!("--{name} needs a value"))?;
+            (Some(v.clone()), 1)
+        }
+        (None, false) => (None, 0),
+    };
+    let written = match &value {
+        Some(v) => format!("--{name} {v}"),
+        None => format!("--{name}"),
+    };
+    match class {
+        Class::Ignored(_) => args.ignored.push(written),
+        Class::NotModelled(_) => args.not_modelled.push(written),
+        Class::Applied(f) | Class::Switch(f) => {
+            set(args, f, value.as_deref().unwrap_or("")).map_err(|e| format!("--{name}: {e}"))?;
+        }
+    }
+    Ok(used)
+}
+
+/// Parses a `vllm serve …` or `python -m sglang.launch_server …` command line.
+///
+/// ```
+/// use vram_explorer::scenario::{engine_args, ServingEngine};
+/// let a = engine_args::parse(
+///     "vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.9 --max-model-len 8192 --port 8000",
+/// ).unwrap();
+/// let ServingEngine::Vllm(v) = a.engine else { panic!() };
+/// assert_eq!(v.gpu_memory_utilization, Some(0.9));
+/// assert_eq!(v.max_model_len, 8192);
+/// assert_eq!(a.ignored, ["--port 8000"]);
+/// ```
+pub fn parse(cmd: &str) -> Result<EngineArgs, String> {
+    let words = words(cmd)?;
+    let Some((engine, start)) = engine_of(&words) else {
+        return Err(
+            "not a serving command: expected `vllm serve MODEL …`, `python -m vllm.entrypoints.openai.api_server …`, \
+             `python -m sglang.launch_server …` or `sglang serve …`"
+                .to_owned(),
+        );
+    };
+    let mut args = EngineArgs {
+        engine,
+        model: None,
+        tp: None,
+        pp: None,
+        dp: None,
+        dtype: None,
+        ignored: Vec::new(),
+        not_modelled: Vec::new(),
+    };
+    let mut unknown = Vec::new();
+    let rest = words.get(start..).unwrap_or(&[]);
+    let mut i = 0;
+    while let Some(w) = rest.get(i) {
+        i += 1;
+        let Some(flag) = w.strip_prefix("--").or(w.strip_prefix('-')) else {
+            // A positional word: the model (`vllm serve MODEL`).
+            if args.model.is_none() {
+                args.model = Some(w.clone());
+                continue;
+            }
+            return Err(format!("unexpected word \"{w}\" (a second model?)"));
+        };
+        i += one_flag(&mut args, flag, rest.get(i), &mut unknown)?;
+    }
+    if !unknown.is_empty() {
+        return Err(format!(
+            "unknown flag{} for {}: {} (not applied; remove {} or set the scenario by hand)",
+            if unknown.len() == 1 { "" } else { "s" },
+            match args.engine {
+                ServingEngine::Sglang(_) => "SGLang",
+                _ => "vLLM",
+            },
+            unknown.join(", "),
+            if unknown.len() == 1 { "it" } else { "them" },
+        ));
+    }
+    Ok(args)
+}
+
+impl EngineArgs {
+    /// Writes the settings into `s`: an inference scenario served by this engine (the flags not
+    /// given take their defaults; the release and the device figures, which are not flags, are kept
+    /// from the scenario's engine of the same kind), with the line's TP / PP / DP, in one element
+    /// type (`--dtype`, else the scenario's compute type).
+    pub fn apply(&self, s: &mut Scenario) {
+        s.mode = Mode::Inference;
+        s.inference.engine = Some(match (self.engine, s.inference.engine) {
+            (ServingEngine::Vllm(new), Some(ServingEngine::Vllm(old))) => {
+                ServingEngine::Vllm(Vllm {
+                    version: old.version,
+                    total_gpu_memory_gib: old.total_gpu_memory_gib,
+                    cudagraph_memory_gib: new.cudagraph_memory_gib.or(old.cudagraph_memory_gib),
+                    ..new
+                })
+            }
+            (ServingEngine::Sglang(new), Some(ServingEngine::Sglang(old))) => {
+                ServingEngine::Sglang(Sglang {
+                    version: old.version,
+                    gpu_memory_mib: old.gpu_memory_mib,
+                    ..new
+                })
+            }
+            (new, _) => new,
+        });
+        if let Some(tp) = self.tp {
+            s.parallel.tp = tp;
+        }
+        if let Some(pp) = self.pp {
+            s.parallel.pp = pp;
+        }
+        if let Some(dp) = self.dp {
+            s.parallel.dp = dp;
+        }
+        // Both engines serve the weights in one type: `--dtype`, else the scenario's compute type
+        // (`auto` = the checkpoint's), never FP32 masters under autocast.
+        s.precision.mode = PrecisionMode::Uniform;
+        if let Some(d) = self.dtype {
+            s.precision.compute = d;
+            s.precision.weights = d;
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! What the serving engine would print at startup, above the composition chart (vLLM's "GPU KV
+//! cache size: N tokens", SGLang's "#tokens: N"), with the budget behind it on hover.
+
+use egui::{RichText, Ui};
+
+use crate::estimator::Estimate;
+use crate::report::engine::{budget_lines, printed_lines};
+use crate::units::MemoryUnit;
+
+/// Draws the lines (nothing without vLLM / SGLang); returns the height they took.
+pub fn ui(ui: &mut Ui, est: &Estimate, unit: MemoryUnit) -> f32 {
+    let Some(f) = &est.engine else {
+        return 0.0;
+    };
+    let top = ui.cursor().min.y;
+    let lines = printed_lines(f);
+    let why = budget_lines(f, unit).join("\n");
+    for (i, l) in lines.iter().enumerate() {
+        let text = if i == 0 {
+            format!("{} would print: {l}", f.kind.label())
+        } else {
+            format!("    {l}")
+        };
+        ui.label(RichText::new(text).monospace().small())
+            .on_hover_text(&why);
+    }
+    ui.cursor().min.y - top
+}

@@ -1,0 +1,233 @@
+//! The roofline chart's second view: one step's time by part (`performance::breakdown`), one bar
+//! per part with its time and share, then the fastest layouts for the scenario's own GPU budget
+//! and global batch (the parts-model search, run off the UI thread by the app) with an "Apply"
+//! button each.
+
+use egui::{Align, Layout as EguiLayout, RichText, Sense, Ui, vec2};
+
+use crate::estimator::Estimate;
+use crate::estimator::performance::breakdown::{PartClass, StepBreakdown, step_breakdown};
+use crate::estimator::performance::parts::search::Layout;
+use crate::scenario::{Mode, Scenario};
+use crate::ui::layout_state::{self, Key, Request};
+use crate::ui::{Prefs, theme};
+use crate::units::{fmt_seconds, fmt_sig};
+
+/// Layouts listed under the bars.
+pub const LAYOUTS_SHOWN: usize = 3;
+
+/// The two views of the roofline chart, as a toggle in its header (kittest finds them by label).
+pub fn toggle(ui: &mut Ui) -> bool {
+    let mut on = layout_state::with(ui.ctx(), |s| s.step_view);
+    let before = on;
+    ui.selectable_value(&mut on, false, "Roofline")
+        .on_hover_text("Attainable FLOP/s against arithmetic intensity.");
+    ui.selectable_value(&mut on, true, "Step time")
+        .on_hover_text("The step's time by part, and the fastest layouts for your GPUs.");
+    if on != before {
+        layout_state::with(ui.ctx(), |s| s.step_view = on);
+    }
+    on
+}
+
+/// The title of the step-time view.
+pub fn title(s: &Scenario) -> &'static str {
+    if s.mode == Mode::Training {
+        "Step time by part (one GPU)"
+    } else {
+        "Request time by part (one GPU)"
+    }
+}
+
+pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, height: f32) {
+    let b = step_breakdown(&est.performance);
+    let body = ui.text_style_height(&egui::TextStyle::Body);
+    let line = body + ui.spacing().item_spacing.y;
+    let button = body + 2.0 * ui.spacing().button_padding.y + ui.spacing().item_spacing.y;
+    let searchable = scenario.mode == Mode::Training && est.performance.parts.is_some();
+    let n = b.parts().len().max(1) as f32;
+    // The bars first (at least one line each), then the totals line, then as many of the best
+    // layouts as fit under a heading: the chart's cell never grows (in presentation the memory
+    // chart above shares the window's height).
+    let bars_min = n * line;
+    let room = height - bars_min - line;
+    let shown = if searchable && room >= line + button {
+        (((room - line) / button).floor() as usize).min(LAYOUTS_SHOWN)
+    } else {
+        0
+    };
+    let below = line
+        + if shown > 0 {
+            line + shown as f32 * button
+        } else {
+            0.0
+        };
+    let row = ((height - below) / n).clamp(line, body * 1.8);
+    ui.scope(|ui| {
+        ui.spacing_mut().item_spacing.y = 0.0;
+        bars(ui, prefs, &b, row);
+    });
+    ui.label(totals(est, &b));
+    if shown > 0 {
+        layouts(ui, prefs, scenario, est, shown);
+    }
+}
+
+/// "Step 1.23 s (compute-bound) · MFU 45.1 % · HFU 52.0 %".
+fn totals(est: &Estimate, b: &StepBreakdown) -> String {
+    let p = &est.performance;
+    let mut out = format!("Total {} ({})", fmt_seconds(b.total_s), b.bound.label());
+    if p.training.is_some() && p.peak_known {
+        out += &format!(
+            " · MFU {} % · HFU {} %",
+            fmt_sig(p.throughput.mfu * 100.0),
+            fmt_sig(p.throughput.hfu * 100.0)
+        );
+    }
+    out
+}
+
+/// One labelled bar per part, scaled to the largest, with its time and share of the step; the
+/// columns are measured so that a row never grows the chart's cell.
+fn bars(ui: &mut Ui, prefs: &Prefs, b: &StepBreakdown, row: f32) {
+    let parts = b.parts();
+    let values: Vec<String> = parts
+        .iter()
+        .map(|(_, s)| value_text(*s, b.total_s))
+        .collect();
+    let widest = parts
+        .iter()
+        .map(|(p, _)| text_width(ui, p.label()))
+        .fold(0.0_f32, f32::max);
+    let value_w = values
+        .iter()
+        .map(|v| text_width(ui, v))
+        .fold(0.0_f32, f32::max);
+    let max = parts.iter().map(|(_, s)| *s).fold(0.0_f64, f64::max);
+    let width = ui.available_width();
+    let gap = ui.spacing().item_spacing.x;
+    let bar_w = (width - widest - value_w - 3.0 * gap - 4.0).max(20.0);
+    for ((part, seconds), value) in parts.iter().zip(&values) {
+        ui.allocate_ui_with_layout(
+            vec2(width, row),
+            EguiLayout::left_to_right(Align::Center),
+            |ui| {
+                ui.add_sized([widest, row], egui::Label::new(part.label()))
+                    .on_hover_text(part.hover());
+                let (rect, _) = ui.allocate_exact_size(vec2(bar_w, row * 0.7), Sense::hover());
+                let frac = if max > 0.0 {
+                    (seconds / max) as f32
+                } else {
+                    0.0
+                };
+                let filled = egui::Rect::from_min_size(
+                    rect.min,
+                    vec2((rect.width() * frac).max(2.0), rect.height()),
+                );
+                ui.painter()
+                    .rect_filled(filled, 2.0, color(part.class(), prefs));
+                ui.label(value.as_str());
+            },
+        );
+    }
+}
+
+/// "812 ms · 61.2 %"; a share under 0.1 % is written "< 0.1 %".
+fn value_text(seconds: f64, total: f64) -> String {
+    let share = if total > 0.0 {
+        seconds / total * 100.0
+    } else {
+        0.0
+    };
+    let share = if share < 0.1 {
+        "< 0.1".to_owned()
+    } else {
+        fmt_sig(share)
+    };
+    format!("{} · {share} %", fmt_seconds(seconds))
+}
+
+fn text_width(ui: &Ui, text: &str) -> f32 {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    ui.fonts_mut(|f| {
+        f.layout_no_wrap(text.to_owned(), font, egui::Color32::WHITE)
+            .size()
+            .x
+    })
+}
+
+fn color(class: PartClass, prefs: &Prefs) -> egui::Color32 {
+    theme::step_part(class, prefs.theme)
+}
+
+/// The fastest layouts for the scenario's own GPU count and global batch; asks the app to search
+/// when the scenario (its layout aside) or the budget changed.
+fn layouts(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, shown: usize) {
+    let key = Key::of(scenario, LAYOUTS_SHOWN);
+    let ctx = ui.ctx().clone();
+    let (running, result, stale) = layout_state::with(&ctx, |s| {
+        let stale = s.key.as_ref() != Some(&key);
+        if stale && !s.running {
+            s.requests.push(Request::Search(Box::new(key.clone())));
+            s.running = true;
+            s.key = Some(key.clone());
+        }
+        (s.running, s.result.clone(), stale)
+    });
+    let heading = format!(
+        "Fastest layouts for {} GPUs, global batch {}",
+        key.gpus, key.global_batch
+    );
+    ui.horizontal(|ui| {
+        ui.label(RichText::new(heading).strong());
+        if running || stale {
+            ui.spinner();
+            ui.weak("searching…");
+        }
+    });
+    let Some(result) = result.filter(|_| !stale) else {
+        return;
+    };
+    if result.best.is_empty() {
+        ui.label(format!(
+            "No layout of TP, PP, DP, micro-batch, recomputation and ZeRO-1 fits ({} tried).",
+            result.evaluated
+        ));
+        return;
+    }
+    let own = est.performance.step.total_s;
+    egui::Grid::new("best_layouts")
+        .num_columns(3)
+        .spacing([ui.spacing().item_spacing.x * 2.0, 2.0])
+        .show(ui, |ui| {
+            for (rank, l) in result.best.iter().take(shown).enumerate() {
+                layout_row(ui, prefs, scenario, rank, l, own);
+                ui.end_row();
+            }
+        });
+}
+
+fn layout_row(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, rank: usize, l: &Layout, own: f64) {
+    if l.is_applied_in(scenario) {
+        ui.label(RichText::new("current").color(theme::good(prefs.theme)));
+    } else if ui
+        .button(format!("Apply #{}", rank + 1))
+        .on_hover_text("Set this layout in the scenario (one edit: undo takes it back).")
+        .clicked()
+    {
+        layout_state::with(ui.ctx(), |s| s.requests.push(Request::Apply(*l)));
+    }
+    let share = if own > 0.0 && l.step_s > 0.0 {
+        format!(" ({} %)", fmt_sig(l.step_s / own * 100.0))
+    } else {
+        String::new()
+    };
+    ui.label(format!("{}{share}", fmt_seconds(l.step_s)))
+        .on_hover_text(format!(
+            "Step time (and as a share of your layout's); MFU {} %.",
+            fmt_sig(l.mfu * 100.0)
+        ));
+    let summary = l.summary();
+    ui.add(egui::Label::new(summary.as_str()).truncate())
+        .on_hover_text(summary);
+}

@@ -1,0 +1,99 @@
+//! The step time by part (issue 13: "the window shows the step-time breakdown"): a view of the
+//! estimate, so its parts must add up to the step time it explains, for every bundled preset and
+//! for the mechanisms that add a part (recomputation, a pipeline bubble, exposed communication).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use vram_explorer::estimator::estimate;
+use vram_explorer::estimator::performance::breakdown::{StepPart, step_breakdown};
+use vram_explorer::estimator::performance::parts::search::{SearchOptions, search};
+use vram_explorer::presets::{bundled, bundled_scenario};
+use vram_explorer::scenario::{Checkpointing, Mode, Scenario};
+
+fn parts_of(s: &Scenario) -> Vec<(StepPart, f64)> {
+    step_breakdown(&estimate(s).performance).parts().to_vec()
+}
+
+#[test]
+fn the_parts_add_up_to_the_step_time_of_every_bundled_preset() {
+    for p in bundled() {
+        let s = bundled_scenario(p.id).unwrap();
+        let e = estimate(&s);
+        let b = step_breakdown(&e.performance);
+        let sum: f64 = b.parts().iter().map(|(_, t)| t).sum();
+        let total = e.performance.step.total_s;
+        assert!(
+            (sum - total).abs() <= 1e-9 * total.max(1e-12),
+            "{}: parts {sum} s vs step {total} s ({:?})",
+            p.id,
+            b.parts()
+        );
+        assert!(b.parts().iter().all(|(_, t)| *t > 0.0 && t.is_finite()));
+        let names: Vec<StepPart> = b.parts().iter().map(|(p, _)| *p).collect();
+        if s.mode == Mode::Training {
+            assert!(!names.contains(&StepPart::Decode), "{}", p.id);
+        } else {
+            assert!(names.contains(&StepPart::Prefill), "{}: {names:?}", p.id);
+        }
+    }
+}
+
+fn seventy_b() -> Scenario {
+    bundled_scenario("llama3-70b-zero3-8xh100").unwrap()
+}
+
+#[test]
+fn recomputation_and_the_bubble_appear_when_they_cost_time() {
+    let mut s = seventy_b();
+    s.strategies.checkpointing = Checkpointing::None;
+    let none = parts_of(&s);
+    assert!(none.iter().all(|(p, _)| *p != StepPart::Recompute));
+    s.strategies.checkpointing = Checkpointing::Full;
+    let full = parts_of(&s);
+    let recompute = full
+        .iter()
+        .find(|(p, _)| *p == StepPart::Recompute)
+        .unwrap()
+        .1;
+    let gemm = full.iter().find(|(p, _)| *p == StepPart::Gemm).unwrap().1;
+    // Full recomputation runs the layers' forward again: a third of forward + backward GEMMs.
+    assert!(
+        recompute > 0.25 * gemm && recompute < 0.5 * gemm,
+        "{recompute} vs {gemm}"
+    );
+    assert!(full.iter().all(|(p, _)| *p != StepPart::Bubble));
+    s.parallel.pp = 4;
+    s.parallel.dp = 2;
+    s.workload.grad_accum_steps = 4;
+    let piped = parts_of(&s);
+    assert!(
+        piped.iter().any(|(p, _)| *p == StepPart::Bubble),
+        "{piped:?}"
+    );
+}
+
+#[test]
+fn the_best_layout_applies_to_the_scenario_and_is_then_current() {
+    let base = seventy_b();
+    let o = SearchOptions::for_scenario(&base, 0, 0, 3);
+    assert_eq!(o.gpus, 8);
+    let r = search(&base, &o);
+    let best = r.best.first().expect("a layout fits 8 H100s");
+    let mut s = base.clone();
+    assert!(!best.is_applied_in(&s) || best.step_s <= estimate(&s).performance.step.total_s);
+    best.apply_to(&mut s);
+    assert!(best.is_applied_in(&s));
+    assert_eq!(s.parallel.gpus(), u64::from(best.gpus));
+    // What the search timed is what the scenario now estimates.
+    let e = estimate(&s);
+    assert_eq!(e.performance.step.total_s, best.step_s);
+    assert!(e.memory.fits);
+    assert!(
+        best.summary()
+            .starts_with(&format!("TP {} · PP {}", best.tp, best.pp))
+    );
+}

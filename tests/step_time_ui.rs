@@ -1,0 +1,86 @@
+//! The roofline chart's step-time view, driven headless: the header toggle (found by label) shows
+//! the parts of the step with their times, the best layouts for the GPU budget arrive from the
+//! worker thread, "Apply #1" writes one into the scenario as one edit, and Undo takes it back.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+#![cfg(feature = "gui")]
+
+use egui_kittest::kittest::Queryable;
+use vram_explorer::app::commands::Command;
+use vram_explorer::presets::bundled_scenario;
+use vram_explorer::ui::layout_state;
+
+#[path = "support/window.rs"]
+mod window;
+use window::{app, harness};
+
+fn seventy_b() -> vram_explorer::app::ExplorerApp {
+    app(false, |s| {
+        *s = bundled_scenario("llama3-70b-zero3-8xh100").unwrap();
+    })
+}
+
+#[test]
+fn the_step_time_view_shows_the_parts_and_applies_the_best_layout() {
+    let mut h = harness(seventy_b(), (1280.0, 800.0));
+    assert!(h.query_by_label("Matrix multiplies").is_none());
+    h.get_by_label("Step time").click();
+    h.run();
+    assert!(h.query_by_label("Matrix multiplies").is_some());
+    assert!(
+        h.query_by_label("Recompute").is_some(),
+        "the preset recomputes"
+    );
+    let total = h.state().scenario().clone();
+    let step = vram_explorer::estimator::estimate(&total)
+        .performance
+        .step
+        .total_s;
+    let text = format!("Total {}", vram_explorer::units::fmt_seconds(step));
+    assert!(
+        h.query_by_label_contains(&text).is_some(),
+        "the totals line says {text}"
+    );
+    // The search runs on a worker thread: wait for its answer (bounded).
+    let mut waited = 0;
+    while h.query_by_label("Apply #1").is_none() && waited < 600 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        h.run();
+        waited += 1;
+    }
+    let result = layout_state::with(&h.ctx, |s| s.result.clone()).expect("searched");
+    let best = result.best[0];
+    let before = h.state().scenario().clone();
+    assert!(!best.is_applied_in(&before));
+    h.get_by_label("Apply #1").click();
+    h.run();
+    h.run();
+    assert!(best.is_applied_in(h.state().scenario()));
+    assert!(
+        h.query_by_label("current").is_some(),
+        "the applied layout is marked"
+    );
+    h.state_mut().request(Command::Undo);
+    h.run();
+    h.run();
+    assert_eq!(h.state().scenario(), &before);
+    h.get_by_label("Roofline").click();
+    h.run();
+    assert!(h.query_by_label("Matrix multiplies").is_none());
+}
+
+#[test]
+fn inference_shows_first_token_and_decode_without_a_search() {
+    let mut h = harness(app(false, |_| {}), (1280.0, 800.0));
+    assert!(h.query_by_label("Decode").is_none());
+    h.get_by_label("Step time").click();
+    h.run();
+    assert!(h.query_by_label("Prefill").is_some());
+    assert!(h.query_by_label("Decode").is_some());
+    assert!(h.query_by_label_contains("Fastest layouts").is_none());
+    assert!(layout_state::with(&h.ctx, |s| s.requests.is_empty() && !s.running));
+}

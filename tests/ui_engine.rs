@@ -1,0 +1,82 @@
+//! The serving-engine section (issue 15): an inference scenario shows it, a pasted `vllm serve …`
+//! line fills the engine's settings through the Parse button, unknown flags are reported, and the
+//! figures vLLM / SGLang would print appear above the composition chart.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+#![cfg(feature = "gui")]
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use vram_explorer::app::ExplorerApp;
+use vram_explorer::scenario::{Mode, ServingEngine, Sglang};
+
+fn harness(mode: Mode) -> Harness<'static, ExplorerApp> {
+    let mut app = ExplorerApp::default();
+    app.scenario_mut().mode = mode;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1600.0, 1400.0))
+        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
+    h.run();
+    h
+}
+
+fn paste(h: &mut Harness<'_, ExplorerApp>, cmd: &str) {
+    h.get_by_label("Paste a serving command").focus();
+    h.run();
+    h.input_mut().events.push(egui::Event::Text(cmd.to_owned()));
+    h.run();
+    h.get_by_label("Parse command").click();
+    h.run();
+    h.run();
+}
+
+#[test]
+fn the_section_is_for_inference_only() {
+    let h = harness(Mode::Training);
+    assert!(h.query_by_label("Paste a serving command").is_none());
+    let h = harness(Mode::Inference);
+    assert!(h.query_by_label("Paste a serving command").is_some());
+}
+
+#[test]
+fn a_pasted_vllm_command_fills_the_settings_and_the_chart_says_what_vllm_prints() {
+    let mut h = harness(Mode::Inference);
+    assert!(h.query_by_label_contains("would print").is_none());
+    paste(
+        &mut h,
+        "vllm serve meta-llama/Llama-3.1-8B --gpu-memory-utilization 0.8 --max-model-len 8192 --port 8000",
+    );
+    let Some(ServingEngine::Vllm(v)) = h.state().scenario().inference.engine else {
+        panic!("{:?}", h.state().scenario().inference.engine)
+    };
+    assert_eq!(v.gpu_memory_utilization, Some(0.8));
+    assert_eq!(v.max_model_len, 8192);
+    h.get_by_label_contains("Ignored (no effect on memory): --port 8000");
+    h.get_by_label_contains("vLLM would print: ");
+    h.get_by_label_contains("GPU KV cache size: ");
+    // The vLLM settings are controls of their own now.
+    assert!(h.get_all_by_label("max_model_len").count() >= 1);
+}
+
+#[test]
+fn unknown_flags_are_reported_and_nothing_changes() {
+    let mut h = harness(Mode::Inference);
+    let before = h.state().scenario().inference.engine;
+    paste(
+        &mut h,
+        "python -m sglang.launch_server --model-path m --memfraction 0.8",
+    );
+    assert_eq!(h.state().scenario().inference.engine, before);
+    h.get_by_label_contains("Not applied: unknown flag for SGLang: --memfraction");
+    let mut h = harness(Mode::Inference);
+    paste(&mut h, "python -m sglang.launch_server --model-path m");
+    assert_eq!(
+        h.state().scenario().inference.engine,
+        Some(ServingEngine::Sglang(Sglang::default()))
+    );
+    h.get_by_label_contains("SGLang would print: KV Cache is allocated.");
+}
