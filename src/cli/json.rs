@@ -87,7 +87,43 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
         },
         "diagnostics": diagnostics,
         "engine": super::engine::json(est),
+        "llamacpp": est.llamacpp.as_ref().map(llamacpp),
         "performance": super::perf::json(s, est),
+    })
+}
+
+/// llama.cpp's buffers in bytes (and MiB as it prints them), per GPU and for the host.
+fn llamacpp(b: &crate::estimator::engines::llamacpp::Buffers) -> Value {
+    use crate::estimator::engines::llamacpp::mib_printed;
+    let (host_model, host_compute) = crate::report::llamacpp::host_names(b);
+    let devices: Vec<Value> = b
+        .dev
+        .iter()
+        .take(b.gpus as usize)
+        .enumerate()
+        .map(|(i, d)| {
+            json!({
+                "name": format!("CUDA{i}"), "layers": d.layers, "output_layer": d.output,
+                "model_bytes": d.model, "kv_bytes": d.kv, "compute_bytes": d.compute,
+                "model_mib": mib_printed(d.model), "kv_mib": mib_printed(d.kv),
+                "compute_mib": mib_printed(d.compute),
+            })
+        })
+        .collect();
+    json!({
+        "file_type": b.file_type.name(),
+        "n_ctx": b.n_ctx, "n_batch": b.n_batch, "n_ubatch": b.n_ubatch, "n_seq": b.n_seq,
+        "flash_attn": b.flash_attn,
+        "layers_on_gpu": b.layers_on_gpu, "output_on_gpu": b.output_on_gpu, "n_layer": b.n_layer,
+        "devices": devices,
+        "host": {
+            "model_name": host_model, "compute_name": host_compute,
+            "model_bytes": b.host_model, "kv_bytes": b.host_kv, "compute_bytes": b.host_compute,
+            "model_mib": mib_printed(b.host_model), "kv_mib": mib_printed(b.host_kv),
+            "compute_mib": mib_printed(b.host_compute),
+        },
+        "kv_k_bytes": b.k_bytes, "kv_v_bytes": b.v_bytes,
+        "log_lines": crate::report::llamacpp::log_lines(b).lines().collect::<Vec<_>>(),
     })
 }
 

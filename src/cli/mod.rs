@@ -3,6 +3,7 @@
 //! ```text
 //! vram-explorer report <scenario.ron> | --preset NAME  [--format table|json|markdown|csv]
 //!                      [--csv-table breakdown|phases|roofline|comparison] [--output PATH] [--unit gib|gb]
+//!                      [--engine-command "llama-server …"]
 //! vram-explorer presets [--json]
 //! vram-explorer check <scenario.ron>
 //! vram-explorer sweep <scenario.ron> --over batch|seq|params|dp|tp|pp [--from X --to Y --steps N]
@@ -188,6 +189,10 @@ struct ReportArgs {
     /// Memory unit of the table.
     #[arg(long, value_enum, default_value_t = Unit::Gib)]
     unit: Unit,
+    /// A llama.cpp command line (`"llama-server -m model-Q4_K_M.gguf -c 8192 -ngl 20 -fa on"`):
+    /// serve the scenario's model with llama.cpp as it says.
+    #[arg(long, value_name = "COMMAND")]
+    engine_command: Option<String>,
 }
 
 impl ReportArgs {
@@ -396,7 +401,14 @@ fn report(a: &ReportArgs) -> Result<String, String> {
     if a.csv_table.is_some() && format != Format::Csv {
         return Err("--csv-table chooses a CSV table: use it with --format csv".to_owned());
     }
-    let (scenario, origin) = load(&a.source)?;
+    let (mut scenario, origin) = load(&a.source)?;
+    if let Some(cmd) = &a.engine_command {
+        let (s, parsed) = crate::import::llamacpp_cmd::apply(&scenario, cmd)?;
+        for note in crate::import::llamacpp_cmd::notes(&parsed) {
+            eprintln!("{note}");
+        }
+        scenario = s;
+    }
     let est = estimate(&scenario);
     let csv = a.csv_table.unwrap_or_default();
     let text = export::render(format, csv, (&scenario, &est), &origin, a.unit.into());

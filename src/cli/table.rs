@@ -14,6 +14,9 @@ pub fn report(s: &Scenario, est: &Estimate, origin: &str, unit: MemoryUnit) -> S
     header(&mut out, s, est, origin);
     memory(&mut out, est, unit);
     super::engine::section(&mut out, est, unit);
+    if let Some(b) = &est.llamacpp {
+        out.push_str(&crate::report::llamacpp::section(b));
+    }
     diagnostics(&mut out, est);
     super::perf::section(&mut out, s, est);
     out

@@ -8,6 +8,7 @@
 //! layers, stage extras, a phase where part of it is not live) is shown as an explicit remainder, so
 //! the text can never disagree with the chart. Formulas and sources: docs/model.md.
 
+mod llamacpp;
 mod parts;
 
 use super::memory::ctx::Ctx;
@@ -88,7 +89,8 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
     let st = stage(&ctx, m, e);
     let value = e.memory.peak.get(c);
     let phase = e.memory.peak_phase;
-    let p = match c {
+    let llama = e.llamacpp.as_ref().and_then(|b| llamacpp::parts(b, c));
+    let p = llama.unwrap_or_else(|| match c {
         Component::Weights
         | Component::MasterWeights
         | Component::Gradients
@@ -99,7 +101,7 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
         Component::CommBuffers => comm(&ctx, value),
         Component::CudaContext => context(value),
         Component::AllocatorReserve => reserve(s, e),
-    };
+    });
     let phase = phase.map_or("no", |p| p.label());
     let terms = complete(p.terms, value, phase, p.rest);
     let sum: Vec<String> = terms

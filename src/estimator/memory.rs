@@ -53,7 +53,12 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
     let layer = (z, peft::lora_layer(&c, model, &z, &x, acts));
     // The stages' phases are large (`PhasePeaks`): kept where `stage` wrote them and passed on by
     // reference, so each is copied once, into the result.
-    let first = stage(&c, &x, model, &layer, per_stage, true, c.pp <= 1.0);
+    let mut first = stage(&c, &x, model, &layer, per_stage, true, c.pp <= 1.0);
+    // llama.cpp: its own buffers, every GPU of the layout one device of its layer split.
+    if let Some((phases, host)) = super::engines::llamacpp::memory::phases(r) {
+        (first.0, first.1.host) = (phases, host);
+        return finish(scenario, model, &c, &x, (&first, 0), &layer.1, diagnostics);
+    }
     if c.pp <= 1.0 {
         return finish(scenario, model, &c, &x, (&first, 0), &layer.1, diagnostics);
     }

@@ -31,6 +31,8 @@ pub struct Estimate {
     pub diagnostics: Diagnostics,
     /// What the serving engine (vLLM, SGLang) would print at startup; `None` for other engines.
     pub engine: Option<engines::EngineFigures>,
+    /// llama.cpp's buffers as it prints them (a llama.cpp scenario only).
+    pub llamacpp: Option<engines::llamacpp::Buffers>,
 }
 
 /// Estimates a scenario. Total: every input gives a finite answer (out-of-range inputs are clamped and
@@ -52,11 +54,13 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let memory = memory::estimate_resolved(&r, &mut diagnostics);
     let performance = performance::estimate_performance(&r, &memory, &mut diagnostics);
     let engine = engines::figures::of(&r, &memory);
+    let llamacpp = engines::llamacpp::buffers(&r);
     Estimate {
         model,
         memory,
         performance,
         diagnostics,
         engine,
+        llamacpp,
     }
 }

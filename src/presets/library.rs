@@ -73,6 +73,7 @@ const FILES: &[(&str, &str, &str)] = &[
     preset!(CURRENT_PRACTICE, "llama3.1-8b-vllm-h100-8k"),
     preset!(CURRENT_PRACTICE, "llama3.1-70b-fp8-vllm-4xh100-tp4"),
     preset!(CURRENT_PRACTICE, "qwen2.5-7b-sglang-rtx4090"),
+    preset!(CURRENT_PRACTICE, "llama31-8b-q4km-llamacpp-12gb"),
     preset!(CURRENT_PRACTICE, "vit-b16-training-a100"),
     preset!(CURRENT_PRACTICE, "dit-xl2-training-a100"),
     preset!(TODAYS_MODELS, "deepseek-v3-inference-8xh200-fp8"),

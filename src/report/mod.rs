@@ -6,6 +6,7 @@ pub mod csv;
 pub mod engine;
 pub mod family;
 pub mod import;
+pub mod llamacpp;
 pub mod markdown;
 pub mod summary;
 

@@ -22,9 +22,21 @@ pub enum ServingEngine {
     /// SGLang: a token pool sized from `mem_fraction_static` of the free memory before the weights
     /// (docs/engines/sglang.md).
     Sglang(Sglang),
+    /// llama.cpp (`llama-server`, `llama-cli`, llama-cpp-python, Ollama's llama runner): GGUF
+    /// weights placed by `-ngl`, a KV cache of `-c` cells per device, a compute buffer reserved
+    /// for the worst-case graph (docs/engines/llamacpp.md).
+    LlamaCpp(super::LlamaCpp),
 }
 
 impl ServingEngine {
+    /// The llama.cpp settings, if this is llama.cpp.
+    pub const fn llamacpp(&self) -> Option<&super::LlamaCpp> {
+        match self {
+            ServingEngine::LlamaCpp(l) => Some(l),
+            _ => None,
+        }
+    }
+
     /// The engine a file that names none meant: the one its training profile's code base serves
     /// with (Hugging Face → `generate`; Megatron → its preallocated inference cache).
     pub const fn following(profile: Profile) -> ServingEngine {

@@ -1,7 +1,7 @@
 //! Quantized weight formats with their real bits per weight (scales and zeros included), and FSDP's
 //! names for the ZeRO stages.
 
-use crate::tensor::{GgufType, StorageFormat};
+use crate::tensor::{GgufFileType, GgufType, StorageFormat};
 use serde::{Deserialize, Serialize};
 
 use super::ZeroStage;
@@ -37,6 +37,11 @@ pub enum WeightFormat {
     /// NF4 (bitsandbytes, QLoRA): 4-bit NormalFloat in blocks of 64 with an FP32 absmax: 4.5 bits;
     /// with double quantization 4 + 8/64 + 32/(64·256) = 4.127 bits (Dettmers et al. 2023 §3).
     Nf4,
+    /// A GGUF file of this type (`llama-quantize`'s Q4_K_M, Q8_0, F16, …): each tensor in the type
+    /// its role and layer get (`estimator::engines::llamacpp::tensor_types`, llama.cpp
+    /// `src/llama-quant.cpp`). The llama.cpp engine counts it tensor by tensor; elsewhere the
+    /// matrices count at the file type's base type (Q4_K for Q4_K_M).
+    GgufFile(GgufFileType),
 }
 
 impl WeightFormat {
@@ -63,6 +68,7 @@ impl WeightFormat {
             WeightFormat::Mxfp4 => "MXFP4",
             WeightFormat::Nvfp4 => "NVFP4",
             WeightFormat::Nf4 => "NF4 (bitsandbytes)",
+            WeightFormat::GgufFile(_) => "GGUF file",
         }
     }
 
@@ -98,6 +104,7 @@ impl WeightFormat {
             WeightFormat::Mxfp4 => StorageFormat::Mxfp4,
             WeightFormat::Nvfp4 => StorageFormat::Nvfp4,
             WeightFormat::Nf4 => StorageFormat::Bnb4 { double_quant },
+            WeightFormat::GgufFile(f) => StorageFormat::Gguf(f.base()),
         })
     }
 

@@ -206,6 +206,25 @@ const TOKENS: f64 = 1e7;
 /// Generous limit of a throughput or bandwidth figure (TFLOP/s, GB/s).
 const RATE: f64 = 1e6;
 
+fn llamacpp(s: &Scenario) -> Option<&super::LlamaCpp> {
+    s.inference.engine.as_ref().and_then(|e| e.llamacpp())
+}
+
+/// The `-ts` entry furthest out of range: NaN if any is, else the smallest if negative, else the
+/// largest.
+fn split_extreme(ts: &[f32]) -> f64 {
+    let (mut lo, mut hi) = (0.0_f64, 0.0_f64);
+    for &x in ts {
+        let x = f64::from(x);
+        if x.is_nan() {
+            return f64::NAN;
+        }
+        lo = lo.min(x);
+        hi = hi.max(x);
+    }
+    if lo < 0.0 { lo } else { hi }
+}
+
 fn custom(s: &Scenario) -> Option<&super::CustomGpu> {
     match &s.gpu {
         GpuChoice::Custom(c) => Some(c),
@@ -287,6 +306,14 @@ pub const RANGES: &[FieldRange] = &[
     closed("inference.engine.sglang.swa_full_tokens_ratio", 0.0, 1.0, |s| engines::sglang(s).map(|g| g.swa_full_tokens_ratio)),
     closed("inference.engine.sglang.mamba_full_memory_ratio", 0.0, 100.0, |s| engines::sglang(s).map(|g| g.mamba_full_memory_ratio)),
     floor("inference.engine.sglang.gpu_memory_mib", 1e-3, 1e9, |s| engines::sglang(s).and_then(|g| g.gpu_memory_mib)),
+    // llama.cpp (`scenario/engine_llamacpp.rs`): only for that engine.
+    closed("inference.engine.llamacpp.n_ctx", 0.0, TOKENS, |s| llamacpp(s).map(|l| l.n_ctx.into())),
+    closed("inference.engine.llamacpp.n_batch", 1.0, 1e6, |s| llamacpp(s).map(|l| l.n_batch.into())),
+    closed("inference.engine.llamacpp.n_ubatch", 1.0, 1e6, |s| llamacpp(s).map(|l| l.n_ubatch.into())),
+    closed("inference.engine.llamacpp.n_gpu_layers", -1.0, 1e5, |s| llamacpp(s).map(|l| l.n_gpu_layers.max(-1).into())),
+    closed("inference.engine.llamacpp.tensor_split", 0.0, 1e6, |s| llamacpp(s).map(|l| split_extreme(&l.tensor_split))),
+    closed("inference.engine.llamacpp.n_parallel", 1.0, 4096.0, |s| llamacpp(s).map(|l| l.n_parallel.into())),
+    floor("inference.engine.llamacpp.host_memory_gb_s", 1e-3, RATE, |s| llamacpp(s).map(|l| l.host_memory_gb_s)),
     closed("strategies.checkpoint_every", 0.0, 10_000.0, |s| Some(s.strategies.checkpoint_every.into())),
     closed("strategies.prune_fraction", 0.0, 0.99, |s| Some(s.strategies.prune_fraction)),
     FieldRange { max_exclusive: true, ..closed("strategies.weight_sharing_fraction", 0.0, 1.0, |s| Some(s.strategies.weight_sharing_fraction)) },

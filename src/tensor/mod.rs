@@ -3,7 +3,9 @@
 //! other (layering: units → tensor → hardware → scenario → …).
 
 mod dtype;
+mod gguf_file;
 mod storage;
 
 pub use dtype::Dtype;
+pub use gguf_file::GgufFileType;
 pub use storage::{GgufType, StorageFormat};

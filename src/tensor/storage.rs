@@ -30,6 +30,9 @@ pub enum GgufType {
     Q5K,
     /// 256 weights: 128 B low bits + 64 B high bits + 16 B scales + FP16 d = 210 B.
     Q6K,
+    /// 32 weights: FP16 scale + 16 B of non-linear 4-bit indices = 18 B (`block_iq4_nl`; a
+    /// llama.cpp KV-cache type, `-ctk iq4_nl`).
+    Iq4Nl,
 }
 
 impl GgufType {
@@ -49,10 +52,29 @@ impl GgufType {
             GgufType::Q4K => "Q4_K",
             GgufType::Q5K => "Q5_K",
             GgufType::Q6K => "Q6_K",
+            GgufType::Iq4Nl => "IQ4_NL",
         }
     }
 
-    /// (weights per block, bytes per block).
+    /// Whether ggml counts it as quantized (`ggml_is_quantized`: block size > 1).
+    pub const fn is_quantized(self) -> bool {
+        self.block().0 > 1
+    }
+
+    /// Bytes of `n` elements (`ggml_row_size`: `n / blck × type_size`; `n` a multiple of the block).
+    ///
+    /// ```
+    /// use vram_explorer::tensor::GgufType;
+    /// assert_eq!(GgufType::Q4K.bytes(4096 * 4096), 9_437_184);
+    /// assert_eq!(GgufType::Q8_0.bytes(1024), 1088);
+    /// ```
+    pub const fn bytes(self, n: u64) -> u64 {
+        let (blck, size) = self.block();
+        n / blck as u64 * size as u64
+    }
+
+    /// (weights per block, bytes per block): ggml `ggml.c` `type_traits[]` (`blck_size`,
+    /// `type_size`), the `block_*` structs of `ggml-common.h` (llama.cpp@0c1e57098).
     pub const fn block(self) -> (u32, u32) {
         match self {
             GgufType::F32 => (1, 4),
@@ -67,6 +89,7 @@ impl GgufType {
             GgufType::Q4K => (256, 144),
             GgufType::Q5K => (256, 176),
             GgufType::Q6K => (256, 210),
+            GgufType::Iq4Nl => (32, 18),
         }
     }
 }

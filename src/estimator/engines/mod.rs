@@ -4,6 +4,7 @@
 pub mod device;
 pub mod figures;
 pub mod layout;
+pub mod llamacpp;
 pub mod profile;
 pub mod resolve;
 pub mod sglang;

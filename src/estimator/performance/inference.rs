@@ -9,6 +9,7 @@ use super::inputs::Inputs;
 use super::roofline::{div, phase};
 use super::types::{Communication, OffloadTraffic, PhaseRoofline};
 use super::work::{offload_link, offload_traffic, read_weights, spill_bytes};
+use crate::estimator::engines::llamacpp::time as llama_time;
 use crate::estimator::model::{CacheShape, ResolvedModel};
 use crate::estimator::{Component, MemoryEstimate};
 use crate::scenario::{ArchKind, ModelFamily, OffloadTarget, PruneKind, Scenario};
@@ -119,6 +120,8 @@ pub fn inference(
     let tpot_s = decode.map_or(0.0, |d| {
         pp * (d.time_s + comm.1 + ep_dec.1) + per_forward_offload
     });
+    // llama.cpp: the layers -ngl leaves on the host run there.
+    let (ttft_s, tpot_s) = llama_time::of(s, m, (ttft_s, tpot_s), i.host_bw, ctx, prompt);
     let total_s = ttft_s + generated * tpot_s;
     // The allocator reserve grows with the tensor peak (docs/model.md), so each request's KV carries
     // its share of it.

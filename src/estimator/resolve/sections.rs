@@ -241,6 +241,11 @@ pub(super) fn inference(i: &Inference, d: &mut Diagnostics) -> Inference {
         ),
         kv_block_tokens: u(r!("inference.kv_block_tokens"), *kv_block_tokens, d),
         all_logits: *all_logits,
-        engine: engine.map(|e| crate::estimator::engines::resolve::engine(e, d)),
+        engine: engine.map(|e| {
+            crate::estimator::engines::llamacpp::resolve_engine(
+                crate::estimator::engines::resolve::engine(e, d),
+                d,
+            )
+        }),
     }
 }

@@ -3,6 +3,7 @@
 use egui::Ui;
 
 use crate::scenario::{ModelFamily, PeftMethod, Scenario, WeightFormat};
+use crate::tensor::GgufFileType;
 use crate::ui::widgets::{Choice, choice, int_slider, opt, real_slider, toggle};
 
 const METHODS: [Choice<PeftMethod>; 3] = [
@@ -23,7 +24,7 @@ const METHODS: [Choice<PeftMethod>; 3] = [
     ),
 ];
 
-const FORMATS: [Choice<WeightFormat>; 9] = [
+const FORMATS: [Choice<WeightFormat>; 10] = [
     opt(
         WeightFormat::AsPrecision,
         "As the precision",
@@ -68,6 +69,11 @@ const FORMATS: [Choice<WeightFormat>; 9] = [
         WeightFormat::Nf4,
         "NF4 (bitsandbytes)",
         "4-bit NormalFloat in blocks of 64: 4.5 bits (4.13 with double quantization).",
+    ),
+    opt(
+        WeightFormat::GgufFile(GgufFileType::Q4KM),
+        "GGUF file (Q4_K_M, …)",
+        "A llama-quantize file type: each tensor in the type its role and layer get; choose the type under Serving engine → llama.cpp.",
     ),
 ];
 
@@ -141,13 +147,23 @@ pub fn peft_ui(ui: &mut Ui, s: &mut Scenario) {
 
 pub fn quantization_ui(ui: &mut Ui, s: &mut Scenario) {
     let q = &mut s.quantization;
+    // Every GGUF file type shows as the one "GGUF file" entry; choosing it again keeps the type.
+    let file = matches!(q.weights, WeightFormat::GgufFile(_));
+    let mut shown = if file {
+        WeightFormat::GgufFile(GgufFileType::Q4KM)
+    } else {
+        q.weights
+    };
     choice(
         ui,
-        &mut q.weights,
+        &mut shown,
         &FORMATS,
         "Weight format",
         "Storage of the layers' weight matrices (inference and the frozen LoRA base; full training ignores it).",
     );
+    if !(file && matches!(shown, WeightFormat::GgufFile(_))) {
+        q.weights = shown;
+    }
     if q.weights == WeightFormat::Int4Group {
         int_slider(
             ui,

@@ -1,0 +1,103 @@
+//! The compute buffers: the high-water mark of the worst-case graph llama.cpp reserves at context
+//! creation (llama.cpp@0c1e57098 `llama_context::sched_reserve` / `graph_reserve`, ggml-alloc.c
+//! `ggml_gallocr`; docs/engines/llamacpp.md §5). Closed forms of the graph's largest live sets,
+//! all F32 activations of one micro-batch of `T = n_ubatch` tokens over a full cache of
+//! `n_kv = n_ctx` cells:
+//!
+//! - output device: the logits `T × n_vocab` with the final norm's `T × n_embd`;
+//! - a device holding layers, without flash attention: the scores `KQ = n_kv × T × n_head` (soft-max
+//!   in place) with `c = 6` activations `T × n_embd` (residual, Q, K, V, the attention output and the
+//!   mask's copy; `c` is the one constant fitted, to the Llama-3.1-8B log: docs §5);
+//! - with flash attention: no scores; the FFN's gate, up and product `3 × T × n_ff` with the
+//!   residual (leading order on CUDA, not checked against a log);
+//! - the host share beside a GPU (`CUDA_Host`): the embedding rows `T × n_embd` and the KQ mask
+//!   (`n_kv × T`, F32 without flash attention, F16 with it);
+//! - a CPU build: its own forms, measured here ([`cpu_graph`], tests/measured_llamacpp.rs).
+
+use super::Buffers;
+use super::dims::Dims;
+
+const F32: u64 = 4;
+
+/// Bytes of the output layer's peak: logits and the final norm.
+pub const fn output_term(d: &Dims, t: u64) -> u64 {
+    t * (d.n_vocab + d.n_embd) * F32
+}
+
+/// Bytes of one repeating layer's peak on the device that runs it.
+pub const fn layer_term(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
+    let ffn = (3 * d.n_ff + d.n_embd) * t * F32;
+    if flash_attn {
+        ffn
+    } else {
+        let kq = n_kv * t * d.n_head * F32 + 6 * d.n_embd * t * F32;
+        if kq > ffn { kq } else { ffn }
+    }
+}
+
+/// The graph's small inputs live at the attention peak (token ids, positions, output ids: 4 B
+/// each per token): what the printed `.01` of the host buffers is (fitted to the rounding of the
+/// CPU measurements, tests/measured_llamacpp.rs, and of the published `CUDA_Host` 24.01 / 12.01
+/// MiB). At the output peak only the output ids are (4 B per token).
+pub const fn small_inputs(t: u64) -> u64 {
+    12 * t
+}
+
+/// The KQ mask (`n_kv × T`, F32 without flash attention, F16 with it).
+pub const fn mask(t: u64, n_kv: u64, flash_attn: bool) -> u64 {
+    if flash_attn {
+        n_kv * t * 2
+    } else {
+        n_kv * t * F32
+    }
+}
+
+/// The KQ mask and the embedding rows: inputs the CPU backend holds beside a GPU.
+pub const fn host_inputs(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
+    d.n_embd * t * F32 + mask(t, n_kv, flash_attn) + small_inputs(t)
+}
+
+/// A CPU build's one compute buffer (the CPU backend runs the whole graph, its inputs in the same
+/// buffer), measured on llama.cpp@0c1e57098's CPU backend (tests/data/measured/llamacpp-cpu.json):
+/// without flash attention the attention peak is the scores, the F32 mask and
+/// `5 n_embd + 2 n_embd_kv` activations of T tokens; the output peak the logits with two
+/// `n_embd`-wide activations (one more than on CUDA); the FFN peak gate, up and product with four
+/// `n_embd`-wide activations and the mask (F16 with flash attention; not to the
+/// MiB: the planner's fragmentation is not modelled; errors in docs/engines/llamacpp.md).
+pub const fn cpu_graph(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
+    let out = t * (d.n_vocab + 2 * d.n_embd) * F32 + 4 * t;
+    // The FFN peak: gate, up and their product with four n_embd-wide activations.
+    let ffn = (3 * d.n_ff + 4 * d.n_embd) * t * F32 + mask(t, n_kv, flash_attn);
+    let kq = if flash_attn {
+        0
+    } else {
+        n_kv * t * d.n_head * F32
+            + mask(t, n_kv, false)
+            + (5 * d.n_embd + 2 * d.n_embd_kv()) * t * F32
+    };
+    let attn = (if kq > ffn { kq } else { ffn }) + small_inputs(t);
+    if out > attn { out } else { attn }
+}
+
+/// Fills every device's compute buffer and the host's.
+pub fn reserve(b: &mut Buffers, d: &Dims) {
+    let t = u64::from(b.n_ubatch);
+    let n_kv = u64::from(b.n_ctx);
+    let fa = b.flash_attn;
+    let layer = layer_term(d, t, n_kv, fa);
+    let output = output_term(d, t);
+    for g in b.dev.iter_mut().take(b.gpus as usize) {
+        let l = if g.layers > 0 { layer } else { 0 };
+        let o = if g.output { output } else { 0 };
+        g.compute = l.max(o);
+    }
+    let cpu_layers = d.n_layer > b.layers_on_gpu;
+    let l = if cpu_layers { layer } else { 0 };
+    let o = if b.output_on_gpu { 0 } else { output };
+    let graph = l.max(o);
+    b.host_compute = if b.gpus == 0 {
+        cpu_graph(d, t, n_kv, fa)
+    } else {
+        graph + host_inputs(d, t, n_kv, fa)
+    };
+}

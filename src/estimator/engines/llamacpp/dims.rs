@@ -1,0 +1,168 @@
+//! The model as llama.cpp's tensors see it, and the weight tensors of one layer.
+
+use super::tensor_types::{self, Role};
+use crate::estimator::model::ResolvedModel;
+use crate::scenario::{FfnKind, NormKind};
+use crate::tensor::{GgufFileType, GgufType};
+
+/// Dimensions in llama.cpp's names (`llama_hparams`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Dims {
+    pub n_layer: u32,
+    pub n_embd: u64,
+    pub n_head: u64,
+    pub n_head_kv: u64,
+    pub head_dim: u64,
+    pub n_ff: u64,
+    pub n_vocab: u64,
+    pub tied: bool,
+    pub fused_qkv: bool,
+    pub gated: bool,
+    /// Routed experts (0 = dense) and shared experts, each `n_ff` wide.
+    pub n_expert: u64,
+    pub n_shared: u64,
+    /// LayerNorm keeps a bias beside each norm weight.
+    pub norm_bias: bool,
+    /// Biases on every projection (`model.transformer.bias`).
+    pub bias: bool,
+}
+
+impl Dims {
+    pub fn of(m: &ResolvedModel, bias: bool) -> Dims {
+        let head_dim = u64::from(m.head_dim.max(1));
+        Dims {
+            n_layer: m.layers.max(1),
+            n_embd: u64::from(m.hidden.max(1)),
+            n_head: u64::from(m.heads.max(1)),
+            n_head_kv: u64::from(m.kv_heads.max(1)),
+            head_dim,
+            n_ff: u64::from(m.ffn.max(1)),
+            n_vocab: u64::from(m.vocab.max(1)),
+            tied: m.tied_embeddings,
+            fused_qkv: m.fused_qkv,
+            gated: m.ffn_kind == FfnKind::SwiGlu,
+            n_expert: u64::from(m.moe.experts),
+            n_shared: u64::from(if m.moe.experts > 0 { m.moe.shared } else { 0 }),
+            norm_bias: m.norm == NormKind::LayerNorm,
+            bias,
+        }
+    }
+
+    /// `n_embd_k_gqa` = `n_embd_v_gqa`: K (or V) elements per token per layer.
+    pub const fn n_embd_kv(&self) -> u64 {
+        self.n_head_kv * self.head_dim
+    }
+
+    pub fn quant_model(&self) -> tensor_types::Model {
+        tensor_types::Model {
+            n_layer: self.n_layer,
+            n_expert: self.n_expert as u32,
+            n_gqa: (self.n_head / self.n_head_kv.max(1)) as u32,
+            is_70b: self.n_layer == 80 && self.n_head != self.n_head_kv,
+            tied_embeddings: self.tied,
+        }
+    }
+}
+
+/// A backend buffer's rules for one tensor: alignment and CUDA's row padding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Buft {
+    /// `TENSOR_ALIGNMENT` 32 B (ggml-impl.h); also the GGUF data alignment of a mapped file.
+    Cpu,
+    /// 128 B (`ggml_backend_cuda_buffer_type_get_alignment`), plus `MATRIX_ROW_PADDING` 512
+    /// elements of one row for a quantized tensor whose rows are not a multiple of 512
+    /// (`ggml_backend_cuda_buffer_type_get_alloc_size`, ggml-cuda.cu).
+    Cuda,
+}
+
+/// Bytes a tensor of `rows` rows of `ne0` elements of `t` takes in a buffer of `buft`.
+///
+/// ```
+/// use vram_explorer::estimator::engines::llamacpp::dims::{Buft, tensor_bytes};
+/// use vram_explorer::tensor::GgufType;
+/// assert_eq!(tensor_bytes(GgufType::Q4K, 4096, 4096, Buft::Cuda), 9_437_184);
+/// // a 3584-wide Q4_K row gains a 512 − 0 … row chunk on CUDA: 3584 % 512 = 0, none here
+/// assert_eq!(tensor_bytes(GgufType::F32, 4096, 1, Buft::Cpu), 16_384);
+/// ```
+pub const fn tensor_bytes(t: GgufType, ne0: u64, rows: u64, buft: Buft) -> u64 {
+    let mut size = t.bytes(ne0) * rows;
+    let align = match buft {
+        Buft::Cpu => 32,
+        Buft::Cuda => {
+            if t.is_quantized() && !ne0.is_multiple_of(512) {
+                size += t.bytes(512 - ne0 % 512);
+            }
+            128
+        }
+    };
+    size.div_ceil(align) * align
+}
+
+/// Weight bytes of repeating layer `il` in a buffer of `buft`: norms (F32), attention, MLP or
+/// experts, each in the type `tensor_types` gives it.
+pub fn layer_bytes(d: &Dims, ftype: GgufFileType, il: u32, buft: Buft) -> u64 {
+    let q = d.quant_model();
+    let e = d.n_embd;
+    let (q_out, kv_out) = (d.n_head * d.head_dim, d.n_embd_kv());
+    let w = |role: Role, ne0: u64, rows: u64| {
+        let t = tensor_types::tensor_type(ftype, role, il, ne0, &q);
+        tensor_bytes(t, ne0, rows, buft)
+    };
+    let vec = |n: u64| tensor_bytes(GgufType::F32, n, 1, buft);
+    let norms = if d.norm_bias { 4 } else { 2 };
+    let mut total = norms * vec(e);
+    if d.fused_qkv {
+        total += w(Role::AttnQkv, e, q_out + 2 * kv_out);
+    } else {
+        total += w(Role::AttnQ, e, q_out) + w(Role::AttnK, e, kv_out) + w(Role::AttnV, e, kv_out);
+    }
+    total += w(Role::AttnOutput, q_out, e);
+    if d.bias {
+        total += if d.fused_qkv {
+            vec(q_out + 2 * kv_out)
+        } else {
+            vec(q_out) + 2 * vec(kv_out)
+        } + vec(e);
+    }
+    let mlps = if d.n_expert > 0 {
+        // Routed experts as one 3-D tensor per matrix (`ffn_*_exps`), the router F32.
+        total += tensor_bytes(GgufType::F32, e, d.n_expert, buft);
+        d.n_expert + d.n_shared
+    } else {
+        1
+    };
+    let f = d.n_ff;
+    let up = w(Role::FfnUp, e, f * mlps);
+    let gate = if d.gated {
+        w(Role::FfnGate, e, f * mlps)
+    } else {
+        0
+    };
+    let down = w(Role::FfnDown, f, e * mlps);
+    total += up + gate + down;
+    if d.bias {
+        total += vec(f) * mlps + vec(e);
+    }
+    total
+}
+
+/// The token embedding (input layer, always on the CPU).
+pub fn token_embd_bytes(d: &Dims, ftype: GgufFileType, buft: Buft) -> u64 {
+    let q = d.quant_model();
+    let t = tensor_types::tensor_type(ftype, Role::TokenEmbd, 0, d.n_embd, &q);
+    tensor_bytes(t, d.n_embd, d.n_vocab, buft)
+}
+
+/// The output layer: `output_norm` and `output` (with tied embeddings llama.cpp creates the output
+/// as a duplicate of `token_embd` on the output device, so its bytes count again there).
+pub fn output_bytes(d: &Dims, ftype: GgufFileType, buft: Buft) -> u64 {
+    let q = d.quant_model();
+    let norm = tensor_bytes(GgufType::F32, d.n_embd, 1, buft) * if d.norm_bias { 2 } else { 1 };
+    let role = if d.tied {
+        Role::TokenEmbd
+    } else {
+        Role::Output
+    };
+    let t = tensor_types::tensor_type(ftype, role, 0, d.n_embd, &q);
+    norm + tensor_bytes(t, d.n_embd, d.n_vocab, buft)
+}

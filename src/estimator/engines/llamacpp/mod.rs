@@ -1,0 +1,197 @@
+//! llama.cpp: the buffers it allocates and prints, from a GGUF file type and its flags.
+//! Derived from llama.cpp@0c1e57098 (vendored in llama-cpp-python 0.3.36); docs/engines/llamacpp.md
+//! has the derivation with file paths, the published logs and the CPU measurements it is held to.
+//!
+//! All sizes are bytes as llama.cpp allocates them; it prints each as `bytes / 2^20` with `%8.2f`
+//! ([`mib_printed`]).
+
+pub mod compute;
+pub mod dims;
+pub mod kv;
+pub mod memory;
+pub mod placement;
+pub mod resolve;
+pub mod tensor_types;
+pub mod time;
+
+pub use resolve::resolve_engine;
+
+use self::dims::{Buft, Dims};
+use self::placement::Placement;
+use crate::estimator::Resolved;
+use crate::estimator::model::ResolvedModel;
+use crate::scenario::{FlashAttn, LlamaCpp, MAX_SPLIT, Mode, Scenario, WeightFormat};
+use crate::tensor::{Dtype, GgufFileType};
+
+/// One GPU's buffers (`CUDA<i> model buffer size`, `… KV buffer size`, `… compute buffer size`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Device {
+    pub model: u64,
+    pub kv: u64,
+    pub compute: u64,
+    /// Repeating layers on this GPU.
+    pub layers: u32,
+    /// The output layer is here.
+    pub output: bool,
+}
+
+impl Device {
+    pub const fn total(&self) -> u64 {
+        self.model + self.kv + self.compute
+    }
+}
+
+/// Everything llama.cpp prints about memory at load, for one scenario.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Buffers {
+    /// GPUs llama.cpp uses (0: a CPU build or `-dev none`).
+    pub gpus: u32,
+    pub dev: [Device; MAX_SPLIT],
+    /// CPU-resident weights: `token_embd` and the layers `-ngl` leaves on the CPU (32 B aligned).
+    /// With mmap this is the `CPU_Mapped` span when the file stores its tensors in layer order.
+    pub host_model: u64,
+    /// Of `host_model`, the token embedding (read one row per token, not streamed).
+    pub host_embd: u64,
+    pub host_kv: u64,
+    /// The CPU backend's compute buffer (`CUDA_Host` with a GPU, `CPU` without).
+    pub host_compute: u64,
+    pub mmap: bool,
+    /// Context cells (`n_ctx` padded to 256, all sequences).
+    pub n_ctx: u32,
+    pub n_batch: u32,
+    pub n_ubatch: u32,
+    pub n_seq: u32,
+    /// Repeating layers on GPUs and whether the output layer is; `n_layer` for "33/33".
+    pub layers_on_gpu: u32,
+    pub output_on_gpu: bool,
+    pub n_layer: u32,
+    pub flash_attn: bool,
+    /// K and V bytes over all devices (the `llama_kv_cache: size = …, K (f16): …` line).
+    pub k_bytes: u64,
+    pub v_bytes: u64,
+    pub settings: LlamaCpp,
+    pub file_type: GgufFileType,
+}
+
+impl Buffers {
+    /// The GPU with the most bytes (what decides whether it fits), or `None` without GPUs.
+    pub fn largest_gpu(&self) -> Option<(usize, &Device)> {
+        self.dev
+            .iter()
+            .take(self.gpus as usize)
+            .enumerate()
+            .max_by_key(|(_, d)| d.total())
+    }
+
+    /// Host bytes: CPU weights, CPU KV, the host compute buffer.
+    pub const fn host_total(&self) -> u64 {
+        self.host_model + self.host_kv + self.host_compute
+    }
+}
+
+/// A byte count as llama.cpp prints it: MiB rounded to 0.01 (`%8.2f` of `bytes / 1024.0 / 1024.0`).
+///
+/// ```
+/// use vram_explorer::estimator::engines::llamacpp::mib_printed;
+/// assert_eq!(mib_printed(295_501_824), 281.81);
+/// ```
+pub fn mib_printed(bytes: u64) -> f64 {
+    let mib = bytes as f64 / 1_048_576.0;
+    (mib * 100.0).round_ties_even() / 100.0
+}
+
+/// The GGUF file a scenario's weights are: its GGUF file type, else the file type of its weight
+/// format (Q4_K → the Q4_K_S mix's base, Q8_0) or of the precision's weight type (F16, BF16, F32).
+pub fn file_type(sc: &Scenario) -> GgufFileType {
+    let p = sc.precision.resolve();
+    let dense = p.weight_compute_copies.unwrap_or(p.weights);
+    match sc.quantization.weights {
+        WeightFormat::GgufFile(f) => f,
+        WeightFormat::GgufQ8_0 => GgufFileType::Q8_0,
+        WeightFormat::GgufQ4K => GgufFileType::Q4KS,
+        _ => match dense {
+            Dtype::Fp32 | Dtype::Tf32 => GgufFileType::F32,
+            Dtype::Bf16 => GgufFileType::Bf16,
+            _ => GgufFileType::F16,
+        },
+    }
+}
+
+/// The buffers of a resolved llama.cpp scenario (`None` for other engines or a non-transformer).
+pub fn buffers(r: &Resolved) -> Option<Buffers> {
+    buffers_of(&r.scenario, r.model)
+}
+
+/// The buffers of a resolved scenario `sc` (its numbers in range) and its model.
+pub fn buffers_of(sc: &Scenario, m: &ResolvedModel) -> Option<Buffers> {
+    let s = *sc.inference.engine.as_ref()?.llamacpp()?;
+    if m.family != crate::scenario::ModelFamily::Transformer || sc.mode != Mode::Inference {
+        return None;
+    }
+    let d = Dims::of(m, sc.model.transformer.bias);
+    let gpus = if s.cpu_only {
+        0
+    } else {
+        sc.parallel.gpus().clamp(1, MAX_SPLIT as u64) as usize
+    };
+    let p = Placement::new(d.n_layer, s.n_gpu_layers, gpus, &s.tensor_split);
+    let ftype = file_type(sc);
+    let mut b = Buffers {
+        gpus: gpus as u32,
+        mmap: s.mmap,
+        n_layer: d.n_layer,
+        settings: s,
+        file_type: ftype,
+        flash_attn: flash_attn(&s),
+        ..Buffers::default()
+    };
+    weights(&mut b, &d, &p, ftype);
+    let i = &sc.inference;
+    kv::place(
+        &mut b,
+        &d,
+        &p,
+        &s,
+        i.prompt_tokens.saturating_add(i.generated_tokens),
+    );
+    compute::reserve(&mut b, &d);
+    Some(b)
+}
+
+/// `-fa auto` is on (every CUDA GPU of the catalog and the CPU backend support it); a quantized V
+/// cache turns it on too (`llama_init_from_model`: "enabling flash_attn since it is required for
+/// quantized V cache").
+pub fn flash_attn(s: &LlamaCpp) -> bool {
+    match s.flash_attn {
+        FlashAttn::On | FlashAttn::Auto => true,
+        FlashAttn::Off => s.cache_type_v.quantized(),
+    }
+}
+
+fn weights(b: &mut Buffers, d: &Dims, p: &Placement, ftype: GgufFileType) {
+    b.host_embd = dims::token_embd_bytes(d, ftype, Buft::Cpu);
+    b.host_model = b.host_embd;
+    for il in 0..=d.n_layer {
+        let output = il == d.n_layer;
+        let dev = p.device(il);
+        let buft = if dev.is_some() { Buft::Cuda } else { Buft::Cpu };
+        let bytes = if output {
+            dims::output_bytes(d, ftype, buft)
+        } else {
+            dims::layer_bytes(d, ftype, il, buft)
+        };
+        match dev.and_then(|i| b.dev.get_mut(i)) {
+            Some(g) => {
+                g.model += bytes;
+                if output {
+                    g.output = true;
+                    b.output_on_gpu = true;
+                } else {
+                    g.layers += 1;
+                    b.layers_on_gpu += 1;
+                }
+            }
+            None => b.host_model += bytes,
+        }
+    }
+}

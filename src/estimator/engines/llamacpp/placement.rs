@@ -1,0 +1,69 @@
+//! Where `-ngl` and `-ts` put each layer (llama.cpp@0c1e57098 `src/llama-model.cpp`
+//! `load_tensors`, `get_layer_buft_list`; docs/engines/llamacpp.md §3).
+
+use crate::scenario::MAX_SPLIT;
+
+/// The devices of layers `0 ..= n_layer` (index `n_layer` is the output layer).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Placement {
+    pub n_layer: u32,
+    /// First layer on a GPU: `max(n_layer + 1 − ngl, 0)`.
+    pub i_gpu_start: u32,
+    /// Layers on GPUs: `min(ngl, n_layer + 1)` (0 without a GPU).
+    pub act_gpu_layers: u32,
+    /// Cumulative, normalised split points per GPU (f32, as llama.cpp computes them).
+    pub splits: [f32; MAX_SPLIT],
+    pub gpus: usize,
+}
+
+impl Placement {
+    /// `ngl < 0` offloads everything; `gpus = 0` (a CPU build, `-dev none`) nothing. An all-zero
+    /// `tensor_split` is an even split (llama.cpp splits by free memory: equal GPUs, equal shares).
+    pub fn new(n_layer: u32, ngl: i32, gpus: usize, tensor_split: &[f32; MAX_SPLIT]) -> Placement {
+        let gpus = gpus.min(MAX_SPLIT);
+        let all = n_layer.saturating_add(1);
+        let ngl = if ngl < 0 { all } else { ngl.unsigned_abs() };
+        let act_gpu_layers = if gpus == 0 { 0 } else { ngl.min(all) };
+        let i_gpu_start = all.saturating_sub(ngl);
+        let mut splits = [0.0_f32; MAX_SPLIT];
+        let even = tensor_split.iter().take(gpus).all(|&x| x == 0.0);
+        let mut sum = 0.0_f32;
+        for (i, s) in splits.iter_mut().enumerate().take(gpus) {
+            sum += if even { 1.0 } else { tensor_split[i].max(0.0) };
+            *s = sum;
+        }
+        if sum > 0.0 {
+            for s in splits.iter_mut().take(gpus) {
+                *s /= sum;
+            }
+        }
+        Placement {
+            n_layer,
+            i_gpu_start,
+            act_gpu_layers,
+            splits,
+            gpus,
+        }
+    }
+
+    /// The GPU of layer `il` (0 ..= n_layer), or `None` for the CPU: `std::upper_bound` of
+    /// `(il − i_gpu_start) / act_gpu_layers` over the split points.
+    pub fn device(&self, il: u32) -> Option<usize> {
+        if self.gpus == 0 || il < self.i_gpu_start || il - self.i_gpu_start >= self.act_gpu_layers {
+            return None;
+        }
+        let x = (il - self.i_gpu_start) as f32 / self.act_gpu_layers as f32;
+        let idx = self.splits[..self.gpus]
+            .iter()
+            .take_while(|&&s| s <= x)
+            .count();
+        Some(idx.min(self.gpus - 1))
+    }
+
+    /// Repeating layers on GPUs.
+    pub fn repeating_on_gpu(&self) -> u32 {
+        (0..self.n_layer)
+            .filter(|&il| self.device(il).is_some())
+            .count() as u32
+    }
+}

@@ -1,0 +1,60 @@
+//! Clamps llama.cpp's settings into `scenario::validate::RANGES` (the resolve pass of
+//! `estimator::resolve` calls [`resolve_engine`] on the inference section's engine).
+
+use crate::estimator::Diagnostics;
+use crate::scenario::validate::field;
+use crate::scenario::{LlamaCpp, ServingEngine};
+
+/// The engine with its numbers in range (other engines unchanged).
+pub fn resolve_engine(e: ServingEngine, d: &mut Diagnostics) -> ServingEngine {
+    match e {
+        ServingEngine::LlamaCpp(l) => ServingEngine::LlamaCpp(settings(&l, d)),
+        other => other,
+    }
+}
+
+fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
+    let LlamaCpp {
+        n_ctx,
+        n_batch,
+        n_ubatch,
+        n_gpu_layers,
+        tensor_split,
+        cache_type_k,
+        cache_type_v,
+        flash_attn,
+        no_kv_offload,
+        n_parallel,
+        mmap,
+        cpu_only,
+        host_memory_gb_s,
+    } = l;
+    let ngl_range = const { field("inference.engine.llamacpp.n_gpu_layers") };
+    let ngl = if *n_gpu_layers < 0 {
+        -1
+    } else {
+        ngl_range.clamp(f64::from(*n_gpu_layers), -1.0, d) as i32
+    };
+    let split_range = const { field("inference.engine.llamacpp.tensor_split") };
+    let split = tensor_split.map(|x| split_range.clamp(f64::from(x), 0.0, d) as f32);
+    LlamaCpp {
+        n_ctx: const { field("inference.engine.llamacpp.n_ctx") }.clamp_u32(*n_ctx, d),
+        n_batch: const { field("inference.engine.llamacpp.n_batch") }.clamp_u32(*n_batch, d),
+        n_ubatch: const { field("inference.engine.llamacpp.n_ubatch") }.clamp_u32(*n_ubatch, d),
+        n_gpu_layers: ngl,
+        tensor_split: split,
+        cache_type_k: *cache_type_k,
+        cache_type_v: *cache_type_v,
+        flash_attn: *flash_attn,
+        no_kv_offload: *no_kv_offload,
+        n_parallel: const { field("inference.engine.llamacpp.n_parallel") }
+            .clamp_u32(*n_parallel, d),
+        mmap: *mmap,
+        cpu_only: *cpu_only,
+        host_memory_gb_s: const { field("inference.engine.llamacpp.host_memory_gb_s") }.clamp(
+            *host_memory_gb_s,
+            LlamaCpp::default().host_memory_gb_s,
+            d,
+        ),
+    }
+}

@@ -1,0 +1,63 @@
+//! The llama.cpp buffers explained: on its GPU with the most bytes, the model buffer is the
+//! weights, the KV buffer the KV cache and the compute buffer the transient bytes
+//! (`engines::llamacpp`; docs/engines/llamacpp.md).
+
+use super::parts::Parts;
+use crate::estimator::Component;
+use crate::estimator::engines::llamacpp::{Buffers, mib_printed};
+use crate::units::Bytes;
+
+const SOURCE: &str = "llama.cpp@0c1e57098 (llama-cpp-python 0.3.36): src/llama-model.cpp load_tensors, \
+src/llama-quant.cpp, src/llama-kv-cache.cpp, llama_context::sched_reserve; docs/engines/llamacpp.md";
+
+/// The explanation of a component a llama.cpp buffer holds (`None` for the others).
+pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
+    let (i, d) = b.largest_gpu()?;
+    let dev = format!("CUDA{i}");
+    let (bytes, formula, lead, assumption) = match c {
+        Component::Weights => (
+            d.model,
+            "Σ over the tensors on this GPU of pad(bytes(type, elements) + CUDA row padding, 128 B)",
+            format!(
+                "{dev} model buffer: {} repeating layers{} of the GGUF {} file, each tensor in the type llama-quantize gave it",
+                d.layers,
+                if d.output { " + the output layer" } else { "" },
+                b.file_type.name()
+            ),
+            "the file was made by llama-quantize's default rules (no --tensor-type overrides, no imatrix-dependent choices)",
+        ),
+        Component::KvCache => (
+            d.kv,
+            "Σ over this GPU's layers of n_ctx × (bytes(ctk, n_embd_k_gqa) + bytes(ctv, n_embd_v_gqa))",
+            format!(
+                "{dev} KV buffer: {} layers × {} cells ({} / {})",
+                d.layers,
+                b.n_ctx,
+                b.settings.cache_type_k.name(),
+                b.settings.cache_type_v.name()
+            ),
+            "one unified cache of n_ctx cells (padded to 256); interleaved-SWA and MLA caches are not modelled",
+        ),
+        Component::Transient => (
+            d.compute,
+            "max(output: T × (n_vocab + n_embd) × 4, layer: n_kv × T × n_head × 4 + 6 × n_embd × T × 4 without flash attention, (3 n_ff + n_embd) × T × 4 with it)",
+            format!(
+                "{dev} compute buffer: the worst-case graph of T = {} tokens over {} cells",
+                b.n_ubatch, b.n_ctx
+            ),
+            "the planner's high-water mark in closed form: exact on the published single-GPU logs, within 5 % but one (pipeline-parallel copies) on multi-GPU logs",
+        ),
+        _ => return None,
+    };
+    Some(Parts {
+        formula: formula.to_owned(),
+        lead: format!(
+            "{lead} = {:.2} MiB as llama.cpp prints it",
+            mib_printed(bytes)
+        ),
+        terms: vec![(format!("{dev} buffer"), Bytes(bytes as f64))],
+        source: SOURCE,
+        assumption,
+        rest: "other",
+    })
+}

@@ -1,0 +1,365 @@
+//! A pasted llama.cpp command line (`llama-server -m model-Q4_K_M.gguf -c 8192 -ngl 20 -fa on`,
+//! `llama-cli …`) as llama.cpp settings. Flags as `common/arg.cpp` spells them at
+//! llama.cpp@0c1e57098; the ones that change memory fill [`LlamaCpp`], the ones that do not are
+//! accepted and listed as ignored, anything else is an error that names it. Pure: a new value or an
+//! error, never a half-applied change.
+
+use crate::scenario::{
+    CacheType, FlashAttn, LlamaCpp, MAX_SPLIT, Mode, Scenario, ServingEngine, WeightFormat,
+};
+use crate::tensor::GgufFileType;
+
+/// What a command line says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParsedCommand {
+    pub settings: LlamaCpp,
+    /// The file type the model's file name spells (`-m …Q4_K_M.gguf`).
+    pub file_type: Option<GgufFileType>,
+    pub model: Option<String>,
+    /// Flags accepted that do not change memory (with their values).
+    pub ignored: Vec<String>,
+    /// Flags that change memory in ways the estimator does not model (e.g. `-ot`).
+    pub not_modelled: Vec<String>,
+}
+
+/// Flags that do not change memory; `true` when the flag takes a value.
+const IGNORED: &[(&str, bool)] = &[
+    ("--host", true),
+    ("--port", true),
+    ("-t", true),
+    ("--threads", true),
+    ("-tb", true),
+    ("--threads-batch", true),
+    ("--temp", true),
+    ("--top-k", true),
+    ("--top-p", true),
+    ("--min-p", true),
+    ("--repeat-penalty", true),
+    ("--repeat-last-n", true),
+    ("-s", true),
+    ("--seed", true),
+    ("-n", true),
+    ("--n-predict", true),
+    ("-p", true),
+    ("--prompt", true),
+    ("-f", true),
+    ("--file", true),
+    ("-sys", true),
+    ("--system-prompt", true),
+    ("-a", true),
+    ("--alias", true),
+    ("--api-key", true),
+    ("--chat-template", true),
+    ("--chat-template-file", true),
+    ("--log-file", true),
+    ("--numa", true),
+    ("--prio", true),
+    ("--rope-freq-base", true),
+    ("--rope-freq-scale", true),
+    ("--rope-scaling", true),
+    ("--timeout", true),
+    ("--threads-http", true),
+    ("-sm", true),
+    ("--split-mode", true),
+    ("-mg", true),
+    ("--main-gpu", true),
+    ("--mlock", false),
+    ("--jinja", false),
+    ("-cnv", false),
+    ("--conversation", false),
+    ("-no-cnv", false),
+    ("--no-conversation", false),
+    ("-i", false),
+    ("--interactive", false),
+    ("-v", false),
+    ("--verbose", false),
+    ("--log-disable", false),
+    ("--metrics", false),
+    ("--slots", false),
+    ("--no-webui", false),
+    ("-cb", false),
+    ("--cont-batching", false),
+    ("-nocb", false),
+    ("--no-cont-batching", false),
+    ("-kvu", false),
+    ("--kv-unified", false),
+    ("--no-warmup", false),
+    ("--embedding", false),
+    ("--embeddings", false),
+    ("-e", false),
+    ("--escape", false),
+    ("--color", false),
+    ("-st", false),
+    ("--single-turn", false),
+];
+
+/// Flags that change memory but are not modelled (accepted, with their value, and reported).
+const NOT_MODELLED: &[(&str, bool)] = &[
+    ("-ot", true),
+    ("--override-tensor", true),
+    ("-md", true),
+    ("--model-draft", true),
+    ("--lora", true),
+    ("--mmproj", true),
+    ("--swa-full", false),
+    ("-cmoe", false),
+    ("--cpu-moe", false),
+    ("-ncmoe", true),
+    ("--n-cpu-moe", true),
+];
+
+/// Splits a command line into words: whitespace separates, single and double quotes group, a
+/// backslash before a newline continues the line.
+fn words(cmd: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut started = false;
+    let mut chars = cmd.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match (quote, ch) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(ch);
+                started = true;
+            }
+            (None, '\\') if chars.peek().is_some_and(|c| *c == '\n' || *c == '\r') => {}
+            (None, c) if c.is_whitespace() => {
+                if started {
+                    out.push(std::mem::take(&mut cur));
+                    started = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                started = true;
+            }
+        }
+    }
+    if started {
+        out.push(cur);
+    }
+    out
+}
+
+/// Whether the first word names a llama.cpp program (a path ending in `llama-server`, `llama-cli`,
+/// `llama-run`, or the old `main` / `server`).
+fn is_program(word: &str) -> bool {
+    let base = word.rsplit(['/', '\\']).next().unwrap_or(word);
+    let base = base.strip_suffix(".exe").unwrap_or(base);
+    base.starts_with("llama-") || base == "main" || base == "server"
+}
+
+/// Parses `cmd` over `base` (the settings it changes start from `base`).
+///
+/// ```
+/// use vram_explorer::import::llamacpp_cmd::parse;
+/// use vram_explorer::scenario::{CacheType, LlamaCpp};
+/// use vram_explorer::tensor::GgufFileType;
+/// let p = parse("llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 8192 -ngl 20 -fa on -ctk q8_0 --port 8080",
+///               &LlamaCpp::default()).unwrap();
+/// assert_eq!((p.settings.n_ctx, p.settings.n_gpu_layers), (8192, 20));
+/// assert_eq!(p.settings.cache_type_k, CacheType::Q8_0);
+/// assert_eq!(p.file_type, Some(GgufFileType::Q4KM));
+/// assert_eq!(p.ignored, vec!["--port 8080".to_owned()]);
+/// assert!(parse("llama-server --frobnicate 3", &LlamaCpp::default()).unwrap_err().contains("--frobnicate"));
+/// ```
+pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
+    let w = words(cmd);
+    let Some(first) = w.first() else {
+        return Err("the command line is empty".to_owned());
+    };
+    if !is_program(first) {
+        return Err(format!(
+            "\"{first}\" is not a llama.cpp program (expected llama-server, llama-cli or another llama-* tool)"
+        ));
+    }
+    let mut p = ParsedCommand {
+        settings: *base,
+        file_type: None,
+        model: None,
+        ignored: Vec::new(),
+        not_modelled: Vec::new(),
+    };
+    let mut unknown = Vec::new();
+    let mut errors = Vec::new();
+    let mut i = 1;
+    while i < w.len() {
+        let (flag, inline) = match w[i].split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_owned())),
+            _ => (w[i].as_str(), None),
+        };
+        let next = w.get(i + 1).cloned();
+        // A bare `-fa` (older builds: on) is followed by another flag, not a value.
+        let fa_value = |v: &str| matches!(v, "on" | "off" | "auto" | "1" | "0" | "true" | "false");
+        if matches!(flag, "-fa" | "--flash-attn")
+            && inline.is_none()
+            && !next.as_deref().is_some_and(fa_value)
+        {
+            p.settings.flash_attn = FlashAttn::On;
+            i += 1;
+            continue;
+        }
+        let mut took = false;
+        let mut value = || -> Option<String> {
+            if inline.is_some() {
+                return inline.clone();
+            }
+            took = true;
+            next.clone()
+        };
+        if let Err(e) = apply_flag(&mut p, flag, &mut value, &mut unknown) {
+            errors.push(e);
+        }
+        i += if took { 2 } else { 1 };
+    }
+    if !unknown.is_empty() {
+        errors.push(format!(
+            "unknown flag{}: {} (not a llama.cpp flag this version knows)",
+            if unknown.len() > 1 { "s" } else { "" },
+            unknown.join(", ")
+        ));
+    }
+    if errors.is_empty() {
+        Ok(p)
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+fn number<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
+    let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
+    v.parse()
+        .map_err(|_| format!("{flag}: \"{v}\" is not a number"))
+}
+
+fn apply_flag(
+    p: &mut ParsedCommand,
+    flag: &str,
+    value: &mut dyn FnMut() -> Option<String>,
+    unknown: &mut Vec<String>,
+) -> Result<(), String> {
+    let s = &mut p.settings;
+    match flag {
+        "-m" | "--model" => {
+            let m = value().ok_or("-m needs a file")?;
+            p.file_type = GgufFileType::find(&m);
+            p.model = Some(m);
+        }
+        "-c" | "--ctx-size" => s.n_ctx = number(flag, value())?,
+        "-b" | "--batch-size" => s.n_batch = number(flag, value())?,
+        "-ub" | "--ubatch-size" => s.n_ubatch = number(flag, value())?,
+        "-np" | "--parallel" => s.n_parallel = number(flag, value())?,
+        "-ngl" | "--gpu-layers" | "--n-gpu-layers" => {
+            let v = value().ok_or_else(|| format!("{flag} needs a value"))?;
+            s.n_gpu_layers = match v.as_str() {
+                "auto" | "all" => -1,
+                _ => number(flag, Some(v))?,
+            };
+        }
+        "-ts" | "--tensor-split" => {
+            let v = value().ok_or_else(|| format!("{flag} needs a value"))?;
+            let mut split = [0.0_f32; MAX_SPLIT];
+            for (i, part) in v.split([',', '/']).enumerate() {
+                let slot = split
+                    .get_mut(i)
+                    .ok_or_else(|| format!("{flag}: more than {MAX_SPLIT} GPUs"))?;
+                *slot = number(flag, Some(part.to_owned()))?;
+            }
+            s.tensor_split = split;
+        }
+        "-ctk" | "--cache-type-k" | "-ctv" | "--cache-type-v" => {
+            let v = value().ok_or_else(|| format!("{flag} needs a type"))?;
+            let t = CacheType::parse(&v).ok_or_else(|| {
+                let names: Vec<&str> = CacheType::ALL.iter().map(|t| t.name()).collect();
+                format!("{flag}: \"{v}\" is not a cache type ({})", names.join(", "))
+            })?;
+            if matches!(flag, "-ctk" | "--cache-type-k") {
+                s.cache_type_k = t;
+            } else {
+                s.cache_type_v = t;
+            }
+        }
+        "-fa" | "--flash-attn" => s.flash_attn = flash(value)?,
+        "-nkvo" | "--no-kv-offload" => s.no_kv_offload = true,
+        "--no-mmap" => s.mmap = false,
+        "--mmap" => s.mmap = true,
+        "-dev" | "--device" => {
+            let v = value().ok_or("-dev needs a device list")?;
+            s.cpu_only = v == "none";
+        }
+        _ => {
+            if let Some((_, takes)) = IGNORED.iter().find(|(f, _)| *f == flag) {
+                p.ignored.push(with_value(flag, *takes, value));
+            } else if let Some((_, takes)) = NOT_MODELLED.iter().find(|(f, _)| *f == flag) {
+                p.not_modelled.push(with_value(flag, *takes, value));
+            } else {
+                unknown.push(flag.to_owned());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn with_value(flag: &str, takes: bool, value: &mut dyn FnMut() -> Option<String>) -> String {
+    if takes {
+        format!("{flag} {}", value().unwrap_or_default())
+    } else {
+        flag.to_owned()
+    }
+}
+
+/// `-fa on|off|auto` (a bare `-fa` is handled by `parse`).
+fn flash(value: &mut dyn FnMut() -> Option<String>) -> Result<FlashAttn, String> {
+    match value().as_deref() {
+        Some("on" | "1" | "true" | "enabled") => Ok(FlashAttn::On),
+        Some("off" | "0" | "false" | "disabled") => Ok(FlashAttn::Off),
+        Some("auto") => Ok(FlashAttn::Auto),
+        Some(v) => Err(format!("-fa: \"{v}\" is not on, off or auto")),
+        None => Ok(FlashAttn::On),
+    }
+}
+
+/// `sc` served by llama.cpp as `cmd` says: inference, the engine's settings (starting from the
+/// scenario's own llama.cpp settings, if any) and the GGUF file type the model's name spells.
+pub fn apply(sc: &Scenario, cmd: &str) -> Result<(Scenario, ParsedCommand), String> {
+    let base = sc
+        .inference
+        .engine
+        .as_ref()
+        .and_then(|e| e.llamacpp().copied())
+        .unwrap_or_default();
+    let p = parse(cmd, &base)?;
+    let mut out = sc.clone();
+    out.mode = Mode::Inference;
+    out.inference.engine = Some(ServingEngine::LlamaCpp(p.settings));
+    if let Some(f) = p.file_type {
+        out.quantization.weights = WeightFormat::GgufFile(f);
+    }
+    Ok((out, p))
+}
+
+/// One line for the user: what was ignored and what is not modelled.
+pub fn notes(p: &ParsedCommand) -> Vec<String> {
+    let mut out = Vec::new();
+    if !p.ignored.is_empty() {
+        out.push(format!(
+            "ignored (no effect on memory): {}",
+            p.ignored.join(", ")
+        ));
+    }
+    if !p.not_modelled.is_empty() {
+        out.push(format!(
+            "not modelled (changes memory; the estimate leaves it out): {}",
+            p.not_modelled.join(", ")
+        ));
+    }
+    if p.model.is_some() && p.file_type.is_none() {
+        out.push(
+            "the model's file name names no GGUF file type: the scenario's weights are kept"
+                .to_owned(),
+        );
+    }
+    out
+}

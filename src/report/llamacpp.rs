@@ -1,0 +1,125 @@
+//! llama.cpp's load log as the estimate predicts it: the lines `load_tensors`, `llama_kv_cache` and
+//! `llama_context` print at llama.cpp@0c1e57098 (formats `%12s model buffer size = %8.2f MiB` etc.;
+//! docs/engines/llamacpp.md §3–5), so a user can hold them against their own log.
+
+use std::fmt::Write;
+
+use crate::estimator::engines::llamacpp::{Buffers, mib_printed};
+
+/// The buffer type names the CPU backend's buffers print under.
+pub fn host_names(b: &Buffers) -> (&'static str, &'static str) {
+    let model = if b.mmap { "CPU_Mapped" } else { "CPU" };
+    let compute = if b.gpus == 0 { "CPU" } else { "CUDA_Host" };
+    (model, compute)
+}
+
+/// The predicted log lines, one per printed buffer, in llama.cpp's order.
+pub fn log_lines(b: &Buffers) -> String {
+    let mut out = String::new();
+    let (model_name, compute_name) = host_names(b);
+    let gpus = b.gpus as usize;
+    let on_gpu = b.layers_on_gpu + u32::from(b.output_on_gpu);
+    if gpus > 0 {
+        if b.output_on_gpu {
+            let _ = writeln!(out, "load_tensors: offloading output layer to GPU");
+        }
+        let _ = writeln!(
+            out,
+            "load_tensors: offloading {} repeating layers to GPU",
+            b.layers_on_gpu
+        );
+        let _ = writeln!(
+            out,
+            "load_tensors: offloaded {on_gpu}/{} layers to GPU",
+            b.n_layer + 1
+        );
+    }
+    for (i, d) in b.dev.iter().take(gpus).enumerate() {
+        line(
+            &mut out,
+            "load_tensors",
+            &format!("CUDA{i}"),
+            "model",
+            d.model,
+        );
+    }
+    line(&mut out, "load_tensors", model_name, "model", b.host_model);
+    for (i, d) in b.dev.iter().take(gpus).enumerate() {
+        if d.kv > 0 {
+            line(&mut out, "llama_kv_cache", &format!("CUDA{i}"), "KV", d.kv);
+        }
+    }
+    if b.host_kv > 0 {
+        line(&mut out, "llama_kv_cache", "CPU", "KV", b.host_kv);
+    }
+    let s = &b.settings;
+    let _ = writeln!(
+        out,
+        "llama_kv_cache: size = {:7.2} MiB ({:6} cells, {:3} layers, {}/{} seqs), K ({}): {:7.2} MiB, V ({}): {:7.2} MiB",
+        mib_printed(b.k_bytes + b.v_bytes),
+        b.n_ctx,
+        b.n_layer,
+        b.n_seq,
+        b.n_seq,
+        s.cache_type_k.name(),
+        mib_printed(b.k_bytes),
+        s.cache_type_v.name(),
+        mib_printed(b.v_bytes),
+    );
+    for (i, d) in b.dev.iter().take(gpus).enumerate() {
+        line(
+            &mut out,
+            "llama_context",
+            &format!("CUDA{i}"),
+            "compute",
+            d.compute,
+        );
+    }
+    line(
+        &mut out,
+        "llama_context",
+        compute_name,
+        "compute",
+        b.host_compute,
+    );
+    out
+}
+
+fn line(out: &mut String, func: &str, name: &str, kind: &str, bytes: u64) {
+    let _ = writeln!(
+        out,
+        "{func}: {name:>12} {kind} buffer size = {:8.2} MiB",
+        mib_printed(bytes)
+    );
+}
+
+/// The section of the text report: the settings in effect and the predicted lines.
+pub fn section(b: &Buffers) -> String {
+    let mut out = String::new();
+    let s = &b.settings;
+    let _ = writeln!(out, "\nllama.cpp (GGUF {}):", b.file_type.name());
+    let _ = writeln!(
+        out,
+        "  n_ctx {} ({} seqs), n_batch {}, n_ubatch {}, flash attention {}, -ngl {}{}",
+        b.n_ctx,
+        b.n_seq,
+        b.n_batch,
+        b.n_ubatch,
+        if b.flash_attn { "on" } else { "off" },
+        if s.n_gpu_layers < 0 {
+            "all".to_owned()
+        } else {
+            s.n_gpu_layers.to_string()
+        },
+        if s.no_kv_offload {
+            ", KV on the host"
+        } else {
+            ""
+        },
+    );
+    let _ = writeln!(out, "  the load log should print:");
+    for l in log_lines(b).lines() {
+        let _ = writeln!(out, "    {l}");
+    }
+    out
+}

@@ -1,0 +1,136 @@
+//! llama.cpp's settings, named as its flags are (`llama-server --help`, `common/arg.cpp` at
+//! llama.cpp@0c1e57098, the commit llama-cpp-python 0.3.36 vendors). The rules that turn them into
+//! buffer sizes are in `estimator::engines::llamacpp`; the derivation is docs/engines/llamacpp.md.
+
+use serde::{Deserialize, Serialize};
+
+/// Most GPUs `-ts` can split over (`tensor_split` entries kept in the file).
+pub const MAX_SPLIT: usize = 8;
+
+/// `-ctk` / `-ctv`: the KV cache's element type (`common/arg.cpp` `kv_cache_types`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CacheType {
+    F32,
+    #[default]
+    F16,
+    Bf16,
+    Q8_0,
+    Q4_0,
+    Q4_1,
+    Iq4Nl,
+    Q5_0,
+    Q5_1,
+}
+
+impl CacheType {
+    pub const ALL: [CacheType; 9] = [
+        CacheType::F32,
+        CacheType::F16,
+        CacheType::Bf16,
+        CacheType::Q8_0,
+        CacheType::Q4_0,
+        CacheType::Q4_1,
+        CacheType::Iq4Nl,
+        CacheType::Q5_0,
+        CacheType::Q5_1,
+    ];
+
+    /// As the flag takes it and the log prints it ("q8_0").
+    pub const fn name(self) -> &'static str {
+        match self {
+            CacheType::F32 => "f32",
+            CacheType::F16 => "f16",
+            CacheType::Bf16 => "bf16",
+            CacheType::Q8_0 => "q8_0",
+            CacheType::Q4_0 => "q4_0",
+            CacheType::Q4_1 => "q4_1",
+            CacheType::Iq4Nl => "iq4_nl",
+            CacheType::Q5_0 => "q5_0",
+            CacheType::Q5_1 => "q5_1",
+        }
+    }
+
+    /// The type a flag value names (case-insensitive).
+    pub fn parse(s: &str) -> Option<CacheType> {
+        CacheType::ALL
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(s))
+    }
+
+    /// A block-quantized type (a quantized V cache needs flash attention).
+    pub const fn quantized(self) -> bool {
+        !matches!(self, CacheType::F32 | CacheType::F16 | CacheType::Bf16)
+    }
+}
+
+/// `-fa, --flash-attn on|off|auto`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FlashAttn {
+    /// On where the device supports it (every CUDA GPU of the catalog does; the CPU backend too).
+    #[default]
+    Auto,
+    On,
+    Off,
+}
+
+/// A llama.cpp server (`llama-server`, `llama-cli`; llama-cpp-python's `Llama` and Ollama's llama
+/// runner use the same library). Defaults are `llama-server`'s where it has a fixed one.
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "the file format: each switch is one of llama.cpp's flags, set by name"
+)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlamaCpp {
+    /// `-c, --ctx-size`: context tokens of the whole cache (all `-np` slots); 0 = the model's
+    /// training context, not known here: then the inference prompt + generated tokens.
+    /// Rounded up to a multiple of 256. Valid: 0 ..= 10^7.
+    pub n_ctx: u32,
+    /// `-b, --batch-size`: logical batch. Valid: 1 ..= 10^6.
+    pub n_batch: u32,
+    /// `-ub, --ubatch-size`: physical batch, the tokens of one graph (sizes the compute buffer).
+    /// Valid: 1 ..= 10^6.
+    pub n_ubatch: u32,
+    /// `-ngl, --n-gpu-layers`: repeating layers plus the output layer on the GPUs (the output layer
+    /// goes first); negative = all. Valid: −1 ..= 10^5.
+    pub n_gpu_layers: i32,
+    /// `-ts, --tensor-split`: share of layers per GPU (all zero = even, as equal free memory gives).
+    pub tensor_split: [f32; MAX_SPLIT],
+    /// `-ctk, --cache-type-k`.
+    pub cache_type_k: CacheType,
+    /// `-ctv, --cache-type-v` (a quantized V cache needs flash attention).
+    pub cache_type_v: CacheType,
+    /// `-fa, --flash-attn`.
+    pub flash_attn: FlashAttn,
+    /// `-nkvo, --no-kv-offload`: the whole KV cache in host memory.
+    pub no_kv_offload: bool,
+    /// `-np, --parallel`: sequences (server slots) sharing the `-c` cells. Valid: 1 ..= 4096.
+    pub n_parallel: u32,
+    /// `--no-mmap` unset: CPU-resident weights are a mapped view of the file (`CPU_Mapped`).
+    pub mmap: bool,
+    /// `-dev none`: a CPU build / no GPU backend (buffers print as `CPU`, nothing offloaded).
+    pub cpu_only: bool,
+    /// Not a flag: the host's memory bandwidth, GB/s, which bounds the layers `-ngl` leaves on the
+    /// CPU at decode (64 = dual-channel DDR5-4000 at its theoretical rate). Valid: 0.001 ..= 10^6.
+    pub host_memory_gb_s: f64,
+}
+
+impl Default for LlamaCpp {
+    fn default() -> Self {
+        LlamaCpp {
+            n_ctx: 4096,
+            n_batch: 2048,
+            n_ubatch: 512,
+            n_gpu_layers: -1,
+            tensor_split: [0.0; MAX_SPLIT],
+            cache_type_k: CacheType::F16,
+            cache_type_v: CacheType::F16,
+            flash_attn: FlashAttn::Auto,
+            no_kv_offload: false,
+            n_parallel: 1,
+            mmap: true,
+            cpu_only: false,
+            host_memory_gb_s: 64.0,
+        }
+    }
+}

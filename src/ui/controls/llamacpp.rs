@@ -1,0 +1,236 @@
+//! llama.cpp's settings (named as its flags) for an inference scenario, a box to paste a llama.cpp
+//! command line into, and the load-log lines the estimate predicts (the engine choice for vLLM and
+//! SGLang is `controls::engine`).
+
+use egui::{RichText, Ui};
+
+use crate::estimator::Estimate;
+use crate::import::llamacpp_cmd;
+use crate::scenario::{
+    CacheType, FlashAttn, LlamaCpp, Mode, Scenario, ServingEngine, WeightFormat,
+};
+use crate::tensor::GgufFileType;
+use crate::ui::widgets::{Choice, choice, int_slider, opt, real_slider, toggle};
+
+const FLASH: [Choice<FlashAttn>; 3] = [
+    opt(
+        FlashAttn::Auto,
+        "auto",
+        "On where supported (every CUDA GPU and the CPU).",
+    ),
+    opt(
+        FlashAttn::On,
+        "on",
+        "No KQ score matrix in the compute buffer.",
+    ),
+    opt(
+        FlashAttn::Off,
+        "off",
+        "Scores of n_ctx × n_ubatch × heads in the compute buffer; a quantized V cache turns it back on.",
+    ),
+];
+
+/// The engine section (inference only).
+pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate) {
+    if s.mode != Mode::Inference {
+        ui.label("The serving engine applies to inference.");
+        return;
+    }
+    let is_llama = matches!(s.inference.engine, Some(ServingEngine::LlamaCpp(_)));
+    if !is_llama
+        && ui
+            .button("Serve with llama.cpp")
+            .on_hover_text("llama-server / llama-cli / llama-cpp-python / Ollama's llama runner: GGUF weights placed by -ngl, KV per device, a reserved compute buffer.")
+            .clicked()
+    {
+        s.inference.engine = Some(ServingEngine::LlamaCpp(LlamaCpp::default()));
+    }
+    command_ui(ui, s);
+    let layers = s.model.transformer.layers;
+    let weights = &mut s.quantization.weights;
+    let Some(ServingEngine::LlamaCpp(l)) = &mut s.inference.engine else {
+        return;
+    };
+    file_type_ui(ui, weights);
+    settings_ui(ui, l, layers);
+    if let Some(b) = &est.llamacpp {
+        ui.label(RichText::new("The load log should print:").strong());
+        for line in crate::report::llamacpp::log_lines(b).lines() {
+            ui.label(RichText::new(line).monospace().small());
+        }
+    }
+}
+
+fn file_type_ui(ui: &mut Ui, weights: &mut WeightFormat) {
+    let mut f = match *weights {
+        WeightFormat::GgufFile(f) => f,
+        WeightFormat::GgufQ8_0 => GgufFileType::Q8_0,
+        _ => GgufFileType::F16,
+    };
+    let before = f;
+    egui::ComboBox::from_label("GGUF file type")
+        .selected_text(f.name())
+        .show_ui(ui, |ui| {
+            for t in GgufFileType::ALL {
+                ui.selectable_value(&mut f, t, t.name());
+            }
+        })
+        .response
+        .on_hover_text("llama-quantize's file type: each tensor in the type its role and layer get (Q4_K_M: attn_v and ffn_down of half the layers and the output in Q6_K).");
+    if f != before || !matches!(weights, WeightFormat::GgufFile(_)) {
+        *weights = WeightFormat::GgufFile(f);
+    }
+}
+
+fn settings_ui(ui: &mut Ui, l: &mut LlamaCpp, layers: u32) {
+    int_slider(
+        ui,
+        &mut l.n_ctx,
+        0..=1_048_576,
+        true,
+        "-c, ctx-size",
+        "tokens",
+        "Context cells of the whole cache (all -np slots), padded to 256; 0 = the model's training context (here: prompt + generated).",
+    );
+    int_slider(
+        ui,
+        &mut l.n_parallel,
+        1..=256,
+        true,
+        "-np, parallel",
+        "slots",
+        "Server slots sharing the -c cells.",
+    );
+    int_slider(
+        ui,
+        &mut l.n_batch,
+        1..=65_536,
+        true,
+        "-b, batch-size",
+        "tokens",
+        "Logical batch; n_ubatch ≤ n_batch ≤ n_ctx.",
+    );
+    int_slider(
+        ui,
+        &mut l.n_ubatch,
+        1..=65_536,
+        true,
+        "-ub, ubatch-size",
+        "tokens",
+        "Tokens per graph: the compute buffer grows with it.",
+    );
+    placement_ui(ui, l, layers);
+}
+
+/// Where layers and the cache go, and the host's bandwidth.
+fn placement_ui(ui: &mut Ui, l: &mut LlamaCpp, layers: u32) {
+    let mut all = l.n_gpu_layers < 0;
+    toggle(
+        ui,
+        &mut all,
+        "-ngl all",
+        "Every repeating layer and the output layer on the GPUs.",
+    );
+    if all {
+        l.n_gpu_layers = -1;
+    } else {
+        let mut ngl = l.n_gpu_layers.max(0).unsigned_abs();
+        int_slider(
+            ui,
+            &mut ngl,
+            0..=layers.saturating_add(1),
+            false,
+            "-ngl, gpu-layers",
+            "layers",
+            "Layers on the GPUs, the output layer first, then the last blocks; the rest run on the CPU.",
+        );
+        l.n_gpu_layers = i32::try_from(ngl).unwrap_or(i32::MAX);
+    }
+    cache_type_ui(ui, &mut l.cache_type_k, "-ctk, cache-type-k");
+    cache_type_ui(ui, &mut l.cache_type_v, "-ctv, cache-type-v");
+    choice(
+        ui,
+        &mut l.flash_attn,
+        &FLASH,
+        "-fa, flash-attn",
+        "Flash attention.",
+    );
+    toggle(
+        ui,
+        &mut l.no_kv_offload,
+        "-nkvo, no-kv-offload",
+        "The whole KV cache in host memory.",
+    );
+    toggle(
+        ui,
+        &mut l.mmap,
+        "mmap (--no-mmap unset)",
+        "CPU weights are a mapped view of the file (CPU_Mapped).",
+    );
+    toggle(
+        ui,
+        &mut l.cpu_only,
+        "-dev none (CPU only)",
+        "No GPU backend: every buffer on the host.",
+    );
+    real_slider(
+        ui,
+        &mut l.host_memory_gb_s,
+        1.0..=1000.0,
+        "Host memory",
+        "GB/s",
+        "Not a flag: the host's memory bandwidth, which bounds the CPU layers at decode.",
+    );
+}
+
+fn cache_type_ui(ui: &mut Ui, t: &mut CacheType, label: &str) {
+    egui::ComboBox::from_label(label)
+        .selected_text(t.name())
+        .show_ui(ui, |ui| {
+            for c in CacheType::ALL {
+                ui.selectable_value(t, c, c.name());
+            }
+        })
+        .response
+        .on_hover_text("The KV cache's element type (a quantized V cache needs flash attention).");
+}
+
+/// A text box for a pasted llama.cpp command line and a button that applies it; the outcome (what
+/// was ignored, or the error) stays below it.
+fn command_ui(ui: &mut Ui, s: &mut Scenario) {
+    let id = egui::Id::unique("llamacpp_command");
+    let mut text: String = ui.data_mut(|d| d.get_temp(id).unwrap_or_default());
+    let label = ui.label("Command line");
+    ui.add(
+        egui::TextEdit::multiline(&mut text)
+            .desired_rows(2)
+            .desired_width(f32::INFINITY)
+            .hint_text("llama-server -m model-Q4_K_M.gguf -c 8192 -ngl 20 -fa on"),
+    )
+    .labelled_by(label.id)
+    .on_hover_text("Paste a llama-server or llama-cli command line; Parse fills the fields.");
+    let msg_id = id.with("message");
+    if ui
+        .button("Parse command line")
+        .on_hover_text("Fill the engine's fields and the GGUF file type from the command line.")
+        .clicked()
+    {
+        let message = match llamacpp_cmd::apply(s, &text) {
+            Ok((out, parsed)) => {
+                *s = out;
+                let notes = llamacpp_cmd::notes(&parsed);
+                if notes.is_empty() {
+                    "Applied.".to_owned()
+                } else {
+                    format!("Applied; {}", notes.join("; "))
+                }
+            }
+            Err(e) => format!("Not applied: {e}"),
+        };
+        ui.data_mut(|d| d.insert_temp(msg_id, message));
+    }
+    if let Some(m) = ui.data(|d| d.get_temp::<String>(msg_id)) {
+        ui.label(m);
+    }
+    ui.data_mut(|d| d.insert_temp(id, text));
+}

@@ -1,0 +1,335 @@
+//! The llama.cpp engine's rules through the estimator (docs/engines/llamacpp.md): tensor types of a
+//! file type, `-ngl` placement (output first, token_embd on the CPU), `-nkvo`, cache types and
+//! flash attention, partial offload in time, pasted command lines, files.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use vram_explorer::estimator::engines::llamacpp::tensor_types::{Model, Role, tensor_type};
+use vram_explorer::estimator::engines::llamacpp::{Buffers, mib_printed};
+use vram_explorer::estimator::estimate;
+use vram_explorer::import::llamacpp_cmd::{apply, parse};
+use vram_explorer::presets;
+use vram_explorer::scenario::{
+    CacheType, FlashAttn, LlamaCpp, Mode, Scenario, ServingEngine, WeightFormat,
+};
+use vram_explorer::tensor::{GgufFileType, GgufType};
+
+/// Llama-3.1-8B (config.json of meta-llama/Llama-3.1-8B-Instruct) served by llama.cpp.
+fn llama8b(f: GgufFileType, l: LlamaCpp) -> Scenario {
+    let mut s = Scenario {
+        mode: Mode::Inference,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn, t.vocab) = (32, 4096, 32, 8, 14336, 128256);
+    s.quantization.weights = WeightFormat::GgufFile(f);
+    s.inference.engine = Some(ServingEngine::LlamaCpp(l));
+    s
+}
+
+fn buffers(s: &Scenario) -> Buffers {
+    estimate(s).llamacpp.expect("llama.cpp buffers")
+}
+
+#[test]
+fn q4_k_m_types_match_the_printed_tensor_counts() {
+    // llama_model_loader prints "type q4_K: 193 tensors, type q6_K: 33 tensors" for this file.
+    let m = Model {
+        n_layer: 32,
+        n_expert: 0,
+        n_gqa: 4,
+        is_70b: false,
+        tied_embeddings: false,
+    };
+    let mut q6 = 0;
+    let mut q4 = 0;
+    for i in 0..32 {
+        for role in [
+            Role::AttnQ,
+            Role::AttnK,
+            Role::AttnV,
+            Role::AttnOutput,
+            Role::FfnGate,
+            Role::FfnUp,
+            Role::FfnDown,
+        ] {
+            match tensor_type(GgufFileType::Q4KM, role, i, 4096, &m) {
+                GgufType::Q6K => q6 += 1,
+                GgufType::Q4K => q4 += 1,
+                t => panic!("{t:?}"),
+            }
+        }
+    }
+    let out = tensor_type(GgufFileType::Q4KM, Role::Output, 0, 4096, &m);
+    let embd = tensor_type(GgufFileType::Q4KM, Role::TokenEmbd, 0, 4096, &m);
+    assert_eq!(out, GgufType::Q6K);
+    assert_eq!(embd, GgufType::Q4K);
+    assert_eq!((q4 + 1, q6 + 1), (193, 33));
+    // Q8_0 keeps Q8_0 everywhere; a 896-wide row (Qwen2.5-0.5B) demotes Q4_K to Q5_0.
+    assert_eq!(
+        tensor_type(GgufFileType::Q8_0, Role::Output, 0, 4096, &m),
+        GgufType::Q8_0
+    );
+    assert_eq!(
+        tensor_type(GgufFileType::Q4KM, Role::AttnQ, 5, 896, &m),
+        GgufType::Q5_0
+    );
+}
+
+#[test]
+fn ngl_offloads_the_output_layer_first_and_keeps_token_embd_on_the_cpu() {
+    let all = buffers(&llama8b(GgufFileType::Q4KM, LlamaCpp::default()));
+    assert_eq!(mib_printed(all.dev[0].model), 4403.49);
+    assert_eq!(mib_printed(all.host_model), 281.81);
+    let one = buffers(&llama8b(
+        GgufFileType::Q4KM,
+        LlamaCpp {
+            n_gpu_layers: 1,
+            ..LlamaCpp::default()
+        },
+    ));
+    assert!(one.output_on_gpu);
+    assert_eq!(one.layers_on_gpu, 0);
+    assert_eq!(one.dev[0].kv, 0, "the output layer has no KV");
+    let none = buffers(&llama8b(
+        GgufFileType::Q4KM,
+        LlamaCpp {
+            n_gpu_layers: 0,
+            ..LlamaCpp::default()
+        },
+    ));
+    assert_eq!(none.dev[0].model, 0);
+    // Everything on the host: the CPU buffer holds the whole file (less CUDA padding, none here).
+    assert_eq!(none.host_model, all.host_model + all.dev[0].model);
+    let n32 = buffers(&llama8b(
+        GgufFileType::Q4KM,
+        LlamaCpp {
+            n_gpu_layers: 32,
+            ..LlamaCpp::default()
+        },
+    ));
+    assert_eq!((n32.layers_on_gpu, n32.output_on_gpu), (31, true));
+    assert_eq!(
+        n32.host_kv * 31,
+        n32.dev[0].kv,
+        "block 0's KV is on the host"
+    );
+}
+
+#[test]
+fn kv_cache_types_flash_attention_and_no_kv_offload() {
+    let q8 = buffers(&llama8b(
+        GgufFileType::Q4KM,
+        LlamaCpp {
+            n_ctx: 8192,
+            cache_type_k: CacheType::Q8_0,
+            cache_type_v: CacheType::Q8_0,
+            flash_attn: FlashAttn::Off,
+            ..LlamaCpp::default()
+        },
+    ));
+    assert_eq!(mib_printed(q8.dev[0].kv), 544.00);
+    assert!(
+        q8.flash_attn,
+        "a quantized V cache turns flash attention on"
+    );
+    let nkvo = buffers(&llama8b(
+        GgufFileType::Q4KM,
+        LlamaCpp {
+            n_ctx: 8192,
+            no_kv_offload: true,
+            ..LlamaCpp::default()
+        },
+    ));
+    assert_eq!((nkvo.dev[0].kv, mib_printed(nkvo.host_kv)), (0, 1024.00));
+    // -c 5000 is padded to 5120 cells.
+    let c = buffers(&llama8b(
+        GgufFileType::Q4KM,
+        LlamaCpp {
+            n_ctx: 5000,
+            ..LlamaCpp::default()
+        },
+    ));
+    assert_eq!(c.n_ctx, 5120);
+}
+
+#[test]
+fn host_layers_slow_decode_and_the_memory_follows_the_largest_gpu() {
+    let tpot = |ngl: i32| {
+        let e = estimate(&llama8b(
+            GgufFileType::Q4KM,
+            LlamaCpp {
+                n_gpu_layers: ngl,
+                ..LlamaCpp::default()
+            },
+        ));
+        e.performance.throughput.tpot_s
+    };
+    let (all, half, none) = (tpot(-1), tpot(16), tpot(0));
+    assert!(all < half && half < none, "{all} {half} {none}");
+    let s = llama8b(GgufFileType::Q4KM, LlamaCpp::default());
+    let e = estimate(&s);
+    let b = e.llamacpp.unwrap();
+    let w = e
+        .memory
+        .peak
+        .get(vram_explorer::estimator::Component::Weights);
+    assert_eq!(w.get(), b.dev[0].model as f64);
+}
+
+#[test]
+fn a_pasted_command_line_fills_the_fields() {
+    let base = LlamaCpp::default();
+    let p = parse(
+        "./build/bin/llama-server -m models/Qwen2.5-7B-Instruct-Q5_K_M.gguf \\\n  -c 16384 -b 1024 -ub 256 -ngl 99 -ts 3,1 -ctk q8_0 -ctv q8_0 -fa -np 2 -nkvo --no-mmap --host 0.0.0.0 --jinja",
+        &base,
+    )
+    .unwrap();
+    let s = p.settings;
+    assert_eq!(
+        (s.n_ctx, s.n_batch, s.n_ubatch, s.n_gpu_layers, s.n_parallel),
+        (16384, 1024, 256, 99, 2)
+    );
+    assert_eq!(&s.tensor_split[..3], &[3.0, 1.0, 0.0]);
+    assert_eq!(
+        (s.cache_type_k, s.cache_type_v),
+        (CacheType::Q8_0, CacheType::Q8_0)
+    );
+    assert_eq!(s.flash_attn, FlashAttn::On, "a bare -fa is on");
+    assert!(s.no_kv_offload && !s.mmap);
+    assert_eq!(p.file_type, Some(GgufFileType::Q5KM));
+    assert_eq!(p.ignored, vec!["--host 0.0.0.0", "--jinja"]);
+    let cli = parse("llama-cli -m x.gguf -fa off -ngl auto", &base).unwrap();
+    assert_eq!(cli.settings.flash_attn, FlashAttn::Off);
+    assert_eq!(cli.settings.n_gpu_layers, -1);
+    let err = parse("llama-server -c 4096 --frobnicate --bogus 2", &base).unwrap_err();
+    assert!(
+        err.contains("--frobnicate") && err.contains("--bogus"),
+        "{err}"
+    );
+    assert!(parse("vllm serve x", &base).unwrap_err().contains("vllm"));
+    assert!(
+        parse("llama-server -c lots", &base)
+            .unwrap_err()
+            .contains("lots")
+    );
+    let err = parse("llama-server -ctk q3", &base).unwrap_err();
+    assert!(err.contains("q8_0"), "{err}");
+    // Applied to a scenario: inference, the engine and the file type.
+    let sc = presets::bundled_scenario("llama3-8b-full-finetune-h100").unwrap();
+    let (out, _) = apply(&sc, "llama-server -m llama-Q8_0.gguf -c 4096").unwrap();
+    assert_eq!(out.mode, Mode::Inference);
+    assert_eq!(
+        out.quantization.weights,
+        WeightFormat::GgufFile(GgufFileType::Q8_0)
+    );
+    assert_eq!(estimate(&out).llamacpp.unwrap().n_ctx, 4096);
+}
+
+#[test]
+fn llama_cpp_scenarios_round_trip_and_old_files_load() {
+    let s = presets::bundled_scenario("llama31-8b-q4km-llamacpp-12gb").unwrap();
+    let ron = presets::to_ron_string(&s);
+    assert_eq!(presets::from_ron_str(&ron).unwrap(), s);
+    assert!(
+        ron.contains("LlamaCpp(") && ron.contains("GgufFile(Q4KM)"),
+        "{ron}"
+    );
+    // A file with the engines of before still loads.
+    let old = "(version: 1, mode: Inference, inference: (engine: Some(Preallocated)))";
+    let o = presets::from_ron_str(old).unwrap();
+    assert_eq!(o.inference.engine, Some(ServingEngine::Preallocated));
+    assert!(estimate(&o).llamacpp.is_none());
+}
+
+#[test]
+fn the_cli_takes_a_command_line_and_reports_the_buffers() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_vram-explorer"))
+            .args(args)
+            .output()
+            .expect("the binary runs")
+    };
+    let cmd =
+        "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -c 8192 -np 4 -fa off --port 8080";
+    let o = run(&[
+        "report",
+        "--preset",
+        "llama3-8b-full-finetune-h100",
+        "--engine-command",
+        cmd,
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    // The published Ollama log of this model and these settings (tests/data/published).
+    for line in [
+        "CUDA0 model buffer size =  4403.49 MiB",
+        "CPU_Mapped model buffer size =   281.81 MiB",
+        "CUDA0 KV buffer size =  1024.00 MiB",
+        "CUDA0 compute buffer size =   560.00 MiB",
+    ] {
+        assert!(out.contains(line), "{line} not in\n{out}");
+    }
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("ignored (no effect on memory): --port 8080")
+    );
+    let o = run(&[
+        "report",
+        "--preset",
+        "llama31-8b-q4km-llamacpp-12gb",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let l = &v["llamacpp"];
+    assert_eq!(l["file_type"], "Q4_K_M");
+    assert_eq!(l["devices"][0]["layers"], 25);
+    assert_eq!(l["host"]["model_name"], "CPU_Mapped");
+    assert!(l["log_lines"].as_array().unwrap().len() >= 8);
+    let o = run(&[
+        "report",
+        "--preset",
+        "llama3-8b-full-finetune-h100",
+        "--engine-command",
+        "llama-server --frobnicate",
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--frobnicate"));
+}
+
+#[test]
+fn each_layer_offloaded_moves_its_bytes_from_the_host_to_the_gpu() {
+    let mut last: Option<Buffers> = None;
+    for ngl in 0..=34 {
+        let b = buffers(&llama8b(
+            GgufFileType::Q5KM,
+            LlamaCpp {
+                n_gpu_layers: ngl,
+                n_ctx: 4096,
+                ..LlamaCpp::default()
+            },
+        ));
+        if let Some(p) = last {
+            assert!(b.dev[0].model >= p.dev[0].model, "ngl {ngl}");
+            assert!(b.host_model <= p.host_model, "ngl {ngl}");
+            assert!(
+                b.dev[0].kv >= p.dev[0].kv && b.host_kv <= p.host_kv,
+                "ngl {ngl}"
+            );
+            // Q4_K/Q5_K/Q6_K rows of 4096 and 14336 need no CUDA row padding: bytes only move.
+            assert_eq!(
+                b.dev[0].model + b.host_model,
+                p.dev[0].model + p.host_model,
+                "ngl {ngl}"
+            );
+        }
+        assert_eq!(
+            b.layers_on_gpu + u32::from(b.output_on_gpu),
+            (ngl as u32).min(33)
+        );
+        last = Some(b);
+    }
+}

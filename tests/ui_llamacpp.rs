@@ -1,0 +1,75 @@
+//! The serving-engine section in the window: llama.cpp's fields, a pasted command line applied
+//! by the Parse button, and the predicted load-log lines.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+#![cfg(feature = "gui")]
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use vram_explorer::app::ExplorerApp;
+use vram_explorer::scenario::{FlashAttn, ServingEngine};
+
+fn harness() -> Harness<'static, ExplorerApp> {
+    let mut app = ExplorerApp::default();
+    *app.scenario_mut() = vram_explorer::presets::bundled_scenario("llama31-8b-q4km-llamacpp-12gb")
+        .expect("bundled preset");
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1600.0, 2400.0))
+        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
+    h.run();
+    h.get_by_label("llama.cpp engine").click();
+    h.run();
+    h
+}
+
+fn llama(h: &Harness<'_, ExplorerApp>) -> vram_explorer::scenario::LlamaCpp {
+    match h.state().scenario().inference.engine {
+        Some(ServingEngine::LlamaCpp(l)) => l,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_engine_section_shows_the_fields_and_the_predicted_log() {
+    let h = harness();
+    assert!(h.get_all_by_label("-ngl, gpu-layers").next().is_some());
+    assert!(h.get_all_by_label("-c, ctx-size").next().is_some());
+    h.get_by_label_contains("CUDA0 model buffer size =  3506.93 MiB");
+    h.get_by_label_contains("CPU KV buffer size =  1792.00 MiB");
+}
+
+#[test]
+fn a_pasted_command_line_fills_the_fields() {
+    let mut h = harness();
+    h.get_by_label("Command line").focus();
+    h.run();
+    h.input_mut().events.push(egui::Event::Text(
+        "llama-server -m x-Q8_0.gguf -c 8192 -ngl 10 -fa off --port 8080".to_owned(),
+    ));
+    h.run();
+    h.get_by_label("Parse command line").click();
+    h.run();
+    h.run();
+    let l = llama(&h);
+    assert_eq!(
+        (l.n_ctx, l.n_gpu_layers, l.flash_attn),
+        (8192, 10, FlashAttn::Off)
+    );
+    h.get_by_label_contains("ignored (no effect on memory): --port 8080");
+    // An unknown flag is named and nothing changes.
+    h.get_by_label("Command line").focus();
+    h.run();
+    h.input_mut()
+        .events
+        .push(egui::Event::Text(" --frobnicate".to_owned()));
+    h.run();
+    h.get_by_label("Parse command line").click();
+    h.run();
+    h.run();
+    h.get_by_label_contains("--frobnicate");
+    assert_eq!(llama(&h).n_ctx, 8192);
+}
