@@ -57,6 +57,7 @@ enum PathPurpose {
     Config,
     Checkpoint,
     Report,
+    Timeline,
 }
 
 pub struct ExplorerApp {
