@@ -71,6 +71,8 @@ pub fn measured_value(m: &MeasuredTimeline) -> Value {
         "kind_order": Kind::ALL.iter().map(|k| k.key()).collect::<Vec<_>>(),
         "at_peak": kinds(&m.at_peak),
         "peak_point": m.peak_point,
+        "step_marks": m.marks.map(|k| json!({ "start": k.start, "forward": k.forward,
+            "backward": k.backward, "optimizer": k.optimizer, "end": k.end })),
         "points": points,
     })
 }

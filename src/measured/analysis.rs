@@ -46,6 +46,8 @@ pub struct MeasuredTimeline {
     pub at_peak: [f64; Kind::COUNT],
     /// Index into `points` of the allocated peak.
     pub peak_point: usize,
+    /// Where the phases of the step holding the peak begin (`None`: the frames mark none).
+    pub marks: Option<super::marks::StepMarks>,
 }
 
 /// The device with the most events (or the first segment's device when there is no history).
@@ -200,7 +202,9 @@ fn walk(
         .iter()
         .position(|p| p.event == peak.event && p.allocated == peak.allocated)
         .unwrap_or(0);
+    let marks = super::marks::step_marks(trace, peak.event);
     MeasuredTimeline {
+        marks,
         device,
         events: trace.len(),
         allocated_peak: peak.allocated,

@@ -5,10 +5,12 @@
 //! An input like `import`: every file is bounded (size, element counts, nesting) before it is
 //! parsed, and every failure is a typed [`MeasuredError`], never a panic.
 
+pub mod align;
 pub mod analysis;
 pub mod attribution;
 pub mod compare;
 pub mod light;
+pub mod marks;
 mod pickle;
 pub mod snapshot;
 

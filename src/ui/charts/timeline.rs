@@ -125,15 +125,24 @@ fn draw(
 ) {
     let u = prefs.unit;
     let n = t.points.len().max(1);
+    let aligned = measured.and_then(|m| match &m.measurement {
+        crate::measured::Measurement::Snapshot(s) => Some(crate::measured::align::align(s, t)),
+        crate::measured::Measurement::Light(_) => None,
+    });
+    let axis = match &aligned {
+        Some(a) => format!(
+            "point of the step (pipeline stage {}); {}",
+            t.stage + 1,
+            a.basis.describe()
+        ),
+        None => format!("point of the step (pipeline stage {})", t.stage + 1),
+    };
     let plot = static_plot(ui, "timeline", height)
         .default_y_bounds(0.0, top)
         .include_x(-0.5)
         .include_x(n as f64 - 0.5)
         .show_grid([false, true])
-        .x_axis_label(format!(
-            "point of the step (pipeline stage {})",
-            t.stage + 1
-        ))
+        .x_axis_label(axis)
         .y_axis_formatter(move |mark, _| memory_tick(u, mark.value))
         .label_formatter(move |pos| match pos {
             egui_plot::HoverPosition::NearDataPoint {
@@ -163,7 +172,12 @@ fn draw(
             );
         }
         if let Some(m) = measured {
-            super::measured_overlay::timeline(plot_ui, prefs, &m.measurement, n);
+            super::measured_overlay::timeline(
+                plot_ui,
+                prefs,
+                &m.measurement,
+                (t, aligned.as_ref()),
+            );
         }
     });
     if let Some(i) = t.peak
