@@ -57,9 +57,37 @@ fn stacked(prefs: &Prefs, t: &Timeline) -> Vec<BarChart> {
     charts
 }
 
-/// Every other phase shaded, each labelled at the top.
+/// Every other phase shaded, each labelled at the top (with its micro-batch when the step has
+/// several); where micro-batches are left out, a line saying how many.
 fn bands(plot_ui: &mut PlotUi<'_>, prefs: &Prefs, t: &Timeline, top: f64) {
+    let mbs = t.micro_batch_spans();
+    if let [(first, _, end), (last, _, _)] = mbs.as_slice()
+        && last - first > 1
+    {
+        let x = *end as f64 - 0.5;
+        let more = last - first - 1;
+        plot_ui.vline(
+            egui_plot::VLine::new("more micro-batches", x)
+                .color(theme::capacity(prefs.theme))
+                .style(egui_plot::LineStyle::dashed_loose()),
+        );
+        plot_ui.text(
+            Text::new(
+                "more micro-batches",
+                PlotPoint::new(x, top * 0.55),
+                format!("… {more} more micro-batches …"),
+            )
+            .anchor(egui::Align2::CENTER_CENTER)
+            .color(theme::capacity(prefs.theme)),
+        );
+    }
     for (k, (phase, a, b)) in t.phase_spans().into_iter().enumerate() {
+        let label = match t.points.get(a) {
+            Some(p) if t.micro_batches > 1 && phase != crate::estimator::Phase::OptimizerStep => {
+                format!("{} · mb {}", phase.label(), p.micro_batch)
+            }
+            _ => phase.label().to_owned(),
+        };
         let (x0, x1) = (a as f64 - 0.5, b as f64 - 0.5);
         if k % 2 == 0 {
             let pts = vec![[x0, 0.0], [x1, 0.0], [x1, top], [x0, top]];
@@ -71,13 +99,9 @@ fn bands(plot_ui: &mut PlotUi<'_>, prefs: &Prefs, t: &Timeline, top: f64) {
             );
         }
         plot_ui.text(
-            Text::new(
-                phase.label(),
-                PlotPoint::new((x0 + x1) / 2.0, top),
-                phase.label(),
-            )
-            .anchor(egui::Align2::CENTER_TOP)
-            .color(theme::capacity(prefs.theme)),
+            Text::new(phase.label(), PlotPoint::new((x0 + x1) / 2.0, top), label)
+                .anchor(egui::Align2::CENTER_TOP)
+                .color(theme::capacity(prefs.theme)),
         );
     }
 }
