@@ -19,15 +19,11 @@ pub enum Basis {
 }
 
 impl Basis {
-    /// What the x axis shows for the measured run, for its label.
+    /// What the x axis shows for the measured run, for its label (short: the chart may be narrow).
     pub fn describe(self) -> &'static str {
         match self {
-            Basis::Phases(_) => {
-                "measured step aligned at its forward, backward and optimizer starts"
-            }
-            Basis::Fraction => {
-                "measured recording stretched over the step (its frames mark no phases)"
-            }
+            Basis::Phases(_) => "measured run aligned by phase",
+            Basis::Fraction => "measured run stretched (no phase marks)",
         }
     }
 }

@@ -90,7 +90,7 @@ pub fn timeline(
                         PlotPoint::new(x - 1.0, y),
                         format!("measured {}", memory_tick(u, y)),
                     )
-                    .anchor(egui::Align2::RIGHT_CENTER)
+                    .anchor(egui::Align2::RIGHT_TOP)
                     .color(color),
                 );
             }

@@ -60,6 +60,16 @@ fn stacked(prefs: &Prefs, t: &Timeline) -> Vec<BarChart> {
 /// Every other phase shaded, each labelled at the top (with its micro-batch when the step has
 /// several); where micro-batches are left out, a line saying how many.
 fn bands(plot_ui: &mut PlotUi<'_>, prefs: &Prefs, t: &Timeline, top: f64) {
+    // Screen pixels per point of the step, and about one character's width.
+    let px = plot_ui.transform().dpos_dvalue_x().abs();
+    let char_px = f64::from(
+        plot_ui
+            .ctx()
+            .global_style()
+            .text_styles
+            .get(&egui::TextStyle::Body)
+            .map_or(14.0, |f| f.size),
+    ) * 0.55;
     let mbs = t.micro_batch_spans();
     if let [(first, _, end), (last, _, _)] = mbs.as_slice()
         && last - first > 1
@@ -98,11 +108,34 @@ fn bands(plot_ui: &mut PlotUi<'_>, prefs: &Prefs, t: &Timeline, top: f64) {
                     .allow_hover(false),
             );
         }
+        // A label wider than its band takes the short name, or none (they would overlap).
+        let width = (x1 - x0) * px;
+        let fits = |s: &str| s.chars().count() as f64 * char_px <= width;
+        let label = if fits(&label) {
+            label
+        } else if fits(short(phase)) {
+            short(phase).to_owned()
+        } else {
+            continue;
+        };
         plot_ui.text(
             Text::new(phase.label(), PlotPoint::new((x0 + x1) / 2.0, top), label)
                 .anchor(egui::Align2::CENTER_TOP)
                 .color(theme::capacity(prefs.theme)),
         );
+    }
+}
+
+/// A phase's name where its band is narrow.
+fn short(p: crate::estimator::Phase) -> &'static str {
+    use crate::estimator::Phase;
+    match p {
+        Phase::Forward => "fwd",
+        Phase::LossBackward => "loss",
+        Phase::Backward => "bwd",
+        Phase::OptimizerStep => "opt",
+        Phase::Prefill => "prefill",
+        Phase::Decode => "decode",
     }
 }
 
@@ -119,7 +152,8 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, heigh
     let meas_top = measured
         .as_deref()
         .map_or(0.0, |m| super::measured_overlay::top(&m.measurement, u));
-    let top = est_top.max(meas_top).max(1e-3) * 1.15;
+    // Headroom for the phase names above the peak's label.
+    let top = est_top.max(meas_top).max(1e-3) * 1.3;
     let mut items: Vec<(egui::Color32, String)> = Component::ALL
         .into_iter()
         .filter(|c| c.is_tensor() && t.points.iter().any(|p| p.bytes.get(*c).get() > 0.0))
@@ -154,11 +188,7 @@ fn draw(
         crate::measured::Measurement::Light(_) => None,
     });
     let axis = match &aligned {
-        Some(a) => format!(
-            "point of the step (pipeline stage {}); {}",
-            t.stage + 1,
-            a.basis.describe()
-        ),
+        Some(a) => format!("step, stage {} · {}", t.stage + 1, a.basis.describe()),
         None => format!("point of the step (pipeline stage {})", t.stage + 1),
     };
     let plot = static_plot(ui, "timeline", height)
