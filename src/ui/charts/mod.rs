@@ -14,6 +14,7 @@ pub mod sensitivity;
 pub mod sweep;
 mod sweep_view;
 pub mod timeline;
+mod timeline_cache;
 
 use egui::{RichText, Ui};
 use egui_plot::{AxisHints, Corner, GridInput, GridMark, Legend, Plot};

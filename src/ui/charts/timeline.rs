@@ -6,8 +6,9 @@ use egui::Ui;
 use egui_plot::{Bar, BarChart, PlotPoint, PlotUi, Polygon, Text};
 
 use super::{memory_tick, static_plot};
-use crate::estimator::timeline::{self, Timeline};
+use crate::estimator::timeline::Timeline;
 use crate::estimator::{Component, Estimate};
+use crate::measured::align::Aligned;
 use crate::scenario::Scenario;
 use crate::ui::a11y::{self, Part};
 use crate::ui::{Prefs, measured_state, theme};
@@ -141,9 +142,10 @@ fn short(p: crate::estimator::Phase) -> &'static str {
 
 /// Draws the timeline of `scenario` (whose estimate is `est`) in `height` points.
 pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, height: f32) {
-    let t = timeline::build(scenario, est);
-    let u = prefs.unit;
     let measured = measured_state::loaded(ui.ctx());
+    let (t, aligned) = super::timeline_cache::get(ui.ctx(), scenario, est, measured.as_ref());
+    let t = t.as_ref();
+    let u = prefs.unit;
     let est_top = t
         .points
         .iter()
@@ -170,7 +172,15 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, heigh
         ("Timeline", theme::legend_min_size(prefs)),
         height,
         &items,
-        |ui, h| draw(ui, prefs, &t, measured.as_deref(), (top, h)),
+        |ui, h| {
+            draw(
+                ui,
+                prefs,
+                t,
+                (measured.as_deref(), aligned.as_deref()),
+                (top, h),
+            );
+        },
     );
 }
 
@@ -178,15 +188,11 @@ fn draw(
     ui: &mut Ui,
     prefs: &Prefs,
     t: &Timeline,
-    measured: Option<&measured_state::Loaded>,
+    (measured, aligned): (Option<&measured_state::Loaded>, Option<&Aligned>),
     (top, height): (f64, f32),
 ) {
     let u = prefs.unit;
     let n = t.points.len().max(1);
-    let aligned = measured.and_then(|m| match &m.measurement {
-        crate::measured::Measurement::Snapshot(s) => Some(crate::measured::align::align(s, t)),
-        crate::measured::Measurement::Light(_) => None,
-    });
     let axis = match &aligned {
         Some(a) => format!("step, stage {} · {}", t.stage + 1, a.basis.describe()),
         None => format!("point of the step (pipeline stage {})", t.stage + 1),
@@ -226,12 +232,7 @@ fn draw(
             );
         }
         if let Some(m) = measured {
-            super::measured_overlay::timeline(
-                plot_ui,
-                prefs,
-                &m.measurement,
-                (t, aligned.as_ref()),
-            );
+            super::measured_overlay::timeline(plot_ui, prefs, &m.measurement, (t, aligned));
         }
     });
     if let Some(i) = t.peak
