@@ -58,6 +58,7 @@ enum PathPurpose {
     Config,
     Checkpoint,
     Report,
+    Timeline,
 }
 
 pub struct ExplorerApp {

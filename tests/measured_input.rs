@@ -117,12 +117,14 @@ fn a_snapshot_without_history_gives_the_state_at_the_dump() {
 
 #[test]
 fn hostile_snapshots_get_clear_errors() {
+    // The reader never recurses and never expands a shared entry (src/measured/pickle.rs), so
+    // deep nesting and shared blow-ups are only not snapshots.
     let cases: [(&str, &str); 6] = [
         ("truncated", "ends early"),
         ("huge_count", "ends early"),
-        ("deep_nesting", "nested deeper than 32"),
-        ("shared_blowup", "expand to more than"),
-        ("wrong_type", "not a memory snapshot"),
+        ("deep_nesting", "the top level is not a dict"),
+        ("shared_blowup", "the top level is not a dict"),
+        ("wrong_type", "total_size is not an integer"),
         ("object_reference", "object reference"),
     ];
     for (name, msg) in cases {
@@ -139,6 +141,43 @@ fn hostile_snapshots_get_clear_errors() {
         measured::parse(&big),
         Err(MeasuredError::TooLarge(_))
     ));
+}
+
+/// `{"device_traces": [T, T, …]}` with one trace `T` of `events` empty events referenced `refs`
+/// times through the memo: a few KB that would be `events × refs` events once expanded.
+fn shared_traces(events: usize, refs: usize) -> Vec<u8> {
+    // root dict, key, the outer list, T (memoised as entry 0), a mark for T's events.
+    let mut p = b"\x80\x04}\x8c\x0ddevice_traces]]\x94(".to_vec();
+    p.extend(std::iter::repeat_n(b'}', events));
+    p.push(b'e');
+    p.push(b'a');
+    for _ in 1..refs {
+        p.extend_from_slice(b"h\x00a");
+    }
+    p.extend_from_slice(b"s.");
+    p
+}
+
+#[test]
+fn shared_and_nested_structures_are_bounded_without_expanding() {
+    // 10,000 events × 1,000 references = 10^7 events > MAX_EVENTS: refused before reading them.
+    let t = std::time::Instant::now();
+    let e = measured::parse(&shared_traces(10_000, 1_000)).unwrap_err();
+    assert!(matches!(e, MeasuredError::TooLarge(_)), "{e}");
+    assert!(e.to_string().contains("events"), "{e}");
+    assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
+    // Under the bound the shared trace is read once per reference (two devices, same events).
+    let Measurement::Snapshot(m) = measured::parse(&shared_traces(3, 2)).unwrap() else {
+        panic!("not a snapshot");
+    };
+    assert_eq!(m.events, 3);
+    // 100,000 nested lists where the segments go: an error, no recursion.
+    let mut p = b"\x80\x04}\x8c\x08segments".to_vec();
+    p.extend(std::iter::repeat_n(b']', 100_000));
+    p.extend(std::iter::repeat_n(b'a', 99_999));
+    p.extend_from_slice(b"s.");
+    let e = measured::parse(&p).unwrap_err();
+    assert!(e.to_string().contains("a segment is not a dict"), "{e}");
 }
 
 fn light(name: &str) -> measured::LightMeasurement {

@@ -47,13 +47,25 @@ fn check(name: &str, s: &Scenario) -> (Estimate, Timeline) {
             "{name}: overall peak"
         );
     }
-    // Phases appear once each, in the estimate's order.
+    // Within each micro-batch drawn, phases appear once each, in the estimate's order; only the
+    // last holds the optimizer step.
     let spans = tl.phase_spans();
-    let order: Vec<usize> = spans.iter().map(|(p, _, _)| *p as usize).collect();
-    let mut sorted = order.clone();
-    sorted.sort_unstable();
-    sorted.dedup();
-    assert_eq!(order, sorted, "{name}: phases out of order {spans:?}");
+    for (mb, a, b) in tl.micro_batch_spans() {
+        let order: Vec<usize> = spans
+            .iter()
+            .filter(|(_, s, e)| *s >= a && *e <= b)
+            .map(|(p, _, _)| *p as usize)
+            .collect();
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(order, sorted, "{name}: phases out of order {spans:?}");
+        let opt = order.contains(&(Phase::OptimizerStep as usize));
+        assert!(
+            !opt || mb == tl.micro_batches,
+            "{name}: optimizer in micro-batch {mb}"
+        );
+    }
     (est, tl)
 }
 
@@ -163,4 +175,42 @@ fn pipeline_first_stage_starts_with_other_micro_batches_in_flight() {
         .get(Component::Activations)
         .get();
     assert!((start - fwd * 0.75).abs() <= 1e-9 * fwd, "{start} vs {fwd}");
+}
+
+#[test]
+fn gradient_accumulation_draws_its_micro_batches() {
+    let mut s = bundled()
+        .iter()
+        .filter_map(|p| p.scenario().ok())
+        .find(|s| s.mode == Mode::Training && s.parallel.pp <= 1)
+        .unwrap();
+    for (steps, drawn) in [(1u32, vec![1u32]), (3, vec![1, 2, 3]), (8, vec![1, 8])] {
+        s.workload.grad_accum_steps = steps;
+        let (est, tl) = check(&format!("accumulate {steps}"), &s);
+        assert_eq!(tl.micro_batches, steps);
+        let mbs: Vec<u32> = tl.micro_batch_spans().iter().map(|m| m.0).collect();
+        assert_eq!(mbs, drawn);
+        if steps > 1 {
+            // The first micro-batch's forward holds no gradients yet; the last one's holds them all.
+            let grads_at = |mb: u32| {
+                tl.points
+                    .iter()
+                    .find(|p| p.micro_batch == mb && p.step == Step::Loss)
+                    .unwrap()
+                    .bytes
+                    .get(Component::Gradients)
+                    .get()
+            };
+            assert_eq!(grads_at(1), 0.0);
+            let g = est
+                .memory
+                .phases
+                .get(Phase::Forward)
+                .unwrap()
+                .get(Component::Gradients)
+                .get();
+            assert!(g > 0.0);
+            assert_eq!(grads_at(steps), g);
+        }
+    }
 }

@@ -24,8 +24,17 @@ fn data(name: &str) -> String {
 
 fn type_path(h: &mut egui_kittest::Harness<'_, vram_explorer::app::ExplorerApp>, path: &str) {
     measured_state::with(&h.ctx, |s| s.path = path.to_owned());
-    h.run();
+    h.step();
     h.get_by_label("Load path").click();
+    h.step();
+    // The file is read on a worker thread; the panel shows a spinner meanwhile (so `step`, not
+    // `run`, which waits for the window to stop repainting).
+    let start = std::time::Instant::now();
+    while measured_state::with(&h.ctx, |s| s.loading.is_some()) {
+        assert!(start.elapsed().as_secs() < 20, "still loading");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        h.step();
+    }
     h.run();
     h.run();
 }
@@ -80,6 +89,19 @@ fn a_snapshot_loads_and_calibrates_as_one_undoable_edit() {
 }
 
 #[test]
+fn the_panel_says_which_file_is_loading_and_the_window_keeps_drawing() {
+    let mut h = harness(app(false, |_| {}), (1280.0, 800.0));
+    measured_state::with(&h.ctx, |s| s.loading = Some("big_run.pickle".to_owned()));
+    h.step();
+    h.step();
+    h.get_by_label("Loading… big_run.pickle");
+    // A real load clears it and brings the measurement.
+    type_path(&mut h, &data("snapshots/real_cs336_transformer.pickle"));
+    assert!(h.query_by_label("Loading… big_run.pickle").is_none());
+    assert!(measured_state::loaded(&h.ctx).is_some());
+}
+
+#[test]
 fn pasted_numbers_become_a_measured_marker() {
     let mut h = harness(app(false, |_| {}), (1280.0, 800.0));
     h.get_by_label("Paste…").click();
@@ -104,8 +126,37 @@ fn a_hostile_file_is_an_error_not_a_measurement() {
     type_path(&mut h, &bad);
     assert!(measured_state::loaded(&h.ctx).is_none());
     let err = measured_state::with(&h.ctx, |s| s.error.clone()).unwrap();
+    assert!(err.contains("not a dict") && err.ends_with(&bad), "{err}");
+}
+
+#[test]
+fn file_export_writes_the_timeline_and_the_comparison() {
+    let dir = std::env::temp_dir().join(format!("vram-timeline-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut h = harness(app(false, |_| {}), (1280.0, 800.0));
+    type_path(&mut h, &data("snapshots/real_cs336_transformer.pickle"));
+    h.get_by_label("File").click();
+    h.run();
+    h.get_by_label("Export timeline and comparison…").click();
+    // No file dialog under test (no portal): the window asks for a typed path instead.
+    h.run();
+    h.run();
+    let target = dir.join("step.csv");
+    h.get_by_label("File path")
+        .type_text(target.to_str().unwrap());
+    h.run();
+    h.get_by_label("OK").click();
+    h.run();
+    h.run();
+    let csv = std::fs::read_to_string(&target).unwrap();
+    assert!(csv.lines().count() > 10, "{csv}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("step.json")).unwrap()).unwrap();
     assert!(
-        err.contains("nested deeper") && err.ends_with(&bad),
-        "{err}"
+        json["measured"]["allocated_peak_bytes"].as_f64().unwrap() > 1e10,
+        "{json}"
     );
+    let md = std::fs::read_to_string(dir.join("step-comparison.md")).unwrap();
+    assert!(md.contains("snapshot allocated peak"), "{md}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -46,6 +46,9 @@ pub enum Command {
     /// Markdown report + CSVs.
     ExportReport,
     ExportReportPath(PathBuf),
+    /// The step timeline (CSV + JSON) and, with a measurement loaded, the comparison (Markdown).
+    ExportTimeline,
+    ExportTimelinePath(PathBuf),
     About,
     Sources,
     /// Open the seed article's claims window (each claim with a button that loads its scenario).
@@ -91,6 +94,7 @@ impl From<CommandId> for Command {
             CommandId::SaveTyped => Command::SaveTyped,
             CommandId::ExportPng => Command::ExportPng,
             CommandId::ExportReport => Command::ExportReport,
+            CommandId::ExportTimeline => Command::ExportTimeline,
             CommandId::ImportConfig => Command::ImportConfig,
             CommandId::ImportCheckpoint => Command::ImportCheckpoint,
             CommandId::ClearRecent => Command::ClearRecent,

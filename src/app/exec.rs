@@ -119,6 +119,11 @@ impl ExplorerApp {
                 self.picked(picked, PathPurpose::Report, Command::ExportReportPath);
             }
             Command::ExportReportPath(p) => self.export_report(p),
+            Command::ExportTimeline => {
+                let picked = files::pick_save(s.path.as_deref(), &name("csv"), "csv", "CSV");
+                self.picked(picked, PathPurpose::Timeline, Command::ExportTimelinePath);
+            }
+            Command::ExportTimelinePath(p) => self.export_timeline(ctx, &p),
             Command::CopyBreakdown => {
                 ctx.copy_text(crate::report::breakdown_csv(&crate::estimator::estimate(
                     &s.scenario,
@@ -241,6 +246,7 @@ impl ExplorerApp {
                     PathPurpose::Config => "Import config.json",
                     PathPurpose::Checkpoint => "Count parameters from safetensors",
                     PathPurpose::Report => "Export report",
+                    PathPurpose::Timeline => "Export timeline",
                 };
                 let purpose = *purpose;
                 match notice::path_prompt(ctx, title, text) {
@@ -254,6 +260,7 @@ impl ExplorerApp {
                             PathPurpose::Config => Command::ImportConfigPath(path),
                             PathPurpose::Checkpoint => Command::ImportCheckpointPath(path),
                             PathPurpose::Report => Command::ExportReportPath(path),
+                            PathPurpose::Timeline => Command::ExportTimelinePath(path),
                         });
                     }
                     Answer::Cancel => {

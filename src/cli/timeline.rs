@@ -11,14 +11,15 @@ use crate::measured::attribution::Kind;
 use crate::scenario::Scenario;
 use crate::units::{Bytes, MemoryUnit};
 
-/// The timeline as CSV: `index,step,phase,tensor_bytes,<component keys…>` (one row per point).
+/// The timeline as CSV: `index,step,phase,tensor_bytes,<component keys…>,micro_batch` (one row
+/// per point; the micro-batch column last, so the earlier columns keep their places).
 pub fn csv(t: &Timeline) -> String {
     let mut out = String::from("index,step,phase,tensor_bytes");
     for c in Component::ALL.iter().filter(|c| c.is_tensor()) {
         out.push(',');
         out.push_str(c.key());
     }
-    out.push('\n');
+    out.push_str(",micro_batch\n");
     for (i, p) in t.points.iter().enumerate() {
         out.push_str(&format!(
             "{i},{},{},{}",
@@ -29,7 +30,7 @@ pub fn csv(t: &Timeline) -> String {
         for c in Component::ALL.iter().filter(|c| c.is_tensor()) {
             out.push_str(&format!(",{}", p.bytes.get(*c).get()));
         }
-        out.push('\n');
+        out.push_str(&format!(",{}\n", p.micro_batch));
     }
     out
 }
@@ -71,6 +72,8 @@ pub fn measured_value(m: &MeasuredTimeline) -> Value {
         "kind_order": Kind::ALL.iter().map(|k| k.key()).collect::<Vec<_>>(),
         "at_peak": kinds(&m.at_peak),
         "peak_point": m.peak_point,
+        "step_marks": m.marks.map(|k| json!({ "start": k.start, "forward": k.forward,
+            "backward": k.backward, "optimizer": k.optimizer, "end": k.end })),
         "points": points,
     })
 }
@@ -87,7 +90,7 @@ pub fn json(
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            json!({ "index": i, "step": p.step.label(), "phase": p.phase.key(),
+            json!({ "index": i, "step": p.step.label(), "phase": p.phase.key(), "micro_batch": p.micro_batch,
                     "tensor_bytes": p.bytes.tensor_total().get(), "components": components(&p.bytes) })
         })
         .collect();
@@ -107,6 +110,7 @@ pub fn json(
         "stage": t.stage,
         "layers": t.layers,
         "micro_batches_in_flight": t.in_flight,
+        "micro_batches": t.micro_batches,
         "component_order": Component::ALL.iter().filter(|c| c.is_tensor()).map(|c| c.key()).collect::<Vec<_>>(),
         "peak_index": t.peak,
         "overhead_bytes": t.overhead.get(),
@@ -138,10 +142,15 @@ pub fn table(t: &Timeline, unit: MemoryUnit) -> String {
     out.push('\n');
     for (i, p) in t.points.iter().enumerate() {
         let mark = if t.peak == Some(i) { " ← peak" } else { "" };
+        let phase = if t.micro_batches > 1 {
+            format!("{} · mb {}", p.phase.label(), p.micro_batch)
+        } else {
+            p.phase.label().to_owned()
+        };
         out.push_str(&format!(
             "{i:>4}  {:<20} {:<15} {:>12}",
             p.step.label(),
-            p.phase.label(),
+            phase,
             unit.format(p.bytes.tensor_total())
         ));
         for c in cols {
@@ -149,6 +158,13 @@ pub fn table(t: &Timeline, unit: MemoryUnit) -> String {
         }
         out.push_str(mark);
         out.push('\n');
+    }
+    if t.micro_batches > 3 {
+        out.push_str(&format!(
+            "Micro-batches 2 to {} are not shown (each as micro-batch {} without the optimizer step).\n",
+            t.micro_batches - 1,
+            t.micro_batches
+        ));
     }
     out.push_str(&format!(
         "CUDA context and allocator reserve add {} at the peak.\n",

@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::attribution::{self, Kind, Life};
-use super::snapshot::{Snapshot, TraceEntry};
+use super::snapshot::{Action, Snapshot, TraceEntry};
 
 /// Points kept for drawing (each the largest of a run of events, so the peak is kept).
 pub const MAX_POINTS: usize = 2000;
@@ -46,10 +46,8 @@ pub struct MeasuredTimeline {
     pub at_peak: [f64; Kind::COUNT],
     /// Index into `points` of the allocated peak.
     pub peak_point: usize,
-}
-
-fn is_free(a: &str) -> bool {
-    matches!(a, "free" | "free_requested" | "free_completed")
+    /// Where the phases of the step holding the peak begin (`None`: the frames mark none).
+    pub marks: Option<super::marks::StepMarks>,
 }
 
 /// The device with the most events (or the first segment's device when there is no history).
@@ -67,10 +65,7 @@ fn device_of(s: &Snapshot) -> (i64, &[TraceEntry]) {
 
 /// Kinds of every alloc event (other events: `None`).
 fn kinds(trace: &[TraceEntry]) -> Vec<Option<Kind>> {
-    let hints: Vec<attribution::Hints> = trace
-        .iter()
-        .map(|e| attribution::hints(&e.frames))
-        .collect();
+    let hints: Vec<attribution::Hints> = trace.iter().map(|e| e.hints).collect();
     let first_forward = hints.iter().position(|h| h.forward).unwrap_or(trace.len());
     // next_backward[i]: the first event at or after i in a backward pass.
     let mut next_backward = vec![trace.len(); trace.len() + 1];
@@ -84,9 +79,9 @@ fn kinds(trace: &[TraceEntry]) -> Vec<Option<Kind>> {
     let mut freed_at: Vec<Option<usize>> = vec![None; trace.len()];
     let mut live: HashMap<u64, usize> = HashMap::new();
     for (j, e) in trace.iter().enumerate() {
-        if e.action == "alloc" {
+        if e.action == Action::Alloc {
             live.insert(e.addr, j);
-        } else if is_free(&e.action)
+        } else if e.action.is_free()
             && let Some(i) = live.remove(&e.addr)
         {
             freed_at[i] = Some(j);
@@ -96,7 +91,7 @@ fn kinds(trace: &[TraceEntry]) -> Vec<Option<Kind>> {
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            (e.action == "alloc").then(|| {
+            (e.action == Action::Alloc).then(|| {
                 let life = Life {
                     before_first_forward: i < first_forward,
                     never_freed: freed_at[i].is_none(),
@@ -115,7 +110,7 @@ pub fn analyse(s: &Snapshot) -> MeasuredTimeline {
     let final_reserved: f64 = segs.clone().map(|g| g.total_size as f64).sum();
     let final_allocated: f64 = segs
         .flat_map(|g| g.blocks.iter())
-        .filter(|b| b.state.starts_with("active"))
+        .filter(|b| b.active)
         .map(|b| b.size as f64)
         .sum();
     let kinds = kinds(trace);
@@ -124,16 +119,16 @@ pub fn analyse(s: &Snapshot) -> MeasuredTimeline {
     let mut requested: HashSet<u64> = HashSet::new();
     for e in trace {
         let size = e.size as f64;
-        match e.action.as_str() {
-            "alloc" => net_a += size,
-            a if is_free(a) && !requested.remove(&e.addr) => {
+        match e.action {
+            Action::Alloc => net_a += size,
+            a if a.is_free() && !requested.remove(&e.addr) => {
                 net_a -= size;
-                if a == "free_requested" {
+                if a == Action::FreeRequested {
                     requested.insert(e.addr);
                 }
             }
-            "segment_alloc" | "segment_map" => net_r += size,
-            "segment_free" | "segment_unmap" => net_r -= size,
+            Action::SegmentAlloc | Action::SegmentMap => net_r += size,
+            Action::SegmentFree | Action::SegmentUnmap => net_r -= size,
             _ => {}
         }
     }
@@ -167,24 +162,26 @@ fn walk(
     let mut reserved_peak = start.reserved;
     for (i, e) in trace.iter().enumerate() {
         let size = e.size as f64;
-        match (e.action.as_str(), kinds.get(i).copied().flatten()) {
-            ("alloc", Some(k)) => {
+        match (e.action, kinds.get(i).copied().flatten()) {
+            (Action::Alloc, Some(k)) => {
                 live.insert(e.addr, (size, k));
                 cur.allocated += size;
                 cur.by_kind[k as usize] += size;
             }
-            (a, _) if is_free(a) && !requested.remove(&e.addr) => {
+            (a, _) if a.is_free() && !requested.remove(&e.addr) => {
                 let (sz, k) = live
                     .remove(&e.addr)
                     .unwrap_or((size, Kind::BeforeRecording));
                 cur.allocated = (cur.allocated - sz).max(0.0);
                 cur.by_kind[k as usize] = (cur.by_kind[k as usize] - sz).max(0.0);
-                if a == "free_requested" {
+                if a == Action::FreeRequested {
                     requested.insert(e.addr);
                 }
             }
-            ("segment_alloc" | "segment_map", _) => cur.reserved += size,
-            ("segment_free" | "segment_unmap", _) => cur.reserved = (cur.reserved - size).max(0.0),
+            (Action::SegmentAlloc | Action::SegmentMap, _) => cur.reserved += size,
+            (Action::SegmentFree | Action::SegmentUnmap, _) => {
+                cur.reserved = (cur.reserved - size).max(0.0);
+            }
             _ => {}
         }
         cur.event = i;
@@ -205,7 +202,9 @@ fn walk(
         .iter()
         .position(|p| p.event == peak.event && p.allocated == peak.allocated)
         .unwrap_or(0);
+    let marks = super::marks::step_marks(trace, peak.event);
     MeasuredTimeline {
+        marks,
         device,
         events: trace.len(),
         allocated_peak: peak.allocated,

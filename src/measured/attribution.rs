@@ -7,7 +7,6 @@
 //! (`_engine_run_backward`), `torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp` and cuBLAS handle
 //! workspaces (`at::cuda::getCurrentCUDABlasHandle`).
 
-use super::snapshot::Frame;
 use crate::estimator::Component;
 
 listed_enum! {
@@ -86,30 +85,58 @@ pub struct Hints {
     pub backward: bool,
 }
 
-/// Reads the frames of one event.
-pub fn hints(frames: &[Frame]) -> Hints {
-    let mut h = Hints::default();
-    for f in frames {
-        let (file, name) = (f.filename.as_str(), f.name.as_str());
-        if file.contains("torch/optim/") {
-            h.optimizer = true;
-            h.optimizer_init |= name == "_init_group" || name.contains("init_state");
+impl Hints {
+    /// What either of two sets of frames says.
+    #[must_use]
+    pub fn or(self, o: Hints) -> Hints {
+        Hints {
+            optimizer_init: self.optimizer_init || o.optimizer_init,
+            optimizer: self.optimizer || o.optimizer,
+            accumulate_grad: self.accumulate_grad || o.accumulate_grad,
+            workspace: self.workspace || o.workspace,
+            param_init: self.param_init || o.param_init,
+            forward: self.forward || o.forward,
+            backward: self.backward || o.backward,
         }
-        h.accumulate_grad |= name.contains("AccumulateGrad") || name.contains("accumulate_grad");
-        h.workspace |= name.contains("nccl")
-            || name.contains("NCCL")
-            || file.contains("ProcessGroupNCCL")
-            || name.contains("Blas")
-            || name.contains("cublas")
-            || name.contains("getChosenWorkspaceSize");
-        let module = file.contains("torch/nn/modules/module.py");
-        h.param_init |= (module && matches!(name, "_apply" | "to" | "cuda" | "__init__"))
-            || file.contains("torch/nn/init.py")
-            || name == "reset_parameters";
-        h.forward |= name == "forward" || (module && name.contains("_call_impl"));
-        h.backward |= name.contains("backward") || file.contains("torch/autograd/");
     }
+}
+
+/// Whether a frame's file path holds `part` (written with `/`): Windows paths, as a snapshot
+/// recorded on Windows has them (`tests/data/snapshots/real_*`), use a backslash.
+fn path_has(file: &str, part: &str) -> bool {
+    file.contains(part) || (file.contains('\\') && file.contains(&part.replace('/', "\\")))
+}
+
+/// What one stack frame (its file and function name) says.
+pub fn frame_hints(file: &str, name: &str) -> Hints {
+    let mut h = Hints::default();
+    if path_has(file, "torch/optim/") {
+        h.optimizer = true;
+        h.optimizer_init = name == "_init_group" || name.contains("init_state");
+    }
+    h.accumulate_grad = name.contains("AccumulateGrad") || name.contains("accumulate_grad");
+    h.workspace = name.contains("nccl")
+        || name.contains("NCCL")
+        || path_has(file, "ProcessGroupNCCL")
+        || name.contains("Blas")
+        || name.contains("cublas")
+        || name.contains("getChosenWorkspaceSize");
+    let module = path_has(file, "torch/nn/modules/module.py");
+    h.param_init = (module && matches!(name, "_apply" | "to" | "cuda" | "__init__"))
+        || path_has(file, "torch/nn/init.py")
+        || name == "reset_parameters";
+    h.forward = name == "forward" || (module && name.contains("_call_impl"));
+    h.backward = name.contains("backward") || path_has(file, "torch/autograd/");
     h
+}
+
+/// What a stack says: the frames' hints together.
+pub fn hints<'s>(frames: impl IntoIterator<Item = (&'s str, &'s str)>) -> Hints {
+    frames
+        .into_iter()
+        .fold(Hints::default(), |h, (file, name)| {
+            h.or(frame_hints(file, name))
+        })
 }
 
 /// Where an allocation falls in the recording.

@@ -5,12 +5,13 @@
 //! An input like `import`: every file is bounded (size, element counts, nesting) before it is
 //! parsed, and every failure is a typed [`MeasuredError`], never a panic.
 
+pub mod align;
 pub mod analysis;
 pub mod attribution;
 pub mod compare;
 pub mod light;
-mod scan;
-mod scan_paths;
+pub mod marks;
+mod pickle;
 pub mod snapshot;
 
 use std::fmt;
@@ -24,9 +25,7 @@ pub use snapshot::Snapshot;
 pub const MAX_SNAPSHOT_BYTES: u64 = 256 * 1024 * 1024;
 /// Largest text measurement read (a log or a pasted pair).
 pub const MAX_TEXT_BYTES: u64 = 16 * 1024 * 1024;
-/// Events read per device, and segments.
-pub const MAX_EVENTS: usize = 5_000_000;
-pub const MAX_SEGMENTS: usize = 1_000_000;
+pub use snapshot::{MAX_EVENTS, MAX_SEGMENTS};
 
 /// Why a measurement could not be read. Messages come first; the path is added by the caller.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,20 +68,8 @@ pub fn parse_snapshot(data: &[u8]) -> Result<Snapshot, MeasuredError> {
     if data.len() as u64 > MAX_SNAPSHOT_BYTES {
         return Err(too_big(data.len() as u64, MAX_SNAPSHOT_BYTES));
     }
-    let data = scan::prepare(data)?;
-    let s: Snapshot = serde_pickle::from_slice(&data, serde_pickle::DeOptions::new())
-        .map_err(|e| MeasuredError::Malformed(format!("not a memory snapshot: {e}")))?;
-    if s.segments.len() > MAX_SEGMENTS {
-        return Err(MeasuredError::TooLarge(format!(
-            "more than {MAX_SEGMENTS} segments"
-        )));
-    }
-    if s.device_traces.iter().any(|t| t.len() > MAX_EVENTS) {
-        return Err(MeasuredError::TooLarge(format!(
-            "more than {MAX_EVENTS} events on a device"
-        )));
-    }
-    Ok(s)
+    let (top, arena) = pickle::load(data)?;
+    snapshot::read(top, &arena)
 }
 
 /// Reads a measurement from bytes: a pickle (it starts with the protocol opcode 0x80; a protocol-0

@@ -25,12 +25,11 @@ pub fn height(ui: &Ui) -> f32 {
     } else {
         1.0
     };
-    let results = if measured_state::loaded(ui.ctx()).is_some() {
-        4.0
-    } else {
-        0.0
-    };
-    (controls + results) * row
+    let (loaded, loading) =
+        measured_state::with(ui.ctx(), |s| (s.loaded.is_some(), s.loading.is_some()));
+    let results = if loaded { 4.0 } else { 0.0 };
+    let loading = if loading { 1.0 } else { 0.0 };
+    (controls + results + loading) * row
 }
 
 /// Draws the panel.
@@ -92,6 +91,12 @@ fn panel(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate) {
                     st.timeline = true;
                 }
             }
+        });
+    }
+    if let Some(name) = &st.loading {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(format!("Loading… {name}"));
         });
     }
     if let Some(e) = &st.error {

@@ -43,6 +43,10 @@ pub struct State {
     pub timeline: bool,
     /// The app has looked at `VRAM_EXPLORER_MEASURED` (once per window).
     pub env_checked: bool,
+    /// The file being read on a worker thread (its name), if any.
+    pub loading: Option<String>,
+    /// Counts loads started: a worker whose load was superseded drops its result.
+    pub load_generation: u64,
 }
 
 fn id() -> egui::Id {

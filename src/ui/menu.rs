@@ -88,6 +88,7 @@ fn file_menu(ui: &mut Ui, st: &mut MenuState<'_>, out: &mut Vec<Action>) {
         C::SaveTyped,
         C::ExportPng,
         C::ExportReport,
+        C::ExportTimeline,
     ] {
         item(ui, id, true, None, out);
     }

@@ -36,8 +36,24 @@ pub fn build(scenario: &Scenario, est: &Estimate) -> Timeline {
         1.0
     };
     let ph = &mem.phases;
+    // Gradient accumulation repeats forward and backward before one optimizer step; under
+    // pipeline parallelism the schedule interleaves them (`in_flight`), drawn as one.
+    let micro_batches = if pp > 1 || scenario.mode == Mode::Inference {
+        1
+    } else {
+        r.scenario.workload.grad_accum_steps.max(1)
+    };
     let points = match scenario.mode {
-        Mode::Training => training(ph, layers, in_flight),
+        Mode::Training => drawn(micro_batches)
+            .flat_map(|mb| {
+                let m = Micro {
+                    number: mb,
+                    first: mb == 1 && micro_batches > 1,
+                    last: mb == micro_batches,
+                };
+                training(ph, layers, in_flight, m)
+            })
+            .collect(),
         Mode::Inference => inference(ph, layers, r.scenario.inference.generated_tokens),
     };
     let peak = peak_index(&points);
@@ -48,7 +64,24 @@ pub fn build(scenario: &Scenario, est: &Estimate) -> Timeline {
         layers,
         in_flight,
         overhead: mem.peak.get(Component::CudaContext) + mem.peak.get(Component::AllocatorReserve),
+        micro_batches,
     }
+}
+
+/// The micro-batches drawn: all of up to three, else the first and the last.
+fn drawn(n: u32) -> impl Iterator<Item = u32> {
+    (1..=n).filter(move |k| n <= 3 || *k == 1 || *k == n)
+}
+
+/// Which micro-batch of the step is being drawn.
+#[derive(Clone, Copy)]
+struct Micro {
+    number: u32,
+    /// The first of several: no gradients exist before its backward (they are created by its
+    /// accumulate-grad hooks; `zero_grad(set_to_none=True)`, PyTorch's default since 2.0, freed them).
+    first: bool,
+    /// The last: the optimizer step follows it.
+    last: bool,
 }
 
 fn peak_index(points: &[Point]) -> Option<usize> {
@@ -103,7 +136,7 @@ fn floor_transient(ph: &PhasePeaks) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-fn training(ph: &PhasePeaks, layers: u32, in_flight: f64) -> Vec<Point> {
+fn training(ph: &PhasePeaks, layers: u32, in_flight: f64, m: Micro) -> Vec<Point> {
     let mut out = Vec::new();
     let Some(fwd) = ph.get(Phase::Forward) else {
         return out;
@@ -112,11 +145,35 @@ fn training(ph: &PhasePeaks, layers: u32, in_flight: f64) -> Vec<Point> {
     let l = f64::from(layers);
     let (a_f, g_f) = (
         get(fwd, Component::Activations),
-        get(fwd, Component::Gradients),
+        if m.first {
+            0.0
+        } else {
+            get(fwd, Component::Gradients)
+        },
     );
+    // Bounded by the phase's breakdown (the earlier micro-batch holds fewer gradients).
+    let early = |b: &Breakdown| {
+        if m.first {
+            with(
+                b,
+                get(b, Component::Activations),
+                0.0,
+                get(b, Component::Transient),
+            )
+        } else {
+            *b
+        }
+    };
     // The other micro-batches in flight already hold their saved activations.
     let a0 = a_f * (in_flight - 1.0).max(0.0) / in_flight.max(1.0);
-    let mut push = |step, phase, bytes| out.push(Point { step, phase, bytes });
+    let mut push = |step, phase, bytes| {
+        out.push(Point {
+            step,
+            phase,
+            micro_batch: m.number,
+            bytes,
+        });
+    };
     push(
         Step::Start,
         Phase::Forward,
@@ -130,44 +187,70 @@ fn training(ph: &PhasePeaks, layers: u32, in_flight: f64) -> Vec<Point> {
             capped(with(fwd, a, g_f, t0), fwd),
         );
     }
-    push(Step::Loss, Phase::Forward, *fwd);
-    let mut prev = *fwd;
+    push(Step::Loss, Phase::Forward, early(fwd));
+    let mut prev = early(fwd);
     if let Some(lb) = ph.get(Phase::LossBackward) {
-        push(Step::LossBackward, Phase::LossBackward, *lb);
-        prev = *lb;
+        push(Step::LossBackward, Phase::LossBackward, early(lb));
+        prev = early(lb);
     }
     let opt = ph.get(Phase::OptimizerStep);
     if let Some(bwd) = ph.get(Phase::Backward) {
         let g_end = opt.map_or(get(bwd, Component::Gradients), |o| {
             get(o, Component::Gradients)
         });
-        let (a_p, g_p) = (
-            get(&prev, Component::Activations),
-            get(&prev, Component::Gradients),
-        );
-        // The phase's breakdown is the first layer's backward when it holds activations, else the
-        // end of backward (estimator/memory/training.rs picks the larger of the two).
-        let exact_first = get(bwd, Component::Activations) > 0.0;
-        let marks: Vec<u32> = layer_marks(layers).collect();
-        let last = marks.len().saturating_sub(1);
-        for (i, n) in marks.into_iter().enumerate() {
-            let done = f64::from(n) / l;
-            let b = if (exact_first && i == 0) || (!exact_first && i == last) {
-                *bwd
-            } else {
-                let t = t0.min(get(bwd, Component::Transient));
-                capped(
-                    with(bwd, a_p * (1.0 - done), g_p + (g_end - g_p) * done, t),
-                    bwd,
-                )
-            };
+        for (n, b) in backward(bwd, &prev, (layers, t0, g_end), m) {
             push(Step::BackwardLayer(n), Phase::Backward, b);
         }
     }
-    if let Some(o) = opt {
+    if m.last
+        && let Some(o) = opt
+    {
         push(Step::OptimizerStep, Phase::OptimizerStep, *o);
     }
     out
+}
+
+/// The backward layer by layer, from `prev` (the loss backward) to `g_end` gradients.
+///
+/// The phase's breakdown is the first layer's backward when it holds activations, else the end
+/// of backward (estimator/memory/training.rs picks the larger of the two); the first of several
+/// micro-batches draws it with the gradients made so far.
+fn backward(
+    bwd: &Breakdown,
+    prev: &Breakdown,
+    (layers, t0, g_end): (u32, f64, f64),
+    m: Micro,
+) -> Vec<(u32, Breakdown)> {
+    let l = f64::from(layers);
+    let (a_p, g_p) = (
+        get(prev, Component::Activations),
+        get(prev, Component::Gradients),
+    );
+    let exact_first = get(bwd, Component::Activations) > 0.0;
+    let marks: Vec<u32> = layer_marks(layers).collect();
+    let last = marks.len().saturating_sub(1);
+    marks
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let done = f64::from(n) / l;
+            let g = g_p + (g_end - g_p) * done;
+            let exact = (exact_first && i == 0) || (!exact_first && i == last);
+            let b = if exact && !m.first {
+                *bwd
+            } else if exact {
+                let (a, t) = (
+                    get(bwd, Component::Activations),
+                    get(bwd, Component::Transient),
+                );
+                capped(with(bwd, a, g, t), bwd)
+            } else {
+                let t = t0.min(get(bwd, Component::Transient));
+                capped(with(bwd, a_p * (1.0 - done), g, t), bwd)
+            };
+            (n, b)
+        })
+        .collect()
 }
 
 fn inference(ph: &PhasePeaks, layers: u32, generated: u32) -> Vec<Point> {
@@ -178,7 +261,14 @@ fn inference(ph: &PhasePeaks, layers: u32, generated: u32) -> Vec<Point> {
     let l = f64::from(layers);
     let k_p = get(pre, Component::KvCache);
     let t_p = get(pre, Component::Transient);
-    let mut push = |step, phase, bytes| out.push(Point { step, phase, bytes });
+    let mut push = |step, phase, bytes| {
+        out.push(Point {
+            step,
+            phase,
+            micro_batch: 1,
+            bytes,
+        });
+    };
     for n in layer_marks(layers) {
         let b = if n == layers {
             *pre

@@ -66,6 +66,8 @@ pub struct Point {
     pub step: Step,
     /// The estimate's phase this point belongs to.
     pub phase: Phase,
+    /// The micro-batch of the step (1-based; 1 for inference).
+    pub micro_batch: u32,
     /// Live tensor bytes per component (CUDA context and allocator reserve are zero here).
     pub bytes: Breakdown,
 }
@@ -84,6 +86,9 @@ pub struct Timeline {
     pub in_flight: f64,
     /// CUDA context and allocator reserve at the peak (what nvidia-smi adds to the tensor bytes).
     pub overhead: Bytes,
+    /// Micro-batches of the step (gradient accumulation without pipeline parallelism; 1 otherwise).
+    /// At most three are drawn: all of them, or the first and the last.
+    pub micro_batches: u32,
 }
 
 impl Timeline {
@@ -99,13 +104,28 @@ impl Timeline {
         best
     }
 
-    /// The phases in order with the index range `[start, end)` of their points (contiguous runs).
+    /// The phases in order with the index range `[start, end)` of their points (contiguous runs;
+    /// each micro-batch drawn has its own).
     pub fn phase_spans(&self) -> Vec<(Phase, usize, usize)> {
         let mut out: Vec<(Phase, usize, usize)> = Vec::new();
+        let mut mb = 0;
         for (i, p) in self.points.iter().enumerate() {
             match out.last_mut() {
-                Some(last) if last.0 == p.phase => last.2 = i + 1,
+                Some(last) if last.0 == p.phase && mb == p.micro_batch => last.2 = i + 1,
                 _ => out.push((p.phase, i, i + 1)),
+            }
+            mb = p.micro_batch;
+        }
+        out
+    }
+
+    /// The micro-batches drawn, each with the index range `[start, end)` of its points.
+    pub fn micro_batch_spans(&self) -> Vec<(u32, usize, usize)> {
+        let mut out: Vec<(u32, usize, usize)> = Vec::new();
+        for (i, p) in self.points.iter().enumerate() {
+            match out.last_mut() {
+                Some(last) if last.0 == p.micro_batch => last.2 = i + 1,
+                _ => out.push((p.micro_batch, i, i + 1)),
             }
         }
         out

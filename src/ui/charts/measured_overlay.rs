@@ -1,12 +1,15 @@
 //! A measured run drawn over the estimate: a snapshot's allocated (solid) and reserved (dashed)
-//! bytes over the timeline, its recording stretched over the estimated step (event k of N at
-//! k/(N−1) of the step: the snapshot has no layer marks to align on); a light measurement as
+//! bytes over the timeline, its step aligned phase against phase with the estimated one where its
+//! frames mark the phases, else stretched over it (`measured::align`, which the x axis names); a
+//! light measurement as
 //! labelled horizontal lines, each saying which statistic it is, on the timeline and on the
 //! composition chart.
 
 use egui_plot::{HLine, Line, LineStyle, PlotPoint, PlotUi, Text};
 
 use super::memory_tick;
+use crate::estimator::timeline::Timeline;
+use crate::measured::align::Aligned;
 use crate::measured::{LightMeasurement, Measurement};
 use crate::ui::{Prefs, measured_state, theme};
 use crate::units::{Bytes, MemoryUnit};
@@ -47,25 +50,27 @@ fn lines(plot_ui: &mut PlotUi<'_>, prefs: &Prefs, l: &LightMeasurement, right: f
     }
 }
 
-/// Over the timeline of `n` points.
-pub fn timeline(plot_ui: &mut PlotUi<'_>, prefs: &Prefs, m: &Measurement, n: usize) {
+/// Over the estimated timeline `est` (with the placement of a snapshot's points, `measured::align`).
+pub fn timeline(
+    plot_ui: &mut PlotUi<'_>,
+    prefs: &Prefs,
+    m: &Measurement,
+    (est, aligned): (&Timeline, Option<&Aligned>),
+) {
     let u = prefs.unit;
     let color = theme::measured(prefs.theme);
-    match m {
-        Measurement::Snapshot(t) => {
-            let last = t.points.last().map_or(1, |p| p.event.max(1)) as f64;
-            let span = (n.max(1) - 1) as f64;
-            let x = |e: usize| -0.5 + (e as f64 / last) * (span + 1.0);
-            let alloc: Vec<[f64; 2]> = t
-                .points
-                .iter()
-                .map(|p| [x(p.event), u.value(Bytes(p.allocated))])
-                .collect();
-            let reserved: Vec<[f64; 2]> = t
-                .points
-                .iter()
-                .map(|p| [x(p.event), u.value(Bytes(p.reserved))])
-                .collect();
+    let n = est.points.len();
+    match (m, aligned) {
+        (Measurement::Snapshot(t), Some(a)) => {
+            let at = |i: usize| t.points.get(i).copied().unwrap_or_default();
+            let alloc: Vec<[f64; 2]> =
+                a.xs.iter()
+                    .map(|(x, i)| [*x, u.value(Bytes(at(*i).allocated))])
+                    .collect();
+            let reserved: Vec<[f64; 2]> =
+                a.xs.iter()
+                    .map(|(x, i)| [*x, u.value(Bytes(at(*i).reserved))])
+                    .collect();
             plot_ui.line(
                 Line::new("measured allocated", alloc)
                     .color(color)
@@ -77,20 +82,21 @@ pub fn timeline(plot_ui: &mut PlotUi<'_>, prefs: &Prefs, m: &Measurement, n: usi
                     .style(LineStyle::dashed_dense())
                     .width(1.5),
             );
-            if let Some(p) = t.points.get(t.peak_point) {
-                let y = u.value(Bytes(p.allocated));
+            if let Some((x, _)) = a.xs.iter().find(|(_, i)| *i == t.peak_point) {
+                let y = u.value(Bytes(at(t.peak_point).allocated));
                 plot_ui.text(
                     Text::new(
                         "measured peak",
-                        PlotPoint::new(x(p.event) - 1.0, y),
+                        PlotPoint::new(x - 1.0, y),
                         format!("measured {}", memory_tick(u, y)),
                     )
-                    .anchor(egui::Align2::RIGHT_CENTER)
+                    .anchor(egui::Align2::RIGHT_TOP)
                     .color(color),
                 );
             }
         }
-        Measurement::Light(l) => lines(plot_ui, prefs, l, n as f64 - 0.5),
+        (Measurement::Light(l), _) => lines(plot_ui, prefs, l, n as f64 - 0.5),
+        (Measurement::Snapshot(_), None) => {}
     }
 }
 

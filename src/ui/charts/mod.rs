@@ -16,6 +16,7 @@ pub mod step_time;
 pub mod sweep;
 mod sweep_view;
 pub mod timeline;
+mod timeline_cache;
 
 use egui::{RichText, Ui};
 use egui_plot::{AxisHints, Corner, GridInput, GridMark, Legend, Plot};

@@ -6,8 +6,9 @@ use egui::Ui;
 use egui_plot::{Bar, BarChart, PlotPoint, PlotUi, Polygon, Text};
 
 use super::{memory_tick, static_plot};
-use crate::estimator::timeline::{self, Timeline};
+use crate::estimator::timeline::Timeline;
 use crate::estimator::{Component, Estimate};
+use crate::measured::align::Aligned;
 use crate::scenario::Scenario;
 use crate::ui::a11y::{self, Part};
 use crate::ui::{Prefs, measured_state, theme};
@@ -57,9 +58,47 @@ fn stacked(prefs: &Prefs, t: &Timeline) -> Vec<BarChart> {
     charts
 }
 
-/// Every other phase shaded, each labelled at the top.
+/// Every other phase shaded, each labelled at the top (with its micro-batch when the step has
+/// several); where micro-batches are left out, a line saying how many.
 fn bands(plot_ui: &mut PlotUi<'_>, prefs: &Prefs, t: &Timeline, top: f64) {
+    // Screen pixels per point of the step, and about one character's width.
+    let px = plot_ui.transform().dpos_dvalue_x().abs();
+    let char_px = f64::from(
+        plot_ui
+            .ctx()
+            .global_style()
+            .text_styles
+            .get(&egui::TextStyle::Body)
+            .map_or(14.0, |f| f.size),
+    ) * 0.55;
+    let mbs = t.micro_batch_spans();
+    if let [(first, _, end), (last, _, _)] = mbs.as_slice()
+        && last - first > 1
+    {
+        let x = *end as f64 - 0.5;
+        let more = last - first - 1;
+        plot_ui.vline(
+            egui_plot::VLine::new("more micro-batches", x)
+                .color(theme::capacity(prefs.theme))
+                .style(egui_plot::LineStyle::dashed_loose()),
+        );
+        plot_ui.text(
+            Text::new(
+                "more micro-batches",
+                PlotPoint::new(x, top * 0.55),
+                format!("… {more} more micro-batches …"),
+            )
+            .anchor(egui::Align2::CENTER_CENTER)
+            .color(theme::capacity(prefs.theme)),
+        );
+    }
     for (k, (phase, a, b)) in t.phase_spans().into_iter().enumerate() {
+        let label = match t.points.get(a) {
+            Some(p) if t.micro_batches > 1 && phase != crate::estimator::Phase::OptimizerStep => {
+                format!("{} · mb {}", phase.label(), p.micro_batch)
+            }
+            _ => phase.label().to_owned(),
+        };
         let (x0, x1) = (a as f64 - 0.5, b as f64 - 0.5);
         if k % 2 == 0 {
             let pts = vec![[x0, 0.0], [x1, 0.0], [x1, top], [x0, top]];
@@ -70,23 +109,43 @@ fn bands(plot_ui: &mut PlotUi<'_>, prefs: &Prefs, t: &Timeline, top: f64) {
                     .allow_hover(false),
             );
         }
+        // A label wider than its band takes the short name, or none (they would overlap).
+        let width = (x1 - x0) * px;
+        let fits = |s: &str| s.chars().count() as f64 * char_px <= width;
+        let label = if fits(&label) {
+            label
+        } else if fits(short(phase)) {
+            short(phase).to_owned()
+        } else {
+            continue;
+        };
         plot_ui.text(
-            Text::new(
-                phase.label(),
-                PlotPoint::new((x0 + x1) / 2.0, top),
-                phase.label(),
-            )
-            .anchor(egui::Align2::CENTER_TOP)
-            .color(theme::capacity(prefs.theme)),
+            Text::new(phase.label(), PlotPoint::new((x0 + x1) / 2.0, top), label)
+                .anchor(egui::Align2::CENTER_TOP)
+                .color(theme::capacity(prefs.theme)),
         );
+    }
+}
+
+/// A phase's name where its band is narrow.
+fn short(p: crate::estimator::Phase) -> &'static str {
+    use crate::estimator::Phase;
+    match p {
+        Phase::Forward => "fwd",
+        Phase::LossBackward => "loss",
+        Phase::Backward => "bwd",
+        Phase::OptimizerStep => "opt",
+        Phase::Prefill => "prefill",
+        Phase::Decode => "decode",
     }
 }
 
 /// Draws the timeline of `scenario` (whose estimate is `est`) in `height` points.
 pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, height: f32) {
-    let t = timeline::build(scenario, est);
-    let u = prefs.unit;
     let measured = measured_state::loaded(ui.ctx());
+    let (t, aligned) = super::timeline_cache::get(ui.ctx(), scenario, est, measured.as_ref());
+    let t = t.as_ref();
+    let u = prefs.unit;
     let est_top = t
         .points
         .iter()
@@ -95,7 +154,8 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, heigh
     let meas_top = measured
         .as_deref()
         .map_or(0.0, |m| super::measured_overlay::top(&m.measurement, u));
-    let top = est_top.max(meas_top).max(1e-3) * 1.15;
+    // Headroom for the phase names above the peak's label.
+    let top = est_top.max(meas_top).max(1e-3) * 1.3;
     let mut items: Vec<(egui::Color32, String)> = Component::ALL
         .into_iter()
         .filter(|c| c.is_tensor() && t.points.iter().any(|p| p.bytes.get(*c).get() > 0.0))
@@ -112,7 +172,15 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, heigh
         ("Timeline", theme::legend_min_size(prefs)),
         height,
         &items,
-        |ui, h| draw(ui, prefs, &t, measured.as_deref(), (top, h)),
+        |ui, h| {
+            draw(
+                ui,
+                prefs,
+                t,
+                (measured.as_deref(), aligned.as_deref()),
+                (top, h),
+            );
+        },
     );
 }
 
@@ -120,20 +188,21 @@ fn draw(
     ui: &mut Ui,
     prefs: &Prefs,
     t: &Timeline,
-    measured: Option<&measured_state::Loaded>,
+    (measured, aligned): (Option<&measured_state::Loaded>, Option<&Aligned>),
     (top, height): (f64, f32),
 ) {
     let u = prefs.unit;
     let n = t.points.len().max(1);
+    let axis = match &aligned {
+        Some(a) => format!("step, stage {} · {}", t.stage + 1, a.basis.describe()),
+        None => format!("point of the step (pipeline stage {})", t.stage + 1),
+    };
     let plot = static_plot(ui, "timeline", height)
         .default_y_bounds(0.0, top)
         .include_x(-0.5)
         .include_x(n as f64 - 0.5)
         .show_grid([false, true])
-        .x_axis_label(format!(
-            "point of the step (pipeline stage {})",
-            t.stage + 1
-        ))
+        .x_axis_label(axis)
         .y_axis_formatter(move |mark, _| memory_tick(u, mark.value))
         .label_formatter(move |pos| match pos {
             egui_plot::HoverPosition::NearDataPoint {
@@ -163,7 +232,7 @@ fn draw(
             );
         }
         if let Some(m) = measured {
-            super::measured_overlay::timeline(plot_ui, prefs, &m.measurement, n);
+            super::measured_overlay::timeline(plot_ui, prefs, &m.measurement, (t, aligned));
         }
     });
     if let Some(i) = t.peak
