@@ -152,7 +152,7 @@ fn finish(sc: &Scenario, model_spec: ModelSpec, m: ResolvedModel, d: &mut Diagno
             strategies,
             parallel,
             gpu: sections2::gpu(gpu, d),
-            implementation: implementation_of(implementation),
+            implementation: implementation_of(implementation, d),
             overheads: sections2::overheads(overheads, d),
             timing: sections2::timing(timing, d),
             input: sections2::input(input, d),
@@ -199,18 +199,22 @@ fn optimizer_of(o: &Optimizer) -> Optimizer {
     }
 }
 
-fn implementation_of(i: &Implementation) -> Implementation {
+fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation {
     let Implementation {
         profile,
         dropout_mask,
         fused_cross_entropy,
         block_kernels,
+        litgpt,
+        torchtune,
     } = i;
     Implementation {
         profile: *profile,
         dropout_mask: *dropout_mask,
         fused_cross_entropy: *fused_cross_entropy,
         block_kernels: *block_kernels,
+        litgpt: super::memory::frameworks::resolve_litgpt(litgpt, d),
+        torchtune: super::memory::frameworks::resolve_torchtune(torchtune, d),
     }
 }
 

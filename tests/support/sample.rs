@@ -386,10 +386,18 @@ pub fn scenario(r: &mut Rng) -> Scenario {
     };
     s.gpu = gpu(r);
     s.implementation = Implementation {
-        profile: r.pick(&[Profile::HuggingFace, Profile::Megatron]),
+        profile: r.pick(&Profile::ALL),
         dropout_mask: r.pick(&[DropoutMask::OneByte, DropoutMask::Float]),
         fused_cross_entropy: r.coin(),
         block_kernels: r.pick(&[BlockKernels::Fused, BlockKernels::TorchReference]),
+        litgpt: LitGpt {
+            lm_head_chunk_tokens: r.small(0, 1_048_576),
+        },
+        torchtune: Torchtune {
+            output_chunks: r.small(1, 4096),
+            activation_offloading: r.coin(),
+            optimizer_in_backward: r.coin(),
+        },
     };
     s.overheads = Overheads {
         cuda_context_mib: r.range(0.0, 65_536.0),
