@@ -94,3 +94,35 @@ fn torchtune_activation_offloading_keeps_one_layer() {
     // 4 layers of 11,415,552 − 524,288 (no LitGPT o-proj copy) = 10,891,264 B each → 1 on device.
     assert_eq!(before - after, 3.0 * 10_891_264.0);
 }
+
+const DEEPSPEED: &str = include_str!("data/measured/deepspeed-cpu-steps.json");
+
+#[test]
+fn deepspeed_records_within_one_percent_per_phase() {
+    use vram_explorer::scenario::{Sharding, ZeroStage};
+    let recs = records(DEEPSPEED);
+    assert_eq!(recs.len(), 6);
+    let mut rows = Vec::new();
+    for r in &recs {
+        let settings = &r["framework"]["settings"];
+        let mut s = base_scenario(r, Mode::Training, Profile::HuggingFace);
+        s.implementation.sharding = Sharding::DeepSpeed;
+        s.strategies.zero = match settings["zero_stage"].as_u64() {
+            Some(1) => ZeroStage::Stage1,
+            Some(2) => ZeroStage::Stage2,
+            Some(3) => ZeroStage::Stage3,
+            _ => ZeroStage::None,
+        };
+        let zero = &settings["ds_config"]["zero_optimization"];
+        if let Some(b) = zero["reduce_bucket_size"].as_f64() {
+            s.implementation.deepspeed.reduce_bucket_size = b;
+        }
+        rows.extend(compare(r, &s, None));
+    }
+    let worst = print_table(
+        "DeepSpeed 0.19.8 ZeRO, CPU accelerator, world size 1",
+        &rows,
+    );
+    assert_eq!(rows.len(), 6 * 3);
+    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
+}

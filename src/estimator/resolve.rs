@@ -207,6 +207,8 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         block_kernels,
         litgpt,
         torchtune,
+        sharding,
+        deepspeed,
     } = i;
     Implementation {
         profile: *profile,
@@ -215,6 +217,8 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         block_kernels: *block_kernels,
         litgpt: super::memory::frameworks::resolve_litgpt(litgpt, d),
         torchtune: super::memory::frameworks::resolve_torchtune(torchtune, d),
+        sharding: *sharding,
+        deepspeed: super::memory::frameworks::resolve_deepspeed(deepspeed, d),
     }
 }
 

@@ -54,3 +54,38 @@ impl Default for Torchtune {
         }
     }
 }
+
+/// Whose code shards the model states when `strategies.zero` is on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Sharding {
+    /// The ZeRO paper's accounting (Rajbhandari et al. 2020 §5): states divided by the DP degree,
+    /// no buffers of an implementation.
+    #[default]
+    Generic,
+    /// DeepSpeed ZeRO 0.19.8 (docs/frameworks/deepspeed.md): its FP32 master partition even for an
+    /// FP32 model, its gradient partition and reduce buckets (`implementation.deepspeed`).
+    DeepSpeed,
+}
+
+/// DeepSpeed's `zero_optimization` buffers (deepspeed 0.19.8, `deepspeed/runtime/zero/config.py`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DeepSpeedZero {
+    /// `reduce_bucket_size`, elements of the gradient type: the IPG bucket gradients are copied
+    /// into for reduction (`stage_1_and_2.py` `setup_buckets`, allocated at the first gradient of
+    /// each backward; `stage3.py` line 782, allocated once and kept). Default 5e8 (`config.py`
+    /// line 113). Valid: 0 ..= 1e12.
+    pub reduce_bucket_size: f64,
+    /// `overlap_comm`: stages 1–2 allocate a second reduce bucket (`stage_1_and_2.py` lines
+    /// 3273–3277). DeepSpeed's default is off for stages 1–2.
+    pub overlap_comm: bool,
+}
+
+impl Default for DeepSpeedZero {
+    fn default() -> Self {
+        DeepSpeedZero {
+            reduce_bucket_size: 5e8,
+            overlap_comm: false,
+        }
+    }
+}

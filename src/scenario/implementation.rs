@@ -88,6 +88,10 @@ pub struct Implementation {
     pub litgpt: super::LitGpt,
     /// torchtune's settings (read when `profile` is `Torchtune`).
     pub torchtune: super::Torchtune,
+    /// Whose code shards the model states under `strategies.zero`.
+    pub sharding: super::Sharding,
+    /// DeepSpeed ZeRO's buffers (read when `sharding` is `DeepSpeed`).
+    pub deepspeed: super::DeepSpeedZero,
 }
 
 impl Default for Implementation {
@@ -99,6 +103,8 @@ impl Default for Implementation {
             block_kernels: BlockKernels::Fused,
             litgpt: super::LitGpt::default(),
             torchtune: super::Torchtune::default(),
+            sharding: super::Sharding::Generic,
+            deepspeed: super::DeepSpeedZero::default(),
         }
     }
 }

@@ -258,6 +258,7 @@ pub const RANGES: &[FieldRange] = &[
     closed("peft.rank", 1.0, DEGREE, |s| Some(s.peft.rank.into())),
     closed("implementation.litgpt.lm_head_chunk_tokens", 0.0, 1_048_576.0, |s| Some(s.implementation.litgpt.lm_head_chunk_tokens.into())),
     closed("implementation.torchtune.output_chunks", 1.0, 4096.0, |s| Some(s.implementation.torchtune.output_chunks.into())),
+    closed("implementation.deepspeed.reduce_bucket_size", 0.0, 1e12, |s| Some(s.implementation.deepspeed.reduce_bucket_size)),
     closed("quantization.group_size", 1.0, DEGREE, |s| Some(s.quantization.group_size.into())),
     closed("workload.micro_batch", 1.0, DEGREE, |s| Some(s.workload.micro_batch.into())),
     closed("workload.seq_len", 1.0, TOKENS, |s| Some(s.workload.seq_len.into())),

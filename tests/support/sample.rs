@@ -398,6 +398,11 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             activation_offloading: r.coin(),
             optimizer_in_backward: r.coin(),
         },
+        sharding: r.pick(&[Sharding::Generic, Sharding::DeepSpeed]),
+        deepspeed: DeepSpeedZero {
+            reduce_bucket_size: r.range(0.0, 1e12),
+            overlap_comm: r.coin(),
+        },
     };
     s.overheads = Overheads {
         cuda_context_mib: r.range(0.0, 65_536.0),

@@ -162,7 +162,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let (g, a, t) = super::towers::encoder_backward(c, m, c.b, p.states.grads, st.first)
         .filter(|(g, a)| g + a + fixed > decoder_total)
         .map_or(decoder, |(g, a)| (g, a, fixed));
-    phase(Phase::Backward, g, a, t + fw.held);
+    phase(Phase::Backward, g, a, t + fw.held + fw.backward);
     phase(
         Phase::OptimizerStep,
         p.states.grads,

@@ -4,6 +4,7 @@
 //! (docs/frameworks/<name>.md, tests/framework_stack.rs). The memory model calls in here at a few
 //! points: a layer's saved tensors, the loss, what is held beyond the loss, module buffers.
 
+pub mod deepspeed;
 pub mod litgpt;
 pub mod torchtune;
 
@@ -12,7 +13,10 @@ use super::ctx::Ctx;
 use super::peft::Ext;
 use crate::estimator::Diagnostics;
 use crate::estimator::model::ResolvedModel;
-use crate::scenario::{LitGpt, Mode, PeftMethod, Profile, Scenario, Torchtune, validate::field};
+use crate::scenario::{
+    DeepSpeedZero, LitGpt, Mode, PeftMethod, Profile, Scenario, Sharding, Torchtune,
+    validate::field,
+};
 use crate::tensor::Dtype;
 
 /// The framework the user runs and its resolved settings (a field of `Ctx`).
@@ -21,6 +25,8 @@ pub struct Framework {
     pub profile: Profile,
     pub litgpt: LitGpt,
     pub torchtune: Torchtune,
+    pub sharding: Sharding,
+    pub deepspeed: DeepSpeedZero,
     /// The model's `max_positions` (the length torchtune's RoPE cache is built for).
     pub max_positions: f64,
     /// A LoRA/QLoRA training step (torchtune builds a LoRA model's attention differently).
@@ -34,6 +40,8 @@ impl Framework {
             profile: i.profile,
             litgpt: i.litgpt,
             torchtune: i.torchtune,
+            sharding: i.sharding,
+            deepspeed: i.deepspeed,
             max_positions: f64::from(sc.model.transformer.max_positions),
             lora: sc.mode == Mode::Training && sc.peft.method != PeftMethod::Full,
         }
@@ -62,6 +70,23 @@ pub fn resolve_torchtune(t: &Torchtune, d: &mut Diagnostics) -> Torchtune {
         output_chunks: field("implementation.torchtune.output_chunks").clamp_u32(*output_chunks, d),
         activation_offloading: *activation_offloading,
         optimizer_in_backward: *optimizer_in_backward,
+    }
+}
+
+/// `implementation.deepspeed` with every number in range.
+pub fn resolve_deepspeed(z: &DeepSpeedZero, d: &mut Diagnostics) -> DeepSpeedZero {
+    let DeepSpeedZero {
+        reduce_bucket_size,
+        overlap_comm,
+    } = z;
+    let default = DeepSpeedZero::default().reduce_bucket_size;
+    DeepSpeedZero {
+        reduce_bucket_size: field("implementation.deepspeed.reduce_bucket_size").clamp(
+            *reduce_bucket_size,
+            default,
+            d,
+        ),
+        overlap_comm: *overlap_comm,
     }
 }
 
@@ -202,6 +227,7 @@ pub fn inference_extra(c: &Ctx, m: &ResolvedModel, ctx_len: f64) -> (f64, f64) {
 /// A stage's parts under the framework's step: torchtune's optimizer in backward keeps one
 /// parameter's gradient at a time and steps one parameter at a time.
 pub fn parts(c: &Ctx, m: &ResolvedModel, p: super::training::Parts) -> super::training::Parts {
+    let p = deepspeed::parts(c, p);
     match c.framework.profile {
         Profile::Torchtune if c.framework.torchtune.optimizer_in_backward => {
             torchtune::optimizer_in_backward(c, m, p)
@@ -232,6 +258,8 @@ pub struct StageExtra {
     pub output_backward: f64,
     /// The share of the layers' saved tensors kept on the device ([`on_device`]).
     pub on_device: f64,
+    /// Buffers alive only in the layers' backward (DeepSpeed's stage 1–2 reduce buckets).
+    pub backward: f64,
 }
 
 impl StageExtra {
@@ -252,11 +280,14 @@ pub fn step(
     p: &super::training::Parts,
     st: super::training::Stage,
 ) -> (super::training::Parts, StageExtra) {
+    let parts = parts(c, m, *p);
+    let (zero_all, zero_backward) = deepspeed::buffers(c, &parts);
     let extra = StageExtra {
-        buffers: buffers(c, m, st.first),
+        buffers: buffers(c, m, st.first) + zero_all,
         held: held(c, m, &p.z, st.last),
         output_backward: output_backward(c, m, &p.z, st.last),
         on_device: on_device(c, 1.0, st.layers),
+        backward: zero_backward,
     };
-    (parts(c, m, *p), extra)
+    (parts, extra)
 }
