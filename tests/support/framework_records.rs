@@ -173,5 +173,14 @@ pub fn print_table(title: &str, rows: &[Row]) -> f64 {
             r.error() * 100.0
         );
     }
-    rows.iter().map(|r| r.error().abs()).fold(0.0, f64::max)
+    let mut abs: Vec<f64> = rows.iter().map(|r| r.error().abs()).collect();
+    abs.sort_by(f64::total_cmp);
+    let worst = abs.last().copied().unwrap_or(0.0);
+    println!(
+        "{} phases: median |error| {:.2} %, worst {:.2} %",
+        abs.len(),
+        abs.get(abs.len() / 2).copied().unwrap_or(0.0) * 100.0,
+        worst * 100.0
+    );
+    worst
 }
