@@ -126,3 +126,60 @@ fn deepspeed_records_within_one_percent_per_phase() {
     assert_eq!(rows.len(), 6 * 3);
     assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
 }
+
+const MEGATRON_CE: &str = include_str!("data/measured/megatron-core-cross-entropy.json");
+
+/// Megatron-Core's vocab-parallel cross-entropy (and torch's, as Hugging Face calls it) on the
+/// record's [256, 2, 32000] logits: the estimator's loss terms (saved + forward / loss-backward
+/// buffers) against the measured peaks above the start, within 1 %.
+#[test]
+fn megatron_cross_entropy_within_one_percent() {
+    use vram_explorer::estimator::Diagnostics;
+    use vram_explorer::estimator::memory::activations as act;
+    use vram_explorer::estimator::memory::ctx::Ctx;
+    use vram_explorer::scenario::Dtype;
+    let doc: serde_json::Value = serde_json::from_str(MEGATRON_CE).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 5);
+    let mut checked = 0;
+    for r in rows {
+        let name = r["name"].as_str().unwrap();
+        let profile = if name.starts_with("megatron") {
+            Profile::Megatron
+        } else {
+            Profile::HuggingFace
+        };
+        let mut s = base_scenario(&records(LITGPT)[0], Mode::Training, profile);
+        s.precision.compute = if r["logits_dtype"] == "bfloat16" {
+            Dtype::Bf16
+        } else {
+            Dtype::Fp32
+        };
+        let m = vram_explorer::estimator::model::derive(
+            &s.model,
+            &[],
+            &[],
+            &mut Diagnostics::default(),
+        );
+        let c = Ctx::new(&s, &m, &mut Diagnostics::default());
+        let z = act::sizes(&c, &m, c.b, c.s);
+        let saved = act::loss_saved(&c, &m, &z);
+        let fwd = saved + act::loss_forward_transient(&c, &m, &z);
+        let bwd = saved + act::loss_backward_transient(&c, &m, &z);
+        for (est, key) in [
+            (saved, "saved_for_backward"),
+            (fwd, "forward_peak_above_start"),
+            (bwd, "backward_peak_above_start"),
+        ] {
+            let measured = r[key].as_f64().unwrap();
+            let err = est / measured - 1.0;
+            println!(
+                "{name:<48} {key:<26} {est:>12.0} {measured:>12.0} {:>+6.2}%",
+                err * 100.0
+            );
+            assert!(err.abs() <= 0.01, "{name} {key}: {:.2}%", err * 100.0);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 15);
+}

@@ -6,6 +6,7 @@
 
 pub mod deepspeed;
 pub mod litgpt;
+pub mod megatron;
 pub mod torchtune;
 
 use super::activations::{LayerActs, Sizes};
@@ -124,7 +125,8 @@ pub fn loss(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> Option<Loss> {
     match c.framework.profile {
         Profile::LitGpt => Some(litgpt::loss(c, m, z)),
         Profile::Torchtune => Some(torchtune::loss(c, z)),
-        Profile::HuggingFace | Profile::Megatron => None,
+        Profile::Megatron => Some(megatron::loss(c, z)),
+        Profile::HuggingFace => None,
     }
 }
 
