@@ -183,3 +183,23 @@ fn megatron_cross_entropy_within_one_percent() {
     }
     assert_eq!(checked, 15);
 }
+
+/// Megatron-Core's gradient buffer is allocated once by its DDP wrapper: gradients are counted in
+/// forward even without accumulation (Hugging Face: only from backward on).
+#[test]
+fn megatron_gradient_buffer_lives_through_forward() {
+    use vram_explorer::estimator::{Component, Phase, estimate};
+    let r = &records(LITGPT)[0];
+    let grads_in_forward = |p: Profile| {
+        let s = base_scenario(r, Mode::Training, p);
+        let e = estimate(&s);
+        e.memory
+            .phases
+            .get(Phase::Forward)
+            .unwrap()
+            .get(Component::Gradients)
+            .get()
+    };
+    assert_eq!(grads_in_forward(Profile::HuggingFace), 0.0);
+    assert_eq!(grads_in_forward(Profile::Megatron), 77_145_088.0);
+}

@@ -106,7 +106,8 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let saved = st.in_flight * (per_mb + first) + last + loss + held_mask(c, m);
     let inputs = c.input_bytes + super::towers::inputs(m, c.b) + fw.buffers;
     // Gradients exist during forward only when they accumulate over micro-batches.
-    let accumulating = c.grad_accum > 1.0 || (c.pp > 1.0 && c.pp_microbatches > 1.0);
+    let accumulating =
+        c.grad_accum > 1.0 || (c.pp > 1.0 && c.pp_microbatches > 1.0) || fw.persistent_grads;
     let g_fwd = if accumulating { p.states.grads } else { 0.0 };
     let fixed = p.casts + p.gathered + inputs;
 

@@ -262,6 +262,11 @@ pub struct StageExtra {
     pub on_device: f64,
     /// Buffers alive only in the layers' backward (DeepSpeed's stage 1–2 reduce buckets).
     pub backward: f64,
+    /// The gradient buffer lives for the whole run, not only under accumulation: Megatron-Core's
+    /// `DistributedDataParallel` allocates the contiguous `main_grad` buffer once
+    /// (`megatron/core/distributed/param_and_grad_buffer.py`, FP32 with
+    /// `accumulate_allreduce_grads_in_fp32`) and the parameters' `main_grad` are views into it.
+    pub persistent_grads: bool,
 }
 
 impl StageExtra {
@@ -290,6 +295,7 @@ pub fn step(
         output_backward: output_backward(c, m, &p.z, st.last),
         on_device: on_device(c, 1.0, st.layers),
         backward: zero_backward,
+        persistent_grads: c.framework.profile == Profile::Megatron,
     };
     (parts, extra)
 }
