@@ -53,6 +53,8 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
             "source": origin,
             "mode": match s.mode { Mode::Training => "training", Mode::Inference => "inference" },
             "gpus": s.parallel.gpus(),
+            // The training framework whose rules the estimate applied (issue 12).
+            "framework": s.implementation.profile.label(),
         },
         "gpu": { "name": gpu_name(s), "capacity_bytes": mem.capacity.get() },
         "model": {
