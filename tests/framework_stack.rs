@@ -203,3 +203,24 @@ fn megatron_gradient_buffer_lives_through_forward() {
     assert_eq!(grads_in_forward(Profile::HuggingFace), 0.0);
     assert_eq!(grads_in_forward(Profile::Megatron), 77_145_088.0);
 }
+
+/// LitGPT and torchtune have no pipeline schedule: a pipeline layout under their profiles says so.
+#[test]
+fn a_pipeline_under_litgpt_or_torchtune_is_diagnosed() {
+    use vram_explorer::estimator::{Diagnostic, estimate};
+    let r = &records(LITGPT)[0];
+    for (p, expected) in [
+        (Profile::LitGpt, true),
+        (Profile::Torchtune, true),
+        (Profile::Megatron, false),
+    ] {
+        let mut s = base_scenario(r, Mode::Training, p);
+        s.parallel.pp = 2;
+        let e = estimate(&s);
+        let has = e
+            .diagnostics
+            .iter()
+            .any(|d| d == Diagnostic::FrameworkWithoutPipeline);
+        assert_eq!(has, expected, "{p:?}");
+    }
+}

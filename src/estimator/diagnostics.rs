@@ -25,10 +25,11 @@ pub enum Diagnostic {
     KvHeadsDoNotDivideHeads,
     IntegerTrainingType,
     TooManyLayerKinds,
+    FrameworkWithoutPipeline,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 20] = [
+    pub const ALL: [Diagnostic; 21] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -49,6 +50,7 @@ impl Diagnostic {
         Diagnostic::KvHeadsDoNotDivideHeads,
         Diagnostic::IntegerTrainingType,
         Diagnostic::TooManyLayerKinds,
+        Diagnostic::FrameworkWithoutPipeline,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -102,6 +104,7 @@ impl Diagnostic {
             Diagnostic::KvHeadsDoNotDivideHeads => "kv_heads_do_not_divide_heads",
             Diagnostic::IntegerTrainingType => "integer_training_type",
             Diagnostic::TooManyLayerKinds => "too_many_layer_kinds",
+            Diagnostic::FrameworkWithoutPipeline => "framework_without_pipeline",
         }
     }
 
@@ -157,6 +160,9 @@ impl Diagnostic {
             }
             Diagnostic::KvHeadsDoNotDivideHeads => {
                 "The KV heads do not divide the attention heads: grouped-query attention needs an equal number of query heads per KV head."
+            }
+            Diagnostic::FrameworkWithoutPipeline => {
+                "LitGPT and torchtune have no pipeline parallelism: the stages follow the generic 1F1B rule, which these frameworks cannot run."
             }
             Diagnostic::TooManyLayerKinds => {
                 "The layer pattern has more than 4 distinct layer kinds (every model imported so far has at most 4): the layers beyond the fourth kind are counted as the fourth."

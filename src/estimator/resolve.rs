@@ -121,6 +121,7 @@ fn finish(sc: &Scenario, model_spec: ModelSpec, m: ResolvedModel, d: &mut Diagno
         strategies.checkpoint_every = ceil(f64::from(layers).sqrt()) as u32;
     }
     let pp_stages = parallel.pp.min(layers);
+    super::memory::frameworks::diagnose(implementation.profile, *mode, pp_stages, d);
     if *mode == Mode::Training && integer_training(precision) {
         d.insert(Diagnostic::IntegerTrainingType);
     }

@@ -299,3 +299,12 @@ pub fn step(
     };
     (parts, extra)
 }
+
+/// Combinations a profile cannot express: LitGPT (0.5.13: FSDP and tensor parallelism, no pipeline)
+/// and torchtune (0.6.1: FSDP2 and tensor parallelism, no pipeline schedule) under `parallel.pp`.
+pub fn diagnose(profile: Profile, mode: Mode, pp_stages: u32, d: &mut Diagnostics) {
+    let no_pipeline = matches!(profile, Profile::LitGpt | Profile::Torchtune);
+    if no_pipeline && mode == Mode::Training && pp_stages > 1 {
+        d.insert(crate::estimator::Diagnostic::FrameworkWithoutPipeline);
+    }
+}
