@@ -10,8 +10,9 @@ pub enum Profile {
     /// `../reference/measured` recorded.
     #[default]
     HuggingFace,
-    /// Megatron-LM style fused kernels, 16-bit activations, 1-byte dropout masks: Korthikanti et al.
-    /// 2022 Table 2 holds exactly.
+    /// Megatron-Core: fused kernels, 16-bit activations, 1-byte dropout masks (Korthikanti et al.
+    /// 2022 Table 2 holds exactly), the vocab-parallel cross-entropy working in the logits'
+    /// storage and a gradient buffer alive for the whole run (docs/frameworks/megatron-core.md).
     Megatron,
     /// LitGPT 0.5.13 (docs/frameworks/litgpt.md): eager PyTorch with SDPA, chunked LM head whose
     /// logit chunks stay alive through backward and the optimizer step, per-chunk loss in the
