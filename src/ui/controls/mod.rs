@@ -6,6 +6,7 @@ mod blocks;
 mod engine;
 mod engine_paste;
 mod framework;
+mod framework_stack;
 mod hardware;
 mod input;
 mod llamacpp;
@@ -44,6 +45,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
             group(ui, "Input pipeline", false, |ui| input::ui(ui, s));
             group(ui, "Precision", false, |ui| workload::precision_ui(ui, s));
             group(ui, "Optimizer", false, |ui| optimizer::ui(ui, s));
+            group(ui, "Framework", false, |ui| framework::ui(ui, s));
             group(ui, "Strategies", true, |ui| strategies::ui(ui, s));
             group(ui, "Parallelism", true, |ui| {
                 strategies::parallel_ui(ui, s);
