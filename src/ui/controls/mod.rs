@@ -45,7 +45,6 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
             group(ui, "Input pipeline", false, |ui| input::ui(ui, s));
             group(ui, "Precision", false, |ui| workload::precision_ui(ui, s));
             group(ui, "Optimizer", false, |ui| optimizer::ui(ui, s));
-            group(ui, "Framework", false, |ui| framework::ui(ui, s));
             group(ui, "Strategies", true, |ui| strategies::ui(ui, s));
             group(ui, "Parallelism", true, |ui| {
                 strategies::parallel_ui(ui, s);
