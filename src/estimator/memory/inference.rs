@@ -81,7 +81,10 @@ pub fn phases(
         let mut b = Breakdown::default();
         b.set(Component::Weights, Bytes(weights));
         b.set(Component::KvCache, Bytes(kv));
-        b.set(Component::Transient, Bytes(casts + transient));
+        // The decode rule takes out the casts not made inside a layer (the LM head's, the
+        // encoder's: `blocks::decode::transient`); it cannot take out more than were counted (a
+        // quantized base counts only the head's, and random AMP + FP8 scenarios went negative).
+        b.set(Component::Transient, Bytes((casts + transient).max(0.0)));
         out.set(ph, b);
     };
     let kv = m.cache_bytes(&cache, c.b, kv_prefill / c.b.max(1.0))
