@@ -183,7 +183,9 @@ fn litgpt_allocated_peaks() {
     assert!(worst < WORST_GUARD, "worst {worst:.3}");
 }
 
-/// Reached on 3 December 2026: median 13.5 %, worst 36.5 % (QLoRA rows are 26–37 % low, LoRA rows
-/// 1–14 % low; the two Llama 3.2 full fine-tunes are left out, see above).
-const MEDIAN_GUARD: f64 = 0.15;
-const WORST_GUARD: f64 = 0.38;
+/// Reached on 3 December 2026 (third session, with the PEFT rules of the Hugging Face profile):
+/// median 8.5 %, worst 26.0 % (was 13.5 % / 36.5 %; part of the gain is PEFT's FP32 adapter input
+/// copies, which LitGPT does not make: a LitGPT profile is pending, issue 12). The two Llama 3.2
+/// full fine-tunes are left out, see above.
+const MEDIAN_GUARD: f64 = 0.10;
+const WORST_GUARD: f64 = 0.28;
