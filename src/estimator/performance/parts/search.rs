@@ -58,11 +58,17 @@ impl Layout {
         s.strategies.zero = self.zero;
     }
 
-    /// Whether `s` already runs this layout.
+    /// Whether `s` already runs this layout: the fields [`apply_to`](Self::apply_to) writes hold
+    /// its values (read each frame by the window: compared in place, no copy of the scenario).
     pub fn is_applied_in(&self, s: &Scenario) -> bool {
-        let mut t = s.clone();
-        self.apply_to(&mut t);
-        t == *s
+        let p = &s.parallel;
+        (p.tp, p.pp, p.dp, p.pp_interleave) == (self.tp, self.pp, self.dp, self.virtual_stages)
+            && p.sequence_parallel == self.sequence_parallel
+            && p.pp_microbatches == 0
+            && s.workload.micro_batch == self.micro_batch
+            && s.workload.grad_accum_steps == self.accumulation
+            && s.strategies.checkpointing == self.checkpointing
+            && s.strategies.zero == self.zero
     }
 
     /// "TP 8 · PP 4 (v 2) · DP 16 · micro 1 × 8 · SP · selective recompute · ZeRO-1" (micro-batch
