@@ -12,6 +12,8 @@
 
 #[path = "support/hf_records.rs"]
 mod hf_records;
+#[path = "support/record_dims.rs"]
+mod record_dims;
 
 use hf_records::{records, rows, table};
 

@@ -12,6 +12,10 @@
     reason = "a test or benchmark fails by panicking; table-driven tests run long"
 )]
 
+#[path = "support/record_dims.rs"]
+mod record_dims;
+
+use record_dims::{copy_dims, u};
 use serde_json::Value;
 use vram_explorer::estimator::{Phase, estimate};
 use vram_explorer::scenario::{
@@ -28,10 +32,6 @@ fn records() -> Vec<Value> {
     }
 }
 
-fn u(v: &Value, k: &str) -> u32 {
-    v[k].as_u64().unwrap_or_else(|| panic!("missing {k}")) as u32
-}
-
 /// Builds the scenario a record ran. Inference: prefill of `seq` tokens with all-position logits,
 /// then one decode token (the record's `inference.decode`).
 pub fn scenario_for(r: &Value, mode: Mode) -> Scenario {
@@ -42,15 +42,7 @@ pub fn scenario_for(r: &Value, mode: Mode) -> Scenario {
         ..Scenario::default()
     };
     let t = &mut s.model.transformer;
-    t.layers = u(r, "n_layers");
-    t.hidden = u(r, "hidden");
-    t.heads = u(r, "heads");
-    t.kv_heads = u(r, "kv_heads");
-    t.head_dim = u(r, "head_dim");
-    t.ffn = u(r, "ffn");
-    t.vocab = u(r, "vocab");
-    t.max_positions = u(r, "max_positions");
-    t.tied_embeddings = r["tied_embeddings"].as_bool().unwrap_or(false);
+    copy_dims(r, t);
     t.ffn_kind = if r["mlp"] == "swiglu" {
         FfnKind::SwiGlu
     } else {

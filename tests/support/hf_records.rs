@@ -5,6 +5,7 @@
 
 #![allow(dead_code, reason = "each test file uses a part")]
 
+use crate::record_dims::{copy_dims, u};
 use serde_json::Value;
 use vram_explorer::estimator::{Estimate, Phase, estimate};
 use vram_explorer::scenario::*;
@@ -15,11 +16,6 @@ pub fn records(text: &str) -> Vec<Value> {
         Ok(Value::Array(v)) => v,
         other => panic!("measured data is not an array: {other:?}"),
     }
-}
-
-fn u(v: &Value, k: &str) -> u32 {
-    u32::try_from(v[k].as_u64().unwrap_or_else(|| panic!("missing {k}")))
-        .unwrap_or_else(|_| panic!("{k} out of range"))
 }
 
 /// PEFT's `target_modules` of a record as the scenario's targets.
@@ -55,15 +51,7 @@ pub fn scenario_for(r: &Value, mode: Mode) -> Scenario {
         ..Scenario::default()
     };
     let t = &mut s.model.transformer;
-    t.layers = u(r, "n_layers");
-    t.hidden = u(r, "hidden");
-    t.heads = u(r, "heads");
-    t.kv_heads = u(r, "kv_heads");
-    t.head_dim = u(r, "head_dim");
-    t.ffn = u(r, "ffn");
-    t.vocab = u(r, "vocab");
-    t.max_positions = u(r, "max_positions");
-    t.tied_embeddings = r["tied_embeddings"].as_bool().unwrap_or(false);
+    copy_dims(r, t);
     t.arch = ArchKind::Decoder;
     t.positions = PositionKind::Rotary;
     t.ffn_kind = FfnKind::SwiGlu;
