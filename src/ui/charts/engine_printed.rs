@@ -21,8 +21,10 @@ pub fn ui(ui: &mut Ui, est: &Estimate, unit: MemoryUnit) -> f32 {
         } else {
             format!("    {l}")
         };
-        ui.label(RichText::new(text).monospace().small())
-            .on_hover_text(&why);
+        // One row per printed line (a wrapped line took the memory chart's rows at 1280×720 in
+        // presentation); the whole line and the budget behind it on hover.
+        ui.add(egui::Label::new(RichText::new(&text).monospace().small()).truncate())
+            .on_hover_text(format!("{text}\n{why}"));
     }
     ui.cursor().min.y - top
 }
