@@ -81,10 +81,7 @@ pub fn phases(
         let mut b = Breakdown::default();
         b.set(Component::Weights, Bytes(weights));
         b.set(Component::KvCache, Bytes(kv));
-        // The decode rule takes out the casts not made inside a layer (the LM head's, the
-        // encoder's: `blocks::decode::transient`); it cannot take out more than were counted (a
-        // quantized base counts only the head's, and random AMP + FP8 scenarios went negative).
-        b.set(Component::Transient, Bytes((casts + transient).max(0.0)));
+        b.set(Component::Transient, Bytes(casts + transient));
         out.set(ph, b);
     };
     let kv = m.cache_bytes(&cache, c.b, kv_prefill / c.b.max(1.0))
@@ -107,7 +104,7 @@ pub fn phases(
         };
         let logits = if last { c.ec * zd.bsv } else { 0.0 };
         let transient = if hf_torch {
-            super::blocks::decode::transient(c, m, ctx_len, cat, logits)
+            super::blocks::decode::transient(c, m, ctx_len, (cat, logits), casts)
         } else {
             cat.max(logits)
         };

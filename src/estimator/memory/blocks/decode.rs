@@ -17,19 +17,29 @@ use crate::estimator::model::blocks::{LayerKind, MixerShape};
 /// The decode step's transient on top of the cache (`cache_bytes` at `ctx` tokens) and the inputs:
 /// the largest of `cat` (the flat `DynamicCache` append, early in the step: every sliding layer
 /// still holds its prefill storage), `logits` (at the end: none does) and each kind's in-mixer set
-/// at its first layer plus the sliding storage of the layers after it.
-pub fn transient(c: &Ctx, m: &ResolvedModel, ctx: f64, cat: f64, logits: f64) -> f64 {
+/// at its first layer plus the sliding storage of the layers after it. The casts not made during
+/// a decode step (the LM head's inside a layer, the encoder's) come out of `counted_casts`, the
+/// autocast copies the caller counts beside this transient, never more than those: a quantized
+/// base counts only the head's.
+pub fn transient(
+    c: &Ctx,
+    m: &ResolvedModel,
+    ctx: f64,
+    (cat, logits): (f64, f64),
+    counted_casts: f64,
+) -> f64 {
     let kinds = m.blocks.kinds();
     let all: f64 = kinds
         .iter()
         .map(|k| f64::from(k.count) * sliding_extra(c, m, k))
         .sum();
     // Inside the layers the LM head's autocast cast does not exist yet (`super::head_cast`).
-    let head_cast = super::head_cast(c, m);
+    let head_cast = super::head_cast(c, m).min(counted_casts);
     let mut best = (cat + all - head_cast).max(logits);
     // A decode step does not run the encoder: its casts (counted with the casts) are not made.
     let encoder_casts = if c.amp {
-        c.ec * crate::estimator::memory::towers::encoder_cast_elems(m)
+        (c.ec * crate::estimator::memory::towers::encoder_cast_elems(m))
+            .min(counted_casts - head_cast)
     } else {
         0.0
     };
