@@ -160,3 +160,28 @@ fn file_export_writes_the_timeline_and_the_comparison() {
     assert!(md.contains("snapshot allocated peak"), "{md}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_panel_takes_the_height_it_needs_below_the_chart_at_any_width() {
+    // Narrow windows wrap the panel's controls; a loaded measurement adds its result rows. The
+    // chart above is sized with the height the panel measured, so the rows sit below the plot
+    // and inside the window, none clipped.
+    for width in [760.0, 1000.0, 1280.0, 1600.0] {
+        let mut h = harness(app(false, |_| {}), (width, 800.0));
+        type_path(&mut h, &data("snapshots/training_step.pickle"));
+        let plot = rect(&h, "Plot: Timeline");
+        let calibrate = rect(&h, "Calibrate from measurement");
+        let load = rect(&h, "Load measurement…");
+        let window = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(width, 800.0));
+        for (what, r) in [("calibrate", calibrate), ("load", load)] {
+            assert!(
+                inside(window, r),
+                "{width}: {what} {r:?} outside the window"
+            );
+            assert!(
+                r.top() >= plot.bottom() - 1.0,
+                "{width}: {what} {r:?} over the plot {plot:?}"
+            );
+        }
+    }
+}

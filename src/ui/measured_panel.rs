@@ -13,12 +13,17 @@ use crate::measured::compare::{calibration, rows};
 use crate::measured::{self, Measurement};
 use crate::scenario::Scenario;
 
-/// Height the panel takes: the controls (two rows when narrow); with a measurement three of results and one of
-/// buttons; the paste box and an error when shown.
-pub fn height(ui: &Ui) -> f32 {
+/// Height the panel takes in a chart cell `cell` points high: what it measured when last drawn
+/// (`ui` stores it), or before it was ever drawn an estimate (the controls, two rows when narrow;
+/// three rows of results and one of buttons with a measurement; one while loading). Never more
+/// than 45 % of the cell: the chart keeps the larger part, and the panel scrolls.
+pub fn height(ui: &Ui, cell: f32) -> f32 {
+    let cap = (0.45 * cell).max(40.0);
+    if let Some(h) = ui.ctx().data(|d| d.get_temp::<f32>(height_id())) {
+        return h.min(cap);
+    }
     let row =
         ui.text_style_height(&egui::TextStyle::Body) + 2.0 * ui.spacing().item_spacing.y + 4.0;
-    // The controls' row is about 50 lines of body text wide; narrower, it wraps to two.
     let body = ui.text_style_height(&egui::TextStyle::Body);
     let controls = if ui.available_width() < 50.0 * body {
         2.0
@@ -29,23 +34,42 @@ pub fn height(ui: &Ui) -> f32 {
         measured_state::with(ui.ctx(), |s| (s.loaded.is_some(), s.loading.is_some()));
     let results = if loaded { 4.0 } else { 0.0 };
     let loading = if loading { 1.0 } else { 0.0 };
-    (controls + results + loading) * row
+    ((controls + results + loading) * row).min(cap)
 }
 
-/// Draws the panel.
-pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate) {
-    let h = height(ui);
-    egui::ScrollArea::vertical()
+fn height_id() -> egui::Id {
+    egui::Id::unique("vram_explorer_measured_panel_height")
+}
+
+/// Draws the panel. The chart above it was sized with [`height`]: when the panel's content
+/// turns out taller or shorter (a row wrapped, a result appeared), the height is stored and the
+/// frame is laid out again, so the chart never overlaps the panel nor leaves a gap.
+pub fn ui(ui: &mut Ui, cell: f32, prefs: &Prefs, scenario: &Scenario, est: &Estimate) {
+    let h = height(ui, cell);
+    let out = egui::ScrollArea::vertical()
         .id_salt("measured_panel")
         .max_height(h)
         .auto_shrink([false, true])
         .show(ui, |ui| panel(ui, prefs, scenario, est));
+    let wanted = out.content_size.y.ceil();
+    let stored = ui.ctx().data(|d| d.get_temp::<f32>(height_id()));
+    if stored.is_none_or(|s| (s - wanted).abs() > 0.5) {
+        ui.ctx().data_mut(|d| d.insert_temp(height_id(), wanted));
+        ui.ctx().request_discard("measured panel height changed");
+    }
 }
 
+/// The panel's controls. What it edits (the typed path, the pasted text) is taken out of the
+/// shared state for the frame and put back after; everything else is read once and written
+/// only by the action that changes it, so a load finishing on the worker thread mid-frame is
+/// never overwritten with the frame's stale copy.
 fn panel(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate) {
     let ctx = ui.ctx().clone();
-    let mut st = measured_state::with(&ctx, |s| s.clone());
-    let before = (st.path.clone(), st.paste.clone(), st.paste_open);
+    let (mut draft, loaded, loading, error) = measured_state::with(&ctx, |s| {
+        let view = (s.loaded.clone(), s.loading.clone(), s.error.clone());
+        (s.take_draft(), view.0, view.1, view.2)
+    });
+    let request = |r: Request| measured_state::with(&ctx, |s| s.requests.push(r));
     ui.horizontal_wrapped(|ui| {
         ui.label("Measured run:");
         if ui
@@ -57,73 +81,67 @@ fn panel(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate) {
             )
             .clicked()
         {
-            st.requests.push(Request::Pick);
+            request(Request::Pick);
         }
-        ui.add(egui::TextEdit::singleline(&mut st.path).hint_text("or a path").desired_width(160.0));
-        if ui.button("Load path").clicked() && !st.path.trim().is_empty() {
-            st.requests.push(Request::Path(st.path.trim().into()));
+        ui.add(
+            egui::TextEdit::singleline(&mut draft.path)
+                .hint_text("or a path")
+                .desired_width(160.0),
+        );
+        if ui.button("Load path").clicked() && !draft.path.trim().is_empty() {
+            request(Request::Path(draft.path.trim().into()));
         }
-        ui.toggle_value(&mut st.paste_open, "Paste…")
+        ui.toggle_value(&mut draft.paste_open, "Paste…")
             .on_hover_text("Paste max_memory_allocated/reserved lines, nvidia-smi output or a vLLM log.");
-        if st.loaded.is_some() && ui.button("Clear").clicked() {
-            st.loaded = None;
+        if loaded.is_some() && ui.button("Clear").clicked() {
+            measured_state::with(&ctx, |s| s.loaded = None);
         }
-        copy_menu(ui, scenario, est, st.loaded.as_deref());
+        copy_menu(ui, scenario, est, loaded.as_deref());
     });
-    if st.paste_open {
+    if draft.paste_open {
         ui.horizontal(|ui| {
             let label = ui.label("Text:");
             ui.add(
-                egui::TextEdit::multiline(&mut st.paste)
+                egui::TextEdit::multiline(&mut draft.paste)
                     .desired_rows(2)
                     .desired_width(ui.available_width() - 90.0),
             )
             .labelled_by(label.id);
             if ui.button("Use pasted").clicked() {
-                let r = measured::light::parse(&st.paste).map_err(|e| e.to_string());
-                st.error = r.as_ref().err().cloned();
-                if let Ok(l) = r {
-                    st.loaded = Some(std::sync::Arc::new(Loaded {
+                let r = measured::light::parse(&draft.paste).map_err(|e| e.to_string());
+                if r.is_ok() {
+                    draft.paste_open = false;
+                }
+                measured_state::set(
+                    &ctx,
+                    r.map(|l| Loaded {
                         source: "pasted text".to_owned(),
                         measurement: Measurement::Light(l),
-                    }));
-                    st.paste_open = false;
-                    st.timeline = true;
-                }
+                    }),
+                );
             }
         });
     }
-    if let Some(name) = &st.loading {
+    if let Some(name) = &loading {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(format!("Loading… {name}"));
         });
     }
-    if let Some(e) = &st.error {
+    if let Some(e) = &error {
         ui.colored_label(ui.visuals().error_fg_color, e);
     }
-    if let Some(l) = st.loaded.clone() {
-        results(ui, prefs, &mut st, &l, (scenario, est));
+    if let Some(l) = &loaded {
+        results(ui, prefs, &request, l, (scenario, est));
     }
-    let after = (st.path.clone(), st.paste.clone(), st.paste_open);
-    measured_state::with(&ctx, |s| {
-        if before != after {
-            s.path = st.path.clone();
-            s.paste = st.paste.clone();
-            s.paste_open = st.paste_open;
-        }
-        s.loaded = st.loaded.clone();
-        s.error = st.error.clone();
-        s.timeline = st.timeline;
-        s.requests.append(&mut st.requests);
-    });
+    measured_state::with(&ctx, |s| s.put_draft(draft));
 }
 
 /// The comparison in one line, the calibration button and the copy buttons.
 fn results(
     ui: &mut Ui,
     prefs: &Prefs,
-    st: &mut measured_state::State,
+    request: &dyn Fn(Request),
     l: &Loaded,
     (scenario, est): (&Scenario, &Estimate),
 ) {
@@ -163,7 +181,7 @@ fn results(
             .on_disabled_hover_text("The measurement says nothing about the overheads.")
             .clicked()
         {
-            st.requests.push(Request::Calibrate(changes));
+            request(Request::Calibrate(changes));
         }
     });
 }

@@ -49,6 +49,32 @@ pub struct State {
     pub load_generation: u64,
 }
 
+/// What the panel edits during a frame (the worker thread never writes these).
+#[derive(Debug, Default)]
+pub struct Draft {
+    pub path: String,
+    pub paste: String,
+    pub paste_open: bool,
+}
+
+impl State {
+    /// Takes the panel's edits out for the frame (no copy of the strings).
+    pub fn take_draft(&mut self) -> Draft {
+        Draft {
+            path: std::mem::take(&mut self.path),
+            paste: std::mem::take(&mut self.paste),
+            paste_open: self.paste_open,
+        }
+    }
+
+    /// Puts the frame's edits back.
+    pub fn put_draft(&mut self, d: Draft) {
+        self.path = d.path;
+        self.paste = d.paste;
+        self.paste_open = d.paste_open;
+    }
+}
+
 fn id() -> egui::Id {
     egui::Id::unique("vram_explorer_measured_state")
 }

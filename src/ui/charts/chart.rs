@@ -132,7 +132,7 @@ fn memory(ui: &mut Ui, cx: &mut ChartCtx<'_>) {
     // measurement is still drawn on the chart).
     let panel = !prefs.presentation;
     let h = if panel {
-        (cx.height - crate::ui::measured_panel::height(ui)).max(80.0)
+        (cx.height - crate::ui::measured_panel::height(ui, cx.height)).max(80.0)
     } else {
         cx.height
     };
@@ -144,7 +144,7 @@ fn memory(ui: &mut Ui, cx: &mut ChartCtx<'_>) {
         composition::ui(ui, prefs, scenario, est, base, h);
     }
     if panel {
-        crate::ui::measured_panel::ui(ui, prefs, scenario, est);
+        crate::ui::measured_panel::ui(ui, cx.height, prefs, scenario, est);
     }
 }
 
