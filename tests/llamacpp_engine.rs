@@ -11,8 +11,8 @@
 use vram_explorer::estimator::engines::llamacpp::tensor_types::{Model, Role, tensor_type};
 use vram_explorer::estimator::engines::llamacpp::{Buffers, mib_printed};
 use vram_explorer::estimator::estimate;
-use vram_explorer::import::llamacpp_cmd::{apply, parse};
 use vram_explorer::presets;
+use vram_explorer::scenario::engine_args_llamacpp::{apply, parse};
 use vram_explorer::scenario::{
     CacheType, FlashAttn, LlamaCpp, Mode, Scenario, ServingEngine, WeightFormat,
 };
@@ -298,6 +298,31 @@ fn the_cli_takes_a_command_line_and_reports_the_buffers() {
     ]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--frobnicate"));
+    // One flag for every engine: `--engine-args` reads the llama.cpp line as `--engine-command`
+    // (its older name) does, and the `engine-args` command prints the load log.
+    let o = run(&[
+        "report",
+        "--preset",
+        "llama3-8b-full-finetune-h100",
+        "--engine-args",
+        cmd,
+    ]);
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stdout), out);
+    let o = run(&[
+        "engine-args",
+        cmd,
+        "--preset",
+        "llama3-8b-full-finetune-h100",
+    ]);
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(printed.contains("LlamaCpp("), "{printed}");
+    assert!(
+        printed.contains("llama.cpp would print")
+            && printed.contains("CUDA0 KV buffer size =  1024.00 MiB"),
+        "{printed}"
+    );
 }
 
 #[test]

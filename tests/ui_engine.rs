@@ -80,3 +80,33 @@ fn unknown_flags_are_reported_and_nothing_changes() {
     );
     h.get_by_label_contains("SGLang would print: KV Cache is allocated.");
 }
+
+#[test]
+fn one_section_serves_every_engine_and_its_paste_box_picks_the_engine() {
+    // A llama.cpp line pasted into the same box as vLLM's switches the engine and shows
+    // llama.cpp's fields and log in the same section; there is no second engine group.
+    let mut h = harness(Mode::Inference);
+    assert!(h.query_by_label("llama.cpp engine").is_none());
+    paste(
+        &mut h,
+        "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 16384 -ngl 99 --port 8080",
+    );
+    let Some(ServingEngine::LlamaCpp(l)) = h.state().scenario().inference.engine else {
+        panic!("{:?}", h.state().scenario().inference.engine)
+    };
+    assert_eq!(l.n_ctx, 16384);
+    h.get_by_label_contains("Ignored (no effect on memory): --port 8080");
+    assert!(h.get_all_by_label("-ngl, gpu-layers").next().is_some());
+    h.get_by_label_contains("The load log should print:");
+    // And back to vLLM through the same box (its text selected and typed over).
+    h.get_by_label("Paste a serving command").focus();
+    h.run();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.run();
+    paste(&mut h, "vllm serve m --max-model-len 4096");
+    assert!(matches!(
+        h.state().scenario().inference.engine,
+        Some(ServingEngine::Vllm(_))
+    ));
+    assert!(h.query_by_label("-ngl, gpu-layers").is_none());
+}

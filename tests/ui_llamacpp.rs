@@ -1,5 +1,5 @@
-//! The serving-engine section in the window: llama.cpp's fields, a pasted command line applied
-//! by the Parse button, and the predicted load-log lines.
+//! The serving-engine section in the window with llama.cpp: its fields, a pasted command line
+//! applied by the section's one Parse button, and the predicted load-log lines.
 
 #![allow(
     clippy::unwrap_used,
@@ -20,8 +20,6 @@ fn harness() -> Harness<'static, ExplorerApp> {
     let mut h = Harness::builder()
         .with_size(egui::vec2(1600.0, 2400.0))
         .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
-    h.run();
-    h.get_by_label("llama.cpp engine").click();
     h.run();
     h
 }
@@ -45,13 +43,13 @@ fn the_engine_section_shows_the_fields_and_the_predicted_log() {
 #[test]
 fn a_pasted_command_line_fills_the_fields() {
     let mut h = harness();
-    h.get_by_label("Command line").focus();
+    h.get_by_label("Paste a serving command").focus();
     h.run();
     h.input_mut().events.push(egui::Event::Text(
         "llama-server -m x-Q8_0.gguf -c 8192 -ngl 10 -fa off --port 8080".to_owned(),
     ));
     h.run();
-    h.get_by_label("Parse command line").click();
+    h.get_by_label("Parse command").click();
     h.run();
     h.run();
     let l = llama(&h);
@@ -59,15 +57,15 @@ fn a_pasted_command_line_fills_the_fields() {
         (l.n_ctx, l.n_gpu_layers, l.flash_attn),
         (8192, 10, FlashAttn::Off)
     );
-    h.get_by_label_contains("ignored (no effect on memory): --port 8080");
+    h.get_by_label_contains("Ignored (no effect on memory): --port 8080");
     // An unknown flag is named and nothing changes.
-    h.get_by_label("Command line").focus();
+    h.get_by_label("Paste a serving command").focus();
     h.run();
     h.input_mut()
         .events
         .push(egui::Event::Text(" --frobnicate".to_owned()));
     h.run();
-    h.get_by_label("Parse command line").click();
+    h.get_by_label("Parse command").click();
     h.run();
     h.run();
     h.get_by_label_contains("--frobnicate");

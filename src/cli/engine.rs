@@ -1,6 +1,6 @@
 //! The serving engine in the reports (its printed lines, the budget behind them, the JSON
 //! `engine` object) and the `engine-args` command: a pasted `vllm serve …` / `sglang.launch_server
-//! …` line read into the scenario's engine settings.
+//! …` / `llama-server …` line read into the scenario's engine settings.
 
 use std::fmt::Write;
 
@@ -10,7 +10,7 @@ use crate::estimator::Estimate;
 use crate::estimator::engines::EngineFigures;
 use crate::report::engine::{budget_lines, printed_lines};
 use crate::scenario::Scenario;
-use crate::scenario::engine_args::{self, EngineArgs};
+use crate::scenario::engine_args;
 use crate::units::MemoryUnit;
 
 /// The table section: what the engine would print, and why.
@@ -85,33 +85,12 @@ pub fn json(est: &Estimate) -> Value {
     })
 }
 
-/// Reads a command line and applies it to `s`; the notes say what was ignored or not modelled.
+/// Reads a serving command line (vLLM, SGLang or llama.cpp) and applies it to `s`; the notes say
+/// what was ignored or not modelled.
 pub fn apply(cmd: &str, s: &mut Scenario) -> Result<Vec<String>, String> {
-    let a = engine_args::parse(cmd)?;
-    a.apply(s);
-    Ok(notes(&a))
-}
-
-fn notes(a: &EngineArgs) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(m) = &a.model {
-        out.push(format!(
-            "model {m}: not looked up (the scenario's model applies; `vram-explorer import {m}` builds one)"
-        ));
-    }
-    if !a.ignored.is_empty() {
-        out.push(format!(
-            "ignored (no effect on memory): {}",
-            a.ignored.join(", ")
-        ));
-    }
-    if !a.not_modelled.is_empty() {
-        out.push(format!(
-            "NOT MODELLED (they change memory; the estimate does not follow them): {}",
-            a.not_modelled.join(", ")
-        ));
-    }
-    out
+    let (out, notes) = engine_args::apply_command(cmd, s)?;
+    *s = out;
+    Ok(notes)
 }
 
 /// `engine-args`: the settings the line gives (as RON), the notes, and with a scenario the lines
@@ -123,6 +102,12 @@ pub fn run(cmd: &str, base: Option<Scenario>, unit: MemoryUnit) -> Result<String
     let engine = ron::ser::to_string_pretty(&s.inference.engine, ron::ser::PrettyConfig::default())
         .map_err(|e| e.to_string())?;
     let _ = writeln!(out, "inference.engine: {engine}");
+    if matches!(
+        s.inference.engine,
+        Some(crate::scenario::ServingEngine::LlamaCpp(_))
+    ) {
+        let _ = writeln!(out, "quantization.weights: {:?}", s.quantization.weights);
+    }
     let _ = writeln!(
         out,
         "parallel: tp {}, pp {}, dp {}",
@@ -132,6 +117,13 @@ pub fn run(cmd: &str, base: Option<Scenario>, unit: MemoryUnit) -> Result<String
         let _ = writeln!(out, "{n}");
     }
     out.push('\n');
-    section(&mut out, &crate::estimator::estimate(&s), unit);
+    let est = crate::estimator::estimate(&s);
+    section(&mut out, &est, unit);
+    if let Some(b) = &est.llamacpp {
+        let _ = writeln!(out, "llama.cpp would print");
+        for l in crate::report::llamacpp::log_lines(b).lines() {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
     Ok(out)
 }

@@ -3,7 +3,7 @@
 //! ```text
 //! vram-explorer report <scenario.ron> | --preset NAME  [--format table|json|markdown|csv]
 //!                      [--csv-table breakdown|phases|roofline|comparison] [--output PATH] [--unit gib|gb]
-//!                      [--engine-command "llama-server …"]
+//!                      [--engine-args "<vllm serve … | python -m sglang.launch_server … | llama-server …>"]
 //! vram-explorer presets [--json]
 //! vram-explorer check <scenario.ron>
 //! vram-explorer sweep <scenario.ron> --over batch|seq|params|dp|tp|pp [--from X --to Y --steps N]
@@ -13,11 +13,12 @@
 //! vram-explorer import <config.json | model-dir | org/name>
 //! vram-explorer timeline <scenario.ron> | --preset NAME [--json|--csv] [--measured SNAPSHOT.pickle]
 //! vram-explorer compare <scenario.ron> | --preset NAME --measured FILE
-//! vram-explorer engine-args "<vllm serve … | python -m sglang.launch_server …>" [<scenario.ron> | --preset NAME]
+//! vram-explorer engine-args "<vllm serve … | python -m sglang.launch_server … | llama-server …>" [<scenario.ron> | --preset NAME]
 //! ```
 //!
-//! Every command that reads a scenario also takes `--engine-args "<command line>"`: the pasted
-//! serving command's settings replace the scenario's engine (unknown flags are an error).
+//! Every command that reads a scenario also takes `--engine-args "<command line>"` (older name:
+//! `--engine-command`): the pasted serving command's settings replace the scenario's engine
+//! (unknown flags are an error).
 //!
 //! `import` writes the scenario (RON) to standard output and the parameter counts to standard error.
 //!
@@ -163,9 +164,10 @@ pub(crate) struct Source {
     /// A bundled preset by name or id (see `vram-explorer presets`).
     #[arg(long, value_name = "NAME", conflicts_with = "file")]
     preset: Option<String>,
-    /// A pasted serving command (`vllm serve MODEL --gpu-memory-utilization 0.9 …` or `python -m
-    /// sglang.launch_server …`): its settings replace the scenario's engine.
-    #[arg(long, value_name = "COMMAND")]
+    /// A pasted serving command (`vllm serve MODEL --gpu-memory-utilization 0.9 …`, `python -m
+    /// sglang.launch_server …` or `llama-server -m model-Q4_K_M.gguf -c 8192 -ngl 20`): its
+    /// settings replace the scenario's engine. `--engine-command` is its older name.
+    #[arg(long, value_name = "COMMAND", alias = "engine-command")]
     engine_args: Option<String>,
 }
 
@@ -189,10 +191,6 @@ struct ReportArgs {
     /// Memory unit of the table.
     #[arg(long, value_enum, default_value_t = Unit::Gib)]
     unit: Unit,
-    /// A llama.cpp command line (`"llama-server -m model-Q4_K_M.gguf -c 8192 -ngl 20 -fa on"`):
-    /// serve the scenario's model with llama.cpp as it says.
-    #[arg(long, value_name = "COMMAND")]
-    engine_command: Option<String>,
 }
 
 impl ReportArgs {
@@ -401,14 +399,7 @@ fn report(a: &ReportArgs) -> Result<String, String> {
     if a.csv_table.is_some() && format != Format::Csv {
         return Err("--csv-table chooses a CSV table: use it with --format csv".to_owned());
     }
-    let (mut scenario, origin) = load(&a.source)?;
-    if let Some(cmd) = &a.engine_command {
-        let (s, parsed) = crate::import::llamacpp_cmd::apply(&scenario, cmd)?;
-        for note in crate::import::llamacpp_cmd::notes(&parsed) {
-            eprintln!("{note}");
-        }
-        scenario = s;
-    }
+    let (scenario, origin) = load(&a.source)?;
     let est = estimate(&scenario);
     let csv = a.csv_table.unwrap_or_default();
     let text = export::render(format, csv, (&scenario, &est), &origin, a.unit.into());

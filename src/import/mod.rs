@@ -21,7 +21,6 @@ mod hf_qwen3_next;
 mod hf_reader;
 pub mod hf_route;
 mod hf_ssm;
-pub mod llamacpp_cmd;
 pub mod safetensors;
 pub mod source;
 

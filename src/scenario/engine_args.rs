@@ -47,26 +47,38 @@ fn engine_of(words: &[String]) -> Option<(ServingEngine, usize)> {
     None
 }
 
-/// Splits a command line as a POSIX shell would for plain words: single and double quotes, a
-/// backslash escaping the next character, and `\` + newline joining lines.
-fn words(cmd: &str) -> Result<Vec<String>, String> {
+/// Splits a command line as a POSIX shell would for plain words: single and double quotes group,
+/// `\` + newline joins lines, and a backslash escapes a space, a quote or a backslash. Before any
+/// other character it is kept, so a Windows path (`-m C:\models\x.gguf`) survives.
+pub(super) fn words(cmd: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;
     let mut quote: Option<char> = None;
-    let mut chars = cmd.chars();
+    let mut chars = cmd.chars().peekable();
     while let Some(c) = chars.next() {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
             (Some(_), c) => cur.push(c),
-            (None, '\'' | '"') => {
+            (None, '\'') | (None, '"') => {
                 quote = Some(c);
                 in_word = true;
             }
-            (None, '\\') => match chars.next() {
-                Some('\n') | None => {}
-                Some(n) => {
+            (None, '\\') => match chars.peek().copied() {
+                Some('\n') => {
+                    chars.next();
+                }
+                Some('\r') => {
+                    chars.next();
+                    chars.next_if_eq(&'\n');
+                }
+                Some(n @ (' ' | '\t' | '\'' | '"' | '\\')) => {
+                    chars.next();
                     cur.push(n);
+                    in_word = true;
+                }
+                _ => {
+                    cur.push('\\');
                     in_word = true;
                 }
             },
@@ -89,6 +101,34 @@ fn words(cmd: &str) -> Result<Vec<String>, String> {
         out.push(cur);
     }
     Ok(out)
+}
+
+/// A pasted serving command applied to `s`: `vllm serve …`, `python -m sglang.launch_server …`
+/// or a llama.cpp program (`llama-server …`, `llama-cli …`), told apart by the program it runs.
+/// Returns the new scenario and one note per thing the user should know (ignored flags, flags
+/// not modelled, a model name that was not looked up); an error changes nothing.
+///
+/// ```
+/// use vram_explorer::scenario::{engine_args, Scenario, ServingEngine};
+/// let (s, _) = engine_args::apply_command("llama-server -m x-Q4_K_M.gguf -c 8192", &Scenario::default()).unwrap();
+/// assert!(matches!(s.inference.engine, Some(ServingEngine::LlamaCpp(_))));
+/// let (s, _) = engine_args::apply_command("vllm serve m --max-model-len 4096", &Scenario::default()).unwrap();
+/// assert!(matches!(s.inference.engine, Some(ServingEngine::Vllm(_))));
+/// assert!(engine_args::apply_command("ollama run llama3", &Scenario::default()).is_err());
+/// ```
+pub fn apply_command(cmd: &str, s: &Scenario) -> Result<(Scenario, Vec<String>), String> {
+    let first = words(cmd)?.into_iter().next();
+    if first
+        .as_deref()
+        .is_some_and(super::engine_args_llamacpp::is_program)
+    {
+        let (out, parsed) = super::engine_args_llamacpp::apply(s, cmd)?;
+        return Ok((out, super::engine_args_llamacpp::notes(&parsed)));
+    }
+    let a = parse(cmd)?;
+    let mut out = s.clone();
+    a.apply(&mut out);
+    Ok((out, a.notes()))
 }
 
 /// Handles one flag (`name` or `name=value`, dashes stripped) whose next word is `next`; returns
@@ -152,7 +192,8 @@ pub fn parse(cmd: &str) -> Result<EngineArgs, String> {
     let Some((engine, start)) = engine_of(&words) else {
         return Err(
             "not a serving command: expected `vllm serve MODEL …`, `python -m vllm.entrypoints.openai.api_server …`, \
-             `python -m sglang.launch_server …` or `sglang serve …`"
+             `python -m sglang.launch_server …`, `sglang serve …` or a llama.cpp program (`llama-server …`, \
+             `llama-cli …`)"
                 .to_owned(),
         );
     };
@@ -197,6 +238,30 @@ pub fn parse(cmd: &str) -> Result<EngineArgs, String> {
 }
 
 impl EngineArgs {
+    /// What the user should know about the line: the model name (not looked up), the flags
+    /// ignored and the flags not modelled.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(m) = &self.model {
+            out.push(format!(
+                "model {m}: not looked up (the scenario's model applies; `vram-explorer import {m}` builds one)"
+            ));
+        }
+        if !self.ignored.is_empty() {
+            out.push(format!(
+                "ignored (no effect on memory): {}",
+                self.ignored.join(", ")
+            ));
+        }
+        if !self.not_modelled.is_empty() {
+            out.push(format!(
+                "NOT MODELLED (they change memory; the estimate does not follow them): {}",
+                self.not_modelled.join(", ")
+            ));
+        }
+        out
+    }
+
     /// Writes the settings into `s`: an inference scenario served by this engine (the flags not
     /// given take their defaults; the release and the device figures, which are not flags, are kept
     /// from the scenario's engine of the same kind), with the line's TP / PP / DP, in one element

@@ -10,6 +10,7 @@ mod cnn;
 mod engine;
 pub mod engine_args;
 mod engine_args_flags;
+pub mod engine_args_llamacpp;
 mod engine_llamacpp;
 mod engine_sglang;
 mod engine_vllm;

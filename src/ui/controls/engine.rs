@@ -1,10 +1,12 @@
 //! The serving engine of an inference scenario: which engine, its settings as the engine spells
-//! them, and a box to paste a `vllm serve …` / `python -m sglang.launch_server …` line into.
+//! them (llama.cpp's in `controls::llamacpp`), and one box to paste a `vllm serve …` / `python -m
+//! sglang.launch_server …` / `llama-server …` line into.
 
 use egui::Ui;
 
+use crate::estimator::Estimate;
 use crate::scenario::{
-    KvCacheDtype, Scenario, ServingEngine, Sglang, SglangVersion, Vllm, VllmVersion,
+    KvCacheDtype, LlamaCpp, Scenario, ServingEngine, Sglang, SglangVersion, Vllm, VllmVersion,
 };
 use crate::ui::widgets::{Choice, choice, int_slider, opt, percent_slider, toggle};
 
@@ -15,11 +17,12 @@ enum Kind {
     Preallocated,
     Vllm,
     Sglang,
+    LlamaCpp,
     /// Another engine (added elsewhere): shown, not switchable to from here.
     Other,
 }
 
-const KINDS: [Choice<Kind>; 5] = [
+const KINDS: [Choice<Kind>; 6] = [
     opt(
         Kind::Profile,
         "Training profile's",
@@ -45,6 +48,11 @@ const KINDS: [Choice<Kind>; 5] = [
         "SGLang",
         "A token pool sized at startup: mem_fraction_static of the free memory before the weights, minus the weights.",
     ),
+    opt(
+        Kind::LlamaCpp,
+        "llama.cpp",
+        "llama-server / llama-cli / llama-cpp-python / Ollama's llama runner: GGUF weights placed by -ngl, KV per device, a reserved compute buffer.",
+    ),
 ];
 
 fn kind(e: Option<ServingEngine>) -> Kind {
@@ -54,6 +62,7 @@ fn kind(e: Option<ServingEngine>) -> Kind {
         Some(ServingEngine::Preallocated) => Kind::Preallocated,
         Some(ServingEngine::Vllm(_)) => Kind::Vllm,
         Some(ServingEngine::Sglang(_)) => Kind::Sglang,
+        Some(ServingEngine::LlamaCpp(_)) => Kind::LlamaCpp,
         #[allow(unreachable_patterns, reason = "other lanes add engines to the enum")]
         Some(_) => Kind::Other,
     }
@@ -73,7 +82,7 @@ const KV_DTYPES: [Choice<KvCacheDtype>; 6] = [
 ];
 
 /// The engine section (inference scenarios only).
-pub fn ui(ui: &mut Ui, s: &mut Scenario) {
+pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate) {
     let mut k = kind(s.inference.engine);
     if k != Kind::Other
         && choice(
@@ -91,11 +100,13 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
             Kind::Preallocated => Some(ServingEngine::Preallocated),
             Kind::Vllm => Some(ServingEngine::Vllm(Vllm::default())),
             Kind::Sglang => Some(ServingEngine::Sglang(Sglang::default())),
+            Kind::LlamaCpp => Some(ServingEngine::LlamaCpp(LlamaCpp::default())),
         };
     }
     match &mut s.inference.engine {
         Some(ServingEngine::Vllm(v)) => vllm_ui(ui, v),
         Some(ServingEngine::Sglang(g)) => sglang_ui(ui, g),
+        Some(ServingEngine::LlamaCpp(_)) => super::llamacpp::ui(ui, s, est),
         _ => {}
     }
     super::engine_paste::ui(ui, s);

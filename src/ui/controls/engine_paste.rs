@@ -1,5 +1,6 @@
-//! The engine section's paste box: a `vllm serve …` / `python -m sglang.launch_server …` line
-//! applied by the Parse button (`scenario::engine_args`), its notes or error shown under it.
+//! The engine section's paste box: a `vllm serve …` / `python -m sglang.launch_server …` /
+//! `llama-server …` line applied by the Parse button (`scenario::engine_args::apply_command`), its
+//! notes or error shown under it.
 
 use egui::{RichText, Ui};
 
@@ -22,10 +23,10 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         egui::TextEdit::multiline(&mut p.text)
             .desired_rows(2)
             .desired_width(f32::INFINITY)
-            .hint_text("vllm serve MODEL --gpu-memory-utilization 0.9 …"),
+            .hint_text("vllm serve MODEL … / llama-server -m model-Q4_K_M.gguf …"),
     )
     .labelled_by(label.id)
-    .on_hover_text("A `vllm serve …` or `python -m sglang.launch_server …` line: its flags fill the engine's settings.");
+    .on_hover_text("A `vllm serve …`, `python -m sglang.launch_server …` or `llama-server …` / `llama-cli …` line: its flags fill the engine's settings (and pick the engine).");
     if ui
         .button("Parse command")
         .on_hover_text(
@@ -33,19 +34,11 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         )
         .clicked()
     {
-        p.message = match engine_args::parse(&p.text) {
-            Ok(a) => {
-                a.apply(s);
+        p.message = match engine_args::apply_command(&p.text, s) {
+            Ok((out, notes)) => {
+                *s = out;
                 let mut m = vec!["Applied.".to_owned()];
-                if !a.ignored.is_empty() {
-                    m.push(format!(
-                        "Ignored (no effect on memory): {}.",
-                        a.ignored.join(", ")
-                    ));
-                }
-                if !a.not_modelled.is_empty() {
-                    m.push(format!("Not modelled: {}.", a.not_modelled.join(", ")));
-                }
+                m.extend(notes.iter().map(|n| sentence(n)));
                 m.join(" ")
             }
             Err(e) => format!("Not applied: {e}."),
@@ -55,4 +48,13 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         ui.label(RichText::new(&p.message).small());
     }
     ui.data_mut(|d| d.insert_temp(id, p));
+}
+
+/// A note as a sentence: its first letter capitalised, a full stop at the end.
+fn sentence(note: &str) -> String {
+    let mut c = note.chars();
+    match c.next() {
+        Some(first) => format!("{}{}.", first.to_uppercase(), c.as_str()),
+        None => String::new(),
+    }
 }

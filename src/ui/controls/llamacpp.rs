@@ -1,14 +1,11 @@
-//! llama.cpp's settings (named as its flags) for an inference scenario, a box to paste a llama.cpp
-//! command line into, and the load-log lines the estimate predicts (the engine choice for vLLM and
-//! SGLang is `controls::engine`).
+//! llama.cpp's settings (named as its flags) for an inference scenario served by it, and the
+//! load-log lines the estimate predicts (the engine choice and the command-line paste box are
+//! `controls::engine`'s).
 
 use egui::{RichText, Ui};
 
 use crate::estimator::Estimate;
-use crate::import::llamacpp_cmd;
-use crate::scenario::{
-    CacheType, FlashAttn, LlamaCpp, Mode, Scenario, ServingEngine, WeightFormat,
-};
+use crate::scenario::{CacheType, FlashAttn, LlamaCpp, Scenario, ServingEngine, WeightFormat};
 use crate::tensor::GgufFileType;
 use crate::ui::widgets::{Choice, choice, int_slider, opt, real_slider, toggle};
 
@@ -30,22 +27,8 @@ const FLASH: [Choice<FlashAttn>; 3] = [
     ),
 ];
 
-/// The engine section (inference only).
+/// llama.cpp's part of the engine section (drawn when llama.cpp is the engine).
 pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate) {
-    if s.mode != Mode::Inference {
-        ui.label("The serving engine applies to inference.");
-        return;
-    }
-    let is_llama = matches!(s.inference.engine, Some(ServingEngine::LlamaCpp(_)));
-    if !is_llama
-        && ui
-            .button("Serve with llama.cpp")
-            .on_hover_text("llama-server / llama-cli / llama-cpp-python / Ollama's llama runner: GGUF weights placed by -ngl, KV per device, a reserved compute buffer.")
-            .clicked()
-    {
-        s.inference.engine = Some(ServingEngine::LlamaCpp(LlamaCpp::default()));
-    }
-    command_ui(ui, s);
     let layers = s.model.transformer.layers;
     let weights = &mut s.quantization.weights;
     let Some(ServingEngine::LlamaCpp(l)) = &mut s.inference.engine else {
@@ -193,44 +176,4 @@ fn cache_type_ui(ui: &mut Ui, t: &mut CacheType, label: &str) {
         })
         .response
         .on_hover_text("The KV cache's element type (a quantized V cache needs flash attention).");
-}
-
-/// A text box for a pasted llama.cpp command line and a button that applies it; the outcome (what
-/// was ignored, or the error) stays below it.
-fn command_ui(ui: &mut Ui, s: &mut Scenario) {
-    let id = egui::Id::unique("llamacpp_command");
-    let mut text: String = ui.data_mut(|d| d.get_temp(id).unwrap_or_default());
-    let label = ui.label("Command line");
-    ui.add(
-        egui::TextEdit::multiline(&mut text)
-            .desired_rows(2)
-            .desired_width(f32::INFINITY)
-            .hint_text("llama-server -m model-Q4_K_M.gguf -c 8192 -ngl 20 -fa on"),
-    )
-    .labelled_by(label.id)
-    .on_hover_text("Paste a llama-server or llama-cli command line; Parse fills the fields.");
-    let msg_id = id.with("message");
-    if ui
-        .button("Parse command line")
-        .on_hover_text("Fill the engine's fields and the GGUF file type from the command line.")
-        .clicked()
-    {
-        let message = match llamacpp_cmd::apply(s, &text) {
-            Ok((out, parsed)) => {
-                *s = out;
-                let notes = llamacpp_cmd::notes(&parsed);
-                if notes.is_empty() {
-                    "Applied.".to_owned()
-                } else {
-                    format!("Applied; {}", notes.join("; "))
-                }
-            }
-            Err(e) => format!("Not applied: {e}"),
-        };
-        ui.data_mut(|d| d.insert_temp(msg_id, message));
-    }
-    if let Some(m) = ui.data(|d| d.get_temp::<String>(msg_id)) {
-        ui.label(m);
-    }
-    ui.data_mut(|d| d.insert_temp(id, text));
 }

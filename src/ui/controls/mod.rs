@@ -32,8 +32,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
             group(ui, "Model", true, |ui| model::ui(ui, s, est));
             group(ui, "Workload", true, |ui| workload::ui(ui, s));
             if s.mode == crate::scenario::Mode::Inference {
-                group(ui, "Serving engine", true, |ui| engine::ui(ui, s));
-                group(ui, "llama.cpp engine", false, |ui| llamacpp::ui(ui, s, est));
+                group(ui, "Serving engine", true, |ui| engine::ui(ui, s, est));
             }
             group(ui, "Mixture of experts", false, |ui| adapt::moe_ui(ui, s));
             group(ui, "Fine-tuning and quantization", false, |ui| {

@@ -4,7 +4,8 @@
 //! accepted and listed as ignored, anything else is an error that names it. Pure: a new value or an
 //! error, never a half-applied change.
 
-use crate::scenario::{
+use super::engine_args::words;
+use super::{
     CacheType, FlashAttn, LlamaCpp, MAX_SPLIT, Mode, Scenario, ServingEngine, WeightFormat,
 };
 use crate::tensor::GgufFileType;
@@ -108,44 +109,9 @@ const NOT_MODELLED: &[(&str, bool)] = &[
     ("--n-cpu-moe", true),
 ];
 
-/// Splits a command line into words: whitespace separates, single and double quotes group, a
-/// backslash before a newline continues the line.
-fn words(cmd: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    let mut started = false;
-    let mut chars = cmd.chars().peekable();
-    while let Some(ch) = chars.next() {
-        match (quote, ch) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => cur.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(ch);
-                started = true;
-            }
-            (None, '\\') if chars.peek().is_some_and(|c| *c == '\n' || *c == '\r') => {}
-            (None, c) if c.is_whitespace() => {
-                if started {
-                    out.push(std::mem::take(&mut cur));
-                    started = false;
-                }
-            }
-            (None, c) => {
-                cur.push(c);
-                started = true;
-            }
-        }
-    }
-    if started {
-        out.push(cur);
-    }
-    out
-}
-
 /// Whether the first word names a llama.cpp program (a path ending in `llama-server`, `llama-cli`,
 /// `llama-run`, or the old `main` / `server`).
-fn is_program(word: &str) -> bool {
+pub(super) fn is_program(word: &str) -> bool {
     let base = word.rsplit(['/', '\\']).next().unwrap_or(word);
     let base = base.strip_suffix(".exe").unwrap_or(base);
     base.starts_with("llama-") || base == "main" || base == "server"
@@ -154,7 +120,7 @@ fn is_program(word: &str) -> bool {
 /// Parses `cmd` over `base` (the settings it changes start from `base`).
 ///
 /// ```
-/// use vram_explorer::import::llamacpp_cmd::parse;
+/// use vram_explorer::scenario::engine_args_llamacpp::parse;
 /// use vram_explorer::scenario::{CacheType, LlamaCpp};
 /// use vram_explorer::tensor::GgufFileType;
 /// let p = parse("llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 8192 -ngl 20 -fa on -ctk q8_0 --port 8080",
@@ -166,7 +132,7 @@ fn is_program(word: &str) -> bool {
 /// assert!(parse("llama-server --frobnicate 3", &LlamaCpp::default()).unwrap_err().contains("--frobnicate"));
 /// ```
 pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
-    let w = words(cmd);
+    let w = words(cmd)?;
     let Some(first) = w.first() else {
         return Err("the command line is empty".to_owned());
     };
@@ -351,7 +317,7 @@ pub fn notes(p: &ParsedCommand) -> Vec<String> {
     }
     if !p.not_modelled.is_empty() {
         out.push(format!(
-            "not modelled (changes memory; the estimate leaves it out): {}",
+            "NOT MODELLED (they change memory; the estimate does not follow them): {}",
             p.not_modelled.join(", ")
         ));
     }
