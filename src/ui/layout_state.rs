@@ -76,6 +76,9 @@ pub struct State {
     pub running: bool,
     /// The answer for `key`.
     pub result: Option<Arc<SearchResult>>,
+    /// The scenario the view last drew and the key it asks for: the key (a copy of the scenario)
+    /// is rebuilt only when an edit changed the scenario, not every frame.
+    pub seen: Option<(Scenario, Key)>,
     pub requests: Vec<Request>,
     /// The app has looked at `VRAM_EXPLORER_STEP_TIME` (once per window).
     pub env_checked: bool,

@@ -163,21 +163,28 @@ fn color(class: PartClass, prefs: &Prefs) -> egui::Color32 {
 /// The fastest layouts for the scenario's own GPU count and global batch; asks the app to search
 /// when the scenario (its layout aside) or the budget changed.
 fn layouts(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, shown: usize) {
-    let key = Key::of(scenario, LAYOUTS_SHOWN);
     let ctx = ui.ctx().clone();
-    let (running, result, stale) = layout_state::with(&ctx, |s| {
-        let stale = s.key.as_ref() != Some(&key);
+    let (running, result, stale, (gpus, global_batch)) = layout_state::with(&ctx, |s| {
+        if s.seen.as_ref().is_none_or(|(seen, _)| seen != scenario) {
+            s.seen = Some((scenario.clone(), Key::of(scenario, LAYOUTS_SHOWN)));
+        }
+        let Some((_, key)) = &s.seen else {
+            return (s.running, None, true, (0, 0));
+        };
+        let stale = s.key.as_ref() != Some(key);
         if stale && !s.running {
             s.requests.push(Request::Search(Box::new(key.clone())));
             s.running = true;
             s.key = Some(key.clone());
         }
-        (s.running, s.result.clone(), stale)
+        (
+            s.running,
+            s.result.clone(),
+            stale,
+            (key.gpus, key.global_batch),
+        )
     });
-    let heading = format!(
-        "Fastest layouts for {} GPUs, global batch {}",
-        key.gpus, key.global_batch
-    );
+    let heading = format!("Fastest layouts for {gpus} GPUs, global batch {global_batch}");
     ui.horizontal(|ui| {
         ui.label(RichText::new(heading).strong());
         if running || stale {
