@@ -226,6 +226,33 @@ fn mtp_vision_dtype_and_quantization_are_reported() {
         r#"{"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4"}"#,
     );
     assert_eq!(nf4.quantization.unwrap().weights, WeightFormat::Nf4);
+    // The loader's settings reach the scenario: double quantization, data type, compute dtype
+    // (BitsAndBytesConfig's defaults where the file leaves them out: fp4, off, float32).
+    use vram_explorer::scenario::{Bnb4bitType, Scenario};
+    let qlora = with_quant(
+        r#"{"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4",
+            "bnb_4bit_use_double_quant": true, "bnb_4bit_compute_dtype": "bfloat16"}"#,
+    );
+    let mut s = Scenario::default();
+    s.peft.double_quant = false;
+    qlora.apply(&mut s);
+    let b = &s.implementation.hf.bitsandbytes;
+    assert_eq!(
+        (s.peft.double_quant, b.quant_type, b.compute_dtype),
+        (true, Bnb4bitType::Nf4, Dtype::Bf16)
+    );
+    let fp4 = with_quant(r#"{"quant_method": "bitsandbytes", "load_in_4bit": true}"#);
+    assert_eq!(
+        fp4.quantization.as_ref().unwrap().weights,
+        WeightFormat::Nf4
+    );
+    let mut s = Scenario::default();
+    fp4.apply(&mut s);
+    let b = &s.implementation.hf.bitsandbytes;
+    assert_eq!(
+        (s.peft.double_quant, b.quant_type, b.compute_dtype),
+        (false, Bnb4bitType::Fp4, Dtype::Fp32)
+    );
     let int8 = with_quant(r#"{"quant_method": "bitsandbytes", "load_in_8bit": true}"#);
     assert_eq!(
         int8.quantization.unwrap().weights,

@@ -40,6 +40,8 @@ pub struct ImportedConfig {
     pub dtype: Option<Dtype>,
     /// `quantization_config`, where the scenario has a matching weight format.
     pub quantization: Option<Quantization>,
+    /// A 4-bit bitsandbytes config's data type, compute dtype and double quantization.
+    pub bitsandbytes: Option<hf_quant::BnbLoad>,
     /// Multi-token-prediction layers in the checkpoint that the Transformers class does not build
     /// (DeepSeek-V3 / GLM-4.5 `num_nextn_predict_layers`): not counted.
     pub mtp_layers: u32,
@@ -57,6 +59,12 @@ impl ImportedConfig {
         }
         if let Some(q) = &self.quantization {
             s.quantization = q.clone();
+        }
+        if let Some(b) = &self.bitsandbytes {
+            b.apply(
+                &mut s.implementation.hf.bitsandbytes,
+                &mut s.peft.double_quant,
+            );
         }
     }
 }
@@ -125,6 +133,7 @@ pub fn from_hf_config(json: &str, base: &ModelSpec) -> Result<ImportedConfig, Im
         notes: out.notes,
         dtype: precision.dtype,
         quantization: precision.quantization,
+        bitsandbytes: precision.bitsandbytes,
         mtp_layers: out.mtp_layers,
         vision: out.vision,
     })

@@ -9,12 +9,64 @@ use serde_json::{Map, Value};
 
 use super::hf_config::{Reader, echo_json};
 use crate::presets::text::echo;
-use crate::scenario::{Dtype, Quantization, WeightFormat};
+use crate::scenario::{Bitsandbytes, Bnb4bitType, Dtype, Quantization, WeightFormat};
 
 /// What the config says about storage.
 pub(super) struct Precision {
     pub dtype: Option<Dtype>,
     pub quantization: Option<Quantization>,
+    pub bitsandbytes: Option<BnbLoad>,
+}
+
+/// A 4-bit bitsandbytes `BitsAndBytesConfig` as saved in `quantization_config` (Transformers
+/// `utils/quantization_config.py` `BitsAndBytesConfig`: `bnb_4bit_quant_type` default "fp4",
+/// `bnb_4bit_use_double_quant` default false, `bnb_4bit_compute_dtype` default float32).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BnbLoad {
+    /// `bnb_4bit_use_double_quant` (the scenario's `peft.double_quant`).
+    pub double_quant: bool,
+    /// The data type and compute dtype (the scenario's `implementation.hf.bitsandbytes`; the
+    /// release is not in the file and stays the scenario's).
+    pub quant_type: Bnb4bitType,
+    pub compute_dtype: Dtype,
+}
+
+impl BnbLoad {
+    /// Writes the loader's settings into the scenario's bitsandbytes settings.
+    pub fn apply(&self, b: &mut Bitsandbytes, double_quant: &mut bool) {
+        b.quant_type = self.quant_type;
+        b.compute_dtype = self.compute_dtype;
+        *double_quant = self.double_quant;
+    }
+}
+
+fn bnb_load(q: &Map<String, Value>, notes: &mut Vec<String>) -> Option<BnbLoad> {
+    let method = q.get("quant_method").and_then(Value::as_str);
+    let four_bit = q.get("load_in_4bit").and_then(Value::as_bool) == Some(true);
+    if method != Some("bitsandbytes") || !four_bit {
+        return None;
+    }
+    let quant_type = match q.get("bnb_4bit_quant_type").and_then(Value::as_str) {
+        Some("nf4") => Bnb4bitType::Nf4,
+        _ => Bnb4bitType::Fp4,
+    };
+    let compute_dtype = match q.get("bnb_4bit_compute_dtype").and_then(Value::as_str) {
+        Some("bfloat16") => Dtype::Bf16,
+        Some("float16") => Dtype::Fp16,
+        Some("float32") | None => Dtype::Fp32,
+        Some(other) => {
+            notes.push(format!(
+                "`bnb_4bit_compute_dtype` \"{}\" has no scenario dtype: float32 assumed",
+                echo(other)
+            ));
+            Dtype::Fp32
+        }
+    };
+    Some(BnbLoad {
+        double_quant: q.get("bnb_4bit_use_double_quant").and_then(Value::as_bool) == Some(true),
+        quant_type,
+        compute_dtype,
+    })
 }
 
 pub(super) fn read(r: &mut Reader<'_>, notes: &mut Vec<String>) -> Precision {
@@ -31,12 +83,13 @@ pub(super) fn read(r: &mut Reader<'_>, notes: &mut Vec<String>) -> Precision {
             None
         }
     });
-    let quantization = r
-        .object("quantization_config")
-        .and_then(|q| quantization(q, notes));
+    let config = r.object("quantization_config");
+    let quantization = config.and_then(|q| quantization(q, notes));
+    let bitsandbytes = config.and_then(|q| bnb_load(q, notes));
     Precision {
         dtype,
         quantization,
+        bitsandbytes,
     }
 }
 
@@ -116,14 +169,9 @@ fn bitsandbytes(q: &Map<String, Value>, notes: &mut Vec<String>) -> Option<Quant
         });
     }
     let kind = q.get("bnb_4bit_quant_type").and_then(Value::as_str);
-    if flag("load_in_4bit") && kind.unwrap_or("fp4") == "nf4" {
-        if flag("bnb_4bit_use_double_quant") {
-            notes.push(
-                "bitsandbytes NF4 with double quantization: the scenario counts NF4's single-level \
-                 scales (4.5 bits; double quantization stores 4.127)"
-                    .to_owned(),
-            );
-        }
+    if flag("load_in_4bit") && matches!(kind.unwrap_or("fp4"), "nf4" | "fp4") {
+        // NF4 and FP4 store the same: two weights per byte, an absmax per 64 (double
+        // quantization, when the config asks, is `peft.double_quant`: `BnbLoad`).
         return Some(Quantization {
             weights: WeightFormat::Nf4,
             ..Quantization::default()

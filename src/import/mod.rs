@@ -17,6 +17,7 @@ mod hf_moe;
 mod hf_multimodal;
 mod hf_pattern;
 mod hf_quant;
+pub use hf_quant::BnbLoad;
 mod hf_qwen3_next;
 mod hf_reader;
 pub mod hf_route;
