@@ -213,3 +213,62 @@ fn the_json_report_lists_every_stage_class() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(v["memory"]["stages"], serde_json::json!([]));
 }
+
+fn run(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_vram-explorer"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn the_reports_name_the_limiting_stage_and_print_a_picked_one() {
+    let id = "zero-3d-parallel-cluster";
+    let text = String::from_utf8(run(&["report", "--preset", id]).stdout).expect("utf-8");
+    assert!(
+        text.contains("Pipeline stages (limiting: stage 1 (first)"),
+        "{text}"
+    );
+    let limiting: Vec<_> = text
+        .lines()
+        .filter(|l| l.ends_with("<- limiting"))
+        .collect();
+    assert_eq!(limiting.len(), 1, "{text}");
+    assert!(limiting[0].trim_start().starts_with("stage 1 (first)"));
+    assert!(text.contains("stages 2–7 (interior)") && text.contains("stage 8 (last)"));
+
+    let md = run(&[
+        "report", "--preset", id, "--format", "markdown", "--stage", "8",
+    ]);
+    let md = String::from_utf8(md.stdout).expect("utf-8");
+    assert!(
+        md.contains("The limiting stage is **stage 1 (first)**"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| stage 1 (first) **(limiting)** | 12 | 8 |"),
+        "{md}"
+    );
+    // The picked stage: its own breakdown, with the last stage's loss-backward peak.
+    let m = estimate(&bundled_scenario(id).expect("preset")).memory;
+    let last = m.stage_class(7).expect("last");
+    assert_eq!(last.peak_phase, Some(Phase::LossBackward));
+    assert!(
+        md.contains("## Stage 8: stage 8 (last): 12 layers, 1 micro-batch in flight"),
+        "{md}"
+    );
+    assert!(md.contains("| loss backward (peak) |"), "{md}");
+
+    // A stage that is not there, or no pipeline: an error that says which stages there are.
+    let o = run(&["report", "--preset", id, "--stage", "9"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("stages 1 to 8"));
+    let o = run(&[
+        "report",
+        "--preset",
+        "llama3-8b-full-finetune-h100",
+        "--stage",
+        "1",
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no pipeline parallelism"));
+}

@@ -193,6 +193,10 @@ struct ReportArgs {
     /// serve the scenario's model with llama.cpp as it says.
     #[arg(long, value_name = "COMMAND")]
     engine_command: Option<String>,
+    /// With pipeline parallelism: also print this pipeline stage's breakdown and phases (1-based;
+    /// table and Markdown; the JSON lists every stage class in `memory.stages`).
+    #[arg(long, value_name = "N")]
+    stage: Option<u32>,
 }
 
 impl ReportArgs {
@@ -411,7 +415,22 @@ fn report(a: &ReportArgs) -> Result<String, String> {
     }
     let est = estimate(&scenario);
     let csv = a.csv_table.unwrap_or_default();
-    let text = export::render(format, csv, (&scenario, &est), &origin, a.unit.into());
+    let mut text = export::render(format, csv, (&scenario, &est), &origin, a.unit.into());
+    if let Some(n) = a.stage {
+        let markdown = match format {
+            Format::Table => false,
+            Format::Markdown => true,
+            Format::Json | Format::Csv => {
+                return Err(
+                    "--stage prints one stage with the table or Markdown report (the \
+                            JSON lists every stage class in memory.stages)"
+                        .to_owned(),
+                );
+            }
+        };
+        let unit = a.unit.into();
+        crate::report::stages::picked(&mut text, &est.memory, unit, (n, markdown))?;
+    }
     match &a.output {
         None => Ok(text),
         Some(path) => {

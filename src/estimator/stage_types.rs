@@ -73,13 +73,18 @@ impl StageClass {
 
     /// The label with the class's layers and micro-batches in flight.
     pub fn describe(&self) -> String {
+        let whole = (self.in_flight - self.in_flight.round()).abs() < 1e-9;
+        let in_flight = if whole && self.in_flight.abs() < 1e15 {
+            format!("{}", self.in_flight.round() as i64)
+        } else {
+            crate::units::fmt_sig(self.in_flight)
+        };
         format!(
-            "{}: {} layer{}, {} micro-batch{} in flight",
+            "{}: {} layer{}, {in_flight} micro-batch{} in flight",
             self.label(),
             self.layers,
             if self.layers == 1 { "" } else { "s" },
-            crate::units::fmt_sig(self.in_flight),
-            if (self.in_flight - 1.0).abs() < 1e-9 {
+            if whole && self.in_flight == 1.0 {
                 ""
             } else {
                 "es"
