@@ -21,12 +21,19 @@ pub fn picked<'a>(prefs: &Prefs, est: &'a Estimate) -> Option<&'a StageClass> {
         .or_else(|| m.limiting_stage())
 }
 
-/// The picker's text for a class: its label, and "· limiting" on the limiting one.
-pub fn picker_label(class: &StageClass, limiting: bool) -> String {
+/// The picker's text for a class: its label, and "· limiting" on the limiting one. `compact`
+/// (presentation, large fonts): the stage numbers only, so that the row fits on one line.
+pub fn picker_label(class: &StageClass, limiting: bool, compact: bool) -> String {
+    let (a, b) = (class.first + 1, class.last() + 1);
+    let label = match (compact, a == b) {
+        (false, _) => class.label(),
+        (true, true) => format!("{a}"),
+        (true, false) => format!("{a}–{b}"),
+    };
     if limiting {
-        format!("{} · {LIMITING}", class.label())
+        format!("{label} · {LIMITING}")
     } else {
-        class.label()
+        label
     }
 }
 
@@ -39,7 +46,12 @@ pub fn picker_ui(ui: &mut Ui, prefs: &mut Prefs, est: &Estimate) -> f32 {
     let u = prefs.unit;
     let shown = picked(prefs, est).map(|c| c.first);
     let row = ui.horizontal_wrapped(|ui| {
-        ui.label("Pipeline stage:").on_hover_text(
+        let title = if prefs.presentation {
+            "Stage:"
+        } else {
+            "Pipeline stage:"
+        };
+        ui.label(title).on_hover_text(
             "The bars show one pipeline stage's phases. Stages differ: the first holds the \
              embedding and the most micro-batches in flight (1F1B), the last the head and the \
              loss. The limiting stage has the largest peak: the one that must fit.",
@@ -52,7 +64,7 @@ pub fn picker_ui(ui: &mut Ui, prefs: &mut Prefs, est: &Estimate) -> f32 {
                 u.format(class.peak.total()),
                 class.peak_phase.map_or("—", |p| p.label())
             );
-            let text = picker_label(class, is_limiting);
+            let text = picker_label(class, is_limiting, prefs.presentation);
             let on = shown == Some(class.first);
             if ui.selectable_label(on, text).on_hover_text(hover).clicked() {
                 // Picking the limiting stage follows it when the scenario changes.
