@@ -101,8 +101,11 @@ fn problems(e: &Estimate) -> Vec<String> {
             check_breakdown(b, &format!("phase {i}"), &mut out);
         }
     }
-    for s in m.stages.iter().flatten() {
-        check_breakdown(s, "stage", &mut out);
+    for s in m.stage_classes() {
+        check_breakdown(&s.peak, "stage", &mut out);
+        if s.peak.tensor_total() > m.tensor_peak {
+            out.push(format!("{} above the limiting stage", s.label()));
+        }
     }
     let total = m.gpu_total.get();
     for c in Component::ALL {

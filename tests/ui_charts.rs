@@ -125,3 +125,36 @@ fn the_roofline_shows_every_point_and_says_when_a_peak_is_not_sourced() {
         .collect();
     assert!(zero.is_empty(), "{zero:?}");
 }
+
+#[test]
+fn picking_a_pipeline_stage_shows_its_phases_and_the_limiting_one_stays_marked() {
+    use vram_explorer::estimator::estimate;
+    use vram_explorer::presets::bundled_scenario;
+    let s = bundled_scenario("zero-3d-parallel-cluster").expect("preset");
+    let m = estimate(&s).memory;
+    let stage = |i: u32| *m.stage_class(i).expect("stage");
+    let (first, last) = (stage(0), stage(7));
+    let mut h = harness(app(false, |sc| *sc = s.clone()), (1280.0, 800.0));
+    // The limiting stage is named in the picker and marked over its bar.
+    h.get_by_label("stage 1 (first) · limiting");
+    let limiting = rect(&h, "Marker: Limiting stage");
+    let before = rect(&h, "Marker: Memory").height();
+    h.get_by_label("stage 8 (last)").click();
+    h.run();
+    assert_eq!(h.state().prefs().memory_stage, Some(7));
+    // The peak phase's bar is now the last stage's: its height scales with that stage's peak.
+    let after = rect(&h, "Marker: Memory").height();
+    let ratio = last.peak.total().get() / first.peak.total().get();
+    assert!(ratio < 0.8, "{ratio}");
+    assert!(
+        (f64::from(after / before) - ratio).abs() < 0.02,
+        "bar {after} / {before}, peaks {ratio}"
+    );
+    // The limiting stage keeps its bar and its mark.
+    assert!((rect(&h, "Marker: Limiting stage").height() - limiting.height()).abs() < 0.5);
+    // Picking the limiting stage again follows the limiting one.
+    h.get_by_label("stage 1 (first) · limiting").click();
+    h.run();
+    assert_eq!(h.state().prefs().memory_stage, None);
+    assert!((rect(&h, "Marker: Memory").height() - before).abs() < 0.5);
+}

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::table::gpu_name;
-use crate::estimator::{Breakdown, Component, Estimate, Phase};
+use crate::estimator::{Breakdown, Component, Estimate, MemoryEstimate, Phase, PhasePeaks};
 use crate::presets::bundled;
 use crate::scenario::{Mode, Scenario};
 
@@ -37,14 +37,7 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
             })
         })
         .collect();
-    let phases: Map<String, Value> = Phase::ALL
-        .iter()
-        .filter_map(|ph| {
-            let b = mem.phases.get(*ph)?;
-            let v = json!({ "tensor_bytes": b.tensor_total().get(), "components": components(b) });
-            Some((ph.key().to_owned(), v))
-        })
-        .collect();
+    let phases = phases_json(&mem.phases);
     json!({
         "schema_version": SCHEMA_VERSION,
         "scenario": {
@@ -73,6 +66,7 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
             "components": components(&mem.peak),
             "peak_phase": mem.peak_phase.map(Phase::key),
             "peak_stage": mem.peak_stage,
+            "stages": stages(mem),
             "phases": phases,
             "tensor_peak_bytes": mem.tensor_peak.get(),
             "gpu_total_bytes": mem.gpu_total.get(),
@@ -125,6 +119,43 @@ fn llamacpp(b: &crate::estimator::engines::llamacpp::Buffers) -> Value {
         "kv_k_bytes": b.k_bytes, "kv_v_bytes": b.v_bytes,
         "log_lines": crate::report::llamacpp::log_lines(b).lines().collect::<Vec<_>>(),
     })
+}
+
+/// Tensor bytes and components per phase, keyed by `Phase::key`.
+fn phases_json(p: &PhasePeaks) -> Map<String, Value> {
+    Phase::ALL
+        .iter()
+        .filter_map(|ph| {
+            let b = p.get(*ph)?;
+            let v = json!({ "tensor_bytes": b.tensor_total().get(), "components": components(b) });
+            Some((ph.key().to_owned(), v))
+        })
+        .collect()
+}
+
+/// The pipeline's stage classes in stage order (empty without PP): stage indices 0-based, the
+/// class's peak as `components` (context and reserve included), `limiting` on the one that sets
+/// `peak_stage`.
+fn stages(mem: &MemoryEstimate) -> Vec<Value> {
+    let limiting = mem.limiting_stage().map(|c| c.first);
+    mem.stage_classes()
+        .map(|c| {
+            json!({
+                "role": c.role.label(),
+                "first_stage": c.first,
+                "last_stage": c.last(),
+                "stage_count": c.count,
+                "layers": c.layers,
+                "in_flight_microbatches": c.in_flight,
+                "limiting": limiting == Some(c.first),
+                "peak_phase": c.peak_phase.map(Phase::key),
+                "components": components(&c.peak),
+                "tensor_peak_bytes": c.peak.tensor_total().get(),
+                "gpu_total_bytes": c.peak.total().get(),
+                "phases": phases_json(&c.phases),
+            })
+        })
+        .collect()
 }
 
 /// Bytes per component, keyed by `Component::key`.

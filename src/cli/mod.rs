@@ -3,7 +3,7 @@
 //! ```text
 //! vram-explorer report <scenario.ron> | --preset NAME  [--format table|json|markdown|csv]
 //!                      [--csv-table breakdown|phases|roofline|comparison] [--output PATH] [--unit gib|gb]
-//!                      [--engine-args "<vllm serve … | python -m sglang.launch_server … | llama-server …>"]
+//!                      [--engine-args "<vllm serve … | python -m sglang.launch_server … | llama-server …>"] [--stage N]
 //! vram-explorer presets [--json]
 //! vram-explorer check <scenario.ron>
 //! vram-explorer sweep <scenario.ron> --over batch|seq|params|dp|tp|pp [--from X --to Y --steps N]
@@ -191,6 +191,10 @@ struct ReportArgs {
     /// Memory unit of the table.
     #[arg(long, value_enum, default_value_t = Unit::Gib)]
     unit: Unit,
+    /// With pipeline parallelism: also print this pipeline stage's breakdown and phases (1-based;
+    /// table and Markdown; the JSON lists every stage class in `memory.stages`).
+    #[arg(long, value_name = "N")]
+    stage: Option<u32>,
 }
 
 impl ReportArgs {
@@ -402,7 +406,22 @@ fn report(a: &ReportArgs) -> Result<String, String> {
     let (scenario, origin) = load(&a.source)?;
     let est = estimate(&scenario);
     let csv = a.csv_table.unwrap_or_default();
-    let text = export::render(format, csv, (&scenario, &est), &origin, a.unit.into());
+    let mut text = export::render(format, csv, (&scenario, &est), &origin, a.unit.into());
+    if let Some(n) = a.stage {
+        let markdown = match format {
+            Format::Table => false,
+            Format::Markdown => true,
+            Format::Json | Format::Csv => {
+                return Err(
+                    "--stage prints one stage with the table or Markdown report (the \
+                            JSON lists every stage class in memory.stages)"
+                        .to_owned(),
+                );
+            }
+        };
+        let unit = a.unit.into();
+        crate::report::stages::picked(&mut text, &est.memory, unit, (n, markdown))?;
+    }
     match &a.output {
         None => Ok(text),
         Some(path) => {

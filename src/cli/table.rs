@@ -199,6 +199,7 @@ fn memory(out: &mut String, est: &Estimate, unit: MemoryUnit) {
     if !phases.is_empty() {
         let _ = writeln!(out, "  Tensor bytes per phase: {}", phases.join(", "));
     }
+    crate::report::stages::text(out, mem, unit);
     let off = &mem.offloaded;
     if off.host.get() + off.nvme.get() + off.second_tier.get() > 0.0 {
         let _ = writeln!(

@@ -53,27 +53,23 @@ pub(crate) struct Stage {
 }
 
 fn stage(c: &Ctx, m: &ResolvedModel, e: &Estimate) -> Stage {
-    let l = f64::from(m.layers.max(1));
-    let per_stage = (l / c.pp).ceil();
-    let first = e.memory.peak_stage == 0;
-    let last = c.pp <= 1.0 || f64::from(e.memory.peak_stage) >= c.pp - 1.0;
-    let interleave = if c.pp_interleave > 1.0 {
-        1.0 + (c.pp - 1.0) / (c.pp * c.pp_interleave)
-    } else {
-        1.0
-    };
-    Stage {
-        layers: if first {
-            per_stage
-        } else {
-            (l - per_stage * (c.pp - 1.0)).max(1.0)
+    // With PP the limiting stage class as the estimator computed it; else the one stage.
+    match e.memory.limiting_stage() {
+        Some(s) => Stage {
+            layers: f64::from(s.layers),
+            first: s.role == crate::estimator::StageRole::First,
+            last: s.role == crate::estimator::StageRole::Last,
+            in_flight: s.in_flight,
         },
-        first,
-        last,
-        in_flight: if first && c.mode == Mode::Training {
-            c.pp.min(c.pp_microbatches) * interleave
-        } else {
-            1.0
+        None => Stage {
+            layers: f64::from(m.layers.max(1)),
+            first: true,
+            last: true,
+            in_flight: if c.mode == Mode::Training {
+                c.in_flight_microbatches()
+            } else {
+                1.0
+            },
         },
     }
 }

@@ -3,8 +3,8 @@
 //! The step is split into phases (training: forward end, loss backward, backward, optimizer step;
 //! inference: prefill, decode). Each phase's live tensor bytes are summed per component; the peak is
 //! the largest phase, never a sum over phases. The GPU total adds the CUDA context and the
-//! allocator reserve. With pipeline parallelism the first and last stages are both computed and the
-//! larger one reported (`peak_stage`). Formulas and sources: docs/model.md.
+//! allocator reserve. With pipeline parallelism every distinct stage class (`memory::pipeline`) is
+//! computed and the limiting one reported (`peak_stage`). Formulas and sources: docs/model.md.
 
 pub mod activations;
 pub mod blocks;
@@ -15,6 +15,7 @@ pub mod inference;
 pub mod inventory;
 pub mod layer_kinds;
 pub mod peft;
+pub mod pipeline;
 pub mod states;
 pub mod towers;
 pub mod training;
@@ -23,7 +24,10 @@ use self::ctx::Ctx;
 use self::training::{Parts, Stage};
 use super::model::ResolvedModel;
 use super::resolve::{Resolved, resolve_with_model};
-use super::{Breakdown, Component, Diagnostic, Diagnostics, MemoryEstimate, Offloaded, PhasePeaks};
+use super::{
+    Breakdown, Component, Diagnostic, Diagnostics, MAX_STAGE_CLASSES, MemoryEstimate, Offloaded,
+    PhasePeaks, StageClass, StageRole,
+};
 use crate::scenario::{GpuChoice, Mode, ModelFamily, OffloadTarget, Scenario, ZeroStage};
 use crate::units::{Bytes, MIB};
 
@@ -46,14 +50,24 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
     let x = peft::Ext::new(scenario, model);
     let c = x.base_ctx(Ctx::of(r));
     structural_diagnostics(scenario, model, &c, diagnostics);
-    let l = f64::from(model.layers.max(1));
-    let per_stage = ctx::ceil(l / c.pp);
     // One layer of one micro-batch: the same on every stage.
     let (z, acts) = layer_kinds::average_layer(&c, model, c.b, c.s);
     let layer = (z, peft::lora_layer(&c, model, &z, &x, acts));
+    let places = pipeline::classes(model.layers.max(1), r.pp_stages.max(1));
+    let [Some(first_place), ..] = places else {
+        return finish(
+            scenario,
+            model,
+            &c,
+            &x,
+            (&Default::default(), 0),
+            &layer.1,
+            diagnostics,
+        );
+    };
     // The stages' phases are large (`PhasePeaks`): kept where `stage` wrote them and passed on by
     // reference, so each is copied once, into the result.
-    let mut first = stage(&c, &x, model, &layer, per_stage, true, c.pp <= 1.0);
+    let mut first = stage(&c, &x, model, &layer, place_stage(&c, &first_place));
     // llama.cpp: its own buffers, every GPU of the layout one device of its layer split.
     if let Some((phases, host)) = super::engines::llamacpp::memory::phases(r) {
         (first.0, first.1.host) = (phases, host);
@@ -62,28 +76,98 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
     if c.pp <= 1.0 {
         return finish(scenario, model, &c, &x, (&first, 0), &layer.1, diagnostics);
     }
-    let last_layers = (l - per_stage * (c.pp - 1.0)).max(1.0);
-    let last = stage(&c, &x, model, &layer, last_layers, false, true);
-    let chosen = if tensor_peak(&last.0) > tensor_peak(&first.0) {
-        (&last, (c.pp - 1.0) as u32)
-    } else {
-        (&first, 0u32)
+    let mut computed = [None; MAX_STAGE_CLASSES];
+    for (i, (slot, place)) in computed.iter_mut().zip(&places).enumerate() {
+        *slot = match place {
+            _ if i == 0 => Some(first),
+            Some(place) => Some(stage(&c, &x, model, &layer, place_stage(&c, place))),
+            None => None,
+        };
+    }
+    // The limiting stage: the largest tensor peak (the earliest class on a tie).
+    let mut chosen = 0;
+    for (i, s) in computed.iter().enumerate() {
+        let best = computed.get(chosen).copied().flatten();
+        if let (Some(s), Some(b)) = (s, best)
+            && tensor_peak(&s.0) > tensor_peak(&b.0)
+        {
+            chosen = i;
+        }
+    }
+    let (Some(Some(limiting)), Some(Some(place))) = (computed.get(chosen), places.get(chosen))
+    else {
+        return finish(
+            scenario,
+            model,
+            &c,
+            &x,
+            (&Default::default(), 0),
+            &layer.1,
+            diagnostics,
+        );
     };
-    let mut out = finish(scenario, model, &c, &x, chosen, &layer.1, diagnostics);
-    out.stages = [
-        stage_total(scenario, &first.0, &out),
-        stage_total(scenario, &last.0, &out),
-    ];
+    let mut out = finish(
+        scenario,
+        model,
+        &c,
+        &x,
+        (limiting, place.first),
+        &layer.1,
+        diagnostics,
+    );
+    let context = out.peak.get(Component::CudaContext);
+    for ((slot, s), place) in out.stages.iter_mut().zip(&computed).zip(&places) {
+        if let (Some((phases, _)), Some(place)) = (s, place) {
+            *slot = stage_class(scenario, &c, place, phases, context);
+        }
+    }
     out
+}
+
+/// Where a class's first stage sits: its layers, role and micro-batches in flight.
+fn place_stage(c: &Ctx, place: &pipeline::Place) -> Stage {
+    let single = c.pp <= 1.0;
+    Stage {
+        layers: f64::from(place.layers),
+        first: place.role == StageRole::First,
+        last: place.role == StageRole::Last || single,
+        in_flight: if c.mode == Mode::Training {
+            c.in_flight_at(f64::from(place.first))
+        } else {
+            1.0
+        },
+    }
+}
+
+/// A stage class of the result: its phases and its peak with the reported peak's CUDA context and
+/// allocator rule.
+fn stage_class(
+    sc: &Scenario,
+    c: &Ctx,
+    place: &pipeline::Place,
+    phases: &PhasePeaks,
+    context: Bytes,
+) -> Option<StageClass> {
+    let peak = stage_total(sc, phases, context)?;
+    Some(StageClass {
+        role: place.role,
+        first: place.first,
+        count: place.count,
+        layers: place.layers,
+        in_flight: place_stage(c, place).in_flight,
+        phases: *phases,
+        peak_phase: phases.peak().map(|(p, _)| p),
+        peak,
+    })
 }
 
 /// One pipeline stage's peak with the same CUDA context and allocator rule as the reported peak (the
 /// chart's per-stage bars).
-fn stage_total(sc: &Scenario, phases: &PhasePeaks, est: &MemoryEstimate) -> Option<Breakdown> {
+fn stage_total(sc: &Scenario, phases: &PhasePeaks, context: Bytes) -> Option<Breakdown> {
     let (_, mut b) = phases.peak()?;
     let o = &sc.overheads;
     let reserve = o.allocator_reserve_fraction * b.tensor_total().get() + o.workspace_mib * MIB;
-    b.set(Component::CudaContext, est.peak.get(Component::CudaContext));
+    b.set(Component::CudaContext, context);
     b.set(Component::AllocatorReserve, Bytes(reserve));
     Some(b)
 }
@@ -98,10 +182,14 @@ fn stage(
     x: &peft::Ext,
     m: &ResolvedModel,
     layer: &(activations::Sizes, activations::LayerActs),
-    layers: f64,
-    first: bool,
-    last: bool,
+    place: Stage,
 ) -> (PhasePeaks, states::ModelStates) {
+    let Stage {
+        layers,
+        first,
+        last,
+        ..
+    } = place;
     let inv = inventory::Inventory::stage(c, x, m, layers, first, last);
     let params = inv.base_elems();
     let st = states::model_states(c, m, &inv, x.optimizer);
@@ -159,25 +247,7 @@ fn stage(
         z: layer.0,
         framework: frameworks::hf::lora_stage(c, m, &layer.0, x, (first, last)),
     };
-    let in_flight = if first {
-        c.in_flight_microbatches()
-    } else {
-        1.0
-    };
-    (
-        training::phases(
-            c,
-            m,
-            &parts,
-            Stage {
-                layers,
-                first,
-                last,
-                in_flight,
-            },
-        ),
-        st,
-    )
+    (training::phases(c, m, &parts, place), st)
 }
 
 /// CNN and recommender: model states plus per-sample activations (training saves them all; an
@@ -352,6 +422,6 @@ fn finish(
         },
         per_layer: parts_layer,
         peak_stage,
-        stages: [None, None],
+        stages: [None; MAX_STAGE_CLASSES],
     }
 }

@@ -220,10 +220,27 @@ pub struct MemoryEstimate {
     pub headroom: Bytes,
     pub offloaded: Offloaded,
     pub per_layer: LayerBreakdown,
-    /// Pipeline stage with the peak (0-based; the first stage under 1F1B).
+    /// Pipeline stage with the peak, the limiting stage (0-based; the first stage of its class).
     pub peak_stage: u32,
-    /// With pipeline parallelism: the first and the last stage's peak, each with CUDA context and
-    /// allocator reserve (`None` without PP). A middle stage has the first stage's layers but fewer
-    /// micro-batches in flight (1F1B) and no embedding, so it never exceeds the first.
-    pub stages: [Option<Breakdown>; 2],
+    /// With pipeline parallelism: each distinct stage class (first, interior by layer count, last),
+    /// in stage order, with its phases and its peak (CUDA context and allocator reserve included);
+    /// all `None` without PP. The reported peak is the largest class's.
+    pub stages: [Option<super::StageClass>; super::MAX_STAGE_CLASSES],
+}
+
+impl MemoryEstimate {
+    /// The pipeline's stage classes in stage order (none without pipeline parallelism).
+    pub fn stage_classes(&self) -> impl Iterator<Item = &super::StageClass> + '_ {
+        self.stages.iter().flatten()
+    }
+
+    /// The class holding the 0-based stage `index`.
+    pub fn stage_class(&self, index: u32) -> Option<&super::StageClass> {
+        self.stage_classes().find(|c| c.contains(index))
+    }
+
+    /// The class that sets the peak (the limiting stage), with pipeline parallelism.
+    pub fn limiting_stage(&self) -> Option<&super::StageClass> {
+        self.stage_class(self.peak_stage)
+    }
 }

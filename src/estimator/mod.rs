@@ -12,6 +12,7 @@ pub mod performance;
 pub mod resolve;
 pub mod sensitivity;
 pub mod solver;
+mod stage_types;
 pub mod timeline;
 
 pub use diagnostics::{Diagnostic, Diagnostics, Severity};
@@ -19,6 +20,7 @@ pub use memory_types::*;
 pub use model::ResolvedModel;
 pub use performance::Performance;
 pub use resolve::{Resolved, resolve};
+pub use stage_types::{MAX_STAGE_CLASSES, StageClass, StageRole};
 
 use crate::scenario::Scenario;
 

@@ -206,6 +206,7 @@ fn memory(out: &mut String, e: &Estimate, unit: MemoryUnit) {
         }
     }
     out.push('\n');
+    super::stages::markdown(out, m, unit);
 }
 
 fn diagnostics(out: &mut String, e: &Estimate) {

@@ -8,6 +8,7 @@ pub mod family;
 pub mod import;
 pub mod llamacpp;
 pub mod markdown;
+pub mod stages;
 pub mod summary;
 
 pub use csv::{breakdown_csv, comparison_csv, phases_csv, roofline_csv};

@@ -206,7 +206,11 @@ fn phase_name(est: &Estimate) -> &'static str {
 }
 
 fn phase_text(est: &Estimate) -> String {
-    format!("Peak phase: {}", phase_name(est))
+    match est.memory.limiting_stage() {
+        // Pipeline parallel: the stage that must fit.
+        Some(s) => format!("Peak phase: {}, limiting {}", phase_name(est), s.label()),
+        None => format!("Peak phase: {}", phase_name(est)),
+    }
 }
 
 fn batch_name(b: Option<u32>, items: &str) -> String {

@@ -128,6 +128,9 @@ pub struct Prefs {
     /// The memory chart's y axis ends just above the tallest bar instead of including the GPU's
     /// capacity (small scenarios are otherwise a sliver).
     pub memory_zoom: bool,
+    /// The pipeline stage (0-based) whose phases the memory chart shows; `None` follows the
+    /// limiting stage.
+    pub memory_stage: Option<u32>,
     /// Presentation shows one chart at a time ([`charts::chart::Chart::ALL`], F6; arrows move).
     pub slides: bool,
     /// The slide shown, an index into `Chart::ALL`.
@@ -146,6 +149,7 @@ impl Default for Prefs {
             sweep_axis: SweepAxis::Batch,
             arch_view: ArchView::Gpus,
             memory_zoom: false,
+            memory_stage: None,
             slides: false,
             slide: 0,
             export_theme: ExportTheme::AsShown,

@@ -86,16 +86,33 @@ pub struct Ctx {
 pub use crate::estimator::num::ceil;
 
 impl Ctx {
-    /// Micro-batches whose saved activations the first pipeline stage holds under 1F1B: min(p, m),
-    /// times the interleaved schedule's factor 1 + (p − 1)/(p·v) (Narayanan et al. 2021 §2.2). The
-    /// memory estimate and the step timeline both read it.
+    /// Micro-batches whose saved activations the first pipeline stage holds under 1F1B:
+    /// [`Ctx::in_flight_at`] stage 0, min(p, m) and p + (p − 1)/v interleaved (Narayanan et al.
+    /// 2021 §2.2). The memory estimate and the step timeline both read it.
     pub fn in_flight_microbatches(&self) -> f64 {
-        let interleave = if self.pp_interleave > 1.0 {
-            1.0 + (self.pp - 1.0) / (self.pp * self.pp_interleave)
-        } else {
+        self.in_flight_at(0.0)
+    }
+
+    /// Micro-batches of saved activations the 0-based pipeline stage `i` keeps at once, in units of
+    /// one micro-batch through all of the stage's layers.
+    ///
+    /// 1F1B: stage i runs p − i − 1 warm-up forwards before its first backward, so it holds
+    /// min(p − i, m) (Narayanan et al. 2021 §2.2). Interleaved over v model chunks: NVIDIA
+    /// Megatron-LM megatron/core/pipeline_parallel/schedules.py `get_pp_rank_microbatches` (read at
+    /// commit 00611e6e, 2025) runs 2(p − i − 1) + (v − 1)·N warm-up chunk forwards
+    /// (N = `microbatch_group_size_per_vp_stage`, by default p), at most m·v, and one more in the
+    /// steady state; each chunk holds 1/v of the stage's layers. Stage 0 with m ≥ p: p + (p − 1)/v.
+    pub fn in_flight_at(&self, i: f64) -> f64 {
+        let (p, m, v) = (self.pp, self.pp_microbatches, self.pp_interleave);
+        let i = i.clamp(0.0, (p - 1.0).max(0.0));
+        if p <= 1.0 {
             1.0
-        };
-        self.pp.min(self.pp_microbatches) * interleave
+        } else if v > 1.0 {
+            let chunks = 2.0 * (p - i - 1.0) + (v - 1.0) * p + 1.0;
+            chunks.min(m * v) / v
+        } else {
+            (p - i).min(m)
+        }
     }
 
     /// Resolves `sc` (with its model `m`) and reads the result: see [`Ctx::of`].

@@ -23,17 +23,10 @@ pub fn build(scenario: &Scenario, est: &Estimate) -> Timeline {
     let mem = &est.memory;
     let layers_total = r.model.layers.max(1);
     let pp = r.pp_stages.max(1);
-    let per_stage = layers_total.div_ceil(pp);
-    let first = mem.peak_stage == 0;
-    let layers = if first {
-        per_stage
-    } else {
-        layers_total.saturating_sub(per_stage * (pp - 1)).max(1)
-    };
-    let in_flight = if first && pp > 1 {
-        crate::estimator::memory::ctx::Ctx::of(&r).in_flight_microbatches()
-    } else {
-        1.0
+    // The limiting stage class as the estimator computed it (the one stage without PP).
+    let (layers, in_flight) = match mem.limiting_stage() {
+        Some(s) => (s.layers, s.in_flight),
+        None => (layers_total, 1.0),
     };
     let ph = &mem.phases;
     // Gradient accumulation repeats forward and backward before one optimizer step; under

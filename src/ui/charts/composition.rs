@@ -1,6 +1,7 @@
 //! Memory composition: stacked bars of the components in `Component::ALL` order, one bar per phase
-//! (or baseline vs current when comparing), plus the first and last pipeline stage when PP > 1, a dashed
-//! capacity line, and off-GPU bytes apart.
+//! (or baseline vs current when comparing), plus one bar per pipeline stage class when PP > 1 (the
+//! phases are then the picked stage's: `composition_stages`), a dashed capacity line, and off-GPU
+//! bytes apart.
 
 use egui::Ui;
 use egui_plot::{
@@ -19,9 +20,11 @@ pub(super) struct Column {
     /// Full name, shown on hover.
     pub(super) label: String,
     /// Axis label: short, so that every bar keeps its label at small widths.
-    short: &'static str,
+    pub(super) short: String,
     /// The phase that sets the peak (marked above its bar).
-    peak: bool,
+    pub(super) peak: bool,
+    /// The limiting pipeline stage's bar (marked above it).
+    pub(super) limiting: bool,
     pub(super) parts: Breakdown,
 }
 
@@ -37,46 +40,41 @@ const fn short(phase: Phase) -> &'static str {
     }
 }
 
-/// The bars for an estimate: each phase's tensors plus the peak's context and reserve.
-fn phase_columns(est: &Estimate, out: &mut Vec<Column>) {
+/// The bars for an estimate: each phase's tensors plus the peak's context and reserve; with pipeline
+/// parallelism the phases of the picked stage class and one bar per class.
+fn phase_columns(prefs: &Prefs, est: &Estimate, out: &mut Vec<Column>) {
     let m = &est.memory;
+    let picked = super::composition_stages::picked(prefs, est);
+    let (phases, peak_phase, peak) = picked.map_or((&m.phases, m.peak_phase, &m.peak), |s| {
+        (&s.phases, s.peak_phase, &s.peak)
+    });
     for phase in Phase::ALL {
-        let Some(tensors) = m.phases.get(phase) else {
+        let Some(tensors) = phases.get(phase) else {
             continue;
         };
         let mut parts = *tensors;
         for c in [Component::CudaContext, Component::AllocatorReserve] {
-            parts.set(c, m.peak.get(c));
+            parts.set(c, peak.get(c));
         }
-        let peak = m.peak_phase == Some(phase);
-        let mark = if peak { " (peak)" } else { "" };
+        let is_peak = peak_phase == Some(phase);
+        let mark = if is_peak { " (peak)" } else { "" };
+        let stage = picked.map_or_else(String::new, |s| format!(", {}", s.label()));
         out.push(Column {
-            label: format!("{}{mark}", phase.label()),
-            short: short(phase),
-            peak,
+            label: format!("{}{mark}{stage}", phase.label()),
+            short: short(phase).to_owned(),
+            peak: is_peak,
+            limiting: false,
             parts,
         });
     }
-    // Pipeline parallel: the first and last stage side by side (the phases above are the peak stage's).
-    let names = [
-        ("first pipeline stage (peak)", "stage 1"),
-        ("last pipeline stage (peak)", "last st."),
-    ];
-    for (stage, (label, short)) in m.stages.iter().zip(names) {
-        if let Some(parts) = stage {
-            out.push(Column {
-                label: label.to_owned(),
-                short,
-                peak: false,
-                parts: *parts,
-            });
-        }
-    }
+    // Pipeline parallel: every stage class's peak side by side, the limiting one marked.
+    super::composition_stages::columns(est, out);
     if out.is_empty() {
         out.push(Column {
             label: "peak".to_owned(),
-            short: "peak",
+            short: "peak".to_owned(),
             peak: false,
+            limiting: false,
             parts: m.peak,
         });
     }
@@ -96,23 +94,30 @@ pub fn ui(
     baseline: Option<&Estimate>,
     height: f32,
 ) {
+    // Pipeline parallel: the stage whose phases the bars show (not when comparing two peaks).
+    let height = match baseline {
+        None => (height - super::composition_stages::picker_ui(ui, prefs, current)).max(80.0),
+        Some(_) => height,
+    };
     let mut columns = Vec::new();
     match baseline {
         Some(base) => {
             columns.push(Column {
                 label: "baseline (peak)".to_owned(),
-                short: "baseline",
+                short: "baseline".to_owned(),
                 peak: false,
+                limiting: false,
                 parts: base.memory.peak,
             });
             columns.push(Column {
                 label: "current (peak)".to_owned(),
-                short: "current",
+                short: "current".to_owned(),
                 peak: false,
+                limiting: false,
                 parts: current.memory.peak,
             });
         }
-        None => phase_columns(current, &mut columns),
+        None => phase_columns(prefs, current, &mut columns),
     }
     let off = current.memory.offloaded;
     let off_total = off.host + off.nvme + off.second_tier;
@@ -202,7 +207,7 @@ fn stacked(prefs: &Prefs, columns: &[Column]) -> Vec<BarChart> {
 }
 
 /// The plot with one x label per bar and a memory y axis from 0 to a bit above `top`.
-fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<&'static str>, top: f64, height: f32) -> Plot<'a> {
+fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32) -> Plot<'a> {
     let u = prefs.unit;
     let n = labels.len();
     static_plot(ui, "composition", height)
@@ -226,7 +231,7 @@ fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<&'static str>, top: f64, height
                     }
                     labels
                         .get(i as usize)
-                        .map_or_else(String::new, |l| (*l).to_owned())
+                        .map_or_else(String::new, Clone::clone)
                 }),
         ])
         .y_axis_formatter(move |mark, _| memory_tick(u, mark.value))
@@ -245,7 +250,7 @@ fn plot(
     height: f32,
 ) {
     let u = prefs.unit;
-    let labels: Vec<&'static str> = columns.iter().map(|c| c.short).collect();
+    let labels: Vec<String> = columns.iter().map(|c| c.short.clone()).collect();
     let charts = stacked(prefs, columns);
     let cap = u.value(current.memory.capacity);
     let bars_top = columns
@@ -293,6 +298,15 @@ fn plot(
             .rect_from_values(&PlotPoint::new(x - 0.3, 0.0), &PlotPoint::new(x + 0.3, top));
         a11y::rect_node(ui.ctx(), Part::Marker, "Memory", rect);
     }
+    if let Some(at) = columns.iter().position(|c| c.limiting)
+        && let Some(col) = columns.get(at)
+    {
+        let (x, top) = (at as f64, u.value(col.parts.total()));
+        let rect = shown
+            .transform
+            .rect_from_values(&PlotPoint::new(x - 0.3, 0.0), &PlotPoint::new(x + 0.3, top));
+        a11y::rect_node(ui.ctx(), Part::Marker, "Limiting stage", rect);
+    }
     a11y::rect_node(ui.ctx(), Part::Plot, "Memory", *shown.transform.frame());
     let Some((text, component)) = shown.inner else {
         return;
@@ -326,6 +340,15 @@ fn marks(
         let top = u.value(col.parts.total());
         plot_ui.text(
             Text::new("peak", PlotPoint::new(i as f64, top), "peak")
+                .anchor(egui::Align2::CENTER_BOTTOM)
+                .color(theme::capacity(prefs.theme)),
+        );
+    }
+    for (i, col) in columns.iter().enumerate().filter(|(_, c)| c.limiting) {
+        let top = u.value(col.parts.total());
+        let text = super::composition_stages::LIMITING;
+        plot_ui.text(
+            Text::new("limiting stage", PlotPoint::new(i as f64, top), text)
                 .anchor(egui::Align2::CENTER_BOTTOM)
                 .color(theme::capacity(prefs.theme)),
         );

@@ -38,7 +38,11 @@ pub fn ui(
         rows.push((None, theme::offloaded_on(prefs.theme), text));
     }
     if !prefs.presentation {
-        ui.label(RichText::new(format!("At the peak ({})", u.label())).strong())
+        // Pipeline parallel: the peak is the limiting stage's, whichever stage the bars show.
+        let at = m
+            .limiting_stage()
+            .map_or_else(String::new, |s| format!(", {}", s.label()));
+        ui.label(RichText::new(format!("At the peak ({}){at}", u.label())).strong())
             .on_hover_text(
                 "Per-GPU bytes of each component at the peak phase, top of the stack first. \
                  Hover a component for its formula with this scenario's numbers; click to pin \

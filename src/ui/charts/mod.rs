@@ -7,6 +7,7 @@ pub mod composition;
 mod composition_hover;
 pub mod composition_legend;
 mod composition_off;
+pub mod composition_stages;
 mod engine_printed;
 pub mod explain;
 pub mod measured_overlay;
