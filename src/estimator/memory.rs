@@ -50,7 +50,10 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
     let per_stage = ctx::ceil(l / c.pp);
     // One layer of one micro-batch: the same on every stage.
     let (z, acts) = layer_kinds::average_layer(&c, model, c.b, c.s);
-    let layer = (z, peft::lora_layer(&c, model, &z, &x, acts));
+    let layer = (
+        z,
+        frameworks::lora_layer(&c, &z, &x, peft::lora_layer(&c, model, &z, &x, acts)),
+    );
     // The stages' phases are large (`PhasePeaks`): kept where `stage` wrote them and passed on by
     // reference, so each is copied once, into the result.
     let mut first = stage(&c, &x, model, &layer, per_stage, true, c.pp <= 1.0);

@@ -19,7 +19,10 @@ use crate::scenario::{
 #[derive(Clone, Copy, Debug)]
 pub struct Ctx {
     pub mode: Mode,
+    /// Whose layer kernels run (`Profile::kernels`: LitGPT and torchtune run Hugging Face's rules).
     pub profile: Profile,
+    /// The framework the user runs, and its settings (`memory::frameworks`).
+    pub framework: crate::estimator::memory::frameworks::Framework,
     /// The serving engine of inference (resolved: never `None` after `estimator::resolve`).
     pub engine: crate::scenario::ServingEngine,
     /// Sequences per micro-batch on this GPU (static batch) or requests in flight (dynamic batching).
@@ -131,13 +134,9 @@ impl Ctx {
         let tp = f64::from(par.tp);
         Ctx {
             mode: sc.mode,
-            profile: sc.implementation.profile,
-            engine: sc
-                .inference
-                .engine
-                .unwrap_or(crate::scenario::ServingEngine::following(
-                    sc.implementation.profile,
-                )),
+            profile: sc.implementation.profile.kernels(),
+            framework: crate::estimator::memory::frameworks::Framework::of(sc),
+            engine: engine_of(sc),
             b,
             s,
             generated: f64::from(inf.generated_tokens),
@@ -198,6 +197,12 @@ impl Ctx {
             1.0
         }
     }
+}
+
+/// The serving engine (resolved scenarios always name one; `ServingEngine::following` otherwise).
+fn engine_of(sc: &Scenario) -> crate::scenario::ServingEngine {
+    let following = crate::scenario::ServingEngine::following(sc.implementation.profile);
+    sc.inference.engine.unwrap_or(following)
 }
 
 /// Input bytes on the GPU for `b` samples of `s` tokens (clamped values), finite and ≥ 0.

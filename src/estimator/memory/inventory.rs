@@ -254,8 +254,23 @@ fn whole_model(inv: &mut Inventory, c: &Ctx, m: &ResolvedModel, base: Group) {
     }
 }
 
-/// The LoRA adapters of a stage's `layers`: trainable, FP32, kept on the GPU.
+/// The LoRA adapters of a stage's `layers`: trainable, FP32 (LitGPT, torchtune: the model's
+/// type, `memory::frameworks::adapter_bytes`), kept on the GPU.
 fn adapters(c: &Ctx, x: &Ext, layers: f64, base: Group) -> Group {
+    if let Some(e) = super::frameworks::adapter_bytes(c) {
+        return Group {
+            storage: StorageFormat::Dense(c.weights),
+            weight_bytes: e,
+            param_bytes: e,
+            grad_bytes: e,
+            state_bytes: e,
+            ..adapters_fp32(c, x, layers, base)
+        };
+    }
+    adapters_fp32(c, x, layers, base)
+}
+
+fn adapters_fp32(c: &Ctx, x: &Ext, layers: f64, base: Group) -> Group {
     Group {
         role: Role::Adapters,
         elems: x.adapters_per_layer * layers / c.tp,
