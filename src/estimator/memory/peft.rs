@@ -96,6 +96,7 @@ impl Ext {
             }
             PeftMethod::Full => WeightFormat::AsPrecision,
         };
+        let hf_bnb = sc.implementation.profile == Profile::HuggingFace;
         let (params, tensors, rows, largest) = if method == PeftMethod::Full {
             (0.0, 0.0, 0.0, 0.0)
         } else {
@@ -125,9 +126,14 @@ impl Ext {
             },
             mask_one_byte: sc.implementation.dropout_mask == crate::scenario::DropoutMask::OneByte,
             e_adapter: 4.0,
-            e_dequant: (format == WeightFormat::Nf4)
+            // `implementation.hf.bitsandbytes` is the Hugging Face profile's (`BitsAndBytesConfig`).
+            // torchtune's NF4 is torchao's: `linear_nf4` de-quantizes to the input's type
+            // (torchao 0.10.0 `dtypes/nf4tensor.py` `LinearNF4.forward`: `weight.to(input.dtype)`), the compute
+            // type (`None`); docs/frameworks/torchtune.md.
+            e_dequant: (format == WeightFormat::Nf4 && hf_bnb)
                 .then(|| sc.implementation.hf.bitsandbytes.compute_dtype.bytes()),
-            legacy_input: (method == PeftMethod::Qlora
+            legacy_input: (hf_bnb
+                && method == PeftMethod::Qlora
                 && sc.mode == Mode::Training
                 && sc.implementation.hf.bitsandbytes.version
                     == crate::scenario::BnbVersion::Legacy0_43_1)
@@ -185,7 +191,10 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
     if !x.lora() || c.mode != Mode::Training {
         return a;
     }
-    if c.profile == Profile::HuggingFace {
+    // PEFT's adapters (FP32 input copies, one dropout per adapter) are the Hugging Face framework's,
+    // not its kernels': LitGPT and torchtune run Hugging Face's kernels (`c.profile`) with their
+    // own adapters (`frameworks::{litgpt, torchtune}::lora_layer` after the rules below).
+    if c.framework.profile == Profile::HuggingFace {
         return super::frameworks::hf::lora_layer(c, m, z, x, a);
     }
     let t = x.targets;

@@ -220,7 +220,9 @@ pub fn lora_stage(
     x: &Ext,
     (first, last): (bool, bool),
 ) -> (f64, f64) {
-    let hf_decoder = c.profile == Profile::HuggingFace
+    // The framework, not the kernels: LitGPT and torchtune (whose `c.profile` is HuggingFace) count
+    // their frozen first and last stage in `frameworks::{first_stage, final_norm}`.
+    let hf_decoder = c.framework.profile == Profile::HuggingFace
         && m.arch == ArchKind::Decoder
         && m.norm == NormKind::RmsNorm;
     if !x.lora() || c.mode != Mode::Training || !hf_decoder {
