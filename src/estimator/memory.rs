@@ -52,7 +52,7 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
     let (z, acts) = layer_kinds::average_layer(&c, model, c.b, c.s);
     let layer = (
         z,
-        frameworks::lora_layer(&c, &z, &x, peft::lora_layer(&c, model, &z, &x, acts)),
+        frameworks::lora_layer(&c, model, &z, &x, peft::lora_layer(&c, model, &z, &x, acts)),
     );
     // The stages' phases are large (`PhasePeaks`): kept where `stage` wrote them and passed on by
     // reference, so each is copied once, into the result.

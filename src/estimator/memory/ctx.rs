@@ -141,7 +141,11 @@ impl Ctx {
             s,
             generated: f64::from(inf.generated_tokens),
             grad_accum: f64::from(w.grad_accum_steps),
-            dropout: w.dropout && sc.mode == Mode::Training,
+            // LitGPT's models have no dropout: there `workload.dropout` is the adapters'
+            // `lora_dropout` (`frameworks::Framework::adapter_dropout`).
+            dropout: w.dropout
+                && sc.mode == Mode::Training
+                && sc.implementation.profile != crate::scenario::Profile::LitGpt,
             mask_bytes: match sc.implementation.dropout_mask {
                 DropoutMask::OneByte => 1.0,
                 DropoutMask::Float => ec,
@@ -167,8 +171,11 @@ impl Ctx {
             checkpoint_every: f64::from(st.checkpoint_every),
             compress8: st.activation_compression_8bit,
             fused_ce: sc.implementation.fused_cross_entropy,
+            // Transformers' own modules: the Hugging Face framework only (LitGPT and torchtune run
+            // Hugging Face's kernels in modules of their own).
             torch_blocks: sc.implementation.block_kernels
-                == crate::scenario::BlockKernels::TorchReference,
+                == crate::scenario::BlockKernels::TorchReference
+                && sc.implementation.profile == crate::scenario::Profile::HuggingFace,
             zero: st.zero,
             offload_optimizer: st.offload_optimizer,
             offload_params: st.offload_params,

@@ -29,8 +29,6 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, a: LayerActs) -> LayerActs {
     LayerActs {
         attention: a.attention + (repeat + o_copy) * c.saved_scale(),
         norm: a.norm + 2.0 * norm_extra(c, m, z),
-        // LitGPT's models have no dropout (`workload.dropout` is LoRA's `lora_dropout` here).
-        masks: 0.0,
         ..a
     }
 }
@@ -48,8 +46,9 @@ pub fn norm_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
 /// (`LoRAQKVLinear.forward`, lines 381–415) scatters B's output into the fused width with
 /// `zero_pad` (`index_copy_`), which keeps b·s·(adapted q, k, v widths) and an int64 index
 /// (measured: [2, 256, 384] per layer for q, v). The frozen norm weight no longer needs the FP32
-/// normalised x (the Hugging Face rule drops only its input-type copy).
-pub fn lora_layer(c: &Ctx, z: &Sizes, x: &Ext, a: LayerActs) -> LayerActs {
+/// normalised x (the Hugging Face rule drops only its input-type copy): what [`layer`] added for
+/// it (`norm_extra`, an RMSNorm's only), never more.
+pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) -> LayerActs {
     if !x.lora() {
         return a;
     }
@@ -63,10 +62,14 @@ pub fn lora_layer(c: &Ctx, z: &Sizes, x: &Ext, a: LayerActs) -> LayerActs {
     };
     // `index_copy_` keeps its int64 index, one per adapted column.
     let index = 8.0 * widths / z.bs.max(1.0);
-    let norm_fp32 = 2.0 * (4.0 - c.er).max(0.0) * z.bsh / z.tr * c.saved_scale();
+    let norm_fp32 = if m.norm == NormKind::RmsNorm {
+        2.0 * (4.0 - c.er).max(0.0) * z.bsh / z.tr * c.saved_scale()
+    } else {
+        0.0
+    };
     LayerActs {
         attention: a.attention + c.ec * widths * c.saved_scale() + index,
-        norm: (a.norm - norm_fp32).max(0.0),
+        norm: a.norm - norm_fp32,
         masks: a.masks + adapter_dropout(c, z, x),
         ..a
     }
@@ -79,7 +82,7 @@ pub fn lora_layer(c: &Ctx, z: &Sizes, x: &Ext, a: LayerActs) -> LayerActs {
 /// adapters shared an input (the MLP's `fc_1` and `fc_2`). Measured (all linear layers, FP32,
 /// p = 0.05): +15,597,568 B; this rule gives +16,121,856 (0.17 % of the step's peak).
 fn adapter_dropout(c: &Ctx, z: &Sizes, x: &Ext) -> f64 {
-    if !c.dropout {
+    if !c.framework.adapter_dropout {
         return 0.0;
     }
     let t = x.targets;

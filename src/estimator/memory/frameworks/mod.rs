@@ -35,6 +35,9 @@ pub struct Framework {
     pub max_positions: f64,
     /// A LoRA/QLoRA training step (torchtune builds a LoRA model's attention differently).
     pub lora: bool,
+    /// LitGPT's `lora_dropout` (`workload.dropout` under the LitGPT profile, whose models have no
+    /// dropout of their own: `Ctx::dropout` is false there).
+    pub adapter_dropout: bool,
 }
 
 impl Framework {
@@ -48,6 +51,10 @@ impl Framework {
             deepspeed: i.deepspeed,
             max_positions: f64::from(sc.model.transformer.max_positions),
             lora: sc.mode == Mode::Training && sc.peft.method != PeftMethod::Full,
+            adapter_dropout: i.profile == Profile::LitGpt
+                && sc.mode == Mode::Training
+                && sc.peft.method != PeftMethod::Full
+                && sc.workload.dropout,
         }
     }
 }
@@ -105,9 +112,9 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, a: LayerActs) -> LayerActs {
 }
 
 /// A LoRA layer's saved tensors after `peft::lora_layer`.
-pub fn lora_layer(c: &Ctx, z: &Sizes, x: &Ext, a: LayerActs) -> LayerActs {
+pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) -> LayerActs {
     match c.framework.profile {
-        Profile::LitGpt => litgpt::lora_layer(c, z, x, a),
+        Profile::LitGpt => litgpt::lora_layer(c, m, z, x, a),
         Profile::Torchtune => torchtune::lora_layer(c, z, x, a),
         Profile::HuggingFace | Profile::Megatron => a,
     }
@@ -171,10 +178,19 @@ pub fn output_backward(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> f64
 /// The final norm of the last stage beside the Hugging Face rule: LitGPT's FP32 RMSNorm; under
 /// LoRA (frozen norm weight and head: measured in both frameworks' records, `ln_f` / `norm`
 /// keep only their input and statistics) neither the normalised x nor the head's input is saved.
+/// Exactly the two terms the Hugging Face rule (`activations::hf_norm`, one consumer) counts for
+/// them: the normalised x in the residual type (an RMSNorm's only: LayerNorm saves none) and the
+/// head's input (its 16-bit autocast copy under AMP, else the norm output itself).
 pub fn final_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     match c.framework.profile {
         Profile::LitGpt | Profile::Torchtune if c.framework.lora => {
-            -2.0 * c.er * z.bsh / z.tr * c.saved_scale()
+            let normalised = if m.norm == crate::scenario::NormKind::RmsNorm {
+                c.er
+            } else {
+                0.0
+            };
+            let head_input = if c.amp { c.ec } else { c.er };
+            -(normalised + head_input) * z.bsh / z.tr * c.saved_scale()
         }
         Profile::LitGpt => litgpt::norm_extra(c, m, z),
         _ => 0.0,
@@ -185,13 +201,7 @@ pub fn final_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
 /// input needs no gradient and its first RMSNorm saves nothing (its FP32 input and statistics;
 /// measured: `norm_1` / `sa_norm` saves in 3 of 4 layers). Without checkpointing only.
 pub fn first_stage(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
-    // LitGPT's models have no embedding dropout.
-    let no_mask = if c.framework.profile == Profile::LitGpt && c.dropout {
-        -c.mask_bytes * z.bsh / z.tr
-    } else {
-        0.0
-    };
-    no_mask + lora_first_norm(c, m, z)
+    lora_first_norm(c, m, z)
 }
 
 fn lora_first_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
