@@ -224,3 +224,38 @@ fn a_pipeline_under_litgpt_or_torchtune_is_diagnosed() {
         assert_eq!(has, expected, "{p:?}");
     }
 }
+
+/// LitGPT QLoRA with bitsandbytes ≤ 0.43.1 (LitGPT's 0.42.0 pin): every frozen 4-bit linear keeps
+/// its input. On the BF16 q, v record's shape: per layer the output projection's input (b·s·a·d),
+/// the MLP input (b·s·h, shared by `fc_1` and `fc_2`) and `proj`'s input (b·s·f) — the q/k/v input
+/// is the adapters' anyway — and the 4-bit head's input (b·s·h), all BF16; and the setting is read
+/// under LitGPT (no "settings ignored" diagnostic).
+#[test]
+fn litgpt_qlora_legacy_bitsandbytes_keeps_the_inputs() {
+    use vram_explorer::estimator::{Component, Diagnostic, Phase, estimate};
+    use vram_explorer::scenario::{BnbVersion, PeftMethod};
+    let r = &records(LITGPT)[4];
+    let mut s = base_scenario(r, Mode::Training, Profile::LitGpt);
+    apply_peft(&mut s, &r["framework"]["settings"]);
+    s.peft.method = PeftMethod::Qlora;
+    let acts = |s: &vram_explorer::scenario::Scenario| {
+        let e = estimate(s);
+        assert!(
+            !e.diagnostics
+                .iter()
+                .any(|d| d == Diagnostic::FrameworkSettingsIgnored),
+            "{:?}",
+            e.diagnostics
+        );
+        let f = e.memory.phases.get(Phase::Forward).unwrap();
+        f.get(Component::Activations).get()
+    };
+    let current = acts(&s);
+    s.implementation.hf.bitsandbytes.version = BnbVersion::Legacy0_43_1;
+    let legacy = acts(&s);
+    let (bs, h, q, f) = (512.0, 256.0, 256.0, 688.0);
+    assert_eq!(
+        legacy - current,
+        4.0 * 2.0 * bs * (q + h + f) + 2.0 * bs * h
+    );
+}

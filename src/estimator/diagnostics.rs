@@ -176,7 +176,7 @@ impl Diagnostic {
                 "The layer pattern has more than 4 distinct layer kinds (every model imported so far has at most 4): the layers beyond the fourth kind are counted as the fourth."
             }
             Diagnostic::FrameworkSettingsIgnored => {
-                "The Hugging Face settings (attention implementation, trainer, fused loss, bitsandbytes, adapter dropout) apply to the Hugging Face profile and to LoRA/QLoRA; here some of them have no effect."
+                "The Hugging Face settings (attention implementation, trainer, fused loss, bitsandbytes, adapter dropout) apply to the Hugging Face profile (LitGPT reads only the bitsandbytes release) and to LoRA/QLoRA; here some of them have no effect."
             }
             Diagnostic::FlashAttention2NeedsHalfPrecision => {
                 "FlashAttention-2 runs only in FP16/BF16 (Transformers refuses an FP32 model): estimated with the fused kernel's saved tensors anyway."

@@ -45,6 +45,10 @@ pub struct Ext {
     /// bitsandbytes' `bnb_4bit_compute_dtype` (bytes) when the layers are stored in its 4-bit
     /// format: the type of the one de-quantized matrix per matmul.
     pub e_dequant: Option<f64>,
+    /// The LM head is stored in the layers' 4-bit format too: LitGPT QLoRA, whose Lightning
+    /// `BitsandbytesPrecision` replaces every `nn.Linear` (no `ignore_modules`; `litgpt/finetune/
+    /// lora.py` lines 129–139 at 00af8b0d), the head included (docs/frameworks/litgpt.md).
+    pub head_4bit: bool,
 }
 
 /// Weight elements of one layer's matrices as stored on one GPU before TP (experts after EP).
@@ -138,6 +142,9 @@ impl Ext {
                 && sc.implementation.hf.bitsandbytes.version
                     == crate::scenario::BnbVersion::Legacy0_43_1)
                 .then(|| sc.implementation.hf.bitsandbytes.compute_dtype.bytes()),
+            head_4bit: method == PeftMethod::Qlora
+                && sc.mode == Mode::Training
+                && sc.implementation.profile == Profile::LitGpt,
         }
     }
 
@@ -168,6 +175,12 @@ impl Ext {
         let kept = casts * (1.0 - layers / cast_elems.max(1.0)).max(0.0);
         let h = f64::from(m.hidden);
         let widest = (h * f64::from(m.ffn)).max(h * f64::from(m.heads) * f64::from(m.head_dim));
+        // A 4-bit head is the widest matrix bitsandbytes de-quantizes (once per logit chunk).
+        let widest = if self.head_4bit {
+            widest.max(m.params.head)
+        } else {
+            widest
+        };
         let dequant = if self.dequant_whole {
             self.e_dequant.unwrap_or(c.ec) * widest / c.tp
         } else {

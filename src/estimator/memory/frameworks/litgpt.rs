@@ -67,12 +67,38 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
     } else {
         0.0
     };
+    let (attn_in, mlp_in) = legacy_inputs(c, z, x);
     LayerActs {
-        attention: a.attention + c.ec * widths * c.saved_scale() + index,
+        attention: a.attention + c.ec * widths * c.saved_scale() + index + attn_in,
+        mlp: a.mlp + mlp_in,
         norm: a.norm - norm_fp32,
         masks: a.masks + adapter_dropout(c, z, x),
         ..a
     }
+}
+
+/// QLoRA with bitsandbytes ≤ 0.43.1 (LitGPT pinned `bitsandbytes==0.42.0`, `pyproject.toml` at
+/// 00af8b0d, 2024-09-27): `finetune/lora.py` (lines 129–139 there) wraps the model in Lightning's
+/// `BitsandbytesPrecision(mode, dtype)` with the precision's dtype as compute dtype and no
+/// `ignore_modules`, so every `nn.Linear` — `LoRALinear.linear`, `LoRAQKVLinear.linear` and the LM
+/// head — is a bitsandbytes `Linear4bit`, whose `MatMul4Bit.forward` kept `ctx.tensors = (A, B)`
+/// (docs/frameworks/bitsandbytes.md): each frozen linear keeps its input, which `x.to(compute_dtype)`
+/// does not copy. Beyond what is saved anyway: the q/k/v input (norm_1's output), the output
+/// projection's input (the `reshape` copy), the MLP input (norm_2's, shared by `fc_1`/`fc_2`) and
+/// `proj`'s input, each unless its adapter saves that same tensor (targeted, no dropout: with
+/// `lora_dropout` the adapter saves the dropped copy). (attention, MLP) bytes; derived from the
+/// source, not measured (the 4-bit path needs CUDA).
+fn legacy_inputs(c: &Ctx, z: &Sizes, x: &Ext) -> (f64, f64) {
+    if !c.framework.bnb_legacy {
+        return (0.0, 0.0);
+    }
+    let t = x.targets;
+    let kept = |targeted: bool| !targeted || c.framework.adapter_dropout;
+    let on = |b: bool| f64::from(u8::from(b));
+    let ea = if c.attention_fp32 { 4.0 } else { c.ec };
+    let attention = on(kept(t.q || t.k || t.v)) * c.ec * z.bsh / z.tr + on(kept(t.o)) * ea * z.bsq;
+    let mlp = on(kept(t.gate || t.up)) * c.ec * z.bsh / z.tr + on(kept(t.down)) * c.ec * z.bsf;
+    (attention * c.saved_scale(), mlp * c.saved_scale())
 }
 
 /// `lora_dropout` (`LoRALinear.forward`, line 165–172: `self.lora_dropout(x) @ lora_A.T`): each

@@ -38,6 +38,10 @@ pub struct Framework {
     /// LitGPT's `lora_dropout` (`workload.dropout` under the LitGPT profile, whose models have no
     /// dropout of their own: `Ctx::dropout` is false there).
     pub adapter_dropout: bool,
+    /// LitGPT QLoRA through Lightning's `BitsandbytesPrecision` with bitsandbytes ≤ 0.43.1
+    /// (`implementation.hf.bitsandbytes.version`; LitGPT pinned 0.42.0 through 2024): every frozen
+    /// 4-bit linear, the LM head included, keeps its input (`litgpt::legacy_inputs`).
+    pub bnb_legacy: bool,
 }
 
 impl Framework {
@@ -55,6 +59,10 @@ impl Framework {
                 && sc.mode == Mode::Training
                 && sc.peft.method != PeftMethod::Full
                 && sc.workload.dropout,
+            bnb_legacy: i.profile == Profile::LitGpt
+                && sc.mode == Mode::Training
+                && sc.peft.method == PeftMethod::Qlora
+                && i.hf.bitsandbytes.version == crate::scenario::BnbVersion::Legacy0_43_1,
         }
     }
 }
@@ -190,6 +198,12 @@ pub fn final_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
                 0.0
             };
             let head_input = if c.amp { c.ec } else { c.er };
+            // A legacy 4-bit head keeps its input (`litgpt::legacy_inputs`).
+            let head_input = if c.framework.bnb_legacy {
+                0.0
+            } else {
+                head_input
+            };
             -(normalised + head_input) * z.bsh / z.tr * c.saved_scale()
         }
         Profile::LitGpt => litgpt::norm_extra(c, m, z),
