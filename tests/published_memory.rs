@@ -2,8 +2,8 @@
 //! fine-tuning table (17 Llama-family rows on one A10G, `max_memory_allocated`), in
 //! tests/data/published/ (schema in its README).
 //!
-//! Each record is rebuilt as a scenario with the estimator's Hugging Face profile — there is no
-//! LitGPT profile yet — and its allocated tensor peak (what `max_memory_allocated` reports) is
+//! Each record is rebuilt as a scenario with the estimator's LitGPT profile (`Profile::LitGpt`,
+//! docs/frameworks/litgpt.md) and its allocated tensor peak (what `max_memory_allocated` reports) is
 //! compared with the published figure. These are check records: nothing is fitted to them. The
 //! errors are printed (`cargo test --test published_memory -- --nocapture`) and held by regression
 //! guards at what the estimator reaches today; issue 12's bar (median |error| ≤ 3 %, every
@@ -20,8 +20,8 @@ use serde_json::Value;
 use vram_explorer::estimator::estimate;
 use vram_explorer::hardware::GpuId;
 use vram_explorer::scenario::{
-    AttentionKernel, Dtype, FfnKind, GpuChoice, LoraTargets, Mode, NormKind, OptimizerKind,
-    PeftMethod, PrecisionMode, Scenario,
+    AttentionKernel, BnbVersion, Dtype, FfnKind, GpuChoice, LoraTargets, Mode, NormKind,
+    OptimizerKind, PeftMethod, PrecisionMode, Profile, Scenario,
 };
 
 const LITGPT: &str = include_str!("data/published/litgpt-config-hub-a10g.json");
@@ -67,6 +67,7 @@ fn scenario_for(r: &Value) -> (Scenario, bool) {
     s.precision.compute = Dtype::Bf16;
     s.optimizer.kind = OptimizerKind::AdamW;
     s.strategies.attention = AttentionKernel::Flash;
+    s.implementation.profile = Profile::LitGpt;
     // No A10G in the catalog; the tensor peak does not depend on the card.
     s.gpu = GpuChoice::Catalog(GpuId::L40S);
     let mut expressible = true;
@@ -79,6 +80,9 @@ fn scenario_for(r: &Value) -> (Scenario, bool) {
                 PeftMethod::Lora
             };
             s.peft.double_quant = false;
+            // LitGPT pinned bitsandbytes 0.42.0 (`pyproject.toml` at 00af8b0d): the 4-bit matmul
+            // kept its input (docs/frameworks/bitsandbytes.md).
+            s.implementation.hf.bitsandbytes.version = BnbVersion::Legacy0_43_1;
             let l = &c["lora"];
             s.peft.rank = u(l, "r");
             let tg = &l["targets"];
@@ -139,7 +143,7 @@ fn litgpt_allocated_peaks() {
         "{:<46} {:>10} {:>10} {:>8}",
         "record", "published", "estimate", "error"
     );
-    let mut errs = Vec::new();
+    let (mut errs, mut modelled) = (Vec::new(), Vec::new());
     for r in records() {
         let (s, expressible) = scenario_for(&r);
         let e = estimate(&s);
@@ -169,23 +173,42 @@ fn litgpt_allocated_peaks() {
         );
         if published >= floor {
             errs.push(err.abs());
+            if s.peft.method != PeftMethod::Qlora {
+                modelled.push(err.abs());
+            }
         }
     }
-    errs.sort_by(f64::total_cmp);
-    let median = errs[errs.len() / 2];
-    let worst = errs[errs.len() - 1];
+    let stats = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[v.len() - 1])
+    };
+    let (median, worst) = stats(&mut errs);
+    let (median_m, worst_m) = stats(&mut modelled);
     println!(
-        "median |error| {:.1} %, worst {:.1} %",
+        "all rows: median |error| {:.1} %, worst {:.1} %; full and LoRA rows (the mechanisms the \
+         LitGPT profile models): median {:.1} %, worst {:.1} %",
         median * 100.0,
-        worst * 100.0
+        worst * 100.0,
+        median_m * 100.0,
+        worst_m * 100.0
     );
     assert!(median < MEDIAN_GUARD, "median {median:.3}");
     assert!(worst < WORST_GUARD, "worst {worst:.3}");
+    assert!(median_m < MODELLED_MEDIAN_GUARD, "median {median_m:.3}");
+    assert!(worst_m < MODELLED_WORST_GUARD, "worst {worst_m:.3}");
 }
 
-/// Reached on 3 December 2026 (third session, with the PEFT rules of the Hugging Face profile):
-/// median 8.5 %, worst 26.0 % (was 13.5 % / 36.5 %; part of the gain is PEFT's FP32 adapter input
-/// copies, which LitGPT does not make: a LitGPT profile is pending, issue 12). The two Llama 3.2
-/// full fine-tunes are left out, see above.
-const MEDIAN_GUARD: f64 = 0.10;
-const WORST_GUARD: f64 = 0.28;
+/// With the LitGPT profile and, for the QLoRA rows, bitsandbytes 0.42.0's 4-bit matmul (LitGPT's pin:
+/// every frozen 4-bit linear, the LM head included, keeps its input; the head stored in 4 bits and
+/// de-quantized per logit chunk) — 3 December 2026, fwstack2: all rows median 14.2 %, worst 31.4 %
+/// (Llama 3.2 1B QLoRA). The 8 full and LoRA rows: median 3.7 %, worst 20.0 % (Llama 3.2 1B LoRA;
+/// 3B −12.2 %: not explained yet; the 7–8B LoRA rows and TinyLlama full are within 0.9–3.7 %). The
+/// QLoRA rows are still 14–31 % low (were 26–40 % without the bitsandbytes rule): 2.0–2.9 GB per row
+/// that no mechanism found in LitGPT 00af8b0d, Lightning's `BitsandbytesPrecision` or bitsandbytes
+/// 0.42.0 accounts for (known miss, docs/frameworks/litgpt.md). The Hugging Face profile gave median
+/// 8.5 %, worst 26.0 % on this table, partly through PEFT's FP32 adapter-input copies that LitGPT
+/// does not make (its CPU records: tests/framework_stack.rs).
+const MEDIAN_GUARD: f64 = 0.15;
+const WORST_GUARD: f64 = 0.33;
+const MODELLED_MEDIAN_GUARD: f64 = 0.04;
+const MODELLED_WORST_GUARD: f64 = 0.21;

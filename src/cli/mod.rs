@@ -299,9 +299,10 @@ fn execute(command: Command) -> Result<String, String> {
         Command::Check { file } => {
             let s = presets::load(&file).map_err(|e| e.to_string())?;
             Ok(format!(
-                "ok: \"{}\" is a valid scenario: {}\n",
+                "ok: \"{}\" is a valid scenario (framework: {}): {}\n",
                 // Its title: a file without a name gets the default scenario's.
                 presets::text::escape_controls(&s.title()),
+                s.implementation.profile.label(),
                 presets::text::escape_controls(&file.display().to_string())
             ))
         }

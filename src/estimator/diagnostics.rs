@@ -27,10 +27,11 @@ pub enum Diagnostic {
     TooManyLayerKinds,
     FrameworkSettingsIgnored,
     FlashAttention2NeedsHalfPrecision,
+    FrameworkWithoutPipeline,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 22] = [
+    pub const ALL: [Diagnostic; 23] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -53,6 +54,7 @@ impl Diagnostic {
         Diagnostic::TooManyLayerKinds,
         Diagnostic::FrameworkSettingsIgnored,
         Diagnostic::FlashAttention2NeedsHalfPrecision,
+        Diagnostic::FrameworkWithoutPipeline,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -110,6 +112,7 @@ impl Diagnostic {
             Diagnostic::FlashAttention2NeedsHalfPrecision => {
                 "flash_attention_2_needs_half_precision"
             }
+            Diagnostic::FrameworkWithoutPipeline => "framework_without_pipeline",
         }
     }
 
@@ -166,11 +169,14 @@ impl Diagnostic {
             Diagnostic::KvHeadsDoNotDivideHeads => {
                 "The KV heads do not divide the attention heads: grouped-query attention needs an equal number of query heads per KV head."
             }
+            Diagnostic::FrameworkWithoutPipeline => {
+                "LitGPT and torchtune have no pipeline parallelism: the stages follow the generic 1F1B rule, which these frameworks cannot run."
+            }
             Diagnostic::TooManyLayerKinds => {
                 "The layer pattern has more than 4 distinct layer kinds (every model imported so far has at most 4): the layers beyond the fourth kind are counted as the fourth."
             }
             Diagnostic::FrameworkSettingsIgnored => {
-                "The Hugging Face settings (attention implementation, trainer, fused loss, bitsandbytes, adapter dropout) apply to the Hugging Face profile and to LoRA/QLoRA; here some of them have no effect."
+                "The Hugging Face settings (attention implementation, trainer, fused loss, bitsandbytes, adapter dropout) apply to the Hugging Face profile (LitGPT reads only the bitsandbytes release) and to LoRA/QLoRA; here some of them have no effect."
             }
             Diagnostic::FlashAttention2NeedsHalfPrecision => {
                 "FlashAttention-2 runs only in FP16/BF16 (Transformers refuses an FP32 model): estimated with the fused kernel's saved tensors anyway."

@@ -52,7 +52,10 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
     structural_diagnostics(scenario, model, &c, diagnostics);
     // One layer of one micro-batch: the same on every stage.
     let (z, acts) = layer_kinds::average_layer(&c, model, c.b, c.s);
-    let layer = (z, peft::lora_layer(&c, model, &z, &x, acts));
+    let layer = (
+        z,
+        frameworks::lora_layer(&c, model, &z, &x, peft::lora_layer(&c, model, &z, &x, acts)),
+    );
     let places = pipeline::classes(model.layers.max(1), r.pp_stages.max(1));
     let [Some(first_place), ..] = places else {
         return finish(

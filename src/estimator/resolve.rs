@@ -143,6 +143,7 @@ pub fn resolve_rest<'m>(
         strategies.checkpoint_every = ceil(f64::from(layers).sqrt()) as u32;
     }
     let pp_stages = parallel.pp.min(layers);
+    super::memory::frameworks::diagnose(implementation.profile, *mode, pp_stages, d);
     if *mode == Mode::Training && integer_training(precision) {
         d.insert(Diagnostic::IntegerTrainingType);
     }
@@ -175,7 +176,7 @@ pub fn resolve_rest<'m>(
             strategies,
             parallel,
             gpu: sections2::gpu(gpu, d),
-            implementation: implementation_of(implementation),
+            implementation: implementation_of(implementation, d),
             overheads: sections2::overheads(overheads, d),
             timing: sections2::timing(timing, d),
             input: sections2::input(input, d),
@@ -224,13 +225,17 @@ fn optimizer_of(o: &Optimizer) -> Optimizer {
 
 use crate::estimator::memory::frameworks::hf;
 
-fn implementation_of(i: &Implementation) -> Implementation {
+fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation {
     let Implementation {
         profile,
         dropout_mask,
         fused_cross_entropy,
         block_kernels,
         hf,
+        litgpt,
+        torchtune,
+        sharding,
+        deepspeed,
     } = i;
     Implementation {
         profile: *profile,
@@ -238,6 +243,10 @@ fn implementation_of(i: &Implementation) -> Implementation {
         fused_cross_entropy: *fused_cross_entropy || hf::fused_head(*profile, hf),
         block_kernels: *block_kernels,
         hf: hf::resolve(hf),
+        litgpt: super::memory::frameworks::resolve_litgpt(litgpt, d),
+        torchtune: super::memory::frameworks::resolve_torchtune(torchtune, d),
+        sharding: *sharding,
+        deepspeed: super::memory::frameworks::resolve_deepspeed(deepspeed, d),
     }
 }
 

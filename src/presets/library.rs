@@ -66,6 +66,7 @@ const FILES: &[(&str, &str, &str)] = &[
     preset!(CURRENT_PRACTICE, "llama2-70b-inference-gqa-2xa100"),
     preset!(CURRENT_PRACTICE, "llama2-7b-rtx4090"),
     preset!(CURRENT_PRACTICE, "llama3-8b-lora-rtx4090"),
+    preset!(CURRENT_PRACTICE, "litgpt-llama3-8b-lora-l40s"),
     preset!(CURRENT_PRACTICE, "llama2-70b-qlora-l40s"),
     preset!(CURRENT_PRACTICE, "llama3-8b-qlora-trl-rtx4090"),
     preset!(CURRENT_PRACTICE, "mixtral-8x7b-inference-2xh100"),

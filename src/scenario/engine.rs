@@ -38,11 +38,13 @@ impl ServingEngine {
     }
 
     /// The engine a file that names none meant: the one its training profile's code base serves
-    /// with (Hugging Face → `generate`; Megatron → its preallocated inference cache).
+    /// with (Hugging Face → `generate`; Megatron, LitGPT, torchtune → a preallocated cache).
     pub const fn following(profile: Profile) -> ServingEngine {
         match profile {
             Profile::HuggingFace => ServingEngine::HfGenerate,
-            Profile::Megatron => ServingEngine::Preallocated,
+            // LitGPT `set_kv_cache` (docs/frameworks/litgpt.md) and torchtune's `KVCache` allocate
+            // the cache at its full length.
+            Profile::Megatron | Profile::LitGpt | Profile::Torchtune => ServingEngine::Preallocated,
         }
     }
 }

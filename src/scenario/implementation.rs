@@ -12,9 +12,44 @@ pub enum Profile {
     /// `../reference/measured` recorded.
     #[default]
     HuggingFace,
-    /// Megatron-LM style fused kernels, 16-bit activations, 1-byte dropout masks: Korthikanti et al.
-    /// 2022 Table 2 holds exactly.
+    /// Megatron-Core: fused kernels, 16-bit activations, 1-byte dropout masks (Korthikanti et al.
+    /// 2022 Table 2 holds exactly), the vocab-parallel cross-entropy working in the logits'
+    /// storage and a gradient buffer alive for the whole run (docs/frameworks/megatron-core.md).
     Megatron,
+    /// LitGPT 0.5.13 (docs/frameworks/litgpt.md): eager PyTorch with SDPA, chunked LM head whose
+    /// logit chunks stay alive through backward and the optimizer step, per-chunk loss in the
+    /// logits' type, a preallocated KV cache. Settings: `implementation.litgpt`.
+    LitGpt,
+    /// torchtune 0.6.1 (docs/frameworks/torchtune.md): chunked output with an FP32 per-chunk loss,
+    /// logits freed before backward, torchao NF4 QLoRA. Settings: `implementation.torchtune`.
+    Torchtune,
+}
+
+impl Profile {
+    pub const ALL: [Profile; 4] = [
+        Profile::HuggingFace,
+        Profile::Megatron,
+        Profile::LitGpt,
+        Profile::Torchtune,
+    ];
+
+    pub const fn label(self) -> &'static str {
+        match self {
+            Profile::HuggingFace => "Hugging Face Transformers",
+            Profile::Megatron => "Megatron-Core",
+            Profile::LitGpt => "LitGPT",
+            Profile::Torchtune => "torchtune",
+        }
+    }
+
+    /// Whose layer kernels run: LitGPT and torchtune are eager PyTorch modules that save what
+    /// Hugging Face's eager/SDPA ops save, except where `estimator/memory/frameworks/` says.
+    pub const fn kernels(self) -> Profile {
+        match self {
+            Profile::LitGpt | Profile::Torchtune => Profile::HuggingFace,
+            p => p,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +90,14 @@ pub struct Implementation {
     /// The Hugging Face profile's settings: attention implementation, trainer, fused loss,
     /// bitsandbytes (src/scenario/framework_hf.rs).
     pub hf: HfFramework,
+    /// LitGPT's settings (read when `profile` is `LitGpt`).
+    pub litgpt: super::LitGpt,
+    /// torchtune's settings (read when `profile` is `Torchtune`).
+    pub torchtune: super::Torchtune,
+    /// Whose code shards the model states under `strategies.zero`.
+    pub sharding: super::Sharding,
+    /// DeepSpeed ZeRO's buffers (read when `sharding` is `DeepSpeed`).
+    pub deepspeed: super::DeepSpeedZero,
 }
 
 impl Default for Implementation {
@@ -65,6 +108,10 @@ impl Default for Implementation {
             fused_cross_entropy: false,
             block_kernels: BlockKernels::Fused,
             hf: HfFramework::default(),
+            litgpt: super::LitGpt::default(),
+            torchtune: super::Torchtune::default(),
+            sharding: super::Sharding::Generic,
+            deepspeed: super::DeepSpeedZero::default(),
         }
     }
 }

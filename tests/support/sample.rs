@@ -423,7 +423,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
     };
     s.gpu = gpu(r);
     s.implementation = Implementation {
-        profile: r.pick(&[Profile::HuggingFace, Profile::Megatron]),
+        profile: r.pick(&Profile::ALL),
         dropout_mask: r.pick(&[DropoutMask::OneByte, DropoutMask::Float]),
         fused_cross_entropy: r.coin(),
         block_kernels: r.pick(&[BlockKernels::Fused, BlockKernels::TorchReference]),
@@ -441,6 +441,19 @@ pub fn scenario(r: &mut Rng) -> Scenario {
                 compute_dtype: dtype(r),
                 version: r.pick(&[BnbVersion::Legacy0_43_1, BnbVersion::Current]),
             },
+        },
+        litgpt: LitGpt {
+            lm_head_chunk_tokens: r.small(0, 1_048_576),
+        },
+        torchtune: Torchtune {
+            output_chunks: r.small(1, 4096),
+            activation_offloading: r.coin(),
+            optimizer_in_backward: r.coin(),
+        },
+        sharding: r.pick(&[Sharding::Generic, Sharding::DeepSpeed]),
+        deepspeed: DeepSpeedZero {
+            reduce_bucket_size: r.range(0.0, 1e12),
+            overlap_comm: r.coin(),
         },
     };
     s.overheads = Overheads {

@@ -152,6 +152,28 @@ fn cnn_walk(c: &Ctx, m: &ResolvedModel, assumption: &'static str) -> Parts {
     }
 }
 
+/// The activations' profile name and source.
+fn profile_source(c: &Ctx) -> (&'static str, &'static str) {
+    match c.framework.profile {
+        Profile::LitGpt => (
+            "LitGPT profile",
+            "LitGPT 0.5.13 source, measured on CPU; docs/frameworks/litgpt.md",
+        ),
+        Profile::Torchtune => (
+            "torchtune profile",
+            "torchtune 0.6.1 source, measured on CPU; docs/frameworks/torchtune.md",
+        ),
+        Profile::Megatron => (
+            "Megatron profile",
+            "Korthikanti et al. 2022 (arXiv:2205.05198) §4.1, Table 2; docs/model.md §4",
+        ),
+        Profile::HuggingFace => (
+            "Hugging Face profile",
+            "Measured HF eager autograd (shared/reference/measured); docs/model.md §3",
+        ),
+    }
+}
+
 /// Saved activations: per-layer terms × layers × micro-batches in flight, plus stage extras.
 pub(super) fn activations(c: &Ctx, m: &ResolvedModel, e: &Estimate, st: &Stage) -> Parts {
     let assumption =
@@ -169,16 +191,7 @@ pub(super) fn activations(c: &Ctx, m: &ResolvedModel, e: &Estimate, st: &Stage) 
             rest: "feature maps saved for backward",
         };
     }
-    let (profile, source) = match c.profile {
-        Profile::Megatron => (
-            "Megatron profile",
-            "Korthikanti et al. 2022 (arXiv:2205.05198) §4.1, Table 2; docs/model.md §4",
-        ),
-        Profile::HuggingFace => (
-            "Hugging Face profile",
-            "Measured HF eager autograd (shared/reference/measured); docs/model.md §3",
-        ),
-    };
+    let (profile, source) = profile_source(c);
     let (l, f) = (st.layers, st.in_flight);
     let mut formula =
         format!("L_stage × in flight × (attention + MLP + norms + masks) per layer, {profile}");

@@ -72,7 +72,9 @@ pub fn sizes(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> Sizes {
 
 pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
     let a = match c.profile {
-        Profile::HuggingFace => hf_layer(c, m, z),
+        Profile::HuggingFace | Profile::LitGpt | Profile::Torchtune => {
+            super::frameworks::layer(c, m, z, hf_layer(c, m, z))
+        }
         Profile::Megatron => megatron_layer(c, m, z),
     };
     let k = c.saved_scale();
@@ -219,7 +221,7 @@ pub fn first_stage_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes, s: f64) -> f64 {
     };
     match c.profile {
         Profile::Megatron => mask,
-        Profile::HuggingFace => {
+        Profile::HuggingFace | Profile::LitGpt | Profile::Torchtune => {
             let rope = if m.positions == crate::scenario::PositionKind::Rotary {
                 2.0 * s * f64::from(m.head_dim) * c.er
             } else {
@@ -231,7 +233,7 @@ pub fn first_stage_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes, s: f64) -> f64 {
             } else {
                 0.0
             };
-            mask + rope + enc * c.saved_scale()
+            mask + rope + enc * c.saved_scale() + super::frameworks::first_stage(c, m, z)
         }
     }
 }
@@ -243,8 +245,8 @@ pub fn last_stage_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     let k = c.saved_scale();
     match c.profile {
         Profile::Megatron => 2.0 * c.ec * z.bsh / z.tr * k,
-        Profile::HuggingFace => match m.arch {
-            ArchKind::Decoder => hf_norm(c, m, z, 1.0) * k,
+        Profile::HuggingFace | Profile::LitGpt | Profile::Torchtune => match m.arch {
+            ArchKind::Decoder => hf_norm(c, m, z, 1.0) * k + super::frameworks::final_norm(c, m, z),
             ArchKind::Encoder if m.mlm_head => {
                 let out = if c.amp { c.ec } else { c.er };
                 ((2.0 * c.ec + out) * z.bsh + 8.0 * z.bs) / z.tr * k
@@ -268,6 +270,9 @@ pub fn loss_bytes(c: &Ctx, m: &ResolvedModel) -> f64 {
 /// The loss's saved log-probabilities, b·s·V / t elements (HF `cross_entropy` saves the
 /// `log_softmax` output; Megatron saves FP32 logits). None with a fused, chunked cross-entropy.
 pub fn loss_saved(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    if let Some(l) = framework_loss(c, m, z) {
+        return l.saved;
+    }
     if has_lm_loss(m) && !c.fused_ce {
         loss_bytes(c, m) * z.bsv
     } else {
@@ -280,6 +285,9 @@ pub fn loss_saved(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
 pub fn loss_forward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     if !has_lm_loss(m) {
         return 0.0;
+    }
+    if let Some(l) = framework_loss(c, m, z) {
+        return l.forward;
     }
     if c.fused_ce {
         return c.ec * z.bsh;
@@ -294,10 +302,21 @@ pub fn loss_backward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     if !has_lm_loss(m) {
         return 0.0;
     }
-    if c.fused_ce {
+    if let Some(l) = framework_loss(c, m, z) {
+        l.backward
+    } else if c.fused_ce {
         2.0 * c.ec * z.bsh
     } else {
         2.0 * loss_bytes(c, m) * z.bsv
+    }
+}
+
+/// A framework's own loss (`memory::frameworks`), unless a fused cross-entropy replaces it.
+fn framework_loss(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> Option<super::frameworks::Loss> {
+    if has_lm_loss(m) && !c.fused_ce {
+        super::frameworks::loss(c, m, z)
+    } else {
+        None
     }
 }
 

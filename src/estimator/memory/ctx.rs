@@ -19,7 +19,10 @@ use crate::scenario::{
 #[derive(Clone, Copy, Debug)]
 pub struct Ctx {
     pub mode: Mode,
+    /// Whose layer kernels run (`Profile::kernels`: LitGPT and torchtune run Hugging Face's rules).
     pub profile: Profile,
+    /// The framework the user runs, and its settings (`memory::frameworks`).
+    pub framework: crate::estimator::memory::frameworks::Framework,
     /// The serving engine of inference (resolved: never `None` after `estimator::resolve`).
     pub engine: crate::scenario::ServingEngine,
     /// Sequences per micro-batch on this GPU (static batch) or requests in flight (dynamic batching).
@@ -148,18 +151,18 @@ impl Ctx {
         let tp = f64::from(par.tp);
         Ctx {
             mode: sc.mode,
-            profile: sc.implementation.profile,
-            engine: sc
-                .inference
-                .engine
-                .unwrap_or(crate::scenario::ServingEngine::following(
-                    sc.implementation.profile,
-                )),
+            profile: sc.implementation.profile.kernels(),
+            framework: crate::estimator::memory::frameworks::Framework::of(sc),
+            engine: engine_of(sc),
             b,
             s,
             generated: f64::from(inf.generated_tokens),
             grad_accum: f64::from(w.grad_accum_steps),
-            dropout: w.dropout && sc.mode == Mode::Training,
+            // LitGPT's models have no dropout: there `workload.dropout` is the adapters'
+            // `lora_dropout` (`frameworks::Framework::adapter_dropout`).
+            dropout: w.dropout
+                && sc.mode == Mode::Training
+                && sc.implementation.profile != crate::scenario::Profile::LitGpt,
             mask_bytes: match sc.implementation.dropout_mask {
                 DropoutMask::OneByte => 1.0,
                 DropoutMask::Float => ec,
@@ -185,8 +188,11 @@ impl Ctx {
             checkpoint_every: f64::from(st.checkpoint_every),
             compress8: st.activation_compression_8bit,
             fused_ce: sc.implementation.fused_cross_entropy,
+            // Transformers' own modules: the Hugging Face framework only (LitGPT and torchtune run
+            // Hugging Face's kernels in modules of their own).
             torch_blocks: sc.implementation.block_kernels
-                == crate::scenario::BlockKernels::TorchReference,
+                == crate::scenario::BlockKernels::TorchReference
+                && sc.implementation.profile == crate::scenario::Profile::HuggingFace,
             zero: st.zero,
             offload_optimizer: st.offload_optimizer,
             offload_params: st.offload_params,
@@ -215,6 +221,12 @@ impl Ctx {
             1.0
         }
     }
+}
+
+/// The serving engine (resolved scenarios always name one; `ServingEngine::following` otherwise).
+fn engine_of(sc: &Scenario) -> crate::scenario::ServingEngine {
+    let following = crate::scenario::ServingEngine::following(sc.implementation.profile);
+    sc.inference.engine.unwrap_or(following)
 }
 
 /// Input bytes on the GPU for `b` samples of `s` tokens (clamped values), finite and ≥ 0.

@@ -86,7 +86,9 @@ pub fn phases(
     };
     let kv = m.cache_bytes(&cache, c.b, kv_prefill / c.b.max(1.0))
         + super::blocks::cache_extra(c, m, layers, c.b, kv_prefill / c.b.max(1.0));
-    let decoder = prefill + 8.0 * b_prefill * c.s;
+    let ctx_len = kv_decode / c.b.max(1.0);
+    let (fw_prefill, fw_decode) = super::frameworks::inference_extra(c, m, ctx_len);
+    let decoder = prefill + 8.0 * b_prefill * c.s + fw_prefill;
     phase(
         Phase::Prefill,
         kv,
@@ -94,7 +96,6 @@ pub fn phases(
     );
     if !encoder {
         let zd = act::sizes(c, m, c.b, 1.0);
-        let ctx_len = kv_decode / c.b.max(1.0);
         // HF `DynamicCache` appends with `torch.cat`: while the last layer's V is re-allocated the old
         // one (ctx − 1 tokens) is still live. Preallocated caches (Megatron, vLLM) have no copy.
         let cat = if c.engine == ServingEngine::HfGenerate && !c.dynamic_batching {
@@ -112,7 +113,7 @@ pub fn phases(
             Phase::Decode,
             m.cache_bytes(&cache, c.b, ctx_len)
                 + super::blocks::cache_extra(c, m, layers, c.b, ctx_len),
-            transient + 8.0 * c.b * ctx_len + super::towers::encoder_states(c, m, c.b),
+            transient + 8.0 * c.b * ctx_len + super::towers::encoder_states(c, m, c.b) + fw_decode,
         );
     }
     out

@@ -82,7 +82,7 @@ pub struct Group {
 }
 
 /// Most groups one stage holds.
-pub const MAX_GROUPS: usize = 7;
+pub const MAX_GROUPS: usize = 8;
 
 /// The groups of one stage on one GPU; a fixed array, filled in place (no allocation).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -192,12 +192,7 @@ impl Inventory {
             weight_bytes: layer_bytes(c.e_weights),
             ..base
         });
-        let edges = stage_params(c, m, 0.0, first, last);
-        inv.push(Group {
-            role: Role::EmbeddingsAndHead,
-            elems: edges,
-            ..base
-        });
+        edges(&mut inv, c, x, m, (first, last), base, (quantised, quant));
         if first {
             towers(&mut inv, m, base);
         }
@@ -206,6 +201,37 @@ impl Inventory {
         }
         inv
     }
+}
+
+/// The embedding and head of a stage: dense, but a head LitGPT QLoRA stores in the layers' 4-bit
+/// format (`Ext::head_4bit`) as a group of its own.
+fn edges(
+    inv: &mut Inventory,
+    c: &Ctx,
+    x: &Ext,
+    m: &ResolvedModel,
+    (first, last): (bool, bool),
+    base: Group,
+    (quantised, quant): (StorageFormat, f64),
+) {
+    let edges = stage_params(c, m, 0.0, first, last);
+    let head_4bit = if x.head_4bit && last {
+        (m.params.head / c.tp).min(edges)
+    } else {
+        0.0
+    };
+    inv.push(Group {
+        role: Role::EmbeddingsAndHead,
+        elems: edges - head_4bit,
+        ..base
+    });
+    inv.push(Group {
+        role: Role::EmbeddingsAndHead,
+        storage: quantised,
+        elems: head_4bit,
+        weight_bytes: quant,
+        ..base
+    });
 }
 
 /// The towers beside the language model (`model::tower_shape`), on the first stage: trainable, and
@@ -254,8 +280,23 @@ fn whole_model(inv: &mut Inventory, c: &Ctx, m: &ResolvedModel, base: Group) {
     }
 }
 
-/// The LoRA adapters of a stage's `layers`: trainable, FP32, kept on the GPU.
+/// The LoRA adapters of a stage's `layers`: trainable, FP32 (LitGPT, torchtune: the model's
+/// type, `memory::frameworks::adapter_bytes`), kept on the GPU.
 fn adapters(c: &Ctx, x: &Ext, layers: f64, base: Group) -> Group {
+    if let Some(e) = super::frameworks::adapter_bytes(c) {
+        return Group {
+            storage: StorageFormat::Dense(c.weights),
+            weight_bytes: e,
+            param_bytes: e,
+            grad_bytes: e,
+            state_bytes: e,
+            ..adapters_fp32(c, x, layers, base)
+        };
+    }
+    adapters_fp32(c, x, layers, base)
+}
+
+fn adapters_fp32(c: &Ctx, x: &Ext, layers: f64, base: Group) -> Group {
     Group {
         role: Role::Adapters,
         elems: x.adapters_per_layer * layers / c.tp,

@@ -45,6 +45,10 @@ pub struct Ext {
     /// bitsandbytes' `bnb_4bit_compute_dtype` (bytes) when the layers are stored in its 4-bit
     /// format: the type of the one de-quantized matrix per matmul.
     pub e_dequant: Option<f64>,
+    /// The LM head is stored in the layers' 4-bit format too: LitGPT QLoRA, whose Lightning
+    /// `BitsandbytesPrecision` replaces every `nn.Linear` (no `ignore_modules`; `litgpt/finetune/
+    /// lora.py` lines 129–139 at 00af8b0d), the head included (docs/frameworks/litgpt.md).
+    pub head_4bit: bool,
 }
 
 /// Weight elements of one layer's matrices as stored on one GPU before TP (experts after EP).
@@ -96,6 +100,7 @@ impl Ext {
             }
             PeftMethod::Full => WeightFormat::AsPrecision,
         };
+        let hf_bnb = sc.implementation.profile == Profile::HuggingFace;
         let (params, tensors, rows, largest) = if method == PeftMethod::Full {
             (0.0, 0.0, 0.0, 0.0)
         } else {
@@ -125,13 +130,21 @@ impl Ext {
             },
             mask_one_byte: sc.implementation.dropout_mask == crate::scenario::DropoutMask::OneByte,
             e_adapter: 4.0,
-            e_dequant: (format == WeightFormat::Nf4)
+            // `implementation.hf.bitsandbytes` is the Hugging Face profile's (`BitsAndBytesConfig`).
+            // torchtune's NF4 is torchao's: `linear_nf4` de-quantizes to the input's type
+            // (torchao 0.10.0 `dtypes/nf4tensor.py` `LinearNF4.forward`: `weight.to(input.dtype)`), the compute
+            // type (`None`); docs/frameworks/torchtune.md.
+            e_dequant: (format == WeightFormat::Nf4 && hf_bnb)
                 .then(|| sc.implementation.hf.bitsandbytes.compute_dtype.bytes()),
-            legacy_input: (method == PeftMethod::Qlora
+            legacy_input: (hf_bnb
+                && method == PeftMethod::Qlora
                 && sc.mode == Mode::Training
                 && sc.implementation.hf.bitsandbytes.version
                     == crate::scenario::BnbVersion::Legacy0_43_1)
                 .then(|| sc.implementation.hf.bitsandbytes.compute_dtype.bytes()),
+            head_4bit: method == PeftMethod::Qlora
+                && sc.mode == Mode::Training
+                && sc.implementation.profile == Profile::LitGpt,
         }
     }
 
@@ -162,6 +175,12 @@ impl Ext {
         let kept = casts * (1.0 - layers / cast_elems.max(1.0)).max(0.0);
         let h = f64::from(m.hidden);
         let widest = (h * f64::from(m.ffn)).max(h * f64::from(m.heads) * f64::from(m.head_dim));
+        // A 4-bit head is the widest matrix bitsandbytes de-quantizes (once per logit chunk).
+        let widest = if self.head_4bit {
+            widest.max(m.params.head)
+        } else {
+            widest
+        };
         let dequant = if self.dequant_whole {
             self.e_dequant.unwrap_or(c.ec) * widest / c.tp
         } else {
@@ -185,7 +204,10 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
     if !x.lora() || c.mode != Mode::Training {
         return a;
     }
-    if c.profile == Profile::HuggingFace {
+    // PEFT's adapters (FP32 input copies, one dropout per adapter) are the Hugging Face framework's,
+    // not its kernels': LitGPT and torchtune run Hugging Face's kernels (`c.profile`) with their
+    // own adapters (`frameworks::{litgpt, torchtune}::lora_layer` after the rules below).
+    if c.framework.profile == Profile::HuggingFace {
         return super::frameworks::hf::lora_layer(c, m, z, x, a);
     }
     let t = x.targets;

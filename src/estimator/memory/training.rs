@@ -100,8 +100,11 @@ fn last_stage_terms(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> (f64, 
 
 /// The four training phases of a stage.
 pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
+    // The framework's step beside the Hugging Face rules (`memory::frameworks`).
+    let (p, fw) = &super::frameworks::step(c, m, p, st);
     let z = &p.z;
     let (per_mb, recompute) = checkpointed(c, p, st.layers);
+    let per_mb = per_mb * fw.on_device;
     let first = if st.first {
         act::first_stage_extra(c, m, z, c.s) + super::towers::saved(c, m, c.b, c.s)
     } else {
@@ -109,9 +112,10 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     };
     let (last, loss, fwd_t, loss_t) = last_stage_terms(c, m, z, st.last);
     let saved = st.in_flight * (per_mb + first) + last + loss + held_mask(c, m) + p.framework.0;
-    let inputs = c.input_bytes + super::towers::inputs(m, c.b);
+    let inputs = c.input_bytes + super::towers::inputs(m, c.b) + fw.buffers;
     // Gradients exist during forward only when they accumulate over micro-batches.
-    let accumulating = c.grad_accum > 1.0 || (c.pp > 1.0 && c.pp_microbatches > 1.0);
+    let accumulating =
+        c.grad_accum > 1.0 || (c.pp > 1.0 && c.pp_microbatches > 1.0) || fw.persistent_grads;
     let g_fwd = if accumulating { p.states.grads } else { 0.0 };
     let fixed = p.casts + p.gathered + inputs;
 
@@ -158,7 +162,8 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         };
     let mid_total = p.states.grads.min(g_mid) + (saved - loss) + mid_t;
     let end_total = p.states.grads + end_t;
-    let late = super::blocks::backward::late(c, m, st.first && st.last, first, head_grad / c.tp);
+    let late = super::blocks::backward::late(c, m, st.first && st.last, first, head_grad / c.tp)
+        .or(fw.output_backward(saved - loss));
     let decoder = if let Some(l) = late.filter(|l| l.total() + fixed > mid_total.max(end_total)) {
         (l.grads, l.acts, fixed + l.transient)
     } else if mid_total >= end_total {
@@ -172,12 +177,12 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let (g, a, t) = super::towers::encoder_backward(c, m, c.b, p.states.grads, st.first)
         .filter(|(g, a)| g + a + enc_fixed > decoder_total)
         .map_or(decoder, |(g, a)| (g, a, enc_fixed));
-    phase(Phase::Backward, g, a, t);
+    phase(Phase::Backward, g, a, t + fw.held + fw.backward);
     phase(
         Phase::OptimizerStep,
         p.states.grads,
         0.0,
-        p.opt_temp + inputs,
+        p.opt_temp + inputs + fw.held,
     );
     out
 }

@@ -9,7 +9,7 @@ use crate::scenario::{
 };
 use crate::ui::widgets::{Choice, choice, opt, toggle};
 
-const PROFILES: [Choice<Profile>; 2] = [
+const PROFILES: [Choice<Profile>; 4] = [
     opt(
         Profile::HuggingFace,
         "Hugging Face (Transformers, PEFT, bitsandbytes, TRL)",
@@ -19,6 +19,18 @@ const PROFILES: [Choice<Profile>; 2] = [
         Profile::Megatron,
         "Megatron-Core",
         "Megatron's fused kernels: 16-bit activations, 1-byte dropout masks, vocab-parallel cross-entropy (docs/frameworks/megatron-core.md).",
+    ),
+    opt(
+        Profile::LitGpt,
+        "LitGPT",
+        "LitGPT 0.5.13: chunked LM head whose logits stay alive through backward and the \
+         optimizer step, K/V repeated before SDPA, FP32 RMSNorm, preallocated KV cache.",
+    ),
+    opt(
+        Profile::Torchtune,
+        "torchtune",
+        "torchtune 0.6.1: chunked output with an FP32 per-chunk loss, logits freed before \
+         backward, torchao NF4 QLoRA.",
     ),
 ];
 
@@ -133,6 +145,8 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         "Dropout mask",
         "What a dropout saves per element for backward.",
     );
+    super::framework_stack::ui(ui, s);
+    let i = &mut s.implementation;
     if i.profile != Profile::HuggingFace {
         return;
     }

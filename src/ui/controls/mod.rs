@@ -6,6 +6,7 @@ mod blocks;
 mod engine;
 mod engine_paste;
 mod framework;
+mod framework_stack;
 mod hardware;
 mod input;
 mod llamacpp;

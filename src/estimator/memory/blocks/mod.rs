@@ -36,9 +36,10 @@ use crate::scenario::{MambaVersion, PositionKind};
 /// path measured here). Then Mamba-2 and gated DeltaNet mixers keep their fused-kernel rules, MLA's
 /// attention is SDPA's memory-efficient kernel (log-sum-exp, not the math path's probabilities),
 /// and prefill / decode keep the flat rules (`torch_paths`). Reasons: docs/blocks-measured.md
-/// "Which rules are the default".
+/// "Which rules are the default". These are Transformers' modules: not under LitGPT or torchtune,
+/// which run Hugging Face's kernels (`c.profile`) in modules of their own (`c.framework.profile`).
 pub fn applies(c: &Ctx, m: &ResolvedModel) -> bool {
-    if c.profile != crate::scenario::Profile::HuggingFace || m.blocks.kinds().is_empty() {
+    if c.framework.profile != crate::scenario::Profile::HuggingFace || m.blocks.kinds().is_empty() {
         return false;
     }
     let kinds = m.blocks.kinds();

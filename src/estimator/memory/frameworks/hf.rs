@@ -48,7 +48,13 @@ pub fn resolve(hf: &HfFramework) -> HfFramework {
 /// BF16 only; Transformers' `_check_and_enable_flash_attn_2` raises for an FP32 model).
 pub fn diagnostics(sc: &Scenario, d: &mut Diagnostics) {
     let i = &sc.implementation;
-    let hf_set = i.hf != HfFramework::default();
+    // LitGPT reads the bitsandbytes release (its QLoRA runs Lightning's `BitsandbytesPrecision`:
+    // `frameworks::Framework::bnb_legacy`); every other Hugging Face setting is ignored there.
+    let mut read = i.hf.clone();
+    if i.profile == Profile::LitGpt {
+        read.bitsandbytes.version = crate::scenario::BnbVersion::default();
+    }
+    let hf_set = read != HfFramework::default();
     let peft = &sc.peft;
     let lora = peft.method != PeftMethod::Full;
     let lora_only = peft.lora_dropout > 0.0 || peft.inference_adapters;
@@ -220,7 +226,9 @@ pub fn lora_stage(
     x: &Ext,
     (first, last): (bool, bool),
 ) -> (f64, f64) {
-    let hf_decoder = c.profile == Profile::HuggingFace
+    // The framework, not the kernels: LitGPT and torchtune (whose `c.profile` is HuggingFace) count
+    // their frozen first and last stage in `frameworks::{first_stage, final_norm}`.
+    let hf_decoder = c.framework.profile == Profile::HuggingFace
         && m.arch == ArchKind::Decoder
         && m.norm == NormKind::RmsNorm;
     if !x.lora() || c.mode != Mode::Training || !hf_decoder {

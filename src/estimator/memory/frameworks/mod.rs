@@ -1,5 +1,337 @@
-//! Framework profiles' own rules (issue 12): what a framework's kernels keep alive beyond the
-//! shared per-layer model, each derived from the framework's source at a named version
-//! (docs/frameworks/).
+//! Framework profiles' own rules (issue 12): the Hugging Face family's ([`hf`]: attention
+//! implementation, PEFT, bitsandbytes, TRL, fused losses), and what LitGPT ([`litgpt`]),
+//! torchtune ([`torchtune`]), DeepSpeed ([`deepspeed`]) and Megatron-Core ([`megatron`]) keep alive
+//! beyond the kernels they share with Hugging Face eager/SDPA PyTorch. Each rule is
+//! derived from the framework's source at a named version and held to its CPU-measured records
+//! (docs/frameworks/<name>.md, tests/framework_stack.rs). The memory model calls in here at a few
+//! points: a layer's saved tensors, the loss, what is held beyond the loss, module buffers.
 
+pub mod deepspeed;
 pub mod hf;
+pub mod litgpt;
+pub mod megatron;
+pub mod torchtune;
+
+use super::activations::{LayerActs, Sizes};
+use super::ctx::Ctx;
+use super::peft::Ext;
+use crate::estimator::Diagnostics;
+use crate::estimator::model::ResolvedModel;
+use crate::scenario::{
+    DeepSpeedZero, LitGpt, Mode, PeftMethod, Profile, Scenario, Sharding, Torchtune,
+    validate::field,
+};
+use crate::tensor::Dtype;
+
+/// The framework the user runs and its resolved settings (a field of `Ctx`).
+#[derive(Clone, Copy, Debug)]
+pub struct Framework {
+    pub profile: Profile,
+    pub litgpt: LitGpt,
+    pub torchtune: Torchtune,
+    pub sharding: Sharding,
+    pub deepspeed: DeepSpeedZero,
+    /// The model's `max_positions` (the length torchtune's RoPE cache is built for).
+    pub max_positions: f64,
+    /// A LoRA/QLoRA training step (torchtune builds a LoRA model's attention differently).
+    pub lora: bool,
+    /// LitGPT's `lora_dropout` (`workload.dropout` under the LitGPT profile, whose models have no
+    /// dropout of their own: `Ctx::dropout` is false there).
+    pub adapter_dropout: bool,
+    /// LitGPT QLoRA through Lightning's `BitsandbytesPrecision` with bitsandbytes ≤ 0.43.1
+    /// (`implementation.hf.bitsandbytes.version`; LitGPT pinned 0.42.0 through 2024): every frozen
+    /// 4-bit linear, the LM head included, keeps its input (`litgpt::legacy_inputs`).
+    pub bnb_legacy: bool,
+}
+
+impl Framework {
+    pub fn of(sc: &Scenario) -> Framework {
+        let i = &sc.implementation;
+        Framework {
+            profile: i.profile,
+            litgpt: i.litgpt,
+            torchtune: i.torchtune,
+            sharding: i.sharding,
+            deepspeed: i.deepspeed,
+            max_positions: f64::from(sc.model.transformer.max_positions),
+            lora: sc.mode == Mode::Training && sc.peft.method != PeftMethod::Full,
+            adapter_dropout: i.profile == Profile::LitGpt
+                && sc.mode == Mode::Training
+                && sc.peft.method != PeftMethod::Full
+                && sc.workload.dropout,
+            bnb_legacy: i.profile == Profile::LitGpt
+                && sc.mode == Mode::Training
+                && sc.peft.method == PeftMethod::Qlora
+                && i.hf.bitsandbytes.version == crate::scenario::BnbVersion::Legacy0_43_1,
+        }
+    }
+}
+
+/// `implementation.litgpt` with every number in range.
+pub fn resolve_litgpt(l: &LitGpt, d: &mut Diagnostics) -> LitGpt {
+    let LitGpt {
+        lm_head_chunk_tokens,
+    } = l;
+    LitGpt {
+        lm_head_chunk_tokens: field("implementation.litgpt.lm_head_chunk_tokens")
+            .clamp_u32(*lm_head_chunk_tokens, d),
+    }
+}
+
+/// `implementation.torchtune` with every number in range.
+pub fn resolve_torchtune(t: &Torchtune, d: &mut Diagnostics) -> Torchtune {
+    let Torchtune {
+        output_chunks,
+        activation_offloading,
+        optimizer_in_backward,
+    } = t;
+    Torchtune {
+        output_chunks: field("implementation.torchtune.output_chunks").clamp_u32(*output_chunks, d),
+        activation_offloading: *activation_offloading,
+        optimizer_in_backward: *optimizer_in_backward,
+    }
+}
+
+/// `implementation.deepspeed` with every number in range.
+pub fn resolve_deepspeed(z: &DeepSpeedZero, d: &mut Diagnostics) -> DeepSpeedZero {
+    let DeepSpeedZero {
+        reduce_bucket_size,
+        overlap_comm,
+    } = z;
+    let default = DeepSpeedZero::default().reduce_bucket_size;
+    DeepSpeedZero {
+        reduce_bucket_size: field("implementation.deepspeed.reduce_bucket_size").clamp(
+            *reduce_bucket_size,
+            default,
+            d,
+        ),
+        overlap_comm: *overlap_comm,
+    }
+}
+
+/// One layer's saved tensors: the Hugging Face rules `a` adjusted where the framework's modules
+/// save differently.
+pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, a: LayerActs) -> LayerActs {
+    match c.framework.profile {
+        Profile::LitGpt => litgpt::layer(c, m, z, a),
+        Profile::Torchtune => torchtune::layer(c, z, a),
+        Profile::HuggingFace | Profile::Megatron => a,
+    }
+}
+
+/// A LoRA layer's saved tensors after `peft::lora_layer`.
+pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) -> LayerActs {
+    match c.framework.profile {
+        Profile::LitGpt => litgpt::lora_layer(c, m, z, x, a),
+        Profile::Torchtune => torchtune::lora_layer(c, z, x, a),
+        Profile::HuggingFace | Profile::Megatron => a,
+    }
+}
+
+/// The loss of the last stage, when the framework's differs from Hugging Face's.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Loss {
+    /// Saved for backward (the log-probabilities).
+    pub saved: f64,
+    /// Live at the loss in forward beside the saved tensors (logits, copies).
+    pub forward: f64,
+    /// Live in the loss backward beside the saved tensors.
+    pub backward: f64,
+}
+
+pub fn loss(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> Option<Loss> {
+    match c.framework.profile {
+        Profile::LitGpt => Some(litgpt::loss(c, m, z)),
+        Profile::Torchtune => Some(torchtune::loss(c, z)),
+        Profile::Megatron => Some(megatron::loss(c, z)),
+        Profile::HuggingFace => None,
+    }
+}
+
+/// Held on the last stage from the loss through backward and the optimizer step (LitGPT's logit
+/// chunks, a local of its training loop).
+pub fn held(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> f64 {
+    if !last || !super::activations::has_lm_loss(m) {
+        return 0.0;
+    }
+    match c.framework.profile {
+        Profile::LitGpt => litgpt::held_logits(c, z),
+        _ => 0.0,
+    }
+}
+
+/// Module buffers the framework keeps on the device (RoPE caches), on the first stage.
+pub fn buffers(c: &Ctx, m: &ResolvedModel, first: bool) -> f64 {
+    if !first {
+        return 0.0;
+    }
+    match c.framework.profile {
+        Profile::Torchtune => torchtune::rope_cache(c, m),
+        _ => 0.0,
+    }
+}
+
+/// The last stage's output-layer backward, beside the layers' saved tensors, when it is larger
+/// than what the Hugging Face rules see (torchtune's per-chunk output projections).
+pub fn output_backward(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> f64 {
+    if !last || !super::activations::has_lm_loss(m) {
+        return 0.0;
+    }
+    match c.framework.profile {
+        Profile::Torchtune => torchtune::output_backward(c, m, z),
+        _ => 0.0,
+    }
+}
+
+/// The final norm of the last stage beside the Hugging Face rule: LitGPT's FP32 RMSNorm; under
+/// LoRA (frozen norm weight and head: measured in both frameworks' records, `ln_f` / `norm`
+/// keep only their input and statistics) neither the normalised x nor the head's input is saved.
+/// Exactly the two terms the Hugging Face rule (`activations::hf_norm`, one consumer) counts for
+/// them: the normalised x in the residual type (an RMSNorm's only: LayerNorm saves none) and the
+/// head's input (its 16-bit autocast copy under AMP, else the norm output itself).
+pub fn final_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    match c.framework.profile {
+        Profile::LitGpt | Profile::Torchtune if c.framework.lora => {
+            let normalised = if m.norm == crate::scenario::NormKind::RmsNorm {
+                c.er
+            } else {
+                0.0
+            };
+            let head_input = if c.amp { c.ec } else { c.er };
+            // A legacy 4-bit head keeps its input (`litgpt::legacy_inputs`).
+            let head_input = if c.framework.bnb_legacy {
+                0.0
+            } else {
+                head_input
+            };
+            -(normalised + head_input) * z.bsh / z.tr * c.saved_scale()
+        }
+        Profile::LitGpt => litgpt::norm_extra(c, m, z),
+        _ => 0.0,
+    }
+}
+
+/// The first stage beside the Hugging Face rule: under LoRA the embedding is frozen, so layer 0's
+/// input needs no gradient and its first RMSNorm saves nothing (its FP32 input and statistics;
+/// measured: `norm_1` / `sa_norm` saves in 3 of 4 layers). Without checkpointing only.
+pub fn first_stage(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    lora_first_norm(c, m, z)
+}
+
+fn lora_first_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    let lora_framework = matches!(c.framework.profile, Profile::LitGpt | Profile::Torchtune);
+    if !lora_framework
+        || !c.framework.lora
+        || c.checkpointing != crate::scenario::Checkpointing::None
+        || m.norm != crate::scenario::NormKind::RmsNorm
+    {
+        return 0.0;
+    }
+    -(4.0 * z.bsh + 4.0 * z.bs) / z.tr * c.saved_scale()
+}
+
+/// Element bytes of LoRA adapters, their gradients and optimizer states when the framework keeps
+/// them in the model's type: LitGPT `bf16-true` (`model.to(dtype)`, measured: BF16 AdamW states)
+/// and torchtune (adapters built in the model's dtype). `None`: PEFT's FP32 adapters.
+pub fn adapter_bytes(c: &Ctx) -> Option<f64> {
+    match c.framework.profile {
+        Profile::LitGpt | Profile::Torchtune
+            if matches!(c.weights, Dtype::Fp32 | Dtype::Bf16 | Dtype::Fp16) =>
+        {
+            Some(c.e_weights)
+        }
+        _ => None,
+    }
+}
+
+/// Inference beside the serving engine's rules, for a cache of `ctx_len` tokens per sequence:
+/// (prefill, decode) bytes.
+pub fn inference_extra(c: &Ctx, m: &ResolvedModel, ctx_len: f64) -> (f64, f64) {
+    match c.framework.profile {
+        Profile::LitGpt => litgpt::inference_extra(c, m, ctx_len),
+        _ => (0.0, 0.0),
+    }
+}
+
+/// A stage's parts under the framework's step: torchtune's optimizer in backward keeps one
+/// parameter's gradient at a time and steps one parameter at a time.
+pub fn parts(c: &Ctx, m: &ResolvedModel, p: super::training::Parts) -> super::training::Parts {
+    let p = deepspeed::parts(c, p);
+    match c.framework.profile {
+        Profile::Torchtune if c.framework.torchtune.optimizer_in_backward => {
+            torchtune::optimizer_in_backward(c, m, p)
+        }
+        _ => p,
+    }
+}
+
+/// The saved layer activations a stage keeps on the device (`per_mb` of `layers` layers).
+pub fn on_device(c: &Ctx, per_mb: f64, layers: f64) -> f64 {
+    match c.framework.profile {
+        Profile::Torchtune if c.framework.torchtune.activation_offloading => {
+            per_mb / layers.max(1.0)
+        }
+        _ => per_mb,
+    }
+}
+
+/// What a training stage holds beside the Hugging Face rules.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StageExtra {
+    /// Module buffers on the device ([`buffers`]), in every phase.
+    pub buffers: f64,
+    /// Held from the loss through backward and the optimizer step ([`held`]).
+    pub held: f64,
+    /// The output layer's backward beside the layers' saved tensors ([`output_backward`]; 0
+    /// when the Hugging Face rules hold).
+    pub output_backward: f64,
+    /// The share of the layers' saved tensors kept on the device ([`on_device`]).
+    pub on_device: f64,
+    /// Buffers alive only in the layers' backward (DeepSpeed's stage 1–2 reduce buckets).
+    pub backward: f64,
+    /// The gradient buffer lives for the whole run, not only under accumulation: Megatron-Core's
+    /// `DistributedDataParallel` allocates the contiguous `main_grad` buffer once
+    /// (`megatron/core/distributed/param_and_grad_buffer.py`, FP32 with
+    /// `accumulate_allreduce_grads_in_fp32`) and the parameters' `main_grad` are views into it.
+    pub persistent_grads: bool,
+}
+
+impl StageExtra {
+    /// The output layer's backward as a backward candidate beside `acts` saved bytes.
+    pub fn output_backward(&self, acts: f64) -> Option<super::blocks::backward::Late> {
+        (self.output_backward > 0.0).then_some(super::blocks::backward::Late {
+            grads: 0.0,
+            acts,
+            transient: self.output_backward,
+        })
+    }
+}
+
+/// A training stage's parts under the framework's step ([`parts`]) and what it holds beside them.
+pub fn step(
+    c: &Ctx,
+    m: &ResolvedModel,
+    p: &super::training::Parts,
+    st: super::training::Stage,
+) -> (super::training::Parts, StageExtra) {
+    let parts = parts(c, m, *p);
+    let (zero_all, zero_backward) = deepspeed::buffers(c, &parts);
+    let extra = StageExtra {
+        buffers: buffers(c, m, st.first) + zero_all,
+        held: held(c, m, &p.z, st.last),
+        output_backward: output_backward(c, m, &p.z, st.last),
+        on_device: on_device(c, 1.0, st.layers),
+        backward: zero_backward,
+        persistent_grads: c.framework.profile == Profile::Megatron,
+    };
+    (parts, extra)
+}
+
+/// Combinations a profile cannot express: LitGPT (0.5.13: FSDP and tensor parallelism, no pipeline)
+/// and torchtune (0.6.1: FSDP2 and tensor parallelism, no pipeline schedule) under `parallel.pp`.
+pub fn diagnose(profile: Profile, mode: Mode, pp_stages: u32, d: &mut Diagnostics) {
+    let no_pipeline = matches!(profile, Profile::LitGpt | Profile::Torchtune);
+    if no_pipeline && mode == Mode::Training && pp_stages > 1 {
+        d.insert(crate::estimator::Diagnostic::FrameworkWithoutPipeline);
+    }
+}

@@ -1,0 +1,112 @@
+//! torchtune 0.6.1: what its modules and recipes keep alive beyond Hugging Face's eager SDPA rules.
+//! Derivation and measurements: docs/frameworks/torchtune.md (`torchtune/modules/attention.py`,
+//! `torchtune/modules/loss/ce_chunked_output_loss.py`, `torchtune/models/llama3/
+//! _component_builders.py`, `recipes/lora_finetune_single_device.py` at v0.6.1);
+//! tests/data/measured/torchtune-cpu-steps.json, held within 1 % per phase by
+//! tests/framework_stack.rs.
+
+use super::super::activations::{LayerActs, Sizes};
+use super::super::ctx::Ctx;
+use super::Loss;
+use crate::estimator::model::ResolvedModel;
+use crate::scenario::AttentionKernel;
+
+/// One layer beside the Hugging Face rules: `MultiHeadAttention.forward` expands K and V to all
+/// heads before SDPA (`attention.py` lines 91–93, `unsqueeze(2).expand(…).flatten(1, 2)` copies),
+/// so SDPA saves b·a·s·d for each instead of b·k·s·d.
+pub fn layer(c: &Ctx, z: &Sizes, a: LayerActs) -> LayerActs {
+    let ea = if c.attention_fp32 { 4.0 } else { c.ec };
+    let repeat = if c.attention == AttentionKernel::Materialized {
+        0.0
+    } else {
+        2.0 * ea * (z.bsq - z.bsk)
+    };
+    LayerActs {
+        attention: a.attention + repeat * c.saved_scale(),
+        ..a
+    }
+}
+
+fn chunks(c: &Ctx) -> f64 {
+    f64::from(c.framework.torchtune.output_chunks.max(1)).min(c.s.max(1.0))
+}
+
+/// `CEWithChunkedOutputLoss` (lines 35–43: `F.cross_entropy(logits.float(), …)` per chunk) after the
+/// recipe's `torch.hstack` of an ignore column (all b·s positions count):
+/// - saved: the FP32 log-softmax of every chunk, 4·b·s·V;
+/// - forward: the logit chunks (b·s·V in the compute type) and, for 16-bit logits, the FP32 copy
+///   of the chunk being reduced; the recipe's `del logits` frees the chunks before backward;
+/// - loss backward: the first chunk's gradients (2 FP32 b·s·V/C), all log-softmaxes still saved.
+pub fn loss(c: &Ctx, z: &Sizes) -> Loss {
+    let n = chunks(c);
+    let copy = if c.ec < 4.0 { 4.0 * z.bsv / n } else { 0.0 };
+    Loss {
+        saved: 4.0 * z.bsv,
+        forward: c.ec * z.bsv + copy,
+        backward: 2.0 * 4.0 * z.bsv / n,
+    }
+}
+
+/// The output projection runs once per chunk (`TransformerDecoder.chunked_output`), so autograd
+/// runs every chunk's loss backward first (all of them later in the graph) and holds the logit
+/// gradients; the projection's weight gradient is then summed over the chunks out of place in the
+/// engine's input buffer (the running sum, the next chunk's gradient and their sum: 3·V·h). Peak
+/// after two chunks: (C − 2)/C of the logit gradients + 3·V·h + two chunks' input gradients.
+/// With a frozen head (LoRA) no weight gradient exists and this phase is below the loss backward.
+pub fn output_backward(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    let n = chunks(c);
+    if c.e_grads <= 0.0 || m.params.head <= 0.0 || n < 2.0 {
+        return 0.0;
+    }
+    let head = m.params.head / c.tp * c.e_grads;
+    (n - 2.0) / n * c.ec * z.bsv + 3.0 * head + 2.0 / n * c.ec * z.bsh
+}
+
+/// `RotaryPositionalEmbeddings` caches cos and sin for `max_seq_len` positions in FP32
+/// (`torchtune/modules/position_embeddings.py`: cache [max_seq_len, d/2, 2] + θ of d/2): one per
+/// model in `llama3`, one per layer in `lora_llama3` (`lora_llama3_self_attention`, line 418
+/// builds its own).
+pub fn rope_cache(c: &Ctx, m: &ResolvedModel) -> f64 {
+    if m.positions != crate::scenario::PositionKind::Rotary {
+        return 0.0;
+    }
+    let d = f64::from(m.head_dim);
+    let one = 4.0 * (c.framework.max_positions * d + d / 2.0);
+    one * if c.framework.lora {
+        f64::from(m.layers)
+    } else {
+        1.0
+    }
+}
+
+/// LoRA (`torchtune/modules/peft/lora.py` `LoRALinear.forward`, lines 130–139) saves as PEFT does,
+/// except the attention output: `output.transpose(1, 2).contiguous()` is SDPA's own output storage,
+/// which SDPA keeps for its backward whether or not the output projection is trained (measured:
+/// the q, v records keep it), where the Hugging Face rule drops it with a frozen projection.
+pub fn lora_layer(c: &Ctx, z: &Sizes, x: &super::super::peft::Ext, a: LayerActs) -> LayerActs {
+    if !x.lora() || x.targets.o {
+        return a;
+    }
+    let ea = if c.attention_fp32 { 4.0 } else { c.ec };
+    LayerActs {
+        attention: a.attention + ea * z.bsq * c.saved_scale(),
+        ..a
+    }
+}
+
+/// `optimizer_in_bwd: True` (`torchtune/training/memory.py` `register_optim_in_bwd_hooks`: a
+/// post-accumulate-grad hook runs `optim_dict[p].step()` and `zero_grad()` for each parameter):
+/// at most one parameter's gradient is alive, and the step's temporaries are those of one tensor.
+pub fn optimizer_in_backward(
+    c: &Ctx,
+    m: &ResolvedModel,
+    p: super::super::training::Parts,
+) -> super::super::training::Parts {
+    let total = p.states.grads;
+    let one = (m.largest_tensor / c.tp * c.e_grads).min(total);
+    let share = if total > 0.0 { one / total } else { 0.0 };
+    let mut out = p;
+    out.states.grads = one;
+    out.opt_temp = p.opt_temp * share;
+    out
+}

@@ -1,0 +1,91 @@
+//! Settings of the training frameworks of issue 12's "stack" lane: LitGPT, torchtune, DeepSpeed
+//! ZeRO. Each is read only when `implementation.profile` (or the ZeRO stage) selects it; the rules
+//! they feed are in `estimator/memory/frameworks/`, derived in docs/frameworks/<name>.md.
+
+use serde::{Deserialize, Serialize};
+
+/// LitGPT's fine-tuning step (litgpt 0.5.13, `litgpt/finetune/{full,lora}.py` `fit()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LitGpt {
+    /// Tokens per LM-head chunk: `model(input_ids, lm_head_chunk_size=128)` returns a list of logit
+    /// chunks and `chunked_cross_entropy` takes one log-softmax per chunk (`litgpt/utils.py`). 0 =
+    /// one unchunked logits tensor (`lm_head_chunk_size=0`). Valid: 0 ..= 1,048,576.
+    pub lm_head_chunk_tokens: u32,
+}
+
+impl Default for LitGpt {
+    /// 128, what `fit()` passes.
+    fn default() -> Self {
+        LitGpt {
+            lm_head_chunk_tokens: 128,
+        }
+    }
+}
+
+/// torchtune's single-device and distributed recipes (torchtune 0.6.1, `recipes/*_finetune_*.py`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Torchtune {
+    /// `CEWithChunkedOutputLoss(num_output_chunks)` and `model.set_num_output_chunks`: the output
+    /// projection runs per chunk and each chunk's loss is an FP32 `cross_entropy`
+    /// (`torchtune/modules/loss/ce_chunked_output_loss.py`). Default 8, the configs' value.
+    /// Valid: 1 ..= 4096.
+    pub output_chunks: u32,
+    /// `enable_activation_offloading`: `torchtune/training/_activation_offloading.py`
+    /// `OffloadActivations` moves every saved tensor to pinned CPU memory in forward and brings it
+    /// back in backward; only the tensors of the layer being computed stay on the GPU (modelled
+    /// as one layer's saved tensors; the recipes pair it with activation checkpointing). Derived
+    /// from source, not measured.
+    pub activation_offloading: bool,
+    /// `optimizer_in_bwd`: each parameter's optimizer step runs from a post-accumulate-grad hook
+    /// (`torchtune/training/memory.py` `register_optim_in_bwd_hooks`), so its gradient is freed
+    /// at once: one parameter's gradient and step temporaries at a time. Derived from source, not
+    /// measured.
+    pub optimizer_in_backward: bool,
+}
+
+impl Default for Torchtune {
+    fn default() -> Self {
+        Torchtune {
+            output_chunks: 8,
+            activation_offloading: false,
+            optimizer_in_backward: false,
+        }
+    }
+}
+
+/// Whose code shards the model states when `strategies.zero` is on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Sharding {
+    /// The ZeRO paper's accounting (Rajbhandari et al. 2020 §5): states divided by the DP degree,
+    /// no buffers of an implementation.
+    #[default]
+    Generic,
+    /// DeepSpeed ZeRO 0.19.8 (docs/frameworks/deepspeed.md): its FP32 master partition even for an
+    /// FP32 model, its gradient partition and reduce buckets (`implementation.deepspeed`).
+    DeepSpeed,
+}
+
+/// DeepSpeed's `zero_optimization` buffers (deepspeed 0.19.8, `deepspeed/runtime/zero/config.py`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DeepSpeedZero {
+    /// `reduce_bucket_size`, elements of the gradient type: the IPG bucket gradients are copied
+    /// into for reduction (`stage_1_and_2.py` `setup_buckets`, allocated at the first gradient of
+    /// each backward; `stage3.py` line 782, allocated once and kept). Default 5e8 (`config.py`
+    /// line 113). Valid: 0 ..= 1e12.
+    pub reduce_bucket_size: f64,
+    /// `overlap_comm`: stages 1–2 allocate a second reduce bucket (`stage_1_and_2.py` lines
+    /// 3273–3277). DeepSpeed's default is off for stages 1–2.
+    pub overlap_comm: bool,
+}
+
+impl Default for DeepSpeedZero {
+    fn default() -> Self {
+        DeepSpeedZero {
+            reduce_bucket_size: 5e8,
+            overlap_comm: false,
+        }
+    }
+}

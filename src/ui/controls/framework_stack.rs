@@ -1,0 +1,81 @@
+//! The settings of LitGPT, torchtune and DeepSpeed ZeRO (docs/frameworks/), under the framework
+//! picked in `framework.rs`.
+
+use egui::Ui;
+
+use crate::scenario::{Profile, Scenario, Sharding};
+use crate::ui::widgets::{Choice, choice, documented, int_slider, opt, toggle};
+
+const SHARDING: [Choice<Sharding>; 2] = [
+    opt(
+        Sharding::Generic,
+        "ZeRO paper",
+        "States divided by the data-parallel degree, no buffers of an implementation.",
+    ),
+    opt(
+        Sharding::DeepSpeed,
+        "DeepSpeed ZeRO",
+        "DeepSpeed 0.19.8: FP32 master partition even for FP32 models, reduce buckets \
+         (5e8 elements by default), stage 3's persistent bucket and gradient partition.",
+    ),
+];
+
+/// The selected stack profile's settings and the ZeRO implementation (the profile itself is
+/// picked in `framework.rs`).
+pub fn ui(ui: &mut Ui, s: &mut Scenario) {
+    let i = &mut s.implementation;
+    match i.profile {
+        Profile::LitGpt => {
+            int_slider(
+                ui,
+                &mut i.litgpt.lm_head_chunk_tokens,
+                documented("implementation.litgpt.lm_head_chunk_tokens", 0..=4096),
+                false,
+                "LM-head chunk",
+                "tokens",
+                "lm_head_chunk_size of fit() (128); 0 = one logits tensor.",
+            );
+        }
+        Profile::Torchtune => {
+            let t = &mut i.torchtune;
+            int_slider(
+                ui,
+                &mut t.output_chunks,
+                documented("implementation.torchtune.output_chunks", 1..=64),
+                false,
+                "Output chunks",
+                "",
+                "CEWithChunkedOutputLoss num_output_chunks (8).",
+            );
+            toggle(
+                ui,
+                &mut t.activation_offloading,
+                "Activation offloading",
+                "Saved tensors go to pinned CPU memory; one layer's stay on the GPU (derived).",
+            );
+            toggle(
+                ui,
+                &mut t.optimizer_in_backward,
+                "Optimizer in backward",
+                "Each parameter steps from its gradient hook: one gradient alive at a time \
+                 (derived).",
+            );
+        }
+        Profile::HuggingFace | Profile::Megatron => {}
+    }
+    choice(
+        ui,
+        &mut i.sharding,
+        &SHARDING,
+        "ZeRO implementation",
+        "Whose code shards the model states when a ZeRO stage is on.",
+    );
+    if i.sharding == Sharding::DeepSpeed {
+        toggle(
+            ui,
+            &mut i.deepspeed.overlap_comm,
+            "overlap_comm",
+            "A second reduce bucket in stages 1–2.",
+        );
+    }
+}
