@@ -27,10 +27,13 @@ pub enum Diagnostic {
     TooManyLayerKinds,
     FrameworkSettingsIgnored,
     FlashAttention2NeedsHalfPrecision,
+    ContextParallelIgnored,
+    CpDoesNotDivideHeads,
+    CpDoesNotDivideSequence,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 22] = [
+    pub const ALL: [Diagnostic; 25] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -53,6 +56,9 @@ impl Diagnostic {
         Diagnostic::TooManyLayerKinds,
         Diagnostic::FrameworkSettingsIgnored,
         Diagnostic::FlashAttention2NeedsHalfPrecision,
+        Diagnostic::ContextParallelIgnored,
+        Diagnostic::CpDoesNotDivideHeads,
+        Diagnostic::CpDoesNotDivideSequence,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -78,6 +84,9 @@ impl Diagnostic {
                 | Diagnostic::SequenceParallelWithoutTp
                 | Diagnostic::ExpertParallelExceedsDp
                 | Diagnostic::ExpertParallelDoesNotDivideExperts
+                | Diagnostic::ContextParallelIgnored
+                | Diagnostic::CpDoesNotDivideHeads
+                | Diagnostic::CpDoesNotDivideSequence
         )
     }
 
@@ -110,6 +119,9 @@ impl Diagnostic {
             Diagnostic::FlashAttention2NeedsHalfPrecision => {
                 "flash_attention_2_needs_half_precision"
             }
+            Diagnostic::ContextParallelIgnored => "context_parallel_ignored",
+            Diagnostic::CpDoesNotDivideHeads => "cp_does_not_divide_heads",
+            Diagnostic::CpDoesNotDivideSequence => "cp_does_not_divide_sequence",
         }
     }
 
@@ -174,6 +186,15 @@ impl Diagnostic {
             }
             Diagnostic::FlashAttention2NeedsHalfPrecision => {
                 "FlashAttention-2 runs only in FP16/BF16 (Transformers refuses an FP32 model): estimated with the fused kernel's saved tensors anyway."
+            }
+            Diagnostic::ContextParallelIgnored => {
+                "Context parallelism is modelled for transformer training only: CP is taken as 1 here."
+            }
+            Diagnostic::CpDoesNotDivideHeads => {
+                "All-to-all (Ulysses) context parallelism needs the heads and KV heads of a TP rank divisible by CP (DeepSpeed asserts it): estimated with the largest share."
+            }
+            Diagnostic::CpDoesNotDivideSequence => {
+                "The sequence length is not a multiple of 2 × CP: Megatron's load-balanced causal ring cuts each sequence into 2·CP chunks (it asserts this); estimated with the largest chunk."
             }
             Diagnostic::IntegerTrainingType => {
                 "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."
