@@ -110,3 +110,34 @@ pub fn step(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, attention_s: 
     };
     (bytes, exposed)
 }
+
+/// Sequences from which make-it-fit and the layout search try context parallelism: 32K tokens.
+/// Below it CP rarely pays (NVIDIA Megatron-Bridge's Llama-3 8B recipes,
+/// `recipes/llama/llama3.py`: CP 2 at 16K, 4 at 64K, 8 at 128K), and leaving it out keeps both
+/// searches' budgets.
+pub const LONG_CONTEXT_TOKENS: u32 = 32_768;
+
+/// The context-parallel degrees worth trying for `s`, ascending: 1, and for transformer training
+/// at ≥ [`LONG_CONTEXT_TOKENS`] the powers of two up to 16 whose 2·cp chunks divide the sequence
+/// (Megatron's load-balanced ring), at most `room`.
+///
+/// ```
+/// use vram_explorer::estimator::performance::context_parallel::cp_degrees;
+/// use vram_explorer::scenario::{Mode, Scenario};
+/// let mut s = Scenario::default();
+/// s.mode = Mode::Training;
+/// s.workload.seq_len = 131_072;
+/// assert_eq!(cp_degrees(&s, 64).collect::<Vec<_>>(), [1, 2, 4, 8, 16]);
+/// assert_eq!(cp_degrees(&s, 4).collect::<Vec<_>>(), [1, 2, 4]);
+/// s.workload.seq_len = 8192;
+/// assert_eq!(cp_degrees(&s, 64).collect::<Vec<_>>(), [1]);
+/// ```
+pub fn cp_degrees(s: &Scenario, room: u64) -> impl Iterator<Item = u32> {
+    let seq = s.workload.seq_len;
+    let long = s.mode == crate::scenario::Mode::Training
+        && s.model.family == crate::scenario::ModelFamily::Transformer
+        && seq >= LONG_CONTEXT_TOKENS;
+    (0..5u32)
+        .map(|k| 1u32 << k)
+        .filter(move |&cp| cp == 1 || (long && u64::from(cp) <= room && seq.is_multiple_of(2 * cp)))
+}
