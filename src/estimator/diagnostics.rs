@@ -191,7 +191,7 @@ impl Diagnostic {
                 "Context parallelism is modelled for transformer training only: CP is taken as 1 here."
             }
             Diagnostic::CpDoesNotDivideHeads => {
-                "All-to-all (Ulysses) context parallelism needs the heads and KV heads of a TP rank divisible by CP (DeepSpeed asserts it): estimated with the largest share."
+                "All-to-all (Ulysses) context parallelism needs the heads and KV heads of a TP rank divisible by CP (DeepSpeed asserts it): estimated as if they divided evenly."
             }
             Diagnostic::CpDoesNotDivideSequence => {
                 "The sequence length is not a multiple of 2 × CP: Megatron's load-balanced causal ring cuts each sequence into 2·CP chunks (it asserts this); estimated with the largest chunk."

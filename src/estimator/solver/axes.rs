@@ -61,7 +61,7 @@ struct Batches {
 pub struct Space<'a> {
     pub orig: &'a Scenario,
     pub base: Setting,
-    layouts: List<(u32, u32, u32, u32), 48>,
+    layouts: List<(u32, u32, u32, u32), 96>,
     batches: List<Batches, 33>,
 }
 
@@ -231,7 +231,7 @@ fn layouts(
     budget: u64,
     global: &Factors,
     mut batches: impl FnMut(u32, List<u32, 64>),
-) -> List<(u32, u32, u32, u32), 48> {
+) -> List<(u32, u32, u32, u32), 96> {
     let mut out = List::new();
     let training = s.mode == Mode::Training;
     // Each DP is tried once (many TP × PP pairs share a room): (dp, has a valid split).
