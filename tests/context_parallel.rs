@@ -229,3 +229,61 @@ fn the_step_time_of_a_cp_rank_is_its_share_of_the_sequence() {
     );
     assert!((a_cp / a_short - 8.0).abs() < 1e-6, "{a_cp} vs {a_short}");
 }
+
+/// Llama-3-8B at `seq` tokens as Megatron-Bridge's 128K recipe lays it out, without CP: TP 4 × PP 2,
+/// micro-batch 1, 8 accumulation steps, mixed-precision Adam with the distributed optimizer.
+fn recipe_without_cp(seq: u32) -> Scenario {
+    let mut s = llama8b(seq);
+    (s.parallel.tp, s.parallel.pp, s.parallel.sequence_parallel) = (4, 2, true);
+    s.workload.grad_accum_steps = 8;
+    s.precision.mode = vram_explorer::scenario::PrecisionMode::MasterWeights;
+    s.strategies.zero = ZeroStage::Stage1;
+    s
+}
+
+#[test]
+fn make_it_fit_reaches_for_cp_only_at_long_context() {
+    use vram_explorer::estimator::solver::fit::{FitOptions, make_it_fit};
+    let opts = FitOptions {
+        max_gpus: 64,
+        top: 5,
+    };
+    // 128K tokens on 8 GPUs needs ~150 GiB per GPU: the suggestions split the sequence.
+    let long = make_it_fit(&recipe_without_cp(131_072), opts);
+    assert!(!long.suggestions.is_empty());
+    assert!(
+        long.suggestions.iter().any(|g| g.scenario.parallel.cp > 1),
+        "{:?}",
+        long.suggestions
+            .iter()
+            .map(|g| &g.changes)
+            .collect::<Vec<_>>()
+    );
+    for g in &long.suggestions {
+        assert!(g.gpus <= 64 && estimate(&g.scenario).memory.fits);
+    }
+    // Below 32K tokens CP is not among the options.
+    let mut short = recipe_without_cp(16_384);
+    short.workload.micro_batch = 64;
+    let r = make_it_fit(&short, opts);
+    assert!(!r.already_fits && !r.suggestions.is_empty());
+    assert!(r.suggestions.iter().all(|g| g.scenario.parallel.cp == 1));
+}
+
+#[test]
+fn the_layout_search_tries_cp_from_32k_tokens() {
+    use vram_explorer::estimator::performance::parts::search::{SearchOptions, search};
+    let o = SearchOptions {
+        gpus: 64,
+        global_batch: 8,
+        top: 5,
+    };
+    let long = search(&recipe_without_cp(131_072), &o);
+    let best = long.best.first().expect("a layout fits");
+    assert!(best.cp > 1, "{}", best.summary());
+    assert_eq!(best.gpus, best.tp * best.pp * best.dp * best.cp);
+    assert!(best.summary().contains(&format!("CP {}", best.cp)));
+    let short = search(&recipe_without_cp(16_384), &o);
+    assert!(short.best.iter().chain(&short.pareto).all(|l| l.cp == 1));
+    assert!(short.evaluated < long.evaluated);
+}
