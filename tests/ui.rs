@@ -376,3 +376,26 @@ fn save_first_saves_then_opens_the_other_file() {
     );
     assert!(h.query_by_label("Unsaved changes").is_none());
 }
+
+#[test]
+fn context_parallel_slider_splits_the_sequence_on_screen() {
+    // Llama-3-8B shape at 32K tokens: activations dominate the peak.
+    let mut h = harness(app_with(|s| {
+        s.mode = Mode::Training;
+        let t = &mut s.model.transformer;
+        (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn) = (32, 4096, 32, 8, 14336);
+        s.workload.seq_len = 32_768;
+    }));
+    assert!(h.query_by_label("Context-parallel style").is_none());
+    let before = number_after(&text(&h, "Saved activations:"), "Saved activations:");
+    set_slider(&mut h, "Context parallel", 8.0);
+    assert_eq!(h.state().scenario().parallel.cp, 8);
+    let after = number_after(&text(&h, "Saved activations:"), "Saved activations:");
+    assert!(after < before / 4.0, "activations {before} -> {after}");
+    choose(&mut h, "Context-parallel style", "All-to-all (Ulysses)");
+    assert_eq!(
+        h.state().scenario().parallel.cp_style,
+        vram_explorer::scenario::CpStyle::AllToAll
+    );
+    h.get_by_label_contains("Total: 8 GPUs");
+}

@@ -263,7 +263,7 @@ fn presentation_text_is_large_and_colours_have_contrast_in_both_themes() {
 #[test]
 fn one_gpu_and_one_step_are_singular() {
     let h = harness(app(false, |s| s.mode = Mode::Training), (1600.0, 1400.0));
-    h.get_by_label("Total: 1 GPU (DP × TP × PP)");
+    h.get_by_label("Total: 1 GPU (DP × TP × PP × CP)");
     for (label, unit) in [("Data parallel", "GPU"), ("Accumulation", "step")] {
         let Some(node) = h
             .query_all_by_label(label)

@@ -63,12 +63,13 @@ pub fn run(s: &Scenario, a: &OptimizeArgs) -> String {
 
 fn line(l: &Layout) -> String {
     format!(
-        "{:>6} GPUs  TP {} PP {} (v {}) DP {}  micro {} × {}  SP {}  {:?} recompute, ZeRO {:?}: step {}, MFU {:.1} %, {:.3} per M tokens",
+        "{:>6} GPUs  TP {} PP {} (v {}) DP {} CP {}  micro {} × {}  SP {}  {:?} recompute, ZeRO {:?}: step {}, MFU {:.1} %, {:.3} per M tokens",
         l.gpus,
         l.tp,
         l.pp,
         l.virtual_stages,
         l.dp,
+        l.cp,
         l.micro_batch,
         l.accumulation,
         if l.sequence_parallel { "on" } else { "off" },

@@ -7,7 +7,7 @@ use clap::ValueEnum;
 use crate::estimator::{Component, Phase, estimate};
 use crate::scenario::{Axis, Scenario, validate};
 
-/// The input a sweep moves: the CLI spellings of [`Axis`] (`--over batch|seq|params|dp|tp|pp`).
+/// The input a sweep moves: the CLI spellings of [`Axis`] (`--over batch|seq|params|dp|tp|pp|cp`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SweepAxis {
     /// Micro-batch (`workload.micro_batch`), or concurrent requests with dynamic batching.
@@ -22,6 +22,8 @@ pub enum SweepAxis {
     Tp,
     /// Pipeline-parallel degree.
     Pp,
+    /// Context-parallel degree (transformer training).
+    Cp,
 }
 
 impl From<SweepAxis> for Axis {
@@ -33,6 +35,7 @@ impl From<SweepAxis> for Axis {
             SweepAxis::Dp => Axis::Dp,
             SweepAxis::Tp => Axis::Tp,
             SweepAxis::Pp => Axis::Pp,
+            SweepAxis::Cp => Axis::Cp,
         }
     }
 }

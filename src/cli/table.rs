@@ -116,10 +116,11 @@ fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
     let p = &s.parallel;
     let _ = writeln!(
         out,
-        "Layout:  DP {} × TP {} × PP {} = {} GPU(s), ZeRO {:?}, checkpointing {:?}",
+        "Layout:  DP {} × TP {} × PP {}{} = {} GPU(s), ZeRO {:?}, checkpointing {:?}",
         p.dp,
         p.tp,
         p.pp,
+        crate::scenario::cp_suffix(p),
         p.gpus(),
         s.strategies.zero,
         s.strategies.checkpointing

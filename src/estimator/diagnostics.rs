@@ -28,10 +28,13 @@ pub enum Diagnostic {
     FrameworkSettingsIgnored,
     FlashAttention2NeedsHalfPrecision,
     FrameworkWithoutPipeline,
+    ContextParallelIgnored,
+    CpDoesNotDivideHeads,
+    CpDoesNotDivideSequence,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 23] = [
+    pub const ALL: [Diagnostic; 26] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -55,6 +58,9 @@ impl Diagnostic {
         Diagnostic::FrameworkSettingsIgnored,
         Diagnostic::FlashAttention2NeedsHalfPrecision,
         Diagnostic::FrameworkWithoutPipeline,
+        Diagnostic::ContextParallelIgnored,
+        Diagnostic::CpDoesNotDivideHeads,
+        Diagnostic::CpDoesNotDivideSequence,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -80,6 +86,9 @@ impl Diagnostic {
                 | Diagnostic::SequenceParallelWithoutTp
                 | Diagnostic::ExpertParallelExceedsDp
                 | Diagnostic::ExpertParallelDoesNotDivideExperts
+                | Diagnostic::ContextParallelIgnored
+                | Diagnostic::CpDoesNotDivideHeads
+                | Diagnostic::CpDoesNotDivideSequence
         )
     }
 
@@ -113,6 +122,9 @@ impl Diagnostic {
                 "flash_attention_2_needs_half_precision"
             }
             Diagnostic::FrameworkWithoutPipeline => "framework_without_pipeline",
+            Diagnostic::ContextParallelIgnored => "context_parallel_ignored",
+            Diagnostic::CpDoesNotDivideHeads => "cp_does_not_divide_heads",
+            Diagnostic::CpDoesNotDivideSequence => "cp_does_not_divide_sequence",
         }
     }
 
@@ -180,6 +192,15 @@ impl Diagnostic {
             }
             Diagnostic::FlashAttention2NeedsHalfPrecision => {
                 "FlashAttention-2 runs only in FP16/BF16 (Transformers refuses an FP32 model): estimated with the fused kernel's saved tensors anyway."
+            }
+            Diagnostic::ContextParallelIgnored => {
+                "Context parallelism is modelled for transformer training only: CP is taken as 1 here."
+            }
+            Diagnostic::CpDoesNotDivideHeads => {
+                "All-to-all (Ulysses) context parallelism needs the heads and KV heads of a TP rank divisible by CP (DeepSpeed asserts it): estimated as if they divided evenly."
+            }
+            Diagnostic::CpDoesNotDivideSequence => {
+                "The sequence length is not a multiple of 2 × CP: Megatron's load-balanced causal ring cuts each sequence into 2·CP chunks (it asserts this); estimated with the largest chunk."
             }
             Diagnostic::IntegerTrainingType => {
                 "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."

@@ -9,6 +9,7 @@
 pub mod activations;
 pub mod blocks;
 pub mod cnn;
+pub mod context_parallel;
 pub mod ctx;
 pub mod frameworks;
 pub mod inference;
@@ -322,6 +323,7 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
             d.insert(Diagnostic::TpDoesNotDivideVocab);
         }
     }
+    cp_diagnostics(sc, m, c, d);
     let p = sc.parallel.pp.max(1);
     if p > 1 && !m.layers.is_multiple_of(p) {
         d.insert(Diagnostic::PpDoesNotDivideLayers);
@@ -339,6 +341,26 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
         c.offload_optimizer != OffloadTarget::None || c.offload_params != OffloadTarget::None;
     if offload && c.zero == ZeroStage::None {
         d.insert(Diagnostic::OffloadWithoutZero);
+    }
+}
+
+/// Context-parallel layouts the implementations refuse: DeepSpeed-Ulysses asserts the heads (and
+/// the KV heads) of a rank divisible by cp (`deepspeed/sequence/layer.py` v0.19.6,
+/// `_generate_layout_params`); Megatron-Core cuts each sequence into 2·cp chunks for the
+/// load-balanced causal ring (`get_batch_on_this_cp_rank`, `megatron/core/utils.py` v0.14).
+fn cp_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Diagnostics) {
+    if c.cp <= 1.0 || m.family != ModelFamily::Transformer {
+        return;
+    }
+    let cp = c.cp as u32;
+    let t = sc.parallel.tp.max(1);
+    if c.cp_style == crate::scenario::CpStyle::AllToAll
+        && (!(m.heads / t).is_multiple_of(cp) || !(m.kv_heads.div_ceil(t)).is_multiple_of(cp))
+    {
+        d.insert(Diagnostic::CpDoesNotDivideHeads);
+    }
+    if c.cp_style == crate::scenario::CpStyle::Ring && !sc.workload.seq_len.is_multiple_of(2 * cp) {
+        d.insert(Diagnostic::CpDoesNotDivideSequence);
     }
 }
 

@@ -38,9 +38,10 @@ pub struct Resolved<'m> {
     /// Pipeline stages that hold layers: min(pp, layers) (more stages than layers leave some empty;
     /// the memory of a stage is that of a non-empty one).
     pub pp_stages: u32,
-    /// The degree ZeRO shards over: DP, or under FSDP HYBRID_SHARD (`strategies.hybrid_shard` with a
+    /// The degree ZeRO shards over: DP × CP, or under FSDP HYBRID_SHARD (`strategies.hybrid_shard` with a
     /// ZeRO stage) the DP ranks inside one node, gpus_per_node ÷ (TP × pipeline stages), at least 1 and
-    /// at most DP (PyTorch FSDP `ShardingStrategy.HYBRID_SHARD`; TP and PP placed innermost).
+    /// at most DP (PyTorch FSDP `ShardingStrategy.HYBRID_SHARD`; TP and PP placed innermost), times CP
+    /// (context-parallel ranks hold the same weights and join the sharding group).
     pub zero_dp: u32,
 }
 
@@ -144,15 +145,21 @@ pub fn resolve_rest<'m>(
     }
     let pp_stages = parallel.pp.min(layers);
     super::memory::frameworks::diagnose(implementation.profile, *mode, pp_stages, d);
+    parallel.cp = context_parallel(*mode, m, parallel.cp, workload.seq_len, d);
     if *mode == Mode::Training && integer_training(precision) {
         d.insert(Diagnostic::IntegerTrainingType);
     }
     hf::diagnostics(sc, d);
+    // Megatron-Core's distributed optimizer shards over the data-parallel group *with* CP
+    // (`parallel_state.get_data_parallel_group(with_context_parallel=True)`, megatron/core
+    // `optimizer/__init__.py` v0.14): CP ranks hold the same weights, so ZeRO shards over DP × CP.
+    let cp = parallel.cp.max(1);
     let zero_dp = if strategies.hybrid_shard && strategies.zero != ZeroStage::None {
-        let per_node = parallel.gpus_per_node / (parallel.tp.saturating_mul(pp_stages)).max(1);
-        parallel.dp.min(per_node.max(1))
+        let inner = parallel.tp.saturating_mul(pp_stages).saturating_mul(cp);
+        let per_node = parallel.gpus_per_node / inner.max(1);
+        parallel.dp.min(per_node.max(1)).saturating_mul(cp)
     } else {
-        parallel.dp
+        parallel.dp.saturating_mul(cp)
     };
     Resolved {
         scenario: Scenario {
@@ -187,6 +194,25 @@ pub fn resolve_rest<'m>(
         pp_stages,
         zero_dp,
     }
+}
+
+/// The context-parallel degree the estimator uses: `cp` for transformer training, at most the
+/// sequence length; 1 elsewhere (inference and other families), reported when that drops a degree.
+fn context_parallel(
+    mode: Mode,
+    m: &ResolvedModel,
+    cp: u32,
+    seq_len: u32,
+    d: &mut Diagnostics,
+) -> u32 {
+    if cp <= 1 {
+        return 1;
+    }
+    if mode != Mode::Training || m.family != crate::scenario::ModelFamily::Transformer {
+        d.insert(Diagnostic::ContextParallelIgnored);
+        return 1;
+    }
+    cp.min(seq_len.max(1))
 }
 
 /// Element types only: nothing to bound (destructured so a new numeric field must be handled here).

@@ -77,6 +77,7 @@ const FILES: &[(&str, &str, &str)] = &[
     preset!(CURRENT_PRACTICE, "llama31-8b-q4km-llamacpp-12gb"),
     preset!(CURRENT_PRACTICE, "vit-b16-training-a100"),
     preset!(CURRENT_PRACTICE, "dit-xl2-training-a100"),
+    preset!(CURRENT_PRACTICE, "llama3-8b-128k-cp8-64xh100"),
     preset!(TODAYS_MODELS, "deepseek-v3-inference-8xh200-fp8"),
     preset!(TODAYS_MODELS, "qwen3-235b-a22b-inference-8xh100"),
     preset!(TODAYS_MODELS, "glm-4.5-air-inference-4xh100"),

@@ -119,10 +119,11 @@ pub fn summary_rows(s: &Scenario, e: &Estimate, unit: MemoryUnit) -> Vec<(&'stat
         (
             "Layout",
             format!(
-                "TP {} × PP {} × DP {} = {}",
+                "TP {} × PP {} × DP {}{} = {}",
                 p.tp,
                 p.pp,
                 p.dp,
+                crate::scenario::cp_suffix(p),
                 crate::format::plural(p.gpus(), "GPU", "GPUs")
             ),
         ),

@@ -29,10 +29,12 @@ pub enum Axis {
     Tp,
     /// `parallel.pp`.
     Pp,
+    /// `parallel.cp` (transformer training).
+    Cp,
 }
 
 impl Axis {
-    pub const ALL: [Axis; 7] = [
+    pub const ALL: [Axis; 8] = [
         Axis::Batch,
         Axis::Context,
         Axis::ModelSize,
@@ -40,6 +42,7 @@ impl Axis {
         Axis::Dp,
         Axis::Tp,
         Axis::Pp,
+        Axis::Cp,
     ];
 
     /// The dotted path of the field this axis moves in `s` (as in a scenario file and in
@@ -59,6 +62,7 @@ impl Axis {
             (Axis::Dp, _) => "parallel.dp",
             (Axis::Tp, _) => "parallel.tp",
             (Axis::Pp, _) => "parallel.pp",
+            (Axis::Cp, _) => "parallel.cp",
         }
     }
 
@@ -68,6 +72,7 @@ impl Axis {
             Axis::Context => s.model.family == ModelFamily::Transformer,
             Axis::ModelSize | Axis::Params => s.model.family != ModelFamily::Recommender,
             Axis::Batch | Axis::Dp | Axis::Tp | Axis::Pp => true,
+            Axis::Cp => s.model.family == ModelFamily::Transformer && s.mode == Mode::Training,
         }
     }
 
@@ -115,6 +120,7 @@ impl Axis {
             }
             "parallel.dp" => s.parallel.dp = n,
             "parallel.tp" => s.parallel.tp = n,
+            "parallel.cp" => s.parallel.cp = n,
             _ => s.parallel.pp = n,
         }
     }
@@ -130,7 +136,7 @@ impl Axis {
             (_, "model.cnn.params") => (1e6, 1e11),
             (Axis::ModelSize | Axis::Params, _) => (1e8, 2e12),
             (Axis::Dp, _) => (1.0, 1024.0),
-            (Axis::Tp | Axis::Pp, _) => (1.0, 64.0),
+            (Axis::Tp | Axis::Pp | Axis::Cp, _) => (1.0, 64.0),
         };
         let (min, max) = self.range(s);
         (lo.clamp(min, max), hi.clamp(min, max))
@@ -146,6 +152,7 @@ impl Axis {
             Axis::Dp => "Data-parallel degree",
             Axis::Tp => "Tensor-parallel degree",
             Axis::Pp => "Pipeline-parallel degree",
+            Axis::Cp => "Context-parallel degree",
         }
     }
 
@@ -164,7 +171,7 @@ impl Axis {
     /// More of this axis means less memory per GPU (the parallel degrees): a solver looks for the
     /// smallest value that fits rather than the largest.
     pub const fn more_is_less(self) -> bool {
-        matches!(self, Axis::Dp | Axis::Tp | Axis::Pp)
+        matches!(self, Axis::Dp | Axis::Tp | Axis::Pp | Axis::Cp)
     }
 }
 

@@ -328,6 +328,7 @@ pub const RANGES: &[FieldRange] = &[
     closed("parallel.pp_microbatches", 0.0, DEGREE, |s| Some(s.parallel.pp_microbatches.into())),
     closed("parallel.pp_interleave", 1.0, 1024.0, |s| Some(s.parallel.pp_interleave.into())),
     closed("parallel.gpus_per_node", 1.0, DEGREE, |s| Some(s.parallel.gpus_per_node.into())),
+    closed("parallel.cp", 1.0, DEGREE, |s| Some(s.parallel.cp.into())),
     floor("gpu.memory_gb", 1e-3, 1e6, |s| custom(s).map(|c| c.memory_gb)),
     floor("gpu.bandwidth_gb_s", 1e-3, RATE, |s| custom(s).map(|c| c.bandwidth_gb_s)),
     floor("gpu.tflops_16", 1e-3, RATE, |s| custom(s).map(|c| c.tflops_16)),

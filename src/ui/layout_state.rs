@@ -44,6 +44,7 @@ const NEUTRAL: Layout = Layout {
     tp: 1,
     pp: 1,
     dp: 1,
+    cp: 1,
     virtual_stages: 1,
     micro_batch: 1,
     accumulation: 1,

@@ -68,17 +68,20 @@ pub enum SweepAxis {
     Tp,
     /// Pipeline-parallel degree.
     Pp,
+    /// Context-parallel degree (transformer training).
+    Cp,
     /// Parameter count (the shape is derived from it).
     Params,
 }
 
 impl SweepAxis {
-    pub const ALL: [SweepAxis; 6] = [
+    pub const ALL: [SweepAxis; 7] = [
         SweepAxis::Batch,
         SweepAxis::SeqLen,
         SweepAxis::Dp,
         SweepAxis::Tp,
         SweepAxis::Pp,
+        SweepAxis::Cp,
         SweepAxis::Params,
     ];
 
@@ -89,6 +92,7 @@ impl SweepAxis {
             SweepAxis::Dp => "Data-parallel degree",
             SweepAxis::Tp => "Tensor-parallel degree",
             SweepAxis::Pp => "Pipeline-parallel degree",
+            SweepAxis::Cp => "Context-parallel degree",
             SweepAxis::Params => "Parameter count",
         }
     }
@@ -98,7 +102,7 @@ impl SweepAxis {
         match self {
             SweepAxis::Batch => "sequences",
             SweepAxis::SeqLen => "tokens",
-            SweepAxis::Dp | SweepAxis::Tp | SweepAxis::Pp => "GPUs",
+            SweepAxis::Dp | SweepAxis::Tp | SweepAxis::Pp | SweepAxis::Cp => "GPUs",
             SweepAxis::Params => "parameters",
         }
     }

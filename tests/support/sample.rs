@@ -420,6 +420,8 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         pp_microbatches: r.small(0, 65_536),
         pp_interleave: r.small(1, 1024),
         gpus_per_node: r.small(1, 65_536),
+        cp: r.small(1, 65_536),
+        cp_style: r.pick(&CpStyle::ALL),
     };
     s.gpu = gpu(r);
     s.implementation = Implementation {

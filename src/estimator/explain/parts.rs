@@ -302,6 +302,16 @@ pub(super) fn transient(
             _ => 0.0,
         };
         terms.push(("logits and loss buffers".to_owned(), Bytes(loss)));
+        if phase == Some(Phase::Forward) && c.cp > 1.0 {
+            // The forward holds the larger of the loss buffers and CP's exchange buffers
+            // (`memory::context_parallel`).
+            let (cp_fwd, _) =
+                crate::estimator::memory::context_parallel::attention_transients(c, &z);
+            terms.push((
+                "context-parallel exchange beyond the loss buffers (ring: cp K/V chunks and partial outputs; all-to-all: two copies of q)".to_owned(),
+                Bytes((cp_fwd - loss).max(0.0)),
+            ));
+        }
         terms.push((
             "two gathered layers (ZeRO-3 / parameter offload)".to_owned(),
             Bytes(gathered(c, m)),

@@ -64,7 +64,9 @@ pub fn sizes(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> Sizes {
         // A mixture of experts runs each token through top-k (× capacity) + shared experts.
         bsf: bs * ceil(f64::from(m.ffn) / t) * m.moe.routed_rows_per_token(),
         bas: b * heads_rank * s,
-        bas2: b * heads_rank * s * s,
+        // Context parallelism: s local queries against the whole sequence's s·cp keys (ring: cp
+        // blocks of s; Ulysses: heads ÷ cp over s·cp tokens, the same count).
+        bas2: b * heads_rank * s * s * c.cp,
         bsv: bs * ceil(f64::from(m.vocab) / t),
         tr: if c.sp { t } else { 1.0 },
     }

@@ -27,8 +27,12 @@ pub struct Ctx {
     pub engine: crate::scenario::ServingEngine,
     /// Sequences per micro-batch on this GPU (static batch) or requests in flight (dynamic batching).
     pub b: f64,
-    /// Training: tokens per sequence. Inference: prompt tokens.
+    /// Training: tokens per sequence on this GPU (seq_len ÷ CP, rounded up). Inference: prompt tokens.
     pub s: f64,
+    /// Context-parallel degree (1 outside transformer training, `estimator::resolve`). Attention of
+    /// the s local queries runs over s·cp keys.
+    pub cp: f64,
+    pub cp_style: crate::scenario::CpStyle,
     /// Inference: generated tokens.
     pub generated: f64,
     pub grad_accum: f64,
@@ -139,10 +143,7 @@ impl Ctx {
         } else {
             w.micro_batch
         });
-        let s = f64::from(match sc.mode {
-            Mode::Training => w.seq_len,
-            Mode::Inference => inf.prompt_tokens,
-        });
+        let (s, cp) = tokens_per_gpu(sc);
         let amp = p.weight_compute_copies.is_some();
         let ec = match p.weight_compute_copies {
             Some(c) => c.bytes(),
@@ -156,6 +157,8 @@ impl Ctx {
             engine: engine_of(sc),
             b,
             s,
+            cp,
+            cp_style: par.cp_style,
             generated: f64::from(inf.generated_tokens),
             grad_accum: f64::from(w.grad_accum_steps),
             // LitGPT's models have no dropout: there `workload.dropout` is the adapters'
@@ -227,6 +230,17 @@ impl Ctx {
 fn engine_of(sc: &Scenario) -> crate::scenario::ServingEngine {
     let following = crate::scenario::ServingEngine::following(sc.implementation.profile);
     sc.inference.engine.unwrap_or(following)
+}
+
+/// Tokens per sequence on this GPU and the CP degree. Context parallelism: every rank of a CP group
+/// holds seq_len ÷ cp tokens of each sequence (Megatron-Core `get_batch_on_this_cp_rank`, 2·cp
+/// chunks, two per rank); inference: the prompt.
+fn tokens_per_gpu(sc: &Scenario) -> (f64, f64) {
+    let cp = f64::from(sc.parallel.cp.max(1));
+    match sc.mode {
+        Mode::Training => (ceil(f64::from(sc.workload.seq_len) / cp), cp),
+        Mode::Inference => (f64::from(sc.inference.prompt_tokens), 1.0),
+    }
 }
 
 /// Input bytes on the GPU for `b` samples of `s` tokens (clamped values), finite and ≥ 0.

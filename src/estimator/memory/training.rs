@@ -68,7 +68,7 @@ fn held_mask(c: &Ctx, m: &ResolvedModel) -> f64 {
     let hf_eager =
         c.profile == Profile::HuggingFace && c.attention == AttentionKernel::Materialized;
     if hf_eager && m.arch == ArchKind::Decoder && c.checkpointing != Checkpointing::None {
-        c.b * c.s * c.s * c.er
+        c.b * c.s * c.s * c.cp * c.er
     } else {
         0.0
     }
@@ -132,11 +132,15 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     } else {
         0.0
     };
+    // Context parallelism's exchange buffers live inside one layer's attention: counted at the
+    // end of forward when they exceed the loss's transients (an upper bound: the last layer's
+    // attention runs with slightly less saved), and beside the layer being back-propagated.
+    let (cp_fwd, cp_bwd) = super::context_parallel::attention_transients(c, z);
     phase(
         Phase::Forward,
         g_fwd,
         saved,
-        fixed + fwd_t + cache_t + p.framework.1,
+        fixed + (fwd_t + cache_t + p.framework.1).max(cp_fwd),
     );
     if st.last {
         phase(Phase::LossBackward, g_fwd, saved, fixed + loss_t);
@@ -151,7 +155,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         1.0
     };
     let g_mid = g_fwd.max(head_grad / c.tp * c.e_grads / shard_g);
-    let mid_t = fixed + recompute + act::layer_backward_transient(c, z);
+    let mid_t = fixed + recompute + act::layer_backward_transient(c, z) + cp_bwd;
     let end_t = inputs
         + p.gathered
         // (With an encoder the tied sum happens before the encoder's backward: `memory::towers`.)

@@ -29,6 +29,8 @@ pub enum StepPart {
     DataParallel,
     /// Expert-parallel all-to-all.
     ExpertParallel,
+    /// Context-parallel K/V exchange (ring) or all-to-alls (Ulysses) not hidden.
+    ContextParallel,
     /// Pipeline point-to-point sends not hidden.
     PipelineSends,
     /// Pipeline bubble: stages idle at the start and end of the schedule.
@@ -71,6 +73,7 @@ impl StepPart {
             StepPart::TensorParallel => "Tensor-parallel communication",
             StepPart::DataParallel => "Data-parallel communication",
             StepPart::ExpertParallel => "Expert all-to-all",
+            StepPart::ContextParallel => "Context-parallel communication",
             StepPart::PipelineSends => "Pipeline sends",
             StepPart::Bubble => "Pipeline bubble",
             StepPart::Optimizer => "Optimizer step",
@@ -109,6 +112,9 @@ impl StepPart {
                 "Gradient reduction (ZeRO: also parameter gathers) not hidden behind backward (timing.comm_overlap)."
             }
             StepPart::ExpertParallel => "Tokens sent to and from their experts' GPUs.",
+            StepPart::ContextParallel => {
+                "Ring attention's K/V chunks passed between context-parallel ranks beyond what the attention core hides, or Ulysses' four all-to-alls per layer and pass (docs/context-parallel.md)."
+            }
             StepPart::PipelineSends => {
                 "Activations and their gradients sent between pipeline stages, not hidden."
             }
@@ -137,6 +143,7 @@ impl StepPart {
             StepPart::TensorParallel
             | StepPart::DataParallel
             | StepPart::ExpertParallel
+            | StepPart::ContextParallel
             | StepPart::PipelineSends => PartClass::Communication,
             StepPart::Bubble => PartClass::Idle,
             StepPart::Offload | StepPart::Input => PartClass::Host,
@@ -145,7 +152,7 @@ impl StepPart {
 }
 
 /// The most parts one step has (training with the parts model).
-pub const MAX_PARTS: usize = 12;
+pub const MAX_PARTS: usize = 13;
 
 /// One step's parts, in the order a step runs them; only parts that take time are listed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -195,6 +202,7 @@ pub fn step_breakdown(p: &Performance) -> StepBreakdown {
         let c = &p.communication;
         b.push(StepPart::TensorParallel, c.tp_time_s);
         b.push(StepPart::ExpertParallel, c.ep_time_s);
+        b.push(StepPart::ContextParallel, c.cp_time_s);
         b.push(StepPart::PipelineSends, c.pp_p2p_s);
         b.push(StepPart::DataParallel, c.dp_exposed_s);
         b.push(StepPart::Bubble, step.bubble_s);

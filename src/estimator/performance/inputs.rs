@@ -48,6 +48,10 @@ pub struct Inputs {
     pub dp: u32,
     pub tp: u32,
     pub pp: u32,
+    /// Context-parallel degree (1 outside transformer training: `estimator::resolve`).
+    pub cp: u32,
+    /// The context-parallel attention algorithm.
+    pub cp_style: crate::scenario::CpStyle,
     pub gpus_per_node: u32,
 }
 
@@ -111,12 +115,14 @@ impl Inputs {
             dp: p.dp,
             tp: p.tp,
             pp: p.pp,
+            cp: p.cp.max(1),
+            cp_style: p.cp_style,
             gpus_per_node: p.gpus_per_node,
         }
     }
 
     /// Bandwidth a collective over `group` ranks sees, whose ranks are `stride` apart in the rank
-    /// order (TP innermost, then DP, then PP — Megatron-LM's order): inside a node while
+    /// order (TP innermost, then CP, then DP, then PP — Megatron-Core's default `tp-cp-ep-dp-pp`): inside a node while
     /// group × stride ≤ GPUs per node, else the network. Returns (bandwidth, crosses nodes).
     pub fn collective_bw(&self, group: u32, stride: u32) -> (f64, bool) {
         let span = group as u64 * stride as u64;

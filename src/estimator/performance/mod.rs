@@ -8,6 +8,7 @@
 pub mod breakdown;
 pub mod comm;
 pub mod compare;
+pub mod context_parallel;
 pub mod cost;
 pub mod flops;
 mod inference;
@@ -108,7 +109,11 @@ fn assemble_training(
     d: Option<&mut Diagnostics>,
 ) -> Performance {
     let t = training::training(s, m, mem, i);
-    let comm_s = t.comm.dp_exposed_s + t.comm.tp_time_s + t.comm.ep_time_s + t.comm.pp_p2p_s;
+    let comm_s = t.comm.dp_exposed_s
+        + t.comm.tp_time_s
+        + t.comm.ep_time_s
+        + t.comm.pp_p2p_s
+        + t.comm.cp_time_s;
     let input_s =
         crate::estimator::article::input_pipeline::input_transfer(s, t.phase.time_s).exposed_s;
     let total = t.phase.time_s
@@ -125,7 +130,7 @@ fn assemble_training(
     ]);
     let mut offload = t.offload;
     offload.tier_slowdown = slowdown(total, t.offload.tier_time_s * (1.0 - i.offload_overlap));
-    let gpus = i.dp as f64 * i.tp as f64 * i.pp as f64;
+    let gpus = i.dp as f64 * i.tp as f64 * i.pp as f64 * f64::from(i.cp.max(1));
     let bytes = t.phase.bytes.get() + t.optimizer.bytes.get();
     let t_c = &s.timing;
     let step = StepTime {

@@ -43,7 +43,7 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
         + w.grad_bytes_per_gpu * 2.0
         + w.saved_activations * 4.0
         + w.lookup_bytes * 2.0;
-    let tokens_mb = w.micro_batch * w.tokens_per_sample;
+    let tokens_mb = w.local_tokens();
     let split = i.tp as f64 * i.pp as f64;
     let lora_saved = super::peft_moe::lora_flops_saved(s, m, tokens_mb, split, w.keep) * accum;
     let hw_flops = (3.0 * w.forward_flops + w.recompute_flops) * accum - lora_saved;
@@ -54,6 +54,9 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
         train_phase = parts_phase(train_phase, p);
     }
     let mut comm = communication(s, m, &w, i, train_phase.time_s);
+    let hide = parts.as_ref().map_or(0.0, |p| p.attention_s);
+    let (cp_bytes, cp_s) = super::context_parallel::step(s, m, &w, i, hide);
+    (comm.cp_bytes, comm.cp_time_s) = (Bytes(cp_bytes), cp_s);
     if let Some(p) = &parts {
         // The parts model: TP collectives hidden by `tp_overlap`, pipeline sends exposed
         // (after `pp_overlap`), and the bubble idles for the stage's kernels and its exposed
@@ -62,7 +65,8 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
         comm.tp_time_s *= hidden;
         comm.tp_latency_s *= hidden;
         comm.pp_p2p_s = p.p2p_s;
-        comm.bubble_s = comm.bubble_fraction * (train_phase.time_s + comm.tp_time_s + p.p2p_s);
+        comm.bubble_s =
+            comm.bubble_fraction * (train_phase.time_s + comm.tp_time_s + p.p2p_s + cp_s);
     }
     let offload = offload(s, &w, i, recompute_weights, accum, mem);
     TrainingStep {
@@ -122,7 +126,7 @@ pub fn communication(
         };
         let layers = m.layers.div_ceil(i.pp);
         c.tp_allreduces = per_layer * layers;
-        let bytes = w.micro_batch * w.tokens_per_sample * m.hidden as f64 * w.act_bytes;
+        let bytes = w.local_tokens() * m.hidden as f64 * w.act_bytes;
         let (bw, _) = i.collective_bw(i.tp, 1);
         let (each, ring, tree) = allreduce_time(bytes, i.tp, bw, i.alpha_s, i.algo);
         let count = c.tp_allreduces as f64 * accum as f64;
@@ -130,7 +134,10 @@ pub fn communication(
         c.tp_latency_s = chosen_latency(ring, tree, i.algo) * count;
         c.tp_bandwidth = BytesPerSec(bw);
     }
-    if i.dp > 1 {
+    // Gradients are reduced over DP × CP: CP ranks hold the same weights (Megatron-Core's
+    // `get_data_parallel_group(with_context_parallel=True)`); CP sits inside DP in the rank order.
+    let dp_group = i.dp.saturating_mul(i.cp.max(1));
+    if dp_group > 1 {
         c.zero_factor = if s.strategies.zero == ZeroStage::Stage3 {
             1.5
         } else {
@@ -141,10 +148,10 @@ pub fn communication(
             c.compression_ratio = one_bit_ratio(s.strategies.one_bit_warmup_fraction, bits);
         }
         let bytes = w.grad_bytes_per_gpu * c.zero_factor / c.compression_ratio;
-        let (bw, inter) = i.collective_bw(i.dp, i.tp);
-        let (t, ring, tree) = allreduce_time(bytes, i.dp, bw, i.alpha_s, i.algo);
+        let (bw, inter) = i.collective_bw(dp_group, i.tp);
+        let (t, ring, tree) = allreduce_time(bytes, dp_group, bw, i.alpha_s, i.algo);
         c.dp_bytes = Bytes(bytes);
-        c.dp_bus_factor = super::comm::allreduce_bus_factor(i.dp);
+        c.dp_bus_factor = super::comm::allreduce_bus_factor(dp_group);
         c.dp_bandwidth = BytesPerSec(bw);
         c.dp_internode = inter;
         c.dp_ring_latency_s = ring;
@@ -156,8 +163,7 @@ pub fn communication(
         0 => accum,
         n => n,
     };
-    let (ep_bytes, ep_s) =
-        super::peft_moe::ep_comm(s, m, i, w.micro_batch * w.tokens_per_sample, accum as f64);
+    let (ep_bytes, ep_s) = super::peft_moe::ep_comm(s, m, i, w.local_tokens(), accum as f64);
     (c.ep_bytes, c.ep_time_s) = (Bytes(ep_bytes), ep_s);
     c.bubble_fraction = bubble_fraction(i.pp, micro, s.parallel.pp_interleave);
     c.bubble_s = c.bubble_fraction * phase_time;

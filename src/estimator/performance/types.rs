@@ -98,6 +98,10 @@ pub struct Communication {
     pub ep_bytes: Bytes,
     /// Their time per step, on the critical path.
     pub ep_time_s: f64,
+    /// Context-parallel bytes each GPU sends per step (ring: K/V chunks; Ulysses: all-to-alls).
+    pub cp_bytes: Bytes,
+    /// Their time per step not hidden behind the attention core (`performance::context_parallel`).
+    pub cp_time_s: f64,
 }
 
 /// Traffic to the host, NVMe or a second memory tier per step, and the part prefetch hides.

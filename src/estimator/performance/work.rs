@@ -13,6 +13,8 @@ use crate::scenario::{
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Work {
     pub micro_batch: f64,
+    /// Context-parallel degree: this GPU computes 1/cp of every sequence's tokens.
+    pub cp: f64,
     /// Tokens per sample: the sequence length for transformers, 1 otherwise.
     pub tokens_per_sample: f64,
     /// Bytes per activation element.
@@ -40,6 +42,11 @@ pub struct Work {
 }
 
 impl Work {
+    /// Tokens of one micro-batch this GPU computes: b · seq_len ÷ cp.
+    pub fn local_tokens(&self) -> f64 {
+        self.micro_batch * self.tokens_per_sample / self.cp.max(1.0)
+    }
+
     pub fn new(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Inputs) -> Work {
         let prec = s.precision.resolve();
         let st = &s.strategies;
@@ -48,14 +55,18 @@ impl Work {
             PruneKind::Structured => 1.0 - st.prune_fraction,
             PruneKind::Unstructured => 1.0,
         };
-        let (forward_flops, recompute_flops) = forward_flops(s, m, split, keep);
+        let cp = f64::from(i.cp.max(1));
+        // Context parallelism splits every sequence's tokens, and with Megatron's load-balanced
+        // causal chunks (2·cp per sequence, ranks i and 2cp − 1 − i together) the attention work too.
+        let (forward_flops, recompute_flops) = forward_flops(s, m, split * cp, keep);
         let params = param_count(m) * keep / split;
         let read = read_weights(m) * keep / split;
         let compute_w = prec.weight_compute_copies.unwrap_or(prec.weights).bytes();
         let g = prec.gradients.bytes();
         let zero_shard = |stage: ZeroStage| {
             if st.zero as u8 >= stage as u8 {
-                i.dp as f64
+                // CP ranks join the sharding group (`estimator::resolve`, `zero_dp`).
+                i.dp as f64 * cp
             } else {
                 1.0
             }
@@ -80,6 +91,7 @@ impl Work {
         };
         Work {
             micro_batch: b,
+            cp,
             tokens_per_sample,
             act_bytes: prec.activations.bytes(),
             forward_flops,

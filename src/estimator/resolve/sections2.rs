@@ -91,6 +91,8 @@ pub(super) fn parallel(p: &Parallelism, d: &mut Diagnostics) -> Parallelism {
         pp_microbatches,
         pp_interleave,
         gpus_per_node,
+        cp,
+        cp_style,
     } = p;
     Parallelism {
         dp: u(r!("parallel.dp"), *dp, d),
@@ -100,6 +102,8 @@ pub(super) fn parallel(p: &Parallelism, d: &mut Diagnostics) -> Parallelism {
         pp_microbatches: u(r!("parallel.pp_microbatches"), *pp_microbatches, d),
         pp_interleave: u(r!("parallel.pp_interleave"), *pp_interleave, d),
         gpus_per_node: u(r!("parallel.gpus_per_node"), *gpus_per_node, d),
+        cp: u(r!("parallel.cp"), *cp, d),
+        cp_style: *cp_style,
     }
 }
 

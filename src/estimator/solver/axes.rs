@@ -2,6 +2,7 @@
 
 use super::batch::{self, Factors};
 use super::space::{self, List, Setting};
+use crate::estimator::performance::context_parallel::cp_degrees;
 use crate::scenario::{Mode, ModelFamily, Scenario};
 
 /// The search axes, outermost first.
@@ -60,7 +61,7 @@ struct Batches {
 pub struct Space<'a> {
     pub orig: &'a Scenario,
     pub base: Setting,
-    layouts: List<(u32, u32, u32), 32>,
+    layouts: List<(u32, u32, u32, u32), 96>,
     batches: List<Batches, 33>,
 }
 
@@ -131,8 +132,14 @@ impl<'a> Space<'a> {
         let training = s.mode == Mode::Training;
         match axis {
             Axis::Layout => {
-                for (tp, pp, dp) in self.layouts.iter() {
-                    let layout = Setting { tp, pp, dp, ..*st };
+                for (tp, pp, dp, cp) in self.layouts.iter() {
+                    let layout = Setting {
+                        tp,
+                        pp,
+                        dp,
+                        cp,
+                        ..*st
+                    };
                     // Training: the largest valid micro-batch (the micro-batch axis refines it).
                     match self.batches(dp) {
                         Some(b) if training => {
@@ -214,17 +221,17 @@ fn global_factors(s: &Scenario) -> Factors {
     f
 }
 
-/// TP × PP × DP layouts within the budget: the scenario's own first, then TP over powers of two that
-/// divide the heads (within a node), PP over powers of two up to the layers, and DP the largest
-/// divisor of the global batch within the room whose per-replica batch splits into a valid
-/// micro-batch × accumulation (training), or the scenario's own (inference). `batches` is told each
-/// training DP once, with its valid micro-batches.
+/// TP × PP × DP × CP layouts within the budget: the scenario's own first, then TP over powers of two
+/// that divide the heads (within a node), PP over powers of two up to the layers, CP over
+/// `performance::context_parallel::cp_degrees` (long sequences only), and DP the largest divisor of the global batch within the
+/// room whose per-replica batch splits into a valid micro-batch × accumulation (training), or the
+/// scenario's own (inference). `batches` is told each training DP once, with its valid micro-batches.
 fn layouts(
     s: &Scenario,
     budget: u64,
     global: &Factors,
     mut batches: impl FnMut(u32, List<u32, 64>),
-) -> List<(u32, u32, u32), 32> {
+) -> List<(u32, u32, u32, u32), 96> {
     let mut out = List::new();
     let training = s.mode == Mode::Training;
     // Each DP is tried once (many TP × PP pairs share a room): (dp, has a valid split).
@@ -249,7 +256,7 @@ fn layouts(
         if training {
             tell(p.dp);
         }
-        out.push((p.tp, p.pp, p.dp));
+        out.push((p.tp, p.pp, p.dp, p.cp));
     }
     if s.model.family != ModelFamily::Transformer {
         return out;
@@ -264,18 +271,21 @@ fn layouts(
     while u64::from(tp) <= budget.min(node) && tp <= heads && !out.is_full() {
         let mut pp = 1u32;
         while u64::from(tp) * u64::from(pp) <= budget && pp <= layers && !out.is_full() {
-            let room = budget / (u64::from(tp) * u64::from(pp));
-            let dp = if training {
-                dps.iter()
-                    .rev()
-                    .filter(|d| **d <= room)
-                    .filter_map(|d| u32::try_from(*d).ok())
-                    .find(|d| tell(*d))
-            } else {
-                Some(p.dp.max(1)).filter(|d| u64::from(*d) <= room)
-            };
-            if let Some(dp) = dp.filter(|_| heads.is_multiple_of(tp)) {
-                out.push((tp, pp, dp));
+            let room_tp_pp = budget / (u64::from(tp) * u64::from(pp));
+            for cp in cp_degrees(s, room_tp_pp) {
+                let room = room_tp_pp / u64::from(cp);
+                let dp = if training {
+                    dps.iter()
+                        .rev()
+                        .filter(|d| **d <= room)
+                        .filter_map(|d| u32::try_from(*d).ok())
+                        .find(|d| tell(*d))
+                } else {
+                    Some(p.dp.max(1)).filter(|d| u64::from(*d) <= room)
+                };
+                if let Some(dp) = dp.filter(|_| heads.is_multiple_of(tp)) {
+                    out.push((tp, pp, dp, cp));
+                }
             }
             pp *= 2;
         }

@@ -77,17 +77,26 @@ fn layout_lines(
     costs: &mut Vec<String>,
 ) {
     let (o, n) = (&orig.parallel, &new.parallel);
-    if (o.tp, o.pp, o.dp) != (n.tp, n.pp, n.dp) {
+    if (o.tp, o.pp, o.dp, o.cp) != (n.tp, n.pp, n.dp, n.cp) {
         changes.push(format!(
-            "Layout TP × PP × DP: {} × {} × {} → {} × {} × {} ({} GPUs)",
+            "Layout TP × PP × DP: {} × {} × {}{} → {} × {} × {}{} ({} GPUs)",
             o.tp,
             o.pp,
             o.dp,
+            crate::scenario::cp_suffix(o),
             n.tp,
             n.pp,
             n.dp,
+            crate::scenario::cp_suffix(n),
             n.gpus()
         ));
+        if n.cp > o.cp {
+            costs.push(
+                "Context parallelism passes K/V between ranks in every layer (ring attention, \
+                 Liu et al. 2023; hidden behind attention while it is long enough)"
+                    .to_owned(),
+            );
+        }
         if n.gpus() > o.gpus() {
             costs.push(format!("{} more GPUs", n.gpus() - o.gpus()));
         }

@@ -132,6 +132,8 @@ pub struct Setting {
     pub tp: u32,
     pub pp: u32,
     pub dp: u32,
+    /// Context-parallel degree (1 unless the sequence is long: `axes::long_context`).
+    pub cp: u32,
     pub micro_batch: u32,
     pub grad_accum: u32,
 }
@@ -147,6 +149,7 @@ impl Setting {
             tp: s.parallel.tp,
             pp: s.parallel.pp,
             dp: s.parallel.dp,
+            cp: s.parallel.cp,
             micro_batch: s.workload.micro_batch,
             grad_accum: s.workload.grad_accum_steps,
         }
@@ -162,13 +165,14 @@ impl Setting {
         s.parallel.tp = self.tp;
         s.parallel.pp = self.pp;
         s.parallel.dp = self.dp;
+        s.parallel.cp = self.cp;
         s.workload.micro_batch = self.micro_batch;
         s.workload.grad_accum_steps = self.grad_accum;
     }
 
     /// Which axes differ from `orig`, one bit per axis (tie-break and dominance: fewer changes first).
     pub fn change_mask(&self, orig: &Setting) -> u8 {
-        let layout = (self.tp, self.pp, self.dp) != (orig.tp, orig.pp, orig.dp);
+        let layout = (self.tp, self.pp, self.dp, self.cp) != (orig.tp, orig.pp, orig.dp, orig.cp);
         let batch = (self.micro_batch, self.grad_accum) != (orig.micro_batch, orig.grad_accum);
         [
             self.precision != orig.precision,

@@ -22,6 +22,7 @@ pub const fn axis_of(axis: SweepAxis) -> Axis {
         SweepAxis::Dp => Axis::Dp,
         SweepAxis::Tp => Axis::Tp,
         SweepAxis::Pp => Axis::Pp,
+        SweepAxis::Cp => Axis::Cp,
         SweepAxis::Params => Axis::Params,
     }
 }
@@ -71,6 +72,18 @@ fn boundary(scenario: &Scenario, scratch: &mut Scenario, axis: Axis) -> Option<f
         Axis::Dp => solver::min_degree(scenario, ScaleAxis::Dp),
         Axis::Tp => solver::min_degree(scenario, ScaleAxis::Tp),
         Axis::Pp => solver::min_degree(scenario, ScaleAxis::Pp),
+        Axis::Cp => {
+            // The smallest power of two that fits (the degrees CP runs at).
+            scratch.clone_from(scenario);
+            let fits = |s: &mut Scenario, cp: u32| {
+                axis.set(s, f64::from(cp));
+                estimate(s).memory.fits
+            };
+            return (0..7)
+                .map(|k| 1u32 << k)
+                .find(|&cp| fits(scratch, cp))
+                .map(f64::from);
+        }
         Axis::ModelSize | Axis::Params => {
             // Solve on the field the sweep moves (`Params` switches a transformer to its count).
             scratch.clone_from(scenario);
@@ -83,7 +96,7 @@ fn boundary(scenario: &Scenario, scratch: &mut Scenario, axis: Axis) -> Option<f
     solved.value().map(|v| v as f64)
 }
 
-const AXES: [Choice<SweepAxis>; 6] = [
+const AXES: [Choice<SweepAxis>; 7] = [
     opt(
         SweepAxis::Batch,
         "Batch size",
@@ -108,6 +121,11 @@ const AXES: [Choice<SweepAxis>; 6] = [
         SweepAxis::Pp,
         "Pipeline-parallel degree",
         "GPUs holding consecutive layer groups.",
+    ),
+    opt(
+        SweepAxis::Cp,
+        "Context-parallel degree",
+        "GPUs sharing each training sequence (long context).",
     ),
     opt(
         SweepAxis::Params,

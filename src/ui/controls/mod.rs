@@ -3,6 +3,7 @@
 
 mod adapt;
 mod blocks;
+mod context_parallel;
 mod engine;
 mod engine_paste;
 mod framework;

@@ -276,6 +276,7 @@ pub fn parallel_ui(ui: &mut Ui, s: &mut Scenario) {
         "Sequence parallel",
         "Shard the norm and dropout activations along the sequence across TP ranks (Korthikanti et al. 2022). Saves activations; no extra communication volume.",
     );
+    super::context_parallel::cp_ui(ui, p);
     int_slider(
         ui,
         &mut p.pp_microbatches,
@@ -305,6 +306,6 @@ pub fn parallel_ui(ui: &mut Ui, s: &mut Scenario) {
     );
     let gpus = p.gpus();
     let total = crate::format::plural(gpus, "GPU", "GPUs");
-    ui.label(format!("Total: {total} (DP × TP × PP)"))
+    ui.label(format!("Total: {total} (DP × TP × PP × CP)"))
         .on_hover_text("GPUs in the layout.");
 }

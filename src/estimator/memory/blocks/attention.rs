@@ -31,7 +31,7 @@ pub fn attention(c: &Ctx, d: &Dims, k: &LayerKind, fl: Flavour, a: &mut LayerAct
         return;
     };
     let (e, t, nh, hd) = (c.ec, d.t, heads, head_dim);
-    let bss = d.b * d.s * d.s;
+    let bss = d.b * d.s * d.s * c.cp;
     // The normalised input, read by the q, k and v projections.
     let input = super::read_by(c, 3.0) * d.h;
     if sinks {
@@ -111,7 +111,7 @@ pub fn mla(c: &Ctx, d: &Dims, k: &LayerKind, math_path: bool, a: &mut LayerActs)
     }
     a.attention += d.t * per_tok;
     if math_path {
-        a.scores += d.b * d.s * d.s * heads * e;
+        a.scores += d.b * d.s * d.s * c.cp * heads * e;
     } else {
         a.attention += d.t * 4.0 * heads;
     }
@@ -151,7 +151,7 @@ fn mla_autocast(c: &Ctx, d: &Dims, k: &LayerKind, math_path: bool, a: &mut Layer
     }
     a.attention += d.t * per_tok;
     if math_path {
-        a.scores += d.b * d.s * d.s * heads * x;
+        a.scores += d.b * d.s * d.s * c.cp * heads * x;
     } else {
         a.attention += d.t * 4.0 * heads;
     }

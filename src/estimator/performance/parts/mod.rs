@@ -73,7 +73,8 @@ pub fn training_parts(
         return None;
     }
     let tp = f64::from(i.tp.max(1));
-    let t = w.micro_batch * w.tokens_per_sample;
+    // This GPU's tokens (÷ CP); attention runs them against the whole sequence's keys.
+    let t = w.local_tokens();
     let seq = w.tokens_per_sample;
     let e = w.act_bytes;
     let h = f64::from(m.hidden);
@@ -138,7 +139,7 @@ pub fn training_parts(
     let accum = f64::from(s.workload.grad_accum_steps.max(1));
     let p2p = if i.pp > 1 {
         let bytes = pipeline::p2p_bytes_per_microbatch(t, h, e, i.tp, s.parallel.pp_interleave);
-        let (link, _) = i.collective_bw(i.pp, i.tp.saturating_mul(i.dp));
+        let (link, _) = i.collective_bw(i.pp, i.tp.saturating_mul(i.dp).saturating_mul(i.cp));
         rate_time(bytes, link) * (1.0 - pt.pp_overlap)
     } else {
         0.0

@@ -1,15 +1,17 @@
 //! The best training layout for a GPU budget and a global batch (issue 13 item 4): every
-//! combination of TP, PP, virtual stages, micro-batch, sequence parallelism, recomputation and
-//! ZeRO stage, with DP taking the rest of the budget; each is estimated (memory and the parts
+//! combination of TP, PP, virtual stages, micro-batch, sequence parallelism, recomputation, ZeRO
+//! stage and, from 32K tokens, context parallelism (`context_parallel::cp_degrees`), with DP
+//! taking the rest of the budget; each is estimated (memory and the parts
 //! model) and the fastest that fit are kept, with the Pareto front of step time against GPUs.
 //!
 //! Not searched (docs/time-model.md): the network tier of each parallel group (calculon's
 //! per-group network choice — here TP stays inside a node and the rest is placed by rank
 //! order), offload targets, TP communication style (RS/AG vs all-reduce moves the same bytes
-//! here), context and expert parallelism; DP is the largest divisor of the batch the budget
+//! here), expert parallelism, the CP style (the scenario's own); DP is the largest divisor of the batch the budget
 //! allows (fewer GPUs show up through other TP × PP products).
 
 use crate::estimator::estimate;
+use crate::estimator::performance::context_parallel::cp_degrees;
 use crate::scenario::{Checkpointing, Mode, Scenario, ZeroStage};
 
 /// What to search for.
@@ -29,6 +31,8 @@ pub struct Layout {
     pub tp: u32,
     pub pp: u32,
     pub dp: u32,
+    /// Context-parallel degree (`parallel.cp`): searched from 32K tokens on.
+    pub cp: u32,
     pub virtual_stages: u32,
     pub micro_batch: u32,
     pub accumulation: u32,
@@ -51,6 +55,7 @@ impl Layout {
         let p = &mut s.parallel;
         (p.tp, p.pp, p.dp, p.pp_interleave) = (self.tp, self.pp, self.dp, self.virtual_stages);
         p.sequence_parallel = self.sequence_parallel;
+        p.cp = self.cp;
         p.pp_microbatches = 0;
         s.workload.micro_batch = self.micro_batch;
         s.workload.grad_accum_steps = self.accumulation;
@@ -64,6 +69,7 @@ impl Layout {
         let p = &s.parallel;
         (p.tp, p.pp, p.dp, p.pp_interleave) == (self.tp, self.pp, self.dp, self.virtual_stages)
             && p.sequence_parallel == self.sequence_parallel
+            && p.cp == self.cp
             && p.pp_microbatches == 0
             && s.workload.micro_batch == self.micro_batch
             && s.workload.grad_accum_steps == self.accumulation
@@ -77,6 +83,9 @@ impl Layout {
         let mut out = format!("TP {} · PP {}", self.tp, self.pp);
         if self.virtual_stages > 1 {
             out += &format!(" (v {})", self.virtual_stages);
+        }
+        if self.cp > 1 {
+            out += &format!(" · CP {}", self.cp);
         }
         out += &format!(
             " · DP {} · micro {} × {}",
@@ -160,8 +169,10 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
     for tp in TP.into_iter().filter(|&tp| {
         tp <= base.parallel.gpus_per_node.max(1) && t.heads.is_multiple_of(tp) && tp <= o.gpus
     }) {
-        for pp in (1..=layers).filter(|p| layers.is_multiple_of(*p) && tp * p <= o.gpus) {
-            let Some(dp) = largest_divisor_at_most(o.global_batch, o.gpus / (tp * pp)) else {
+        let pps = (1..=layers).filter(|p| layers.is_multiple_of(*p) && tp * p <= o.gpus);
+        let room = |pp: u32| u64::from(o.gpus / (tp * pp));
+        for (pp, cp) in pps.flat_map(|pp| cp_degrees(base, room(pp)).map(move |cp| (pp, cp))) {
+            let Some(dp) = largest_divisor_at_most(o.global_batch, o.gpus / (tp * pp * cp)) else {
                 continue;
             };
             let per_replica = o.global_batch / dp;
@@ -178,13 +189,14 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
                                     tp,
                                     pp,
                                     dp,
+                                    cp,
                                     virtual_stages: v,
                                     micro_batch: mb,
                                     accumulation: per_replica / mb,
                                     sequence_parallel: sp,
                                     checkpointing: ck,
                                     zero,
-                                    gpus: tp * pp * dp,
+                                    gpus: tp * pp * dp * cp,
                                     step_s: 0.0,
                                     mfu: 0.0,
                                     cost_per_mtoken: 0.0,
