@@ -50,3 +50,73 @@ fn turing_530b_on_5128_a100s() {
         assert!(w[1].gpus > w[0].gpus && w[1].step_s < w[0].step_s);
     }
 }
+
+/// ZeRO stage and optimizer offload are searched where they change what fits (issue 13 item 4):
+/// a Llama-2-7B shape (meta-llama/Llama-2-7b-hf config.json) with AdamW on one 80 GB GPU needs
+/// ~16 bytes per parameter of model states (ZeRO §3.1), 112 GB, before activations: no layout of
+/// one GPU fits without moving the optimizer states to the host, and the search finds that one.
+#[test]
+fn offload_is_searched_where_it_makes_a_layout_fit() {
+    use vram_explorer::scenario::{Mode, OffloadTarget, Scenario};
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn, t.vocab) = (32, 4096, 32, 32, 11008, 32000);
+    s.workload.seq_len = 4096;
+    let r = search(
+        &s,
+        &SearchOptions {
+            gpus: 1,
+            global_batch: 8,
+            top: 5,
+        },
+    );
+    let best = r.best.first().expect("a layout fits with offload");
+    println!("{}: {} layouts", best.summary(), r.evaluated);
+    assert_eq!(best.offload_optimizer, OffloadTarget::Cpu);
+    let mut applied = s.clone();
+    best.apply_to(&mut applied);
+    assert!(best.is_applied_in(&applied));
+    assert!(estimate(&applied).memory.fits);
+    // Without offload the same layout does not fit.
+    applied.strategies.offload_optimizer = OffloadTarget::None;
+    assert!(!estimate(&applied).memory.fits);
+}
+
+/// Expert parallelism is searched for a mixture of experts: a Mixtral-8x7B shape
+/// (mistralai/Mixtral-8x7B-v0.1 config.json: 32 layers, hidden 4096, 32 heads, 8 KV heads, ffn
+/// 14336, 8 experts, top-2) on 64 GPUs. Every listed EP divides both the experts and DP; the
+/// search tries EP > 1 (the layouts it lists include some), and a dense model is only tried at
+/// EP 1 (its layouts all keep it).
+#[test]
+fn expert_parallelism_is_searched_for_moe() {
+    use vram_explorer::scenario::{FfnKind, Mode, MoeSpec, Scenario};
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn, t.vocab) = (32, 4096, 32, 8, 14336, 32000);
+    t.ffn_kind = FfnKind::SwiGlu;
+    s.model.moe = MoeSpec::mixtral();
+    s.workload.seq_len = 4096;
+    let o = SearchOptions {
+        gpus: 64,
+        global_batch: 256,
+        top: 40,
+    };
+    let r = search(&s, &o);
+    assert!(!r.best.is_empty());
+    for l in r.best.iter().chain(&r.pareto) {
+        assert!(8 % l.ep == 0 && l.dp % l.ep == 0, "{}", l.summary());
+    }
+    println!("{} layouts; best {}", r.evaluated, r.best[0].summary());
+    assert!(r.best.iter().any(|l| l.ep > 1), "no EP > 1 among the best");
+    let mut dense = s.clone();
+    dense.model.moe = MoeSpec::default();
+    let d = search(&dense, &o);
+    assert!(d.best.iter().all(|l| l.ep == 1));
+    assert!(d.evaluated < r.evaluated);
+}

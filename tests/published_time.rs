@@ -22,7 +22,7 @@ use vram_explorer::estimator::estimate;
 use vram_explorer::hardware::GpuId;
 use vram_explorer::scenario::{
     AttentionKernel, Checkpointing, Dtype, FfnKind, GpuChoice, Mode, PositionKind, PrecisionMode,
-    Profile, Scenario,
+    Profile, Scenario, ZeroStage,
 };
 
 const FILES: [(&str, &str); 3] = [
@@ -93,6 +93,10 @@ fn scenario_for(r: &Value) -> Scenario {
     s.parallel.dp = dp;
     s.parallel.pp_interleave = l["virtual_stages"].as_u64().map_or(1, |v| v as u32);
     s.parallel.sequence_parallel = l["sequence_parallel"].as_bool().unwrap_or(false);
+    if l["distributed_optimizer"].as_bool() == Some(true) {
+        // Megatron's distributed optimizer shards the optimizer state over DP (ZeRO-1).
+        s.strategies.zero = ZeroStage::Stage1;
+    }
     s.workload.micro_batch = micro;
     s.workload.grad_accum_steps = (global / (micro * dp)).max(1);
     s.precision.mode = PrecisionMode::MasterWeights;
@@ -291,11 +295,13 @@ fn errors_against_published_runs() {
 }
 
 /// Regression guards at today's errors (see the test's doc); issue 13 aims at 0.03 / 0.08.
-/// Flat model (before the parts model): mean 14.8 %, worst 31.7 %. Parts model
-/// (docs/time-model.md): mean 4.7 %, worst 15.2 % (the 1.7B H100 run; the 462B one is −14.4 %);
-/// Table 1 alone: mean 2.6 %, worst 6.7 %.
-const MEAN_GUARD: f64 = 0.05;
-const WORST_GUARD: f64 = 0.16;
+/// Flat model (before the parts model): mean 14.8 %, worst 31.7 %. Parts model, first pass:
+/// mean 4.7 %, worst 15.2 %. With the H100 table's sourced settings (interleaving, micro-batch 4
+/// at PP 1), the interleaved schedule's exposed sends, the loss kernels and the overlap tax
+/// (docs/time-model.md): mean 3.5 %, worst 9.0 % (the 462B H100 run, −9.0 %); Table 1 alone:
+/// mean 2.7 %, worst 6.6 %.
+const MEAN_GUARD: f64 = 0.036;
+const WORST_GUARD: f64 = 0.092;
 
 /// How `timing.parts.gemm_efficiency` and `_hopper` were fitted: a grid (step 0.01) minimising
 /// the mean |error| of the calibration records only — each GPU class on its own records (the

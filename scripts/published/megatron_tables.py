@@ -63,6 +63,30 @@ ws = [
  ("314B",128,16384,96,8,8,48,3072,1536,474.4,48,1457.4),
  ("462B",144,18432,112,8,16,48,6144,3072,459.9,47,2825.6),
 ]
+# The settings docs/research/h100-weak-scaling-configs.md sourced or deduced (its §2.2, §3, §5): virtual
+# stages per PP degree (one layer per virtual stage), micro-batch 4 at PP = 1 and 1 with a pipeline.
+NOTE = "docs/research/h100-weak-scaling-configs.md"
+WS_V = {2: 42, 4: 23, 6: 16, 8: 12, 16: 7}
+WS_V_WHY = {
+  2: "one layer per virtual stage, the uniform reading (guess; 2, 3, 6, 7, 14, 21 also divide 42)",
+  4: "the only interleaving r0.8 allows for 23 layers per stage (deduced)",
+  6: "one layer per virtual stage (guess within v >= 4 deduced from the README's strong-scaling figure, §3)",
+  8: "one layer per virtual stage, the uniform reading (guess; 2, 3, 4, 6 also divide 12)",
+  16: "the only interleaving r0.8 allows for 7 layers per stage (deduced)",
+}
+
+def ws_assumptions(tp, pp):
+    out = []
+    if pp == 1:
+        out.append("micro-batch 4 (deduced, " + NOTE + " §5: with micro-batch 1 the sourced data-parallel overlap window (last micro-batch's backward, Megatron-Core r0.8 schedules.py l. 390-422 at f2e5db402c) leaves 34-59 % of the step exposed, beyond the measured MFU; NVIDIA's PP = 1 H100 configs of the time use 4), so one micro-batch per step")
+    else:
+        out.append("interleaved schedule, virtual stages %d: %s; the README's 'pipeline-parallel communication (enabled by default)' holds only for the interleaved schedule in r0.8 (arguments.py l. 271-277 at f2e5db402c), " % (WS_V[pp], WS_V_WHY[pp]) + NOTE + " §2.2")
+        out.append("micro-batch 1 (deduced for 177B from the strong-scaling figure, guessed for the other PP rows; NVIDIA's PP configs of the time all use 1)")
+    out.append("sequence parallelism %s (forced: --tp-comm-overlap asserts it, and r0.8 turns it off at TP 1; arguments.py l. 199-200, 468-469)" % ("on" if tp > 1 else "off"))
+    out.append("distributed optimizer on (forced: --overlap-param-gather asserts it, arguments.py l. 279-281); FP32 gradient reduce-scatter (l. 299-305)")
+    out.append("still unpublished: recomputation (none assumed), precision (BF16 assumed, " + NOTE + " §2.1), attention kernel (fused assumed), FFN (4h GELU assumed), positions (learned assumed), cross-entropy fusion (off assumed)")
+    return out
+
 recs = []
 for (size,heads,h,l,tp,pp,dp,g,b,tf,mfu,pf) in ws:
     assert tp*pp*dp == g, size
@@ -77,12 +101,12 @@ for (size,heads,h,l,tp,pp,dp,g,b,tf,mfu,pf) in ws:
       "also_reported": {"mfu_percent": mfu, "aggregate_pflops": pf},
       "config": {
         "model": {"family": "GPT (Megatron-Core)", "layers": l, "hidden": h, "heads": heads, "ffn": 4*h, "vocab": 131072, "seq_len": 4096, "tied_embeddings": False},
-        "layout": {"tp": tp, "pp": pp, "dp": dp, "global_batch": b},
+        "layout": {"tp": tp, "pp": pp, "dp": dp,
+                   "micro_batch": 4 if pp == 1 else 1, "virtual_stages": 1 if pp == 1 else WS_V[pp],
+                   "sequence_parallel": tp > 1, "distributed_optimizer": True, "global_batch": b},
         "communication": "--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap, PP overlap (README)",
       },
-      "unpublished": [
-        "micro-batch size, virtual pipeline stages, sequence parallelism, distributed optimizer, recomputation, precision (BF16 assumed; FP8 not stated), attention kernel, FFN activation and width (4h GELU-style is implied by the parameter counts: 12 l h^2 + 2 V h gives 461.4 B for 462B, untied), positional embedding: not in the README",
-      ],
+      "unpublished": ws_assumptions(tp, pp),
       "source": ws_src,
     })
 json.dump({"schema": "vram-explorer.published/1", "about": "Megatron-LM README weak-scaling table (H100): the time model's second calibration set (issue 13)", "records": recs}, open("megatron-core-weak-scaling-h100.json","w"), indent=1, ensure_ascii=False)

@@ -1,5 +1,6 @@
 //! `vram-explorer fit`: the solvers' answers for a scenario — the largest micro-batch, context and
-//! model that fit, the fewest GPUs, and "make it fit" suggestions ranked by step time.
+//! model that fit, the fewest GPUs, and "make it fit" suggestions ranked by cost per token (GPU-seconds
+//! per step), the fastest always listed.
 
 use std::fmt::Write;
 
@@ -77,7 +78,7 @@ fn json_text(s: &Scenario, result: &FitResult) -> String {
         .map(|g| {
             json!({
                 "changes": g.changes, "costs": g.costs, "step_time_s": g.step_time_s,
-                "headroom_bytes": g.headroom.get(), "gpus": g.gpus,
+                "gpu_seconds": g.gpu_seconds, "headroom_bytes": g.headroom.get(), "gpus": g.gpus,
                 "scenario_ron": to_ron_string(&g.scenario),
             })
         })
@@ -178,7 +179,8 @@ fn text(s: &Scenario, result: &FitResult) -> String {
     }
     let _ = writeln!(
         out,
-        "\nMake it fit (within {} GPUs, {} estimates): {} suggestion(s), fastest first",
+        "\nMake it fit (within {} GPUs, {} estimates): {} suggestion(s), cheapest per token first \
+         (GPU-seconds per step), the fastest always listed",
         result.budget_gpus,
         result.estimates,
         result.suggestions.len()
@@ -192,10 +194,11 @@ fn text(s: &Scenario, result: &FitResult) -> String {
     for (i, g) in result.suggestions.iter().enumerate() {
         let _ = writeln!(
             out,
-            "{}. step {}, {} GPU(s), headroom {}",
+            "{}. step {}, {} GPU(s), {:.0} GPU-s per step, headroom {}",
             i + 1,
             fmt_seconds(g.step_time_s),
             g.gpus,
+            g.gpu_seconds,
             gib(g.headroom)
         );
         for c in &g.changes {

@@ -63,7 +63,7 @@ pub fn run(s: &Scenario, a: &OptimizeArgs) -> String {
 
 fn line(l: &Layout) -> String {
     format!(
-        "{:>6} GPUs  TP {} PP {} (v {}) DP {} CP {}  micro {} × {}  SP {}  {:?} recompute, ZeRO {:?}: step {}, MFU {:.1} %, {:.3} per M tokens",
+        "{:>6} GPUs  TP {} PP {} (v {}) DP {} CP {}  micro {} × {}  SP {}  {:?} recompute, ZeRO {:?}, optimizer offload {:?}, EP {}: step {}, MFU {:.1} %, {:.3} per M tokens",
         l.gpus,
         l.tp,
         l.pp,
@@ -75,6 +75,8 @@ fn line(l: &Layout) -> String {
         if l.sequence_parallel { "on" } else { "off" },
         l.checkpointing,
         l.zero,
+        l.offload_optimizer,
+        l.ep,
         fmt_seconds(l.step_s),
         l.mfu * 100.0,
         l.cost_per_mtoken

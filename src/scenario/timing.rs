@@ -87,7 +87,7 @@ impl Default for PartsTiming {
     fn default() -> Self {
         PartsTiming {
             gemm_efficiency: 0.72,
-            gemm_efficiency_hopper: 0.56,
+            gemm_efficiency_hopper: 0.51,
             flash_forward_efficiency: 0.6,
             flash_backward_efficiency: 0.5,
             tp_overlap: 0.0,

@@ -59,10 +59,11 @@ fn list(ui: &mut Ui, prefs: &Prefs, result: &FitResult, chosen: &mut Option<Scen
                 *chosen = Some(s.scenario.clone());
             }
             let summary = format!(
-                "{} — {} per step, {}, headroom {}",
+                "{} — {} per step, {} ({:.1} GPU-h per step), headroom {}",
                 arrows(&s.changes.join("; ")),
                 fmt_seconds(s.step_time_s),
                 crate::format::plural(s.gpus, "GPU", "GPUs"),
+                s.gpu_seconds / 3600.0,
                 prefs.unit.format(s.headroom)
             );
             ui.label(RichText::new(summary).color(theme::good(prefs.theme)))

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::estimator::performance::parts::search::{Layout, SearchOptions, SearchResult};
-use crate::scenario::{Checkpointing, Scenario, ZeroStage};
+use crate::scenario::{Checkpointing, OffloadTarget, Scenario, ZeroStage};
 
 /// What a search ran for: the scenario with its layout fields set to one fixed layout (so that
 /// applying a result does not start another search), and the budget.
@@ -51,6 +51,8 @@ const NEUTRAL: Layout = Layout {
     sequence_parallel: false,
     checkpointing: Checkpointing::None,
     zero: ZeroStage::None,
+    offload_optimizer: OffloadTarget::None,
+    ep: 1,
     gpus: 1,
     step_s: 0.0,
     mfu: 0.0,

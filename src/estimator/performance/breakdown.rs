@@ -106,17 +106,17 @@ impl StepPart {
                 "One forward per generated token over the growing KV cache, with its collectives and offload share."
             }
             StepPart::TensorParallel => {
-                "Per-layer all-reduces (or reduce-scatter + all-gather with sequence parallelism) not hidden by overlap."
+                "Per-layer all-reduces (or reduce-scatter + all-gather with sequence parallelism) not hidden by overlap, plus the compute the hidden ones slow down (15 % of their time on NVLink, calculon's processor_usage)."
             }
             StepPart::DataParallel => {
-                "Gradient reduction (ZeRO: also parameter gathers) not hidden behind backward (timing.comm_overlap)."
+                "Gradient reduction (ZeRO: also parameter gathers) not hidden behind backward (timing.comm_overlap), plus the compute the hidden part slows down (2 % of its time over InfiniBand, 15 % over NVLink)."
             }
             StepPart::ExpertParallel => "Tokens sent to and from their experts' GPUs.",
             StepPart::ContextParallel => {
                 "Ring attention's K/V chunks passed between context-parallel ranks beyond what the attention core hides, or Ulysses' four all-to-alls per layer and pass (docs/context-parallel.md)."
             }
             StepPart::PipelineSends => {
-                "Activations and their gradients sent between pipeline stages, not hidden."
+                "Activations and their gradients sent between pipeline stages, not hidden: the warm-up's and cool-down's always, the steady phase's unless overlapped (timing.parts.pp_overlap)."
             }
             StepPart::Bubble => {
                 "Pipeline stages idle while the schedule fills and drains: (PP − 1) ÷ (micro-batches × virtual stages) of the stage's work."

@@ -61,9 +61,15 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
         // The parts model: TP collectives hidden by `tp_overlap`, pipeline sends exposed
         // (after `pp_overlap`), and the bubble idles for the stage's kernels and its exposed
         // TP communication (every micro-batch carries both; Narayanan et al. 2021 §2.2).
-        let hidden = 1.0 - s.timing.parts.tp_overlap;
-        comm.tp_time_s *= hidden;
-        comm.tp_latency_s *= hidden;
+        // Hidden communication is not free: its kernels take SMs and memory bandwidth from the
+        // compute it overlaps (`super::parts::overlap_tax`).
+        let tp_ov = s.timing.parts.tp_overlap.clamp(0.0, 1.0);
+        let (_, tp_inter) = i.collective_bw(i.tp, 1);
+        let tp_keep = (1.0 - tp_ov) + tp_ov * super::parts::overlap_tax(tp_inter);
+        comm.tp_time_s *= tp_keep;
+        comm.tp_latency_s *= 1.0 - tp_ov;
+        let dp_hidden = comm.dp_time_s - comm.dp_exposed_s;
+        comm.dp_exposed_s += dp_hidden.max(0.0) * super::parts::overlap_tax(comm.dp_internode);
         comm.pp_p2p_s = p.p2p_s;
         comm.bubble_s =
             comm.bubble_fraction * (train_phase.time_s + comm.tp_time_s + p.p2p_s + cp_s);

@@ -2,7 +2,11 @@
 //! checkpointing, the TP × PP × DP layout within a GPU budget and the micro-batch (accumulation keeping
 //! the global batch), and return the few fitting combinations with the shortest estimated step time.
 //!
-//! Ranking is by step time with a small penalty per changed knob ([`CHANGE_PENALTY`]).
+//! Ranking is by cost per token — GPU-seconds per step (step time × GPUs; the global batch, hence
+//! the tokens per step, is kept) — with a small penalty per changed knob ([`CHANGE_PENALTY`]), and
+//! the fastest fitting suggestion is always listed too (issue 13: a 512-GPU pipeline used to come
+//! first, ahead of an 8-GPU offload ~35× cheaper per step). A suggestion is dropped only when
+//! another is as fast, as cheap, and changes a strict subset of its knobs.
 //!
 //! The search is a depth-first walk over the axes in [`Axis::ALL`] order. Each axis lists its options
 //! from the cheapest (in step time) to the most memory-saving. At every node two estimates bound the
@@ -50,7 +54,10 @@ pub struct Suggestion {
     /// What each change costs (time, GPUs, quality), with sources.
     pub costs: Vec<String>,
     pub step_time_s: f64,
-    /// The ranking key: step time × (1 + [`CHANGE_PENALTY`] × knobs changed).
+    /// GPU-seconds per step (step time × GPUs): cost per token up to the price per GPU-hour and
+    /// the tokens per step, which every suggestion shares.
+    pub gpu_seconds: f64,
+    /// The ranking key: GPU-seconds per step × (1 + [`CHANGE_PENALTY`] × knobs changed).
     pub rank: f64,
     /// Capacity minus the per-GPU total (≥ 0: it fits).
     pub headroom: Bytes,
@@ -116,6 +123,7 @@ pub fn make_it_fit_with<F: FnMut(&Scenario) -> Probe>(
         scratch: s.clone(),
         eval,
         top: [None; MAX_SUGGESTIONS],
+        fastest: None,
         keep: opts.top.clamp(1, MAX_SUGGESTIONS),
         memo,
         memo_next: 1,
@@ -125,7 +133,7 @@ pub fn make_it_fit_with<F: FnMut(&Scenario) -> Probe>(
     search.node(root, 0);
     let base_time = own.step_time_s;
     let mut suggestions = Vec::with_capacity(search.keep);
-    for entry in search.top.iter().flatten() {
+    for entry in search.listed().iter().flatten() {
         let mut scenario = s.clone();
         entry.setting.apply(&mut scenario, s);
         let (changes, costs) = describe(s, &scenario, base_time, entry.probe.step_time_s);
@@ -135,6 +143,7 @@ pub fn make_it_fit_with<F: FnMut(&Scenario) -> Probe>(
             changes,
             costs,
             step_time_s: entry.probe.step_time_s,
+            gpu_seconds: entry.gpu_seconds(),
             rank: entry.rank(),
             headroom: Bytes(-entry.probe.excess),
         });
@@ -156,17 +165,34 @@ struct Entry {
     mask: u8,
 }
 
+/// GPUs of a setting's layout.
+fn gpus_of(st: &Setting) -> f64 {
+    f64::from(st.tp.max(1)) * f64::from(st.pp.max(1)) * f64::from(st.dp.max(1))
+}
+
 /// Rank penalty per changed knob: suggestions within a few per cent of each other in step time are
 /// listed fewest-changes first (an editorial choice: each change is a risk the time model ignores).
 pub const CHANGE_PENALTY: f64 = 0.02;
 
 impl Entry {
-    fn rank(&self) -> f64 {
-        self.probe.step_time_s * (1.0 + CHANGE_PENALTY * f64::from(self.mask.count_ones()))
+    fn penalty(&self) -> f64 {
+        1.0 + CHANGE_PENALTY * f64::from(self.mask.count_ones())
     }
-    /// As fast or faster with a strict subset of the other's changes.
+    fn gpu_seconds(&self) -> f64 {
+        self.probe.step_time_s * gpus_of(&self.setting)
+    }
+    /// Cost rank: GPU-seconds per step with the change penalty.
+    fn rank(&self) -> f64 {
+        self.gpu_seconds() * self.penalty()
+    }
+    /// Time rank: step time with the change penalty.
+    fn time_rank(&self) -> f64 {
+        self.probe.step_time_s * self.penalty()
+    }
+    /// As fast or faster and as cheap or cheaper with a strict subset of the other's changes.
     fn dominates(&self, other: &Entry) -> bool {
         self.probe.step_time_s <= other.probe.step_time_s
+            && self.gpu_seconds() <= other.gpu_seconds()
             && self.mask & !other.mask == 0
             && self.mask != other.mask
     }
@@ -178,7 +204,10 @@ struct Search<'a, F> {
     space: Space<'a>,
     scratch: Scenario,
     eval: F,
+    /// Best first by cost rank.
     top: [Option<Entry>; MAX_SUGGESTIONS],
+    /// The best by time rank (listed even when it is not among the cheapest).
+    fastest: Option<Entry>,
     keep: usize,
     /// Recent evaluations: a node's cheapest completion is its first child's.
     memo: [Option<(Setting, Probe)>; MEMO],
@@ -223,6 +252,32 @@ impl<F: FnMut(&Scenario) -> Probe> Search<'_, F> {
             .fold(f64::NEG_INFINITY, f64::max)
     }
 
+    /// The best time rank found so far (infinite before the first fit).
+    fn time_bound(&self) -> f64 {
+        self.fastest.map_or(f64::INFINITY, |e| e.time_rank())
+    }
+
+    /// The suggestions to return: the cheapest few, the last replaced by the fastest when it is not
+    /// among them (its cost rank is then no better than the one it replaces: still sorted).
+    fn listed(&self) -> [Option<Entry>; MAX_SUGGESTIONS] {
+        let mut out = [None; MAX_SUGGESTIONS];
+        for (slot, e) in out.iter_mut().zip(self.top.iter().take(self.keep)) {
+            *slot = *e;
+        }
+        let Some(fast) = self.fastest else {
+            return out;
+        };
+        if out.iter().flatten().any(|e| e.setting == fast.setting) {
+            return out;
+        }
+        let n = out.iter().flatten().count();
+        let at = if n < self.keep { n } else { self.keep - 1 };
+        if let Some(slot) = out.get_mut(at) {
+            *slot = Some(fast);
+        }
+        out
+    }
+
     /// Keeps `setting` if it ranks among the best few and no kept suggestion dominates it (as fast or
     /// faster with a strict subset of its changes); drops the kept ones it dominates.
     fn record(&mut self, setting: Setting, probe: Probe) {
@@ -231,6 +286,9 @@ impl<F: FnMut(&Scenario) -> Probe> Search<'_, F> {
             probe,
             mask: setting.change_mask(&self.space.base),
         };
+        if new.time_rank() < self.time_bound() {
+            self.fastest = Some(new);
+        }
         let top = self.top.iter().flatten();
         if top
             .clone()
@@ -287,12 +345,13 @@ impl<F: FnMut(&Scenario) -> Probe> Search<'_, F> {
             self.record(cheap, p);
             return true;
         }
-        // Every leaf below is at least as slow as `cheap` and keeps the changes already fixed on the
-        // axes above, so its rank is at least this.
+        // Every leaf below is at least as slow as `cheap`, runs on its GPUs (the layout, the
+        // outermost axis, is fixed below the root) and keeps the changes already fixed on the axes
+        // above, so its time and cost ranks are at least these.
         let fixed = Axis::ALL.iter().take(depth).fold(0u8, |m, a| m | a.bit());
         let changed = st.change_mask(&self.space.base) & fixed;
         let floor = p.step_time_s * (1.0 + CHANGE_PENALTY * f64::from(changed.count_ones()));
-        if floor > self.bound() {
+        if floor * gpus_of(&cheap) > self.bound() && floor > self.time_bound() {
             return false;
         }
         let most = self.complete(st, depth, false);

@@ -25,6 +25,47 @@ use crate::scenario::{
 /// (H100 SXM: 989 TFLOP/s; A100: 312).
 pub const HOPPER_PEAK16: f64 = 600e12;
 
+/// Exposed pipeline sends of one step: every transfer of `activation_bytes` (t·h·element) per
+/// chunk boundary, the steady phase's hidden by `pp_overlap`, the warm-up's and cool-down's always
+/// exposed (`pipeline::p2p_edge_transfers`).
+fn exposed_p2p(s: &Scenario, i: &Inputs, activation_bytes: f64, pp_overlap: f64) -> f64 {
+    if i.pp <= 1 {
+        return 0.0;
+    }
+    let v = s.parallel.pp_interleave.max(1);
+    let accum = s.workload.grad_accum_steps.max(1);
+    let bytes = pipeline::p2p_bytes_per_microbatch(activation_bytes, 1.0, 1.0, i.tp, v);
+    let (link, _) = i.collective_bw(i.pp, i.tp.saturating_mul(i.dp).saturating_mul(i.cp));
+    let all = f64::from(accum) * rate_time(bytes, link);
+    let micro = match s.parallel.pp_microbatches {
+        0 => accum,
+        n => n,
+    };
+    let transfers = 2.0 * f64::from(micro) * f64::from(v);
+    let edge = pipeline::p2p_edge_transfers(i.pp, micro, v) / transfers;
+    all * (edge + (1.0 - edge) * (1.0 - pp_overlap))
+}
+
+/// Share of an overlapped (hidden) collective's duration that still costs step time: the SMs and
+/// memory bandwidth its kernels take from the compute running beside it. calculon's
+/// `processor_usage` (calculon-ai/calculon at caa4b11f8fe1fee3ba57adaacb7590d7deabd053,
+/// `calculon/llm/layers.py` `compute_processing_time`: a hidden transfer adds
+/// `net_time × processor_usage` to the compute; `systems/h100_80g_nvl8.json` and
+/// `a100_80g.json`: 0.15 on the NVLink network, 0.02 on the InfiniBand one).
+pub fn overlap_tax(internode: bool) -> f64 {
+    if internode { 0.02 } else { 0.15 }
+}
+
+/// Bytes one logit element moves through Megatron's unfused vocab-parallel cross-entropy
+/// (`megatron/core/tensor_parallel/cross_entropy.py` at f2e5db402c, Megatron-Core r0.8; Megatron-LM
+/// 2021 runs the same ops), logits of `element_bytes`: forward `.float()` (read e, write 4),
+/// `max` (4), subtract in place (8), `exp` in place (8), `sum` (4), `div_` (8); backward `mul_`
+/// (8) and the cast of the gradient back (4 + e). 52 B at BF16 (the research note
+/// docs/research/h100-weak-scaling-configs.md §5 counts the same).
+pub fn loss_bytes_per_logit(element_bytes: f64) -> f64 {
+    2.0 * element_bytes + 4.0 * (1.0 + 1.0 + 2.0 + 2.0 + 1.0 + 2.0 + 2.0 + 1.0)
+}
+
 /// One training step on one GPU (all micro-batches), by part, seconds. The critical pipeline
 /// stage is timed: ⌈L/PP⌉ layers plus the LM head and loss (the last stage).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
@@ -125,11 +166,10 @@ pub fn training_parts(
     let ew_fwd = ew(rep / rep_div, 4.0) + ew(act / tp, 1.0);
 
     let layers = f64::from(m.layers.div_ceil(i.pp.max(1)));
-    // LM head (on the last stage): 2·t·h·V/TP forward, 2× backward; the loss reads and writes
-    // FP32 logits about four times (softmax, cross-entropy, its gradient).
+    // LM head (on the last stage): 2·t·h·V/TP forward, 2× backward; the loss by its kernels.
     let head_f = t * super::flops::head_flops_per_token(m) * keep / tp;
     let head_gemm = 3.0 * g(head_f);
-    let loss = elementwise::time(4.0 * 4.0 * t * f64::from(m.vocab) / tp, bw);
+    let loss = elementwise::time(loss_bytes_per_logit(e) * t * f64::from(m.vocab) / tp, bw);
 
     let recompute_layer = match s.strategies.checkpointing {
         Checkpointing::None => 0.0,
@@ -137,19 +177,13 @@ pub fn training_parts(
         Checkpointing::Full | Checkpointing::EveryK => gemm_fwd + att.forward_s + ew_fwd,
     };
     let accum = f64::from(s.workload.grad_accum_steps.max(1));
-    let p2p = if i.pp > 1 {
-        let bytes = pipeline::p2p_bytes_per_microbatch(t, h, e, i.tp, s.parallel.pp_interleave);
-        let (link, _) = i.collective_bw(i.pp, i.tp.saturating_mul(i.dp).saturating_mul(i.cp));
-        rate_time(bytes, link) * (1.0 - pt.pp_overlap)
-    } else {
-        0.0
-    };
+    let p2p = exposed_p2p(s, i, t * h * e, pt.pp_overlap);
     Some(StepParts {
         gemm_s: accum * (layers * 3.0 * gemm_fwd + head_gemm),
         attention_s: accum * layers * (att.forward_s + att.backward_s),
         elementwise_s: accum * (layers * 3.0 * ew_fwd + loss),
         recompute_s: accum * layers * recompute_layer,
-        p2p_s: accum * p2p,
+        p2p_s: p2p,
         gemm_share: share,
     })
 }

@@ -1,18 +1,24 @@
 //! The best training layout for a GPU budget and a global batch (issue 13 item 4): every
-//! combination of TP, PP, virtual stages, micro-batch, sequence parallelism, recomputation, ZeRO
-//! stage and, from 32K tokens, context parallelism (`context_parallel::cp_degrees`), with DP
-//! taking the rest of the budget; each is estimated (memory and the parts
-//! model) and the fastest that fit are kept, with the Pareto front of step time against GPUs.
+//! combination of TP, PP, virtual stages, micro-batch, sequence parallelism, recomputation,
+//! ZeRO stage (0–3), optimizer offload to the host, for a mixture of experts the expert-parallel
+//! degree and, from 32K tokens, context parallelism (`context_parallel::cp_degrees`), with DP
+//! taking the rest of the budget; each is estimated (memory and the parts model) and the fastest
+//! that fit are kept, with the Pareto front of step time against GPUs.
+//!
+//! ZeRO-2/3 and offload only where they change what fits: ZeRO-2 is tried when ZeRO-1 does not
+//! fit (it moves the same bytes, ZeRO §5.2, so it is never faster), ZeRO-3 when ZeRO-2 does not
+//! (1.5× the traffic, ZeRO §7), and optimizer offload when the same layout without it does not
+//! fit (it adds host traffic and a host optimizer step).
 //!
 //! Not searched (docs/time-model.md): the network tier of each parallel group (calculon's
 //! per-group network choice — here TP stays inside a node and the rest is placed by rank
-//! order), offload targets, TP communication style (RS/AG vs all-reduce moves the same bytes
-//! here), expert parallelism, the CP style (the scenario's own); DP is the largest divisor of the batch the budget
-//! allows (fewer GPUs show up through other TP × PP products).
+//! order), parameter and activation offload, NVMe targets, TP communication style (RS/AG vs
+//! all-reduce moves the same bytes here), the CP style (the scenario's own); DP is the largest
+//! divisor of the batch the budget allows (fewer GPUs show up through other TP × PP products).
 
 use crate::estimator::estimate;
 use crate::estimator::performance::context_parallel::cp_degrees;
-use crate::scenario::{Checkpointing, Mode, Scenario, ZeroStage};
+use crate::scenario::{Checkpointing, Mode, OffloadTarget, Scenario, ZeroStage};
 
 /// What to search for.
 #[derive(Clone, Copy, Debug)]
@@ -39,6 +45,10 @@ pub struct Layout {
     pub sequence_parallel: bool,
     pub checkpointing: Checkpointing,
     pub zero: ZeroStage,
+    /// Where the optimizer states live (`None` or the host).
+    pub offload_optimizer: OffloadTarget,
+    /// Expert-parallel degree (`model.moe.ep`; 1 for dense models).
+    pub ep: u32,
     pub gpus: u32,
     pub step_s: f64,
     pub mfu: f64,
@@ -49,8 +59,8 @@ pub struct Layout {
 impl Layout {
     /// Writes this layout into `s` (what the search estimates, and what "apply" in the window
     /// does): parallel degrees, virtual stages, sequence parallelism, micro-batch and
-    /// accumulation, recomputation and ZeRO stage; the pipeline's micro-batch count follows the
-    /// accumulation (`pp_microbatches` = 0).
+    /// accumulation, recomputation, ZeRO stage, optimizer offload and expert parallelism; the
+    /// pipeline's micro-batch count follows the accumulation (`pp_microbatches` = 0).
     pub fn apply_to(&self, s: &mut Scenario) {
         let p = &mut s.parallel;
         (p.tp, p.pp, p.dp, p.pp_interleave) = (self.tp, self.pp, self.dp, self.virtual_stages);
@@ -61,6 +71,8 @@ impl Layout {
         s.workload.grad_accum_steps = self.accumulation;
         s.strategies.checkpointing = self.checkpointing;
         s.strategies.zero = self.zero;
+        s.strategies.offload_optimizer = self.offload_optimizer;
+        s.model.moe.ep = self.ep;
     }
 
     /// Whether `s` already runs this layout: the fields [`apply_to`](Self::apply_to) writes hold
@@ -75,10 +87,12 @@ impl Layout {
             && s.workload.grad_accum_steps == self.accumulation
             && s.strategies.checkpointing == self.checkpointing
             && s.strategies.zero == self.zero
+            && s.strategies.offload_optimizer == self.offload_optimizer
+            && s.model.moe.ep == self.ep
     }
 
     /// "TP 8 · PP 4 (v 2) · DP 16 · micro 1 × 8 · SP · selective recompute · ZeRO-1" (micro-batch
-    /// size × accumulation steps; nothing said for no recomputation and no ZeRO).
+    /// size × accumulation steps; nothing said for no recomputation, no ZeRO, no offload, EP 1).
     pub fn summary(&self) -> String {
         let mut out = format!("TP {} · PP {}", self.tp, self.pp);
         if self.virtual_stages > 1 {
@@ -106,6 +120,12 @@ impl Layout {
             ZeroStage::Stage2 => " · ZeRO-2",
             ZeroStage::Stage3 => " · ZeRO-3",
         };
+        if self.offload_optimizer != OffloadTarget::None {
+            out += " · optimizer offload";
+        }
+        if self.ep > 1 {
+            out += &format!(" · EP {}", self.ep);
+        }
         out
     }
 }
@@ -153,7 +173,12 @@ const RECOMPUTE: [Checkpointing; 3] = [
     Checkpointing::Selective,
     Checkpointing::Full,
 ];
-const ZERO: [ZeroStage; 2] = [ZeroStage::None, ZeroStage::Stage1];
+const ZERO: [ZeroStage; 4] = [
+    ZeroStage::None,
+    ZeroStage::Stage1,
+    ZeroStage::Stage2,
+    ZeroStage::Stage3,
+];
 
 /// Searches the layouts of `base` (a transformer training scenario; its model, precision,
 /// optimizer, GPU and timing are kept).
@@ -181,45 +206,25 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
                     .into_iter()
                     .filter(|&v| v == 1 || (pp > 1 && (layers / pp).is_multiple_of(v)))
                 {
-                    for sp in [false, true].into_iter().filter(|&sp| !sp || tp > 1) {
-                        for ck in RECOMPUTE {
-                            for zero in ZERO.into_iter().filter(|&z| z == ZeroStage::None || dp > 1)
-                            {
-                                let mut l = Layout {
-                                    tp,
-                                    pp,
-                                    dp,
-                                    cp,
-                                    virtual_stages: v,
-                                    micro_batch: mb,
-                                    accumulation: per_replica / mb,
-                                    sequence_parallel: sp,
-                                    checkpointing: ck,
-                                    zero,
-                                    gpus: tp * pp * dp * cp,
-                                    step_s: 0.0,
-                                    mfu: 0.0,
-                                    cost_per_mtoken: 0.0,
-                                };
-                                l.apply_to(&mut s);
-                                let e = estimate(&s);
-                                out.evaluated += 1;
-                                if !e.memory.fits {
-                                    continue;
-                                }
-                                let p = &e.performance;
-                                l.step_s = p.step.total_s;
-                                l.mfu = p.throughput.mfu;
-                                l.cost_per_mtoken = cost_per_mtoken(
-                                    p.step.total_s,
-                                    l.gpus,
-                                    p.cost.tokens_per_step,
-                                    base.timing.price_per_gpu_hour,
-                                );
-                                all.push(l);
-                            }
-                        }
-                    }
+                    let frame = Layout {
+                        tp,
+                        pp,
+                        dp,
+                        cp,
+                        virtual_stages: v,
+                        micro_batch: mb,
+                        accumulation: per_replica / mb,
+                        sequence_parallel: false,
+                        checkpointing: Checkpointing::None,
+                        zero: ZeroStage::None,
+                        offload_optimizer: OffloadTarget::None,
+                        ep: 1,
+                        gpus: tp * pp * dp * cp,
+                        step_s: 0.0,
+                        mfu: 0.0,
+                        cost_per_mtoken: 0.0,
+                    };
+                    search_frame(base, &mut s, frame, &mut all, &mut out.evaluated);
                 }
             }
         }
@@ -229,6 +234,78 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
     all.truncate(o.top.max(1));
     out.best = all;
     out
+}
+
+/// Expert-parallel degrees for `dp` replicas: 1 for a dense model, else the powers of two that
+/// divide both the experts and DP (EP is carved out of the data-parallel ranks).
+fn expert_degrees(s: &Scenario, dp: u32) -> impl Iterator<Item = u32> {
+    let experts = s.model.moe.experts;
+    (0..16)
+        .map(|k| 1u32 << k)
+        .take_while(move |&e| e == 1 || (e <= experts && e <= dp))
+        .filter(move |&e| e == 1 || (experts.is_multiple_of(e) && dp.is_multiple_of(e)))
+}
+
+/// Every sequence-parallel × recomputation × EP × ZeRO × offload choice of one frame (TP, PP, DP,
+/// micro-batch, virtual stages): ZeRO-2/3 and offload only where the cheaper choice does not fit.
+fn search_frame(
+    base: &Scenario,
+    s: &mut Scenario,
+    frame: Layout,
+    all: &mut Vec<Layout>,
+    evaluated: &mut u32,
+) {
+    for sp in [false, true].into_iter().filter(|&sp| !sp || frame.tp > 1) {
+        for ck in RECOMPUTE {
+            for ep in expert_degrees(base, frame.dp) {
+                let mut fitted = false;
+                for zero in ZERO
+                    .into_iter()
+                    .filter(|&z| z == ZeroStage::None || frame.dp > 1)
+                {
+                    if fitted && matches!(zero, ZeroStage::Stage2 | ZeroStage::Stage3) {
+                        break;
+                    }
+                    for offload in [OffloadTarget::None, OffloadTarget::Cpu] {
+                        let l = Layout {
+                            sequence_parallel: sp,
+                            checkpointing: ck,
+                            zero,
+                            offload_optimizer: offload,
+                            ep,
+                            ..frame
+                        };
+                        *evaluated += 1;
+                        if let Some(l) = evaluate(base, s, l) {
+                            all.push(l);
+                            // Only a fit without offload makes the larger stages pointless.
+                            fitted |= offload == OffloadTarget::None;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `l` estimated on `s` (a scratch copy of `base`), with its time and cost, if it fits.
+fn evaluate(base: &Scenario, s: &mut Scenario, mut l: Layout) -> Option<Layout> {
+    l.apply_to(s);
+    let e = estimate(s);
+    if !e.memory.fits {
+        return None;
+    }
+    let p = &e.performance;
+    l.step_s = p.step.total_s;
+    l.mfu = p.throughput.mfu;
+    l.cost_per_mtoken = cost_per_mtoken(
+        p.step.total_s,
+        l.gpus,
+        p.cost.tokens_per_step,
+        base.timing.price_per_gpu_hour,
+    );
+    Some(l)
 }
 
 /// Price of a million tokens: step × GPUs × price per GPU-hour ÷ tokens per step.
