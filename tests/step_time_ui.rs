@@ -29,7 +29,9 @@ fn the_step_time_view_shows_the_parts_and_applies_the_best_layout() {
     let mut h = harness(seventy_b(), (1280.0, 800.0));
     assert!(h.query_by_label("Matrix multiplies").is_none());
     h.get_by_label("Step time").click();
-    h.run();
+    // The layout search starts on a worker thread and its spinner repaints while it runs: step,
+    // not `run` (which waits for the window to settle).
+    h.run_steps(3);
     assert!(h.query_by_label("Matrix multiplies").is_some());
     assert!(
         h.query_by_label("Recompute").is_some(),
