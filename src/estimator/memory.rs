@@ -15,6 +15,7 @@ pub mod inference;
 pub mod inventory;
 pub mod layer_kinds;
 pub mod peft;
+pub mod serving;
 pub mod states;
 pub mod towers;
 pub mod training;
