@@ -257,3 +257,38 @@ fn offloaded_kv_and_weights_leave_the_gpu_and_cost_host_link_time() {
     assert!(e.performance.throughput.tpot_s > base.performance.throughput.tpot_s);
     assert_eq!(InferenceFeatures::default().weights_offload_fraction, 0.0);
 }
+
+/// The explanation names the draft's weights and KV and the offloaded share, and its named terms
+/// account for the whole value (no remainder term).
+#[test]
+fn the_explanation_names_the_draft_and_the_offloaded_share() {
+    use vram_explorer::estimator::explain::explain;
+    let mut s = served();
+    let x = &mut s.inference.features;
+    x.speculative.method = SpeculativeMethod::DraftModel;
+    x.shared_prefix_fraction = 0.25;
+    x.sequences_per_prompt = 2;
+    x.kv_offload_fraction = 0.5;
+    x.weights_offload_fraction = 0.25;
+    let e = estimate(&s);
+    for (c, named) in [(Component::Weights, 2), (Component::KvCache, 2)] {
+        let x = explain(&s, &e, c);
+        println!("{}: {}", x.title, x.filled);
+        assert!(
+            x.terms.iter().any(|t| t.0.contains("draft model")),
+            "{:?}",
+            x.terms
+        );
+        assert!(x.filled.contains("offloaded to the host"), "{}", x.filled);
+        let sum: f64 = x.terms.iter().map(|t| t.1.get()).sum();
+        assert!((sum - x.value.get()).abs() <= 1e-9 * x.value.get());
+        assert!(x.terms.len() >= named, "{:?}", x.terms);
+        assert!(
+            !x.terms
+                .iter()
+                .any(|t| t.0.contains("not live") || t.0.contains("torch.cat")),
+            "{:?}",
+            x.terms
+        );
+    }
+}
