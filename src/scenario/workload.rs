@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ServingEngine;
+use super::{InferenceFeatures, ServingEngine};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Mode {
@@ -60,7 +60,7 @@ pub struct Inference {
     pub engine: Option<ServingEngine>,
     /// Speculative decoding, prefix caching, chunked prefill, parallel sampling, offload (all off
     /// by default).
-    pub features: super::InferenceFeatures,
+    pub features: InferenceFeatures,
 }
 
 impl Default for Inference {
@@ -74,7 +74,7 @@ impl Default for Inference {
             kv_block_tokens: 16,
             all_logits: false,
             engine: None,
-            features: super::InferenceFeatures::default(),
+            features: InferenceFeatures::default(),
         }
     }
 }
