@@ -63,7 +63,7 @@ fn phase(e: &Estimate, p: Phase, c: Component) -> f64 {
 fn neutral_settings_are_todays_numbers_on_every_inference_preset() {
     for p in presets::bundled() {
         let (id, s) = (p.id, p.scenario().unwrap());
-        if s.mode != Mode::Inference {
+        if s.mode != Mode::Inference || s.inference.features != InferenceFeatures::default() {
             continue;
         }
         let before = estimate(&s);
@@ -291,4 +291,34 @@ fn the_explanation_names_the_draft_and_the_offloaded_share() {
             x.terms
         );
     }
+}
+
+/// vLLM's `--speculative-config` fills the speculative settings, and an EAGLE head's layer is
+/// paged with the target's: 32 + 1 layers per block, so the printed token capacity falls by the
+/// budget's loss (the head's weights) and by 32/33.
+#[test]
+fn vllm_speculative_config_is_read_and_the_eagle_layer_is_paged() {
+    use vram_explorer::scenario::engine_args::parse;
+    let cmd = r#"vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 --gpu-memory-utilization 0.9 --speculative-config '{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}'"#;
+    let a = parse(cmd).unwrap();
+    let spec = a.speculative.unwrap();
+    assert_eq!(spec.method, SpeculativeMethod::Eagle);
+    assert_eq!(spec.num_speculative_tokens, 3);
+    let ngram = r#"vllm serve m --speculative-config '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}'"#;
+    let a = parse(ngram).unwrap();
+    assert!(a.speculative.is_none());
+    assert_eq!(a.not_modelled.len(), 1, "{:?}", a.not_modelled);
+    let base = presets::bundled_scenario("llama3.1-8b-vllm-h100-8k").unwrap();
+    let mut s = base.clone();
+    parse(cmd).unwrap().apply(&mut s);
+    assert_eq!(
+        s.inference.features.speculative.method,
+        SpeculativeMethod::Eagle
+    );
+    let f0 = estimate(&base).engine.unwrap();
+    let f1 = estimate(&s).engine.unwrap();
+    assert_eq!(f1.block_bytes, f0.block_bytes * 33.0 / 32.0);
+    assert!(f1.kv_budget.get() < f0.kv_budget.get());
+    println!("tokens {} → {}", f0.tokens, f1.tokens);
+    assert!(f1.tokens < f0.tokens * 32.0 / 33.0);
 }

@@ -79,6 +79,38 @@ impl Default for Speculative {
     }
 }
 
+impl Speculative {
+    /// Reads vLLM's `--speculative-config` JSON (vllm 0.34 `config/speculative.py`
+    /// `SpeculativeConfig`: `method`, `model`, `num_speculative_tokens`): `eagle` / `eagle3` → an
+    /// EAGLE head, `deepseek_mtp` / `mtp` / `*_mtp` → an MTP module, `draft_model` (or a `model`
+    /// without a method, unless its name says EAGLE) → a draft model with the default draft
+    /// dimensions (Llama-3.2-1B; set `draft_*`). `Ok(None)`: a method without a model to hold
+    /// (`ngram`, `suffix`, `medusa`, `mlp_speculator`), listed as not modelled.
+    pub fn from_vllm_config(text: &str) -> Result<Option<Speculative>, String> {
+        let v: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| format!("--speculative-config is not JSON ({e})"))?;
+        let method = v.get("method").and_then(|m| m.as_str()).unwrap_or("");
+        let model = v.get("model").and_then(|m| m.as_str()).unwrap_or("");
+        let method = match method {
+            "eagle" | "eagle3" => SpeculativeMethod::Eagle,
+            m if m == "mtp" || m.ends_with("_mtp") => SpeculativeMethod::Mtp,
+            "draft_model" => SpeculativeMethod::DraftModel,
+            "" if model.to_ascii_lowercase().contains("eagle") => SpeculativeMethod::Eagle,
+            "" if !model.is_empty() => SpeculativeMethod::DraftModel,
+            _ => return Ok(None),
+        };
+        let k = v
+            .get("num_speculative_tokens")
+            .and_then(serde_json::Value::as_u64)
+            .ok_or("--speculative-config needs num_speculative_tokens")?;
+        Ok(Some(Speculative {
+            method,
+            num_speculative_tokens: u32::try_from(k).unwrap_or(u32::MAX).clamp(1, 64),
+            ..Speculative::default()
+        }))
+    }
+}
+
 /// How the `sequences_per_prompt` sequences of one prompt are produced.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Sampling {
