@@ -322,3 +322,18 @@ fn vllm_speculative_config_is_read_and_the_eagle_layer_is_paged() {
     println!("tokens {} → {}", f0.tokens, f1.tokens);
     assert!(f1.tokens < f0.tokens * 32.0 / 33.0);
 }
+
+/// Beam search in Hugging Face `generate` also reorders the cache each step (`index_select` of a
+/// layer's K, then V, at the full context): a higher decode peak than n parallel samples' `cat` copy.
+#[test]
+fn beam_search_reorders_the_cache() {
+    use vram_explorer::scenario::Sampling;
+    let mut s = llama8b();
+    s.inference.features.sequences_per_prompt = 4;
+    let samples = estimate(&s);
+    s.inference.features.sampling = Sampling::Beam;
+    let beams = estimate(&s);
+    let t = |e: &Estimate| phase(e, Phase::Decode, Component::Transient);
+    assert!(t(&beams) > t(&samples), "{} <= {}", t(&beams), t(&samples));
+    assert_eq!(kv(&beams), kv(&samples));
+}

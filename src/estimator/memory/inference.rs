@@ -142,8 +142,13 @@ pub fn phases(
         let ctx_len = kv_decode / seqs;
         // HF `DynamicCache` appends with `torch.cat`: while the last layer's V is re-allocated the old
         // one (ctx − 1 tokens) is still live. Preallocated caches (Megatron, vLLM) have no copy.
+        // Beam search also reorders the cache every step: `index_select` over the beams copies a
+        // layer's K, then its V, at the full context (transformers 4.57 `cache_utils.py`
+        // `DynamicLayer.reorder_cache`), one half-layer more than the `cat` copy.
         let cat = if c.engine == ServingEngine::HfGenerate && !c.dynamic_batching {
-            m.largest_layer_half_kv(&cache, c.b, (ctx_len - 1.0).max(0.0))
+            let beams = serving::reorders_beams(c);
+            let len = if beams { ctx_len } else { ctx_len - 1.0 };
+            m.largest_layer_half_kv(&cache, c.b, len.max(0.0))
         } else {
             0.0
         };

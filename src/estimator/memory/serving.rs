@@ -154,6 +154,11 @@ pub fn prefill_forward_tokens(c: &Ctx) -> f64 {
     }
 }
 
+/// Beam search with more than one beam (its cache is reordered every decode step).
+pub fn reorders_beams(c: &Ctx) -> bool {
+    c.features.sampling == crate::scenario::Sampling::Beam && c.features.sequences_per_prompt > 1
+}
+
 /// The share of the KV cache that stays on the GPU.
 pub fn kv_on_gpu(c: &Ctx) -> f64 {
     1.0 - c.features.kv_offload_fraction
