@@ -190,7 +190,7 @@ pub fn draft_kv_per_token(s: &Scenario, tp: f64, target_layer_kv: f64) -> f64 {
 
 /// Host-link bytes of a request from the features' offload: the offloaded share of the weights
 /// read by each of `forwards` forwards (vLLM `--cpu-offload-gb` streams them from pinned host
-/// memory every forward, `model_executor/models/utils.py` `maybe_offload_to_cpu`), and the
+/// memory every forward: `model_executor/models/utils.py` `maybe_offload_to_cpu`, vLLM PR #6496), and the
 /// offloaded share of the KV cache written once at prefill (`kv_prefill`) and read by each decode
 /// step (`kv_step`), as a partly offloaded llama.cpp cache is read from the host each step
 /// (`engines/llamacpp/time.rs`).
