@@ -254,6 +254,7 @@ fn generate() -> String {
         "src/scenario/gpu.rs",
         "src/scenario/implementation.rs",
         "src/scenario/framework_hf.rs",
+        "src/scenario/inference_features.rs",
         "src/scenario/input.rs",
         "src/scenario/model.rs",
         "src/scenario/cnn.rs",

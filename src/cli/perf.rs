@@ -70,6 +70,7 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
             super::table::group_digits(t.kv_bytes_per_token.get()),
             t.max_concurrent_requests
         );
+        serving_line(out, s, t);
     } else {
         let c = &p.cost;
         let _ = writeln!(
@@ -87,6 +88,54 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
     }
     out.push('\n');
     comparison(out, s);
+}
+
+/// The serving features' effect on time (`estimator::performance::serving`), only when one is on.
+fn serving_line(out: &mut String, s: &Scenario, t: &crate::estimator::performance::Throughput) {
+    let x = &s.inference.features;
+    if *x == crate::scenario::InferenceFeatures::default() {
+        return;
+    }
+    let v = &t.serving;
+    let mut parts = Vec::new();
+    if v.lookahead > 0.0 {
+        parts.push(format!(
+            "speculative decoding ({}, k = {}, α = {}): {} tokens per verify step, draft step {}",
+            x.speculative.method.label(),
+            v.lookahead,
+            crate::format::count(x.speculative.acceptance_rate),
+            crate::format::count(v.tokens_per_step),
+            fmt_seconds(v.draft_step_s)
+        ));
+    }
+    if v.prefix_hit_tokens > 0.0 {
+        parts.push(format!(
+            "prefix cache hit {} tokens per request",
+            crate::format::count(v.prefix_hit_tokens)
+        ));
+    }
+    if v.prefill_chunks > 1.0 {
+        parts.push(format!(
+            "prefill in {} chunks",
+            crate::format::count(v.prefill_chunks)
+        ));
+    }
+    if x.sequences_per_prompt > 1 {
+        parts.push(format!(
+            "{} sequences decoded per step",
+            crate::format::count(v.decode_sequences)
+        ));
+    }
+    if x.kv_offload_fraction > 0.0 || x.weights_offload_fraction > 0.0 {
+        parts.push(format!(
+            "offloaded to the host: KV {} %, weights {} %",
+            crate::format::count(100.0 * x.kv_offload_fraction),
+            crate::format::count(100.0 * x.weights_offload_fraction)
+        ));
+    }
+    if !parts.is_empty() {
+        let _ = writeln!(out, "  Serving: {}", parts.join("; "));
+    }
 }
 
 /// Throughput as the window's headline writes it (one function), then per sequence for a

@@ -10,6 +10,7 @@
 
 mod llamacpp;
 mod parts;
+mod serving;
 
 use super::memory::ctx::Ctx;
 use super::memory::peft;
@@ -86,7 +87,8 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
     let value = e.memory.peak.get(c);
     let phase = e.memory.peak_phase;
     let llama = e.llamacpp.as_ref().and_then(|b| llamacpp::parts(b, c));
-    let p = llama.unwrap_or_else(|| match c {
+    let llama_parts = llama.is_some();
+    let mut p = llama.unwrap_or_else(|| match c {
         Component::Weights
         | Component::MasterWeights
         | Component::Gradients
@@ -98,6 +100,9 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
         Component::CudaContext => context(value),
         Component::AllocatorReserve => reserve(s, e),
     });
+    if !llama_parts {
+        serving::adjust(&ctx, m, &st, c, phase, &mut p);
+    }
     let phase = phase.map_or("no", |p| p.label());
     let terms = complete(p.terms, value, phase, p.rest);
     let sum: Vec<String> = terms

@@ -17,6 +17,7 @@ pub mod inventory;
 pub mod layer_kinds;
 pub mod peft;
 pub mod pipeline;
+pub mod serving;
 pub mod states;
 pub mod towers;
 pub mod training;

@@ -15,6 +15,7 @@
 mod pattern;
 mod sections;
 mod sections2;
+mod serving;
 
 pub use pattern::{layer_run, pattern_repeat};
 

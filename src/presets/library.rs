@@ -72,6 +72,7 @@ const FILES: &[(&str, &str, &str)] = &[
     preset!(CURRENT_PRACTICE, "mixtral-8x7b-inference-2xh100"),
     preset!(CURRENT_PRACTICE, "llama2-70b-4bit-rtx4090"),
     preset!(CURRENT_PRACTICE, "llama3.1-8b-vllm-h100-8k"),
+    preset!(CURRENT_PRACTICE, "llama3.1-8b-eagle-prefix-vllm-h100"),
     preset!(CURRENT_PRACTICE, "llama3.1-70b-fp8-vllm-4xh100-tp4"),
     preset!(CURRENT_PRACTICE, "qwen2.5-7b-sglang-rtx4090"),
     preset!(CURRENT_PRACTICE, "llama31-8b-q4km-llamacpp-12gb"),

@@ -22,6 +22,8 @@ pub struct EngineArgs {
     pub ignored: Vec<String>,
     /// Flags that change memory in ways the estimate does not model, as written.
     pub not_modelled: Vec<String>,
+    /// vLLM `--speculative-config` (an EAGLE head, MTP module or draft model; docs/model.md §7.1).
+    pub speculative: Option<super::Speculative>,
 }
 
 /// Which engine a command starts, from its first words.
@@ -206,6 +208,7 @@ pub fn parse(cmd: &str) -> Result<EngineArgs, String> {
         dtype: None,
         ignored: Vec::new(),
         not_modelled: Vec::new(),
+        speculative: None,
     };
     let mut unknown = Vec::new();
     let rest = words.get(start..).unwrap_or(&[]);
@@ -286,6 +289,9 @@ impl EngineArgs {
             }
             (new, _) => new,
         });
+        if let Some(spec) = self.speculative {
+            s.inference.features.speculative = spec;
+        }
         if let Some(tp) = self.tp {
             s.parallel.tp = tp;
         }

@@ -35,6 +35,7 @@ pub(super) enum Field {
     SwaFullTokensRatio,
     MambaFullMemoryRatio,
     DisableCudaGraph,
+    SpeculativeConfig,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -164,6 +165,13 @@ pub(super) fn set(a: &mut EngineArgs, field: Field, v: &str) -> Result<(), Strin
         F::SwaFullTokensRatio => sglang(a)?.swa_full_tokens_ratio = f64_of(v)?,
         F::MambaFullMemoryRatio => sglang(a)?.mamba_full_memory_ratio = f64_of(v)?,
         F::DisableCudaGraph => sglang(a)?.disable_cuda_graph = true,
+        F::SpeculativeConfig => {
+            vllm(a)?;
+            match super::Speculative::from_vllm_config(v)? {
+                Some(spec) => a.speculative = Some(spec),
+                None => a.not_modelled.push(format!("--speculative-config {v}")),
+            }
+        }
     }
     Ok(())
 }
@@ -189,6 +197,7 @@ pub(super) fn vllm_flag(name: &str) -> Option<Class> {
         "mamba-ssm-cache-dtype" => Applied(F::MambaSsmCacheDtype),
         "enforce-eager" => Switch(F::EnforceEager),
         "enable-prefix-caching" => Switch(F::EnablePrefixCaching),
+        "speculative-config" => Applied(F::SpeculativeConfig),
         "no-enable-prefix-caching" => Switch(F::NoEnablePrefixCaching),
         _ => return vllm_passive(name),
     })
@@ -238,7 +247,6 @@ fn vllm_passive(name: &str) -> Option<Class> {
         | "max-loras"
         | "max-lora-rank"
         | "max-cpu-loras"
-        | "speculative-config"
         | "limit-mm-per-prompt"
         | "cpu-offload-gb"
         | "max-seq-len-to-capture"

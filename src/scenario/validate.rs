@@ -131,16 +131,15 @@ pub const fn field(name: &str) -> &'static FieldRange {
 }
 
 const fn find(list: &'static [FieldRange], name: &str) -> &'static FieldRange {
-    match list {
-        [r, rest @ ..] => {
-            if same(r.field, name) {
-                r
-            } else {
-                find(rest, name)
-            }
+    // A loop, not recursion: const evaluation limits the call depth, and RANGES outgrew it.
+    let mut i = 0;
+    while i < list.len() {
+        if same(list[i].field, name) {
+            return &list[i];
         }
-        [] => panic!("no range of that name in RANGES"),
+        i += 1;
     }
+    panic!("no range of that name in RANGES")
 }
 
 const fn same(a: &str, b: &str) -> bool {
@@ -289,6 +288,18 @@ pub const RANGES: &[FieldRange] = &[
     closed("inference.concurrent_requests", 1.0, DEGREE, |s| Some(s.inference.concurrent_requests.into())),
     floor("inference.mean_length_fraction", 1e-3, 1.0, |s| Some(s.inference.mean_length_fraction)),
     closed("inference.kv_block_tokens", 0.0, DEGREE, |s| Some(s.inference.kv_block_tokens.into())),
+    // Serving features (`scenario/inference_features.rs`).
+    closed("inference.features.speculative.num_speculative_tokens", 1.0, 64.0, |s| Some(s.inference.features.speculative.num_speculative_tokens.into())),
+    closed("inference.features.speculative.acceptance_rate", 0.0, 1.0, |s| Some(s.inference.features.speculative.acceptance_rate)),
+    closed("inference.features.speculative.draft_params_b", 0.0, 1e4, |s| Some(s.inference.features.speculative.draft_params_b)),
+    closed("inference.features.speculative.draft_layers", 1.0, 1024.0, |s| Some(s.inference.features.speculative.draft_layers.into())),
+    closed("inference.features.speculative.draft_kv_heads", 1.0, 1024.0, |s| Some(s.inference.features.speculative.draft_kv_heads.into())),
+    closed("inference.features.speculative.draft_head_dim", 1.0, 4096.0, |s| Some(s.inference.features.speculative.draft_head_dim.into())),
+    closed("inference.features.shared_prefix_fraction", 0.0, 1.0, |s| Some(s.inference.features.shared_prefix_fraction)),
+    closed("inference.features.prefill_chunk_tokens", 0.0, TOKENS, |s| Some(s.inference.features.prefill_chunk_tokens.into())),
+    closed("inference.features.sequences_per_prompt", 1.0, 1024.0, |s| Some(s.inference.features.sequences_per_prompt.into())),
+    closed("inference.features.kv_offload_fraction", 0.0, 1.0, |s| Some(s.inference.features.kv_offload_fraction)),
+    closed("inference.features.weights_offload_fraction", 0.0, 1.0, |s| Some(s.inference.features.weights_offload_fraction)),
     // Serving engines (`scenario/engine_vllm.rs`, `engine_sglang.rs`): only for that engine.
     FieldRange { min_exclusive: true, ..closed("inference.engine.vllm.gpu_memory_utilization", 0.0, 1.0, |s| engines::vllm(s).and_then(|v| v.gpu_memory_utilization)) },
     closed("inference.engine.vllm.max_model_len", 0.0, TOKENS, |s| engines::vllm(s).map(|v| v.max_model_len.into())),

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ServingEngine;
+use super::{InferenceFeatures, ServingEngine};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Mode {
@@ -58,6 +58,9 @@ pub struct Inference {
     /// The serving engine; absent = the one `implementation.profile`'s code base serves with
     /// (`ServingEngine::following`).
     pub engine: Option<ServingEngine>,
+    /// Speculative decoding, prefix caching, chunked prefill, parallel sampling, offload (all off
+    /// by default).
+    pub features: InferenceFeatures,
 }
 
 impl Default for Inference {
@@ -71,6 +74,7 @@ impl Default for Inference {
             kv_block_tokens: 16,
             all_logits: false,
             engine: None,
+            features: InferenceFeatures::default(),
         }
     }
 }

@@ -321,6 +321,27 @@ fn gpu(r: &mut Rng) -> GpuChoice {
     })
 }
 
+/// Serving features anywhere in their ranges (`scenario/inference_features.rs`).
+fn features(r: &mut Rng) -> InferenceFeatures {
+    InferenceFeatures {
+        speculative: Speculative {
+            method: r.pick(&SpeculativeMethod::ALL),
+            num_speculative_tokens: r.small(1, 64),
+            acceptance_rate: r.field("inference.features.speculative.acceptance_rate"),
+            draft_params_b: r.field("inference.features.speculative.draft_params_b"),
+            draft_layers: r.small(1, 1024),
+            draft_kv_heads: r.small(1, 1024),
+            draft_head_dim: r.small(1, 4096),
+        },
+        shared_prefix_fraction: r.field("inference.features.shared_prefix_fraction"),
+        prefill_chunk_tokens: r.small(0, 10_000_000),
+        sequences_per_prompt: r.small(1, 1024),
+        sampling: r.pick(&[Sampling::Parallel, Sampling::Beam]),
+        kv_offload_fraction: r.field("inference.features.kv_offload_fraction"),
+        weights_offload_fraction: r.field("inference.features.weights_offload_fraction"),
+    }
+}
+
 /// A random scenario that passes `validate` (every number inside its documented range).
 #[allow(clippy::field_reassign_with_default)] // one section per statement reads best here
 pub fn scenario(r: &mut Rng) -> Scenario {
@@ -348,6 +369,11 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             Some(ServingEngine::Vllm(Vllm::default())),
             Some(ServingEngine::Sglang(Sglang::default())),
         ]),
+        features: if r.coin() {
+            features(r)
+        } else {
+            InferenceFeatures::default()
+        },
     };
     // The engines' own settings, anywhere in their ranges.
     s.inference.engine = match s.inference.engine {

@@ -212,6 +212,18 @@ fn blocks(layout: &Layout, v: &Vllm, max_len: f64, batched: f64) -> Blocks {
     }
 }
 
+/// Attention layers an EAGLE head or MTP module adds to the KV-cache spec: one of the target's
+/// shape (vllm 0.34 `v1/spec_decode/eagle.py` loads the drafter into the same forward context, so
+/// `get_kv_cache_spec` pages its layer with the target's). A separate draft model's cache is not
+/// added here (its layers have their own shape and group).
+fn drafter_layers(sc: &crate::scenario::Scenario) -> f64 {
+    use crate::scenario::SpeculativeMethod;
+    match sc.inference.features.speculative.method {
+        SpeculativeMethod::Eagle | SpeculativeMethod::Mtp => 1.0,
+        SpeculativeMethod::Off | SpeculativeMethod::DraftModel => 0.0,
+    }
+}
+
 /// vLLM's figures for one GPU of the scenario.
 pub fn figures(r: &Resolved, mem: &MemoryEstimate, v: &Vllm) -> EngineFigures {
     let (sc, m) = (&r.scenario, &r.model);
@@ -233,7 +245,8 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, v: &Vllm) -> EngineFigures {
         conv: c.ec,
         ssm: if v.mamba_ssm_cache_fp32 { 4.0 } else { c.ec },
     };
-    let stage_layers = ceil(f64::from(m.layers.max(1)) / f64::from(r.pp_stages.max(1)));
+    let stage_layers =
+        ceil(f64::from(m.layers.max(1)) / f64::from(r.pp_stages.max(1))) + drafter_layers(sc);
     let layout = Layout::of(m, stage_layers, c.tp, e);
     let k = blocks(&layout, v, max_len, batched);
     let num_blocks = if k.block_bytes > 0.0 {

@@ -85,6 +85,11 @@ pub struct Ctx {
     pub dynamic_batching: bool,
     pub mean_length_fraction: f64,
     pub kv_block_tokens: f64,
+    /// Inference serving features (`InferenceFeatures::default()`, all off, in training).
+    pub features: crate::scenario::InferenceFeatures,
+    /// Sequences per request that share its prompt's KV blocks (dynamic batching with
+    /// `sequences_per_prompt` n); 1 otherwise — a static batch is expanded into `b` instead.
+    pub fork: f64,
     pub second_tier_bytes: f64,
     /// Gradient communication buckets when DP > 1, bytes.
     pub comm_bytes: f64,
@@ -138,11 +143,7 @@ impl Ctx {
         let st = &sc.strategies;
         let p = sc.precision.resolve();
         let dynamic = sc.mode == Mode::Inference && inf.dynamic_batching;
-        let b = f64::from(if dynamic {
-            inf.concurrent_requests
-        } else {
-            w.micro_batch
-        });
+        let (features, b, fork) = serving_batch(sc, dynamic);
         let (s, cp) = tokens_per_gpu(sc);
         let amp = p.weight_compute_copies.is_some();
         let ec = match p.weight_compute_copies {
@@ -210,6 +211,8 @@ impl Ctx {
             dynamic_batching: dynamic,
             mean_length_fraction: inf.mean_length_fraction,
             kv_block_tokens: f64::from(inf.kv_block_tokens),
+            features,
+            fork,
             second_tier_bytes: st.second_tier_gib * crate::units::GIB,
             comm_bytes: sc.overheads.comm_buffer_mib * crate::units::MIB,
         }
@@ -240,6 +243,26 @@ fn tokens_per_gpu(sc: &Scenario) -> (f64, f64) {
     match sc.mode {
         Mode::Training => (ceil(f64::from(sc.workload.seq_len) / cp), cp),
         Mode::Inference => (f64::from(sc.inference.prompt_tokens), 1.0),
+    }
+}
+
+/// The serving features of the mode (off in training) and the batch the memory model reads:
+/// requests in flight with dynamic batching, else the micro-batch — expanded × n for inference, as
+/// Hugging Face `generate` expands it (`num_beams` / `num_return_sequences`) before the prefill
+/// (transformers 4.57 and 5.x `generation/utils.py` `_expand_inputs_for_generation`), each copy
+/// with its own cache.
+/// Third: the sequences per request that share its blocks (`Ctx::fork`).
+fn serving_batch(sc: &Scenario, dynamic: bool) -> (crate::scenario::InferenceFeatures, f64, f64) {
+    let inf = &sc.inference;
+    if sc.mode != Mode::Inference {
+        let features = crate::scenario::InferenceFeatures::default();
+        return (features, f64::from(sc.workload.micro_batch), 1.0);
+    }
+    let n = f64::from(inf.features.sequences_per_prompt.max(1));
+    if dynamic {
+        (inf.features, f64::from(inf.concurrent_requests), n)
+    } else {
+        (inf.features, f64::from(sc.workload.micro_batch) * n, 1.0)
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::activations::{self as act, Sizes};
 use super::ctx::{Ctx, ceil};
+use super::serving;
 use crate::estimator::model::{CacheShape, ResolvedModel};
 use crate::estimator::{Breakdown, Component, Phase, PhasePeaks};
 use crate::scenario::{ArchKind, AttentionKernel, FfnKind, ServingEngine};
@@ -35,12 +36,30 @@ pub fn cache_shape(c: &Ctx, layers: f64) -> CacheShape {
 /// Static batch: b sequences padded to the longest, prompt + generated. Dynamic batching: R requests
 /// of mean length φ·(prompt + generated); paged blocks of B tokens round each request up to a block
 /// (vLLM, Kwon et al. 2023 §4); without paging each request reserves the maximum length.
+/// Speculative decoding reserves k lookahead slots per sequence (vLLM `num_lookahead_slots` = k:
+/// the verify pass writes k + 1 positions); a shared prefix or n sequences per request share full
+/// blocks ([`serving::paged_shared_tokens`]).
 pub fn kv_tokens(c: &Ctx) -> (f64, f64) {
-    let max_len = c.s + c.generated;
+    let max_len = c.s + c.generated + serving::lookahead(c);
     if !c.dynamic_batching {
         return (c.b * c.s, c.b * max_len);
     }
     let mean = c.mean_length_fraction * max_len;
+    if serving::shares_blocks(c) {
+        let held = if c.kv_block_tokens >= 1.0 {
+            serving::paged_shared_tokens(
+                c.b,
+                c.mean_length_fraction * c.s,
+                mean,
+                c.kv_block_tokens,
+                serving::shared_prefix_tokens(c),
+                c.fork,
+            )
+        } else {
+            c.b * c.fork * max_len
+        };
+        return (held, held);
+    }
     let per_request = if c.kv_block_tokens >= 1.0 {
         ceil(mean / c.kv_block_tokens) * c.kv_block_tokens
     } else {
@@ -48,6 +67,25 @@ pub fn kv_tokens(c: &Ctx) -> (f64, f64) {
     };
     let held = c.b * per_request;
     (held, held)
+}
+
+/// Sequences whose caches the tokens of [`kv_tokens`] spread over: b, or R × n with dynamic
+/// batching and n sequences per request.
+pub fn cache_sequences(c: &Ctx) -> f64 {
+    (c.b * c.fork).max(1.0)
+}
+
+/// The stage's KV cache (target + draft) for `tokens` held over `seqs` sequences, the share on
+/// the GPU only (KV offload).
+fn gpu_cache(c: &Ctx, m: &ResolvedModel, layers: f64, last: bool, tokens: f64) -> f64 {
+    let cache = cache_shape(c, layers);
+    let seqs = cache_sequences(c);
+    let len = tokens / seqs;
+    let target =
+        m.cache_bytes(&cache, seqs, len) + super::blocks::cache_extra(c, m, layers, seqs, len);
+    let draft = serving::draft_kv_per_token(c, m, last) * tokens;
+    // Off: + 0 and × 1, exact.
+    (target + draft) * serving::kv_on_gpu(c)
 }
 
 /// Prefill and decode of one stage. `weights` are the stage's weight bytes, `casts` the autocast
@@ -65,10 +103,15 @@ pub fn phases(
     let (kv_prefill, kv_decode) = if encoder { (0.0, 0.0) } else { kv_tokens(c) };
     // Dynamic batching prefills one request at a time; a static batch prefills all b at once.
     let b_prefill = if c.dynamic_batching { 1.0 } else { c.b };
-    let zp = act::sizes(c, m, b_prefill, c.s);
+    // Chunked prefill: one forward holds a chunk's activations (its queries attend to the whole
+    // prompt so far: materialised scores are chunk × prompt).
+    let s_fwd = serving::prefill_forward_tokens(c);
+    let mut zp = act::sizes(c, m, b_prefill, s_fwd);
+    zp.bas2 *= c.s / s_fwd;
     // Hugging Face generate on the Transformers torch paths: the measured per-kind prefill rule.
     let hf_torch = c.engine == ServingEngine::HfGenerate
         && !c.dynamic_batching
+        && s_fwd == c.s
         && super::blocks::torch_paths(c)
         && super::blocks::applies(c, m);
     let prefill = if hf_torch {
@@ -76,6 +119,8 @@ pub fn phases(
     } else {
         prefill_transient(c, m, &zp, last)
     };
+    // Weights on the GPU: the stage's and the draft's, less what is offloaded (× 1 when off).
+    let weights = (weights + serving::draft_weights(c, m, last)) * serving::weights_on_gpu(c);
     let mut out = PhasePeaks::default();
     let mut phase = |ph: Phase, kv: f64, transient: f64| {
         let mut b = Breakdown::default();
@@ -84,10 +129,9 @@ pub fn phases(
         b.set(Component::Transient, Bytes(casts + transient));
         out.set(ph, b);
     };
-    let kv = m.cache_bytes(&cache, c.b, kv_prefill / c.b.max(1.0))
-        + super::blocks::cache_extra(c, m, layers, c.b, kv_prefill / c.b.max(1.0));
-    let ctx_len = kv_decode / c.b.max(1.0);
-    let (fw_prefill, fw_decode) = super::frameworks::inference_extra(c, m, ctx_len);
+    let kv = gpu_cache(c, m, layers, last, kv_prefill);
+    let (fw_prefill, fw_decode) =
+        super::frameworks::inference_extra(c, m, kv_decode / cache_sequences(c));
     let decoder = prefill + 8.0 * b_prefill * c.s + fw_prefill;
     phase(
         Phase::Prefill,
@@ -95,15 +139,24 @@ pub fn phases(
         super::towers::prefill_transient(c, m, b_prefill, decoder, kv),
     );
     if !encoder {
-        let zd = act::sizes(c, m, c.b, 1.0);
+        let seqs = cache_sequences(c);
+        let zd = act::sizes(c, m, seqs, 1.0);
+        let ctx_len = kv_decode / seqs;
         // HF `DynamicCache` appends with `torch.cat`: while the last layer's V is re-allocated the old
         // one (ctx − 1 tokens) is still live. Preallocated caches (Megatron, vLLM) have no copy.
+        // Beam search also reorders the cache every step: `index_select` over the beams copies a
+        // layer's K, then its V, at the full context (transformers 4.57 `cache_utils.py`
+        // `DynamicLayer.reorder_cache`), one half-layer more than the `cat` copy.
         let cat = if c.engine == ServingEngine::HfGenerate && !c.dynamic_batching {
-            m.largest_layer_half_kv(&cache, c.b, (ctx_len - 1.0).max(0.0))
+            let beams = serving::reorders_beams(c);
+            let len = if beams { ctx_len } else { ctx_len - 1.0 };
+            m.largest_layer_half_kv(&cache, c.b, len.max(0.0))
         } else {
             0.0
         };
-        let logits = if last { c.ec * zd.bsv } else { 0.0 };
+        // A verify step scores k + 1 positions per sequence (Leviathan et al. 2023 §3.1).
+        let positions = 1.0 + serving::lookahead(c);
+        let logits = if last { c.ec * zd.bsv * positions } else { 0.0 };
         let transient = if hf_torch {
             super::blocks::decode::transient(c, m, ctx_len, (cat, logits), casts)
         } else {
@@ -111,9 +164,8 @@ pub fn phases(
         };
         phase(
             Phase::Decode,
-            m.cache_bytes(&cache, c.b, ctx_len)
-                + super::blocks::cache_extra(c, m, layers, c.b, ctx_len),
-            transient + 8.0 * c.b * ctx_len + super::towers::encoder_states(c, m, c.b) + fw_decode,
+            gpu_cache(c, m, layers, last, kv_decode),
+            transient + 8.0 * seqs * ctx_len + super::towers::encoder_states(c, m, c.b) + fw_decode,
         );
     }
     out
@@ -127,7 +179,7 @@ fn prefill_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> f64 {
         let positions = if c.all_logits || m.arch == ArchKind::Encoder {
             1.0
         } else {
-            1.0 / c.s.max(1.0)
+            1.0 / serving::prefill_forward_tokens(c).max(1.0)
         };
         let inputs = if m.arch == ArchKind::Encoder {
             2.0 * c.er

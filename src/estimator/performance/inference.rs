@@ -7,6 +7,7 @@ use super::comm::{allreduce_time, chosen_latency};
 use super::flops;
 use super::inputs::Inputs;
 use super::roofline::{div, phase};
+use super::serving::{self as sv, Serving, ServingTimes};
 use super::types::{Communication, OffloadTraffic, PhaseRoofline};
 use super::work::{offload_link, offload_traffic, read_weights, spill_bytes};
 use crate::estimator::engines::llamacpp::time as llama_time;
@@ -32,6 +33,8 @@ pub struct InferenceStep {
     pub prompt: f64,
     pub kv_bytes_per_token: f64,
     pub max_requests: u32,
+    /// Serving features as timed: tokens per verify step, prefill chunks, prefix-cache hits.
+    pub serving: ServingTimes,
 }
 
 /// KV bytes one token of one sequence holds on one GPU: 2 · ⌈L/pp⌉ · ⌈kv_heads/tp⌉ · d_head · bytes
@@ -58,11 +61,9 @@ pub fn inference(
     i: &Inputs,
 ) -> InferenceStep {
     let inf = &s.inference;
-    let batch = if inf.dynamic_batching {
-        inf.concurrent_requests.max(1)
-    } else {
-        s.workload.micro_batch.max(1)
-    } as f64;
+    let x = Serving::of(s);
+    // Requests (× n for a static batch), and the sequences a decode step advances.
+    let (batch, seqs) = x.batch(s);
     let prompt = inf.prompt_tokens.max(1) as f64;
     let encoder = m.arch == ArchKind::Encoder;
     let generated = if encoder {
@@ -70,55 +71,49 @@ pub fn inference(
     } else {
         inf.generated_tokens as f64
     };
-    let split = i.tp as f64 * i.pp as f64;
-    let keep = match s.strategies.prune_kind {
-        PruneKind::Structured => 1.0 - s.strategies.prune_fraction,
-        PruneKind::Unstructured => 1.0,
-    };
-    // Autocast re-casts FP32 weights in every forward: read FP32, write and read the 16-bit copy.
     let prec = s.precision.resolve();
-    let per_weight =
-        prec.weights.bytes() + prec.weight_compute_copies.map_or(0.0, |c| 2.0 * c.bytes());
-    let stored = read_weights(m) * keep / split * prec.weights.bytes();
-    let weights = read_weights(m) * keep / split * per_weight;
+    let (stored, weights, share) = weight_bytes(s, m, i);
     let kv_tok = kv_bytes_per_token_gpu(s, m, i);
-    // The cache a step reads or writes: window-capped layers hold at most their window, recurrent
-    // mixers a fixed state per sequence (estimator::model::cache).
-    let shape = CacheShape {
-        tp: f64::from(i.tp),
-        layers: m.layers.div_ceil(i.pp.max(1)) as f64,
-        e_kv: s.precision.kv_cache.bytes(),
-        e_state: prec.activations.bytes(),
-    };
-    let cache = |seqs: f64, len: f64| {
-        if m.family == ModelFamily::Transformer {
-            m.cache_bytes(&shape, seqs, len)
-        } else {
-            0.0
-        }
-    };
-    let (prefill_flops, decode_flops, ctx) =
-        phase_flops(s, m, [batch, prompt, generated], keep / split);
+    let (cache, stage_layers) = cache_of(s, m, i);
+    let (prefill_flops, decode_flops, ctx) = phase_flops(s, m, [batch, prompt, generated], share);
+    // A prefix-cache hit skips its tokens' prefill (× 1 without); a verify step scores k + 1
+    // positions of every sequence.
+    let computed = prompt - x.prefix_hit_tokens;
+    let prefill_flops = prefill_flops * (computed / prompt);
+    let positions = 1.0 + x.lookahead;
+    let decode_flops = decode_flops * x.fork * positions;
     // Quantized matrices are read at their bits per weight; a decode step reads only routed experts.
     let (w_pre, w_dec) = (
-        weights * super::peft_moe::read_scale(s, m, batch * prompt),
-        weights * super::peft_moe::read_scale(s, m, batch),
+        weights * super::peft_moe::read_scale(s, m, batch * computed),
+        weights * super::peft_moe::read_scale(s, m, seqs * positions),
     );
-    let prefill = phase(prefill_flops, w_pre + cache(batch, prompt), i);
+    let chunks = x.chunks(computed);
+    let prefill = phase(
+        prefill_flops,
+        x.prefill_bytes(chunks, w_pre, batch, prompt, &cache),
+        i,
+    );
     let decode = (m.family == ModelFamily::Transformer && generated > 0.0)
-        .then(|| phase(decode_flops, w_dec + cache(batch, ctx + 1.0), i));
+        .then(|| phase(decode_flops, w_dec + cache(seqs, ctx + 1.0), i));
+    let draft_kv = sv::draft_kv_per_token(s, f64::from(i.tp), cache(1.0, 1.0) / stage_layers);
+    let draft = sv::draft_step(s, m, i, seqs, draft_kv * seqs * ctx);
+    let steps = generated / x.tokens_per_step;
     let comm = tp_comm(m, i, batch * prompt, batch, prec.activations.bytes());
     let pp = i.pp as f64;
     let ep_pre = super::peft_moe::ep_comm(s, m, i, batch * prompt, 1.0);
     let ep_dec = super::peft_moe::ep_comm(s, m, i, batch, 1.0);
-    let offload = offload(s, mem, i, stored, generated);
+    let kv_io = (cache(batch, prompt), cache(seqs, ctx + 1.0), steps);
+    let offload = offload(s, mem, i, stored, (steps, kv_io));
     // Weights streamed from the host (or spilled to a second tier) are read by every forward, so
     // their exposed transfer sits on the critical path of the first token and of every next one:
     // TTFT and TPOT each carry one forward's share, and the request's total is their sum.
-    let per_forward_offload = offload.exposed_s / (1.0 + generated);
+    let per_forward_offload = offload.exposed_s / (1.0 + steps);
     let ttft_s = pp * (prefill.time_s + comm.0 + ep_pre.1) + per_forward_offload;
+    // Speculative decoding: k draft steps and one verify per (1 − α^(k+1))/(1 − α) tokens
+    // (Leviathan et al. 2023 §3.1, §3.4); without it k = 0 and one token per forward.
     let tpot_s = decode.map_or(0.0, |d| {
-        pp * (d.time_s + comm.1 + ep_dec.1) + per_forward_offload
+        (pp * (d.time_s + comm.1 + ep_dec.1) + x.lookahead * draft.time_s + per_forward_offload)
+            / x.tokens_per_step
     });
     // llama.cpp: the layers -ngl leaves on the host run there.
     let (ttft_s, tpot_s) = llama_time::of(s, m, (ttft_s, tpot_s), i.host_bw, ctx, prompt);
@@ -129,12 +124,14 @@ pub fn inference(
     let per_request = if encoder {
         0.0
     } else {
-        cache(1.0, request_tokens(s, prompt + generated)) * (1.0 + reserve)
+        let tokens =
+            sv::request_own_tokens(s, &x, request_tokens(s, prompt + generated + x.lookahead));
+        x.request_kv(tokens, &cache, draft_kv) * (1.0 + reserve)
     };
     InferenceStep {
         prefill,
         decode,
-        model_flops: prefill_flops + generated * decode_flops,
+        model_flops: prefill_flops + steps * decode_flops,
         comm: communication(m, i, comm, (ep_pre, ep_dec), generated),
         offload,
         ttft_s,
@@ -145,7 +142,49 @@ pub fn inference(
         prompt,
         kv_bytes_per_token: kv_tok,
         max_requests: max_requests(mem, i, stored, per_request),
+        serving: x.times(draft.time_s, chunks, seqs),
     }
+}
+
+/// Weight bytes one forward reads on one GPU as stored and with autocast's re-cast (read FP32,
+/// write and read the 16-bit copy), and the share of the model's FLOPs one GPU runs (what
+/// structured pruning keeps ÷ (TP × PP)).
+fn weight_bytes(s: &Scenario, m: &ResolvedModel, i: &Inputs) -> (f64, f64, f64) {
+    let split = i.tp as f64 * i.pp as f64;
+    let keep = match s.strategies.prune_kind {
+        PruneKind::Structured => 1.0 - s.strategies.prune_fraction,
+        PruneKind::Unstructured => 1.0,
+    };
+    let prec = s.precision.resolve();
+    let per_weight =
+        prec.weights.bytes() + prec.weight_compute_copies.map_or(0.0, |c| 2.0 * c.bytes());
+    let stored = read_weights(m) * keep / split * prec.weights.bytes();
+    let weights = read_weights(m) * keep / split * per_weight;
+    (stored, weights, keep / split)
+}
+
+/// The cache bytes a step reads or writes, `(seqs, len)` → bytes: window-capped layers hold at most
+/// their window, recurrent mixers a fixed state per sequence (estimator::model::cache); 0 for
+/// families without one. Second: the stage's layers (≥ 1).
+fn cache_of<'m>(
+    s: &Scenario,
+    m: &'m ResolvedModel,
+    i: &Inputs,
+) -> (impl Fn(f64, f64) -> f64 + 'm, f64) {
+    let shape = CacheShape {
+        tp: f64::from(i.tp),
+        layers: m.layers.div_ceil(i.pp.max(1)) as f64,
+        e_kv: s.precision.kv_cache.bytes(),
+        e_state: s.precision.resolve().activations.bytes(),
+    };
+    let cache = move |seqs: f64, len: f64| {
+        if m.family == ModelFamily::Transformer {
+            m.cache_bytes(&shape, seqs, len)
+        } else {
+            0.0
+        }
+    };
+    (cache, shape.layers.max(1.0))
 }
 
 /// The request's collectives: TP all-reduces (`comm`: prefill, one decode step, latency part) and
@@ -202,12 +241,12 @@ fn offload(
     mem: &MemoryEstimate,
     i: &Inputs,
     weights: f64,
-    generated: f64,
+    (steps, kv_io): (f64, (f64, f64, f64)),
 ) -> OffloadTraffic {
-    let forwards = 1.0 + generated;
+    let forwards = 1.0 + steps;
     let bw = offload_link(i, s.strategies.offload_params);
     let host_bytes = match s.strategies.offload_params {
-        OffloadTarget::None => 0.0,
+        OffloadTarget::None => sv::host_bytes(&s.inference.features, weights, forwards, kv_io),
         _ => forwards * weights,
     };
     let host_time = div(host_bytes, bw);

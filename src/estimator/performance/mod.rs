@@ -17,6 +17,7 @@ pub mod parts;
 pub mod peft_moe;
 mod projections;
 pub mod roofline;
+pub mod serving;
 pub mod towers;
 mod training;
 mod types;
@@ -187,7 +188,11 @@ fn assemble_inference(
 ) -> Performance {
     let r = inference::inference(s, m, mem, i);
     let pp = i.pp as f64;
-    let compute = pp * (r.prefill.time_s + r.generated * r.decode.map_or(0.0, |d| d.time_s));
+    // Target forwards after the prefill: one per generated token, or one verify per
+    // `tokens_per_step` tokens with speculative decoding, each after k draft steps.
+    let steps = r.generated / r.serving.tokens_per_step;
+    let draft_s = steps * (r.serving.lookahead * r.serving.draft_step_s);
+    let compute = pp * (r.prefill.time_s + steps * r.decode.map_or(0.0, |d| d.time_s)) + draft_s;
     let comm_s = (r.comm.tp_time_s + r.comm.ep_time_s) * pp;
     let phase_bound = r.decode.unwrap_or(r.prefill).bound;
     let bound = largest(&[
@@ -198,7 +203,7 @@ fn assemble_inference(
     let mut offload = r.offload;
     offload.tier_slowdown = slowdown(r.total_s, r.offload.tier_time_s * (1.0 - i.offload_overlap));
     let dp = i.dp as f64;
-    let generated_tokens = r.batch
+    let generated_tokens = r.serving.decode_sequences
         * dp
         * if r.generated > 0.0 {
             r.generated
@@ -206,7 +211,7 @@ fn assemble_inference(
             r.prompt
         };
     let gpus = dp * i.tp as f64 * pp;
-    let bytes = r.prefill.bytes.get() + r.generated * r.decode.map_or(0.0, |d| d.bytes.get());
+    let bytes = r.prefill.bytes.get() + steps * r.decode.map_or(0.0, |d| d.bytes.get());
     let hardware_flops = r.model_flops;
     let t_c = &s.timing;
     let step = StepTime {
@@ -245,6 +250,7 @@ fn assemble_inference(
             tpot_s: r.tpot_s,
             kv_bytes_per_token: crate::units::Bytes(r.kv_bytes_per_token),
             max_concurrent_requests: r.max_requests,
+            serving: r.serving,
         },
         cost,
         projections,

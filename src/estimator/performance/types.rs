@@ -163,6 +163,9 @@ pub struct Throughput {
     pub kv_bytes_per_token: Bytes,
     /// Requests of (prompt + generated) tokens whose KV cache fits next to everything else.
     pub max_concurrent_requests: u32,
+    /// Speculative decoding, chunked prefill, prefix caching and n sequences as timed (inference;
+    /// neutral values when off).
+    pub serving: super::serving::ServingTimes,
 }
 
 /// Training to a token budget (Timing::token_budget) at this step time.

@@ -227,6 +227,7 @@ pub(super) fn inference(i: &Inference, d: &mut Diagnostics) -> Inference {
         kv_block_tokens,
         all_logits,
         engine,
+        features,
     } = i;
     Inference {
         prompt_tokens: u(r!("inference.prompt_tokens"), *prompt_tokens, d),
@@ -247,5 +248,6 @@ pub(super) fn inference(i: &Inference, d: &mut Diagnostics) -> Inference {
                 d,
             )
         }),
+        features: super::serving::features(features, d),
     }
 }

@@ -13,6 +13,7 @@ mod input;
 mod llamacpp;
 mod model;
 mod optimizer;
+mod serving;
 mod strategies;
 mod timing_parts;
 mod towers;
@@ -34,6 +35,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
             group(ui, "Model", true, |ui| model::ui(ui, s, est));
             group(ui, "Workload", true, |ui| workload::ui(ui, s));
             if s.mode == crate::scenario::Mode::Inference {
+                group(ui, "Serving features", false, |ui| serving::ui(ui, s));
                 group(ui, "Serving engine", true, |ui| engine::ui(ui, s, est));
             }
             group(ui, "Mixture of experts", false, |ui| adapt::moe_ui(ui, s));
