@@ -15,6 +15,7 @@ pub mod inference;
 pub mod inventory;
 pub mod layer_kinds;
 pub mod peft;
+pub mod post_training;
 pub mod states;
 pub mod towers;
 pub mod training;
@@ -54,6 +55,11 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
     // The stages' phases are large (`PhasePeaks`): kept where `stage` wrote them and passed on by
     // reference, so each is copied once, into the result.
     let mut first = stage(&c, &x, model, &layer, per_stage, true, c.pp <= 1.0);
+    let gpu = capacity(&scenario.gpu).get();
+    let post = |phases: &mut PhasePeaks, st: &states::ModelStates, layers: f64, last: bool| {
+        post_training::apply(&c, model, st, x.lora(), layers, last, gpu, phases);
+    };
+    post(&mut first.0, &first.1, per_stage, c.pp <= 1.0);
     // llama.cpp: its own buffers, every GPU of the layout one device of its layer split.
     if let Some((phases, host)) = super::engines::llamacpp::memory::phases(r) {
         (first.0, first.1.host) = (phases, host);
@@ -63,7 +69,8 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
         return finish(scenario, model, &c, &x, (&first, 0), &layer.1, diagnostics);
     }
     let last_layers = (l - per_stage * (c.pp - 1.0)).max(1.0);
-    let last = stage(&c, &x, model, &layer, last_layers, false, true);
+    let mut last = stage(&c, &x, model, &layer, last_layers, false, true);
+    post(&mut last.0, &last.1, last_layers, true);
     let chosen = if tensor_peak(&last.0) > tensor_peak(&first.0) {
         (&last, (c.pp - 1.0) as u32)
     } else {

@@ -13,6 +13,7 @@
 //! [`Diagnostic::InputClamped`]: crate::estimator::Diagnostic::InputClamped
 
 mod pattern;
+mod post_training;
 mod sections;
 mod sections2;
 
@@ -128,8 +129,10 @@ pub fn resolve_rest<'m>(
         input,
         peft,
         quantization,
+        post_training,
     } = sc;
     let workload = sections::workload(workload, d);
+    let post_training = post_training::resolve(post_training, &workload, d);
     let mut strategies = sections2::strategies(strategies, d);
     strategies.attention = hf::attention(implementation, strategies.attention);
     let mut parallel = sections2::parallel(parallel, d);
@@ -181,6 +184,7 @@ pub fn resolve_rest<'m>(
             input: sections2::input(input, d),
             peft: sections2::peft(peft, d),
             quantization: sections2::quantization(quantization, d),
+            post_training,
         },
         model: m,
         pp_stages,

@@ -81,6 +81,9 @@ pub struct Ctx {
     pub second_tier_bytes: f64,
     /// Gradient communication buckets when DP > 1, bytes.
     pub comm_bytes: f64,
+    /// Post-training (resolved; `algorithm: Off` outside training). Under DPO `b` counts the
+    /// chosen and the rejected sequences.
+    pub post: crate::scenario::PostTraining,
 }
 
 pub use crate::estimator::num::ceil;
@@ -114,11 +117,8 @@ impl Ctx {
         let st = &sc.strategies;
         let p = sc.precision.resolve();
         let dynamic = sc.mode == Mode::Inference && inf.dynamic_batching;
-        let b = f64::from(if dynamic {
-            inf.concurrent_requests
-        } else {
-            w.micro_batch
-        });
+        let post = post_training(sc);
+        let b = sequences(sc, &post, dynamic);
         let s = f64::from(match sc.mode {
             Mode::Training => w.seq_len,
             Mode::Inference => inf.prompt_tokens,
@@ -186,6 +186,7 @@ impl Ctx {
             kv_block_tokens: f64::from(inf.kv_block_tokens),
             second_tier_bytes: st.second_tier_gib * crate::units::GIB,
             comm_bytes: sc.overheads.comm_buffer_mib * crate::units::MIB,
+            post,
         }
     }
 
@@ -198,6 +199,33 @@ impl Ctx {
             1.0
         }
     }
+}
+
+/// The post-training section the memory model reads: `algorithm: Off` outside training.
+fn post_training(sc: &Scenario) -> crate::scenario::PostTraining {
+    if sc.mode == Mode::Training {
+        sc.post_training
+    } else {
+        crate::scenario::PostTraining::default()
+    }
+}
+
+/// Sequences per GPU per forward: the micro-batch, the requests in flight under dynamic batching;
+/// DPO runs each prompt's chosen and rejected completions as one batch of 2 × micro-batch sequences
+/// (TRL 1.16 `trainer/dpo_trainer.py` `DataCollatorForPreference.torch_call`: `torch.cat` of the
+/// two).
+fn sequences(sc: &Scenario, p: &crate::scenario::PostTraining, dynamic: bool) -> f64 {
+    let per_item = if p.algorithm == crate::scenario::RlAlgorithm::Dpo {
+        2.0
+    } else {
+        1.0
+    };
+    per_item
+        * f64::from(if dynamic {
+            sc.inference.concurrent_requests
+        } else {
+            sc.workload.micro_batch
+        })
 }
 
 /// Input bytes on the GPU for `b` samples of `s` tokens (clamped values), finite and ≥ 0.

@@ -11,6 +11,7 @@ mod input;
 mod llamacpp;
 mod model;
 mod optimizer;
+mod post_training;
 mod strategies;
 mod timing_parts;
 mod towers;
@@ -40,6 +41,9 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
                 adapt::peft_ui(ui, s);
                 adapt::quantization_ui(ui, s);
             });
+            if s.mode == crate::scenario::Mode::Training {
+                group(ui, "Post-training", false, |ui| post_training::ui(ui, s));
+            }
             group(ui, "Framework", false, |ui| framework::ui(ui, s));
             group(ui, "Input pipeline", false, |ui| input::ui(ui, s));
             group(ui, "Precision", false, |ui| workload::precision_ui(ui, s));
