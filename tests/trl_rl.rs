@@ -156,3 +156,30 @@ fn the_reference_is_a_copy_only_for_full_fine_tuning() {
         );
     }
 }
+
+/// Settings that do not apply are reported, not silently used: post-training in inference mode,
+/// and DPO without a reference (estimated reference-free: no copy, no scoring phase).
+#[test]
+fn post_training_settings_that_do_not_apply_are_reported() {
+    use vram_explorer::estimator::Diagnostic;
+    let mut s = scenario(&records(RL)[0]);
+    assert!(
+        !estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::PostTrainingSettingsIgnored)
+    );
+    s.post_training.reference = Reference::Off;
+    let e = estimate(&s);
+    assert!(
+        e.diagnostics
+            .contains(Diagnostic::PostTrainingSettingsIgnored)
+    );
+    assert!(e.memory.phases.get(Phase::Scoring).is_none());
+    s.post_training.reference = Reference::Scored;
+    s.mode = Mode::Inference;
+    assert!(
+        estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::PostTrainingSettingsIgnored)
+    );
+}

@@ -27,10 +27,11 @@ pub enum Diagnostic {
     TooManyLayerKinds,
     FrameworkSettingsIgnored,
     FlashAttention2NeedsHalfPrecision,
+    PostTrainingSettingsIgnored,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 22] = [
+    pub const ALL: [Diagnostic; 23] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -53,6 +54,7 @@ impl Diagnostic {
         Diagnostic::TooManyLayerKinds,
         Diagnostic::FrameworkSettingsIgnored,
         Diagnostic::FlashAttention2NeedsHalfPrecision,
+        Diagnostic::PostTrainingSettingsIgnored,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -110,6 +112,7 @@ impl Diagnostic {
             Diagnostic::FlashAttention2NeedsHalfPrecision => {
                 "flash_attention_2_needs_half_precision"
             }
+            Diagnostic::PostTrainingSettingsIgnored => "post_training_settings_ignored",
         }
     }
 
@@ -174,6 +177,9 @@ impl Diagnostic {
             }
             Diagnostic::FlashAttention2NeedsHalfPrecision => {
                 "FlashAttention-2 runs only in FP16/BF16 (Transformers refuses an FP32 model): estimated with the fused kernel's saved tensors anyway."
+            }
+            Diagnostic::PostTrainingSettingsIgnored => {
+                "Post-training settings that do not apply were ignored: post-training in inference mode, a precomputed reference outside DPO (no reference is held), or DPO without a reference (estimated reference-free)."
             }
             Diagnostic::IntegerTrainingType => {
                 "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."

@@ -132,7 +132,7 @@ pub fn resolve_rest<'m>(
         post_training,
     } = sc;
     let workload = sections::workload(workload, d);
-    let post_training = post_training::resolve(post_training, &workload, d);
+    let post_training = post_training::resolve(post_training, &workload, *mode, d);
     let mut strategies = sections2::strategies(strategies, d);
     strategies.attention = hf::attention(implementation, strategies.attention);
     let mut parallel = sections2::parallel(parallel, d);

@@ -1,7 +1,7 @@
 //! The post-training section resolved: counts clamped, the prompt shorter than the sequence.
 
-use crate::estimator::Diagnostics;
-use crate::scenario::{PostTraining, Workload};
+use crate::estimator::{Diagnostic, Diagnostics};
+use crate::scenario::{Mode, PostTraining, Reference, RlAlgorithm, Workload};
 
 macro_rules! r {
     ($name:literal) => {
@@ -10,8 +10,21 @@ macro_rules! r {
 }
 
 /// `p` with every number in range; the prompt leaves at least one completion token of
-/// `workload.seq_len` (already resolved).
-pub(super) fn resolve(p: &PostTraining, workload: &Workload, d: &mut Diagnostics) -> PostTraining {
+/// `workload.seq_len` (already resolved). Settings that do not apply are reported
+/// ([`Diagnostic::PostTrainingSettingsIgnored`]).
+pub(super) fn resolve(
+    p: &PostTraining,
+    workload: &Workload,
+    mode: Mode,
+    d: &mut Diagnostics,
+) -> PostTraining {
+    let on = p.algorithm != RlAlgorithm::Off;
+    let ignored = (on && mode == Mode::Inference)
+        || (on && p.algorithm != RlAlgorithm::Dpo && p.reference == Reference::Precomputed)
+        || (p.algorithm == RlAlgorithm::Dpo && p.reference == Reference::Off);
+    if ignored {
+        d.insert(Diagnostic::PostTrainingSettingsIgnored);
+    }
     let PostTraining {
         algorithm,
         prompt_tokens,
