@@ -198,9 +198,33 @@ fn generation(
         st.weights
     };
     let ph = inference::phases(&g, m, weights, 0.0, layers, last);
-    let (_, inf) = ph.peak()?;
+    let (_, mut inf) = ph.peak()?;
+    if let Some(dec) = ph.get(Phase::Decode) {
+        let t = sampling_step(&g, m, layers, last);
+        if dec.get(Component::KvCache).get() + t > inf.tensor_total().get() - weights {
+            inf = *dec;
+            inf.set(Component::Transient, Bytes(t));
+        }
+    }
     b.set(Component::Weights, inf.get(Component::Weights));
     b.set(Component::KvCache, inf.get(Component::KvCache));
     b.set(Component::Transient, inf.get(Component::Transient));
     Some(b)
+}
+
+/// The last decode step of a sampling `generate` beside its KV cache: the dynamic cache's `torch.cat`
+/// copy of one layer's V (`memory::inference`), seven b × V FP32 score buffers (the model's logits,
+/// `next_token_logits.to(copy=True, dtype=float32)`, the logits processors' outputs — TRL passes
+/// `min_new_tokens` / temperature — and the sampling probabilities; measured with transformers 5.24
+/// `generate(do_sample=True)` on the tiny Llama: 7.04 × b·V·4 B at the peak, a `where` of the last
+/// step) and 8 B per cached token of mask and positions.
+fn sampling_step(g: &Ctx, m: &ResolvedModel, layers: f64, last: bool) -> f64 {
+    let ctx_len = g.s + g.generated;
+    let cat = m.largest_layer_half_kv(&inference::cache_shape(g, layers), g.b, ctx_len - 1.0);
+    let scores = if last {
+        7.0 * 4.0 * g.b * f64::from(m.vocab) / g.tp
+    } else {
+        0.0
+    };
+    cat + scores + 8.0 * g.b * ctx_len
 }
