@@ -50,6 +50,7 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
                 "profile": format!("{:?}", s.implementation.profile),
                 "label": crate::scenario::framework_label(&s.implementation, &s.peft),
             },
+            "post_training": post_training(s),
         },
         "gpu": { "name": gpu_name(s), "capacity_bytes": mem.capacity.get() },
         "model": {
@@ -156,6 +157,24 @@ fn stages(mem: &MemoryEstimate) -> Vec<Value> {
             })
         })
         .collect()
+}
+
+/// The post-training run (`null` for plain training or inference): its models are the components
+/// `reference_model`, `reward_model`, `critic`, `rollout_engine`; its phases `generation`, `scoring`.
+fn post_training(s: &Scenario) -> Value {
+    let p = &s.post_training;
+    if s.mode != Mode::Training || p.algorithm == crate::scenario::RlAlgorithm::Off {
+        return Value::Null;
+    }
+    json!({
+        "algorithm": format!("{:?}", p.algorithm).to_lowercase(),
+        "reference": format!("{:?}", p.reference).to_lowercase(),
+        "prompt_tokens": p.prompt_tokens,
+        "num_generations": p.num_generations,
+        "rollout": format!("{:?}", p.rollout).to_lowercase(),
+        "rollout_gpu_memory_utilization": p.rollout_gpu_memory_utilization,
+        "rollout_sleep": p.rollout_sleep,
+    })
 }
 
 /// Bytes per component, keyed by `Component::key`.

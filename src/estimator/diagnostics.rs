@@ -31,10 +31,11 @@ pub enum Diagnostic {
     ContextParallelIgnored,
     CpDoesNotDivideHeads,
     CpDoesNotDivideSequence,
+    PostTrainingSettingsIgnored,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 26] = [
+    pub const ALL: [Diagnostic; 27] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -61,6 +62,7 @@ impl Diagnostic {
         Diagnostic::ContextParallelIgnored,
         Diagnostic::CpDoesNotDivideHeads,
         Diagnostic::CpDoesNotDivideSequence,
+        Diagnostic::PostTrainingSettingsIgnored,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -125,6 +127,7 @@ impl Diagnostic {
             Diagnostic::ContextParallelIgnored => "context_parallel_ignored",
             Diagnostic::CpDoesNotDivideHeads => "cp_does_not_divide_heads",
             Diagnostic::CpDoesNotDivideSequence => "cp_does_not_divide_sequence",
+            Diagnostic::PostTrainingSettingsIgnored => "post_training_settings_ignored",
         }
     }
 
@@ -201,6 +204,9 @@ impl Diagnostic {
             }
             Diagnostic::CpDoesNotDivideSequence => {
                 "The sequence length is not a multiple of 2 × CP: Megatron's load-balanced causal ring cuts each sequence into 2·CP chunks (it asserts this); estimated with the largest chunk."
+            }
+            Diagnostic::PostTrainingSettingsIgnored => {
+                "Post-training settings that do not apply were ignored: post-training in inference mode, a precomputed reference outside DPO (no reference is held), or DPO without a reference (estimated reference-free)."
             }
             Diagnostic::IntegerTrainingType => {
                 "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."

@@ -10,6 +10,7 @@
 
 mod llamacpp;
 mod parts;
+mod post_training;
 mod serving;
 
 use super::memory::ctx::Ctx;
@@ -96,6 +97,10 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
         Component::Activations => parts::activations(&ctx, m, e, &st),
         Component::Transient => parts::transient(&ctx, &x, m, &st, phase),
         Component::KvCache => parts::kv_cache(&ctx, m, &st, phase),
+        Component::ReferenceModel
+        | Component::RewardModel
+        | Component::Critic
+        | Component::RolloutEngine => post_training::model(c, value),
         Component::CommBuffers => comm(&ctx, value),
         Component::CudaContext => context(value),
         Component::AllocatorReserve => reserve(s, e),

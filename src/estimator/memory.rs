@@ -17,6 +17,7 @@ pub mod inventory;
 pub mod layer_kinds;
 pub mod peft;
 pub mod pipeline;
+pub mod post_training;
 pub mod serving;
 pub mod states;
 pub mod towers;
@@ -72,7 +73,8 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
     };
     // The stages' phases are large (`PhasePeaks`): kept where `stage` wrote them and passed on by
     // reference, so each is copied once, into the result.
-    let mut first = stage(&c, &x, model, &layer, place_stage(&c, &first_place));
+    let gpu = capacity(&scenario.gpu).get();
+    let mut first = stage_of(&c, &x, model, &layer, place_stage(&c, &first_place), gpu);
     // llama.cpp: its own buffers, every GPU of the layout one device of its layer split.
     if let Some((phases, host)) = super::engines::llamacpp::memory::phases(r) {
         (first.0, first.1.host) = (phases, host);
@@ -85,20 +87,11 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
     for (i, (slot, place)) in computed.iter_mut().zip(&places).enumerate() {
         *slot = match place {
             _ if i == 0 => Some(first),
-            Some(place) => Some(stage(&c, &x, model, &layer, place_stage(&c, place))),
+            Some(place) => Some(stage_of(&c, &x, model, &layer, place_stage(&c, place), gpu)),
             None => None,
         };
     }
-    // The limiting stage: the largest tensor peak (the earliest class on a tie).
-    let mut chosen = 0;
-    for (i, s) in computed.iter().enumerate() {
-        let best = computed.get(chosen).copied().flatten();
-        if let (Some(s), Some(b)) = (s, best)
-            && tensor_peak(&s.0) > tensor_peak(&b.0)
-        {
-            chosen = i;
-        }
-    }
+    let chosen = limiting_index(&computed);
     let (Some(Some(limiting)), Some(Some(place))) = (computed.get(chosen), places.get(chosen))
     else {
         return finish(
@@ -175,6 +168,44 @@ fn stage_total(sc: &Scenario, phases: &PhasePeaks, context: Bytes) -> Option<Bre
     b.set(Component::CudaContext, context);
     b.set(Component::AllocatorReserve, Bytes(reserve));
     Some(b)
+}
+
+/// One stage's phases and states, with post-training's other models and phases added to every
+/// stage it holds a share of.
+fn stage_of(
+    c: &Ctx,
+    x: &peft::Ext,
+    m: &ResolvedModel,
+    layer: &(activations::Sizes, activations::LayerActs),
+    place: Stage,
+    gpu: f64,
+) -> (PhasePeaks, states::ModelStates) {
+    let (mut phases, st) = stage(c, x, m, layer, place);
+    post_training::apply(
+        c,
+        m,
+        &st,
+        x.lora(),
+        place.layers,
+        place.last,
+        gpu,
+        &mut phases,
+    );
+    (phases, st)
+}
+
+/// The limiting stage class: the largest tensor peak (the earliest class on a tie).
+fn limiting_index(computed: &[Option<(PhasePeaks, states::ModelStates)>]) -> usize {
+    let mut chosen = 0;
+    for (i, s) in computed.iter().enumerate() {
+        let best = computed.get(chosen).copied().flatten();
+        if let (Some(s), Some(b)) = (s, best)
+            && tensor_peak(&s.0) > tensor_peak(&b.0)
+        {
+            chosen = i;
+        }
+    }
+    chosen
 }
 
 fn tensor_peak(p: &PhasePeaks) -> f64 {

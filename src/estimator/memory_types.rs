@@ -18,6 +18,14 @@ listed_enum! {
         /// autocast weight copies, inputs.
         Transient,
         KvCache,
+        /// The frozen reference policy of DPO / GRPO / PPO (a second copy of the weights).
+        ReferenceModel,
+        /// PPO's frozen reward model.
+        RewardModel,
+        /// PPO's value model (critic): trained, so weights, gradients and optimizer states.
+        Critic,
+        /// A co-located rollout engine's reservation (vLLM `gpu_memory_utilization`).
+        RolloutEngine,
         CommBuffers,
         CudaContext,
         /// Caching-allocator rounding, fragmentation and library workspaces.
@@ -35,6 +43,10 @@ impl Component {
             Component::Activations => "Saved activations",
             Component::Transient => "Transient buffers",
             Component::KvCache => "KV cache",
+            Component::ReferenceModel => "Reference model",
+            Component::RewardModel => "Reward model",
+            Component::Critic => "Critic (value model)",
+            Component::RolloutEngine => "Rollout engine",
             Component::CommBuffers => "Communication buffers",
             Component::CudaContext => "CUDA context",
             Component::AllocatorReserve => "Allocator reserve",
@@ -51,6 +63,10 @@ impl Component {
             Component::Activations => "activations",
             Component::Transient => "transient",
             Component::KvCache => "kv_cache",
+            Component::ReferenceModel => "reference_model",
+            Component::RewardModel => "reward_model",
+            Component::Critic => "critic",
+            Component::RolloutEngine => "rollout_engine",
             Component::CommBuffers => "comm_buffers",
             Component::CudaContext => "cuda_context",
             Component::AllocatorReserve => "allocator_reserve",
@@ -105,6 +121,10 @@ listed_enum! {
         OptimizerStep,
         Prefill,
         Decode,
+        /// Post-training: the policy (or rollout engine) generates the completions.
+        Generation,
+        /// Post-training: the reference (and reward) model scores the completions, no autograd.
+        Scoring,
     }
 }
 
@@ -117,6 +137,8 @@ impl Phase {
             Phase::OptimizerStep => "optimizer step",
             Phase::Prefill => "prefill",
             Phase::Decode => "decode",
+            Phase::Generation => "generation",
+            Phase::Scoring => "scoring",
         }
     }
     pub const fn key(self) -> &'static str {
@@ -127,6 +149,8 @@ impl Phase {
             Phase::OptimizerStep => "optimizer",
             Phase::Prefill => "prefill",
             Phase::Decode => "decode",
+            Phase::Generation => "generation",
+            Phase::Scoring => "scoring",
         }
     }
 }

@@ -13,6 +13,7 @@
 //! [`Diagnostic::InputClamped`]: crate::estimator::Diagnostic::InputClamped
 
 mod pattern;
+mod post_training;
 mod sections;
 mod sections2;
 mod serving;
@@ -23,8 +24,8 @@ use super::model::{self, ResolvedModel};
 use super::num::ceil;
 use super::{Diagnostic, Diagnostics};
 use crate::scenario::{
-    Dtype, Implementation, Mode, ModelSpec, Optimizer, PrecisionSpec, Scenario, ServingEngine,
-    ZeroStage,
+    Dtype, Implementation, Mode, ModelSpec, Optimizer, Parallelism, PrecisionSpec, Scenario,
+    ServingEngine, Strategies, ZeroStage,
 };
 
 /// A scenario resolved for estimating: see the module documentation. The model is borrowed from
@@ -100,6 +101,21 @@ pub fn model_spec(m: &ModelSpec, d: &mut Diagnostics) -> ModelSpec {
     }
 }
 
+/// The GPUs a ZeRO stage shards over: DP, or with hybrid sharding the DP ranks inside one node;
+/// times CP. Megatron-Core's distributed optimizer shards over the data-parallel group *with* CP
+/// (`parallel_state.get_data_parallel_group(with_context_parallel=True)`, megatron/core
+/// `optimizer/__init__.py` v0.14): CP ranks hold the same weights, so ZeRO shards over DP × CP.
+fn zero_group(strategies: &Strategies, parallel: &Parallelism, pp_stages: u32) -> u32 {
+    let cp = parallel.cp.max(1);
+    if strategies.hybrid_shard && strategies.zero != ZeroStage::None {
+        let inner = parallel.tp.saturating_mul(pp_stages).saturating_mul(cp);
+        let per_node = parallel.gpus_per_node / inner.max(1);
+        parallel.dp.min(per_node.max(1)).saturating_mul(cp)
+    } else {
+        parallel.dp.saturating_mul(cp)
+    }
+}
+
 /// The rest of `sc` resolved, its model section already resolved ([`model_spec`], giving `model_spec`)
 /// and derived (`model::derive` of that spec, giving `model`): the hot path ([`estimate`]) derives the
 /// model where it keeps it and clamps the model section once.
@@ -130,8 +146,10 @@ pub fn resolve_rest<'m>(
         input,
         peft,
         quantization,
+        post_training,
     } = sc;
     let workload = sections::workload(workload, d);
+    let post_training = post_training::resolve(post_training, &workload, *mode, d);
     let mut strategies = sections2::strategies(strategies, d);
     strategies.attention = hf::attention(implementation, strategies.attention);
     let mut parallel = sections2::parallel(parallel, d);
@@ -151,17 +169,7 @@ pub fn resolve_rest<'m>(
         d.insert(Diagnostic::IntegerTrainingType);
     }
     hf::diagnostics(sc, d);
-    // Megatron-Core's distributed optimizer shards over the data-parallel group *with* CP
-    // (`parallel_state.get_data_parallel_group(with_context_parallel=True)`, megatron/core
-    // `optimizer/__init__.py` v0.14): CP ranks hold the same weights, so ZeRO shards over DP × CP.
-    let cp = parallel.cp.max(1);
-    let zero_dp = if strategies.hybrid_shard && strategies.zero != ZeroStage::None {
-        let inner = parallel.tp.saturating_mul(pp_stages).saturating_mul(cp);
-        let per_node = parallel.gpus_per_node / inner.max(1);
-        parallel.dp.min(per_node.max(1)).saturating_mul(cp)
-    } else {
-        parallel.dp.saturating_mul(cp)
-    };
+    let zero_dp = zero_group(&strategies, &parallel, pp_stages);
     Resolved {
         scenario: Scenario {
             version: *version,
@@ -190,6 +198,7 @@ pub fn resolve_rest<'m>(
             input: sections2::input(input, d),
             peft: sections2::peft(peft, d),
             quantization: sections2::quantization(quantization, d),
+            post_training,
         },
         model: m,
         pp_stages,

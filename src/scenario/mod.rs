@@ -24,6 +24,7 @@ mod model;
 mod moe;
 mod parallel;
 mod peft;
+mod post_training;
 mod precision;
 mod quant;
 mod strategies;
@@ -49,6 +50,7 @@ pub use model::*;
 pub use moe::*;
 pub use parallel::*;
 pub use peft::*;
+pub use post_training::*;
 pub use precision::*;
 pub use quant::*;
 pub use strategies::*;
@@ -89,6 +91,8 @@ pub struct Scenario {
     pub peft: Peft,
     /// Quantized storage of the layers' weight matrices.
     pub quantization: Quantization,
+    /// Post-training with several models: DPO, GRPO, PPO (training only).
+    pub post_training: PostTraining,
 }
 
 impl Default for Scenario {
@@ -117,6 +121,7 @@ impl Default for Scenario {
             input: InputPipeline::default(),
             peft: Peft::default(),
             quantization: Quantization::default(),
+            post_training: PostTraining::default(),
         }
     }
 }

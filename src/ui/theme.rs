@@ -9,7 +9,7 @@ use crate::estimator::performance::breakdown::PartClass;
 use crate::estimator::{Component, Severity};
 
 /// The fill of a memory component in the stacked charts and legends, on `choice`'s plot background:
-/// the light theme darkens the four light fills of the palette until each has 3:1 contrast against
+/// the light theme darkens the six light fills of the palette until each has 3:1 contrast against
 /// white (WCAG 2.1 SC 1.4.11, non-text contrast); asserted in `tests/ui_window.rs`.
 pub fn component_on(c: Component, choice: ThemeChoice) -> Color32 {
     match (choice, c) {
@@ -17,6 +17,8 @@ pub fn component_on(c: Component, choice: ThemeChoice) -> Color32 {
         (ThemeChoice::Light, Component::OptimizerStates) => Color32::from_rgb(0xA0, 0x93, 0x35),
         (ThemeChoice::Light, Component::KvCache) => Color32::from_rgb(0xE0, 0x70, 0x30),
         (ThemeChoice::Light, Component::CudaContext) => Color32::from_rgb(0x90, 0x90, 0x90),
+        (ThemeChoice::Light, Component::Critic) => Color32::from_rgb(0x1F, 0x80, 0x80),
+        (ThemeChoice::Light, Component::RewardModel) => Color32::from_rgb(0x9A, 0x70, 0x10),
         _ => component(c),
     }
 }
@@ -31,6 +33,10 @@ fn component(c: Component) -> Color32 {
         Component::Activations => Color32::from_rgb(0xEE, 0x66, 0x77),
         Component::Transient => Color32::from_rgb(0xAA, 0x33, 0x77),
         Component::KvCache => Color32::from_rgb(0xEE, 0x77, 0x33),
+        Component::ReferenceModel => Color32::from_rgb(0x88, 0x66, 0xCC),
+        Component::RewardModel => Color32::from_rgb(0xBB, 0x88, 0x22),
+        Component::Critic => Color32::from_rgb(0x33, 0xAA, 0xAA),
+        Component::RolloutEngine => Color32::from_rgb(0xCC, 0x55, 0x22),
         Component::CommBuffers => Color32::from_rgb(0x00, 0x99, 0x88),
         Component::CudaContext => Color32::from_rgb(0x99, 0x99, 0x99),
         Component::AllocatorReserve => Color32::from_rgb(0x66, 0x66, 0x66),

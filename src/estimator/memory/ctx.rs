@@ -93,6 +93,9 @@ pub struct Ctx {
     pub second_tier_bytes: f64,
     /// Gradient communication buckets when DP > 1, bytes.
     pub comm_bytes: f64,
+    /// Post-training (resolved; `algorithm: Off` outside training). Under DPO `b` counts the
+    /// chosen and the rejected sequences.
+    pub post: crate::scenario::PostTraining,
 }
 
 pub use crate::estimator::num::ceil;
@@ -143,7 +146,9 @@ impl Ctx {
         let st = &sc.strategies;
         let p = sc.precision.resolve();
         let dynamic = sc.mode == Mode::Inference && inf.dynamic_batching;
+        let post = post_training(sc);
         let (features, b, fork) = serving_batch(sc, dynamic);
+        let b = dpo_pairs(&post) * b;
         let (s, cp) = tokens_per_gpu(sc);
         let amp = p.weight_compute_copies.is_some();
         let ec = match p.weight_compute_copies {
@@ -215,6 +220,7 @@ impl Ctx {
             fork,
             second_tier_bytes: st.second_tier_gib * crate::units::GIB,
             comm_bytes: sc.overheads.comm_buffer_mib * crate::units::MIB,
+            post,
         }
     }
 
@@ -263,6 +269,26 @@ fn serving_batch(sc: &Scenario, dynamic: bool) -> (crate::scenario::InferenceFea
         (inf.features, f64::from(inf.concurrent_requests), n)
     } else {
         (inf.features, f64::from(sc.workload.micro_batch) * n, 1.0)
+    }
+}
+
+/// The post-training section the memory model reads: `algorithm: Off` outside training.
+fn post_training(sc: &Scenario) -> crate::scenario::PostTraining {
+    if sc.mode == Mode::Training {
+        sc.post_training
+    } else {
+        crate::scenario::PostTraining::default()
+    }
+}
+
+/// Sequences per batch item: DPO runs each prompt's chosen and rejected completions as one batch
+/// of 2 × micro-batch sequences (TRL 1.16 `trainer/dpo_trainer.py`
+/// `DataCollatorForPreference.torch_call`: `torch.cat` of the two).
+fn dpo_pairs(p: &crate::scenario::PostTraining) -> f64 {
+    if p.algorithm == crate::scenario::RlAlgorithm::Dpo {
+        2.0
+    } else {
+        1.0
     }
 }
 

@@ -174,7 +174,7 @@ pub fn phases(
 /// The largest short-lived set in a prefill forward under `no_grad`: the LM head (logits for every
 /// position or the last one, plus its input), the MLP (its f-wide intermediates plus the residual
 /// and norm output) or materialised attention (scores and softmax output).
-fn prefill_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> f64 {
+pub(super) fn prefill_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> f64 {
     let head = if last && act::has_lm_loss(m) {
         let positions = if c.all_logits || m.arch == ArchKind::Encoder {
             1.0

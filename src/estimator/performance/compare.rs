@@ -304,5 +304,6 @@ fn light_copy(s: &Scenario) -> Scenario {
         input: s.input.clone(),
         peft: s.peft.clone(),
         quantization: s.quantization.clone(),
+        post_training: s.post_training,
     }
 }

@@ -37,6 +37,8 @@ const fn short(phase: Phase) -> &'static str {
         Phase::OptimizerStep => "opt",
         Phase::Prefill => "prefill",
         Phase::Decode => "decode",
+        Phase::Generation => "gen",
+        Phase::Scoring => "score",
     }
 }
 

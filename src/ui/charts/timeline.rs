@@ -137,6 +137,8 @@ fn short(p: crate::estimator::Phase) -> &'static str {
         Phase::OptimizerStep => "opt",
         Phase::Prefill => "prefill",
         Phase::Decode => "decode",
+        Phase::Generation => "gen",
+        Phase::Scoring => "score",
     }
 }
 

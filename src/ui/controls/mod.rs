@@ -13,6 +13,7 @@ mod input;
 mod llamacpp;
 mod model;
 mod optimizer;
+mod post_training;
 mod serving;
 mod strategies;
 mod timing_parts;
@@ -43,6 +44,9 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate, prefs: &Prefs) {
                 adapt::peft_ui(ui, s);
                 adapt::quantization_ui(ui, s);
             });
+            if s.mode == crate::scenario::Mode::Training {
+                group(ui, "Post-training", false, |ui| post_training::ui(ui, s));
+            }
             group(ui, "Framework", false, |ui| framework::ui(ui, s));
             group(ui, "Input pipeline", false, |ui| input::ui(ui, s));
             group(ui, "Precision", false, |ui| workload::precision_ui(ui, s));
