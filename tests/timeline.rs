@@ -48,14 +48,24 @@ fn check(name: &str, s: &Scenario) -> (Estimate, Timeline) {
         );
     }
     // Within each micro-batch drawn, phases appear once each, in the estimate's order; only the
-    // last holds the optimizer step.
+    // last holds the optimizer step. A post-training run's rollout phases sit where the run has
+    // them (generation and scoring before the step; DPO's scoring after the loss): each at most
+    // once per micro-batch.
     let spans = tl.phase_spans();
+    let rollout = [Phase::Generation as usize, Phase::Scoring as usize];
     for (mb, a, b) in tl.micro_batch_spans() {
-        let order: Vec<usize> = spans
+        let all: Vec<usize> = spans
             .iter()
             .filter(|(_, s, e)| *s >= a && *e <= b)
             .map(|(p, _, _)| *p as usize)
             .collect();
+        for r in rollout {
+            assert!(
+                all.iter().filter(|p| **p == r).count() <= 1,
+                "{name}: {spans:?}"
+            );
+        }
+        let order: Vec<usize> = all.into_iter().filter(|p| !rollout.contains(p)).collect();
         let mut sorted = order.clone();
         sorted.sort_unstable();
         sorted.dedup();

@@ -40,8 +40,19 @@ pub fn projections(
         c.dp_bandwidth.get(),
         up(c.dp_bandwidth.get()),
     );
+    // Today's exposed communication less what the faster link saves on TP and DP: each keeps the
+    // share of its time it exposes today (overlap, and the parts model's overlap tax), so an
+    // unchanged link changes nothing; pipeline, expert and context-parallel sends are kept as
+    // they are (the article's claim is about the GPU-to-GPU links of TP and DP collectives).
+    let exposed_dp = if c.dp_time_s > 0.0 {
+        c.dp_exposed_s * dp / c.dp_time_s
+    } else {
+        0.0
+    };
     let photonic_comm_s = match s.mode {
-        Mode::Training => dp * (1.0 - i.comm_overlap) + tp,
+        Mode::Training => {
+            (step.communication_s - c.dp_exposed_s - c.tp_time_s + exposed_dp + tp).max(0.0)
+        }
         Mode::Inference => tp * i.pp as f64,
     };
     let photonic_step_s = (step.total_s - step.communication_s + photonic_comm_s).max(0.0);

@@ -3,7 +3,7 @@
 use super::{Point, Step, Timeline};
 use crate::estimator::resolve::resolve_with_model;
 use crate::estimator::{Breakdown, Component, Diagnostics, Estimate, Phase, PhasePeaks};
-use crate::scenario::{Mode, Scenario};
+use crate::scenario::{Mode, RlAlgorithm, Scenario};
 use crate::units::Bytes;
 
 /// Decode steps drawn at most (evenly spaced tokens; the last is the estimate's decode phase).
@@ -36,16 +36,20 @@ pub fn build(scenario: &Scenario, est: &Estimate) -> Timeline {
     } else {
         r.scenario.workload.grad_accum_steps.max(1)
     };
+    // A post-training run (issue 15 item 4) generates and scores before its training step (GRPO,
+    // PPO); DPO scores the reference inside the step, beside the policy's saved activations.
+    let dpo = r.scenario.post_training.algorithm == RlAlgorithm::Dpo;
     let points = match scenario.mode {
-        Mode::Training => drawn(micro_batches)
-            .flat_map(|mb| {
+        Mode::Training => rollout(ph, dpo)
+            .chain(drawn(micro_batches).flat_map(|mb| {
                 let m = Micro {
                     number: mb,
                     first: mb == 1 && micro_batches > 1,
                     last: mb == micro_batches,
+                    scoring: ph.get(Phase::Scoring).copied().filter(|_| dpo),
                 };
                 training(ph, layers, in_flight, m)
-            })
+            }))
             .collect(),
         Mode::Inference => inference(ph, layers, r.scenario.inference.generated_tokens),
     };
@@ -75,6 +79,29 @@ struct Micro {
     first: bool,
     /// The last: the optimizer step follows it.
     last: bool,
+    /// DPO's reference scoring, drawn after this micro-batch's loss.
+    scoring: Option<Breakdown>,
+}
+
+/// The rollout phases before a post-training step: generation, then (outside DPO) scoring; each
+/// drawn as its phase breakdown.
+fn rollout(ph: &PhasePeaks, dpo: bool) -> impl Iterator<Item = Point> + '_ {
+    let generation = ph
+        .get(Phase::Generation)
+        .map(|b| (Step::Generation, Phase::Generation, b));
+    let scoring = ph
+        .get(Phase::Scoring)
+        .filter(|_| !dpo)
+        .map(|b| (Step::Scoring, Phase::Scoring, b));
+    generation
+        .into_iter()
+        .chain(scoring)
+        .map(|(step, phase, b)| Point {
+            step,
+            phase,
+            micro_batch: 1,
+            bytes: *b,
+        })
 }
 
 fn peak_index(points: &[Point]) -> Option<usize> {
@@ -181,6 +208,9 @@ fn training(ph: &PhasePeaks, layers: u32, in_flight: f64, m: Micro) -> Vec<Point
         );
     }
     push(Step::Loss, Phase::Forward, early(fwd));
+    if let Some(sc) = &m.scoring {
+        push(Step::Scoring, Phase::Scoring, *sc);
+    }
     let mut prev = early(fwd);
     if let Some(lb) = ph.get(Phase::LossBackward) {
         push(Step::LossBackward, Phase::LossBackward, early(lb));

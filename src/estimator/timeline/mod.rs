@@ -42,6 +42,10 @@ pub enum Step {
     PrefillLayer(u32),
     /// After decode step `n` (1-based generated token).
     DecodeToken(u32),
+    /// A post-training run's rollout: the policy (or its co-located engine) generating.
+    Generation,
+    /// A post-training run's reference / reward scoring (DPO: inside the step, after the loss).
+    Scoring,
 }
 
 impl Step {
@@ -56,6 +60,8 @@ impl Step {
             Step::OptimizerStep => "optimizer step".to_owned(),
             Step::PrefillLayer(n) => format!("prefill layer {n}"),
             Step::DecodeToken(n) => format!("decode token {n}"),
+            Step::Generation => "generation".to_owned(),
+            Step::Scoring => "scoring".to_owned(),
         }
     }
 }
