@@ -122,9 +122,12 @@ fn encoder_outside(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
 /// the cross-attention's included): per decoder token the q input (h), q and the output (2 · heads · head_dim), log-sum-exp (heads), and
 /// for Whisper the copy into `out_proj` (heads · head_dim); per encoder position the cross K and V
 /// (2 · kv_heads · head_dim); once, the encoder's output (h per position) every layer's
-/// k_proj / v_proj reads. T5's decoder self-attention adds its position bias (`blocks_rules.py`
-/// `t5_layer`, decoder branch): a [1, 1, s, s] bool causal mask per layer, and in block 0 the bucket
-/// indices (s² int64) and the bias and bias + mask (2 · heads · s², FP32).
+/// k_proj / v_proj reads — without autocast: under it they save their own 16-bit casts and the
+/// FP32 output is held only until the loss ([`held_at_loss`]). T5's decoder adds its position
+/// biases (`blocks_rules.py` `t5_layer`, decoder branch): a [1, 1, s, s] bool causal mask per
+/// layer, and in block 0 the bucket indices (s² int64) and the cross-attention's zero bias
+/// [1, heads, s, S] in the activation type, which SDPA saves as its mask (measured: the T5
+/// records' `decoder.block.0` rows, FP32 and 16-bit under autocast).
 fn cross(c: &Ctx, x: &CrossShape, e: &EncoderShape, b: f64, s: f64) -> f64 {
     if x.layers <= 0.0 {
         return 0.0;
@@ -138,9 +141,14 @@ fn cross(c: &Ctx, x: &CrossShape, e: &EncoderShape, b: f64, s: f64) -> f64 {
     let per_token = (e.hidden + 2.0 * inner + copy) * c.ec + 4.0 * x.heads;
     let per_position = 2.0 * x.kv_heads * x.head_dim * c.ec;
     let t5_bias = if e.class == EncoderClass::T5 {
-        x.layers * s * s + 8.0 * s * s + 2.0 * 4.0 * x.heads * s * s
+        x.layers * s * s + 8.0 * s * s + c.ec * x.heads * s * e.len
     } else {
         0.0
+    };
+    let encoder_out = if c.amp {
+        0.0
+    } else {
+        b * e.len * e.hidden * c.er
     };
     // Under autocast every layer's k and v projections cast the FP32 encoder output for
     // themselves (autocast caches only leaf casts): 2 · h per position per layer.
@@ -149,10 +157,40 @@ fn cross(c: &Ctx, x: &CrossShape, e: &EncoderShape, b: f64, s: f64) -> f64 {
     } else {
         0.0
     };
-    x.layers * (b * s * per_token + b * e.len * per_position)
-        + b * e.len * e.hidden * c.er
-        + t5_bias
-        + casts
+    x.layers * (b * s * per_token + b * e.len * per_position) + encoder_out + t5_bias + casts
+}
+
+/// What the model's output holds at the loss beside the saved tensors, for `b` samples: under
+/// autocast the encoder's FP32 output (`encoder_last_hidden_state`; the cross k and v projections
+/// saved 16-bit casts of it, so nothing else keeps it, and it is freed with the output after the
+/// forward). Measured: T5's AMP record, forward peak − end of forward.
+pub fn held_at_loss(c: &Ctx, m: &ResolvedModel, b: f64) -> f64 {
+    let e = &m.towers.encoder;
+    if c.amp && m.towers.has_encoder() && m.towers.cross.layers > 0.0 {
+        b * e.len * e.hidden * c.er
+    } else {
+        0.0
+    }
+}
+
+/// The decoder's cross-attention k and v weights (elements) autocast casts when the encoder's
+/// output is projected: in training and in the prefill, not in a decode step, which reads the
+/// cross keys and values from the cache (`T5Attention.forward`, `WhisperAttention.forward`:
+/// `is_updated` → the cached layer; transformers 5.24.0). Measured: the T5 AMP record's
+/// `autocast_param_casts` at the decode peak lack exactly these (`prefill_probe.py
+/// t5-d256_b2_s128_amp --decode`). Whisper's v_proj bias is cast too (inference casts biases).
+pub fn cross_kv_cast_elems(m: &ResolvedModel) -> f64 {
+    let (x, e) = (&m.towers.cross, &m.towers.encoder);
+    if !m.towers.has_encoder() || x.layers <= 0.0 {
+        return 0.0;
+    }
+    let kv = x.kv_heads * x.head_dim;
+    let bias = if e.class == EncoderClass::Whisper {
+        kv
+    } else {
+        0.0
+    };
+    x.layers * (2.0 * e.hidden * kv + bias)
 }
 
 /// Bytes the encoder, the cross-attention and the vision tower save for backward in one
@@ -242,14 +280,16 @@ pub fn inputs(m: &ResolvedModel, b: f64) -> f64 {
     mel + pixels
 }
 
-/// T5's decoder self-attention position bias during a prefill of `s` tokens: computed in block 0
-/// and passed to every block, the bias and bias + causal mask ([1, heads, s, s] FP32 each) and
-/// the mask; measured: the T5 records' prefill peak (in the last block) holds 3 · heads · s² FP32
-/// beside b · s · 9h.
-fn t5_prefill_bias(m: &ResolvedModel, s: f64) -> f64 {
+/// T5's position biases during a prefill of `s` decoder tokens over `c`'s encoder: computed in
+/// block 0 and passed to every block until the decoder stack returns (not live at the LM head;
+/// measured: the AMP record's prefill peak, the head's `mm`): the self-attention's relative bias
+/// (`relative_attention_bias` lookup, [s, s, heads] FP32) and the cross-attention's zero bias
+/// ([1, heads, s, S] in the activation type). Measured: the T5 FP32 records' prefill peak (the
+/// last block's cross-attention) holds exactly these two (`prefill_probe.py t5-d256_b2_s128_fp32`).
+pub fn t5_prefill_bias(c: &Ctx, m: &ResolvedModel, s: f64) -> f64 {
     let tw = &m.towers;
     if tw.encoder.class == EncoderClass::T5 && tw.cross.layers > 0.0 {
-        3.0 * 4.0 * tw.cross.heads * s * s
+        tw.cross.heads * s * (4.0 * s + c.ec * tw.encoder.len)
     } else {
         0.0
     }
@@ -282,8 +322,7 @@ pub fn prefill_transient(c: &Ctx, m: &ResolvedModel, b: f64, decoder: f64, kv: f
         0.0
     };
     let pass = encoder.max(vision) + inputs(m, b);
-    (decoder + encoder_states(c, m, b) + t5_prefill_bias(m, c.s) + vision_held(c, m, b))
-        .max(pass - kv)
+    (decoder + encoder_states(c, m, b) + vision_held(c, m, b)).max(pass - kv)
 }
 
 /// What Qwen2.5-VL's vision pass leaves alive through the language model's prefill

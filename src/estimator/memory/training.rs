@@ -127,6 +127,10 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         super::blocks::training_cache(c, m, c.b, c.s)
     } else {
         0.0
+    } + if st.first && st.last {
+        super::towers::held_at_loss(c, m, c.b)
+    } else {
+        0.0
     };
     phase(
         Phase::Forward,
