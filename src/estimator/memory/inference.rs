@@ -87,10 +87,12 @@ pub fn phases(
     let kv = m.cache_bytes(&cache, c.b, kv_prefill / c.b.max(1.0))
         + super::blocks::cache_extra(c, m, layers, c.b, kv_prefill / c.b.max(1.0));
     let decoder = prefill + 8.0 * b_prefill * c.s;
+    // While the encoder runs, the decoder's autocast casts (counted with `casts`) are not made yet.
+    let later = kv + super::towers::casts_after_encoder(c, m, casts);
     phase(
         Phase::Prefill,
         kv,
-        super::towers::prefill_transient(c, m, b_prefill, decoder, kv),
+        super::towers::prefill_transient(c, m, b_prefill, decoder, later),
     );
     if !encoder {
         let zd = act::sizes(c, m, c.b, 1.0);

@@ -29,8 +29,8 @@ fn norm_saved(norm: NormKind, h: f64) -> f64 {
 /// encoder branch). Whisper (SDPA): 2 norms, the q/k/v input (h), q, k, v, the output and its copy
 /// into `out_proj` (5 · heads · head_dim), log-sum-exp (heads); fc1 input, GELU input and output
 /// (h + 2f). T5 (explicit softmax with the position bias): q, v, Kᵀ and the `o` input
-/// (4 · heads · head_dim), the softmax output (heads · S per token); ReLU FF h + f (gated:
-/// wi_0 output, its activation, wi_1 output, the product: h + 4f, as SwiGLU; not measured).
+/// (4 · heads · head_dim), the softmax output (heads · S per token); ReLU FF h + f (gated-gelu:
+/// h + 7f, `gelu_new` keeps four f-wide tensors of its own; measured, `blocks::moe::t5_gated`).
 fn encoder_layer(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
     let (h, inner, t) = (e.hidden, e.heads * e.head_dim, b * e.len);
     let norms = 2.0 * norm_saved(e.norm, e.hidden) * c.er;
@@ -44,7 +44,8 @@ fn encoder_layer(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
         // the windows' outputs (1) and their concatenation, the `proj` input (1).
         EncoderClass::RotaryVision => (h + 7.0 * inner + gated) * c.ec + 4.0 * e.heads,
         EncoderClass::T5 if c.amp => t5_layer_autocast(c, e),
-        EncoderClass::T5 if e.gated => (h + 4.0 * inner + gated + e.heads * e.len) * c.ec,
+        // `gelu_new` keeps 4f of its own (`blocks::moe::t5_gated`): h + 7f.
+        EncoderClass::T5 if e.gated => (h + 4.0 * inner + h + 7.0 * e.ffn + e.heads * e.len) * c.ec,
         EncoderClass::T5 => (h + 4.0 * inner + h + e.ffn + e.heads * e.len) * c.ec,
     };
     t * (norms + per_token)
@@ -90,14 +91,15 @@ pub fn casts_in_encoder_backward(c: &Ctx, m: &ResolvedModel, casts: f64) -> f64 
 /// stay FP32 as without autocast; the `o` input is a 16-bit cast of the FP32 output; the feed-forward
 /// saves the `wi` input cast (h), the ReLU output (f, 16-bit) and — `T5DenseActDense` moves the
 /// activations back to `wo`'s FP32 weight type before `wo` — `wo`'s own 16-bit cast (f). Gated
-/// (`T5DenseGatedActDense`, not measured): two input casts, the gate, its activation, the linear
-/// output and the product (4f) and the same `wo` cast (f).
+/// (`T5DenseGatedActDense` with `gelu_new`, measured: the t5-gated AMP record): two input casts,
+/// `gelu_new`'s four saved tensors, the GELU and wi_1 outputs the product saves, and the same `wo`
+/// cast (7f; the 16-bit product itself is not saved).
 fn t5_layer_autocast(c: &Ctx, e: &EncoderShape) -> f64 {
     let (h, inner, f) = (e.hidden, e.heads * e.head_dim, e.ffn);
     let x = 4.0;
     let attention = 3.0 * h * c.ec + x * (3.0 * inner + e.heads * e.len) + inner * c.ec;
     let ff = if e.gated {
-        2.0 * h * c.ec + 5.0 * f * c.ec
+        2.0 * h * c.ec + 7.0 * f * c.ec
     } else {
         h * c.ec + 2.0 * f * c.ec
     };
@@ -158,6 +160,19 @@ fn cross(c: &Ctx, x: &CrossShape, e: &EncoderShape, b: f64, s: f64) -> f64 {
         0.0
     };
     x.layers * (b * s * per_token + b * e.len * per_position) + encoder_out + t5_bias + casts
+}
+
+/// Of the autocast weight casts `casts` (bytes) a prefill counts, those made after an encoder's
+/// pass (the decoder's and the head's: autocast casts a weight when its matmul first runs), so not
+/// live at the encoder's peak. Measured: Whisper's AMP record, whose prefill peak is at the head
+/// (`prefill_probe.py whisper-d256_b2_s128_amp`: every weight's and bias's cast, the encoder's
+/// first). 0 without autocast or an encoder.
+pub fn casts_after_encoder(c: &Ctx, m: &ResolvedModel, casts: f64) -> f64 {
+    if c.amp && m.towers.has_encoder() {
+        (casts - c.ec * encoder_cast_elems(m)).max(0.0)
+    } else {
+        0.0
+    }
 }
 
 /// What the model's output holds at the loss beside the saved tensors, for `b` samples: under
@@ -307,9 +322,10 @@ fn encoder_pass(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
 
 /// The prefill's transient with an encoder or a vision tower: the larger of the decoder's prefill
 /// transient (with the encoder's output beside it), and the encoder or vision pass, which run
-/// before any cache exists (so they compete with the cache `kv` too; the vision pass's working set
+/// before any cache exists and before the decoder's autocast casts are made (so they compete with
+/// `later`, the cache and those casts, too; `casts_after_encoder`; the vision pass's working set
 /// is the encoder pass's rule over the patches of every image, plus the pixels: **derived**).
-pub fn prefill_transient(c: &Ctx, m: &ResolvedModel, b: f64, decoder: f64, kv: f64) -> f64 {
+pub fn prefill_transient(c: &Ctx, m: &ResolvedModel, b: f64, decoder: f64, later: f64) -> f64 {
     let tw = &m.towers;
     let vision = if tw.sees_images() {
         encoder_pass(c, &vision_as_encoder(&tw.vision), b * tw.vision.images)
@@ -322,7 +338,7 @@ pub fn prefill_transient(c: &Ctx, m: &ResolvedModel, b: f64, decoder: f64, kv: f
         0.0
     };
     let pass = encoder.max(vision) + inputs(m, b);
-    (decoder + encoder_states(c, m, b) + vision_held(c, m, b)).max(pass - kv)
+    (decoder + encoder_states(c, m, b) + vision_held(c, m, b)).max(pass - later)
 }
 
 /// What Qwen2.5-VL's vision pass leaves alive through the language model's prefill

@@ -243,8 +243,12 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64, s: 
     }
     a.mlp = match k.mlp {
         MlpShape::None => 0.0,
-        MlpShape::Dense { ffn, kind } if fl.t5 && kind != crate::scenario::FfnKind::SwiGlu => {
-            moe::t5_relu(c, &d, ffn)
+        MlpShape::Dense { ffn, kind } if fl.t5 => {
+            if kind == crate::scenario::FfnKind::SwiGlu {
+                moe::t5_gated(c, &d, ffn)
+            } else {
+                moe::t5_relu(c, &d, ffn)
+            }
         }
         MlpShape::Dense { ffn, kind } => moe::dense(c, &d, ffn, kind),
         MlpShape::Moe => moe::mixture(c, m, &d, fl),

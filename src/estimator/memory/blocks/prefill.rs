@@ -220,6 +220,9 @@ fn working_set(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64) -
                 MlpShape::None => 0.0,
                 MlpShape::Dense { ffn, kind } => {
                     let live = match kind {
+                        // T5's `gelu_new` over wi_0's output: x, 0.5·x, x³ and 0.044715·x³ live
+                        // together (measured: the t5-gated FP32 records' prefill peak).
+                        FfnKind::SwiGlu if fl.t5 => 4.0,
                         FfnKind::SwiGlu => 3.0,
                         FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
                     };
