@@ -171,7 +171,7 @@ pub fn resolve_rest<'m>(
                 i
             },
             precision: precision_of(precision),
-            optimizer: optimizer_of(optimizer),
+            optimizer: optimizer_of(optimizer, d),
             strategies,
             parallel,
             gpu: sections2::gpu(gpu, d),
@@ -214,11 +214,23 @@ fn precision_of(p: &PrecisionSpec) -> PrecisionSpec {
     }
 }
 
-fn optimizer_of(o: &Optimizer) -> Optimizer {
-    let Optimizer { kind, foreach } = o;
+fn optimizer_of(o: &Optimizer, d: &mut Diagnostics) -> Optimizer {
+    let Optimizer {
+        kind,
+        foreach,
+        state_bytes_per_param,
+    } = o;
     Optimizer {
         kind: *kind,
         foreach: *foreach,
+        state_bytes_per_param: const {
+            crate::scenario::validate::field("optimizer.state_bytes_per_param")
+        }
+        .clamp(
+            *state_bytes_per_param,
+            Optimizer::default().state_bytes_per_param,
+            d,
+        ),
     }
 }
 

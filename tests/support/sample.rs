@@ -408,8 +408,12 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             OptimizerKind::AdamW,
             OptimizerKind::Adam8bit,
             OptimizerKind::Adafactor,
+            OptimizerKind::Lion,
+            OptimizerKind::Muon,
+            OptimizerKind::StateBytes,
         ]),
         foreach: r.coin(),
+        state_bytes_per_param: r.range(0.0, 64.0),
     };
     s.strategies = strategies(r);
     s.parallel = Parallelism {

@@ -66,6 +66,8 @@ pub struct Ctx {
     pub offload_params: OffloadTarget,
     pub optimizer: OptimizerKind,
     pub foreach: bool,
+    /// `OptimizerKind::StateBytes`: state bytes per trainable parameter.
+    pub state_bytes_per_param: f64,
     pub prune_fraction: f64,
     pub prune_kind: PruneKind,
     pub sharing_fraction: f64,
@@ -132,12 +134,7 @@ impl Ctx {
         Ctx {
             mode: sc.mode,
             profile: sc.implementation.profile,
-            engine: sc
-                .inference
-                .engine
-                .unwrap_or(crate::scenario::ServingEngine::following(
-                    sc.implementation.profile,
-                )),
+            engine: engine_of(sc),
             b,
             s,
             generated: f64::from(inf.generated_tokens),
@@ -175,6 +172,7 @@ impl Ctx {
             offload_params: st.offload_params,
             optimizer: sc.optimizer.kind,
             foreach: sc.optimizer.foreach,
+            state_bytes_per_param: sc.optimizer.state_bytes_per_param,
             prune_fraction: st.prune_fraction,
             prune_kind: st.prune_kind,
             sharing_fraction: st.weight_sharing_fraction,
@@ -206,4 +204,13 @@ fn input_bytes(sc: &Scenario, b: f64, s: f64) -> f64 {
     let batches = 1.0 + f64::from(sc.input.gpu_prefetch_batches);
     let x = sample_bytes(&sc.input, s) * b * batches;
     if x.is_finite() { x.max(0.0) } else { 0.0 }
+}
+
+/// The serving engine a scenario names, or the one its profile's code base serves with.
+fn engine_of(sc: &crate::scenario::Scenario) -> crate::scenario::ServingEngine {
+    sc.inference
+        .engine
+        .unwrap_or(crate::scenario::ServingEngine::following(
+            sc.implementation.profile,
+        ))
 }

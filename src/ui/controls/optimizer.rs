@@ -3,9 +3,9 @@
 use egui::Ui;
 
 use crate::scenario::{OptimizerKind, Scenario};
-use crate::ui::widgets::{Choice, choice, opt, toggle};
+use crate::ui::widgets::{Choice, choice, opt, real_slider, toggle};
 
-const OPTIMIZERS: [Choice<OptimizerKind>; 6] = [
+const OPTIMIZERS: [Choice<OptimizerKind>; 9] = [
     opt(OptimizerKind::Sgd, "SGD", "No state."),
     opt(
         OptimizerKind::SgdMomentum,
@@ -32,6 +32,21 @@ const OPTIMIZERS: [Choice<OptimizerKind>; 6] = [
         "Adafactor",
         "Factored second moment, no first moment: tiny state.",
     ),
+    opt(
+        OptimizerKind::Lion,
+        "Lion",
+        "One momentum buffer per parameter; the update is its sign (Chen et al. 2023).",
+    ),
+    opt(
+        OptimizerKind::Muon,
+        "Muon",
+        "One momentum buffer per hidden matrix, orthogonalised by Newton-Schulz at the step; AdamW for embeddings, head, norms and biases.",
+    ),
+    opt(
+        OptimizerKind::StateBytes,
+        "Other (state bytes)",
+        "Any other optimizer, given as its state bytes per trainable parameter.",
+    ),
 ];
 
 pub fn ui(ui: &mut Ui, s: &mut Scenario) {
@@ -43,6 +58,16 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         "Optimizer",
         "What the optimizer keeps per parameter (training only).",
     );
+    if o.kind == OptimizerKind::StateBytes {
+        real_slider(
+            ui,
+            &mut o.state_bytes_per_param,
+            0.0..=64.0,
+            "Optimizer state",
+            "B/param",
+            "Bytes of optimizer state per trainable parameter (8 = two FP32 moments, 4 = one FP32 buffer, 2 = two BF16 moments).",
+        );
+    }
     toggle(
         ui,
         &mut o.foreach,
