@@ -130,3 +130,67 @@ fn a_scenario_written_before_these_fields_loads_with_the_default() {
     let adam: Optimizer = ron::from_str("(kind: AdamW, foreach: true)").unwrap();
     assert_eq!(adam, Optimizer::default());
 }
+
+fn component(s: &Scenario, c: Component) -> f64 {
+    estimate(s)
+        .memory
+        .phases
+        .get(Phase::OptimizerStep)
+        .unwrap()
+        .get(c)
+        .get()
+}
+
+#[test]
+fn transformer_engine_fp8_keeps_a_copy_and_a_transpose_of_every_layer_matrix() {
+    let base = llama2_7b(OptimizerKind::AdamW);
+    let w0 = component(&base, Component::Weights);
+    assert_eq!(w0, 4.0 * TOTAL); // AMP: FP32 weights
+    let mut s = base.clone();
+    s.precision.fp8_recipe = Fp8Recipe::TeDelayed;
+    // 2 B per layer-matrix element; 32 layers × 4 GEMMs × 5 FP8 tensors × (1024 history + scale +
+    // scale_inv) × 4 B.
+    let meta = 32.0 * 4.0 * 5.0 * 1026.0 * 4.0;
+    assert_eq!(
+        component(&s, Component::Weights),
+        w0 + 2.0 * MATRICES + meta
+    );
+    s.precision.fp8_recipe = Fp8Recipe::TeCurrent;
+    let meta = 32.0 * 4.0 * 5.0 * 3.0 * 4.0;
+    assert_eq!(
+        component(&s, Component::Weights),
+        w0 + 2.0 * MATRICES + meta
+    );
+    // Inference: no recipe.
+    s.mode = Mode::Inference;
+    let mut plain = base.clone();
+    plain.mode = Mode::Inference;
+    assert_eq!(
+        estimate(&s).memory.tensor_peak,
+        estimate(&plain).memory.tensor_peak
+    );
+}
+
+#[test]
+fn deepseek_v3_block_wise_fp8_keeps_bf16_moments_fp32_master_and_gradients() {
+    let mut s = llama2_7b(OptimizerKind::AdamW);
+    s.precision.fp8_recipe = Fp8Recipe::DeepSeekBlockwise;
+    // BF16 weights + FP8 copies of the layer matrices with one FP32 scale per 128 × 128 block.
+    assert_eq!(
+        component(&s, Component::Weights),
+        2.0 * TOTAL + (1.0 + 4.0 / 16384.0) * MATRICES
+    );
+    assert_eq!(component(&s, Component::MasterWeights), 4.0 * TOTAL);
+    assert_eq!(component(&s, Component::Gradients), 4.0 * TOTAL);
+    // Two BF16 moments and the step counters.
+    assert_eq!(
+        component(&s, Component::OptimizerStates),
+        4.0 * TOTAL + 4.0 * (2.0 + 32.0 * 9.0 + 1.0)
+    );
+}
+
+#[test]
+fn a_scenario_without_an_fp8_recipe_loads_with_none() {
+    let p: PrecisionSpec = ron::from_str("(mode: MasterWeights, compute: Bf16)").unwrap();
+    assert_eq!(p.fp8_recipe, Fp8Recipe::None);
+}

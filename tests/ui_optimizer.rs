@@ -14,7 +14,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use vram_explorer::app::ExplorerApp;
 use vram_explorer::estimator::{Component, Phase};
-use vram_explorer::scenario::{Mode, OptimizerKind};
+use vram_explorer::scenario::{Fp8Recipe, Mode, OptimizerKind};
 
 fn harness() -> Harness<'static, ExplorerApp> {
     let mut app = ExplorerApp::default();
@@ -81,4 +81,22 @@ fn lion_muon_and_given_state_bytes_are_picked_in_the_optimizer_group() {
         .params
         .total;
     assert_eq!(states(&h), 8.0 * params);
+}
+
+#[test]
+fn an_fp8_recipe_is_picked_in_the_optimizer_group() {
+    let mut h = harness();
+    h.get_by_label("Optimizer").click();
+    h.run();
+    choose(&mut h, "FP8 recipe", "DeepSeek-V3 block-wise");
+    assert_eq!(
+        h.state().scenario().precision.fp8_recipe,
+        Fp8Recipe::DeepSeekBlockwise
+    );
+    let master = vram_explorer::estimator::estimate(h.state().scenario())
+        .memory
+        .phases
+        .get(Phase::OptimizerStep)
+        .map_or(0.0, |b| b.get(Component::MasterWeights).get());
+    assert!(master > 0.0, "FP32 master weights");
 }

@@ -200,6 +200,7 @@ fn precision_of(p: &PrecisionSpec) -> PrecisionSpec {
         activations,
         kv_cache,
         attention_fp32,
+        fp8_recipe,
     } = p;
     PrecisionSpec {
         mode: *mode,
@@ -211,6 +212,7 @@ fn precision_of(p: &PrecisionSpec) -> PrecisionSpec {
         activations: *activations,
         kv_cache: *kv_cache,
         attention_fp32: *attention_fp32,
+        fp8_recipe: *fp8_recipe,
     }
 }
 

@@ -399,6 +399,12 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         activations: dtype(r),
         kv_cache: dtype(r),
         attention_fp32: r.coin(),
+        fp8_recipe: r.pick(&[
+            Fp8Recipe::None,
+            Fp8Recipe::TeDelayed,
+            Fp8Recipe::TeCurrent,
+            Fp8Recipe::DeepSeekBlockwise,
+        ]),
     };
     s.optimizer = Optimizer {
         kind: r.pick(&[

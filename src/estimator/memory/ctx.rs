@@ -68,6 +68,8 @@ pub struct Ctx {
     pub foreach: bool,
     /// `OptimizerKind::StateBytes`: state bytes per trainable parameter.
     pub state_bytes_per_param: f64,
+    /// FP8 training recipe (`precision.fp8_recipe`; training only, `None` in inference).
+    pub fp8: crate::scenario::Fp8Recipe,
     pub prune_fraction: f64,
     pub prune_kind: PruneKind,
     pub sharing_fraction: f64,
@@ -173,6 +175,7 @@ impl Ctx {
             optimizer: sc.optimizer.kind,
             foreach: sc.optimizer.foreach,
             state_bytes_per_param: sc.optimizer.state_bytes_per_param,
+            fp8: fp8_of(sc),
             prune_fraction: st.prune_fraction,
             prune_kind: st.prune_kind,
             sharing_fraction: st.weight_sharing_fraction,
@@ -213,4 +216,13 @@ fn engine_of(sc: &crate::scenario::Scenario) -> crate::scenario::ServingEngine {
         .unwrap_or(crate::scenario::ServingEngine::following(
             sc.implementation.profile,
         ))
+}
+
+/// The FP8 recipe a training step runs (none in inference).
+fn fp8_of(sc: &crate::scenario::Scenario) -> crate::scenario::Fp8Recipe {
+    if sc.mode == Mode::Training {
+        sc.precision.fp8_recipe
+    } else {
+        crate::scenario::Fp8Recipe::None
+    }
 }

@@ -295,3 +295,49 @@ pub fn newton_schulz_temp(elems: f64, hidden: f64) -> f64 {
     let r = h.min(elems / h);
     2.0 * (4.0 * elems + 2.0 * r * r)
 }
+
+/// Bytes per layer weight-matrix element an FP8 recipe keeps beside the weights for its GEMMs:
+/// - Transformer Engine (delayed or current scaling): the FP8 weight and its transpose (Hopper's
+///   FP8 GEMMs take K-major operands only, so Wᵀ for dgrad is a second FP8 tensor; TE 1.x
+///   `Float8Tensor` caches both across micro-batches): 2 B.
+/// - DeepSeek-V3 block-wise (tech report §3.3.1): the FP8 weight, one FP32 scale per 128 × 128
+///   block, which quantises W and Wᵀ alike: 1 + 4 / 16,384 B.
+///
+/// ```
+/// use vram_explorer::estimator::memory::states::fp8_weight_copy_bytes;
+/// use vram_explorer::scenario::Fp8Recipe;
+/// assert_eq!(fp8_weight_copy_bytes(Fp8Recipe::TeDelayed), 2.0);
+/// assert_eq!(fp8_weight_copy_bytes(Fp8Recipe::DeepSeekBlockwise), 1.000244140625);
+/// ```
+pub fn fp8_weight_copy_bytes(recipe: crate::scenario::Fp8Recipe) -> f64 {
+    use crate::scenario::Fp8Recipe;
+    match recipe {
+        Fp8Recipe::None => 0.0,
+        Fp8Recipe::TeDelayed | Fp8Recipe::TeCurrent => 2.0,
+        Fp8Recipe::DeepSeekBlockwise => 1.0 + 4.0 / (128.0 * 128.0),
+    }
+}
+
+/// Transformer Engine's FP8 metadata for `layers` layers: 4 GEMMs per layer (`LayerNormLinear` qkv,
+/// `Linear` proj, `LayerNormMLP` fc1 and fc2), each with 3 forward FP8 tensors (input, weight,
+/// output) and 2 backward (grad output, grad input); per tensor FP32 scale and scale_inv, and under
+/// delayed scaling an amax history of 1024 FP32 values (`DelayedScaling.amax_history_len = 1024`,
+/// transformer_engine/common/recipe/__init__.py, TE 1.x; Megatron-Core's `fp8_amax_history_len`
+/// default is the same), under current scaling one amax. DeepSeek-V3's block scales are counted
+/// with the weights ([`fp8_weight_copy_bytes`]).
+///
+/// ```
+/// use vram_explorer::estimator::memory::states::fp8_meta_bytes;
+/// use vram_explorer::scenario::Fp8Recipe;
+/// // 80 layers × 4 GEMMs × 5 tensors × (1024 + 2) × 4 B = 6.57 MB.
+/// assert_eq!(fp8_meta_bytes(Fp8Recipe::TeDelayed, 80.0), 80.0 * 4.0 * 5.0 * 1026.0 * 4.0);
+/// ```
+pub fn fp8_meta_bytes(recipe: crate::scenario::Fp8Recipe, layers: f64) -> f64 {
+    use crate::scenario::Fp8Recipe;
+    let per_tensor = match recipe {
+        Fp8Recipe::TeDelayed => 1024.0 + 2.0,
+        Fp8Recipe::TeCurrent => 3.0,
+        Fp8Recipe::None | Fp8Recipe::DeepSeekBlockwise => 0.0,
+    };
+    layers * 4.0 * 5.0 * per_tensor * 4.0
+}

@@ -2,7 +2,7 @@
 
 use egui::Ui;
 
-use crate::scenario::{OptimizerKind, Scenario};
+use crate::scenario::{Fp8Recipe, OptimizerKind, Scenario};
 use crate::ui::widgets::{Choice, choice, opt, real_slider, toggle};
 
 const OPTIMIZERS: [Choice<OptimizerKind>; 9] = [
@@ -49,7 +49,33 @@ const OPTIMIZERS: [Choice<OptimizerKind>; 9] = [
     ),
 ];
 
+const FP8_RECIPES: [Choice<Fp8Recipe>; 4] = [
+    opt(Fp8Recipe::None, "None", "No FP8 GEMMs."),
+    opt(
+        Fp8Recipe::TeDelayed,
+        "TE delayed scaling",
+        "Transformer Engine: FP8 copy and transpose of every layer weight (2 B/param) and a 1024-long amax history per FP8 tensor.",
+    ),
+    opt(
+        Fp8Recipe::TeCurrent,
+        "TE current scaling",
+        "Transformer Engine per-tensor current scaling: FP8 copy and transpose of every layer weight, no amax history.",
+    ),
+    opt(
+        Fp8Recipe::DeepSeekBlockwise,
+        "DeepSeek-V3 block-wise",
+        "FP8 weights with 128x128 block scales, BF16 Adam moments, FP32 master weights and gradients (DeepSeek-V3 report 3.3).",
+    ),
+];
+
 pub fn ui(ui: &mut Ui, s: &mut Scenario) {
+    choice(
+        ui,
+        &mut s.precision.fp8_recipe,
+        &FP8_RECIPES,
+        "FP8 recipe",
+        "FP8 training: what its GEMMs keep beside the weights (training only).",
+    );
     let o = &mut s.optimizer;
     choice(
         ui,
