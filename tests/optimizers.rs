@@ -194,3 +194,44 @@ fn a_scenario_without_an_fp8_recipe_loads_with_none() {
     let p: PrecisionSpec = ron::from_str("(mode: MasterWeights, compute: Bf16)").unwrap();
     assert_eq!(p.fp8_recipe, Fp8Recipe::None);
 }
+
+/// Over every training preset: one momentum (Lion) never exceeds AdamW's two; Muon lies between
+/// them (one momentum for the matrices, two for the rest); a given state size is linear in the
+/// bytes.
+#[test]
+fn the_new_optimizers_order_as_their_state_counts_on_every_training_preset() {
+    let mut seen = 0;
+    for entry in std::fs::read_dir("presets").unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "ron") {
+            continue;
+        }
+        let mut s = vram_explorer::presets::load(&path).unwrap();
+        if s.mode != Mode::Training || s.peft.method != PeftMethod::Full {
+            continue;
+        }
+        seen += 1;
+        let name = path.display().to_string();
+        let with = |s: &Scenario, k: OptimizerKind| {
+            let mut s = s.clone();
+            s.optimizer.kind = k;
+            component(&s, Component::OptimizerStates)
+        };
+        let (adamw, lion, muon) = (
+            with(&s, OptimizerKind::AdamW),
+            with(&s, OptimizerKind::Lion),
+            with(&s, OptimizerKind::Muon),
+        );
+        assert!(
+            lion <= adamw && lion <= muon && muon <= adamw,
+            "{name}: {lion} {muon} {adamw}"
+        );
+        s.optimizer.kind = OptimizerKind::StateBytes;
+        s.optimizer.state_bytes_per_param = 2.0;
+        let two = component(&s, Component::OptimizerStates);
+        s.optimizer.state_bytes_per_param = 6.0;
+        let six = component(&s, Component::OptimizerStates);
+        assert!((six - 3.0 * two).abs() <= 1e-6 * six, "{name}: {two} {six}");
+    }
+    assert!(seen >= 3, "training presets seen: {seen}");
+}
