@@ -33,7 +33,7 @@ fn norm_saved(norm: NormKind, h: f64) -> f64 {
 /// h + 7f, `gelu_new` keeps four f-wide tensors of its own; measured, `blocks::moe::t5_gated`).
 fn encoder_layer(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
     let (h, inner, t) = (e.hidden, e.heads * e.head_dim, b * e.len);
-    let norms = 2.0 * norm_saved(e.norm, e.hidden) * c.er;
+    let norms = 2.0 * vision_norm(c, e.class, e.norm, h);
     // Gated MLPs (T5 gated-gelu, Qwen2.5-VL's vision MLP: gate output, its activation, up output,
     // the product) save h + 4f; GELU h + 2f (input, GELU input and output); T5's ReLU h + f.
     let gated = h + 4.0 * e.ffn;
@@ -42,6 +42,11 @@ fn encoder_layer(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
         EncoderClass::Whisper => (h + 5.0 * inner + h + 2.0 * e.ffn) * c.ec + 4.0 * e.heads,
         // Measured (blocks-vision-cpu-steps.json): qkv output (3, v's storage), roped q and k (2),
         // the windows' outputs (1) and their concatenation, the `proj` input (1).
+        // Under autocast the gated MLP's gate and up projections each save a 16-bit input cast
+        // (beside qkv's: 3h; measured, the Qwen2.5-VL AMP record's `visual.blocks.*` rows).
+        EncoderClass::RotaryVision if c.amp => {
+            (3.0 * h + 7.0 * inner + 4.0 * e.ffn) * c.ec + 4.0 * e.heads
+        }
         EncoderClass::RotaryVision => (h + 7.0 * inner + gated) * c.ec + 4.0 * e.heads,
         EncoderClass::T5 if c.amp => t5_layer_autocast(c, e),
         // `gelu_new` keeps 4f of its own (`blocks::moe::t5_gated`): h + 7f.
@@ -72,13 +77,40 @@ pub fn encoder_cast_elems(m: &ResolvedModel) -> f64 {
     e.layers * (4.0 * e.hidden * inner + mats * e.hidden * e.ffn) + stem
 }
 
+/// The vision tower's weights and biases autocast casts to 16 bits and caches while the tower
+/// runs (training and the prefill; not a decode step, which does not run it): every layer's q/k/v
+/// (fused or not) and output projections and MLP matrices with their biases, the patch embedding
+/// (`conv3d` / `conv2d` are on autocast's list; no bias in Qwen2.5-VL, CLIP and SigLIP alike
+/// counted without), and the projector's matrices and biases. Measured: Qwen2.5-VL's AMP record,
+/// prefill `autocast_param_casts` − decode's = exactly these, 874,496 elements
+/// (`vl_run.py --amp`). 0 without images.
+pub fn vision_cast_elems(m: &ResolvedModel) -> f64 {
+    let v = &m.towers.vision;
+    if !m.towers.sees_images() {
+        return 0.0;
+    }
+    let (h, f) = (v.hidden, v.ffn);
+    let mlp = if v.gated {
+        3.0 * h * f + 2.0 * f + h
+    } else {
+        2.0 * h * f + f + h
+    };
+    let layer = 4.0 * h * h + 4.0 * h + mlp;
+    let projector = if v.proj_mid > 0.0 {
+        v.proj_in * v.proj_mid + v.proj_mid * v.proj_out + v.proj_mid + v.proj_out
+    } else {
+        v.proj_in * v.proj_out + v.proj_out
+    };
+    v.layers * layer + v.patch_elems * h + projector
+}
+
 /// Of the autocast weight casts `casts` (bytes), those alive while the encoder runs its backward:
 /// the cache was cleared when the forward's autocast region exited, and each decoder weight's cast
 /// was freed when its matmul's backward ran, so only the encoder's are left (and only on the
 /// Transformers torch paths, whose cast set includes them: `blocks::autocast_elems`).
 pub fn casts_in_encoder_backward(c: &Ctx, m: &ResolvedModel, casts: f64) -> f64 {
     if c.amp && super::blocks::applies(c, m) {
-        (c.ec * encoder_cast_elems(m)).min(casts)
+        (c.ec * (encoder_cast_elems(m) + vision_cast_elems(m))).min(casts)
     } else {
         casts
     }
@@ -168,8 +200,8 @@ fn cross(c: &Ctx, x: &CrossShape, e: &EncoderShape, b: f64, s: f64) -> f64 {
 /// (`prefill_probe.py whisper-d256_b2_s128_amp`: every weight's and bias's cast, the encoder's
 /// first). 0 without autocast or an encoder.
 pub fn casts_after_encoder(c: &Ctx, m: &ResolvedModel, casts: f64) -> f64 {
-    if c.amp && m.towers.has_encoder() {
-        (casts - c.ec * encoder_cast_elems(m)).max(0.0)
+    if c.amp && (m.towers.has_encoder() || m.towers.sees_images()) {
+        (casts - c.ec * (encoder_cast_elems(m) + vision_cast_elems(m))).max(0.0)
     } else {
         0.0
     }
@@ -257,9 +289,26 @@ fn vision_saved(c: &Ctx, v: &VisionShape, b: f64) -> f64 {
     let n = b * v.images;
     let e = vision_as_encoder(v);
     let layers = v.layers * encoder_layer(c, &e, n);
-    let norm = n * v.patches * norm_saved(v.norm, v.hidden) * c.er;
+    let norm = n * v.patches * vision_norm(c, e.class, v.norm, v.hidden);
     let projector = n * v.tokens * (v.proj_in + 2.0 * v.proj_mid) * c.ec;
-    layers + norm + projector
+    // Under autocast the patch embedding's conv saves a 16-bit cast of the FP32 pixels (measured:
+    // Qwen2.5-VL's AMP record, `patch_embed.proj`; the pixels themselves count as inputs).
+    let pixels = if c.amp { n * v.pixels * c.ec } else { 0.0 };
+    layers + norm + projector + pixels
+}
+
+/// Bytes one norm saves per token in an encoder or vision layer. Qwen2.5-VL's vision tower under
+/// autocast carries a 16-bit residual (the patch embedding's conv returns 16 bits and nothing
+/// promotes it: no position table is added), so its RMSNorm (`Qwen2RMSNorm`: `x.to(float32)`,
+/// 1/rms, `(x · 1/rms).to(input_dtype)`) keeps an FP32 upcast, 1/rms and a 16-bit normalised x:
+/// 4h + 4 + 2h (measured: the AMP record's `norm1`, `norm2`, `merger.ln_q` rows). Otherwise
+/// `norm_saved` in the residual type.
+fn vision_norm(c: &Ctx, class: EncoderClass, norm: NormKind, h: f64) -> f64 {
+    if c.amp && class == EncoderClass::RotaryVision && norm == NormKind::RmsNorm {
+        4.0 * h + 4.0 + c.ec * h
+    } else {
+        norm_saved(norm, h) * c.er
+    }
 }
 
 /// What an encoder-decoder keeps for the whole request beside the caches: the encoder's output

@@ -41,6 +41,7 @@ pub fn transient(
     // (the cross K and V come from the cache): those casts (counted with the casts) are not made.
     let encoder_casts = if c.amp {
         let towers = crate::estimator::memory::towers::encoder_cast_elems(m)
+            + crate::estimator::memory::towers::vision_cast_elems(m)
             + crate::estimator::memory::towers::cross_kv_cast_elems(m);
         (c.ec * towers).min(counted_casts - head_cast)
     } else {

@@ -75,7 +75,9 @@ pub fn autocast_elems(m: &ResolvedModel, cast_elems: f64) -> f64 {
         .iter()
         .map(|k| f64::from(k.count) * (k.matmul_w - k.autocast_w))
         .sum();
-    (cast_elems - not_cast).max(0.0) + super::towers::encoder_cast_elems(m)
+    (cast_elems - not_cast).max(0.0)
+        + super::towers::encoder_cast_elems(m)
+        + super::towers::vision_cast_elems(m)
 }
 
 /// Bytes per element of an activation in the residual type (FP32 under autocast: the norms' output)
@@ -151,8 +153,8 @@ pub fn head_cast(c: &Ctx, m: &ResolvedModel) -> f64 {
         .iter()
         .map(|k| f64::from(k.count) * k.autocast_w)
         .sum();
-    let encoder = super::towers::encoder_cast_elems(m);
-    c.ec * (autocast_elems(m, m.matmul_weights) - in_layers - encoder).max(0.0)
+    let towers = super::towers::encoder_cast_elems(m) + super::towers::vision_cast_elems(m);
+    c.ec * (autocast_elems(m, m.matmul_weights) - in_layers - towers).max(0.0)
 }
 
 /// Whether a kind's mixer is recurrent (Mamba, gated DeltaNet).
