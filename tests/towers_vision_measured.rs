@@ -2,9 +2,10 @@
 //! tests/data/measured/blocks-vision-cpu-steps.json (`scripts/measure/vl_run.py`, Transformers
 //! 5.24.0, torch 2.15 CPU): the model imported from the record's config kwargs
 //! (`import::from_hf_config`), the vision tower given the record's image, compared per phase.
-//! Every phase holds 1 %, one bar for all (the prefill peak lies in the language model's last MLP
-//! with the vision pass's outputs still held: `memory::towers::vision_held`). Run with
-//! `--nocapture` for the table.
+//! Every phase holds 1 %, one bar for all, FP32 and the AMP-bf16 record (`vl_run.py --amp`: the
+//! vision tower's weight casts, its 16-bit residual and pixel cast; `memory::towers`) (the prefill
+//! peak lies in the language model's last MLP with the vision pass's outputs still held:
+//! `memory::towers::vision_held`). Run with `--nocapture` for the table.
 
 #![allow(
     clippy::unwrap_used,

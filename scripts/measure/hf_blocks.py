@@ -47,6 +47,12 @@ def build(c, s):
         cfg._experts_implementation = c["experts"]
     torch.manual_seed(SEED)
     model = getattr(transformers, c["cls"])(cfg)
+    if c.get("untie_head"):
+        # transformers 5.24's T5Config forces tie_word_embeddings = True (configuration_t5.py
+        # `__post_init__`: "we tie weights always") and keeps `tie_word_embeddings=False` only as
+        # `scale_decoder_outputs = False`. T5 v1.1 / flan-t5 checkpoints store their own lm_head: give
+        # the head its own parameter, as those checkpoints (and transformers 4.x) have it.
+        model.lm_head.weight = torch.nn.Parameter(model.shared.weight.detach().clone())
     model.train()
     return model, cfg, kw
 

@@ -116,10 +116,17 @@ GROUPS = {
              kw=dict(vocab_size=VOCAB, d_model=H, d_kv=64, d_ff=512, num_layers=4, num_decoder_layers=4,
                      num_heads=HEADS, dropout_rate=0.0, feed_forward_proj="relu", decoder_start_token_id=0,
                      pad_token_id=0, eos_token_id=1)),
+        # T5 v1.1 / flan-t5: gated-GELU feed-forward (`T5DenseGatedActDense`), untied head (no d_model^-0.5 scale;
+        # the head gets its own parameter: `untie_head`, hf_blocks.build).
+        dict(name="t5-gated-d256", model_type="t5", cls="T5ForConditionalGeneration", attn=None, encdec="t5",
+             points=[(1, 128), (2, 128)], untie_head=True,
+             kw=dict(vocab_size=VOCAB, d_model=H, d_kv=64, d_ff=512, num_layers=4, num_decoder_layers=4,
+                     num_heads=HEADS, dropout_rate=0.0, feed_forward_proj="gated-gelu", tie_word_embeddings=False,
+                     decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)),
         # Whisper: encoder length = max_source_positions (input features 2x that, conv stride 2); seq below is
         # the encoder length, so each point has its own max_source_positions
         dict(name="whisper-d256", model_type="whisper", cls="WhisperForConditionalGeneration", attn="sdpa",
-             encdec="whisper", amp=False, points=POINTS,
+             encdec="whisper", points=POINTS,
              kw=dict(vocab_size=VOCAB, d_model=H, encoder_layers=2, decoder_layers=2, encoder_attention_heads=HEADS,
                      decoder_attention_heads=HEADS, encoder_ffn_dim=1024, decoder_ffn_dim=1024, num_mel_bins=80,
                      max_target_positions=256, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,

@@ -44,8 +44,12 @@ KW = dict(
 POINTS = [(1, 112, 48), (2, 112, 48), (1, 224, 96), (2, 224, 128)]
 
 
-def name(b, side, s):
-    return f"qwen2_5_vl-tiny_img{side}_b{b}_s{s}_fp32_adamw"
+# The AMP-bf16 point (torch.autocast on CPU, FP32 master weights): `--amp`.
+AMP_POINTS = [(2, 224, 128)]
+
+
+def name(b, side, s, mode="fp32"):
+    return f"qwen2_5_vl-tiny_img{side}_b{b}_s{s}_{mode}_adamw"
 
 
 def build():
@@ -69,8 +73,9 @@ def batch(b, side, s, g):
     return ids, pix, thw
 
 
-def measure(b, side, s):
+def measure(b, side, s, amp=False):
     import transformers
+    mode = "amp_bf16" if amp else "fp32"
     t_all = time.time()
     model, cfg = build()
     g = torch.Generator().manual_seed(SEED + 1)
@@ -79,7 +84,8 @@ def measure(b, side, s):
     dids = torch.randint(0, 1000, (b, 1), generator=g)
 
     def loss_fn():
-        return model(input_ids=ids, pixel_values=pix, image_grid_thw=thw, labels=ids).loss
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+            return model(input_ids=ids, pixel_values=pix, image_grid_thw=thw, labels=ids).loss
 
     saved = saved_by_module(model, loss_fn)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
@@ -91,13 +97,15 @@ def measure(b, side, s):
     layouts = {}
 
     def prefill():
-        o = model(input_ids=pids, pixel_values=ppix, image_grid_thw=pthw, use_cache=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+            o = model(input_ids=pids, pixel_values=ppix, image_grid_thw=pthw, use_cache=True)
         layouts["prefill"] = cache_layout(o.past_key_values if hasattr(o, "past_key_values") else o.cache)
         return o.logits, getattr(o, "past_key_values", None)
     prefill.inputs = [pids, ppix, pthw]
 
     def decode(cache):
-        o = model(input_ids=dids, past_key_values=cache, use_cache=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+            o = model(input_ids=dids, past_key_values=cache, use_cache=True)
         layouts["decode"] = cache_layout(o.past_key_values)
         return o.logits, o.past_key_values
     decode.inputs = [dids]
@@ -106,27 +114,32 @@ def measure(b, side, s):
     timings.update(itimings)
     named = dict(model.named_parameters())
     return dict(
-        name=name(b, side, s), group="vision",
-        config=dict(model="qwen2_5_vl-tiny", batch=b, seq=s, dtype_mode="fp32", optimizer="adamw", foreach=True,
+        name=name(b, side, s, mode), group="vision",
+        config=dict(model="qwen2_5_vl-tiny", batch=b, seq=s, dtype_mode=mode, optimizer="adamw", foreach=True,
                     checkpointing=False, attn_impl="sdpa", dropout=False, inference=True),
         framework=dict(name="transformers", version=f"transformers {transformers.__version__}",
                        settings=dict(model_type="qwen2_5_vl", cls="Qwen2_5_VLForConditionalGeneration",
                                      config_kwargs=KW)),
         image=dict(side=side, patches=(side // 14) ** 2, tokens=(side // 14) ** 2 // 4, per_sequence=1),
-        family="qwen2_5_vl", seq=s, batch=b, dtype_mode="fp32", param_dtype="float32", optimizer="adamw",
+        family="qwen2_5_vl", seq=s, batch=b, dtype_mode=mode, param_dtype="float32", optimizer="adamw",
         optimizer_foreach=True, checkpointing=False, n_params=sum(p.numel() for p in named.values()),
         param_bytes=storage_bytes(named.values()), optimizer_state_bytes=opt_bytes, train=train, inference=inf,
         cache_layout=layouts, saved_by_module=saved, timings_s=timings, allocator_check=check,
         wall_s=round(time.time() - t_all, 1), env=env_versions(PACKAGES),
         machine=dict(machine=platform.machine(), logical_cpus=os.cpu_count()),
-        command=f"nice -n 10 python scripts/measure/vl_run.py --out tests/data/measured/blocks-vision-cpu-steps.json")
+        command="nice -n 10 python scripts/measure/vl_run.py" + (" --amp" if amp else "")
+        + " --out tests/data/measured/blocks-vision-cpu-steps.json")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--amp", action="store_true", help="the AMP-bf16 points only (written to --out; merge by hand)")
     a = ap.parse_args()
     torch.set_num_threads(2)
+    if a.amp:
+        measure_and_write(a.out, [(name(*p, "amp_bf16"), lambda p=p: measure(*p, amp=True)) for p in AMP_POINTS])
+        return
     measure_and_write(a.out, [(name(*p), lambda p=p: measure(*p)) for p in POINTS])
 
 

@@ -228,8 +228,10 @@ fn stage(
     } = place;
     let inv = inventory::Inventory::stage(c, x, m, layers, first, last);
     let params = inv.base_elems();
-    let st = states::model_states(c, m, &inv, x.optimizer);
-    let opt_temp = states::optimizer_temp(c, &inv, x.optimizer);
+    let mut st = states::model_states(c, m, &inv, x.optimizer);
+    // Transformer Engine's FP8 scales and amax histories of the stage's layers (`states`).
+    st.weights += states::fp8_meta_bytes(c.fp8, layers);
+    let opt_temp = states::optimizer_temp(c, m, &inv, x.optimizer);
     let share = params * c.tp / m.params.total.max(1.0);
     let zero3 = c.zero == ZeroStage::Stage3 || c.offload_params != OffloadTarget::None;
     let cast_elems = match c.mode {

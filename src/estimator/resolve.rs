@@ -188,7 +188,7 @@ pub fn resolve_rest<'m>(
                 i
             },
             precision: precision_of(precision),
-            optimizer: optimizer_of(optimizer),
+            optimizer: optimizer_of(optimizer, d),
             strategies,
             parallel,
             gpu: sections2::gpu(gpu, d),
@@ -237,6 +237,7 @@ fn precision_of(p: &PrecisionSpec) -> PrecisionSpec {
         activations,
         kv_cache,
         attention_fp32,
+        fp8_recipe,
     } = p;
     PrecisionSpec {
         mode: *mode,
@@ -248,14 +249,27 @@ fn precision_of(p: &PrecisionSpec) -> PrecisionSpec {
         activations: *activations,
         kv_cache: *kv_cache,
         attention_fp32: *attention_fp32,
+        fp8_recipe: *fp8_recipe,
     }
 }
 
-fn optimizer_of(o: &Optimizer) -> Optimizer {
-    let Optimizer { kind, foreach } = o;
+fn optimizer_of(o: &Optimizer, d: &mut Diagnostics) -> Optimizer {
+    let Optimizer {
+        kind,
+        foreach,
+        state_bytes_per_param,
+    } = o;
     Optimizer {
         kind: *kind,
         foreach: *foreach,
+        state_bytes_per_param: const {
+            crate::scenario::validate::field("optimizer.state_bytes_per_param")
+        }
+        .clamp(
+            *state_bytes_per_param,
+            Optimizer::default().state_bytes_per_param,
+            d,
+        ),
     }
 }
 

@@ -21,6 +21,24 @@ pub enum PrecisionMode {
     Custom,
 }
 
+/// An FP8 training recipe on top of the precision mode: what FP8 GEMMs add to the model states
+/// (training only; the activations keep the mode's types).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Fp8Recipe {
+    /// No FP8 GEMMs.
+    #[default]
+    None,
+    /// Transformer Engine delayed scaling: an FP8 copy of every layer weight matrix and its
+    /// transpose (1 B each per element), and per FP8 tensor an amax history of 1024 FP32 values.
+    TeDelayed,
+    /// Transformer Engine current (per-tensor) scaling: the FP8 copy and transpose, no history.
+    TeCurrent,
+    /// DeepSeek-V3's block-wise FP8 (tech report §3.3): FP8 weights with one FP32 scale per 128 × 128
+    /// block (the same blocks serve W and Wᵀ), BF16 optimizer moments, FP32 master weights and
+    /// gradients.
+    DeepSeekBlockwise,
+}
+
 /// Element types of a scenario. Only the fields that `mode` reads matter; the rest keep their values so
 /// switching modes back and forth loses nothing.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,6 +61,9 @@ pub struct PrecisionSpec {
     pub kv_cache: Dtype,
     /// Seed article §4.1: keep attention in FP32 while the FFN runs 16-bit (per-layer precision).
     pub attention_fp32: bool,
+    /// FP8 training recipe (training only): FP8 weight copies, scales and amax history, and for
+    /// DeepSeek-V3's recipe BF16 moments with FP32 master weights and gradients.
+    pub fp8_recipe: Fp8Recipe,
 }
 
 impl Default for PrecisionSpec {
@@ -57,6 +78,7 @@ impl Default for PrecisionSpec {
             activations: Dtype::Bf16,
             kv_cache: Dtype::Bf16,
             attention_fp32: false,
+            fp8_recipe: Fp8Recipe::None,
         }
     }
 }
@@ -94,6 +116,22 @@ impl PrecisionSpec {
                 self.activations,
             ),
         };
+        // DeepSeek-V3 §3.3.3: "we adopt BF16 instead of FP32 to track the first and second moments
+        // in the AdamW optimizer"; "the master weights (stored by the optimizer) and gradients (used
+        // for batch size accumulation) are still retained in FP32". The BF16 parameters the
+        // non-FP8 modules compute with are the weights.
+        let (weights, copies, gradients, states, master) =
+            if self.fp8_recipe == Fp8Recipe::DeepSeekBlockwise {
+                (
+                    Dtype::Bf16,
+                    None,
+                    Dtype::Fp32,
+                    Dtype::Bf16,
+                    Some(Dtype::Fp32),
+                )
+            } else {
+                (weights, copies, gradients, states, master)
+            };
         ResolvedPrecision {
             weights,
             weight_compute_copies: copies,

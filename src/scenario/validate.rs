@@ -283,6 +283,7 @@ pub const RANGES: &[FieldRange] = &[
     closed("post_training.num_generations", 1.0, DEGREE, |s| Some(s.post_training.num_generations.into())),
     FieldRange { min_exclusive: true, ..closed("post_training.rollout_gpu_memory_utilization", 0.0, 1.0, |s| Some(s.post_training.rollout_gpu_memory_utilization)) },
     closed("quantization.group_size", 1.0, DEGREE, |s| Some(s.quantization.group_size.into())),
+    closed("optimizer.state_bytes_per_param", 0.0, 64.0, |s| Some(s.optimizer.state_bytes_per_param)),
     closed("workload.micro_batch", 1.0, DEGREE, |s| Some(s.workload.micro_batch.into())),
     closed("workload.seq_len", 1.0, TOKENS, |s| Some(s.workload.seq_len.into())),
     closed("workload.grad_accum_steps", 1.0, DEGREE, |s| Some(s.workload.grad_accum_steps.into())),

@@ -93,6 +93,15 @@ pub enum OptimizerKind {
     Adam8bit,
     /// Factored second moment (Shazeer & Stern 2018), no first moment.
     Adafactor,
+    /// Lion: one momentum buffer, the update is its sign (Chen et al. 2023, arXiv:2302.06675,
+    /// Algorithm 1).
+    Lion,
+    /// Muon: one momentum buffer per hidden weight matrix, orthogonalised by Newton–Schulz
+    /// iterations at the step; embeddings, the head, norms and biases by AdamW (Jordan et al. 2024,
+    /// github.com/KellerJordan/Muon `muon.py`; Moonlight, Liu et al. 2025, arXiv:2502.16982).
+    Muon,
+    /// Any other optimizer, given as `optimizer.state_bytes_per_param`.
+    StateBytes,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -103,6 +112,10 @@ pub struct Optimizer {
     /// (measured). False = fused (apex/Megatron/`fused=True`) or per-tensor: at most the largest
     /// tensor's temporaries.
     pub foreach: bool,
+    /// `StateBytes` only: optimizer-state bytes per trainable parameter (e.g. 8 for FP32 Adam's two
+    /// moments, 4 for one FP32 buffer, 2 for two BF16 moments), on the GPU unless offloaded. No step
+    /// temporaries are counted for it.
+    pub state_bytes_per_param: f64,
 }
 
 impl Default for Optimizer {
@@ -110,6 +123,7 @@ impl Default for Optimizer {
         Optimizer {
             kind: OptimizerKind::AdamW,
             foreach: true,
+            state_bytes_per_param: 8.0,
         }
     }
 }

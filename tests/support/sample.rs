@@ -425,6 +425,12 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         activations: dtype(r),
         kv_cache: dtype(r),
         attention_fp32: r.coin(),
+        fp8_recipe: r.pick(&[
+            Fp8Recipe::None,
+            Fp8Recipe::TeDelayed,
+            Fp8Recipe::TeCurrent,
+            Fp8Recipe::DeepSeekBlockwise,
+        ]),
     };
     s.optimizer = Optimizer {
         kind: r.pick(&[
@@ -434,8 +440,12 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             OptimizerKind::AdamW,
             OptimizerKind::Adam8bit,
             OptimizerKind::Adafactor,
+            OptimizerKind::Lion,
+            OptimizerKind::Muon,
+            OptimizerKind::StateBytes,
         ]),
         foreach: r.coin(),
+        state_bytes_per_param: r.range(0.0, 64.0),
     };
     s.strategies = strategies(r);
     s.parallel = Parallelism {

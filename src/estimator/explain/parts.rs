@@ -317,7 +317,7 @@ pub(super) fn transient(
             Bytes(gathered(c, m)),
         ));
         if phase == Some(Phase::OptimizerStep) {
-            let temp = states::optimizer_temp(c, &inventory(c, x, m, st), x.optimizer);
+            let temp = states::optimizer_temp(c, m, &inventory(c, x, m, st), x.optimizer);
             terms.push(("optimizer step temporaries".to_owned(), Bytes(temp)));
         }
     }

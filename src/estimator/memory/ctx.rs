@@ -73,6 +73,10 @@ pub struct Ctx {
     pub offload_params: OffloadTarget,
     pub optimizer: OptimizerKind,
     pub foreach: bool,
+    /// `OptimizerKind::StateBytes`: state bytes per trainable parameter.
+    pub state_bytes_per_param: f64,
+    /// FP8 training recipe (`precision.fp8_recipe`; training only, `None` in inference).
+    pub fp8: crate::scenario::Fp8Recipe,
     pub prune_fraction: f64,
     pub prune_kind: PruneKind,
     pub sharing_fraction: f64,
@@ -207,6 +211,8 @@ impl Ctx {
             offload_params: st.offload_params,
             optimizer: sc.optimizer.kind,
             foreach: sc.optimizer.foreach,
+            state_bytes_per_param: sc.optimizer.state_bytes_per_param,
+            fp8: fp8_of(sc),
             prune_fraction: st.prune_fraction,
             prune_kind: st.prune_kind,
             sharing_fraction: st.weight_sharing_fraction,
@@ -298,4 +304,13 @@ fn input_bytes(sc: &Scenario, b: f64, s: f64) -> f64 {
     let batches = 1.0 + f64::from(sc.input.gpu_prefetch_batches);
     let x = sample_bytes(&sc.input, s) * b * batches;
     if x.is_finite() { x.max(0.0) } else { 0.0 }
+}
+
+/// The FP8 recipe a training step runs (none in inference).
+fn fp8_of(sc: &crate::scenario::Scenario) -> crate::scenario::Fp8Recipe {
+    if sc.mode == Mode::Training {
+        sc.precision.fp8_recipe
+    } else {
+        crate::scenario::Fp8Recipe::None
+    }
 }

@@ -133,10 +133,12 @@ pub fn phases(
     let (fw_prefill, fw_decode) =
         super::frameworks::inference_extra(c, m, kv_decode / cache_sequences(c));
     let decoder = prefill + 8.0 * b_prefill * c.s + fw_prefill;
+    // While the encoder runs, the decoder's autocast casts (counted with `casts`) are not made yet.
+    let later = kv + super::towers::casts_after_encoder(c, m, casts);
     phase(
         Phase::Prefill,
         kv,
-        super::towers::prefill_transient(c, m, b_prefill, decoder, kv),
+        super::towers::prefill_transient(c, m, b_prefill, decoder, later),
     );
     if !encoder {
         let seqs = cache_sequences(c);

@@ -169,11 +169,13 @@ impl Inventory {
         } else {
             (quantised, quant)
         };
+        // An FP8 recipe's weight copies (transposes, block scales) for the GEMMs of the layers.
+        let fp8 = super::states::fp8_weight_copy_bytes(c.fp8);
         inv.push(Group {
             role: Role::Matrices,
             storage: dense_storage,
             elems: (matrix_part - expert_part).max(0.0),
-            weight_bytes: layer_bytes(dense_bytes),
+            weight_bytes: layer_bytes(dense_bytes) + fp8,
             tensors,
             largest: m.largest_tensor / c.tp,
             ..base
@@ -182,7 +184,7 @@ impl Inventory {
             role: Role::Experts,
             storage: quantised,
             elems: expert_part,
-            weight_bytes: layer_bytes(quant),
+            weight_bytes: layer_bytes(quant) + fp8,
             zero_dp: c.dp / ep,
             ..base
         });

@@ -60,18 +60,42 @@ pub fn zero_model_states(
 ///   block-wise quantisation, Dettmers et al. 2021 arXiv:2110.02861).
 /// - Adafactor (β1 = None): factored second moment, one row and one column vector per matrix, full
 ///   for vectors (Shazeer & Stern 2018, arXiv:1804.04235); `adafactor` is that element fraction.
-pub fn state_bytes_per_elem(optimizer: OptimizerKind, e_states: f64, adafactor: f64) -> f64 {
+/// - Lion: one momentum buffer, `exp_avg` (Chen et al. 2023, arXiv:2302.06675, Algorithm 1: only
+///   m_t is carried between steps; lucidrains/lion-pytorch@05258c9 `state['exp_avg']`).
+/// - Muon: one momentum buffer (`momentum_buffer = zeros_like(p)`) for the hidden weight matrices
+///   (`role` Matrices, Experts, Adapters, and the towers' and CNNs' groups, which are nearly all
+///   matrices or conv filters viewed as matrices); AdamW's two moments for the embeddings, the head,
+///   norms and biases (KellerJordan/Muon@1430c34 `muon.py` `MuonWithAuxAdam`: "The input
+///   embedding, final output layer, and any internal gains or biases should be optimized using a
+///   standard method such as AdamW"; Moonlight, Liu et al. 2025 §2 the same split).
+/// - `StateBytes`: the scenario's bytes per parameter (`custom`), whatever the state type.
+pub fn state_bytes_per_elem(
+    optimizer: OptimizerKind,
+    e_states: f64,
+    adafactor: f64,
+    role: Role,
+    custom: f64,
+) -> f64 {
     match optimizer {
         OptimizerKind::Sgd => 0.0,
-        OptimizerKind::SgdMomentum => e_states,
+        OptimizerKind::SgdMomentum | OptimizerKind::Lion => e_states,
         OptimizerKind::Adam | OptimizerKind::AdamW => 2.0 * e_states,
         OptimizerKind::Adam8bit => 2.0 + 2.0 * 4.0 / 2048.0,
         OptimizerKind::Adafactor => e_states * adafactor,
+        OptimizerKind::Muon if muon_matrices(role) => e_states,
+        OptimizerKind::Muon => 2.0 * e_states,
+        OptimizerKind::StateBytes => custom,
     }
 }
 
+/// Whether Muon itself (not its auxiliary AdamW) steps a group of this role.
+fn muon_matrices(role: Role) -> bool {
+    !matches!(role, Role::Vectors | Role::EmbeddingsAndHead)
+}
+
 /// PyTorch's Adam keeps `step` as a 4-byte tensor per parameter tensor (and bitsandbytes' 8-bit
-/// Adam its own per tensor).
+/// Adam its own per tensor). Muon's auxiliary AdamW keeps a Python int (`state["step"] = 0`,
+/// KellerJordan/Muon `muon.py`), Lion none.
 pub fn step_counter_bytes(optimizer: OptimizerKind, tensors: f64) -> f64 {
     match optimizer {
         OptimizerKind::Adam | OptimizerKind::AdamW | OptimizerKind::Adam8bit => 4.0 * tensors,
@@ -122,7 +146,13 @@ pub fn model_states(
             (
                 g.grad_bytes,
                 g.master_bytes,
-                state_bytes_per_elem(optimizer, g.state_bytes, ada),
+                state_bytes_per_elem(
+                    optimizer,
+                    g.state_bytes,
+                    ada,
+                    g.role,
+                    c.state_bytes_per_param,
+                ),
                 step_counter_bytes(optimizer, g.tensors),
             )
         } else {
@@ -180,12 +210,31 @@ fn put(st: &mut ModelStates, target: OffloadTarget, bytes: f64) {
 ///   quotient by the bias correction are live together; measured `_forloop` record).
 /// - momentum / plain SGD foreach without weight decay: in place, none.
 /// - 8-bit Adam: fused kernel, none. Adafactor: two of the largest tensor (update, its square).
+/// - Lion: foreach (lucidrains/lion-pytorch@05258c9 `foreach.py`: `updates = [t.clone() for t in
+///   exp_avgs]`, then in place) one parameter-sized buffer; per tensor (`lion_pytorch.py`
+///   `update_fn`: `exp_avg.clone().mul_(β1).add(grad, …)`, the clone and the sum live together) two
+///   of the largest tensor.
+/// - Muon: its matrices are stepped one at a time (`muon.py` `SingleDeviceMuon.step`), the largest
+///   holds the Newton–Schulz transient ([`newton_schulz_temp`]); the auxiliary AdamW steps per
+///   tensor (`adam_update`: `grad.square()`, the two bias-corrected moments and the quotient), about
+///   four of its largest tensor (the embedding), in the state type. The larger of the two.
+/// - `StateBytes`: unknown; none counted.
+///
+/// Muon's largest hidden matrix is the largest of the layer kinds' (`LayerKind::largest`), its
+/// AdamW's the embedding or head matrix (V × h), each ÷ TP: under tensor parallelism the shard is
+/// taken (Moonlight's distributed Muon gathers whole matrices first: not counted).
 /// - paged optimizer states (bitsandbytes) and optimizer offload: the step runs off the GPU.
-pub fn optimizer_temp(c: &Ctx, inv: &Inventory, optimizer: OptimizerKind) -> f64 {
+pub fn optimizer_temp(
+    c: &Ctx,
+    m: &ResolvedModel,
+    inv: &Inventory,
+    optimizer: OptimizerKind,
+) -> f64 {
     if c.mode != crate::scenario::Mode::Training || c.offload_optimizer != OffloadTarget::None {
         return 0.0;
     }
     let mut out = 0.0;
+    let (mut ns, mut aux) = (0.0_f64, 0.0_f64);
     for g in inv.groups().iter().filter(|g| g.trainable && !g.paged) {
         let shard = if c.zero == ZeroStage::None {
             1.0
@@ -197,8 +246,98 @@ pub fn optimizer_temp(c: &Ctx, inv: &Inventory, optimizer: OptimizerKind) -> f64
             OptimizerKind::Adam | OptimizerKind::AdamW if c.foreach => g.elems * e / shard,
             OptimizerKind::Adam | OptimizerKind::AdamW => 2.0 * g.largest * e,
             OptimizerKind::Adafactor => 2.0 * g.largest * g.state_bytes,
+            OptimizerKind::Lion if c.foreach => g.elems * e / shard,
+            OptimizerKind::Lion => 2.0 * g.largest * e,
+            OptimizerKind::Muon if g.elems > 0.0 => {
+                let h = f64::from(m.hidden);
+                match g.role {
+                    Role::Matrices => ns = ns.max(newton_schulz_temp(layer_largest(m) / c.tp, h)),
+                    Role::Vectors => aux = aux.max(4.0 * h * e),
+                    Role::EmbeddingsAndHead => {
+                        let table = f64::from(m.vocab) * h / c.tp;
+                        aux = aux.max(4.0 * table.min(g.elems) * e);
+                    }
+                    _ => ns = ns.max(newton_schulz_temp(g.largest, h)),
+                }
+                0.0
+            }
             _ => 0.0,
         };
     }
-    out
+    out + ns.max(aux)
+}
+
+/// The largest weight matrix of the layers (elements), over the layer kinds.
+fn layer_largest(m: &ResolvedModel) -> f64 {
+    m.blocks
+        .kinds()
+        .iter()
+        .map(|k| k.largest)
+        .fold(0.0, f64::max)
+}
+
+/// The Newton–Schulz transient of Muon's step for a matrix of `elems` elements whose smaller side
+/// is r (taken as min(h, elems / h): a hidden matrix has the hidden size on one side), in BF16
+/// (KellerJordan/Muon@1430c34 `zeropower_via_newtonschulz5`: `X = G.bfloat16()`, then per
+/// iteration `A = X @ X.mT` (r × r), `B = b*A + c*A@A`, `X = a*X + B@X`). Live at its largest, the
+/// X update: X, `a*X`, `B@X` and the sum (4 × elems) with A and B (2 r²). 2 bytes each.
+///
+/// ```
+/// use vram_explorer::estimator::memory::states::newton_schulz_temp;
+/// // A 4096 × 14336 MLP matrix (Llama-3-8B): 2 · (4 · 58.7M + 2 · 4096²) B ≈ 537 MB.
+/// assert_eq!(newton_schulz_temp(4096.0 * 14336.0, 4096.0), 2.0 * (4.0 * 4096.0 * 14336.0 + 2.0 * 4096.0 * 4096.0));
+/// ```
+pub fn newton_schulz_temp(elems: f64, hidden: f64) -> f64 {
+    if elems <= 0.0 {
+        return 0.0;
+    }
+    let h = hidden.max(1.0);
+    let r = h.min(elems / h);
+    2.0 * (4.0 * elems + 2.0 * r * r)
+}
+
+/// Bytes per layer weight-matrix element an FP8 recipe keeps beside the weights for its GEMMs:
+/// - Transformer Engine (delayed or current scaling): the FP8 weight and its transpose (Hopper's
+///   FP8 GEMMs take K-major operands only, so Wᵀ for dgrad is a second FP8 tensor; TE 1.x
+///   `Float8Tensor` caches both across micro-batches): 2 B.
+/// - DeepSeek-V3 block-wise (tech report §3.3.1): the FP8 weight, one FP32 scale per 128 × 128
+///   block, which quantises W and Wᵀ alike: 1 + 4 / 16,384 B.
+///
+/// ```
+/// use vram_explorer::estimator::memory::states::fp8_weight_copy_bytes;
+/// use vram_explorer::scenario::Fp8Recipe;
+/// assert_eq!(fp8_weight_copy_bytes(Fp8Recipe::TeDelayed), 2.0);
+/// assert_eq!(fp8_weight_copy_bytes(Fp8Recipe::DeepSeekBlockwise), 1.000244140625);
+/// ```
+pub fn fp8_weight_copy_bytes(recipe: crate::scenario::Fp8Recipe) -> f64 {
+    use crate::scenario::Fp8Recipe;
+    match recipe {
+        Fp8Recipe::None => 0.0,
+        Fp8Recipe::TeDelayed | Fp8Recipe::TeCurrent => 2.0,
+        Fp8Recipe::DeepSeekBlockwise => 1.0 + 4.0 / (128.0 * 128.0),
+    }
+}
+
+/// Transformer Engine's FP8 metadata for `layers` layers: 4 GEMMs per layer (`LayerNormLinear` qkv,
+/// `Linear` proj, `LayerNormMLP` fc1 and fc2), each with 3 forward FP8 tensors (input, weight,
+/// output) and 2 backward (grad output, grad input); per tensor FP32 scale and scale_inv, and under
+/// delayed scaling an amax history of 1024 FP32 values (`DelayedScaling.amax_history_len = 1024`,
+/// transformer_engine/common/recipe/__init__.py, TE 1.x; Megatron-Core's `fp8_amax_history_len`
+/// default is the same), under current scaling one amax. DeepSeek-V3's block scales are counted
+/// with the weights ([`fp8_weight_copy_bytes`]).
+///
+/// ```
+/// use vram_explorer::estimator::memory::states::fp8_meta_bytes;
+/// use vram_explorer::scenario::Fp8Recipe;
+/// // 80 layers × 4 GEMMs × 5 tensors × (1024 + 2) × 4 B = 6.57 MB.
+/// assert_eq!(fp8_meta_bytes(Fp8Recipe::TeDelayed, 80.0), 80.0 * 4.0 * 5.0 * 1026.0 * 4.0);
+/// ```
+pub fn fp8_meta_bytes(recipe: crate::scenario::Fp8Recipe, layers: f64) -> f64 {
+    use crate::scenario::Fp8Recipe;
+    let per_tensor = match recipe {
+        Fp8Recipe::TeDelayed => 1024.0 + 2.0,
+        Fp8Recipe::TeCurrent => 3.0,
+        Fp8Recipe::None | Fp8Recipe::DeepSeekBlockwise => 0.0,
+    };
+    layers * 4.0 * 5.0 * per_tensor * 4.0
 }

@@ -29,11 +29,11 @@ fn norm_saved(norm: NormKind, h: f64) -> f64 {
 /// encoder branch). Whisper (SDPA): 2 norms, the q/k/v input (h), q, k, v, the output and its copy
 /// into `out_proj` (5 · heads · head_dim), log-sum-exp (heads); fc1 input, GELU input and output
 /// (h + 2f). T5 (explicit softmax with the position bias): q, v, Kᵀ and the `o` input
-/// (4 · heads · head_dim), the softmax output (heads · S per token); ReLU FF h + f (gated:
-/// wi_0 output, its activation, wi_1 output, the product: h + 4f, as SwiGLU; not measured).
+/// (4 · heads · head_dim), the softmax output (heads · S per token); ReLU FF h + f (gated-gelu:
+/// h + 7f, `gelu_new` keeps four f-wide tensors of its own; measured, `blocks::moe::t5_gated`).
 fn encoder_layer(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
     let (h, inner, t) = (e.hidden, e.heads * e.head_dim, b * e.len);
-    let norms = 2.0 * norm_saved(e.norm, e.hidden) * c.er;
+    let norms = 2.0 * vision_norm(c, e.class, e.norm, h);
     // Gated MLPs (T5 gated-gelu, Qwen2.5-VL's vision MLP: gate output, its activation, up output,
     // the product) save h + 4f; GELU h + 2f (input, GELU input and output); T5's ReLU h + f.
     let gated = h + 4.0 * e.ffn;
@@ -42,9 +42,15 @@ fn encoder_layer(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
         EncoderClass::Whisper => (h + 5.0 * inner + h + 2.0 * e.ffn) * c.ec + 4.0 * e.heads,
         // Measured (blocks-vision-cpu-steps.json): qkv output (3, v's storage), roped q and k (2),
         // the windows' outputs (1) and their concatenation, the `proj` input (1).
+        // Under autocast the gated MLP's gate and up projections each save a 16-bit input cast
+        // (beside qkv's: 3h; measured, the Qwen2.5-VL AMP record's `visual.blocks.*` rows).
+        EncoderClass::RotaryVision if c.amp => {
+            (3.0 * h + 7.0 * inner + 4.0 * e.ffn) * c.ec + 4.0 * e.heads
+        }
         EncoderClass::RotaryVision => (h + 7.0 * inner + gated) * c.ec + 4.0 * e.heads,
         EncoderClass::T5 if c.amp => t5_layer_autocast(c, e),
-        EncoderClass::T5 if e.gated => (h + 4.0 * inner + gated + e.heads * e.len) * c.ec,
+        // `gelu_new` keeps 4f of its own (`blocks::moe::t5_gated`): h + 7f.
+        EncoderClass::T5 if e.gated => (h + 4.0 * inner + h + 7.0 * e.ffn + e.heads * e.len) * c.ec,
         EncoderClass::T5 => (h + 4.0 * inner + h + e.ffn + e.heads * e.len) * c.ec,
     };
     t * (norms + per_token)
@@ -71,13 +77,40 @@ pub fn encoder_cast_elems(m: &ResolvedModel) -> f64 {
     e.layers * (4.0 * e.hidden * inner + mats * e.hidden * e.ffn) + stem
 }
 
+/// The vision tower's weights and biases autocast casts to 16 bits and caches while the tower
+/// runs (training and the prefill; not a decode step, which does not run it): every layer's q/k/v
+/// (fused or not) and output projections and MLP matrices with their biases, the patch embedding
+/// (`conv3d` / `conv2d` are on autocast's list; no bias in Qwen2.5-VL, CLIP and SigLIP alike
+/// counted without), and the projector's matrices and biases. Measured: Qwen2.5-VL's AMP record,
+/// prefill `autocast_param_casts` − decode's = exactly these, 874,496 elements
+/// (`vl_run.py --amp`). 0 without images.
+pub fn vision_cast_elems(m: &ResolvedModel) -> f64 {
+    let v = &m.towers.vision;
+    if !m.towers.sees_images() {
+        return 0.0;
+    }
+    let (h, f) = (v.hidden, v.ffn);
+    let mlp = if v.gated {
+        3.0 * h * f + 2.0 * f + h
+    } else {
+        2.0 * h * f + f + h
+    };
+    let layer = 4.0 * h * h + 4.0 * h + mlp;
+    let projector = if v.proj_mid > 0.0 {
+        v.proj_in * v.proj_mid + v.proj_mid * v.proj_out + v.proj_mid + v.proj_out
+    } else {
+        v.proj_in * v.proj_out + v.proj_out
+    };
+    v.layers * layer + v.patch_elems * h + projector
+}
+
 /// Of the autocast weight casts `casts` (bytes), those alive while the encoder runs its backward:
 /// the cache was cleared when the forward's autocast region exited, and each decoder weight's cast
 /// was freed when its matmul's backward ran, so only the encoder's are left (and only on the
 /// Transformers torch paths, whose cast set includes them: `blocks::autocast_elems`).
 pub fn casts_in_encoder_backward(c: &Ctx, m: &ResolvedModel, casts: f64) -> f64 {
     if c.amp && super::blocks::applies(c, m) {
-        (c.ec * encoder_cast_elems(m)).min(casts)
+        (c.ec * (encoder_cast_elems(m) + vision_cast_elems(m))).min(casts)
     } else {
         casts
     }
@@ -90,14 +123,15 @@ pub fn casts_in_encoder_backward(c: &Ctx, m: &ResolvedModel, casts: f64) -> f64 
 /// stay FP32 as without autocast; the `o` input is a 16-bit cast of the FP32 output; the feed-forward
 /// saves the `wi` input cast (h), the ReLU output (f, 16-bit) and — `T5DenseActDense` moves the
 /// activations back to `wo`'s FP32 weight type before `wo` — `wo`'s own 16-bit cast (f). Gated
-/// (`T5DenseGatedActDense`, not measured): two input casts, the gate, its activation, the linear
-/// output and the product (4f) and the same `wo` cast (f).
+/// (`T5DenseGatedActDense` with `gelu_new`, measured: the t5-gated AMP record): two input casts,
+/// `gelu_new`'s four saved tensors, the GELU and wi_1 outputs the product saves, and the same `wo`
+/// cast (7f; the 16-bit product itself is not saved).
 fn t5_layer_autocast(c: &Ctx, e: &EncoderShape) -> f64 {
     let (h, inner, f) = (e.hidden, e.heads * e.head_dim, e.ffn);
     let x = 4.0;
     let attention = 3.0 * h * c.ec + x * (3.0 * inner + e.heads * e.len) + inner * c.ec;
     let ff = if e.gated {
-        2.0 * h * c.ec + 5.0 * f * c.ec
+        2.0 * h * c.ec + 7.0 * f * c.ec
     } else {
         h * c.ec + 2.0 * f * c.ec
     };
@@ -122,9 +156,12 @@ fn encoder_outside(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
 /// the cross-attention's included): per decoder token the q input (h), q and the output (2 · heads · head_dim), log-sum-exp (heads), and
 /// for Whisper the copy into `out_proj` (heads · head_dim); per encoder position the cross K and V
 /// (2 · kv_heads · head_dim); once, the encoder's output (h per position) every layer's
-/// k_proj / v_proj reads. T5's decoder self-attention adds its position bias (`blocks_rules.py`
-/// `t5_layer`, decoder branch): a [1, 1, s, s] bool causal mask per layer, and in block 0 the bucket
-/// indices (s² int64) and the bias and bias + mask (2 · heads · s², FP32).
+/// k_proj / v_proj reads — without autocast: under it they save their own 16-bit casts and the
+/// FP32 output is held only until the loss ([`held_at_loss`]). T5's decoder adds its position
+/// biases (`blocks_rules.py` `t5_layer`, decoder branch): a [1, 1, s, s] bool causal mask per
+/// layer, and in block 0 the bucket indices (s² int64) and the cross-attention's zero bias
+/// [1, heads, s, S] in the activation type, which SDPA saves as its mask (measured: the T5
+/// records' `decoder.block.0` rows, FP32 and 16-bit under autocast).
 fn cross(c: &Ctx, x: &CrossShape, e: &EncoderShape, b: f64, s: f64) -> f64 {
     if x.layers <= 0.0 {
         return 0.0;
@@ -138,9 +175,14 @@ fn cross(c: &Ctx, x: &CrossShape, e: &EncoderShape, b: f64, s: f64) -> f64 {
     let per_token = (e.hidden + 2.0 * inner + copy) * c.ec + 4.0 * x.heads;
     let per_position = 2.0 * x.kv_heads * x.head_dim * c.ec;
     let t5_bias = if e.class == EncoderClass::T5 {
-        x.layers * s * s + 8.0 * s * s + 2.0 * 4.0 * x.heads * s * s
+        x.layers * s * s + 8.0 * s * s + c.ec * x.heads * s * e.len
     } else {
         0.0
+    };
+    let encoder_out = if c.amp {
+        0.0
+    } else {
+        b * e.len * e.hidden * c.er
     };
     // Under autocast every layer's k and v projections cast the FP32 encoder output for
     // themselves (autocast caches only leaf casts): 2 · h per position per layer.
@@ -149,10 +191,53 @@ fn cross(c: &Ctx, x: &CrossShape, e: &EncoderShape, b: f64, s: f64) -> f64 {
     } else {
         0.0
     };
-    x.layers * (b * s * per_token + b * e.len * per_position)
-        + b * e.len * e.hidden * c.er
-        + t5_bias
-        + casts
+    x.layers * (b * s * per_token + b * e.len * per_position) + encoder_out + t5_bias + casts
+}
+
+/// Of the autocast weight casts `casts` (bytes) a prefill counts, those made after an encoder's
+/// pass (the decoder's and the head's: autocast casts a weight when its matmul first runs), so not
+/// live at the encoder's peak. Measured: Whisper's AMP record, whose prefill peak is at the head
+/// (`prefill_probe.py whisper-d256_b2_s128_amp`: every weight's and bias's cast, the encoder's
+/// first). 0 without autocast or an encoder.
+pub fn casts_after_encoder(c: &Ctx, m: &ResolvedModel, casts: f64) -> f64 {
+    if c.amp && (m.towers.has_encoder() || m.towers.sees_images()) {
+        (casts - c.ec * (encoder_cast_elems(m) + vision_cast_elems(m))).max(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// What the model's output holds at the loss beside the saved tensors, for `b` samples: under
+/// autocast the encoder's FP32 output (`encoder_last_hidden_state`; the cross k and v projections
+/// saved 16-bit casts of it, so nothing else keeps it, and it is freed with the output after the
+/// forward). Measured: T5's AMP record, forward peak − end of forward.
+pub fn held_at_loss(c: &Ctx, m: &ResolvedModel, b: f64) -> f64 {
+    let e = &m.towers.encoder;
+    if c.amp && m.towers.has_encoder() && m.towers.cross.layers > 0.0 {
+        b * e.len * e.hidden * c.er
+    } else {
+        0.0
+    }
+}
+
+/// The decoder's cross-attention k and v weights (elements) autocast casts when the encoder's
+/// output is projected: in training and in the prefill, not in a decode step, which reads the
+/// cross keys and values from the cache (`T5Attention.forward`, `WhisperAttention.forward`:
+/// `is_updated` → the cached layer; transformers 5.24.0). Measured: the T5 AMP record's
+/// `autocast_param_casts` at the decode peak lack exactly these (`prefill_probe.py
+/// t5-d256_b2_s128_amp --decode`). Whisper's v_proj bias is cast too (inference casts biases).
+pub fn cross_kv_cast_elems(m: &ResolvedModel) -> f64 {
+    let (x, e) = (&m.towers.cross, &m.towers.encoder);
+    if !m.towers.has_encoder() || x.layers <= 0.0 {
+        return 0.0;
+    }
+    let kv = x.kv_heads * x.head_dim;
+    let bias = if e.class == EncoderClass::Whisper {
+        kv
+    } else {
+        0.0
+    };
+    x.layers * (2.0 * e.hidden * kv + bias)
 }
 
 /// Bytes the encoder, the cross-attention and the vision tower save for backward in one
@@ -204,9 +289,26 @@ fn vision_saved(c: &Ctx, v: &VisionShape, b: f64) -> f64 {
     let n = b * v.images;
     let e = vision_as_encoder(v);
     let layers = v.layers * encoder_layer(c, &e, n);
-    let norm = n * v.patches * norm_saved(v.norm, v.hidden) * c.er;
+    let norm = n * v.patches * vision_norm(c, e.class, v.norm, v.hidden);
     let projector = n * v.tokens * (v.proj_in + 2.0 * v.proj_mid) * c.ec;
-    layers + norm + projector
+    // Under autocast the patch embedding's conv saves a 16-bit cast of the FP32 pixels (measured:
+    // Qwen2.5-VL's AMP record, `patch_embed.proj`; the pixels themselves count as inputs).
+    let pixels = if c.amp { n * v.pixels * c.ec } else { 0.0 };
+    layers + norm + projector + pixels
+}
+
+/// Bytes one norm saves per token in an encoder or vision layer. Qwen2.5-VL's vision tower under
+/// autocast carries a 16-bit residual (the patch embedding's conv returns 16 bits and nothing
+/// promotes it: no position table is added), so its RMSNorm (`Qwen2RMSNorm`: `x.to(float32)`,
+/// 1/rms, `(x · 1/rms).to(input_dtype)`) keeps an FP32 upcast, 1/rms and a 16-bit normalised x:
+/// 4h + 4 + 2h (measured: the AMP record's `norm1`, `norm2`, `merger.ln_q` rows). Otherwise
+/// `norm_saved` in the residual type.
+fn vision_norm(c: &Ctx, class: EncoderClass, norm: NormKind, h: f64) -> f64 {
+    if c.amp && class == EncoderClass::RotaryVision && norm == NormKind::RmsNorm {
+        4.0 * h + 4.0 + c.ec * h
+    } else {
+        norm_saved(norm, h) * c.er
+    }
 }
 
 /// What an encoder-decoder keeps for the whole request beside the caches: the encoder's output
@@ -242,14 +344,16 @@ pub fn inputs(m: &ResolvedModel, b: f64) -> f64 {
     mel + pixels
 }
 
-/// T5's decoder self-attention position bias during a prefill of `s` tokens: computed in block 0
-/// and passed to every block, the bias and bias + causal mask ([1, heads, s, s] FP32 each) and
-/// the mask; measured: the T5 records' prefill peak (in the last block) holds 3 · heads · s² FP32
-/// beside b · s · 9h.
-fn t5_prefill_bias(m: &ResolvedModel, s: f64) -> f64 {
+/// T5's position biases during a prefill of `s` decoder tokens over `c`'s encoder: computed in
+/// block 0 and passed to every block until the decoder stack returns (not live at the LM head;
+/// measured: the AMP record's prefill peak, the head's `mm`): the self-attention's relative bias
+/// (`relative_attention_bias` lookup, [s, s, heads] FP32) and the cross-attention's zero bias
+/// ([1, heads, s, S] in the activation type). Measured: the T5 FP32 records' prefill peak (the
+/// last block's cross-attention) holds exactly these two (`prefill_probe.py t5-d256_b2_s128_fp32`).
+pub fn t5_prefill_bias(c: &Ctx, m: &ResolvedModel, s: f64) -> f64 {
     let tw = &m.towers;
     if tw.encoder.class == EncoderClass::T5 && tw.cross.layers > 0.0 {
-        3.0 * 4.0 * tw.cross.heads * s * s
+        tw.cross.heads * s * (4.0 * s + c.ec * tw.encoder.len)
     } else {
         0.0
     }
@@ -267,9 +371,10 @@ fn encoder_pass(c: &Ctx, e: &EncoderShape, b: f64) -> f64 {
 
 /// The prefill's transient with an encoder or a vision tower: the larger of the decoder's prefill
 /// transient (with the encoder's output beside it), and the encoder or vision pass, which run
-/// before any cache exists (so they compete with the cache `kv` too; the vision pass's working set
+/// before any cache exists and before the decoder's autocast casts are made (so they compete with
+/// `later`, the cache and those casts, too; `casts_after_encoder`; the vision pass's working set
 /// is the encoder pass's rule over the patches of every image, plus the pixels: **derived**).
-pub fn prefill_transient(c: &Ctx, m: &ResolvedModel, b: f64, decoder: f64, kv: f64) -> f64 {
+pub fn prefill_transient(c: &Ctx, m: &ResolvedModel, b: f64, decoder: f64, later: f64) -> f64 {
     let tw = &m.towers;
     let vision = if tw.sees_images() {
         encoder_pass(c, &vision_as_encoder(&tw.vision), b * tw.vision.images)
@@ -282,8 +387,7 @@ pub fn prefill_transient(c: &Ctx, m: &ResolvedModel, b: f64, decoder: f64, kv: f
         0.0
     };
     let pass = encoder.max(vision) + inputs(m, b);
-    (decoder + encoder_states(c, m, b) + t5_prefill_bias(m, c.s) + vision_held(c, m, b))
-        .max(pass - kv)
+    (decoder + encoder_states(c, m, b) + vision_held(c, m, b)).max(pass - later)
 }
 
 /// What Qwen2.5-VL's vision pass leaves alive through the language model's prefill

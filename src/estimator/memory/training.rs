@@ -131,6 +131,10 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         super::blocks::training_cache(c, m, c.b, c.s)
     } else {
         0.0
+    } + if st.first && st.last {
+        super::towers::held_at_loss(c, m, c.b)
+    } else {
+        0.0
     };
     // Context parallelism's exchange buffers live inside one layer's attention: counted at the
     // end of forward when they exceed the loss's transients (an upper bound: the last layer's

@@ -74,7 +74,11 @@ impl Work {
         // LoRA: gradients and optimizer updates of the adapters only.
         let trained = super::peft_moe::trainable_params(s, m, params, split);
         let optimizer_params = trained / zero_shard(ZeroStage::Stage1);
-        let states = optimizer_state_bytes(s.optimizer.kind, prec.optimizer_states.bytes());
+        let states = optimizer_state_bytes(
+            s.optimizer.kind,
+            prec.optimizer_states.bytes(),
+            s.optimizer.state_bytes_per_param,
+        );
         let master = prec.master_weights.map_or(0.0, |d| d.bytes());
         let update = 2.0 * (prec.weights.bytes() + master + states) + g;
         let optimizer_bytes = match st.offload_optimizer {
@@ -141,13 +145,17 @@ fn finite(x: f64) -> f64 {
 }
 
 /// Optimizer state bytes per parameter (reference §1.7): Adam/AdamW two moments, SGD with momentum
-/// one, 8-bit Adam two 1-byte moments, Adafactor ≈ 0 (factored), SGD none.
-pub fn optimizer_state_bytes(kind: OptimizerKind, state: f64) -> f64 {
+/// one, 8-bit Adam two 1-byte moments, Adafactor ≈ 0 (factored), SGD none; Lion one momentum
+/// (Chen et al. 2023, Alg. 1); Muon one momentum for the hidden matrices that hold nearly all
+/// parameters (its AdamW part, the embeddings and head, is counted exactly by the memory estimate,
+/// `memory::states`); `StateBytes` what the scenario gives (`custom`).
+pub fn optimizer_state_bytes(kind: OptimizerKind, state: f64, custom: f64) -> f64 {
     match kind {
         OptimizerKind::Sgd | OptimizerKind::Adafactor => 0.0,
-        OptimizerKind::SgdMomentum => state,
+        OptimizerKind::SgdMomentum | OptimizerKind::Lion | OptimizerKind::Muon => state,
         OptimizerKind::Adam | OptimizerKind::AdamW => 2.0 * state,
         OptimizerKind::Adam8bit => 2.0,
+        OptimizerKind::StateBytes => custom,
     }
 }
 

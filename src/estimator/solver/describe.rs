@@ -174,6 +174,9 @@ pub fn optimizer_label(k: OptimizerKind) -> &'static str {
         OptimizerKind::AdamW => "AdamW",
         OptimizerKind::Adam8bit => "8-bit Adam",
         OptimizerKind::Adafactor => "Adafactor",
+        OptimizerKind::Lion => "Lion",
+        OptimizerKind::Muon => "Muon",
+        OptimizerKind::StateBytes => "optimizer (given state bytes)",
     }
 }
 

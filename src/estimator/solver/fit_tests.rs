@@ -15,7 +15,10 @@ fn synthetic(s: &Scenario) -> Probe {
         OptimizerKind::Adam | OptimizerKind::AdamW => 2.0 * r.optimizer_states.bytes(),
         OptimizerKind::Adam8bit => 2.0,
         OptimizerKind::Adafactor => 0.1,
-        OptimizerKind::SgdMomentum => r.optimizer_states.bytes(),
+        OptimizerKind::SgdMomentum | OptimizerKind::Lion | OptimizerKind::Muon => {
+            r.optimizer_states.bytes()
+        }
+        OptimizerKind::StateBytes => s.optimizer.state_bytes_per_param,
         OptimizerKind::Sgd => 0.0,
     } + r.master_weights.map_or(0.0, |d| d.bytes());
     let (mut w, mut g, mut o) = (

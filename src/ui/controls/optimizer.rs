@@ -2,10 +2,10 @@
 
 use egui::Ui;
 
-use crate::scenario::{OptimizerKind, Scenario};
-use crate::ui::widgets::{Choice, choice, opt, toggle};
+use crate::scenario::{Fp8Recipe, OptimizerKind, Scenario};
+use crate::ui::widgets::{Choice, choice, opt, real_slider, toggle};
 
-const OPTIMIZERS: [Choice<OptimizerKind>; 6] = [
+const OPTIMIZERS: [Choice<OptimizerKind>; 9] = [
     opt(OptimizerKind::Sgd, "SGD", "No state."),
     opt(
         OptimizerKind::SgdMomentum,
@@ -32,9 +32,50 @@ const OPTIMIZERS: [Choice<OptimizerKind>; 6] = [
         "Adafactor",
         "Factored second moment, no first moment: tiny state.",
     ),
+    opt(
+        OptimizerKind::Lion,
+        "Lion",
+        "One momentum buffer per parameter; the update is its sign (Chen et al. 2023).",
+    ),
+    opt(
+        OptimizerKind::Muon,
+        "Muon",
+        "One momentum buffer per hidden matrix, orthogonalised by Newton-Schulz at the step; AdamW for embeddings, head, norms and biases.",
+    ),
+    opt(
+        OptimizerKind::StateBytes,
+        "Other (state bytes)",
+        "Any other optimizer, given as its state bytes per trainable parameter.",
+    ),
+];
+
+const FP8_RECIPES: [Choice<Fp8Recipe>; 4] = [
+    opt(Fp8Recipe::None, "None", "No FP8 GEMMs."),
+    opt(
+        Fp8Recipe::TeDelayed,
+        "TE delayed scaling",
+        "Transformer Engine: FP8 copy and transpose of every layer weight (2 B/param) and a 1024-long amax history per FP8 tensor.",
+    ),
+    opt(
+        Fp8Recipe::TeCurrent,
+        "TE current scaling",
+        "Transformer Engine per-tensor current scaling: FP8 copy and transpose of every layer weight, no amax history.",
+    ),
+    opt(
+        Fp8Recipe::DeepSeekBlockwise,
+        "DeepSeek-V3 block-wise",
+        "FP8 weights with 128x128 block scales, BF16 Adam moments, FP32 master weights and gradients (DeepSeek-V3 report 3.3).",
+    ),
 ];
 
 pub fn ui(ui: &mut Ui, s: &mut Scenario) {
+    choice(
+        ui,
+        &mut s.precision.fp8_recipe,
+        &FP8_RECIPES,
+        "FP8 recipe",
+        "FP8 training: what its GEMMs keep beside the weights (training only).",
+    );
     let o = &mut s.optimizer;
     choice(
         ui,
@@ -43,6 +84,16 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         "Optimizer",
         "What the optimizer keeps per parameter (training only).",
     );
+    if o.kind == OptimizerKind::StateBytes {
+        real_slider(
+            ui,
+            &mut o.state_bytes_per_param,
+            0.0..=64.0,
+            "Optimizer state",
+            "B/param",
+            "Bytes of optimizer state per trainable parameter (8 = two FP32 moments, 4 = one FP32 buffer, 2 = two BF16 moments).",
+        );
+    }
     toggle(
         ui,
         &mut o.foreach,

@@ -45,6 +45,10 @@ pub fn attention(c: &Ctx, d: &Dims, k: &LayerKind, fl: Flavour, a: &mut LayerAct
         }
         return;
     }
+    if fl.t5 {
+        t5_self_attention(c, d, nh, hd, a);
+        return;
+    }
     let masked = window > 0.0 && d.s > window;
     let kv = if masked { nh } else { kv_heads };
     let mut per_tok = input + e * (2.0 * nh * hd + 2.0 * kv * hd) + 4.0 * nh;
@@ -70,6 +74,21 @@ pub fn attention(c: &Ctx, d: &Dims, k: &LayerKind, fl: Flavour, a: &mut LayerAct
     if masked {
         a.scores += bss * e;
     }
+}
+
+/// T5's decoder self-attention (`T5Attention`, models/t5/modeling_t5.py, transformers 5.24.0): the
+/// relative position bias is an additive float mask, so SDPA takes its math path
+/// (`_scaled_dot_product_attention_math`), which on CPU upcasts what autocast cast. Per token: the
+/// normed input (one FP32 tensor the q, k and v projections share, or under autocast a 16-bit cast
+/// each: 3h), the scaled q, the contiguous Kᵀ and V (3·nh·hd, FP32 under autocast) and the o_proj
+/// input (nh·hd, a 16-bit cast of the FP32 output under autocast); per b·s² the probabilities (nh,
+/// FP32 under autocast). Measured: the T5 records' `saved_by_module` rows of every decoder
+/// `SelfAttention` (786,432 B per layer at b = 2, s = 64, nh·hd = h = 256, FP32 and AMP-bf16 alike);
+/// the same rule as the encoder's (`towers::t5_layer_autocast`) with the causal mask counted apart.
+fn t5_self_attention(c: &Ctx, d: &Dims, nh: f64, hd: f64, a: &mut LayerActs) {
+    let x = super::fp32_op(c);
+    a.attention += d.t * (super::read_by(c, 3.0) * d.h + x * 3.0 * nh * hd + c.ec * nh * hd);
+    a.scores += d.b * d.s * d.s * nh * x;
 }
 
 /// `DeepseekV3Attention`: q/k head dim (nope + rope) ≠ v head dim, so SDPA runs its math path

@@ -18,7 +18,8 @@ use crate::estimator::model::blocks::{LayerKind, MixerShape};
 /// the largest of `cat` (the flat `DynamicCache` append, early in the step: every sliding layer
 /// still holds its prefill storage), `logits` (at the end: none does) and each kind's in-mixer set
 /// at its first layer plus the sliding storage of the layers after it. The casts not made during
-/// a decode step (the LM head's inside a layer, the encoder's) come out of `counted_casts`, the
+/// a decode step (the LM head's inside a layer, the encoder's, the cross k and v projections')
+/// come out of `counted_casts`, the
 /// autocast copies the caller counts beside this transient, never more than those: a quantized
 /// base counts only the head's.
 pub fn transient(
@@ -36,10 +37,13 @@ pub fn transient(
     // Inside the layers the LM head's autocast cast does not exist yet (`super::head_cast`).
     let head_cast = super::head_cast(c, m).min(counted_casts);
     let mut best = (cat + all - head_cast).max(logits);
-    // A decode step does not run the encoder: its casts (counted with the casts) are not made.
+    // A decode step does not run the encoder, nor project its output for the cross-attention
+    // (the cross K and V come from the cache): those casts (counted with the casts) are not made.
     let encoder_casts = if c.amp {
-        (c.ec * crate::estimator::memory::towers::encoder_cast_elems(m))
-            .min(counted_casts - head_cast)
+        let towers = crate::estimator::memory::towers::encoder_cast_elems(m)
+            + crate::estimator::memory::towers::vision_cast_elems(m)
+            + crate::estimator::memory::towers::cross_kv_cast_elems(m);
+        (c.ec * towers).min(counted_casts - head_cast)
     } else {
         0.0
     };

@@ -76,7 +76,9 @@ pub fn autocast_elems(m: &ResolvedModel, cast_elems: f64) -> f64 {
         .iter()
         .map(|k| f64::from(k.count) * (k.matmul_w - k.autocast_w))
         .sum();
-    (cast_elems - not_cast).max(0.0) + super::towers::encoder_cast_elems(m)
+    (cast_elems - not_cast).max(0.0)
+        + super::towers::encoder_cast_elems(m)
+        + super::towers::vision_cast_elems(m)
 }
 
 /// Bytes per element of an activation in the residual type (FP32 under autocast: the norms' output)
@@ -114,9 +116,13 @@ pub fn kv_elem_bytes(c: &Ctx, m: &ResolvedModel, k: &LayerKind) -> f64 {
 /// Whether the attention layers rotate their keys (RoPE): rotary positions, and not T5's decoder
 /// (relative position bias; the scenario writes its positions as `Rotary`, "no table").
 fn roped(m: &ResolvedModel) -> bool {
-    let t5 = m.towers.has_encoder()
-        && m.towers.encoder.class == crate::estimator::model::tower_shape::EncoderClass::T5;
-    m.positions == PositionKind::Rotary && !t5
+    m.positions == PositionKind::Rotary && !t5(m)
+}
+
+/// Whether the decoder layers are T5's (a T5 encoder beside them).
+pub fn t5(m: &ResolvedModel) -> bool {
+    m.towers.has_encoder()
+        && m.towers.encoder.class == crate::estimator::model::tower_shape::EncoderClass::T5
 }
 
 /// The cache bytes beyond `ResolvedModel::cache_bytes` (which counts every element at `e_kv`) for
@@ -148,8 +154,8 @@ pub fn head_cast(c: &Ctx, m: &ResolvedModel) -> f64 {
         .iter()
         .map(|k| f64::from(k.count) * k.autocast_w)
         .sum();
-    let encoder = super::towers::encoder_cast_elems(m);
-    c.ec * (autocast_elems(m, m.matmul_weights) - in_layers - encoder).max(0.0)
+    let towers = super::towers::encoder_cast_elems(m) + super::towers::vision_cast_elems(m);
+    c.ec * (autocast_elems(m, m.matmul_weights) - in_layers - towers).max(0.0)
 }
 
 /// Whether a kind's mixer is recurrent (Mamba, gated DeltaNet).
@@ -174,11 +180,17 @@ pub struct Flavour {
     pub gpt_oss: bool,
     /// DeepSeek-V3 (MLA: sigmoid group-limited router).
     pub deepseek: bool,
+    /// T5's decoder (`T5Stack` beside a T5 encoder): the relative position bias sends SDPA down its
+    /// math path, the feed-forward is `T5DenseActDense` / `T5DenseGatedActDense`, no rotary table.
+    pub t5: bool,
 }
 
 impl Flavour {
     pub fn of(m: &ResolvedModel) -> Flavour {
-        let mut f = Flavour::default();
+        let mut f = Flavour {
+            t5: t5(m),
+            ..Flavour::default()
+        };
         for k in m.blocks.kinds() {
             f.gemma |= k.norms >= 4.0;
             match k.mixer {
@@ -234,6 +246,13 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64, s: 
     }
     a.mlp = match k.mlp {
         MlpShape::None => 0.0,
+        MlpShape::Dense { ffn, kind } if fl.t5 => {
+            if kind == crate::scenario::FfnKind::SwiGlu {
+                moe::t5_gated(c, &d, ffn)
+            } else {
+                moe::t5_relu(c, &d, ffn)
+            }
+        }
         MlpShape::Dense { ffn, kind } => moe::dense(c, &d, ffn, kind),
         MlpShape::Moe => moe::mixture(c, m, &d, fl),
     };
@@ -265,6 +284,10 @@ pub fn rope_correction(c: &Ctx, m: &ResolvedModel, fl: Flavour, s: f64) -> f64 {
 /// head, Qwen3-Next a quarter, MLA its rope dims; Gemma 3's local and global layers have their own
 /// tables (different bases).
 pub fn rope_tables(m: &ResolvedModel, fl: Flavour) -> (f64, f64) {
+    // T5 adds a relative position bias, no rotary table (the scenario writes `Rotary`, "no table").
+    if fl.t5 {
+        return (0.0, 0.0);
+    }
     let mut rot: f64 = 0.0;
     let (mut local, mut global) = (false, false);
     for k in m.blocks.kinds() {
@@ -335,12 +358,15 @@ pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
             MixerShape::Attention {
                 kv_heads, head_dim, ..
             } if c.amp && roped(m) => b * s * 4.0 * kv_heads * head_dim,
-            // T5's position bias sends SDPA down its math path, which on CPU saves FP32 upcasts:
-            // the cached 16-bit K and V are shared with no saved tensor.
+            // T5's position bias sends SDPA down its math path, which saves a contiguous Kᵀ (the
+            // cached K is shared with no saved tensor; V is) and on CPU under autocast FP32 upcasts
+            // of both (the cached 16-bit K and V are shared with none). Measured: the T5 records'
+            // forward peak − end of forward, FP32 and AMP.
             MixerShape::Attention {
                 kv_heads, head_dim, ..
-            } if c.amp && m.positions == PositionKind::Rotary => {
-                b * s * 2.0 * e * kv_heads * head_dim
+            } if t5(m) => {
+                let copies = if c.amp { 2.0 } else { 1.0 };
+                b * s * copies * e * kv_heads * head_dim
             }
             // Under autocast the cached latent is the FP32 norm output, which no saved tensor
             // shares (kv_b_proj saved a 16-bit cast): latent and roped key, FP32.
@@ -355,6 +381,12 @@ pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
     // Under autocast the LM head saved a 16-bit cast of the final norm's output, so the FP32 output
     // itself (`outputs.last_hidden_state`, held by `*ForCausalLM.forward` until it returns the loss)
     // is live at the loss too.
+    // `T5ForConditionalGeneration` with a tied head scales the decoder's output by d_model^-0.5
+    // before the head: the unscaled output (`decoder_outputs`) is live at the loss beside the
+    // scaled one the head reads (models/t5/modeling_t5.py, transformers 5.24.0; measured).
+    if t5(m) && m.tied_embeddings {
+        out += c.er * b * s * f64::from(m.hidden);
+    }
     if c.amp {
         out += c.er * b * s * f64::from(m.hidden);
         // `Mamba2ForCausalLM`, `MambaForCausalLM` and `NemotronHForCausalLM` upcast the logits as

@@ -18,6 +18,29 @@ pub fn dense(c: &Ctx, d: &Dims, f: f64, kind: FfnKind) -> f64 {
     d.t * (super::read_by(c, gates) * d.h + c.ec * w * f)
 }
 
+/// T5's `T5DenseActDense` (ReLU; models/t5/modeling_t5.py, transformers 5.24.0): the `wi` input
+/// and the ReLU output, which is `wo`'s input (h + f per token). Under autocast `wi` saves a 16-bit
+/// cast of its FP32 input, ReLU its 16-bit output, and the activations are moved back to `wo`'s FP32
+/// weight type before `wo`, which saves its own 16-bit cast (h + 2f, 16-bit). Measured: every T5
+/// record's `DenseReluDense` rows (decoder and encoder alike). A non-gated `gelu` T5 is counted as
+/// ReLU (the import maps both to one kind).
+pub fn t5_relu(c: &Ctx, d: &Dims, f: f64) -> f64 {
+    let act = if c.amp { 2.0 } else { 1.0 };
+    d.t * (super::read_by(c, 1.0) * d.h + c.ec * act * f)
+}
+
+/// T5 v1.1's `T5DenseGatedActDense` with `gated-gelu`, whose activation is `gelu_new`
+/// (`NewGELUActivation`, tanh GELU written in Python: it saves its input x, the tanh output, 0.5·x
+/// and 1 + tanh; configuration_t5.py maps "gated-gelu" to "gelu_new"; transformers 5.24.0), per
+/// token: the input (shared by wi_0 and wi_1, or a 16-bit cast each under autocast: 2h), those four
+/// f-wide tensors, the GELU output and the wi_1 output the product saves, and wo's input (the
+/// product; under autocast wo's own 16-bit cast, the product having gone back to FP32): h + 7f.
+/// Measured: the t5-gated records' `DenseReluDense` rows (encoder and decoder, FP32 and AMP). Other
+/// gated activations (`gated-relu`, `gated-silu`) save 3f fewer; the import does not tell them apart.
+pub fn t5_gated(c: &Ctx, d: &Dims, f: f64) -> f64 {
+    d.t * (super::read_by(c, 2.0) * d.h + c.ec * 7.0 * f)
+}
+
 /// A top-k mixture through `grouped_mm`. Router per token: input (h), softmax over the E experts
 /// (FP32), top-k sum and weights (1 + k), top-k indices (k int64); DeepSeek's sigmoid
 /// group-limited router adds 2·n_group + topk_group int64 and an E-wide bool mask (n_group =

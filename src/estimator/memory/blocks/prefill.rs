@@ -43,15 +43,19 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, b: f64, last: bool) -> f64 {
     let persist = c.er * t * h
         + if attention { 8.0 * s } else { 0.0 }
         + masks(c, m, b)
-        + rope_bytes(m, fl, s);
+        + rope_bytes(m, fl, s)
+        + crate::estimator::memory::towers::t5_prefill_bias(c, m, s);
     let extra_all: f64 = kinds
         .iter()
         .map(|k| f64::from(k.count) * sliding_extra(c, m, k, b))
         .sum();
     let head = if last {
         let positions = if c.all_logits { t } else { b };
-        // The final norm's output; under autocast also the LM head's 16-bit cast of it.
-        c.er * t * h + head_input_cast(c, t * h) + c.ec * positions * f64::from(m.vocab)
+        // The final norm's output; under autocast also the LM head's 16-bit cast of it. T5 with a
+        // tied head scales the output by d_model^-0.5 first: both are live (measured: the T5 AMP
+        // record's prefill peak at the head's `mm`; models/t5/modeling_t5.py, transformers 5.24.0).
+        let outputs = if fl.t5 && m.tied_embeddings { 2.0 } else { 1.0 };
+        outputs * c.er * t * h + head_input_cast(c, t * h) + c.ec * positions * f64::from(m.vocab)
     } else {
         0.0
     };
@@ -78,7 +82,29 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, b: f64, last: bool) -> f64 {
             persist + layer_in + working_set(c, m, k, fl, b) - own - later + extra_all - head_cast;
         best = best.max(here);
     }
+    if fl.t5 {
+        best = best.max(t5_cross(c, m, b) + extra_all - head_cast);
+    }
     best.max(0.0)
+}
+
+/// T5's prefill peak inside the last decoder block's cross-attention, as its K and V enter the
+/// cache (`torch.cat`, `DynamicLayer.update`; models/t5/modeling_t5.py, transformers 5.24.0): the
+/// embedding output, the position biases (`towers::t5_prefill_bias`), the block's input, the
+/// post-self-attention residual and its normed input (h each per token), the cross q (nh·hd per
+/// token) and the k and v projections of the encoder's output (nkv·hd per encoder position each,
+/// still referenced by their views in the cache); under autocast the 16-bit input casts of q, k and
+/// v too (derived). The whole cache counts apart. Measured: exactly the T5 FP32 records' prefill
+/// peaks (`prefill_probe.py t5-d256_b2_s128_fp32`).
+fn t5_cross(c: &Ctx, m: &ResolvedModel, b: f64) -> f64 {
+    let (x, e) = (&m.towers.cross, &m.towers.encoder);
+    let (t, h) = (b * c.s, f64::from(m.hidden));
+    let enc = b * e.len;
+    let casts = head_input_cast(c, t * h) + 2.0 * head_input_cast(c, enc * e.hidden);
+    4.0 * c.er * t * h
+        + crate::estimator::memory::towers::t5_prefill_bias(c, m, c.s)
+        + casts
+        + c.ec * (t * x.heads * x.head_dim + 2.0 * enc * x.kv_heads * x.head_dim)
 }
 
 /// Under autocast, the 16-bit copy of an FP32 activation of `elems` elements a matmul casts.
@@ -194,6 +220,9 @@ fn working_set(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64) -
                 MlpShape::None => 0.0,
                 MlpShape::Dense { ffn, kind } => {
                     let live = match kind {
+                        // T5's `gelu_new` over wi_0's output: x, 0.5·x, x³ and 0.044715·x³ live
+                        // together (measured: the t5-gated FP32 records' prefill peak).
+                        FfnKind::SwiGlu if fl.t5 => 4.0,
                         FfnKind::SwiGlu => 3.0,
                         FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
                     };

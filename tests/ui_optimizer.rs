@@ -1,0 +1,102 @@
+//! The window's Optimizer group: Lion, Muon and an optimizer given as state bytes per parameter
+//! are picked by label and change the optimizer states as the estimator counts them (issue 12
+//! item 6), driven headless through AccessKit as a user would.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+#![cfg(feature = "gui")]
+
+use egui::accesskit::Role;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use vram_explorer::app::ExplorerApp;
+use vram_explorer::estimator::{Component, Phase};
+use vram_explorer::scenario::{Fp8Recipe, Mode, OptimizerKind};
+
+fn harness() -> Harness<'static, ExplorerApp> {
+    let mut app = ExplorerApp::default();
+    app.scenario_mut().mode = Mode::Training;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1600.0, 2400.0))
+        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
+    h.run();
+    h
+}
+
+fn choose(h: &mut Harness<'_, ExplorerApp>, combo: &str, option: &str) {
+    h.get_by_role_and_label(Role::ComboBox, combo)
+        .click_accesskit();
+    h.run();
+    if h.query_by_label(option).is_none() {
+        // The popup was still open from the last choice: the first click closed it.
+        h.get_by_role_and_label(Role::ComboBox, combo)
+            .click_accesskit();
+        h.run();
+    }
+    h.get_all_by_label(option)
+        .find(|n| n.accesskit_node().role() != Role::Label)
+        .expect("option in the open combo box")
+        .click_accesskit();
+    h.run();
+}
+
+fn states(h: &Harness<'_, ExplorerApp>) -> f64 {
+    vram_explorer::estimator::estimate(h.state().scenario())
+        .memory
+        .phases
+        .get(Phase::OptimizerStep)
+        .map_or(0.0, |b| b.get(Component::OptimizerStates).get())
+}
+
+#[test]
+fn lion_muon_and_given_state_bytes_are_picked_in_the_optimizer_group() {
+    let mut h = harness();
+    h.get_by_label("Optimizer").click();
+    h.run();
+    let adamw = states(&h);
+    choose(&mut h, "Optimizer", "Lion");
+    assert_eq!(h.state().scenario().optimizer.kind, OptimizerKind::Lion);
+    let lion = states(&h);
+    assert!(
+        lion < 0.51 * adamw && lion > 0.49 * adamw,
+        "{lion} vs {adamw}"
+    );
+    choose(&mut h, "Optimizer", "Muon");
+    let muon = states(&h);
+    assert!(muon > lion && muon < adamw, "{muon}");
+    // The bytes-per-parameter slider appears only for the given-state optimizer.
+    assert!(h.query_by_label("Optimizer state").is_none());
+    choose(&mut h, "Optimizer", "Other (state bytes)");
+    assert_eq!(
+        h.state().scenario().optimizer.kind,
+        OptimizerKind::StateBytes
+    );
+    assert!(h.get_all_by_label("Optimizer state").count() >= 1);
+    // Default 8 B per parameter, whatever the state type (the default scenario's is 16-bit).
+    let params = vram_explorer::estimator::estimate(h.state().scenario())
+        .model
+        .params
+        .total;
+    assert_eq!(states(&h), 8.0 * params);
+}
+
+#[test]
+fn an_fp8_recipe_is_picked_in_the_optimizer_group() {
+    let mut h = harness();
+    h.get_by_label("Optimizer").click();
+    h.run();
+    choose(&mut h, "FP8 recipe", "DeepSeek-V3 block-wise");
+    assert_eq!(
+        h.state().scenario().precision.fp8_recipe,
+        Fp8Recipe::DeepSeekBlockwise
+    );
+    let master = vram_explorer::estimator::estimate(h.state().scenario())
+        .memory
+        .phases
+        .get(Phase::OptimizerStep)
+        .map_or(0.0, |b| b.get(Component::MasterWeights).get());
+    assert!(master > 0.0, "FP32 master weights");
+}
