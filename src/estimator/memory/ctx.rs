@@ -171,11 +171,7 @@ impl Ctx {
             cp_style: par.cp_style,
             generated: f64::from(inf.generated_tokens),
             grad_accum: f64::from(w.grad_accum_steps),
-            // LitGPT's models have no dropout: there `workload.dropout` is the adapters'
-            // `lora_dropout` (`frameworks::Framework::adapter_dropout`).
-            dropout: w.dropout
-                && sc.mode == Mode::Training
-                && sc.implementation.profile != crate::scenario::Profile::LitGpt,
+            dropout: model_dropout(sc),
             mask_bytes: match sc.implementation.dropout_mask {
                 DropoutMask::OneByte => 1.0,
                 DropoutMask::Float => ec,
@@ -201,11 +197,7 @@ impl Ctx {
             checkpoint_every: f64::from(st.checkpoint_every),
             compress8: st.activation_compression_8bit,
             fused_ce: sc.implementation.fused_cross_entropy,
-            // Transformers' own modules: the Hugging Face framework only (LitGPT and torchtune run
-            // Hugging Face's kernels in modules of their own).
-            torch_blocks: sc.implementation.block_kernels
-                == crate::scenario::BlockKernels::TorchReference
-                && sc.implementation.profile == crate::scenario::Profile::HuggingFace,
+            torch_blocks: torch_blocks(sc),
             zero: st.zero,
             offload_optimizer: st.offload_optimizer,
             offload_params: st.offload_params,
@@ -245,6 +237,21 @@ impl Ctx {
 fn engine_of(sc: &Scenario) -> crate::scenario::ServingEngine {
     let following = crate::scenario::ServingEngine::following(sc.implementation.profile);
     sc.inference.engine.unwrap_or(following)
+}
+
+/// Dropout in the model's layers. LitGPT's models have none: there `workload.dropout` is the
+/// adapters' `lora_dropout` (`frameworks::Framework::adapter_dropout`).
+fn model_dropout(sc: &Scenario) -> bool {
+    sc.workload.dropout
+        && sc.mode == Mode::Training
+        && sc.implementation.profile != crate::scenario::Profile::LitGpt
+}
+
+/// Transformers' own modules: the Hugging Face framework only (LitGPT and torchtune run Hugging
+/// Face's kernels in modules of their own).
+fn torch_blocks(sc: &Scenario) -> bool {
+    sc.implementation.block_kernels == crate::scenario::BlockKernels::TorchReference
+        && sc.implementation.profile == crate::scenario::Profile::HuggingFace
 }
 
 /// Tokens per sequence on this GPU and the CP degree. Context parallelism: every rank of a CP group

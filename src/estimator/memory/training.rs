@@ -98,6 +98,22 @@ fn last_stage_terms(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> (f64, 
     )
 }
 
+/// The torch paths' training-time cache, held by the model output until the loss, and what the
+/// towers hold there.
+fn held_until_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> f64 {
+    let cache = if st.last && super::blocks::applies(c, m) {
+        super::blocks::training_cache(c, m, c.b, c.s)
+    } else {
+        0.0
+    };
+    let towers = if st.first && st.last {
+        super::towers::held_at_loss(c, m, c.b)
+    } else {
+        0.0
+    };
+    cache + towers
+}
+
 /// The four training phases of a stage.
 pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     // The framework's step beside the Hugging Face rules (`memory::frameworks`).
@@ -126,16 +142,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         b.set(Component::Transient, Bytes(transient));
         out.set(ph, b);
     };
-    // The torch paths' training-time cache, held by the model output until the loss.
-    let cache_t = if st.last && super::blocks::applies(c, m) {
-        super::blocks::training_cache(c, m, c.b, c.s)
-    } else {
-        0.0
-    } + if st.first && st.last {
-        super::towers::held_at_loss(c, m, c.b)
-    } else {
-        0.0
-    };
+    let cache_t = held_until_loss(c, m, st);
     // Context parallelism's exchange buffers live inside one layer's attention: counted at the
     // end of forward when they exceed the loss's transients (an upper bound: the last layer's
     // attention runs with slightly less saved), and beside the layer being back-propagated.
