@@ -8,34 +8,15 @@
 )]
 #![cfg(feature = "gui")]
 
+#[path = "support/window.rs"]
+mod window;
+use window::choose;
+
 use egui::accesskit::Role;
 use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use vram_explorer::app::ExplorerApp;
-use vram_explorer::scenario::{HfTrainer, Mode, PeftMethod, Profile};
-
-fn harness() -> Harness<'static, ExplorerApp> {
-    let mut app = ExplorerApp::default();
-    let s = app.scenario_mut();
-    s.mode = Mode::Training;
-    s.peft.method = PeftMethod::Qlora;
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1600.0, 2400.0))
-        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
-    h.run();
-    h
-}
-
-fn choose(h: &mut Harness<'_, ExplorerApp>, combo: &str, option: &str) {
-    h.get_by_role_and_label(Role::ComboBox, combo)
-        .click_accesskit();
-    h.run();
-    h.get_all_by_label(option)
-        .find(|n| n.accesskit_node().role() != Role::Label)
-        .expect("option in the open combo box")
-        .click_accesskit();
-    h.run();
-}
+use vram_explorer::scenario::{HfTrainer, PeftMethod, Profile};
 
 fn peak(h: &Harness<'_, ExplorerApp>) -> f64 {
     vram_explorer::estimator::estimate(h.state().scenario())
@@ -46,7 +27,7 @@ fn peak(h: &Harness<'_, ExplorerApp>) -> f64 {
 
 #[test]
 fn the_trl_trainer_is_picked_in_the_framework_group_and_drops_the_logits() {
-    let mut h = harness();
+    let mut h = window::training(|s| s.peft.method = PeftMethod::Qlora);
     h.get_by_label("Framework").click();
     h.run();
     let before = peak(&h);

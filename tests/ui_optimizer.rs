@@ -9,39 +9,15 @@
 )]
 #![cfg(feature = "gui")]
 
-use egui::accesskit::Role;
+#[path = "support/window.rs"]
+mod window;
+use window::choose;
+
 use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use vram_explorer::app::ExplorerApp;
 use vram_explorer::estimator::{Component, Phase};
-use vram_explorer::scenario::{Fp8Recipe, Mode, OptimizerKind};
-
-fn harness() -> Harness<'static, ExplorerApp> {
-    let mut app = ExplorerApp::default();
-    app.scenario_mut().mode = Mode::Training;
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1600.0, 2400.0))
-        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
-    h.run();
-    h
-}
-
-fn choose(h: &mut Harness<'_, ExplorerApp>, combo: &str, option: &str) {
-    h.get_by_role_and_label(Role::ComboBox, combo)
-        .click_accesskit();
-    h.run();
-    if h.query_by_label(option).is_none() {
-        // The popup was still open from the last choice: the first click closed it.
-        h.get_by_role_and_label(Role::ComboBox, combo)
-            .click_accesskit();
-        h.run();
-    }
-    h.get_all_by_label(option)
-        .find(|n| n.accesskit_node().role() != Role::Label)
-        .expect("option in the open combo box")
-        .click_accesskit();
-    h.run();
-}
+use vram_explorer::scenario::{Fp8Recipe, OptimizerKind};
 
 fn states(h: &Harness<'_, ExplorerApp>) -> f64 {
     vram_explorer::estimator::estimate(h.state().scenario())
@@ -53,7 +29,7 @@ fn states(h: &Harness<'_, ExplorerApp>) -> f64 {
 
 #[test]
 fn lion_muon_and_given_state_bytes_are_picked_in_the_optimizer_group() {
-    let mut h = harness();
+    let mut h = window::training(|_| {});
     h.get_by_label("Optimizer").click();
     h.run();
     let adamw = states(&h);
@@ -85,7 +61,7 @@ fn lion_muon_and_given_state_bytes_are_picked_in_the_optimizer_group() {
 
 #[test]
 fn an_fp8_recipe_is_picked_in_the_optimizer_group() {
-    let mut h = harness();
+    let mut h = window::training(|_| {});
     h.get_by_label("Optimizer").click();
     h.run();
     choose(&mut h, "FP8 recipe", "DeepSeek-V3 block-wise");

@@ -8,38 +8,17 @@
 )]
 #![cfg(feature = "gui")]
 
-use egui::accesskit::Role;
-use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT, Queryable};
-use vram_explorer::app::ExplorerApp;
+#[path = "support/window.rs"]
+mod window;
+use window::choose;
+
+use egui_kittest::kittest::Queryable;
 use vram_explorer::estimator::{Component, Phase, estimate};
-use vram_explorer::scenario::{Mode, RlAlgorithm, Rollout};
-
-fn harness() -> Harness<'static, ExplorerApp> {
-    let mut app = ExplorerApp::default();
-    app.scenario_mut().mode = Mode::Training;
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1600.0, 2400.0))
-        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
-    h.run();
-    h
-}
-
-fn choose(h: &mut Harness<'_, ExplorerApp>, combo: &str, option: &str) {
-    h.get_by_role_and_label(Role::ComboBox, combo)
-        .click_accesskit();
-    h.run();
-    h.run();
-    h.get_all_by_label(option)
-        .find(|n| n.accesskit_node().role() != Role::Label)
-        .expect("option in the open combo box")
-        .click_accesskit();
-    h.run();
-}
+use vram_explorer::scenario::{RlAlgorithm, Rollout};
 
 #[test]
 fn dpo_then_grpo_with_a_colocated_vllm_are_picked_in_the_post_training_group() {
-    let mut h = harness();
+    let mut h = window::training(|_| {});
     h.get_by_label("Post-training").click();
     h.run();
     choose(&mut h, "Algorithm", "DPO");

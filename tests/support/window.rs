@@ -3,8 +3,9 @@
 #![allow(dead_code)]
 
 use egui::Rect;
+use egui::accesskit::Role;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use vram_explorer::app::ExplorerApp;
 use vram_explorer::scenario::Scenario;
 
@@ -23,6 +24,36 @@ pub fn app(presentation: bool, edit: impl FnOnce(&mut Scenario)) -> ExplorerApp 
     app.prefs_mut().presentation = presentation;
     edit(app.scenario_mut());
     app
+}
+
+/// A tall window (1600 × 2400, every control group on screen) with the default scenario in
+/// training mode and `edit` applied.
+pub fn training(edit: impl FnOnce(&mut Scenario)) -> Harness<'static, ExplorerApp> {
+    harness(
+        app(false, |s| {
+            s.mode = vram_explorer::scenario::Mode::Training;
+            edit(s);
+        }),
+        (1600.0, 2400.0),
+    )
+}
+
+/// Picks `option` in the combo box labelled `combo`, as a user clicks: open it, click the option
+/// (not a label of the same text). A popup still open from the last choice is closed first.
+pub fn choose(h: &mut Harness<'_, ExplorerApp>, combo: &str, option: &str) {
+    h.get_by_role_and_label(Role::ComboBox, combo)
+        .click_accesskit();
+    h.run();
+    if h.query_by_label(option).is_none() {
+        h.get_by_role_and_label(Role::ComboBox, combo)
+            .click_accesskit();
+        h.run();
+    }
+    h.get_all_by_label(option)
+        .find(|n| n.accesskit_node().role() != Role::Label)
+        .expect("option in the open combo box")
+        .click_accesskit();
+    h.run();
 }
 
 /// The screen rectangle of the node labelled `label`.
