@@ -10,6 +10,7 @@
     reason = "a test or benchmark fails by panicking; table-driven tests run long"
 )]
 
+use vram_explorer::estimator::memory::stage_phases_of;
 use vram_explorer::estimator::{Component, Phase, StageClass, StageRole, estimate};
 use vram_explorer::presets::bundled_scenario;
 use vram_explorer::scenario::{AttentionKernel, Checkpointing, Scenario};
@@ -70,7 +71,8 @@ fn every_stage_class_of_a_small_model_by_hand() {
     let (sq, h, a) = (128.0, 64.0, 4.0);
     let per_layer = sq * h * (34.0 + 5.0 * a * sq / h);
     for c in &cs[1..3] {
-        let fwd = c.phases.get(Phase::Forward).expect("forward");
+        let phases = stage_phases_of(&s, &e, c.first).expect("its phases");
+        let fwd = phases.get(Phase::Forward).expect("forward");
         let acts = fwd.get(Component::Activations).get();
         let expected = c.in_flight * f64::from(c.layers) * per_layer;
         assert_eq!(acts, expected, "{}", c.label());
@@ -120,6 +122,15 @@ fn the_reported_peak_is_the_largest_stage_class_on_every_preset_layout() {
             assert_eq!(m.tensor_peak, largest.peak.tensor_total(), "{id} pp {pp}");
             assert!(largest.contains(m.peak_stage), "{id} pp {pp}");
             assert_eq!(m.limiting_stage(), Some(largest));
+            // Each class's phases, recomputed on demand, peak where its class says and at its
+            // tensors.
+            let e = estimate(&s);
+            for c in &cs {
+                let phases = stage_phases_of(&s, &e, c.first).expect("phases");
+                let (phase, at) = phases.peak().expect("a peak");
+                assert_eq!(Some(phase), c.peak_phase, "{id} pp {pp} {}", c.label());
+                assert_eq!(at.tensor_total(), c.peak.tensor_total(), "{id} pp {pp}");
+            }
             // Interior stages hold no embedding and fewer micro-batches than the first.
             for c in cs.iter().filter(|c| c.role == StageRole::Interior) {
                 assert!(c.peak.total() <= cs[0].peak.total(), "{id} pp {pp}");

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::table::gpu_name;
-use crate::estimator::{Breakdown, Component, Estimate, MemoryEstimate, Phase, PhasePeaks};
+use crate::estimator::{Breakdown, Component, Estimate, Phase, PhasePeaks};
 use crate::presets::bundled;
 use crate::scenario::{Mode, Scenario};
 
@@ -67,7 +67,7 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
             "components": components(&mem.peak),
             "peak_phase": mem.peak_phase.map(Phase::key),
             "peak_stage": mem.peak_stage,
-            "stages": stages(mem),
+            "stages": stages(s, est),
             "phases": phases,
             "tensor_peak_bytes": mem.tensor_peak.get(),
             "gpu_total_bytes": mem.gpu_total.get(),
@@ -137,7 +137,8 @@ fn phases_json(p: &PhasePeaks) -> Map<String, Value> {
 /// The pipeline's stage classes in stage order (empty without PP): stage indices 0-based, the
 /// class's peak as `components` (context and reserve included), `limiting` on the one that sets
 /// `peak_stage`.
-fn stages(mem: &MemoryEstimate) -> Vec<Value> {
+fn stages(s: &Scenario, est: &Estimate) -> Vec<Value> {
+    let mem = &est.memory;
     let limiting = mem.limiting_stage().map(|c| c.first);
     mem.stage_classes()
         .map(|c| {
@@ -153,7 +154,9 @@ fn stages(mem: &MemoryEstimate) -> Vec<Value> {
                 "components": components(&c.peak),
                 "tensor_peak_bytes": c.peak.tensor_total().get(),
                 "gpu_total_bytes": c.peak.total().get(),
-                "phases": phases_json(&c.phases),
+                "phases": phases_json(
+                    &crate::estimator::memory::stage_phases_of(s, est, c.first).unwrap_or_default()
+                ),
             })
         })
         .collect()

@@ -421,7 +421,7 @@ fn report(a: &ReportArgs) -> Result<String, String> {
             }
         };
         let unit = a.unit.into();
-        crate::report::stages::picked(&mut text, &est.memory, unit, (n, markdown))?;
+        crate::report::stages::picked(&mut text, (&scenario, &est), unit, (n, markdown))?;
     }
     match &a.output {
         None => Ok(text),

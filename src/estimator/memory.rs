@@ -153,10 +153,50 @@ fn stage_class(
         count: place.count,
         layers: place.layers,
         in_flight: place_stage(c, place).in_flight,
-        phases: *phases,
         peak_phase: phases.peak().map(|(p, _)| p),
         peak,
     })
+}
+
+/// The phases of the stage class whose first stage is `first` (0-based) of `scenario`, estimated as
+/// `est` ([`stage_phases`] after resolving the scenario with the estimate's model).
+pub fn stage_phases_of(
+    scenario: &Scenario,
+    est: &super::Estimate,
+    first: u32,
+) -> Option<PhasePeaks> {
+    let class = est
+        .memory
+        .stages
+        .iter()
+        .position(|s| s.is_some_and(|s| s.first == first))?;
+    let mut d = Diagnostics::default();
+    let r = resolve_with_model(scenario, &est.model, &mut d);
+    stage_phases(&r, &est.memory, class)
+}
+
+/// The phases of stage class `class` (an index into [`MemoryEstimate::stage_classes`]' slots) of a
+/// resolved scenario whose memory estimate is `mem`. The estimate keeps only each class's peak
+/// (its phases would make every estimate several kB larger, copied on every call); a view that
+/// shows another class's phases asks for them here. The limiting class's are `mem.phases`.
+pub fn stage_phases(r: &Resolved, mem: &MemoryEstimate, class: usize) -> Option<PhasePeaks> {
+    let limiting = mem.limiting_stage().map(|s| s.first);
+    let wanted = mem.stages.get(class).copied().flatten()?;
+    if limiting == Some(wanted.first) {
+        return Some(mem.phases);
+    }
+    let (scenario, model) = (&r.scenario, r.model);
+    let x = peft::Ext::new(scenario, model);
+    let c = x.base_ctx(Ctx::of(r));
+    let (z, acts) = layer_kinds::average_layer(&c, model, c.b, c.s);
+    let layer = (
+        z,
+        frameworks::lora_layer(&c, model, &z, &x, peft::lora_layer(&c, model, &z, &x, acts)),
+    );
+    let places = pipeline::classes(model.layers.max(1), r.pp_stages.max(1));
+    let place = places.get(class).copied().flatten()?;
+    let gpu = capacity(&scenario.gpu).get();
+    Some(stage_of(&c, &x, model, &layer, place_stage(&c, &place), gpu).0)
 }
 
 /// One pipeline stage's peak with the same CUDA context and allocator rule as the reported peak (the

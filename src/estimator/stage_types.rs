@@ -2,7 +2,7 @@
 //! differs (first, interior, last, and interior stages with a different layer count), each with its
 //! phases and its peak, in a fixed-size array (no allocation).
 
-use super::{Breakdown, Phase, PhasePeaks};
+use super::{Breakdown, Phase};
 
 /// Distinct stage classes at most: the first, the interior stages with one layer more, the interior
 /// stages with the base layer count, the last (`memory::pipeline::Layout`).
@@ -41,8 +41,6 @@ pub struct StageClass {
     pub layers: u32,
     /// Micro-batches of activations the class's first stage keeps at once (1 in inference).
     pub in_flight: f64,
-    /// Tensor bytes per phase of the class's first stage.
-    pub phases: PhasePeaks,
     /// The phase that sets the class's peak.
     pub peak_phase: Option<Phase>,
     /// The peak phase's components plus CUDA context and allocator reserve.

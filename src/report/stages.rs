@@ -4,7 +4,8 @@
 
 use std::fmt::Write;
 
-use crate::estimator::{MemoryEstimate, Phase, StageClass};
+use crate::estimator::{Estimate, MemoryEstimate, Phase, StageClass};
+use crate::scenario::Scenario;
 use crate::units::{MemoryUnit, fmt_sig};
 
 fn is_limiting(m: &MemoryEstimate, c: &StageClass) -> bool {
@@ -85,10 +86,11 @@ pub fn text(out: &mut String, m: &MemoryEstimate, unit: MemoryUnit) {
 /// Markdown or as text. An error names the stages there are.
 pub fn picked(
     out: &mut String,
-    m: &MemoryEstimate,
+    (scenario, est): (&Scenario, &Estimate),
     unit: MemoryUnit,
     (n, markdown): (u32, bool),
 ) -> Result<(), String> {
+    let m = &est.memory;
     let stages = m.stage_classes().map(|c| c.last() + 1).max().unwrap_or(1);
     let Some(c) = n.checked_sub(1).and_then(|i| m.stage_class(i)) else {
         return Err(if stages <= 1 {
@@ -132,8 +134,10 @@ pub fn picked(
     if markdown {
         let _ = writeln!(out, "\n| Phase | Tensor {u} |\n|---|---:|");
     }
+    let phases =
+        crate::estimator::memory::stage_phases_of(scenario, est, c.first).unwrap_or_default();
     for p in Phase::ALL {
-        if let Some(b) = c.phases.get(p) {
+        if let Some(b) = phases.get(p) {
             let mark = if c.peak_phase == Some(p) {
                 " (peak)"
             } else {

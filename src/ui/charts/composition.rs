@@ -44,12 +44,17 @@ const fn short(phase: Phase) -> &'static str {
 
 /// The bars for an estimate: each phase's tensors plus the peak's context and reserve; with pipeline
 /// parallelism the phases of the picked stage class and one bar per class.
-fn phase_columns(prefs: &Prefs, est: &Estimate, out: &mut Vec<Column>) {
+fn phase_columns(prefs: &Prefs, (scenario, est): (&Scenario, &Estimate), out: &mut Vec<Column>) {
     let m = &est.memory;
     let picked = super::composition_stages::picked(prefs, est);
-    let (phases, peak_phase, peak) = picked.map_or((&m.phases, m.peak_phase, &m.peak), |s| {
-        (&s.phases, s.peak_phase, &s.peak)
-    });
+    // Another class than the limiting one: its phases recomputed (the estimate keeps its peak).
+    let other = picked
+        .filter(|s| m.limiting_stage().map(|l| l.first) != Some(s.first))
+        .and_then(|s| crate::estimator::memory::stage_phases_of(scenario, est, s.first));
+    let (phases, peak_phase, peak) = match picked {
+        Some(s) => (other.as_ref().unwrap_or(&m.phases), s.peak_phase, &s.peak),
+        None => (&m.phases, m.peak_phase, &m.peak),
+    };
     for phase in Phase::ALL {
         let Some(tensors) = phases.get(phase) else {
             continue;
@@ -119,7 +124,7 @@ pub fn ui(
                 parts: current.memory.peak,
             });
         }
-        None => phase_columns(prefs, current, &mut columns),
+        None => phase_columns(prefs, (scenario, current), &mut columns),
     }
     let off = current.memory.offloaded;
     let off_total = off.host + off.nvme + off.second_tier;

@@ -73,7 +73,7 @@ pub fn resolve_litgpt(l: &LitGpt, d: &mut Diagnostics) -> LitGpt {
         lm_head_chunk_tokens,
     } = l;
     LitGpt {
-        lm_head_chunk_tokens: field("implementation.litgpt.lm_head_chunk_tokens")
+        lm_head_chunk_tokens: const { field("implementation.litgpt.lm_head_chunk_tokens") }
             .clamp_u32(*lm_head_chunk_tokens, d),
     }
 }
@@ -86,7 +86,8 @@ pub fn resolve_torchtune(t: &Torchtune, d: &mut Diagnostics) -> Torchtune {
         optimizer_in_backward,
     } = t;
     Torchtune {
-        output_chunks: field("implementation.torchtune.output_chunks").clamp_u32(*output_chunks, d),
+        output_chunks: const { field("implementation.torchtune.output_chunks") }
+            .clamp_u32(*output_chunks, d),
         activation_offloading: *activation_offloading,
         optimizer_in_backward: *optimizer_in_backward,
     }
@@ -100,7 +101,7 @@ pub fn resolve_deepspeed(z: &DeepSpeedZero, d: &mut Diagnostics) -> DeepSpeedZer
     } = z;
     let default = DeepSpeedZero::default().reduce_bucket_size;
     DeepSpeedZero {
-        reduce_bucket_size: field("implementation.deepspeed.reduce_bucket_size").clamp(
+        reduce_bucket_size: const { field("implementation.deepspeed.reduce_bucket_size") }.clamp(
             *reduce_bucket_size,
             default,
             d,
