@@ -110,3 +110,24 @@ fn one_section_serves_every_engine_and_its_paste_box_picks_the_engine() {
     ));
     assert!(h.query_by_label("-ngl, gpu-layers").is_none());
 }
+
+#[test]
+fn the_headline_counts_the_requests_the_kv_cache_holds_under_an_engine() {
+    let mut h = harness(Mode::Inference);
+    h.get_by_label_contains("Largest batch that fits: ");
+    paste(
+        &mut h,
+        "vllm serve meta-llama/Llama-3.1-8B --max-model-len 8192",
+    );
+    assert!(
+        h.query_by_label_contains("Largest batch that fits: ")
+            .is_none()
+    );
+    // The headline's figure is vLLM's own: the KV cache's tokens over one request.
+    let e = vram_explorer::estimator::estimate(h.state().scenario());
+    let f = e.engine.expect("vLLM figures");
+    let i = &h.state().scenario().inference;
+    let n = (f.tokens / f64::from(i.prompt_tokens + i.generated_tokens)).floor() as u64;
+    let n = n.min(f.max_requests as u64);
+    h.get_by_label_contains(&format!("Requests the KV cache holds at once: {n} "));
+}

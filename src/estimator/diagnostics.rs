@@ -32,10 +32,12 @@ pub enum Diagnostic {
     CpDoesNotDivideHeads,
     CpDoesNotDivideSequence,
     PostTrainingSettingsIgnored,
+    EngineWouldNotStart,
+    RequestLongerThanEngineContext,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 27] = [
+    pub const ALL: [Diagnostic; 29] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -63,12 +65,14 @@ impl Diagnostic {
         Diagnostic::CpDoesNotDivideHeads,
         Diagnostic::CpDoesNotDivideSequence,
         Diagnostic::PostTrainingSettingsIgnored,
+        Diagnostic::EngineWouldNotStart,
+        Diagnostic::RequestLongerThanEngineContext,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
     pub const fn severity(self) -> Severity {
         match self {
-            Diagnostic::DoesNotFit => Severity::Error,
+            Diagnostic::DoesNotFit | Diagnostic::EngineWouldNotStart => Severity::Error,
             Diagnostic::ShapeDerivedFromParams | Diagnostic::MemoryBound => Severity::Note,
             _ => Severity::Warning,
         }
@@ -128,6 +132,8 @@ impl Diagnostic {
             Diagnostic::CpDoesNotDivideHeads => "cp_does_not_divide_heads",
             Diagnostic::CpDoesNotDivideSequence => "cp_does_not_divide_sequence",
             Diagnostic::PostTrainingSettingsIgnored => "post_training_settings_ignored",
+            Diagnostic::EngineWouldNotStart => "engine_would_not_start",
+            Diagnostic::RequestLongerThanEngineContext => "request_longer_than_engine_context",
         }
     }
 
@@ -196,6 +202,22 @@ impl Diagnostic {
             Diagnostic::FlashAttention2NeedsHalfPrecision => {
                 "FlashAttention-2 runs only in FP16/BF16 (Transformers refuses an FP32 model): estimated with the fused kernel's saved tensors anyway."
             }
+            Diagnostic::ContextParallelIgnored
+            | Diagnostic::CpDoesNotDivideHeads
+            | Diagnostic::CpDoesNotDivideSequence
+            | Diagnostic::PostTrainingSettingsIgnored
+            | Diagnostic::EngineWouldNotStart
+            | Diagnostic::RequestLongerThanEngineContext => self.workload_message(),
+            Diagnostic::IntegerTrainingType => {
+                "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."
+            }
+        }
+    }
+
+    /// What to tell a person about the workloads added later (context parallelism, post-training,
+    /// serving engines): `message`'s second half.
+    const fn workload_message(self) -> &'static str {
+        match self {
             Diagnostic::ContextParallelIgnored => {
                 "Context parallelism is modelled for transformer training only: CP is taken as 1 here."
             }
@@ -208,9 +230,13 @@ impl Diagnostic {
             Diagnostic::PostTrainingSettingsIgnored => {
                 "Post-training settings that do not apply were ignored: post-training in inference mode, a precomputed reference outside DPO (no reference is held), or DPO without a reference (estimated reference-free)."
             }
-            Diagnostic::IntegerTrainingType => {
-                "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."
+            Diagnostic::EngineWouldNotStart => {
+                "The serving engine would not start: its KV cache memory holds less than one request of its maximum length (vLLM max_model_len). Lower max_model_len, raise gpu_memory_utilization, or quantize."
             }
+            Diagnostic::RequestLongerThanEngineContext => {
+                "The request (prompt + generated tokens) is longer than the engine admits: vLLM's max_model_len or SGLang's context_len (the request is rejected), or one llama.cpp slot's -c / -np cells (llama-server truncates or shifts the context)."
+            }
+            _ => "",
         }
     }
 }
@@ -244,5 +270,22 @@ impl Diagnostics {
 impl crate::scenario::validate::ClampReport for Diagnostics {
     fn clamped(&mut self) {
         self.insert(Diagnostic::InputClamped);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Diagnostic;
+
+    #[test]
+    fn every_diagnostic_has_a_message_and_its_own_code() {
+        for (i, d) in Diagnostic::ALL.into_iter().enumerate() {
+            assert_eq!(d as usize, i, "{d:?}: ALL in declaration order");
+            assert!(d.message().len() > 20, "{d:?}");
+            assert!(
+                Diagnostic::ALL[..i].iter().all(|o| o.code() != d.code()),
+                "{d:?}"
+            );
+        }
     }
 }

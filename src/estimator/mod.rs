@@ -53,10 +53,17 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         &mut diagnostics,
     );
     let r = resolve::resolve_rest(scenario, spec, &model, &mut diagnostics);
-    let memory = memory::estimate_resolved(&r, &mut diagnostics);
+    let mut memory = memory::estimate_resolved(&r, &mut diagnostics);
     let performance = performance::estimate_performance(&r, &memory, &mut diagnostics);
     let engine = engines::figures::of(&r, &memory);
     let llamacpp = engines::llamacpp::buffers(&r);
+    engines::refusals::check(
+        &r.scenario,
+        engine.as_ref(),
+        llamacpp.as_ref(),
+        &mut memory.fits,
+        &mut diagnostics,
+    );
     Estimate {
         model,
         memory,

@@ -37,6 +37,15 @@ impl ServingEngine {
         }
     }
 
+    /// Whether the engine sizes its KV cache at startup whatever the load (vLLM, SGLang,
+    /// llama.cpp): that cache bounds the requests at once.
+    pub const fn budgets_at_startup(&self) -> bool {
+        matches!(
+            self,
+            ServingEngine::Vllm(_) | ServingEngine::Sglang(_) | ServingEngine::LlamaCpp(_)
+        )
+    }
+
     /// The engine a file that names none meant: the one its training profile's code base serves
     /// with (Hugging Face → `generate`; Megatron, LitGPT, torchtune → a preallocated cache).
     pub const fn following(profile: Profile) -> ServingEngine {

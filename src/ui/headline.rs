@@ -11,8 +11,11 @@ use crate::units::{Bytes, fmt_seconds, fmt_sig};
 pub struct Column<'a> {
     pub title: &'a str,
     pub estimate: &'a Estimate,
-    /// Largest micro-batch that fits (None: not even batch 1).
+    /// Largest micro-batch that fits (None: not even batch 1); under a serving engine the requests
+    /// its KV cache holds at once.
     pub largest_batch: Option<u32>,
+    /// The headline's words for `largest_batch`: (label, hover) from [`batch_wording`].
+    pub batch_words: (&'static str, &'static str),
     /// The model family's units (sequences, images, samples; tokens/s or images/s).
     pub family: crate::ui::family::FamilyView,
 }
@@ -68,9 +71,12 @@ fn single(ui: &mut Ui, prefs: &Prefs, col: &Column<'_>) {
         ui.vertical(|ui| {
             ui.label(phase_text(col.estimate))
                 .on_hover_text("The phase of the step whose live memory is largest.");
-            ui.label(largest_text(col.largest_batch, col.family.items)).on_hover_text(
-                "Largest micro-batch (sequences per GPU per forward) whose peak still fits, other inputs unchanged.",
-            );
+            let (label, hover) = col.batch_words;
+            ui.label(format!(
+                "{label}: {}",
+                batch_name(col.largest_batch, col.family.items)
+            ))
+            .on_hover_text(hover);
         });
     });
     // Speed on one wrapping line below, so the headline stays short at any width.
@@ -135,7 +141,11 @@ fn compare(ui: &mut Ui, prefs: &Prefs, base: &Column<'_>, cur: &Column<'_>) {
                 ui.label(phase_name(base.estimate));
                 ui.label(phase_name(cur.estimate));
                 ui.end_row();
-                ui.label("Largest batch");
+                ui.label(if base.batch_words == cur.batch_words {
+                    "Largest batch"
+                } else {
+                    "Largest batch / requests"
+                });
                 ui.label(batch_name(base.largest_batch, base.family.items));
                 ui.label(batch_name(cur.largest_batch, cur.family.items));
                 ui.end_row();
@@ -223,8 +233,22 @@ fn batch_name(b: Option<u32>, items: &str) -> String {
     }
 }
 
-fn largest_text(b: Option<u32>, items: &str) -> String {
-    format!("Largest batch that fits: {}", batch_name(b, items))
+/// How the headline names the largest batch: under a serving engine it is the requests the KV
+/// cache the engine sized at startup holds at once (`solver::max_fitting`).
+pub fn batch_wording(s: &crate::scenario::Scenario) -> (&'static str, &'static str) {
+    let engine = s.inference.engine.as_ref();
+    match s.mode == crate::scenario::Mode::Inference
+        && engine.is_some_and(|e| e.budgets_at_startup())
+    {
+        true => (
+            "Requests the KV cache holds at once",
+            "The engine sizes its KV cache at startup whatever the load. vLLM/SGLang: the KV cache's tokens over one request (prompt + generated), at most max_num_seqs / max_running_requests. llama.cpp: the most -np slots at this -c whose slot holds one request.",
+        ),
+        false => (
+            "Largest batch that fits",
+            "Largest micro-batch (sequences per GPU per forward) whose peak still fits, other inputs unchanged.",
+        ),
+    }
 }
 
 /// Step time, throughput and saturation: (label, value with unit, hover).

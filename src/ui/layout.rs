@@ -55,12 +55,14 @@ pub fn central(
         title: "Current",
         estimate: current,
         largest_batch: largest(scenario),
+        batch_words: headline::batch_wording(scenario),
         family: super::family::view(scenario.model.family),
     };
     let base_col = base.as_ref().map(|(b, e)| headline::Column {
         title: "Baseline",
         estimate: e,
         largest_batch: largest(b),
+        batch_words: headline::batch_wording(b),
         family: super::family::view(b.model.family),
     });
     if prefs.presentation {

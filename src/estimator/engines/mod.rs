@@ -6,6 +6,7 @@ pub mod figures;
 pub mod layout;
 pub mod llamacpp;
 pub mod profile;
+pub mod refusals;
 pub mod resolve;
 pub mod sglang;
 pub mod vllm;

@@ -54,7 +54,9 @@ pub struct ComparisonRow {
     pub fits: Option<bool>,
     /// capacity − needed (negative when it does not fit).
     pub headroom: Option<Bytes>,
-    /// Largest micro-batch (inference with dynamic batching: concurrent requests) that fits.
+    /// Largest micro-batch (inference with dynamic batching: concurrent requests) that fits;
+    /// `None` without a capacity or under a serving engine (vLLM, SGLang, llama.cpp), whose
+    /// startup KV cache bounds the requests at once.
     pub max_batch: Option<u32>,
     /// Whether the device has a sourced peak for the compute type. Without one, `step_time_s` and
     /// `tokens_per_s` count memory traffic only: a lower bound on time, to show as such.
@@ -105,7 +107,14 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     let r = resolve::resolve_rest(scenario, spec, &model, &mut d);
     let (scenario, model) = (&r.scenario, r.model);
     let mem = memory::estimate_resolved(&r, &mut d);
-    let fit = batch_fit(scenario, model, mem.gpu_total.get());
+    let mut fit = batch_fit(scenario, model, mem.gpu_total.get());
+    // A serving engine sizes its KV cache at startup: the requests it holds at once are read off
+    // that cache (`solver::max_fitting`), not off this GPU's capacity.
+    fit.batch_free = scenario.mode == Mode::Inference
+        && scenario
+            .inference
+            .engine
+            .is_some_and(|e| e.budgets_at_startup());
     let base_hw = scenario.gpu.spec();
     let row =
         |kind: RowKind, hw: &GpuSpec, devices: u32, cap: Option<Bytes>, d: &mut Diagnostics| {
@@ -153,6 +162,8 @@ struct Fit {
     t1: f64,
     g1: f64,
     k: f64,
+    /// A serving engine's startup KV cache, not the peak, bounds the batch.
+    batch_free: bool,
 }
 
 impl Fit {
@@ -219,7 +230,9 @@ fn make_row(
             .filter(|_| !matches!(kind, RowKind::Article(_))),
         fits: cap.map(|c| fit.needed <= c.get()),
         headroom: cap.map(|c| Bytes(c.get() - fit.needed)),
-        max_batch: cap.map(|c| fit.max_batch(c.get())),
+        max_batch: cap
+            .filter(|_| !fit.batch_free)
+            .map(|c| fit.max_batch(c.get())),
         peak_known: p.peak_known,
         step_time_s,
         tokens_per_s: p.throughput.tokens_per_s,
@@ -274,6 +287,7 @@ fn batch_fit(s: &Scenario, m: &model::ResolvedModel, needed: f64) -> Fit {
         t1,
         g1,
         k: if k.is_finite() { k } else { 0.0 },
+        batch_free: false,
     }
 }
 

@@ -15,6 +15,7 @@ mod axes;
 mod batch;
 mod cache;
 mod describe;
+mod engine_batch;
 pub mod fit;
 pub mod quant_fit;
 mod search;
@@ -163,8 +164,16 @@ pub fn step_time_s(e: &Estimate) -> f64 {
     if t.is_finite() { t.max(0.0) } else { f64::MAX }
 }
 
-/// Largest value of `target` that fits the scenario's GPU, everything else fixed.
+/// Largest value of `target` that fits the scenario's GPU, everything else fixed; for the micro-batch
+/// of a scenario served by vLLM, SGLang or llama.cpp, the requests its KV cache holds at once
+/// (`engine_batch`).
 pub fn max_fitting(s: &Scenario, target: Target) -> Solved {
+    // A serving engine's peak does not move with the batch: its cache bounds the requests.
+    if target == Target::MicroBatch
+        && let Some(solved) = engine_batch::engine_batch(s)
+    {
+        return solved;
+    }
     let Some((lo, hi)) = target.range(s) else {
         return Solved::NotApplicable;
     };

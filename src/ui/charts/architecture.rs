@@ -281,8 +281,11 @@ fn scenario_cell(
         time,
         widgets::fmt_count(r.tokens_per_s),
         r.bound.label(),
-        r.max_batch
-            .map_or_else(|| "none".to_owned(), |b| b.to_string())
+        r.max_batch.map_or_else(
+            || "— (capacity unknown, or a serving engine: its startup KV cache bounds the requests)"
+                .to_owned(),
+            |b| b.to_string()
+        )
     );
     bar_cell(ui, cell_w, frac, color, text, hover);
 }

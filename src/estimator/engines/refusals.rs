@@ -1,0 +1,42 @@
+//! What a serving engine itself refuses, which no memory total shows: a KV cache too small for one
+//! request of the engine's maximum length (the engine does not start), and a request longer than
+//! the engine's context (the engine rejects or cuts it).
+
+use super::figures::EngineFigures;
+use super::llamacpp::Buffers;
+use crate::estimator::{Diagnostic, Diagnostics};
+use crate::scenario::Scenario;
+
+/// Marks the scenario as not fitting when the engine would not start, and warns when the
+/// scenario's request (prompt + generated tokens) is longer than the engine admits:
+/// - vLLM refuses to start when the KV cache holds less than one `max_model_len` request
+///   (`vllm/v1/core/kv_cache_utils.py` `check_enough_kv_cache_memory`, the `ValueError` the report
+///   prints) and rejects a prompt longer than `max_model_len` (`vllm/v1/engine/processor.py`
+///   `_validate_model_input`); SGLang rejects input longer than `context_len`
+///   (`sglang/srt/managers/tokenizer_manager.py` `_validate_one_request`).
+/// - llama.cpp gives each of `-np` slots `n_ctx / -np` cells (llama-context.cpp ~290–305): a
+///   longer request is truncated or context-shifted by `llama-server`, not served whole.
+pub fn check(
+    s: &Scenario,
+    figures: Option<&EngineFigures>,
+    llamacpp: Option<&Buffers>,
+    fits: &mut bool,
+    d: &mut Diagnostics,
+) {
+    let request = f64::from(s.inference.prompt_tokens) + f64::from(s.inference.generated_tokens);
+    if let Some(f) = figures {
+        if f.too_small {
+            *fits = false;
+            d.insert(Diagnostic::EngineWouldNotStart);
+        }
+        if f.max_model_len > 0.0 && request > f.max_model_len {
+            d.insert(Diagnostic::RequestLongerThanEngineContext);
+        }
+    }
+    if let Some(b) = llamacpp {
+        let per_slot = f64::from(b.n_ctx) / f64::from(b.n_seq.max(1));
+        if per_slot > 0.0 && request > per_slot {
+            d.insert(Diagnostic::RequestLongerThanEngineContext);
+        }
+    }
+}

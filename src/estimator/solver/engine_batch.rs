@@ -1,0 +1,93 @@
+//! "Largest batch" for a scenario served by an engine that sizes its KV cache at startup (vLLM,
+//! SGLang, llama.cpp). The engine takes its budget (vLLM `gpu_memory_utilization`, SGLang
+//! `mem_fraction_static`, llama.cpp's `-c` cells) whatever the load, and the requests that run at
+//! once are bounded by that cache — vLLM prints the figure as its maximum concurrency — not by
+//! where the live memory of the requests would reach the GPU's capacity, which a bisection on the
+//! peak would find.
+
+use super::Solved;
+use crate::estimator::engines::llamacpp::kv::sizes;
+use crate::estimator::estimate;
+use crate::scenario::{LlamaCpp, Mode, Scenario, ServingEngine};
+
+/// `Some` for an inference scenario served by vLLM, SGLang or llama.cpp: how many requests of
+/// `prompt_tokens + generated_tokens` tokens the engine's cache holds at once.
+/// - vLLM / SGLang: the token capacity the engine prints ("GPU KV cache size: N tokens",
+///   `max_total_num_tokens`) over one request, capped by `max_num_seqs` / `max_running_requests`
+///   (the same ratio vLLM prints for `max_model_len` as "Maximum concurrency", vllm
+///   `v1/core/kv_cache_utils.py` `get_max_concurrency_for_kv_cache_config`; docs/engines/vllm.md).
+/// - llama.cpp: `-np` slots each get `n_ctx / -np` cells (llama-context.cpp ~290–305,
+///   docs/engines/llamacpp.md); the largest `-np` at the current `-c` whose slot still holds one
+///   request.
+///
+/// `NoneFits` when the engine would not start (weights over the GPU, a KV budget below one
+/// request) or not one request fits.
+pub fn engine_batch(s: &Scenario) -> Option<Solved> {
+    if s.mode != Mode::Inference {
+        return None;
+    }
+    let request = u64::from(s.inference.prompt_tokens) + u64::from(s.inference.generated_tokens);
+    let request = request.max(1);
+    match s.inference.engine {
+        Some(ServingEngine::Vllm(_) | ServingEngine::Sglang(_)) => {
+            let e = estimate(s);
+            let f = e.engine?;
+            if !e.memory.fits || f.too_small || !f.tokens.is_finite() {
+                return Some(Solved::NoneFits);
+            }
+            // `as` saturates; token counts are far below u64::MAX.
+            let by_cache = (f.tokens / request as f64).floor().max(0.0) as u64;
+            let cap = f.max_requests.max(1.0) as u64;
+            Some(match by_cache.min(cap) {
+                0 => Solved::NoneFits,
+                n => Solved::Found(n),
+            })
+        }
+        Some(ServingEngine::LlamaCpp(l)) => {
+            if !estimate(s).memory.fits {
+                return Some(Solved::NoneFits);
+            }
+            Some(llamacpp_slots(&l, request))
+        }
+        _ => None,
+    }
+}
+
+/// The most `-np` slots (at most llama.cpp's 4,096 here) at the current `-c` whose
+/// `GGML_PAD(n_ctx / -np, 256)` cells hold `request` tokens.
+fn llamacpp_slots(l: &LlamaCpp, request: u64) -> Solved {
+    let fallback = u32::try_from(request).unwrap_or(u32::MAX);
+    let (n_ctx, ..) = sizes(
+        &LlamaCpp {
+            n_parallel: 1,
+            ..*l
+        },
+        fallback,
+    );
+    let fits = |np: u32| {
+        let (n_ctx_np, _, _, seqs) = sizes(
+            &LlamaCpp {
+                n_parallel: np,
+                ..*l
+            },
+            fallback,
+        );
+        u64::from(n_ctx_np / seqs.max(1)) >= request
+    };
+    let first = u32::try_from(u64::from(n_ctx) / request)
+        .unwrap_or(u32::MAX)
+        .min(MAX_SLOTS);
+    // Padding to 256 cells per slot can add a slot or take one away: walk down to the first fit.
+    let mut np = first.saturating_add(1).min(MAX_SLOTS);
+    while np > 0 && !fits(np) {
+        np -= 1;
+    }
+    match np {
+        0 => Solved::NoneFits,
+        MAX_SLOTS => Solved::AtLimit(u64::from(MAX_SLOTS)),
+        n => Solved::Found(u64::from(n)),
+    }
+}
+
+/// `-np`'s valid range's end (`scenario::LlamaCpp::n_parallel`).
+const MAX_SLOTS: u32 = 4096;
