@@ -14,6 +14,7 @@
 #[path = "support/sample.rs"]
 mod sample;
 
+use vram_explorer::estimator::memory::stage_phases_of;
 use vram_explorer::estimator::{Breakdown, Component, Estimate, estimate};
 use vram_explorer::scenario::Scenario;
 use vram_explorer::scenario::validate::validate;
@@ -159,6 +160,22 @@ fn problems(e: &Estimate) -> Vec<String> {
     out
 }
 
+/// Each pipeline stage class's phases, recomputed as the report and chart do
+/// (`stage_phases_of`), hold no negative or non-finite bytes.
+fn stage_problems(s: &Scenario, e: &Estimate, out: &mut Vec<String>) {
+    for c in e.memory.stage_classes() {
+        let Some(phases) = stage_phases_of(s, e, c.first) else {
+            out.push(format!("{}: no phases", c.label()));
+            continue;
+        };
+        for (i, p) in phases.0.iter().enumerate() {
+            if let Some(b) = p {
+                check_breakdown(b, &format!("{} phase {i}", c.label()), out);
+            }
+        }
+    }
+}
+
 /// The sampler stays inside the documented ranges (else the test would test clamping).
 #[test]
 fn sampled_scenarios_are_valid() {
@@ -178,7 +195,9 @@ fn random_valid_scenarios_give_total_answers() {
     let mut kinds = std::collections::BTreeMap::<String, u64>::new();
     for i in 0..n {
         let s = sample::scenario(&mut r);
-        let p = problems(&estimate(&s));
+        let e = estimate(&s);
+        let mut p = problems(&e);
+        stage_problems(&s, &e, &mut p);
         if !p.is_empty() {
             failed += 1;
             for k in &p {
