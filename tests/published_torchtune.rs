@@ -45,7 +45,7 @@ fn on(v: &Value) -> bool {
         .unwrap_or_else(|| v.as_str().is_some_and(|s| !s.is_empty()))
 }
 
-fn text<'a>(v: &'a Value) -> &'a str {
+fn text(v: &Value) -> &str {
     v.as_str().unwrap_or("")
 }
 
