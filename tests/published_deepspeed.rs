@@ -1,0 +1,229 @@
+//! DeepSpeed against its published GPU memory (issue 12 item 5): the BF16 master-weights example
+//! (ZeRO-3 on 4 H100, `max_memory_allocated`), the Muon blog (ZeRO-2, statistic and sequence
+//! unpublished) and the AutoTP inference tutorial (`memory_allocated()` after `init_inference`), in
+//! tests/data/published/deepspeed-published-memory.json (sources in docs/published-memory.md).
+//!
+//! Training records are rebuilt with `Sharding::DeepSpeed` and the record's `zero_optimization`
+//! buckets (`implementation.deepspeed`, docs/frameworks/deepspeed.md). Check records: nothing is
+//! fitted. `cargo test --test published_deepspeed -- --nocapture` prints the table.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test fails by panicking; table-driven tests run long"
+)]
+
+#[path = "support/published_table.rs"]
+mod published_table;
+
+use published_table::{Case, Stat, records, report, u, value_bytes};
+use serde_json::Value;
+use vram_explorer::estimator::{Component, estimate};
+use vram_explorer::hardware::GpuId;
+use vram_explorer::scenario::*;
+
+const DEEPSPEED: &str = include_str!("data/published/deepspeed-published-memory.json");
+
+/// The BF16 master-weight example's `SimpleTransformerModel` (DeepSpeedExamples
+/// training/bf16_master_weight/train.py at 6a3d817a): learned positions, LayerNorm blocks of
+/// `torch.nn.MultiheadAttention` (need_weights left on, so the softmax weights are materialised)
+/// and a GELU MLP, biases, an untied output Linear over the GPT-2 vocabulary, no dropout; every
+/// block checkpointed; ZeRO-3 over 4 GPUs with the record's buckets.
+fn bf16_master(r: &Value) -> Scenario {
+    let c = &r["config"];
+    let m = &c["model"];
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    t.layers = u(m, "layers");
+    t.hidden = u(m, "hidden");
+    t.heads = u(m, "heads");
+    t.kv_heads = t.heads;
+    t.head_dim = u(m, "head_dim");
+    t.ffn = u(m, "ffn");
+    t.vocab = 50_257;
+    t.max_positions = u(m, "positions");
+    t.tied_embeddings = false;
+    t.ffn_kind = FfnKind::Gelu;
+    t.norm = NormKind::LayerNorm;
+    t.positions = PositionKind::Learned;
+    t.bias = true;
+    s.workload.seq_len = u(c, "sequence");
+    s.workload.micro_batch = 1;
+    s.workload.grad_accum_steps = 1;
+    s.workload.dropout = false;
+    s.strategies.attention = AttentionKernel::Materialized;
+    s.strategies.checkpointing = Checkpointing::Full;
+    s.strategies.zero = ZeroStage::Stage3;
+    s.parallel.dp = u(&c["layout"], "data_parallel");
+    s.optimizer.kind = OptimizerKind::AdamW;
+    s.optimizer.foreach = false; // FusedAdam: one multi-tensor kernel, no foreach temporaries
+    let p = &mut s.precision;
+    p.mode = PrecisionMode::Custom;
+    (p.compute, p.weights, p.activations, p.gradients) =
+        (Dtype::Bf16, Dtype::Bf16, Dtype::Bf16, Dtype::Bf16);
+    if r["id"].as_str().unwrap().contains("low-precision") {
+        // bf16_master_weights_and_grads + bf16_optimizer_states.
+        (p.master_weights, p.optimizer_states) = (None, Dtype::Bf16);
+    } else {
+        (p.master_weights, p.optimizer_states) = (Some(Dtype::Fp32), Dtype::Fp32);
+    }
+    s.implementation.sharding = Sharding::DeepSpeed;
+    let z = &c["zero"];
+    s.implementation.deepspeed.reduce_bucket_size = z["reduce_bucket_size"].as_f64().unwrap();
+    s.implementation.deepspeed.overlap_comm = z["overlap_comm"] == true;
+    s.gpu = GpuChoice::Catalog(GpuId::H100Sxm);
+    s
+}
+
+/// OPT-13B in FP16 (Transformers `OPTForCausalLM`: learned positions, LayerNorm, ReLU MLP, biases,
+/// tied head) after `init_inference` with AutoTP over `tensor_parallel` GPUs: the weights alone.
+fn opt_autotp(r: &Value) -> Scenario {
+    let c = &r["config"];
+    let m = &c["model"];
+    let mut s = Scenario {
+        mode: Mode::Inference,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    t.layers = u(m, "layers");
+    t.hidden = u(m, "hidden");
+    t.heads = u(m, "heads");
+    t.kv_heads = t.heads;
+    t.head_dim = u(m, "head_dim");
+    t.ffn = u(m, "ffn");
+    t.vocab = u(m, "vocab");
+    // OPT's learned positions carry an offset of 2 rows (`OPTLearnedPositionalEmbedding`).
+    t.max_positions = u(m, "positions") + 2;
+    t.tied_embeddings = true;
+    t.ffn_kind = FfnKind::Gelu;
+    t.norm = NormKind::LayerNorm;
+    t.positions = PositionKind::Learned;
+    t.bias = true;
+    s.precision.mode = PrecisionMode::Uniform;
+    s.precision.compute = Dtype::Fp16;
+    s.parallel.tp = u(&c["layout"], "tensor_parallel");
+    s.gpu = GpuChoice::Catalog(GpuId::V100Sxm32);
+    s
+}
+
+/// Records the test cannot rebuild, with the reason.
+const NOT_REBUILT: [(&str, &str); 2] = [
+    (
+        "deepspeed-muon-blog-",
+        "the sequence length, the per-GPU batch, checkpointing and the statistic are unpublished \
+         (the blog's demo repository is not in the snapshot)",
+    ),
+    (
+        "deepspeed-autotp-t5-",
+        "T5's encoder-decoder stack (cross-attention, relative position buckets) is not a \
+         transformer the scenario's decoder / encoder kinds express",
+    ),
+];
+
+/// Records rebuilt whose gap has a mechanism not modelled, with the reason.
+const KNOWN_MISSES: [(&str, &str); 3] = [
+    (
+        "deepspeed-bf16-master-low-precision",
+        "bf16_master_weights_and_grads + bf16_optimizer_states (DeepSpeed PR #7700, 0.18.4) keep the \
+         master and gradient partitions in BF16; Sharding::DeepSpeed always holds DeepSpeed's FP32 \
+         master partition (docs/frameworks/deepspeed.md) and its FP32 step buffers: the master \
+         alone is 3.2 GiB of the 7.5 GiB gap, the rest unexplained",
+    ),
+    ("deepspeed-autotp-opt-13b-tp2", AUTOTP),
+    ("deepspeed-autotp-opt-13b-tp4", AUTOTP),
+];
+
+/// DeepSpeed's automatic tensor parallelism shards `nn.Linear` layers only
+/// (deepspeed/module_inject/auto_tp.py `AutoTP`, v0.8.2): the embeddings and the tied head stay
+/// whole on every GPU, where the estimator's TP shards the vocabulary as Megatron does.
+const AUTOTP: &str = "AutoTP (deepspeed/module_inject/auto_tp.py, v0.8.2) shards nn.Linear \
+    only: the token and position embeddings (with the tied head) stay whole on every GPU, while \
+    the estimator's TP shards the vocabulary as Megatron does";
+
+fn cases() -> Vec<Case> {
+    records(DEEPSPEED)
+        .iter()
+        .map(|r| {
+            let id = r["id"].as_str().unwrap().to_owned();
+            let stat = Stat::of(r);
+            let skip = NOT_REBUILT.iter().find(|(k, _)| id.starts_with(k));
+            let (estimate, note) = if let Some((_, why)) = skip {
+                (None, Some(*why))
+            } else {
+                let est = if id.starts_with("deepspeed-autotp-opt-") {
+                    // After init_inference: the weights alone.
+                    let m = estimate(&opt_autotp(r)).memory;
+                    m.peak.get(Component::Weights).get()
+                } else {
+                    stat.pick(&estimate(&bf16_master(r)).memory)
+                };
+                let miss = KNOWN_MISSES.iter().find(|(k, _)| id.starts_with(k));
+                (Some(est), miss.map(|(_, why)| *why))
+            };
+            Case {
+                id,
+                stat,
+                published: value_bytes(r),
+                estimate,
+                note,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn deepspeed_published_memory_table() {
+    let cases = cases();
+    assert_eq!(cases.len(), 10, "records");
+    let s = report("DeepSpeed (Sharding::DeepSpeed; AutoTP inference)", &cases);
+    assert_eq!((s.rebuilt, s.modelled), (5, 2));
+    // Issue 12's allocated bar (10 %) holds on the modelled records (ZeRO-3 baseline +7.1 %, OPT-13B
+    // TP1 0.0 %); the 3 % median does not (7.1 % of two): guards a little above today's figures
+    // (all rebuilt: median 5.9 %, worst 39.8 %).
+    assert!(
+        s.worst_allocated <= 0.10,
+        "allocated {:.3}",
+        s.worst_allocated
+    );
+    assert!(s.median < 0.08, "median {:.3}", s.median);
+    assert!(s.median_all < 0.07, "all median {:.3}", s.median_all);
+    assert!(s.worst_all < 0.41, "all worst {:.3}", s.worst_all);
+}
+
+/// AutoTP's replicated embeddings are the whole gap of the TP rows: adding back the part of the
+/// token and position embeddings that the estimate shards ((V + P)·h FP16 bytes × (1 − 1/TP))
+/// lands within 0.5 % of the published figure (a check of the mechanism, not a correction).
+#[test]
+fn deepspeed_autotp_replicated_embeddings_are_the_mechanism() {
+    let mut n = 0;
+    for r in records(DEEPSPEED) {
+        let id = r["id"].as_str().unwrap();
+        if !KNOWN_MISSES
+            .iter()
+            .any(|(k, w)| id.starts_with(k) && *w == AUTOTP)
+        {
+            continue;
+        }
+        let s = opt_autotp(&r);
+        let t = &s.model.transformer;
+        let tp = f64::from(s.parallel.tp);
+        let embeddings = 2.0 * f64::from(t.vocab + t.max_positions) * f64::from(t.hidden);
+        let est = estimate(&s).memory.peak.get(Component::Weights).get();
+        let published = value_bytes(&r);
+        let sharded = est / published - 1.0;
+        let replicated = (est + embeddings * (1.0 - 1.0 / tp)) / published - 1.0;
+        println!(
+            "{id}: {:+.2}% sharded, {:+.2}% replicated",
+            sharded * 100.0,
+            replicated * 100.0
+        );
+        assert!(sharded < -0.01, "{id}: {sharded:.4}");
+        assert!(replicated.abs() < 0.005, "{id}: {replicated:.4}");
+        n += 1;
+    }
+    assert_eq!(n, 2);
+}

@@ -1,0 +1,143 @@
+//! torchtitan against its published GPU memory (issue 12 item 5): the Llama 3 H100 benchmarks of
+//! December 2024 (`max_memory_reserved`, the maximum over all GPUs), in
+//! tests/data/published/torchtitan-llama3-h100-202412.json (sources in docs/published-memory.md).
+//!
+//! torchtitan shards with FSDP2 (`fully_shard` per block), whose profile is being built on another
+//! branch: until it lands each record runs the generic ZeRO-3 rule (`Sharding::Generic`, states
+//! divided over the FSDP × CP ranks) and is printed as awaiting the FSDP profile, not held to the
+//! bar. Only regression guards on today's figures are asserted. Check records: nothing is fitted.
+//! `cargo test --test published_torchtitan -- --nocapture` prints the table.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test fails by panicking; table-driven tests run long"
+)]
+
+#[path = "support/published_table.rs"]
+mod published_table;
+
+use published_table::{Case, Stat, records, report, u, value_bytes};
+use serde_json::Value;
+use vram_explorer::estimator::estimate;
+use vram_explorer::hardware::GpuId;
+use vram_explorer::scenario::*;
+
+const TORCHTITAN: &str = include_str!("data/published/torchtitan-llama3-h100-202412.json");
+
+/// What every record awaits: the FSDP2 profile (unsharded BF16 parameter buffers per block,
+/// reshard after forward, FP32 reduce-scatter).
+const AWAITING: &str = "awaiting the FSDP profile: the generic ZeRO-3 rule stands in for FSDP2 \
+    (torchtitan parallelize_llama.py fully_shard per block, mixed-precision BF16 unshard, FP32 \
+    reduce-scatter); torch.compile and torchao Float8Linear casts are not modelled either";
+
+/// The rows with torchtitan's per-op selective checkpointing, whose over-estimate has a second
+/// mechanism.
+const AWAITING_SAC: &str = "awaiting the FSDP profile (as the other rows); and torchtitan's \
+    per-op SAC ('op' policy: keeps SDPA's outputs and every second matmul's, recomputes the rest; \
+    parallelize_llama.py lines 214-260 at 9dec370) saves far less than the Megatron-style \
+    selective recomputation (attention core only) that Checkpointing::Selective models";
+
+/// The scenario a benchmark row describes: torchtitan's Llama 3 (RMSNorm, RoPE, SwiGLU, SDPA
+/// flash), BF16 compute over FP32 sharded parameters (`mixed_precision_param bfloat16`,
+/// `mixed_precision_reduce float32`), AdamW (foreach) with FP32 moments, selective (`op`) or full
+/// activation checkpointing, TP with sequence parallel, CP ring attention, 1F1B pipelining with as
+/// many microbatches as stages (torchtitan's default `pipeline_parallel_microbatches`).
+fn scenario_for(r: &Value) -> Scenario {
+    let c = &r["config"];
+    let (m, l) = (&c["model"], &c["layout"]);
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    let seq = u(c, "sequence");
+    let t = &mut s.model.transformer;
+    t.layers = u(m, "layers");
+    t.hidden = u(m, "hidden");
+    t.heads = u(m, "heads");
+    t.kv_heads = u(m, "kv_heads");
+    t.head_dim = u(m, "head_dim");
+    t.ffn = u(m, "ffn");
+    t.vocab = u(m, "vocab");
+    t.tied_embeddings = false;
+    t.ffn_kind = FfnKind::SwiGlu;
+    t.norm = NormKind::RmsNorm;
+    t.positions = PositionKind::Rotary;
+    t.bias = false;
+    t.max_positions = seq;
+    let (tp, pp, cp) = (u(l, "tp"), u(l, "pp"), u(l, "cp"));
+    let local = u(l, "local_batch");
+    s.workload.seq_len = seq;
+    s.workload.dropout = false;
+    s.parallel.tp = tp;
+    s.parallel.pp = pp;
+    s.parallel.cp = cp;
+    s.parallel.dp = u(l, "fsdp_shard");
+    s.parallel.sequence_parallel = tp > 1;
+    if pp > 1 {
+        s.parallel.pp_microbatches = pp;
+        s.workload.micro_batch = local / pp;
+        s.workload.grad_accum_steps = pp;
+        if text(l, "pp_schedule").starts_with("Interleaved") {
+            s.parallel.pp_interleave = 2;
+        }
+    } else {
+        s.workload.micro_batch = local;
+    }
+    s.strategies.zero = ZeroStage::Stage3;
+    s.strategies.attention = AttentionKernel::Flash;
+    s.strategies.checkpointing = if text(c, "activation_checkpointing").starts_with("selective") {
+        Checkpointing::Selective
+    } else {
+        Checkpointing::Full
+    };
+    s.optimizer.kind = OptimizerKind::AdamW;
+    s.optimizer.foreach = true;
+    let p = &mut s.precision;
+    p.mode = PrecisionMode::Custom;
+    (p.compute, p.weights, p.activations) = (Dtype::Bf16, Dtype::Bf16, Dtype::Bf16);
+    (p.gradients, p.optimizer_states) = (Dtype::Fp32, Dtype::Fp32);
+    p.master_weights = Some(Dtype::Fp32);
+    s.gpu = GpuChoice::Catalog(GpuId::H100Sxm);
+    s
+}
+
+fn text<'a>(v: &'a Value, k: &str) -> &'a str {
+    v[k].as_str().unwrap_or("")
+}
+
+#[test]
+fn torchtitan_published_memory_table() {
+    let cases: Vec<Case> = records(TORCHTITAN)
+        .iter()
+        .map(|r| {
+            let stat = Stat::of(r);
+            assert_eq!(stat, Stat::Reserved, "{}", r["id"]);
+            Case {
+                id: r["id"].as_str().unwrap().to_owned(),
+                stat,
+                published: value_bytes(r),
+                estimate: Some(stat.pick(&estimate(&scenario_for(r)).memory)),
+                note: Some(
+                    if text(&r["config"], "activation_checkpointing").starts_with("selective") {
+                        AWAITING_SAC
+                    } else {
+                        AWAITING
+                    },
+                ),
+            }
+        })
+        .collect();
+    assert_eq!(cases.len(), 18, "records");
+    let s = report(
+        "torchtitan (generic ZeRO-3; awaiting the FSDP profile)",
+        &cases,
+    );
+    assert_eq!((s.rebuilt, s.modelled), (18, 0));
+    // Nothing is held to issue 12's bar until the FSDP profile lands; guards a little above
+    // today's figures (median |error| 51.7 %, worst 110.3 %) keep the ZeRO-3 stand-in from
+    // drifting unnoticed.
+    assert!(s.median_all < 0.53, "median {:.3}", s.median_all);
+    assert!(s.worst_all < 1.11, "worst {:.3}", s.worst_all);
+}

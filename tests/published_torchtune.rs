@@ -1,0 +1,309 @@
+//! torchtune against its published GPU memory (issue 12 item 5): the README's optimization-flags
+//! table (Llama 3.2 3B on an A100, `active_bytes.all.peak`), its Llama 3.1 table ("Peak Memory per
+//! GPU", statistic unstated), the LoRA / QLoRA tutorials (`max_memory_reserved`, GB) and the e2e
+//! tutorial's after-init log, in tests/data/published/torchtune-readme-tutorials.json (sources in
+//! docs/published-memory.md).
+//!
+//! Each record is rebuilt from its config with `Profile::Torchtune` (docs/frameworks/torchtune.md):
+//! `CEWithChunkedOutputLoss` as 8 output chunks, `torch.nn.CrossEntropyLoss` on the upcast logits as
+//! one chunk, activation checkpointing, offloading and optimizer-in-backward as the recipe flags,
+//! torchao NF4 (double-quantized) for QLoRA, FSDP2 as the generic ZeRO-3 rule. Check records:
+//! nothing is fitted. Known misses name their mechanism and stay out of the modelled figures; the
+//! table prints with `cargo test --test published_torchtune -- --nocapture`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines,
+    reason = "a test fails by panicking; table-driven tests run long"
+)]
+
+#[path = "support/published_table.rs"]
+mod published_table;
+
+use published_table::{Case, Stat, records, report, u, value_bytes};
+use serde_json::Value;
+use vram_explorer::estimator::{Component, estimate};
+use vram_explorer::hardware::GpuId;
+use vram_explorer::scenario::*;
+
+const TORCHTUNE: &str = include_str!("data/published/torchtune-readme-tutorials.json");
+
+/// A setting of the record's config: under `options` in the README table's rows, at the top
+/// level elsewhere.
+fn opt<'a>(c: &'a Value, key: &str) -> &'a Value {
+    if c["options"][key].is_null() {
+        &c[key]
+    } else {
+        &c["options"][key]
+    }
+}
+
+/// A flag given as a boolean or as a description (a non-empty description means on).
+fn on(v: &Value) -> bool {
+    v.as_bool()
+        .unwrap_or_else(|| v.as_str().is_some_and(|s| !s.is_empty()))
+}
+
+fn text(v: &Value) -> &str {
+    v.as_str().unwrap_or("")
+}
+
+fn model(s: &mut Scenario, m: &Value, seq: u32) {
+    let t = &mut s.model.transformer;
+    t.layers = u(m, "layers");
+    t.hidden = u(m, "hidden");
+    t.heads = u(m, "heads");
+    t.kv_heads = u(m, "kv_heads");
+    t.head_dim = u(m, "head_dim");
+    t.ffn = u(m, "ffn");
+    t.vocab = u(m, "vocab");
+    t.tied_embeddings = m["tied_embeddings"].as_bool().unwrap();
+    t.ffn_kind = FfnKind::SwiGlu;
+    t.norm = NormKind::RmsNorm;
+    t.positions = PositionKind::Rotary;
+    t.bias = false;
+    t.max_positions = seq.max(1);
+}
+
+fn peft(s: &mut Scenario, c: &Value) {
+    s.peft.method = match text(&c["method"]) {
+        "lora" => PeftMethod::Lora,
+        "qlora" => PeftMethod::Qlora,
+        _ => PeftMethod::Full,
+    };
+    if s.peft.method == PeftMethod::Full {
+        return;
+    }
+    let l = &c["lora"];
+    s.peft.rank = u(l, "r");
+    let t = &l["targets"];
+    let mlp = t["mlp"] == true;
+    s.peft.targets = LoraTargets {
+        q: t["q"] == true,
+        k: t["k"] == true,
+        v: t["v"] == true,
+        o: t["o"] == true,
+        gate: mlp,
+        up: mlp,
+        down: mlp,
+    };
+    s.peft.lora_dropout = l["dropout"].as_f64().unwrap_or(0.0);
+    // torchao NF4: block 64, scales quantized to int8 in groups of 256 (`to_nf4`).
+    s.peft.double_quant = true;
+}
+
+fn gpu(r: &Value) -> GpuId {
+    let g = text(&r["hardware"]["gpu"]);
+    if g.contains("4090") {
+        GpuId::Rtx4090
+    } else if g.contains("A100") {
+        GpuId::A100Sxm80
+    } else {
+        // The A6000 (48 GB) and the tutorials' unstated GPU: the tensor peak does not depend on
+        // the card, the L40S has the A6000's 48 GB.
+        GpuId::L40S
+    }
+}
+
+/// The scenario a record's config describes.
+fn scenario_for(r: &Value) -> Scenario {
+    let c = &r["config"];
+    let seq = c["max_seq_length"].as_u64().map_or(1, |v| v as u32);
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    model(&mut s, &c["model"], seq);
+    s.workload.seq_len = seq;
+    // "batch size 2" in every README row; the tutorials' configs say 2 as well.
+    s.workload.micro_batch = c["layout"]["micro_batch"].as_u64().map_or(2, |v| v as u32);
+    s.workload.grad_accum_steps = c["layout"]["gradient_accumulation"]
+        .as_u64()
+        .or_else(|| c["gradient_accumulation"].as_u64())
+        .map_or(1, |v| v as u32);
+    s.workload.dropout = false;
+    s.precision.mode = PrecisionMode::Uniform;
+    s.precision.compute = Dtype::Bf16;
+    s.strategies.attention = AttentionKernel::Flash;
+    s.strategies.checkpointing = if on(opt(c, "activation_checkpointing")) {
+        Checkpointing::Full
+    } else {
+        Checkpointing::None
+    };
+    let optimizer = text(opt(c, "optimizer"));
+    s.optimizer.kind = if optimizer.contains("8-bit") || optimizer.contains("AdamW8bit") {
+        OptimizerKind::Adam8bit
+    } else {
+        OptimizerKind::AdamW
+    };
+    // `fused=True` runs one kernel per parameter group, without foreach's temporaries.
+    s.optimizer.foreach = !optimizer.contains("fused=True");
+    // bitsandbytes' paged optimizers allocate their states with cudaMallocManaged
+    // (bitsandbytes/functional.py `get_paged`), outside PyTorch's allocator and its statistics.
+    s.peft.paged_optimizer = optimizer.contains("Paged");
+    let tt = &mut s.implementation.torchtune;
+    tt.output_chunks = if text(opt(c, "loss")).contains("Chunked") {
+        8
+    } else {
+        1
+    };
+    tt.optimizer_in_backward =
+        on(opt(c, "optimizer_in_backward")) || optimizer.contains("optimizer_in_bwd=True");
+    tt.activation_offloading = on(opt(c, "activation_offloading"));
+    s.implementation.profile = Profile::Torchtune;
+    peft(&mut s, c);
+    let parallel = text(&c["parallel"]);
+    if parallel.contains("FSDP2") {
+        // FSDP2 `fully_shard` over 8 GPUs: the generic ZeRO-3 rule until the FSDP profile lands.
+        s.parallel.dp = u(&r["hardware"], "gpus");
+        s.strategies.zero = ZeroStage::Stage3;
+        if parallel.contains("fsdp_cpu_offload=True") {
+            s.strategies.offload_params = OffloadTarget::Cpu;
+            s.strategies.offload_optimizer = OffloadTarget::Cpu;
+        }
+    }
+    s.gpu = GpuChoice::Catalog(gpu(r));
+    s
+}
+
+/// Records whose gap has a mechanism the estimator does not model (or none found): id prefix and
+/// reason.
+const KNOWN_MISSES: [(&str, &str); 14] = [
+    (
+        "torchtune-llama-3.2-3b-full-baseline",
+        "the peak step's sequence length is unpublished: unpacked Alpaca batches are padded to their \
+         longest sample (a few hundred tokens); rebuilt at the 4096 bound",
+    ),
+    ("torchtune-llama-3.2-3b-full-compile", COMPILE),
+    ("torchtune-llama-3.2-3b-full-chunked-ce", COMPILE),
+    (
+        "torchtune-llama-3.2-3b-full-activation-checkpointing",
+        COMPILE,
+    ),
+    ("torchtune-llama-3.2-3b-full-optimizer-in-backward", COMPILE),
+    ("torchtune-llama-3.2-3b-full-activation-offloading", COMPILE),
+    ("torchtune-llama-3.2-3b-lora-all-flags", COMPILE),
+    ("torchtune-llama-3.2-3b-qlora-all-flags", COMPILE),
+    ("torchtune-llama-3.1-8b-lora-1x4090", COMPILE),
+    ("torchtune-llama-3.1-8b-qlora-1x4090", COMPILE),
+    (
+        "torchtune-llama-3.1-8b-full-1x4090",
+        "bitsandbytes PagedAdamW8bit allocates its states with cudaMallocManaged \
+         (bitsandbytes/functional.py get_paged), outside PyTorch's allocator and its statistics: on \
+         the 24 GB card they are not in the figure; `peft.paged_optimizer` moves states to host only \
+         for LoRA / QLoRA, so the 15 GiB of 8-bit states stay in the estimate",
+    ),
+    (
+        "torchtune-llama-3.1-8b-lora-1xa6000",
+        "unexplained: the same config is published at 16.2 GiB on a 4090; the column's statistic is \
+         unstated",
+    ),
+    (
+        "torchtune-llama-3.1-405b-qlora-8xa100",
+        "unexplained: 405B_qlora.yaml says batch 1 where the README says 2, the statistic is \
+         unstated, and FSDP2 runs the generic ZeRO-3 rule until the FSDP profile lands",
+    ),
+    (
+        "torchtune-llama-2-7b-qlora-all-r8",
+        "unexplained in detail: the reserved peak is already 9.13 GB after model init (also \
+         reported), over twice the NF4 weights, so blocks allocated and freed at init stay reserved \
+         by the caching allocator and set the figure; what init allocates is not traced yet",
+    ),
+];
+
+/// torchtune's recipes wrap the loss in `training.compile_loss` when `compile=True`
+/// (`recipes/full_finetune_single_device.py` and `lora_finetune_single_device.py` `_setup`;
+/// torchtune/training/_compile.py compiles `CEWithChunkedOutputLoss.compute_cross_entropy`) and
+/// compile every decoder layer.
+const COMPILE: &str = "compile=True: training.compile_loss hands the loss to inductor, which fuses \
+    the .float() upcast into cross_entropy and saves neither the FP32 log-softmax (4*b*s*V) nor the \
+    FP32 chunk, and every layer is compiled (fused RMSNorm / SwiGLU / RoPE intermediates); \
+    Profile::Torchtune follows eager PyTorch";
+
+fn cases() -> Vec<Case> {
+    records(TORCHTUNE)
+        .iter()
+        .map(|r| {
+            let id = r["id"].as_str().unwrap().to_owned();
+            let stat = Stat::of(r);
+            let s = scenario_for(r);
+            let m = estimate(&s).memory;
+            let est = if text(&r["config"]["phase"]).starts_with("after model init") {
+                // The log's peak before the optimizer and data exist: the loaded weights.
+                m.peak.get(Component::Weights).get()
+            } else {
+                stat.pick(&m)
+            };
+            let note = KNOWN_MISSES
+                .iter()
+                .find(|(k, _)| id.starts_with(k))
+                .map(|(_, why)| *why);
+            Case {
+                id,
+                stat,
+                published: value_bytes(r),
+                estimate: Some(est),
+                note,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn torchtune_published_memory_table() {
+    let cases = cases();
+    assert_eq!(cases.len(), 24, "records");
+    let s = report("torchtune (Profile::Torchtune)", &cases);
+    assert_eq!(s.rebuilt, 24);
+    assert_eq!(s.modelled, 10);
+    // Issue 12's bar on the allocated cases (every one within 10 %) holds; the median (3 %) does
+    // not: guards a little above today's figures (modelled median 4.6 %, worst 8.7 %, worst
+    // allocated 5.6 %; all records median 17.0 %, worst 134 %).
+    assert!(
+        s.worst_allocated <= 0.10,
+        "allocated {:.3}",
+        s.worst_allocated
+    );
+    assert!(s.median < 0.05, "median {:.3}", s.median);
+    assert!(s.worst < 0.09, "worst {:.3}", s.worst);
+    assert!(s.median_all < 0.18, "all median {:.3}", s.median_all);
+    assert!(s.worst_all < 1.36, "all worst {:.3}", s.worst_all);
+}
+
+/// The compiled loss is the mechanism of the compile rows' gap: taking the saved FP32 log-softmax
+/// (4·b·s·V bytes) out of the eager estimate moves every one of them towards the published figure
+/// (a check of the explanation, not a correction: the estimate is left as it is).
+#[test]
+fn torchtune_compiled_loss_is_the_mechanism() {
+    let mut n = 0;
+    for r in records(TORCHTUNE) {
+        let id = r["id"].as_str().unwrap();
+        if !KNOWN_MISSES
+            .iter()
+            .any(|(k, why)| id.starts_with(k) && *why == COMPILE)
+        {
+            continue;
+        }
+        let s = scenario_for(&r);
+        let est = Stat::of(&r).pick(&estimate(&s).memory);
+        let (b, seq) = (s.workload.micro_batch, s.workload.seq_len);
+        let log_softmax =
+            4.0 * f64::from(b) * f64::from(seq) * f64::from(s.model.transformer.vocab);
+        let published = value_bytes(&r);
+        let eager = est / published - 1.0;
+        let compiled = (est - log_softmax) / published - 1.0;
+        println!(
+            "{id}: eager {:+.1}%, without the FP32 log-softmax {:+.1}%",
+            eager * 100.0,
+            compiled * 100.0
+        );
+        assert!(eager > 0.10, "{id}: eager {eager:.3} is within the bar");
+        assert!(
+            compiled.abs() < eager.abs(),
+            "{id}: {compiled:.3} vs {eager:.3}"
+        );
+        n += 1;
+    }
+    assert_eq!(n, 9);
+}
