@@ -97,3 +97,131 @@ fn the_best_layout_applies_to_the_scenario_and_is_then_current() {
             .starts_with(&format!("TP {} · PP {}", best.tp, best.pp))
     );
 }
+
+/// Issue 15 item 4: a post-training step's rollout is part of its step time.
+mod post_training {
+    use super::*;
+    use vram_explorer::scenario::{Reference, RlAlgorithm, Rollout};
+
+    fn grpo() -> Scenario {
+        bundled_scenario("qwen2.5-7b-grpo-vllm-colocate-8xh100").unwrap()
+    }
+
+    fn part(s: &Scenario, which: StepPart) -> f64 {
+        parts_of(s)
+            .iter()
+            .find(|(p, _)| *p == which)
+            .map_or(0.0, |(_, t)| *t)
+    }
+
+    #[test]
+    fn generation_and_scoring_are_parts_that_add_up_for_every_rollout_and_algorithm() {
+        for algorithm in [RlAlgorithm::Grpo, RlAlgorithm::Ppo, RlAlgorithm::Dpo] {
+            for rollout in Rollout::ALL {
+                let mut s = grpo();
+                s.post_training.algorithm = algorithm;
+                s.post_training.rollout = rollout;
+                s.post_training.reference = Reference::Scored;
+                let e = estimate(&s);
+                let b = step_breakdown(&e.performance);
+                let sum: f64 = b.parts().iter().map(|(_, t)| t).sum();
+                let st = e.performance.step;
+                assert!(
+                    (sum - st.total_s).abs() <= 1e-9 * st.total_s,
+                    "{algorithm:?} {rollout:?}"
+                );
+                let names: Vec<StepPart> = b.parts().iter().map(|(p, _)| *p).collect();
+                assert_eq!(
+                    names.contains(&StepPart::RolloutGeneration),
+                    algorithm.generates(),
+                    "{algorithm:?} {rollout:?}: {names:?}"
+                );
+                assert!(
+                    names.contains(&StepPart::Scoring),
+                    "{algorithm:?} {rollout:?}"
+                );
+                assert_eq!(
+                    names.first(),
+                    Some(&if algorithm.generates() {
+                        StepPart::RolloutGeneration
+                    } else {
+                        StepPart::Scoring
+                    })
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn generation_time_grows_with_num_generations_at_a_fixed_number_of_prompts() {
+        for rollout in Rollout::ALL {
+            let at = |g: u32| {
+                let mut s = grpo();
+                s.post_training.rollout = rollout;
+                s.post_training.num_generations = g;
+                // Two prompts per GPU: TRL's per_device_train_batch_size counts completions.
+                s.workload.micro_batch = 2 * g;
+                estimate(&s).performance.step.rollout_generation_s
+            };
+            let (four, eight, sixteen) = (at(4), at(8), at(16));
+            assert!(
+                four > 0.0 && eight > four && sixteen > eight,
+                "{rollout:?}: {four} {eight} {sixteen}"
+            );
+            // Decode is memory-bound at these batches: twice the completions cost less than twice the time.
+            assert!(eight < 2.0 * four, "{rollout:?}");
+        }
+    }
+
+    #[test]
+    fn the_generation_is_the_inference_models_request_batch() {
+        // 8 completions of 512 + 1,024 tokens by HF generate = the inference estimate of that batch.
+        let mut s = grpo();
+        s.post_training.rollout = Rollout::HfGenerate;
+        let rl = estimate(&s).performance.step.rollout_generation_s;
+        let mut inf = s.clone();
+        inf.mode = Mode::Inference;
+        inf.post_training = Default::default();
+        inf.inference.prompt_tokens = 512;
+        inf.inference.generated_tokens = 1024;
+        inf.inference.dynamic_batching = false;
+        inf.inference.engine = Some(vram_explorer::scenario::ServingEngine::HfGenerate);
+        inf.workload.micro_batch = 8;
+        let served = estimate(&inf).performance.step.total_s;
+        assert!((rl - served).abs() <= 1e-9 * served, "{rl} vs {served}");
+        // Accumulation: one generation batch of micro-batch × accumulation completions per step.
+        s.workload.grad_accum_steps = 4;
+        let four = estimate(&s).performance.step.rollout_generation_s;
+        assert!(four > rl && four < 4.0 * rl, "{four} vs {rl}");
+    }
+
+    #[test]
+    fn grpo_with_beta_zero_and_hf_generate_has_no_scoring_time() {
+        let mut s = grpo();
+        s.post_training.rollout = Rollout::HfGenerate;
+        s.post_training.reference = Reference::Off;
+        assert_eq!(estimate(&s).performance.step.scoring_s, 0.0);
+        assert_eq!(part(&s, StepPart::Scoring), 0.0);
+        // A scored reference is one forward; PPO adds the reward model and the critic's values.
+        s.post_training.reference = Reference::Scored;
+        let one = part(&s, StepPart::Scoring);
+        assert!(one > 0.0);
+        s.post_training.algorithm = RlAlgorithm::Ppo;
+        let ppo = part(&s, StepPart::Scoring);
+        assert!((ppo - 3.0 * one).abs() <= 1e-9 * ppo, "{ppo} vs 3 × {one}");
+        // DPO's precomputed reference log-probs cost nothing per step.
+        let mut dpo = bundled_scenario("llama3.1-8b-dpo-8xh100").unwrap();
+        assert!(part(&dpo, StepPart::Scoring) > 0.0);
+        dpo.post_training.reference = Reference::Precomputed;
+        assert_eq!(part(&dpo, StepPart::Scoring), 0.0);
+        assert_eq!(part(&dpo, StepPart::RolloutGeneration), 0.0);
+    }
+
+    #[test]
+    fn plain_training_has_no_rollout_parts() {
+        let mut s = grpo();
+        s.post_training.algorithm = RlAlgorithm::Off;
+        let st = estimate(&s).performance.step;
+        assert_eq!((st.rollout_generation_s, st.scoring_s), (0.0, 0.0));
+    }
+}
