@@ -134,7 +134,7 @@ fn assemble_training(
         (comm_s, Bound::Communication),
         (t.offload.exposed_s + input_s, Bound::Offload),
         (rl.generation_s, rl.generation_bound),
-        (rl.scoring_s, Bound::Compute),
+        (rl.scoring_s, rl.scoring_bound),
     ]);
     let mut offload = t.offload;
     offload.tier_slowdown = slowdown(total, t.offload.tier_time_s * (1.0 - i.offload_overlap));

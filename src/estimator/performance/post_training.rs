@@ -30,7 +30,9 @@ use super::inference;
 use super::inputs::Inputs;
 use crate::estimator::MemoryEstimate;
 use crate::estimator::model::ResolvedModel;
-use crate::scenario::{Mode, Reference, RlAlgorithm, Rollout, Sampling, Scenario, ServingEngine};
+use crate::scenario::{
+    Mode, Reference, RlAlgorithm, Rollout, Sampling, Scenario, ServingEngine, Vllm,
+};
 
 /// The rollout's share of one post-training step on one GPU, seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -41,6 +43,8 @@ pub struct RolloutTime {
     pub generation_bound: Bound,
     /// The scoring models' forwards over the step's sequences.
     pub scoring_s: f64,
+    /// What bounds one scoring forward (a prefill: compute, unless the chunk is small).
+    pub scoring_bound: Bound,
 }
 
 /// The forwards of models other than the trained policy that score each step's sequences.
@@ -83,8 +87,9 @@ pub fn rollout(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Inputs
             1
         };
         let f = forward_scenario(s, micro.saturating_mul(pairs));
-        let chunk = inference::inference(&f, m, mem, i).total_s;
-        out.scoring_s = f64::from(models) * f64::from(accum) * chunk;
+        let chunk = inference::inference(&f, m, mem, i);
+        out.scoring_s = f64::from(models) * f64::from(accum) * chunk.total_s;
+        out.scoring_bound = chunk.prefill.bound;
     }
     out
 }
@@ -108,7 +113,14 @@ fn generation_scenario(s: &Scenario, completions: u32) -> Scenario {
             g.workload.micro_batch = completions;
         }
         Rollout::VllmColocate => {
-            inf.engine = Some(ServingEngine::Vllm(Default::default()));
+            // The engine arguments TRL passes (`vllm_generation.py` `LLM(...)`, `grpo_trainer.py`
+            // line 1124): they set vLLM's memory, not this time.
+            inf.engine = Some(ServingEngine::Vllm(Vllm {
+                gpu_memory_utilization: Some(p.rollout_gpu_memory_utilization),
+                max_num_seqs: completions,
+                max_num_batched_tokens: 4096,
+                ..Vllm::default()
+            }));
             inf.dynamic_batching = true;
             inf.concurrent_requests = completions;
         }
