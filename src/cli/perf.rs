@@ -55,6 +55,7 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
         fmt_seconds(st.bubble_s),
         fmt_seconds(st.offload_s)
     );
+    rollout_line(out, st);
     parts_line(out, p);
     let t = &p.throughput;
     let family = view(s.model.family);
@@ -254,6 +255,19 @@ pub fn csv_row(est: &Estimate) -> String {
         p.throughput.mfu,
         p.step.bound.label()
     )
+}
+
+/// A post-training step's rollout (issue 15 item 4), when it has one.
+fn rollout_line(out: &mut String, st: &crate::estimator::performance::StepTime) {
+    if st.rollout_generation_s > 0.0 || st.scoring_s > 0.0 {
+        let _ = writeln!(
+            out,
+            "  Post-training rollout (in the step time): generation {}, scoring {}, training step {}",
+            fmt_seconds(st.rollout_generation_s),
+            fmt_seconds(st.scoring_s),
+            fmt_seconds(st.total_s - st.rollout_generation_s - st.scoring_s)
+        );
+    }
 }
 
 /// The parts model's split of the compute (docs/time-model.md), when it timed the step.

@@ -9,6 +9,10 @@ use super::{Bound, Performance};
 /// A part of one step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StepPart {
+    /// A post-training step's rollout: generating the completions (GRPO, PPO).
+    RolloutGeneration,
+    /// A post-training step's scoring forwards (reference, reward model, critic, old policy).
+    Scoring,
     /// Forward + backward matrix multiplies of the layers and the LM head (parts model).
     Gemm,
     /// The attention core, forward + backward (parts model).
@@ -63,6 +67,8 @@ pub enum PartClass {
 impl StepPart {
     pub const fn label(self) -> &'static str {
         match self {
+            StepPart::RolloutGeneration => "Rollout generation",
+            StepPart::Scoring => "Scoring",
             StepPart::Gemm => "Matrix multiplies",
             StepPart::Attention => "Attention",
             StepPart::Elementwise => "Elementwise and loss",
@@ -84,6 +90,12 @@ impl StepPart {
 
     pub const fn hover(self) -> &'static str {
         match self {
+            StepPart::RolloutGeneration => {
+                "Generating the step's completions (HF generate or vLLM, co-located or on other GPUs): the inference model's prefill and decode of micro-batch × accumulation completions (docs/frameworks/trl-rl.md)."
+            }
+            StepPart::Scoring => {
+                "No-grad forwards over the step's sequences by the reference, the reward model and critic (PPO) and the policy after a vLLM rollout."
+            }
             StepPart::Gemm => {
                 "Forward and backward GEMMs after tensor parallelism, each at an efficiency that depends on its size and the GPU generation (docs/time-model.md)."
             }
@@ -137,7 +149,9 @@ impl StepPart {
             | StepPart::Attention
             | StepPart::ForwardBackward
             | StepPart::Prefill
-            | StepPart::Decode => PartClass::Compute,
+            | StepPart::Decode
+            | StepPart::RolloutGeneration
+            | StepPart::Scoring => PartClass::Compute,
             StepPart::Elementwise | StepPart::Optimizer => PartClass::Memory,
             StepPart::Recompute => PartClass::Recompute,
             StepPart::TensorParallel
@@ -151,8 +165,8 @@ impl StepPart {
     }
 }
 
-/// The most parts one step has (training with the parts model).
-pub const MAX_PARTS: usize = 13;
+/// The most parts one step has (post-training with the parts model).
+pub const MAX_PARTS: usize = 15;
 
 /// One step's parts, in the order a step runs them; only parts that take time are listed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -190,6 +204,8 @@ pub fn step_breakdown(p: &Performance) -> StepBreakdown {
         bound: step.bound,
     };
     if p.training.is_some() {
+        b.push(StepPart::RolloutGeneration, step.rollout_generation_s);
+        b.push(StepPart::Scoring, step.scoring_s);
         match &p.parts {
             Some(k) => {
                 b.push(StepPart::Gemm, k.gemm_s);

@@ -292,7 +292,7 @@ fn batch_fit(s: &Scenario, m: &model::ResolvedModel, needed: f64) -> Fit {
 }
 
 /// A copy of the scenario whose free-text fields are empty: no heap allocation.
-fn light_copy(s: &Scenario) -> Scenario {
+pub(super) fn light_copy(s: &Scenario) -> Scenario {
     Scenario {
         version: s.version,
         name: String::new(),

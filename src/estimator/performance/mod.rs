@@ -15,6 +15,7 @@ mod inference;
 mod inputs;
 pub mod parts;
 pub mod peft_moe;
+pub mod post_training;
 mod projections;
 pub mod roofline;
 pub mod serving;
@@ -117,7 +118,11 @@ fn assemble_training(
         + t.comm.cp_time_s;
     let input_s =
         crate::estimator::article::input_pipeline::input_transfer(s, t.phase.time_s).exposed_s;
-    let total = t.phase.time_s
+    // A post-training step generates and scores before (DPO: beside) the policy's step.
+    let rl = post_training::rollout(s, m, mem, i);
+    let total = rl.generation_s
+        + rl.scoring_s
+        + t.phase.time_s
         + t.comm.bubble_s
         + t.optimizer.time_s
         + comm_s
@@ -128,6 +133,8 @@ fn assemble_training(
         (t.optimizer.time_s, Bound::Memory),
         (comm_s, Bound::Communication),
         (t.offload.exposed_s + input_s, Bound::Offload),
+        (rl.generation_s, rl.generation_bound),
+        (rl.scoring_s, rl.scoring_bound),
     ]);
     let mut offload = t.offload;
     offload.tier_slowdown = slowdown(total, t.offload.tier_time_s * (1.0 - i.offload_overlap));
@@ -141,6 +148,8 @@ fn assemble_training(
         bubble_s: t.comm.bubble_s,
         offload_s: t.offload.exposed_s,
         input_s,
+        rollout_generation_s: rl.generation_s,
+        scoring_s: rl.scoring_s,
         total_s: total,
         bound,
     };

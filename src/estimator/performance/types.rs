@@ -138,6 +138,10 @@ pub struct StepTime {
     /// Exposed host-to-device copy of the input batches (training; `article::input_pipeline`:
     /// pinned vs pageable bandwidth, hidden only when prefetched from pinned memory).
     pub input_s: f64,
+    /// Post-training: generating the step's completions (GRPO, PPO; `post_training.rs`), s.
+    pub rollout_generation_s: f64,
+    /// Post-training: the reference / reward / critic / old-policy scoring forwards, s.
+    pub scoring_s: f64,
     /// Everything: one optimizer step (training) or one request batch (inference).
     pub total_s: f64,
     /// The largest contributor.
