@@ -56,19 +56,32 @@ fn presets_lists_every_bundled_preset() {
     assert_eq!(list[0]["group"], "Seed article");
 }
 
+fn in_stack_order(text: &str, components: impl IntoIterator<Item = Component>) {
+    let mut at = 0;
+    for c in components {
+        let found = text[at..]
+            .find(c.label())
+            .unwrap_or_else(|| panic!("{} not in order:\n{text}", c.label()));
+        at += found + c.label().len();
+    }
+}
+
 #[test]
 fn report_table_shows_components_in_stack_order_and_the_verdict() {
     let path = preset_path(ID);
     let o = run(&["report", path.to_str().expect("utf-8 path")]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
-    let mut at = 0;
-    for c in Component::ALL {
-        let found = text[at..]
-            .find(c.label())
-            .unwrap_or_else(|| panic!("{} not in order:\n{text}", c.label()));
-        at += found + c.label().len();
+    in_stack_order(
+        &text,
+        Component::ALL.into_iter().filter(|c| !c.is_post_training()),
+    );
+    // A post-training run's other models are rows only in a post-training run.
+    for c in Component::ALL.into_iter().filter(|c| c.is_post_training()) {
+        assert!(!text.contains(c.label()), "{}:\n{text}", c.label());
     }
+    let o = run(&["report", "--preset", "qwen2.5-7b-grpo-vllm-colocate-8xh100"]);
+    in_stack_order(&stdout(&o), Component::ALL);
     for words in [
         "Tensor peak",
         "GPU total",

@@ -176,7 +176,20 @@ fn memory(out: &mut String, est: &Estimate, unit: MemoryUnit) {
     let u = unit.label();
     let _ = writeln!(out, "Per-GPU memory at the peak (phase: {phase})");
     let _ = writeln!(out, "  {:<24} {:>12} {:>20}", "Component", u, "bytes");
-    for c in Component::ALL {
+    // A post-training run's other models are rows only where there is one (each is zero otherwise).
+    let rl = Phase::ALL
+        .iter()
+        .filter_map(|p| mem.phases.get(*p))
+        .chain([&mem.peak])
+        .any(|b| {
+            Component::ALL
+                .iter()
+                .any(|c| c.is_post_training() && b.get(*c).get() != 0.0)
+        });
+    for c in Component::ALL
+        .into_iter()
+        .filter(|c| rl || !c.is_post_training())
+    {
         row(out, c.label(), mem.peak.get(c), unit);
     }
     let _ = writeln!(out, "  {}", "-".repeat(58));

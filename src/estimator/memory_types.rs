@@ -73,6 +73,17 @@ impl Component {
         }
     }
 
+    /// The other models of a post-training run (DPO, GRPO, PPO): zero in every other step.
+    pub const fn is_post_training(self) -> bool {
+        matches!(
+            self,
+            Component::ReferenceModel
+                | Component::RewardModel
+                | Component::Critic
+                | Component::RolloutEngine
+        )
+    }
+
     /// Whether `torch.cuda.max_memory_allocated` counts it (tensor bytes) or only nvidia-smi does.
     pub const fn is_tensor(self) -> bool {
         !matches!(self, Component::CudaContext | Component::AllocatorReserve)
