@@ -18,7 +18,7 @@
 #[path = "support/published_table.rs"]
 mod published_table;
 
-use published_table::{Case, Stat, records, report, u, value_bytes};
+use published_table::{Case, Stat, copy_dims, records, report, u, value_bytes};
 use serde_json::Value;
 use vram_explorer::estimator::estimate;
 use vram_explorer::hardware::GpuId;
@@ -53,12 +53,7 @@ fn scenario_for(r: &Value) -> Scenario {
     };
     let seq = u(c, "sequence");
     let t = &mut s.model.transformer;
-    t.layers = u(m, "layers");
-    t.hidden = u(m, "hidden");
-    t.heads = u(m, "heads");
-    t.kv_heads = u(m, "kv_heads");
-    t.head_dim = u(m, "head_dim");
-    t.ffn = u(m, "ffn");
+    copy_dims(m, t);
     t.vocab = u(m, "vocab");
     t.tied_embeddings = false;
     t.ffn_kind = FfnKind::SwiGlu;

@@ -21,7 +21,7 @@
 #[path = "support/published_table.rs"]
 mod published_table;
 
-use published_table::{Case, Stat, records, report, u, value_bytes};
+use published_table::{Case, Stat, copy_dims, missed_for, records, report, u, value_bytes};
 use serde_json::Value;
 use vram_explorer::estimator::{Component, estimate};
 use vram_explorer::hardware::GpuId;
@@ -51,12 +51,7 @@ fn text(v: &Value) -> &str {
 
 fn model(s: &mut Scenario, m: &Value, seq: u32) {
     let t = &mut s.model.transformer;
-    t.layers = u(m, "layers");
-    t.hidden = u(m, "hidden");
-    t.heads = u(m, "heads");
-    t.kv_heads = u(m, "kv_heads");
-    t.head_dim = u(m, "head_dim");
-    t.ffn = u(m, "ffn");
+    copy_dims(m, t);
     t.vocab = u(m, "vocab");
     t.tied_embeddings = m["tied_embeddings"].as_bool().unwrap();
     t.ffn_kind = FfnKind::SwiGlu;
@@ -277,14 +272,8 @@ fn torchtune_published_memory_table() {
 #[test]
 fn torchtune_compiled_loss_is_the_mechanism() {
     let mut n = 0;
-    for r in records(TORCHTUNE) {
+    for r in missed_for(TORCHTUNE, &KNOWN_MISSES, COMPILE) {
         let id = r["id"].as_str().unwrap();
-        if !KNOWN_MISSES
-            .iter()
-            .any(|(k, why)| id.starts_with(k) && *why == COMPILE)
-        {
-            continue;
-        }
         let s = scenario_for(&r);
         let est = Stat::of(&r).pick(&estimate(&s).memory);
         let (b, seq) = (s.workload.micro_batch, s.workload.seq_len);

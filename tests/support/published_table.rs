@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 use vram_explorer::estimator::{Component, MemoryEstimate};
+use vram_explorer::scenario::TransformerDims;
 use vram_explorer::units::GIB;
 
 /// The records of one published file (`vram-explorer.published/1`).
@@ -24,6 +25,29 @@ pub fn u(v: &Value, k: &str) -> u32 {
             .unwrap_or_else(|| panic!("missing {k} in {v}")),
     )
     .unwrap()
+}
+
+/// The six dimensions every published record's `config.model` gives: layers, hidden, heads, KV
+/// heads, head dimension, FFN width (the rest differ by source and are set by each test).
+pub fn copy_dims(m: &Value, t: &mut TransformerDims) {
+    t.layers = u(m, "layers");
+    t.hidden = u(m, "hidden");
+    t.heads = u(m, "heads");
+    t.kv_heads = u(m, "kv_heads");
+    t.head_dim = u(m, "head_dim");
+    t.ffn = u(m, "ffn");
+}
+
+/// The records of `text` whose id a known miss of reason `why` names (its key a prefix of the id):
+/// the records a "this is the mechanism" test checks.
+pub fn missed_for(text: &str, known: &[(&str, &str)], why: &str) -> Vec<Value> {
+    records(text)
+        .into_iter()
+        .filter(|r| {
+            let id = r["id"].as_str().unwrap_or("");
+            known.iter().any(|(k, w)| id.starts_with(k) && *w == why)
+        })
+        .collect()
 }
 
 /// The published figure in bytes: GiB (2^30) unless the unit says 10^9 B. torchtune's README writes
