@@ -136,6 +136,27 @@ pub struct Summary {
     pub worst_allocated: f64,
 }
 
+impl Summary {
+    /// Issue 12's allocated bar (every modelled allocated case within 10 %) and regression guards
+    /// just above today's figures: the modelled median and worst, and all rebuilt records' median
+    /// and worst (fractions).
+    pub fn hold(&self, median: f64, worst: f64, median_all: f64, worst_all: f64) {
+        assert!(
+            self.worst_allocated <= 0.10,
+            "allocated {:.3}",
+            self.worst_allocated
+        );
+        for (name, got, ceiling) in [
+            ("median", self.median, median),
+            ("worst", self.worst, worst),
+            ("all median", self.median_all, median_all),
+            ("all worst", self.worst_all, worst_all),
+        ] {
+            assert!(got < ceiling, "{name} {got:.3} (guard {ceiling})");
+        }
+    }
+}
+
 fn median_worst(v: &mut [f64]) -> (f64, f64) {
     if v.is_empty() {
         return (0.0, 0.0);
