@@ -42,4 +42,15 @@ fn dpo_then_grpo_with_a_colocated_vllm_are_picked_in_the_post_training_group() {
     assert!(e.memory.phases.get(Phase::Generation).is_some());
     // The rollout's settings are shown only for vLLM.
     h.get_by_label("vLLM sleep mode");
+    // The step now generates and scores: the headline's saturation says it is the training phase's.
+    h.run();
+    assert!(h.query_by_label_contains("Compute saturation").is_none());
+    h.get_by_label_contains("Training-phase saturation");
+}
+
+#[test]
+fn a_plain_training_step_keeps_its_compute_saturation() {
+    let h = window::training(|_| {});
+    h.get_by_label_contains("Compute saturation");
+    assert!(h.query_by_label_contains("Training-phase saturation").is_none());
 }

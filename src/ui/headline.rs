@@ -271,7 +271,7 @@ fn speed_rows(
         rows.push((
             "Step time",
             format!("{} ({})", fmt_seconds(step.total_s), step.bound.label()),
-            "One optimizer step: forward + backward of every micro-batch, the update, exposed communication, bubbles and offload.",
+            "One optimizer step: forward + backward of every micro-batch, the update, exposed communication, bubbles and offload (a post-training step adds its rollout's generation and scoring).",
         ));
         rows.push((
             "Throughput",
@@ -309,11 +309,21 @@ fn speed_rows(
             "Generated tokens per second over all GPUs.",
         ));
     }
-    rows.push((
-        "Compute saturation",
-        saturation,
-        "Attainable ÷ peak FLOP/s of the main phase on the roofline: how busy the compute units can be.",
-    ));
+    // A post-training step also generates and scores; the saturation is its training phase's.
+    let rollout = step.rollout_generation_s > 0.0 || step.scoring_s > 0.0;
+    rows.push(if rollout {
+        (
+            "Training-phase saturation",
+            saturation,
+            "Attainable ÷ peak FLOP/s of the policy's forward and backward on the roofline (the step's rollout generation and scoring are bound on their own: see the step-time chart).",
+        )
+    } else {
+        (
+            "Compute saturation",
+            saturation,
+            "Attainable ÷ peak FLOP/s of the main phase on the roofline: how busy the compute units can be.",
+        )
+    });
     rows
 }
 
