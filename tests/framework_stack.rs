@@ -259,3 +259,49 @@ fn litgpt_qlora_legacy_bitsandbytes_keeps_the_inputs() {
         4.0 * 2.0 * bs * (q + h + f) + 2.0 * bs * h
     );
 }
+
+/// torchtune's `compile=True` loss (`training.compile_loss`): what it saves instead of the FP32
+/// log-softmax, against the CPU probe of torchtune's own loss under inductor
+/// (tests/data/measured/torchtune-compiled-loss-probe.json, same shape as the records: b 2, s 256,
+/// V 32000, 8 chunks). The change in saved tensors at the end of forward is the probe's change,
+/// for FP32 logits (the chunks themselves are saved, + 8·b·s) and BF16 ones (half the bytes).
+#[test]
+fn torchtune_compiled_loss_saves_what_the_probe_saw() {
+    use vram_explorer::estimator::{Component, Phase, estimate};
+    let probe: serde_json::Value = serde_json::from_str(include_str!(
+        "data/measured/torchtune-compiled-loss-probe.json"
+    ))
+    .unwrap();
+    let saved = |dtype: &str, compiled: bool| {
+        let r = probe["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["dtype"] == dtype && r["compiled"] == compiled)
+            .unwrap();
+        r["saved_bytes_beyond_the_logits"].as_f64().unwrap()
+            + r["saved_logits_chunk_bytes"].as_f64().unwrap()
+    };
+    let recs = records(TORCHTUNE);
+    for (r, dtype) in [(&recs[0], "float32"), (&recs[4], "bfloat16")] {
+        let mut s = base_scenario(r, Mode::Training, Profile::Torchtune);
+        apply_peft(&mut s, &r["framework"]["settings"]);
+        let acts = |s: &vram_explorer::scenario::Scenario| {
+            estimate(s)
+                .memory
+                .phases
+                .get(Phase::Forward)
+                .unwrap()
+                .get(Component::Activations)
+                .get()
+        };
+        let eager = acts(&s);
+        s.implementation.torchtune.compile = true;
+        let change = acts(&s) - eager;
+        let measured = saved(dtype, true) - saved(dtype, false);
+        assert!(
+            (change - measured).abs() <= 0.01 * measured.abs(),
+            "{dtype}: estimate {change} vs probe {measured}"
+        );
+    }
+}

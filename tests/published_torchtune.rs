@@ -21,7 +21,7 @@
 #[path = "support/published_table.rs"]
 mod published_table;
 
-use published_table::{Case, Stat, copy_dims, missed_for, records, report, u, value_bytes};
+use published_table::{Case, Stat, copy_dims, records, report, u, value_bytes};
 use serde_json::Value;
 use vram_explorer::estimator::{Component, estimate};
 use vram_explorer::hardware::GpuId;
@@ -146,6 +146,7 @@ fn scenario_for(r: &Value) -> Scenario {
     tt.optimizer_in_backward =
         on(opt(c, "optimizer_in_backward")) || optimizer.contains("optimizer_in_bwd=True");
     tt.activation_offloading = on(opt(c, "activation_offloading"));
+    tt.compile = on(opt(c, "compile"));
     s.implementation.profile = Profile::Torchtune;
     peft(&mut s, c);
     let parallel = text(&c["parallel"]);
@@ -164,24 +165,24 @@ fn scenario_for(r: &Value) -> Scenario {
 
 /// Records whose gap has a mechanism the estimator does not model (or none found): id prefix and
 /// reason.
-const KNOWN_MISSES: [(&str, &str); 14] = [
+const KNOWN_MISSES: [(&str, &str); 8] = [
     (
         "torchtune-llama-3.2-3b-full-baseline",
         "the peak step's sequence length is unpublished: unpacked Alpaca batches are padded to their \
          longest sample (a few hundred tokens); rebuilt at the 4096 bound",
     ),
-    ("torchtune-llama-3.2-3b-full-compile", COMPILE),
-    ("torchtune-llama-3.2-3b-full-chunked-ce", COMPILE),
+    ("torchtune-llama-3.2-3b-full-chunked-ce", COMPILED_LAYERS),
     (
         "torchtune-llama-3.2-3b-full-activation-checkpointing",
-        COMPILE,
+        COMPILED_LAYERS,
     ),
-    ("torchtune-llama-3.2-3b-full-optimizer-in-backward", COMPILE),
-    ("torchtune-llama-3.2-3b-full-activation-offloading", COMPILE),
-    ("torchtune-llama-3.2-3b-lora-all-flags", COMPILE),
-    ("torchtune-llama-3.2-3b-qlora-all-flags", COMPILE),
-    ("torchtune-llama-3.1-8b-lora-1x4090", COMPILE),
-    ("torchtune-llama-3.1-8b-qlora-1x4090", COMPILE),
+    (
+        "torchtune-llama-3.2-3b-full-adamw-8bit",
+        "unexplained: the step from AdamW to bitsandbytes AdamW8bit (with optimizer_in_bwd) drops \
+         the published peak by 4.2 GiB where halving the BF16 moments of 3.2 B parameters drops \
+         the estimate by 6.0 GiB; this row was within the bar only while the eager loss's FP32 \
+         log-softmax (4·b·s·V) was charged to a compiled run",
+    ),
     (
         "torchtune-llama-3.1-8b-full-1x4090",
         "bitsandbytes PagedAdamW8bit allocates its states with cudaMallocManaged \
@@ -207,14 +208,13 @@ const KNOWN_MISSES: [(&str, &str); 14] = [
     ),
 ];
 
-/// torchtune's recipes wrap the loss in `training.compile_loss` when `compile=True`
-/// (`recipes/full_finetune_single_device.py` and `lora_finetune_single_device.py` `_setup`;
-/// torchtune/training/_compile.py compiles `CEWithChunkedOutputLoss.compute_cross_entropy`) and
-/// compile every decoder layer.
-const COMPILE: &str = "compile=True: training.compile_loss hands the loss to inductor, which fuses \
-    the .float() upcast into cross_entropy and saves neither the FP32 log-softmax (4*b*s*V) nor the \
-    FP32 chunk, and every layer is compiled (fused RMSNorm / SwiGLU / RoPE intermediates); \
-    Profile::Torchtune follows eager PyTorch";
+/// `compile=True` compiles the loss (modelled: `implementation.torchtune.compile`, from the CPU probe
+/// tests/data/measured/torchtune-compiled-loss-probe.json) and every decoder layer
+/// (`training.compile_model`, torchtune/training/_compile.py), which is not modelled.
+const COMPILED_LAYERS: &str = "compile=True also compiles every decoder layer \
+    (training.compile_model): inductor's fused RMSNorm / SwiGLU / RoPE intermediates are not \
+    modelled (the layers follow eager PyTorch); with chunked CE the published peak falls 8.1 GiB \
+    below the unchunked compiled row where the estimate falls 1.7 GiB: unexplained";
 
 fn cases() -> Vec<Case> {
     records(TORCHTUNE)
@@ -251,40 +251,42 @@ fn torchtune_published_memory_table() {
     assert_eq!(cases.len(), 24, "records");
     let s = report("torchtune (Profile::Torchtune)", &cases);
     assert_eq!(s.rebuilt, 24);
-    assert_eq!(s.modelled, 10);
+    assert_eq!(s.modelled, 16);
     // Issue 12's bar on the allocated cases (every one within 10 %) holds; the median (3 %) does
-    // not: guards a little above today's figures (modelled median 4.6 %, worst 8.7 %, worst
-    // allocated 5.6 %; all records median 17.0 %, worst 134 %).
-    s.hold(0.05, 0.09, 0.18, 1.36);
+    // not: guards a little above today's figures (modelled median 4.6 %, worst 9.5 %, worst
+    // allocated 9.5 %; all records median 6.5 %, worst 134 %).
+    s.hold(0.05, 0.10, 0.07, 1.36);
 }
 
-/// The compiled loss is the mechanism of the compile rows' gap: taking the saved FP32 log-softmax
-/// (4·b·s·V bytes) out of the eager estimate moves every one of them towards the published figure
-/// (a check of the explanation, not a correction: the estimate is left as it is).
+/// The compiled loss is the mechanism of the compile rows' old gap: with `compile=True` modelled
+/// (the loss keeps the logits chunks, not an FP32 log-softmax) every row the eager loss put more
+/// than 10 % high moves towards the published figure.
 #[test]
 fn torchtune_compiled_loss_is_the_mechanism() {
     let mut n = 0;
-    for r in missed_for(TORCHTUNE, &KNOWN_MISSES, COMPILE) {
+    for r in records(TORCHTUNE) {
+        let mut s = scenario_for(&r);
+        if !s.implementation.torchtune.compile {
+            continue;
+        }
         let id = r["id"].as_str().unwrap();
-        let s = scenario_for(&r);
-        let est = Stat::of(&r).pick(&estimate(&s).memory);
-        let (b, seq) = (s.workload.micro_batch, s.workload.seq_len);
-        let log_softmax =
-            4.0 * f64::from(b) * f64::from(seq) * f64::from(s.model.transformer.vocab);
         let published = value_bytes(&r);
-        let eager = est / published - 1.0;
-        let compiled = (est - log_softmax) / published - 1.0;
+        let modelled = Stat::of(&r).pick(&estimate(&s).memory) / published - 1.0;
+        s.implementation.torchtune.compile = false;
+        let eager = Stat::of(&r).pick(&estimate(&s).memory) / published - 1.0;
         println!(
-            "{id}: eager {:+.1}%, without the FP32 log-softmax {:+.1}%",
+            "{id}: eager loss {:+.1}%, compiled loss {:+.1}%",
             eager * 100.0,
-            compiled * 100.0
+            modelled * 100.0
         );
-        assert!(eager > 0.10, "{id}: eager {eager:.3} is within the bar");
-        assert!(
-            compiled.abs() < eager.abs(),
-            "{id}: {compiled:.3} vs {eager:.3}"
-        );
-        n += 1;
+        // Never farther where the eager loss was high; closer wherever the peak is at the loss.
+        if eager > 0.10 {
+            assert!(
+                modelled.abs() <= eager.abs(),
+                "{id}: {modelled:.3} vs {eager:.3}"
+            );
+            n += usize::from(modelled.abs() < eager.abs());
+        }
     }
     assert_eq!(n, 9);
 }

@@ -31,3 +31,32 @@ fn the_framework_selector_sets_the_profile() {
     assert_eq!(h.state().scenario().implementation.profile, Profile::LitGpt);
     assert!(h.get_all_by_label_contains("LM-head chunk").count() > 0);
 }
+
+/// torchtune's `compile` toggle: found by its label under the torchtune profile, it sets
+/// `implementation.torchtune.compile` and the loss's saved tensors change as the estimate says.
+#[test]
+fn torchtunes_compile_toggle_reaches_the_estimate() {
+    let mut app = ExplorerApp::default();
+    app.scenario_mut().mode = Mode::Training;
+    app.scenario_mut().implementation.profile = Profile::Torchtune;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1600.0, 2400.0))
+        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
+    h.run();
+    h.get_by_label("Framework").click();
+    h.run();
+    let before = vram_explorer::estimator::estimate(h.state().scenario()).memory;
+    h.get_by_label("Compile (torchtune)").click();
+    h.run();
+    assert!(h.state().scenario().implementation.torchtune.compile);
+    let after = vram_explorer::estimator::estimate(h.state().scenario()).memory;
+    // 16-bit logits: the compiled loss keeps 2·b·s·V of chunks instead of a 4·b·s·V log-softmax.
+    let saved = |m: &vram_explorer::estimator::MemoryEstimate| {
+        m.phases
+            .get(vram_explorer::estimator::Phase::Forward)
+            .unwrap()
+            .get(vram_explorer::estimator::Component::Activations)
+            .get()
+    };
+    assert!(saved(&after) < saved(&before));
+}

@@ -52,5 +52,8 @@ fn dpo_then_grpo_with_a_colocated_vllm_are_picked_in_the_post_training_group() {
 fn a_plain_training_step_keeps_its_compute_saturation() {
     let h = window::training(|_| {});
     h.get_by_label_contains("Compute saturation");
-    assert!(h.query_by_label_contains("Training-phase saturation").is_none());
+    assert!(
+        h.query_by_label_contains("Training-phase saturation")
+            .is_none()
+    );
 }

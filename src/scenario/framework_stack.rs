@@ -43,6 +43,13 @@ pub struct Torchtune {
     /// at once: one parameter's gradient and step temporaries at a time. Derived from source, not
     /// measured.
     pub optimizer_in_backward: bool,
+    /// `compile`: the recipes compile every decoder layer (`training.compile_model`) and the
+    /// loss's upcast + cross-entropy (`training.compile_loss`). The loss is modelled from a CPU
+    /// probe (tests/data/measured/torchtune-compiled-loss-probe.json: the compiled kernel saves the
+    /// logits chunk and two FP32 values per row instead of the FP32 log-softmax); the compiled
+    /// layers are not (they follow the eager rules: inductor's fused intermediates are not
+    /// measured yet).
+    pub compile: bool,
 }
 
 impl Default for Torchtune {
@@ -51,6 +58,7 @@ impl Default for Torchtune {
             output_chunks: 8,
             activation_offloading: false,
             optimizer_in_backward: false,
+            compile: false,
         }
     }
 }

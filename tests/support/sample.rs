@@ -487,6 +487,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             output_chunks: r.small(1, 4096),
             activation_offloading: r.coin(),
             optimizer_in_backward: r.coin(),
+            compile: r.coin(),
         },
         sharding: r.pick(&[Sharding::Generic, Sharding::DeepSpeed]),
         deepspeed: DeepSpeedZero {

@@ -55,6 +55,13 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
             );
             toggle(
                 ui,
+                &mut t.compile,
+                "Compile (torchtune)",
+                "compile=True: the loss keeps the logits chunks instead of an FP32 log-softmax \
+                 (measured on CPU); the compiled layers follow the eager rules (not measured).",
+            );
+            toggle(
+                ui,
                 &mut t.optimizer_in_backward,
                 "Optimizer in backward",
                 "Each parameter steps from its gradient hook: one gradient alive at a time \

@@ -84,12 +84,14 @@ pub fn resolve_torchtune(t: &Torchtune, d: &mut Diagnostics) -> Torchtune {
         output_chunks,
         activation_offloading,
         optimizer_in_backward,
+        compile,
     } = t;
     Torchtune {
         output_chunks: const { field("implementation.torchtune.output_chunks") }
             .clamp_u32(*output_chunks, d),
         activation_offloading: *activation_offloading,
         optimizer_in_backward: *optimizer_in_backward,
+        compile: *compile,
     }
 }
 

@@ -38,12 +38,31 @@ fn chunks(c: &Ctx) -> f64 {
 ///   of the chunk being reduced; the recipe's `del logits` frees the chunks before backward;
 /// - loss backward: the first chunk's gradients (2 FP32 b·s·V/C), all log-softmaxes still saved.
 pub fn loss(c: &Ctx, z: &Sizes) -> Loss {
+    if c.framework.torchtune.compile {
+        return compiled_loss(c, z);
+    }
     let n = chunks(c);
     let copy = if c.ec < 4.0 { 4.0 * z.bsv / n } else { 0.0 };
     Loss {
         saved: 4.0 * z.bsv,
         forward: c.ec * z.bsv + copy,
         backward: 2.0 * 4.0 * z.bsv / n,
+    }
+}
+
+/// `compile=True` (`training.compile_loss`: `compute_cross_entropy` under inductor), measured on CPU
+/// with torch 2.15.0 (tests/data/measured/torchtune-compiled-loss-probe.json, saved-tensor hooks):
+/// - saved: every logits chunk itself (b·s·V in the compute type, which eager frees at the
+///   recipe's `del logits`) and two FP32 values per row (max and log-sum-exp), 8·b·s; no FP32
+///   log-softmax;
+/// - forward: nothing beside the saved chunks (the upcast is fused into the reduction; derived,
+///   inductor's kernels are invisible to the accountant);
+/// - loss backward: one chunk's gradient in the compute type (the fused kernel's output; derived).
+fn compiled_loss(c: &Ctx, z: &Sizes) -> Loss {
+    Loss {
+        saved: c.ec * z.bsv + 8.0 * z.bs,
+        forward: 0.0,
+        backward: c.ec * z.bsv / chunks(c),
     }
 }
 
