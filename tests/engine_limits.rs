@@ -123,3 +123,44 @@ fn a_kv_cache_below_one_request_does_not_fit() {
     assert!(e.diagnostics.contains(Diagnostic::EngineWouldNotStart));
     assert_eq!(max_micro_batch(&s), Solved::NoneFits);
 }
+
+#[test]
+fn the_longest_prompt_is_the_engines_limit_less_the_generated_tokens() {
+    // vLLM max_model_len 8,192, SGLang context_length 32,768, llama.cpp -c 65,536 on one slot; each
+    // preset generates 512 tokens.
+    for (id, expected) in [
+        ("llama3.1-8b-vllm-h100-8k", 7_680),
+        ("qwen2.5-7b-sglang-rtx4090", 32_256),
+        ("llama31-8b-q4km-llamacpp-12gb", 65_024),
+    ] {
+        let s = preset(id);
+        assert_eq!(s.inference.generated_tokens, 512, "{id}");
+        assert_eq!(
+            max_fitting(&s, Target::Context),
+            Solved::Found(expected),
+            "{id}"
+        );
+    }
+    // Two llama.cpp slots halve each slot's cells.
+    let mut l = preset("llama31-8b-q4km-llamacpp-12gb");
+    if let Some(ServingEngine::LlamaCpp(c)) = &mut l.inference.engine {
+        c.n_parallel = 2;
+    }
+    assert_eq!(
+        max_fitting(&l, Target::Context),
+        Solved::Found(32_768 - 512)
+    );
+    // vLLM with max_model_len from the request (0): the context is bisected on the peak, and the
+    // answer is a prompt at which the engine still starts.
+    let mut v = preset("llama3.1-8b-vllm-h100-8k");
+    if let Some(ServingEngine::Vllm(x)) = &mut v.inference.engine {
+        x.max_model_len = 0;
+    }
+    let Solved::Found(p) = max_fitting(&v, Target::Context) else {
+        panic!("a context fits")
+    };
+    v.inference.prompt_tokens = u32::try_from(p).unwrap();
+    assert!(estimate(&v).memory.fits);
+    v.inference.prompt_tokens += 1;
+    assert!(!estimate(&v).memory.fits);
+}

@@ -15,7 +15,7 @@ mod axes;
 mod batch;
 mod cache;
 mod describe;
-mod engine_batch;
+mod engine_limits;
 pub mod fit;
 pub mod quant_fit;
 mod search;
@@ -164,14 +164,17 @@ pub fn step_time_s(e: &Estimate) -> f64 {
     if t.is_finite() { t.max(0.0) } else { f64::MAX }
 }
 
-/// Largest value of `target` that fits the scenario's GPU, everything else fixed; for the micro-batch
-/// of a scenario served by vLLM, SGLang or llama.cpp, the requests its KV cache holds at once
-/// (`engine_batch`).
+/// Largest value of `target` that fits the scenario's GPU, everything else fixed; for a scenario
+/// served by vLLM, SGLang or llama.cpp, the micro-batch is the requests its KV cache holds at once
+/// and the context the longest prompt the engine admits (`engine_limits`).
 pub fn max_fitting(s: &Scenario, target: Target) -> Solved {
-    // A serving engine's peak does not move with the batch: its cache bounds the requests.
-    if target == Target::MicroBatch
-        && let Some(solved) = engine_batch::engine_batch(s)
-    {
+    // A serving engine's startup cache and limits bound the requests, not the peak.
+    let engine = match target {
+        Target::MicroBatch => engine_limits::engine_batch(s),
+        Target::Context => engine_limits::engine_context(s),
+        Target::ModelSize => None,
+    };
+    if let Some(solved) = engine {
         return solved;
     }
     let Some((lo, hi)) = target.range(s) else {

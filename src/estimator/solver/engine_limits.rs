@@ -1,7 +1,8 @@
-//! "Largest batch" for a scenario served by an engine that sizes its KV cache at startup (vLLM,
-//! SGLang, llama.cpp). The engine takes its budget (vLLM `gpu_memory_utilization`, SGLang
-//! `mem_fraction_static`, llama.cpp's `-c` cells) whatever the load, and the requests that run at
-//! once are bounded by that cache — vLLM prints the figure as its maximum concurrency — not by
+//! "Largest batch" and "largest context" for a scenario served by an engine that sizes its KV cache
+//! at startup (vLLM, SGLang, llama.cpp). The engine takes its budget (vLLM
+//! `gpu_memory_utilization`, SGLang `mem_fraction_static`, llama.cpp's `-c` cells) whatever the
+//! load, and what runs is bounded by that cache and the engine's own limits — vLLM prints the
+//! requests at once as its maximum concurrency and refuses a prompt over `max_model_len` — not by
 //! where the live memory of the requests would reach the GPU's capacity, which a bisection on the
 //! peak would find.
 
@@ -91,3 +92,33 @@ fn llamacpp_slots(l: &LlamaCpp, request: u64) -> Solved {
 
 /// `-np`'s valid range's end (`scenario::LlamaCpp::n_parallel`).
 const MAX_SLOTS: u32 = 4096;
+
+/// `Some` for an inference scenario whose engine fixes the longest request: vLLM with
+/// `max_model_len`, SGLang with `context_length`, llama.cpp with `-c` (one slot's
+/// `GGML_PAD(n_ctx / -np, 256)` cells). The answer is the longest prompt beside the scenario's
+/// generated tokens: the engine's limit minus them (vLLM `_validate_model_input` rejects a longer
+/// prompt; llama-server cuts or shifts it). `NoneFits` when the engine would not start or not one
+/// prompt token fits; `None` (bisect on the peak) when the limit follows the request (0 = auto).
+pub fn engine_context(s: &Scenario) -> Option<Solved> {
+    if s.mode != Mode::Inference {
+        return None;
+    }
+    let limit = match s.inference.engine {
+        Some(ServingEngine::Vllm(v)) if v.max_model_len > 0 => u64::from(v.max_model_len),
+        Some(ServingEngine::Sglang(g)) if g.context_length > 0 => u64::from(g.context_length),
+        Some(ServingEngine::LlamaCpp(l)) if l.n_ctx > 0 => {
+            let (n_ctx, _, _, seqs) = sizes(&l, l.n_ctx);
+            u64::from(n_ctx / seqs.max(1))
+        }
+        _ => return None,
+    };
+    if !estimate(s).memory.fits {
+        return Some(Solved::NoneFits);
+    }
+    Some(
+        match limit.saturating_sub(u64::from(s.inference.generated_tokens)) {
+            0 => Solved::NoneFits,
+            n => Solved::Found(n),
+        },
+    )
+}
