@@ -286,6 +286,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         torchtune,
         sharding,
         deepspeed,
+        fsdp,
     } = i;
     Implementation {
         profile: *profile,
@@ -297,6 +298,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         torchtune: super::memory::frameworks::resolve_torchtune(torchtune, d),
         sharding: *sharding,
         deepspeed: super::memory::frameworks::resolve_deepspeed(deepspeed, d),
+        fsdp: *fsdp,
     }
 }
 
