@@ -10,6 +10,7 @@
 use super::super::ctx::Ctx;
 use super::super::training::{Parts, Stage};
 use crate::estimator::model::ResolvedModel;
+use crate::estimator::{Diagnostic, Diagnostics};
 use crate::scenario::{ReduceDtype, Sharding, ZeroStage};
 
 /// Whether FSDP shards this step: `sharding` is FSDP1 or FSDP2 and `strategies.zero` is stage 3
@@ -17,6 +18,22 @@ use crate::scenario::{ReduceDtype, Sharding, ZeroStage};
 /// ZeRO rule).
 pub fn applies(c: &Ctx) -> bool {
     matches!(c.framework.sharding, Sharding::Fsdp1 | Sharding::Fsdp2) && c.zero == ZeroStage::Stage3
+}
+
+/// FSDP with a ZeRO stage other than 3 (FSDP has none: `ShardingStrategy` FULL_SHARD and
+/// SHARD_GRAD_OP both shard all three states, `fully_shard` likewise), and FSDP1 under pipeline
+/// parallelism (`torch/distributed/pipelining` builds its stages from `fully_shard` modules; FSDP1
+/// has no pipeline integration in torch 2.15.0).
+pub fn diagnose(sharding: Sharding, zero: ZeroStage, pp_stages: u32, d: &mut Diagnostics) {
+    if !matches!(sharding, Sharding::Fsdp1 | Sharding::Fsdp2) {
+        return;
+    }
+    if zero != ZeroStage::Stage3 {
+        d.insert(Diagnostic::FsdpNeedsZero3);
+    }
+    if sharding == Sharding::Fsdp1 && pp_stages > 1 {
+        d.insert(Diagnostic::Fsdp1WithPipeline);
+    }
 }
 
 /// FSDP1 at one rank switches `FULL_SHARD` / `SHARD_GRAD_OP` to `NO_SHARD` (`_init_utils.py`
@@ -77,7 +94,9 @@ pub fn parts(c: &Ctx, m: &ResolvedModel, p: Parts, st: Stage) -> Parts {
     let unit = unit_bytes(c, m);
     let staging = match c.framework.sharding {
         Sharding::Fsdp2 => unit,
-        _ if c.amp => in_flight * unit / c.dp,
+        // FSDP1's `_mp_shard` lives only through its own all-gather (`_flat_param.py`
+        // `post_unshard` → `_free_low_precision_sharded_param`): one unit's shard.
+        _ if c.amp => unit / c.dp,
         _ => 0.0,
     };
     out.gathered = in_flight * unit + root + staging;

@@ -339,3 +339,15 @@ pub fn diagnose(profile: Profile, mode: Mode, pp_stages: u32, d: &mut Diagnostic
         d.insert(crate::estimator::Diagnostic::FrameworkWithoutPipeline);
     }
 }
+
+/// FSDP combinations that cannot be expressed ([`fsdp::diagnose`]).
+pub fn diagnose_sharding(
+    sc: &Scenario,
+    zero: crate::scenario::ZeroStage,
+    pp_stages: u32,
+    d: &mut Diagnostics,
+) {
+    if sc.mode == Mode::Training {
+        fsdp::diagnose(sc.implementation.sharding, zero, pp_stages, d);
+    }
+}
