@@ -1,8 +1,8 @@
 //! PyTorch FSDP1 and FSDP2 (torch 2.15.0): the unsharded parameters and communication buffers a
-//! fully sharded step holds beyond the sharded model states. Derived from source, not measured
-//! (no GPU): docs/frameworks/fsdp.md names each file and line (`torch/distributed/fsdp/
-//! _runtime_utils.py`, `_flat_param.py`, `_init_utils.py`, `_fully_shard/_fsdp_param_group.py`,
-//! `_fully_shard/_fsdp_collectives.py`, `_fully_shard/_fsdp_state.py`).
+//! fully sharded step holds beyond the sharded model states. Derived from the wheel's
+//! `torch/distributed/fsdp/` (`_runtime_utils.py`, `_flat_param.py`, `_init_utils.py`,
+//! `_fully_shard/_fsdp_param_group.py`, `_fully_shard/_fsdp_collectives.py`,
+//! `_fully_shard/_fsdp_state.py`) and held to CPU/gloo records (docs/frameworks/fsdp.md).
 //!
 //! A unit is one transformer block (the usual `transformer_auto_wrap_policy` / `fully_shard` per
 //! block); the root unit holds what is outside the blocks (embeddings, final norm, untied head).
