@@ -24,7 +24,9 @@ from tracker import StorageTracker, watch_storage_resize  # noqa: E402
 
 SHAPE = dict(n_layers=4, hidden=256, heads=4, kv_heads=2, ffn=688, vocab=32000, max_positions=2048)
 BATCH, SEQ = 2, 256
-CASES = [(v, raf, ws) for ws in (1, 2) for v in ("fsdp1", "fsdp2") for raf in (True, False)]
+CASES = [(v, raf, ws, False) for ws in (1, 2) for v in ("fsdp1", "fsdp2") for raf in (True, False)]
+# Mixed precision (param_dtype = reduce_dtype = bfloat16, FP32 shards), world size 2: `--mp`.
+MP_CASES = [(v, raf, 2, True) for v in ("fsdp1", "fsdp2") for raf in (True, False)]
 
 
 def local_bytes(params) -> int:
@@ -33,24 +35,29 @@ def local_bytes(params) -> int:
     return storage_bytes(ts)
 
 
-def wrap(model, variant, raf):
+def wrap(model, variant, raf, mp_on=False):
     from transformers.models.llama.modeling_llama import LlamaDecoderLayer
     if variant == "fsdp2":
-        from torch.distributed.fsdp import fully_shard
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+        mpp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16) if mp_on else \
+            MixedPrecisionPolicy()
         for layer in model.model.layers:
-            fully_shard(layer, reshard_after_forward=raf)
-        fully_shard(model, reshard_after_forward=raf)
-        return model, dict(api="fully_shard", reshard_after_forward=raf, mixed_precision=None)
-    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy
+            fully_shard(layer, reshard_after_forward=raf, mp_policy=mpp)
+        fully_shard(model, reshard_after_forward=raf, mp_policy=mpp)
+        return model, dict(api="fully_shard", reshard_after_forward=raf,
+                           mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="bfloat16") if mp_on else None)
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, MixedPrecision, ShardingStrategy
     from torch.distributed.fsdp.wrap import ModuleWrapPolicy
     strat = ShardingStrategy.FULL_SHARD if raf else ShardingStrategy.SHARD_GRAD_OP
     m = FSDP(model, auto_wrap_policy=ModuleWrapPolicy({LlamaDecoderLayer}), sharding_strategy=strat,
-             device_id=torch.device("cpu"), use_orig_params=False)
+             device_id=torch.device("cpu"), use_orig_params=False,
+             mixed_precision=MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16) if mp_on else None)
     return m, dict(api="FullyShardedDataParallel", sharding_strategy=strat.name, use_orig_params=False,
-                   backward_prefetch="BACKWARD_PRE", forward_prefetch=False, mixed_precision=None)
+                   backward_prefetch="BACKWARD_PRE", forward_prefetch=False,
+                   mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="bfloat16") if mp_on else None)
 
 
-def measure(variant, raf, ws, rank):
+def measure(variant, raf, ws, rank, mp_on=False):
     from transformers import LlamaConfig, LlamaForCausalLM
     t_all = time.time()
     torch.manual_seed(0)
@@ -58,7 +65,7 @@ def measure(variant, raf, ws, rank):
                       num_hidden_layers=SHAPE["n_layers"], num_attention_heads=SHAPE["heads"],
                       num_key_value_heads=SHAPE["kv_heads"], max_position_embeddings=SHAPE["max_positions"],
                       tie_word_embeddings=False, attn_implementation="sdpa")
-    model, settings = wrap(LlamaForCausalLM(cfg), variant, raf)
+    model, settings = wrap(LlamaForCausalLM(cfg), variant, raf, mp_on)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
     g = torch.Generator().manual_seed(1 + rank)
     ids = torch.randint(0, SHAPE["vocab"], (BATCH, SEQ), generator=g)
@@ -91,14 +98,15 @@ def measure(variant, raf, ws, rank):
     n_params = sum(p.numel() for p in model.parameters())  # global numel (DTensor / flat incl. padding)
     settings.update(world_size=ws, backend="gloo", device="cpu", rank=rank, units="LlamaDecoderLayer + root")
     return dict(
-        name=f"{variant}-{'reshard' if raf else 'noreshard'}-ws{ws}-llama-tiny_b{BATCH}_s{SEQ}_fp32_adamw_sdpa",
-        config=dict(model="llama-tiny", batch=BATCH, seq=SEQ, dtype_mode="fp32", optimizer="adamw", foreach=True,
+        name=f"{variant}-{'reshard' if raf else 'noreshard'}-ws{ws}-llama-tiny_b{BATCH}_s{SEQ}"
+             f"_{'mpbf16' if mp_on else 'fp32'}_adamw_sdpa",
+        config=dict(model="llama-tiny", batch=BATCH, seq=SEQ, dtype_mode="fsdp_mp_bf16" if mp_on else "fp32", optimizer="adamw", foreach=True,
                     checkpointing=False, attn_impl="sdpa", dropout=False, dropout_kernel="native", inference=False),
         framework=dict(name=variant, version=torch.__version__, settings=settings),
         family="llama", n_layers=SHAPE["n_layers"], hidden=SHAPE["hidden"], heads=SHAPE["heads"],
         kv_heads=SHAPE["kv_heads"], head_dim=64, ffn=SHAPE["ffn"], vocab=SHAPE["vocab"],
         max_positions=SHAPE["max_positions"], tied_embeddings=False, mlp="swiglu", norm="rmsnorm", dropout_p=0.0,
-        dropout_kernel="native", seq=SEQ, batch=BATCH, dtype_mode="fp32", param_dtype="float32", optimizer="adamw",
+        dropout_kernel="native", seq=SEQ, batch=BATCH, dtype_mode="fsdp_mp_bf16" if mp_on else "fp32", param_dtype="float32", optimizer="adamw",
         optimizer_foreach=True, checkpointing=False, checkpointing_kwargs=None, attn_impl="sdpa", n_params=n_params,
         n_params_embeddings=SHAPE["vocab"] * SHAPE["hidden"], n_params_head=SHAPE["vocab"] * SHAPE["hidden"],
         param_bytes=local_bytes(model.parameters()), optimizer_state_bytes=optimizer_state_bytes(opt), train=out,
@@ -112,8 +120,8 @@ def worker(rank, ws, port, cases, path):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=ws)
     recs = []
-    for variant, raf in cases:
-        r = measure(variant, raf, ws, rank)
+    for variant, raf, mp_on in cases:
+        r = measure(variant, raf, ws, rank, mp_on)
         if rank == 0:
             s2 = r["train"]["step2"]
             print(r["name"], f"{s2['peak_total']:,}", s2["phase_peaks"], flush=True)
@@ -128,10 +136,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--world-sizes", default="1,2")
+    ap.add_argument("--mp", action="store_true", help="the mixed-precision cases (MP_CASES) instead")
     a = ap.parse_args()
     recs = []
     for ws in map(int, a.world_sizes.split(",")):
-        cases = [(v, raf) for v, raf, w in CASES if w == ws]
+        cases = [(v, raf, m) for v, raf, w, m in (MP_CASES if a.mp else CASES) if w == ws]
+        if not cases:
+            continue
         part = f"{a.out}.ws{ws}"
         mp.spawn(worker, args=(ws, 29600 + ws, cases, part), nprocs=ws, join=True)
         with open(part) as f:
