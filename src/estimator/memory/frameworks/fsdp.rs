@@ -93,7 +93,7 @@ pub fn parts(c: &Ctx, m: &ResolvedModel, p: Parts, st: Stage) -> Parts {
     let (in_flight, root) = units(c, m, st);
     let unit = unit_bytes(c, m);
     let staging = match c.framework.sharding {
-        Sharding::Fsdp2 => unit,
+        Sharding::Fsdp2 => staging2(c, unit),
         // FSDP1's `_mp_shard` lives only through its own all-gather (`_flat_param.py`
         // `post_unshard` → `_free_low_precision_sharded_param`): one unit's shard.
         _ if c.amp => unit / c.dp,
@@ -126,4 +126,40 @@ pub fn backward(c: &Ctx, m: &ResolvedModel) -> f64 {
     }
     let per_elem = m.params.per_layer / c.tp;
     per_elem * (e_unsharded(c) + e_reduce(c) * (1.0 + 1.0 / c.dp))
+}
+
+/// FSDP2's held all-gather buffer: one unit (`wait_for_unshard` keeps the current result "to free
+/// after the next copy-out"); none at one rank, where `unshard` all-gathers nothing and
+/// `wait_for_unshard` copies the shards straight into the unsharded tensors
+/// (`_fsdp_param_group.py` lines 480, 523).
+fn staging2(c: &Ctx, unit: f64) -> f64 {
+    if c.dp > 1.0 { unit } else { 0.0 }
+}
+
+/// The gathered bytes at the loss, where every block has run its forward: (end of forward, loss
+/// backward), or `None` when FSDP does not apply. With `reshard_after_forward` no block is
+/// unsharded at the forward's loss (FSDP2 still holds its last all-gather buffer), and at the loss
+/// backward only the last block, prefetched by the root's pre-backward (FSDP1 `BACKWARD_PRE`,
+/// FSDP2's backward prefetch; at one rank FSDP2's prefetch gathers nothing). Without it every
+/// block stays. Measured: docs/frameworks/fsdp.md.
+pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
+    if !applies(c) || no_shard(c) {
+        return None;
+    }
+    let (_, root) = units(c, m, st);
+    let unit = unit_bytes(c, m);
+    let fsdp2 = c.framework.sharding == Sharding::Fsdp2;
+    let (fwd, bwd) = if c.framework.fsdp.reshard_after_forward {
+        let prefetched: f64 = if fsdp2 && c.dp <= 1.0 { 0.0 } else { 1.0 };
+        (0.0, prefetched.min(st.layers))
+    } else {
+        (st.layers, st.layers)
+    };
+    let held = if fsdp2 { staging2(c, unit) } else { 0.0 };
+    Some((root + fwd * unit + held, root + bwd * unit))
+}
+
+/// [`at_loss`], or `gathered` (the blocks' figure) at both points when FSDP does not apply.
+pub fn loss_gathered(c: &Ctx, m: &ResolvedModel, st: Stage, gathered: f64) -> (f64, f64) {
+    at_loss(c, m, st).unwrap_or((gathered, gathered))
 }
