@@ -69,8 +69,8 @@ pub enum Sharding {
     /// parameter per transformer block, unsharded one unit at a time plus the prefetched next, the
     /// root unit kept from forward to backward; NO_SHARD at one rank (`implementation.fsdp`).
     Fsdp1,
-    /// PyTorch FSDP2 (`fully_shard`, torch 2.15.0, docs/frameworks/fsdp.md): FSDP1's units plus the
-    /// all-gather input buffer of each unit in flight, all-gathering even at one rank
+    /// PyTorch FSDP2 (`fully_shard`, torch 2.15.0, docs/frameworks/fsdp.md): FSDP1's units plus one
+    /// held all-gather buffer; at one rank it still copies the shards into unsharded parameters
     /// (`implementation.fsdp`).
     Fsdp2,
 }

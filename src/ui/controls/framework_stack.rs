@@ -28,8 +28,8 @@ const SHARDING: [Choice<Sharding>; 4] = [
     opt(
         Sharding::Fsdp2,
         "PyTorch FSDP2",
-        "fully_shard (torch 2.15) under ZeRO-3: FSDP1's units plus each unit's all-gather input; \
-         all-gathers even at one rank.",
+        "fully_shard (torch 2.15) under ZeRO-3: FSDP1's units plus one held all-gather buffer; \
+         unsharded copies even at one rank.",
     ),
 ];
 
