@@ -1,4 +1,4 @@
-//! The framework profiles of issue 12's "stack" lane (LitGPT, torchtune, DeepSpeed ZeRO) against their
+//! The framework profiles of issue 12's "stack" lane (LitGPT, torchtune, DeepSpeed ZeRO, FSDP) against their
 //! CPU-measured records: every phase of step 2 (and LitGPT's prefill and decode) within 1 %.
 //! `cargo test --test framework_stack -- --nocapture` prints the tables.
 
@@ -302,6 +302,84 @@ fn torchtune_compiled_loss_saves_what_the_probe_saw() {
         assert!(
             (change - measured).abs() <= 0.01 * measured.abs(),
             "{dtype}: estimate {change} vs probe {measured}"
+        );
+    }
+}
+
+const FSDP: &str = include_str!("data/measured/fsdp-cpu-steps.json");
+
+/// The scenario of one FSDP record: ZeRO-3 under FSDP1/FSDP2 at the record's world size.
+fn fsdp_scenario(r: &serde_json::Value) -> vram_explorer::scenario::Scenario {
+    use vram_explorer::scenario::{Sharding, ZeroStage};
+    let settings = &r["framework"]["settings"];
+    let mut s = base_scenario(r, Mode::Training, Profile::HuggingFace);
+    s.implementation.sharding = if r["framework"]["name"] == "fsdp2" {
+        Sharding::Fsdp2
+    } else {
+        Sharding::Fsdp1
+    };
+    s.strategies.zero = ZeroStage::Stage3;
+    s.parallel.dp = u32::try_from(settings["world_size"].as_u64().unwrap()).unwrap();
+    if !settings["mixed_precision"].is_null() {
+        s.precision.mode = vram_explorer::scenario::PrecisionMode::Amp;
+        s.precision.compute = vram_explorer::scenario::Dtype::Bf16;
+        s.implementation.fsdp.reduce_dtype = vram_explorer::scenario::ReduceDtype::Compute;
+    }
+    s.implementation.fsdp.reshard_after_forward = settings["reshard_after_forward"]
+        .as_bool()
+        .unwrap_or(settings["sharding_strategy"] == "FULL_SHARD");
+    s
+}
+
+/// Every phase within 1 %: FSDP1 at one rank (NO_SHARD), FSDP2 gathering even at one rank, the
+/// units in flight inside the blocks and the fewer ones at the loss (docs/frameworks/fsdp.md).
+#[test]
+fn fsdp_records_within_one_percent_per_phase() {
+    let recs = records(FSDP);
+    assert_eq!(recs.len(), 8);
+    let mut rows = Vec::new();
+    for r in &recs {
+        rows.extend(compare(r, &fsdp_scenario(r), None));
+    }
+    let worst = print_table(
+        "PyTorch 2.15.0 FSDP1 / FSDP2, CPU + gloo, world size 1 and 2",
+        &rows,
+    );
+    assert_eq!(rows.len(), 8 * 3);
+    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
+}
+
+const FSDP_MP: &str = include_str!("data/measured/fsdp-mp-cpu-steps.json");
+
+/// FSDP mixed precision (param_dtype = reduce_dtype = bfloat16, FP32 shards) at world size 2:
+/// the optimizer phase within 1 %; forward and backward are known over-estimates (1.5–1.7 %): the
+/// estimator's AMP activation rules are autocast's, while FSDP's mixed precision runs the
+/// modules on bfloat16 parameters with no autocast.
+#[test]
+fn fsdp_mixed_precision_records_bounded() {
+    let recs = records(FSDP_MP);
+    assert_eq!(recs.len(), 4);
+    let mut rows = Vec::new();
+    for r in &recs {
+        rows.extend(compare(r, &fsdp_scenario(r), None));
+    }
+    print_table(
+        "PyTorch 2.15.0 FSDP mixed precision bf16, CPU + gloo, DP 2",
+        &rows,
+    );
+    for row in &rows {
+        let err = row.estimate / row.measured - 1.0;
+        let bound = if row.phase == "optimizer" {
+            (-0.01, 0.01)
+        } else {
+            (0.0, 0.02)
+        };
+        assert!(
+            err >= bound.0 && err <= bound.1,
+            "{} {}: {:.2}%",
+            row.record,
+            row.phase,
+            err * 100.0
         );
     }
 }

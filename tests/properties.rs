@@ -1,4 +1,5 @@
 //! Invariants of the memory model over random scenarios (proptest): monotone in size, ZeRO ordering,
+//! FSDP's reshard-after-forward and FSDP2-over-FSDP1 ordering,
 //! checkpointing never adds saved activations, components add up, and every output is finite for any
 //! input, absurd ones included.
 
@@ -14,7 +15,7 @@ use vram_explorer::estimator::{Component, Estimate, Phase, estimate};
 use vram_explorer::scenario::{
     AttentionKernel, Checkpointing, CustomGpu, DropoutMask, Dtype, FfnKind, GpuChoice, Mode,
     ModelFamily, NormKind, OffloadTarget, OptimizerKind, PrecisionMode, Profile, PruneKind,
-    Scenario, ShapeSource, ZeroStage,
+    Scenario, ShapeSource, Sharding, ZeroStage,
 };
 
 fn dtype() -> impl Strategy<Value = Dtype> {
@@ -227,6 +228,33 @@ proptest! {
             prop_assert!(now <= prev * (1.0 + 1e-12), "{:?}: {} > {}", z, now, prev);
             prev = now;
         }
+    }
+
+    /// docs/frameworks/fsdp.md: keeping the units unsharded after forward (`reshard_after_forward`
+    /// off, FSDP1 SHARD_GRAD_OP) never lowers the peak, and FSDP2 (its all-gather input, its
+    /// reduce-scatter in the sharded parameters' type, no NO_SHARD at one rank) never needs less
+    /// than FSDP1 at the same settings once both shard (DP ≥ 2: FSDP1 at one rank is NO_SHARD,
+    /// whose mixed-precision copy of every unit lives until its backward).
+    #[test]
+    fn fsdp_reshard_and_version_are_ordered(mut s in scenario(), raf in prop::bool::ANY) {
+        s.mode = Mode::Training;
+        s.parallel.dp = s.parallel.dp.max(2);
+        s.strategies.zero = ZeroStage::Stage3;
+        let peak = |s: &Scenario| estimate(s).memory.tensor_peak.get();
+        for sharding in [Sharding::Fsdp1, Sharding::Fsdp2] {
+            s.implementation.sharding = sharding;
+            s.implementation.fsdp.reshard_after_forward = true;
+            let on = peak(&s);
+            s.implementation.fsdp.reshard_after_forward = false;
+            let off = peak(&s);
+            prop_assert!(off >= on * (1.0 - 1e-12), "{:?}: off {} < on {}", sharding, off, on);
+        }
+        s.implementation.fsdp.reshard_after_forward = raf;
+        s.implementation.sharding = Sharding::Fsdp1;
+        let v1 = peak(&s);
+        s.implementation.sharding = Sharding::Fsdp2;
+        let v2 = peak(&s);
+        prop_assert!(v2 >= v1 * (1.0 - 1e-12), "FSDP2 {} < FSDP1 {}", v2, v1);
     }
 
     #[test]

@@ -46,3 +46,37 @@ fn the_trl_trainer_is_picked_in_the_framework_group_and_drops_the_logits() {
     );
     assert!(h.query_by_label("Trainer").is_none());
 }
+
+/// FSDP2 picked under "ZeRO implementation" at ZeRO-3 on 8 GPUs: its unsharded units raise the
+/// peak over the ZeRO paper's rule, and its own toggle appears; turning reshard after forward off
+/// raises it again.
+#[test]
+fn fsdp2_is_picked_in_the_framework_group_and_changes_the_estimate() {
+    use vram_explorer::scenario::{Sharding, ZeroStage};
+    let mut h = window::training(|s| {
+        s.strategies.zero = ZeroStage::Stage3;
+        s.parallel.dp = 8;
+    });
+    h.get_by_label("Framework").click();
+    h.run();
+    let before = peak(&h);
+    assert!(h.query_by_label("Reshard after forward").is_none());
+    choose(&mut h, "ZeRO implementation", "PyTorch FSDP2");
+    assert_eq!(
+        h.state().scenario().implementation.sharding,
+        Sharding::Fsdp2
+    );
+    let fsdp2 = peak(&h);
+    assert!(fsdp2 > before, "unsharded units: {before} -> {fsdp2}");
+    h.get_by_role_and_label(Role::CheckBox, "Reshard after forward")
+        .click_accesskit();
+    h.run();
+    assert!(
+        !h.state()
+            .scenario()
+            .implementation
+            .fsdp
+            .reshard_after_forward
+    );
+    assert!(peak(&h) > fsdp2, "every unit kept: {fsdp2} -> {}", peak(&h));
+}

@@ -112,6 +112,21 @@ class StorageTracker(TorchDispatchMode):
             self._after_grow()
         return rid
 
+    def storage_resized(self, st):
+        """A storage resized in place through the storage API (`UntypedStorage.resize_`, no aten op: FSDP1's
+        flat parameter and FSDP2's all-gather outputs are allocated and freed this way): re-sync its bytes now."""
+        rid = self.by_obj.get(id(st))
+        rec = self.live.get(rid) if rid is not None else None
+        if rec is None:
+            return
+        n = st.nbytes()
+        if n < rec[0] and self.region is not None and self.region["pending"]:
+            self._snapshot()
+        self.cur += n - rec[0]
+        rec[0] = n
+        if n > 0:
+            self._after_grow()
+
     def _after_grow(self):
         r = self.region
         if r is None:
@@ -327,3 +342,28 @@ def summarize(d: dict) -> dict:
     main["total"] = sum(d.values())
     main["detail"] = dict(sorted(other.items()))
     return main
+
+
+class watch_storage_resize:
+    """Routes `torch.UntypedStorage.resize_` (a Python-level call that no TorchDispatchMode sees) to
+    `tracker.storage_resized` while active."""
+
+    def __init__(self, tracker):
+        self.tracker = tracker
+        self.orig = None
+
+    def __enter__(self):
+        self.orig = orig = torch.UntypedStorage.resize_
+        tr = self.tracker
+
+        def resize_(st, size):
+            out = orig(st, size)
+            tr.storage_resized(st)
+            return out
+
+        torch.UntypedStorage.resize_ = resize_
+        return self
+
+    def __exit__(self, *exc):
+        torch.UntypedStorage.resize_ = self.orig
+

@@ -34,10 +34,12 @@ pub enum Diagnostic {
     PostTrainingSettingsIgnored,
     EngineWouldNotStart,
     RequestLongerThanEngineContext,
+    FsdpNeedsZero3,
+    Fsdp1WithPipeline,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 29] = [
+    pub const ALL: [Diagnostic; 31] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -67,6 +69,8 @@ impl Diagnostic {
         Diagnostic::PostTrainingSettingsIgnored,
         Diagnostic::EngineWouldNotStart,
         Diagnostic::RequestLongerThanEngineContext,
+        Diagnostic::FsdpNeedsZero3,
+        Diagnostic::Fsdp1WithPipeline,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -134,12 +138,19 @@ impl Diagnostic {
             Diagnostic::PostTrainingSettingsIgnored => "post_training_settings_ignored",
             Diagnostic::EngineWouldNotStart => "engine_would_not_start",
             Diagnostic::RequestLongerThanEngineContext => "request_longer_than_engine_context",
+            Diagnostic::FsdpNeedsZero3 => "fsdp_needs_zero3",
+            Diagnostic::Fsdp1WithPipeline => "fsdp1_with_pipeline",
         }
     }
 
     /// What to tell a person.
     pub const fn message(self) -> &'static str {
         match self {
+            Diagnostic::FrameworkSettingsIgnored
+            | Diagnostic::FlashAttention2NeedsHalfPrecision
+            | Diagnostic::FrameworkWithoutPipeline
+            | Diagnostic::FsdpNeedsZero3
+            | Diagnostic::Fsdp1WithPipeline => self.framework_message(),
             Diagnostic::DoesNotFit => "Does not fit: the per-GPU peak exceeds the GPU's memory.",
             Diagnostic::TpDoesNotDivideHeads => {
                 "Tensor parallel degree does not divide the attention heads; shards are uneven (the largest is used)."
@@ -190,17 +201,8 @@ impl Diagnostic {
             Diagnostic::KvHeadsDoNotDivideHeads => {
                 "The KV heads do not divide the attention heads: grouped-query attention needs an equal number of query heads per KV head."
             }
-            Diagnostic::FrameworkWithoutPipeline => {
-                "LitGPT and torchtune have no pipeline parallelism: the stages follow the generic 1F1B rule, which these frameworks cannot run."
-            }
             Diagnostic::TooManyLayerKinds => {
                 "The layer pattern has more than 4 distinct layer kinds (every model imported so far has at most 4): the layers beyond the fourth kind are counted as the fourth."
-            }
-            Diagnostic::FrameworkSettingsIgnored => {
-                "The Hugging Face settings (attention implementation, trainer, fused loss, bitsandbytes, adapter dropout) apply to the Hugging Face profile (LitGPT reads only the bitsandbytes release) and to LoRA/QLoRA; here some of them have no effect."
-            }
-            Diagnostic::FlashAttention2NeedsHalfPrecision => {
-                "FlashAttention-2 runs only in FP16/BF16 (Transformers refuses an FP32 model): estimated with the fused kernel's saved tensors anyway."
             }
             Diagnostic::ContextParallelIgnored
             | Diagnostic::CpDoesNotDivideHeads
@@ -235,6 +237,28 @@ impl Diagnostic {
             }
             Diagnostic::RequestLongerThanEngineContext => {
                 "The request (prompt + generated tokens) is longer than the engine admits: vLLM's max_model_len or SGLang's context_len (the request is rejected), or one llama.cpp slot's -c / -np cells (llama-server truncates or shifts the context)."
+            }
+            _ => "",
+        }
+    }
+
+    /// The framework profiles' messages ([`Self::message`]).
+    const fn framework_message(self) -> &'static str {
+        match self {
+            Diagnostic::FrameworkSettingsIgnored => {
+                "The Hugging Face settings (attention implementation, trainer, fused loss, bitsandbytes, adapter dropout) apply to the Hugging Face profile (LitGPT reads only the bitsandbytes release) and to LoRA/QLoRA; here some of them have no effect."
+            }
+            Diagnostic::FlashAttention2NeedsHalfPrecision => {
+                "FlashAttention-2 runs only in FP16/BF16 (Transformers refuses an FP32 model): estimated with the fused kernel's saved tensors anyway."
+            }
+            Diagnostic::FrameworkWithoutPipeline => {
+                "LitGPT and torchtune have no pipeline parallelism: the stages follow the generic 1F1B rule, which these frameworks cannot run."
+            }
+            Diagnostic::FsdpNeedsZero3 => {
+                "FSDP always shards parameters, gradients and optimizer states (ZeRO stage 3; FSDP1's SHARD_GRAD_OP is stage 3 with reshard after forward off): with another ZeRO stage the generic ZeRO rule is estimated and the FSDP settings are ignored."
+            }
+            Diagnostic::Fsdp1WithPipeline => {
+                "FSDP1 (FullyShardedDataParallel) does not compose with torch's pipeline schedules (torch.distributed.pipelining takes FSDP2 stages, as torchtitan does): estimated per stage as if it did."
             }
             _ => "",
         }

@@ -164,6 +164,7 @@ pub fn resolve_rest<'m>(
     }
     let pp_stages = parallel.pp.min(layers);
     super::memory::frameworks::diagnose(implementation.profile, *mode, pp_stages, d);
+    super::memory::frameworks::diagnose_sharding(sc, strategies.zero, pp_stages, d);
     parallel.cp = context_parallel(*mode, m, parallel.cp, workload.seq_len, d);
     if *mode == Mode::Training && integer_training(precision) {
         d.insert(Diagnostic::IntegerTrainingType);
@@ -286,6 +287,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         torchtune,
         sharding,
         deepspeed,
+        fsdp,
     } = i;
     Implementation {
         profile: *profile,
@@ -297,6 +299,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         torchtune: super::memory::frameworks::resolve_torchtune(torchtune, d),
         sharding: *sharding,
         deepspeed: super::memory::frameworks::resolve_deepspeed(deepspeed, d),
+        fsdp: *fsdp,
     }
 }
 

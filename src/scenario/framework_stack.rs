@@ -73,6 +73,51 @@ pub enum Sharding {
     /// DeepSpeed ZeRO 0.19.8 (docs/frameworks/deepspeed.md): its FP32 master partition even for an
     /// FP32 model, its gradient partition and reduce buckets (`implementation.deepspeed`).
     DeepSpeed,
+    /// PyTorch FSDP1 (`FullyShardedDataParallel`, torch 2.15.0, docs/frameworks/fsdp.md): one flat
+    /// parameter per transformer block, unsharded one unit at a time plus the prefetched next, the
+    /// root unit kept from forward to backward; NO_SHARD at one rank (`implementation.fsdp`).
+    Fsdp1,
+    /// PyTorch FSDP2 (`fully_shard`, torch 2.15.0, docs/frameworks/fsdp.md): FSDP1's units plus one
+    /// held all-gather buffer; at one rank it still copies the shards into unsharded parameters
+    /// (`implementation.fsdp`).
+    Fsdp2,
+}
+
+/// FSDP's options (read when `sharding` is `Fsdp1` or `Fsdp2` and `strategies.zero` is stage 3;
+/// torch 2.15.0, `torch/distributed/fsdp/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Fsdp {
+    /// FSDP2 `reshard_after_forward` (default True) / FSDP1 `FULL_SHARD` (true) vs
+    /// `SHARD_GRAD_OP` (false): false keeps every unit's unsharded parameters from its forward
+    /// to its backward (`_fsdp_param_group.py` `post_forward`, `_runtime_utils.py`
+    /// `_post_forward_reshard`).
+    pub reshard_after_forward: bool,
+    /// The type a unit's gradients are reduce-scattered in (`MixedPrecision(reduce_dtype)`).
+    pub reduce_dtype: ReduceDtype,
+}
+
+impl Default for Fsdp {
+    fn default() -> Self {
+        Fsdp {
+            reshard_after_forward: true,
+            reduce_dtype: ReduceDtype::Default,
+        }
+    }
+}
+
+/// FSDP's `reduce_dtype` (torch 2.15.0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReduceDtype {
+    /// `reduce_dtype=None`: FSDP1 reduces in `param_dtype` (the compute type); FSDP2 since 2.15
+    /// follows the parameter's `grad_dtype`, the sharded parameters' own type (FP32 under
+    /// autocast-style mixed precision; `_fully_shard/_fsdp_api.py` `MixedPrecisionPolicy`).
+    #[default]
+    Default,
+    /// `reduce_dtype` = the compute type (`torch.bfloat16`, FSDP2's behaviour before 2.15).
+    Compute,
+    /// `reduce_dtype=torch.float32` (torchtitan's `mixed_precision_reduce` default).
+    Fp32,
 }
 
 /// DeepSpeed's `zero_optimization` buffers (deepspeed 0.19.8, `deepspeed/runtime/zero/config.py`).

@@ -98,6 +98,8 @@ pub struct Implementation {
     pub sharding: super::Sharding,
     /// DeepSpeed ZeRO's buffers (read when `sharding` is `DeepSpeed`).
     pub deepspeed: super::DeepSpeedZero,
+    /// PyTorch FSDP's options (read when `sharding` is `Fsdp1` or `Fsdp2`).
+    pub fsdp: super::Fsdp,
 }
 
 impl Default for Implementation {
@@ -112,6 +114,7 @@ impl Default for Implementation {
             torchtune: super::Torchtune::default(),
             sharding: super::Sharding::Generic,
             deepspeed: super::DeepSpeedZero::default(),
+            fsdp: super::Fsdp::default(),
         }
     }
 }

@@ -489,10 +489,23 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             optimizer_in_backward: r.coin(),
             compile: r.coin(),
         },
-        sharding: r.pick(&[Sharding::Generic, Sharding::DeepSpeed]),
+        sharding: r.pick(&[
+            Sharding::Generic,
+            Sharding::DeepSpeed,
+            Sharding::Fsdp1,
+            Sharding::Fsdp2,
+        ]),
         deepspeed: DeepSpeedZero {
             reduce_bucket_size: r.range(0.0, 1e12),
             overlap_comm: r.coin(),
+        },
+        fsdp: Fsdp {
+            reshard_after_forward: r.coin(),
+            reduce_dtype: r.pick(&[
+                ReduceDtype::Default,
+                ReduceDtype::Compute,
+                ReduceDtype::Fp32,
+            ]),
         },
     };
     s.overheads = Overheads {

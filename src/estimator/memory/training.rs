@@ -147,14 +147,22 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     // end of forward when they exceed the loss's transients (an upper bound: the last layer's
     // attention runs with slightly less saved), and beside the layer being back-propagated.
     let (cp_fwd, cp_bwd) = super::context_parallel::attention_transients(c, z);
+    // FSDP holds fewer units at the loss than in a block (the larger of the two points is charged).
+    let (g_loss_fwd, g_loss_bwd) = super::frameworks::fsdp::loss_gathered(c, m, st, p.gathered);
+    let loss_fwd_t = fwd_t + cache_t + p.framework.1 + g_loss_fwd;
     phase(
         Phase::Forward,
         g_fwd,
         saved,
-        fixed + (fwd_t + cache_t + p.framework.1).max(cp_fwd),
+        fixed - p.gathered + loss_fwd_t.max(cp_fwd + g_loss_fwd).max(p.gathered),
     );
     if st.last {
-        phase(Phase::LossBackward, g_fwd, saved, fixed + loss_t);
+        phase(
+            Phase::LossBackward,
+            g_fwd,
+            saved,
+            fixed - p.gathered + g_loss_bwd + loss_t,
+        );
     }
     // Backward: the first layer's backward (head gradient done, loss buffers freed, one layer
     // recomputed) or the end of backward (all gradients; a tied embedding's gradient is summed:

@@ -1,12 +1,12 @@
-//! The settings of LitGPT, torchtune and DeepSpeed ZeRO (docs/frameworks/), under the framework
+//! The settings of LitGPT, torchtune, DeepSpeed ZeRO and PyTorch FSDP (docs/frameworks/), under the framework
 //! picked in `framework.rs`.
 
 use egui::Ui;
 
-use crate::scenario::{Profile, Scenario, Sharding};
+use crate::scenario::{Profile, ReduceDtype, Scenario, Sharding};
 use crate::ui::widgets::{Choice, choice, documented, int_slider, opt, toggle};
 
-const SHARDING: [Choice<Sharding>; 2] = [
+const SHARDING: [Choice<Sharding>; 4] = [
     opt(
         Sharding::Generic,
         "ZeRO paper",
@@ -17,6 +17,37 @@ const SHARDING: [Choice<Sharding>; 2] = [
         "DeepSpeed ZeRO",
         "DeepSpeed 0.19.8: FP32 master partition even for FP32 models, reduce buckets \
          (5e8 elements by default), stage 3's persistent bucket and gradient partition.",
+    ),
+    opt(
+        Sharding::Fsdp1,
+        "PyTorch FSDP1",
+        "FullyShardedDataParallel (torch 2.15) under ZeRO-3: one block unsharded at a time plus \
+         the prefetched next, the root kept through backward, one block's reduce-scatter; \
+         NO_SHARD at one rank.",
+    ),
+    opt(
+        Sharding::Fsdp2,
+        "PyTorch FSDP2",
+        "fully_shard (torch 2.15) under ZeRO-3: FSDP1's units plus one held all-gather buffer; \
+         unsharded copies even at one rank.",
+    ),
+];
+
+const REDUCE: [Choice<ReduceDtype>; 3] = [
+    opt(
+        ReduceDtype::Default,
+        "Default (None)",
+        "FSDP1: the compute type; FSDP2 (torch 2.15): the sharded parameters' type.",
+    ),
+    opt(
+        ReduceDtype::Compute,
+        "Compute type",
+        "reduce_dtype=bfloat16 (FSDP2 before torch 2.15).",
+    ),
+    opt(
+        ReduceDtype::Fp32,
+        "FP32",
+        "reduce_dtype=float32 (torchtitan).",
     ),
 ];
 
@@ -83,6 +114,22 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
             &mut i.deepspeed.overlap_comm,
             "overlap_comm",
             "A second reduce bucket in stages 1–2.",
+        );
+    }
+    if matches!(i.sharding, Sharding::Fsdp1 | Sharding::Fsdp2) {
+        toggle(
+            ui,
+            &mut i.fsdp.reshard_after_forward,
+            "Reshard after forward",
+            "FULL_SHARD / reshard_after_forward=True (default). Off: SHARD_GRAD_OP, every block \
+             stays unsharded from its forward to its backward.",
+        );
+        choice(
+            ui,
+            &mut i.fsdp.reduce_dtype,
+            &REDUCE,
+            "Reduce dtype",
+            "MixedPrecision reduce_dtype: the type of one block's reduce-scatter.",
         );
     }
 }

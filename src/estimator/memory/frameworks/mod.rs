@@ -1,12 +1,13 @@
 //! Framework profiles' own rules (issue 12): the Hugging Face family's ([`hf`]: attention
 //! implementation, PEFT, bitsandbytes, TRL, fused losses), and what LitGPT ([`litgpt`]),
-//! torchtune ([`torchtune`]), DeepSpeed ([`deepspeed`]) and Megatron-Core ([`megatron`]) keep alive
+//! torchtune ([`torchtune`]), DeepSpeed ([`deepspeed`]), PyTorch FSDP ([`fsdp`]) and Megatron-Core ([`megatron`]) keep alive
 //! beyond the kernels they share with Hugging Face eager/SDPA PyTorch. Each rule is
 //! derived from the framework's source at a named version and held to its CPU-measured records
 //! (docs/frameworks/<name>.md, tests/framework_stack.rs). The memory model calls in here at a few
 //! points: a layer's saved tensors, the loss, what is held beyond the loss, module buffers.
 
 pub mod deepspeed;
+pub mod fsdp;
 pub mod hf;
 pub mod litgpt;
 pub mod megatron;
@@ -18,7 +19,7 @@ use super::peft::Ext;
 use crate::estimator::Diagnostics;
 use crate::estimator::model::ResolvedModel;
 use crate::scenario::{
-    DeepSpeedZero, LitGpt, Mode, PeftMethod, Profile, Scenario, Sharding, Torchtune,
+    DeepSpeedZero, Fsdp, LitGpt, Mode, PeftMethod, Profile, Scenario, Sharding, Torchtune,
     validate::field,
 };
 use crate::tensor::Dtype;
@@ -31,6 +32,7 @@ pub struct Framework {
     pub torchtune: Torchtune,
     pub sharding: Sharding,
     pub deepspeed: DeepSpeedZero,
+    pub fsdp: Fsdp,
     /// The model's `max_positions` (the length torchtune's RoPE cache is built for).
     pub max_positions: f64,
     /// A LoRA/QLoRA training step (torchtune builds a LoRA model's attention differently).
@@ -53,6 +55,7 @@ impl Framework {
             torchtune: i.torchtune,
             sharding: i.sharding,
             deepspeed: i.deepspeed,
+            fsdp: i.fsdp,
             max_positions: f64::from(sc.model.transformer.max_positions),
             lora: sc.mode == Mode::Training && sc.peft.method != PeftMethod::Full,
             adapter_dropout: i.profile == Profile::LitGpt
@@ -290,7 +293,8 @@ pub struct StageExtra {
     pub output_backward: f64,
     /// The share of the layers' saved tensors kept on the device ([`on_device`]).
     pub on_device: f64,
-    /// Buffers alive only in the layers' backward (DeepSpeed's stage 1–2 reduce buckets).
+    /// Buffers alive only in the layers' backward (DeepSpeed's stage 1–2 reduce buckets, FSDP's
+    /// reduce-scatter of one unit).
     pub backward: f64,
     /// The gradient buffer lives for the whole run, not only under accumulation: Megatron-Core's
     /// `DistributedDataParallel` allocates the contiguous `main_grad` buffer once
@@ -317,14 +321,14 @@ pub fn step(
     p: &super::training::Parts,
     st: super::training::Stage,
 ) -> (super::training::Parts, StageExtra) {
-    let parts = parts(c, m, *p);
+    let parts = fsdp::parts(c, m, parts(c, m, *p), st);
     let (zero_all, zero_backward) = deepspeed::buffers(c, &parts);
     let extra = StageExtra {
         buffers: buffers(c, m, st.first) + zero_all,
         held: held(c, m, &p.z, st.last),
         output_backward: output_backward(c, m, &p.z, st.last),
         on_device: on_device(c, 1.0, st.layers),
-        backward: zero_backward,
+        backward: zero_backward + fsdp::backward(c, m),
         persistent_grads: c.framework.profile == Profile::Megatron,
     };
     (parts, extra)
@@ -336,5 +340,17 @@ pub fn diagnose(profile: Profile, mode: Mode, pp_stages: u32, d: &mut Diagnostic
     let no_pipeline = matches!(profile, Profile::LitGpt | Profile::Torchtune);
     if no_pipeline && mode == Mode::Training && pp_stages > 1 {
         d.insert(crate::estimator::Diagnostic::FrameworkWithoutPipeline);
+    }
+}
+
+/// FSDP combinations that cannot be expressed ([`fsdp::diagnose`]).
+pub fn diagnose_sharding(
+    sc: &Scenario,
+    zero: crate::scenario::ZeroStage,
+    pp_stages: u32,
+    d: &mut Diagnostics,
+) {
+    if sc.mode == Mode::Training {
+        fsdp::diagnose(sc.implementation.sharding, zero, pp_stages, d);
     }
 }

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""PyTorch FSDP1 (`FullyShardedDataParallel`) and FSDP2 (`fully_shard`) on CPU with gloo: the tiny Llama
+(the deepspeed_run.py shape), one `LlamaDecoderLayer` per unit plus the root, FP32, torch AdamW foreach;
+world size 1 and 2 (torch.multiprocessing, loopback), reshard_after_forward on/off (FSDP1: FULL_SHARD /
+SHARD_GRAD_OP). Step 1 then step 2 (measured) on rank 0; every rank runs the same step on its own batch.
+
+    python fsdp_run.py --out ../../tests/data/measured/fsdp-cpu-steps.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.multiprocessing as mp  # noqa: E402
+
+from harness import env_versions, measure_region, optimizer_state_bytes, storage_bytes  # noqa: E402
+from tracker import StorageTracker, watch_storage_resize  # noqa: E402
+
+SHAPE = dict(n_layers=4, hidden=256, heads=4, kv_heads=2, ffn=688, vocab=32000, max_positions=2048)
+BATCH, SEQ = 2, 256
+CASES = [(v, raf, ws, False) for ws in (1, 2) for v in ("fsdp1", "fsdp2") for raf in (True, False)]
+# Mixed precision (param_dtype = reduce_dtype = bfloat16, FP32 shards), world size 2: `--mp`.
+MP_CASES = [(v, raf, 2, True) for v in ("fsdp1", "fsdp2") for raf in (True, False)]
+
+
+def local_bytes(params) -> int:
+    """Storage bytes of the parameters on this rank (a DTensor's local shard)."""
+    ts = [p._local_tensor if hasattr(p, "_local_tensor") else p for p in params]
+    return storage_bytes(ts)
+
+
+def wrap(model, variant, raf, mp_on=False):
+    from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+    if variant == "fsdp2":
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+        mpp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16) if mp_on else \
+            MixedPrecisionPolicy()
+        for layer in model.model.layers:
+            fully_shard(layer, reshard_after_forward=raf, mp_policy=mpp)
+        fully_shard(model, reshard_after_forward=raf, mp_policy=mpp)
+        return model, dict(api="fully_shard", reshard_after_forward=raf,
+                           mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="bfloat16") if mp_on else None)
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, MixedPrecision, ShardingStrategy
+    from torch.distributed.fsdp.wrap import ModuleWrapPolicy
+    strat = ShardingStrategy.FULL_SHARD if raf else ShardingStrategy.SHARD_GRAD_OP
+    m = FSDP(model, auto_wrap_policy=ModuleWrapPolicy({LlamaDecoderLayer}), sharding_strategy=strat,
+             device_id=torch.device("cpu"), use_orig_params=False,
+             mixed_precision=MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16) if mp_on else None)
+    return m, dict(api="FullyShardedDataParallel", sharding_strategy=strat.name, use_orig_params=False,
+                   backward_prefetch="BACKWARD_PRE", forward_prefetch=False,
+                   mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="bfloat16") if mp_on else None)
+
+
+def measure(variant, raf, ws, rank, mp_on=False):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    t_all = time.time()
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=SHAPE["vocab"], hidden_size=SHAPE["hidden"], intermediate_size=SHAPE["ffn"],
+                      num_hidden_layers=SHAPE["n_layers"], num_attention_heads=SHAPE["heads"],
+                      num_key_value_heads=SHAPE["kv_heads"], max_position_embeddings=SHAPE["max_positions"],
+                      tie_word_embeddings=False, attn_implementation="sdpa")
+    model, settings = wrap(LlamaForCausalLM(cfg), variant, raf, mp_on)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+    g = torch.Generator().manual_seed(1 + rank)
+    ids = torch.randint(0, SHAPE["vocab"], (BATCH, SEQ), generator=g)
+    tr = StorageTracker()
+    check, timings, out = {}, {}, {}
+
+    def step():
+        tr.label([ids], "inputs")
+        tr.classify_model(model, opt)
+        tr.mark("start")
+        tr.set_phase("forward")
+        loss = model(input_ids=ids, labels=ids).loss
+        tr.mark("end_forward")
+        tr.set_phase("backward")
+        loss.backward()
+        del loss
+        tr.classify_model(model, opt)
+        tr.mark("end_backward")
+        tr.set_phase("optimizer")
+        opt.step()
+        tr.classify_model(model, opt)
+        tr.mark("end_optimizer")
+        tr.set_phase("zero_grad")
+        opt.zero_grad(set_to_none=True)
+        tr.mark("end_step")
+
+    with tr, watch_storage_resize(tr):
+        for name in ("step1", "step2"):
+            out[name] = measure_region(tr, name, step, check, timings)
+    n_params = sum(p.numel() for p in model.parameters())  # global numel (DTensor / flat incl. padding)
+    settings.update(world_size=ws, backend="gloo", device="cpu", rank=rank, units="LlamaDecoderLayer + root")
+    return dict(
+        name=f"{variant}-{'reshard' if raf else 'noreshard'}-ws{ws}-llama-tiny_b{BATCH}_s{SEQ}"
+             f"_{'mpbf16' if mp_on else 'fp32'}_adamw_sdpa",
+        config=dict(model="llama-tiny", batch=BATCH, seq=SEQ, dtype_mode="fsdp_mp_bf16" if mp_on else "fp32", optimizer="adamw", foreach=True,
+                    checkpointing=False, attn_impl="sdpa", dropout=False, dropout_kernel="native", inference=False),
+        framework=dict(name=variant, version=torch.__version__, settings=settings),
+        family="llama", n_layers=SHAPE["n_layers"], hidden=SHAPE["hidden"], heads=SHAPE["heads"],
+        kv_heads=SHAPE["kv_heads"], head_dim=64, ffn=SHAPE["ffn"], vocab=SHAPE["vocab"],
+        max_positions=SHAPE["max_positions"], tied_embeddings=False, mlp="swiglu", norm="rmsnorm", dropout_p=0.0,
+        dropout_kernel="native", seq=SEQ, batch=BATCH, dtype_mode="fsdp_mp_bf16" if mp_on else "fp32", param_dtype="float32", optimizer="adamw",
+        optimizer_foreach=True, checkpointing=False, checkpointing_kwargs=None, attn_impl="sdpa", n_params=n_params,
+        n_params_embeddings=SHAPE["vocab"] * SHAPE["hidden"], n_params_head=SHAPE["vocab"] * SHAPE["hidden"],
+        param_bytes=local_bytes(model.parameters()), optimizer_state_bytes=optimizer_state_bytes(opt), train=out,
+        inference=None, attention_ops_seen=dict(tr.op_counts), timings_s=timings, allocator_check=check,
+        wall_s=round(time.time() - t_all, 1), env=env_versions(("transformers", "numpy")),
+        attention_kernel={k: "sdpa_flash_cpu" for k in out})
+
+
+def worker(rank, ws, port, cases, path):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(ws))
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", rank=rank, world_size=ws)
+    recs = []
+    for variant, raf, mp_on in cases:
+        r = measure(variant, raf, ws, rank, mp_on)
+        if rank == 0:
+            s2 = r["train"]["step2"]
+            print(r["name"], f"{s2['peak_total']:,}", s2["phase_peaks"], flush=True)
+            recs.append(r)
+    if rank == 0:
+        with open(path, "w") as f:
+            json.dump(recs, f, indent=1)
+    dist.destroy_process_group()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--world-sizes", default="1,2")
+    ap.add_argument("--mp", action="store_true", help="the mixed-precision cases (MP_CASES) instead")
+    a = ap.parse_args()
+    recs = []
+    for ws in map(int, a.world_sizes.split(",")):
+        cases = [(v, raf, m) for v, raf, w, m in (MP_CASES if a.mp else CASES) if w == ws]
+        if not cases:
+            continue
+        part = f"{a.out}.ws{ws}"
+        mp.spawn(worker, args=(ws, 29600 + ws, cases, part), nprocs=ws, join=True)
+        with open(part) as f:
+            recs += json.load(f)
+        os.remove(part)
+    with open(a.out, "w") as f:
+        json.dump(recs, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+//! PyTorch FSDP1 and FSDP2 (torch 2.15.0): the unsharded parameters and communication buffers a
+//! fully sharded step holds beyond the sharded model states. Derived from the wheel's
+//! `torch/distributed/fsdp/` (`_runtime_utils.py`, `_flat_param.py`, `_init_utils.py`,
+//! `_fully_shard/_fsdp_param_group.py`, `_fully_shard/_fsdp_collectives.py`,
+//! `_fully_shard/_fsdp_state.py`) and held to CPU/gloo records (docs/frameworks/fsdp.md).
+//!
+//! A unit is one transformer block (the usual `transformer_auto_wrap_policy` / `fully_shard` per
+//! block); the root unit holds what is outside the blocks (embeddings, final norm, untied head).
+
+use super::super::ctx::Ctx;
+use super::super::training::{Parts, Stage};
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::{Diagnostic, Diagnostics};
+use crate::scenario::{ReduceDtype, Sharding, ZeroStage};
+
+/// Whether FSDP shards this step: `sharding` is FSDP1 or FSDP2 and `strategies.zero` is stage 3
+/// (FSDP always shards parameters, gradients and optimizer states; stages 1–2 keep the generic
+/// ZeRO rule).
+pub fn applies(c: &Ctx) -> bool {
+    matches!(c.framework.sharding, Sharding::Fsdp1 | Sharding::Fsdp2) && c.zero == ZeroStage::Stage3
+}
+
+/// FSDP with a ZeRO stage other than 3 (FSDP has none: `ShardingStrategy` FULL_SHARD and
+/// SHARD_GRAD_OP both shard all three states, `fully_shard` likewise), and FSDP1 under pipeline
+/// parallelism (`torch/distributed/pipelining` builds its stages from `fully_shard` modules; FSDP1
+/// has no pipeline integration in torch 2.15.0).
+pub fn diagnose(sharding: Sharding, zero: ZeroStage, pp_stages: u32, d: &mut Diagnostics) {
+    if !matches!(sharding, Sharding::Fsdp1 | Sharding::Fsdp2) {
+        return;
+    }
+    if zero != ZeroStage::Stage3 {
+        d.insert(Diagnostic::FsdpNeedsZero3);
+    }
+    if sharding == Sharding::Fsdp1 && pp_stages > 1 {
+        d.insert(Diagnostic::Fsdp1WithPipeline);
+    }
+}
+
+/// FSDP1 at one rank switches `FULL_SHARD` / `SHARD_GRAD_OP` to `NO_SHARD` (`_init_utils.py`
+/// line 433, "FSDP is switching to use `NO_SHARD`"): the flat parameter is used in place.
+fn no_shard(c: &Ctx) -> bool {
+    c.framework.sharding == Sharding::Fsdp1 && c.dp <= 1.0
+}
+
+/// Bytes of one element of an unsharded parameter: `MixedPrecision(param_dtype)` casts the
+/// all-gathered parameters to the compute type while the FP32 shard stays (`_flat_param.py`
+/// `_mp_shard`, FSDP2 `FSDPParam.init_all_gather_outputs` in `param_dtype`).
+fn e_unsharded(c: &Ctx) -> f64 {
+    c.ec.min(c.e_weights.max(c.ec))
+}
+
+/// (units in flight at once, root bytes) for the stage: with `reshard_after_forward` the current
+/// unit and the prefetched next one (FSDP1 `BackwardPrefetch.BACKWARD_PRE` default and
+/// `forward_prefetch`, FSDP2's implicit prefetch on the all-gather stream and its backward
+/// prefetch of one group); without it every unit of the stage stays unsharded from its forward
+/// to its backward. The root is never resharded after forward (FSDP1 `_post_forward_reshard`:
+/// `not state._is_root`; FSDP2 `_fsdp_state.py` `_lazy_init` sets the root's
+/// `post_forward_mesh_info = None`).
+fn units(c: &Ctx, m: &ResolvedModel, st: Stage) -> (f64, f64) {
+    let in_flight = if c.framework.fsdp.reshard_after_forward {
+        2.0_f64.min(st.layers.max(1.0))
+    } else {
+        st.layers
+    };
+    let emb = if st.first { m.params.embeddings } else { 0.0 };
+    let head = if st.last { m.params.head } else { 0.0 };
+    (in_flight, (emb + head) / c.tp * e_unsharded(c))
+}
+
+/// One unit's unsharded parameter bytes (one block over TP).
+pub fn unit_bytes(c: &Ctx, m: &ResolvedModel) -> f64 {
+    m.params.per_layer / c.tp * e_unsharded(c)
+}
+
+/// The stage's parts under FSDP: the gathered weights are the units in flight and the root.
+/// FSDP1's unsharded flat parameter is its all-gather output (`_flat_param.py`
+/// `_full_param_padded`; under mixed precision the input is `_mp_shard`, the shard in
+/// `param_dtype`). FSDP2 all-gathers each unit into one flat buffer whose own slice is the input
+/// (`_fsdp_collectives.py` `foreach_all_gather`, `all_gather_copy_in`) and copies it out into the
+/// per-parameter unsharded tensors (`split_with_sizes_copy`): one more unit-sized buffer, the
+/// prefetched unit's, until its copy-out. Autocast copies do not exist (the parameters are
+/// already in the compute type) and neither do DDP's buckets.
+pub fn parts(c: &Ctx, m: &ResolvedModel, p: Parts, st: Stage) -> Parts {
+    if !applies(c) {
+        return p;
+    }
+    let mut out = p;
+    out.comm = 0.0;
+    if no_shard(c) {
+        out.gathered = 0.0;
+        return out;
+    }
+    let (in_flight, root) = units(c, m, st);
+    let unit = unit_bytes(c, m);
+    let staging = match c.framework.sharding {
+        Sharding::Fsdp2 => staging2(c, unit),
+        // FSDP1's `_mp_shard` lives only through its own all-gather (`_flat_param.py`
+        // `post_unshard` → `_free_low_precision_sharded_param`): one unit's shard.
+        _ if c.amp => unit / c.dp,
+        _ => 0.0,
+    };
+    out.gathered = in_flight * unit + root + staging;
+    if c.amp {
+        out.casts = 0.0;
+    }
+    out
+}
+
+/// Bytes of one element of the reduce-scatter (`ReduceDtype::Default`: FSDP1 in `param_dtype`,
+/// FSDP2 2.15 in the sharded parameters' type).
+fn e_reduce(c: &Ctx) -> f64 {
+    match (c.framework.fsdp.reduce_dtype, c.framework.sharding) {
+        (ReduceDtype::Fp32, _) => 4.0,
+        (ReduceDtype::Default, Sharding::Fsdp2) => c.e_weights,
+        _ => e_unsharded(c),
+    }
+}
+
+/// Alive in the layers' backward: one unit's unsharded gradients (the parameters' type) beside
+/// its reduce-scatter input and output in the reduce type; FSDP2 `foreach_reduce`
+/// (`_fsdp_collectives.py`: `reduce_scatter_input` allocated, the gradients copied in and only
+/// then freed, `reduce_output` of 1/DP) and FSDP1 `_reduce_grad` (`_runtime_utils.py`).
+pub fn backward(c: &Ctx, m: &ResolvedModel) -> f64 {
+    if !applies(c) || no_shard(c) {
+        return 0.0;
+    }
+    let per_elem = m.params.per_layer / c.tp;
+    per_elem * (e_unsharded(c) + e_reduce(c) * (1.0 + 1.0 / c.dp))
+}
+
+/// FSDP2's held all-gather buffer: one unit (`wait_for_unshard` keeps the current result "to free
+/// after the next copy-out"); none at one rank, where `unshard` all-gathers nothing and
+/// `wait_for_unshard` copies the shards straight into the unsharded tensors
+/// (`_fsdp_param_group.py` lines 480, 523).
+fn staging2(c: &Ctx, unit: f64) -> f64 {
+    if c.dp > 1.0 { unit } else { 0.0 }
+}
+
+/// The gathered bytes at the loss, where every block has run its forward: (end of forward, loss
+/// backward), or `None` when FSDP does not apply. With `reshard_after_forward` no block is
+/// unsharded at the forward's loss (FSDP2 still holds its last all-gather buffer), and at the loss
+/// backward only the last block, prefetched by the root's pre-backward (FSDP1 `BACKWARD_PRE`,
+/// FSDP2's backward prefetch; at one rank FSDP2's prefetch gathers nothing). Without it every
+/// block stays. Measured: docs/frameworks/fsdp.md.
+pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
+    if !applies(c) || no_shard(c) {
+        return None;
+    }
+    let (_, root) = units(c, m, st);
+    let unit = unit_bytes(c, m);
+    let fsdp2 = c.framework.sharding == Sharding::Fsdp2;
+    let (fwd, bwd) = if c.framework.fsdp.reshard_after_forward {
+        let prefetched: f64 = if fsdp2 && c.dp <= 1.0 { 0.0 } else { 1.0 };
+        (0.0, prefetched.min(st.layers))
+    } else {
+        (st.layers, st.layers)
+    };
+    let held = if fsdp2 { staging2(c, unit) } else { 0.0 };
+    Some((root + fwd * unit + held, root + bwd * unit))
+}
+
+/// [`at_loss`], or `gathered` (the blocks' figure) at both points when FSDP does not apply.
+pub fn loss_gathered(c: &Ctx, m: &ResolvedModel, st: Stage, gathered: f64) -> (f64, f64) {
+    at_loss(c, m, st).unwrap_or((gathered, gathered))
+}
