@@ -151,9 +151,10 @@ fn scenario_for(r: &Value) -> Scenario {
     peft(&mut s, c);
     let parallel = text(&c["parallel"]);
     if parallel.contains("FSDP2") {
-        // FSDP2 `fully_shard` over 8 GPUs: the generic ZeRO-3 rule until the FSDP profile lands.
+        // FSDP2 `fully_shard` over 8 GPUs (torchtune's `shard_model`, one unit per layer).
         s.parallel.dp = u(&r["hardware"], "gpus");
         s.strategies.zero = ZeroStage::Stage3;
+        s.implementation.sharding = vram_explorer::scenario::Sharding::Fsdp2;
         if parallel.contains("fsdp_cpu_offload=True") {
             s.strategies.offload_params = OffloadTarget::Cpu;
             s.strategies.offload_optimizer = OffloadTarget::Cpu;
@@ -165,7 +166,7 @@ fn scenario_for(r: &Value) -> Scenario {
 
 /// Records whose gap has a mechanism the estimator does not model (or none found): id prefix and
 /// reason.
-const KNOWN_MISSES: [(&str, &str); 8] = [
+const KNOWN_MISSES: [(&str, &str); 10] = [
     (
         "torchtune-llama-3.2-3b-full-baseline",
         "the peak step's sequence length is unpublished: unpacked Alpaca batches are padded to their \
@@ -195,10 +196,12 @@ const KNOWN_MISSES: [(&str, &str); 8] = [
         "unexplained: the same config is published at 16.2 GiB on a 4090; the column's statistic is \
          unstated",
     ),
+    ("torchtune-llama-3.1-70b-full-8xa100", FSDP_ROOT),
+    ("torchtune-llama-3.1-70b-lora-8xa100", FSDP_ROOT),
     (
         "torchtune-llama-3.1-405b-qlora-8xa100",
-        "unexplained: 405B_qlora.yaml says batch 1 where the README says 2, the statistic is \
-         unstated, and FSDP2 runs the generic ZeRO-3 rule until the FSDP profile lands",
+        "405B_qlora.yaml says batch 1 where the README says 2, the statistic is unstated; and as \
+         the 70B rows, its embeddings and head are sharded units of their own (FSDP_ROOT)",
     ),
     (
         "torchtune-llama-2-7b-qlora-all-r8",
@@ -207,6 +210,16 @@ const KNOWN_MISSES: [(&str, &str); 8] = [
          by the caching allocator and set the figure; what init allocates is not traced yet",
     ),
 ];
+
+/// torchtune's multi-GPU Llama 3.1 configs (70B, 405B) list `custom_sharded_layers: ['tok_embeddings',
+/// 'output']`: `training.shard_model` (torchtune/training/_distributed.py) wraps them in
+/// `fully_shard` units of their own, so they are resharded after use instead of staying unsharded
+/// in the root unit, which is what `Sharding::Fsdp2` models (and `fsdp_cpu_offload` keeps the
+/// sharded parameters on the host, which the FSDP profile does not model either).
+const FSDP_ROOT: &str = "custom_sharded_layers ['tok_embeddings', 'output']: torchtune shards the \
+    embedding and the head as FSDP2 units of their own (resharded after use); the FSDP profile \
+    keeps them unsharded in the root unit (+2 × V·h BF16 for a whole step), and fsdp_cpu_offload \
+    (the 70B full row) is not modelled by it";
 
 /// `compile=True` compiles the loss (modelled: `implementation.torchtune.compile`, from the CPU probe
 /// tests/data/measured/torchtune-compiled-loss-probe.json) and every decoder layer
@@ -251,11 +264,11 @@ fn torchtune_published_memory_table() {
     assert_eq!(cases.len(), 24, "records");
     let s = report("torchtune (Profile::Torchtune)", &cases);
     assert_eq!(s.rebuilt, 24);
-    assert_eq!(s.modelled, 16);
+    assert_eq!(s.modelled, 14);
     // Issue 12's bar on the allocated cases (every one within 10 %) holds; the median (3 %) does
     // not: guards a little above today's figures (modelled median 4.6 %, worst 9.5 %, worst
-    // allocated 9.5 %; all records median 6.5 %, worst 134 %).
-    s.hold(0.05, 0.10, 0.07, 1.36);
+    // allocated 9.5 %; all records median 7.1 %, worst 134 %).
+    s.hold(0.05, 0.10, 0.08, 1.36);
 }
 
 /// The compiled loss is the mechanism of the compile rows' old gap: with `compile=True` modelled
@@ -288,5 +301,5 @@ fn torchtune_compiled_loss_is_the_mechanism() {
             n += usize::from(modelled.abs() < eager.abs());
         }
     }
-    assert_eq!(n, 9);
+    assert_eq!(n, 8);
 }
