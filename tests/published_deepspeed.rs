@@ -17,7 +17,7 @@
 #[path = "support/published_table.rs"]
 mod published_table;
 
-use published_table::{Case, Stat, missed_for, records, report, u, value_bytes};
+use published_table::{Case, Stat, copy_mha_dims, missed_for, records, report, u, value_bytes};
 use serde_json::Value;
 use vram_explorer::estimator::{Component, estimate};
 use vram_explorer::hardware::GpuId;
@@ -38,12 +38,7 @@ fn bf16_master(r: &Value) -> Scenario {
         ..Scenario::default()
     };
     let t = &mut s.model.transformer;
-    t.layers = u(m, "layers");
-    t.hidden = u(m, "hidden");
-    t.heads = u(m, "heads");
-    t.kv_heads = t.heads;
-    t.head_dim = u(m, "head_dim");
-    t.ffn = u(m, "ffn");
+    copy_mha_dims(m, t);
     t.vocab = 50_257;
     t.max_positions = u(m, "positions");
     t.tied_embeddings = false;
@@ -89,12 +84,7 @@ fn opt_autotp(r: &Value) -> Scenario {
         ..Scenario::default()
     };
     let t = &mut s.model.transformer;
-    t.layers = u(m, "layers");
-    t.hidden = u(m, "hidden");
-    t.heads = u(m, "heads");
-    t.kv_heads = t.heads;
-    t.head_dim = u(m, "head_dim");
-    t.ffn = u(m, "ffn");
+    copy_mha_dims(m, t);
     t.vocab = u(m, "vocab");
     // OPT's learned positions carry an offset of 2 rows (`OPTLearnedPositionalEmbedding`).
     t.max_positions = u(m, "positions") + 2;

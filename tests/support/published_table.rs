@@ -38,6 +38,16 @@ pub fn copy_dims(m: &Value, t: &mut TransformerDims) {
     t.ffn = u(m, "ffn");
 }
 
+/// `copy_dims` for a multi-head-attention record that gives no `kv_heads` (every head its own KV).
+pub fn copy_mha_dims(m: &Value, t: &mut TransformerDims) {
+    t.layers = u(m, "layers");
+    t.hidden = u(m, "hidden");
+    t.heads = u(m, "heads");
+    t.kv_heads = t.heads;
+    t.head_dim = u(m, "head_dim");
+    t.ffn = u(m, "ffn");
+}
+
 /// The records of `text` whose id a known miss of reason `why` names (its key a prefix of the id):
 /// the records a "this is the mechanism" test checks.
 pub fn missed_for(text: &str, known: &[(&str, &str)], why: &str) -> Vec<Value> {
