@@ -47,76 +47,93 @@ pub fn estimate_memory(
     )
 }
 
+/// What every stage of a resolved scenario is estimated from: the context, PEFT's view of it, one
+/// layer of one micro-batch (the same on every stage), where the stage classes sit and the GPU's
+/// capacity. Shared by the estimate and by [`stage_phases`], which recomputes one class.
+struct Setup {
+    c: Ctx,
+    x: peft::Ext,
+    layer: (activations::Sizes, activations::LayerActs),
+    places: [Option<pipeline::Place>; MAX_STAGE_CLASSES],
+    gpu: f64,
+}
+
+impl Setup {
+    fn of(r: &Resolved) -> Setup {
+        let (scenario, model) = (&r.scenario, r.model);
+        let x = peft::Ext::new(scenario, model);
+        let c = x.base_ctx(Ctx::of(r));
+        let (z, acts) = layer_kinds::average_layer(&c, model, c.b, c.s);
+        let lora = peft::lora_layer(&c, model, &z, &x, acts);
+        let layer = (z, frameworks::lora_layer(&c, model, &z, &x, lora));
+        Setup {
+            places: pipeline::classes(model.layers.max(1), r.pp_stages.max(1)),
+            gpu: capacity(&scenario.gpu).get(),
+            c,
+            x,
+            layer,
+        }
+    }
+
+    /// The phases and states of the stage class at `place`.
+    fn stage(
+        &self,
+        m: &ResolvedModel,
+        place: &pipeline::Place,
+    ) -> (PhasePeaks, states::ModelStates) {
+        let s = place_stage(&self.c, place);
+        stage_of(&self.c, &self.x, m, &self.layer, s, self.gpu)
+    }
+}
+
 /// The memory estimate of a resolved scenario.
 pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryEstimate {
     let (scenario, model) = (&r.scenario, r.model);
-    let x = peft::Ext::new(scenario, model);
-    let c = x.base_ctx(Ctx::of(r));
-    structural_diagnostics(scenario, model, &c, diagnostics);
-    // One layer of one micro-batch: the same on every stage.
-    let (z, acts) = layer_kinds::average_layer(&c, model, c.b, c.s);
-    let layer = (
-        z,
-        frameworks::lora_layer(&c, model, &z, &x, peft::lora_layer(&c, model, &z, &x, acts)),
-    );
-    let places = pipeline::classes(model.layers.max(1), r.pp_stages.max(1));
+    let setup = Setup::of(r);
+    let Setup {
+        c,
+        x,
+        layer,
+        places,
+        ..
+    } = &setup;
+    structural_diagnostics(scenario, model, c, diagnostics);
+    // The result from the limiting stage's phases and states (`at`: its first stage).
+    let done = |stage: &(PhasePeaks, states::ModelStates), at: u32, d: &mut Diagnostics| {
+        finish(scenario, model, c, x, (stage, at), &layer.1, d)
+    };
     let [Some(first_place), ..] = places else {
-        return finish(
-            scenario,
-            model,
-            &c,
-            &x,
-            (&Default::default(), 0),
-            &layer.1,
-            diagnostics,
-        );
+        return done(&Default::default(), 0, diagnostics);
     };
     // The stages' phases are large (`PhasePeaks`): kept where `stage` wrote them and passed on by
     // reference, so each is copied once, into the result.
-    let gpu = capacity(&scenario.gpu).get();
-    let mut first = stage_of(&c, &x, model, &layer, place_stage(&c, &first_place), gpu);
+    let mut first = setup.stage(model, first_place);
     // llama.cpp: its own buffers, every GPU of the layout one device of its layer split.
     if let Some((phases, host)) = super::engines::llamacpp::memory::phases(r) {
         (first.0, first.1.host) = (phases, host);
-        return finish(scenario, model, &c, &x, (&first, 0), &layer.1, diagnostics);
+        return done(&first, 0, diagnostics);
     }
     if c.pp <= 1.0 {
-        return finish(scenario, model, &c, &x, (&first, 0), &layer.1, diagnostics);
+        return done(&first, 0, diagnostics);
     }
     let mut computed = [None; MAX_STAGE_CLASSES];
-    for (i, (slot, place)) in computed.iter_mut().zip(&places).enumerate() {
+    for (i, (slot, place)) in computed.iter_mut().zip(places).enumerate() {
         *slot = match place {
             _ if i == 0 => Some(first),
-            Some(place) => Some(stage_of(&c, &x, model, &layer, place_stage(&c, place), gpu)),
+            Some(place) => Some(setup.stage(model, place)),
             None => None,
         };
     }
     let chosen = limiting_index(&computed);
     let (Some(Some(limiting)), Some(Some(place))) = (computed.get(chosen), places.get(chosen))
     else {
-        return finish(
-            scenario,
-            model,
-            &c,
-            &x,
-            (&Default::default(), 0),
-            &layer.1,
-            diagnostics,
-        );
+        return done(&Default::default(), 0, diagnostics);
     };
-    let mut out = finish(
-        scenario,
-        model,
-        &c,
-        &x,
-        (limiting, place.first),
-        &layer.1,
-        diagnostics,
-    );
+    let mut out = done(limiting, place.first, diagnostics);
     let context = out.peak.get(Component::CudaContext);
-    for ((slot, s), place) in out.stages.iter_mut().zip(&computed).zip(&places) {
+    for ((slot, s), place) in out.stages.iter_mut().zip(&computed).zip(places) {
         if let (Some((phases, _)), Some(place)) = (s, place) {
-            *slot = stage_class(scenario, &c, place, phases, context);
+            *slot = stage_class(scenario, c, place, phases, context);
         }
     }
     out
@@ -185,18 +202,9 @@ pub fn stage_phases(r: &Resolved, mem: &MemoryEstimate, class: usize) -> Option<
     if limiting == Some(wanted.first) {
         return Some(mem.phases);
     }
-    let (scenario, model) = (&r.scenario, r.model);
-    let x = peft::Ext::new(scenario, model);
-    let c = x.base_ctx(Ctx::of(r));
-    let (z, acts) = layer_kinds::average_layer(&c, model, c.b, c.s);
-    let layer = (
-        z,
-        frameworks::lora_layer(&c, model, &z, &x, peft::lora_layer(&c, model, &z, &x, acts)),
-    );
-    let places = pipeline::classes(model.layers.max(1), r.pp_stages.max(1));
-    let place = places.get(class).copied().flatten()?;
-    let gpu = capacity(&scenario.gpu).get();
-    Some(stage_of(&c, &x, model, &layer, place_stage(&c, &place), gpu).0)
+    let setup = Setup::of(r);
+    let place = setup.places.get(class).copied().flatten()?;
+    Some(setup.stage(r.model, &place).0)
 }
 
 /// One pipeline stage's peak with the same CUDA context and allocator rule as the reported peak (the

@@ -127,6 +127,17 @@ impl Default for Scenario {
 }
 
 impl Scenario {
+    /// An inference scenario served by an engine that sizes its KV cache at startup (vLLM,
+    /// SGLang, llama.cpp): its largest batch and context are the engine's, not the peak's
+    /// (`solver::max_fitting`).
+    pub fn served_from_a_startup_kv_cache(&self) -> bool {
+        self.mode == Mode::Inference
+            && self
+                .inference
+                .engine
+                .is_some_and(|e| e.budgets_at_startup())
+    }
+
     /// The name to show: `name`, unless it is empty, or it is the default scenario's name on a
     /// scenario that is no longer the default one (a file that omits `name` gets the default's; a
     /// model switched to a parameter count keeps it). Then a description of what it is, e.g.

@@ -236,10 +236,7 @@ fn batch_name(b: Option<u32>, items: &str) -> String {
 /// How the headline names the largest batch: under a serving engine it is the requests the KV
 /// cache the engine sized at startup holds at once (`solver::max_fitting`).
 pub fn batch_wording(s: &crate::scenario::Scenario) -> (&'static str, &'static str) {
-    let engine = s.inference.engine.as_ref();
-    match s.mode == crate::scenario::Mode::Inference
-        && engine.is_some_and(|e| e.budgets_at_startup())
-    {
+    match s.served_from_a_startup_kv_cache() {
         true => (
             "Requests the KV cache holds at once",
             "The engine sizes its KV cache at startup whatever the load. vLLM/SGLang: the KV cache's tokens over one request (prompt + generated), at most max_num_seqs / max_running_requests. llama.cpp: the most -np slots at this -c whose slot holds one request.",

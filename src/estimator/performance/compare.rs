@@ -110,11 +110,7 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     let mut fit = batch_fit(scenario, model, mem.gpu_total.get());
     // A serving engine sizes its KV cache at startup: the requests it holds at once are read off
     // that cache (`solver::max_fitting`), not off this GPU's capacity.
-    fit.batch_free = scenario.mode == Mode::Inference
-        && scenario
-            .inference
-            .engine
-            .is_some_and(|e| e.budgets_at_startup());
+    fit.batch_free = scenario.served_from_a_startup_kv_cache();
     let base_hw = scenario.gpu.spec();
     let row =
         |kind: RowKind, hw: &GpuSpec, devices: u32, cap: Option<Bytes>, d: &mut Diagnostics| {

@@ -135,6 +135,21 @@ const AXES: [Choice<SweepAxis>; 7] = [
 ];
 
 /// The chart, with the axis selector above it.
+/// The legend's name for the edge at `x` (log10 of the axis value).
+fn edge_label(scenario: &Scenario, axis: Axis, x: f64, unit: &str) -> String {
+    // Under a serving engine the batch's edge is what its KV cache holds, not where the curve
+    // meets the GPU line (`solver::max_fitting`); said as the headline says it.
+    if axis == Axis::Batch && scenario.served_from_a_startup_kv_cache() {
+        return format!("KV cache holds: {} {}", widgets::log10_label(x), unit);
+    }
+    let what = if axis.more_is_less() {
+        "Smallest"
+    } else {
+        "Largest"
+    };
+    format!("{what} that fits: {} {}", widgets::log10_label(x), unit)
+}
+
 pub fn ui(
     ui: &mut Ui,
     prefs: &mut Prefs,
@@ -165,14 +180,7 @@ pub fn ui(
     } else {
         axis.unit(scenario)
     };
-    let edge_name = edge.map(|x| {
-        let what = if axis.more_is_less() {
-            "Smallest"
-        } else {
-            "Largest"
-        };
-        format!("{what} that fits: {} {}", widgets::log10_label(x), unit)
-    });
+    let edge_name = edge.map(|x| edge_label(scenario, axis, x, unit));
     let mut items = Vec::with_capacity(5);
     if base_points.is_some() {
         items.push((theme::baseline(th), "Baseline".to_owned()));
