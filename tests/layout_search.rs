@@ -65,6 +65,10 @@ fn offload_is_searched_where_it_makes_a_layout_fit() {
     let t = &mut s.model.transformer;
     (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn, t.vocab) = (32, 4096, 32, 32, 11008, 32000);
     s.workload.seq_len = 4096;
+    // Mixed precision (FP32 master weights and Adam moments): the 16 bytes per parameter above.
+    // In uniform BF16 (12 bytes) the model states are 63 GiB and a layout without offload fits
+    // the 79.19 GiB an H100 lets a process allocate.
+    s.precision.mode = vram_explorer::scenario::PrecisionMode::Amp;
     let r = search(
         &s,
         &SearchOptions {

@@ -223,8 +223,8 @@ fn unsloth_hf(r: &Value, mut s: Scenario) -> Scenario {
     let c = &r["config"];
     let gb = r["hardware"]["vram_GB"].as_f64().unwrap();
     s.gpu = GpuChoice::Custom(CustomGpu {
-        // "8 GB" cards hold 8 GiB.
-        memory_gb: gb * GIB / 1e9,
+        // "8 GB" cards hold 8 GiB: `memory_gb` reads the datasheet's "GB" as GiB.
+        memory_gb: gb,
         ..CustomGpu::default()
     });
     s.precision.mode = PrecisionMode::Uniform;

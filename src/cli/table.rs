@@ -125,13 +125,13 @@ fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
         s.strategies.zero,
         s.strategies.checkpointing
     );
-    let cap = est.memory.capacity;
     let _ = writeln!(
         out,
-        "GPU:     {}, {} = {}\n",
+        "GPU:     {}, {} = {} of memory, {} usable\n",
         escape_controls(&gpu_name(s)),
-        MemoryUnit::GB.format(cap),
-        MemoryUnit::GiB.format(cap)
+        MemoryUnit::GiB.format(s.gpu.capacity()),
+        MemoryUnit::GB.format(s.gpu.capacity()),
+        MemoryUnit::GiB.format(est.memory.capacity)
     );
 }
 

@@ -446,10 +446,13 @@ fn cp_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Diagnostics
     }
 }
 
+/// What the fit is measured against: the memory a process can allocate on the GPU.
 fn capacity(gpu: &GpuChoice) -> Bytes {
     match gpu {
-        GpuChoice::Catalog(id) => crate::hardware::capacity(*id),
-        GpuChoice::Custom(g) => Bytes::from_gb(g.memory_gb),
+        GpuChoice::Catalog(id) => crate::hardware::usable(*id),
+        // The custom GPU's `memory_gb` as resolved (clamped), read as the catalog reads a
+        // datasheet's "GB" (binary: `hardware::Capacity`); no runtime reserve is known.
+        GpuChoice::Custom(g) => Bytes::from_gib(g.memory_gb),
     }
 }
 

@@ -35,12 +35,19 @@ impl Confidence {
     }
 }
 
-/// A capacity in the unit its vendor quoted.
+/// A capacity in the unit it is counted in.
+///
+/// A datasheet's "80 GB" of device memory is binary: DRAM is built and sold in powers of two, and
+/// JEDEC's JESD100B.01 (Terms, Definitions, and Letter Symbols for Microcomputers, Microprocessors,
+/// and Memory Integrated Circuits) defines "giga" as a prefix of semiconductor storage capacity as
+/// 2^30. The devices show it: nvidia-smi reports 81,559 MiB on an H100 80GB, 24,576 MiB on an RTX
+/// 3090 and 24,564 MiB on an RTX 4090 (docs/engines/sglang.md §3, vLLM #10517), where 80·10⁹ B
+/// would be 76,294 MiB. The catalog therefore stores every device's memory as [`Capacity::Gib`].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Capacity {
-    /// Decimal gigabytes (10^9 B): NVIDIA, AMD, Apple datasheets.
+    /// Decimal gigabytes (10^9 B), for a figure that really is decimal.
     Gb(f64),
-    /// Binary gibibytes (2^30 B): Google's TPU v4 page.
+    /// Binary gibibytes (2^30 B): a datasheet's "GB" of DRAM (see above).
     Gib(f64),
 }
 

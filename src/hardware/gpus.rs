@@ -35,7 +35,8 @@ pub(super) const PCIE5: Option<Link> = Some(Link::bidir("PCIe 5.0 x16", 128.0));
 pub(super) const BASE: GpuSpec = GpuSpec {
     name: "",
     memory: MemoryTech::Hbm2,
-    capacity: Capacity::Gb(0.0),
+    capacity: Capacity::Gib(0.0),
+    runtime_reserve_gib: 0.0,
     bandwidth_gb_s: 0.0,
     peaks: Peaks {
         fp32: None,
@@ -53,6 +54,18 @@ pub(super) const BASE: GpuSpec = GpuSpec {
     confidence: Confidence::Secondary,
     compute_confidence: Confidence::Secondary,
     note: "",
+};
+
+/// The CUDA runtime's reserve where no log gives a card's own: the mean of the two cards with
+/// both nvidia-smi's capacity and `mem_get_info`'s total published, H100 80GB 79.65 − 79.19 =
+/// 0.46 GiB (vLLM log of gateway-api-inference-extension #550; nvidia-smi 81,559 MiB, sglang.md
+/// §3) and RTX 3090 24.00 − 23.58 = 0.42 GiB (vLLM #10517).
+pub const CUDA_RUNTIME_RESERVE_GIB: f64 = 0.44;
+
+/// The base of an NVIDIA entry: [`BASE`] with the CUDA runtime's reserve.
+pub(super) const NV: GpuSpec = GpuSpec {
+    runtime_reserve_gib: CUDA_RUNTIME_RESERVE_GIB,
+    ..BASE
 };
 
 /// The whole catalog as one static table indexed by `GpuId as usize`, built at compile time from

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use article::{ArticleTech, article_tech};
 pub use figures::{Capacity, Confidence, Link, Quoted};
-pub use gpus::{gpu, gpu_ref};
+pub use gpus::{CUDA_RUNTIME_RESERVE_GIB, gpu, gpu_ref};
 pub use memory_tech::{MemoryTech, TechSpec, tech};
 
 use crate::tensor::Dtype;
@@ -67,9 +67,14 @@ impl GpuId {
     }
 }
 
-/// Memory capacity of a catalog GPU (what the vendor quotes, converted with the vendor's unit).
+/// Memory capacity of a catalog GPU (what the vendor quotes, as binary bytes: see [`Capacity`]).
 pub fn capacity(id: GpuId) -> Bytes {
     gpu(id).capacity.bytes()
+}
+
+/// What a program can allocate on a catalog GPU ([`GpuSpec::usable`]).
+pub fn usable(id: GpuId) -> Bytes {
+    gpu_ref(id).usable()
 }
 
 /// Peak throughput of one element type: dense, and with 2:4 structured sparsity where quoted.
@@ -121,6 +126,10 @@ pub struct GpuSpec {
     pub name: &'static str,
     pub memory: MemoryTech,
     pub capacity: Capacity,
+    /// What the runtime keeps of `capacity`, GiB: the device memory minus the total that
+    /// `torch.cuda.mem_get_info` (`cudaMemGetInfo`) reports, the most any process can hold. Zero
+    /// where no source gives it (non-NVIDIA devices, custom GPUs).
+    pub runtime_reserve_gib: f64,
     /// Peak memory bandwidth, GB/s.
     pub bandwidth_gb_s: f64,
     pub peaks: Peaks,
@@ -143,6 +152,12 @@ pub struct GpuSpec {
 }
 
 impl GpuSpec {
+    /// The memory a program can allocate: `capacity` minus the runtime's reserve (what
+    /// `cudaMemGetInfo` reports as total). Fit and headroom are measured against it, since the
+    /// CUDA context and everything a process allocates come out of it.
+    pub fn usable(&self) -> Bytes {
+        Bytes((self.capacity.bytes().get() - self.runtime_reserve_gib * crate::units::GIB).max(0.0))
+    }
     pub fn bandwidth(&self) -> BytesPerSec {
         BytesPerSec::from_gb_per_s(self.bandwidth_gb_s)
     }

@@ -35,7 +35,13 @@ impl GpuChoice {
 
     /// Memory capacity of the GPU, catalog or custom.
     pub fn capacity(&self) -> Bytes {
-        self.spec().capacity.bytes()
+        self.with_spec(|g| g.capacity.bytes())
+    }
+
+    /// What a program can allocate on the GPU ([`crate::hardware::GpuSpec::usable`]): fit and
+    /// headroom are measured against it.
+    pub fn usable(&self) -> Bytes {
+        self.with_spec(crate::hardware::GpuSpec::usable)
     }
 }
 
@@ -50,7 +56,9 @@ impl Default for GpuChoice {
 #[serde(default, deny_unknown_fields)]
 pub struct CustomGpu {
     pub name: String,
-    /// Memory capacity in GB (10^9 B), as vendors quote it.
+    /// Memory capacity as the datasheet quotes it ("24 GB"), read as GiB: a datasheet's "GB" of
+    /// DRAM is binary (`hardware::Capacity`). Fit is measured against all of it (no runtime
+    /// reserve is known for a custom GPU).
     pub memory_gb: f64,
     /// Memory bandwidth in GB/s.
     pub bandwidth_gb_s: f64,
@@ -120,7 +128,8 @@ impl CustomGpu {
         GpuSpec {
             name: "Custom GPU",
             memory: c.memory_tech,
-            capacity: Capacity::Gb(pos(c.memory_gb).unwrap_or(0.0)),
+            capacity: Capacity::Gib(pos(c.memory_gb).unwrap_or(0.0)),
+            runtime_reserve_gib: 0.0,
             bandwidth_gb_s: pos(c.bandwidth_gb_s).unwrap_or(0.0),
             peaks: Peaks {
                 fp32: peak(c.tflops_32),

@@ -7,10 +7,9 @@ use crate::hardware::GpuId;
 use crate::scenario::GpuChoice;
 use crate::units::GIB;
 
-/// The driver's reserve: nvidia-smi capacity − `mem_get_info` total, GiB. The mean of the two
-/// cards with both figures published: H100 80GB 79.65 − 79.19 = 0.46 (vLLM logs, gateway-api-
-/// inference-extension #550; sglang.md §3), RTX 3090 24.00 − 23.58 = 0.42 (vLLM #10517).
-pub const DRIVER_RESERVE_GIB: f64 = 0.44;
+/// The driver's reserve: nvidia-smi capacity − `mem_get_info` total, GiB (the catalog's
+/// [`crate::hardware::CUDA_RUNTIME_RESERVE_GIB`], where its sources are named).
+pub const DRIVER_RESERVE_GIB: f64 = crate::hardware::CUDA_RUNTIME_RESERVE_GIB;
 
 /// nvidia-smi's capacity, MiB, where a source prints it; `None`: derived from the catalog.
 fn smi_mib(id: GpuId) -> Option<f64> {
@@ -35,11 +34,11 @@ fn driver_gib(id: GpuId) -> Option<f64> {
     })
 }
 
-/// The vendor's "N GB" read as N GiB, in MiB: the devices hold binary sizes and nvidia-smi shows
-/// them within 0.5 % of that (H100 "80 GB" 81,559 MiB = 79.65 GiB, RTX 4090 "24 GB" 24,564 MiB,
-/// RTX 3090 24,576 MiB, as published above), where reading "80 GB" as 80·10⁹ B would be 7 % low.
+/// The catalog's capacity in MiB: the vendor's "N GB" as N GiB (`hardware::Capacity`), which
+/// nvidia-smi shows within 0.5 % (H100 "80 GB" 81,559 MiB = 79.65 GiB, RTX 4090 "24 GB" 24,564
+/// MiB, RTX 3090 24,576 MiB, as published above).
 fn vendor_number_as_gib_mib(catalog_bytes: f64) -> f64 {
-    catalog_bytes / 1e9 * 1024.0
+    catalog_bytes / 1_048_576.0
 }
 
 /// nvidia-smi's capacity of the scenario's GPU, MiB: the published figure, else the catalog's

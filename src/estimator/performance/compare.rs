@@ -120,7 +120,7 @@ pub fn compare(scenario: &Scenario) -> Comparison {
         };
     let gpus = GpuId::ALL.map(|id| {
         let hw = hardware::gpu(id);
-        row(RowKind::Gpu(id), &hw, 0, Some(hw.capacity.bytes()), &mut d)
+        row(RowKind::Gpu(id), &hw, 0, Some(hw.usable()), &mut d)
     });
     let techs = MemoryTech::ALL.map(|t| {
         let spec = tech(t);

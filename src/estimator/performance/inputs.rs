@@ -109,7 +109,7 @@ impl Inputs {
             algo: t.collective,
             comm_overlap: t.comm_overlap,
             offload_overlap: t.offload_overlap,
-            capacity: hw.capacity.bytes().get().clamp(0.0, MAX_RATE),
+            capacity: hw.usable().get().clamp(0.0, MAX_RATE),
             tdp_w: hw.tdp_w.filter(|w| w.is_finite() && *w > 0.0),
             energy_pj_per_bit: tech(hw.memory).energy_pj_per_bit,
             dp: p.dp,

@@ -6,7 +6,7 @@ use super::{BASE, PCIE5, d, ds};
 pub(super) const MI250_X: GpuSpec = GpuSpec {
     name: "MI250X",
     memory: MemoryTech::Hbm2e,
-    capacity: Capacity::Gb(128.0),
+    capacity: Capacity::Gib(128.0),
     bandwidth_gb_s: 3276.8,
     peaks: Peaks {
         fp32: d(95.7),
@@ -24,7 +24,7 @@ pub(super) const MI250_X: GpuSpec = GpuSpec {
 pub(super) const MI300_X: GpuSpec = GpuSpec {
     name: "MI300X",
     memory: MemoryTech::Hbm3,
-    capacity: Capacity::Gb(192.0),
+    capacity: Capacity::Gib(192.0),
     bandwidth_gb_s: 5300.0,
     peaks: Peaks {
         fp32: d(163.4),
@@ -45,7 +45,7 @@ pub(super) const MI300_X: GpuSpec = GpuSpec {
 pub(super) const APPLE_M2_ULTRA: GpuSpec = GpuSpec {
     name: "Apple M2 Ultra",
     memory: MemoryTech::Lpddr5,
-    capacity: Capacity::Gb(192.0),
+    capacity: Capacity::Gib(192.0),
     bandwidth_gb_s: 800.0,
     peaks: Peaks {
         fp32: d(27.0),
@@ -60,7 +60,7 @@ pub(super) const APPLE_M2_ULTRA: GpuSpec = GpuSpec {
 pub(super) const APPLE_M3_ULTRA: GpuSpec = GpuSpec {
     name: "Apple M3 Ultra",
     memory: MemoryTech::Lpddr5,
-    capacity: Capacity::Gb(512.0),
+    capacity: Capacity::Gib(512.0),
     bandwidth_gb_s: 819.2,
     source: "Apple newsroom quotes (\"over 800 GB/s\") [S]",
     compute_confidence: Confidence::Unverified,
@@ -71,7 +71,7 @@ pub(super) const APPLE_M3_ULTRA: GpuSpec = GpuSpec {
 pub(super) const SNAPDRAGON865: GpuSpec = GpuSpec {
     name: "Snapdragon 865",
     memory: MemoryTech::Lpddr5,
-    capacity: Capacity::Gb(16.0),
+    capacity: Capacity::Gib(16.0),
     bandwidth_gb_s: 44.0,
     peaks: Peaks {
         int8: d(15.0),
@@ -106,7 +106,7 @@ pub(super) const TPU_V4: GpuSpec = GpuSpec {
 pub(super) const TPU_V5E: GpuSpec = GpuSpec {
     name: "TPU v5e",
     memory: MemoryTech::Hbm2,
-    capacity: Capacity::Gb(16.0),
+    capacity: Capacity::Gib(16.0),
     bandwidth_gb_s: 819.0,
     peaks: Peaks {
         fp16: d(197.0),

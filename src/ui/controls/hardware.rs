@@ -52,12 +52,15 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, prefs: &Prefs) {
     }
     let spec = s.gpu.spec();
     ui.label(format!(
-        "{} · {} GB/s",
+        "{} ({} usable) · {} GB/s",
         prefs.unit.format(spec.capacity.bytes()),
+        prefs.unit.format(spec.usable()),
         fmt_sig(spec.bandwidth_gb_s)
     ))
     .on_hover_text(format!(
-        "Memory capacity in {} and peak bandwidth. Source: {}",
+        "Memory capacity in {}: the datasheet's \"GB\" of memory is binary (JEDEC), so an \"80 GB\" \
+         card holds 80 GiB. Usable: what the CUDA runtime lets a process allocate (cudaMemGetInfo's \
+         total); the fit is measured against it. Then the peak bandwidth. Source: {}",
         prefs.unit.label(),
         spec.source
     ));
