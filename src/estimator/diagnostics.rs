@@ -34,12 +34,13 @@ pub enum Diagnostic {
     PostTrainingSettingsIgnored,
     EngineWouldNotStart,
     RequestLongerThanEngineContext,
+    RequestsBeyondEnginePool,
     FsdpNeedsZero3,
     Fsdp1WithPipeline,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 31] = [
+    pub const ALL: [Diagnostic; 32] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -69,6 +70,7 @@ impl Diagnostic {
         Diagnostic::PostTrainingSettingsIgnored,
         Diagnostic::EngineWouldNotStart,
         Diagnostic::RequestLongerThanEngineContext,
+        Diagnostic::RequestsBeyondEnginePool,
         Diagnostic::FsdpNeedsZero3,
         Diagnostic::Fsdp1WithPipeline,
     ];
@@ -138,6 +140,7 @@ impl Diagnostic {
             Diagnostic::PostTrainingSettingsIgnored => "post_training_settings_ignored",
             Diagnostic::EngineWouldNotStart => "engine_would_not_start",
             Diagnostic::RequestLongerThanEngineContext => "request_longer_than_engine_context",
+            Diagnostic::RequestsBeyondEnginePool => "requests_beyond_engine_pool",
             Diagnostic::FsdpNeedsZero3 => "fsdp_needs_zero3",
             Diagnostic::Fsdp1WithPipeline => "fsdp1_with_pipeline",
         }
@@ -209,7 +212,8 @@ impl Diagnostic {
             | Diagnostic::CpDoesNotDivideSequence
             | Diagnostic::PostTrainingSettingsIgnored
             | Diagnostic::EngineWouldNotStart
-            | Diagnostic::RequestLongerThanEngineContext => self.workload_message(),
+            | Diagnostic::RequestLongerThanEngineContext
+            | Diagnostic::RequestsBeyondEnginePool => self.workload_message(),
             Diagnostic::IntegerTrainingType => {
                 "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."
             }
@@ -237,6 +241,9 @@ impl Diagnostic {
             }
             Diagnostic::RequestLongerThanEngineContext => {
                 "The request (prompt + generated tokens) is longer than the engine admits: vLLM's max_model_len or SGLang's context_len (the request is rejected), or one llama.cpp slot's -c / -np cells (llama-server truncates or shifts the context)."
+            }
+            Diagnostic::RequestsBeyondEnginePool => {
+                "The scenario's concurrent requests need more KV cache than the engine's pool holds: the engine runs as many as the pool holds (the headline's count) and queues or preempts the rest. Memory shows the pool."
             }
             _ => "",
         }
@@ -279,6 +286,9 @@ pub struct Diagnostics(u32);
 impl Diagnostics {
     pub fn insert(&mut self, d: Diagnostic) {
         self.0 |= 1 << d as u8;
+    }
+    pub fn remove(&mut self, d: Diagnostic) {
+        self.0 &= !(1 << d as u8);
     }
     pub fn contains(&self, d: Diagnostic) -> bool {
         self.0 & (1 << d as u8) != 0

@@ -57,6 +57,9 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let performance = performance::estimate_performance(&r, &memory, &mut diagnostics);
     let engine = engines::figures::of(&r, &memory);
     let llamacpp = engines::llamacpp::buffers(&r);
+    if let Some(f) = &engine {
+        engines::reservation::apply(f, &r.scenario.overheads, &mut memory, &mut diagnostics);
+    }
     engines::refusals::check(
         &r.scenario,
         engine.as_ref(),

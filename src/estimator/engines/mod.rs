@@ -7,6 +7,7 @@ pub mod layout;
 pub mod llamacpp;
 pub mod profile;
 pub mod refusals;
+pub mod reservation;
 pub mod resolve;
 pub mod sglang;
 pub mod vllm;

@@ -120,7 +120,14 @@ pub fn compare(scenario: &Scenario) -> Comparison {
         };
     let gpus = GpuId::ALL.map(|id| {
         let hw = hardware::gpu(id);
-        row(RowKind::Gpu(id), &hw, 0, Some(hw.usable()), &mut d)
+        let mut row = row(RowKind::Gpu(id), &hw, 0, Some(hw.usable()), &mut d);
+        // A serving engine holds its budget on each GPU: it fits where it starts and its
+        // reservation there fits (`engines::reservation`).
+        if let Some(m) = crate::estimator::engines::reservation::on_gpu(&r, &mem, id) {
+            row.fits = Some(m.fits);
+            row.headroom = Some(m.headroom);
+        }
+        row
     });
     let techs = MemoryTech::ALL.map(|t| {
         let spec = tech(t);
@@ -139,7 +146,9 @@ pub fn compare(scenario: &Scenario) -> Comparison {
         )
     });
     Comparison {
-        needed: mem.gpu_total,
+        // A serving engine's reservation on this GPU; the requests' memory otherwise.
+        needed: crate::estimator::engines::reservation::held(&r, &mem)
+            .map_or(mem.gpu_total, |m| m.gpu_total),
         per_batch: Bytes(fit.slope()),
         base_gpu: base_hw.name,
         gpus,

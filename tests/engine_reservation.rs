@@ -1,0 +1,136 @@
+//! Memory under vLLM and SGLang is what the engine holds (`estimator::engines::reservation`): the
+//! whole KV pool from startup, and under vLLM every term its budget charged; the comparison's GPU
+//! rows apply the engine on each GPU.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use vram_explorer::estimator::performance::compare::compare;
+use vram_explorer::estimator::{Component, Diagnostic, estimate};
+use vram_explorer::hardware::{GpuId, usable};
+use vram_explorer::presets::bundled_scenario;
+use vram_explorer::scenario::{GpuChoice, Scenario, ServingEngine};
+
+const GIB: f64 = 1_073_741_824.0;
+
+fn vllm_preset() -> Scenario {
+    bundled_scenario("llama3.1-8b-vllm-h100-8k").unwrap()
+}
+
+#[test]
+fn vllm_holds_its_budget_and_the_whole_pool() {
+    let e = estimate(&vllm_preset());
+    let f = e.engine.unwrap();
+    let m = &e.memory;
+    // Every phase's KV is the pool vLLM prints (6,776 blocks of 8 MiB = 52.94 GiB).
+    assert_eq!(f.kv_pool.get(), 6_776.0 * 8.0 * 1_048_576.0);
+    for b in m.phases.0.iter().flatten() {
+        assert_eq!(b.get(Component::KvCache), f.kv_pool);
+    }
+    // The GPU total: the CUDA context and each term of vLLM's budget.
+    let held = f.weights.get()
+        + f.activation_peak.get()
+        + f.non_torch.get()
+        + f.cudagraph.get()
+        + f.kv_pool.get()
+        + m.peak.get(Component::CudaContext).get();
+    assert!(
+        (m.gpu_total.get() - held).abs() < 1.0,
+        "{} vs {held}",
+        m.gpu_total.get()
+    );
+    // About the budget, gpu_memory_utilization 0.9 × 79.19 GiB, plus the context.
+    assert!((m.gpu_total.get() / GIB - (0.9 * 79.19 + 0.27)).abs() < 0.05);
+    assert!(m.fits);
+    assert_eq!(
+        m.headroom.get(),
+        usable(GpuId::H100Sxm).get() - m.gpu_total.get()
+    );
+}
+
+#[test]
+fn requests_beyond_the_pool_wait_and_memory_stays_the_pools() {
+    let mut s = vllm_preset();
+    // 1,000 requests of 8,192 tokens need 125 GiB of KV: the 52.94 GiB pool holds 52.
+    s.inference.concurrent_requests = 1_000;
+    let e = estimate(&s);
+    assert!(e.diagnostics.contains(Diagnostic::RequestsBeyondEnginePool));
+    assert_eq!(
+        e.memory.peak.get(Component::KvCache),
+        e.engine.unwrap().kv_pool
+    );
+    assert!(e.memory.fits);
+    assert!(!e.diagnostics.contains(Diagnostic::DoesNotFit));
+    // Fewer requests than the pool holds: no note, the same total.
+    let few = estimate(&vllm_preset());
+    assert!(
+        !few.diagnostics
+            .contains(Diagnostic::RequestsBeyondEnginePool)
+    );
+    assert_eq!(few.memory.gpu_total, e.memory.gpu_total);
+}
+
+#[test]
+fn sglang_counts_its_pool_and_the_steps_own_activations() {
+    let s = bundled_scenario("qwen2.5-7b-sglang-rtx4090").unwrap();
+    let e = estimate(&s);
+    let f = e.engine.unwrap();
+    assert_eq!(
+        e.memory.peak.get(Component::KvCache).get(),
+        f.kv_pool.get() + f.state_pool.get()
+    );
+    assert_eq!(e.memory.peak.get(Component::Weights), f.weights);
+    // The activations of the scenario's own step stay as the memory estimate counts them.
+    let mut plain = s.clone();
+    plain.inference.engine = None;
+    let p = estimate(&plain);
+    assert_eq!(
+        e.memory.peak.get(Component::Transient),
+        p.memory.peak.get(Component::Transient)
+    );
+}
+
+/// The comparison applies vLLM on each GPU: Llama-3.1-8B (15 GiB of weights) at 8K starts on an
+/// RTX 3090 (its budget leaves a pool of about 2.9 GiB, more than one 1 GiB request) and not on
+/// a T4 (the weights alone exceed 0.9 × 15.6 GiB); each row's headroom is that GPU's.
+#[test]
+fn comparison_rows_apply_the_engine_on_each_gpu() {
+    let s = vllm_preset();
+    let c = compare(&s);
+    let row = |id: GpuId| {
+        c.gpus
+            .iter()
+            .find(|r| r.label == vram_explorer::hardware::gpu(id).name)
+            .unwrap()
+    };
+    assert_eq!(row(GpuId::Rtx3090).fits, Some(true));
+    assert_eq!(row(GpuId::T4).fits, Some(false));
+    for id in [GpuId::Rtx3090, GpuId::A100Sxm80, GpuId::H200] {
+        let mut on = s.clone();
+        on.gpu = GpuChoice::Catalog(id);
+        let e = estimate(&on);
+        assert_eq!(row(id).fits, Some(e.memory.fits), "{id:?}");
+        let h = row(id).headroom.unwrap().get();
+        assert!((h - e.memory.headroom.get()).abs() < 1.0, "{id:?}: {h}");
+    }
+    // The comparison's "needs" is the reservation on the scenario's own GPU.
+    assert_eq!(c.needed, estimate(&s).memory.gpu_total);
+}
+
+/// Without an engine nothing changes: the memory estimate is the requests' own.
+#[test]
+fn without_an_engine_memory_is_the_requests() {
+    let mut s = vllm_preset();
+    let with = estimate(&s);
+    s.inference.engine = None;
+    let without = estimate(&s);
+    assert!(without.engine.is_none());
+    assert!(without.memory.gpu_total.get() < with.memory.gpu_total.get());
+    assert!(matches!(
+        vllm_preset().inference.engine,
+        Some(ServingEngine::Vllm(_))
+    ));
+}
