@@ -20,7 +20,7 @@ use window::{app, harness, inside, rect};
 
 #[test]
 fn zoom_to_the_bars_makes_a_small_scenario_readable() {
-    // 16.5 GiB of an H100's 74.5 GiB: a short bar unless zoomed.
+    // 16.5 GiB of the 79.2 GiB an H100 lets a process allocate: a short bar unless zoomed.
     let mut h = harness(app(false, |_| {}), (1280.0, 800.0));
     let before = rect(&h, "Marker: Memory").height();
     let plot = rect(&h, "Plot: Memory").height();

@@ -162,7 +162,10 @@ fn the_memory_and_sweep_plots_get_three_labelled_ticks_at_1280x720() {
     let text_h = body * 1.25;
     for chart in ["Memory", "Sweep"] {
         let plot = rect(&h, &format!("Plot: {chart}"));
-        // The memory axis of the default scenario runs to 1.12 × the 74.5 GiB capacity.
+        // The memory axis of the default scenario ran to 1.12 × 74.5 GiB before capacities became
+        // binary (52de95e). Known miss: at today's 79.19 GiB (memory axis 88.7, sweep axis 1.1 ×
+        // 79.19 = 87.1) the Sweep plot gets 2 labelled ticks at 1280×720; the fix belongs in
+        // `charts::linear_marks`, not in this test.
         let top = 83.5;
         let input = || GridInput {
             bounds: (0.0, top),

@@ -184,7 +184,7 @@ fn delta(prefs: &Prefs, base: Bytes, cur: Bytes) -> String {
     format!("{sign}{}{pct}", prefs.unit.format(d))
 }
 
-/// "Peak 17.9 GiB of 74.5 GiB (24 %)".
+/// "Peak per GPU: 17.9 GiB of 79.2 GiB (22.6 %)": the GPU total against the usable memory.
 pub fn peak_text(prefs: &Prefs, est: &Estimate) -> String {
     let m = &est.memory;
     let u = prefs.unit;
