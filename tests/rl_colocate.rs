@@ -322,3 +322,40 @@ fn offloading_never_raises_a_phase_and_only_adds_host_link_time() {
     }
     assert_eq!(checked, 2 * 3 * 3 * 2 * 4 * 7);
 }
+
+#[test]
+fn the_step_chart_the_cli_and_the_json_report_carry_the_copies() {
+    use vram_explorer::estimator::performance::breakdown::{StepPart, step_breakdown};
+    let e = estimate(&bundled_scenario(VERL).unwrap());
+    let st = e.performance.step;
+    assert!(st.phase_swap_s > 0.0);
+    let b = step_breakdown(&e.performance);
+    let part = b.parts().iter().find(|(p, _)| *p == StepPart::PhaseSwap);
+    assert_eq!(part.map(|(_, t)| *t), Some(st.phase_swap_s));
+    let sum: f64 = b.parts().iter().map(|(_, t)| t).sum();
+    assert!(close(sum, st.total_s), "{sum} vs {}", st.total_s);
+    let bin = env!("CARGO_BIN_EXE_vram-explorer");
+    let o = std::process::Command::new(bin)
+        .args(["report", "--preset", VERL, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["performance"]["figures"]["step"]["phase_swap_s"].as_f64(),
+        Some(st.phase_swap_s)
+    );
+    let p = &v["scenario"]["post_training"];
+    assert_eq!(p["framework"], "verl");
+    assert_eq!(p["param_offload"], false);
+    let o = std::process::Command::new(bin)
+        .args(["report", "--preset", VERL])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("Post-training rollout") && l.contains("offload between phases")),
+        "{text}"
+    );
+}
