@@ -359,3 +359,16 @@ fn the_step_chart_the_cli_and_the_json_report_carry_the_copies() {
         "{text}"
     );
 }
+
+#[test]
+fn verl_lora_reference_is_the_actor_loaded_once_more() {
+    let mut s = verl(true, false);
+    s.peft.method = PeftMethod::Lora;
+    let e = estimate(&s);
+    let [w, m] =
+        [Component::Weights, Component::MasterWeights].map(|c| get(&e, Phase::OptimizerStep, c));
+    // No reference copy to stream; the shards are loaded for `rollout_mode`, the old-policy
+    // `compute_log_prob`, the reference's `compute_log_prob` without adapters, and `update_actor`.
+    assert_eq!(get(&e, Phase::Scoring, Component::ReferenceModel), 0.0);
+    assert!(close(phase_swap::bytes(&s, &e.memory), 2.0 * (w + m) * 4.0));
+}

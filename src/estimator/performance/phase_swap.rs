@@ -12,7 +12,7 @@
 //!
 //! - **verl 0.6.1** `param_offload`: one load and one offload of w + m per use — `rollout_mode`
 //!   (co-located rollout: the state dict is read, then offloaded), `compute_log_prob` (when the
-//!   policy re-scores), `update_actor`; PPO's critic twice more (`compute_values`,
+//!   policy re-scores, and again as the reference under LoRA), `update_actor`; PPO's critic twice more (`compute_values`,
 //!   `update_critic`). `optimizer_offload`: o in and out once (`update_actor`; the critic's
 //!   `update_critic`). The reference (always host-resident) streams w in per scoring forward, one
 //!   per micro-batch chunk (FSDP `CPUOffload` copies each unit's shard to the GPU in its forward).
@@ -55,7 +55,9 @@ pub fn bytes(s: &Scenario, mem: &MemoryEstimate) -> f64 {
     // `bf16` eval config) or vLLM's copy of the weights.
     let model = mem.params.total * s.precision.compute.bytes() / tp;
     // The reference's shard over the data-parallel ranks (FSDP / ZeRO-3), once per scoring chunk.
-    let reference = if p.reference == Reference::Scored && s.peft.method == PeftMethod::Full {
+    let scored = p.reference == Reference::Scored;
+    let lora = s.peft.method != PeftMethod::Full;
+    let reference = if scored && !lora {
         model / f64::from(s.parallel.dp.max(1)) * chunks
     } else {
         0.0
@@ -65,9 +67,12 @@ pub fn bytes(s: &Scenario, mem: &MemoryEstimate) -> f64 {
         RlFramework::Trl => 0.0,
         RlFramework::Verl => {
             let generates = p.algorithm.generates();
+            // Under LoRA the reference is the actor without its adapters: `compute_ref_log_prob`
+            // calls `compute_log_prob`, one more load of the shards.
             let policy_uses = 1.0
                 + on(generates && p.rollout == Rollout::VllmColocate, 1.0)
-                + on(generates && p.rollout != Rollout::HfGenerate, 1.0);
+                + on(generates && p.rollout != Rollout::HfGenerate, 1.0)
+                + on(scored && lora, 1.0);
             let critic_uses = on(ppo, 2.0);
             on(p.param_offload, 2.0 * (w + m) * (policy_uses + critic_uses))
                 + on(p.optimizer_offload, 2.0 * o * trained)
