@@ -185,13 +185,28 @@ fn ppo_critic_outside_its_own_training() {
     let mut s = verl(true, true);
     s.post_training.algorithm = RlAlgorithm::Ppo;
     let e = estimate(&s);
-    // verl trains the critic in `update_critic` and offloads it after: nothing of it stays.
+    // verl trains the critic in `update_critic` and offloads it after: nothing of it stays; its
+    // reward model is host-resident (`RewardModelWorker`: CPUOffload forced).
     for ph in TRAINING
         .into_iter()
         .chain([Phase::Scoring, Phase::Generation])
     {
         assert_eq!(get(&e, ph, Component::Critic), 0.0, "{ph:?}");
+        assert_eq!(get(&e, ph, Component::RewardModel), 0.0, "{ph:?}");
     }
+    // Host link: the actor's and the critic's FP32 shards (w + m, m = 0 under Amp) twice per use —
+    // actor: rollout_mode, compute_log_prob, update_actor; critic: compute_values, update_critic —
+    // Adam's states in and out for both, and the reference's and reward model's BF16 shards per
+    // scoring chunk (20).
+    let [w, m, o] = [
+        Component::Weights,
+        Component::MasterWeights,
+        Component::OptimizerStates,
+    ]
+    .map(|c| get(&estimate(&verl(false, false)), Phase::OptimizerStep, c));
+    let shard = 2.0 * e.memory.params.total / 8.0 * 20.0;
+    let want = 2.0 * (w + m) * 5.0 + 2.0 * o * 2.0 + 2.0 * shard;
+    assert!(close(phase_swap::bytes(&s, &e.memory), want));
     // OpenRLHF with --ds.enable_sleep keeps the critic's 16-bit weights only.
     let mut s = openrlhf(TRL);
     s.post_training.algorithm = RlAlgorithm::Ppo;

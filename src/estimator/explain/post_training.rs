@@ -20,7 +20,8 @@ pub(super) fn model(c: Component, value: Bytes) -> Parts {
         Component::RewardModel => (
             "reward model = Ψ × e_w (frozen, the policy's shape)",
             "reward model weights",
-            "PPO's reward model is assumed to have the policy's shape and weight type.",
+            "PPO's reward model is assumed to have the policy's shape and weight type. verl keeps \
+             it on the host (docs/frameworks/verl-openrlhf.md).",
         ),
         Component::Critic => (
             "critic = Ψ × (e_w + e_g + e_opt) (trained like the policy)",

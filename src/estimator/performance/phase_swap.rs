@@ -15,7 +15,8 @@
 //!   policy re-scores, and again as the reference under LoRA), `update_actor`; PPO's critic twice more (`compute_values`,
 //!   `update_critic`). `optimizer_offload`: o in and out once (`update_actor`; the critic's
 //!   `update_critic`). The reference (always host-resident) streams w in per scoring forward, one
-//!   per micro-batch chunk (FSDP `CPUOffload` copies each unit's shard to the GPU in its forward).
+//!   per micro-batch chunk (FSDP `CPUOffload` copies each unit's shard to the GPU in its forward);
+//!   so does PPO's reward model (`RewardModelWorker`, also forced to `CPUOffload`).
 //! - **OpenRLHF 0.11.0** `--ds.enable_sleep`: m + o + g in (`reload_states`) and out
 //!   (`offload_states`) once per `fit`, for the actor and PPO's critic. `--ref.offload`: w per
 //!   scoring forward, as verl's reference. `--vllm.enable_sleep`: vLLM's `sleep(level=1)` moves its
@@ -57,11 +58,8 @@ pub fn bytes(s: &Scenario, mem: &MemoryEstimate) -> f64 {
     // The reference's shard over the data-parallel ranks (FSDP / ZeRO-3), once per scoring chunk.
     let scored = p.reference == Reference::Scored;
     let lora = s.peft.method != PeftMethod::Full;
-    let reference = if scored && !lora {
-        model / f64::from(s.parallel.dp.max(1)) * chunks
-    } else {
-        0.0
-    };
+    let shard_per_step = model / f64::from(s.parallel.dp.max(1)) * chunks;
+    let reference = if scored && !lora { shard_per_step } else { 0.0 };
     let on = |b: bool, x: f64| if b { x } else { 0.0 };
     match p.framework {
         RlFramework::Trl => 0.0,
@@ -74,9 +72,11 @@ pub fn bytes(s: &Scenario, mem: &MemoryEstimate) -> f64 {
                 + on(generates && p.rollout != Rollout::HfGenerate, 1.0)
                 + on(scored && lora, 1.0);
             let critic_uses = on(ppo, 2.0);
+            // PPO's reward model is host-resident like the reference (`RewardModelWorker`).
             on(p.param_offload, 2.0 * (w + m) * (policy_uses + critic_uses))
                 + on(p.optimizer_offload, 2.0 * o * trained)
                 + reference
+                + on(ppo, shard_per_step)
         }
         RlFramework::OpenRlhf => {
             on(p.optimizer_offload, 2.0 * (m + o + g) * trained)

@@ -46,7 +46,12 @@ impl Others {
         };
         Others {
             reference,
-            reward: if ppo { st.weights } else { 0.0 },
+            // verl's reward model is host-resident like its reference (`residency`).
+            reward: if ppo && p.framework != RlFramework::Verl {
+                st.weights
+            } else {
+                0.0
+            },
             critic: if ppo { critic } else { 0.0 },
             rollout: if p.algorithm.generates() && p.rollout == Rollout::VllmColocate {
                 p.rollout_gpu_memory_utilization * capacity

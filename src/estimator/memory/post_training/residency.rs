@@ -91,6 +91,9 @@ pub fn resident(p: &PostTraining, at: Between) -> Resident {
 /// CPUOffload to save memory"); OpenRLHF with `--ref.offload` (a ZeRO-3 eval config with
 /// `offload_param` on the CPU, `openrlhf/trainer/ray/launcher.py`). Each forward streams the
 /// shards in a unit at a time; that unit's gathered copy is not counted.
+///
+/// verl's reward model is built the same way (`RewardModelWorker._build_model`:
+/// `cpu_offload=CPUOffload(offload_params=True)`), so under verl neither frozen model is resident.
 pub fn reference_on_gpu(p: &PostTraining) -> bool {
     match p.framework {
         RlFramework::Trl => true,
