@@ -4,7 +4,8 @@
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
-    reason = "a test fails by panicking"
+    clippy::float_cmp,
+    reason = "a test fails by panicking; absent components are exact zeros"
 )]
 #![cfg(feature = "gui")]
 
@@ -12,9 +13,10 @@
 mod window;
 use window::choose;
 
+use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
 use vram_explorer::estimator::{Component, Phase, estimate};
-use vram_explorer::scenario::{RlAlgorithm, Rollout};
+use vram_explorer::scenario::{RlAlgorithm, RlFramework, Rollout};
 
 #[test]
 fn dpo_then_grpo_with_a_colocated_vllm_are_picked_in_the_post_training_group() {
@@ -56,4 +58,35 @@ fn a_plain_training_step_keeps_its_compute_saturation() {
         h.query_by_label_contains("Training-phase saturation")
             .is_none()
     );
+}
+
+#[test]
+fn verl_with_its_offloads_is_picked_in_the_post_training_group() {
+    let mut h = window::training(|_| {});
+    h.get_by_label("Post-training").click();
+    h.run();
+    choose(&mut h, "Algorithm", "GRPO");
+    // The offload switches belong to a framework: none under TRL.
+    assert!(h.query_by_label("Parameter offload").is_none());
+    choose(&mut h, "Framework", "verl");
+    choose(&mut h, "Rollout", "vLLM co-located");
+    h.get_by_role_and_label(Role::CheckBox, "Parameter offload")
+        .click_accesskit();
+    h.run();
+    h.get_by_role_and_label(Role::CheckBox, "Optimizer offload")
+        .click_accesskit();
+    h.run();
+    let s = h.state().scenario().clone();
+    let p = &s.post_training;
+    assert_eq!(p.framework, RlFramework::Verl);
+    assert!(p.param_offload && p.optimizer_offload);
+    // Generation holds no policy state: verl offloads the shards before vLLM generates.
+    let e = estimate(&s);
+    let g = e.memory.phases.get(Phase::Generation).unwrap();
+    assert_eq!(g.get(Component::Weights).get(), 0.0);
+    assert_eq!(g.get(Component::OptimizerStates).get(), 0.0);
+    // OpenRLHF has no parameter offload; it has the reference's.
+    choose(&mut h, "Framework", "OpenRLHF");
+    assert!(h.query_by_label("Parameter offload").is_none());
+    h.get_by_label("Reference offload");
 }

@@ -177,6 +177,10 @@ fn post_training(s: &Scenario) -> Value {
         "rollout": format!("{:?}", p.rollout).to_lowercase(),
         "rollout_gpu_memory_utilization": p.rollout_gpu_memory_utilization,
         "rollout_sleep": p.rollout_sleep,
+        "framework": format!("{:?}", p.framework).to_lowercase(),
+        "param_offload": p.param_offload,
+        "optimizer_offload": p.optimizer_offload,
+        "ref_offload": p.ref_offload,
     })
 }
 

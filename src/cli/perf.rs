@@ -259,13 +259,14 @@ pub fn csv_row(est: &Estimate) -> String {
 
 /// A post-training step's rollout (issue 15 item 4), when it has one.
 fn rollout_line(out: &mut String, st: &crate::estimator::performance::StepTime) {
-    if st.rollout_generation_s > 0.0 || st.scoring_s > 0.0 {
+    if st.rollout_generation_s > 0.0 || st.scoring_s > 0.0 || st.phase_swap_s > 0.0 {
         let _ = writeln!(
             out,
-            "  Post-training rollout (in the step time): generation {}, scoring {}, training step {}",
+            "  Post-training rollout (in the step time): generation {}, scoring {}, offload between phases {}, training step {}",
             fmt_seconds(st.rollout_generation_s),
             fmt_seconds(st.scoring_s),
-            fmt_seconds(st.total_s - st.rollout_generation_s - st.scoring_s)
+            fmt_seconds(st.phase_swap_s),
+            fmt_seconds(st.total_s - st.rollout_generation_s - st.scoring_s - st.phase_swap_s)
         );
     }
 }

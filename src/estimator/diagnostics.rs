@@ -234,7 +234,7 @@ impl Diagnostic {
                 "The sequence length is not a multiple of 2 × CP: Megatron's load-balanced causal ring cuts each sequence into 2·CP chunks (it asserts this); estimated with the largest chunk."
             }
             Diagnostic::PostTrainingSettingsIgnored => {
-                "Post-training settings that do not apply were ignored: post-training in inference mode, a precomputed reference outside DPO (no reference is held), or DPO without a reference (estimated reference-free)."
+                "Post-training settings that do not apply were ignored: post-training in inference mode, a precomputed reference outside DPO (no reference is held), DPO without a reference (estimated reference-free), or an offload setting the chosen framework does not have (TRL: none; verl: no reference offload, its reference is always on the host; OpenRLHF: no parameter offload)."
             }
             Diagnostic::EngineWouldNotStart => {
                 "The serving engine would not start: its KV cache memory holds less than one request of its maximum length (vLLM max_model_len). Lower max_model_len, raise gpu_memory_utilization, or quantize."

@@ -71,6 +71,7 @@ const FILES: &[(&str, &str, &str)] = &[
     preset!(CURRENT_PRACTICE, "llama3-8b-qlora-trl-rtx4090"),
     preset!(CURRENT_PRACTICE, "llama3.1-8b-dpo-8xh100"),
     preset!(CURRENT_PRACTICE, "qwen2.5-7b-grpo-vllm-colocate-8xh100"),
+    preset!(CURRENT_PRACTICE, "qwen2.5-7b-grpo-verl-colocate-8xh100"),
     preset!(CURRENT_PRACTICE, "mixtral-8x7b-inference-2xh100"),
     preset!(CURRENT_PRACTICE, "llama2-70b-4bit-rtx4090"),
     preset!(CURRENT_PRACTICE, "llama3.1-8b-vllm-h100-8k"),

@@ -103,6 +103,39 @@ impl Rollout {
     }
 }
 
+/// Which framework runs the step, and so what its offload settings move between phases
+/// (docs/frameworks/verl-openrlhf.md). The phases are the same; what is resident in each differs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RlFramework {
+    /// TRL 1.16: every training state stays on the GPU; only a co-located vLLM sleeps
+    /// (`vllm_enable_sleep_mode`).
+    #[default]
+    Trl,
+    /// verl 0.6.1 hybrid engine (FSDP workers, `verl/workers/fsdp_workers.py`): the actor's
+    /// `param_offload` / `optimizer_offload` move its FSDP shards to the host outside the phases
+    /// that use them; the reference is always host-resident (FSDP `CPUOffload(offload_params=True)`
+    /// is forced for it, `_build_model_optimizer`); `free_cache_engine` sleeps the rollout.
+    Verl,
+    /// OpenRLHF 0.11.0 with `--train.colocate_all` (`--colocate_all_models` before 0.9): DeepSpeed
+    /// actors and vLLM on the same GPUs; `--ds.enable_sleep` moves optimizer states, FP32 master
+    /// weights and gradients to the host outside training (`offload_deepspeed_states`);
+    /// `--ref.offload` keeps the reference's ZeRO-3 shards on the host; `--vllm.enable_sleep`
+    /// sleeps the rollout (`sleep(level=1)`: its weights go to the host and come back).
+    OpenRlhf,
+}
+
+impl RlFramework {
+    pub const ALL: [RlFramework; 3] = [RlFramework::Trl, RlFramework::Verl, RlFramework::OpenRlhf];
+
+    pub const fn label(self) -> &'static str {
+        match self {
+            RlFramework::Trl => "TRL",
+            RlFramework::Verl => "verl (hybrid engine, FSDP)",
+            RlFramework::OpenRlhf => "OpenRLHF (colocate_all, DeepSpeed)",
+        }
+    }
+}
+
 /// The post-training section of a scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -123,6 +156,21 @@ pub struct PostTraining {
     /// (`llm.sleep(level=2)`, `trl/generation/vllm_generation.py`), so the reservation is only held
     /// during generation.
     pub rollout_sleep: bool,
+    /// Which framework runs the step (what the three settings below mean).
+    pub framework: RlFramework,
+    /// verl `actor_rollout_ref.actor.fsdp_config.param_offload` (also the critic's): the FSDP
+    /// parameter shards (weights and FP32 master) live on the host and are loaded for scoring
+    /// (`compute_log_prob`) and training (`update_actor`), offloaded after each
+    /// (`verl/utils/fsdp_utils.py` `offload_fsdp_model_to_cpu` / `load_fsdp_model_to_gpu`).
+    /// verl only.
+    pub param_offload: bool,
+    /// verl `actor.fsdp_config.optimizer_offload` (`offload_fsdp_optimizer`: Adam's states on the
+    /// host except in `update_actor`); OpenRLHF `--ds.enable_sleep` (optimizer states, FP32 master
+    /// weights and gradients on the host except in `fit`). Not TRL.
+    pub optimizer_offload: bool,
+    /// OpenRLHF `--ref.offload`: the reference's ZeRO-3 shards on the host, streamed in per
+    /// forward. verl always does this (no setting); not TRL.
+    pub ref_offload: bool,
 }
 
 impl Default for PostTraining {
@@ -135,6 +183,10 @@ impl Default for PostTraining {
             rollout: Rollout::HfGenerate,
             rollout_gpu_memory_utilization: 0.3,
             rollout_sleep: false,
+            framework: RlFramework::Trl,
+            param_offload: false,
+            optimizer_offload: false,
+            ref_offload: false,
         }
     }
 }

@@ -14,17 +14,21 @@ pub(super) fn model(c: Component, value: Bytes) -> Parts {
             "reference = Ψ × e_w (a frozen copy of the policy in its weight type)",
             "frozen reference weights",
             "Full fine-tuning keeps a second copy; under LoRA the reference is the base with its \
-             adapters disabled (no copy); precomputed or beta = 0: none.",
+             adapters disabled (no copy); precomputed or beta = 0: none. verl keeps it on the host \
+             (always), OpenRLHF with --ref.offload (docs/frameworks/verl-openrlhf.md): none.",
         ),
         Component::RewardModel => (
             "reward model = Ψ × e_w (frozen, the policy's shape)",
             "reward model weights",
-            "PPO's reward model is assumed to have the policy's shape and weight type.",
+            "PPO's reward model is assumed to have the policy's shape and weight type. verl keeps \
+             it on the host (docs/frameworks/verl-openrlhf.md).",
         ),
         Component::Critic => (
             "critic = Ψ × (e_w + e_g + e_opt) (trained like the policy)",
             "value model weights, gradients, optimizer states",
-            "PPO's value model is assumed to have the policy's shape, trained with the same optimizer.",
+            "PPO's value model is assumed to have the policy's shape, trained with the same optimizer. \
+             verl and OpenRLHF train it in a phase of its own: beside the policy it holds only what \
+             their offload settings keep (docs/frameworks/verl-openrlhf.md).",
         ),
         _ => (
             "rollout engine = gpu_memory_utilization × GPU capacity",

@@ -13,6 +13,8 @@ pub enum StepPart {
     RolloutGeneration,
     /// A post-training step's scoring forwards (reference, reward model, critic, old policy).
     Scoring,
+    /// A post-training step's host copies of states offloaded between phases (verl, OpenRLHF).
+    PhaseSwap,
     /// Forward + backward matrix multiplies of the layers and the LM head (parts model).
     Gemm,
     /// The attention core, forward + backward (parts model).
@@ -69,6 +71,7 @@ impl StepPart {
         match self {
             StepPart::RolloutGeneration => "Rollout generation",
             StepPart::Scoring => "Scoring",
+            StepPart::PhaseSwap => "Offload between phases",
             StepPart::Gemm => "Matrix multiplies",
             StepPart::Attention => "Attention",
             StepPart::Elementwise => "Elementwise and loss",
@@ -136,6 +139,9 @@ impl StepPart {
             StepPart::Optimizer => {
                 "Reading and writing weights, gradients and optimizer states once: memory-bound."
             }
+            StepPart::PhaseSwap => {
+                "verl / OpenRLHF: states offloaded outside the phases that use them (param_offload, optimizer_offload, --ds.enable_sleep, the reference's host copy, vLLM sleep level 1) copied over the host link each step (docs/frameworks/verl-openrlhf.md)."
+            }
             StepPart::Offload => {
                 "Host or NVMe transfers of offloaded states not hidden behind compute."
             }
@@ -160,13 +166,13 @@ impl StepPart {
             | StepPart::ContextParallel
             | StepPart::PipelineSends => PartClass::Communication,
             StepPart::Bubble => PartClass::Idle,
-            StepPart::Offload | StepPart::Input => PartClass::Host,
+            StepPart::Offload | StepPart::Input | StepPart::PhaseSwap => PartClass::Host,
         }
     }
 }
 
 /// The most parts one step has (post-training with the parts model).
-pub const MAX_PARTS: usize = 15;
+pub const MAX_PARTS: usize = 16;
 
 /// One step's parts, in the order a step runs them; only parts that take time are listed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -206,6 +212,7 @@ pub fn step_breakdown(p: &Performance) -> StepBreakdown {
     if p.training.is_some() {
         b.push(StepPart::RolloutGeneration, step.rollout_generation_s);
         b.push(StepPart::Scoring, step.scoring_s);
+        b.push(StepPart::PhaseSwap, step.phase_swap_s);
         match &p.parts {
             Some(k) => {
                 b.push(StepPart::Gemm, k.gemm_s);

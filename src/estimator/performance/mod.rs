@@ -15,6 +15,7 @@ mod inference;
 mod inputs;
 pub mod parts;
 pub mod peft_moe;
+pub mod phase_swap;
 pub mod post_training;
 mod projections;
 pub mod roofline;
@@ -120,8 +121,11 @@ fn assemble_training(
         crate::estimator::article::input_pipeline::input_transfer(s, t.phase.time_s).exposed_s;
     // A post-training step generates and scores before (DPO: beside) the policy's step.
     let rl = post_training::rollout(s, m, mem, i);
+    // verl / OpenRLHF: offloaded states copied in and out between the phases.
+    let swap_s = phase_swap::seconds(s, mem, i);
     let total = rl.generation_s
         + rl.scoring_s
+        + swap_s
         + t.phase.time_s
         + t.comm.bubble_s
         + t.optimizer.time_s
@@ -132,7 +136,7 @@ fn assemble_training(
         (t.phase.time_s + t.comm.bubble_s, t.phase.bound),
         (t.optimizer.time_s, Bound::Memory),
         (comm_s, Bound::Communication),
-        (t.offload.exposed_s + input_s, Bound::Offload),
+        (t.offload.exposed_s + input_s + swap_s, Bound::Offload),
         (rl.generation_s, rl.generation_bound),
         (rl.scoring_s, rl.scoring_bound),
     ]);
@@ -150,6 +154,7 @@ fn assemble_training(
         input_s,
         rollout_generation_s: rl.generation_s,
         scoring_s: rl.scoring_s,
+        phase_swap_s: swap_s,
         total_s: total,
         bound,
     };

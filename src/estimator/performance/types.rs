@@ -142,6 +142,9 @@ pub struct StepTime {
     pub rollout_generation_s: f64,
     /// Post-training: the reference / reward / critic / old-policy scoring forwards, s.
     pub scoring_s: f64,
+    /// Post-training (verl, OpenRLHF): host-link copies of the states offloaded between phases
+    /// (`phase_swap.rs`), s.
+    pub phase_swap_s: f64,
     /// Everything: one optimizer step (training) or one request batch (inference).
     pub total_s: f64,
     /// The largest contributor.

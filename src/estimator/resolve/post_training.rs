@@ -1,7 +1,7 @@
 //! The post-training section resolved: counts clamped, the prompt shorter than the sequence.
 
 use crate::estimator::{Diagnostic, Diagnostics};
-use crate::scenario::{Mode, PostTraining, Reference, RlAlgorithm, Workload};
+use crate::scenario::{Mode, PostTraining, Reference, RlAlgorithm, RlFramework, Workload};
 
 macro_rules! r {
     ($name:literal) => {
@@ -21,7 +21,8 @@ pub(super) fn resolve(
     let on = p.algorithm != RlAlgorithm::Off;
     let ignored = (on && mode == Mode::Inference)
         || (on && p.algorithm != RlAlgorithm::Dpo && p.reference == Reference::Precomputed)
-        || (p.algorithm == RlAlgorithm::Dpo && p.reference == Reference::Off);
+        || (p.algorithm == RlAlgorithm::Dpo && p.reference == Reference::Off)
+        || offload_ignored(p);
     if ignored {
         d.insert(Diagnostic::PostTrainingSettingsIgnored);
     }
@@ -33,6 +34,10 @@ pub(super) fn resolve(
         rollout,
         rollout_gpu_memory_utilization,
         rollout_sleep,
+        framework,
+        param_offload,
+        optimizer_offload,
+        ref_offload,
     } = p;
     let prompt = r!("post_training.prompt_tokens").clamp_u32(*prompt_tokens, d);
     PostTraining {
@@ -47,5 +52,20 @@ pub(super) fn resolve(
             d,
         ),
         rollout_sleep: *rollout_sleep,
+        framework: *framework,
+        // A setting the framework does not have is off (and reported above).
+        param_offload: *param_offload && *framework == RlFramework::Verl,
+        optimizer_offload: *optimizer_offload && *framework != RlFramework::Trl,
+        ref_offload: *ref_offload && *framework == RlFramework::OpenRlhf,
+    }
+}
+
+/// An offload setting the framework does not have: TRL has none, verl no reference setting (its
+/// reference is always host-resident), OpenRLHF no parameter offload of the trained models.
+fn offload_ignored(p: &PostTraining) -> bool {
+    match p.framework {
+        RlFramework::Trl => p.param_offload || p.optimizer_offload || p.ref_offload,
+        RlFramework::Verl => p.ref_offload,
+        RlFramework::OpenRlhf => p.param_offload,
     }
 }

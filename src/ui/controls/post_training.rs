@@ -2,7 +2,7 @@
 
 use egui::Ui;
 
-use crate::scenario::{Reference, RlAlgorithm, Rollout, Scenario};
+use crate::scenario::{Reference, RlAlgorithm, RlFramework, Rollout, Scenario};
 use crate::ui::widgets::{Choice, choice, int_slider, opt, real_slider, toggle};
 
 const ALGORITHMS: [Choice<RlAlgorithm>; 4] = [
@@ -60,6 +60,59 @@ const ROLLOUTS: [Choice<Rollout>; 3] = [
     ),
 ];
 
+const FRAMEWORKS: [Choice<RlFramework>; 3] = [
+    opt(
+        RlFramework::Trl,
+        "TRL",
+        "TRL 1.16: every training state stays on the GPU; only a co-located vLLM can sleep.",
+    ),
+    opt(
+        RlFramework::Verl,
+        "verl",
+        "verl 0.6.1 hybrid engine (FSDP): param_offload / optimizer_offload move the actor's shards to the host outside the phases that use them; the reference is always on the host.",
+    ),
+    opt(
+        RlFramework::OpenRlhf,
+        "OpenRLHF",
+        "OpenRLHF 0.11.0 --train.colocate_all: --ds.enable_sleep moves optimizer states, master weights and gradients to the host outside training; --ref.offload keeps the reference there.",
+    ),
+];
+
+/// The framework and its offload settings (docs/frameworks/verl-openrlhf.md).
+fn offloads(ui: &mut Ui, p: &mut crate::scenario::PostTraining) {
+    choice(
+        ui,
+        &mut p.framework,
+        &FRAMEWORKS,
+        "Framework",
+        "Which framework runs the step: what is resident in each phase, and what is copied over the host link between them.",
+    );
+    if p.framework == RlFramework::Verl {
+        toggle(
+            ui,
+            &mut p.param_offload,
+            "Parameter offload",
+            "verl actor fsdp_config.param_offload: the FSDP shards on the host during generation, loaded for scoring and training.",
+        );
+    }
+    if p.framework != RlFramework::Trl {
+        toggle(
+            ui,
+            &mut p.optimizer_offload,
+            "Optimizer offload",
+            "verl optimizer_offload / OpenRLHF --ds.enable_sleep: optimizer states (OpenRLHF: and master weights, gradients) on the host outside training.",
+        );
+    }
+    if p.framework == RlFramework::OpenRlhf {
+        toggle(
+            ui,
+            &mut p.ref_offload,
+            "Reference offload",
+            "OpenRLHF --ref.offload: the reference's ZeRO-3 shards on the host, streamed in per forward.",
+        );
+    }
+}
+
 pub fn ui(ui: &mut Ui, s: &mut Scenario) {
     let seq = s.workload.seq_len;
     let p = &mut s.post_training;
@@ -80,6 +133,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         "Reference",
         "Where the reference policy's log-probabilities come from.",
     );
+    offloads(ui, p);
     int_slider(
         ui,
         &mut p.prompt_tokens,
@@ -121,7 +175,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
             ui,
             &mut p.rollout_sleep,
             "vLLM sleep mode",
-            "vllm_enable_sleep_mode: vLLM releases its reservation while the policy trains.",
+            "TRL vllm_enable_sleep_mode / verl free_cache_engine / OpenRLHF --vllm.enable_sleep: vLLM releases its reservation while the policy trains.",
         );
     }
 }

@@ -16,8 +16,10 @@
 //!   (Ouyang et al. 2022 §3.5; the critic's states are those of the policy).
 //!
 //! Which models are resident in which phase is a setting (`post_training.rollout`,
-//! `rollout_sleep`).
+//! `rollout_sleep`, and per framework `param_offload`, `optimizer_offload`, `ref_offload`:
+//! `residency`).
 
 mod phases;
+pub mod residency;
 
 pub use phases::apply;

@@ -5,9 +5,12 @@ use super::super::activations as act;
 use super::super::ctx::Ctx;
 use super::super::inference;
 use super::super::states::ModelStates;
+use super::residency::{Between, reference_on_gpu, resident};
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::{Breakdown, Component, Phase, PhasePeaks};
-use crate::scenario::{Mode, Reference, RlAlgorithm, Rollout, ServingEngine, ZeroStage};
+use crate::scenario::{
+    Mode, Reference, RlAlgorithm, RlFramework, Rollout, ServingEngine, ZeroStage,
+};
 use crate::units::Bytes;
 
 /// The bytes of the models beside the policy on one GPU of this stage.
@@ -25,20 +28,31 @@ impl Others {
         let p = &c.post;
         // A frozen copy in the policy's weight type, sharded like the policy (TRL prepares it with
         // `prepare_deepspeed` / `prepare_fsdp`); under PEFT the reference is the adapter-less base.
-        let reference = if p.reference == Reference::Scored && !lora {
+        // verl (always) and OpenRLHF (`--ref.offload`) keep it on the host.
+        let reference = if p.reference == Reference::Scored && !lora && reference_on_gpu(p) {
             st.weights
         } else {
             0.0
         };
         let ppo = p.algorithm == RlAlgorithm::Ppo;
+        // The critic while the policy works: TRL keeps all its states; verl and OpenRLHF train it
+        // in a phase of its own (`update_critic` / the critic's `fit`, before the actor's), after
+        // which its gradients are freed and its offloaded states moved to the host.
+        let critic = if p.framework == RlFramework::Trl {
+            st.weights + st.master + st.grads + st.optimizer
+        } else {
+            let (w, m, o) = resident(p, Between::Idle).bytes(st.weights, st.master, st.optimizer);
+            w + m + o
+        };
         Others {
             reference,
-            reward: if ppo { st.weights } else { 0.0 },
-            critic: if ppo {
-                st.weights + st.master + st.grads + st.optimizer
+            // verl's reward model is host-resident like its reference (`residency`).
+            reward: if ppo && p.framework != RlFramework::Verl {
+                st.weights
             } else {
                 0.0
             },
+            critic: if ppo { critic } else { 0.0 },
             rollout: if p.algorithm.generates() && p.rollout == Rollout::VllmColocate {
                 p.rollout_gpu_memory_utilization * capacity
             } else {
@@ -144,17 +158,19 @@ fn scoring(c: &Ctx, m: &ResolvedModel, st: &ModelStates, out: &PhasePeaks) -> Op
         b.set(Component::Transient, Bytes(rest + t));
         return Some(b);
     }
-    let mut b = resting(st);
+    let mut b = resting(c, st, Between::Scoring);
     b.set(Component::Transient, Bytes(t));
     Some(b)
 }
 
-/// The policy's states between steps: weights, master weights and optimizer states, no gradients.
-fn resting(st: &ModelStates) -> Breakdown {
+/// The policy's states outside its training phases: weights, master weights and optimizer states
+/// that the framework keeps on the GPU in phase `at` (`residency`), no gradients.
+fn resting(c: &Ctx, st: &ModelStates, at: Between) -> Breakdown {
+    let (w, m, o) = resident(&c.post, at).bytes(st.weights, st.master, st.optimizer);
     let mut b = Breakdown::default();
-    b.set(Component::Weights, Bytes(st.weights));
-    b.set(Component::MasterWeights, Bytes(st.master));
-    b.set(Component::OptimizerStates, Bytes(st.optimizer));
+    b.set(Component::Weights, Bytes(w));
+    b.set(Component::MasterWeights, Bytes(m));
+    b.set(Component::OptimizerStates, Bytes(o));
     b
 }
 
@@ -173,7 +189,7 @@ fn generation(
     if !c.post.algorithm.generates() {
         return None;
     }
-    let mut b = resting(st);
+    let mut b = resting(c, st, Between::Generation);
     match c.post.rollout {
         Rollout::Separate => return None,
         Rollout::VllmColocate => return Some(b),
