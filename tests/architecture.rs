@@ -94,7 +94,8 @@ fn unknown_peak_is_flagged() {
 fn article_set_is_kept_as_printed() {
     let hbm = article_tech(ArticleTech::Hbm2e);
     assert_eq!(hbm.bandwidth().as_gb_per_s(), 935.0);
-    assert_eq!(hbm.capacity().map(|b| b.as_gb()), Some(80.0));
+    // The printed "80 GB", read as binary as every DRAM capacity (`hardware::Capacity`).
+    assert_eq!(hbm.capacity().map(|b| b.as_gib()), Some(80.0));
     assert_eq!(hbm.latency_ns, Some(100.0));
     let g = article_tech(ArticleTech::Gddr6x);
     assert_eq!(

@@ -55,7 +55,8 @@ fn verl_preset_phases_hold_what_verl_keeps_on_the_gpu() {
     assert!(close(get(&e, Phase::OptimizerStep, Component::Weights), w));
     let o = get(&e, Phase::OptimizerStep, Component::OptimizerStates);
     assert!((o - 8.0 * p / 8.0).abs() < 1e3, "{o}");
-    let vllm = 0.6 * 80e9;
+    // vLLM reserves gpu_memory_utilization × the memory a process can allocate (79.19 GiB).
+    let vllm = 0.6 * vram_explorer::hardware::usable(vram_explorer::hardware::GpuId::H100Sxm).get();
     // Generation: the shard, Adam's states and vLLM's reservation; no gradients (`zero_grad()` at
     // the end of `update_policy`), no reference (host-resident).
     assert_eq!(get(&e, Phase::Generation, Component::Weights), w);
@@ -98,7 +99,7 @@ fn verl_offloads_drop_the_states_from_generation_and_scoring_only() {
             .unwrap()
             .tensor_total()
             .get(),
-        0.6 * 80e9
+        0.6 * vram_explorer::hardware::usable(vram_explorer::hardware::GpuId::H100Sxm).get()
     );
     // `compute_log_prob` loads the shard (not Adam's states) for the old log-probabilities.
     assert_eq!(get(&both, Phase::Scoring, Component::Weights), w);

@@ -61,7 +61,8 @@ pub struct TechSpec {
     pub device: &'static str,
     /// Bandwidth of one device, GB/s (per direction for CXL).
     pub device_bandwidth_gb_s: f64,
-    /// Typical capacity of one device, GB (`None`: not sourced).
+    /// Typical capacity of one device in the vendor's "GB", which for DRAM is binary (GiB: see
+    /// [`super::Capacity`]; a 16 GB HBM3 stack is 8 × 16 Gbit dies) (`None`: not sourced).
     pub device_capacity_gb: Option<f64>,
     /// Devices in the what-if configuration.
     pub devices: u32,
@@ -84,7 +85,7 @@ impl TechSpec {
     /// Capacity of the what-if configuration (`None`: per-device capacity not sourced).
     pub fn capacity(&self) -> Option<Bytes> {
         self.device_capacity_gb
-            .map(|c| Bytes::from_gb(c * self.devices as f64))
+            .map(|c| Bytes::from_gib(c * self.devices as f64))
     }
 }
 

@@ -252,7 +252,7 @@ fn with_tech(base: &GpuSpec, t: &TechSpec) -> GpuSpec {
     GpuSpec {
         name: base.name,
         memory: t.tech,
-        capacity: Capacity::Gb(t.capacity().map_or(0.0, |b| b.as_gb())),
+        capacity: Capacity::Gib(t.capacity().map_or(0.0, |b| b.as_gib())),
         bandwidth_gb_s: t.bandwidth().as_gb_per_s(),
         latency_ns: t.latency_ns,
         confidence: t.confidence,
