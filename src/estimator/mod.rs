@@ -54,11 +54,17 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     );
     let r = resolve::resolve_rest(scenario, spec, &model, &mut diagnostics);
     let mut memory = memory::estimate_resolved(&r, &mut diagnostics);
-    let performance = performance::estimate_performance(&r, &memory, &mut diagnostics);
+    let mut performance = performance::estimate_performance(&r, &memory, &mut diagnostics);
     let engine = engines::figures::of(&r, &memory);
     let llamacpp = engines::llamacpp::buffers(&r);
     if let Some(f) = &engine {
         engines::reservation::apply(f, &r.scenario.overheads, &mut memory, &mut diagnostics);
+        // The engine's own count, as the headline and `fit` give it (not what would fit beside
+        // the requests' memory).
+        let i = &r.scenario.inference;
+        let request = f64::from(i.prompt_tokens) + f64::from(i.generated_tokens);
+        performance.throughput.max_concurrent_requests =
+            u32::try_from(f.requests_at_once(request)).unwrap_or(u32::MAX);
     }
     engines::refusals::check(
         &r.scenario,

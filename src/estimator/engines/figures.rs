@@ -75,6 +75,20 @@ pub struct EngineFigures {
     pub latent: bool,
 }
 
+impl EngineFigures {
+    /// Requests of `request` tokens (prompt + generated) the KV cache holds at once: the printed
+    /// token capacity over one request, at most `max_num_seqs` / `max_running_requests` (vLLM's
+    /// "Maximum concurrency" is the same division by `max_model_len`).
+    pub fn requests_at_once(&self, request: f64) -> u64 {
+        if !self.tokens.is_finite() || request <= 0.0 {
+            return 0;
+        }
+        // `as` saturates; token counts are far below u64::MAX.
+        let by_cache = (self.tokens / request).floor().max(0.0) as u64;
+        by_cache.min(self.max_requests.max(1.0) as u64)
+    }
+}
+
 /// The figures of the scenario's engine, `None` unless it is an inference scenario served by vLLM
 /// or SGLang. Reads the memory estimate's weights (the peak stage's) and the model's layout.
 pub fn of(r: &Resolved, memory: &MemoryEstimate) -> Option<EngineFigures> {

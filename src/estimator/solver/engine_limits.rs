@@ -36,10 +36,7 @@ pub fn engine_batch(s: &Scenario) -> Option<Solved> {
             if !e.memory.fits || f.too_small || !f.tokens.is_finite() {
                 return Some(Solved::NoneFits);
             }
-            // `as` saturates; token counts are far below u64::MAX.
-            let by_cache = (f.tokens / request as f64).floor().max(0.0) as u64;
-            let cap = f.max_requests.max(1.0) as u64;
-            Some(match by_cache.min(cap) {
+            Some(match f.requests_at_once(request as f64) {
                 0 => Solved::NoneFits,
                 n => Solved::Found(n),
             })
