@@ -49,6 +49,8 @@ fn vllm_holds_its_budget_and_the_whole_pool() {
         m.headroom.get(),
         usable(GpuId::H100Sxm).get() - m.gpu_total.get()
     );
+    // The throughput line's concurrency is the engine's: 433,664 tokens over 8,192 per request.
+    assert_eq!(e.performance.throughput.max_concurrent_requests, 52);
 }
 
 #[test]
