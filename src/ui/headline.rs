@@ -65,7 +65,7 @@ fn single(ui: &mut Ui, prefs: &Prefs, col: &Column<'_>) {
                     u.format(m.gpu_total)
                 ));
             ui.label(headroom_text(prefs, m.headroom))
-                .on_hover_text("GPU memory minus the per-GPU peak; negative when it does not fit.");
+                .on_hover_text("The GPU's usable memory (what the CUDA runtime lets a process allocate) minus the per-GPU peak; negative when it does not fit.");
         });
         ui.add_space(12.0);
         ui.vertical(|ui| {

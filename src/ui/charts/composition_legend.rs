@@ -74,7 +74,11 @@ pub fn ui(
     if !prefs.presentation {
         ui.separator();
         ui.label(format!("Total: {}", u.format(m.gpu_total)));
-        ui.label(format!("GPU memory: {}", u.format(m.capacity)));
+        ui.label(format!("GPU memory: {} usable", u.format(m.capacity)))
+            .on_hover_text(
+                "What the CUDA runtime lets a process allocate (cudaMemGetInfo's total): the \
+                 device's memory less the driver's reserve. The fit is measured against it.",
+            );
     }
     explained::panel_ui(ui, scenario, est, u, !prefs.presentation);
 }
