@@ -264,7 +264,8 @@ fn litgpt_qlora_legacy_bitsandbytes_keeps_the_inputs() {
 /// bitsandbytes 0.42.0; docs/frameworks/litgpt.md "Published"), on the BF16 q, v record's shape:
 /// - `ctx.tensors` is not released in backward and the training loop's `logits` / `loss` keep the
 ///   graph until the next iteration's loss: the previous iteration's kept inputs are alive at this
-///   one's loss and in the optimizer step (the same bytes the legacy rule saves per step);
+///   one's loss and in the optimizer step — every 4-bit linear's input, the q/k/v input too (which
+///   the legacy rule leaves to the adapters while they save it);
 /// - the matrices are quantized from FP16, so each de-quantized matrix is an FP16 copy plus its
 ///   `.to(bfloat16)` cast: in `16-true` (FP16 compute) one copy, in `bf16-true` two — the widest
 ///   being the 4-bit head (V·h = 32000 × 256).
@@ -282,7 +283,8 @@ fn litgpt_qlora_graph_keeps_inputs_and_dequantizes_from_fp16() {
     let current = s.clone();
     s.implementation.hf.bitsandbytes.version = BnbVersion::Legacy0_43_1;
     let (bs, h, q, f) = (512.0, 256.0, 256.0, 688.0);
-    let kept = 4.0 * 2.0 * bs * (q + h + f) + 2.0 * bs * h;
+    // Every frozen 4-bit linear's input: also the q/k/v input the adapters save (and release).
+    let kept = 4.0 * 2.0 * bs * (h + q + h + f) + 2.0 * bs * h;
     for ph in [Phase::Forward, Phase::OptimizerStep] {
         let extra = get(&s, ph, Component::Transient) - get(&current, ph, Component::Transient);
         assert_eq!(extra, kept, "{ph:?}");

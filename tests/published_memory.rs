@@ -135,9 +135,9 @@ fn litgpt_models_have_their_sizes() {
 
 /// The errors of the allocated peak on every record, with regression guards at today's figures.
 /// Rows whose published peak lies below the states their own configuration must hold (the Llama 3.2
-/// full fine-tunes: 8.70 GB published for 9.89 GB of BF16 weights, gradients and AdamW moments;
-/// 16.51 GB for 25.7 GB, more than the A10G's 24 GB) cannot be the committed configuration and are
-/// printed but left out of the statistics.
+/// full fine-tunes: 8.70 GB published for 11.99 GB of BF16 weights, gradients and AdamW moments of
+/// LitGPT's untied 1B; 16.51 GB for 28.85 GB, more than the A10G's 24 GB) cannot be the committed
+/// configuration and are printed but left out of the statistics.
 #[test]
 fn litgpt_allocated_peaks() {
     println!(

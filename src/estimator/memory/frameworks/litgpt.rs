@@ -67,7 +67,7 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
     } else {
         0.0
     };
-    let (attn_in, mlp_in) = legacy_inputs(c, z, x.targets);
+    let (attn_in, mlp_in) = legacy_inputs(c, z, x.targets, false);
     LayerActs {
         attention: a.attention + c.ec * widths * c.saved_scale() + index + attn_in,
         mlp: a.mlp + mlp_in,
@@ -88,11 +88,13 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
 /// `proj`'s input, each unless its adapter saves that same tensor (targeted, no dropout: with
 /// `lora_dropout` the adapter saves the dropped copy). (attention, MLP) bytes; derived from the
 /// source, not measured (the 4-bit path needs CUDA).
-fn legacy_inputs(c: &Ctx, z: &Sizes, t: LoraTargets) -> (f64, f64) {
+/// With `all`, also the inputs an adapter saves too (the same tensor, which the adapter releases in
+/// backward and `ctx` does not).
+fn legacy_inputs(c: &Ctx, z: &Sizes, t: LoraTargets, all: bool) -> (f64, f64) {
     if !c.framework.bnb_legacy {
         return (0.0, 0.0);
     }
-    let kept = |targeted: bool| !targeted || c.framework.adapter_dropout;
+    let kept = |targeted: bool| all || !targeted || c.framework.adapter_dropout;
     let on = |b: bool| f64::from(u8::from(b));
     let ea = if c.attention_fp32 { 4.0 } else { c.ec };
     let attention = on(kept(t.q || t.k || t.v)) * c.ec * z.bsh / z.tr + on(kept(t.o)) * ea * z.bsq;
@@ -110,12 +112,14 @@ fn legacy_inputs(c: &Ctx, z: &Sizes, t: LoraTargets) -> (f64, f64) {
 /// iteration. So the inputs are not freed in backward, stay through the optimizer step, and the
 /// previous iteration's are alive through the next forward and its loss. This is the leak
 /// bitsandbytes PR #1270 removed (0.43.2: "the bug that caused a lot of memory issues with
-/// QLoRA"). Under activation checkpointing 0 (not derived: the recomputed graph is another one).
+/// QLoRA"). Every frozen 4-bit linear's input counts here, also one its adapter saves as well
+/// (released in backward by the adapter, not by `ctx`). Under activation checkpointing 0 (not
+/// derived: the recomputed graph is another one).
 pub fn kept_by_graph(c: &Ctx, z: &Sizes, layers: f64, last: bool) -> f64 {
     if !c.framework.bnb_legacy || c.checkpointing != Checkpointing::None {
         return 0.0;
     }
-    let (attention, mlp) = legacy_inputs(c, z, c.framework.lora_targets);
+    let (attention, mlp) = legacy_inputs(c, z, c.framework.lora_targets, true);
     let head = if last {
         c.ec * z.bsh / z.tr * c.saved_scale()
     } else {
