@@ -105,7 +105,9 @@ fn legacy_inputs(c: &Ctx, z: &Sizes, t: LoraTargets, all: bool) -> (f64, f64) {
 /// What [`legacy_inputs`] keeps, over a stage of `layers` layers and the 4-bit LM head's input on
 /// the last: `ctx.tensors = (A, B)` (bitsandbytes 0.42.0 `autograd/_functions.py` line 523) is a
 /// plain attribute of the backward node, not a `save_for_backward` tensor, so autograd does not
-/// release it after the node's backward; it lives as long as the graph. `fit()`
+/// release it after the node's backward (`PyNode::release_variables`, pytorch
+/// `torch/csrc/autograd/python_function.cpp`, clears only `saved_variables`); it lives as long as
+/// the graph. `fit()`
 /// (`finetune/lora.py` at 00af8b0d, lines 304–308) keeps the graph through its loop locals
 /// `logits` (the head's outputs, whose `grad_fn` reaches every node) and `loss` until they are
 /// rebound: after `model(...)` returns and after `chunked_cross_entropy` returns in the next
