@@ -260,6 +260,46 @@ fn litgpt_qlora_legacy_bitsandbytes_keeps_the_inputs() {
     );
 }
 
+/// Two more LitGPT QLoRA mechanisms (Lightning's `BitsandbytesPrecision` at LitGPT's pin,
+/// bitsandbytes 0.42.0; docs/frameworks/litgpt.md "Published"), on the BF16 q, v record's shape:
+/// - `ctx.tensors` is not released in backward and the training loop's `logits` / `loss` keep the
+///   graph until the next iteration's loss: the previous iteration's kept inputs are alive at this
+///   one's loss and in the optimizer step — every 4-bit linear's input, the q/k/v input too (which
+///   the legacy rule leaves to the adapters while they save it);
+/// - the matrices are quantized from FP16, so each de-quantized matrix is an FP16 copy plus its
+///   `.to(bfloat16)` cast: in `16-true` (FP16 compute) one copy, in `bf16-true` two — the widest
+///   being the 4-bit head (V·h = 32000 × 256).
+#[test]
+fn litgpt_qlora_graph_keeps_inputs_and_dequantizes_from_fp16() {
+    use vram_explorer::estimator::{Component, Phase, estimate};
+    use vram_explorer::scenario::{BnbVersion, Dtype, PeftMethod, Scenario};
+    let r = &records(LITGPT)[4];
+    let mut s = base_scenario(r, Mode::Training, Profile::LitGpt);
+    apply_peft(&mut s, &r["framework"]["settings"]);
+    s.peft.method = PeftMethod::Qlora;
+    let get = |s: &Scenario, ph: Phase, c: Component| {
+        estimate(s).memory.phases.get(ph).unwrap().get(c).get()
+    };
+    let current = s.clone();
+    s.implementation.hf.bitsandbytes.version = BnbVersion::Legacy0_43_1;
+    let (bs, h, q, f) = (512.0, 256.0, 256.0, 688.0);
+    // Every frozen 4-bit linear's input: also the q/k/v input the adapters save (and release).
+    let kept = 4.0 * 2.0 * bs * (h + q + h + f) + 2.0 * bs * h;
+    for ph in [Phase::Forward, Phase::OptimizerStep] {
+        let extra = get(&s, ph, Component::Transient) - get(&current, ph, Component::Transient);
+        assert_eq!(extra, kept, "{ph:?}");
+    }
+    let mut fp16 = s.clone();
+    fp16.precision.compute = Dtype::Fp16;
+    let second_copy = get(&s, Phase::Forward, Component::Transient)
+        - get(&fp16, Phase::Forward, Component::Transient);
+    // (±1 KB: the FP16 setting moves 512 B elsewhere in the estimate.)
+    assert!(
+        (second_copy - 2.0 * 32000.0 * 256.0).abs() <= 1024.0,
+        "{second_copy}"
+    );
+}
+
 /// torchtune's `compile=True` loss (`training.compile_loss`): what it saves instead of the FP32
 /// log-softmax, against the CPU probe of torchtune's own loss under inductor
 /// (tests/data/measured/torchtune-compiled-loss-probe.json, same shape as the records: b 2, s 256,

@@ -7,7 +7,7 @@
 //! compared with the published figure. These are check records: nothing is fitted to them. The
 //! errors are printed (`cargo test --test published_memory -- --nocapture`) and held by regression
 //! guards at what the estimator reaches today; issue 12's bar (median |error| ≤ 3 %, every
-//! allocated case ≤ 10 %) is not met.
+//! allocated case ≤ 10 %) is met on the rows in the statistics (see the guards).
 
 #![allow(
     clippy::unwrap_used,
@@ -107,15 +107,16 @@ fn scenario_for(r: &Value) -> (Scenario, bool) {
 /// transcription of a dimension fails here).
 #[test]
 fn litgpt_models_have_their_sizes() {
-    // Hugging Face model cards / `sum(p.numel())` of the checkpoints.
+    // Hugging Face model cards / `sum(p.numel())` of the checkpoints; Llama 3.2 as LitGPT 00af8b0d
+    // builds it: untied, its own V·h head (the generator's note, scripts/published/litgpt_config_hub.py).
     let sizes = [
         ("Llama-2-7b-hf", 6_738_415_616.0),
         ("Meta-Llama-3-8B", 8_030_261_248.0),
         ("Meta-Llama-3.1-8B", 8_030_261_248.0),
         ("Mistral-7B-v0.2", 7_241_732_096.0),
         ("TinyLlama-1.1B-intermediate-step-1431k-3T", 1_100_048_384.0),
-        ("Llama-3.2-1B", 1_235_814_400.0),
-        ("Llama-3.2-3B", 3_212_749_824.0),
+        ("Llama-3.2-1B", 1_498_482_688.0),
+        ("Llama-3.2-3B", 3_606_752_256.0),
     ];
     for r in records() {
         let hf = r["config"]["model"]["hf_id"].as_str().unwrap();
@@ -134,16 +135,16 @@ fn litgpt_models_have_their_sizes() {
 
 /// The errors of the allocated peak on every record, with regression guards at today's figures.
 /// Rows whose published peak lies below the states their own configuration must hold (the Llama 3.2
-/// full fine-tunes: 8.70 GB published for 9.89 GB of BF16 weights, gradients and AdamW moments;
-/// 16.51 GB for 25.7 GB, more than the A10G's 24 GB) cannot be the committed configuration and are
-/// printed but left out of the statistics.
+/// full fine-tunes: 8.70 GB published for 11.99 GB of BF16 weights, gradients and AdamW moments of
+/// LitGPT's untied 1B; 16.51 GB for 28.85 GB, more than the A10G's 24 GB) cannot be the committed
+/// configuration and are printed but left out of the statistics.
 #[test]
 fn litgpt_allocated_peaks() {
     println!(
         "{:<46} {:>10} {:>10} {:>8}",
         "record", "published", "estimate", "error"
     );
-    let (mut errs, mut modelled) = (Vec::new(), Vec::new());
+    let (mut errs, mut qlora) = (Vec::new(), Vec::new());
     for r in records() {
         let (s, expressible) = scenario_for(&r);
         let e = estimate(&s);
@@ -173,8 +174,8 @@ fn litgpt_allocated_peaks() {
         );
         if published >= floor {
             errs.push(err.abs());
-            if s.peft.method != PeftMethod::Qlora {
-                modelled.push(err.abs());
+            if s.peft.method == PeftMethod::Qlora {
+                qlora.push(err.abs());
             }
         }
     }
@@ -183,32 +184,30 @@ fn litgpt_allocated_peaks() {
         (v[v.len() / 2], v[v.len() - 1])
     };
     let (median, worst) = stats(&mut errs);
-    let (median_m, worst_m) = stats(&mut modelled);
+    let (median_q, worst_q) = stats(&mut qlora);
     println!(
-        "all rows: median |error| {:.1} %, worst {:.1} %; full and LoRA rows (the mechanisms the \
-         LitGPT profile models): median {:.1} %, worst {:.1} %",
+        "all rows: median |error| {:.1} %, worst {:.1} %; QLoRA rows: median {:.1} %, worst {:.1} %",
         median * 100.0,
         worst * 100.0,
-        median_m * 100.0,
-        worst_m * 100.0
+        median_q * 100.0,
+        worst_q * 100.0
     );
     assert!(median < MEDIAN_GUARD, "median {median:.3}");
     assert!(worst < WORST_GUARD, "worst {worst:.3}");
-    assert!(median_m < MODELLED_MEDIAN_GUARD, "median {median_m:.3}");
-    assert!(worst_m < MODELLED_WORST_GUARD, "worst {worst_m:.3}");
+    assert!(worst_q < QLORA_WORST_GUARD, "QLoRA worst {worst_q:.3}");
 }
 
 /// With the LitGPT profile and, for the QLoRA rows, bitsandbytes 0.42.0's 4-bit matmul (LitGPT's pin:
-/// every frozen 4-bit linear, the LM head included, keeps its input; the head stored in 4 bits and
-/// de-quantized per logit chunk) — 3 December 2026, fwstack2: all rows median 14.2 %, worst 31.4 %
-/// (Llama 3.2 1B QLoRA). The 8 full and LoRA rows: median 3.7 %, worst 20.0 % (Llama 3.2 1B LoRA;
-/// 3B −12.2 %: not explained yet; the 7–8B LoRA rows and TinyLlama full are within 0.9–3.7 %). The
-/// QLoRA rows are still 14–31 % low (were 26–40 % without the bitsandbytes rule): 2.0–2.9 GB per row
-/// that no mechanism found in LitGPT 00af8b0d, Lightning's `BitsandbytesPrecision` or bitsandbytes
-/// 0.42.0 accounts for (known miss, docs/frameworks/litgpt.md). The Hugging Face profile gave median
-/// 8.5 %, worst 26.0 % on this table, partly through PEFT's FP32 adapter-input copies that LitGPT
-/// does not make (its CPU records: tests/framework_stack.rs).
-const MEDIAN_GUARD: f64 = 0.15;
-const WORST_GUARD: f64 = 0.33;
-const MODELLED_MEDIAN_GUARD: f64 = 0.04;
-const MODELLED_WORST_GUARD: f64 = 0.21;
+/// every frozen 4-bit linear, the LM head included, keeps its input in a plain `ctx` attribute that
+/// the training loop's `logits` / `loss` keep alive until the next iteration's loss; matrices
+/// quantized from FP16 by Lightning, so each de-quantization holds an FP16 and a BF16 copy) and the
+/// Llama 3.2 models untied as LitGPT 00af8b0d builds them — 3 December 2026, litgpt: all rows median
+/// 1.9 %, worst 8.3 % (Llama 3.2 1B LoRA; 3B LoRA −4.0 %); the 7 QLoRA rows −0.2 … −4.1 % (were
+/// −14 … −31 %: docs/frameworks/litgpt.md "Published"). Issue 12's bar (median ≤ 3 %, every case
+/// ≤ 10 %) is met on this table. The Hugging Face profile gave median 8.5 %, worst 26.0 % on this
+/// table, partly through PEFT's FP32 adapter-input copies that LitGPT does not make (its CPU
+/// records: tests/framework_stack.rs).
+const MEDIAN_GUARD: f64 = 0.025;
+const WORST_GUARD: f64 = 0.09;
+/// The QLoRA rows alone.
+const QLORA_WORST_GUARD: f64 = 0.05;

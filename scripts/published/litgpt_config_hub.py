@@ -12,15 +12,18 @@ SRC = {
     "locator": "github.com/Lightning-AI/litgpt config_hub/finetune/README.md at 00af8b0d (2024-09-27; the table was added in 43c44323, 2024-04-24, and extended until then); settings from config_hub/finetune/<model>/<method>.yaml at 00af8b0d",
     "confidence": "T",
 }
-# HF config dims: layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied
+# HF config dims: layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied — tied as LitGPT builds the model:
+# at 00af8b0d its Llama 3.2 configs (litgpt/config.py lines 956–991) set no `tie_embeddings`, `GPT` has its own
+# `lm_head = nn.Linear` (litgpt/model.py line 25) and convert_hf_checkpoint.py (lines 206–207) copies the HF
+# embedding into `lm_head.weight`: an untied head of V·h parameters although the HF checkpoint ties them.
 MODELS = {
     "llama-2-7b": ("meta-llama/Llama-2-7b-hf", 32, 4096, 32, 32, 128, 11008, 32000, False),
     "llama-3-8b": ("meta-llama/Meta-Llama-3-8B", 32, 4096, 32, 8, 128, 14336, 128256, False),
     "llama-3.1-8b": ("meta-llama/Meta-Llama-3.1-8B", 32, 4096, 32, 8, 128, 14336, 128256, False),
     "mistral-7b-v0.2": ("unsloth/Mistral-7B-v0.2", 32, 4096, 32, 8, 128, 14336, 32000, False),
     "tiny-llama": ("TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T", 22, 2048, 32, 4, 64, 5632, 32000, False),
-    "llama-3.2-1b": ("meta-llama/Llama-3.2-1B", 16, 2048, 32, 8, 64, 8192, 128256, True),
-    "llama-3.2-3b": ("meta-llama/Llama-3.2-3B", 28, 3072, 24, 8, 128, 8192, 128256, True),
+    "llama-3.2-1b": ("meta-llama/Llama-3.2-1B", 16, 2048, 32, 8, 64, 8192, 128256, False),
+    "llama-3.2-3b": ("meta-llama/Llama-3.2-3B", 28, 3072, 24, 8, 128, 8192, 128256, False),
 }
 QV = {"q": True, "k": False, "v": True, "o": False, "mlp": False, "head": False}
 ALL = {"q": True, "k": True, "v": True, "o": True, "mlp": True, "head": True}

@@ -134,8 +134,15 @@ impl Ext {
             // torchtune's NF4 is torchao's: `linear_nf4` de-quantizes to the input's type
             // (torchao 0.10.0 `dtypes/nf4tensor.py` `LinearNF4.forward`: `weight.to(input.dtype)`), the compute
             // type (`None`); docs/frameworks/torchtune.md.
-            e_dequant: (format == WeightFormat::Nf4 && hf_bnb)
-                .then(|| sc.implementation.hf.bitsandbytes.compute_dtype.bytes()),
+            e_dequant: if format != WeightFormat::Nf4 {
+                None
+            } else if hf_bnb {
+                Some(sc.implementation.hf.bitsandbytes.compute_dtype.bytes())
+            } else if sc.implementation.profile == Profile::LitGpt {
+                Some(lightning_dequant_bytes(sc.precision.compute))
+            } else {
+                None
+            },
             legacy_input: (hf_bnb
                 && method == PeftMethod::Qlora
                 && sc.mode == Mode::Training
@@ -187,6 +194,23 @@ impl Ext {
             0.0
         };
         kept + dequant
+    }
+}
+
+/// Bytes per weight element bitsandbytes de-quantizes to, at once, under Lightning's
+/// `BitsandbytesPrecision` (LitGPT QLoRA): `_Linear4bit.quantize` quantizes from FP16
+/// (`weight.contiguous().to(device=device, dtype=torch.half)`, lightning
+/// `fabric/plugins/precision/bitsandbytes.py` line 334 at f5d82504, 2024-07-29, LitGPT's pin
+/// 2.4.0.dev20240728), so the quant state's dtype is FP16 (bitsandbytes 0.42.0 `functional.py`
+/// line 969, `dtype=A.dtype`); `dequantize_4bit` allocates its output in that dtype (line 1026) and
+/// `MatMul4Bit` casts it to the input's (`.to(A.dtype)`, `autograd/_functions.py` lines 516 and 546):
+/// an FP16 and a compute-type copy of the matrix are live together unless the compute type is FP16.
+fn lightning_dequant_bytes(compute: crate::tensor::Dtype) -> f64 {
+    let fp16 = crate::tensor::Dtype::Fp16;
+    if compute == fp16 {
+        fp16.bytes()
+    } else {
+        fp16.bytes() + compute.bytes()
     }
 }
 

@@ -149,7 +149,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let (cp_fwd, cp_bwd) = super::context_parallel::attention_transients(c, z);
     // FSDP holds fewer units at the loss than in a block (the larger of the two points is charged).
     let (g_loss_fwd, g_loss_bwd) = super::frameworks::fsdp::loss_gathered(c, m, st, p.gathered);
-    let loss_fwd_t = fwd_t + cache_t + p.framework.1 + g_loss_fwd;
+    let loss_fwd_t = fwd_t + cache_t + p.framework.1 + g_loss_fwd + fw.kept_by_graph;
     phase(
         Phase::Forward,
         g_fwd,
@@ -168,15 +168,11 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     // recomputed) or the end of backward (all gradients; a tied embedding's gradient is summed:
     // embedding backward output + the sum, 2·V·h).
     let head_grad = head_gradient(m, st.last);
-    let shard_g = if c.zero == ZeroStage::Stage2 || c.zero == ZeroStage::Stage3 {
-        c.dp
-    } else {
-        1.0
-    };
-    let g_mid = g_fwd.max(head_grad / c.tp * c.e_grads / shard_g);
+    let g_mid = gradients_at_first_backward(c, g_fwd, head_grad);
     let mid_t = fixed + recompute + act::layer_backward_transient(c, z) + cp_bwd;
     let end_t = inputs
         + p.gathered
+        + fw.kept_by_graph
         // (With an encoder the tied sum happens before the encoder's backward: `memory::towers`.)
         + if st.first && m.tied_embeddings && !m.towers.has_encoder() {
             2.0 * f64::from(m.vocab) * f64::from(m.hidden) / c.tp * c.e_grads
@@ -205,9 +201,20 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         Phase::OptimizerStep,
         p.states.grads,
         0.0,
-        p.opt_temp + inputs + fw.held,
+        p.opt_temp + inputs + fw.held + fw.kept_by_graph,
     );
     out
+}
+
+/// Gradient bytes alive in the first layer's backward: the accumulated ones, or the head's (sharded
+/// under ZeRO-2/3), whichever is larger.
+fn gradients_at_first_backward(c: &Ctx, g_fwd: f64, head_grad: f64) -> f64 {
+    let shard_g = if c.zero == ZeroStage::Stage2 || c.zero == ZeroStage::Stage3 {
+        c.dp
+    } else {
+        1.0
+    };
+    g_fwd.max(head_grad / c.tp * c.e_grads / shard_g)
 }
 
 /// Elements of the head's gradient on the last stage (a tied embedding's gradient is the

@@ -8,7 +8,7 @@ use super::super::ctx::Ctx;
 use super::super::peft::Ext;
 use super::Loss;
 use crate::estimator::model::ResolvedModel;
-use crate::scenario::{AttentionKernel, NormKind};
+use crate::scenario::{AttentionKernel, Checkpointing, LoraTargets, NormKind};
 
 /// One layer beside the Hugging Face rules:
 /// - `CausalSelfAttention.forward` repeats K and V to all heads before SDPA (`model.py` lines
@@ -67,7 +67,7 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
     } else {
         0.0
     };
-    let (attn_in, mlp_in) = legacy_inputs(c, z, x);
+    let (attn_in, mlp_in) = legacy_inputs(c, z, x.targets, false);
     LayerActs {
         attention: a.attention + c.ec * widths * c.saved_scale() + index + attn_in,
         mlp: a.mlp + mlp_in,
@@ -88,17 +88,46 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
 /// `proj`'s input, each unless its adapter saves that same tensor (targeted, no dropout: with
 /// `lora_dropout` the adapter saves the dropped copy). (attention, MLP) bytes; derived from the
 /// source, not measured (the 4-bit path needs CUDA).
-fn legacy_inputs(c: &Ctx, z: &Sizes, x: &Ext) -> (f64, f64) {
+/// With `all`, also the inputs an adapter saves too (the same tensor, which the adapter releases in
+/// backward and `ctx` does not).
+fn legacy_inputs(c: &Ctx, z: &Sizes, t: LoraTargets, all: bool) -> (f64, f64) {
     if !c.framework.bnb_legacy {
         return (0.0, 0.0);
     }
-    let t = x.targets;
-    let kept = |targeted: bool| !targeted || c.framework.adapter_dropout;
+    let kept = |targeted: bool| all || !targeted || c.framework.adapter_dropout;
     let on = |b: bool| f64::from(u8::from(b));
     let ea = if c.attention_fp32 { 4.0 } else { c.ec };
     let attention = on(kept(t.q || t.k || t.v)) * c.ec * z.bsh / z.tr + on(kept(t.o)) * ea * z.bsq;
     let mlp = on(kept(t.gate || t.up)) * c.ec * z.bsh / z.tr + on(kept(t.down)) * c.ec * z.bsf;
     (attention * c.saved_scale(), mlp * c.saved_scale())
+}
+
+/// What [`legacy_inputs`] keeps, over a stage of `layers` layers and the 4-bit LM head's input on
+/// the last: `ctx.tensors = (A, B)` (bitsandbytes 0.42.0 `autograd/_functions.py` line 523) is a
+/// plain attribute of the backward node, not a `save_for_backward` tensor, so autograd does not
+/// release it after the node's backward (`PyNode::release_variables`, pytorch
+/// `torch/csrc/autograd/python_function.cpp`, clears only `saved_variables`); it lives as long as
+/// the graph. `fit()`
+/// (`finetune/lora.py` at 00af8b0d, lines 304–308) keeps the graph through its loop locals
+/// `logits` (the head's outputs, whose `grad_fn` reaches every node) and `loss` until they are
+/// rebound: after `model(...)` returns and after `chunked_cross_entropy` returns in the next
+/// iteration. So the inputs are not freed in backward, stay through the optimizer step, and the
+/// previous iteration's are alive through the next forward and its loss. This is the leak
+/// bitsandbytes PR #1270 removed (0.43.2: "the bug that caused a lot of memory issues with
+/// QLoRA"). Every frozen 4-bit linear's input counts here, also one its adapter saves as well
+/// (released in backward by the adapter, not by `ctx`). Under activation checkpointing 0 (not
+/// derived: the recomputed graph is another one).
+pub fn kept_by_graph(c: &Ctx, z: &Sizes, layers: f64, last: bool) -> f64 {
+    if !c.framework.bnb_legacy || c.checkpointing != Checkpointing::None {
+        return 0.0;
+    }
+    let (attention, mlp) = legacy_inputs(c, z, c.framework.lora_targets, true);
+    let head = if last {
+        c.ec * z.bsh / z.tr * c.saved_scale()
+    } else {
+        0.0
+    };
+    layers * (attention + mlp) + head
 }
 
 /// `lora_dropout` (`LoRALinear.forward`, line 165–172: `self.lora_dropout(x) @ lora_A.T`): each

@@ -44,6 +44,8 @@ pub struct Framework {
     /// (`implementation.hf.bitsandbytes.version`; LitGPT pinned 0.42.0 through 2024): every frozen
     /// 4-bit linear, the LM head included, keeps its input (`litgpt::legacy_inputs`).
     pub bnb_legacy: bool,
+    /// The LoRA targets (which frozen 4-bit linears' inputs an adapter already saves).
+    pub lora_targets: crate::scenario::LoraTargets,
 }
 
 impl Framework {
@@ -66,6 +68,7 @@ impl Framework {
                 && sc.mode == Mode::Training
                 && sc.peft.method == PeftMethod::Qlora
                 && i.hf.bitsandbytes.version == crate::scenario::BnbVersion::Legacy0_43_1,
+            lora_targets: sc.peft.targets,
         }
     }
 }
@@ -162,6 +165,14 @@ pub fn held(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> f64 {
     }
     match c.framework.profile {
         Profile::LitGpt => litgpt::held_logits(c, z),
+        _ => 0.0,
+    }
+}
+
+/// [`StageExtra::kept_by_graph`] of a stage.
+fn kept_by_graph(c: &Ctx, z: &Sizes, st: super::training::Stage) -> f64 {
+    match c.framework.profile {
+        Profile::LitGpt => litgpt::kept_by_graph(c, z, st.layers, st.last),
         _ => 0.0,
     }
 }
@@ -288,6 +299,11 @@ pub struct StageExtra {
     pub buffers: f64,
     /// Held from the loss through backward and the optimizer step ([`held`]).
     pub held: f64,
+    /// Kept outside autograd's saved tensors by the step's graph, which the training loop's locals
+    /// keep alive: not freed in backward, alive through the optimizer step and the next
+    /// iteration's forward and loss (LitGPT QLoRA with bitsandbytes ≤ 0.43.1:
+    /// `litgpt::kept_by_graph`). Part of the saved tensors in the step's own forward.
+    pub kept_by_graph: f64,
     /// The output layer's backward beside the layers' saved tensors ([`output_backward`]; 0
     /// when the Hugging Face rules hold).
     pub output_backward: f64,
@@ -326,6 +342,7 @@ pub fn step(
     let extra = StageExtra {
         buffers: buffers(c, m, st.first) + zero_all,
         held: held(c, m, &p.z, st.last),
+        kept_by_graph: kept_by_graph(c, &p.z, st),
         output_backward: output_backward(c, m, &p.z, st.last),
         on_device: on_device(c, 1.0, st.layers),
         backward: zero_backward + fsdp::backward(c, m),
