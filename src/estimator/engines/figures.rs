@@ -89,6 +89,15 @@ impl EngineFigures {
     }
 }
 
+/// Whether [`of`] gives figures: an inference scenario served by vLLM or SGLang.
+pub fn applies(r: &Resolved) -> bool {
+    r.scenario.mode == Mode::Inference
+        && matches!(
+            r.scenario.inference.engine,
+            Some(ServingEngine::Vllm(_) | ServingEngine::Sglang(_))
+        )
+}
+
 /// The figures of the scenario's engine, `None` unless it is an inference scenario served by vLLM
 /// or SGLang. Reads the memory estimate's weights (the peak stage's) and the model's layout.
 pub fn of(r: &Resolved, memory: &MemoryEstimate) -> Option<EngineFigures> {

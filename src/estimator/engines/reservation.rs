@@ -90,6 +90,10 @@ pub fn held(r: &Resolved, mem: &MemoryEstimate) -> Option<MemoryEstimate> {
 /// device memory, the fit against its usable memory (the weights and the KV per request do not
 /// depend on the GPU).
 pub fn on_gpu(r: &Resolved, mem: &MemoryEstimate, id: GpuId) -> Option<MemoryEstimate> {
+    // Checked before the copy: the comparison asks for every catalog GPU of every scenario.
+    if !super::figures::applies(r) {
+        return None;
+    }
     let mut other = r.clone();
     other.scenario.gpu = GpuChoice::Catalog(id);
     let mut m = *mem;
