@@ -115,6 +115,8 @@ fn capacities_are_binary_and_usable_is_what_the_runtime_reports() {
     // Elsewhere on NVIDIA the mean reserve of those two cards; no reserve is known off NVIDIA.
     assert!((usable(GpuId::A100Sxm80).get() / GIB - (80.0 - 0.44)).abs() < 1e-9);
     assert_eq!(usable(GpuId::TpuV4), capacity(GpuId::TpuV4));
+    // Metal's default working set on a 192 GB M2 Ultra: 144 GiB.
+    assert_eq!(usable(GpuId::AppleM2Ultra).get(), 144.0 * GIB);
     // A scenario's capacity is the usable memory.
     let e = estimate(&Scenario::default());
     assert_eq!(e.memory.capacity, usable(GpuId::H100Sxm));

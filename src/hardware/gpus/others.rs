@@ -46,6 +46,11 @@ pub(super) const APPLE_M2_ULTRA: GpuSpec = GpuSpec {
     name: "Apple M2 Ultra",
     memory: MemoryTech::Lpddr5,
     capacity: Capacity::Gib(192.0),
+    // Metal lets the GPU wire at most `recommendedMaxWorkingSetSize` of the unified memory by
+    // default: 144 GiB on a 192 GB M2 Ultra (raullenchai/Rapid-MLX PR #183's table), the 75 % that
+    // llama.cpp prints on a 96 GB M2 Max ("recommendedMaxWorkingSetSize = 73728.00 MB", llama.cpp
+    // issue #3213). macOS's `iogpu.wired_limit_mb` raises it; a custom GPU can model that.
+    runtime_reserve_gib: 48.0,
     bandwidth_gb_s: 800.0,
     peaks: Peaks {
         fp32: d(27.0),
@@ -64,7 +69,7 @@ pub(super) const APPLE_M3_ULTRA: GpuSpec = GpuSpec {
     bandwidth_gb_s: 819.2,
     source: "Apple newsroom quotes (\"over 800 GB/s\") [S]",
     compute_confidence: Confidence::Unverified,
-    note: "Unified memory. Compute peak not sourced: time is shown as memory-bound only.",
+    note: "Unified memory. Compute peak not sourced: time is shown as memory-bound only. Metal's default working-set limit on 512 GB is not sourced here: all of it is counted usable (the M2 Ultra keeps 75 %).",
     ..BASE
 };
 
