@@ -14,8 +14,8 @@ use proptest::prelude::*;
 use vram_explorer::estimator::{Component, Estimate, Phase, estimate};
 use vram_explorer::scenario::{
     AttentionKernel, Checkpointing, CustomGpu, DropoutMask, Dtype, FfnKind, GpuChoice, Mode,
-    ModelFamily, NormKind, OffloadTarget, OptimizerKind, PrecisionMode, Profile, PruneKind,
-    Scenario, ShapeSource, Sharding, ZeroStage,
+    ModelFamily, NormKind, OffloadTarget, OptimizerKind, PositionKind, PrecisionMode, Profile,
+    PruneKind, Scenario, ShapeSource, Sharding, ZeroStage,
 };
 
 fn dtype() -> impl Strategy<Value = Dtype> {
@@ -255,6 +255,40 @@ proptest! {
         s.implementation.sharding = Sharding::Fsdp2;
         let v2 = peak(&s);
         prop_assert!(v2 >= v1 * (1.0 - 1e-12), "FSDP2 {} < FSDP1 {}", v2, v1);
+    }
+
+    /// docs/frameworks/fsdp.md: torchtune's `custom_sharded_layers` (the embedding and the head as
+    /// units of their own) never raises any phase's bytes at world size > 1, for FSDP1 and FSDP2
+    /// with and without `reshard_after_forward`, on one pipeline stage with rotary positions
+    /// (torchtune's decoders, which have no pipeline schedule). Outside that the embedding's own
+    /// all-gather output (its size, held until the first block's copy-out) can exceed what the root
+    /// rule charges beside it: a first stage without the head, or a learned position table larger
+    /// than the head plus two blocks (docs/frameworks/fsdp.md).
+    #[test]
+    fn fsdp_custom_sharded_layers_never_raise(
+        mut s in scenario(),
+        raf in prop::bool::ANY,
+        v2 in prop::bool::ANY,
+    ) {
+        s.mode = Mode::Training;
+        s.parallel.dp = s.parallel.dp.max(2);
+        s.strategies.zero = ZeroStage::Stage3;
+        s.model.transformer.positions = PositionKind::Rotary;
+        s.parallel.pp = 1;
+        s.implementation.sharding = if v2 { Sharding::Fsdp2 } else { Sharding::Fsdp1 };
+        s.implementation.fsdp.reshard_after_forward = raf;
+        s.implementation.fsdp.custom_sharded_layers = false;
+        let root = estimate(&s).memory.phases;
+        s.implementation.fsdp.custom_sharded_layers = true;
+        let own = estimate(&s).memory.phases;
+        for ph in Phase::ALL {
+            if let (Some(a), Some(b)) = (root.get(ph), own.get(ph)) {
+                prop_assert!(
+                    b.total().get() <= a.total().get() * (1.0 + 1e-12),
+                    "{:?}: {} > {}", ph, b.total().get(), a.total().get()
+                );
+            }
+        }
     }
 
     #[test]

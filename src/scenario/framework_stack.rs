@@ -95,6 +95,12 @@ pub struct Fsdp {
     pub reshard_after_forward: bool,
     /// The type a unit's gradients are reduce-scattered in (`MixedPrecision(reduce_dtype)`).
     pub reduce_dtype: ReduceDtype,
+    /// torchtune's `custom_sharded_layers: ['tok_embeddings', 'output']` (torchtune 0.6.1
+    /// `training.shard_model` with `get_shard_conditions`): the embedding and the untied head are
+    /// `fully_shard` units of their own, unsharded only around their forward and backward instead
+    /// of for the whole step in the root unit. Read with `reshard_after_forward` and untied
+    /// embeddings (a tied table is used at both ends of the step). Default false.
+    pub custom_sharded_layers: bool,
 }
 
 impl Default for Fsdp {
@@ -102,6 +108,7 @@ impl Default for Fsdp {
         Fsdp {
             reshard_after_forward: true,
             reduce_dtype: ReduceDtype::Default,
+            custom_sharded_layers: false,
         }
     }
 }

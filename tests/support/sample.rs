@@ -506,6 +506,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
                 ReduceDtype::Compute,
                 ReduceDtype::Fp32,
             ]),
+            custom_sharded_layers: r.coin(),
         },
     };
     s.overheads = Overheads {

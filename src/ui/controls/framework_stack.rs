@@ -117,19 +117,32 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         );
     }
     if matches!(i.sharding, Sharding::Fsdp1 | Sharding::Fsdp2) {
-        toggle(
-            ui,
-            &mut i.fsdp.reshard_after_forward,
-            "Reshard after forward",
-            "FULL_SHARD / reshard_after_forward=True (default). Off: SHARD_GRAD_OP, every block \
-             stays unsharded from its forward to its backward.",
-        );
-        choice(
-            ui,
-            &mut i.fsdp.reduce_dtype,
-            &REDUCE,
-            "Reduce dtype",
-            "MixedPrecision reduce_dtype: the type of one block's reduce-scatter.",
-        );
+        fsdp(ui, &mut i.fsdp);
     }
+}
+
+/// FSDP's options (`implementation.fsdp`).
+fn fsdp(ui: &mut Ui, f: &mut crate::scenario::Fsdp) {
+    toggle(
+        ui,
+        &mut f.reshard_after_forward,
+        "Reshard after forward",
+        "FULL_SHARD / reshard_after_forward=True (default). Off: SHARD_GRAD_OP, every block \
+         stays unsharded from its forward to its backward.",
+    );
+    choice(
+        ui,
+        &mut f.reduce_dtype,
+        &REDUCE,
+        "Reduce dtype",
+        "MixedPrecision reduce_dtype: the type of one block's reduce-scatter.",
+    );
+    toggle(
+        ui,
+        &mut f.custom_sharded_layers,
+        "Embedding and head sharded separately",
+        "torchtune custom_sharded_layers ['tok_embeddings', 'output']: their own FSDP units, \
+         unsharded only around their forward and backward (untied embeddings, with reshard \
+         after forward).",
+    );
 }

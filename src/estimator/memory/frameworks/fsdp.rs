@@ -55,16 +55,57 @@ fn e_unsharded(c: &Ctx) -> f64 {
 /// prefetch of one group); without it every unit of the stage stays unsharded from its forward
 /// to its backward. The root is never resharded after forward (FSDP1 `_post_forward_reshard`:
 /// `not state._is_root`; FSDP2 `_fsdp_state.py` `_lazy_init` sets the root's
-/// `post_forward_mesh_info = None`).
+/// `post_forward_mesh_info = None`). With [`own_units`] the root keeps nothing of the embedding
+/// and the head (their moments are [`edges`]).
 fn units(c: &Ctx, m: &ResolvedModel, st: Stage) -> (f64, f64) {
     let in_flight = if c.framework.fsdp.reshard_after_forward {
         2.0_f64.min(st.layers.max(1.0))
     } else {
         st.layers
     };
+    let (emb, head) = edge_bytes(c, m, st);
+    let root = if own_units(c, m) { 0.0 } else { emb + head };
+    (in_flight, root)
+}
+
+/// Unsharded bytes of the stage's embedding and head (the head's count includes the final norm's
+/// h parameters, which torchtune leaves in the root unit).
+fn edge_bytes(c: &Ctx, m: &ResolvedModel, st: Stage) -> (f64, f64) {
     let emb = if st.first { m.params.embeddings } else { 0.0 };
     let head = if st.last { m.params.head } else { 0.0 };
-    (in_flight, (emb + head) / c.tp * e_unsharded(c))
+    (emb / c.tp * e_unsharded(c), head / c.tp * e_unsharded(c))
+}
+
+/// Whether the embedding and the head are `fully_shard` units of their own (torchtune 0.6.1
+/// `custom_sharded_layers: ['tok_embeddings', 'output']`, `training/_distributed.py`
+/// `shard_model`: every matching module gets `fully_shard(m, reshard_after_forward=...)` before
+/// the root). Without `reshard_after_forward` they stay unsharded from forward to backward, as in
+/// the root; a tied table is both units' parameter, which is left in the root.
+fn own_units(c: &Ctx, m: &ResolvedModel) -> bool {
+    c.framework.fsdp.custom_sharded_layers
+        && c.framework.fsdp.reshard_after_forward
+        && !m.tied_embeddings
+}
+
+/// The larger of the embedding's and the head's own moments under [`own_units`]: each is
+/// unsharded beside one block in flight (the embedding's forward issues the first block's
+/// all-gather, its backward follows the first block's; the head's forward follows the last
+/// block's, its backward prefetches it) plus its own all-gather output held until the next
+/// copy-out ([`staging`], FSDP2 `wait_for_unshard`). 0 when FSDP keeps them in the root.
+fn edges(c: &Ctx, m: &ResolvedModel, st: Stage, in_flight: f64) -> f64 {
+    if !own_units(c, m) {
+        return 0.0;
+    }
+    let unit = unit_bytes(c, m);
+    let moment = |x: f64| {
+        if x > 0.0 {
+            x + (in_flight - 1.0) * unit + staging(c, x.max(unit))
+        } else {
+            0.0
+        }
+    };
+    let (emb, head) = edge_bytes(c, m, st);
+    moment(emb).max(moment(head))
 }
 
 /// One unit's unsharded parameter bytes (one block over TP).
@@ -91,15 +132,8 @@ pub fn parts(c: &Ctx, m: &ResolvedModel, p: Parts, st: Stage) -> Parts {
         return out;
     }
     let (in_flight, root) = units(c, m, st);
-    let unit = unit_bytes(c, m);
-    let staging = match c.framework.sharding {
-        Sharding::Fsdp2 => staging2(c, unit),
-        // FSDP1's `_mp_shard` lives only through its own all-gather (`_flat_param.py`
-        // `post_unshard` → `_free_low_precision_sharded_param`): one unit's shard.
-        _ if c.amp => unit / c.dp,
-        _ => 0.0,
-    };
-    out.gathered = in_flight * unit + root + staging;
+    let blocks = in_flight * unit_bytes(c, m) + root + staging(c, unit_bytes(c, m));
+    out.gathered = blocks.max(edges(c, m, st, in_flight));
     if c.amp {
         out.casts = 0.0;
     }
@@ -136,6 +170,17 @@ fn staging2(c: &Ctx, unit: f64) -> f64 {
     if c.dp > 1.0 { unit } else { 0.0 }
 }
 
+/// The all-gather staging beside a unit of `unit` bytes: FSDP2's held buffer ([`staging2`]);
+/// FSDP1's `_mp_shard`, which lives only through its own all-gather (`_flat_param.py`
+/// `post_unshard` → `_free_low_precision_sharded_param`): one unit's shard.
+fn staging(c: &Ctx, unit: f64) -> f64 {
+    match c.framework.sharding {
+        Sharding::Fsdp2 => staging2(c, unit),
+        _ if c.amp => unit / c.dp,
+        _ => 0.0,
+    }
+}
+
 /// The gathered bytes at the loss, where every block has run its forward: (end of forward, loss
 /// backward), or `None` when FSDP does not apply. With `reshard_after_forward` no block is
 /// unsharded at the forward's loss (FSDP2 still holds its last all-gather buffer), and at the loss
@@ -149,6 +194,9 @@ pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
     let (_, root) = units(c, m, st);
     let unit = unit_bytes(c, m);
     let fsdp2 = c.framework.sharding == Sharding::Fsdp2;
+    if own_units(c, m) {
+        return Some(own_head_at_loss(c, m, st, unit));
+    }
     let (fwd, bwd) = if c.framework.fsdp.reshard_after_forward {
         let prefetched: f64 = if fsdp2 && c.dp <= 1.0 { 0.0 } else { 1.0 };
         (0.0, prefetched.min(st.layers))
@@ -162,4 +210,24 @@ pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
 /// [`at_loss`], or `gathered` (the blocks' figure) at both points when FSDP does not apply.
 pub fn loss_gathered(c: &Ctx, m: &ResolvedModel, st: Stage, gathered: f64) -> (f64, f64) {
     at_loss(c, m, st).unwrap_or((gathered, gathered))
+}
+
+/// [`at_loss`] under [`own_units`]: at the forward's loss the head is resharded and FSDP2 still
+/// holds its all-gather output (the last one, [`staging2`]); at the loss backward the head is
+/// charged unsharded for its backward beside the last block its pre-backward prefetches.
+fn own_head_at_loss(c: &Ctx, m: &ResolvedModel, st: Stage, unit: f64) -> (f64, f64) {
+    let (_, head) = edge_bytes(c, m, st);
+    let held = if c.framework.sharding == Sharding::Fsdp2 {
+        staging2(c, head.max(unit))
+    } else {
+        0.0
+    };
+    // At one rank FSDP2's prefetch gathers nothing (as in [`at_loss`]).
+    let fsdp2_alone = c.framework.sharding == Sharding::Fsdp2 && c.dp <= 1.0;
+    let prefetched = if st.last && !fsdp2_alone {
+        1.0_f64.min(st.layers)
+    } else {
+        0.0
+    };
+    (held, head + prefetched * unit)
 }
