@@ -48,7 +48,7 @@ fn master_bytes(c: &Ctx) -> f64 {
 /// stages 1–2 still clone it (`stage_1_and_2.py` lines 449–450), stage 3 reuses the BF16
 /// parameter partition when the weights are already BF16 (`stage3.py` lines 981–986: "we don't
 /// need another copy"). With `bf16_optimizer_states` the Adam moments are `zeros_like` that BF16
-/// partition: 2 B per state element.
+/// partition (`ops/adam/fused_adam.py` lines 155–157): 2 B per state element.
 ///
 /// Stage 3 gathers a layer's parameters beside the GPU's own shard: the generic rule's two full
 /// layers become the (1 − 1/DP) not held locally (at DP = 1 nothing is gathered; measured).
