@@ -305,6 +305,34 @@ proptest! {
         }
     }
 
+    /// docs/frameworks/deepspeed.md: `bf16_master_weights_and_grads` (alone or with
+    /// `bf16_optimizer_states`) only narrows DeepSpeed's master, gradient partition and optimizer
+    /// states, so no phase's bytes rise. One pipeline stage: with several, the phases reported are
+    /// the peak stage's, and a smaller stage-0 state can hand the peak to another stage whose
+    /// forward is larger (the peak itself still may not rise: checked below).
+    #[test]
+    fn deepspeed_bf16_options_never_raise(mut s in scenario(), z in 1u8..4, states in prop::bool::ANY) {
+        s.mode = Mode::Training;
+        s.implementation.sharding = Sharding::DeepSpeed;
+        s.strategies.zero = [ZeroStage::Stage1, ZeroStage::Stage2, ZeroStage::Stage3][usize::from(z - 1)];
+        let on = |s: &Scenario| {
+            let mut s = s.clone();
+            let ds = &mut s.implementation.deepspeed;
+            (ds.bf16_master_weights_and_grads, ds.bf16_optimizer_states) = (true, states);
+            s
+        };
+        let peak = |s: &Scenario| estimate(s).memory.tensor_peak.get();
+        prop_assert!(peak(&on(&s)) <= peak(&s) * (1.0 + 1e-12));
+        s.parallel.pp = 1;
+        let (base, low) = (estimate(&s).memory, estimate(&on(&s)).memory);
+        for p in Phase::ALL {
+            if let (Some(a), Some(b)) = (base.phases.get(p), low.phases.get(p)) {
+                let (a, b) = (a.tensor_total().get(), b.tensor_total().get());
+                prop_assert!(b <= a * (1.0 + 1e-12), "{:?}: {} > {}", p, b, a);
+            }
+        }
+    }
+
     #[test]
     fn absurd_inputs_stay_finite(
         ints in prop::collection::vec(prop::sample::select(vec![0u32, 1, 7, 65_535, u32::MAX]), 16),

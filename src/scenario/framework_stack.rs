@@ -139,6 +139,14 @@ pub struct DeepSpeedZero {
     /// `overlap_comm`: stages 1–2 allocate a second reduce bucket (`stage_1_and_2.py` lines
     /// 3273–3277). DeepSpeed's default is off for stages 1–2.
     pub overlap_comm: bool,
+    /// `bf16.bf16_master_weights_and_grads` (DeepSpeed PR #7700, 0.18.4,
+    /// `deepspeed/runtime/precision_config.py`): the ZeRO master partition and the step's
+    /// gradient partition in BF16 (`base_optimizer.py` `_configure_master_weights`). Stages 1–3.
+    pub bf16_master_weights_and_grads: bool,
+    /// `bf16.bf16_optimizer_states` (0.18.4): the optimizer states in BF16 (they are `zeros_like`
+    /// the BF16 master partition). DeepSpeed asserts it needs `bf16_master_weights_and_grads`
+    /// (`runtime/config.py` line 990); without it this has no effect.
+    pub bf16_optimizer_states: bool,
 }
 
 impl Default for DeepSpeedZero {
@@ -146,6 +154,8 @@ impl Default for DeepSpeedZero {
         DeepSpeedZero {
             reduce_bucket_size: 5e8,
             overlap_comm: false,
+            bf16_master_weights_and_grads: false,
+            bf16_optimizer_states: false,
         }
     }
 }

@@ -109,12 +109,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         "Whose code shards the model states when a ZeRO stage is on.",
     );
     if i.sharding == Sharding::DeepSpeed {
-        toggle(
-            ui,
-            &mut i.deepspeed.overlap_comm,
-            "overlap_comm",
-            "A second reduce bucket in stages 1–2.",
-        );
+        deepspeed(ui, &mut i.deepspeed);
     }
     if matches!(i.sharding, Sharding::Fsdp1 | Sharding::Fsdp2) {
         fsdp(ui, &mut i.fsdp);
@@ -144,5 +139,29 @@ fn fsdp(ui: &mut Ui, f: &mut crate::scenario::Fsdp) {
         "torchtune custom_sharded_layers ['tok_embeddings', 'output']: their own FSDP units, \
          unsharded only around their forward and backward (untied embeddings, with reshard \
          after forward).",
+    );
+}
+
+/// `implementation.deepspeed`'s switches (docs/frameworks/deepspeed.md).
+fn deepspeed(ui: &mut Ui, d: &mut crate::scenario::DeepSpeedZero) {
+    toggle(
+        ui,
+        &mut d.overlap_comm,
+        "overlap_comm",
+        "A second reduce bucket in stages 1–2.",
+    );
+    toggle(
+        ui,
+        &mut d.bf16_master_weights_and_grads,
+        "bf16_master_weights_and_grads",
+        "DeepSpeed ≥ 0.18.4: the master and gradient partitions in BF16 (stage 3 reuses BF16 \
+         weights as the master).",
+    );
+    toggle(
+        ui,
+        &mut d.bf16_optimizer_states,
+        "bf16_optimizer_states",
+        "DeepSpeed ≥ 0.18.4: the optimizer states in BF16 (needs \
+         bf16_master_weights_and_grads).",
     );
 }

@@ -106,6 +106,8 @@ pub fn resolve_deepspeed(z: &DeepSpeedZero, d: &mut Diagnostics) -> DeepSpeedZer
     let DeepSpeedZero {
         reduce_bucket_size,
         overlap_comm,
+        bf16_master_weights_and_grads,
+        bf16_optimizer_states,
     } = z;
     let default = DeepSpeedZero::default().reduce_bucket_size;
     DeepSpeedZero {
@@ -115,6 +117,8 @@ pub fn resolve_deepspeed(z: &DeepSpeedZero, d: &mut Diagnostics) -> DeepSpeedZer
             d,
         ),
         overlap_comm: *overlap_comm,
+        bf16_master_weights_and_grads: *bf16_master_weights_and_grads,
+        bf16_optimizer_states: *bf16_optimizer_states,
     }
 }
 
