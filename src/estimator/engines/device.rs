@@ -25,13 +25,15 @@ fn smi_mib(id: GpuId) -> Option<f64> {
 
 /// The `mem_get_info` total, GiB, where a log prints it.
 fn driver_gib(id: GpuId) -> Option<f64> {
-    Some(match id {
-        // gateway-api-inference-extension #550: "total_gpu_memory (79.19GiB)".
-        GpuId::H100Sxm | GpuId::H100Pcie => 79.19,
-        // vLLM #10517: "total_gpu_memory=23.58GiB".
-        GpuId::Rtx3090 => 23.58,
-        _ => return None,
-    })
+    // The catalog holds these totals (its `runtime_reserve_gib` of these cards is the logs'):
+    // gateway-api-inference-extension #550 "total_gpu_memory (79.19GiB)", vLLM #10517
+    // "total_gpu_memory=23.58GiB".
+    match id {
+        GpuId::H100Sxm | GpuId::H100Pcie | GpuId::Rtx3090 => {
+            Some(crate::hardware::usable(id).as_gib())
+        }
+        _ => None,
+    }
 }
 
 /// The catalog's capacity in MiB: the vendor's "N GB" as N GiB (`hardware::Capacity`), which
