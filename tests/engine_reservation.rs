@@ -136,3 +136,25 @@ fn without_an_engine_memory_is_the_requests() {
         Some(ServingEngine::Vllm(_))
     ));
 }
+
+/// The engine holds its pool and lets the requests beyond it wait, so a spill to a second memory
+/// tier computed from the requests' own memory (125 GiB of KV here) is not what the engine does:
+/// nothing is spilled and no "fits only with the second tier" note is left behind.
+#[test]
+fn an_engine_spills_nothing_to_a_second_tier() {
+    let mut s = vllm_preset();
+    s.inference.concurrent_requests = 1_000;
+    s.strategies.second_tier = vram_explorer::scenario::SecondTier::Host;
+    s.strategies.second_tier_gib = 512.0;
+    // Without the engine the requests' own memory spills into the tier (the premise).
+    let mut plain = s.clone();
+    plain.inference.engine = None;
+    let p = estimate(&plain);
+    assert!(p.memory.offloaded.second_tier.get() > 0.0);
+    assert!(p.diagnostics.contains(Diagnostic::FitsOnlyWithSecondTier));
+    let e = estimate(&s);
+    assert_eq!(e.memory.offloaded.second_tier.get(), 0.0);
+    assert!(!e.diagnostics.contains(Diagnostic::FitsOnlyWithSecondTier));
+    assert!(e.diagnostics.contains(Diagnostic::RequestsBeyondEnginePool));
+    assert!(e.memory.fits);
+}

@@ -17,6 +17,8 @@
 //! - SGLang reserves `mem_fraction_static` of the free memory for weights and pools and leaves the
 //!   rest to activations and CUDA graphs (sglang.md §1): the step's own transients and the usual
 //!   allocator reserve stay as the memory estimate counts them.
+//! - Neither spills to a second memory tier (`strategies.second_tier`): requests beyond the pool
+//!   wait for free blocks.
 
 use super::figures::{EngineFigures, EngineKind};
 use crate::estimator::resolve::Resolved;
@@ -43,6 +45,10 @@ pub fn apply(f: &EngineFigures, o: &Overheads, m: &mut MemoryEstimate, d: &mut D
     if beyond {
         d.insert(Diagnostic::RequestsBeyondEnginePool);
     }
+    // Requests beyond the pool wait for blocks; nothing spills to a second memory tier (the spill
+    // the memory estimate computed is the requests' own memory over the GPU).
+    m.offloaded.second_tier = Bytes(0.0);
+    d.remove(Diagnostic::FitsOnlyWithSecondTier);
     let Some((phase, mut peak)) = m.phases.peak() else {
         return;
     };
