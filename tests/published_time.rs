@@ -298,10 +298,11 @@ fn errors_against_published_runs() {
 /// Flat model (before the parts model): mean 14.8 %, worst 31.7 %. Parts model, first pass:
 /// mean 4.7 %, worst 15.2 %. With the H100 table's sourced settings (interleaving, micro-batch 4
 /// at PP 1), the interleaved schedule's exposed sends, the loss kernels and the overlap tax
-/// (docs/time-model.md): mean 3.5 %, worst 9.0 % (the 462B H100 run, −9.0 %); Table 1 alone:
-/// mean 2.7 %, worst 6.6 %.
-const MEAN_GUARD: f64 = 0.036;
-const WORST_GUARD: f64 = 0.092;
+/// (docs/time-model.md): mean 3.5 %, worst 9.0 % (the 462B H100 run, −9.0 %). With the step-level
+/// share on the fused attention kernel too (Hopper share refit 0.51 → 0.54): mean 3.2 %, worst
+/// 6.6 % (Table 1's 76B; the H100 rows within −5.4 … +6.4 %). Table 1 alone: mean 2.7 %.
+const MEAN_GUARD: f64 = 0.033;
+const WORST_GUARD: f64 = 0.068;
 
 /// How `timing.parts.gemm_efficiency` and `_hopper` were fitted: a grid (step 0.01) minimising
 /// the mean |error| of the calibration records only — each GPU class on its own records (the

@@ -60,10 +60,11 @@ pub struct Timing {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PartsTiming {
-    /// Share of calculon's GEMM efficiency curve a full training step reaches on Ampere-class GPUs
-    /// (16-bit dense peak < 600 TFLOP/s). FITTED to Narayanan et al. 2021 Table 1 (the only
-    /// fitted A100 constant): it absorbs what the parts model leaves out (kernel launch gaps,
-    /// host overhead, stragglers). Valid: [0.05, 1].
+    /// Share of the tensor-core kernels' benchmark rates (calculon's GEMM efficiency curve, and
+    /// the fused attention efficiencies below) a full training step reaches on Ampere-class GPUs
+    /// (16-bit dense peak < 600 TFLOP/s); memory-bound kernels are timed by bytes without it.
+    /// FITTED to Narayanan et al. 2021 Table 1 (the only fitted A100 constant): it absorbs what
+    /// the parts model leaves out (kernel launch gaps, host overhead, stragglers). Valid: [0.05, 1].
     pub gemm_efficiency: f64,
     /// The same for Hopper-class and newer GPUs (16-bit dense peak ≥ 600 TFLOP/s). FITTED to the
     /// Megatron-Core r0.8 H100 weak-scaling table. Valid: [0.05, 1].
@@ -87,7 +88,7 @@ impl Default for PartsTiming {
     fn default() -> Self {
         PartsTiming {
             gemm_efficiency: 0.72,
-            gemm_efficiency_hopper: 0.51,
+            gemm_efficiency_hopper: 0.54,
             flash_forward_efficiency: 0.6,
             flash_backward_efficiency: 0.5,
             tp_overlap: 0.0,

@@ -14,8 +14,9 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         &mut p.gemm_efficiency,
         0.05..=1.0,
         "GEMM share (A100 class)",
-        "Share of calculon's GEMM efficiency curve a whole training step reaches on GPUs below \
-         600 TFLOP/s (16-bit). Fitted to Narayanan et al. 2021 Table 1.",
+        "Share of the tensor-core kernels' benchmark rates (calculon's GEMM efficiency curve, the \
+         flash attention shares below) a whole training step reaches on GPUs below 600 TFLOP/s \
+         (16-bit). Fitted to Narayanan et al. 2021 Table 1.",
     );
     percent_slider(
         ui,
@@ -30,7 +31,8 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         &mut p.flash_forward_efficiency,
         0.05..=1.0,
         "Flash attention forward",
-        "Fused attention forward, share of the 16-bit peak (FlashAttention-2: 50–73 % on A100).",
+        "Fused attention forward, share of the 16-bit peak as a lone kernel (FlashAttention-2: \
+         50–73 % on A100); the GEMM share above applies on top.",
     );
     percent_slider(
         ui,

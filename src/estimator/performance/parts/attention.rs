@@ -33,6 +33,11 @@ pub struct Core {
 ///   skipped (§3.1.1 "causal masking"); the backward recomputes the scores — 5 matmuls against
 ///   the forward's 2 (Algorithm 2) — at `flash_bwd`. Attention stays 16-bit under FP8 recipes
 ///   (Transformer Engine runs FP8 only in the linear layers), so `peak16` is used.
+///
+/// Both forms take the step-level `share`: `flash_fwd`/`flash_bwd` are, like the GEMM curve,
+/// kernel benchmarks run alone, and what a full step loses against those (the share) is lost by
+/// every tensor-core kernel, the materialised form's batched GEMMs and the fused kernel alike.
+/// The memory-bound softmax is timed by bytes and takes no share.
 pub fn attention(
     c: &Core,
     peak_gemm: f64,
@@ -47,8 +52,8 @@ pub fn attention(
     }
     if c.flash {
         let work = if c.causal { 0.5 * c.flops } else { c.flops };
-        let fwd = super::rate_time(work, peak16 * flash_fwd);
-        let bwd = super::rate_time(2.5 * work, peak16 * flash_bwd);
+        let fwd = super::rate_time(work, peak16 * flash_fwd * share);
+        let bwd = super::rate_time(2.5 * work, peak16 * flash_bwd * share);
         return AttentionTime {
             forward_s: fwd,
             backward_s: bwd,
