@@ -31,7 +31,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             prop::bool::ANY,
             prop::bool::ANY,
             prop::bool::ANY,
-            0u8..4,
+            0u8..5,
             0u8..4,
         ),
         (0u8..4, 0u8..6, 1u32..8, 1u32..4, 1u32..4, dtype()),
@@ -78,6 +78,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 Checkpointing::Selective,
                 Checkpointing::Full,
                 Checkpointing::EveryK,
+                Checkpointing::PerOp,
             ][usize::from(sw.4)];
             s.strategies.zero = [
                 ZeroStage::None,
@@ -299,7 +300,7 @@ proptest! {
             estimate(s).memory.phases.get(Phase::Forward).map_or(0.0, |b| b.get(Component::Activations).get())
         };
         let none = acts(&s);
-        for c in [Checkpointing::Selective, Checkpointing::Full, Checkpointing::EveryK] {
+        for c in [Checkpointing::Selective, Checkpointing::Full, Checkpointing::EveryK, Checkpointing::PerOp] {
             s.strategies.checkpointing = c;
             prop_assert!(acts(&s) <= none * (1.0 + 1e-12), "{:?}", c);
         }

@@ -16,6 +16,7 @@ pub mod inference;
 pub mod inventory;
 pub mod layer_kinds;
 pub mod peft;
+pub mod per_op;
 pub mod pipeline;
 pub mod post_training;
 pub mod serving;

@@ -12,6 +12,11 @@ pub enum Checkpointing {
     Full,
     /// Keep the input of every k-th layer (`checkpoint_every`); 0 means k = ⌈√L⌉ (Chen et al. 2016 §4.3).
     EveryK,
+    /// torchtitan's per-op selective checkpointing (`selective_ac_option = "op"`): each layer keeps
+    /// its input, the outputs of every other matmul (Q, V, MLP gate and down) and the fused
+    /// attention's output; the rest is recomputed (torchtitan 9dec370 `parallelize_llama.py`
+    /// l. 214–260; docs/frameworks/torchtitan.md).
+    PerOp,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -566,6 +566,7 @@ fn strategies(r: &mut Rng) -> Strategies {
             Checkpointing::Selective,
             Checkpointing::Full,
             Checkpointing::EveryK,
+            Checkpointing::PerOp,
         ]),
         checkpoint_every: r.small(0, 10_000),
         attention: r.pick(&[AttentionKernel::Materialized, AttentionKernel::Flash]),

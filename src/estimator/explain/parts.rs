@@ -231,6 +231,14 @@ pub(super) fn activations(c: &Ctx, m: &ResolvedModel, e: &Estimate, st: &Stage) 
             );
             Vec::new()
         }
+        Checkpointing::PerOp => {
+            formula.push_str(
+                "; torchtitan's per-op policy keeps each layer's input, every other matmul's output \
+                 (Q, V, MLP gate and down) and the fused attention's output, and recomputes the \
+                 rest in backward (torchtitan 9dec370 parallelize_llama.py)",
+            );
+            Vec::new()
+        }
         Checkpointing::Full | Checkpointing::EveryK => checkpointed_inputs(c, m, st, &mut formula),
     };
     Parts {
@@ -241,6 +249,8 @@ pub(super) fn activations(c: &Ctx, m: &ResolvedModel, e: &Estimate, st: &Stage) 
         assumption,
         rest: if c.checkpointing == Checkpointing::Selective {
             "layer activations without the score terms, plus stage extras"
+        } else if c.checkpointing == Checkpointing::PerOp {
+            "the tensors the per-op policy keeps, plus stage extras"
         } else {
             "stage extras: embedding mask, final norm, logits/loss inputs"
         },

@@ -39,7 +39,7 @@ pub struct Parts {
 
 /// Bytes saved per layer under the checkpointing policy, and the recomputation transient in
 /// backward (Chen et al. 2016 §4.3 for every-k; Korthikanti §4.1 for selective).
-fn checkpointed(c: &Ctx, p: &Parts, layers: f64) -> (f64, f64) {
+fn checkpointed(c: &Ctx, m: &ResolvedModel, p: &Parts, layers: f64) -> (f64, f64) {
     let full = p.layer.total();
     // The layer input: the residual stream (FP32 under HF autocast; 16-bit in Megatron's kernels).
     let e_in = if c.profile == Profile::Megatron {
@@ -55,6 +55,10 @@ fn checkpointed(c: &Ctx, p: &Parts, layers: f64) -> (f64, f64) {
             (kept * layers, full - kept)
         }
         Checkpointing::Full => (input * layers, full),
+        Checkpointing::PerOp => {
+            let kept = super::per_op::saved(c, m, &p.z, input).min(full);
+            (kept * layers, full - kept)
+        }
         Checkpointing::EveryK => {
             let k = c.checkpoint_every.min(layers.max(1.0));
             (input * ctx::ceil(layers / k), full * k)
@@ -119,7 +123,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     // The framework's step beside the Hugging Face rules (`memory::frameworks`).
     let (p, fw) = &super::frameworks::step(c, m, p, st);
     let z = &p.z;
-    let (per_mb, recompute) = checkpointed(c, p, st.layers);
+    let (per_mb, recompute) = checkpointed(c, m, p, st.layers);
     let per_mb = per_mb * fw.on_device;
     let first = if st.first {
         act::first_stage_extra(c, m, z, c.s) + super::towers::saved(c, m, c.b, c.s)

@@ -93,7 +93,8 @@ pub fn step(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, attention_s: 
     );
     let recompute = match s.strategies.checkpointing {
         Checkpointing::Full | Checkpointing::EveryK => 1.0,
-        Checkpointing::None | Checkpointing::Selective => 0.0,
+        // The per-op policy keeps the attention output: the ring is not run again.
+        Checkpointing::None | Checkpointing::Selective | Checkpointing::PerOp => 0.0,
     };
     let passes_steps = l.forward_steps * (2.0 + recompute);
     let bytes_layer = l.forward_bytes * (1.0 + recompute) + l.backward_bytes;

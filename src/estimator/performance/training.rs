@@ -32,6 +32,7 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
     let accum = s.workload.grad_accum_steps.max(1) as f64;
     let recompute_weights = match s.strategies.checkpointing {
         Checkpointing::Full | Checkpointing::EveryK => 1.0,
+        Checkpointing::PerOp => crate::estimator::memory::per_op::recomputed_matmul_share(m),
         Checkpointing::None | Checkpointing::Selective => 0.0,
     };
     // Per micro-batch: weights read by forward, backward (dX) and recomputation (plus autocast's
@@ -127,7 +128,8 @@ pub fn communication(
     };
     if m.family == ModelFamily::Transformer && i.tp > 1 {
         let per_layer = match s.strategies.checkpointing {
-            Checkpointing::Full | Checkpointing::EveryK => 6,
+            // Per-op recomputes wk/w3 from the gathered norm outputs and wo's reduction: as full.
+            Checkpointing::Full | Checkpointing::EveryK | Checkpointing::PerOp => 6,
             Checkpointing::None | Checkpointing::Selective => 4,
         };
         let layers = m.layers.div_ceil(i.pp);

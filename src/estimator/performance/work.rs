@@ -255,6 +255,12 @@ fn forward_flops(s: &Scenario, m: &ResolvedModel, split: f64, keep: f64) -> (f64
             3.0 * tokens * layers * flops::attention_flops_per_token(m, seq)
         }
         Checkpointing::Full | Checkpointing::EveryK => tokens * layers * per_layer * keep,
+        // torchtitan's per-op policy: the even-numbered matmuls of each layer (2 FLOPs per MAC).
+        Checkpointing::PerOp => {
+            let (proj, mlp) = flops::layer_matmul_weights(m);
+            let share = crate::estimator::memory::per_op::recomputed_matmul_share(m);
+            tokens * layers * 2.0 * (proj + mlp) * share * keep
+        }
     };
     (fwd / split, recompute / split)
 }

@@ -198,6 +198,7 @@ pub fn checkpointing_label(c: Checkpointing) -> &'static str {
         Checkpointing::Selective => "selective",
         Checkpointing::Full => "full",
         Checkpointing::EveryK => "every k layers",
+        Checkpointing::PerOp => "per-op (torchtitan)",
     }
 }
 
@@ -206,6 +207,10 @@ fn checkpointing_cost(c: Checkpointing) -> &'static str {
         Checkpointing::None => "No recomputation",
         Checkpointing::Selective => {
             "Recomputes attention only: +2–7 % step time (Korthikanti et al. 2022 §5, Table 4)"
+        }
+        Checkpointing::PerOp => {
+            "Recomputes every other matmul and the elementwise ops (torchtitan's per-op policy): \
+             about a third of each layer's matmul FLOPs again"
         }
         Checkpointing::Full | Checkpointing::EveryK => {
             "Recomputes the forward in backward: ≈ +33 % FLOPs, 30–40 % measured (Chen et al. 2016 \

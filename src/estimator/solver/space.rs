@@ -275,7 +275,7 @@ pub fn checkpointings(s: &Scenario) -> List<Checkpointing, 4> {
         let rank = |c: Checkpointing| match c {
             Checkpointing::None => 0,
             Checkpointing::Selective => 1,
-            Checkpointing::EveryK => 2,
+            Checkpointing::EveryK | Checkpointing::PerOp => 2,
             Checkpointing::Full => 3,
         };
         for c in [Checkpointing::Selective, Checkpointing::Full] {

@@ -9,7 +9,7 @@ use crate::ui::widgets::{
     self, Choice, choice, int_slider, opt, percent_slider, real_slider, toggle,
 };
 
-const CHECKPOINTING: [Choice<Checkpointing>; 4] = [
+const CHECKPOINTING: [Choice<Checkpointing>; 5] = [
     opt(
         Checkpointing::None,
         "None",
@@ -29,6 +29,11 @@ const CHECKPOINTING: [Choice<Checkpointing>; 4] = [
         Checkpointing::EveryK,
         "Every k layers",
         "Keep every k-th layer's input (k = √L by default, Chen et al. 2016). Memory ∝ √L; costs one extra forward.",
+    ),
+    opt(
+        Checkpointing::PerOp,
+        "Per-op (torchtitan)",
+        "torchtitan's selective_ac_option = \"op\": keep each layer's input, every other matmul's output and the fused attention's output; recompute the rest. Costs about a third of the layers' matmuls again.",
     ),
 ];
 

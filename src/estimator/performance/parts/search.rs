@@ -113,6 +113,7 @@ impl Layout {
             Checkpointing::Selective => " · selective recompute",
             Checkpointing::Full => " · full recompute",
             Checkpointing::EveryK => " · every-k recompute",
+            Checkpointing::PerOp => " · per-op recompute",
         };
         out += match self.zero {
             ZeroStage::None => "",

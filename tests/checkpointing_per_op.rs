@@ -1,0 +1,104 @@
+//! torchtitan's per-op selective checkpointing (`Checkpointing::PerOp`; torchtitan 9dec370
+//! `parallelize_llama.py` l. 214–260, docs/frameworks/torchtitan.md): what each layer keeps beyond
+//! full checkpointing's layer input, by hand, and what it recomputes.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use vram_explorer::estimator::{Component, Phase, estimate};
+use vram_explorer::scenario::*;
+
+/// Llama-3.1-8B, micro-batch 2 × 8,192 tokens, BF16, flash attention, one GPU: torchtitan's
+/// Table 1 row without its FSDP (the saved tensors do not depend on it).
+fn llama31_8b(c: Checkpointing) -> Scenario {
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    (t.layers, t.hidden, t.heads, t.kv_heads, t.head_dim) = (32, 4096, 32, 8, 128);
+    (t.ffn, t.vocab, t.ffn_kind) = (14_336, 128_256, FfnKind::SwiGlu);
+    t.tied_embeddings = false;
+    (s.workload.micro_batch, s.workload.seq_len) = (2, 8192);
+    s.workload.dropout = false;
+    s.precision.mode = PrecisionMode::Uniform;
+    s.precision.compute = Dtype::Bf16;
+    s.strategies.attention = AttentionKernel::Flash;
+    s.strategies.checkpointing = c;
+    s
+}
+
+fn saved(s: &Scenario) -> f64 {
+    estimate(s)
+        .memory
+        .phases
+        .get(Phase::Forward)
+        .unwrap()
+        .get(Component::Activations)
+        .get()
+}
+
+/// Beyond the layer input, each layer keeps wq's output (b·s·4096), wv's (b·s·1024), w1's
+/// (b·s·14336) and w2's (b·s·4096) in BF16, SDPA's output (b·s·4096, BF16) and its log-sum-exp
+/// (b·32·s, FP32): 2 · 16,384 · (4096 + 1024 + 14,336 + 4096 + 4096) + 4 · 2 · 32 · 8192 =
+/// 908,066,816 bytes, 32 layers.
+#[test]
+fn each_layer_keeps_every_other_matmul_and_the_attention_output() {
+    let per_layer =
+        2.0 * 16_384.0 * (4096.0 + 1024.0 + 14_336.0 + 4096.0 + 4096.0) + 4.0 * 2.0 * 32.0 * 8192.0;
+    assert_eq!(per_layer, 908_066_816.0);
+    let extra = saved(&llama31_8b(Checkpointing::PerOp)) - saved(&llama31_8b(Checkpointing::Full));
+    assert!(
+        (extra - 32.0 * per_layer).abs() < 1.0,
+        "{extra} vs {}",
+        32.0 * per_layer
+    );
+    // Far less than selective recomputation (attention core only) keeps, more than full.
+    assert!(
+        saved(&llama31_8b(Checkpointing::PerOp)) < saved(&llama31_8b(Checkpointing::Selective))
+    );
+}
+
+/// Materialised attention runs SDPA's math path (`bmm`s, not in `_save_list`): nothing of the
+/// attention is kept, only the matmul outputs.
+#[test]
+fn the_math_path_keeps_no_attention_output() {
+    let mut flash = llama31_8b(Checkpointing::PerOp);
+    let mut math = flash.clone();
+    math.strategies.attention = AttentionKernel::Materialized;
+    let (mut full_flash, mut full_math) = (flash.clone(), math.clone());
+    full_flash.strategies.checkpointing = Checkpointing::Full;
+    full_math.strategies.checkpointing = Checkpointing::Full;
+    let kept_flash = saved(&flash) - saved(&full_flash);
+    let kept_math = saved(&math) - saved(&full_math);
+    let attention = 32.0 * (2.0 * 16_384.0 * 4096.0 + 4.0 * 2.0 * 32.0 * 8192.0);
+    assert!((kept_flash - kept_math - attention).abs() < 1.0);
+    flash.strategies.checkpointing = Checkpointing::None;
+    math.strategies.checkpointing = Checkpointing::None;
+    assert!(saved(&math) > saved(&flash));
+}
+
+/// The recomputation: wk, wo and w3 again (a third of the layer's matmul FLOPs for Llama-3.1-8B:
+/// 4096 · (1024 + 4096 + 14,336) of 4096 · (2·4096 + 2·1024 + 3·14,336)), between selective and
+/// full in hardware FLOPs.
+#[test]
+fn recomputes_every_other_matmul() {
+    let hw = |c| estimate(&llama31_8b(c)).performance.hardware_flops;
+    let (none, per_op, full) = (
+        hw(Checkpointing::None),
+        hw(Checkpointing::PerOp),
+        hw(Checkpointing::Full),
+    );
+    assert!(none < per_op && per_op < full, "{none} {per_op} {full}");
+    let share = (1024.0 + 4096.0 + 14_336.0) / (2.0 * 4096.0 + 2.0 * 1024.0 + 3.0 * 14_336.0);
+    let matmul_per_token = 2.0 * 4096.0 * (2.0 * 4096.0 + 2.0 * 1024.0 + 3.0 * 14_336.0);
+    let expected = 16_384.0 * 32.0 * matmul_per_token * share;
+    assert!(
+        ((per_op - none) / expected - 1.0).abs() < 1e-9,
+        "{} vs {expected}",
+        per_op - none
+    );
+}
