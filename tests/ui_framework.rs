@@ -80,3 +80,34 @@ fn fsdp2_is_picked_in_the_framework_group_and_changes_the_estimate() {
     );
     assert!(peak(&h) > fsdp2, "every unit kept: {fsdp2} -> {}", peak(&h));
 }
+
+/// torchtitan's per-op selective checkpointing is picked in the Strategies group by its label;
+/// the saved activations land between full checkpointing and none, and the combo shows the pick.
+#[test]
+fn per_op_checkpointing_is_picked_by_label() {
+    use vram_explorer::estimator::{Component, Phase, estimate};
+    use vram_explorer::scenario::Checkpointing;
+    let mut h = window::training(|_| {});
+    let acts = |h: &Harness<'_, ExplorerApp>, c: Checkpointing| {
+        let mut s = h.state().scenario().clone();
+        s.strategies.checkpointing = c;
+        estimate(&s)
+            .memory
+            .phases
+            .get(Phase::Forward)
+            .map_or(0.0, |b| b.get(Component::Activations).get())
+    };
+    choose(&mut h, "Checkpointing", "Per-op (torchtitan)");
+    assert_eq!(
+        h.state().scenario().strategies.checkpointing,
+        Checkpointing::PerOp
+    );
+    let (none, per_op, full) = (
+        acts(&h, Checkpointing::None),
+        acts(&h, Checkpointing::PerOp),
+        acts(&h, Checkpointing::Full),
+    );
+    assert!(full < per_op && per_op < none, "{full} {per_op} {none}");
+    // The closed combo box shows the pick.
+    assert!(h.query_by_label("Per-op (torchtitan)").is_some());
+}
