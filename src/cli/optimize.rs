@@ -45,8 +45,10 @@ pub fn run(s: &Scenario, a: &OptimizeArgs) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Layouts for {gpus} GPUs, global batch {batch}: {} estimated, fastest that fit:",
-        r.evaluated
+        "Layouts for {gpus} GPUs, global batch {batch}: {} estimated, fastest that fit (cost per \
+         million tokens at {} per GPU-hour, the scenario's timing.price_per_gpu_hour):",
+        r.evaluated,
+        crate::format::sig(s.timing.price_per_gpu_hour)
     );
     if r.best.is_empty() {
         let _ = writeln!(out, "  none fits (training scenarios only)");
@@ -63,7 +65,7 @@ pub fn run(s: &Scenario, a: &OptimizeArgs) -> String {
 
 fn line(l: &Layout) -> String {
     format!(
-        "{:>6} GPUs  TP {} PP {} (v {}) DP {} CP {}  micro {} × {}  SP {}  {:?} recompute, ZeRO {:?}, optimizer offload {:?}, EP {}: step {}, MFU {:.1} %, {:.3} per M tokens",
+        "{:>6} GPUs  TP {} PP {} (v {}) DP {} CP {}  micro {} × {}  SP {}  {:?} recompute, ZeRO {:?}, optimizer offload {:?}, EP {}: step {}, MFU {:.1} %, cost {:.3} per M tokens",
         l.gpus,
         l.tp,
         l.pp,
