@@ -8,7 +8,11 @@
     reason = "a test fails by panicking"
 )]
 
-use vram_explorer::estimator::{Component, Phase, estimate};
+#[path = "support/saved.rs"]
+mod saved;
+
+use saved::forward_activations as saved;
+use vram_explorer::estimator::estimate;
 use vram_explorer::scenario::*;
 
 /// Llama-3.1-8B, micro-batch 2 × 8,192 tokens, BF16, flash attention, one GPU: torchtitan's
@@ -29,16 +33,6 @@ fn llama31_8b(c: Checkpointing) -> Scenario {
     s.strategies.attention = AttentionKernel::Flash;
     s.strategies.checkpointing = c;
     s
-}
-
-fn saved(s: &Scenario) -> f64 {
-    estimate(s)
-        .memory
-        .phases
-        .get(Phase::Forward)
-        .unwrap()
-        .get(Component::Activations)
-        .get()
 }
 
 /// Beyond the layer input, each layer keeps wq's output (b·s·4096), wv's (b·s·1024), w1's

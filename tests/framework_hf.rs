@@ -14,6 +14,8 @@
 mod hf_records;
 #[path = "support/record_dims.rs"]
 mod record_dims;
+#[path = "support/saved.rs"]
+mod saved;
 
 use hf_records::{records, rows, table};
 
@@ -136,16 +138,7 @@ fn bitsandbytes_probe_frozen_4bit_linear_saves_nothing() {
     }
 }
 
-fn saved(s: &vram_explorer::scenario::Scenario) -> f64 {
-    use vram_explorer::estimator::{Component, Phase, estimate};
-    estimate(s)
-        .memory
-        .phases
-        .get(Phase::Forward)
-        .unwrap()
-        .get(Component::Activations)
-        .get()
-}
+use saved::forward_activations as saved;
 
 /// bitsandbytes ≤ 0.43.1 kept every 4-bit linear's input (`ctx.tensors = (A, B)`): in the compute
 /// type, one copy per linear when it differs from the activations, else the shared tensor when no

@@ -10,6 +10,8 @@
 
 #[path = "support/framework_records.rs"]
 mod framework_records;
+#[path = "support/saved.rs"]
+mod saved;
 
 use framework_records::{apply_peft, base_scenario, compare, print_table, records};
 use vram_explorer::scenario::{Mode, Profile};
@@ -307,7 +309,6 @@ fn litgpt_qlora_graph_keeps_inputs_and_dequantizes_from_fp16() {
 /// for FP32 logits (the chunks themselves are saved, + 8·b·s) and BF16 ones (half the bytes).
 #[test]
 fn torchtune_compiled_loss_saves_what_the_probe_saw() {
-    use vram_explorer::estimator::{Component, Phase, estimate};
     let probe: serde_json::Value = serde_json::from_str(include_str!(
         "data/measured/torchtune-compiled-loss-probe.json"
     ))
@@ -326,15 +327,7 @@ fn torchtune_compiled_loss_saves_what_the_probe_saw() {
     for (r, dtype) in [(&recs[0], "float32"), (&recs[4], "bfloat16")] {
         let mut s = base_scenario(r, Mode::Training, Profile::Torchtune);
         apply_peft(&mut s, &r["framework"]["settings"]);
-        let acts = |s: &vram_explorer::scenario::Scenario| {
-            estimate(s)
-                .memory
-                .phases
-                .get(Phase::Forward)
-                .unwrap()
-                .get(Component::Activations)
-                .get()
-        };
+        let acts = saved::forward_activations;
         let eager = acts(&s);
         s.implementation.torchtune.compile = true;
         let change = acts(&s) - eager;

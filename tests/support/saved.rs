@@ -1,0 +1,14 @@
+//! The saved activations at the end of the forward (the phase where every layer's are live), the
+//! figure several tests compare across settings.
+
+use vram_explorer::estimator::{Component, Phase, estimate};
+use vram_explorer::scenario::Scenario;
+
+/// Bytes of `Component::Activations` in the forward phase of `s`'s estimate (0 without one).
+pub fn forward_activations(s: &Scenario) -> f64 {
+    estimate(s)
+        .memory
+        .phases
+        .get(Phase::Forward)
+        .map_or(0.0, |b| b.get(Component::Activations).get())
+}
