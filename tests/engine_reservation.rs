@@ -158,3 +158,39 @@ fn an_engine_spills_nothing_to_a_second_tier() {
     assert!(e.diagnostics.contains(Diagnostic::RequestsBeyondEnginePool));
     assert!(e.memory.fits);
 }
+
+/// Found by the 10⁶ random scenarios: SGLang sizes a sliding-window layer's pool at
+/// `swa_full_tokens_ratio` of the full one, so a model whose every layer is windowed, at a ratio
+/// near zero (valid: [0, 1]), has a vanishing cell and an infinite token count, and the pool, the
+/// shown KV and the total became infinite. The count now stops at 2^53 and everything stays finite.
+#[test]
+fn sglang_with_a_vanishing_cell_stays_finite() {
+    use vram_explorer::scenario::{Attention, LayerRun, Mixer, Mlp, PatternPart};
+    let mut s = bundled_scenario("qwen2.5-7b-sglang-rtx4090").unwrap();
+    let windowed = Mixer::Attention(Attention {
+        window: 1024,
+        ..Attention::default()
+    });
+    s.model.pattern = vec![PatternPart {
+        repeat: 1,
+        layers: vec![LayerRun {
+            count: s.model.transformer.layers,
+            mixer: windowed,
+            mlp: Mlp::default(),
+            norms: 2,
+        }],
+    }];
+    s.parallel.pp = 2;
+    let Some(ServingEngine::Sglang(g)) = &mut s.inference.engine else {
+        panic!("the preset is served by SGLang");
+    };
+    g.swa_full_tokens_ratio = 5e-324;
+    assert!(vram_explorer::scenario::validate::validate(&s).is_empty());
+    let e = estimate(&s);
+    let f = e.engine.unwrap();
+    assert!(f.tokens.is_finite() && f.kv_pool.get().is_finite());
+    for b in e.memory.phases.0.iter().flatten() {
+        assert!(b.total().get().is_finite());
+    }
+    assert!(e.memory.gpu_total.get().is_finite());
+}

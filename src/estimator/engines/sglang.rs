@@ -129,10 +129,13 @@ fn cell_bytes(layout: &Layout, s: &Sglang) -> f64 {
 }
 
 /// `max_total_num_tokens`: the budget over the cell, rounded down to whole pages, capped by
-/// `--max-total-tokens` (§1 step 5).
+/// `--max-total-tokens` (§1 step 5). SGLang's integer division never overflows; here a vanishing
+/// cell (every layer sliding-window at a near-zero `swa_full_tokens_ratio`) would give an
+/// infinite count, so it stops at 2^53, the largest integer an `f64` holds exactly.
 fn pool_tokens(budget: f64, cell: f64, page: f64, cap: u32) -> f64 {
+    const MAX_TOKENS: f64 = 9_007_199_254_740_992.0;
     let tokens = if cell > 0.0 {
-        (budget / cell / page).floor() * page
+        ((budget / cell / page).floor() * page).min(MAX_TOKENS)
     } else {
         0.0
     };
