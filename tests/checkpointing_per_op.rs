@@ -96,3 +96,31 @@ fn recomputes_every_other_matmul() {
         per_op - none
     );
 }
+
+/// A fused QKV projection (GPT-2's `c_attn`) is one `aten.mm`: the 1st (kept) is QKV, the 2nd the
+/// output projection, the 3rd (kept) `c_fc`, the 4th `c_proj`. GPT-2 small at 2 × 1,024 tokens,
+/// BF16, flash: beyond the layer input each layer keeps QKV (b·s·3·768), `c_fc`'s output
+/// (b·s·3072) and SDPA's output and log-sum-exp: 2 · 2048 · (2304 + 3072 + 768) + 4 · 2 · 12 ·
+/// 1024 = 25,264,128 bytes, 12 layers; it recomputes only `c_proj` and the MLP's `c_proj`.
+#[test]
+fn a_fused_qkv_projection_is_one_matmul() {
+    let gpt2 = |c| {
+        let mut s = llama31_8b(c);
+        let t = &mut s.model.transformer;
+        (t.layers, t.hidden, t.heads, t.kv_heads, t.head_dim) = (12, 768, 12, 12, 64);
+        (t.ffn, t.vocab, t.ffn_kind) = (3072, 50_257, FfnKind::Gelu);
+        (t.fused_qkv, t.tied_embeddings) = (true, true);
+        s.workload.seq_len = 1024;
+        s
+    };
+    let per_layer = 2.0 * 2048.0 * (2304.0 + 3072.0 + 768.0) + 4.0 * 2.0 * 12.0 * 1024.0;
+    assert_eq!(per_layer, 25_264_128.0);
+    let extra = saved(&gpt2(Checkpointing::PerOp)) - saved(&gpt2(Checkpointing::Full));
+    assert!((extra - 12.0 * per_layer).abs() < 1.0, "{extra}");
+    // Recomputed: the two output projections, 768·768 + 3072·768 of 4·768² + 2·768·3072 per token.
+    let hw = |c| estimate(&gpt2(c)).performance.hardware_flops;
+    let share = (768.0 * 768.0 + 3072.0 * 768.0) / (4.0 * 768.0 * 768.0 + 2.0 * 768.0 * 3072.0);
+    let expected = 2048.0 * 12.0 * 2.0 * (4.0 * 768.0 * 768.0 + 2.0 * 768.0 * 3072.0) * share;
+    let got = hw(Checkpointing::PerOp) - hw(Checkpointing::None);
+    assert!((got / expected - 1.0).abs() < 1e-9, "{got} vs {expected}");
+}

@@ -7,7 +7,8 @@
 //! kernels, `_c10d_functional.reduce_scatter_tensor`, `aten.abs`, `aten.max`) except every second
 //! `aten.mm` (a per-block counter: the 1st, 3rd, 5th … are kept), and recomputes everything else in
 //! backward. In a Llama block the matmuls run wq, wk, wv, wo, then w1, w3, w2 (SwiGLU) or
-//! fc1, fc2, so a block keeps:
+//! fc1, fc2, so a block keeps (a fused QKV projection, GPT-2's `c_attn`, is one matmul: then the
+//! 1st is QKV, the 2nd the output projection, and the MLP's first matrix is the 3rd):
 //! - its input (the checkpoint's argument);
 //! - the outputs of wq, wv and, in the MLP, w1 and w2 (SwiGLU) or fc1 (two-matrix MLPs);
 //! - the fused attention's output and FP32 log-sum-exp (flash / efficient SDPA only: the math
@@ -29,13 +30,19 @@ use crate::scenario::{AttentionKernel, FfnKind, Fp8Recipe};
 pub fn saved(c: &Ctx, m: &ResolvedModel, z: &Sizes, input: f64) -> f64 {
     let e = c.ec;
     let linears = if c.fp8 == Fp8Recipe::None {
-        // wq and wv; SwiGLU w1 (5th) and w2 (7th), a two-matrix MLP fc1 (5th) only. A row-parallel
-        // w2 under TP yields partial sums of the whole b·s·h before its reduce-scatter.
+        // Separate projections: wq (1st) and wv (3rd); fused: QKV (1st). Then the MLP from an odd
+        // position: SwiGLU w1 and w2 (1st and 3rd of its three), a two-matrix MLP fc1 only. A
+        // row-parallel w2 under TP yields partial sums of the whole b·s·h before its reduce-scatter.
+        let attention = if m.fused_qkv {
+            z.bsq + 2.0 * z.bsk
+        } else {
+            z.bsq + z.bsk
+        };
         let mlp = match m.ffn_kind {
             FfnKind::SwiGlu => z.bsf + z.bsh,
             FfnKind::Gelu | FfnKind::SquaredRelu => z.bsf,
         };
-        e * (z.bsq + z.bsk + mlp)
+        e * (attention + mlp)
     } else {
         0.0
     };
@@ -53,7 +60,8 @@ pub fn saved(c: &Ctx, m: &ResolvedModel, z: &Sizes, input: f64) -> f64 {
 }
 
 /// Share of one block's matmul FLOPs the per-op policy recomputes in backward: the even-numbered
-/// matmuls (wk, wo, and w3 or fc2). The attention core is kept, so it is not recomputed.
+/// matmuls (wk, wo, and w3 or fc2; with a fused QKV, the output projection and w3 or fc2). The
+/// attention core is kept, so it is not recomputed.
 pub fn recomputed_matmul_share(m: &ResolvedModel) -> f64 {
     let h = f64::from(m.hidden);
     let q = f64::from(m.heads) * f64::from(m.head_dim);
@@ -64,6 +72,7 @@ pub fn recomputed_matmul_share(m: &ResolvedModel) -> f64 {
         FfnKind::Gelu | FfnKind::SquaredRelu => (2.0 * h * f, h * f),
     };
     let all = h * (2.0 * q + 2.0 * kv) + mlp_all;
-    let even = h * (kv + q) + mlp_even;
+    let attention_even = if m.fused_qkv { h * q } else { h * (kv + q) };
+    let even = attention_even + mlp_even;
     if all > 0.0 { even / all } else { 0.0 }
 }
