@@ -124,3 +124,53 @@ fn a_fused_qkv_projection_is_one_matmul() {
     let got = hw(Checkpointing::PerOp) - hw(Checkpointing::None);
     assert!((got / expected - 1.0).abs() < 1e-9, "{got} vs {expected}");
 }
+
+/// Measured with torchtitan's own code on CPU (scripts/measure/torchtitan_sac.py, torchtitan 0.2.2,
+/// torch 2.15.0; tests/data/measured/torchtitan-per-op-sac-cpu.json): its llama3 `Transformer` (4
+/// layers, dim 256, 4 heads, 2 KV heads, FFN 768, FP32, 2 × 128 tokens) under `apply_ac` with the
+/// `op` policy keeps, beyond full checkpointing's layer inputs, exactly the outputs of wq, wv, w1
+/// and w2. On CPU SDPA runs `_scaled_dot_product_flash_attention_for_cpu`, which is not in the save
+/// list, so its output is recomputed: the estimator's rule without a kept attention output (the
+/// math path's) is the one to compare, and it matches to the byte.
+#[test]
+fn torchtitans_own_policy_on_cpu_keeps_what_the_rule_says() {
+    let rec: serde_json::Value =
+        serde_json::from_str(include_str!("data/measured/torchtitan-per-op-sac-cpu.json")).unwrap();
+    let sh = &rec["shape"];
+    let n = |k: &str| u32::try_from(sh[k].as_u64().unwrap()).unwrap();
+    let run = |mode: &str| {
+        rec["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["mode"] == mode)
+            .unwrap()["saved_in_forward_bytes"]
+            .as_f64()
+            .unwrap()
+    };
+    let measured = run("op") - run("full");
+    assert_eq!(measured, 5_767_168.0);
+    let titan = |c| {
+        let mut s = Scenario {
+            mode: Mode::Training,
+            ..Scenario::default()
+        };
+        let t = &mut s.model.transformer;
+        (t.layers, t.hidden, t.heads, t.kv_heads) =
+            (n("n_layers"), n("dim"), n("n_heads"), n("n_kv_heads"));
+        (t.head_dim, t.ffn, t.vocab) = (n("head_dim"), n("ffn"), n("vocab_size"));
+        (t.ffn_kind, t.tied_embeddings) = (FfnKind::SwiGlu, false);
+        (s.workload.micro_batch, s.workload.seq_len) = (n("batch"), n("seq"));
+        s.workload.dropout = false;
+        s.precision.mode = PrecisionMode::Uniform;
+        s.precision.compute = Dtype::Fp32;
+        s.strategies.attention = AttentionKernel::Materialized;
+        s.strategies.checkpointing = c;
+        s
+    };
+    let estimated = saved(&titan(Checkpointing::PerOp)) - saved(&titan(Checkpointing::Full));
+    assert!(
+        (estimated - measured).abs() < 1.0,
+        "{estimated} vs {measured}"
+    );
+}
