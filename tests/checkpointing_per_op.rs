@@ -173,4 +173,30 @@ fn torchtitans_own_policy_on_cpu_keeps_what_the_rule_says() {
         (estimated - measured).abs() < 1.0,
         "{estimated} vs {measured}"
     );
+    // The whole forward, each mode: the estimator's saved activations (the Hugging Face layer
+    // rules, which include the logits) against what torchtitan's forward left live (its storages
+    // plus the logits), to the byte once the Hugging Face rotary tables are taken out: Transformers
+    // builds cos and sin per forward ([s, head_dim] FP32 each, kept for backward), torchtitan keeps
+    // `freqs_cis` as a buffer. Eager SDPA on CPU keeps its output and log-sum-exp as flash does;
+    // under the `op` policy the CPU kernel's are not kept (above), the CUDA kernels' are: each
+    // layer's b·s·heads·d output and b·heads·s log-sum-exp, FP32, come off the estimate here.
+    let (b, seq) = (f64::from(n("batch")), f64::from(n("seq")));
+    let (heads, d) = (f64::from(n("n_heads")), f64::from(n("head_dim")));
+    let rotary = 2.0 * seq * d * 4.0;
+    let cuda_only = f64::from(n("n_layers")) * (4.0 * b * seq * heads * d + 4.0 * b * heads * seq);
+    let logits = rec["runs"][0]["logits_bytes"].as_f64().unwrap();
+    for (mode, c, cpu_kernel) in [
+        ("none", Checkpointing::None, 0.0),
+        ("full", Checkpointing::Full, 0.0),
+        ("op", Checkpointing::PerOp, cuda_only),
+    ] {
+        let mut s = titan(c);
+        s.strategies.attention = AttentionKernel::Flash;
+        let estimated = saved(&s) - rotary - cpu_kernel;
+        let measured = run(mode) + logits;
+        assert!(
+            (estimated - measured).abs() < 1.0,
+            "{mode}: {estimated} vs {measured}"
+        );
+    }
 }
