@@ -25,6 +25,8 @@ use super::ctx::Ctx;
 use crate::estimator::model::ResolvedModel;
 use crate::scenario::{AttentionKernel, FfnKind, Fp8Recipe};
 
+// The FLOPs it recomputes: `performance::flops::per_op_recomputed_share`.
+
 /// Bytes one block keeps for backward under the per-op policy, on one GPU; `input` is the block
 /// input's bytes (the same as full checkpointing keeps).
 pub fn saved(c: &Ctx, m: &ResolvedModel, z: &Sizes, input: f64) -> f64 {
@@ -57,22 +59,4 @@ pub fn saved(c: &Ctx, m: &ResolvedModel, z: &Sizes, input: f64) -> f64 {
         0.0
     };
     (input + (linears + attention + reduce_scatter) * c.saved_scale()).max(0.0)
-}
-
-/// Share of one block's matmul FLOPs the per-op policy recomputes in backward: the even-numbered
-/// matmuls (wk, wo, and w3 or fc2; with a fused QKV, the output projection and w3 or fc2). The
-/// attention core is kept, so it is not recomputed.
-pub fn recomputed_matmul_share(m: &ResolvedModel) -> f64 {
-    let h = f64::from(m.hidden);
-    let q = f64::from(m.heads) * f64::from(m.head_dim);
-    let kv = f64::from(m.kv_heads) * f64::from(m.head_dim);
-    let f = f64::from(m.ffn);
-    let (mlp_all, mlp_even) = match m.ffn_kind {
-        FfnKind::SwiGlu => (3.0 * h * f, h * f),
-        FfnKind::Gelu | FfnKind::SquaredRelu => (2.0 * h * f, h * f),
-    };
-    let all = h * (2.0 * q + 2.0 * kv) + mlp_all;
-    let attention_even = if m.fused_qkv { h * q } else { h * (kv + q) };
-    let even = attention_even + mlp_even;
-    if all > 0.0 { even / all } else { 0.0 }
 }

@@ -106,6 +106,24 @@ pub fn layer_matmul_weights(m: &ResolvedModel) -> (f64, f64) {
     )
 }
 
+/// Share of one layer's matmul FLOPs ([`layer_matmul_weights`]) that torchtitan's per-op
+/// checkpointing recomputes in backward (`memory::per_op`, docs/frameworks/torchtitan.md): the
+/// even-numbered matmuls, wk and wo (with a fused QKV, only the output projection) and the MLP's
+/// second matrix (w3, or fc2), on each active MLP. The attention core is kept, not recomputed.
+pub fn per_op_recomputed_share(m: &ResolvedModel) -> f64 {
+    let h = m.hidden as f64;
+    let q = m.heads as f64 * m.head_dim as f64;
+    let kv = m.kv_heads as f64 * m.head_dim as f64;
+    let attention = if m.fused_qkv { h * q } else { h * (kv + q) };
+    let even = attention + h * m.ffn as f64 * m.moe.active_mlps();
+    let (proj, mlp) = layer_matmul_weights(m);
+    if proj + mlp > 0.0 {
+        (even / (proj + mlp)).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
 /// LM-head FLOPs per token whose logits are computed: 2·h·V.
 pub fn head_flops_per_token(m: &ResolvedModel) -> f64 {
     2.0 * m.hidden as f64 * m.vocab as f64

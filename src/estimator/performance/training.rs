@@ -32,7 +32,7 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
     let accum = s.workload.grad_accum_steps.max(1) as f64;
     let recompute_weights = match s.strategies.checkpointing {
         Checkpointing::Full | Checkpointing::EveryK => 1.0,
-        Checkpointing::PerOp => crate::estimator::memory::per_op::recomputed_matmul_share(m),
+        Checkpointing::PerOp => super::flops::per_op_recomputed_share(m),
         Checkpointing::None | Checkpointing::Selective => 0.0,
     };
     // Per micro-batch: weights read by forward, backward (dX) and recomputation (plus autocast's

@@ -258,8 +258,7 @@ fn forward_flops(s: &Scenario, m: &ResolvedModel, split: f64, keep: f64) -> (f64
         // torchtitan's per-op policy: the even-numbered matmuls of each layer (2 FLOPs per MAC).
         Checkpointing::PerOp => {
             let (proj, mlp) = flops::layer_matmul_weights(m);
-            let share = crate::estimator::memory::per_op::recomputed_matmul_share(m);
-            tokens * layers * 2.0 * (proj + mlp) * share * keep
+            tokens * layers * 2.0 * (proj + mlp) * flops::per_op_recomputed_share(m) * keep
         }
     };
     (fwd / split, recompute / split)

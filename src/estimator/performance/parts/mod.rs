@@ -176,9 +176,7 @@ pub fn training_parts(
         Checkpointing::Selective => att.forward_s,
         Checkpointing::Full | Checkpointing::EveryK => gemm_fwd + att.forward_s + ew_fwd,
         // Every other matmul and the elementwise ops; the attention output is kept.
-        Checkpointing::PerOp => {
-            gemm_fwd * crate::estimator::memory::per_op::recomputed_matmul_share(m) + ew_fwd
-        }
+        Checkpointing::PerOp => gemm_fwd * super::flops::per_op_recomputed_share(m) + ew_fwd,
     };
     let accum = f64::from(s.workload.grad_accum_steps.max(1));
     let p2p = exposed_p2p(s, i, t * h * e, pt.pp_overlap);
