@@ -258,12 +258,17 @@ fn the_cli_prints_and_the_json_report_carries_the_rollout() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let j = &v["performance"]["figures"]["step"];
     assert_eq!(v["schema_version"], 2);
-    assert_eq!(
-        j["rollout_generation_s"].as_f64(),
-        Some(st.rollout_generation_s)
-    );
-    assert_eq!(j["scoring_s"].as_f64(), Some(st.scoring_s));
-    assert_eq!(j["total_s"].as_f64(), Some(st.total_s));
+    // serde_json's default float parser may land one ulp away from what was printed.
+    let same = |key: &str, want: f64| {
+        let got = j[key].as_f64().unwrap_or(f64::NAN);
+        assert!(
+            (got - want).abs() <= 1e-12 * want.abs(),
+            "{key}: {got} vs {want}"
+        );
+    };
+    same("rollout_generation_s", st.rollout_generation_s);
+    same("scoring_s", st.scoring_s);
+    same("total_s", st.total_s);
     let o = Command::new(bin)
         .args(["report", "--preset", GRPO])
         .output()

@@ -66,7 +66,8 @@ pub struct PartsTiming {
     /// FITTED to Narayanan et al. 2021 Table 1 (the only fitted A100 constant): it absorbs what
     /// the parts model leaves out (kernel launch gaps, host overhead, stragglers). Valid: [0.05, 1].
     pub gemm_efficiency: f64,
-    /// The same for Hopper-class and newer GPUs (16-bit dense peak ≥ 600 TFLOP/s). FITTED to the
+    /// The same for Hopper-class and newer GPUs (16-bit dense peak ≥ 600 TFLOP/s), whose GEMMs
+    /// follow tilelang's measured H800 curve (`parts::gemm::Curve::Hopper`). FITTED to the
     /// Megatron-Core r0.8 H100 weak-scaling table. Valid: [0.05, 1].
     pub gemm_efficiency_hopper: f64,
     /// Fused (flash) attention forward, fraction of the 16-bit peak: FlashAttention-2 (Dao 2023,
@@ -88,7 +89,7 @@ impl Default for PartsTiming {
     fn default() -> Self {
         PartsTiming {
             gemm_efficiency: 0.72,
-            gemm_efficiency_hopper: 0.54,
+            gemm_efficiency_hopper: 0.56,
             flash_forward_efficiency: 0.6,
             flash_backward_efficiency: 0.5,
             tp_overlap: 0.0,

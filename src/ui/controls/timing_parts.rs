@@ -23,8 +23,8 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         &mut p.gemm_efficiency_hopper,
         0.05..=1.0,
         "GEMM share (H100 class)",
-        "The same for GPUs from 600 TFLOP/s (16-bit). Fitted to Megatron-Core r0.8's H100 \
-         weak-scaling table.",
+        "The same for GPUs from 600 TFLOP/s (16-bit), on a measured Hopper GEMM curve \
+         (tilelang's H800 sweep). Fitted to Megatron-Core r0.8's H100 weak-scaling table.",
     );
     percent_slider(
         ui,

@@ -40,8 +40,7 @@ pub struct Core {
 /// The memory-bound softmax is timed by bytes and takes no share.
 pub fn attention(
     c: &Core,
-    peak_gemm: f64,
-    share: f64,
+    gemm: &gemm::Gemm,
     peak16: f64,
     bandwidth: f64,
     flash_fwd: f64,
@@ -52,15 +51,15 @@ pub fn attention(
     }
     if c.flash {
         let work = if c.causal { 0.5 * c.flops } else { c.flops };
-        let fwd = super::rate_time(work, peak16 * flash_fwd * share);
-        let bwd = super::rate_time(2.5 * work, peak16 * flash_bwd * share);
+        let fwd = super::rate_time(work, peak16 * flash_fwd * gemm.share);
+        let bwd = super::rate_time(2.5 * work, peak16 * flash_bwd * gemm.share);
         return AttentionTime {
             forward_s: fwd,
             backward_s: bwd,
             softmax_forward_s: 0.0,
         };
     }
-    let bmm = 2.0 * gemm::time(0.5 * c.flops, peak_gemm, share);
+    let bmm = 2.0 * gemm.time(0.5 * c.flops);
     let softmax = elementwise::time(
         elementwise::SOFTMAX_ELEMENTS * c.scores * c.element_bytes,
         bandwidth,

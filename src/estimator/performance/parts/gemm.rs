@@ -1,13 +1,49 @@
-//! Matrix multiplies: achievable efficiency from the size of the GEMM and the GPU's peak.
+//! Matrix multiplies: achievable efficiency from the size of the GEMM and the GPU's generation.
 //!
-//! The curve is calculon's (calculon-ai/calculon `systems/a100_80g.json` at commit
-//! caa4b11f8fe1fee3ba57adaacb7590d7deabd053, `matrix.float16.gflops_efficiency`): a GEMM of
-//! ≥ 128 GFLOP runs at 95 % of peak, 16 GFLOP at 90 %, 1 GFLOP at 60 %, smaller ones down to 10 %.
-//! calculon steps between the points and uses the same GFLOP thresholds for H100
-//! (`systems/h100_80g_nvl8.json`); here the thresholds are read as *durations at peak* (a GEMM's
-//! fixed costs — wave quantisation, prologue/epilogue — are time, not FLOPs), so on a GPU with
-//! k× the A100's peak a GEMM needs k× the FLOPs to reach the same efficiency, and the curve is
-//! interpolated in log(size) instead of stepped (no jumps when a layout search changes a size).
+//! Two measured curves, each read as *durations at peak* (a GEMM's fixed costs — wave
+//! quantisation, prologue/epilogue — are time, not FLOPs): on a GPU with k× the curve's reference
+//! peak a GEMM needs k× the FLOPs to reach the same efficiency. Both are interpolated between
+//! their points, not stepped (no jumps when a layout search changes a size).
+//!
+//! - [`Curve::Ampere`], calculon's (calculon-ai/calculon `systems/a100_80g.json` at commit
+//!   caa4b11f8fe1fee3ba57adaacb7590d7deabd053, `matrix.float16.gflops_efficiency`): a GEMM of
+//!   ≥ 128 GFLOP runs at 95 % of the A100 peak, 16 GFLOP at 90 %, 1 GFLOP at 60 %, smaller ones
+//!   down to 10 %. calculon reuses the same GFLOP thresholds for H100, which flattens the curve
+//!   there: a 400 GFLOP GEMM would already be at the top.
+//! - [`Curve::Hopper`], a measured Hopper size sweep: tilelang's FP16 GEMM benchmark on an NVIDIA
+//!   H800 SXM (tile-ai/tilelang `benchmark/matmul/README.md`, measured at tilelang commit
+//!   17bd0a6c651f599bec1397e0b91830c3ddc93076; the stored copy read is the fork xwhzz/tilelang at
+//!   b2acfc3791d5ddeef3772214222461c85659c904): M = N = 8192, K = 256 … 16384, 386 → 766 TFLOP/s.
+//!   The H800's tensor cores and clocks are the H100 SXM's (989.4 TFLOP/s dense 16-bit). Its
+//!   efficiency keeps rising to ≈ 2 TFLOP per GEMM (550 GFLOP: 96 % of the top, 1.1 TFLOP: 99 %),
+//!   which is what the Megatron-Core H100 table shows: with calculon's curve the runs whose GEMMs
+//!   are 200–400 GFLOP came out 6 % too fast and those of 0.8–1 TFLOP 5 % too slow
+//!   (docs/time-model.md, "fourth pass"). The points are scaled so the top is calculon's 95 %;
+//!   the step-level share `gemm_efficiency_hopper` is fitted on top of them either way. Caveat:
+//!   the sweep's small sizes are small-K shapes, which run below a transformer GEMM of the same
+//!   FLOPs. Between points the curve is linear in size; below the smallest (34 GFLOP) efficiency
+//!   falls in proportion to size, as calculon's lowest segment does.
+
+/// Which measured size curve a GPU's GEMMs follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Curve {
+    /// calculon's A100 curve (Ampere and older, and GPUs below the Hopper peak).
+    Ampere,
+    /// tilelang's H800 sweep (Hopper-class and newer).
+    Hopper,
+}
+
+impl Curve {
+    /// The curve of a GPU by its 16-bit dense peak (`super::HOPPER_PEAK16` is the boundary the
+    /// step-level share uses too), so an FP8 recipe on an older GPU keeps its generation's curve.
+    pub fn for_peak16(peak16: f64) -> Curve {
+        if peak16 >= super::HOPPER_PEAK16 {
+            Curve::Hopper
+        } else {
+            Curve::Ampere
+        }
+    }
+}
 
 /// The A100 16-bit dense peak calculon's thresholds refer to, FLOP/s (`tflops: 312`).
 const CURVE_PEAK: f64 = 312e12;
@@ -20,21 +56,51 @@ const FLOOR: f64 = 0.1;
 /// ln of the points' sizes (ln 128, ln 16, ln 1), so the hot path takes one `ln`.
 const LN_POINTS: [f64; 3] = [4.852_030_263_919_617, 2.772_588_722_239_781, 0.0];
 
-/// Efficiency (fraction of peak) of one GEMM of `flops` on a GPU of `peak` FLOP/s, before the
-/// step-level share `timing.parts.gemm_efficiency`.
+/// The H800/H100 SXM 16-bit dense peak the Hopper points refer to, FLOP/s.
+const HOPPER_CURVE_PEAK: f64 = 989.4e12;
+
+/// The sweep's largest and smallest GEMMs, GFLOP (2·8192²·K at K = 16384 and 256).
+const HOPPER_TOP_GFLOP: f64 = 2_199.023_255_552;
+const HOPPER_SMALLEST_GFLOP: f64 = 34.359_738_368;
+
+/// The sweep's efficiencies scaled to a 95 % top (0.95 × TFLOP/s ÷ 766), largest GEMM first, each
+/// point half the size of the one before; the tests keep tilelang's table (`HOPPER_SWEEP`) and
+/// check them against it.
+const HOPPER_POINTS: [f64; 7] = [
+    0.95,
+    0.940_078_328_981_723_3,
+    0.912_793_733_681_462_1,
+    0.874_347_258_485_639_7,
+    0.778_851_174_934_725_9,
+    0.644_908_616_187_989_6,
+    0.478_720_626_631_853_8,
+];
+
+/// Efficiency (fraction of peak) of one GEMM of `flops` on a GPU of `peak` FLOP/s on `curve`,
+/// before the step-level share `timing.parts.gemm_efficiency` (or `_hopper`).
 ///
 /// ```
-/// use vram_explorer::estimator::performance::parts::gemm::curve;
-/// assert_eq!(curve(200e9, 312e12), 0.95);
-/// assert!((curve(16e9, 312e12) - 0.9).abs() < 1e-12);
+/// use vram_explorer::estimator::performance::parts::gemm::{curve, Curve};
+/// assert_eq!(curve(200e9, 312e12, Curve::Ampere), 0.95);
+/// assert!((curve(16e9, 312e12, Curve::Ampere) - 0.9).abs() < 1e-12);
 /// // The same GEMM on a GPU with 3× the peak sits lower on the curve.
-/// assert!(curve(16e9, 936e12) < 0.9);
+/// assert!(curve(16e9, 936e12, Curve::Ampere) < 0.9);
+/// // On Hopper a 1.1 TFLOP GEMM still runs faster than a 275 GFLOP one (tilelang's sweep).
+/// let h100 = 989.4e12;
+/// assert!(curve(1.1e12, h100, Curve::Hopper) > curve(275e9, h100, Curve::Hopper) + 0.06);
 /// ```
-pub fn curve(flops: f64, peak: f64) -> f64 {
+pub fn curve(flops: f64, peak: f64, curve: Curve) -> f64 {
     if !(flops.is_finite() && flops > 0.0 && peak > 0.0) {
         return FLOOR;
     }
-    let g = flops / 1e9 * CURVE_PEAK / peak;
+    match curve {
+        Curve::Ampere => ampere(flops / 1e9 * CURVE_PEAK / peak),
+        Curve::Hopper => hopper(flops / 1e9 * HOPPER_CURVE_PEAK / peak),
+    }
+}
+
+/// calculon's curve at `g` GFLOP of A100 time.
+fn ampere(g: f64) -> f64 {
     if g >= POINTS[0].0 {
         return POINTS[0].1;
     }
@@ -47,13 +113,53 @@ pub fn curve(flops: f64, peak: f64) -> f64 {
     POINTS[lo].1 + (POINTS[hi].1 - POINTS[lo].1) * t
 }
 
-/// Time of one GEMM of `flops` at `peak` × curve × `share` (the fitted step-level share).
-pub fn time(flops: f64, peak: f64, share: f64) -> f64 {
-    let rate = peak * curve(flops, peak) * share;
-    if rate > 0.0 && flops > 0.0 {
-        flops / rate
-    } else {
-        0.0
+/// tilelang's Hopper sweep at `g` GFLOP of H100 time, linear between neighbouring points. The
+/// sweep doubles K from point to point, so the segment is the binary exponent of top ÷ g, read
+/// from the float's bits: no logarithm on the hot path (a Hopper step has most GEMMs below the
+/// top, where calculon's curve had returned before taking one). Below the smallest point the
+/// efficiency falls in proportion to the size (a fixed time per GEMM), as calculon's lowest
+/// segment does, down to the floor.
+fn hopper(g: f64) -> f64 {
+    let x = HOPPER_TOP_GFLOP / g;
+    if x <= 1.0 {
+        return HOPPER_POINTS[0];
+    }
+    let last = HOPPER_POINTS.len() - 1;
+    // x = 2^k · m with m in [1, 2): g lies between point k (top / 2^k) and point k + 1.
+    let k = ((x.to_bits() >> 52) & 0x7ff) as usize - 1023;
+    if k >= last {
+        return (HOPPER_POINTS[last] * g / HOPPER_SMALLEST_GFLOP).max(FLOOR);
+    }
+    let m = f64::from_bits((x.to_bits() & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    // g = top / 2^k / m: t = 0 at point k + 1 (m = 2), 1 at point k (m = 1).
+    let t = 2.0 / m - 1.0;
+    let (hi, lo) = (HOPPER_POINTS[k], HOPPER_POINTS[k + 1]);
+    lo + (hi - lo) * t
+}
+
+/// How one GPU runs GEMMs in a training step: its GEMM peak (the compute type's), the step-level
+/// share and its generation's size curve.
+#[derive(Clone, Copy, Debug)]
+pub struct Gemm {
+    pub peak: f64,
+    pub share: f64,
+    pub curve: Curve,
+}
+
+impl Gemm {
+    /// Time of one GEMM of `flops` at peak × curve(size) × share.
+    pub fn time(&self, flops: f64) -> f64 {
+        let rate = self.rate(flops);
+        if rate > 0.0 && flops > 0.0 {
+            flops / rate
+        } else {
+            0.0
+        }
+    }
+
+    /// FLOP/s one GEMM of `flops` runs at.
+    fn rate(&self, flops: f64) -> f64 {
+        self.peak * curve(flops, self.peak, self.curve) * self.share
     }
 }
 
@@ -66,8 +172,7 @@ pub fn layer_forward(
     tokens: f64,
     tp: f64,
     keep: f64,
-    peak: f64,
-    share: f64,
+    g: &Gemm,
 ) -> f64 {
     let (proj_w, mlp_w) = crate::estimator::performance::flops::layer_matmul_weights(m);
     let q = f64::from(m.heads) * f64::from(m.head_dim);
@@ -89,34 +194,95 @@ pub fn layer_forward(
         1.0
     };
     let mlp_op = mlp_f / (mats * m.moe.active_mlps()).max(1.0) * routed_tokens;
-    let mlp_rate = peak * curve(mlp_op, peak) * share;
+    let mlp_rate = g.rate(mlp_op);
     let mlp = if mlp_rate > 0.0 {
         mlp_f / mlp_rate
     } else {
         0.0
     };
-    time(proj_f * qkv_share, peak, share) + time(proj_f * (1.0 - qkv_share), peak, share) + mlp
+    g.time(proj_f * qkv_share) + g.time(proj_f * (1.0 - qkv_share)) + mlp
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// tilelang's sweep (M = N = 8192): K, and the measured TFLOP/s, largest first.
+    const HOPPER_SWEEP: [(f64, f64); 7] = [
+        (16384.0, 766.0),
+        (8192.0, 758.0),
+        (4096.0, 736.0),
+        (2048.0, 705.0),
+        (1024.0, 628.0),
+        (512.0, 520.0),
+        (256.0, 386.0),
+    ];
+
+    /// The top of the sweep, TFLOP/s: the points are scaled so it reads as calculon's 95 %.
+    const HOPPER_TOP: f64 = 766.0;
+
     #[test]
     fn curve_matches_calculons_points_and_is_monotone() {
         for (g, e) in POINTS {
-            assert!((curve(g * 1e9, CURVE_PEAK) - e).abs() < 1e-12, "{g}");
+            assert!(
+                (curve(g * 1e9, CURVE_PEAK, Curve::Ampere) - e).abs() < 1e-12,
+                "{g}"
+            );
         }
         for (a, b) in LN_POINTS.iter().zip(POINTS) {
             assert!((a - b.0.ln()).abs() < 1e-12);
         }
         let mut last = 0.0;
         for k in 0..60 {
-            let e = curve(1e6 * 1.4f64.powi(k), CURVE_PEAK);
+            let e = curve(1e6 * 1.4f64.powi(k), CURVE_PEAK, Curve::Ampere);
             assert!(e >= last, "not monotone at {k}");
             last = e;
         }
-        assert_eq!(curve(0.0, CURVE_PEAK), FLOOR);
-        assert_eq!(curve(1e6, CURVE_PEAK), FLOOR);
+        assert_eq!(curve(0.0, CURVE_PEAK, Curve::Ampere), FLOOR);
+        assert_eq!(curve(1e6, CURVE_PEAK, Curve::Ampere), FLOOR);
+    }
+
+    /// The Hopper points are tilelang's sweep: each GEMM is 2·8192²·K FLOPs and runs at the
+    /// published TFLOP/s, scaled so the top is 95 %.
+    #[test]
+    fn hopper_curve_is_tilelangs_sweep() {
+        for (i, ((k, tflops), e)) in HOPPER_SWEEP.iter().zip(HOPPER_POINTS).enumerate() {
+            let gflop = 2.0 * 8192.0 * 8192.0 * k / 1e9;
+            assert!(
+                (gflop - HOPPER_TOP_GFLOP / 2f64.powi(i as i32)).abs() < 1e-9,
+                "K {k}"
+            );
+            assert!((e - 0.95 * tflops / HOPPER_TOP).abs() < 1e-12, "K {k}");
+            let at = curve(gflop * 1e9, HOPPER_CURVE_PEAK, Curve::Hopper);
+            assert!((at - e).abs() < 1e-12, "K {k}: {at} vs {e}");
+            // Half-way between two points (in size) is half-way between their efficiencies.
+            if let Some(next) = HOPPER_POINTS.get(i + 1) {
+                let mid = curve(0.75 * gflop * 1e9, HOPPER_CURVE_PEAK, Curve::Hopper);
+                assert!((mid - 0.5 * (e + next)).abs() < 1e-12, "K {k}: {mid}");
+            }
+        }
+        assert!((HOPPER_SMALLEST_GFLOP - 2.0 * 8192.0 * 8192.0 * 256.0 / 1e9).abs() < 1e-9);
+        // Below the sweep: proportional to the size.
+        let half = curve(
+            0.5 * HOPPER_SMALLEST_GFLOP * 1e9,
+            HOPPER_CURVE_PEAK,
+            Curve::Hopper,
+        );
+        assert!((half - 0.5 * HOPPER_POINTS[6]).abs() < 1e-12);
+        let mut last = 0.0;
+        for k in 0..60 {
+            let e = curve(1e6 * 1.4f64.powi(k), HOPPER_CURVE_PEAK, Curve::Hopper);
+            assert!(
+                e >= last && (FLOOR..=0.95).contains(&e),
+                "not monotone at {k}"
+            );
+            last = e;
+        }
+        assert_eq!(curve(1e15, HOPPER_CURVE_PEAK, Curve::Hopper), 0.95);
+        assert_eq!(curve(1e6, HOPPER_CURVE_PEAK, Curve::Hopper), FLOOR);
+        // A GPU with twice the H100's peak needs twice the FLOPs for the same efficiency.
+        let a = curve(300e9, HOPPER_CURVE_PEAK, Curve::Hopper);
+        let b = curve(600e9, 2.0 * HOPPER_CURVE_PEAK, Curve::Hopper);
+        assert!((a - b).abs() < 1e-12);
     }
 }

@@ -21,8 +21,8 @@ use crate::scenario::{
     ArchKind, AttentionKernel, Checkpointing, FfnKind, ModelFamily, PartsTiming, Scenario,
 };
 
-/// 16-bit dense peak from which a GPU counts as Hopper-class for `gemm_efficiency_hopper`
-/// (H100 SXM: 989 TFLOP/s; A100: 312).
+/// 16-bit dense peak from which a GPU counts as Hopper-class for `gemm_efficiency_hopper` and
+/// the Hopper GEMM curve (H100 SXM: 989 TFLOP/s; A100: 312).
 pub const HOPPER_PEAK16: f64 = 600e12;
 
 /// Exposed pipeline sends of one step: every transfer of `activation_bytes` (t·h·element) per
@@ -124,11 +124,16 @@ pub fn training_parts(
     } else {
         pt.gemm_efficiency
     };
-    let (peak, bw) = (i.peak, i.bandwidth);
-    let g = |f: f64| gemm::time(f, peak, share);
+    let bw = i.bandwidth;
+    let gemms = gemm::Gemm {
+        peak: i.peak,
+        share,
+        curve: gemm::Curve::for_peak16(i.peak16),
+    };
+    let g = |f: f64| gemms.time(f);
 
     let keep = w.keep;
-    let gemm_fwd = gemm::layer_forward(m, t, tp, keep, peak, share);
+    let gemm_fwd = gemm::layer_forward(m, t, tp, keep, &gemms);
     let active = m.moe.active_mlps();
     let mats = match m.ffn_kind {
         FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
@@ -145,8 +150,7 @@ pub fn training_parts(
     };
     let att = attention::attention(
         &core,
-        peak,
-        share,
+        &gemms,
         i.peak16,
         bw,
         pt.flash_forward_efficiency,
