@@ -61,9 +61,17 @@ pub fn evaluate(
     core(scenario, model, memory, &i, Some(diagnostics))
 }
 
-/// The type the matrix multiplies run in: the scenario's compute type, or the activations' type
-/// when every type is chosen by hand.
+/// The type the matrix multiplies run in: FP8 under an FP8 training recipe (Transformer Engine's
+/// recipes and DeepSeek-V3's run the linear layers' GEMMs in FP8: E4M3 forward, E5M2 gradients,
+/// one tensor-core rate; the parts model keeps attention, elementwise work and the LM head at the
+/// 16-bit peak), else the scenario's compute type, or the activations' type when every type is
+/// chosen by hand. A GPU without an FP8 rate falls back to its 16-bit one (`PeakTable::dense`).
 pub fn compute_dtype(s: &Scenario) -> Dtype {
+    if s.mode == crate::scenario::Mode::Training
+        && s.precision.fp8_recipe != crate::scenario::Fp8Recipe::None
+    {
+        return Dtype::Fp8E4M3;
+    }
     match s.precision.mode {
         PrecisionMode::Custom => s.precision.activations,
         _ => s.precision.compute,

@@ -170,9 +170,20 @@ pub fn training_parts(
     let ew_fwd = ew(rep / rep_div, 4.0) + ew(act / tp, 1.0);
 
     let layers = f64::from(m.layers.div_ceil(i.pp.max(1)));
-    // LM head (on the last stage): 2·t·h·V/TP forward, 2× backward; the loss by its kernels.
+    // LM head (on the last stage): 2·t·h·V/TP forward, 2× backward; the loss by its kernels. FP8
+    // recipes keep the output head in 16-bit (DeepSeek-V3 report §3.3.1 "the output head";
+    // Megatron-Core's output layer is not a Transformer Engine FP8 module; torchtitan's float8
+    // conversion skips `output`), so it runs at the 16-bit peak.
     let head_f = t * super::flops::head_flops_per_token(m) * keep / tp;
-    let head_gemm = 3.0 * g(head_f);
+    let head_gemm = if s.precision.fp8_recipe == crate::scenario::Fp8Recipe::None {
+        3.0 * g(head_f)
+    } else {
+        let g16 = gemm::Gemm {
+            peak: i.peak16,
+            ..gemms
+        };
+        3.0 * g16.time(head_f)
+    };
     let loss = elementwise::time(loss_bytes_per_logit(e) * t * f64::from(m.vocab) / tp, bw);
 
     let recompute_layer = match s.strategies.checkpointing {
