@@ -73,3 +73,27 @@ fn inference_ignores_a_training_recipe() {
     s.precision.fp8_recipe = Fp8Recipe::TeDelayed;
     assert_eq!(estimate(&s).performance.step.total_s, before);
 }
+
+/// vLLM 0.34 `Fp8LinearMethod`: FP8 checkpoints run W8A8 FP8 GEMMs where the GPU has FP8 tensor
+/// cores and weight-only Marlin (16-bit math) where it has not.
+#[test]
+fn fp8_weights_serve_at_the_fp8_rate_where_the_gpu_has_one() {
+    let mut s = bundled_scenario("llama3.1-70b-fp8-vllm-4xh100-tp4").unwrap();
+    assert_eq!(s.mode, Mode::Inference);
+    let ttft = |s: &Scenario| estimate(s).performance.throughput.ttft_s;
+    let fp8 = ttft(&s);
+    s.quantization.weights = vram_explorer::scenario::WeightFormat::AsPrecision;
+    let bf16 = ttft(&s);
+    // The prefill is compute-bound: half the time at twice the rate, less the unchanged
+    // communication.
+    assert!(fp8 < 0.6 * bf16 && fp8 > 0.45 * bf16, "{fp8} vs {bf16}");
+    s.quantization.weights = vram_explorer::scenario::WeightFormat::Fp8;
+    s.gpu = GpuChoice::Catalog(GpuId::A100Sxm80);
+    let marlin = ttft(&s);
+    s.quantization.weights = vram_explorer::scenario::WeightFormat::AsPrecision;
+    let a100_bf16 = ttft(&s);
+    assert!(
+        (marlin - a100_bf16).abs() <= 1e-9 * a100_bf16,
+        "{marlin} vs {a100_bf16}"
+    );
+}

@@ -65,11 +65,17 @@ pub fn evaluate(
 /// recipes and DeepSeek-V3's run the linear layers' GEMMs in FP8: E4M3 forward, E5M2 gradients,
 /// one tensor-core rate; the parts model keeps attention, elementwise work and the LM head at the
 /// 16-bit peak), else the scenario's compute type, or the activations' type when every type is
-/// chosen by hand. A GPU without an FP8 rate falls back to its 16-bit one (`PeakTable::dense`).
+/// chosen by hand. Inference with FP8 weights runs W8A8 FP8 GEMMs (vLLM 0.34
+/// `model_executor/layers/quantization/fp8.py` `Fp8LinearMethod`: dynamic FP8 activation scales and
+/// FP8 scaled matmuls, or weight-only Marlin "for GPUs that lack FP8 hardware support"). A GPU
+/// without an FP8 rate falls back to its 16-bit one (`PeakTable::dense`), which is that Marlin case.
 pub fn compute_dtype(s: &Scenario) -> Dtype {
-    if s.mode == crate::scenario::Mode::Training
-        && s.precision.fp8_recipe != crate::scenario::Fp8Recipe::None
-    {
+    use crate::scenario::{Fp8Recipe, Mode, WeightFormat};
+    let fp8 = match s.mode {
+        Mode::Training => s.precision.fp8_recipe != Fp8Recipe::None,
+        Mode::Inference => s.quantization.weights == WeightFormat::Fp8,
+    };
+    if fp8 {
         return Dtype::Fp8E4M3;
     }
     match s.precision.mode {
