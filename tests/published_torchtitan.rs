@@ -5,7 +5,8 @@
 //! torchtitan shards with FSDP2 (`fully_shard` per block): each record runs `Sharding::Fsdp2` with
 //! torchtitan's FP32 reduce-scatter and its default reshard policy. Every row is still a known miss
 //! (printed with its reason), so only regression guards on today's figures are asserted. Check records: nothing is fitted.
-//! `cargo test --test published_torchtitan -- --nocapture` prints the table.
+//! The records' published throughput is a second, time check (issue 13), also a known miss.
+//! `cargo test --test published_torchtitan -- --nocapture` prints the tables.
 
 #![allow(
     clippy::unwrap_used,
@@ -141,4 +142,57 @@ fn torchtitan_published_memory_table() {
     // ZeRO-3 rule before the FSDP profile: 51.7 %, 110.3 %) keep them from drifting unnoticed.
     assert!(s.median_all < 0.12, "median {:.3}", s.median_all);
     assert!(s.worst_all < 0.40, "worst {:.3}", s.worst_all);
+}
+
+/// The same records' published throughput (`also_reported.tokens_per_sec_per_gpu`) against the
+/// step-time parts model (issue 13: other frameworks' runs are checks, never fitted). torchtitan
+/// overlaps FSDP2's all-gathers and reduce-scatters with compute (`timing.comm_overlap` 1), runs
+/// TP collectives on the critical path unless AsyncTP micro-pipelines them (`tp_overlap` 1 there),
+/// and the float8 rows run torchao's tensorwise-scaled FP8 linears (`Fp8Recipe::TeCurrent`: FP8
+/// GEMMs, the output head in BF16). Every row is estimated too fast (+12 … +66 %, median +32 %):
+/// the benchmark's GPUs are H100s capped at 500 W (the records' `hardware.gpu`), timed here at the
+/// 700 W H100 SXM's peak, and torch.compile, ring-attention CP and the eager per-op overheads are
+/// not modelled. A known miss: the guard only keeps it from drifting unnoticed.
+#[test]
+fn torchtitan_published_throughput_is_a_known_miss() {
+    let mut errors = Vec::new();
+    println!(
+        "record                                                 published  estimate   error (tokens/s per GPU)"
+    );
+    for r in &records(TORCHTITAN) {
+        let (c, l) = (&r["config"], &r["config"]["layout"]);
+        let mut s = scenario_for(r);
+        s.timing.comm_overlap = 1.0;
+        s.timing.parts.tp_overlap = if text(l, "tp_note").contains("asynchronous") {
+            1.0
+        } else {
+            0.0
+        };
+        s.timing.parts.pp_overlap = 1.0;
+        if c["float8"].is_string() {
+            s.precision.fp8_recipe = Fp8Recipe::TeCurrent;
+        }
+        let e = estimate(&s);
+        let per_gpu = e.performance.throughput.tokens_per_s / f64::from(u(l, "gpus"));
+        let published = r["also_reported"]["tokens_per_sec_per_gpu"]
+            .as_f64()
+            .unwrap();
+        let err = per_gpu / published - 1.0;
+        println!(
+            "{:55} {published:9.0} {per_gpu:9.0} {:+7.1} %",
+            r["id"].as_str().unwrap(),
+            err * 100.0
+        );
+        errors.push(err);
+    }
+    assert_eq!(errors.len(), 18);
+    errors.sort_by(f64::total_cmp);
+    let median = errors[errors.len() / 2];
+    println!("median error {:+.1} %", median * 100.0);
+    // Today: median +31.6 %, every row between +11.7 % and +65.6 %.
+    assert!(
+        errors.iter().all(|e| *e > 0.05),
+        "a row is no longer too fast: {errors:?}"
+    );
+    assert!(median > 0.2 && median < 0.4, "median {median:.3}");
 }
