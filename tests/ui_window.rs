@@ -275,3 +275,40 @@ fn one_gpu_and_one_step_are_singular() {
         assert_eq!(value, format!("1 {unit}"), "{label}");
     }
 }
+
+/// Presentation mode's status band is one row: the most serious diagnostic, cut to that row (the
+/// whole message still in the accessibility label and on hover), and a count of the others
+/// instead of rows the band would clip (the 720p window once showed half a second line).
+#[test]
+fn presentation_shows_one_diagnostic_line_and_counts_the_rest() {
+    // Does not fit (an error) and warns about its layout.
+    let edit = |s: &mut Scenario| {
+        *s = vram_explorer::presets::bundled_scenario("gpt3-175b-mp32-a100").unwrap();
+    };
+    let h = harness(app(true, edit), (1280.0, 720.0));
+    let errors: Vec<_> = h.get_all_by_label_contains("Error:").collect();
+    assert_eq!(errors.len(), 1, "one diagnostic line");
+    let n = h.state().scenario().clone();
+    let all: Vec<_> = vram_explorer::estimator::estimate(&n)
+        .diagnostics
+        .iter()
+        .collect();
+    assert!(all.len() >= 2, "the edit raises several diagnostics");
+    let more = format!("+{} more", all.len() - 1);
+    h.get_by_label(&more);
+    let shown = all
+        .iter()
+        .filter(|d| h.query_by_label_contains(d.message()).is_some())
+        .count();
+    assert_eq!(shown, 1, "only the most serious message has a line");
+    // Outside presentation mode every diagnostic has its own line.
+    let h = harness(app(false, edit), (1280.0, 720.0));
+    assert!(h.query_by_label(&more).is_none());
+    for d in &all {
+        assert!(
+            h.get_all_by_label_contains(d.message()).count() >= 1,
+            "{}",
+            d.message()
+        );
+    }
+}

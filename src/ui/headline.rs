@@ -335,20 +335,48 @@ fn compact_speed(est: &Estimate, family: crate::ui::family::FamilyView) -> [Stri
     [time, crate::ui::family::throughput_text(est, family)]
 }
 
-/// The diagnostics, most serious first, each coloured by severity.
+/// The diagnostics, most serious first, each coloured by severity. In presentation mode the band
+/// is one row high: the most serious message is cut to that row with "…" (the whole text on
+/// hover) and the others are counted beside it ("+2 more", every message on hover), rather than
+/// wrapping into rows the band clips.
 pub fn diagnostics_ui(ui: &mut Ui, prefs: &Prefs, est: &Estimate) {
     let mut items: Vec<Diagnostic> = est.diagnostics.iter().collect();
     items.sort_by_key(|d| std::cmp::Reverse(d.severity()));
-    for d in items {
+    let line = |d: &Diagnostic| {
         let icon = match d.severity() {
             crate::estimator::Severity::Error => "Error:",
             crate::estimator::Severity::Warning => "Warning:",
             crate::estimator::Severity::Note => "Note:",
         };
-        ui.label(
-            RichText::new(format!("{icon} {}", d.message()))
-                .color(theme::severity(d.severity(), prefs.theme)),
-        );
+        RichText::new(format!("{icon} {}", d.message()))
+            .color(theme::severity(d.severity(), prefs.theme))
+    };
+    if prefs.presentation {
+        let Some(first) = items.first() else {
+            return;
+        };
+        let more = items.len() - 1;
+        ui.horizontal(|ui| {
+            // Room for "+N more" on the right of the cut message.
+            let count_w = if more > 0 {
+                5.0 * ui.text_style_height(&egui::TextStyle::Body)
+            } else {
+                0.0
+            };
+            let w = (ui.available_width() - count_w).max(0.0);
+            ui.allocate_ui(egui::vec2(w, ui.available_height()), |ui| {
+                ui.add(egui::Label::new(line(first)).truncate());
+            });
+            if more > 0 {
+                let all: Vec<&str> = items.iter().map(|d| d.message()).collect();
+                ui.label(RichText::new(format!("+{more} more")).weak())
+                    .on_hover_text(all.join("\n"));
+            }
+        });
+        return;
+    }
+    for d in &items {
+        ui.label(line(d));
     }
 }
 
