@@ -47,7 +47,8 @@ fn breakdown_csv_round_trips_exactly() {
         assert_eq!(total("gpu_total"), e.memory.gpu_total.get());
         assert_eq!(total("tensor_peak"), e.memory.tensor_peak.get());
         assert_eq!(total("capacity"), e.memory.capacity.get());
-        assert_eq!(rows.len(), 1 + Component::COUNT + 4);
+        assert_eq!(total("reserved_peak"), e.memory.reserved_peak().get());
+        assert_eq!(rows.len(), 1 + Component::COUNT + 5);
     }
 }
 

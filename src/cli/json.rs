@@ -70,6 +70,7 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
             "stages": stages(s, est),
             "phases": phases,
             "tensor_peak_bytes": mem.tensor_peak.get(),
+            "reserved_peak_bytes": mem.reserved_peak().get(),
             "gpu_total_bytes": mem.gpu_total.get(),
             "capacity_bytes": mem.capacity.get(),
             "headroom_bytes": mem.headroom.get(),

@@ -194,14 +194,16 @@ fn memory(out: &mut String, est: &Estimate, unit: MemoryUnit) {
     }
     let _ = writeln!(out, "  {}", "-".repeat(58));
     row(out, "Tensor peak", mem.tensor_peak, unit);
+    row(out, "Reserved peak", mem.reserved_peak(), unit);
     row(out, "GPU total", mem.gpu_total, unit);
     row(out, "Capacity", mem.capacity, unit);
     row(out, "Headroom", mem.headroom, unit);
     let verdict = if mem.fits { "yes" } else { "NO" };
     let _ = writeln!(
         out,
-        "  Fits: {verdict}  (tensor peak is what torch.cuda.max_memory_allocated shows; GPU total adds \
-         the CUDA context and allocator reserve, as nvidia-smi shows)"
+        "  Fits: {verdict}  (tensor peak is what torch.cuda.max_memory_allocated shows; reserved peak \
+         adds the allocator reserve, as max_memory_reserved shows; GPU total adds the CUDA context, as \
+         nvidia-smi shows)"
     );
     let phases: Vec<String> = Phase::ALL
         .iter()

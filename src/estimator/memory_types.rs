@@ -278,4 +278,20 @@ impl MemoryEstimate {
     pub fn limiting_stage(&self) -> Option<&super::StageClass> {
         self.stage_class(self.peak_stage)
     }
+
+    /// What the caching allocator holds at the peak, comparable to
+    /// `torch.cuda.max_memory_reserved()`: the GPU total without the CUDA context, which lives
+    /// outside the allocator (docs/gpu-overheads.md, the statistics table): tensors, the allocator
+    /// reserve and the library workspace (an engine's reservation under vLLM or SGLang).
+    ///
+    /// ```
+    /// use vram_explorer::estimator::{Component, estimate};
+    /// let m = estimate(&vram_explorer::scenario::Scenario::default()).memory;
+    /// let context = m.peak.get(Component::CudaContext).get();
+    /// assert_eq!(m.reserved_peak().get(), m.gpu_total.get() - context);
+    /// assert!(m.tensor_peak <= m.reserved_peak() && m.reserved_peak() <= m.gpu_total);
+    /// ```
+    pub fn reserved_peak(&self) -> Bytes {
+        Bytes((self.gpu_total.get() - self.peak.get(Component::CudaContext).get()).max(0.0))
+    }
 }

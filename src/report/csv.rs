@@ -54,6 +54,11 @@ pub fn breakdown_csv(e: &Estimate) -> String {
         "Tensor peak (max_memory_allocated)",
         m.tensor_peak,
     );
+    row(
+        "reserved_peak",
+        "Reserved peak (max_memory_reserved)",
+        m.reserved_peak(),
+    );
     row("gpu_total", "GPU total (nvidia-smi)", m.gpu_total);
     row("capacity", "Capacity", m.capacity);
     row("headroom", "Headroom", m.headroom);

@@ -180,6 +180,7 @@ fn memory(out: &mut String, e: &Estimate, unit: MemoryUnit) {
     }
     for (label, b) in [
         ("**Tensor peak** (max_memory_allocated)", m.tensor_peak),
+        ("**Reserved peak** (max_memory_reserved)", m.reserved_peak()),
         ("**GPU total** (nvidia-smi)", m.gpu_total),
         ("Capacity", m.capacity),
     ] {

@@ -60,8 +60,9 @@ fn single(ui: &mut Ui, prefs: &Prefs, col: &Column<'_>) {
         ui.vertical(|ui| {
             ui.label(RichText::new(peak_text(prefs, col.estimate)).strong())
                 .on_hover_text(format!(
-                    "Tensors at the peak: {} (comparable to torch.cuda.max_memory_allocated).\nWhat nvidia-smi would show: {}.",
+                    "Tensors at the peak: {} (comparable to torch.cuda.max_memory_allocated).\nWith the allocator's reserve: {} (comparable to torch.cuda.max_memory_reserved).\nWhat nvidia-smi would show: {}.",
                     u.format(m.tensor_peak),
+                    u.format(m.reserved_peak()),
                     u.format(m.gpu_total)
                 ));
             ui.label(headroom_text(prefs, m.headroom))

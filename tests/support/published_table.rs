@@ -8,7 +8,7 @@
 #![allow(dead_code, reason = "each test file uses a part")]
 
 use serde_json::Value;
-use vram_explorer::estimator::{Component, MemoryEstimate};
+use vram_explorer::estimator::MemoryEstimate;
 use vram_explorer::scenario::TransformerDims;
 use vram_explorer::units::GIB;
 
@@ -108,7 +108,7 @@ impl Stat {
     pub fn pick(self, m: &MemoryEstimate) -> f64 {
         match self {
             Stat::Allocated | Stat::Unstated => m.tensor_peak.get(),
-            Stat::Reserved => m.gpu_total.get() - m.peak.get(Component::CudaContext).get(),
+            Stat::Reserved => m.reserved_peak().get(),
         }
     }
 }
