@@ -9,18 +9,14 @@
 )]
 
 use vram_explorer::estimator::estimate;
-use vram_explorer::estimator::performance::breakdown::{StepPart, step_breakdown};
+use vram_explorer::estimator::performance::breakdown::StepPart;
 use vram_explorer::hardware::GpuId;
 use vram_explorer::presets::bundled_scenario;
 use vram_explorer::scenario::{Fp8Recipe, GpuChoice, Mode, Scenario};
 
-fn part(s: &Scenario, which: StepPart) -> f64 {
-    step_breakdown(&estimate(s).performance)
-        .parts()
-        .iter()
-        .find(|(p, _)| *p == which)
-        .map_or(0.0, |(_, t)| *t)
-}
+#[path = "support/step_part.rs"]
+mod step_part;
+use step_part::part;
 
 fn seventy_b() -> Scenario {
     bundled_scenario("llama3-70b-zero3-8xh100").unwrap()

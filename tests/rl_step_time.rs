@@ -35,13 +35,9 @@ fn step(s: &Scenario) -> StepTime {
     estimate(s).performance.step
 }
 
-fn part(s: &Scenario, which: StepPart) -> f64 {
-    step_breakdown(&estimate(s).performance)
-        .parts()
-        .iter()
-        .find(|(p, _)| *p == which)
-        .map_or(0.0, |(_, t)| *t)
-}
+#[path = "support/step_part.rs"]
+mod step_part;
+use step_part::part;
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
