@@ -276,3 +276,27 @@ fn exit_codes_follow_the_convention() {
     );
     assert_eq!(run(&["report", "/no/such/file.ron"]).status.code(), Some(1));
 }
+
+/// `optimize` prints each layout in words a planner reads (not the enums' Rust names).
+#[test]
+fn optimize_prints_layouts_in_words() {
+    let o = run(&[
+        "optimize",
+        "--preset",
+        "llama3-70b-zero3-8xh100",
+        "--gpus",
+        "64",
+        "--top",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let layouts: Vec<&str> = text.lines().filter(|l| l.contains(" GPUs  TP ")).collect();
+    assert!(layouts.len() >= 2, "{text}");
+    for l in layouts {
+        assert!(l.contains("recompute ") && l.contains(", ZeRO "), "{l}");
+        for rust_name in ["Stage", "None", "Cpu", "Nvme", "Selective", "Full"] {
+            assert!(!l.contains(rust_name), "{rust_name} in {l}");
+        }
+    }
+}
