@@ -194,3 +194,25 @@ fn sglang_with_a_vanishing_cell_stays_finite() {
     }
     assert!(e.memory.gpu_total.get().is_finite());
 }
+
+/// With pipeline stages the limiting stage class (the JSON `stages` list, the per-stage chart) is
+/// the reported peak with the engine's pool and reservation in it, not the requests' own memory
+/// the estimate had before the engine was applied.
+#[test]
+fn the_limiting_vllm_stage_class_is_the_reported_peak() {
+    let mut s = vllm_preset();
+    s.parallel.pp = 3;
+    let e = estimate(&s);
+    let m = &e.memory;
+    let limiting = m.limiting_stage().unwrap();
+    assert_eq!(limiting.peak, m.peak);
+    assert_eq!(limiting.peak_phase, m.peak_phase);
+    assert!(limiting.peak.get(Component::KvCache).get() >= e.engine.unwrap().kv_pool.get());
+    for c in m.stage_classes() {
+        assert!(
+            c.peak.total() <= m.peak.total(),
+            "stage {} above the peak",
+            c.first
+        );
+    }
+}

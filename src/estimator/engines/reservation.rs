@@ -62,6 +62,15 @@ pub fn apply(f: &EngineFigures, o: &Overheads, m: &mut MemoryEstimate, d: &mut D
     peak.set(Component::AllocatorReserve, Bytes(reserve));
     m.peak_phase = Some(phase);
     m.peak = peak;
+    // The limiting stage class is the reported peak (the other classes keep the requests' KV, as
+    // the module doc says): its entry in `stages` shows the engine's memory too.
+    let limiting = m.limiting_stage().map(|c| c.first);
+    for c in m.stages.iter_mut().flatten() {
+        if Some(c.first) == limiting {
+            c.peak = peak;
+            c.peak_phase = Some(phase);
+        }
+    }
     m.tensor_peak = tensor_peak;
     m.gpu_total = peak.total();
     m.headroom = Bytes(m.capacity.get() - m.gpu_total.get());
