@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use crate::estimator::performance::parts::search::{Layout, SearchOptions, search};
-use crate::estimator::solver::{checkpointing_label, zero_label};
-use crate::scenario::{OffloadTarget, Scenario};
+use crate::estimator::solver::{checkpointing_label, offload_target_label, zero_label};
+use crate::scenario::Scenario;
 use crate::units::fmt_seconds;
 
 /// Arguments of `optimize` (registered in `cli::mod`).
@@ -66,7 +66,7 @@ pub fn run(s: &Scenario, a: &OptimizeArgs) -> String {
 
 fn line(l: &Layout) -> String {
     format!(
-        "{:>6} GPUs  TP {} PP {} (v {}) DP {} CP {}  micro {} × {}  SP {}  recompute {}, ZeRO {}, optimizer offload {}, EP {}: step {}, MFU {:.1} %, cost {:.3} per M tokens",
+        "{:>6} GPUs  TP {} PP {} (v {}) DP {} CP {}  micro {} × {}  SP {}  recompute {}, ZeRO {}, optimizer states on {}, EP {}: step {}, MFU {:.1} %, cost {:.3} per M tokens",
         l.gpus,
         l.tp,
         l.pp,
@@ -78,11 +78,7 @@ fn line(l: &Layout) -> String {
         if l.sequence_parallel { "on" } else { "off" },
         checkpointing_label(l.checkpointing),
         zero_label(l.zero),
-        match l.offload_optimizer {
-            OffloadTarget::None => "none",
-            OffloadTarget::Cpu => "CPU",
-            OffloadTarget::Nvme => "NVMe",
-        },
+        offload_target_label(l.offload_optimizer),
         l.ep,
         fmt_seconds(l.step_s),
         l.mfu * 100.0,

@@ -238,12 +238,17 @@ fn zero_cost(z: ZeroStage) -> &'static str {
     }
 }
 
-fn offload_label(opt: OffloadTarget, params: OffloadTarget) -> String {
-    let t = |t: OffloadTarget| match t {
+/// Where states live: "GPU" (not offloaded), "CPU" or "NVMe".
+pub fn offload_target_label(t: OffloadTarget) -> &'static str {
+    match t {
         OffloadTarget::None => "GPU",
         OffloadTarget::Cpu => "CPU",
         OffloadTarget::Nvme => "NVMe",
-    };
+    }
+}
+
+fn offload_label(opt: OffloadTarget, params: OffloadTarget) -> String {
+    let t = offload_target_label;
     match (opt, params) {
         (OffloadTarget::None, OffloadTarget::None) => "none".to_owned(),
         (o, OffloadTarget::None) => format!("optimizer states to {}", t(o)),

@@ -22,7 +22,9 @@ mod search;
 mod space;
 
 pub use cache::FitCache;
-pub use describe::{checkpointing_label, optimizer_label, precision_label, zero_label};
+pub use describe::{
+    checkpointing_label, offload_target_label, optimizer_label, precision_label, zero_label,
+};
 pub use fit::{
     CHANGE_PENALTY, FitOptions, FitResult, MAX_ESTIMATES, Suggestion, make_it_fit, make_it_fit_with,
 };
