@@ -149,17 +149,17 @@ pub struct Gemm {
 impl Gemm {
     /// Time of one GEMM of `flops` at peak × curve(size) × share.
     pub fn time(&self, flops: f64) -> f64 {
-        let rate = self.rate(flops);
-        if rate > 0.0 && flops > 0.0 {
-            flops / rate
+        self.time_of_gemms(flops, flops)
+    }
+
+    /// Time of `total` FLOPs run as GEMMs of `each` FLOPs (each on the curve by its own size).
+    fn time_of_gemms(&self, total: f64, each: f64) -> f64 {
+        let rate = self.peak * curve(each, self.peak, self.curve) * self.share;
+        if rate > 0.0 && total > 0.0 {
+            total / rate
         } else {
             0.0
         }
-    }
-
-    /// FLOP/s one GEMM of `flops` runs at.
-    fn rate(&self, flops: f64) -> f64 {
-        self.peak * curve(flops, self.peak, self.curve) * self.share
     }
 }
 
@@ -194,13 +194,7 @@ pub fn layer_forward(
         1.0
     };
     let mlp_op = mlp_f / (mats * m.moe.active_mlps()).max(1.0) * routed_tokens;
-    let mlp_rate = g.rate(mlp_op);
-    let mlp = if mlp_rate > 0.0 {
-        mlp_f / mlp_rate
-    } else {
-        0.0
-    };
-    g.time(proj_f * qkv_share) + g.time(proj_f * (1.0 - qkv_share)) + mlp
+    g.time(proj_f * qkv_share) + g.time(proj_f * (1.0 - qkv_share)) + g.time_of_gemms(mlp_f, mlp_op)
 }
 
 #[cfg(test)]

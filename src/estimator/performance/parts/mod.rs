@@ -119,16 +119,17 @@ pub fn training_parts(
     let seq = w.tokens_per_sample;
     let e = w.act_bytes;
     let h = f64::from(m.hidden);
-    let share = if i.peak16 >= HOPPER_PEAK16 {
-        pt.gemm_efficiency_hopper
-    } else {
-        pt.gemm_efficiency
+    // The GPU's generation picks both its GEMM size curve and its fitted step-level share.
+    let curve = gemm::Curve::for_peak16(i.peak16);
+    let share = match curve {
+        gemm::Curve::Hopper => pt.gemm_efficiency_hopper,
+        gemm::Curve::Ampere => pt.gemm_efficiency,
     };
     let bw = i.bandwidth;
     let gemms = gemm::Gemm {
         peak: i.peak,
         share,
-        curve: gemm::Curve::for_peak16(i.peak16),
+        curve,
     };
     let g = |f: f64| gemms.time(f);
 
