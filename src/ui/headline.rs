@@ -369,9 +369,13 @@ pub fn diagnostics_ui(ui: &mut Ui, prefs: &Prefs, est: &Estimate) {
                 ui.add(egui::Label::new(line(first)).truncate());
             });
             if more > 0 {
-                let all: Vec<&str> = items.iter().map(|d| d.message()).collect();
+                // Built only while hovered, not every frame.
                 ui.label(RichText::new(format!("+{more} more")).weak())
-                    .on_hover_text(all.join("\n"));
+                    .on_hover_ui(|ui| {
+                        for d in &items {
+                            ui.label(line(d));
+                        }
+                    });
             }
         });
         return;
