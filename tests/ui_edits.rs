@@ -90,7 +90,9 @@ fn the_app_and_the_cli_show_one_throughput() {
     h.run();
     let est = vram_explorer::estimator::estimate(h.state().scenario());
     let tokens = est.performance.throughput.tokens_per_s;
-    assert!((tokens - 2_518_858.0).abs() < 1.0, "{tokens}");
+    // Memory-only upper bound plus the eager forward's fixed overhead (102 ops issued from Python:
+    // `performance::launch`); 2,518,858 before that overhead was modelled.
+    assert!((tokens - 76_009.5).abs() < 1.0, "{tokens}");
     let shown = vram_explorer::ui::widgets::fmt_count(tokens);
     // No sourced compute peak on this device: the rate is a memory-only upper bound, marked so.
     h.get_by_label(&format!("Throughput: ≤ {shown} tokens/s"));

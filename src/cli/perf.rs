@@ -46,14 +46,19 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
     let st = &p.step;
     let _ = writeln!(
         out,
-        "  Step time {} ({}): compute {}, optimizer {}, communication {}, pipeline bubble {}, offload {}",
+        "  Step time {} ({}): compute {}, optimizer {}, communication {}, pipeline bubble {}, offload {}{}",
         fmt_seconds(st.total_s),
         st.bound.label(),
         fmt_seconds(st.compute_phase_s),
         fmt_seconds(st.optimizer_s),
         fmt_seconds(st.communication_s),
         fmt_seconds(st.bubble_s),
-        fmt_seconds(st.offload_s)
+        fmt_seconds(st.offload_s),
+        if st.launch_s > 0.0 {
+            format!(", fixed overhead per forward {}", fmt_seconds(st.launch_s))
+        } else {
+            String::new()
+        }
     );
     rollout_line(out, st);
     parts_line(out, p);
@@ -71,6 +76,7 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
             super::table::group_digits(t.kv_bytes_per_token.get()),
             t.max_concurrent_requests
         );
+        launch_line(out, p);
         serving_line(out, s, t);
     } else {
         let c = &p.cost;
@@ -89,6 +95,31 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
     }
     out.push('\n');
     comparison(out, s);
+}
+
+/// The fixed overhead per forward (`estimator::performance::launch`), when there is one.
+fn launch_line(out: &mut String, p: &crate::estimator::performance::Performance) {
+    let l = &p.throughput.launch;
+    if l.kernels <= 0.0 {
+        return;
+    }
+    let issue = if l.graphs {
+        "replayed from a CUDA graph".to_owned()
+    } else {
+        format!("issued from Python in {}", fmt_seconds(l.issue_s))
+    };
+    let _ = writeln!(
+        out,
+        "  Fixed overhead per forward: {} kernels, floors {}, {issue}{}; {} of the request",
+        crate::format::count(l.kernels),
+        fmt_seconds(l.gpu_s),
+        if l.loop_s > 0.0 {
+            format!(", generate loop {}", fmt_seconds(l.loop_s))
+        } else {
+            String::new()
+        },
+        fmt_seconds(p.step.launch_s)
+    );
 }
 
 /// The serving features' effect on time (`estimator::performance::serving`), only when one is on.

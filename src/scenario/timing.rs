@@ -83,6 +83,26 @@ pub struct PartsTiming {
     /// Share of the pipeline point-to-point sends hidden behind compute (Megatron-Core
     /// overlaps them; Megatron-LM 2021 did not). Valid: [0, 1].
     pub pp_overlap: f64,
+    /// Inference: GPU time of one kernel beyond its bytes and FLOPs (launch, ramp-up, tail), µs.
+    /// Vidur's A100 profile of Llama-2-7B at one token (microsoft/vidur
+    /// `data/profiling/compute/a100/meta-llama/Llama-2-7b-hf/mlp.csv`): its GEMVs take
+    /// 5.1 µs + bytes ÷ 1.64 TB/s (±1.5 µs), its norms, RoPE, activation and add 2–7 µs (median 5).
+    /// Valid: 0 ..= 1000.
+    pub kernel_floor_us: f64,
+    /// Inference in eager PyTorch: host time to issue one op from Python, µs. Measured here with
+    /// Transformers 5.24 / torch 2.15 on CPU at tiny sizes (scripts/measure/decode_ops_probe.py,
+    /// tests/data/measured/hf-decode-ops.json); a GPU host's own CPU decides the real figure.
+    /// Valid: 0 ..= 10^4.
+    pub eager_op_us: f64,
+    /// Hugging Face `generate`: host time of its loop per generated token beyond the model's
+    /// forward (input preparation, logits processors, stopping checks), µs; measured as above.
+    /// Valid: 0 ..= 10^6.
+    pub generate_step_us: f64,
+    /// Hugging Face `generate` and preallocated caches: the forward is replayed from a CUDA graph
+    /// (`torch.compile(mode="reduce-overhead")` with a static cache, as gpt-fast): no op is issued
+    /// from Python, and the layer runs fused kernels. vLLM and SGLang follow their own flags
+    /// (`enforce_eager`, `disable_cuda_graph`).
+    pub cuda_graphs: bool,
 }
 
 impl Default for PartsTiming {
@@ -94,8 +114,22 @@ impl Default for PartsTiming {
             flash_backward_efficiency: 0.5,
             tp_overlap: 0.0,
             pp_overlap: 0.0,
+            kernel_floor_us: 5.0,
+            eager_op_us: EAGER_OP_US,
+            generate_step_us: GENERATE_STEP_US,
+            cuda_graphs: false,
         }
     }
+}
+
+/// Measured eager-op and `generate`-loop host times (tests/data/measured/hf-decode-ops.json; a
+/// test holds these to the record).
+pub const EAGER_OP_US: f64 = 12.0;
+pub const GENERATE_STEP_US: f64 = 460.0;
+
+/// `x` within [0, hi], or the default `d` when not finite.
+fn within(x: f64, d: f64, hi: f64) -> f64 {
+    if x.is_finite() { x.clamp(0.0, hi) } else { d }
 }
 
 impl PartsTiming {
@@ -119,6 +153,10 @@ impl PartsTiming {
             ),
             tp_overlap: c(self.tp_overlap, z.tp_overlap, 0.0),
             pp_overlap: c(self.pp_overlap, z.pp_overlap, 0.0),
+            kernel_floor_us: within(self.kernel_floor_us, z.kernel_floor_us, 1e3),
+            eager_op_us: within(self.eager_op_us, z.eager_op_us, 1e4),
+            generate_step_us: within(self.generate_step_us, z.generate_step_us, 1e6),
+            cuda_graphs: self.cuda_graphs,
         }
     }
 }

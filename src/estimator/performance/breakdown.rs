@@ -29,6 +29,8 @@ pub enum StepPart {
     Prefill,
     /// Every decode step of the request batch (inference).
     Decode,
+    /// Inference: kernel floors, ops issued from Python and `generate`'s loop (`launch.rs`).
+    Launch,
     /// Tensor-parallel collectives not hidden behind compute.
     TensorParallel,
     /// Data-parallel gradient reduction (and ZeRO gathers) not hidden behind backward.
@@ -79,6 +81,7 @@ impl StepPart {
             StepPart::ForwardBackward => "Forward + backward",
             StepPart::Prefill => "Prefill",
             StepPart::Decode => "Decode",
+            StepPart::Launch => "Kernel launches and host",
             StepPart::TensorParallel => "Tensor-parallel communication",
             StepPart::DataParallel => "Data-parallel communication",
             StepPart::ExpertParallel => "Expert all-to-all",
@@ -119,6 +122,9 @@ impl StepPart {
             }
             StepPart::Decode => {
                 "One forward per generated token over the growing KV cache, with its collectives and offload share."
+            }
+            StepPart::Launch => {
+                "Each forward's fixed cost beyond its FLOPs and bytes: every kernel's floor on the GPU (timing.parts.kernel_floor_us), in eager PyTorch the host issuing each op from Python when that is slower (eager_op_us), and Hugging Face generate's loop per token (generate_step_us). A CUDA graph removes the issuing (timing.parts.cuda_graphs; vLLM enforce_eager, SGLang disable_cuda_graph)."
             }
             StepPart::TensorParallel => {
                 "Per-layer all-reduces (or reduce-scatter + all-gather with sequence parallelism) not hidden by overlap, plus the compute the hidden ones slow down (15 % of their time on NVLink, calculon's processor_usage)."
@@ -166,7 +172,9 @@ impl StepPart {
             | StepPart::ContextParallel
             | StepPart::PipelineSends => PartClass::Communication,
             StepPart::Bubble => PartClass::Idle,
-            StepPart::Offload | StepPart::Input | StepPart::PhaseSwap => PartClass::Host,
+            StepPart::Offload | StepPart::Input | StepPart::PhaseSwap | StepPart::Launch => {
+                PartClass::Host
+            }
         }
     }
 }
@@ -235,9 +243,16 @@ pub fn step_breakdown(p: &Performance) -> StepBreakdown {
     } else {
         // A request batch: time to first token, then every decode step; each carries its own
         // collectives and offload share (`inference.rs`: total = TTFT + generated × TPOT).
+        // The fixed per-forward overhead is its own part (`launch.rs`), out of both phases.
         let first = p.throughput.ttft_s.min(step.total_s);
-        b.push(StepPart::Prefill, first);
-        b.push(StepPart::Decode, step.total_s - first);
+        let launch = step.launch_s.clamp(0.0, step.total_s);
+        let launch_first = step.launch_prefill_s.clamp(0.0, first.min(launch));
+        b.push(StepPart::Prefill, first - launch_first);
+        b.push(
+            StepPart::Decode,
+            step.total_s - first - (launch - launch_first),
+        );
+        b.push(StepPart::Launch, launch);
     }
     b
 }

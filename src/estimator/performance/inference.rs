@@ -6,6 +6,7 @@
 use super::comm::{allreduce_time, chosen_latency};
 use super::flops;
 use super::inputs::Inputs;
+use super::launch::Launch;
 use super::roofline::{div, phase};
 use super::serving::{self as sv, Serving, ServingTimes};
 use super::types::{Communication, OffloadTraffic, PhaseRoofline};
@@ -35,6 +36,11 @@ pub struct InferenceStep {
     pub max_requests: u32,
     /// Serving features as timed: tokens per verify step, prefill chunks, prefix-cache hits.
     pub serving: ServingTimes,
+    /// The fixed part of one stage's forward (kernel floors, eager issue, `generate`'s loop).
+    pub launch: Launch,
+    /// Of TTFT and of the request's decode, the time the fixed part adds over the roofline, s.
+    pub launch_prefill_s: f64,
+    pub launch_decode_s: f64,
 }
 
 /// KV bytes one token of one sequence holds on one GPU: 2 · ⌈L/pp⌉ · ⌈kv_heads/tp⌉ · d_head · bytes
@@ -108,26 +114,27 @@ pub fn inference(
     // their exposed transfer sits on the critical path of the first token and of every next one:
     // TTFT and TPOT each carry one forward's share, and the request's total is their sum.
     let per_forward_offload = offload.exposed_s / (1.0 + steps);
-    let ttft_s = pp * (prefill.time_s + comm.0 + ep_pre.1) + per_forward_offload;
+    // Each stage's forward also pays its kernels' fixed cost (super::launch); transformers only.
+    let launch = super::launch::of_family(s, m.family, stage_layers);
+    let prefill_stage = launch.stage_s(prefill.time_s, chunks);
+    let ttft_s = pp * (prefill_stage + comm.0 + ep_pre.1) + launch.loop_s + per_forward_offload;
     // Speculative decoding: k draft steps and one verify per (1 − α^(k+1))/(1 − α) tokens
     // (Leviathan et al. 2023 §3.1, §3.4); without it k = 0 and one token per forward.
-    let tpot_s = decode.map_or(0.0, |d| {
-        (pp * (d.time_s + comm.1 + ep_dec.1) + x.lookahead * draft.time_s + per_forward_offload)
+    let decode_stage = decode.map_or(0.0, |d| launch.stage_s(d.time_s, 1.0));
+    let tpot_s = decode.map_or(0.0, |_| {
+        (pp * (decode_stage + comm.1 + ep_dec.1)
+            + launch.loop_s
+            + x.lookahead * draft.time_s
+            + per_forward_offload)
             / x.tokens_per_step
+    });
+    let launch_decode_s = decode.map_or(0.0, |d| {
+        generated * (pp * (decode_stage - d.time_s) + launch.loop_s) / x.tokens_per_step
     });
     // llama.cpp: the layers -ngl leaves on the host run there.
     let (ttft_s, tpot_s) = llama_time::of(s, m, (ttft_s, tpot_s), i.host_bw, ctx, prompt);
     let total_s = ttft_s + generated * tpot_s;
-    // The allocator reserve grows with the tensor peak (docs/model.md), so each request's KV carries
-    // its share of it.
-    let reserve = s.overheads.allocator_reserve_fraction;
-    let per_request = if encoder {
-        0.0
-    } else {
-        let tokens =
-            sv::request_own_tokens(s, &x, request_tokens(s, prompt + generated + x.lookahead));
-        x.request_kv(tokens, &cache, draft_kv) * (1.0 + reserve)
-    };
+    let per_request = (!encoder).then(|| request_kv(s, &x, prompt + generated, &cache, draft_kv));
     InferenceStep {
         prefill,
         decode,
@@ -141,9 +148,25 @@ pub fn inference(
         generated,
         prompt,
         kv_bytes_per_token: kv_tok,
-        max_requests: max_requests(mem, i, stored, per_request),
+        max_requests: max_requests(mem, i, stored, per_request.unwrap_or(0.0)),
         serving: x.times(draft.time_s, chunks, seqs),
+        launch,
+        launch_prefill_s: pp * (prefill_stage - prefill.time_s) + launch.loop_s,
+        launch_decode_s,
     }
+}
+
+/// One request's KV bytes with its share of the allocator reserve, which grows with the tensor peak
+/// (docs/model.md).
+fn request_kv(
+    s: &Scenario,
+    x: &Serving,
+    length: f64,
+    cache: &impl Fn(f64, f64) -> f64,
+    draft_kv: f64,
+) -> f64 {
+    let tokens = sv::request_own_tokens(s, x, request_tokens(s, length + x.lookahead));
+    x.request_kv(tokens, cache, draft_kv) * (1.0 + s.overheads.allocator_reserve_fraction)
 }
 
 /// Weight bytes one forward reads on one GPU as stored and with autocast's re-cast (read FP32,

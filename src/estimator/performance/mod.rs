@@ -13,6 +13,7 @@ pub mod cost;
 pub mod flops;
 mod inference;
 mod inputs;
+pub mod launch;
 pub mod parts;
 pub mod peft_moe;
 pub mod phase_swap;
@@ -169,6 +170,9 @@ fn assemble_training(
         rollout_generation_s: rl.generation_s,
         scoring_s: rl.scoring_s,
         phase_swap_s: swap_s,
+        // Training steps' launch gaps are inside the fitted GEMM share (docs/time-model.md).
+        launch_s: 0.0,
+        launch_prefill_s: 0.0,
         total_s: total,
         bound,
     };
@@ -223,10 +227,12 @@ fn assemble_inference(
     let compute = pp * (r.prefill.time_s + steps * r.decode.map_or(0.0, |d| d.time_s)) + draft_s;
     let comm_s = (r.comm.tp_time_s + r.comm.ep_time_s) * pp;
     let phase_bound = r.decode.unwrap_or(r.prefill).bound;
+    let launch_s = r.launch_prefill_s + r.launch_decode_s;
     let bound = largest(&[
         (compute, phase_bound),
         (comm_s, Bound::Communication),
         (r.offload.exposed_s, Bound::Offload),
+        (launch_s, Bound::Overhead),
     ]);
     let mut offload = r.offload;
     offload.tier_slowdown = slowdown(r.total_s, r.offload.tier_time_s * (1.0 - i.offload_overlap));
@@ -246,6 +252,8 @@ fn assemble_inference(
         compute_phase_s: compute,
         communication_s: comm_s,
         offload_s: r.offload.exposed_s,
+        launch_s,
+        launch_prefill_s: r.launch_prefill_s,
         total_s: r.total_s,
         bound,
         ..StepTime::default()
@@ -279,6 +287,7 @@ fn assemble_inference(
             kv_bytes_per_token: crate::units::Bytes(r.kv_bytes_per_token),
             max_concurrent_requests: r.max_requests,
             serving: r.serving,
+            launch: r.launch,
         },
         cost,
         projections,

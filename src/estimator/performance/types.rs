@@ -18,6 +18,9 @@ pub enum Bound {
     Communication,
     /// Host/NVMe offload or a second memory tier.
     Offload,
+    /// Fixed per-forward costs: kernel floors, ops issued from Python, `generate`'s loop
+    /// (inference; `performance::launch`).
+    Overhead,
 }
 
 impl Bound {
@@ -27,6 +30,7 @@ impl Bound {
             Bound::Memory => "memory-bound",
             Bound::Communication => "communication-bound",
             Bound::Offload => "offload-bound",
+            Bound::Overhead => "overhead-bound",
         }
     }
 }
@@ -145,6 +149,11 @@ pub struct StepTime {
     /// Post-training (verl, OpenRLHF): host-link copies of the states offloaded between phases
     /// (`phase_swap.rs`), s.
     pub phase_swap_s: f64,
+    /// Inference: what kernel floors, ops issued from Python and `generate`'s loop add over the
+    /// roofline across the request batch (`performance::launch`), s.
+    pub launch_s: f64,
+    /// The part of `launch_s` inside the time to first token, s.
+    pub launch_prefill_s: f64,
     /// Everything: one optimizer step (training) or one request batch (inference).
     pub total_s: f64,
     /// The largest contributor.
@@ -173,6 +182,8 @@ pub struct Throughput {
     /// Speculative decoding, chunked prefill, prefix caching and n sequences as timed (inference;
     /// neutral values when off).
     pub serving: super::serving::ServingTimes,
+    /// The fixed part of one pipeline stage's inference forward (zero for training).
+    pub launch: super::launch::Launch,
 }
 
 /// Training to a token budget (Timing::token_budget) at this step time.

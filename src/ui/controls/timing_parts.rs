@@ -3,7 +3,7 @@
 use egui::Ui;
 
 use crate::scenario::Scenario;
-use crate::ui::widgets::percent_slider;
+use crate::ui::widgets::{percent_slider, real_slider, toggle};
 
 /// Sliders for `timing.parts`: each constant with its source in the hover text.
 pub fn ui(ui: &mut Ui, s: &mut Scenario) {
@@ -55,5 +55,48 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         0.0..=1.0,
         "PP send overlap",
         "Share of pipeline point-to-point sends hidden behind compute.",
+    );
+    launch_ui(ui, s);
+}
+
+/// The fixed overhead of an inference forward (`estimator::performance::launch`).
+fn launch_ui(ui: &mut Ui, s: &mut Scenario) {
+    let p = &mut s.timing.parts;
+    ui.label("Fixed overhead per forward (inference)");
+    real_slider(
+        ui,
+        &mut p.kernel_floor_us,
+        0.0..=100.0,
+        "Kernel floor",
+        "µs",
+        "GPU time of every kernel beyond its bytes and FLOPs (launch, ramp-up, tail). Vidur's A100 \
+         profile of Llama-2-7B at one token: GEMVs take 5.1 µs + bytes ÷ 1.64 TB/s, norms and \
+         activations 2–7 µs.",
+    );
+    real_slider(
+        ui,
+        &mut p.eager_op_us,
+        0.0..=100.0,
+        "Eager op issue",
+        "µs",
+        "Host time to issue one op from Python in eager PyTorch: a step lasts at least ops × this. \
+         Measured here (Transformers 5.24, torch 2.15, CPU); your host's CPU decides the real figure.",
+    );
+    real_slider(
+        ui,
+        &mut p.generate_step_us,
+        0.0..=5000.0,
+        "generate loop",
+        "µs",
+        "Hugging Face generate's own time per token outside the forward (input preparation, logits \
+         processors, stopping checks). Measured as above.",
+    );
+    toggle(
+        ui,
+        &mut p.cuda_graphs,
+        "CUDA graphs (HF / static cache)",
+        "Hugging Face generate or a preallocated cache replays each forward from a CUDA graph \
+         (torch.compile mode=\"reduce-overhead\", gpt-fast): no op issued from Python, fused \
+         kernels. vLLM and SGLang follow enforce_eager / disable_cuda_graph.",
     );
 }
