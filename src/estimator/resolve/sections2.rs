@@ -232,7 +232,66 @@ pub(super) fn timing(t: &Timing, d: &mut Diagnostics) -> Timing {
             z.price_per_gpu_hour,
             d,
         ),
-        parts: parts.clamped(),
+        parts: timing_parts(parts, d),
+    }
+}
+
+/// The parts model's constants and the inference fixed overhead, each within its documented range.
+fn timing_parts(p: &PartsTiming, d: &mut Diagnostics) -> PartsTiming {
+    let PartsTiming {
+        gemm_efficiency: ge,
+        gemm_efficiency_hopper: gh,
+        flash_forward_efficiency: ff,
+        flash_backward_efficiency: fb,
+        tp_overlap: to,
+        pp_overlap: po,
+        kernel_floor_us: kf,
+        eager_op_us: eo,
+        generate_step_us: gs,
+        cuda_graphs,
+    } = p;
+    let z = PartsTiming::default();
+    PartsTiming {
+        gemm_efficiency: f(
+            r!("timing.parts.gemm_efficiency"),
+            *ge,
+            z.gemm_efficiency,
+            d,
+        ),
+        gemm_efficiency_hopper: f(
+            r!("timing.parts.gemm_efficiency_hopper"),
+            *gh,
+            z.gemm_efficiency_hopper,
+            d,
+        ),
+        flash_forward_efficiency: f(
+            r!("timing.parts.flash_forward_efficiency"),
+            *ff,
+            z.flash_forward_efficiency,
+            d,
+        ),
+        flash_backward_efficiency: f(
+            r!("timing.parts.flash_backward_efficiency"),
+            *fb,
+            z.flash_backward_efficiency,
+            d,
+        ),
+        tp_overlap: f(r!("timing.parts.tp_overlap"), *to, z.tp_overlap, d),
+        pp_overlap: f(r!("timing.parts.pp_overlap"), *po, z.pp_overlap, d),
+        kernel_floor_us: f(
+            r!("timing.parts.kernel_floor_us"),
+            *kf,
+            z.kernel_floor_us,
+            d,
+        ),
+        eager_op_us: f(r!("timing.parts.eager_op_us"), *eo, z.eager_op_us, d),
+        generate_step_us: f(
+            r!("timing.parts.generate_step_us"),
+            *gs,
+            z.generate_step_us,
+            d,
+        ),
+        cuda_graphs: *cuda_graphs,
     }
 }
 
