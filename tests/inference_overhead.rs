@@ -13,10 +13,10 @@
 )]
 
 use serde_json::Value;
-use vram_explorer::estimator::estimate;
 use vram_explorer::estimator::performance::Bound;
 use vram_explorer::estimator::performance::breakdown::{StepPart, step_breakdown};
 use vram_explorer::estimator::performance::launch::{EAGER_LAYER_OPS, EAGER_OUTSIDE_OPS};
+use vram_explorer::estimator::{Diagnostic, estimate};
 use vram_explorer::hardware::GpuId;
 use vram_explorer::scenario::*;
 
@@ -59,7 +59,11 @@ fn the_eager_constants_are_the_measured_ones() {
 
 #[test]
 fn eager_generate_at_batch_one_is_bound_by_the_host_and_a_cuda_graph_removes_it() {
-    let eager = estimate(&llama2(LLAMA2_7B, 1, WeightFormat::AsPrecision)).performance;
+    let e = estimate(&llama2(LLAMA2_7B, 1, WeightFormat::AsPrecision));
+    // The note names what bounds the step: the overhead, not the decode roofline's bandwidth.
+    assert!(e.diagnostics.contains(Diagnostic::OverheadBound));
+    assert!(!e.diagnostics.contains(Diagnostic::MemoryBound));
+    let eager = e.performance;
     let mut g = llama2(LLAMA2_7B, 1, WeightFormat::AsPrecision);
     g.timing.parts.cuda_graphs = true;
     let graphs = estimate(&g).performance;
@@ -82,6 +86,22 @@ fn eager_generate_at_batch_one_is_bound_by_the_host_and_a_cuda_graph_removes_it(
     let g_loop = graphs.throughput.launch.loop_s;
     assert!((graphs.throughput.tpot_s - (d + floors + g_loop)).abs() < 1e-9);
     assert!(graphs.throughput.tpot_s < 0.65 * eager.throughput.tpot_s);
+}
+
+#[test]
+fn out_of_range_overheads_are_clamped_and_reported() {
+    let mut s = llama2(LLAMA2_7B, 1, WeightFormat::AsPrecision);
+    s.timing.parts.kernel_floor_us = -5.0;
+    s.timing.parts.eager_op_us = f64::NAN;
+    s.timing.parts.generate_step_us = 1e12;
+    let e = estimate(&s);
+    assert!(e.diagnostics.contains(Diagnostic::InputClamped));
+    let l = e.performance.throughput.launch;
+    assert_eq!(l.gpu_s, 0.0);
+    // NaN takes the default (12 µs per op), the huge loop its maximum (1 s).
+    assert!((l.issue_s - l.kernels * 12e-6).abs() < 1e-12);
+    assert!((l.loop_s - 1.0).abs() < 1e-12);
+    assert!(e.performance.throughput.tpot_s.is_finite());
 }
 
 #[test]

@@ -37,10 +37,11 @@ pub enum Diagnostic {
     RequestsBeyondEnginePool,
     FsdpNeedsZero3,
     Fsdp1WithPipeline,
+    OverheadBound,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 32] = [
+    pub const ALL: [Diagnostic; 33] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -73,13 +74,16 @@ impl Diagnostic {
         Diagnostic::RequestsBeyondEnginePool,
         Diagnostic::FsdpNeedsZero3,
         Diagnostic::Fsdp1WithPipeline,
+        Diagnostic::OverheadBound,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
     pub const fn severity(self) -> Severity {
         match self {
             Diagnostic::DoesNotFit | Diagnostic::EngineWouldNotStart => Severity::Error,
-            Diagnostic::ShapeDerivedFromParams | Diagnostic::MemoryBound => Severity::Note,
+            Diagnostic::ShapeDerivedFromParams
+            | Diagnostic::MemoryBound
+            | Diagnostic::OverheadBound => Severity::Note,
             _ => Severity::Warning,
         }
     }
@@ -121,6 +125,7 @@ impl Diagnostic {
             Diagnostic::InputClamped => "input_clamped",
             Diagnostic::ShapeDerivedFromParams => "shape_derived_from_params",
             Diagnostic::MemoryBound => "memory_bound",
+            Diagnostic::OverheadBound => "overhead_bound",
             Diagnostic::ExpertParallelExceedsDp => "expert_parallel_exceeds_dp",
             Diagnostic::ExpertParallelDoesNotDivideExperts => {
                 "expert_parallel_does_not_divide_experts"
@@ -192,6 +197,9 @@ impl Diagnostic {
                 "The transformer shape was derived from the parameter count (see docs/model.md)."
             }
             Diagnostic::MemoryBound => "The step is memory-bandwidth bound on this GPU.",
+            Diagnostic::OverheadBound => {
+                "Each forward's fixed overhead (kernel launches, ops issued from Python) is the largest part of the request: CUDA graphs or a larger batch would help."
+            }
             Diagnostic::ExpertParallelExceedsDp => {
                 "Expert parallel degree exceeds the data parallel degree; EP ranks come from DP ranks, so ZeRO shards experts as if EP = DP."
             }
@@ -281,7 +289,10 @@ pub enum Severity {
 
 /// A set of diagnostics, iterated in `Diagnostic::ALL` order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Diagnostics(u32);
+pub struct Diagnostics(u64);
+
+// One bit per diagnostic.
+const _: () = assert!(Diagnostic::ALL.len() <= 64);
 
 impl Diagnostics {
     pub fn insert(&mut self, d: Diagnostic) {

@@ -23,7 +23,8 @@ pub const FUSED_LAYER_KERNELS: f64 = 10.0;
 pub const FUSED_OUTSIDE_KERNELS: f64 = 3.0;
 /// Ops one eager Transformers decoder layer dispatches per decode step (BF16, SDPA; each a kernel
 /// on a GPU), and the forward's ops outside the layers: measured, transformers 5.24.0
-/// (tests/data/measured/hf-decode-ops.json).
+/// (tests/data/measured/hf-decode-ops.json). A preallocated cache run eagerly (Megatron, LitGPT,
+/// torchtune) is given the same counts: not measured for those code bases.
 pub const EAGER_LAYER_OPS: f64 = 40.0;
 pub const EAGER_OUTSIDE_OPS: f64 = 22.0;
 
@@ -60,7 +61,8 @@ pub fn of_family(s: &Scenario, family: ModelFamily, stage_layers: f64) -> Launch
 }
 
 /// The fixed part of a forward of `stage_layers` layers as `s`'s engine runs it. llama.cpp is
-/// not covered (its ggml graph's nodes per layer are not counted): zero there.
+/// not covered (its ggml graph's nodes per layer are not counted): zero there. The floor is an
+/// A100 figure, applied to every device.
 pub fn of(s: &Scenario, stage_layers: f64) -> Launch {
     let p = &s.timing.parts;
     let floor = p.kernel_floor_us * 1e-6;

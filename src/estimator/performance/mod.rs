@@ -113,8 +113,10 @@ fn extras(
     let Some(d) = d else {
         return Projections::default();
     };
-    if main_bound == Bound::Memory {
-        d.insert(Diagnostic::MemoryBound);
+    match main_bound {
+        Bound::Memory => d.insert(Diagnostic::MemoryBound),
+        Bound::Overhead => d.insert(Diagnostic::OverheadBound),
+        _ => {}
     }
     projections::projections(s, mem, i, p.0, p.1, p.2)
 }
@@ -267,7 +269,13 @@ fn assemble_inference(
         t_c.price_per_gpu_hour,
         bytes,
     );
-    let projections = extras(s, mem, i, (&r.comm, &step, &cost), phase_bound, d);
+    // The note follows the decode roofline unless the fixed overhead is the step's largest part.
+    let note_bound = if bound == Bound::Overhead {
+        bound
+    } else {
+        phase_bound
+    };
+    let projections = extras(s, mem, i, (&r.comm, &step, &cost), note_bound, d);
     Performance {
         peak: FlopsPerSec(i.peak),
         peak_known: i.peak_known,
