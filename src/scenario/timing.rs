@@ -13,6 +13,10 @@ pub enum CollectiveAlgorithm {
     Ring,
     /// Double binary tree (NCCL ≥ 2.4): 2·log₂n latency steps.
     Tree,
+    /// Inference tensor-parallel all-reduces inside a node run a P2P one-/two-shot all-reduce
+    /// (PyTorch symmetric memory, as gpt-fast's `ENABLE_INTRA_NODE_COMM`; vLLM always does:
+    /// `estimator::performance::p2p_allreduce`); every other collective as `Auto`.
+    P2p,
 }
 
 /// Inputs of the time and cost model (bandwidth issue): achievable fractions and prices.

@@ -81,7 +81,8 @@ pub fn chosen_latency(ring: f64, tree: f64, algo: CollectiveAlgorithm) -> f64 {
     match algo {
         CollectiveAlgorithm::Ring => ring,
         CollectiveAlgorithm::Tree => tree,
-        CollectiveAlgorithm::Auto => ring.min(tree),
+        // P2P all-reduces are inference's (`p2p_allreduce`); NCCL runs the rest.
+        CollectiveAlgorithm::Auto | CollectiveAlgorithm::P2p => ring.min(tree),
     }
 }
 

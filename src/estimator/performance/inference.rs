@@ -7,6 +7,7 @@ use super::comm::{allreduce_time, chosen_latency};
 use super::flops;
 use super::inputs::Inputs;
 use super::launch::Launch;
+use super::p2p_allreduce;
 use super::roofline::{div, phase};
 use super::serving::{self as sv, Serving, ServingTimes};
 use super::types::{Communication, OffloadTraffic, PhaseRoofline};
@@ -14,7 +15,9 @@ use super::work::{offload_link, offload_traffic, read_weights, spill_bytes};
 use crate::estimator::engines::llamacpp::time as llama_time;
 use crate::estimator::model::{CacheShape, ResolvedModel};
 use crate::estimator::{Component, MemoryEstimate};
-use crate::scenario::{ArchKind, ModelFamily, OffloadTarget, PruneKind, Scenario};
+use crate::scenario::{
+    ArchKind, CollectiveAlgorithm, ModelFamily, OffloadTarget, PruneKind, Scenario, ServingEngine,
+};
 use crate::units::{Bytes, BytesPerSec};
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -104,7 +107,7 @@ pub fn inference(
     let draft_kv = sv::draft_kv_per_token(s, f64::from(i.tp), cache(1.0, 1.0) / stage_layers);
     let draft = sv::draft_step(s, m, i, seqs, draft_kv * seqs * ctx);
     let steps = generated / x.tokens_per_step;
-    let comm = tp_comm(m, i, batch * prompt, batch, prec.activations.bytes());
+    let comm = tp_comm(s, m, i, (batch * prompt, batch), prec.activations.bytes());
     let pp = i.pp as f64;
     let ep_pre = super::peft_moe::ep_comm(s, m, i, batch * prompt, 1.0);
     let ep_dec = super::peft_moe::ep_comm(s, m, i, batch, 1.0);
@@ -240,21 +243,33 @@ fn communication(
 /// all-reduces per layer of tokens × hidden activations (Megatron-LM), ring or tree latency per
 /// `Inputs::algo`.
 fn tp_comm(
+    s: &Scenario,
     m: &ResolvedModel,
     i: &Inputs,
-    prefill_tokens: f64,
-    batch: f64,
+    (prefill_tokens, batch): (f64, f64),
     act: f64,
 ) -> (f64, f64, f64) {
     if i.tp <= 1 || m.family != ModelFamily::Transformer {
         return (0.0, 0.0, 0.0);
     }
     let n = 2.0 * m.layers.div_ceil(i.pp) as f64;
-    let (bw, _) = i.collective_bw(i.tp, 1);
+    let (bw, across_nodes) = i.collective_bw(i.tp, 1);
     let h = m.hidden as f64 * act;
-    let (pre, ring, tree) = allreduce_time(prefill_tokens * h, i.tp, bw, i.alpha_s, i.algo);
-    let (dec, _, _) = allreduce_time(batch * h, i.tp, bw, i.alpha_s, i.algo);
-    (n * pre, n * dec, n * chosen_latency(ring, tree, i.algo))
+    // vLLM's custom all-reduce, or a P2P all-reduce chosen in `timing.collective`, inside a node.
+    let p2p = !across_nodes
+        && (i.algo == CollectiveAlgorithm::P2p
+            || matches!(s.inference.engine, Some(ServingEngine::Vllm(_))));
+    let one = |bytes: f64| {
+        p2p.then(|| p2p_allreduce::time(bytes, i.tp, bw, i.alpha_s, i.nvlink_mesh))
+            .flatten()
+            .unwrap_or_else(|| {
+                let (t, ring, tree) = allreduce_time(bytes, i.tp, bw, i.alpha_s, i.algo);
+                (t, chosen_latency(ring, tree, i.algo))
+            })
+    };
+    let (pre, latency) = one(prefill_tokens * h);
+    let (dec, _) = one(batch * h);
+    (n * pre, n * dec, n * latency)
 }
 
 /// Weights streamed from the host for every forward when parameters are offloaded, and spilled

@@ -32,6 +32,8 @@ pub struct Inputs {
     pub intra_bw: f64,
     /// Per-direction network bandwidth per GPU × link efficiency.
     pub inter_bw: f64,
+    /// The GPU has a direct GPU-GPU link (NVLink): a node's GPUs form a full mesh.
+    pub nvlink_mesh: bool,
     /// Host link per direction, pinned or pageable.
     pub host_bw: f64,
     pub nvme_bw: f64,
@@ -101,6 +103,7 @@ impl Inputs {
             memory_eff: t.memory_efficiency,
             intra_bw: gpu_link.clamp(0.0, MAX_RATE) * link_eff,
             inter_bw: t.internode_gb_s * 1e9 * link_eff,
+            nvlink_mesh: hw.gpu_link.is_some(),
             host_bw,
             nvme_bw: t.nvme_gb_s * 1e9,
             tier_bw,

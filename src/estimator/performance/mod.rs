@@ -14,6 +14,7 @@ pub mod flops;
 mod inference;
 mod inputs;
 pub mod launch;
+pub mod p2p_allreduce;
 pub mod parts;
 pub mod peft_moe;
 pub mod phase_swap;
