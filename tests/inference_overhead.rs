@@ -140,6 +140,25 @@ fn vllm_tensor_parallel_decode_uses_its_p2p_all_reduce() {
     );
 }
 
+/// SGLang 0.5.23 runs the same custom all-reduce (`custom_all_reduce.py` `should_custom_ar`: 2
+/// GPUs or a full NVLink mesh, up to 8 MiB; sgl-kernel's `custom_all_reduce.cuh` keeps vLLM's
+/// one-/two-stage rule): its TP decode all-reduces cost what vLLM's do, less than NCCL's.
+#[test]
+fn sglang_tensor_parallel_decode_uses_the_same_p2p_all_reduce() {
+    let mut s = llama2([80, 8192, 64, 8, 28672], 8, WeightFormat::AsPrecision);
+    s.inference.engine = Some(ServingEngine::Preallocated);
+    let nccl = estimate(&s).performance.communication.tp_time_s;
+    s.inference.engine = Some(ServingEngine::Vllm(Vllm::default()));
+    let vllm = estimate(&s).performance.communication.tp_time_s;
+    s.inference.engine = Some(ServingEngine::Sglang(Sglang::default()));
+    let sglang = estimate(&s).performance.communication.tp_time_s;
+    assert!(sglang < nccl, "{sglang} vs NCCL {nccl}");
+    assert!(
+        (sglang - vllm).abs() <= 1e-12 * vllm,
+        "{sglang} vs vLLM {vllm}"
+    );
+}
+
 #[test]
 fn the_breakdown_shows_the_overhead_as_its_own_part() {
     let p = estimate(&llama2(LLAMA2_7B, 1, WeightFormat::AsPrecision)).performance;

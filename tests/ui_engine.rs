@@ -10,7 +10,7 @@
 #![cfg(feature = "gui")]
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use vram_explorer::app::ExplorerApp;
 use vram_explorer::scenario::{Mode, ServingEngine, Sglang};
 
@@ -130,4 +130,28 @@ fn the_headline_counts_the_requests_the_kv_cache_holds_under_an_engine() {
     let n = (f.tokens / f64::from(i.prompt_tokens + i.generated_tokens)).floor() as u64;
     let n = n.min(f.max_requests as u64);
     h.get_by_label_contains(&format!("Requests the KV cache holds at once: {n} "));
+}
+
+/// The time per output token says what takes most of the request's time: an MXFP4 120B model at
+/// batch 1 is overhead-bound (the fixed per-forward cost of its 36 layers' kernels), vLLM's 8B
+/// preset memory-bound. The compute-saturation row keeps the decode roofline's bound.
+#[test]
+fn the_time_per_output_token_names_the_requests_bound() {
+    for (id, bound) in [
+        ("gpt-oss-120b-inference-h100-mxfp4", "overhead-bound"),
+        ("llama3.1-8b-vllm-h100-8k", "memory-bound"),
+    ] {
+        let mut app = ExplorerApp::default();
+        *app.scenario_mut() = vram_explorer::presets::bundled_scenario(id).expect("preset");
+        let e = vram_explorer::estimator::estimate(app.scenario());
+        assert_eq!(e.performance.step.bound.label(), bound, "{id}");
+        let mut h = Harness::builder()
+            .with_size(egui::vec2(1600.0, 1400.0))
+            .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
+        h.run();
+        let row = h.get_by_label_contains("Per output token: ");
+        let n = row.accesskit_node();
+        let text = n.label().or_else(|| n.value()).unwrap_or_default();
+        assert!(text.ends_with(&format!("({bound})")), "{id}: {text}");
+    }
 }

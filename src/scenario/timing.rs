@@ -14,7 +14,7 @@ pub enum CollectiveAlgorithm {
     /// Double binary tree (NCCL ≥ 2.4): 2·log₂n latency steps.
     Tree,
     /// Inference tensor-parallel all-reduces inside a node run a P2P one-/two-shot all-reduce
-    /// (PyTorch symmetric memory, as gpt-fast's `ENABLE_INTRA_NODE_COMM`; vLLM always does:
+    /// (PyTorch symmetric memory, as gpt-fast's `ENABLE_INTRA_NODE_COMM`; vLLM and SGLang always do:
     /// `estimator::performance::p2p_allreduce`); every other collective as `Auto`.
     P2p,
 }

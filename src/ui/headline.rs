@@ -297,8 +297,8 @@ fn speed_rows(
             ));
             rows.push((
                 "Per output token",
-                fmt_seconds(p.throughput.tpot_s),
-                "Time per output token at the mean decode context.",
+                format!("{} ({})", fmt_seconds(p.throughput.tpot_s), step.bound.label()),
+                "Time per output token at the mean decode context; in brackets, what takes most of the request's time (compute, memory, communication, offload or the fixed overhead of each forward).",
             ));
         }
         rows.push((

@@ -255,10 +255,15 @@ fn tp_comm(
     let n = 2.0 * m.layers.div_ceil(i.pp) as f64;
     let (bw, across_nodes) = i.collective_bw(i.tp, 1);
     let h = m.hidden as f64 * act;
-    // vLLM's custom all-reduce, or a P2P all-reduce chosen in `timing.collective`, inside a node.
+    // vLLM's or SGLang's custom all-reduce (SGLang 0.5.23 `custom_all_reduce.py` `should_custom_ar`
+    // and sgl-kernel's `custom_all_reduce.cuh` keep vLLM's rules), or a P2P all-reduce chosen in
+    // `timing.collective`, inside a node.
     let p2p = !across_nodes
         && (i.algo == CollectiveAlgorithm::P2p
-            || matches!(s.inference.engine, Some(ServingEngine::Vllm(_))));
+            || matches!(
+                s.inference.engine,
+                Some(ServingEngine::Vllm(_) | ServingEngine::Sglang(_))
+            ));
     let one = |bytes: f64| {
         p2p.then(|| p2p_allreduce::time(bytes, i.tp, bw, i.alpha_s, i.nvlink_mesh))
             .flatten()
