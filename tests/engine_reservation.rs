@@ -216,3 +216,53 @@ fn the_limiting_vllm_stage_class_is_the_reported_peak() {
         );
     }
 }
+
+/// vLLM 0.34 sizes every pipeline rank by its own budget, then re-plans every rank with the
+/// smallest block count (`v1/core/kv_cache_planning.py` `get_kv_cache_configs`). Llama-3.1-8B over
+/// 3 stages (11, 11, 10 layers): the first rank (embedding, no sampler) has the fewest blocks and
+/// fills its budget; every rank allocates that many blocks of its own layers (64 tokens × K and V
+/// × 8 heads × 128 × 2 B = 256 KiB per layer); the last holds less.
+#[test]
+fn every_vllm_stage_allocates_the_smallest_ranks_block_count() {
+    let mut s = vllm_preset();
+    s.parallel.pp = 3;
+    let e = estimate(&s);
+    let f = e.engine.unwrap();
+    let m = &e.memory;
+    let per_layer_block = 64.0 * 2.0 * 8.0 * 128.0 * 2.0;
+    let classes: Vec<_> = m.stage_classes().copied().collect();
+    assert_eq!(
+        classes.iter().map(|c| c.layers).collect::<Vec<_>>(),
+        [11, 11, 10]
+    );
+    for (i, c) in m.stages.iter().enumerate() {
+        let Some(c) = c else { continue };
+        let share = f.stages[i].expect("a pool per class");
+        let pool = f.blocks * f64::from(c.layers) * per_layer_block;
+        assert_eq!(share.pool.get(), pool, "stage {}", c.first);
+        assert_eq!(c.peak.get(Component::KvCache).get(), pool);
+        // The views that recompute a class's phases show the same pool.
+        let phases =
+            vram_explorer::estimator::memory::stage_phases_of(&s, &e, c.first).expect("phases");
+        for b in phases.0.iter().flatten() {
+            assert_eq!(b.get(Component::KvCache).get(), pool);
+        }
+        assert!(c.peak.total() <= m.peak.total(), "stage {}", c.first);
+    }
+    // The first rank sets the count: its budget over its block bytes.
+    let limiting = m.limiting_stage().unwrap();
+    assert_eq!(limiting.first, 0);
+    assert_eq!(
+        f.blocks,
+        (f.kv_budget.get() / (11.0 * per_layer_block)).floor()
+    );
+    assert!(
+        f.activation_peak.get() < GIB,
+        "no sampler on the first rank"
+    );
+    // The last rank (10 layers) holds a tenth less pool and the sampler's activations.
+    let last = classes[2];
+    let first = classes[0];
+    assert!(last.peak.total() < first.peak.total());
+    assert!(last.peak.get(Component::KvCache).get() < first.peak.get(Component::KvCache).get());
+}

@@ -102,9 +102,19 @@ fn problems(e: &Estimate) -> Vec<String> {
             check_breakdown(b, &format!("phase {i}"), &mut out);
         }
     }
+    // Under vLLM every stage class holds its own pool and budget terms: the limiting class holds
+    // the most in all (another may allocate more tensors inside a smaller reservation).
+    let per_stage_pools = e
+        .engine
+        .is_some_and(|f| f.stages.iter().any(Option::is_some));
     for s in m.stage_classes() {
         check_breakdown(&s.peak, "stage", &mut out);
-        if s.peak.tensor_total() > m.tensor_peak {
+        let above = if per_stage_pools {
+            s.peak.total() > m.peak.total()
+        } else {
+            s.peak.tensor_total() > m.tensor_peak
+        };
+        if above {
             out.push(format!("{} above the limiting stage", s.label()));
         }
     }

@@ -57,6 +57,7 @@ pub fn json(est: &Estimate) -> Value {
         batched_tokens,
         too_small,
         latent: _,
+        stages: _,
     } = *f;
     json!({
         "name": kind.label(),

@@ -177,7 +177,9 @@ fn stage_class(
 }
 
 /// The phases of the stage class whose first stage is `first` (0-based) of `scenario`, estimated as
-/// `est` ([`stage_phases`] after resolving the scenario with the estimate's model).
+/// `est` ([`stage_phases`] after resolving the scenario with the estimate's model). Under vLLM with
+/// pipeline stages every phase's KV cache is the class's pool (`EngineFigures::stages`), as the
+/// class's peak counts it.
 pub fn stage_phases_of(
     scenario: &Scenario,
     est: &super::Estimate,
@@ -190,7 +192,16 @@ pub fn stage_phases_of(
         .position(|s| s.is_some_and(|s| s.first == first))?;
     let mut d = Diagnostics::default();
     let r = resolve_with_model(scenario, &est.model, &mut d);
-    stage_phases(&r, &est.memory, class)
+    let mut phases = stage_phases(&r, &est.memory, class)?;
+    if let Some(share) = est
+        .engine
+        .and_then(|f| f.stages.get(class).copied().flatten())
+    {
+        for b in phases.0.iter_mut().flatten() {
+            b.set(Component::KvCache, share.pool);
+        }
+    }
+    Some(phases)
 }
 
 /// The phases of stage class `class` (an index into [`MemoryEstimate::stage_classes`]' slots) of a

@@ -58,7 +58,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let engine = engines::figures::of(&r, &memory);
     let llamacpp = engines::llamacpp::buffers(&r);
     if let Some(f) = &engine {
-        engines::reservation::apply(f, &r.scenario.overheads, &mut memory, &mut diagnostics);
+        engines::reservation::apply(f, &r, &mut memory, &mut diagnostics);
         // The engine's own count, as the headline and `fit` give it (not what would fit beside
         // the requests' memory).
         let i = &r.scenario.inference;

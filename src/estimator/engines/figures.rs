@@ -2,8 +2,8 @@
 //! the lines is written by `report::engine_lines`).
 
 use super::{sglang, vllm};
-use crate::estimator::MemoryEstimate;
 use crate::estimator::resolve::Resolved;
+use crate::estimator::{MAX_STAGE_CLASSES, MemoryEstimate};
 use crate::scenario::{Mode, ServingEngine};
 use crate::units::Bytes;
 
@@ -73,6 +73,21 @@ pub struct EngineFigures {
     pub too_small: bool,
     /// The pool is one latent buffer (MLA: SGLang prints "KV size", not K and V).
     pub latent: bool,
+    /// vLLM with pipeline stages: each stage class's pool (the common block count × the class's
+    /// bytes per block) and what its instance holds, in `MemoryEstimate::stages`' slots. All
+    /// `None` without stages, and for SGLang.
+    pub stages: [Option<StagePool>; MAX_STAGE_CLASSES],
+}
+
+/// One pipeline stage class's share of an engine's memory (vLLM: every rank allocates the smallest
+/// rank's block count with its own layers' bytes per block).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StagePool {
+    /// The KV pool one GPU of the class allocates.
+    pub pool: Bytes,
+    /// What one GPU's instance holds: weights, profiled activations, non-torch memory, CUDA graphs
+    /// and the pool.
+    pub held: Bytes,
 }
 
 impl EngineFigures {

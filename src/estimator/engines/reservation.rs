@@ -6,9 +6,11 @@
 //! - Every phase's KV cache is the pool: vLLM `num_gpu_blocks` × bytes per block, SGLang
 //!   `(max_total_num_tokens + page) × cell` plus its recurrent-state pool (`EngineFigures::kv_pool`,
 //!   `state_pool`; docs/engines/vllm.md §1, sglang.md §1). Requests beyond the pool wait
-//!   (`Diagnostic::RequestsBeyondEnginePool`). With pipeline stages the limiting stage shows the
-//!   larger of the pool and the requests' KV, and the other stage classes keep the requests' KV
-//!   (each stage's own pool is not modelled yet).
+//!   (`Diagnostic::RequestsBeyondEnginePool`). With pipeline stages, vLLM's every stage class holds
+//!   the common block count × its own bytes per block (`EngineFigures::stages`, vllm.md §8), and
+//!   the reported peak is the class that then holds the most. SGLang's ranks' pools are not
+//!   modelled: its limiting stage shows the larger of the pool and the requests' KV, the other
+//!   classes the requests' KV.
 //! - vLLM: the instance holds what its budget charged: the weights, the profiled activation peak,
 //!   non-torch memory, CUDA graphs and the pool (vllm.md §1 step 5; about `total ×
 //!   gpu_memory_utilization`, less where 0.34's margin rule cuts it), beside the CUDA context (its
@@ -30,10 +32,41 @@ use crate::units::{Bytes, MIB};
 /// Rewrites an engine scenario's memory to what the engine holds (see the module doc), then its
 /// fit: the reserved total against the usable memory, and the engine starting at all
 /// (`EngineFigures::too_small`, marked by `refusals::check`).
-pub fn apply(f: &EngineFigures, o: &Overheads, m: &mut MemoryEstimate, d: &mut Diagnostics) {
+pub fn apply(f: &EngineFigures, r: &Resolved, m: &mut MemoryEstimate, d: &mut Diagnostics) {
+    let o = &r.scenario.overheads;
+    if f.stages.iter().any(Option::is_some) {
+        per_stage_pools(f, r, m, d);
+    } else {
+        one_pool(f, o, m, d);
+    }
+    m.offloaded.second_tier = Bytes(0.0);
+    d.remove(Diagnostic::FitsOnlyWithSecondTier);
+    m.tensor_peak = m.peak.tensor_total();
+    m.gpu_total = m.peak.total();
+    m.headroom = Bytes(m.capacity.get() - m.gpu_total.get());
+    m.fits = m.headroom.get() >= 0.0 && !f.too_small;
+    if m.headroom.get() >= 0.0 {
+        d.remove(Diagnostic::DoesNotFit);
+    } else {
+        d.insert(Diagnostic::DoesNotFit);
+    }
+}
+
+/// Every phase's KV is `pool`; whether a phase's requests needed more.
+fn pool_phases(phases: &mut crate::estimator::PhasePeaks, pool: f64) -> bool {
+    let mut beyond = false;
+    for b in phases.0.iter_mut().flatten() {
+        beyond |= b.get(Component::KvCache).get() > pool * (1.0 + 1e-9);
+        b.set(Component::KvCache, Bytes(pool));
+    }
+    beyond
+}
+
+/// One pool for the reported GPU: without pipeline stages, and SGLang's (whose ranks' pools are not
+/// modelled: with stages, the other classes keep the requests' own KV, so the shown KV never drops
+/// below it and the limiting stage stays the largest).
+fn one_pool(f: &EngineFigures, o: &Overheads, m: &mut MemoryEstimate, d: &mut Diagnostics) {
     let pool = f.kv_pool.get() + f.state_pool.get();
-    // With pipeline stages the other stage classes keep the requests' own KV (their pools are not
-    // modelled), so the shown KV never drops below it and the limiting stage stays the largest.
     let staged = m.stages.iter().any(Option::is_some);
     let mut beyond = false;
     for b in m.phases.0.iter_mut().flatten() {
@@ -45,25 +78,20 @@ pub fn apply(f: &EngineFigures, o: &Overheads, m: &mut MemoryEstimate, d: &mut D
     if beyond {
         d.insert(Diagnostic::RequestsBeyondEnginePool);
     }
-    // Requests beyond the pool wait for blocks; nothing spills to a second memory tier (the spill
-    // the memory estimate computed is the requests' own memory over the GPU).
-    m.offloaded.second_tier = Bytes(0.0);
-    d.remove(Diagnostic::FitsOnlyWithSecondTier);
     let Some((phase, mut peak)) = m.phases.peak() else {
         return;
     };
-    let tensor_peak = peak.tensor_total();
-    let usual_reserve = o.allocator_reserve_fraction * tensor_peak.get() + o.workspace_mib * MIB;
+    let tensor_peak = peak.tensor_total().get();
     let reserve = match f.kind {
-        EngineKind::Vllm => (held_by_vllm(f) - tensor_peak.get()).max(0.0),
-        EngineKind::Sglang => usual_reserve,
+        EngineKind::Vllm => (held_by_vllm(f) - tensor_peak).max(0.0),
+        EngineKind::Sglang => o.allocator_reserve_fraction * tensor_peak + o.workspace_mib * MIB,
     };
     peak.set(Component::CudaContext, m.peak.get(Component::CudaContext));
     peak.set(Component::AllocatorReserve, Bytes(reserve));
     m.peak_phase = Some(phase);
     m.peak = peak;
-    // The limiting stage class is the reported peak (the other classes keep the requests' KV, as
-    // the module doc says): its entry in `stages` shows the engine's memory too.
+    // The limiting stage class is the reported peak: its entry in `stages` shows the engine's
+    // memory too.
     let limiting = m.limiting_stage().map(|c| c.first);
     for c in m.stages.iter_mut().flatten() {
         if Some(c.first) == limiting {
@@ -71,14 +99,47 @@ pub fn apply(f: &EngineFigures, o: &Overheads, m: &mut MemoryEstimate, d: &mut D
             c.peak_phase = Some(phase);
         }
     }
-    m.tensor_peak = tensor_peak;
-    m.gpu_total = peak.total();
-    m.headroom = Bytes(m.capacity.get() - m.gpu_total.get());
-    m.fits = m.headroom.get() >= 0.0 && !f.too_small;
-    if m.headroom.get() >= 0.0 {
-        d.remove(Diagnostic::DoesNotFit);
-    } else {
-        d.insert(Diagnostic::DoesNotFit);
+}
+
+/// vLLM with pipeline stages: every class's phases with its own pool (`EngineFigures::stages`) and
+/// what its instance holds; the reported peak is the class that then holds the most (the rank that
+/// set the common block count fills its budget; the others hold less).
+fn per_stage_pools(f: &EngineFigures, r: &Resolved, m: &mut MemoryEstimate, d: &mut Diagnostics) {
+    let context = m.peak.get(Component::CudaContext);
+    let before = *m;
+    let mut best: Option<(u32, f64)> = None;
+    let mut beyond = false;
+    for (i, slot) in f.stages.iter().enumerate() {
+        let (Some(share), Some(Some(class))) = (slot, m.stages.get(i).copied()) else {
+            continue;
+        };
+        let Some(mut phases) = crate::estimator::memory::stage_phases(r, &before, i) else {
+            continue;
+        };
+        beyond |= pool_phases(&mut phases, share.pool.get());
+        let Some((phase, mut peak)) = phases.peak() else {
+            continue;
+        };
+        let reserve = (share.held.get() - peak.tensor_total().get()).max(0.0);
+        peak.set(Component::CudaContext, context);
+        peak.set(Component::AllocatorReserve, Bytes(reserve));
+        let total = peak.total().get();
+        if best.is_none_or(|(_, t)| total > t) {
+            best = Some((class.first, total));
+            m.phases = phases;
+            m.peak = peak;
+            m.peak_phase = Some(phase);
+        }
+        if let Some(c) = m.stages[i].as_mut() {
+            c.peak = peak;
+            c.peak_phase = Some(phase);
+        }
+    }
+    if let Some((first, _)) = best {
+        m.peak_stage = first;
+    }
+    if beyond {
+        d.insert(Diagnostic::RequestsBeyondEnginePool);
     }
 }
 
@@ -97,7 +158,7 @@ pub fn held(r: &Resolved, mem: &MemoryEstimate) -> Option<MemoryEstimate> {
     let f = super::figures::of(r, mem)?;
     let mut m = *mem;
     let mut d = Diagnostics::default();
-    apply(&f, &r.scenario.overheads, &mut m, &mut d);
+    apply(&f, r, &mut m, &mut d);
     Some(m)
 }
 

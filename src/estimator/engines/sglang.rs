@@ -222,5 +222,6 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, s: &Sglang) -> EngineFigures 
         batched_tokens: chunked,
         too_small: tokens < context,
         latent: mla,
+        stages: [None; crate::estimator::MAX_STAGE_CLASSES],
     }
 }

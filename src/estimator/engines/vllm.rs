@@ -3,13 +3,13 @@
 //! rules). Allocation-free.
 
 use super::device;
-use super::figures::{EngineFigures, EngineKind};
+use super::figures::{EngineFigures, EngineKind, StagePool};
 use super::layout::{CacheBytes, CacheKind, Layout};
 use super::profile::{forward_peak, sampler_peak};
 use crate::estimator::memory::ctx::Ctx;
 use crate::estimator::num::ceil;
 use crate::estimator::resolve::Resolved;
-use crate::estimator::{Component, MemoryEstimate};
+use crate::estimator::{Component, MAX_STAGE_CLASSES, MemoryEstimate, StageRole};
 use crate::scenario::{GpuChoice, Vllm, VllmVersion};
 use crate::units::{Bytes, GIB, MIB};
 
@@ -99,13 +99,13 @@ struct Budget {
     available: f64,
 }
 
-fn budget(r: &Resolved, mem: &MemoryEstimate, v: &Vllm, act: f64, total: f64) -> Budget {
+fn budget(r: &Resolved, stage_weights: f64, v: &Vllm, act: f64, total: f64) -> Budget {
     let o = &r.scenario.overheads;
     let u = v
         .gpu_memory_utilization
         .unwrap_or_else(|| default_utilization(v));
     let requested = ceil(total * u);
-    let weights = mem.peak.get(Component::Weights).get() + rotary_cache(r);
+    let weights = stage_weights + rotary_cache(r);
     let non_torch = match v.version {
         // 0.6.4 charges everything the driver shows outside torch: the context and workspaces.
         VllmVersion::V0_6_4 => (o.cuda_context_mib + o.workspace_mib) * MIB,
@@ -224,8 +224,73 @@ fn drafter_layers(sc: &crate::scenario::Scenario) -> f64 {
     }
 }
 
-/// vLLM's figures for one GPU of the scenario.
+/// One GPU's stage as vLLM profiles it: its weights, its layers, and whether it is the last
+/// pipeline rank (the only one that runs the sampler and, here, the EAGLE/MTP drafter).
+#[derive(Clone, Copy)]
+struct Stage {
+    weights: f64,
+    layers: f64,
+    last: bool,
+}
+
+/// vLLM's figures for the scenario: one GPU of each pipeline stage class sized by its own budget,
+/// then every rank held to the smallest block count (vllm 0.34 `v1/core/kv_cache_planning.py`
+/// `get_kv_cache_configs`, steps 4–5: "Change the num_blocks of each worker to the smallest among
+/// all workers and shrink tensor sizes proportionally"). The figures are the rank that sets that
+/// count; `stages` holds every class's pool and what its instance holds. Without pipeline stages,
+/// the one GPU.
 pub fn figures(r: &Resolved, mem: &MemoryEstimate, v: &Vllm) -> EngineFigures {
+    let m = &r.model;
+    let whole = Stage {
+        weights: mem.peak.get(Component::Weights).get(),
+        layers: ceil(f64::from(m.layers.max(1)) / f64::from(r.pp_stages.max(1))),
+        last: true,
+    };
+    if mem.stage_classes().next().is_none() {
+        return stage_figures(r, v, whole);
+    }
+    let mut each = [None; MAX_STAGE_CLASSES];
+    for (slot, c) in each.iter_mut().zip(&mem.stages) {
+        *slot = c.map(|c| {
+            stage_figures(
+                r,
+                v,
+                Stage {
+                    weights: c.peak.get(Component::Weights).get(),
+                    layers: f64::from(c.layers),
+                    last: c.role == StageRole::Last,
+                },
+            )
+        });
+    }
+    let Some(mut f) = each
+        .iter()
+        .flatten()
+        .copied()
+        .reduce(|a, b| if b.blocks < a.blocks { b } else { a })
+    else {
+        return stage_figures(r, v, whole);
+    };
+    for (slot, g) in f.stages.iter_mut().zip(each) {
+        *slot = g.map(|g| {
+            let pool = f.blocks * g.block_bytes;
+            StagePool {
+                pool: Bytes(pool),
+                held: Bytes(
+                    g.weights.get()
+                        + g.activation_peak.get()
+                        + g.non_torch.get()
+                        + g.cudagraph.get()
+                        + pool,
+                ),
+            }
+        });
+    }
+    f
+}
+
+/// vLLM's figures for one GPU of `stage`.
+fn stage_figures(r: &Resolved, v: &Vllm, stage: Stage) -> EngineFigures {
     let (sc, m) = (&r.scenario, &r.model);
     let c = Ctx::of(r);
     let catalog = sc.gpu.with_spec(|g| g.capacity.bytes().get());
@@ -238,16 +303,20 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, v: &Vllm) -> EngineFigures {
         f64::from(sc.inference.prompt_tokens) + f64::from(sc.inference.generated_tokens)
     };
     let (batched, seqs) = batch_defaults(v, &sc.gpu, total, max_len);
-    let act = forward_peak(m, batched, c.tp, c.ec).max(sampler_peak(m, batched.min(seqs)));
-    let b = budget(r, mem, v, act, total);
+    let sampler = if stage.last {
+        sampler_peak(m, batched.min(seqs))
+    } else {
+        0.0
+    };
+    let act = forward_peak(m, batched, c.tp, c.ec).max(sampler);
+    let b = budget(r, stage.weights, v, act, total);
     let e = CacheBytes {
         kv: v.kv_cache_dtype.bytes(c.ec),
         conv: c.ec,
         ssm: if v.mamba_ssm_cache_fp32 { 4.0 } else { c.ec },
     };
-    let stage_layers =
-        ceil(f64::from(m.layers.max(1)) / f64::from(r.pp_stages.max(1))) + drafter_layers(sc);
-    let layout = Layout::of(m, stage_layers, c.tp, e);
+    let drafter = if stage.last { drafter_layers(sc) } else { 0.0 };
+    let layout = Layout::of(m, stage.layers + drafter, c.tp, e);
     let k = blocks(&layout, v, max_len, batched);
     let num_blocks = if k.block_bytes > 0.0 {
         (b.available / k.block_bytes).floor()
@@ -293,5 +362,6 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, v: &Vllm) -> EngineFigures {
         batched_tokens: batched,
         too_small: concurrency < 1.0,
         latent: false,
+        stages: [None; MAX_STAGE_CLASSES],
     }
 }
