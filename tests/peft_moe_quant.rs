@@ -372,14 +372,23 @@ fn hybrid_shard_is_zero_3_within_a_node() {
     let mut s = training(ModelSpec::default());
     s.strategies.zero = ZeroStage::Stage3;
     s.parallel.dp = 8;
-    let node = estimate(&s).memory.gpu_total;
+    let node = estimate(&s).memory;
     s.parallel.dp = 64;
-    let full = estimate(&s).memory.gpu_total;
+    let full = estimate(&s).memory;
     s.strategies.hybrid_shard = true;
-    let hybrid = estimate(&s).memory.gpu_total;
-    // 64 GPUs in 8 nodes: HYBRID_SHARD holds what FULL_SHARD over one node of 8 holds.
-    assert_eq!(hybrid, node);
-    assert!(full < hybrid);
+    let hybrid = estimate(&s).memory;
+    // 64 GPUs in 8 nodes: HYBRID_SHARD holds what FULL_SHARD over one node of 8 holds, and joins
+    // two NCCL communicators (the node's shard group and the replica group of 8) instead of one.
+    assert_eq!(hybrid.reserved_peak(), node.reserved_peak());
+    assert!(full.reserved_peak() < hybrid.reserved_peak());
+    let nccl = |m: &vram_explorer::estimator::MemoryEstimate| {
+        m.peak
+            .get(vram_explorer::estimator::Component::NcclBuffers)
+            .get()
+    };
+    let one = s.overheads.nccl_mib_per_communicator * 1_048_576.0;
+    assert_eq!(nccl(&node), one);
+    assert_eq!(nccl(&hybrid), 2.0 * one);
     assert_eq!(ZeroStage::Stage3.fsdp_name(), Some("FULL_SHARD"));
     assert_eq!(ZeroStage::Stage2.fsdp_name(), Some("SHARD_GRAD_OP"));
     assert_eq!(ZeroStage::None.fsdp_name(), Some("NO_SHARD"));

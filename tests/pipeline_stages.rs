@@ -160,9 +160,10 @@ fn the_bundled_pipeline_preset_keeps_its_published_peak() {
         m.limiting_stage().map(StageClass::label).as_deref(),
         Some("stage 1 (first)")
     );
-    // 96.1 GiB, the figure the preset's notes quote.
+    // 97.4 GiB, the figure the preset's notes quote: 96.1 GiB of tensors, allocator reserve and
+    // CUDA context, and 1.28 GiB of NCCL buffers (the TP 8 and PP 4 communicators).
     assert!(
-        (m.gpu_total.as_gib() - 96.12).abs() < 0.01,
+        (m.gpu_total.as_gib() - 97.40).abs() < 0.01,
         "{}",
         m.gpu_total.as_gib()
     );

@@ -115,9 +115,29 @@ fn a_hostile_snapshot_is_an_error_naming_the_file_last() {
         "timeline",
         "--preset",
         PRESET,
+        "--json",
         "--measured",
         "tests/data/measured_light/nvidia_smi.csv",
     ]);
     assert_eq!(code, 1);
     assert!(err.contains("use `compare`"), "{err}");
+}
+
+/// `--measured` goes into the JSON only: without `--json` it is a usage error (exit 2), not a
+/// snapshot silently ignored by the table or the CSV.
+#[test]
+fn a_measured_snapshot_needs_the_json() {
+    for format in [None, Some("--csv")] {
+        let mut args = vec![
+            "timeline",
+            "--preset",
+            PRESET,
+            "--measured",
+            "tests/data/snapshots/demo_llama3_8b_step.pickle",
+        ];
+        args.extend(format);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 2, "{format:?}: {out}{err}");
+        assert!(err.contains("--json"), "{err}");
+    }
 }

@@ -97,3 +97,27 @@ fn the_app_and_the_cli_show_one_throughput() {
     // No sourced compute peak on this device: the rate is a memory-only upper bound, marked so.
     h.get_by_label(&format!("Throughput: ≤ {shown} tokens/s"));
 }
+
+/// NCCL's buffers are an assumption the user sees and sets under Overheads: typing 0 into "NCCL per
+/// communicator" removes them from a data-parallel step's GPU total.
+#[test]
+fn the_nccl_assumption_is_set_under_overheads() {
+    let mut h = harness();
+    h.state_mut().scenario_mut().parallel.dp = 8;
+    h.run();
+    h.get_by_label("Overheads").click();
+    h.run();
+    let before = vram_explorer::estimator::estimate(h.state().scenario()).memory;
+    let nccl = vram_explorer::estimator::Component::NcclBuffers;
+    assert_eq!(before.peak.get(nccl).get(), 688e6);
+    type_into(&mut h, "NCCL per communicator", "0");
+    h.key_press(egui::Key::Enter);
+    h.run();
+    assert_eq!(
+        h.state().scenario().overheads.nccl_mib_per_communicator,
+        0.0
+    );
+    let after = vram_explorer::estimator::estimate(h.state().scenario()).memory;
+    assert_eq!(after.peak.get(nccl).get(), 0.0);
+    assert!(after.gpu_total < before.gpu_total);
+}

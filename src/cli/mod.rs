@@ -135,8 +135,14 @@ struct TimelineArgs {
     /// Print CSV: one row per point, bytes per component.
     #[arg(long)]
     csv: bool,
-    /// A PyTorch memory snapshot whose measured timeline goes into the JSON beside the estimate.
-    #[arg(long, value_name = "SNAPSHOT")]
+    /// A PyTorch memory snapshot whose measured timeline goes into the JSON beside the estimate
+    /// (needs `--json`: the table and the CSV have no place for it).
+    #[arg(
+        long,
+        value_name = "SNAPSHOT",
+        requires = "json",
+        conflicts_with = "csv"
+    )]
     measured: Option<PathBuf>,
 }
 

@@ -202,8 +202,8 @@ fn memory(out: &mut String, est: &Estimate, unit: MemoryUnit) {
     let _ = writeln!(
         out,
         "  Fits: {verdict}  (tensor peak is what torch.cuda.max_memory_allocated shows; reserved peak \
-         adds the allocator reserve, as max_memory_reserved shows; GPU total adds the CUDA context, as \
-         nvidia-smi shows)"
+         adds the allocator reserve, as max_memory_reserved shows; GPU total adds the CUDA context and \
+         NCCL's buffers, as nvidia-smi shows)"
     );
     let phases: Vec<String> = Phase::ALL
         .iter()

@@ -102,6 +102,7 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
         | Component::Critic
         | Component::RolloutEngine => post_training::model(c, value),
         Component::CommBuffers => comm(&ctx, value),
+        Component::NcclBuffers => nccl(s, value),
         Component::CudaContext => context(value),
         Component::AllocatorReserve => reserve(s, e),
     });
@@ -202,6 +203,22 @@ fn comm(c: &Ctx, value: Bytes) -> Parts {
         terms: vec![("gradient buckets".to_owned(), value)],
         source: "PyTorch DistributedDataParallel bucket_cap_mb (docs/model.md §5)",
         assumption: "Two 25 MiB buckets by default; other collectives' buffers are not counted.",
+        rest: "",
+    }
+}
+
+fn nccl(s: &Scenario, value: Bytes) -> Parts {
+    let o = &s.overheads;
+    Parts {
+        formula: "NCCL buffers = Σ over the GPU's parallel groups of > 1 rank (data, tensor, pipeline, context, expert) of the MiB per communicator (2-rank groups: their own figure)".to_owned(),
+        lead: format!(
+            "{} MiB per communicator, {} MiB per 2-rank communicator",
+            fmt_sig(o.nccl_mib_per_communicator),
+            fmt_sig(o.nccl_mib_two_rank_communicator)
+        ),
+        terms: vec![("NCCL communicators".to_owned(), value)],
+        source: "NVIDIA/nccl#964: 688 MB per group of 3–4 ranks, 544 MB per 2-rank group on 4 × A100 NVLink (docs/gpu-overheads.md §3)",
+        assumption: "NCCL sizes its buffers by its channel count: NVSwitch systems, NVLS and all-to-all take more. Counted by nvidia-smi, not by PyTorch's allocator statistics; serving engines are left out.",
         rest: "",
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! The step is split into phases (training: forward end, loss backward, backward, optimizer step;
 //! inference: prefill, decode). Each phase's live tensor bytes are summed per component; the peak is
-//! the largest phase, never a sum over phases. The GPU total adds the CUDA context and the
-//! allocator reserve. With pipeline parallelism every distinct stage class (`memory::pipeline`) is
+//! the largest phase, never a sum over phases. The GPU total adds the CUDA context, NCCL's buffers
+//! (`nccl`) and the allocator reserve. With pipeline parallelism every distinct stage class (`memory::pipeline`) is
 //! computed and the limiting one reported (`peak_stage`). Formulas and sources: docs/model.md.
 
 pub mod activations;
@@ -15,6 +15,7 @@ pub mod frameworks;
 pub mod inference;
 pub mod inventory;
 pub mod layer_kinds;
+pub mod nccl;
 pub mod peft;
 pub mod per_op;
 pub mod pipeline;
@@ -219,12 +220,13 @@ pub fn stage_phases(r: &Resolved, mem: &MemoryEstimate, class: usize) -> Option<
     Some(setup.stage(r.model, &place).0)
 }
 
-/// One pipeline stage's peak with the same CUDA context and allocator rule as the reported peak (the
-/// chart's per-stage bars).
+/// One pipeline stage's peak with the same CUDA context, NCCL buffers and allocator rule as the
+/// reported peak (the chart's per-stage bars).
 fn stage_total(sc: &Scenario, phases: &PhasePeaks, context: Bytes) -> Option<Breakdown> {
     let (_, mut b) = phases.peak()?;
     let o = &sc.overheads;
     let reserve = o.allocator_reserve_fraction * b.tensor_total().get() + o.workspace_mib * MIB;
+    b.set(Component::NcclBuffers, Bytes(nccl::bytes(sc)));
     b.set(Component::CudaContext, context);
     b.set(Component::AllocatorReserve, Bytes(reserve));
     Some(b)
@@ -485,6 +487,7 @@ fn finish(
     let tensor_peak = peak.tensor_total();
     let context = Bytes(o.cuda_context_mib * MIB);
     let reserve = Bytes(o.allocator_reserve_fraction * tensor_peak.get() + o.workspace_mib * MIB);
+    peak.set(Component::NcclBuffers, Bytes(nccl::bytes(sc)));
     peak.set(Component::CudaContext, context);
     peak.set(Component::AllocatorReserve, reserve);
     let gpu_total = peak.total();

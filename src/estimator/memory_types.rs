@@ -27,6 +27,8 @@ listed_enum! {
         /// A co-located rollout engine's reservation (vLLM `gpu_memory_utilization`).
         RolloutEngine,
         CommBuffers,
+        /// NCCL communicators' own buffers (outside PyTorch's allocator: nvidia-smi only).
+        NcclBuffers,
         CudaContext,
         /// Caching-allocator rounding, fragmentation and library workspaces.
         AllocatorReserve,
@@ -48,6 +50,7 @@ impl Component {
             Component::Critic => "Critic (value model)",
             Component::RolloutEngine => "Rollout engine",
             Component::CommBuffers => "Communication buffers",
+            Component::NcclBuffers => "NCCL buffers",
             Component::CudaContext => "CUDA context",
             Component::AllocatorReserve => "Allocator reserve",
         }
@@ -68,6 +71,7 @@ impl Component {
             Component::Critic => "critic",
             Component::RolloutEngine => "rollout_engine",
             Component::CommBuffers => "comm_buffers",
+            Component::NcclBuffers => "nccl_buffers",
             Component::CudaContext => "cuda_context",
             Component::AllocatorReserve => "allocator_reserve",
         }
@@ -86,7 +90,10 @@ impl Component {
 
     /// Whether `torch.cuda.max_memory_allocated` counts it (tensor bytes) or only nvidia-smi does.
     pub const fn is_tensor(self) -> bool {
-        !matches!(self, Component::CudaContext | Component::AllocatorReserve)
+        !matches!(
+            self,
+            Component::NcclBuffers | Component::CudaContext | Component::AllocatorReserve
+        )
     }
 }
 
@@ -280,18 +287,20 @@ impl MemoryEstimate {
     }
 
     /// What the caching allocator holds at the peak, comparable to
-    /// `torch.cuda.max_memory_reserved()`: the GPU total without the CUDA context, which lives
-    /// outside the allocator (docs/gpu-overheads.md, the statistics table): tensors, the allocator
-    /// reserve and the library workspace (an engine's reservation under vLLM or SGLang).
+    /// `torch.cuda.max_memory_reserved()`: the GPU total without the CUDA context and NCCL's
+    /// buffers, which live outside the allocator (docs/gpu-overheads.md, the statistics table):
+    /// tensors, the allocator reserve and the library workspace (an engine's reservation under vLLM
+    /// or SGLang).
     ///
     /// ```
     /// use vram_explorer::estimator::{Component, estimate};
     /// let m = estimate(&vram_explorer::scenario::Scenario::default()).memory;
-    /// let context = m.peak.get(Component::CudaContext).get();
-    /// assert_eq!(m.reserved_peak().get(), m.gpu_total.get() - context);
+    /// let outside = m.peak.get(Component::CudaContext).get() + m.peak.get(Component::NcclBuffers).get();
+    /// assert_eq!(m.reserved_peak().get(), m.gpu_total.get() - outside);
     /// assert!(m.tensor_peak <= m.reserved_peak() && m.reserved_peak() <= m.gpu_total);
     /// ```
     pub fn reserved_peak(&self) -> Bytes {
-        Bytes((self.gpu_total.get() - self.peak.get(Component::CudaContext).get()).max(0.0))
+        let outside = self.peak.get(Component::CudaContext) + self.peak.get(Component::NcclBuffers);
+        Bytes((self.gpu_total.get() - outside.get()).max(0.0))
     }
 }

@@ -41,7 +41,7 @@ fn row(statistic: &str, against: &'static str, measured: f64, estimated: f64) ->
 
 /// Estimated reserved bytes: tensor bytes plus the allocator reserve.
 fn est_reserved(est: &Estimate) -> f64 {
-    est.memory.gpu_total.get() - est.memory.peak.get(Component::CudaContext).get()
+    est.memory.reserved_peak().get()
 }
 
 /// The rows of a measurement against `est`.

@@ -135,6 +135,13 @@ pub struct Overheads {
     /// Gradient communication buckets, MiB per GPU (PyTorch DDP `bucket_cap_mb` = 25, two in flight).
     /// Counted only when DP > 1.
     pub comm_buffer_mib: f64,
+    /// NCCL's own buffers per communicator of 3 or more ranks a GPU joins (data, tensor, pipeline,
+    /// context, expert parallel), MiB, outside PyTorch's allocator: 688 MB = 656.13 MiB per group
+    /// of 3 or 4 ranks after one all-reduce on 4 × A100 NVLink (NVIDIA/nccl#964). An assumption:
+    /// NCCL sizes them by its channel count (docs/gpu-overheads.md §3). 0 leaves them out.
+    pub nccl_mib_per_communicator: f64,
+    /// The same for a 2-rank communicator: 544 MB = 518.80 MiB (NVIDIA/nccl#964).
+    pub nccl_mib_two_rank_communicator: f64,
 }
 
 impl Default for Overheads {
@@ -144,6 +151,8 @@ impl Default for Overheads {
             allocator_reserve_fraction: 0.05,
             workspace_mib: 32.0,
             comm_buffer_mib: 50.0,
+            nccl_mib_per_communicator: 688e6 / 1_048_576.0,
+            nccl_mib_two_rank_communicator: 544e6 / 1_048_576.0,
         }
     }
 }

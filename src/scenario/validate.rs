@@ -356,6 +356,8 @@ pub const RANGES: &[FieldRange] = &[
     closed("overheads.allocator_reserve_fraction", 0.0, 1.0, |s| Some(s.overheads.allocator_reserve_fraction)),
     closed("overheads.workspace_mib", 0.0, DEGREE, |s| Some(s.overheads.workspace_mib)),
     closed("overheads.comm_buffer_mib", 0.0, DEGREE, |s| Some(s.overheads.comm_buffer_mib)),
+    closed("overheads.nccl_mib_per_communicator", 0.0, DEGREE, |s| Some(s.overheads.nccl_mib_per_communicator)),
+    closed("overheads.nccl_mib_two_rank_communicator", 0.0, DEGREE, |s| Some(s.overheads.nccl_mib_two_rank_communicator)),
     floor("timing.compute_efficiency", 0.01, 1.0, |s| Some(s.timing.compute_efficiency)),
     floor("timing.memory_efficiency", 0.01, 1.0, |s| Some(s.timing.memory_efficiency)),
     floor("timing.link_efficiency", 0.01, 1.0, |s| Some(s.timing.link_efficiency)),

@@ -38,6 +38,7 @@ fn component(c: Component) -> Color32 {
         Component::Critic => Color32::from_rgb(0x33, 0xAA, 0xAA),
         Component::RolloutEngine => Color32::from_rgb(0xCC, 0x55, 0x22),
         Component::CommBuffers => Color32::from_rgb(0x00, 0x99, 0x88),
+        Component::NcclBuffers => Color32::from_rgb(0x77, 0x88, 0xAA),
         Component::CudaContext => Color32::from_rgb(0x99, 0x99, 0x99),
         Component::AllocatorReserve => Color32::from_rgb(0x66, 0x66, 0x66),
     }

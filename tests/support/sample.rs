@@ -516,6 +516,8 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         allocator_reserve_fraction: r.range(0.0, 1.0),
         workspace_mib: r.range(0.0, 65_536.0),
         comm_buffer_mib: r.range(0.0, 65_536.0),
+        nccl_mib_per_communicator: r.range(0.0, 65_536.0),
+        nccl_mib_two_rank_communicator: r.range(0.0, 65_536.0),
     };
     s.timing = timing(r);
     s.input = InputPipeline {

@@ -160,6 +160,8 @@ pub(super) fn overheads(o: &Overheads, d: &mut Diagnostics) -> Overheads {
         allocator_reserve_fraction,
         workspace_mib,
         comm_buffer_mib,
+        nccl_mib_per_communicator,
+        nccl_mib_two_rank_communicator,
     } = o;
     let z = Overheads::default();
     Overheads {
@@ -185,6 +187,18 @@ pub(super) fn overheads(o: &Overheads, d: &mut Diagnostics) -> Overheads {
             r!("overheads.comm_buffer_mib"),
             *comm_buffer_mib,
             z.comm_buffer_mib,
+            d,
+        ),
+        nccl_mib_per_communicator: f(
+            r!("overheads.nccl_mib_per_communicator"),
+            *nccl_mib_per_communicator,
+            z.nccl_mib_per_communicator,
+            d,
+        ),
+        nccl_mib_two_rank_communicator: f(
+            r!("overheads.nccl_mib_two_rank_communicator"),
+            *nccl_mib_two_rank_communicator,
+            z.nccl_mib_two_rank_communicator,
             d,
         ),
     }

@@ -60,7 +60,9 @@ pub fn build(scenario: &Scenario, est: &Estimate) -> Timeline {
         stage: mem.peak_stage,
         layers,
         in_flight,
-        overhead: mem.peak.get(Component::CudaContext) + mem.peak.get(Component::AllocatorReserve),
+        overhead: mem.peak.get(Component::NcclBuffers)
+            + mem.peak.get(Component::CudaContext)
+            + mem.peak.get(Component::AllocatorReserve),
         micro_batches,
     }
 }

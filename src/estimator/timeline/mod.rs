@@ -90,7 +90,8 @@ pub struct Timeline {
     pub layers: u32,
     /// Micro-batches whose activations are held at once on that stage (1F1B warm-up; 1 without PP).
     pub in_flight: f64,
-    /// CUDA context and allocator reserve at the peak (what nvidia-smi adds to the tensor bytes).
+    /// NCCL buffers, CUDA context and allocator reserve at the peak (what nvidia-smi adds to the tensor
+    /// bytes).
     pub overhead: Bytes,
     /// Micro-batches of the step (gradient accumulation without pipeline parallelism; 1 otherwise).
     /// At most three are drawn: all of them, or the first and the last.

@@ -60,7 +60,11 @@ fn phase_columns(prefs: &Prefs, (scenario, est): (&Scenario, &Estimate), out: &m
             continue;
         };
         let mut parts = *tensors;
-        for c in [Component::CudaContext, Component::AllocatorReserve] {
+        for c in [
+            Component::NcclBuffers,
+            Component::CudaContext,
+            Component::AllocatorReserve,
+        ] {
             parts.set(c, peak.get(c));
         }
         let is_peak = peak_phase == Some(phase);

@@ -153,6 +153,22 @@ pub fn overheads_ui(ui: &mut Ui, s: &mut Scenario) {
         "MiB",
         "Gradient communication buckets per GPU (DDP: 2 × 25 MB); counted only when DP > 1.",
     );
+    real_slider(
+        ui,
+        &mut o.nccl_mib_per_communicator,
+        0.0..=8192.0,
+        "NCCL per communicator",
+        "MiB",
+        "NCCL's own buffers per parallel group of 3 or more ranks this GPU joins (data, tensor, pipeline, context, expert): 688 MB on 4 × A100 NVLink (NVIDIA/nccl#964); NCCL sizes them by its channel count, so NVSwitch systems and all-to-all take more. nvidia-smi only; 0 leaves them out.",
+    );
+    real_slider(
+        ui,
+        &mut o.nccl_mib_two_rank_communicator,
+        0.0..=8192.0,
+        "NCCL per 2-rank communicator",
+        "MiB",
+        "The same for a group of two ranks: 544 MB (NVIDIA/nccl#964).",
+    );
 }
 
 pub fn timing_ui(ui: &mut Ui, s: &mut Scenario) {

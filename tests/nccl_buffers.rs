@@ -1,0 +1,89 @@
+//! NCCL's own buffers (`estimator::memory::nccl`, docs/gpu-overheads.md §3 "As implemented"): one
+//! communicator per parallel group of more than one rank a GPU joins, at the published
+//! per-communicator totals of NVIDIA/nccl#964 (688 MB for 3 or more ranks, 544 MB for 2), in the
+//! GPU total (what nvidia-smi shows) and never in the allocator's statistics.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use vram_explorer::estimator::explain::explain;
+use vram_explorer::estimator::{Component, MemoryEstimate, estimate};
+use vram_explorer::scenario::{Mode, Scenario, ServingEngine, Vllm};
+
+const MB: f64 = 1e6;
+
+fn nccl(m: &MemoryEstimate) -> f64 {
+    m.peak.get(Component::NcclBuffers).get()
+}
+
+fn training(dp: u32, tp: u32, pp: u32) -> Scenario {
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    (s.parallel.dp, s.parallel.tp, s.parallel.pp) = (dp, tp, pp);
+    s
+}
+
+#[test]
+fn the_defaults_are_the_published_per_communicator_totals() {
+    let o = Scenario::default().overheads;
+    assert_eq!(o.nccl_mib_per_communicator * 1_048_576.0, 688.0 * MB);
+    assert_eq!(o.nccl_mib_two_rank_communicator * 1_048_576.0, 544.0 * MB);
+}
+
+#[test]
+fn one_communicator_per_parallel_group_of_more_than_one_rank() {
+    assert_eq!(nccl(&estimate(&training(1, 1, 1)).memory), 0.0);
+    // Data parallel over 8: one group of 8.
+    let m = estimate(&training(8, 1, 1)).memory;
+    assert_eq!(nccl(&m), 688.0 * MB);
+    // 2 × 4 × 4: a 2-rank data-parallel group, tensor and pipeline groups of 4.
+    let m = estimate(&training(2, 4, 4)).memory;
+    assert_eq!(nccl(&m), 544.0 * MB + 2.0 * 688.0 * MB);
+    // Context and expert parallel add theirs.
+    let mut s = training(8, 1, 1);
+    s.parallel.cp = 2;
+    assert_eq!(nccl(&estimate(&s).memory), 688.0 * MB + 544.0 * MB);
+}
+
+#[test]
+fn they_count_in_the_gpu_total_not_in_the_allocators_statistics() {
+    let mut s = training(8, 1, 1);
+    let with = estimate(&s).memory;
+    s.overheads.nccl_mib_per_communicator = 0.0;
+    let without = estimate(&s).memory;
+    assert_eq!(nccl(&without), 0.0);
+    assert_eq!(with.tensor_peak, without.tensor_peak);
+    assert_eq!(with.reserved_peak(), without.reserved_peak());
+    assert!((with.gpu_total.get() - without.gpu_total.get() - 688.0 * MB).abs() < 1.0);
+    assert!(with.headroom < without.headroom);
+}
+
+#[test]
+fn inference_counts_its_tensor_parallel_group_and_engines_their_own_rules() {
+    let mut s = Scenario {
+        mode: Mode::Inference,
+        ..Scenario::default()
+    };
+    s.parallel.tp = 2;
+    // Data-parallel replicas of a server do not communicate.
+    s.parallel.dp = 4;
+    assert_eq!(nccl(&estimate(&s).memory), 544.0 * MB);
+    // vLLM's budget measures its own non-PyTorch growth (docs/engines/vllm.md §2.3).
+    s.inference.engine = Some(ServingEngine::Vllm(Vllm::default()));
+    assert_eq!(nccl(&estimate(&s).memory), 0.0);
+}
+
+#[test]
+fn the_explanation_names_the_source_and_the_assumption() {
+    let s = training(8, 1, 1);
+    let e = estimate(&s);
+    let x = explain(&s, &e, Component::NcclBuffers);
+    assert!(x.source.contains("nccl#964"), "{}", x.source);
+    assert!(x.assumption.contains("channel"), "{}", x.assumption);
+    assert_eq!(x.value.get(), 688.0 * MB);
+}
