@@ -266,3 +266,30 @@ fn every_vllm_stage_allocates_the_smallest_ranks_block_count() {
     assert!(last.peak.total() < first.peak.total());
     assert!(last.peak.get(Component::KvCache).get() < first.peak.get(Component::KvCache).get());
 }
+
+/// vLLM gives the layers 5 stages do not divide to the stages just before the last
+/// (`get_pp_indices`: 32 layers → 6, 6, 7, 7, 6), and the 7-layer stages set the block count.
+#[test]
+fn vllm_puts_the_extra_layers_before_the_last_stage() {
+    let mut s = vllm_preset();
+    s.parallel.pp = 5;
+    let e = estimate(&s);
+    let m = &e.memory;
+    let layers: Vec<_> = m
+        .stage_classes()
+        .flat_map(|c| std::iter::repeat_n(c.layers, c.count as usize))
+        .collect();
+    assert_eq!(layers, [6, 6, 7, 7, 6]);
+    let limiting = m.limiting_stage().unwrap();
+    assert_eq!((limiting.first, limiting.layers), (2, 7));
+    let f = e.engine.unwrap();
+    assert_eq!(f.blocks, (f.kv_budget.get() / (7.0 * 262_144.0)).floor());
+    // A training pipeline keeps DeepSpeed's split: the first stages hold the extra layers.
+    s.mode = vram_explorer::scenario::Mode::Training;
+    let t = estimate(&s).memory;
+    let layers: Vec<_> = t
+        .stage_classes()
+        .flat_map(|c| std::iter::repeat_n(c.layers, c.count as usize))
+        .collect();
+    assert_eq!(layers, [7, 7, 6, 6, 6]);
+}

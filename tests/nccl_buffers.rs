@@ -11,7 +11,7 @@
 
 use vram_explorer::estimator::explain::explain;
 use vram_explorer::estimator::{Component, MemoryEstimate, estimate};
-use vram_explorer::scenario::{Mode, Scenario, ServingEngine, Vllm};
+use vram_explorer::scenario::{Mode, Scenario, ServingEngine, Sglang, Vllm};
 
 const MB: f64 = 1e6;
 
@@ -73,9 +73,26 @@ fn inference_counts_its_tensor_parallel_group_and_engines_their_own_rules() {
     // Data-parallel replicas of a server do not communicate.
     s.parallel.dp = 4;
     assert_eq!(nccl(&estimate(&s).memory), 544.0 * MB);
-    // vLLM's budget measures its own non-PyTorch growth (docs/engines/vllm.md §2.3).
+    // vLLM makes its communicators before its budget's baseline (docs/engines/vllm.md §1): they are
+    // in the GPU total beside the budget, and the KV cache does not move.
     s.inference.engine = Some(ServingEngine::Vllm(Vllm::default()));
-    assert_eq!(nccl(&estimate(&s).memory), 0.0);
+    let with = estimate(&s);
+    assert_eq!(nccl(&with.memory), 544.0 * MB);
+    s.overheads.nccl_mib_two_rank_communicator = 0.0;
+    let without = estimate(&s);
+    assert_eq!(
+        with.engine.unwrap().kv_pool,
+        without.engine.unwrap().kv_pool
+    );
+    assert!(
+        (with.memory.gpu_total.get() - without.memory.gpu_total.get() - 544.0 * MB).abs() < 1.0
+    );
+    // SGLang sizes from the free memory after its communicators exist: a smaller pool.
+    s.inference.engine = Some(ServingEngine::Sglang(Sglang::default()));
+    let small = estimate(&s).engine.unwrap().kv_pool;
+    s.overheads.nccl_mib_two_rank_communicator = 544e6 / 1_048_576.0;
+    let smaller = estimate(&s).engine.unwrap().kv_pool;
+    assert!(smaller < small, "{smaller:?} vs {small:?}");
 }
 
 #[test]

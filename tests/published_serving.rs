@@ -334,11 +334,12 @@ fn vllm_034_worked_example() {
 /// 4 KV heads, 128 experts of 1,536, top 8, FP8 blocks of 128 × 128), TP 4 on H100s,
 /// `--mem-fraction-static 0.93`. The cell and the printed K size are exact; the budget is NOT
 /// rebuildable from this log (it prints neither the free memory before the load nor after it, see
-/// the record's `unpublished`): the estimate (device 79.19 GiB − CUDA context, the estimate's
-/// 55.0 GiB of weights per rank) gives 18.4 GiB of pool where SGLang took 16.5 GiB, +11.6 %. The
-/// 1.9 GiB are what the rank held beyond its weights after the load (NCCL / custom all-reduce
-/// buffers of TP 4, not modelled), or a smaller pre-load free memory; the bound below only keeps
-/// the miss from growing unnoticed.
+/// the record's `unpublished`): the estimate (device 79.19 GiB − CUDA context − the TP 4
+/// communicator's NCCL buffers, 688 MB at NVIDIA/nccl#964's A100 figure; the estimate's 55.0 GiB of
+/// weights per rank) gives about 17.8 GiB of pool where SGLang took 16.5 GiB, +7.9 % (+11.6 % before
+/// the NCCL buffers were subtracted). The rest is what the rank held beyond its weights after the
+/// load (custom all-reduce buffers, more NCCL channels on an 8-GPU NVSwitch node than the A100
+/// figure), or a smaller pre-load free memory; the bound below keeps the miss from growing.
 #[test]
 fn sglang_qwen3_235b_fp8_tp4_h100() {
     let doc: Value = serde_json::from_str(SGLANG).unwrap();
@@ -365,7 +366,7 @@ fn sglang_qwen3_235b_fp8_tp4_h100() {
     let n = r["value"].as_f64().unwrap();
     assert!(((n + 1.0) * 94.0 * 128.0 * 2.0 / GIB - 8.23).abs() < 0.005);
     assert_eq!(f.block_bytes, 94.0 * 256.0 * 2.0);
-    check(id, n, f.tokens, 0.12);
+    check(id, n, f.tokens, 0.08);
 }
 
 /// MI355X, Qwen3-30B-A3B bf16, default 0.911 (printed): the main-line rule's budget from the

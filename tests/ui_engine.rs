@@ -132,9 +132,9 @@ fn the_headline_counts_the_requests_the_kv_cache_holds_under_an_engine() {
     h.get_by_label_contains(&format!("Requests the KV cache holds at once: {n} "));
 }
 
-/// The time per output token says what takes most of the request's time: an MXFP4 120B model at
+/// The time per output token says what takes most of the decode steps' time: an MXFP4 120B model at
 /// batch 1 is overhead-bound (the fixed per-forward cost of its 36 layers' kernels), vLLM's 8B
-/// preset memory-bound. The compute-saturation row keeps the decode roofline's bound.
+/// preset memory-bound (its request as a whole is compute-bound: 32 prompts of 7,680 tokens).
 #[test]
 fn the_time_per_output_token_names_the_requests_bound() {
     for (id, bound) in [
@@ -144,7 +144,7 @@ fn the_time_per_output_token_names_the_requests_bound() {
         let mut app = ExplorerApp::default();
         *app.scenario_mut() = vram_explorer::presets::bundled_scenario(id).expect("preset");
         let e = vram_explorer::estimator::estimate(app.scenario());
-        assert_eq!(e.performance.step.bound.label(), bound, "{id}");
+        assert_eq!(e.performance.throughput.decode_bound.label(), bound, "{id}");
         let mut h = Harness::builder()
             .with_size(egui::vec2(1600.0, 1400.0))
             .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);

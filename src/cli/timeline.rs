@@ -167,7 +167,7 @@ pub fn table(t: &Timeline, unit: MemoryUnit) -> String {
         ));
     }
     out.push_str(&format!(
-        "CUDA context and allocator reserve add {} at the peak.\n",
+        "NCCL buffers, CUDA context and allocator reserve add {} at the peak.\n",
         unit.format(Bytes(t.overhead.get()))
     ));
     out

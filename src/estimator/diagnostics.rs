@@ -173,7 +173,7 @@ impl Diagnostic {
                 "Tensor parallel degree does not divide the vocabulary (Megatron pads it)."
             }
             Diagnostic::PpDoesNotDivideLayers => {
-                "Pipeline degree does not divide the layers; the first stage holds the extra layers."
+                "Pipeline degree does not divide the layers: some stages hold one layer more (the first ones; under vLLM those just before the last)."
             }
             Diagnostic::PpMoreStagesThanLayers => {
                 "More pipeline stages than layers: some stages are empty."

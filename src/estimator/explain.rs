@@ -218,7 +218,7 @@ fn nccl(s: &Scenario, value: Bytes) -> Parts {
         ),
         terms: vec![("NCCL communicators".to_owned(), value)],
         source: "NVIDIA/nccl#964: 688 MB per group of 3–4 ranks, 544 MB per 2-rank group on 4 × A100 NVLink (docs/gpu-overheads.md §3)",
-        assumption: "NCCL sizes its buffers by its channel count: NVSwitch systems, NVLS and all-to-all take more. Counted by nvidia-smi, not by PyTorch's allocator statistics; serving engines are left out.",
+        assumption: "NCCL sizes its buffers by its channel count: NVSwitch systems, NVLS and all-to-all take more. Counted by nvidia-smi, not by PyTorch's allocator statistics; a serving engine makes them before its memory budget's baseline, outside the budget.",
         rest: "",
     }
 }

@@ -60,6 +60,21 @@ struct Setup {
     gpu: f64,
 }
 
+/// How the scenario's framework spreads the layers its pipeline degree does not divide: vLLM
+/// serving its own way, everything else as DeepSpeed (`pipeline::Split`).
+fn split(sc: &Scenario) -> pipeline::Split {
+    if sc.mode == Mode::Inference
+        && matches!(
+            sc.inference.engine,
+            Some(crate::scenario::ServingEngine::Vllm(_))
+        )
+    {
+        pipeline::Split::BeforeLast
+    } else {
+        pipeline::Split::FirstStages
+    }
+}
+
 impl Setup {
     fn of(r: &Resolved) -> Setup {
         let (scenario, model) = (&r.scenario, r.model);
@@ -69,7 +84,7 @@ impl Setup {
         let lora = peft::lora_layer(&c, model, &z, &x, acts);
         let layer = (z, frameworks::lora_layer(&c, model, &z, &x, lora));
         Setup {
-            places: pipeline::classes(model.layers.max(1), r.pp_stages.max(1)),
+            places: pipeline::classes(model.layers.max(1), r.pp_stages.max(1), split(scenario)),
             gpu: capacity(&scenario.gpu).get(),
             c,
             x,
@@ -156,8 +171,8 @@ fn place_stage(c: &Ctx, place: &pipeline::Place) -> Stage {
     }
 }
 
-/// A stage class of the result: its phases and its peak with the reported peak's CUDA context and
-/// allocator rule.
+/// A stage class of the result: its phases and its peak with the reported peak's CUDA context, NCCL
+/// buffers and allocator rule.
 fn stage_class(
     sc: &Scenario,
     c: &Ctx,
@@ -165,7 +180,7 @@ fn stage_class(
     phases: &PhasePeaks,
     context: Bytes,
 ) -> Option<StageClass> {
-    let peak = stage_total(sc, phases, context)?;
+    let peak = stage_total(sc, c, phases, context)?;
     Some(StageClass {
         role: place.role,
         first: place.first,
@@ -222,11 +237,11 @@ pub fn stage_phases(r: &Resolved, mem: &MemoryEstimate, class: usize) -> Option<
 
 /// One pipeline stage's peak with the same CUDA context, NCCL buffers and allocator rule as the
 /// reported peak (the chart's per-stage bars).
-fn stage_total(sc: &Scenario, phases: &PhasePeaks, context: Bytes) -> Option<Breakdown> {
+fn stage_total(sc: &Scenario, c: &Ctx, phases: &PhasePeaks, context: Bytes) -> Option<Breakdown> {
     let (_, mut b) = phases.peak()?;
     let o = &sc.overheads;
     let reserve = o.allocator_reserve_fraction * b.tensor_total().get() + o.workspace_mib * MIB;
-    b.set(Component::NcclBuffers, Bytes(nccl::bytes(sc)));
+    b.set(Component::NcclBuffers, Bytes(nccl::bytes(sc, c)));
     b.set(Component::CudaContext, context);
     b.set(Component::AllocatorReserve, Bytes(reserve));
     Some(b)
@@ -487,7 +502,7 @@ fn finish(
     let tensor_peak = peak.tensor_total();
     let context = Bytes(o.cuda_context_mib * MIB);
     let reserve = Bytes(o.allocator_reserve_fraction * tensor_peak.get() + o.workspace_mib * MIB);
-    peak.set(Component::NcclBuffers, Bytes(nccl::bytes(sc)));
+    peak.set(Component::NcclBuffers, Bytes(nccl::bytes(sc, c)));
     peak.set(Component::CudaContext, context);
     peak.set(Component::AllocatorReserve, reserve);
     let gpu_total = peak.total();

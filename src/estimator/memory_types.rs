@@ -250,11 +250,12 @@ pub struct MemoryEstimate {
     pub phases: PhasePeaks,
     /// The phase that sets the peak.
     pub peak_phase: Option<Phase>,
-    /// The peak phase's components plus CUDA context and allocator reserve: what a GPU would show.
+    /// The peak phase's components plus NCCL buffers, CUDA context and allocator reserve: what a GPU
+    /// would show.
     pub peak: Breakdown,
     /// Peak tensor bytes, comparable to `torch.cuda.max_memory_allocated()`.
     pub tensor_peak: Bytes,
-    /// `tensor_peak` + context + reserve, comparable to `nvidia-smi`.
+    /// `tensor_peak` + NCCL buffers + context + reserve, comparable to `nvidia-smi`.
     pub gpu_total: Bytes,
     pub capacity: Bytes,
     pub fits: bool,
@@ -265,8 +266,8 @@ pub struct MemoryEstimate {
     /// Pipeline stage with the peak, the limiting stage (0-based; the first stage of its class).
     pub peak_stage: u32,
     /// With pipeline parallelism: each distinct stage class (first, interior by layer count, last),
-    /// in stage order, with its phases and its peak (CUDA context and allocator reserve included);
-    /// all `None` without PP. The reported peak is the largest class's.
+    /// in stage order, with its phases and its peak (NCCL buffers, CUDA context and allocator reserve
+    /// included); all `None` without PP. The reported peak is the largest class's (by GPU total).
     pub stages: [Option<super::StageClass>; super::MAX_STAGE_CLASSES],
 }
 

@@ -43,7 +43,7 @@ pub struct StageClass {
     pub in_flight: f64,
     /// The phase that sets the class's peak.
     pub peak_phase: Option<Phase>,
-    /// The peak phase's components plus CUDA context and allocator reserve.
+    /// The peak phase's components plus NCCL buffers, CUDA context and allocator reserve.
     pub peak: Breakdown,
 }
 

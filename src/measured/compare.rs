@@ -3,7 +3,8 @@
 //!
 //! What each statistic is compared with (`estimator/memory_types.rs`): `max_memory_allocated` with
 //! the peak tensor bytes (`tensor_peak`); `max_memory_reserved` with tensor bytes plus the
-//! allocator reserve (`gpu_total` − CUDA context); nvidia-smi with `gpu_total`; vLLM's lines with
+//! allocator reserve (`reserved_peak`: `gpu_total` − CUDA context − NCCL buffers); nvidia-smi with
+//! `gpu_total`; vLLM's lines with
 //! the weights, transient and KV-cache components of the peak.
 
 use super::attribution::Kind;
@@ -136,7 +137,8 @@ pub struct Change {
 
 /// The overhead changes the measurement implies (empty when it says nothing about them):
 /// allocator reserve fraction = (reserved − allocated) / allocated at the peak; CUDA context =
-/// nvidia-smi − reserved (when both were measured); workspaces = the snapshot's NCCL/cuBLAS blocks.
+/// nvidia-smi − reserved − the scenario's NCCL buffers (when both were measured: both live outside
+/// the allocator); workspaces = the snapshot's NCCL/cuBLAS blocks.
 pub fn calibration(m: &Measurement, sc: &Scenario) -> Vec<Change> {
     let o = &sc.overheads;
     let (allocated, reserved, smi, workspaces) = match m {
@@ -172,11 +174,16 @@ pub fn calibration(m: &Measurement, sc: &Scenario) -> Vec<Change> {
     if let (Some(r), Some(n)) = (reserved, smi)
         && n > r
     {
+        let nccl = crate::estimator::estimate(sc)
+            .memory
+            .peak
+            .get(Component::NcclBuffers)
+            .get();
         out.push(Change {
             field: "overheads.cuda_context_mib",
             from: o.cuda_context_mib,
-            to: (n - r) / MIB,
-            why: "nvidia-smi − max_memory_reserved: what lives outside the allocator".to_owned(),
+            to: ((n - r - nccl) / MIB).max(0.0),
+            why: "nvidia-smi − max_memory_reserved − the NCCL buffers: the rest of what lives outside the allocator".to_owned(),
         });
     }
     if let Some(w) = workspaces.filter(|w| *w > 0.0) {

@@ -44,7 +44,7 @@ fn verdict(ui: &mut Ui, prefs: &Prefs, est: &Estimate, size: f32) {
         })
         .inner
         .on_hover_text(
-            "Per-GPU peak (tensors + CUDA context + allocator reserve) against the GPU's memory.",
+            "Per-GPU peak (tensors + NCCL buffers + CUDA context + allocator reserve) against the GPU's memory.",
         );
 }
 
@@ -297,8 +297,12 @@ fn speed_rows(
             ));
             rows.push((
                 "Per output token",
-                format!("{} ({})", fmt_seconds(p.throughput.tpot_s), step.bound.label()),
-                "Time per output token at the mean decode context; in brackets, what takes most of the request's time (compute, memory, communication, offload or the fixed overhead of each forward).",
+                format!(
+                    "{} ({})",
+                    fmt_seconds(p.throughput.tpot_s),
+                    p.throughput.decode_bound.label()
+                ),
+                "Time per output token at the mean decode context; in brackets, what takes most of the decode steps' time: their roofline (compute or memory), their collectives, offload, or the fixed overhead of each forward.",
             ));
         }
         rows.push((

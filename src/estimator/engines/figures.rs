@@ -23,7 +23,9 @@ impl EngineKind {
     }
 }
 
-/// The engine's sizing of one GPU (the tightest pipeline stage), term by term.
+/// The engine's sizing of one GPU, term by term: with pipeline stages, vLLM's rank that sets the
+/// common block count (the reported peak may be another stage's when `kv_cache_memory_bytes` fixes
+/// every rank's pool budget), SGLang's largest stage.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct EngineFigures {
     pub kind: EngineKind,
@@ -36,7 +38,8 @@ pub struct EngineFigures {
     pub fraction: f64,
     /// vLLM: `total × U` (the instance's budget). SGLang: `pre × mem_fraction_static`.
     pub requested: Bytes,
-    /// Weights as loaded on this GPU (the estimate's weights).
+    /// Weights as loaded on this GPU (the estimate's weights; with pipeline stages under vLLM, those
+    /// of the stage that sets the common block count).
     pub weights: Bytes,
     /// vLLM: the profiling run's activation peak (dummy batch or sampler). SGLang: 0 (not profiled).
     pub activation_peak: Bytes,
@@ -114,7 +117,8 @@ pub fn applies(r: &Resolved) -> bool {
 }
 
 /// The figures of the scenario's engine, `None` unless it is an inference scenario served by vLLM
-/// or SGLang. Reads the memory estimate's weights (the peak stage's) and the model's layout.
+/// or SGLang. Reads the memory estimate's weights (vLLM: every stage class's, with its layers;
+/// SGLang: the peak stage's) and the model's layout.
 pub fn of(r: &Resolved, memory: &MemoryEstimate) -> Option<EngineFigures> {
     if r.scenario.mode != Mode::Inference {
         return None;

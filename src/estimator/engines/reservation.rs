@@ -86,7 +86,9 @@ fn one_pool(f: &EngineFigures, o: &Overheads, m: &mut MemoryEstimate, d: &mut Di
         EngineKind::Vllm => (held_by_vllm(f) - tensor_peak).max(0.0),
         EngineKind::Sglang => o.allocator_reserve_fraction * tensor_peak + o.workspace_mib * MIB,
     };
-    peak.set(Component::CudaContext, m.peak.get(Component::CudaContext));
+    for outside in [Component::NcclBuffers, Component::CudaContext] {
+        peak.set(outside, m.peak.get(outside));
+    }
     peak.set(Component::AllocatorReserve, Bytes(reserve));
     m.peak_phase = Some(phase);
     m.peak = peak;
@@ -102,10 +104,15 @@ fn one_pool(f: &EngineFigures, o: &Overheads, m: &mut MemoryEstimate, d: &mut Di
 }
 
 /// vLLM with pipeline stages: every class's phases with its own pool (`EngineFigures::stages`) and
-/// what its instance holds; the reported peak is the class that then holds the most (the rank that
-/// set the common block count fills its budget; the others hold less).
+/// what its instance holds; the reported peak is the class that then holds the most (under the
+/// utilization budget the rank that set the common block count, which fills its budget; with
+/// `kv_cache_memory_bytes` every rank's pool budget is the same and the rank with the most weights
+/// or activations may hold more).
 fn per_stage_pools(f: &EngineFigures, r: &Resolved, m: &mut MemoryEstimate, d: &mut Diagnostics) {
-    let context = m.peak.get(Component::CudaContext);
+    let (context, nccl) = (
+        m.peak.get(Component::CudaContext),
+        m.peak.get(Component::NcclBuffers),
+    );
     let before = *m;
     let mut best: Option<(u32, f64)> = None;
     let mut beyond = false;
@@ -122,6 +129,7 @@ fn per_stage_pools(f: &EngineFigures, r: &Resolved, m: &mut MemoryEstimate, d: &
         };
         let reserve = (share.held.get() - peak.tensor_total().get()).max(0.0);
         peak.set(Component::CudaContext, context);
+        peak.set(Component::NcclBuffers, nccl);
         peak.set(Component::AllocatorReserve, Bytes(reserve));
         let total = peak.total().get();
         if best.is_none_or(|(_, t)| total > t) {

@@ -151,8 +151,10 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, s: &Sglang) -> EngineFigures 
     let (sc, m) = (&r.scenario, &r.model);
     let c = Ctx::of(r);
     let (gpu_mib, driver) = device_memory(&sc.gpu, s);
-    // Free memory after the distributed initialisation: the driver's total less the CUDA context.
-    let pre = (driver - sc.overheads.cuda_context_mib * MIB).max(0.0);
+    // Free memory after the distributed initialisation: the driver's total less the CUDA context
+    // and the communicators' NCCL buffers.
+    let outside = sc.overheads.cuda_context_mib * MIB + mem.peak.get(Component::NcclBuffers).get();
+    let pre = (driver - outside).max(0.0);
     let weights = mem.peak.get(Component::Weights).get();
     let (tier_chunked, _) = tier(gpu_mib, c.tp);
     let chunked = if s.chunked_prefill_size > 0 {

@@ -10,27 +10,20 @@
 //! all-reduce on 4 × A100 NVLink). More channels (NVSwitch systems), NVLS buffers and all-to-all
 //! (NVIDIA/nccl#1685: +3.3 GB after the first `all_to_all_single` on 8 × H100) need more.
 //!
-//! One communicator per parallel group a GPU runs collectives in: data parallel (training only; two
-//! under hybrid sharding, the node's shard group and the replica group), tensor, pipeline, context
-//! and expert parallel. Pipeline send/recv is counted as one communicator of the pipeline group
-//! (Megatron-Core batches them with `batch_isend_irecv` on that group); PyTorch gives unbatched
-//! point-to-point ops a 2-rank communicator per neighbour pair, one more on interior stages.
-//! Serving engines are left out: vLLM's budget charges its non-PyTorch growth itself
-//! (docs/engines/vllm.md §2.3), SGLang's reads the free memory after its communicators exist.
+//! One communicator per parallel group a GPU runs collectives in: data parallel (training only;
+//! under hybrid sharding two, the node's ZeRO shard group and the replica group), tensor,
+//! pipeline, context and expert parallel (mixtures of experts). Pipeline send/recv is counted as one
+//! communicator of the pipeline group (Megatron-Core batches them with `batch_isend_irecv` on that
+//! group); PyTorch gives unbatched point-to-point ops a 2-rank communicator per neighbour pair, one
+//! more on interior stages. Serving engines create theirs at startup, before their memory budget's
+//! baseline (docs/engines/vllm.md §1, sglang.md §1): outside the budget, in the GPU total.
 
-use crate::scenario::{Mode, Scenario, ServingEngine};
+use super::ctx::Ctx;
+use crate::scenario::{Mode, Scenario, ZeroStage};
 use crate::units::MIB;
 
-/// The NCCL buffers one GPU holds, bytes.
-pub fn bytes(sc: &Scenario) -> f64 {
-    if sc.mode == Mode::Inference
-        && matches!(
-            sc.inference.engine,
-            Some(ServingEngine::Vllm(_) | ServingEngine::Sglang(_) | ServingEngine::LlamaCpp(_))
-        )
-    {
-        return 0.0;
-    }
+/// The NCCL buffers one GPU of `sc` (read through its `Ctx`) holds, bytes.
+pub fn bytes(sc: &Scenario, c: &Ctx) -> f64 {
     let o = &sc.overheads;
     let one = |n: u32| match n {
         0 | 1 => 0.0,
@@ -38,15 +31,18 @@ pub fn bytes(sc: &Scenario) -> f64 {
         _ => o.nccl_mib_per_communicator * MIB,
     };
     let p = &sc.parallel;
-    let data = if sc.mode == Mode::Training {
-        if sc.strategies.hybrid_shard && p.dp > p.gpus_per_node.max(1) {
-            let shard = p.gpus_per_node.max(1);
-            one(shard) + one(p.dp / shard)
-        } else {
-            one(p.dp)
-        }
-    } else {
+    let dp = p.dp.max(1);
+    let data = if sc.mode != Mode::Training {
+        // Replicas of a server do not communicate.
         0.0
+    } else if sc.strategies.hybrid_shard && sc.strategies.zero != ZeroStage::None {
+        // The ZeRO shard group inside a node (`Resolved::zero_dp` ÷ CP) and the replicas across.
+        let shard = ((c.dp / c.cp.max(1.0)).round() as u32).clamp(1, dp);
+        one(shard) + one(dp / shard)
+    } else {
+        one(dp)
     };
-    data + one(p.tp) + one(p.pp) + one(p.cp) + one(sc.model.moe.ep)
+    let experts = sc.model.moe.experts > 0;
+    let ep = if experts { sc.model.moe.ep.min(dp) } else { 1 };
+    data + one(p.tp) + one(p.pp) + one(p.cp) + one(ep)
 }

@@ -19,6 +19,35 @@ pub const fn layers_of(l: u32, p: u32, i: u32) -> u32 {
     l / p + if i < l % p { 1 } else { 0 }
 }
 
+/// How a framework spreads layers that the stage count does not divide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    /// One more layer on each of the first l mod p stages ([`layers_of`]: DeepSpeed).
+    FirstStages,
+    /// One more on each of the l mod p stages just before the last: vLLM 0.34
+    /// `vllm/distributed/utils.py` `get_pp_indices` (`partitions[-i] += 1` for i in 2 ..= r + 1:
+    /// the last stage holds the norm and the head, the first the embedding).
+    BeforeLast,
+}
+
+/// Layers of the 0-based stage `i` of `p` stages for `l` layers under `split`.
+///
+/// ```
+/// use vram_explorer::estimator::memory::pipeline::{Split, split_layers_of};
+/// // vLLM: 32 layers on 5 stages are 6, 6, 7, 7, 6.
+/// assert_eq!([0, 1, 2, 3, 4].map(|i| split_layers_of(32, 5, i, Split::BeforeLast)), [6, 6, 7, 7, 6]);
+/// ```
+pub const fn split_layers_of(l: u32, p: u32, i: u32, split: Split) -> u32 {
+    match split {
+        Split::FirstStages => layers_of(l, p, i),
+        Split::BeforeLast => {
+            let p = if p == 0 { 1 } else { p };
+            let r = l % p;
+            l / p + if i + 1 < p && i + 1 + r >= p { 1 } else { 0 }
+        }
+    }
+}
+
 /// One class of consecutive stages with the same role and layer count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Place {
@@ -30,14 +59,21 @@ pub struct Place {
 }
 
 /// The stage classes of `p` stages (p ≥ 2) holding `l` layers, in stage order: the first stage, the
-/// interior stages with one layer more, the interior stages with the base count, the last stage.
-/// Empty classes are left out (`None` at the end). With p ≤ 1 the one stage is `First`.
-pub fn classes(l: u32, p: u32) -> [Option<Place>; MAX_STAGE_CLASSES] {
+/// interior stages in two runs of equal layer counts (first stages split: those with one layer more,
+/// then the base count; vLLM's: the base count, then one more), the last stage. Empty classes are
+/// left out (`None` at the end). With p ≤ 1 the one stage is `First`.
+pub fn classes(l: u32, p: u32, split: Split) -> [Option<Place>; MAX_STAGE_CLASSES] {
     let mut out = [None; MAX_STAGE_CLASSES];
     let p = p.max(1);
     let last = p - 1;
-    // Interior stages 1 ..= p − 2; those below l mod p hold one layer more.
-    let extra_end = (l % p).clamp(1, last.max(1));
+    // Interior stages 1 ..= p − 2 in two runs: [1, boundary) and [boundary, p − 1).
+    let boundary = match split {
+        // Those below l mod p hold one layer more.
+        Split::FirstStages => (l % p).clamp(1, last.max(1)),
+        // Those from p − 1 − l mod p on hold one layer more.
+        Split::BeforeLast => (p - 1 - l % p).clamp(1, last.max(1)),
+    };
+    let extra_end = boundary;
     let ranges = [
         (StageRole::First, 0, 1),
         (StageRole::Interior, 1, extra_end.saturating_sub(1)),
@@ -56,7 +92,7 @@ pub fn classes(l: u32, p: u32) -> [Option<Place>; MAX_STAGE_CLASSES] {
                 role,
                 first,
                 count,
-                layers: layers_of(l, p, first),
+                layers: split_layers_of(l, p, first, split),
             });
     for (slot, place) in out.iter_mut().zip(places) {
         *slot = Some(place);
@@ -69,7 +105,7 @@ mod tests {
     use super::*;
 
     fn shape(l: u32, p: u32) -> Vec<(StageRole, u32, u32, u32)> {
-        classes(l, p)
+        classes(l, p, Split::FirstStages)
             .into_iter()
             .flatten()
             .map(|c| (c.role, c.first, c.count, c.layers))
@@ -91,6 +127,59 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn vllm_classes_match_its_partition() {
+        use StageRole::{First, Interior, Last};
+        for p in 1..=12 {
+            for l in p..=40 {
+                let cs: Vec<_> = classes(l, p, Split::BeforeLast)
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                let mut next = 0;
+                for c in &cs {
+                    assert_eq!(c.first, next, "l {l} p {p}: {cs:?}");
+                    for i in c.first..c.first + c.count {
+                        assert_eq!(
+                            split_layers_of(l, p, i, Split::BeforeLast),
+                            c.layers,
+                            "l {l} p {p} i {i}"
+                        );
+                    }
+                    next += c.count;
+                }
+                assert_eq!(next, p);
+                let layers: u32 = cs.iter().map(|c| c.count * c.layers).sum();
+                assert_eq!(layers, l);
+            }
+        }
+        let shape = |l, p| -> Vec<_> {
+            classes(l, p, Split::BeforeLast)
+                .into_iter()
+                .flatten()
+                .map(|c| (c.role, c.first, c.count, c.layers))
+                .collect()
+        };
+        // vLLM: 32 layers on 5 stages are 6, 6, 7, 7, 6; on 3, 11, 11, 10; 31 on 4: 8, 8, 8, 7.
+        assert_eq!(
+            shape(32, 5),
+            [
+                (First, 0, 1, 6),
+                (Interior, 1, 1, 6),
+                (Interior, 2, 2, 7),
+                (Last, 4, 1, 6)
+            ]
+        );
+        assert_eq!(
+            shape(32, 3),
+            [(First, 0, 1, 11), (Interior, 1, 1, 11), (Last, 2, 1, 10)]
+        );
+        assert_eq!(
+            shape(31, 4),
+            [(First, 0, 1, 8), (Interior, 1, 2, 8), (Last, 3, 1, 7)]
+        );
     }
 
     #[test]

@@ -159,7 +159,7 @@ pub fn compare(scenario: &Scenario) -> Comparison {
 
 /// Per-GPU memory as a function of the batch: each phase's tensor bytes are affine in the batch,
 /// T_p(b) = a_p + c_p·b, the tensor peak is their maximum, and the GPU total is affine in the tensor
-/// peak (context + workspace + reserve fraction × peak): G(t) = g1 + k·(t − t1).
+/// peak (NCCL buffers + context + workspace + reserve fraction × peak): G(t) = g1 + k·(t − t1).
 struct Fit {
     needed: f64,
     /// (a_p, c_p) per phase present in both probes.

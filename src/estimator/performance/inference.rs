@@ -44,6 +44,8 @@ pub struct InferenceStep {
     /// Of TTFT and of the request's decode, the time the fixed part adds over the roofline, s.
     pub launch_prefill_s: f64,
     pub launch_decode_s: f64,
+    /// The request's decode steps' collectives (TP all-reduces and expert all-to-alls), s.
+    pub decode_comm_s: f64,
 }
 
 /// KV bytes one token of one sequence holds on one GPU: 2 · ⌈L/pp⌉ · ⌈kv_heads/tp⌉ · d_head · bytes
@@ -156,6 +158,7 @@ pub fn inference(
         launch,
         launch_prefill_s: pp * (prefill_stage - prefill.time_s) + launch.loop_s,
         launch_decode_s,
+        decode_comm_s: pp * generated * (comm.1 + ep_dec.1) / x.tokens_per_step,
     }
 }
 

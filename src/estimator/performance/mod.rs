@@ -224,19 +224,10 @@ fn assemble_inference(
     let r = inference::inference(s, m, mem, i);
     let pp = i.pp as f64;
     // Target forwards after the prefill: one per generated token, or one verify per
-    // `tokens_per_step` tokens with speculative decoding, each after k draft steps.
+    // `tokens_per_step` tokens with speculative decoding.
     let steps = r.generated / r.serving.tokens_per_step;
-    let draft_s = steps * (r.serving.lookahead * r.serving.draft_step_s);
-    let compute = pp * (r.prefill.time_s + steps * r.decode.map_or(0.0, |d| d.time_s)) + draft_s;
-    let comm_s = (r.comm.tp_time_s + r.comm.ep_time_s) * pp;
+    let (compute, comm_s, launch_s, [bound, decode_bound]) = request_parts(&r, pp, steps);
     let phase_bound = r.decode.unwrap_or(r.prefill).bound;
-    let launch_s = r.launch_prefill_s + r.launch_decode_s;
-    let bound = largest(&[
-        (compute, phase_bound),
-        (comm_s, Bound::Communication),
-        (r.offload.exposed_s, Bound::Offload),
-        (launch_s, Bound::Overhead),
-    ]);
     let mut offload = r.offload;
     offload.tier_slowdown = slowdown(r.total_s, r.offload.tier_time_s * (1.0 - i.offload_overlap));
     let dp = i.dp as f64;
@@ -297,6 +288,7 @@ fn assemble_inference(
             max_concurrent_requests: r.max_requests,
             serving: r.serving,
             launch: r.launch,
+            decode_bound,
         },
         cost,
         projections,
@@ -307,6 +299,36 @@ fn assemble_inference(
 }
 
 /// The bound of the largest term (the first wins ties).
+/// A request's compute time (prefill and decode steps, each decode step after its k draft steps),
+/// communication, fixed overhead, and the bound of its largest part. The prefill and the decode
+/// steps are bound on their own rooflines: a long prompt with a few generated tokens spends its
+/// time in a compute-bound prefill.
+/// Second bound: the decode steps' own (their roofline, collectives, offload share, overhead).
+fn request_parts(r: &inference::InferenceStep, pp: f64, steps: f64) -> (f64, f64, f64, [Bound; 2]) {
+    let draft_s = steps * (r.serving.lookahead * r.serving.draft_step_s);
+    let prefill_s = pp * r.prefill.time_s;
+    let decode_s = pp * steps * r.decode.map_or(0.0, |d| d.time_s) + draft_s;
+    let comm_s = (r.comm.tp_time_s + r.comm.ep_time_s) * pp;
+    let launch_s = r.launch_prefill_s + r.launch_decode_s;
+    let decode_bound = r.decode.unwrap_or(r.prefill).bound;
+    let bound = largest(&[
+        (prefill_s, r.prefill.bound),
+        (decode_s, decode_bound),
+        (comm_s, Bound::Communication),
+        (r.offload.exposed_s, Bound::Offload),
+        (launch_s, Bound::Overhead),
+    ]);
+    // Offload is paid once per forward: the decode steps' share of it.
+    let decode_offload = r.offload.exposed_s * steps / (1.0 + steps);
+    let per_step = largest(&[
+        (decode_s, decode_bound),
+        (r.decode_comm_s, Bound::Communication),
+        (decode_offload, Bound::Offload),
+        (r.launch_decode_s, Bound::Overhead),
+    ]);
+    (prefill_s + decode_s, comm_s, launch_s, [bound, per_step])
+}
+
 fn largest(terms: &[(f64, Bound)]) -> Bound {
     let mut best = (f64::NEG_INFINITY, Bound::Compute);
     for &(t, b) in terms {

@@ -184,6 +184,10 @@ pub struct Throughput {
     pub serving: super::serving::ServingTimes,
     /// The fixed part of one pipeline stage's inference forward (zero for training).
     pub launch: super::launch::Launch,
+    /// What takes most of the decode steps' time (inference with generated tokens): their roofline's
+    /// bound, their collectives, offload, or the fixed overhead per forward. `step.bound` is the
+    /// whole request's, prefill included.
+    pub decode_bound: Bound,
 }
 
 /// Training to a token budget (Timing::token_budget) at this step time.
