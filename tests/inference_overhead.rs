@@ -15,12 +15,15 @@
 use serde_json::Value;
 use vram_explorer::estimator::performance::Bound;
 use vram_explorer::estimator::performance::breakdown::{StepPart, step_breakdown};
-use vram_explorer::estimator::performance::launch::{EAGER_LAYER_OPS, EAGER_OUTSIDE_OPS};
+use vram_explorer::estimator::performance::launch::{
+    EAGER_LAYER_OPS, EAGER_MOE_LAYER_OPS, EAGER_OUTSIDE_OPS,
+};
 use vram_explorer::estimator::{Diagnostic, estimate};
 use vram_explorer::hardware::GpuId;
 use vram_explorer::scenario::*;
 
 const MEASURED: &str = include_str!("data/measured/hf-decode-ops.json");
+const MEASURED_MOE: &str = include_str!("data/measured/hf-moe-decode-ops.json");
 const GPT_FAST: &str = include_str!("data/published/gpt-fast-readme-a100.json");
 
 /// A Llama-2-shaped decoder serving one request on A100 80 GB.
@@ -55,6 +58,32 @@ fn the_eager_constants_are_the_measured_ones() {
     assert!((r["generate_loop_us"].as_f64().unwrap() - p.generate_step_us).abs() < 1.0);
     // Seven matrix multiplies per layer (q, k, v, o, gate, up, down): the count is of kernels.
     assert_eq!(sdpa["layer_ops"]["mm"].as_f64(), Some(7.0));
+}
+
+/// A Mixtral layer's eager decode dispatches 59 ops whatever its expert count and top-k (transformers
+/// 5.24, grouped_mm experts; tests/data/measured/hf-moe-decode-ops.json), and an eager MoE model's
+/// forward counts them on its MoE layers.
+#[test]
+fn an_eager_moe_layer_issues_the_measured_ops() {
+    let r: Value = serde_json::from_str(MEASURED_MOE).unwrap();
+    let rows = r["decode_ops"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for row in rows {
+        assert_eq!(row["experts_implementation"], "grouped_mm");
+        assert_eq!(
+            row["ops_per_layer"].as_f64(),
+            Some(EAGER_MOE_LAYER_OPS),
+            "{row}"
+        );
+        assert_eq!(row["ops_outside_layers"].as_f64(), Some(EAGER_OUTSIDE_OPS));
+    }
+    let mut s = llama2(LLAMA2_7B, 1, WeightFormat::AsPrecision);
+    let dense = estimate(&s).performance.throughput.launch.kernels;
+    assert_eq!(dense, 32.0 * EAGER_LAYER_OPS + EAGER_OUTSIDE_OPS);
+    s.model.moe.experts = 8;
+    s.model.moe.top_k = 2;
+    let moe = estimate(&s).performance.throughput.launch.kernels;
+    assert_eq!(moe, 32.0 * EAGER_MOE_LAYER_OPS + EAGER_OUTSIDE_OPS);
 }
 
 #[test]

@@ -120,7 +120,7 @@ pub fn inference(
     // TTFT and TPOT each carry one forward's share, and the request's total is their sum.
     let per_forward_offload = offload.exposed_s / (1.0 + steps);
     // Each stage's forward also pays its kernels' fixed cost (super::launch); transformers only.
-    let launch = super::launch::of_family(s, m.family, stage_layers);
+    let launch = super::launch::of_family(s, m.family, stage_layers, m.moe_layer_share());
     let prefill_stage = launch.stage_s(prefill.time_s, chunks);
     let ttft_s = pp * (prefill_stage + comm.0 + ep_pre.1) + launch.loop_s + per_forward_offload;
     // Speculative decoding: k draft steps and one verify per (1 − α^(k+1))/(1 − α) tokens

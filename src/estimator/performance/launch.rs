@@ -27,6 +27,12 @@ pub const FUSED_OUTSIDE_KERNELS: f64 = 3.0;
 /// torchtune) is given the same counts: not measured for those code bases.
 pub const EAGER_LAYER_OPS: f64 = 40.0;
 pub const EAGER_OUTSIDE_OPS: f64 = 22.0;
+/// Ops one eager Transformers decoder layer with a mixture-of-experts MLP dispatches per decode
+/// step: measured on Mixtral, transformers 5.24.0 with its default `grouped_mm` experts (router,
+/// top-k, the tokens sorted and counted per expert, two grouped GEMMs, the weighted sum back), the
+/// same for 8–64 experts and top-1–8 (tests/data/measured/hf-moe-decode-ops.json). Other MoE blocks
+/// (shared experts, gates) are given the same count: not measured.
+pub const EAGER_MOE_LAYER_OPS: f64 = 59.0;
 
 /// The fixed part of one pipeline stage's forward.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
@@ -52,18 +58,19 @@ impl Launch {
 }
 
 /// [`of`] for a transformer; nothing for the other families (their forwards are not counted).
-pub fn of_family(s: &Scenario, family: ModelFamily, stage_layers: f64) -> Launch {
+pub fn of_family(s: &Scenario, family: ModelFamily, stage_layers: f64, moe_share: f64) -> Launch {
     if family == ModelFamily::Transformer {
-        of(s, stage_layers)
+        of(s, stage_layers, moe_share)
     } else {
         Launch::default()
     }
 }
 
-/// The fixed part of a forward of `stage_layers` layers as `s`'s engine runs it. llama.cpp is
-/// not covered (its ggml graph's nodes per layer are not counted): zero there. The floor is an
-/// A100 figure, applied to every device.
-pub fn of(s: &Scenario, stage_layers: f64) -> Launch {
+/// The fixed part of a forward of `stage_layers` layers, `moe_share` of them with a mixture of
+/// experts, as `s`'s engine runs it. llama.cpp is not covered (its ggml graph's nodes per layer are
+/// not counted): zero there. The floor is an A100 figure, applied to every device. A fused engine's
+/// MoE layer is given the dense layer's kernel count (its fused-MoE kernels are not counted).
+pub fn of(s: &Scenario, stage_layers: f64, moe_share: f64) -> Launch {
     let p = &s.timing.parts;
     let floor = p.kernel_floor_us * 1e-6;
     let op = p.eager_op_us * 1e-6;
@@ -78,7 +85,9 @@ pub fn of(s: &Scenario, stage_layers: f64) -> Launch {
     let kernels = if fused {
         stage_layers * FUSED_LAYER_KERNELS + FUSED_OUTSIDE_KERNELS
     } else {
-        stage_layers * EAGER_LAYER_OPS + EAGER_OUTSIDE_OPS
+        let moe = moe_share.clamp(0.0, 1.0);
+        stage_layers * (EAGER_LAYER_OPS + moe * (EAGER_MOE_LAYER_OPS - EAGER_LAYER_OPS))
+            + EAGER_OUTSIDE_OPS
     };
     Launch {
         kernels,
