@@ -87,23 +87,28 @@ def generate_token_time(layers, new=64):
     return (statistics.median(run(2 * new) for _ in range(5)) - statistics.median(run(new) for _ in range(5))) / new
 
 
-# Host times are noisy on a shared machine and noise only adds: each is the lowest of three runs.
-counts = {}
-for attn in ("sdpa", "eager"):
-    a, b = decode_ops(2, attn), decode_ops(4, attn)
-    per_layer = (sum(b.values()) - sum(a.values())) / 2
-    counts[attn] = {"ops_per_layer": per_layer, "ops_outside_layers": sum(a.values()) - 2 * per_layer,
-                    "layer_ops": {k: (b[k] - a[k]) / 2 for k in sorted(b) if b[k] != a[k]}}
-op_us = min((step_time(6, "sdpa") - step_time(2, "sdpa")) / 4 * 1e6 / counts["sdpa"]["ops_per_layer"]
-            for _ in range(3))
-runs = [(generate_token_time(2), generate_token_time(6)) for _ in range(3)]
-outside = min((g2 - 2 * (g6 - g2) / 4) * 1e6 for g2, g6 in runs)
-print(json.dumps({
-    "source": "scripts/measure/decode_ops_probe.py",
-    "versions": {"transformers": transformers.__version__, "torch": torch.__version__},
-    "model": "LlamaForCausalLM, hidden 64, 4 heads / 2 KV heads, FFN 128, vocab 256, BF16, CPU, 1 thread",
-    "decode_ops": counts,
-    "eager_op_us": round(op_us, 1),
-    "generate_outside_layers_us": round(outside, 1),
-    "generate_loop_us": round(outside - counts["sdpa"]["ops_outside_layers"] * op_us, 1),
-}, indent=1, sort_keys=True))
+def main():
+    # Host times are noisy on a shared machine and noise only adds: each is the lowest of three runs.
+    counts = {}
+    for attn in ("sdpa", "eager"):
+        a, b = decode_ops(2, attn), decode_ops(4, attn)
+        per_layer = (sum(b.values()) - sum(a.values())) / 2
+        counts[attn] = {"ops_per_layer": per_layer, "ops_outside_layers": sum(a.values()) - 2 * per_layer,
+                        "layer_ops": {k: (b[k] - a[k]) / 2 for k in sorted(b) if b[k] != a[k]}}
+    op_us = min((step_time(6, "sdpa") - step_time(2, "sdpa")) / 4 * 1e6 / counts["sdpa"]["ops_per_layer"]
+                for _ in range(3))
+    runs = [(generate_token_time(2), generate_token_time(6)) for _ in range(3)]
+    outside = min((g2 - 2 * (g6 - g2) / 4) * 1e6 for g2, g6 in runs)
+    print(json.dumps({
+        "source": "scripts/measure/decode_ops_probe.py",
+        "versions": {"transformers": transformers.__version__, "torch": torch.__version__},
+        "model": "LlamaForCausalLM, hidden 64, 4 heads / 2 KV heads, FFN 128, vocab 256, BF16, CPU, 1 thread",
+        "decode_ops": counts,
+        "eager_op_us": round(op_us, 1),
+        "generate_outside_layers_us": round(outside, 1),
+        "generate_loop_us": round(outside - counts["sdpa"]["ops_outside_layers"] * op_us, 1),
+    }, indent=1, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

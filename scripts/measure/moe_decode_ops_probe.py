@@ -11,29 +11,13 @@ counted here on CPU. Counted for several expert counts and top-k: the count does
 Run: /work/venvs-measure/hf/bin/python moe_decode_ops_probe.py > tests/data/measured/hf-moe-decode-ops.json
 (transformers 5.24.0, torch 2.15.0, CPU)
 """
-import collections, json
+import json
 import torch
 import transformers
-from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import DynamicCache, MixtralConfig, MixtralForCausalLM
 
-# Ops that only make a view or metadata: no kernel on a GPU (as decode_ops_probe.py).
-VIEWS = {"view", "_unsafe_view", "transpose", "t", "expand", "slice", "select", "unsqueeze", "squeeze",
-         "as_strided", "detach", "alias", "permute", "split", "split_with_sizes", "unbind", "lift_fresh",
-         "empty", "empty_strided", "_reshape_alias", "unflatten", "sym_size", "sym_stride", "is_same_size",
-         "_local_scalar_dense", "resolve_conj", "resolve_neg", "result_type"}
-
-
-class Count(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.ops = collections.Counter()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = func.overloadpacket.__name__
-        if name not in VIEWS:
-            self.ops[name] += 1
-        return func(*args, **(kwargs or {}))
+# The same view-free op counter as the dense probe (run from scripts/measure/).
+from decode_ops_probe import Count  # noqa: E402
 
 
 def model(layers, experts, top_k):

@@ -105,7 +105,11 @@ mod tests {
     use super::*;
 
     fn shape(l: u32, p: u32) -> Vec<(StageRole, u32, u32, u32)> {
-        classes(l, p, Split::FirstStages)
+        split_shape(l, p, Split::FirstStages)
+    }
+
+    fn split_shape(l: u32, p: u32, split: Split) -> Vec<(StageRole, u32, u32, u32)> {
+        classes(l, p, split)
             .into_iter()
             .flatten()
             .map(|c| (c.role, c.first, c.count, c.layers))
@@ -155,13 +159,7 @@ mod tests {
                 assert_eq!(layers, l);
             }
         }
-        let shape = |l, p| -> Vec<_> {
-            classes(l, p, Split::BeforeLast)
-                .into_iter()
-                .flatten()
-                .map(|c| (c.role, c.first, c.count, c.layers))
-                .collect()
-        };
+        let shape = |l, p| split_shape(l, p, Split::BeforeLast);
         // vLLM: 32 layers on 5 stages are 6, 6, 7, 7, 6; on 3, 11, 11, 10; 31 on 4: 8, 8, 8, 7.
         assert_eq!(
             shape(32, 5),
