@@ -222,7 +222,7 @@ fn rows_and_calibration_follow_the_measurement() {
     assert_eq!(rows[0].estimated, est.memory.tensor_peak.get());
     let e = rows[0].error().unwrap();
     assert!((e - (rows[0].estimated / 15_032_385_536.0 - 1.0)).abs() < 1e-12);
-    let changes = calibration(&m, &s);
+    let changes = calibration(&m, &s, &est);
     assert_eq!(changes.len(), 1);
     assert_eq!(changes[0].field, "overheads.allocator_reserve_fraction");
     let f = (16.5 * 1_073_741_824.0 - 15_032_385_536.0) / 15_032_385_536.0;
@@ -232,7 +232,7 @@ fn rows_and_calibration_follow_the_measurement() {
     assert_eq!(s2.overheads.allocator_reserve_fraction, changes[0].to);
     // The snapshot's workspace blocks calibrate the workspace.
     let snap = Measurement::Snapshot(Box::new(timeline("snapshots/training_step.pickle")));
-    let ch = calibration(&snap, &s);
+    let ch = calibration(&snap, &s, &est);
     assert!(
         ch.iter()
             .any(|c| c.field == "overheads.workspace_mib" && c.to == 1.0),
@@ -252,4 +252,30 @@ fn devices_and_directories_are_refused_not_read() {
             "{path}: {e}"
         );
     }
+}
+
+/// nvidia-smi − max_memory_reserved is the CUDA context plus NCCL's buffers: the calibrated context
+/// leaves out the estimate's NCCL buffers (data parallel over 8: one 688 MB communicator).
+#[test]
+fn the_context_calibration_leaves_out_the_nccl_buffers() {
+    let mut s = vram_explorer::presets::bundled_scenario("llama3-8b-full-finetune-h100").unwrap();
+    s.parallel.dp = 8;
+    let est = vram_explorer::estimator::estimate(&s);
+    let nccl = est
+        .memory
+        .peak
+        .get(vram_explorer::estimator::Component::NcclBuffers)
+        .get();
+    assert_eq!(nccl, 688e6);
+    let text = "torch.cuda.max_memory_allocated(0) = 15032385536\n\
+                torch.cuda.max_memory_reserved() = 16.5 GiB\n\
+                memory.used [MiB]\n18000 MiB\n";
+    let m = measured::parse(text.as_bytes()).expect("a light measurement");
+    let changes = calibration(&m, &s, &est);
+    let context = changes
+        .iter()
+        .find(|c| c.field == "overheads.cuda_context_mib")
+        .expect("a context calibration");
+    let want = (18000.0 * 1_048_576.0 - 16.5 * 1_073_741_824.0 - nccl) / 1_048_576.0;
+    assert!((context.to - want).abs() < 1e-9, "{} vs {want}", context.to);
 }

@@ -117,7 +117,7 @@ pub fn markdown(s: &Scenario, est: &Estimate, m: &Measurement, source: &str) -> 
         out.push_str(&format!("\n{line}\n"));
     }
     out.push_str("\n## Calibration (not applied)\n\n");
-    out.push_str(&calibration_markdown(&calibration(m, s)));
+    out.push_str(&calibration_markdown(&calibration(m, s, est)));
     out.push_str(
         "\nApply it with the app's \"Calibrate from measurement\" button (one undoable edit) or edit \
          `overheads` in the scenario file.\n",

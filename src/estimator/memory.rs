@@ -235,6 +235,25 @@ pub fn stage_phases(r: &Resolved, mem: &MemoryEstimate, class: usize) -> Option<
     Some(setup.stage(r.model, &place).0)
 }
 
+/// [`stage_phases`] of every class slot, the scenario set up once (vLLM's per-stage pools need
+/// them all).
+pub fn all_stage_phases(
+    r: &Resolved,
+    mem: &MemoryEstimate,
+) -> [Option<PhasePeaks>; MAX_STAGE_CLASSES] {
+    let limiting = mem.limiting_stage().map(|s| s.first);
+    let setup = Setup::of(r);
+    let mut out = [None; MAX_STAGE_CLASSES];
+    for ((slot, class), place) in out.iter_mut().zip(&mem.stages).zip(&setup.places) {
+        *slot = match (class, place) {
+            (Some(c), _) if limiting == Some(c.first) => Some(mem.phases),
+            (Some(_), Some(place)) => Some(setup.stage(r.model, place).0),
+            _ => None,
+        };
+    }
+    out
+}
+
 /// One pipeline stage's peak with the same CUDA context, NCCL buffers and allocator rule as the
 /// reported peak (the chart's per-stage bars).
 fn stage_total(sc: &Scenario, c: &Ctx, phases: &PhasePeaks, context: Bytes) -> Option<Breakdown> {

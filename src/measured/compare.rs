@@ -137,9 +137,9 @@ pub struct Change {
 
 /// The overhead changes the measurement implies (empty when it says nothing about them):
 /// allocator reserve fraction = (reserved − allocated) / allocated at the peak; CUDA context =
-/// nvidia-smi − reserved − the scenario's NCCL buffers (when both were measured: both live outside
-/// the allocator); workspaces = the snapshot's NCCL/cuBLAS blocks.
-pub fn calibration(m: &Measurement, sc: &Scenario) -> Vec<Change> {
+/// nvidia-smi − reserved − the NCCL buffers of `est`, the scenario's estimate (when both were
+/// measured: both live outside the allocator); workspaces = the snapshot's NCCL/cuBLAS blocks.
+pub fn calibration(m: &Measurement, sc: &Scenario, est: &Estimate) -> Vec<Change> {
     let o = &sc.overheads;
     let (allocated, reserved, smi, workspaces) = match m {
         Measurement::Snapshot(t) => (
@@ -174,11 +174,7 @@ pub fn calibration(m: &Measurement, sc: &Scenario) -> Vec<Change> {
     if let (Some(r), Some(n)) = (reserved, smi)
         && n > r
     {
-        let nccl = crate::estimator::estimate(sc)
-            .memory
-            .peak
-            .get(Component::NcclBuffers)
-            .get();
+        let nccl = est.memory.peak.get(Component::NcclBuffers).get();
         out.push(Change {
             field: "overheads.cuda_context_mib",
             from: o.cuda_context_mib,

@@ -170,7 +170,7 @@ fn results(
         ui.add(egui::Label::new(d).truncate()).on_hover_text(&table);
     }
     ui.horizontal(|ui| {
-        let changes = calibration(&l.measurement, scenario);
+        let changes = calibration(&l.measurement, scenario, est);
         let hover = report::calibration_markdown(&changes);
         let button = ui.add_enabled(
             !changes.is_empty(),

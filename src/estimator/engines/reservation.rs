@@ -113,14 +113,13 @@ fn per_stage_pools(f: &EngineFigures, r: &Resolved, m: &mut MemoryEstimate, d: &
         m.peak.get(Component::CudaContext),
         m.peak.get(Component::NcclBuffers),
     );
-    let before = *m;
+    let each = crate::estimator::memory::all_stage_phases(r, m);
     let mut best: Option<(u32, f64)> = None;
     let mut beyond = false;
-    for (i, slot) in f.stages.iter().enumerate() {
-        let (Some(share), Some(Some(class))) = (slot, m.stages.get(i).copied()) else {
-            continue;
-        };
-        let Some(mut phases) = crate::estimator::memory::stage_phases(r, &before, i) else {
+    for (i, (slot, phases)) in f.stages.iter().zip(each).enumerate() {
+        let (Some(share), Some(Some(class)), Some(mut phases)) =
+            (slot, m.stages.get(i).copied(), phases)
+        else {
             continue;
         };
         beyond |= pool_phases(&mut phases, share.pool.get());
