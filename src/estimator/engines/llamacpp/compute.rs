@@ -12,10 +12,15 @@
 //!   residual (leading order on CUDA, not checked against a log);
 //! - the host share beside a GPU (`CUDA_Host`): the embedding rows `T × n_embd` and the KQ mask
 //!   (`n_kv × T`, F32 without flash attention, F16 with it);
-//! - a CPU build: its own forms, measured here ([`cpu_graph`], tests/measured_llamacpp.rs).
+//! - a CPU build: the planner itself, replayed over the graph llama.cpp builds ([`cpu_plan`],
+//!   exact on every CPU load measured here, tests/measured_llamacpp.rs); the closed form
+//!   [`cpu_graph`] for models the replayed graph does not describe.
 
 use super::Buffers;
 use super::dims::Dims;
+use super::ggml::Graph;
+use super::graph_llama::{self, Shape};
+use super::{gallocr, kv};
 
 const F32: u64 = 4;
 
@@ -79,6 +84,49 @@ pub const fn cpu_graph(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
     if out > attn { out } else { attn }
 }
 
+/// Tensors the replayed graph may hold: 12 layers of at most 45 and the graph's inputs.
+const GRAPH_TENSORS: usize = 600;
+
+/// Layers replayed for an `n`-layer model. Every layer but the last runs the same ops, so the
+/// planner's state between layers repeats after a few layers with a short period (1 or 2 in
+/// every shape tried, tests/llamacpp_planner.rs): all layers up to 12, beyond that the count in
+/// 7..=12 with the same remainder modulo 6 (periods 1, 2, 3 and 6 land on the same state).
+pub const fn replayed_layers(n: u32) -> u32 {
+    if n <= 12 { n } else { 7 + (n - 7) % 6 }
+}
+
+/// The CPU build's compute buffer by replaying `ggml_gallocr` over the reserve graph of a dense
+/// Llama-architecture model (RMSNorm, separate Q/K/V, SwiGLU, no biases): `None` for any other
+/// model, whose graph differs (fused QKV, MoE, biases, LayerNorm, GELU).
+pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
+    let plain = d.gated && d.n_expert == 0 && !d.bias && !d.norm_bias && !d.fused_qkv;
+    if !plain {
+        return None;
+    }
+    let t = u64::from(b.n_ubatch);
+    let s = Shape {
+        n_layer: replayed_layers(d.n_layer),
+        n_embd: d.n_embd,
+        n_head: d.n_head,
+        n_head_kv: d.n_head_kv,
+        head_dim: d.head_dim,
+        n_ff: d.n_ff,
+        n_vocab: d.n_vocab,
+        n_tokens: t,
+        // `n_outputs_max` defaults to `n_batch` (llama-context.cpp): every token of the
+        // reserved ubatch produces logits.
+        n_outputs: t.min(u64::from(b.n_batch)),
+        n_kv: u64::from(b.n_ctx),
+        flash_attn: b.flash_attn,
+        type_k: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_k)),
+        type_v: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_v)),
+    };
+    let mut g = Graph::<GRAPH_TENSORS>::default();
+    graph_llama::build(&mut g, &s);
+    // The CPU buffer type aligns to `TENSOR_ALIGNMENT` (32 B).
+    (!g.full).then(|| gallocr::plan(&g, 32))
+}
+
 /// Fills every device's compute buffer and the host's.
 pub fn reserve(b: &mut Buffers, d: &Dims) {
     let t = u64::from(b.n_ubatch);
@@ -96,7 +144,7 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
     let o = if b.output_on_gpu { 0 } else { output };
     let graph = l.max(o);
     b.host_compute = if b.gpus == 0 {
-        cpu_graph(d, t, n_kv, fa)
+        cpu_plan(d, b).unwrap_or_else(|| cpu_graph(d, t, n_kv, fa))
     } else {
         graph + host_inputs(d, t, n_kv, fa)
     };

@@ -7,6 +7,9 @@
 
 pub mod compute;
 pub mod dims;
+pub mod gallocr;
+pub mod ggml;
+pub mod graph_llama;
 pub mod kv;
 pub mod memory;
 pub mod placement;

@@ -1,0 +1,211 @@
+//! llama.cpp's compute-buffer planner, replayed: `ggml_gallocr` over a [`Graph`]
+//! (ggml-org/llama.cpp@0c1e57098, `ggml/src/ggml-alloc.c`, one buffer type, one chunk). The
+//! printed `… compute buffer size` is the high-water mark (`max_size`) this plan reaches.
+//!
+//! - Leafs first (`ggml_gallocr_alloc_graph_impl`): every planned leaf (the graph inputs) is
+//!   allocated in leaf order before any node.
+//! - Children and views are counted over all nodes; then node by node: allocate it — in place
+//!   of a source when the op allows it (`ggml_op_can_inplace`), the source is planned here (not a
+//!   view, not external), is not an output, has the same layout, and this node is its only
+//!   consumer with no views of it — else from the free list; then each source whose last
+//!   consumer this was is freed (a view's root when its last view is done). Outputs are never
+//!   freed.
+//! - The free list (`ggml_dyn_tallocr`): blocks sorted by offset, the last one the unbounded
+//!   tail; an allocation takes the best-fitting block other than the tail (the last of equal
+//!   sizes), else the tail; a freed range merges with its neighbours.
+
+use super::ggml::{Graph, Id, NONE, Op};
+
+/// Free blocks the replay keeps (ggml's `MAX_FREE_BLOCKS` is 256; a llama graph needs a few).
+const MAX_BLOCKS: usize = 64;
+
+#[derive(Clone, Copy, Default)]
+struct Block {
+    offset: u64,
+    size: u64,
+}
+
+/// `ggml_dyn_tallocr` with one chunk.
+struct FreeList {
+    align: u64,
+    blocks: [Block; MAX_BLOCKS],
+    n: usize,
+    max_size: u64,
+    /// Set if the list ran out of slots: the result is then a lower bound.
+    overflow: bool,
+}
+
+const TAIL: u64 = u64::MAX / 2;
+
+impl FreeList {
+    fn new(align: u64) -> FreeList {
+        let mut blocks = [Block::default(); MAX_BLOCKS];
+        blocks[0] = Block {
+            offset: 0,
+            size: TAIL,
+        };
+        FreeList {
+            align,
+            blocks,
+            n: 1,
+            max_size: 0,
+            overflow: false,
+        }
+    }
+
+    fn aligned(&self, size: u64) -> u64 {
+        size.div_ceil(self.align) * self.align
+    }
+
+    fn remove(&mut self, i: usize) {
+        self.blocks.copy_within(i + 1..self.n, i);
+        self.n -= 1;
+    }
+
+    fn alloc(&mut self, size: u64) -> u64 {
+        let size = self.aligned(size);
+        let mut best = None;
+        let mut best_size = u64::MAX;
+        for (i, b) in self.blocks[..self.n - 1].iter().enumerate() {
+            if b.size >= size && b.size <= best_size {
+                best = Some(i);
+                best_size = b.size;
+            }
+        }
+        let i = best.unwrap_or(self.n - 1);
+        let addr = self.blocks[i].offset;
+        self.blocks[i].offset += size;
+        self.blocks[i].size -= size;
+        if self.blocks[i].size == 0 {
+            self.remove(i);
+        }
+        self.max_size = self.max_size.max(addr + size);
+        addr
+    }
+
+    fn free(&mut self, addr: u64, size: u64) {
+        let size = self.aligned(size);
+        for i in 0..self.n {
+            let b = self.blocks[i];
+            if b.offset + b.size == addr {
+                self.blocks[i].size += size;
+                if i + 1 < self.n
+                    && self.blocks[i].offset + self.blocks[i].size == self.blocks[i + 1].offset
+                {
+                    self.blocks[i].size += self.blocks[i + 1].size;
+                    self.remove(i + 1);
+                }
+                return;
+            }
+            if addr + size == b.offset {
+                self.blocks[i].offset = addr;
+                self.blocks[i].size += size;
+                if i > 0 && self.blocks[i - 1].offset + self.blocks[i - 1].size == addr {
+                    self.blocks[i - 1].size += self.blocks[i].size;
+                    self.remove(i);
+                }
+                return;
+            }
+        }
+        if self.n == MAX_BLOCKS {
+            self.overflow = true;
+            return;
+        }
+        let at = self.blocks[..self.n].partition_point(|b| b.offset < addr);
+        self.blocks.copy_within(at..self.n, at + 1);
+        self.blocks[at] = Block { offset: addr, size };
+        self.n += 1;
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Hash {
+    n_children: i32,
+    n_views: i32,
+    offset: u64,
+    allocated: bool,
+}
+
+/// The high-water mark of planning `g` in one buffer of alignment `align` (bytes).
+pub fn plan<const N: usize>(g: &Graph<N>, align: u64) -> u64 {
+    let mut h = [Hash::default(); N];
+    let mut list = FreeList::new(align);
+    for &leaf in &g.leafs[..g.n_leafs] {
+        allocate(g, &mut h, &mut list, leaf);
+    }
+    for &node in &g.nodes[..g.n_nodes] {
+        let t = &g.t[usize::from(node)];
+        if t.op == Op::View {
+            h[usize::from(t.view_src)].n_views += 1;
+        }
+        for &s in t.src.iter().filter(|&&s| s != NONE) {
+            h[usize::from(s)].n_children += 1;
+        }
+    }
+    for &node in &g.nodes[..g.n_nodes] {
+        let t = g.t[usize::from(node)];
+        for &s in t.src.iter().filter(|&&s| s != NONE) {
+            allocate(g, &mut h, &mut list, s);
+        }
+        allocate(g, &mut h, &mut list, node);
+        for &s in t.src.iter().filter(|&&s| s != NONE) {
+            release(g, &mut h, &mut list, s);
+        }
+    }
+    list.max_size
+}
+
+/// `ggml_gallocr_allocate_node`.
+fn allocate<const N: usize>(g: &Graph<N>, h: &mut [Hash], list: &mut FreeList, id: Id) {
+    let t = &g.t[usize::from(id)];
+    if t.external || h[usize::from(id)].allocated || t.op == Op::View {
+        return;
+    }
+    h[usize::from(id)].allocated = true;
+    if t.op == Op::Inplace {
+        for &s in t.src.iter().filter(|&&s| s != NONE) {
+            let p = &g.t[usize::from(s)];
+            let ph = h[usize::from(s)];
+            // A view is never the planner's own (`ggml_gallocr_is_own`), so only a planned
+            // tensor can be reused.
+            if !ph.allocated || p.output || !t.same_layout(p) {
+                continue;
+            }
+            if ph.n_children == 1 && ph.n_views == 0 {
+                h[usize::from(id)].offset = ph.offset;
+                h[usize::from(s)].allocated = false;
+                return;
+            }
+        }
+    }
+    h[usize::from(id)].offset = list.alloc(t.nbytes());
+}
+
+/// The parent update after a node ran (`ggml_gallocr_alloc_graph_impl`, "update parents").
+fn release<const N: usize>(g: &Graph<N>, h: &mut [Hash], list: &mut FreeList, s: Id) {
+    let i = usize::from(s);
+    h[i].n_children -= 1;
+    if h[i].n_children != 0 || h[i].n_views != 0 {
+        return;
+    }
+    let p = &g.t[i];
+    if p.op == Op::View {
+        let r = usize::from(p.view_src);
+        h[r].n_views -= 1;
+        if h[r].n_views == 0 && h[r].n_children == 0 && h[r].allocated {
+            free(g, h, list, p.view_src);
+        }
+    } else if h[i].allocated {
+        free(g, h, list, s);
+    }
+}
+
+/// `ggml_gallocr_free_node`: outputs stay.
+fn free<const N: usize>(g: &Graph<N>, h: &mut [Hash], list: &mut FreeList, id: Id) {
+    let t = &g.t[usize::from(id)];
+    if t.output {
+        return;
+    }
+    list.free(h[usize::from(id)].offset, t.nbytes());
+    h[usize::from(id)].allocated = false;
+}

@@ -1,0 +1,281 @@
+//! The graph llama.cpp reserves for a Llama-architecture model, tensor by tensor and in its
+//! build order (ggml-org/llama.cpp@0c1e57098): `src/models/llama.cpp` (the layer loop),
+//! `src/llama-graph.cpp` (`build_inp_embd`, `build_inp_out_ids`, `build_norm`, `build_qkv`,
+//! `build_attn` with a KV cache, `build_attn_mha`, `build_ffn`), `src/llama-kv-cache.cpp`
+//! (`cpy_k`/`cpy_v`, `get_k`/`get_v`, the index and Hadamard-rotation inputs) and
+//! `src/llama-impl.h` (`llama_mul_mat_hadamard`). Only what shapes the plan is kept: every weight
+//! is one external tensor, and ops are classed as the planner sees them.
+
+use super::ggml::{Graph, Id, NONE, Op, Ty};
+
+/// One reserve: the model's dimensions and the ubatch the scheduler plans for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub n_layer: u32,
+    pub n_embd: u64,
+    pub n_head: u64,
+    pub n_head_kv: u64,
+    pub head_dim: u64,
+    pub n_ff: u64,
+    pub n_vocab: u64,
+    /// Tokens of the ubatch, outputs among them (`n_outputs`), KV cells attended (`n_kv`).
+    pub n_tokens: u64,
+    pub n_outputs: u64,
+    pub n_kv: u64,
+    pub flash_attn: bool,
+    pub type_k: Ty,
+    pub type_v: Ty,
+}
+
+const fn quantized(t: Ty) -> bool {
+    matches!(t, Ty::Block { .. })
+}
+
+/// Builds the reserve graph of `s` into `g` (which must be empty).
+pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
+    let t = s.n_tokens;
+    let n_embd_q = s.n_head * s.head_dim;
+    let n_embd_kv = s.n_head_kv * s.head_dim;
+    let w = Weights {
+        norm: g.external(Ty::F32, [s.n_embd, 1, 1, 1]),
+        q: g.external(Ty::F16, [s.n_embd, n_embd_q, 1, 1]),
+        kv: g.external(Ty::F16, [s.n_embd, n_embd_kv, 1, 1]),
+        o: g.external(Ty::F16, [n_embd_q, s.n_embd, 1, 1]),
+        up: g.external(Ty::F16, [s.n_embd, s.n_ff, 1, 1]),
+        down: g.external(Ty::F16, [s.n_ff, s.n_embd, 1, 1]),
+    };
+    // build_inp_embd: the token ids and the embeddings input; the token path is selected
+    // (`ggml_build_forward_select`), the embeddings input stays a planned leaf with no consumer.
+    let tokens = g.input(Ty::I32, [t, 1, 1, 1]);
+    let embd_in = g.input(Ty::F32, [s.n_embd, t, 1, 1]);
+    let tok_embd = g.external(Ty::F32, [s.n_embd, s.n_vocab, 1, 1]);
+    let mut inp_l = g.get_rows(tok_embd, tokens);
+    g.expand(inp_l);
+    g.expand(embd_in);
+    let pos = g.input(Ty::I32, [t, 1, 1, 1]);
+    // build_attn_inp_kv: K and V row indices (V per element when V is stored transposed, i.e.
+    // without flash attention), the mask (F16 with flash attention), the rotations of a
+    // quantized cache whose head size is a multiple of 64.
+    let v_trans = !s.flash_attn;
+    let k_idxs = g.input(Ty::I64, [t, 1, 1, 1]);
+    let v_idxs = g.input(Ty::I64, [if v_trans { t * n_embd_kv } else { t }, 1, 1, 1]);
+    let mask_ty = if s.flash_attn { Ty::F16 } else { Ty::F32 };
+    let mask = g.input(mask_ty, [s.n_kv, t, 1, 1]);
+    let k_rot = (quantized(s.type_k) && s.head_dim.is_multiple_of(64)).then(|| {
+        let mut n = 64;
+        while s.head_dim.is_multiple_of(n * 2) {
+            n *= 2;
+        }
+        g.input(Ty::F32, [n, n, 1, 1])
+    });
+    let v_rot = (quantized(s.type_v) && s.head_dim.is_multiple_of(64))
+        .then(|| g.input(Ty::F32, [64, 64, 1, 1]));
+    let out_ids = g.input(Ty::I32, [s.n_outputs, 1, 1, 1]);
+    let k_cache = g.external(s.type_k, [n_embd_kv, s.n_kv, 1, 1]);
+    let v_cache = g.external(s.type_v, [n_embd_kv, s.n_kv, 1, 1]);
+    for il in 0..s.n_layer {
+        let inp_sa = inp_l;
+        let cur = norm(g, inp_l, w.norm);
+        let q = g.mul_mat(w.q, cur);
+        let k = g.mul_mat(w.kv, cur);
+        let v = g.mul_mat(w.kv, cur);
+        let q = g.reshape(q, [s.head_dim, s.n_head, t, 1]);
+        let k = g.reshape(k, [s.head_dim, s.n_head_kv, t, 1]);
+        let v = g.reshape(v, [s.head_dim, s.n_head_kv, t, 1]);
+        let q = g.like(q, Op::Inplace, [q, pos, NONE, NONE]);
+        let k = g.like(k, Op::Inplace, [k, pos, NONE, NONE]);
+        let inputs = Inputs {
+            k_idxs,
+            v_idxs,
+            mask,
+            k_rot,
+            v_rot,
+            k_cache,
+            v_cache,
+        };
+        let mut cur = attention(g, s, [q, k, v], &inputs);
+        cur = g.mul_mat(w.o, cur);
+        let mut inp_sa = inp_sa;
+        if il + 1 == s.n_layer {
+            cur = g.get_rows(cur, out_ids);
+            inp_sa = g.get_rows(inp_sa, out_ids);
+        }
+        let ffn_inp = g.like(cur, Op::Inplace, [cur, inp_sa, NONE, NONE]);
+        let cur = norm(g, ffn_inp, w.norm);
+        let up = g.mul_mat(w.up, cur);
+        let gate = g.mul_mat(w.up, cur);
+        let act = g.like(gate, Op::Other, [gate, up, NONE, NONE]);
+        let down = g.mul_mat(w.down, act);
+        inp_l = g.like(down, Op::Inplace, [down, ffn_inp, NONE, NONE]);
+    }
+    let out_norm = norm(g, inp_l, w.norm);
+    g.set_output(out_norm);
+    let logits = g.mul_mat(tok_embd, out_norm);
+    g.set_output(logits);
+    g.expand(logits);
+}
+
+/// The weights by shape (every layer's alike: external, never planned).
+struct Weights {
+    norm: Id,
+    q: Id,
+    kv: Id,
+    o: Id,
+    up: Id,
+    down: Id,
+}
+
+/// `build_norm` (RMS): the norm, then the weight (both ops may run in place).
+fn norm<const N: usize>(g: &mut Graph<N>, x: Id, w: Id) -> Id {
+    let n = g.like(x, Op::Inplace, [x, NONE, NONE, NONE]);
+    g.like(n, Op::Inplace, [n, w, NONE, NONE])
+}
+
+/// The attention's graph inputs and the layer's cache (every layer's cache plans alike: one
+/// external tensor serves them all).
+struct Inputs {
+    k_idxs: Id,
+    v_idxs: Id,
+    mask: Id,
+    k_rot: Option<Id>,
+    v_rot: Option<Id>,
+    k_cache: Id,
+    v_cache: Id,
+}
+
+/// `llama_mul_mat_hadamard`: the rotation as a matmul over rows of its size.
+fn hadamard<const N: usize>(g: &mut Graph<N>, x: Id, rot: Id) -> Id {
+    let ne = g.ne(x);
+    let flat = g.flat_2d(x, g.ne(rot)[0]);
+    let r = g.mul_mat(rot, flat);
+    g.reshape(r, ne)
+}
+
+/// `build_attn` with a KV cache and `build_attn_mha`, in their expand order: Q, V, K, the cache
+/// writes, then the attention itself (fused with flash attention; scores, soft-max in place and
+/// the weighted sum without, V then stored transposed).
+fn attention<const N: usize>(g: &mut Graph<N>, s: &Shape, [q, k, v]: [Id; 3], i: &Inputs) -> Id {
+    let t = s.n_tokens;
+    let (mut q, mut k, mut v) = (q, k, v);
+    if let Some(rot) = i.k_rot {
+        q = hadamard(g, q, rot);
+        k = hadamard(g, k, rot);
+    }
+    if let Some(rot) = i.v_rot {
+        v = hadamard(g, v, rot);
+    }
+    g.expand(q);
+    g.expand(v);
+    g.expand(k);
+    write_cache(g, s, k, v, i);
+    let (kc, vc) = cache_views(g, s, i);
+    let qn = g.ne(q);
+    let qv = g.view(q, qn, g_nb(g, q, 1), g_nb(g, q, 2), g_nb(g, q, 2) * qn[2]);
+    let qp = g.permute_0213(qv);
+    let kp = g.permute_0213(kc);
+    let vp = g.permute_0213(vc);
+    let n_embd_q = s.n_head * s.head_dim;
+    let mut cur = if s.flash_attn {
+        let fa = g.op(
+            Ty::F32,
+            [s.head_dim, s.n_head, t, 1],
+            Op::Other,
+            [qp, kp, vp, i.mask],
+        );
+        g.reshape(fa, [n_embd_q, t, 1, 1])
+    } else {
+        let kq = g.mul_mat(kp, qp);
+        let kq = g.like(kq, Op::Inplace, [kq, i.mask, NONE, NONE]);
+        let kqv = g.mul_mat(vp, kq);
+        let p = g.permute_0213(kqv);
+        g.op(
+            Ty::F32,
+            [n_embd_q, t, 1, 1],
+            Op::Other,
+            [p, NONE, NONE, NONE],
+        )
+    };
+    g.expand(cur);
+    if let Some(rot) = i.v_rot {
+        cur = hadamard(g, cur, rot);
+    }
+    cur
+}
+
+fn g_nb<const N: usize>(g: &Graph<N>, a: Id, i: usize) -> u64 {
+    g.t[usize::from(a)].nb[i]
+}
+
+fn g_nb2<const N: usize>(g: &Graph<N>, a: Id) -> u64 {
+    g_nb(g, a, 2)
+}
+
+/// A cache type as the graph sees it (BF16 plans like F16: same size, never planned itself).
+pub const fn cache_ty(t: crate::tensor::GgufType) -> Ty {
+    use crate::tensor::GgufType as G;
+    match t {
+        G::F32 => Ty::F32,
+        G::F16 | G::Bf16 => Ty::F16,
+        other => {
+            let (elems, bytes) = other.block();
+            Ty::Block { elems, bytes }
+        }
+    }
+}
+
+/// `cpy_k` / `cpy_v`: the layer's K and V rows written into the cache (`ggml_set_rows`, in
+/// place in the cache's buffer; V transposed, one element per row, without flash attention).
+fn write_cache<const N: usize>(g: &mut Graph<N>, s: &Shape, k: Id, v: Id, i: &Inputs) {
+    let t = s.n_tokens;
+    let n_embd_kv = s.n_head_kv * s.head_dim;
+    let k_view = g.view(k, [n_embd_kv, t, 1, 1], g_nb2(g, k), 0, 0);
+    let cpy_k = g.set_rows(i.k_cache, k_view, i.k_idxs);
+    g.expand(cpy_k);
+    let v_trans = !s.flash_attn;
+    let cpy_v = if v_trans {
+        let flat = g.reshape(v, [n_embd_kv, t, 1, 1]);
+        let cache = g.reshape(i.v_cache, [n_embd_kv * s.n_kv, 1, 1, 1]);
+        let flat = g.reshape(flat, [n_embd_kv * t, 1, 1, 1]);
+        g.set_rows(cache, flat, i.v_idxs)
+    } else {
+        let v_view = g.view(v, [n_embd_kv, t, 1, 1], g_nb2(g, v), 0, 0);
+        g.set_rows(i.v_cache, v_view, i.v_idxs)
+    };
+    g.expand(cpy_v);
+}
+
+/// `get_k` / `get_v`: views of the whole cache (every cell in use in the worst case).
+fn cache_views<const N: usize>(g: &mut Graph<N>, s: &Shape, i: &Inputs) -> (Id, Id) {
+    let n_embd_kv = s.n_head_kv * s.head_dim;
+    let v_trans = !s.flash_attn;
+    let k_row = s.type_k.row_size(n_embd_kv);
+    let kc = g.view(
+        i.k_cache,
+        [s.head_dim, s.n_head_kv, s.n_kv, 1],
+        s.type_k.row_size(s.head_dim),
+        k_row,
+        k_row * s.n_kv,
+    );
+    let v_row = s.type_v.row_size(n_embd_kv);
+    let vc = if v_trans {
+        let nb1 = s.type_v.row_size(s.n_kv * s.head_dim);
+        let nb2 = s.type_v.row_size(s.n_kv);
+        g.view(
+            i.v_cache,
+            [s.n_kv, s.n_head_kv, s.head_dim, 1],
+            nb1,
+            nb2,
+            v_row * s.n_kv,
+        )
+    } else {
+        let nb1 = s.type_v.row_size(s.head_dim);
+        g.view(
+            i.v_cache,
+            [s.head_dim, s.n_head_kv, s.n_kv, 1],
+            nb1,
+            v_row,
+            v_row * s.n_kv,
+        )
+    };
+    (kc, vc)
+}

@@ -1,0 +1,154 @@
+//! The replayed llama.cpp compute-buffer planner (`engines::llamacpp::{ggml, gallocr,
+//! graph_llama}`): its rules on small graphs, and the layer shortcut the estimator takes
+//! (`compute::replayed_layers`: a model of more than 12 layers is planned with 7–12 layers of
+//! the same remainder modulo 6). Its figures against llama.cpp itself are in
+//! tests/measured_llamacpp.rs (every CPU load measured here, to 0.0001 MiB).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use vram_explorer::estimator::engines::llamacpp::compute::replayed_layers;
+use vram_explorer::estimator::engines::llamacpp::gallocr::plan;
+use vram_explorer::estimator::engines::llamacpp::ggml::{Graph, NONE, Op, Ty};
+use vram_explorer::estimator::engines::llamacpp::graph_llama::{Shape, build};
+
+const MIB: u64 = 1 << 20;
+
+#[test]
+fn an_op_that_may_run_in_place_reuses_its_only_consumers_source() {
+    // x (input, 1 MiB) -> y: in place (RMS_NORM, MUL, ADD, …) y needs no memory of its own.
+    let peak = |op: Op| {
+        let mut g = Graph::<8>::default();
+        let x = g.input(Ty::F32, [256, 1024, 1, 1]);
+        let y = g.like(x, op, [x, NONE, NONE, NONE]);
+        g.expand(y);
+        plan(&g, 32)
+    };
+    assert_eq!(peak(Op::Inplace), MIB);
+    assert_eq!(peak(Op::Other), 2 * MIB);
+    // Not when the source has another consumer still to run.
+    let mut g = Graph::<8>::default();
+    let x = g.input(Ty::F32, [256, 1024, 1, 1]);
+    let y = g.like(x, Op::Inplace, [x, NONE, NONE, NONE]);
+    let z = g.like(y, Op::Other, [y, x, NONE, NONE]);
+    g.expand(z);
+    assert_eq!(plan(&g, 32), 3 * MIB);
+}
+
+#[test]
+fn an_input_without_consumers_and_outputs_are_never_freed() {
+    let mut g = Graph::<16>::default();
+    let unused = g.input(Ty::F32, [256, 1024, 1, 1]);
+    let x = g.input(Ty::F32, [256, 1024, 1, 1]);
+    let w = g.external(Ty::F16, [256, 256, 1, 1]);
+    let y = g.mul_mat(w, x);
+    g.set_output(y);
+    let z = g.mul_mat(w, y);
+    let z2 = g.mul_mat(w, z);
+    g.expand(unused);
+    g.expand(z2);
+    // unused 1 + x 1 (freed after y) + y 1 (output, kept) + z in x's hole + z2: 4 MiB.
+    assert_eq!(plan(&g, 32), 4 * MIB);
+}
+
+#[test]
+fn a_view_keeps_its_source_alive_until_the_view_is_read() {
+    let mut g = Graph::<16>::default();
+    let w = g.external(Ty::F16, [256, 256, 1, 1]);
+    let x = g.input(Ty::F32, [256, 1024, 1, 1]);
+    let a = g.mul_mat(w, x); // 1 MiB
+    let v = g.reshape(a, [256, 4, 256, 1]);
+    let b = g.mul_mat(w, x); // 1 MiB, while a is alive through its view
+    let c = g.like(b, Op::Other, [b, v, NONE, NONE]);
+    g.expand(c);
+    // x, a (held by v until c has read it) and b: 3 MiB; c then takes x's place. Were a freed
+    // when v was made, b would take its place: 2 MiB.
+    assert_eq!(plan(&g, 32), 3 * MIB);
+}
+
+fn shape(
+    n_layer: u32,
+    dims: (u64, u64, u64, u64, u64),
+    t: u64,
+    n_kv: u64,
+    fa: bool,
+    q: bool,
+) -> Shape {
+    let (n_embd, n_head, n_head_kv, n_ff, n_vocab) = dims;
+    let cache = if q {
+        Ty::Block {
+            elems: 32,
+            bytes: 34,
+        }
+    } else {
+        Ty::F16
+    };
+    Shape {
+        n_layer,
+        n_embd,
+        n_head,
+        n_head_kv,
+        head_dim: n_embd / n_head,
+        n_ff,
+        n_vocab,
+        n_tokens: t,
+        n_outputs: t,
+        n_kv,
+        flash_attn: fa,
+        type_k: cache,
+        type_v: cache,
+    }
+}
+
+/// The estimator plans at most 12 layers; planning every layer of a deeper model gives the same
+/// buffer. Shapes of Llama-3-8B / 70B, Llama-2-7B, Qwen2.5-7B and the small ones measured here,
+/// whose planner states repeat with period 1 or 2 (tiny-b's alternates); up to 40 layers.
+#[test]
+fn planning_twelve_layers_gives_the_buffer_of_every_layer_planned() {
+    let dims = [
+        (4096, 32, 8, 14336, 128_256),
+        (8192, 64, 8, 28672, 128_256),
+        (4096, 32, 32, 11008, 32000),
+        (3584, 28, 4, 18944, 152_064),
+        (512, 8, 8, 1024, 4096),
+        (256, 4, 2, 688, 1024),
+    ];
+    let mut checked = 0;
+    for d in dims {
+        for (t, n_kv) in [(512, 256), (512, 4096), (128, 32768), (2048, 8192)] {
+            for (fa, q) in [(false, false), (true, false), (true, true)] {
+                for n in [13, 14, 19, 26, 32, 40] {
+                    let mut full = Box::new(Graph::<2048>::default());
+                    build(&mut full, &shape(n, d, t, n_kv, fa, q));
+                    assert!(!full.full);
+                    let mut short = Box::new(Graph::<2048>::default());
+                    build(&mut short, &shape(replayed_layers(n), d, t, n_kv, fa, q));
+                    assert_eq!(
+                        plan(&full, 32),
+                        plan(&short, 32),
+                        "{d:?} t {t} n_kv {n_kv} fa {fa} q8_0 {q}: {n} layers"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 6 * 4 * 3 * 6);
+}
+
+#[test]
+fn the_shortcut_keeps_small_models_whole_and_the_remainder_modulo_six() {
+    for n in 1..=12 {
+        assert_eq!(replayed_layers(n), n);
+    }
+    for n in 13..=200 {
+        let r = replayed_layers(n);
+        assert!(
+            (7..=12).contains(&r) && (n - r).is_multiple_of(6),
+            "{n} -> {r}"
+        );
+    }
+}
