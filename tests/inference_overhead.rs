@@ -204,8 +204,11 @@ fn the_breakdown_shows_the_overhead_as_its_own_part() {
 }
 
 /// The published gpt-fast rates: each row's estimate, its error, and today's figure as a guard.
-/// The known miss (docs/time-model.md): INT8/INT4 weight-only GEMVs are timed at the BF16 kernels'
-/// bandwidth (gpt-fast's dequantising kernels reach 0.6–0.8 of it, its own column).
+/// INT8/INT4 weight-only GEMVs read at torchao's measured share of BF16's bandwidth
+/// (`timing.parts.int8_weight_only_read` 0.8, `int4_weight_only_read` 0.53, from torchao's own
+/// table, not from these rows): the INT8 rows went from +16 … +19 % to −3 … +4 %; the single-GPU
+/// INT4 rows overshoot to −15 / −17 % (gpt-fast's group-32 tinygemm reads 0.62 of BF16 in its own
+/// column, torchao's group-64 0.53: a known miss, not fitted), TP 8 INT4 −1 %.
 #[test]
 fn gpt_fast_published_decode_rates() {
     let doc: Value = serde_json::from_str(GPT_FAST).unwrap();
@@ -253,8 +256,44 @@ fn gpt_fast_published_decode_rates() {
         assert!(e.abs() <= 0.06, "{e}");
     }
     assert_eq!(bf16.len(), 7);
-    // Guards on the known miss, INT8/INT4 weights: today +16 … +46 %.
+    // Every row within −18 … +5 % today (INT4 single-GPU rows the low end); mean |error| 5.3 %
+    // (13.9 % before the weight-only read shares).
     for e in &all {
-        assert!((-0.06..=0.50).contains(e), "{e}");
+        assert!((-0.18..=0.05).contains(e), "{e}");
     }
+    let mean = all.iter().map(|e| e.abs()).sum::<f64>() / all.len() as f64;
+    println!("mean |error| {:.1} %", 100.0 * mean);
+    assert!(mean < 0.06, "{mean}");
+}
+
+/// The weight-only read share slows a PyTorch decode of INT4/INT8 weights and nothing else: not a
+/// serving engine's (its own kernels), not BF16 weights.
+#[test]
+fn the_weight_only_read_share_applies_to_pytorch_decodes_of_quantized_weights() {
+    let tpot = |engine: Option<ServingEngine>, w: WeightFormat, share: f64| {
+        let mut s = llama2(LLAMA2_7B, 1, w);
+        s.inference.engine = engine;
+        // CUDA graphs: the eager issuing would otherwise hide the GPU time.
+        s.timing.parts.cuda_graphs = true;
+        s.timing.parts.int4_weight_only_read = share;
+        s.timing.parts.int8_weight_only_read = share;
+        estimate(&s).performance.throughput.tpot_s
+    };
+    let pytorch = Some(ServingEngine::Preallocated);
+    let slow = tpot(pytorch, WeightFormat::Int4Group, 0.5);
+    let full = tpot(pytorch, WeightFormat::Int4Group, 1.0);
+    assert!(slow > 1.5 * full, "{slow} vs {full}");
+    assert!(
+        tpot(None, WeightFormat::Int8PerChannel, 0.5)
+            > tpot(None, WeightFormat::Int8PerChannel, 1.0)
+    );
+    let vllm = Some(ServingEngine::Vllm(Vllm::default()));
+    assert_eq!(
+        tpot(vllm, WeightFormat::Int4Group, 0.5),
+        tpot(vllm, WeightFormat::Int4Group, 1.0)
+    );
+    assert_eq!(
+        tpot(pytorch, WeightFormat::AsPrecision, 0.5),
+        tpot(pytorch, WeightFormat::AsPrecision, 1.0)
+    );
 }

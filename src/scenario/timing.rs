@@ -107,6 +107,18 @@ pub struct PartsTiming {
     /// from Python, and the layer runs fused kernels. vLLM and SGLang follow their own flags
     /// (`enforce_eager`, `disable_cuda_graph`).
     pub cuda_graphs: bool,
+    /// Inference in PyTorch (Hugging Face `generate`, a preallocated cache, gpt-fast): a decode
+    /// step's weight-only INT8 matrices (`quantization.weights: Int8PerChannel`) are read at
+    /// this share of the bandwidth BF16 weights reach: the dequantising GEMV is slower per byte.
+    /// torchao's batch-1 decode table (pytorch/ao@fd6e4b1 `torchao/quantization/README.md`,
+    /// torch.compile, `int8wo` against `Base (bfloat16)`): A100 Llama-2-7B 1,131 / 1,419 GB/s
+    /// (0.797), Llama-3-8B 1,151 / 1,436 (0.802); H100 Llama-3.1-8B 1,495 / 1,905 (0.785).
+    /// Serving engines run their own kernels and are not slowed. Valid: [0.05, 1].
+    pub int8_weight_only_read: f64,
+    /// The same for INT4 weights in groups (`Int4Group`), torchao's `int4wo-64` (tinygemm
+    /// `_weight_int4pack_mm`, the kernel gpt-fast's int4 runs): A100 751 / 1,419 GB/s (0.530),
+    /// 763 / 1,436 (0.532); H100 1,019 / 1,905 (0.535). Valid: [0.05, 1].
+    pub int4_weight_only_read: f64,
 }
 
 impl Default for PartsTiming {
@@ -124,6 +136,8 @@ impl Default for PartsTiming {
             eager_op_us: 12.0,
             generate_step_us: 460.0,
             cuda_graphs: false,
+            int8_weight_only_read: 0.8,
+            int4_weight_only_read: 0.53,
         }
     }
 }

@@ -378,6 +378,8 @@ pub const RANGES: &[FieldRange] = &[
     closed("timing.parts.kernel_floor_us", 0.0, 1e3, |s| Some(s.timing.parts.kernel_floor_us)),
     closed("timing.parts.eager_op_us", 0.0, 1e4, |s| Some(s.timing.parts.eager_op_us)),
     closed("timing.parts.generate_step_us", 0.0, 1e6, |s| Some(s.timing.parts.generate_step_us)),
+    floor("timing.parts.int8_weight_only_read", 0.05, 1.0, |s| Some(s.timing.parts.int8_weight_only_read)),
+    floor("timing.parts.int4_weight_only_read", 0.05, 1.0, |s| Some(s.timing.parts.int4_weight_only_read)),
     closed("input.token_bytes", 1.0, 64.0, |s| Some(s.input.token_bytes.into())),
     closed("input.image_height", 1.0, DEGREE, |s| Some(s.input.image_height.into())),
     closed("input.image_width", 1.0, DEGREE, |s| Some(s.input.image_width.into())),

@@ -622,6 +622,8 @@ fn timing(r: &mut Rng) -> Timing {
             eager_op_us: r.field("timing.parts.eager_op_us"),
             generate_step_us: r.field("timing.parts.generate_step_us"),
             cuda_graphs: r.coin(),
+            int8_weight_only_read: r.field("timing.parts.int8_weight_only_read"),
+            int4_weight_only_read: r.field("timing.parts.int4_weight_only_read"),
         },
     }
 }

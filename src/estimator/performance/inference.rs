@@ -104,8 +104,9 @@ pub fn inference(
         x.prefill_bytes(chunks, w_pre, batch, prompt, &cache),
         i,
     );
-    let decode = (m.family == ModelFamily::Transformer && generated > 0.0)
-        .then(|| phase(decode_flops, w_dec + cache(seqs, ctx + 1.0), i));
+    let decode = (m.family == ModelFamily::Transformer && generated > 0.0).then(|| {
+        super::weight_only::decode_phase(s, decode_flops, w_dec, cache(seqs, ctx + 1.0), i)
+    });
     let draft_kv = sv::draft_kv_per_token(s, f64::from(i.tp), cache(1.0, 1.0) / stage_layers);
     let draft = sv::draft_step(s, m, i, seqs, draft_kv * seqs * ctx);
     let steps = generated / x.tokens_per_step;

@@ -25,6 +25,7 @@ pub mod serving;
 pub mod towers;
 mod training;
 mod types;
+pub mod weight_only;
 mod work;
 
 pub use compare::{Comparison, ComparisonRow, RowKind, compare};

@@ -263,6 +263,8 @@ fn timing_parts(p: &PartsTiming, d: &mut Diagnostics) -> PartsTiming {
         eager_op_us: eo,
         generate_step_us: gs,
         cuda_graphs,
+        int8_weight_only_read: w8,
+        int4_weight_only_read: w4,
     } = p;
     let z = PartsTiming::default();
     PartsTiming {
@@ -306,6 +308,18 @@ fn timing_parts(p: &PartsTiming, d: &mut Diagnostics) -> PartsTiming {
             d,
         ),
         cuda_graphs: *cuda_graphs,
+        int8_weight_only_read: f(
+            r!("timing.parts.int8_weight_only_read"),
+            *w8,
+            z.int8_weight_only_read,
+            d,
+        ),
+        int4_weight_only_read: f(
+            r!("timing.parts.int4_weight_only_read"),
+            *w4,
+            z.int4_weight_only_read,
+            d,
+        ),
     }
 }
 

@@ -57,6 +57,30 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         "Share of pipeline point-to-point sends hidden behind compute.",
     );
     launch_ui(ui, s);
+    weight_only_ui(ui, s);
+}
+
+/// How fast a PyTorch decode reads weight-only quantized matrices
+/// (`estimator::performance::weight_only`).
+fn weight_only_ui(ui: &mut Ui, s: &mut Scenario) {
+    let p = &mut s.timing.parts;
+    ui.label("Weight-only quantized decode (PyTorch)");
+    percent_slider(
+        ui,
+        &mut p.int8_weight_only_read,
+        0.05..=1.0,
+        "INT8 weight read",
+        "Share of BF16's read bandwidth a decode reaches on INT8 weight-only matrices in PyTorch \
+         (torchao int8wo: 0.79-0.80 on A100 and H100). Serving engines are not slowed.",
+    );
+    percent_slider(
+        ui,
+        &mut p.int4_weight_only_read,
+        0.05..=1.0,
+        "INT4 weight read",
+        "The same for INT4 group-wise weights (torchao int4wo-64, tinygemm: 0.53 on A100 and \
+         H100).",
+    );
 }
 
 /// The fixed overhead of an inference forward (`estimator::performance::launch`).
