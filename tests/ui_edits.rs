@@ -13,7 +13,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use vram_explorer::app::ExplorerApp;
 use vram_explorer::app::commands::Command;
-use vram_explorer::scenario::Mode;
+use vram_explorer::scenario::{Mode, ServingEngine, WeightFormat};
 
 fn harness() -> Harness<'static, ExplorerApp> {
     let mut app = ExplorerApp::default();
@@ -120,4 +120,40 @@ fn the_nccl_assumption_is_set_under_overheads() {
     let after = vram_explorer::estimator::estimate(h.state().scenario()).memory;
     assert_eq!(after.peak.get(nccl).get(), 0.0);
     assert!(after.gpu_total < before.gpu_total);
+}
+
+#[test]
+fn the_weight_only_read_share_is_set_under_timing() {
+    let mut h = harness();
+    {
+        let s = h.state_mut().scenario_mut();
+        s.mode = Mode::Inference;
+        s.quantization.weights = WeightFormat::Int4Group;
+        s.inference.engine = Some(ServingEngine::Preallocated);
+        s.timing.parts.cuda_graphs = true;
+    }
+    h.run();
+    // Close the groups open by default so that the Timing group's end is on screen.
+    for open in ["Strategies", "Parallelism", "Hardware"] {
+        h.get_by_label(open).click();
+        h.run();
+    }
+    h.get_by_label("Timing").click();
+    h.run();
+    let tpot = |h: &Harness<'_, ExplorerApp>| {
+        vram_explorer::estimator::estimate(h.state().scenario())
+            .performance
+            .throughput
+            .tpot_s
+    };
+    let before = tpot(&h);
+    assert_eq!(
+        h.state().scenario().timing.parts.int4_weight_only_read,
+        0.53
+    );
+    type_into(&mut h, "INT4 weight read", "100");
+    h.key_press(egui::Key::Enter);
+    h.run();
+    assert_eq!(h.state().scenario().timing.parts.int4_weight_only_read, 1.0);
+    assert!(tpot(&h) < 0.8 * before, "{} vs {before}", tpot(&h));
 }
