@@ -358,3 +358,23 @@ fn each_layer_offloaded_moves_its_bytes_from_the_host_to_the_gpu() {
         last = Some(b);
     }
 }
+
+/// A CPU build's compute buffer is the replayed plan, kept for the last shape: asking again after
+/// another shape gives the first answer, and it grows with the context as the scores do.
+#[test]
+fn the_cpu_plan_is_the_same_whichever_shape_came_before() {
+    let cpu = |n_ctx: u32| {
+        let l = LlamaCpp {
+            n_ctx,
+            cpu_only: true,
+            flash_attn: FlashAttn::Off,
+            ..LlamaCpp::default()
+        };
+        buffers(&llama8b(GgufFileType::Q4KM, l)).host_compute
+    };
+    let (a, b, a2) = (cpu(4096), cpu(8192), cpu(4096));
+    assert_eq!(a, a2);
+    // 4096 more cells: the scores of 512 tokens × 32 heads (F32) and the F32 mask grow by
+    // 4096 × 512 × (32 + 1) × 4 B at the attention peak.
+    assert_eq!(b - a, 4096 * 512 * 33 * 4);
+}

@@ -16,6 +16,8 @@
 //!   exact on every CPU load measured here, tests/measured_llamacpp.rs); the closed form
 //!   [`cpu_graph`] for models the replayed graph does not describe.
 
+use std::cell::Cell;
+
 use super::Buffers;
 use super::dims::Dims;
 use super::ggml::Graph;
@@ -121,10 +123,24 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         type_k: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_k)),
         type_v: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_v)),
     };
+    // The plan is a pure function of the shape, and one estimate asks for it three times (the
+    // memory phases, the time, the report), `compare` once per GPU: the last shape's plan is kept.
+    if let Some((last, bytes)) = LAST_PLAN.get()
+        && last == s
+    {
+        return bytes;
+    }
     let mut g = Graph::<GRAPH_TENSORS>::default();
     graph_llama::build(&mut g, &s);
     // The CPU buffer type aligns to `TENSOR_ALIGNMENT` (32 B).
-    (!g.full).then(|| gallocr::plan(&g, 32))
+    let bytes = (!g.full).then(|| gallocr::plan(&g, 32));
+    LAST_PLAN.set(Some((s, bytes)));
+    bytes
+}
+
+thread_local! {
+    /// The last planned shape and its buffer (`None`: the graph did not fit the replay).
+    static LAST_PLAN: Cell<Option<(Shape, Option<u64>)>> = const { Cell::new(None) };
 }
 
 /// Fills every device's compute buffer and the host's.
