@@ -21,6 +21,7 @@ use vram_explorer::scenario::{
 use vram_explorer::tensor::GgufFileType;
 
 const DATA: &str = include_str!("data/measured/llamacpp-cpu.json");
+const WIDE: &str = include_str!("data/measured/llamacpp-cpu-8b-shape.json");
 
 fn scenario(r: &Value) -> Scenario {
     let m = &r["model"];
@@ -128,4 +129,43 @@ fn cpu_buffers_match_the_measurements() {
     println!("{loaded} loads, {fa_records} with flash attention: every buffer checked");
     assert_eq!((loaded, fa_records), (64, 41), "records");
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// At a real model's width (Llama-3.1-8B's dimensions, 2 layers, Q8_0; written and loaded by
+/// scripts/measure/llamacpp/measure_8b_shape.py): model, KV and compute buffers as printed, the
+/// compute buffer also to the four decimals printed when the context is freed — the output-bound,
+/// attention-bound (2 GiB of scores at 32K cells) and FFN-bound cases, ubatch 512–2048, f16 and
+/// q8_0 caches.
+#[test]
+fn cpu_buffers_at_llama_3_8b_width_match_the_measurements() {
+    let v: Value = serde_json::from_str(WIDE).unwrap();
+    let records = v["records"].as_array().unwrap();
+    assert_eq!(records.len(), 8);
+    for r in records {
+        let id = r["id"].as_str().unwrap();
+        let b = estimate(&scenario(r)).llamacpp.unwrap();
+        let m = &r["buffers_mib"];
+        let got = |k: &str| m[k].as_f64().unwrap();
+        let compute = b.host_compute as f64 / 1_048_576.0;
+        println!(
+            "{id:<48} compute {:>10.4} / {compute:>10.4} MiB",
+            r["compute_mib_4"].as_f64().unwrap()
+        );
+        assert!(
+            (mib_printed(b.host_model) - got("CPU_Mapped model")).abs() < 0.005,
+            "{id}"
+        );
+        assert!(
+            (mib_printed(b.host_kv) - got("CPU KV")).abs() < 0.005,
+            "{id}"
+        );
+        assert!(
+            (mib_printed(b.host_compute) - got("CPU compute")).abs() < 0.005,
+            "{id}"
+        );
+        assert!(
+            (compute - r["compute_mib_4"].as_f64().unwrap()).abs() < 0.000_05,
+            "{id}"
+        );
+    }
 }
