@@ -71,10 +71,17 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
     let v_rot = (quantized(s.type_v) && s.head_dim.is_multiple_of(64))
         .then(|| g.input(Ty::F32, [64, 64, 1, 1]));
     let out_ids = g.input(Ty::I32, [s.n_outputs, 1, 1, 1]);
-    let k_cache = g.external(s.type_k, [n_embd_kv, s.n_kv, 1, 1]);
-    let v_cache = g.external(s.type_v, [n_embd_kv, s.n_kv, 1, 1]);
+    let inputs = Inputs {
+        k_idxs,
+        v_idxs,
+        mask,
+        k_rot,
+        v_rot,
+        k_cache: g.external(s.type_k, [n_embd_kv, s.n_kv, 1, 1]),
+        v_cache: g.external(s.type_v, [n_embd_kv, s.n_kv, 1, 1]),
+    };
     for il in 0..s.n_layer {
-        let inp_sa = inp_l;
+        let mut inp_sa = inp_l;
         let cur = norm(g, inp_l, w.norm);
         let q = g.mul_mat(w.q, cur);
         let k = g.mul_mat(w.kv, cur);
@@ -82,20 +89,13 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
         let q = g.reshape(q, [s.head_dim, s.n_head, t, 1]);
         let k = g.reshape(k, [s.head_dim, s.n_head_kv, t, 1]);
         let v = g.reshape(v, [s.head_dim, s.n_head_kv, t, 1]);
+        // RoPE may run in place, but its source is a reshape (a view, never the planner's own):
+        // Q and K after RoPE take buffers of their own.
         let q = g.like(q, Op::Inplace, [q, pos, NONE, NONE]);
         let k = g.like(k, Op::Inplace, [k, pos, NONE, NONE]);
-        let inputs = Inputs {
-            k_idxs,
-            v_idxs,
-            mask,
-            k_rot,
-            v_rot,
-            k_cache,
-            v_cache,
-        };
         let mut cur = attention(g, s, [q, k, v], &inputs);
         cur = g.mul_mat(w.o, cur);
-        let mut inp_sa = inp_sa;
+        // The last layer keeps only the output rows (`inp_out_ids`, all of them in the reserve).
         if il + 1 == s.n_layer {
             cur = g.get_rows(cur, out_ids);
             inp_sa = g.get_rows(inp_sa, out_ids);
