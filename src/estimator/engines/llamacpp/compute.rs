@@ -133,7 +133,7 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
     let mut g = Graph::<GRAPH_TENSORS>::default();
     graph_llama::build(&mut g, &s);
     // The CPU buffer type aligns to `TENSOR_ALIGNMENT` (32 B).
-    let bytes = (!g.full).then(|| gallocr::plan(&g, 32));
+    let bytes = gallocr::plan(&g, 32);
     LAST_PLAN.set(Some((s, bytes)));
     bytes
 }

@@ -126,8 +126,12 @@ struct Hash {
     allocated: bool,
 }
 
-/// The high-water mark of planning `g` in one buffer of alignment `align` (bytes).
-pub fn plan<const N: usize>(g: &Graph<N>, align: u64) -> u64 {
+/// The high-water mark of planning `g` in one buffer of alignment `align` (bytes); `None` if the
+/// graph or the free list outgrew the replay's fixed capacity.
+pub fn plan<const N: usize>(g: &Graph<N>, align: u64) -> Option<u64> {
+    if g.full {
+        return None;
+    }
     let mut h = [Hash::default(); N];
     let mut list = FreeList::new(align);
     for &leaf in &g.leafs[..g.n_leafs] {
@@ -152,7 +156,7 @@ pub fn plan<const N: usize>(g: &Graph<N>, align: u64) -> u64 {
             release(g, &mut h, &mut list, s);
         }
     }
-    list.max_size
+    (!list.overflow).then_some(list.max_size)
 }
 
 /// `ggml_gallocr_allocate_node`.
