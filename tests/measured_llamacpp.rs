@@ -22,6 +22,7 @@ use vram_explorer::tensor::GgufFileType;
 
 const DATA: &str = include_str!("data/measured/llamacpp-cpu.json");
 const WIDE: &str = include_str!("data/measured/llamacpp-cpu-8b-shape.json");
+const BIASES: &str = include_str!("data/measured/llamacpp-cpu-biases.json");
 
 fn scenario(r: &Value) -> Scenario {
     let m = &r["model"];
@@ -166,6 +167,28 @@ fn cpu_buffers_at_llama_3_8b_width_match_the_measurements() {
         assert!(
             (compute - r["compute_mib_4"].as_f64().unwrap()).abs() < 0.000_05,
             "{id}"
+        );
+    }
+}
+
+/// Projection biases (a `qwen2` file with Q/K/V biases, a `llama` file with biases on every
+/// projection, the same without: scripts/measure/llamacpp/measure_biases.py) leave llama.cpp's
+/// compute buffer unchanged — each add runs in place — and the estimate, which plans them like
+/// none, matches all twelve loads to 0.0001 MiB.
+#[test]
+fn projection_biases_plan_like_none() {
+    let v: Value = serde_json::from_str(BIASES).unwrap();
+    let records = v["records"].as_array().unwrap();
+    assert_eq!(records.len(), 12);
+    for r in records {
+        let id = r["id"].as_str().unwrap();
+        let mut s = scenario(r);
+        s.model.transformer.bias = r["biases"].as_str() != Some("none");
+        let compute = estimate(&s).llamacpp.unwrap().host_compute as f64 / 1_048_576.0;
+        let measured = r["compute_mib_4"].as_f64().unwrap();
+        assert!(
+            (compute - measured).abs() < 0.000_05,
+            "{id}: {compute:.4} vs {measured:.4}"
         );
     }
 }

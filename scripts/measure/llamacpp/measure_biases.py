@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Do projection biases change llama.cpp's CPU compute buffer? Three 3-layer GGUFs of the same shape
+(n_embd 512, 8 heads / 2 KV heads, n_ff 1536, n_vocab 4096, F16 zeros): a `qwen2` file with Q/K/V
+biases (Qwen2 / Qwen2.5), a `llama` file with biases on every projection, and the same `llama` file
+without biases, each loaded by load_context.cpp (llama.cpp@0c1e57098's CPU backend) at four settings.
+The bias adds run in place (`ggml_op_can_inplace(ADD)`, the matmul output's only consumer), so the
+three plan alike. Output: tests/data/measured/llamacpp-cpu-biases.json.
+
+Run (from the repository root), with the loader built as its header says:
+    PYTHONPATH=<llama.cpp>/gguf-py python scripts/measure/llamacpp/measure_biases.py <load_context binary>
+"""
+
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+SHAPE = (3, 512, 8, 2, 1536, 4096)
+FILES = [("qwen2-qkv-biases", "qwen2", "qkv"), ("llama-all-biases", "llama", "all"), ("llama-no-bias", "llama", "none")]
+GRID = [(1024, 512, False, "f16"), (1024, 512, True, "f16"), (2048, 512, True, "q8_0"), (256, 128, False, "f16")]
+TYPE_ID = {"f16": 1, "q8_0": 8}
+FOUR = re.compile(r"CPU compute buffer size is\s+([0-9.]+) MiB")
+
+
+def write(path, shape, arch, biases):
+    """A GGUF of `shape` with F16 zero matrices; `biases` is "none", "qkv" or "all"."""
+    import gguf
+
+    n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab = shape
+    hd = n_embd // n_head
+    w = gguf.GGUFWriter(path, arch)
+    w.add_name("tiny-bias")
+    w.add_context_length(4096)
+    w.add_embedding_length(n_embd)
+    w.add_block_count(n_layer)
+    w.add_feed_forward_length(n_ff)
+    w.add_head_count(n_head)
+    w.add_head_count_kv(n_head_kv)
+    w.add_rope_dimension_count(hd)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_file_type(1)
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)]
+    tokens += [f"t{i}" for i in range(n_vocab - len(tokens))]
+    w.add_tokenizer_model("llama")
+    w.add_token_list(tokens)
+    w.add_token_scores([0.0] * n_vocab)
+    w.add_token_types([2, 3, 3] + [6] * 256 + [1] * (n_vocab - 259))
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+
+    def matrix(name, rows, cols):
+        w.add_tensor(name, np.zeros((rows, cols), dtype=np.float16))
+
+    def vec(name, n):
+        w.add_tensor(name, np.zeros((n,), dtype=np.float32))
+
+    kv = n_head_kv * hd
+    matrix("token_embd.weight", n_vocab, n_embd)
+    for i in range(n_layer):
+        vec(f"blk.{i}.attn_norm.weight", n_embd)
+        for t, rows in (("q", n_embd), ("k", kv), ("v", kv)):
+            matrix(f"blk.{i}.attn_{t}.weight", rows, n_embd)
+            if biases != "none":
+                vec(f"blk.{i}.attn_{t}.bias", rows)
+        matrix(f"blk.{i}.attn_output.weight", n_embd, n_embd)
+        vec(f"blk.{i}.ffn_norm.weight", n_embd)
+        matrix(f"blk.{i}.ffn_gate.weight", n_ff, n_embd)
+        matrix(f"blk.{i}.ffn_up.weight", n_ff, n_embd)
+        matrix(f"blk.{i}.ffn_down.weight", n_embd, n_ff)
+        if biases == "all":
+            vec(f"blk.{i}.attn_output.bias", n_embd)
+            vec(f"blk.{i}.ffn_gate.bias", n_ff)
+            vec(f"blk.{i}.ffn_up.bias", n_ff)
+            vec(f"blk.{i}.ffn_down.bias", n_embd)
+    vec("output_norm.weight", n_embd)
+    matrix("output.weight", n_vocab, n_embd)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def main():
+    loader = sys.argv[1]
+    records = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, arch, biases in FILES:
+            path = os.path.join(tmp, f"{name}.gguf")
+            write(path, SHAPE, arch, biases)
+            for n_ctx, ub, fa, ct in GRID:
+                args = [loader, path, str(n_ctx), str(ub), str(int(fa)), str(TYPE_ID[ct]), str(TYPE_ID[ct])]
+                err = subprocess.run(args, capture_output=True, text=True, timeout=600).stderr
+                four = FOUR.search(err)
+                n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab = SHAPE
+                records.append({
+                    "id": f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-{ct}",
+                    "arch": arch,
+                    "biases": biases,
+                    "model": {"n_layer": n_layer, "n_embd": n_embd, "n_head": n_head,
+                              "n_head_kv": n_head_kv, "n_ff": n_ff, "n_vocab": n_vocab, "tied": False},
+                    "file_type": "F16",
+                    "engine": {"c": n_ctx, "b": max(512, ub), "ub": ub, "fa": fa, "ctk": ct, "ctv": ct,
+                               "ngl": 0},
+                    "compute_mib_4": float(four.group(1)) if four else None,
+                })
+                print(records[-1]["id"], records[-1]["compute_mib_4"], flush=True)
+    doc = {
+        "schema": "vram-explorer.measured-llamacpp/1",
+        "about": "llama.cpp CPU compute buffer with and without projection biases (qwen2 and llama "
+                 "architectures, same shape); compute_mib_4 as the context prints it when freed",
+        "provenance": {
+            "script": "scripts/measure/llamacpp/measure_biases.py",
+            "loader": "scripts/measure/llamacpp/load_context.cpp",
+            "llama_cpp_commit": "ggml-org/llama.cpp@0c1e57098 (vendored in llama-cpp-python 0.3.36)",
+            "build": "cmake Release, GGML_NATIVE=OFF, CPU backend only",
+            "machine": f"{platform.machine()} {os.cpu_count()} cores",
+            "date": "2026-12-04",
+        },
+        "records": records,
+    }
+    out = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tests", "data", "measured",
+                       "llamacpp-cpu-biases.json")
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
