@@ -378,3 +378,31 @@ fn the_cpu_plan_is_the_same_whichever_shape_came_before() {
     // 4096 × 512 × (32 + 1) × 4 B at the attention peak.
     assert_eq!(b - a, 4096 * 512 * 33 * 4);
 }
+
+/// The replayed plan describes llama.cpp's `llama` / `qwen2` layer; a model with per-head Q/K norms
+/// (Qwen3) builds more tensors per layer, so its CPU compute buffer stays the closed form.
+#[test]
+fn only_plain_llama_layers_are_replayed() {
+    use vram_explorer::estimator::engines::llamacpp::compute::cpu_graph;
+    use vram_explorer::estimator::engines::llamacpp::dims::Dims;
+    use vram_explorer::import::from_hf_config;
+    use vram_explorer::scenario::ModelSpec;
+    let imp = from_hf_config(include_str!("data/hf/qwen3-8b.json"), &ModelSpec::default()).unwrap();
+    let mut s = llama8b(
+        GgufFileType::Q8_0,
+        LlamaCpp {
+            cpu_only: true,
+            ..LlamaCpp::default()
+        },
+    );
+    s.model = imp.model;
+    let est = estimate(&s);
+    let b = est.llamacpp.unwrap();
+    let d = Dims::of(&est.model, false);
+    assert!(!d.plain_layers, "Qwen3 has Q/K norms");
+    let closed = cpu_graph(&d, u64::from(b.n_ubatch), u64::from(b.n_ctx), b.flash_attn);
+    assert_eq!(b.host_compute, closed);
+    // Llama-3.1-8B's layers are the replayed ones.
+    let llama = estimate(&llama8b(GgufFileType::Q8_0, LlamaCpp::default()));
+    assert!(Dims::of(&llama.model, false).plain_layers);
+}

@@ -98,12 +98,13 @@ pub const fn replayed_layers(n: u32) -> u32 {
 }
 
 /// The CPU build's compute buffer by replaying `ggml_gallocr` over the reserve graph of a dense
-/// Llama-architecture model (RMSNorm, separate Q/K/V, SwiGLU): `None` for any other model, whose
-/// graph differs (fused QKV, MoE, LayerNorm, GELU). Projection biases are allowed: each bias add
+/// Llama-architecture model (RMSNorm, separate Q/K/V, SwiGLU, global attention in every layer):
+/// `None` for any other model, whose graph differs (fused QKV, MoE, LayerNorm, GELU, Q/K norms,
+/// sliding windows, sinks). Projection biases are allowed: each bias add
 /// runs in place of its matmul's output (its only consumer), so Qwen2-style Q/K/V biases or biases
 /// on every projection plan exactly like none (measured: tests/data/measured/llamacpp-cpu-biases.json).
 pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
-    let plain = d.gated && d.n_expert == 0 && !d.norm_bias && !d.fused_qkv;
+    let plain = d.plain_layers && d.gated && d.n_expert == 0 && !d.norm_bias && !d.fused_qkv;
     if !plain {
         return None;
     }

@@ -2,6 +2,7 @@
 
 use super::tensor_types::{self, Role};
 use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
 use crate::scenario::{FfnKind, NormKind};
 use crate::tensor::{GgufFileType, GgufType};
 
@@ -25,6 +26,10 @@ pub struct Dims {
     pub norm_bias: bool,
     /// Biases on every projection (`model.transformer.bias`).
     pub bias: bool,
+    /// Every layer is global softmax attention without per-head Q/K norms, sinks or an output
+    /// gate, followed by a dense MLP: the layer llama.cpp's `llama` / `qwen2` graphs build (what the
+    /// replayed compute-buffer plan describes, `compute::cpu_plan`).
+    pub plain_layers: bool,
 }
 
 impl Dims {
@@ -45,6 +50,7 @@ impl Dims {
             n_shared: u64::from(if m.moe.experts > 0 { m.moe.shared } else { 0 }),
             norm_bias: m.norm == NormKind::LayerNorm,
             bias,
+            plain_layers: m.blocks.kinds().iter().all(plain_layer),
         }
     }
 
@@ -62,6 +68,21 @@ impl Dims {
             tied_embeddings: self.tied,
         }
     }
+}
+
+/// A global attention layer without Q/K norms, sinks or an output gate, with a dense MLP.
+fn plain_layer(k: &LayerKind) -> bool {
+    let attention = matches!(
+        k.mixer,
+        MixerShape::Attention {
+            window,
+            qk_norm: false,
+            sinks: false,
+            output_gate: false,
+            ..
+        } if window == 0.0
+    );
+    attention && matches!(k.mlp, MlpShape::Dense { .. })
 }
 
 /// A backend buffer's rules for one tensor: alignment and CUDA's row padding.
