@@ -379,30 +379,33 @@ fn the_cpu_plan_is_the_same_whichever_shape_came_before() {
     assert_eq!(b - a, 4096 * 512 * 33 * 4);
 }
 
-/// The replayed plan describes llama.cpp's `llama` / `qwen2` layer; a model with per-head Q/K norms
-/// (Qwen3) builds more tensors per layer, so its CPU compute buffer stays the closed form.
+/// The replayed plan describes llama.cpp's `llama` / `qwen2` / `qwen3` layers (Q/K norms or not);
+/// a model with sliding-window layers (Gemma 2) builds another graph, so its CPU compute buffer
+/// stays the closed form.
 #[test]
 fn only_plain_llama_layers_are_replayed() {
     use vram_explorer::estimator::engines::llamacpp::compute::cpu_graph;
     use vram_explorer::estimator::engines::llamacpp::dims::Dims;
     use vram_explorer::import::from_hf_config;
     use vram_explorer::scenario::ModelSpec;
-    let imp = from_hf_config(include_str!("data/hf/qwen3-8b.json"), &ModelSpec::default()).unwrap();
-    let mut s = llama8b(
-        GgufFileType::Q8_0,
-        LlamaCpp {
-            cpu_only: true,
-            ..LlamaCpp::default()
-        },
-    );
-    s.model = imp.model;
-    let est = estimate(&s);
-    let b = est.llamacpp.unwrap();
-    let d = Dims::of(&est.model, false);
-    assert!(!d.plain_layers, "Qwen3 has Q/K norms");
+    let cpu = LlamaCpp {
+        cpu_only: true,
+        ..LlamaCpp::default()
+    };
+    let with = |json: &str| {
+        let imp = from_hf_config(json, &ModelSpec::default()).unwrap();
+        let mut s = llama8b(GgufFileType::Q8_0, cpu);
+        s.model = imp.model;
+        estimate(&s)
+    };
+    let gemma = with(include_str!("data/hf/gemma-2-9b.json"));
+    let d = Dims::of(&gemma.model, false);
+    assert!(!d.plain_layers, "Gemma 2 alternates sliding-window layers");
+    let b = gemma.llamacpp.unwrap();
     let closed = cpu_graph(&d, u64::from(b.n_ubatch), u64::from(b.n_ctx), b.flash_attn);
     assert_eq!(b.host_compute, closed);
-    // Llama-3.1-8B's layers are the replayed ones.
-    let llama = estimate(&llama8b(GgufFileType::Q8_0, LlamaCpp::default()));
-    assert!(Dims::of(&llama.model, false).plain_layers);
+    let qwen3 = Dims::of(&with(include_str!("data/hf/qwen3-8b.json")).model, false);
+    assert!(qwen3.plain_layers && qwen3.qk_norm);
+    let llama = Dims::of(&estimate(&llama8b(GgufFileType::Q8_0, cpu)).model, false);
+    assert!(llama.plain_layers && !llama.qk_norm);
 }

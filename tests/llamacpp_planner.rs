@@ -100,6 +100,7 @@ fn shape(
         flash_attn: fa,
         type_k: cache,
         type_v: cache,
+        qk_norm: false,
     }
 }
 

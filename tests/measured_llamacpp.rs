@@ -15,14 +15,15 @@
 use serde_json::Value;
 use vram_explorer::estimator::engines::llamacpp::mib_printed;
 use vram_explorer::estimator::estimate;
+use vram_explorer::import::from_hf_config;
 use vram_explorer::scenario::{
-    CacheType, FfnKind, FlashAttn, LlamaCpp, Mode, Scenario, ServingEngine, WeightFormat,
+    CacheType, FfnKind, FlashAttn, LlamaCpp, Mode, ModelSpec, Scenario, ServingEngine, WeightFormat,
 };
 use vram_explorer::tensor::GgufFileType;
 
 const DATA: &str = include_str!("data/measured/llamacpp-cpu.json");
 const WIDE: &str = include_str!("data/measured/llamacpp-cpu-8b-shape.json");
-const BIASES: &str = include_str!("data/measured/llamacpp-cpu-biases.json");
+const VARIANTS: &str = include_str!("data/measured/llamacpp-cpu-variants.json");
 
 fn scenario(r: &Value) -> Scenario {
     let m = &r["model"];
@@ -171,19 +172,35 @@ fn cpu_buffers_at_llama_3_8b_width_match_the_measurements() {
     }
 }
 
-/// Projection biases (a `qwen2` file with Q/K/V biases, a `llama` file with biases on every
-/// projection, the same without: scripts/measure/llamacpp/measure_biases.py) leave llama.cpp's
-/// compute buffer unchanged — each add runs in place — and the estimate, which plans them like
-/// none, matches all twelve loads to 0.0001 MiB.
+/// Layer variants (scripts/measure/llamacpp/measure_variants.py): a `qwen2` file with Q/K/V biases,
+/// a `llama` file with biases on every projection and the same without — each bias add runs in
+/// place, so the three print the same buffer — and a `qwen3` file (per-head Q/K norms, imported
+/// from Qwen3-8B's config at the measured shape): the estimate matches all sixteen loads to
+/// 0.0001 MiB.
 #[test]
-fn projection_biases_plan_like_none() {
-    let v: Value = serde_json::from_str(BIASES).unwrap();
+fn layer_variants_match_the_measurements() {
+    let v: Value = serde_json::from_str(VARIANTS).unwrap();
     let records = v["records"].as_array().unwrap();
-    assert_eq!(records.len(), 12);
+    assert_eq!(records.len(), 16);
     for r in records {
         let id = r["id"].as_str().unwrap();
         let mut s = scenario(r);
         s.model.transformer.bias = r["biases"].as_str() != Some("none");
+        if r["qk_norm"].as_bool().unwrap() {
+            let m = &r["model"];
+            let mut cfg: Value =
+                serde_json::from_str(include_str!("data/hf/qwen3-8b.json")).unwrap();
+            cfg["hidden_size"] = m["n_embd"].clone();
+            cfg["num_attention_heads"] = m["n_head"].clone();
+            cfg["num_key_value_heads"] = m["n_head_kv"].clone();
+            cfg["head_dim"] = 64.into();
+            cfg["intermediate_size"] = m["n_ff"].clone();
+            cfg["num_hidden_layers"] = m["n_layer"].clone();
+            cfg["vocab_size"] = m["n_vocab"].clone();
+            cfg["tie_word_embeddings"] = false.into();
+            let imp = from_hf_config(&cfg.to_string(), &ModelSpec::default()).unwrap();
+            s.model = imp.model;
+        }
         let compute = estimate(&s).llamacpp.unwrap().host_compute as f64 / 1_048_576.0;
         let measured = r["compute_mib_4"].as_f64().unwrap();
         assert!(

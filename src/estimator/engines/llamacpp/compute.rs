@@ -98,8 +98,8 @@ pub const fn replayed_layers(n: u32) -> u32 {
 }
 
 /// The CPU build's compute buffer by replaying `ggml_gallocr` over the reserve graph of a dense
-/// Llama-architecture model (RMSNorm, separate Q/K/V, SwiGLU, global attention in every layer):
-/// `None` for any other model, whose graph differs (fused QKV, MoE, LayerNorm, GELU, Q/K norms,
+/// Llama-architecture model (RMSNorm, separate Q/K/V, SwiGLU, global attention in every layer, Q/K
+/// norms or not): `None` for any other model, whose graph differs (fused QKV, MoE, LayerNorm, GELU,
 /// sliding windows, sinks). Projection biases are allowed: each bias add
 /// runs in place of its matmul's output (its only consumer), so Qwen2-style Q/K/V biases or biases
 /// on every projection plan exactly like none (measured: tests/data/measured/llamacpp-cpu-biases.json).
@@ -125,6 +125,7 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         flash_attn: b.flash_attn,
         type_k: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_k)),
         type_v: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_v)),
+        qk_norm: d.qk_norm,
     };
     // The plan is a pure function of the shape, and one estimate asks for it three times (the
     // memory phases, the time, the report), `compare` once per GPU: the last shape's plan is kept.

@@ -26,15 +26,19 @@ pub struct Dims {
     pub norm_bias: bool,
     /// Biases on every projection (`model.transformer.bias`).
     pub bias: bool,
-    /// Every layer is global softmax attention without per-head Q/K norms, sinks or an output
-    /// gate, followed by a dense MLP: the layer llama.cpp's `llama` / `qwen2` graphs build (what the
-    /// replayed compute-buffer plan describes, `compute::cpu_plan`).
+    /// Every layer is global softmax attention without sinks or an output gate, with a dense MLP,
+    /// and all or none of them normalise Q and K per head: the layer llama.cpp's `llama` / `qwen2`
+    /// / `qwen3` graphs build (what the replayed compute-buffer plan describes, `compute::cpu_plan`).
     pub plain_layers: bool,
+    /// Per-head Q/K RMSNorm in every layer (Qwen3).
+    pub qk_norm: bool,
 }
 
 impl Dims {
     pub fn of(m: &ResolvedModel, bias: bool) -> Dims {
         let head_dim = u64::from(m.head_dim.max(1));
+        let kinds = m.blocks.kinds();
+        let qk_norm = !kinds.is_empty() && kinds.iter().all(has_qk_norm);
         Dims {
             n_layer: m.layers.max(1),
             n_embd: u64::from(m.hidden.max(1)),
@@ -50,7 +54,9 @@ impl Dims {
             n_shared: u64::from(if m.moe.experts > 0 { m.moe.shared } else { 0 }),
             norm_bias: m.norm == NormKind::LayerNorm,
             bias,
-            plain_layers: m.blocks.kinds().iter().all(plain_layer),
+            plain_layers: m.blocks.kinds().iter().all(plain_layer)
+                && (qk_norm || !m.blocks.kinds().iter().any(has_qk_norm)),
+            qk_norm,
         }
     }
 
@@ -70,19 +76,22 @@ impl Dims {
     }
 }
 
-/// A global attention layer without Q/K norms, sinks or an output gate, with a dense MLP.
+/// A global attention layer without sinks or an output gate, with a dense MLP.
 fn plain_layer(k: &LayerKind) -> bool {
     let attention = matches!(
         k.mixer,
         MixerShape::Attention {
             window,
-            qk_norm: false,
             sinks: false,
             output_gate: false,
             ..
         } if window == 0.0
     );
     attention && matches!(k.mlp, MlpShape::Dense { .. })
+}
+
+fn has_qk_norm(k: &LayerKind) -> bool {
+    matches!(k.mixer, MixerShape::Attention { qk_norm: true, .. })
 }
 
 /// A backend buffer's rules for one tensor: alignment and CUDA's row padding.

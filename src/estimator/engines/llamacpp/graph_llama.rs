@@ -25,6 +25,8 @@ pub struct Shape {
     pub flash_attn: bool,
     pub type_k: Ty,
     pub type_v: Ty,
+    /// Per-head RMSNorm of Q and K before RoPE (`qwen3`: `build_norm` on the reshaped Q and K).
+    pub qk_norm: bool,
 }
 
 const fn quantized(t: Ty) -> bool {
@@ -38,6 +40,7 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
     let n_embd_kv = s.n_head_kv * s.head_dim;
     let w = Weights {
         norm: g.external(Ty::F32, [s.n_embd, 1, 1, 1]),
+        head_norm: g.external(Ty::F32, [s.head_dim, 1, 1, 1]),
         q: g.external(Ty::F16, [s.n_embd, n_embd_q, 1, 1]),
         kv: g.external(Ty::F16, [s.n_embd, n_embd_kv, 1, 1]),
         o: g.external(Ty::F16, [n_embd_q, s.n_embd, 1, 1]),
@@ -89,8 +92,15 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
         let q = g.reshape(q, [s.head_dim, s.n_head, t, 1]);
         let k = g.reshape(k, [s.head_dim, s.n_head_kv, t, 1]);
         let v = g.reshape(v, [s.head_dim, s.n_head_kv, t, 1]);
-        // RoPE may run in place, but its source is a reshape (a view, never the planner's own):
-        // Q and K after RoPE take buffers of their own.
+        // Qwen3 normalises each head of Q and K first: the norm of a view takes a buffer of its
+        // own, its weight and RoPE then run in place.
+        let (q, k) = if s.qk_norm {
+            (norm(g, q, w.head_norm), norm(g, k, w.head_norm))
+        } else {
+            (q, k)
+        };
+        // RoPE may run in place, but without Q/K norms its source is a reshape (a view, never the
+        // planner's own): Q and K after RoPE then take buffers of their own.
         let q = g.like(q, Op::Inplace, [q, pos, NONE, NONE]);
         let k = g.like(k, Op::Inplace, [k, pos, NONE, NONE]);
         let mut cur = attention(g, s, [q, k, v], &inputs);
@@ -118,6 +128,7 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
 /// The weights by shape (every layer's alike: external, never planned).
 struct Weights {
     norm: Id,
+    head_norm: Id,
     q: Id,
     kv: Id,
     o: Id,

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Do projection biases change llama.cpp's CPU compute buffer? Three 3-layer GGUFs of the same shape
-(n_embd 512, 8 heads / 2 KV heads, n_ff 1536, n_vocab 4096, F16 zeros): a `qwen2` file with Q/K/V
-biases (Qwen2 / Qwen2.5), a `llama` file with biases on every projection, and the same `llama` file
-without biases, each loaded by load_context.cpp (llama.cpp@0c1e57098's CPU backend) at four settings.
-The bias adds run in place (`ggml_op_can_inplace(ADD)`, the matmul output's only consumer), so the
-three plan alike. Output: tests/data/measured/llamacpp-cpu-biases.json.
+"""Layer variants of llama.cpp's Llama-like graphs and their CPU compute buffer. Four 3-layer GGUFs of
+the same shape (n_embd 512, 8 heads / 2 KV heads, n_ff 1536, n_vocab 4096, F16 zeros): a `qwen2` file
+with Q/K/V biases (Qwen2 / Qwen2.5), a `llama` file with biases on every projection, the same `llama`
+file without biases, and a `qwen3` file (per-head RMSNorm of Q and K), each loaded by load_context.cpp
+(llama.cpp@0c1e57098's CPU backend) at four settings. The bias adds run in place
+(`ggml_op_can_inplace(ADD)`, the matmul output's only consumer), so the first three plan alike.
+Output: tests/data/measured/llamacpp-cpu-variants.json.
 
 Run (from the repository root), with the loader built as its header says:
-    PYTHONPATH=<llama.cpp>/gguf-py python scripts/measure/llamacpp/measure_biases.py <load_context binary>
+    PYTHONPATH=<llama.cpp>/gguf-py python scripts/measure/llamacpp/measure_variants.py <load_context binary>
 """
 
 import json
@@ -21,7 +22,12 @@ import tempfile
 import numpy as np
 
 SHAPE = (3, 512, 8, 2, 1536, 4096)
-FILES = [("qwen2-qkv-biases", "qwen2", "qkv"), ("llama-all-biases", "llama", "all"), ("llama-no-bias", "llama", "none")]
+FILES = [
+    ("qwen2-qkv-biases", "qwen2", "qkv"),
+    ("llama-all-biases", "llama", "all"),
+    ("llama-no-bias", "llama", "none"),
+    ("qwen3-qk-norm", "qwen3", "none"),
+]
 GRID = [(1024, 512, False, "f16"), (1024, 512, True, "f16"), (2048, 512, True, "q8_0"), (256, 128, False, "f16")]
 TYPE_ID = {"f16": 1, "q8_0": 8}
 FOUR = re.compile(r"CPU compute buffer size is\s+([0-9.]+) MiB")
@@ -63,6 +69,9 @@ def write(path, shape, arch, biases):
     matrix("token_embd.weight", n_vocab, n_embd)
     for i in range(n_layer):
         vec(f"blk.{i}.attn_norm.weight", n_embd)
+        if arch == "qwen3":
+            vec(f"blk.{i}.attn_q_norm.weight", hd)
+            vec(f"blk.{i}.attn_k_norm.weight", hd)
         for t, rows in (("q", n_embd), ("k", kv), ("v", kv)):
             matrix(f"blk.{i}.attn_{t}.weight", rows, n_embd)
             if biases != "none":
@@ -101,6 +110,7 @@ def main():
                     "id": f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-{ct}",
                     "arch": arch,
                     "biases": biases,
+                    "qk_norm": arch == "qwen3",
                     "model": {"n_layer": n_layer, "n_embd": n_embd, "n_head": n_head,
                               "n_head_kv": n_head_kv, "n_ff": n_ff, "n_vocab": n_vocab, "tied": False},
                     "file_type": "F16",
@@ -111,10 +121,11 @@ def main():
                 print(records[-1]["id"], records[-1]["compute_mib_4"], flush=True)
     doc = {
         "schema": "vram-explorer.measured-llamacpp/1",
-        "about": "llama.cpp CPU compute buffer with and without projection biases (qwen2 and llama "
-                 "architectures, same shape); compute_mib_4 as the context prints it when freed",
+        "about": "llama.cpp CPU compute buffer of Llama-like layer variants (qwen2 Q/K/V biases, llama "
+                 "biases on every projection or none, qwen3 Q/K norms; same shape); compute_mib_4 as the "
+                 "context prints it when freed",
         "provenance": {
-            "script": "scripts/measure/llamacpp/measure_biases.py",
+            "script": "scripts/measure/llamacpp/measure_variants.py",
             "loader": "scripts/measure/llamacpp/load_context.cpp",
             "llama_cpp_commit": "ggml-org/llama.cpp@0c1e57098 (vendored in llama-cpp-python 0.3.36)",
             "build": "cmake Release, GGML_NATIVE=OFF, CPU backend only",
@@ -124,7 +135,7 @@ def main():
         "records": records,
     }
     out = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tests", "data", "measured",
-                       "llamacpp-cpu-biases.json")
+                       "llamacpp-cpu-variants.json")
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
