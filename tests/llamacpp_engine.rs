@@ -385,7 +385,7 @@ fn the_cpu_plan_is_the_same_whichever_shape_came_before() {
 #[test]
 fn only_plain_llama_layers_are_replayed() {
     use vram_explorer::estimator::engines::llamacpp::compute::cpu_graph;
-    use vram_explorer::estimator::engines::llamacpp::dims::Dims;
+    use vram_explorer::estimator::engines::llamacpp::dims::{Dims, LayerGraph};
     use vram_explorer::import::from_hf_config;
     use vram_explorer::scenario::ModelSpec;
     let cpu = LlamaCpp {
@@ -400,12 +400,16 @@ fn only_plain_llama_layers_are_replayed() {
     };
     let gemma = with(include_str!("data/hf/gemma-2-9b.json"));
     let d = Dims::of(&gemma.model, false);
-    assert!(!d.plain_layers, "Gemma 2 alternates sliding-window layers");
+    assert_eq!(
+        d.layers,
+        LayerGraph::Other,
+        "Gemma 2 alternates sliding-window layers"
+    );
     let b = gemma.llamacpp.unwrap();
     let closed = cpu_graph(&d, u64::from(b.n_ubatch), u64::from(b.n_ctx), b.flash_attn);
     assert_eq!(b.host_compute, closed);
     let qwen3 = Dims::of(&with(include_str!("data/hf/qwen3-8b.json")).model, false);
-    assert!(qwen3.plain_layers && qwen3.qk_norm);
+    assert_eq!(qwen3.layers, LayerGraph::LlamaQkNorm);
     let llama = Dims::of(&estimate(&llama8b(GgufFileType::Q8_0, cpu)).model, false);
-    assert!(llama.plain_layers && !llama.qk_norm);
+    assert_eq!(llama.layers, LayerGraph::Llama);
 }

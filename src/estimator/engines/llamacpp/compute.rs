@@ -19,7 +19,7 @@
 use std::cell::Cell;
 
 use super::Buffers;
-use super::dims::Dims;
+use super::dims::{Dims, LayerGraph};
 use super::ggml::Graph;
 use super::graph_llama::{self, Shape};
 use super::{gallocr, kv};
@@ -102,9 +102,10 @@ pub const fn replayed_layers(n: u32) -> u32 {
 /// norms or not): `None` for any other model, whose graph differs (fused QKV, MoE, LayerNorm, GELU,
 /// sliding windows, sinks). Projection biases are allowed: each bias add
 /// runs in place of its matmul's output (its only consumer), so Qwen2-style Q/K/V biases or biases
-/// on every projection plan exactly like none (measured: tests/data/measured/llamacpp-cpu-biases.json).
+/// on every projection plan exactly like none (measured: tests/data/measured/llamacpp-cpu-variants.json).
 pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
-    let plain = d.plain_layers && d.gated && d.n_expert == 0 && !d.norm_bias && !d.fused_qkv;
+    let plain =
+        d.layers != LayerGraph::Other && d.gated && d.n_expert == 0 && !d.norm_bias && !d.fused_qkv;
     if !plain {
         return None;
     }
@@ -125,7 +126,7 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         flash_attn: b.flash_attn,
         type_k: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_k)),
         type_v: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_v)),
-        qk_norm: d.qk_norm,
+        qk_norm: d.layers == LayerGraph::LlamaQkNorm,
     };
     // The plan is a pure function of the shape, and one estimate asks for it three times (the
     // memory phases, the time, the report), `compare` once per GPU: the last shape's plan is kept.

@@ -26,12 +26,22 @@ pub struct Dims {
     pub norm_bias: bool,
     /// Biases on every projection (`model.transformer.bias`).
     pub bias: bool,
-    /// Every layer is global softmax attention without sinks or an output gate, with a dense MLP,
-    /// and all or none of them normalise Q and K per head: the layer llama.cpp's `llama` / `qwen2`
-    /// / `qwen3` graphs build (what the replayed compute-buffer plan describes, `compute::cpu_plan`).
-    pub plain_layers: bool,
-    /// Per-head Q/K RMSNorm in every layer (Qwen3).
-    pub qk_norm: bool,
+    /// Which layer graph llama.cpp builds, as far as the replayed compute-buffer plan
+    /// (`compute::cpu_plan`) describes it.
+    pub layers: LayerGraph,
+}
+
+/// A model's layers as llama.cpp's graph builds them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LayerGraph {
+    /// Anything the replay does not describe (sliding windows, sinks, output gates, MoE layers,
+    /// a mix of Q/K-normalised and plain layers).
+    #[default]
+    Other,
+    /// Global softmax attention and a dense MLP in every layer (`llama`, `qwen2`).
+    Llama,
+    /// The same with a per-head RMSNorm of Q and K in every layer (`qwen3`).
+    LlamaQkNorm,
 }
 
 impl Dims {
@@ -54,9 +64,15 @@ impl Dims {
             n_shared: u64::from(if m.moe.experts > 0 { m.moe.shared } else { 0 }),
             norm_bias: m.norm == NormKind::LayerNorm,
             bias,
-            plain_layers: m.blocks.kinds().iter().all(plain_layer)
-                && (qk_norm || !m.blocks.kinds().iter().any(has_qk_norm)),
-            qk_norm,
+            layers: if !kinds.iter().all(plain_layer) {
+                LayerGraph::Other
+            } else if qk_norm {
+                LayerGraph::LlamaQkNorm
+            } else if kinds.iter().any(has_qk_norm) {
+                LayerGraph::Other
+            } else {
+                LayerGraph::Llama
+            },
         }
     }
 
