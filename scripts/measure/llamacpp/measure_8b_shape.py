@@ -9,15 +9,12 @@ Run (from the repository root), with the loader built as its header says:
     PYTHONPATH=<llama.cpp>/gguf-py python scripts/measure/llamacpp/measure_8b_shape.py <load_context binary>
 """
 
-import json
 import os
-import platform
-import re
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
+import loader as loader_mod  # noqa: E402
 from measure import write_gguf  # noqa: E402
 
 MODEL = ("l8b2", 2, 4096, 32, 8, 14336, 128256)
@@ -32,9 +29,6 @@ GRID = [
     (4096, 2048, False, "f16"),
     (16384, 1024, True, "q8_0"),
 ]
-TYPE_ID = {"f16": 1, "q8_0": 8}
-PRINTED = re.compile(r"(\S+) (model|KV|compute) buffer size =\s+([0-9.]+) MiB")
-FOUR = re.compile(r"CPU compute buffer size is\s+([0-9.]+) MiB")
 
 
 def main():
@@ -44,41 +38,20 @@ def main():
         path = os.path.join(tmp, "l8b2-Q8_0.gguf")
         write_gguf(path, MODEL, "Q8_0")
         for n_ctx, ub, fa, ct in GRID:
-            args = [loader, path, str(n_ctx), str(ub), str(int(fa)), str(TYPE_ID[ct]), str(TYPE_ID[ct])]
-            err = subprocess.run(args, capture_output=True, text=True, timeout=600).stderr
-            printed = {f"{m[0]} {m[1]}": float(m[2]) for m in PRINTED.findall(err)}
-            four = FOUR.search(err)
+            printed, four = loader_mod.load(loader, path, n_ctx, ub, fa, ct)
             _, n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab = MODEL
             records.append({
                 "id": f"llamacpp-cpu-8b-shape-c{n_ctx}-ub{ub}-fa{int(fa)}-{ct}",
                 "model": {"n_layer": n_layer, "n_embd": n_embd, "n_head": n_head,
                           "n_head_kv": n_head_kv, "n_ff": n_ff, "n_vocab": n_vocab, "tied": False},
                 "file_type": "Q8_0",
-                "engine": {"c": n_ctx, "b": max(512, ub), "ub": ub, "fa": fa, "ctk": ct, "ctv": ct,
-                           "ngl": 0},
+                "engine": loader_mod.engine(n_ctx, ub, fa, ct),
                 "buffers_mib": printed,
-                "compute_mib_4": float(four.group(1)) if four else None,
+                "compute_mib_4": four,
             })
             print(records[-1]["id"], printed, records[-1]["compute_mib_4"], flush=True)
-    doc = {
-        "schema": "vram-explorer.measured-llamacpp/1",
-        "about": "llama.cpp CPU buffers at Llama-3.1-8B's width (2 layers), printed at load; "
-                 "compute_mib_4 is the compute buffer the context prints when freed (4 decimals)",
-        "provenance": {
-            "script": "scripts/measure/llamacpp/measure_8b_shape.py",
-            "loader": "scripts/measure/llamacpp/load_context.cpp",
-            "llama_cpp_commit": "ggml-org/llama.cpp@0c1e57098 (vendored in llama-cpp-python 0.3.36)",
-            "build": "cmake Release, GGML_NATIVE=OFF, CPU backend only",
-            "machine": f"{platform.machine()} {os.cpu_count()} cores",
-            "date": "2026-12-04",
-        },
-        "records": records,
-    }
-    out = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tests", "data", "measured",
-                       "llamacpp-cpu-8b-shape.json")
-    with open(out, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    loader_mod.write("measure_8b_shape.py", "llamacpp-cpu-8b-shape.json", "llama.cpp CPU buffers at Llama-3.1-8B's width (2 layers), printed at load; "
+                 "compute_mib_4 is the compute buffer the context prints when freed (4 decimals)", records)
 
 
 if __name__ == "__main__":

@@ -11,15 +11,14 @@ Run (from the repository root), with the loader built as its header says:
     PYTHONPATH=<llama.cpp>/gguf-py python scripts/measure/llamacpp/measure_variants.py <load_context binary>
 """
 
-import json
 import os
-import platform
-import re
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import loader as loader_mod  # noqa: E402
 
 SHAPE = (3, 512, 8, 2, 1536, 4096)
 FILES = [
@@ -29,8 +28,6 @@ FILES = [
     ("qwen3-qk-norm", "qwen3", "none"),
 ]
 GRID = [(1024, 512, False, "f16"), (1024, 512, True, "f16"), (2048, 512, True, "q8_0"), (256, 128, False, "f16")]
-TYPE_ID = {"f16": 1, "q8_0": 8}
-FOUR = re.compile(r"CPU compute buffer size is\s+([0-9.]+) MiB")
 
 
 def write(path, shape, arch, biases):
@@ -102,9 +99,7 @@ def main():
             path = os.path.join(tmp, f"{name}.gguf")
             write(path, SHAPE, arch, biases)
             for n_ctx, ub, fa, ct in GRID:
-                args = [loader, path, str(n_ctx), str(ub), str(int(fa)), str(TYPE_ID[ct]), str(TYPE_ID[ct])]
-                err = subprocess.run(args, capture_output=True, text=True, timeout=600).stderr
-                four = FOUR.search(err)
+                _, four = loader_mod.load(loader, path, n_ctx, ub, fa, ct)
                 n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab = SHAPE
                 records.append({
                     "id": f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-{ct}",
@@ -114,31 +109,13 @@ def main():
                     "model": {"n_layer": n_layer, "n_embd": n_embd, "n_head": n_head,
                               "n_head_kv": n_head_kv, "n_ff": n_ff, "n_vocab": n_vocab, "tied": False},
                     "file_type": "F16",
-                    "engine": {"c": n_ctx, "b": max(512, ub), "ub": ub, "fa": fa, "ctk": ct, "ctv": ct,
-                               "ngl": 0},
-                    "compute_mib_4": float(four.group(1)) if four else None,
+                    "engine": loader_mod.engine(n_ctx, ub, fa, ct),
+                    "compute_mib_4": four,
                 })
                 print(records[-1]["id"], records[-1]["compute_mib_4"], flush=True)
-    doc = {
-        "schema": "vram-explorer.measured-llamacpp/1",
-        "about": "llama.cpp CPU compute buffer of Llama-like layer variants (qwen2 Q/K/V biases, llama "
+    loader_mod.write("measure_variants.py", "llamacpp-cpu-variants.json", "llama.cpp CPU compute buffer of Llama-like layer variants (qwen2 Q/K/V biases, llama "
                  "biases on every projection or none, qwen3 Q/K norms; same shape); compute_mib_4 as the "
-                 "context prints it when freed",
-        "provenance": {
-            "script": "scripts/measure/llamacpp/measure_variants.py",
-            "loader": "scripts/measure/llamacpp/load_context.cpp",
-            "llama_cpp_commit": "ggml-org/llama.cpp@0c1e57098 (vendored in llama-cpp-python 0.3.36)",
-            "build": "cmake Release, GGML_NATIVE=OFF, CPU backend only",
-            "machine": f"{platform.machine()} {os.cpu_count()} cores",
-            "date": "2026-12-04",
-        },
-        "records": records,
-    }
-    out = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tests", "data", "measured",
-                       "llamacpp-cpu-variants.json")
-    with open(out, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+                 "context prints it when freed", records)
 
 
 if __name__ == "__main__":

@@ -18,12 +18,12 @@ pub fn read_share(s: &Scenario) -> f64 {
         None | Some(ServingEngine::HfGenerate | ServingEngine::Preallocated)
     );
     let p = &s.timing.parts;
+    // The shares are clamped to [0.05, 1] once, by the resolve pass (validate::RANGES).
     match s.quantization.weights {
         WeightFormat::Int8PerChannel if pytorch => p.int8_weight_only_read,
         WeightFormat::Int4Group if pytorch => p.int4_weight_only_read,
         _ => 1.0,
     }
-    .clamp(0.05, 1.0)
 }
 
 /// A decode step's roofline: its weights read at [`read_share`] of the bandwidth, the cache at the

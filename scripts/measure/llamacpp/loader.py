@@ -1,0 +1,48 @@
+"""Shared by the measurement scripts that drive load_context.cpp: one load, and the record file."""
+
+import json
+import os
+import platform
+import re
+import subprocess
+
+TYPE_ID = {"f16": 1, "q8_0": 8}
+PRINTED = re.compile(r"(\S+) (model|KV|compute) buffer size =\s+([0-9.]+) MiB")
+FOUR = re.compile(r"CPU compute buffer size is\s+([0-9.]+) MiB")
+
+
+def load(loader, path, n_ctx, ub, fa, cache):
+    """Loads `path` at these settings: the printed buffers (MiB) and the compute buffer to four
+    decimals as the context prints it when freed (None if it did not load)."""
+    tid = str(TYPE_ID[cache])
+    args = [loader, path, str(n_ctx), str(ub), str(int(fa)), tid, tid]
+    err = subprocess.run(args, capture_output=True, text=True, timeout=600).stderr
+    printed = {f"{m[0]} {m[1]}": float(m[2]) for m in PRINTED.findall(err)}
+    four = FOUR.search(err)
+    return printed, float(four.group(1)) if four else None
+
+
+def engine(n_ctx, ub, fa, cache):
+    """The record's engine settings (n_batch = max(512, n_ubatch), as load_context sets it)."""
+    return {"c": n_ctx, "b": max(512, ub), "ub": ub, "fa": fa, "ctk": cache, "ctv": cache, "ngl": 0}
+
+
+def write(script, file_name, about, records):
+    """Writes tests/data/measured/<file_name> with the provenance of `script`."""
+    doc = {
+        "schema": "vram-explorer.measured-llamacpp/1",
+        "about": about,
+        "provenance": {
+            "script": f"scripts/measure/llamacpp/{script}",
+            "loader": "scripts/measure/llamacpp/load_context.cpp",
+            "llama_cpp_commit": "ggml-org/llama.cpp@0c1e57098 (vendored in llama-cpp-python 0.3.36)",
+            "build": "cmake Release, GGML_NATIVE=OFF, CPU backend only",
+            "machine": f"{platform.machine()} {os.cpu_count()} cores",
+            "date": "2026-12-04",
+        },
+        "records": records,
+    }
+    out = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tests", "data", "measured", file_name)
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
