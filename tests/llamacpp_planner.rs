@@ -10,7 +10,9 @@
     reason = "a test fails by panicking"
 )]
 
-use vram_explorer::estimator::engines::llamacpp::compute::replayed_layers;
+use vram_explorer::estimator::engines::llamacpp::compute::{
+    GRAPH_TENSORS, MAX_EXPERTS_USED, replayed_layers,
+};
 use vram_explorer::estimator::engines::llamacpp::gallocr::plan;
 use vram_explorer::estimator::engines::llamacpp::ggml::{Graph, NONE, Op, Ty};
 use vram_explorer::estimator::engines::llamacpp::graph_llama::{Shape, build};
@@ -77,6 +79,18 @@ fn shape(
     fa: bool,
     q: bool,
 ) -> Shape {
+    moe_shape(n_layer, dims, (0, 0), t, n_kv, fa, q)
+}
+
+fn moe_shape(
+    n_layer: u32,
+    dims: (u64, u64, u64, u64, u64),
+    (n_expert, n_expert_used): (u64, u64),
+    t: u64,
+    n_kv: u64,
+    fa: bool,
+    q: bool,
+) -> Shape {
     let (n_embd, n_head, n_head_kv, n_ff, n_vocab) = dims;
     let cache = if q {
         Ty::Block {
@@ -101,6 +115,8 @@ fn shape(
         type_k: cache,
         type_v: cache,
         qk_norm: false,
+        n_expert,
+        n_expert_used,
     }
 }
 
@@ -140,6 +156,52 @@ fn planning_twelve_layers_gives_the_buffer_of_every_layer_planned() {
     assert_eq!(checked, 6 * 4 * 3 * 6);
 }
 
+/// The same for mixture-of-experts layers (`graph_moe`): Qwen3-30B-A3B's and Mixtral's widths,
+/// 1 to 16 experts used, up to 48 layers (Qwen3-30B-A3B's count).
+#[test]
+fn planning_twelve_moe_layers_gives_the_buffer_of_every_layer_planned() {
+    // Graphs of 48 MoE layers outgrow a test thread's 2 MiB stack in a debug build.
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(moe_layers_shortcut)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn moe_layers_shortcut() {
+    let models = [
+        ((2048, 32, 4, 768, 151_936), (128, 8)),
+        ((4096, 32, 8, 14336, 32000), (8, 2)),
+        ((512, 8, 2, 384, 4096), (4, 1)),
+        ((1024, 16, 4, 512, 8192), (64, 16)),
+    ];
+    let mut checked = 0;
+    for (d, e) in models {
+        for (t, n_kv) in [(512, 4096), (2048, 8192), (128, 32768)] {
+            for (fa, q) in [(false, false), (true, false), (true, true)] {
+                for n in [13, 17, 24, 48] {
+                    let mut full = Box::new(Graph::<8192>::default());
+                    build(&mut full, &moe_shape(n, d, e, t, n_kv, fa, q));
+                    assert!(!full.full);
+                    let mut short = Box::new(Graph::<8192>::default());
+                    build(
+                        &mut short,
+                        &moe_shape(replayed_layers(n), d, e, t, n_kv, fa, q),
+                    );
+                    assert_eq!(
+                        plan(&full, 32).unwrap(),
+                        plan(&short, 32).unwrap(),
+                        "{d:?} {e:?} t {t} n_kv {n_kv} fa {fa} q8_0 {q}: {n} layers"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 4 * 3 * 3 * 4);
+}
+
 #[test]
 fn the_shortcut_keeps_small_models_whole_and_the_remainder_modulo_six() {
     for n in 1..=12 {
@@ -165,4 +227,22 @@ fn a_graph_beyond_the_replays_capacity_is_not_planned() {
     g.expand(y);
     assert!(g.full);
     assert_eq!(plan(&g, 32), None);
+}
+
+/// The estimator's graph holds the largest reserve it plans (12 replayed layers with Q/K norms, a
+/// q8_0 cache's rotations, no flash attention and the most experts used): were it too small, the
+/// plan would silently fall back to the closed form.
+#[test]
+fn the_replays_capacity_holds_the_largest_graph_it_plans() {
+    let q = (true, true);
+    for (e, k) in [(0, 0), (128, MAX_EXPERTS_USED)] {
+        for (fa, q8) in [(false, q.1), (true, q.1), (false, false)] {
+            let mut s = moe_shape(12, (4096, 32, 8, 1024, 32000), (e, k), 512, 4096, fa, q8);
+            s.qk_norm = q.0;
+            let mut g = Box::new(Graph::<GRAPH_TENSORS>::default());
+            build(&mut g, &s);
+            assert!(!g.full, "{e} experts, {k} used, fa {fa}, q8_0 {q8}");
+            assert!(plan(&g, 32).is_some());
+        }
+    }
 }

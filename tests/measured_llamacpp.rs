@@ -24,6 +24,7 @@ use vram_explorer::tensor::GgufFileType;
 const DATA: &str = include_str!("data/measured/llamacpp-cpu.json");
 const WIDE: &str = include_str!("data/measured/llamacpp-cpu-8b-shape.json");
 const VARIANTS: &str = include_str!("data/measured/llamacpp-cpu-variants.json");
+const MOE: &str = include_str!("data/measured/llamacpp-cpu-moe.json");
 
 fn scenario(r: &Value) -> Scenario {
     let m = &r["model"];
@@ -208,4 +209,62 @@ fn layer_variants_match_the_measurements() {
             "{id}: {compute:.4} vs {measured:.4}"
         );
     }
+}
+
+/// Mixture-of-experts layers (scripts/measure/llamacpp/measure_moe.py): `qwen3moe` files
+/// (Qwen3-30B-A3B's layer, imported from its config at the measured shape) and `llama` files with
+/// 1, 2 or 4 of 4–8 experts used (Mixtral's layer), tiny and at the two models' widths (where the
+/// experts' outputs, `n_embd × top-k × T` F32, set the peak with flash attention), four settings
+/// each: model, KV and compute buffers as measured, the compute buffer to 0.0001 MiB.
+#[test]
+fn moe_layers_match_the_measurements() {
+    let v: Value = serde_json::from_str(MOE).unwrap();
+    let records = v["records"].as_array().unwrap();
+    assert_eq!(records.len(), 24);
+    let mut failures = Vec::new();
+    for r in records {
+        let id = r["id"].as_str().unwrap();
+        let m = &r["model"];
+        let mut s = scenario(r);
+        if r["qk_norm"].as_bool().unwrap() {
+            let mut cfg: Value =
+                serde_json::from_str(include_str!("data/hf/qwen3-30b-a3b.json")).unwrap();
+            cfg["hidden_size"] = m["n_embd"].clone();
+            cfg["num_attention_heads"] = m["n_head"].clone();
+            cfg["num_key_value_heads"] = m["n_head_kv"].clone();
+            cfg["head_dim"] = m["head_dim"].clone();
+            cfg["moe_intermediate_size"] = m["n_ff"].clone();
+            cfg["num_experts"] = m["n_expert"].clone();
+            cfg["num_experts_per_tok"] = m["n_expert_used"].clone();
+            cfg["num_hidden_layers"] = m["n_layer"].clone();
+            cfg["vocab_size"] = m["n_vocab"].clone();
+            cfg["tie_word_embeddings"] = false.into();
+            s.model = from_hf_config(&cfg.to_string(), &ModelSpec::default())
+                .unwrap()
+                .model;
+        } else {
+            let moe = &mut s.model.moe;
+            moe.experts = m["n_expert"].as_u64().unwrap() as u32;
+            moe.top_k = m["n_expert_used"].as_u64().unwrap() as u32;
+        }
+        let b = estimate(&s).llamacpp.unwrap();
+        let p = &r["printed_mib"];
+        let got = |k: &str| p[k].as_f64().unwrap();
+        let compute = b.host_compute as f64 / 1_048_576.0;
+        let measured = r["compute_mib_4"].as_f64().unwrap();
+        println!(
+            "{id:<48} model {:>6.2}/{:>6.2} KV {:>5.2}/{:>5.2} compute {measured:>8.4}/{compute:>8.4}",
+            got("CPU_Mapped model"),
+            mib_printed(b.host_model),
+            got("CPU KV"),
+            mib_printed(b.host_kv),
+        );
+        if (mib_printed(b.host_model) - got("CPU_Mapped model")).abs() > 0.005
+            || (mib_printed(b.host_kv) - got("CPU KV")).abs() > 0.005
+            || (compute - measured).abs() > 0.000_05
+        {
+            failures.push(id);
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }

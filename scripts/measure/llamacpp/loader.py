@@ -22,6 +22,38 @@ def load(loader, path, n_ctx, ub, fa, cache):
     return printed, float(four.group(1)) if four else None
 
 
+def begin(gguf, path, arch, name, shape, head_dim=None):
+    """A GGUF writer for `arch` with the header and a byte-level tokenizer of n_vocab entries; shape is
+    (n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab); head_dim defaults to n_embd / n_head. The
+    caller adds its keys and tensors."""
+    n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab = shape
+    w = gguf.GGUFWriter(path, arch)
+    w.add_name(name)
+    w.add_context_length(4096)
+    w.add_embedding_length(n_embd)
+    w.add_block_count(n_layer)
+    w.add_feed_forward_length(n_ff)
+    w.add_head_count(n_head)
+    w.add_head_count_kv(n_head_kv)
+    if head_dim is None:
+        w.add_rope_dimension_count(n_embd // n_head)
+    else:
+        w.add_rope_dimension_count(head_dim)
+        w.add_key_length(head_dim)
+        w.add_value_length(head_dim)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_file_type(1)
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)]
+    tokens += [f"t{i}" for i in range(n_vocab - len(tokens))]
+    w.add_tokenizer_model("llama")
+    w.add_token_list(tokens)
+    w.add_token_scores([0.0] * n_vocab)
+    w.add_token_types([2, 3, 3] + [6] * 256 + [1] * (n_vocab - 259))
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    return w
+
+
 def engine(n_ctx, ub, fa, cache):
     """The record's engine settings (n_batch = max(512, n_ubatch), as load_context sets it)."""
     return {"c": n_ctx, "b": max(512, ub), "ub": ub, "fa": fa, "ctk": cache, "ctv": cache, "ngl": 0}

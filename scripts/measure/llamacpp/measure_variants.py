@@ -36,25 +36,7 @@ def write(path, shape, arch, biases):
 
     n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab = shape
     hd = n_embd // n_head
-    w = gguf.GGUFWriter(path, arch)
-    w.add_name("tiny-bias")
-    w.add_context_length(4096)
-    w.add_embedding_length(n_embd)
-    w.add_block_count(n_layer)
-    w.add_feed_forward_length(n_ff)
-    w.add_head_count(n_head)
-    w.add_head_count_kv(n_head_kv)
-    w.add_rope_dimension_count(hd)
-    w.add_layer_norm_rms_eps(1e-6)
-    w.add_file_type(1)
-    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)]
-    tokens += [f"t{i}" for i in range(n_vocab - len(tokens))]
-    w.add_tokenizer_model("llama")
-    w.add_token_list(tokens)
-    w.add_token_scores([0.0] * n_vocab)
-    w.add_token_types([2, 3, 3] + [6] * 256 + [1] * (n_vocab - 259))
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
+    w = loader_mod.begin(gguf, path, arch, "tiny-bias", shape)
 
     def matrix(name, rows, cols):
         w.add_tensor(name, np.zeros((rows, cols), dtype=np.float16))

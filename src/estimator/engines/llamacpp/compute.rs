@@ -9,7 +9,9 @@
 //!   in place) with `c = 6` activations `T × n_embd` (residual, Q, K, V, the attention output and the
 //!   mask's copy; `c` is the one constant fitted, to the Llama-3.1-8B log: docs §5);
 //! - with flash attention: no scores; the FFN's gate, up and product `3 × T × n_ff` with the
-//!   residual (leading order on CUDA, not checked against a log);
+//!   residual (leading order on CUDA, not checked against a log); a mixture of experts runs each
+//!   token through its top-k experts at once (`ggml_mul_mat_id` outputs `n_ff × k × T`,
+//!   `build_moe_ffn`), so `n_ff` counts k times ([`Dims::ffn_per_token`]);
 //! - the host share beside a GPU (`CUDA_Host`): the embedding rows `T × n_embd` and the KQ mask
 //!   (`n_kv × T`, F32 without flash attention, F16 with it);
 //! - a CPU build: the planner itself, replayed over the graph llama.cpp builds ([`cpu_plan`],
@@ -33,7 +35,7 @@ pub const fn output_term(d: &Dims, t: u64) -> u64 {
 
 /// Bytes of one repeating layer's peak on the device that runs it.
 pub const fn layer_term(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
-    let ffn = (3 * d.n_ff + d.n_embd) * t * F32;
+    let ffn = (3 * d.ffn_per_token() + d.n_embd) * t * F32;
     if flash_attn {
         ffn
     } else {
@@ -74,7 +76,7 @@ pub const fn host_inputs(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
 pub const fn cpu_graph(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
     let out = t * (d.n_vocab + 2 * d.n_embd) * F32 + 4 * t;
     // The FFN peak: gate, up and their product with four n_embd-wide activations.
-    let ffn = (3 * d.n_ff + 4 * d.n_embd) * t * F32 + mask(t, n_kv, flash_attn);
+    let ffn = (3 * d.ffn_per_token() + 4 * d.n_embd) * t * F32 + mask(t, n_kv, flash_attn);
     let kq = if flash_attn {
         0
     } else {
@@ -86,8 +88,14 @@ pub const fn cpu_graph(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
     if out > attn { out } else { attn }
 }
 
-/// Tensors the replayed graph may hold: 12 layers of at most 45 and the graph's inputs.
-const GRAPH_TENSORS: usize = 600;
+/// Tensors the replayed graph may hold: 12 layers of at most 98 (Q/K norms, Hadamard rotations
+/// of a quantized cache, no flash attention, 16 experts used) and the graph's inputs: 1,178
+/// (tests/llamacpp_planner.rs). ≈ 125 KB of stack while planning.
+pub const GRAPH_TENSORS: usize = 1280;
+
+/// The most experts per token the replay plans (`graph_moe` keeps one view each); beyond it the
+/// closed form stands in.
+pub const MAX_EXPERTS_USED: u64 = 16;
 
 /// Layers replayed for an `n`-layer model. Every layer but the last runs the same ops, so the
 /// planner's state between layers repeats after a few layers with a short period (1 or 2 in
@@ -97,15 +105,18 @@ pub const fn replayed_layers(n: u32) -> u32 {
     if n <= 12 { n } else { 7 + (n - 7) % 6 }
 }
 
-/// The CPU build's compute buffer by replaying `ggml_gallocr` over the reserve graph of a dense
+/// The CPU build's compute buffer by replaying `ggml_gallocr` over the reserve graph of a
 /// Llama-architecture model (RMSNorm, separate Q/K/V, SwiGLU, global attention in every layer, Q/K
-/// norms or not): `None` for any other model, whose graph differs (fused QKV, MoE, LayerNorm, GELU,
-/// sliding windows, sinks). Projection biases are allowed: each bias add
+/// norms or not, a dense FFN or routed experts without shared ones in every layer — Mixtral,
+/// Qwen3-MoE): `None` for any other model, whose graph differs (fused QKV, shared experts,
+/// LayerNorm, GELU, sliding windows, sinks). Projection biases are allowed: each bias add
 /// runs in place of its matmul's output (its only consumer), so Qwen2-style Q/K/V biases or biases
 /// on every projection plan exactly like none (measured: tests/data/measured/llamacpp-cpu-variants.json).
 pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
+    let experts_ok =
+        d.n_expert == 0 || (d.n_shared == 0 && (1..=MAX_EXPERTS_USED).contains(&d.n_expert_used));
     let plain =
-        d.layers != LayerGraph::Other && d.gated && d.n_expert == 0 && !d.norm_bias && !d.fused_qkv;
+        d.layers != LayerGraph::Other && d.gated && experts_ok && !d.norm_bias && !d.fused_qkv;
     if !plain {
         return None;
     }
@@ -127,6 +138,8 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         type_k: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_k)),
         type_v: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_v)),
         qk_norm: d.layers == LayerGraph::LlamaQkNorm,
+        n_expert: d.n_expert,
+        n_expert_used: d.n_expert_used,
     };
     // The plan is a pure function of the shape, and one estimate asks for it three times (the
     // memory phases, the time, the report), `compare` once per GPU: the last shape's plan is kept.

@@ -19,9 +19,10 @@ pub struct Dims {
     pub tied: bool,
     pub fused_qkv: bool,
     pub gated: bool,
-    /// Routed experts (0 = dense) and shared experts, each `n_ff` wide.
+    /// Routed experts (0 = dense) and shared experts, each `n_ff` wide; routed experts a token uses.
     pub n_expert: u64,
     pub n_shared: u64,
+    pub n_expert_used: u64,
     /// LayerNorm keeps a bias beside each norm weight.
     pub norm_bias: bool,
     /// Biases on every projection (`model.transformer.bias`).
@@ -34,13 +35,14 @@ pub struct Dims {
 /// A model's layers as llama.cpp's graph builds them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LayerGraph {
-    /// Anything the replay does not describe (sliding windows, sinks, output gates, MoE layers,
-    /// a mix of Q/K-normalised and plain layers).
+    /// Anything the replay does not describe (sliding windows, sinks, output gates, a mix of dense
+    /// and MoE layers, a mix of Q/K-normalised and plain layers).
     #[default]
     Other,
-    /// Global softmax attention and a dense MLP in every layer (`llama`, `qwen2`).
+    /// Global softmax attention and the same MLP in every layer, dense or a mixture of experts
+    /// (`llama`, `qwen2`; Mixtral as `llama`).
     Llama,
-    /// The same with a per-head RMSNorm of Q and K in every layer (`qwen3`).
+    /// The same with a per-head RMSNorm of Q and K in every layer (`qwen3`, `qwen3moe`).
     LlamaQkNorm,
 }
 
@@ -62,9 +64,10 @@ impl Dims {
             gated: m.ffn_kind == FfnKind::SwiGlu,
             n_expert: u64::from(m.moe.experts),
             n_shared: u64::from(if m.moe.experts > 0 { m.moe.shared } else { 0 }),
+            n_expert_used: u64::from(if m.moe.experts > 0 { m.moe.top_k } else { 0 }),
             norm_bias: m.norm == NormKind::LayerNorm,
             bias,
-            layers: if !kinds.iter().all(plain_layer) {
+            layers: if !kinds.iter().all(plain_layer) || !one_mlp_kind(kinds) {
                 LayerGraph::Other
             } else if qk_norm {
                 LayerGraph::LlamaQkNorm
@@ -73,6 +76,16 @@ impl Dims {
             } else {
                 LayerGraph::Llama
             },
+        }
+    }
+
+    /// FFN rows one token's activations span: `n_ff`, or `n_ff` for each of the top-k experts
+    /// (`ggml_mul_mat_id` outputs `[n_ff, k, T]`, llama.cpp@0c1e57098 `build_moe_ffn`).
+    pub const fn ffn_per_token(&self) -> u64 {
+        if self.n_expert > 0 && self.n_expert_used > 1 {
+            self.n_ff * self.n_expert_used
+        } else {
+            self.n_ff
         }
     }
 
@@ -92,7 +105,14 @@ impl Dims {
     }
 }
 
-/// A global attention layer without sinks or an output gate, with a dense MLP.
+/// Every layer's MLP is dense, or every layer's a mixture of experts.
+fn one_mlp_kind(kinds: &[LayerKind]) -> bool {
+    let moe = |k: &LayerKind| matches!(k.mlp, MlpShape::Moe);
+    kinds.iter().all(moe) || !kinds.iter().any(moe)
+}
+
+/// A global attention layer without sinks or an output gate, with a dense MLP or a mixture of
+/// experts.
 fn plain_layer(k: &LayerKind) -> bool {
     let attention = matches!(
         k.mixer,
@@ -103,7 +123,7 @@ fn plain_layer(k: &LayerKind) -> bool {
             ..
         } if window == 0.0
     );
-    attention && matches!(k.mlp, MlpShape::Dense { .. })
+    attention && matches!(k.mlp, MlpShape::Dense { .. } | MlpShape::Moe)
 }
 
 fn has_qk_norm(k: &LayerKind) -> bool {

@@ -12,7 +12,8 @@
 //!   the order its visit ends.
 //!
 //! Fixed capacity, no allocation: a `Graph<N>` holds at most `N` tensors (a llama layer makes
-//! 33–45 with the cache writes, views and rotations).
+//! 33–45 with the cache writes, views and rotations; a mixture-of-experts layer 17 + top-k × 2
+//! more).
 
 /// A tensor's index in its graph.
 pub type Id = u16;
@@ -264,6 +265,33 @@ impl<const N: usize> Graph<N> {
         let (x, y) = (*self.get(a), *self.get(b));
         let ne = [x.ne[0], y.ne[0], y.ne[1], y.ne[2]];
         self.op(Ty::F32, ne, Op::Other, [a, b, NONE, NONE])
+    }
+
+    /// `ggml_mul_mat_id(as, b, ids)`: each token's rows of `b` through its selected experts, F32
+    /// `[as.ne1, ids.ne0, b.ne2]`.
+    pub fn mul_mat_id(&mut self, experts: Id, b: Id, ids: Id) -> Id {
+        let (x, y, i) = (*self.get(experts), *self.get(b), *self.get(ids));
+        let ne = [x.ne[1], i.ne[0], y.ne[2], 1];
+        self.op(Ty::F32, ne, Op::Other, [experts, b, ids, NONE])
+    }
+
+    /// `ggml_sum_rows(a)`: `[1, a.ne1, a.ne2, a.ne3]` of `a`'s type.
+    pub fn sum_rows(&mut self, a: Id) -> Id {
+        let p = *self.get(a);
+        self.op(
+            p.ty,
+            [1, p.ne[1], p.ne[2], p.ne[3]],
+            Op::Other,
+            [a, NONE, NONE, NONE],
+        )
+    }
+
+    /// `ggml_argsort_top_k(a, k)`: the I32 argsort of `a`, viewed to its first `k` columns.
+    pub fn argsort_top_k(&mut self, a: Id, k: u64) -> Id {
+        let p = *self.get(a);
+        let sorted = self.op(Ty::I32, p.ne, Op::Other, [a, NONE, NONE, NONE]);
+        let nb = self.get(sorted).nb;
+        self.view(sorted, [k, p.ne[1], p.ne[2], p.ne[3]], nb[1], nb[2], nb[3])
     }
 
     /// `ggml_set_rows(a, b, c)`: a view of the destination `a` (sources in ggml's legacy order).

@@ -7,6 +7,7 @@
 //! is one external tensor, and ops are classed as the planner sees them.
 
 use super::ggml::{Graph, Id, NONE, Op, Ty};
+use super::graph_moe::{self, Experts};
 
 /// One reserve: the model's dimensions and the ubatch the scheduler plans for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +28,10 @@ pub struct Shape {
     pub type_v: Ty,
     /// Per-head RMSNorm of Q and K before RoPE (`qwen3`: `build_norm` on the reshaped Q and K).
     pub qk_norm: bool,
+    /// Routed experts of every layer's FFN and how many a token uses (0 = a dense FFN; then
+    /// `n_ff` is its width, else one expert's: [`graph_moe`]).
+    pub n_expert: u64,
+    pub n_expert_used: u64,
 }
 
 const fn quantized(t: Ty) -> bool {
@@ -44,8 +49,9 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
         q: g.external(Ty::F16, [s.n_embd, n_embd_q, 1, 1]),
         kv: g.external(Ty::F16, [s.n_embd, n_embd_kv, 1, 1]),
         o: g.external(Ty::F16, [n_embd_q, s.n_embd, 1, 1]),
-        up: g.external(Ty::F16, [s.n_embd, s.n_ff, 1, 1]),
-        down: g.external(Ty::F16, [s.n_ff, s.n_embd, 1, 1]),
+        up: g.external(Ty::F16, [s.n_embd, s.n_ff, s.n_expert.max(1), 1]),
+        down: g.external(Ty::F16, [s.n_ff, s.n_embd, s.n_expert.max(1), 1]),
+        router: g.external(Ty::F32, [s.n_embd, s.n_expert.max(1), 1, 1]),
     };
     // build_inp_embd: the token ids and the embeddings input; the token path is selected
     // (`ggml_build_forward_select`), the embeddings input stays a planned leaf with no consumer.
@@ -112,17 +118,31 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
         }
         let ffn_inp = g.like(cur, Op::Inplace, [cur, inp_sa, NONE, NONE]);
         let cur = norm(g, ffn_inp, w.norm);
-        let up = g.mul_mat(w.up, cur);
-        let gate = g.mul_mat(w.up, cur);
-        let act = g.like(gate, Op::Other, [gate, up, NONE, NONE]);
-        let down = g.mul_mat(w.down, act);
-        inp_l = g.like(down, Op::Inplace, [down, ffn_inp, NONE, NONE]);
+        let out = ffn(g, s, &w, cur);
+        inp_l = g.like(out, Op::Inplace, [out, ffn_inp, NONE, NONE]);
     }
     let out_norm = norm(g, inp_l, w.norm);
     g.set_output(out_norm);
     let logits = g.mul_mat(tok_embd, out_norm);
     g.set_output(logits);
     g.expand(logits);
+}
+
+/// `build_ffn` (SwiGLU: up, gate, their product, down) or `build_moe_ffn`.
+fn ffn<const N: usize>(g: &mut Graph<N>, s: &Shape, w: &Weights, cur: Id) -> Id {
+    if s.n_expert > 0 {
+        let e = Experts {
+            router: w.router,
+            up: w.up,
+            down: w.down,
+            n_used: s.n_expert_used,
+        };
+        return graph_moe::moe_ffn(g, cur, &e);
+    }
+    let up = g.mul_mat(w.up, cur);
+    let gate = g.mul_mat(w.up, cur);
+    let act = g.like(gate, Op::Other, [gate, up, NONE, NONE]);
+    g.mul_mat(w.down, act)
 }
 
 /// The weights by shape (every layer's alike: external, never planned).
@@ -134,6 +154,7 @@ struct Weights {
     o: Id,
     up: Id,
     down: Id,
+    router: Id,
 }
 
 /// `build_norm` (RMS): the norm, then the weight (both ops may run in place).
