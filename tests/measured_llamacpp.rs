@@ -25,6 +25,7 @@ const DATA: &str = include_str!("data/measured/llamacpp-cpu.json");
 const WIDE: &str = include_str!("data/measured/llamacpp-cpu-8b-shape.json");
 const VARIANTS: &str = include_str!("data/measured/llamacpp-cpu-variants.json");
 const MOE: &str = include_str!("data/measured/llamacpp-cpu-moe.json");
+const LAYER_KINDS: &str = include_str!("data/measured/llamacpp-cpu-layer-kinds.json");
 
 fn scenario(r: &Value) -> Scenario {
     let m = &r["model"];
@@ -38,7 +39,7 @@ fn scenario(r: &Value) -> Scenario {
     t.layers = u(&m["n_layer"]);
     t.hidden = u(&m["n_embd"]);
     t.heads = u(&m["n_head"]);
-    t.kv_heads = u(&m["n_head_kv"]);
+    t.kv_heads = m["n_head_kv"].as_u64().map_or(t.heads, |k| k as u32);
     t.head_dim = 0;
     t.ffn = u(&m["n_ff"]);
     t.ffn_kind = FfnKind::SwiGlu;
@@ -267,4 +268,104 @@ fn moe_layers_match_the_measurements() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Models whose layers differ (scripts/measure/llamacpp/measure_layer_kinds.py), each imported from
+/// its Hugging Face config at the measured shape: Gemma 3 (five sliding-window layers of every six:
+/// a second cache of `GGML_PAD(min(n_ctx, window + n_ubatch), 256)` cells) and DeepSeek-V3's layers
+/// (latent attention: K only, `kv_lora + rope` per cell; a dense first layer, then routed and shared
+/// experts). The model buffer and every printed KV line match.
+#[test]
+fn layer_kinds_match_the_measurements() {
+    let v: Value = serde_json::from_str(LAYER_KINDS).unwrap();
+    let records = v["records"].as_array().unwrap();
+    assert_eq!(records.len(), 8);
+    for r in records {
+        let id = r["id"].as_str().unwrap();
+        let mut s = scenario(r);
+        let cfg = layer_kinds_config(r);
+        s.model = from_hf_config(&cfg.to_string(), &ModelSpec::default())
+            .unwrap()
+            .model;
+        let b = estimate(&s).llamacpp.unwrap();
+        let p = &r["printed_mib"];
+        let got = |k: &str| p[k].as_f64().unwrap();
+        let lines = vram_explorer::report::llamacpp::log_lines(&b);
+        let predicted: Vec<String> = lines
+            .lines()
+            .filter(|l| l.starts_with("llama_kv_cache"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        let measured: Vec<String> = r["kv_lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                l.as_str()
+                    .unwrap()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        println!(
+            "{id:<44} model {:>6.2}/{:>6.2} KV {:>5.2}/{:>5.2}",
+            got("CPU_Mapped model"),
+            mib_printed(b.host_model),
+            got("CPU KV"),
+            mib_printed(b.host_kv)
+        );
+        assert_eq!(predicted, measured, "{id}");
+        assert!(
+            (mib_printed(b.host_model) - got("CPU_Mapped model")).abs() < 0.005,
+            "{id}: model {} vs {}",
+            mib_printed(b.host_model),
+            got("CPU_Mapped model")
+        );
+    }
+}
+
+/// The Hugging Face config of a layer-kinds record: Gemma 3 1B's or DeepSeek-V3's, at the measured
+/// shape (DeepSeek's expert groups and MTP layer off, as the tiny file has them).
+fn layer_kinds_config(r: &Value) -> Value {
+    let m = &r["model"];
+    if r["arch"] == "gemma3" {
+        let mut c: Value =
+            serde_json::from_str(include_str!("data/hf/gemma-3-1b-it.json")).unwrap();
+        c["hidden_size"] = m["n_embd"].clone();
+        c["num_attention_heads"] = m["n_head"].clone();
+        c["num_key_value_heads"] = m["n_head_kv"].clone();
+        c["head_dim"] = m["head_dim"].clone();
+        c["intermediate_size"] = m["n_ff"].clone();
+        c["num_hidden_layers"] = m["n_layer"].clone();
+        c["sliding_window"] = m["sliding_window"].clone();
+        c["vocab_size"] = m["n_vocab"].clone();
+        c
+    } else {
+        let mut c: Value = serde_json::from_str(include_str!("data/hf/deepseek-v3.json")).unwrap();
+        for (k, f) in [
+            ("hidden_size", "n_embd"),
+            ("num_attention_heads", "n_head"),
+            ("num_key_value_heads", "n_head"),
+            ("q_lora_rank", "q_lora"),
+            ("kv_lora_rank", "kv_lora"),
+            ("qk_nope_head_dim", "nope"),
+            ("qk_rope_head_dim", "rope"),
+            ("v_head_dim", "v"),
+            ("intermediate_size", "n_ff"),
+            ("moe_intermediate_size", "n_ff_exp"),
+            ("n_routed_experts", "n_expert"),
+            ("num_experts_per_tok", "n_expert_used"),
+            ("n_shared_experts", "n_shared"),
+            ("first_k_dense_replace", "dense_lead"),
+            ("num_hidden_layers", "n_layer"),
+            ("vocab_size", "n_vocab"),
+        ] {
+            c[k] = m[f].clone();
+        }
+        c["n_group"] = 1.into();
+        c["topk_group"] = 1.into();
+        c["num_nextn_predict_layers"] = 0.into();
+        c
+    }
 }

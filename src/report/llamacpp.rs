@@ -44,28 +44,35 @@ pub fn log_lines(b: &Buffers) -> String {
         );
     }
     line(&mut out, "load_tensors", model_name, "model", b.host_model);
+    let w = &b.swa;
+    if w.layers > 0 {
+        let _ = writeln!(
+            out,
+            "llama_kv_cache_iswa: creating non-SWA KV cache, size = {} cells",
+            b.n_ctx
+        );
+    }
+    // The main cache, then the sliding-window one: each prints its buffers and its size line.
+    let mut dev_kv = [0u64; crate::scenario::MAX_SPLIT];
     for (i, d) in b.dev.iter().take(gpus).enumerate() {
-        if d.kv > 0 {
-            line(&mut out, "llama_kv_cache", &format!("CUDA{i}"), "KV", d.kv);
-        }
+        dev_kv[i] = d.kv - w.dev[i];
     }
-    if b.host_kv > 0 {
-        line(&mut out, "llama_kv_cache", "CPU", "KV", b.host_kv);
-    }
-    let s = &b.settings;
-    let _ = writeln!(
-        out,
-        "llama_kv_cache: size = {:7.2} MiB ({:6} cells, {:3} layers, {}/{} seqs), K ({}): {:7.2} MiB, V ({}): {:7.2} MiB",
-        mib_printed(b.k_bytes + b.v_bytes),
+    let main = (
         b.n_ctx,
-        b.n_layer,
-        b.n_seq,
-        b.n_seq,
-        s.cache_type_k.name(),
-        mib_printed(b.k_bytes),
-        s.cache_type_v.name(),
-        mib_printed(b.v_bytes),
+        b.kv_layers,
+        b.k_bytes - w.k_bytes,
+        b.v_bytes - w.v_bytes,
     );
+    cache_lines(&mut out, b, &dev_kv, b.host_kv - w.host, main);
+    if w.layers > 0 {
+        let _ = writeln!(
+            out,
+            "llama_kv_cache_iswa: creating     SWA KV cache, size = {} cells",
+            w.cells
+        );
+        let swa = (w.cells, w.layers, w.k_bytes, w.v_bytes);
+        cache_lines(&mut out, b, &w.dev, w.host, swa);
+    }
     for (i, d) in b.dev.iter().take(gpus).enumerate() {
         line(
             &mut out,
@@ -83,6 +90,31 @@ pub fn log_lines(b: &Buffers) -> String {
         b.host_compute,
     );
     out
+}
+
+/// One cache's buffer lines and its `size` line; `(cells, layers, K bytes, V bytes)`.
+fn cache_lines(out: &mut String, b: &Buffers, dev: &[u64], host: u64, c: (u32, u32, u64, u64)) {
+    for (i, &kv) in dev.iter().take(b.gpus as usize).enumerate() {
+        if kv > 0 {
+            line(out, "llama_kv_cache", &format!("CUDA{i}"), "KV", kv);
+        }
+    }
+    if host > 0 {
+        line(out, "llama_kv_cache", "CPU", "KV", host);
+    }
+    let s = &b.settings;
+    let (cells, layers, k, v) = c;
+    let _ = writeln!(
+        out,
+        "llama_kv_cache: size = {:7.2} MiB ({cells:6} cells, {layers:3} layers, {}/{} seqs), K ({}): {:7.2} MiB, V ({}): {:7.2} MiB",
+        mib_printed(k + v),
+        b.n_seq,
+        b.n_seq,
+        s.cache_type_k.name(),
+        mib_printed(k),
+        s.cache_type_v.name(),
+        mib_printed(v),
+    );
 }
 
 fn line(out: &mut String, func: &str, name: &str, kind: &str, bytes: u64) {

@@ -11,21 +11,41 @@ PRINTED = re.compile(r"(\S+) (model|KV|compute) buffer size =\s+([0-9.]+) MiB")
 FOUR = re.compile(r"CPU compute buffer size is\s+([0-9.]+) MiB")
 
 
-def load(loader, path, n_ctx, ub, fa, cache):
-    """Loads `path` at these settings: the printed buffers (MiB) and the compute buffer to four
-    decimals as the context prints it when freed (None if it did not load)."""
+def run(loader, path, n_ctx, ub, fa, cache):
+    """Loads `path` at these settings; returns what llama.cpp printed (stderr)."""
     tid = str(TYPE_ID[cache])
     args = [loader, path, str(n_ctx), str(ub), str(int(fa)), tid, tid]
-    err = subprocess.run(args, capture_output=True, text=True, timeout=600).stderr
-    printed = {f"{m[0]} {m[1]}": float(m[2]) for m in PRINTED.findall(err)}
+    return subprocess.run(args, capture_output=True, text=True, timeout=600).stderr
+
+
+def parse(err):
+    """The printed buffers (MiB; lines of the same buffer type summed, e.g. the two caches of a
+    sliding-window model) and the compute buffer to four decimals as the context prints it when
+    freed (None if it did not load)."""
+    printed = {}
+    for m in PRINTED.findall(err):
+        key = f"{m[0]} {m[1]}"
+        printed[key] = round(printed.get(key, 0.0) + float(m[2]), 2)
     four = FOUR.search(err)
     return printed, float(four.group(1)) if four else None
 
 
-def begin(gguf, path, arch, name, shape, head_dim=None):
+def kv_lines(err):
+    """The KV cache lines llama-server prints at its default verbosity (`llama_kv_cache…`; not the
+    per-layer debug lines), stripped."""
+    return [line.strip() for line in err.splitlines()
+            if line.startswith("llama_kv_cache") and ": layer " not in line and "attn_rot" not in line]
+
+
+def load(loader, path, n_ctx, ub, fa, cache):
+    """`parse` of one load."""
+    return parse(run(loader, path, n_ctx, ub, fa, cache))
+
+
+def begin(gguf, path, arch, name, shape, head_dim=None, rope_dim=None, value_dim=None):
     """A GGUF writer for `arch` with the header and a byte-level tokenizer of n_vocab entries; shape is
     (n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab); head_dim defaults to n_embd / n_head. The
-    caller adds its keys and tensors."""
+    caller adds its keys and tensors. rope_dim and value_dim default to the head size."""
     n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab = shape
     w = gguf.GGUFWriter(path, arch)
     w.add_name(name)
@@ -38,9 +58,9 @@ def begin(gguf, path, arch, name, shape, head_dim=None):
     if head_dim is None:
         w.add_rope_dimension_count(n_embd // n_head)
     else:
-        w.add_rope_dimension_count(head_dim)
+        w.add_rope_dimension_count(rope_dim or head_dim)
         w.add_key_length(head_dim)
-        w.add_value_length(head_dim)
+        w.add_value_length(value_dim or head_dim)
     w.add_layer_norm_rms_eps(1e-6)
     w.add_file_type(1)
     tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)]

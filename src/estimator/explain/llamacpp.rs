@@ -28,7 +28,7 @@ pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
         ),
         Component::KvCache => (
             d.kv,
-            "Σ over this GPU's layers of n_ctx × (bytes(ctk, n_embd_k_gqa) + bytes(ctv, n_embd_v_gqa))",
+            "Σ over this GPU's layers of cells × (bytes(ctk, n_embd_k_gqa) + bytes(ctv, n_embd_v_gqa)); cells = n_ctx, or pad256(min(n_ctx, window + n_ubatch)) for a windowed layer beside global ones; latent attention: K = kv_lora + rope, no V",
             format!(
                 "{dev} KV buffer: {} layers × {} cells ({} / {})",
                 d.layers,
@@ -36,7 +36,7 @@ pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
                 b.settings.cache_type_k.name(),
                 b.settings.cache_type_v.name()
             ),
-            "one unified cache of n_ctx cells (padded to 256); interleaved-SWA and MLA caches are not modelled",
+            "llama-server's defaults: --swa-full off, one stream per sequence; the recurrent state of Mamba / DeltaNet layers is not modelled",
         ),
         Component::Transient => (
             d.compute,

@@ -127,7 +127,7 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         n_head: d.n_head,
         n_head_kv: d.n_head_kv,
         head_dim: d.head_dim,
-        n_ff: d.n_ff,
+        n_ff: if d.n_expert > 0 { d.n_ff_exp } else { d.n_ff },
         n_vocab: d.n_vocab,
         n_tokens: t,
         // `n_outputs_max` defaults to `n_batch` (llama-context.cpp): every token of the

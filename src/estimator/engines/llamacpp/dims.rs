@@ -23,6 +23,9 @@ pub struct Dims {
     pub n_expert: u64,
     pub n_shared: u64,
     pub n_expert_used: u64,
+    /// One expert's width (`n_ff_exp`; `n_ff` when dense). A model with dense and MoE layers
+    /// (DeepSeek's first layers) has `n_ff` of its dense layers.
+    pub n_ff_exp: u64,
     /// LayerNorm keeps a bias beside each norm weight.
     pub norm_bias: bool,
     /// Biases on every projection (`model.transformer.bias`).
@@ -65,6 +68,7 @@ impl Dims {
             n_expert: u64::from(m.moe.experts),
             n_shared: u64::from(if m.moe.experts > 0 { m.moe.shared } else { 0 }),
             n_expert_used: u64::from(if m.moe.experts > 0 { m.moe.top_k } else { 0 }),
+            n_ff_exp: u64::from(if m.moe.experts > 0 { m.moe.ffn } else { m.ffn }.max(1)),
             norm_bias: m.norm == NormKind::LayerNorm,
             bias,
             layers: if !kinds.iter().all(plain_layer) || !one_mlp_kind(kinds) {
@@ -82,8 +86,13 @@ impl Dims {
     /// FFN rows one token's activations span: `n_ff`, or `n_ff` for each of the top-k experts
     /// (`ggml_mul_mat_id` outputs `[n_ff, k, T]`, llama.cpp@0c1e57098 `build_moe_ffn`).
     pub const fn ffn_per_token(&self) -> u64 {
-        if self.n_expert > 0 && self.n_expert_used > 1 {
-            self.n_ff * self.n_expert_used
+        if self.n_expert > 0 {
+            self.n_ff_exp
+                * if self.n_expert_used > 1 {
+                    self.n_expert_used
+                } else {
+                    1
+                }
         } else {
             self.n_ff
         }

@@ -3,7 +3,9 @@
 
 use super::Buffers;
 use super::dims::{Buft, Dims, tensor_bytes};
+use super::layer_kinds::LayerKinds;
 use super::placement::Placement;
+use crate::estimator::model::blocks::{LayerKind, MixerShape};
 use crate::scenario::{CacheType, LlamaCpp};
 use crate::tensor::GgufType;
 
@@ -50,27 +52,103 @@ const fn pad256(x: u32) -> u32 {
     x.div_ceil(256).saturating_mul(256)
 }
 
+/// Cells of llama.cpp's sliding-window cache (`llama_kv_cache_iswa`, llama-kv-cache-iswa.cpp): per
+/// stream `GGML_PAD(min(n_ctx_seq, n_swa + n_ubatch), 256)` — the window plus one micro-batch,
+/// padded to 256 ("the SWA cache is always padded to 256 for performance") — times the streams
+/// (one per sequence: `--kv-unified` off, as [`sizes`] assumes). llama-server's default; its
+/// `--swa-full` (a full-size cache) is not modelled.
+///
+/// ```
+/// use vram_explorer::estimator::engines::llamacpp::kv::swa_cells;
+/// assert_eq!(swa_cells(1024, 1, 512, 128), 768); // measured: 128 + 512 → 768
+/// assert_eq!(swa_cells(4096, 1, 128, 128), 256);
+/// assert_eq!(swa_cells(32768, 1, 512, 1024), 1536); // Gemma 3
+/// ```
+pub fn swa_cells(n_ctx: u32, n_seq: u32, n_ubatch: u32, n_swa: u32) -> u32 {
+    let n_seq = n_seq.max(1);
+    let per_seq = n_ctx / n_seq;
+    pad256(per_seq.min(n_swa.saturating_add(n_ubatch))).saturating_mul(n_seq)
+}
+
+/// K and V elements one cell of a layer of kind `k` holds in llama.cpp's cache: `n_embd_k_gqa` and
+/// `n_embd_v_gqa`; latent attention caches K only, the latent and the RoPE key (`kv_lora + rope`:
+/// llama-kv-cache.cpp `has_v = !is_mla`); recurrent mixers and MLP-only layers none (their state
+/// is a separate `llama_memory_recurrent`, not modelled here).
+fn per_cell(d: &Dims, k: Option<&LayerKind>) -> (u64, u64) {
+    match k.map(|k| k.mixer) {
+        None => (d.n_embd_kv(), d.n_embd_kv()),
+        Some(MixerShape::Attention {
+            kv_heads, head_dim, ..
+        }) => {
+            let n = (kv_heads * head_dim).max(0.0) as u64;
+            (n, n)
+        }
+        Some(MixerShape::Mla { kv_lora, rope, .. }) => ((kv_lora + rope).max(0.0) as u64, 0),
+        Some(_) => (0, 0),
+    }
+}
+
 /// Fills the cells and each device's KV buffer: every layer's K (`n_embd_k_gqa × cells` of `-ctk`)
-/// and V (of `-ctv`) on its layer's device, or all on the CPU with `-nkvo`.
-pub fn place(b: &mut Buffers, d: &Dims, p: &Placement, s: &LlamaCpp, fallback_ctx: u32) {
+/// and V (of `-ctv`) on its layer's device, or all on the CPU with `-nkvo`; a model that mixes
+/// sliding-window and global attention keeps its windowed layers in a second, smaller cache
+/// ([`swa_cells`]).
+pub fn place(
+    b: &mut Buffers,
+    d: &Dims,
+    kinds: &LayerKinds,
+    p: &Placement,
+    s: &LlamaCpp,
+    fallback_ctx: u32,
+) {
     let (n_ctx, n_batch, n_ubatch, n_seq) = sizes(s, fallback_ctx);
     b.n_ctx = n_ctx;
     b.n_batch = n_batch;
     b.n_ubatch = n_ubatch;
     b.n_seq = n_seq;
     let (tk, tv) = (ggml_type(s.cache_type_k), ggml_type(s.cache_type_v));
-    let cells = u64::from(n_ctx);
-    let per_row = d.n_embd_kv();
     for il in 0..d.n_layer {
+        let kind = kinds.at(il);
+        let (k_row, v_row) = per_cell(d, kind);
+        if k_row + v_row == 0 {
+            continue;
+        }
+        let swa = kind.filter(|k| kinds.swa(k)).map(|k| match k.mixer {
+            MixerShape::Attention { window, .. } => swa_cells(
+                n_ctx,
+                n_seq,
+                n_ubatch,
+                window.min(f64::from(u32::MAX)) as u32,
+            ),
+            _ => n_ctx,
+        });
+        let cells = u64::from(swa.unwrap_or(n_ctx));
         let dev = if s.no_kv_offload { None } else { p.device(il) };
         let buft = if dev.is_some() { Buft::Cuda } else { Buft::Cpu };
-        let k = tensor_bytes(tk, per_row, cells, buft);
-        let v = tensor_bytes(tv, per_row, cells, buft);
+        let k = tensor_bytes(tk, k_row, cells, buft);
+        let v = if v_row > 0 {
+            tensor_bytes(tv, v_row, cells, buft)
+        } else {
+            0
+        };
         b.k_bytes += k;
         b.v_bytes += v;
         match dev.and_then(|i| b.dev.get_mut(i)) {
             Some(g) => g.kv += k + v,
             None => b.host_kv += k + v,
+        }
+        match swa {
+            Some(c) => {
+                let w = &mut b.swa;
+                w.cells = c;
+                w.layers += 1;
+                w.k_bytes += k;
+                w.v_bytes += v;
+                match dev.and_then(|i| w.dev.get_mut(i)) {
+                    Some(g) => *g += k + v,
+                    None => w.host += k + v,
+                }
+            }
+            None => b.kv_layers += 1,
         }
     }
 }

@@ -11,7 +11,9 @@ pub mod gallocr;
 pub mod ggml;
 pub mod graph_llama;
 pub mod graph_moe;
+pub mod kind_weights;
 pub mod kv;
+pub mod layer_kinds;
 pub mod memory;
 pub mod placement;
 pub mod resolve;
@@ -21,6 +23,7 @@ pub mod time;
 pub use resolve::resolve_engine;
 
 use self::dims::{Buft, Dims};
+use self::layer_kinds::LayerKinds;
 use self::placement::Placement;
 use crate::estimator::Resolved;
 use crate::estimator::model::ResolvedModel;
@@ -70,11 +73,30 @@ pub struct Buffers {
     pub output_on_gpu: bool,
     pub n_layer: u32,
     pub flash_attn: bool,
-    /// K and V bytes over all devices (the `llama_kv_cache: size = …, K (f16): …` line).
+    /// K and V bytes over all devices (both caches of a sliding-window model).
     pub k_bytes: u64,
     pub v_bytes: u64,
+    /// Layers in the main cache (`llama_kv_cache: size = … (cells, layers, …)`); recurrent and
+    /// MLP-only layers have none.
+    pub kv_layers: u32,
+    /// The sliding-window cache beside it (`llama_kv_cache_iswa`; empty without one), included
+    /// in the totals above.
+    pub swa: SwaCache,
     pub settings: LlamaCpp,
     pub file_type: GgufFileType,
+}
+
+/// llama.cpp's second cache for a model that interleaves sliding-window and global attention
+/// (`kv::swa_cells` cells for each windowed layer).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SwaCache {
+    pub cells: u32,
+    pub layers: u32,
+    pub k_bytes: u64,
+    pub v_bytes: u64,
+    /// Its share of each GPU's KV buffer and of the host's.
+    pub dev: [u64; MAX_SPLIT],
+    pub host: u64,
 }
 
 impl Buffers {
@@ -149,11 +171,13 @@ pub fn buffers_of(sc: &Scenario, m: &ResolvedModel) -> Option<Buffers> {
         flash_attn: flash_attn(&s),
         ..Buffers::default()
     };
-    weights(&mut b, &d, &p, ftype);
+    let kinds = layer_kinds::LayerKinds::of(m);
+    weights(&mut b, &d, &kinds, &p, ftype);
     let i = &sc.inference;
     kv::place(
         &mut b,
         &d,
+        &kinds,
         &p,
         &s,
         i.prompt_tokens.saturating_add(i.generated_tokens),
@@ -172,17 +196,26 @@ pub fn flash_attn(s: &LlamaCpp) -> bool {
     }
 }
 
-fn weights(b: &mut Buffers, d: &Dims, p: &Placement, ftype: GgufFileType) {
+/// Every layer's weights on its device, each by its kind ([`kind_weights::kind_bytes`]; a model without
+/// layer kinds as [`dims::layer_bytes`]).
+fn weights(b: &mut Buffers, d: &Dims, kinds: &LayerKinds, p: &Placement, ftype: GgufFileType) {
     b.host_embd = dims::token_embd_bytes(d, ftype, Buft::Cpu);
     b.host_model = b.host_embd;
     for il in 0..=d.n_layer {
         let output = il == d.n_layer;
         let dev = p.device(il);
         let buft = if dev.is_some() { Buft::Cuda } else { Buft::Cpu };
-        let bytes = if output {
+        let bytes = if output && d.tied && dev.is_none() {
+            // A tied output on the CPU is `token_embd` itself (`TENSOR_DUPLICATED` of a tensor
+            // already in the CPU buffer: no new bytes; measured, tests/measured_llamacpp.rs).
+            dims::output_bytes(d, ftype, buft) - dims::token_embd_bytes(d, ftype, buft)
+        } else if output {
             dims::output_bytes(d, ftype, buft)
         } else {
-            dims::layer_bytes(d, ftype, il, buft)
+            match kinds.at(il) {
+                Some(k) => kind_weights::kind_bytes(d, k, ftype, il, buft),
+                _ => dims::layer_bytes(d, ftype, il, buft),
+            }
         };
         match dev.and_then(|i| b.dev.get_mut(i)) {
             Some(g) => {

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Models whose layers differ, in llama.cpp's buffers: the model buffer (every tensor of every layer
+kind) and the KV cache (which layers cache what, how many cells), printed at load by llama.cpp@0c1e57098's
+CPU backend through load_context.cpp. F16 zero weights, F32 norms and routers, n_vocab 4096:
+
+- `gemma3` (8 layers, n_embd 512, 8 heads / 2 KV heads of 64, sliding window 128 on five of every six
+  layers: llama.cpp's `llama_kv_cache_iswa` keeps those in a cache of
+  GGML_PAD(min(n_ctx, n_swa + n_ubatch), 256) cells, the global layers in one of n_ctx cells);
+- `deepseek2` (3 layers, the first dense: multi-head latent attention with q_lora 128, kv_lora 64,
+  nope 32 + rope 32, v 32 per head, 8 heads; then 8 routed experts of 128 (2 used) and one shared
+  expert): the MLA cache keeps kv_lora + rope per cell and layer, K only.
+
+Output: tests/data/measured/llamacpp-cpu-layer-kinds.json.
+
+Run (from the repository root), with the loader built as load_context.cpp's header says:
+    PYTHONPATH=<llama.cpp>/gguf-py python scripts/measure/llamacpp/measure_layer_kinds.py <load_context binary>
+"""
+
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import loader as loader_mod  # noqa: E402
+
+GRID = [(1024, 512, True, "f16"), (4096, 512, True, "f16"), (4096, 128, False, "f16"), (2048, 256, True, "q8_0")]
+GEMMA3 = {"n_layer": 8, "n_embd": 512, "n_head": 8, "n_head_kv": 2, "head_dim": 64, "n_ff": 1024,
+          "n_vocab": 4096, "sliding_window": 128, "swa_period": 6}
+DEEPSEEK2 = {"n_layer": 3, "n_embd": 512, "n_head": 8, "q_lora": 128, "kv_lora": 64, "nope": 32, "rope": 32,
+             "v": 32, "n_ff": 384, "n_expert": 8, "n_expert_used": 2, "n_shared": 1, "n_ff_exp": 128,
+             "dense_lead": 1, "n_vocab": 4096}
+
+
+def tensor_writer(w):
+    def tensor(name, *shape, f32=False):
+        w.add_tensor(name, np.zeros(shape, dtype=np.float32 if f32 or len(shape) == 1 else np.float16))
+    return tensor
+
+
+def finish(w):
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def write_gemma3(path, m):
+    import gguf
+
+    e, hd = m["n_embd"], m["head_dim"]
+    shape = (m["n_layer"], e, m["n_head"], m["n_head_kv"], m["n_ff"], m["n_vocab"])
+    w = loader_mod.begin(gguf, path, "gemma3", "tiny-gemma3", shape, hd)
+    w.add_sliding_window(m["sliding_window"])
+    tensor = tensor_writer(w)
+    tensor("token_embd.weight", m["n_vocab"], e)
+    for i in range(m["n_layer"]):
+        for n in ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"):
+            tensor(f"blk.{i}.{n}.weight", e)
+        tensor(f"blk.{i}.attn_q_norm.weight", hd)
+        tensor(f"blk.{i}.attn_k_norm.weight", hd)
+        tensor(f"blk.{i}.attn_q.weight", m["n_head"] * hd, e)
+        tensor(f"blk.{i}.attn_k.weight", m["n_head_kv"] * hd, e)
+        tensor(f"blk.{i}.attn_v.weight", m["n_head_kv"] * hd, e)
+        tensor(f"blk.{i}.attn_output.weight", e, m["n_head"] * hd)
+        tensor(f"blk.{i}.ffn_gate.weight", m["n_ff"], e)
+        tensor(f"blk.{i}.ffn_up.weight", m["n_ff"], e)
+        tensor(f"blk.{i}.ffn_down.weight", e, m["n_ff"])
+    tensor("output_norm.weight", e)  # the output is tied to token_embd (Gemma)
+    finish(w)
+
+
+def write_deepseek2(path, m):
+    import gguf
+
+    e, h = m["n_embd"], m["n_head"]
+    kv_lora, rope, nope, v = m["kv_lora"], m["rope"], m["nope"], m["v"]
+    shape = (m["n_layer"], e, h, 1, m["n_ff"], m["n_vocab"])
+    # The MLA file convention (convert_hf_to_gguf.py since 2025): one KV head of kv_lora + rope.
+    w = loader_mod.begin(gguf, path, "deepseek2", "tiny-deepseek2", shape, kv_lora + rope, rope, kv_lora)
+    w.add_q_lora_rank(m["q_lora"])
+    w.add_kv_lora_rank(kv_lora)
+    w.add_key_length_mla(nope + rope)
+    w.add_value_length_mla(v)
+    w.add_leading_dense_block_count(m["dense_lead"])
+    w.add_expert_count(m["n_expert"])
+    w.add_expert_used_count(m["n_expert_used"])
+    w.add_expert_shared_count(m["n_shared"])
+    w.add_expert_feed_forward_length(m["n_ff_exp"])
+    w.add_expert_weights_scale(1.0)
+    w.add_expert_weights_norm(True)
+    w.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
+    tensor = tensor_writer(w)
+    tensor("token_embd.weight", m["n_vocab"], e)
+    for i in range(m["n_layer"]):
+        tensor(f"blk.{i}.attn_norm.weight", e)
+        tensor(f"blk.{i}.attn_q_a_norm.weight", m["q_lora"])
+        tensor(f"blk.{i}.attn_kv_a_norm.weight", kv_lora)
+        tensor(f"blk.{i}.attn_q_a.weight", m["q_lora"], e)
+        tensor(f"blk.{i}.attn_q_b.weight", h * (nope + rope), m["q_lora"])
+        tensor(f"blk.{i}.attn_kv_a_mqa.weight", kv_lora + rope, e)
+        tensor(f"blk.{i}.attn_k_b.weight", h, kv_lora, nope)
+        tensor(f"blk.{i}.attn_v_b.weight", h, v, kv_lora)
+        tensor(f"blk.{i}.attn_output.weight", e, h * v)
+        tensor(f"blk.{i}.ffn_norm.weight", e)
+        if i < m["dense_lead"]:
+            tensor(f"blk.{i}.ffn_gate.weight", m["n_ff"], e)
+            tensor(f"blk.{i}.ffn_up.weight", m["n_ff"], e)
+            tensor(f"blk.{i}.ffn_down.weight", e, m["n_ff"])
+        else:
+            f, n = m["n_ff_exp"], m["n_expert"]
+            tensor(f"blk.{i}.ffn_gate_inp.weight", n, e, f32=True)
+            tensor(f"blk.{i}.exp_probs_b.bias", n)
+            tensor(f"blk.{i}.ffn_gate_exps.weight", n, f, e)
+            tensor(f"blk.{i}.ffn_up_exps.weight", n, f, e)
+            tensor(f"blk.{i}.ffn_down_exps.weight", n, e, f)
+            s = f * m["n_shared"]
+            tensor(f"blk.{i}.ffn_gate_shexp.weight", s, e)
+            tensor(f"blk.{i}.ffn_up_shexp.weight", s, e)
+            tensor(f"blk.{i}.ffn_down_shexp.weight", e, s)
+    tensor("output_norm.weight", e)
+    tensor("output.weight", m["n_vocab"], e)
+    finish(w)
+
+
+def main():
+    loader = sys.argv[1]
+    records = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, arch, model, write in (("gemma3-iswa", "gemma3", GEMMA3, write_gemma3),
+                                         ("deepseek2-mla", "deepseek2", DEEPSEEK2, write_deepseek2)):
+            path = os.path.join(tmp, f"{name}.gguf")
+            write(path, model)
+            for n_ctx, ub, fa, ct in GRID:
+                err = loader_mod.run(loader, path, n_ctx, ub, fa, ct)
+                printed, four = loader_mod.parse(err)
+                records.append({
+                    "id": f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-{ct}",
+                    "arch": arch,
+                    "model": model,
+                    "file_type": "F16",
+                    "engine": loader_mod.engine(n_ctx, ub, fa, ct),
+                    "printed_mib": printed,
+                    "kv_lines": loader_mod.kv_lines(err),
+                    "compute_mib_4": four,
+                })
+                print(records[-1]["id"], printed, four, records[-1]["kv_lines"], flush=True)
+    loader_mod.write("measure_layer_kinds.py", "llamacpp-cpu-layer-kinds.json",
+                     "llama.cpp CPU buffers of models whose layers differ: Gemma 3's interleaved sliding-window "
+                     "layers (two caches) and DeepSeek's latent attention (a K-only cache) with a dense first "
+                     "layer and routed + shared experts; printed_mib sums the lines of one buffer type, kv_lines "
+                     "are the cache lines as printed", records)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+//! One layer's weights by its kind, for models whose layers differ (llama.cpp@0c1e57098's tensors
+//! per architecture, `src/models/*.cpp` `load_arch_tensors`; measured:
+//! tests/data/measured/llamacpp-cpu-layer-kinds.json).
+
+use super::dims::{Buft, Dims, tensor_bytes};
+use super::tensor_types::{self, Role};
+use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
+use crate::scenario::FfnKind;
+use crate::tensor::{GgufFileType, GgufType};
+
+/// How one tensor is stored: its type by role and layer, its buffer's alignment.
+struct Store<'a> {
+    d: &'a Dims,
+    q: tensor_types::Model,
+    ftype: GgufFileType,
+    il: u32,
+    buft: Buft,
+}
+
+impl Store<'_> {
+    fn w(&self, role: Role, ne0: u64, rows: u64) -> u64 {
+        let t = tensor_types::tensor_type(self.ftype, role, self.il, ne0, &self.q);
+        tensor_bytes(t, ne0, rows, self.buft)
+    }
+
+    fn vec(&self, n: u64) -> u64 {
+        tensor_bytes(GgufType::F32, n, 1, self.buft)
+    }
+}
+
+fn u(x: f64) -> u64 {
+    x.max(0.0) as u64
+}
+
+/// Weight bytes of repeating layer `il` of kind `k`: norms (F32, `k.norms` of them: Gemma's four),
+/// the mixer ([`mixer_bytes`]) and the MLP ([`mlp_bytes`]).
+pub fn kind_bytes(d: &Dims, k: &LayerKind, ftype: GgufFileType, il: u32, buft: Buft) -> u64 {
+    let st = Store {
+        d,
+        q: d.quant_model(),
+        ftype,
+        il,
+        buft,
+    };
+    let per_norm = if d.norm_bias { 2 } else { 1 };
+    u(k.norms) * per_norm * st.vec(d.n_embd) + mixer_bytes(&st, k) + mlp_bytes(&st, k)
+}
+
+/// - attention: Q, K, V (or fused QKV), the output; per-head Q/K norms, sinks (`attn_sinks`, one
+///   F32 per head), a gated query (Qwen3-Next: Q doubled), biases;
+/// - latent attention (`deepseek2.cpp`): `attn_q_a` + its norm + `attn_q_b` (or `attn_q` without
+///   a query latent), `attn_kv_a_mqa` + its norm, `attn_k_b` and `attn_v_b` (per head), the output;
+///   these take the mix's base type (llama-quant.cpp has no rule of its own for them);
+/// - a recurrent mixer: its matrix weights at the base type (an approximation: its small F32
+///   tensors are left out).
+fn mixer_bytes(st: &Store, k: &LayerKind) -> u64 {
+    let (d, e) = (st.d, st.d.n_embd);
+    match k.mixer {
+        MixerShape::Attention {
+            heads,
+            kv_heads,
+            head_dim,
+            qk_norm,
+            sinks,
+            output_gate,
+            ..
+        } => {
+            let hd = u(head_dim);
+            let q_out = u(heads) * hd;
+            let kv_out = u(kv_heads) * hd;
+            let q_rows = if output_gate { 2 * q_out } else { q_out };
+            let mut a = if d.fused_qkv {
+                st.w(Role::AttnQkv, e, q_rows + 2 * kv_out)
+            } else {
+                st.w(Role::AttnQ, e, q_rows)
+                    + st.w(Role::AttnK, e, kv_out)
+                    + st.w(Role::AttnV, e, kv_out)
+            };
+            a += st.w(Role::AttnOutput, q_out, e);
+            if d.bias {
+                a += st.vec(q_rows) + 2 * st.vec(kv_out) + st.vec(e);
+            }
+            if qk_norm {
+                a += 2 * st.vec(hd);
+            }
+            if sinks {
+                a += st.vec(u(heads));
+            }
+            a
+        }
+        MixerShape::Mla {
+            heads,
+            q_lora,
+            kv_lora,
+            nope,
+            rope,
+            v,
+            ..
+        } => {
+            let (h, ql, kl) = (u(heads), u(q_lora), u(kv_lora));
+            let qk = u(nope) + u(rope);
+            let q_part = if ql > 0 {
+                st.w(Role::AttnQ, e, ql) + st.vec(ql) + st.w(Role::AttnQ, ql, h * qk)
+            } else {
+                st.w(Role::AttnQ, e, h * qk)
+            };
+            q_part
+                + st.w(Role::AttnQ, e, kl + u(rope))
+                + st.vec(kl)
+                + st.w(Role::AttnQ, u(nope), kl * h)
+                + st.w(Role::AttnQ, kl, u(v) * h)
+                + st.w(Role::AttnOutput, h * u(v), e)
+        }
+        MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => {
+            st.w(Role::AttnQ, e, u(k.mixer_w) / e.max(1))
+        }
+        MixerShape::Empty => 0,
+    }
+}
+
+/// A dense MLP of its own width, or routed experts (`ffn_*_exps`), the F32 router and shared
+/// experts (`ffn_*_shexp`) of the expert width.
+fn mlp_bytes(st: &Store, k: &LayerKind) -> u64 {
+    let (d, e) = (st.d, st.d.n_embd);
+    let mlp = |f: u64, n: u64, gated: bool| {
+        let gate = if gated {
+            st.w(Role::FfnGate, e, f * n)
+        } else {
+            0
+        };
+        st.w(Role::FfnUp, e, f * n) + gate + st.w(Role::FfnDown, f, e * n)
+    };
+    match k.mlp {
+        MlpShape::Dense { ffn, kind } => {
+            let f = u(ffn);
+            let bias = if d.bias { st.vec(f) + st.vec(e) } else { 0 };
+            mlp(f, 1, kind == FfnKind::SwiGlu) + bias
+        }
+        MlpShape::Moe => {
+            let shared = if d.n_shared > 0 {
+                mlp(d.n_ff_exp * d.n_shared, 1, d.gated)
+            } else {
+                0
+            };
+            tensor_bytes(GgufType::F32, e, d.n_expert, st.buft)
+                + mlp(d.n_ff_exp, d.n_expert, d.gated)
+                + shared
+        }
+        MlpShape::None => 0,
+    }
+}
