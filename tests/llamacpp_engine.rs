@@ -413,3 +413,47 @@ fn only_plain_llama_layers_are_replayed() {
     let llama = Dims::of(&estimate(&llama8b(GgufFileType::Q8_0, cpu)).model, false);
     assert_eq!(llama.layers, LayerGraph::Llama);
 }
+
+/// Gemma 3 27B on a 24 GB card (the preset): the 52 sliding-window layers in a cache of
+/// pad256(1024 + 512) cells, the 10 global ones in n_ctx cells; it fits, and with every layer in a
+/// full-size cache (the rule before layer kinds) it would not.
+#[test]
+fn gemma3_keeps_its_windowed_layers_in_a_second_cache() {
+    let s = presets::bundled_scenario("gemma3-27b-q4km-llamacpp-24gb").unwrap();
+    let e = estimate(&s);
+    let b = e.llamacpp.unwrap();
+    let per_cell = 16 * 128 * 2 * 2; // K and V, f16
+    assert_eq!((b.swa.cells, b.swa.layers, b.kv_layers), (1536, 52, 10));
+    assert_eq!(b.dev[0].kv, (10 * 32768 + 52 * 1536) * per_cell);
+    assert_eq!(b.swa.dev[0], 52 * 1536 * per_cell);
+    assert!(e.memory.fits);
+    let full = 62 * 32768 * per_cell;
+    assert!(b.dev[0].total() - b.dev[0].kv + full > 24 << 30);
+}
+
+/// DeepSeek-V3 (its config.json): latent attention caches `kv_lora + rope` = 576 per cell and
+/// layer, K only; the weights count each layer by its kind (3 dense layers, 58 of 256 experts of
+/// 2,048), not the dense width for every expert.
+#[test]
+fn deepseek_v3_caches_its_latent_and_weighs_its_experts_at_their_width() {
+    let cfg = include_str!("data/hf/deepseek-v3.json");
+    let mut s = Scenario {
+        mode: Mode::Inference,
+        ..Scenario::default()
+    };
+    s.model = vram_explorer::import::from_hf_config(cfg, &s.model)
+        .unwrap()
+        .model;
+    s.quantization.weights = WeightFormat::GgufFile(GgufFileType::Q4KM);
+    s.inference.engine = Some(ServingEngine::LlamaCpp(LlamaCpp {
+        n_ctx: 32768,
+        cpu_only: true,
+        ..LlamaCpp::default()
+    }));
+    let b = buffers(&s);
+    assert_eq!(b.k_bytes, 61 * 576 * 2 * 32768);
+    assert_eq!(b.v_bytes, 0);
+    // 671 B parameters (the MTP layer not loaded) at Q4_K_M's 4.5–5 bits per weight.
+    let bits = b.host_model as f64 * 8.0 / 671e9;
+    assert!((4.5..5.0).contains(&bits), "{bits} bits per weight");
+}

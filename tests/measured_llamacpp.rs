@@ -309,11 +309,13 @@ fn layer_kinds_match_the_measurements() {
             })
             .collect();
         println!(
-            "{id:<44} model {:>6.2}/{:>6.2} KV {:>5.2}/{:>5.2}",
+            "{id:<44} model {:>6.2}/{:>6.2} KV {:>5.2}/{:>5.2} compute {:>8.4}/{:>8.4}",
             got("CPU_Mapped model"),
             mib_printed(b.host_model),
             got("CPU KV"),
-            mib_printed(b.host_kv)
+            mib_printed(b.host_kv),
+            r["compute_mib_4"].as_f64().unwrap(),
+            b.host_compute as f64 / 1_048_576.0
         );
         assert_eq!(predicted, measured, "{id}");
         assert!(
