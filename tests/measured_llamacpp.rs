@@ -41,7 +41,8 @@ fn scenario(r: &Value) -> Scenario {
     t.heads = u(&m["n_head"]);
     t.kv_heads = m["n_head_kv"].as_u64().map_or(t.heads, |k| k as u32);
     t.head_dim = 0;
-    t.ffn = u(&m["n_ff"]);
+    // A record without an FFN (Mamba-2) takes its model from its config anyway.
+    t.ffn = m["n_ff"].as_u64().map_or(t.ffn, |f| f as u32);
     t.ffn_kind = FfnKind::SwiGlu;
     t.vocab = u(&m["n_vocab"]);
     t.tied_embeddings = false;
@@ -274,12 +275,13 @@ fn moe_layers_match_the_measurements() {
 /// its Hugging Face config at the measured shape: Gemma 3 (five sliding-window layers of every six:
 /// a second cache of `GGML_PAD(min(n_ctx, window + n_ubatch), 256)` cells) and DeepSeek-V3's layers
 /// (latent attention: K only, `kv_lora + rope` per cell; a dense first layer, then routed and shared
-/// experts). The model buffer and every printed KV line match.
+/// experts) and Mamba-2 (no KV cache; a recurrent state of R and S rows per sequence). The model
+/// buffer and every printed KV / RS line match.
 #[test]
 fn layer_kinds_match_the_measurements() {
     let v: Value = serde_json::from_str(LAYER_KINDS).unwrap();
     let records = v["records"].as_array().unwrap();
-    assert_eq!(records.len(), 8);
+    assert_eq!(records.len(), 12);
     for r in records {
         let id = r["id"].as_str().unwrap();
         let mut s = scenario(r);
@@ -289,11 +291,11 @@ fn layer_kinds_match_the_measurements() {
             .model;
         let b = estimate(&s).llamacpp.unwrap();
         let p = &r["printed_mib"];
-        let got = |k: &str| p[k].as_f64().unwrap();
+        let got = |k: &str| p[k].as_f64().unwrap_or(0.0);
         let lines = vram_explorer::report::llamacpp::log_lines(&b);
         let predicted: Vec<String> = lines
             .lines()
-            .filter(|l| l.starts_with("llama_kv_cache"))
+            .filter(|l| l.starts_with("llama_kv_cache") || l.starts_with("llama_memory_recurrent"))
             .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
             .collect();
         let measured: Vec<String> = r["kv_lines"]
@@ -312,7 +314,7 @@ fn layer_kinds_match_the_measurements() {
             "{id:<44} model {:>6.2}/{:>6.2} KV {:>5.2}/{:>5.2} compute {:>8.4}/{:>8.4}",
             got("CPU_Mapped model"),
             mib_printed(b.host_model),
-            got("CPU KV"),
+            got("CPU KV") + got("CPU RS"),
             mib_printed(b.host_kv),
             r["compute_mib_4"].as_f64().unwrap(),
             b.host_compute as f64 / 1_048_576.0
@@ -331,6 +333,23 @@ fn layer_kinds_match_the_measurements() {
 /// shape (DeepSeek's expert groups and MTP layer off, as the tiny file has them).
 fn layer_kinds_config(r: &Value) -> Value {
     let m = &r["model"];
+    if r["arch"] == "mamba2" {
+        let mut c: Value = serde_json::from_str(include_str!(
+            "data/hf/mamba2-transformers-5.25-default.json"
+        ))
+        .unwrap();
+        c["hidden_size"] = m["n_embd"].clone();
+        c["num_heads"] = m["n_head"].clone();
+        c["head_dim"] = (m["d_inner"].as_u64().unwrap() / m["n_head"].as_u64().unwrap()).into();
+        c["expand"] = (m["d_inner"].as_u64().unwrap() / m["n_embd"].as_u64().unwrap()).into();
+        c["state_size"] = m["d_state"].clone();
+        c["n_groups"] = m["n_group"].clone();
+        c["conv_kernel"] = m["d_conv"].clone();
+        c["num_hidden_layers"] = m["n_layer"].clone();
+        c["vocab_size"] = m["n_vocab"].clone();
+        c["time_step_rank"] = m["n_head"].clone();
+        return c;
+    }
     if r["arch"] == "gemma3" {
         let mut c: Value =
             serde_json::from_str(include_str!("data/hf/gemma-3-1b-it.json")).unwrap();

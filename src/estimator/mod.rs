@@ -73,6 +73,17 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         &mut memory.fits,
         &mut diagnostics,
     );
+    if let Some(b) = &llamacpp {
+        // llama.cpp's cache holds `-np` slots of `-c / -np` cells: as many requests as the slots
+        // at this `-c` whose slot holds one (what the window's headline and `fit` say).
+        let i = &r.scenario.inference;
+        let request = u64::from(i.prompt_tokens) + u64::from(i.generated_tokens);
+        performance.throughput.max_concurrent_requests = if memory.fits {
+            engines::llamacpp::kv::slots_holding(&b.settings, request)
+        } else {
+            0
+        };
+    }
     Estimate {
         model,
         memory,

@@ -53,9 +53,10 @@ pub fn log_lines(b: &Buffers) -> String {
         );
     }
     // The main cache, then the sliding-window one: each prints its buffers and its size line.
+    let rs = &b.rs;
     let mut dev_kv = [0u64; crate::scenario::MAX_SPLIT];
     for (i, d) in b.dev.iter().take(gpus).enumerate() {
-        dev_kv[i] = d.kv - w.dev[i];
+        dev_kv[i] = d.kv - w.dev[i] - rs.dev[i];
     }
     let main = (
         b.n_ctx,
@@ -63,7 +64,10 @@ pub fn log_lines(b: &Buffers) -> String {
         b.k_bytes - w.k_bytes,
         b.v_bytes - w.v_bytes,
     );
-    cache_lines(&mut out, b, &dev_kv, b.host_kv - w.host, main);
+    // A model of recurrent layers only has no KV cache (llama.cpp creates none).
+    if b.kv_layers > 0 || w.layers > 0 {
+        cache_lines(&mut out, b, &dev_kv, b.host_kv - w.host - rs.host, main);
+    }
     if w.layers > 0 {
         let _ = writeln!(
             out,
@@ -72,6 +76,9 @@ pub fn log_lines(b: &Buffers) -> String {
         );
         let swa = (w.cells, w.layers, w.k_bytes, w.v_bytes);
         cache_lines(&mut out, b, &w.dev, w.host, swa);
+    }
+    if rs.layers > 0 {
+        rs_lines(&mut out, b);
     }
     for (i, d) in b.dev.iter().take(gpus).enumerate() {
         line(
@@ -114,6 +121,32 @@ fn cache_lines(out: &mut String, b: &Buffers, dev: &[u64], host: u64, c: (u32, u
         mib_printed(k),
         s.cache_type_v.name(),
         mib_printed(v),
+    );
+}
+
+/// The recurrent state's buffer lines and its `size` line (`llama_memory_recurrent`: cells =
+/// `max(1, n_seq)`, layers = every layer of the model, as llama.cpp prints them).
+fn rs_lines(out: &mut String, b: &Buffers) {
+    let rs = &b.rs;
+    for (i, &x) in rs.dev.iter().take(b.gpus as usize).enumerate() {
+        if x > 0 {
+            line(out, "llama_memory_recurrent", &format!("CUDA{i}"), "RS", x);
+        }
+    }
+    if rs.host > 0 {
+        line(out, "llama_memory_recurrent", "CPU", "RS", rs.host);
+    }
+    let _ = writeln!(
+        out,
+        "llama_memory_recurrent: size = {:7.2} MiB ({:6} cells, {:3} layers, {:2} seqs {:2} rs_seq), R (f32): {:7.2} MiB, S (f32): {:7.2} MiB, P (f32): {:7.2} MiB",
+        mib_printed(rs.r_bytes + rs.s_bytes),
+        b.n_seq.max(1),
+        b.n_layer,
+        b.n_seq,
+        0,
+        mib_printed(rs.r_bytes),
+        mib_printed(rs.s_bytes),
+        0.0,
     );
 }
 

@@ -7,7 +7,7 @@ import re
 import subprocess
 
 TYPE_ID = {"f16": 1, "q8_0": 8}
-PRINTED = re.compile(r"(\S+) (model|KV|compute) buffer size =\s+([0-9.]+) MiB")
+PRINTED = re.compile(r"(\S+) (model|KV|RS|compute) buffer size =\s+([0-9.]+) MiB")
 FOUR = re.compile(r"CPU compute buffer size is\s+([0-9.]+) MiB")
 
 
@@ -34,7 +34,8 @@ def kv_lines(err):
     """The KV cache lines llama-server prints at its default verbosity (`llama_kv_cache…`; not the
     per-layer debug lines), stripped."""
     return [line.strip() for line in err.splitlines()
-            if line.startswith("llama_kv_cache") and ": layer " not in line and "attn_rot" not in line]
+            if line.startswith(("llama_kv_cache", "llama_memory_recurrent"))
+            and ": layer " not in line and ", layer " not in line and "attn_rot" not in line]
 
 
 def load(loader, path, n_ctx, ub, fa, cache):

@@ -8,7 +8,10 @@ CPU backend through load_context.cpp. F16 zero weights, F32 norms and routers, n
   GGML_PAD(min(n_ctx, n_swa + n_ubatch), 256) cells, the global layers in one of n_ctx cells);
 - `deepseek2` (3 layers, the first dense: multi-head latent attention with q_lora 128, kv_lora 64,
   nope 32 + rope 32, v 32 per head, 8 heads; then 8 routed experts of 128 (2 used) and one shared
-  expert): the MLA cache keeps kv_lora + rope per cell and layer, K only.
+  expert): the MLA cache keeps kv_lora + rope per cell and layer, K only;
+- `mamba2` (3 layers, n_embd 256, d_inner 512 in 8 heads, d_state 64, one group, d_conv 4): no KV cache, a
+  recurrent state per sequence (`llama_memory_recurrent`: R = (d_conv − 1) × conv channels, S = d_state ×
+  d_inner, F32, `RS buffer`).
 
 Output: tests/data/measured/llamacpp-cpu-layer-kinds.json.
 
@@ -31,6 +34,8 @@ GEMMA3 = {"n_layer": 8, "n_embd": 512, "n_head": 8, "n_head_kv": 2, "head_dim": 
 DEEPSEEK2 = {"n_layer": 3, "n_embd": 512, "n_head": 8, "q_lora": 128, "kv_lora": 64, "nope": 32, "rope": 32,
              "v": 32, "n_ff": 384, "n_expert": 8, "n_expert_used": 2, "n_shared": 1, "n_ff_exp": 128,
              "dense_lead": 1, "n_vocab": 4096}
+MAMBA2 = {"n_layer": 3, "n_embd": 256, "d_inner": 512, "n_head": 8, "d_state": 64, "n_group": 1, "d_conv": 4,
+          "n_vocab": 4096}
 
 
 def tensor_writer(w):
@@ -124,12 +129,41 @@ def write_deepseek2(path, m):
     finish(w)
 
 
+def write_mamba2(path, m):
+    import gguf
+
+    e, di, ds, ng, nh, dc = m["n_embd"], m["d_inner"], m["d_state"], m["n_group"], m["n_head"], m["d_conv"]
+    conv = di + 2 * ng * ds
+    w = loader_mod.begin(gguf, path, "mamba2", "tiny-mamba2", (m["n_layer"], e, 0, 0, 0, m["n_vocab"]), 1)
+    w.add_ssm_conv_kernel(dc)
+    w.add_ssm_inner_size(di)
+    w.add_ssm_state_size(ds)
+    w.add_ssm_time_step_rank(nh)
+    w.add_ssm_group_count(ng)
+    tensor = tensor_writer(w)
+    tensor("token_embd.weight", m["n_vocab"], e)
+    for i in range(m["n_layer"]):
+        tensor(f"blk.{i}.attn_norm.weight", e)
+        tensor(f"blk.{i}.ssm_in.weight", 2 * di + 2 * ng * ds + nh, e)
+        tensor(f"blk.{i}.ssm_conv1d.weight", conv, dc, f32=True)
+        tensor(f"blk.{i}.ssm_conv1d.bias", conv)
+        tensor(f"blk.{i}.ssm_dt.bias", nh)
+        tensor(f"blk.{i}.ssm_a", nh, 1, f32=True)
+        tensor(f"blk.{i}.ssm_d", nh, 1, f32=True)
+        tensor(f"blk.{i}.ssm_norm.weight", ng, di // ng, f32=True)
+        tensor(f"blk.{i}.ssm_out.weight", e, di)
+    tensor("output_norm.weight", e)
+    tensor("output.weight", m["n_vocab"], e)
+    finish(w)
+
+
 def main():
     loader = sys.argv[1]
     records = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, arch, model, write in (("gemma3-iswa", "gemma3", GEMMA3, write_gemma3),
-                                         ("deepseek2-mla", "deepseek2", DEEPSEEK2, write_deepseek2)):
+                                         ("deepseek2-mla", "deepseek2", DEEPSEEK2, write_deepseek2),
+                                         ("mamba2-recurrent", "mamba2", MAMBA2, write_mamba2)):
             path = os.path.join(tmp, f"{name}.gguf")
             write(path, model)
             for n_ctx, ub, fa, ct in GRID:

@@ -36,7 +36,7 @@ pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
                 b.settings.cache_type_k.name(),
                 b.settings.cache_type_v.name()
             ),
-            "llama-server's defaults: --swa-full off, one stream per sequence; the recurrent state of Mamba / DeltaNet layers is not modelled",
+            "llama-server's defaults: --swa-full off, one stream per sequence; a Mamba / DeltaNet layer's recurrent state (the RS buffer, F32 per sequence) is counted here too",
         ),
         Component::Transient => (
             d.compute,

@@ -7,7 +7,7 @@
 //! peak would find.
 
 use super::Solved;
-use crate::estimator::engines::llamacpp::kv::sizes;
+use crate::estimator::engines::llamacpp::kv::{MAX_SLOTS, sizes, slots_holding};
 use crate::estimator::estimate;
 use crate::scenario::{LlamaCpp, Mode, Scenario, ServingEngine};
 
@@ -51,44 +51,14 @@ pub fn engine_batch(s: &Scenario) -> Option<Solved> {
     }
 }
 
-/// The most `-np` slots (at most llama.cpp's 4,096 here) at the current `-c` whose
-/// `GGML_PAD(n_ctx / -np, 256)` cells hold `request` tokens.
+/// [`slots_holding`] as the solver reports it.
 fn llamacpp_slots(l: &LlamaCpp, request: u64) -> Solved {
-    let fallback = u32::try_from(request).unwrap_or(u32::MAX);
-    let (n_ctx, ..) = sizes(
-        &LlamaCpp {
-            n_parallel: 1,
-            ..*l
-        },
-        fallback,
-    );
-    let fits = |np: u32| {
-        let (n_ctx_np, _, _, seqs) = sizes(
-            &LlamaCpp {
-                n_parallel: np,
-                ..*l
-            },
-            fallback,
-        );
-        u64::from(n_ctx_np / seqs.max(1)) >= request
-    };
-    let first = u32::try_from(u64::from(n_ctx) / request)
-        .unwrap_or(u32::MAX)
-        .min(MAX_SLOTS);
-    // Padding to 256 cells per slot can add a slot or take one away: walk down to the first fit.
-    let mut np = first.saturating_add(1).min(MAX_SLOTS);
-    while np > 0 && !fits(np) {
-        np -= 1;
-    }
-    match np {
+    match slots_holding(l, request) {
         0 => Solved::NoneFits,
         MAX_SLOTS => Solved::AtLimit(u64::from(MAX_SLOTS)),
         n => Solved::Found(u64::from(n)),
     }
 }
-
-/// `-np`'s valid range's end (`scenario::LlamaCpp::n_parallel`).
-const MAX_SLOTS: u32 = 4096;
 
 /// `Some` for an inference scenario whose engine fixes the longest request: vLLM with
 /// `max_model_len`, SGLang with `context_length`, llama.cpp with `-c` (one slot's

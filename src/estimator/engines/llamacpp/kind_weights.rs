@@ -5,7 +5,7 @@
 use super::dims::{Buft, Dims, tensor_bytes};
 use super::tensor_types::{self, Role};
 use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
-use crate::scenario::FfnKind;
+use crate::scenario::{FfnKind, MambaVersion};
 use crate::tensor::{GgufFileType, GgufType};
 
 /// How one tensor is stored: its type by role and layer, its buffer's alignment.
@@ -51,8 +51,8 @@ pub fn kind_bytes(d: &Dims, k: &LayerKind, ftype: GgufFileType, il: u32, buft: B
 /// - latent attention (`deepseek2.cpp`): `attn_q_a` + its norm + `attn_q_b` (or `attn_q` without
 ///   a query latent), `attn_kv_a_mqa` + its norm, `attn_k_b` and `attn_v_b` (per head), the output;
 ///   these take the mix's base type (llama-quant.cpp has no rule of its own for them);
-/// - a recurrent mixer: its matrix weights at the base type (an approximation: its small F32
-///   tensors are left out).
+/// - Mamba-2 (`mamba2.cpp`): every tensor; another recurrent mixer: its matrix weights at the base
+///   type (an approximation: its small F32 tensors are left out).
 fn mixer_bytes(st: &Store, k: &LayerKind) -> u64 {
     let (d, e) = (st.d, st.d.n_embd);
     match k.mixer {
@@ -110,6 +110,24 @@ fn mixer_bytes(st: &Store, k: &LayerKind) -> u64 {
                 + st.w(Role::AttnQ, u(nope), kl * h)
                 + st.w(Role::AttnQ, kl, u(v) * h)
                 + st.w(Role::AttnOutput, h * u(v), e)
+        }
+        MixerShape::Mamba {
+            inner,
+            heads,
+            conv_channels,
+            d_conv,
+            version: MambaVersion::Mamba2,
+            ..
+        } => {
+            // `mamba2.cpp`: ssm_in (z, x, B, C and dt in one), the F32 depthwise convolution and its
+            // bias, dt bias, A, D, the grouped norm, ssm_out.
+            let (di, nh, conv) = (u(inner), u(heads), u(conv_channels));
+            st.w(Role::AttnQ, e, di + conv + nh)
+                + tensor_bytes(GgufType::F32, u(d_conv), conv, st.buft)
+                + st.vec(conv)
+                + 3 * st.vec(nh)
+                + st.vec(di)
+                + st.w(Role::AttnOutput, di, e)
         }
         MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => {
             st.w(Role::AttnQ, e, u(k.mixer_w) / e.max(1))

@@ -48,6 +48,51 @@ pub fn sizes(s: &LlamaCpp, fallback_ctx: u32) -> (u32, u32, u32, u32) {
     (n_ctx, n_batch, n_ubatch, n_seq)
 }
 
+/// `-np`'s valid range's end (`scenario::LlamaCpp::n_parallel`).
+pub const MAX_SLOTS: u32 = 4096;
+
+/// The most `-np` slots (at most [`MAX_SLOTS`]) at the current `-c` whose `GGML_PAD(n_ctx / -np,
+/// 256)` cells hold `request` tokens; 0 if not one does (llama-context.cpp ~290–305).
+///
+/// ```
+/// use vram_explorer::estimator::engines::llamacpp::kv::slots_holding;
+/// use vram_explorer::scenario::LlamaCpp;
+/// let l = LlamaCpp { n_ctx: 32768, ..LlamaCpp::default() };
+/// assert_eq!(slots_holding(&l, 17_000), 1);
+/// assert_eq!(slots_holding(&l, 4096), 8);
+/// assert_eq!(slots_holding(&l, 40_000), 0);
+/// ```
+pub fn slots_holding(l: &LlamaCpp, request: u64) -> u32 {
+    let request = request.max(1);
+    let fallback = u32::try_from(request).unwrap_or(u32::MAX);
+    let (n_ctx, ..) = sizes(
+        &LlamaCpp {
+            n_parallel: 1,
+            ..*l
+        },
+        fallback,
+    );
+    let fits = |np: u32| {
+        let (n_ctx_np, _, _, seqs) = sizes(
+            &LlamaCpp {
+                n_parallel: np,
+                ..*l
+            },
+            fallback,
+        );
+        u64::from(n_ctx_np / seqs.max(1)) >= request
+    };
+    let first = u32::try_from(u64::from(n_ctx) / request)
+        .unwrap_or(u32::MAX)
+        .min(MAX_SLOTS);
+    // Padding to 256 cells per slot can add a slot or take one away: walk down to the first fit.
+    let mut np = first.saturating_add(1).min(MAX_SLOTS);
+    while np > 0 && !fits(np) {
+        np -= 1;
+    }
+    np
+}
+
 const fn pad256(x: u32) -> u32 {
     x.div_ceil(256).saturating_mul(256)
 }
@@ -88,6 +133,72 @@ fn per_cell(d: &Dims, k: Option<&LayerKind>) -> (u64, u64) {
     }
 }
 
+/// F32 elements of one sequence's recurrent state in a layer of kind `k` (llama-hparams.cpp
+/// `n_embd_r`, `n_embd_s`): R, the convolution's last `d_conv − 1` inputs of its channels (Mamba:
+/// `d_inner + 2 n_group d_state`; gated DeltaNet: `2 key_dim + value_dim`), and S, the SSM state
+/// (`d_state × d_inner`; DeltaNet: a key × value matrix per value head). `None` for other layers.
+///
+/// ```
+/// use vram_explorer::estimator::engines::llamacpp::kv::recurrent_rows;
+/// use vram_explorer::estimator::model::blocks::{LayerKind, MixerShape};
+/// use vram_explorer::scenario::MambaVersion;
+/// let mixer = MixerShape::Mamba { inner: 512.0, heads: 8.0, conv_channels: 640.0, d_conv: 4.0,
+///     d_state: 64.0, version: MambaVersion::Mamba2, chunk: 256.0 };
+/// let k = LayerKind { mixer, ..LayerKind::default() };
+/// assert_eq!(recurrent_rows(&k), Some((1920, 32768))); // measured: 0.40 MiB for 3 layers
+/// ```
+pub fn recurrent_rows(k: &LayerKind) -> Option<(u64, u64)> {
+    let u = |x: f64| x.max(0.0) as u64;
+    match k.mixer {
+        MixerShape::Mamba {
+            inner,
+            conv_channels,
+            d_conv,
+            d_state,
+            ..
+        } => Some((u(d_conv - 1.0) * u(conv_channels), u(d_state) * u(inner))),
+        MixerShape::DeltaNet {
+            key_dim,
+            value_dim,
+            value_heads,
+            key_head_dim,
+            value_head_dim,
+            conv_kernel,
+        } => Some((
+            u(conv_kernel - 1.0) * u(2.0 * key_dim + value_dim),
+            u(value_heads) * u(key_head_dim) * u(value_head_dim),
+        )),
+        _ => None,
+    }
+}
+
+/// One recurrent layer's state (`llama_memory_recurrent`, llama-memory-recurrent.cpp): R and S
+/// tensors of `max(1, n_seq)` rows, F32, on the layer's device (the `RS buffer`), counted in the
+/// device's cache bytes.
+fn recurrent(b: &mut Buffers, p: &Placement, s: &LlamaCpp, il: u32, (r, st): (u64, u64)) {
+    let rows = u64::from(b.n_seq.max(1));
+    let dev = if s.no_kv_offload { None } else { p.device(il) };
+    let buft = if dev.is_some() { Buft::Cuda } else { Buft::Cpu };
+    let r = tensor_bytes(GgufType::F32, r, rows, buft);
+    let st = tensor_bytes(GgufType::F32, st, rows, buft);
+    let rs = &mut b.rs;
+    rs.layers += 1;
+    rs.r_bytes += r;
+    rs.s_bytes += st;
+    match dev.and_then(|i| b.dev.get_mut(i)) {
+        Some(g) => {
+            g.kv += r + st;
+            if let Some(x) = rs.dev.get_mut(dev.unwrap_or(0)) {
+                *x += r + st;
+            }
+        }
+        None => {
+            b.host_kv += r + st;
+            rs.host += r + st;
+        }
+    }
+}
+
 /// Fills the cells and each device's KV buffer: every layer's K (`n_embd_k_gqa × cells` of `-ctk`)
 /// and V (of `-ctv`) on its layer's device, or all on the CPU with `-nkvo`; a model that mixes
 /// sliding-window and global attention keeps its windowed layers in a second, smaller cache
@@ -109,6 +220,10 @@ pub fn place(
     for il in 0..d.n_layer {
         let kind = kinds.at(il);
         let (k_row, v_row) = per_cell(d, kind);
+        if let Some((r, st)) = kind.and_then(recurrent_rows) {
+            recurrent(b, p, s, il, (r, st));
+            continue;
+        }
         if k_row + v_row == 0 {
             continue;
         }

@@ -82,6 +82,9 @@ pub struct Buffers {
     /// The sliding-window cache beside it (`llama_kv_cache_iswa`; empty without one), included
     /// in the totals above.
     pub swa: SwaCache,
+    /// The recurrent state of Mamba / gated-DeltaNet layers (`llama_memory_recurrent`, the `RS
+    /// buffer`; empty without such layers), included in the KV totals of `dev` and `host_kv`.
+    pub rs: RsState,
     pub settings: LlamaCpp,
     pub file_type: GgufFileType,
 }
@@ -95,6 +98,16 @@ pub struct SwaCache {
     pub k_bytes: u64,
     pub v_bytes: u64,
     /// Its share of each GPU's KV buffer and of the host's.
+    pub dev: [u64; MAX_SPLIT],
+    pub host: u64,
+}
+
+/// llama.cpp's recurrent state (`kv::recurrent_rows` per layer and sequence, F32).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RsState {
+    pub layers: u32,
+    pub r_bytes: u64,
+    pub s_bytes: u64,
     pub dev: [u64; MAX_SPLIT],
     pub host: u64,
 }
