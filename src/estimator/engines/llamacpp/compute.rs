@@ -36,7 +36,7 @@ pub const fn output_term(d: &Dims, t: u64) -> u64 {
 /// Bytes of one repeating layer's peak on the device that runs it.
 pub const fn layer_term(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
     let ffn = (3 * d.ffn_per_token() + d.n_embd) * t * F32;
-    if flash_attn {
+    if flash_attn || !d.attention {
         ffn
     } else {
         let kq = n_kv * t * d.n_head * F32 + 6 * d.n_embd * t * F32;
@@ -76,8 +76,14 @@ pub const fn host_inputs(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
 pub const fn cpu_graph(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
     let out = t * (d.n_vocab + 2 * d.n_embd) * F32 + 4 * t;
     // The FFN peak: gate, up and their product with four n_embd-wide activations.
-    let ffn = (3 * d.ffn_per_token() + 4 * d.n_embd) * t * F32 + mask(t, n_kv, flash_attn);
-    let kq = if flash_attn {
+    // A model without attention layers has no scores and no mask.
+    let kq_mask = if d.attention {
+        mask(t, n_kv, flash_attn)
+    } else {
+        0
+    };
+    let ffn = (3 * d.ffn_per_token() + 4 * d.n_embd) * t * F32 + kq_mask;
+    let kq = if flash_attn || !d.attention {
         0
     } else {
         n_kv * t * d.n_head * F32

@@ -33,6 +33,9 @@ pub struct Dims {
     /// Which layer graph llama.cpp builds, as far as the replayed compute-buffer plan
     /// (`compute::cpu_plan`) describes it.
     pub layers: LayerGraph,
+    /// Some layer attends (softmax or latent attention): the graph has scores and a KQ mask. A
+    /// model of recurrent layers only (Mamba) has neither.
+    pub attention: bool,
 }
 
 /// A model's layers as llama.cpp's graph builds them.
@@ -71,6 +74,13 @@ impl Dims {
             n_ff_exp: u64::from(if m.moe.experts > 0 { m.moe.ffn } else { m.ffn }.max(1)),
             norm_bias: m.norm == NormKind::LayerNorm,
             bias,
+            attention: kinds.is_empty()
+                || kinds.iter().any(|k| {
+                    matches!(
+                        k.mixer,
+                        MixerShape::Attention { .. } | MixerShape::Mla { .. }
+                    )
+                }),
             layers: if !kinds.iter().all(plain_layer) || !one_mlp_kind(kinds) {
                 LayerGraph::Other
             } else if qk_norm {
