@@ -75,6 +75,14 @@ def begin(gguf, path, arch, name, shape, head_dim=None, rope_dim=None, value_dim
     return w
 
 
+def finish(w):
+    """Writes a GGUF writer's header, keys and tensors, and closes it."""
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def engine(n_ctx, ub, fa, cache):
     """The record's engine settings (n_batch = max(512, n_ubatch), as load_context sets it)."""
     return {"c": n_ctx, "b": max(512, ub), "ub": ub, "fa": fa, "ctk": cache, "ctv": cache, "ngl": 0}

@@ -44,13 +44,6 @@ def tensor_writer(w):
     return tensor
 
 
-def finish(w):
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-
-
 def write_gemma3(path, m):
     import gguf
 
@@ -73,7 +66,7 @@ def write_gemma3(path, m):
         tensor(f"blk.{i}.ffn_up.weight", m["n_ff"], e)
         tensor(f"blk.{i}.ffn_down.weight", e, m["n_ff"])
     tensor("output_norm.weight", e)  # the output is tied to token_embd (Gemma)
-    finish(w)
+    loader_mod.finish(w)
 
 
 def write_deepseek2(path, m):
@@ -126,7 +119,7 @@ def write_deepseek2(path, m):
             tensor(f"blk.{i}.ffn_down_shexp.weight", e, s)
     tensor("output_norm.weight", e)
     tensor("output.weight", m["n_vocab"], e)
-    finish(w)
+    loader_mod.finish(w)
 
 
 def write_mamba2(path, m):
@@ -154,7 +147,7 @@ def write_mamba2(path, m):
         tensor(f"blk.{i}.ssm_out.weight", e, di)
     tensor("output_norm.weight", e)
     tensor("output.weight", m["n_vocab"], e)
-    finish(w)
+    loader_mod.finish(w)
 
 
 def main():

@@ -74,10 +74,7 @@ def write(path, arch, attn, n_expert, n_used, n_ff_exp):
         tensor(f"blk.{i}.ffn_down_exps.weight", n_expert, n_embd, n_ff_exp)
     tensor("output_norm.weight", n_embd)
     tensor("output.weight", n_vocab, n_embd)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    loader_mod.finish(w)
 
 
 def main():

@@ -67,10 +67,7 @@ def write(path, shape, arch, biases):
             vec(f"blk.{i}.ffn_down.bias", n_embd)
     vec("output_norm.weight", n_embd)
     matrix("output.weight", n_vocab, n_embd)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    loader_mod.finish(w)
 
 
 def main():
