@@ -289,6 +289,20 @@ fn the_cli_takes_a_command_line_and_reports_the_buffers() {
     assert_eq!(l["devices"][0]["layers"], 25);
     assert_eq!(l["host"]["model_name"], "CPU_Mapped");
     assert!(l["log_lines"].as_array().unwrap().len() >= 8);
+    assert!(l["swa_cache"].is_null() && l["recurrent_state"].is_null());
+    let o = run(&[
+        "report",
+        "--preset",
+        "gemma3-27b-q4km-llamacpp-24gb",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w = &v["llamacpp"]["swa_cache"];
+    assert_eq!(
+        (w["cells"].as_u64(), w["layers"].as_u64()),
+        (Some(1536), Some(52))
+    );
+    assert_eq!(v["llamacpp"]["kv_layers"], 10);
     let o = run(&[
         "report",
         "--preset",

@@ -118,7 +118,14 @@ fn llamacpp(b: &crate::estimator::engines::llamacpp::Buffers) -> Value {
             "model_mib": mib_printed(b.host_model), "kv_mib": mib_printed(b.host_kv),
             "compute_mib": mib_printed(b.host_compute),
         },
-        "kv_k_bytes": b.k_bytes, "kv_v_bytes": b.v_bytes,
+        "kv_k_bytes": b.k_bytes, "kv_v_bytes": b.v_bytes, "kv_layers": b.kv_layers,
+        "swa_cache": (b.swa.layers > 0).then(|| json!({
+            "cells": b.swa.cells, "layers": b.swa.layers,
+            "k_bytes": b.swa.k_bytes, "v_bytes": b.swa.v_bytes,
+        })),
+        "recurrent_state": (b.rs.layers > 0).then(|| json!({
+            "layers": b.rs.layers, "r_bytes": b.rs.r_bytes, "s_bytes": b.rs.s_bytes,
+        })),
         "log_lines": crate::report::llamacpp::log_lines(b).lines().collect::<Vec<_>>(),
     })
 }
