@@ -293,19 +293,6 @@ fn the_cli_takes_a_command_line_and_reports_the_buffers() {
     let o = run(&[
         "report",
         "--preset",
-        "gemma3-27b-q4km-llamacpp-24gb",
-        "--json",
-    ]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let w = &v["llamacpp"]["swa_cache"];
-    assert_eq!(
-        (w["cells"].as_u64(), w["layers"].as_u64()),
-        (Some(1536), Some(52))
-    );
-    assert_eq!(v["llamacpp"]["kv_layers"], 10);
-    let o = run(&[
-        "report",
-        "--preset",
         "llama3-8b-full-finetune-h100",
         "--engine-command",
         "llama-server --frobnicate",
@@ -337,6 +324,28 @@ fn the_cli_takes_a_command_line_and_reports_the_buffers() {
             && printed.contains("CUDA0 KV buffer size =  1024.00 MiB"),
         "{printed}"
     );
+}
+
+/// The JSON report names llama.cpp's sliding-window cache beside the main one.
+#[test]
+fn the_json_report_has_the_sliding_window_cache() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_vram-explorer"))
+        .args([
+            "report",
+            "--preset",
+            "gemma3-27b-q4km-llamacpp-24gb",
+            "--json",
+        ])
+        .output()
+        .expect("the binary runs");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w = &v["llamacpp"]["swa_cache"];
+    assert_eq!(
+        (w["cells"].as_u64(), w["layers"].as_u64()),
+        (Some(1536), Some(52))
+    );
+    assert_eq!(v["llamacpp"]["kv_layers"], 10);
+    assert!(v["llamacpp"]["recurrent_state"].is_null());
 }
 
 #[test]
