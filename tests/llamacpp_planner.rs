@@ -117,6 +117,9 @@ fn moe_shape(
         qk_norm: false,
         n_expert,
         n_expert_used,
+        gemma: false,
+        swa_kv: 0,
+        swa_period: 0,
     }
 }
 
@@ -239,10 +242,62 @@ fn the_replays_capacity_holds_the_largest_graph_it_plans() {
         for (fa, q8) in [(false, q.1), (true, q.1), (false, false)] {
             let mut s = moe_shape(12, (4096, 32, 8, 1024, 32000), (e, k), 512, 4096, fa, q8);
             s.qk_norm = q.0;
+            // Gemma 3's layers add post-norms, scales and a second cache's inputs.
+            (s.gemma, s.swa_kv, s.swa_period) = (e == 0, 1536, 6);
             let mut g = Box::new(Graph::<GRAPH_TENSORS>::default());
             build(&mut g, &s);
             assert!(!g.full, "{e} experts, {k} used, fa {fa}, q8_0 {q8}");
             assert!(plan(&g, 32).is_some());
         }
     }
+}
+
+/// Gemma 3's layers (Q/K norms, post-norms, the sliding-window cache on five layers of six): the
+/// shortcut keeps the replayed layers' places in the 6-layer pattern, so the last layer is windowed
+/// or global as in the whole model. Gemma-3-1B's and 27B's widths, up to 62 layers.
+#[test]
+fn planning_twelve_gemma3_layers_gives_the_buffer_of_every_layer_planned() {
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(gemma3_layers_shortcut)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn gemma3_layers_shortcut() {
+    let models = [
+        ((1152, 4, 1, 6912, 4096), 256, 512),
+        ((5376, 32, 16, 21504, 262_208), 128, 1024),
+    ];
+    let mut checked = 0;
+    for (d, head_dim, window) in models {
+        for (t, n_kv) in [(512, 4096), (128, 32768), (2048, 8192)] {
+            for (fa, q) in [(false, false), (true, false), (true, true)] {
+                for n in [13, 26, 34, 48, 62] {
+                    let gemma = |layers| {
+                        let mut s = moe_shape(layers, d, (0, 0), t, n_kv, fa, q);
+                        s.head_dim = head_dim;
+                        s.qk_norm = true;
+                        s.gemma = true;
+                        s.swa_kv = (window + t).div_ceil(256) * 256;
+                        s.swa_period = 6;
+                        s
+                    };
+                    let mut full = Box::new(Graph::<8192>::default());
+                    build(&mut full, &gemma(n));
+                    assert!(!full.full);
+                    let mut short = Box::new(Graph::<8192>::default());
+                    build(&mut short, &gemma(replayed_layers(n)));
+                    assert_eq!(
+                        plan(&full, 32).unwrap(),
+                        plan(&short, 32).unwrap(),
+                        "{d:?} t {t} n_kv {n_kv} fa {fa} q8_0 {q}: {n} layers"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 2 * 3 * 3 * 5);
 }

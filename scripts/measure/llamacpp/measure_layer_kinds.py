@@ -9,6 +9,7 @@ CPU backend through load_context.cpp. F16 zero weights, F32 norms and routers, n
 - `deepseek2` (3 layers, the first dense: multi-head latent attention with q_lora 128, kv_lora 64,
   nope 32 + rope 32, v 32 per head, 8 heads; then 8 routed experts of 128 (2 used) and one shared
   expert): the MLA cache keeps kv_lora + rope per cell and layer, K only;
+- `gemma3` at Gemma-3-1B's width and depth (26 layers, window 512), vocabulary 4,096;
 - `mamba2` (3 layers, n_embd 256, d_inner 512 in 8 heads, d_state 64, one group, d_conv 4): no KV cache, a
   recurrent state per sequence (`llama_memory_recurrent`: R = (d_conv − 1) × conv channels, S = d_state ×
   d_inner, F32, `RS buffer`).
@@ -34,6 +35,10 @@ GEMMA3 = {"n_layer": 8, "n_embd": 512, "n_head": 8, "n_head_kv": 2, "head_dim": 
 DEEPSEEK2 = {"n_layer": 3, "n_embd": 512, "n_head": 8, "q_lora": 128, "kv_lora": 64, "nope": 32, "rope": 32,
              "v": 32, "n_ff": 384, "n_expert": 8, "n_expert_used": 2, "n_shared": 1, "n_ff_exp": 128,
              "dense_lead": 1, "n_vocab": 4096}
+# Gemma-3-1B's width and depth (26 layers, 4 heads / 1 KV head of 256, FFN 6912, window 512) with a
+# 4,096-token vocabulary, so that the layers' peak is not hidden by the logits.
+GEMMA3_1B = {"n_layer": 26, "n_embd": 1152, "n_head": 4, "n_head_kv": 1, "head_dim": 256, "n_ff": 6912,
+             "n_vocab": 4096, "sliding_window": 512, "swa_period": 6}
 MAMBA2 = {"n_layer": 3, "n_embd": 256, "d_inner": 512, "n_head": 8, "d_state": 64, "n_group": 1, "d_conv": 4,
           "n_vocab": 4096}
 
@@ -156,7 +161,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, arch, model, write in (("gemma3-iswa", "gemma3", GEMMA3, write_gemma3),
                                          ("deepseek2-mla", "deepseek2", DEEPSEEK2, write_deepseek2),
-                                         ("mamba2-recurrent", "mamba2", MAMBA2, write_mamba2)):
+                                         ("mamba2-recurrent", "mamba2", MAMBA2, write_mamba2),
+                                         ("gemma3-1b-width", "gemma3", GEMMA3_1B, write_gemma3)):
             path = os.path.join(tmp, f"{name}.gguf")
             write(path, model)
             for n_ctx, ub, fa, ct in GRID:

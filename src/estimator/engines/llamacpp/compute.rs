@@ -143,9 +143,16 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         flash_attn: b.flash_attn,
         type_k: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_k)),
         type_v: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_v)),
-        qk_norm: d.layers == LayerGraph::LlamaQkNorm,
+        qk_norm: matches!(d.layers, LayerGraph::LlamaQkNorm | LayerGraph::Gemma3),
         n_expert: d.n_expert,
         n_expert_used: d.n_expert_used,
+        gemma: d.layers == LayerGraph::Gemma3,
+        swa_kv: if d.layers == LayerGraph::Gemma3 {
+            u64::from(b.swa.cells)
+        } else {
+            0
+        },
+        swa_period: d.swa_period,
     };
     // The plan is a pure function of the shape, and one estimate asks for it three times (the
     // memory phases, the time, the report), `compare` once per GPU: the last shape's plan is kept.

@@ -1,5 +1,6 @@
 //! The model as llama.cpp's tensors see it, and the weight tensors of one layer.
 
+use super::layer_kinds::LayerKinds;
 use super::tensor_types::{self, Role};
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
@@ -36,6 +37,8 @@ pub struct Dims {
     /// Some layer attends (softmax or latent attention): the graph has scores and a KQ mask. A
     /// model of recurrent layers only (Mamba) has neither.
     pub attention: bool,
+    /// Sliding-window layers interleaved with a global one every `swa_period`-th layer (0: none).
+    pub swa_period: u32,
 }
 
 /// A model's layers as llama.cpp's graph builds them.
@@ -50,6 +53,9 @@ pub enum LayerGraph {
     Llama,
     /// The same with a per-head RMSNorm of Q and K in every layer (`qwen3`, `qwen3moe`).
     LlamaQkNorm,
+    /// Gemma 3 (`gemma3`): Q/K norms, four norms per layer, a dense gated MLP, sliding-window
+    /// layers with the global one every `Dims::swa_period`-th layer.
+    Gemma3,
 }
 
 impl Dims {
@@ -81,7 +87,10 @@ impl Dims {
                         MixerShape::Attention { .. } | MixerShape::Mla { .. }
                     )
                 }),
-            layers: if !kinds.iter().all(plain_layer) || !one_mlp_kind(kinds) {
+            swa_period: LayerKinds::of(m).swa_period().unwrap_or(0),
+            layers: if gemma3(m) {
+                LayerGraph::Gemma3
+            } else if !kinds.iter().all(plain_layer) || !one_mlp_kind(kinds) {
                 LayerGraph::Other
             } else if qk_norm {
                 LayerGraph::LlamaQkNorm
@@ -122,6 +131,30 @@ impl Dims {
             tied_embeddings: self.tied,
         }
     }
+}
+
+/// Gemma 3's layers: two kinds, sliding-window and global attention laid out as llama.cpp's
+/// `set_swa_pattern` does, both with Q/K norms, four norms, no sinks or output gate, a dense MLP.
+fn gemma3(m: &ResolvedModel) -> bool {
+    let kinds = m.blocks.kinds();
+    let gemma_layer = |k: &LayerKind| {
+        k.norms == 4.0
+            && matches!(k.mlp, MlpShape::Dense { .. })
+            && matches!(
+                k.mixer,
+                MixerShape::Attention {
+                    qk_norm: true,
+                    sinks: false,
+                    output_gate: false,
+                    chunked: false,
+                    ..
+                }
+            )
+    };
+    kinds.len() == 2
+        && kinds.iter().all(gemma_layer)
+        && m.tied_embeddings
+        && LayerKinds::of(m).swa_period().is_some()
 }
 
 /// Every layer's MLP is dense, or every layer's a mixture of experts.

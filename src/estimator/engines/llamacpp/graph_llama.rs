@@ -32,6 +32,13 @@ pub struct Shape {
     /// `n_ff` is its width, else one expert's: [`graph_moe`]).
     pub n_expert: u64,
     pub n_expert_used: u64,
+    /// Gemma 3's layer (`src/models/gemma3.cpp`): the embeddings scaled, Q/K norms, Q scaled after
+    /// RoPE, a norm after the attention and after the FFN; with `swa_kv > 0` the layers with
+    /// `il % swa_period < swa_period − 1` attend over the sliding-window cache of `swa_kv` cells
+    /// (`llm_graph_input_attn_kv_iswa`: its own indices, mask and rotations).
+    pub gemma: bool,
+    pub swa_kv: u64,
+    pub swa_period: u32,
 }
 
 const fn quantized(t: Ty) -> bool {
@@ -61,35 +68,20 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
     let mut inp_l = g.get_rows(tok_embd, tokens);
     g.expand(inp_l);
     g.expand(embd_in);
+    if s.gemma {
+        // `ggml_scale` of the embeddings, in place.
+        inp_l = g.like(inp_l, Op::Inplace, [inp_l, NONE, NONE, NONE]);
+    }
     let pos = g.input(Ty::I32, [t, 1, 1, 1]);
-    // build_attn_inp_kv: K and V row indices (V per element when V is stored transposed, i.e.
-    // without flash attention), the mask (F16 with flash attention), the rotations of a
-    // quantized cache whose head size is a multiple of 64.
-    let v_trans = !s.flash_attn;
-    let k_idxs = g.input(Ty::I64, [t, 1, 1, 1]);
-    let v_idxs = g.input(Ty::I64, [if v_trans { t * n_embd_kv } else { t }, 1, 1, 1]);
-    let mask_ty = if s.flash_attn { Ty::F16 } else { Ty::F32 };
-    let mask = g.input(mask_ty, [s.n_kv, t, 1, 1]);
-    let k_rot = (quantized(s.type_k) && s.head_dim.is_multiple_of(64)).then(|| {
-        let mut n = 64;
-        while s.head_dim.is_multiple_of(n * 2) {
-            n *= 2;
-        }
-        g.input(Ty::F32, [n, n, 1, 1])
-    });
-    let v_rot = (quantized(s.type_v) && s.head_dim.is_multiple_of(64))
-        .then(|| g.input(Ty::F32, [64, 64, 1, 1]));
+    let inputs = cache_inputs(g, s, s.n_kv);
+    let swa_inputs = (s.swa_kv > 0).then(|| cache_inputs(g, s, s.swa_kv));
     let out_ids = g.input(Ty::I32, [s.n_outputs, 1, 1, 1]);
-    let inputs = Inputs {
-        k_idxs,
-        v_idxs,
-        mask,
-        k_rot,
-        v_rot,
-        k_cache: g.external(s.type_k, [n_embd_kv, s.n_kv, 1, 1]),
-        v_cache: g.external(s.type_v, [n_embd_kv, s.n_kv, 1, 1]),
-    };
     for il in 0..s.n_layer {
+        let period = s.swa_period.max(1);
+        let inputs = match &swa_inputs {
+            Some(w) if il % period < period - 1 => w,
+            _ => &inputs,
+        };
         let mut inp_sa = inp_l;
         let cur = norm(g, inp_l, w.norm);
         let q = g.mul_mat(w.q, cur);
@@ -109,16 +101,28 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
         // planner's own): Q and K after RoPE then take buffers of their own.
         let q = g.like(q, Op::Inplace, [q, pos, NONE, NONE]);
         let k = g.like(k, Op::Inplace, [k, pos, NONE, NONE]);
-        let mut cur = attention(g, s, [q, k, v], &inputs);
+        // Gemma scales Q after RoPE (`ggml_scale`, in place).
+        let q = if s.gemma {
+            g.like(q, Op::Inplace, [q, NONE, NONE, NONE])
+        } else {
+            q
+        };
+        let mut cur = attention(g, s, [q, k, v], inputs);
         cur = g.mul_mat(w.o, cur);
         // The last layer keeps only the output rows (`inp_out_ids`, all of them in the reserve).
         if il + 1 == s.n_layer {
             cur = g.get_rows(cur, out_ids);
             inp_sa = g.get_rows(inp_sa, out_ids);
         }
+        if s.gemma {
+            cur = norm(g, cur, w.norm);
+        }
         let ffn_inp = g.like(cur, Op::Inplace, [cur, inp_sa, NONE, NONE]);
         let cur = norm(g, ffn_inp, w.norm);
-        let out = ffn(g, s, &w, cur);
+        let mut out = ffn(g, s, &w, cur);
+        if s.gemma {
+            out = norm(g, out, w.norm);
+        }
         inp_l = g.like(out, Op::Inplace, [out, ffn_inp, NONE, NONE]);
     }
     let out_norm = norm(g, inp_l, w.norm);
@@ -166,6 +170,8 @@ fn norm<const N: usize>(g: &mut Graph<N>, x: Id, w: Id) -> Id {
 /// The attention's graph inputs and the layer's cache (every layer's cache plans alike: one
 /// external tensor serves them all).
 struct Inputs {
+    /// Cells of this cache (the attention's `n_kv`).
+    n_kv: u64,
     k_idxs: Id,
     v_idxs: Id,
     mask: Id,
@@ -173,6 +179,38 @@ struct Inputs {
     v_rot: Option<Id>,
     k_cache: Id,
     v_cache: Id,
+}
+
+/// `build_attn_inp_kv` for one cache of `n_kv` cells: K and V row indices (V per element when V is
+/// stored transposed, i.e. without flash attention), the mask (F16 with flash attention), the
+/// rotations of a quantized cache whose head size is a multiple of 64, and the cache itself.
+fn cache_inputs<const N: usize>(g: &mut Graph<N>, s: &Shape, n_kv: u64) -> Inputs {
+    let t = s.n_tokens;
+    let n_embd_kv = s.n_head_kv * s.head_dim;
+    let v_trans = !s.flash_attn;
+    let k_idxs = g.input(Ty::I64, [t, 1, 1, 1]);
+    let v_idxs = g.input(Ty::I64, [if v_trans { t * n_embd_kv } else { t }, 1, 1, 1]);
+    let mask_ty = if s.flash_attn { Ty::F16 } else { Ty::F32 };
+    let mask = g.input(mask_ty, [n_kv, t, 1, 1]);
+    let k_rot = (quantized(s.type_k) && s.head_dim.is_multiple_of(64)).then(|| {
+        let mut n = 64;
+        while s.head_dim.is_multiple_of(n * 2) {
+            n *= 2;
+        }
+        g.input(Ty::F32, [n, n, 1, 1])
+    });
+    let v_rot = (quantized(s.type_v) && s.head_dim.is_multiple_of(64))
+        .then(|| g.input(Ty::F32, [64, 64, 1, 1]));
+    Inputs {
+        n_kv,
+        k_idxs,
+        v_idxs,
+        mask,
+        k_rot,
+        v_rot,
+        k_cache: g.external(s.type_k, [n_embd_kv, n_kv, 1, 1]),
+        v_cache: g.external(s.type_v, [n_embd_kv, n_kv, 1, 1]),
+    }
 }
 
 /// `llama_mul_mat_hadamard`: the rotation as a matmul over rows of its size.
@@ -266,7 +304,7 @@ fn write_cache<const N: usize>(g: &mut Graph<N>, s: &Shape, k: Id, v: Id, i: &In
     let v_trans = !s.flash_attn;
     let cpy_v = if v_trans {
         let flat = g.reshape(v, [n_embd_kv, t, 1, 1]);
-        let cache = g.reshape(i.v_cache, [n_embd_kv * s.n_kv, 1, 1, 1]);
+        let cache = g.reshape(i.v_cache, [n_embd_kv * i.n_kv, 1, 1, 1]);
         let flat = g.reshape(flat, [n_embd_kv * t, 1, 1, 1]);
         g.set_rows(cache, flat, i.v_idxs)
     } else {
@@ -283,30 +321,30 @@ fn cache_views<const N: usize>(g: &mut Graph<N>, s: &Shape, i: &Inputs) -> (Id, 
     let k_row = s.type_k.row_size(n_embd_kv);
     let kc = g.view(
         i.k_cache,
-        [s.head_dim, s.n_head_kv, s.n_kv, 1],
+        [s.head_dim, s.n_head_kv, i.n_kv, 1],
         s.type_k.row_size(s.head_dim),
         k_row,
-        k_row * s.n_kv,
+        k_row * i.n_kv,
     );
     let v_row = s.type_v.row_size(n_embd_kv);
     let vc = if v_trans {
-        let nb1 = s.type_v.row_size(s.n_kv * s.head_dim);
-        let nb2 = s.type_v.row_size(s.n_kv);
+        let nb1 = s.type_v.row_size(i.n_kv * s.head_dim);
+        let nb2 = s.type_v.row_size(i.n_kv);
         g.view(
             i.v_cache,
-            [s.n_kv, s.n_head_kv, s.head_dim, 1],
+            [i.n_kv, s.n_head_kv, s.head_dim, 1],
             nb1,
             nb2,
-            v_row * s.n_kv,
+            v_row * i.n_kv,
         )
     } else {
         let nb1 = s.type_v.row_size(s.head_dim);
         g.view(
             i.v_cache,
-            [s.head_dim, s.n_head_kv, s.n_kv, 1],
+            [s.head_dim, s.n_head_kv, i.n_kv, 1],
             nb1,
             v_row,
-            v_row * s.n_kv,
+            v_row * i.n_kv,
         )
     };
     (kc, vc)

@@ -76,6 +76,19 @@ impl<'m> LayerKinds<'m> {
         self.kinds.get(i)
     }
 
+    /// With sliding-window layers interleaved as llama.cpp's `set_swa_pattern` lays them out (the
+    /// global kind every `p`-th layer, windowed elsewhere): `p`.
+    pub fn swa_period(&self) -> Option<u32> {
+        match self.order {
+            Order::Periodic { minor, period, .. }
+                if self.interleaved_swa && self.kinds.get(minor).is_some_and(|k| !self.swa(k)) =>
+            {
+                Some(period)
+            }
+            _ => None,
+        }
+    }
+
     /// One layer kind (or none): every layer is alike.
     pub fn uniform(&self) -> bool {
         self.kinds.len() <= 1
