@@ -3,7 +3,7 @@
 //! allocation.
 
 use crate::estimator::model::ResolvedModel;
-use crate::estimator::model::blocks::MixerShape;
+use crate::estimator::model::blocks::{MixerShape, RecurrentState};
 use crate::estimator::num::ceil;
 
 /// How a bucket of layers caches.
@@ -74,34 +74,10 @@ impl Layout {
                     (kind, 2.0 * heads * head_dim * e.kv)
                 }
                 MixerShape::Mla { kv_lora, rope, .. } => (CacheKind::Full, (kv_lora + rope) * e.kv),
-                MixerShape::Mamba {
-                    inner,
-                    heads,
-                    conv_channels,
-                    d_conv,
-                    d_state,
-                    ..
-                } => {
-                    let share = ceil(heads / tp) / heads.max(1.0);
-                    // The engines keep d_conv − 1 columns of the window (vLLM `mamba_utils.py` conv state shape).
-                    let conv = conv_channels * (d_conv - 1.0).max(1.0);
-                    let bytes = share * (conv * e.conv + inner * d_state * e.ssm);
-                    (CacheKind::State, bytes)
-                }
-                MixerShape::DeltaNet {
-                    key_dim,
-                    value_dim,
-                    value_heads,
-                    key_head_dim,
-                    value_head_dim,
-                    conv_kernel,
-                } => {
-                    let share = ceil(value_heads / tp) / value_heads.max(1.0);
-                    // vLLM keeps conv_kernel − 1 columns of the convolution window (the club-3090
-                    // record's 15,360 = (2·2048 + 6144)/2 × 3 per rank); the state is k × v per head.
-                    let conv = (2.0 * key_dim + value_dim) * (conv_kernel - 1.0).max(1.0);
-                    let ssm = value_heads * key_head_dim * value_head_dim;
-                    (CacheKind::State, share * (conv * e.conv + ssm * e.ssm))
+                MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => {
+                    k.recurrent_state().map_or((CacheKind::None, 0.0), |r| {
+                        (CacheKind::State, state_bytes(r, tp, e))
+                    })
                 }
                 MixerShape::Empty => (CacheKind::None, 0.0),
             };
@@ -157,4 +133,14 @@ impl Layout {
             .map(|b| b.layers)
             .sum()
     }
+}
+
+/// One GPU's share (heads split over `tp`) of a recurrent layer's state: the engines keep
+/// `conv_width − 1` columns of the convolution window (vLLM `mamba_utils.py` conv state shape; the
+/// club-3090 record's 15,360 = (2·2048 + 6144)/2 × 3 per rank for gated DeltaNet) and the SSM /
+/// delta-rule state.
+fn state_bytes(r: RecurrentState, tp: f64, e: CacheBytes) -> f64 {
+    let share = ceil(r.heads / tp) / r.heads.max(1.0);
+    let conv = r.conv_channels * (r.conv_width - 1.0).max(1.0);
+    share * (conv * e.conv + r.ssm * e.ssm)
 }

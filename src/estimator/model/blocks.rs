@@ -197,14 +197,27 @@ impl LayerKind {
     /// d_state for Mamba-1, heads × head_dim × d_state = inner × d_state for Mamba-2); gated
     /// DeltaNet's convolution window and a key × value matrix per head (Yang et al. 2024 §2).
     pub fn state_per_sequence(&self) -> f64 {
+        self.recurrent_state()
+            .map_or(0.0, |r| r.conv_channels * r.conv_width + r.ssm)
+    }
+
+    /// The parts of a recurrent mixer's per-sequence state ([`RecurrentState`]); `None` for
+    /// attention and empty mixers. Serving engines keep `conv_width − 1` columns of the window.
+    pub fn recurrent_state(&self) -> Option<RecurrentState> {
         match self.mixer {
             MixerShape::Mamba {
                 inner,
+                heads,
                 conv_channels,
                 d_conv,
                 d_state,
                 ..
-            } => conv_channels * d_conv + inner * d_state,
+            } => Some(RecurrentState {
+                conv_channels,
+                conv_width: d_conv,
+                ssm: inner * d_state,
+                heads,
+            }),
             MixerShape::DeltaNet {
                 key_dim,
                 value_dim,
@@ -212,13 +225,26 @@ impl LayerKind {
                 key_head_dim,
                 value_head_dim,
                 conv_kernel,
-            } => {
-                (2.0 * key_dim + value_dim) * conv_kernel
-                    + value_heads * key_head_dim * value_head_dim
-            }
-            MixerShape::Empty | MixerShape::Attention { .. } | MixerShape::Mla { .. } => 0.0,
+            } => Some(RecurrentState {
+                conv_channels: 2.0 * key_dim + value_dim,
+                conv_width: conv_kernel,
+                ssm: value_heads * key_head_dim * value_head_dim,
+                heads: value_heads,
+            }),
+            MixerShape::Empty | MixerShape::Attention { .. } | MixerShape::Mla { .. } => None,
         }
     }
+}
+
+/// One sequence's state in a recurrent layer: a depthwise convolution's window over
+/// `conv_channels` channels of `conv_width` taps, and `ssm` state elements split over `heads`
+/// heads (Mamba's heads, DeltaNet's value heads: what tensor parallelism divides).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecurrentState {
+    pub conv_channels: f64,
+    pub conv_width: f64,
+    pub ssm: f64,
+    pub heads: f64,
 }
 
 /// The layer kinds of a model: a fixed array, filled in place.

@@ -62,6 +62,7 @@ impl Dims {
     pub fn of(m: &ResolvedModel, bias: bool) -> Dims {
         let head_dim = u64::from(m.head_dim.max(1));
         let kinds = m.blocks.kinds();
+        let swa_period = LayerKinds::of(m).swa_period();
         let qk_norm = !kinds.is_empty() && kinds.iter().all(has_qk_norm);
         Dims {
             n_layer: m.layers.max(1),
@@ -87,8 +88,8 @@ impl Dims {
                         MixerShape::Attention { .. } | MixerShape::Mla { .. }
                     )
                 }),
-            swa_period: LayerKinds::of(m).swa_period().unwrap_or(0),
-            layers: if gemma3(m) {
+            swa_period: swa_period.unwrap_or(0),
+            layers: if gemma3(m, swa_period) {
                 LayerGraph::Gemma3
             } else if !kinds.iter().all(plain_layer) || !one_mlp_kind(kinds) {
                 LayerGraph::Other
@@ -135,7 +136,7 @@ impl Dims {
 
 /// Gemma 3's layers: two kinds, sliding-window and global attention laid out as llama.cpp's
 /// `set_swa_pattern` does, both with Q/K norms, four norms, no sinks or output gate, a dense MLP.
-fn gemma3(m: &ResolvedModel) -> bool {
+fn gemma3(m: &ResolvedModel, swa_period: Option<u32>) -> bool {
     let kinds = m.blocks.kinds();
     let gemma_layer = |k: &LayerKind| {
         k.norms == 4.0
@@ -151,10 +152,7 @@ fn gemma3(m: &ResolvedModel) -> bool {
                 }
             )
     };
-    kinds.len() == 2
-        && kinds.iter().all(gemma_layer)
-        && m.tied_embeddings
-        && LayerKinds::of(m).swa_period().is_some()
+    kinds.len() == 2 && kinds.iter().all(gemma_layer) && m.tied_embeddings && swa_period.is_some()
 }
 
 /// Every layer's MLP is dense, or every layer's a mixture of experts.

@@ -149,27 +149,8 @@ fn per_cell(d: &Dims, k: Option<&LayerKind>) -> (u64, u64) {
 /// ```
 pub fn recurrent_rows(k: &LayerKind) -> Option<(u64, u64)> {
     let u = |x: f64| x.max(0.0) as u64;
-    match k.mixer {
-        MixerShape::Mamba {
-            inner,
-            conv_channels,
-            d_conv,
-            d_state,
-            ..
-        } => Some((u(d_conv - 1.0) * u(conv_channels), u(d_state) * u(inner))),
-        MixerShape::DeltaNet {
-            key_dim,
-            value_dim,
-            value_heads,
-            key_head_dim,
-            value_head_dim,
-            conv_kernel,
-        } => Some((
-            u(conv_kernel - 1.0) * u(2.0 * key_dim + value_dim),
-            u(value_heads) * u(key_head_dim) * u(value_head_dim),
-        )),
-        _ => None,
-    }
+    k.recurrent_state()
+        .map(|r| (u(r.conv_width - 1.0) * u(r.conv_channels), u(r.ssm)))
 }
 
 /// One recurrent layer's state (`llama_memory_recurrent`, llama-memory-recurrent.cpp): R and S
@@ -185,12 +166,10 @@ fn recurrent(b: &mut Buffers, p: &Placement, s: &LlamaCpp, il: u32, (r, st): (u6
     rs.layers += 1;
     rs.r_bytes += r;
     rs.s_bytes += st;
-    match dev.and_then(|i| b.dev.get_mut(i)) {
-        Some(g) => {
-            g.kv += r + st;
-            if let Some(x) = rs.dev.get_mut(dev.unwrap_or(0)) {
-                *x += r + st;
-            }
+    match dev.filter(|&i| i < b.dev.len()) {
+        Some(i) => {
+            b.dev[i].kv += r + st;
+            rs.dev[i] += r + st;
         }
         None => {
             b.host_kv += r + st;
