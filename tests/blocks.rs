@@ -386,6 +386,8 @@ fn uniform_blocks_are_one_added_kind() {
             qk_norm: false,
             sinks: false,
             output_gate: false,
+            qkv_bias: false,
+            out_bias: false,
             chunked: false,
         },
         mlp: MlpShape::Dense {

@@ -281,7 +281,7 @@ fn moe_layers_match_the_measurements() {
 fn layer_kinds_match_the_measurements() {
     let v: Value = serde_json::from_str(LAYER_KINDS).unwrap();
     let records = v["records"].as_array().unwrap();
-    assert_eq!(records.len(), 16);
+    assert_eq!(records.len(), 24);
     for r in records {
         let id = r["id"].as_str().unwrap();
         let mut s = scenario(r);
@@ -344,8 +344,9 @@ fn layer_kinds_match_the_measurements() {
     }
 }
 
-/// The Hugging Face config of a layer-kinds record: Gemma 3 1B's or DeepSeek-V3's, at the measured
-/// shape (DeepSeek's expert groups and MTP layer off, as the tiny file has them).
+/// The Hugging Face config of a layer-kinds record: Gemma 3 1B's, DeepSeek-V3's, Mamba-2's, Qwen2.5's
+/// or Qwen1.5-MoE's at the measured shape (DeepSeek's expert groups and MTP layer off, as the tiny
+/// file has them).
 fn layer_kinds_config(r: &Value) -> Value {
     let m = &r["model"];
     if r["arch"] == "mamba2" {
@@ -364,6 +365,9 @@ fn layer_kinds_config(r: &Value) -> Value {
         c["vocab_size"] = m["n_vocab"].clone();
         c["time_step_rank"] = m["n_head"].clone();
         return c;
+    }
+    if r["arch"] == "qwen2" || r["arch"] == "qwen2moe" {
+        return qwen2_config(r);
     }
     if r["arch"] == "gemma3" {
         let mut c: Value =
@@ -404,4 +408,35 @@ fn layer_kinds_config(r: &Value) -> Value {
         c["num_nextn_predict_layers"] = 0.into();
         c
     }
+}
+
+/// Qwen2.5-7B's config (Q/K/V biases) or Qwen1.5-MoE-A2.7B's (routed experts and a wider gated
+/// shared expert) at a record's shape.
+fn qwen2_config(r: &Value) -> Value {
+    let m = &r["model"];
+    let moe = r["arch"] == "qwen2moe";
+    let mut c: Value = serde_json::from_str(if moe {
+        include_str!("data/hf/qwen1.5-moe-a2.7b.json")
+    } else {
+        include_str!("data/hf/qwen2.5-7b.json")
+    })
+    .unwrap();
+    for (k, f) in [
+        ("hidden_size", "n_embd"),
+        ("num_attention_heads", "n_head"),
+        ("num_key_value_heads", "n_head_kv"),
+        ("intermediate_size", "n_ff"),
+        ("num_hidden_layers", "n_layer"),
+        ("vocab_size", "n_vocab"),
+    ] {
+        c[k] = m[f].clone();
+    }
+    c["tie_word_embeddings"] = false.into();
+    if moe {
+        c["moe_intermediate_size"] = m["n_ff_exp"].clone();
+        c["shared_expert_intermediate_size"] = m["n_ff_shexp"].clone();
+        c["num_experts"] = m["n_expert"].clone();
+        c["num_experts_per_tok"] = m["n_expert_used"].clone();
+    }
+    c
 }

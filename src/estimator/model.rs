@@ -303,6 +303,8 @@ fn uniform_kind(
             qk_norm: false,
             sinks: false,
             output_gate: false,
+            qkv_bias: false,
+            out_bias: false,
             chunked: false,
         },
         norms: 2.0,

@@ -10,6 +10,8 @@ CPU backend through load_context.cpp. F16 zero weights, F32 norms and routers, n
   nope 32 + rope 32, v 32 per head, 8 heads; then 8 routed experts of 128 (2 used) and one shared
   expert): the MLA cache keeps kv_lora + rope per cell and layer, K only;
 - `gemma3` at Gemma-3-1B's width and depth (26 layers, window 512), vocabulary 4,096;
+- `qwen2` (4 layers, Q/K/V biases) and `qwen2moe` (3 layers, 8 experts of 128, 2 used, and one shared
+  expert of 1,024 behind a gate row: Qwen2-MoE's shared expert is wider than a routed one);
 - `mamba2` (3 layers, n_embd 256, d_inner 512 in 8 heads, d_state 64, one group, d_conv 4): no KV cache, a
   recurrent state per sequence (`llama_memory_recurrent`: R = (d_conv − 1) × conv channels, S = d_state ×
   d_inner, F32, `RS buffer`).
@@ -39,6 +41,12 @@ DEEPSEEK2 = {"n_layer": 3, "n_embd": 512, "n_head": 8, "q_lora": 128, "kv_lora":
 # 4,096-token vocabulary, so that the layers' peak is not hidden by the logits.
 GEMMA3_1B = {"n_layer": 26, "n_embd": 1152, "n_head": 4, "n_head_kv": 1, "head_dim": 256, "n_ff": 6912,
              "n_vocab": 4096, "sliding_window": 512, "swa_period": 6}
+# Qwen2 (Q/K/V biases, no output bias) and Qwen2-MoE (Qwen1.5-MoE-A2.7B's layer: routed experts, one
+# shared expert wider than they are, behind a sigmoid gate of one F32 row).
+QWEN2 = {"n_layer": 4, "n_embd": 512, "n_head": 8, "n_head_kv": 2, "head_dim": 64, "n_ff": 1024,
+         "n_vocab": 4096}
+QWEN2MOE = {"n_layer": 3, "n_embd": 512, "n_head": 8, "n_head_kv": 8, "head_dim": 64, "n_ff": 1408,
+            "n_expert": 8, "n_expert_used": 2, "n_ff_exp": 128, "n_ff_shexp": 1024, "n_vocab": 4096}
 MAMBA2 = {"n_layer": 3, "n_embd": 256, "d_inner": 512, "n_head": 8, "d_state": 64, "n_group": 1, "d_conv": 4,
           "n_vocab": 4096}
 
@@ -127,6 +135,53 @@ def write_deepseek2(path, m):
     loader_mod.finish(w)
 
 
+def write_qwen2(path, m, arch="qwen2"):
+    """`qwen2` or `qwen2moe`: Q/K/V biases (F32) on every layer; the MoE file's FFN is `n_expert`
+    routed experts, an F32 router, one shared expert of `n_ff_shexp` and its F32 gate row
+    (llama.cpp@0c1e57098 src/models/qwen2moe.cpp `load_arch_tensors`)."""
+    import gguf
+
+    e, hd = m["n_embd"], m["head_dim"]
+    shape = (m["n_layer"], e, m["n_head"], m["n_head_kv"], m["n_ff"], m["n_vocab"])
+    w = loader_mod.begin(gguf, path, arch, f"tiny-{arch}", shape, hd)
+    moe = arch == "qwen2moe"
+    if moe:
+        w.add_expert_count(m["n_expert"])
+        w.add_expert_used_count(m["n_expert_used"])
+        w.add_expert_feed_forward_length(m["n_ff_exp"])
+        w.add_expert_shared_feed_forward_length(m["n_ff_shexp"])
+    tensor = tensor_writer(w)
+    tensor("token_embd.weight", m["n_vocab"], e)
+    for i in range(m["n_layer"]):
+        tensor(f"blk.{i}.attn_norm.weight", e)
+        for t, rows in (("q", m["n_head"] * hd), ("k", m["n_head_kv"] * hd), ("v", m["n_head_kv"] * hd)):
+            tensor(f"blk.{i}.attn_{t}.weight", rows, e)
+            tensor(f"blk.{i}.attn_{t}.bias", rows)
+        tensor(f"blk.{i}.attn_output.weight", e, m["n_head"] * hd)
+        tensor(f"blk.{i}.ffn_norm.weight", e)
+        if moe:
+            f, n, s = m["n_ff_exp"], m["n_expert"], m["n_ff_shexp"]
+            tensor(f"blk.{i}.ffn_gate_inp.weight", n, e, f32=True)
+            tensor(f"blk.{i}.ffn_gate_exps.weight", n, f, e)
+            tensor(f"blk.{i}.ffn_up_exps.weight", n, f, e)
+            tensor(f"blk.{i}.ffn_down_exps.weight", n, e, f)
+            tensor(f"blk.{i}.ffn_gate_inp_shexp.weight", e)
+            tensor(f"blk.{i}.ffn_gate_shexp.weight", s, e)
+            tensor(f"blk.{i}.ffn_up_shexp.weight", s, e)
+            tensor(f"blk.{i}.ffn_down_shexp.weight", e, s)
+        else:
+            tensor(f"blk.{i}.ffn_gate.weight", m["n_ff"], e)
+            tensor(f"blk.{i}.ffn_up.weight", m["n_ff"], e)
+            tensor(f"blk.{i}.ffn_down.weight", e, m["n_ff"])
+    tensor("output_norm.weight", e)
+    tensor("output.weight", m["n_vocab"], e)
+    loader_mod.finish(w)
+
+
+def write_qwen2moe(path, m):
+    write_qwen2(path, m, "qwen2moe")
+
+
 def write_mamba2(path, m):
     import gguf
 
@@ -162,7 +217,9 @@ def main():
         for name, arch, model, write in (("gemma3-iswa", "gemma3", GEMMA3, write_gemma3),
                                          ("deepseek2-mla", "deepseek2", DEEPSEEK2, write_deepseek2),
                                          ("mamba2-recurrent", "mamba2", MAMBA2, write_mamba2),
-                                         ("gemma3-1b-width", "gemma3", GEMMA3_1B, write_gemma3)):
+                                         ("gemma3-1b-width", "gemma3", GEMMA3_1B, write_gemma3),
+                                         ("qwen2-qkv-bias", "qwen2", QWEN2, write_qwen2),
+                                         ("qwen2moe-shared-expert", "qwen2moe", QWEN2MOE, write_qwen2moe)):
             path = os.path.join(tmp, f"{name}.gguf")
             write(path, model)
             for n_ctx, ub, fa, ct in GRID:
@@ -182,7 +239,7 @@ def main():
     loader_mod.write("measure_layer_kinds.py", "llamacpp-cpu-layer-kinds.json",
                      "llama.cpp CPU buffers of models whose layers differ: Gemma 3's interleaved sliding-window "
                      "layers (two caches) and DeepSeek's latent attention (a K-only cache) with a dense first "
-                     "layer and routed + shared experts; printed_mib sums the lines of one buffer type, kv_lines "
+                     "layer and routed + shared experts, Qwen2's Q/K/V biases, Qwen2-MoE's wider gated shared expert; printed_mib sums the lines of one buffer type, kv_lines "
                      "are the cache lines as printed", records)
 
 

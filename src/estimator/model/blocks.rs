@@ -45,6 +45,9 @@ pub enum MixerShape {
         sinks: bool,
         /// A sigmoid output gate from the q projection (Qwen3-Next).
         output_gate: bool,
+        /// Biases on the q, k and v projections (Qwen2), and on the output projection.
+        qkv_bias: bool,
+        out_bias: bool,
         /// `window` is a chunk (Llama 4's chunked local attention: a token sees its own chunk, the
         /// cache holds at most the chunk at decode, `Llama4TextAttention`, modeling_llama4.py), not a
         /// sliding window; the cache rule is the same, only the label differs.
@@ -466,6 +469,8 @@ fn attention(a: &Attention, d: &Defaults) -> (MixerShape, Part) {
         qk_norm: a.qk_norm,
         sinks: a.sinks,
         output_gate: a.output_gate,
+        qkv_bias: a.qkv_bias,
+        out_bias: a.out_bias,
         chunked: a.window == 0 && a.chunk > 0,
     };
     (shape, p)

@@ -11,6 +11,10 @@ pub struct MoeShape {
     /// Routed experts per token (≤ experts).
     pub top_k: u32,
     pub shared: u32,
+    /// One shared expert's intermediate size (`shared_expert_intermediate_size`, Qwen2-MoE; the
+    /// expert size when the config has none, DeepSeek) and whether a sigmoid gate scales its output.
+    pub shared_ffn: u32,
+    pub shared_gate: bool,
     /// One expert's intermediate size (the model's FFN size when dense).
     pub ffn: u32,
     /// Capacity factor (0 = dropless).
@@ -80,6 +84,14 @@ pub fn shape(spec: &MoeSpec, dense_ffn: u32) -> MoeShape {
         experts: spec.experts,
         top_k: spec.top_k.max(1),
         shared: spec.shared_experts,
+        shared_ffn: if spec.shared_expert_ffn > 0 {
+            spec.shared_expert_ffn
+        } else if spec.expert_ffn > 0 {
+            spec.expert_ffn
+        } else {
+            dense_ffn
+        },
+        shared_gate: spec.shared_expert_gate,
         ffn: if spec.expert_ffn > 0 {
             spec.expert_ffn
         } else {

@@ -27,6 +27,8 @@ pub struct Dims {
     /// One expert's width (`n_ff_exp`; `n_ff` when dense). A model with dense and MoE layers
     /// (DeepSeek's first layers) has `n_ff` of its dense layers.
     pub n_ff_exp: u64,
+    /// The shared experts as one MLP (none: width 0).
+    pub shexp: SharedExperts,
     /// LayerNorm keeps a bias beside each norm weight.
     pub norm_bias: bool,
     /// Biases on every projection (`model.transformer.bias`).
@@ -39,6 +41,16 @@ pub struct Dims {
     pub attention: bool,
     /// Sliding-window layers interleaved with a global one every `swa_period`-th layer (0: none).
     pub swa_period: u32,
+}
+
+/// The shared experts of a mixture as llama.cpp stores them: one MLP of width `n_ff` (`n_ff_shexp`:
+/// Qwen2-MoE's `expert_shared_feed_forward_length`; DeepSeek's `n_ff_exp × n_expert_shared`) and
+/// whether a sigmoid gate (`ffn_gate_inp_shexp`, one F32 row) scales it (llama.cpp@0c1e57098
+/// `src/models/qwen2moe.cpp`, `deepseek2.cpp` `load_arch_tensors`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SharedExperts {
+    pub n_ff: u64,
+    pub gate: bool,
 }
 
 /// A model's layers as llama.cpp's graph builds them.
@@ -79,6 +91,14 @@ impl Dims {
             n_shared: u64::from(if m.moe.experts > 0 { m.moe.shared } else { 0 }),
             n_expert_used: u64::from(if m.moe.experts > 0 { m.moe.top_k } else { 0 }),
             n_ff_exp: u64::from(if m.moe.experts > 0 { m.moe.ffn } else { m.ffn }.max(1)),
+            shexp: if m.moe.experts > 0 && m.moe.shared > 0 {
+                SharedExperts {
+                    n_ff: u64::from(m.moe.shared) * u64::from(m.moe.shared_ffn),
+                    gate: m.moe.shared_gate,
+                }
+            } else {
+                SharedExperts::default()
+            },
             norm_bias: m.norm == NormKind::LayerNorm,
             bias,
             attention: kinds.is_empty()
@@ -104,15 +124,22 @@ impl Dims {
     }
 
     /// FFN rows one token's activations span: `n_ff`, or `n_ff` for each of the top-k experts
-    /// (`ggml_mul_mat_id` outputs `[n_ff, k, T]`, llama.cpp@0c1e57098 `build_moe_ffn`).
+    /// (`ggml_mul_mat_id` outputs `[n_ff, k, T]`, llama.cpp@0c1e57098 `build_moe_ffn`), or the
+    /// shared experts' width where that is wider (they run after the routed ones are summed:
+    /// `src/models/qwen2moe.cpp`, `deepseek2.cpp`).
     pub const fn ffn_per_token(&self) -> u64 {
         if self.n_expert > 0 {
-            self.n_ff_exp
+            let routed = self.n_ff_exp
                 * if self.n_expert_used > 1 {
                     self.n_expert_used
                 } else {
                     1
-                }
+                };
+            if self.shexp.n_ff > routed {
+                self.shexp.n_ff
+            } else {
+                routed
+            }
         } else {
             self.n_ff
         }

@@ -54,40 +54,9 @@ pub fn kind_bytes(d: &Dims, k: &LayerKind, ftype: GgufFileType, il: u32, buft: B
 /// - Mamba-2 (`mamba2.cpp`): every tensor; another recurrent mixer: its matrix weights at the base
 ///   type (an approximation: its small F32 tensors are left out).
 fn mixer_bytes(st: &Store, k: &LayerKind) -> u64 {
-    let (d, e) = (st.d, st.d.n_embd);
+    let e = st.d.n_embd;
     match k.mixer {
-        MixerShape::Attention {
-            heads,
-            kv_heads,
-            head_dim,
-            qk_norm,
-            sinks,
-            output_gate,
-            ..
-        } => {
-            let hd = u(head_dim);
-            let q_out = u(heads) * hd;
-            let kv_out = u(kv_heads) * hd;
-            let q_rows = if output_gate { 2 * q_out } else { q_out };
-            let mut a = if d.fused_qkv {
-                st.w(Role::AttnQkv, e, q_rows + 2 * kv_out)
-            } else {
-                st.w(Role::AttnQ, e, q_rows)
-                    + st.w(Role::AttnK, e, kv_out)
-                    + st.w(Role::AttnV, e, kv_out)
-            };
-            a += st.w(Role::AttnOutput, q_out, e);
-            if d.bias {
-                a += st.vec(q_rows) + 2 * st.vec(kv_out) + st.vec(e);
-            }
-            if qk_norm {
-                a += 2 * st.vec(hd);
-            }
-            if sinks {
-                a += st.vec(u(heads));
-            }
-            a
-        }
+        MixerShape::Attention { .. } => attention_bytes(st, &k.mixer),
         MixerShape::Mla {
             heads,
             q_lora,
@@ -136,8 +105,52 @@ fn mixer_bytes(st: &Store, k: &LayerKind) -> u64 {
     }
 }
 
-/// A dense MLP of its own width, or routed experts (`ffn_*_exps`), the F32 router and shared
-/// experts (`ffn_*_shexp`) of the expert width.
+/// Q, K, V (or fused QKV) and the output of softmax attention, with their optional parts.
+fn attention_bytes(st: &Store, mixer: &MixerShape) -> u64 {
+    let (d, e) = (st.d, st.d.n_embd);
+    let MixerShape::Attention {
+        heads,
+        kv_heads,
+        head_dim,
+        qk_norm,
+        sinks,
+        output_gate,
+        qkv_bias,
+        out_bias,
+        ..
+    } = *mixer
+    else {
+        return 0;
+    };
+    let hd = u(head_dim);
+    let q_out = u(heads) * hd;
+    let kv_out = u(kv_heads) * hd;
+    let q_rows = if output_gate { 2 * q_out } else { q_out };
+    let mut a = if d.fused_qkv {
+        st.w(Role::AttnQkv, e, q_rows + 2 * kv_out)
+    } else {
+        st.w(Role::AttnQ, e, q_rows) + st.w(Role::AttnK, e, kv_out) + st.w(Role::AttnV, e, kv_out)
+    };
+    a += st.w(Role::AttnOutput, q_out, e);
+    // Optional tensors (`create_tensor_qkv`'s `TENSOR_NOT_REQUIRED` biases, `bo`): present
+    // when the checkpoint has them, e.g. Qwen2's q, k and v biases.
+    if d.bias || qkv_bias {
+        a += st.vec(q_rows) + 2 * st.vec(kv_out);
+    }
+    if d.bias || out_bias {
+        a += st.vec(e);
+    }
+    if qk_norm {
+        a += 2 * st.vec(hd);
+    }
+    if sinks {
+        a += st.vec(u(heads));
+    }
+    a
+}
+
+/// A dense MLP of its own width, or routed experts (`ffn_*_exps`), the F32 router and the shared
+/// experts as one MLP (`ffn_*_shexp`, `Dims::shexp` wide) with Qwen2-MoE's F32 gate row.
 fn mlp_bytes(st: &Store, k: &LayerKind) -> u64 {
     let (d, e) = (st.d, st.d.n_embd);
     let mlp = |f: u64, n: u64, gated: bool| {
@@ -156,13 +169,15 @@ fn mlp_bytes(st: &Store, k: &LayerKind) -> u64 {
         }
         MlpShape::Moe => {
             let shared = if d.n_shared > 0 {
-                mlp(d.n_ff_exp * d.n_shared, 1, d.gated)
+                mlp(d.shexp.n_ff, 1, d.gated)
             } else {
                 0
             };
+            let shared_gate = if d.shexp.gate { st.vec(e) } else { 0 };
             tensor_bytes(GgufType::F32, e, d.n_expert, st.buft)
                 + mlp(d.n_ff_exp, d.n_expert, d.gated)
                 + shared
+                + shared_gate
         }
         MlpShape::None => 0,
     }
