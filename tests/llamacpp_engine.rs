@@ -457,6 +457,26 @@ fn gemma3_keeps_its_windowed_layers_in_a_second_cache() {
     assert!(b.dev[0].total() - b.dev[0].kv + full > 24 << 30);
 }
 
+/// `--swa-full` (pasted, as llama-server spells it) gives the windowed layers a cache of `-c`
+/// cells too: Gemma 3 27B at 32K no longer fits a 24 GB card, and the report prints llama.cpp's
+/// warning and both caches at 32,768 cells (measured: tests/measured_llamacpp.rs).
+#[test]
+fn gemma3_with_swa_full_caches_every_layer_at_full_size() {
+    let s = presets::bundled_scenario("gemma3-27b-q4km-llamacpp-24gb").unwrap();
+    let cmd = "llama-server -m gemma-3-27b-it-Q4_K_M.gguf -c 32768 --swa-full";
+    let (full, p) = apply(&s, cmd).unwrap();
+    assert!(p.settings.swa_full && p.not_modelled.is_empty());
+    let e = estimate(&full);
+    let b = e.llamacpp.unwrap();
+    let per_cell = 16 * 128 * 2 * 2;
+    assert_eq!((b.swa.cells, b.swa.layers), (32768, 52));
+    assert_eq!(b.dev[0].kv, 62 * 32768 * per_cell);
+    assert!(!e.memory.fits);
+    let lines = vram_explorer::report::llamacpp::log_lines(&b);
+    assert!(lines.contains("llama_kv_cache_iswa: using full-size SWA cache"));
+    assert!(lines.contains("creating     SWA KV cache, size = 32768 cells"));
+}
+
 /// DeepSeek-V3 (its config.json): latent attention caches `kv_lora + rope` = 576 per cell and
 /// layer, K only; the weights count each layer by its kind (3 dense layers, 58 of 256 experts of
 /// 2,048), not the dense width for every expert.

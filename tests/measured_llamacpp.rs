@@ -64,6 +64,7 @@ fn scenario(r: &Value) -> Scenario {
             FlashAttn::Off
         },
         cpu_only: true,
+        swa_full: e["swa_full"].as_bool().unwrap_or(false),
         ..LlamaCpp::default()
     };
     s.inference.engine = Some(ServingEngine::LlamaCpp(l));
@@ -281,7 +282,7 @@ fn moe_layers_match_the_measurements() {
 fn layer_kinds_match_the_measurements() {
     let v: Value = serde_json::from_str(LAYER_KINDS).unwrap();
     let records = v["records"].as_array().unwrap();
-    assert_eq!(records.len(), 24);
+    assert_eq!(records.len(), 28);
     for r in records {
         let id = r["id"].as_str().unwrap();
         let mut s = scenario(r);

@@ -71,3 +71,23 @@ fn a_pasted_command_line_fills_the_fields() {
     h.get_by_label_contains("--frobnicate");
     assert_eq!(llama(&h).n_ctx, 8192);
 }
+
+/// The `--swa-full` switch on the Gemma 3 preset: the windowed layers' cache grows from 1,536
+/// cells to the full 32,768 and the predicted log says so.
+#[test]
+fn the_swa_full_switch_grows_the_windowed_cache() {
+    let mut app = ExplorerApp::default();
+    *app.scenario_mut() = vram_explorer::presets::bundled_scenario("gemma3-27b-q4km-llamacpp-24gb")
+        .expect("bundled preset");
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1600.0, 2400.0))
+        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
+    h.run();
+    h.get_by_label_contains("creating     SWA KV cache, size = 1536 cells");
+    h.get_by_label("--swa-full").click();
+    h.run();
+    h.run();
+    assert!(llama(&h).swa_full);
+    h.get_by_label_contains("using full-size SWA cache");
+    h.get_by_label_contains("creating     SWA KV cache, size = 32768 cells");
+}

@@ -16,35 +16,16 @@ pub fn host_names(b: &Buffers) -> (&'static str, &'static str) {
 /// The predicted log lines, one per printed buffer, in llama.cpp's order.
 pub fn log_lines(b: &Buffers) -> String {
     let mut out = String::new();
-    let (model_name, compute_name) = host_names(b);
+    let (_, compute_name) = host_names(b);
     let gpus = b.gpus as usize;
-    let on_gpu = b.layers_on_gpu + u32::from(b.output_on_gpu);
-    if gpus > 0 {
-        if b.output_on_gpu {
-            let _ = writeln!(out, "load_tensors: offloading output layer to GPU");
-        }
-        let _ = writeln!(
-            out,
-            "load_tensors: offloading {} repeating layers to GPU",
-            b.layers_on_gpu
-        );
-        let _ = writeln!(
-            out,
-            "load_tensors: offloaded {on_gpu}/{} layers to GPU",
-            b.n_layer + 1
-        );
-    }
-    for (i, d) in b.dev.iter().take(gpus).enumerate() {
-        line(
-            &mut out,
-            "load_tensors",
-            &format!("CUDA{i}"),
-            "model",
-            d.model,
-        );
-    }
-    line(&mut out, "load_tensors", model_name, "model", b.host_model);
+    model_lines(&mut out, b);
     let w = &b.swa;
+    if w.layers > 0 && b.settings.swa_full {
+        let _ = writeln!(
+            out,
+            "llama_kv_cache_iswa: using full-size SWA cache (ref: https://github.com/ggml-org/llama.cpp/pull/13194#issuecomment-2868343055)"
+        );
+    }
     if w.layers > 0 {
         let _ = writeln!(
             out,
@@ -97,6 +78,32 @@ pub fn log_lines(b: &Buffers) -> String {
         b.host_compute,
     );
     out
+}
+
+/// `load_tensors`' offload summary and each model buffer.
+fn model_lines(out: &mut String, b: &Buffers) {
+    let (model_name, _) = host_names(b);
+    let gpus = b.gpus as usize;
+    let on_gpu = b.layers_on_gpu + u32::from(b.output_on_gpu);
+    if gpus > 0 {
+        if b.output_on_gpu {
+            let _ = writeln!(out, "load_tensors: offloading output layer to GPU");
+        }
+        let _ = writeln!(
+            out,
+            "load_tensors: offloading {} repeating layers to GPU",
+            b.layers_on_gpu
+        );
+        let _ = writeln!(
+            out,
+            "load_tensors: offloaded {on_gpu}/{} layers to GPU",
+            b.n_layer + 1
+        );
+    }
+    for (i, d) in b.dev.iter().take(gpus).enumerate() {
+        line(out, "load_tensors", &format!("CUDA{i}"), "model", d.model);
+    }
+    line(out, "load_tensors", model_name, "model", b.host_model);
 }
 
 /// One cache's buffer lines and its `size` line; `(cells, layers, K bytes, V bytes)`.

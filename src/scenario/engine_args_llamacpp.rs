@@ -102,7 +102,6 @@ const NOT_MODELLED: &[(&str, bool)] = &[
     ("--model-draft", true),
     ("--lora", true),
     ("--mmproj", true),
-    ("--swa-full", false),
     ("-cmoe", false),
     ("--cpu-moe", false),
     ("-ncmoe", true),
@@ -249,6 +248,7 @@ fn apply_flag(
         }
         "-fa" | "--flash-attn" => s.flash_attn = flash(value)?,
         "-nkvo" | "--no-kv-offload" => s.no_kv_offload = true,
+        "--swa-full" => s.swa_full = true,
         "--no-mmap" => s.mmap = false,
         "--mmap" => s.mmap = true,
         "-dev" | "--device" => {

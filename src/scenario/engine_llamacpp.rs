@@ -110,6 +110,11 @@ pub struct LlamaCpp {
     pub mmap: bool,
     /// `-dev none`: a CPU build / no GPU backend (buffers print as `CPU`, nothing offloaded).
     pub cpu_only: bool,
+    /// `--swa-full`: sliding-window layers keep a cache as large as the global layers' (`-c` cells)
+    /// instead of `n_swa + n_ubatch` (llama.cpp@0c1e57098 `llama_kv_cache_iswa`). llama-server's
+    /// default is off; the C API's (`llama_context_default_params`), and so llama-cpp-python's
+    /// `Llama(swa_full=None)`, is on.
+    pub swa_full: bool,
     /// Not a flag: the host's memory bandwidth, GB/s, which bounds the layers `-ngl` leaves on the
     /// CPU at decode (64 = dual-channel DDR5-4000 at its theoretical rate). Valid: 0.001 ..= 10^6.
     pub host_memory_gb_s: f64,
@@ -130,6 +135,7 @@ impl Default for LlamaCpp {
             n_parallel: 1,
             mmap: true,
             cpu_only: false,
+            swa_full: false,
             host_memory_gb_s: 64.0,
         }
     }

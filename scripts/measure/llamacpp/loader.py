@@ -11,10 +11,11 @@ PRINTED = re.compile(r"(\S+) (model|KV|RS|compute) buffer size =\s+([0-9.]+) MiB
 FOUR = re.compile(r"CPU compute buffer size is\s+([0-9.]+) MiB")
 
 
-def run(loader, path, n_ctx, ub, fa, cache):
-    """Loads `path` at these settings; returns what llama.cpp printed (stderr)."""
+def run(loader, path, n_ctx, ub, fa, cache, swa_full=False):
+    """Loads `path` at these settings (`swa_full`: llama-server's `--swa-full`); returns what
+    llama.cpp printed (stderr)."""
     tid = str(TYPE_ID[cache])
-    args = [loader, path, str(n_ctx), str(ub), str(int(fa)), tid, tid]
+    args = [loader, path, str(n_ctx), str(ub), str(int(fa)), tid, tid, str(int(swa_full))]
     return subprocess.run(args, capture_output=True, text=True, timeout=600).stderr
 
 
@@ -83,9 +84,12 @@ def finish(w):
     w.close()
 
 
-def engine(n_ctx, ub, fa, cache):
+def engine(n_ctx, ub, fa, cache, swa_full=False):
     """The record's engine settings (n_batch = max(512, n_ubatch), as load_context sets it)."""
-    return {"c": n_ctx, "b": max(512, ub), "ub": ub, "fa": fa, "ctk": cache, "ctv": cache, "ngl": 0}
+    e = {"c": n_ctx, "b": max(512, ub), "ub": ub, "fa": fa, "ctk": cache, "ctv": cache, "ngl": 0}
+    if swa_full:
+        e["swa_full"] = True
+    return e
 
 
 def write(script, file_name, about, records):

@@ -9,6 +9,7 @@ CPU backend through load_context.cpp. F16 zero weights, F32 norms and routers, n
 - `deepseek2` (3 layers, the first dense: multi-head latent attention with q_lora 128, kv_lora 64,
   nope 32 + rope 32, v 32 per head, 8 heads; then 8 routed experts of 128 (2 used) and one shared
   expert): the MLA cache keeps kv_lora + rope per cell and layer, K only;
+- both `gemma3` files again with `swa_full` (llama-server's `--swa-full`): the windowed layers' cache of n_ctx cells;
 - `gemma3` at Gemma-3-1B's width and depth (26 layers, window 512), vocabulary 4,096;
 - `qwen2` (4 layers, Q/K/V biases) and `qwen2moe` (3 layers, 8 experts of 128, 2 used, and one shared
   expert of 1,024 behind a gate row: Qwen2-MoE's shared expert is wider than a routed one);
@@ -222,15 +223,17 @@ def main():
                                          ("qwen2moe-shared-expert", "qwen2moe", QWEN2MOE, write_qwen2moe)):
             path = os.path.join(tmp, f"{name}.gguf")
             write(path, model)
-            for n_ctx, ub, fa, ct in GRID:
-                err = loader_mod.run(loader, path, n_ctx, ub, fa, ct)
+            # llama-server's `--swa-full` on the files with sliding-window layers: both caches of -c cells.
+            swa_full = [(c, False) for c in GRID] + ([(c, True) for c in GRID[:2]] if arch == "gemma3" else [])
+            for (n_ctx, ub, fa, ct), full in swa_full:
+                err = loader_mod.run(loader, path, n_ctx, ub, fa, ct, full)
                 printed, four = loader_mod.parse(err)
                 records.append({
-                    "id": f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-{ct}",
+                    "id": f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-{ct}" + ("-swafull" if full else ""),
                     "arch": arch,
                     "model": model,
                     "file_type": "F16",
-                    "engine": loader_mod.engine(n_ctx, ub, fa, ct),
+                    "engine": loader_mod.engine(n_ctx, ub, fa, ct, full),
                     "printed_mib": printed,
                     "kv_lines": loader_mod.kv_lines(err),
                     "compute_mib_4": four,

@@ -146,6 +146,12 @@ fn placement_ui(ui: &mut Ui, l: &mut LlamaCpp, layers: u32) {
     );
     toggle(
         ui,
+        &mut l.swa_full,
+        "--swa-full",
+        "Sliding-window layers cache all -c cells, not window + ubatch (llama-server: off; the C API and llama-cpp-python: on).",
+    );
+    toggle(
+        ui,
         &mut l.mmap,
         "mmap (--no-mmap unset)",
         "CPU weights are a mapped view of the file (CPU_Mapped).",

@@ -100,8 +100,8 @@ const fn pad256(x: u32) -> u32 {
 /// Cells of llama.cpp's sliding-window cache (`llama_kv_cache_iswa`, llama-kv-cache-iswa.cpp): per
 /// stream `GGML_PAD(min(n_ctx_seq, n_swa + n_ubatch), 256)` — the window plus one micro-batch,
 /// padded to 256 ("the SWA cache is always padded to 256 for performance") — times the streams
-/// (one per sequence: `--kv-unified` off, as [`sizes`] assumes). llama-server's default; its
-/// `--swa-full` (a full-size cache) is not modelled.
+/// (one per sequence: `--kv-unified` off, as [`sizes`] assumes). llama-server's default; with
+/// `--swa-full` (`LlamaCpp::swa_full`) the cache has the global layers' `-c` cells instead.
 ///
 /// ```
 /// use vram_explorer::estimator::engines::llamacpp::kv::swa_cells;
@@ -207,7 +207,7 @@ pub fn place(
             continue;
         }
         let swa = kind.filter(|k| kinds.swa(k)).map(|k| match k.mixer {
-            MixerShape::Attention { window, .. } => swa_cells(
+            MixerShape::Attention { window, .. } if !s.swa_full => swa_cells(
                 n_ctx,
                 n_seq,
                 n_ubatch,

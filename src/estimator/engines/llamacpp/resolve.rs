@@ -27,6 +27,7 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         n_parallel,
         mmap,
         cpu_only,
+        swa_full,
         host_memory_gb_s,
     } = l;
     let ngl_range = const { field("inference.engine.llamacpp.n_gpu_layers") };
@@ -51,6 +52,7 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
             .clamp_u32(*n_parallel, d),
         mmap: *mmap,
         cpu_only: *cpu_only,
+        swa_full: *swa_full,
         host_memory_gb_s: const { field("inference.engine.llamacpp.host_memory_gb_s") }.clamp(
             *host_memory_gb_s,
             LlamaCpp::default().host_memory_gb_s,
