@@ -300,3 +300,44 @@ fn optimize_prints_layouts_in_words() {
         }
     }
 }
+
+/// A llama.cpp CPU build (`-dev none`) reads as one: the engine named instead of a training
+/// framework, no GPU, its host buffers, times at the host's rates, and no per-GPU table, GPU
+/// roofline or GPU comparison (they described a GPU the run does not use).
+#[test]
+fn a_cpu_only_llamacpp_report_shows_no_gpu() {
+    let o = run(&[
+        "report",
+        "--preset",
+        "gemma3-27b-q4km-llamacpp-24gb",
+        "--engine-args",
+        "llama-server -m gemma-3-27b-it-Q4_K_M.gguf -c 32768 -dev none",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for expected in [
+        "Engine:  llama.cpp",
+        "GPU:     none (llama.cpp -dev none",
+        "Host memory (llama.cpp -dev none): 19.0 GiB",
+        "CPU_Mapped model buffer size = 15773.89 MiB",
+        "Performance on the CPU",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in\n{text}");
+    }
+    for absent in [
+        "Framework:",
+        "Per-GPU memory",
+        "CUDA context",
+        "Architecture comparison",
+    ] {
+        assert!(!text.contains(absent), "{absent:?} in\n{text}");
+    }
+    // The GPU build of the same preset keeps them all.
+    let gpu = stdout(&run(&[
+        "report",
+        "--preset",
+        "gemma3-27b-q4km-llamacpp-24gb",
+    ]));
+    assert!(gpu.contains("Per-GPU memory") && gpu.contains("Architecture comparison"));
+    assert!(gpu.contains("Engine:  llama.cpp"));
+}

@@ -503,3 +503,35 @@ fn deepseek_v3_caches_its_latent_and_weighs_its_experts_at_their_width() {
     let bits = b.host_model as f64 * 8.0 / 671e9;
     assert!((4.5..5.0).contains(&bits), "{bits} bits per weight");
 }
+
+/// A CPU build's prompt is bound by the host's compute, not the scenario's GPU: Llama-3.1-8B
+/// Q4_0, 512 prompt tokens on the default host (2.4 TFLOP/s) takes what mainline llama.cpp's
+/// `pp512` of 170 tokens/s on a Ryzen 9 7950X gives (ikawrakow/ik_llama.cpp PR #533: the default's
+/// calibration point, so this checks the plumbing, the FLOP count and the units); the preset's own
+/// GPU build (26 layers on a 12 GB card, the rest uploaded per micro-batch) is several times faster.
+#[test]
+fn a_cpu_build_prefills_at_the_hosts_rate() {
+    let mut s = presets::bundled_scenario("llama31-8b-q4km-llamacpp-12gb").unwrap();
+    s.inference.prompt_tokens = 512;
+    s.inference.generated_tokens = 128;
+    let cmd = "llama-server -m Llama-3.1-8B-Instruct-Q4_0.gguf -c 4096 -dev none";
+    let (cpu, _) = apply(&s, cmd).unwrap();
+    let e = estimate(&cpu);
+    let ttft = e.performance.throughput.ttft_s;
+    let measured = 512.0 / 170.0;
+    assert!(
+        (ttft / measured - 1.0).abs() < 0.02,
+        "TTFT {ttft:.2} s vs {measured:.2} s"
+    );
+    // Decode reads the weights from host memory (64 GB/s by default): ≈ 4.4 GB per token.
+    let tpot = e.performance.throughput.tpot_s;
+    let b = e.llamacpp.unwrap();
+    assert!(tpot >= b.host_model as f64 * 0.9 / 64e9, "{tpot}");
+    let (gpu, _) = apply(
+        &s,
+        "llama-server -m Llama-3.1-8B-Instruct-Q4_0.gguf -c 4096",
+    )
+    .unwrap();
+    let gpu_ttft = estimate(&gpu).performance.throughput.ttft_s;
+    assert!(gpu_ttft * 4.0 < ttft, "{gpu_ttft} vs {ttft}");
+}

@@ -16,33 +16,11 @@ use crate::units::{Bytes, MemoryUnit, fmt_seconds, fmt_sig};
 /// Appends the performance section and the comparison table.
 pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
     let p = &est.performance;
-    let _ = writeln!(
-        out,
-        "Performance (peak {} TFLOP/s{}, memory {} GB/s)",
-        fmt_sig(p.peak.as_tflops()),
-        if p.peak_known {
-            ""
-        } else {
-            " unknown: times are memory-only"
-        },
-        fmt_sig(p.bandwidth.as_gb_per_s())
-    );
-    let _ = writeln!(
-        out,
-        "  {:<14} {:>11} {:>11} {:>9} {:>7} {:>10} {:>8} {:>10}  bound",
-        "Phase", "TFLOP", "GB moved", "FLOP/B", "ridge", "TFLOP/s", "busy", "time"
-    );
-    let phases = [
-        ("training", p.training),
-        ("optimizer", p.optimizer),
-        ("prefill", p.prefill),
-        ("decode step", p.decode),
-    ];
-    for (name, r) in phases {
-        if let Some(r) = r {
-            roofline_row(out, name, &r);
-        }
+    if let Some(l) = est.llamacpp.as_ref().filter(|b| b.gpus == 0) {
+        cpu_section(out, est, &l.settings);
+        return;
     }
+    roofline_table(out, p);
     let st = &p.step;
     let _ = writeln!(
         out,
@@ -95,6 +73,61 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
     }
     out.push('\n');
     comparison(out, s);
+}
+
+/// The GPU's peak rates and one roofline row per phase.
+fn roofline_table(out: &mut String, p: &crate::estimator::performance::Performance) {
+    let _ = writeln!(
+        out,
+        "Performance (peak {} TFLOP/s{}, memory {} GB/s)",
+        fmt_sig(p.peak.as_tflops()),
+        if p.peak_known {
+            ""
+        } else {
+            " unknown: times are memory-only"
+        },
+        fmt_sig(p.bandwidth.as_gb_per_s())
+    );
+    let _ = writeln!(
+        out,
+        "  {:<14} {:>11} {:>11} {:>9} {:>7} {:>10} {:>8} {:>10}  bound",
+        "Phase", "TFLOP", "GB moved", "FLOP/B", "ridge", "TFLOP/s", "busy", "time"
+    );
+    let phases = [
+        ("training", p.training),
+        ("optimizer", p.optimizer),
+        ("prefill", p.prefill),
+        ("decode step", p.decode),
+    ];
+    for (name, r) in phases {
+        if let Some(r) = r {
+            roofline_row(out, name, &r);
+        }
+    }
+}
+
+/// A llama.cpp CPU build's times: its prompt at the host's compute rate, each token at its memory
+/// bandwidth (`engines::llamacpp::time::cpu_only`); no GPU roofline or comparison applies.
+fn cpu_section(out: &mut String, est: &Estimate, l: &crate::scenario::LlamaCpp) {
+    let t = &est.performance.throughput;
+    let _ = writeln!(
+        out,
+        "Performance on the CPU (llama.cpp -dev none; host {} TFLOP/s, memory {} GB/s, both assumptions: set yours)",
+        fmt_sig(l.host_tflops),
+        fmt_sig(l.host_memory_gb_s)
+    );
+    let _ = writeln!(
+        out,
+        "  Time to first token {}, per output token {}, {} tokens/s; up to {} concurrent requests",
+        fmt_seconds(t.ttft_s),
+        fmt_seconds(t.tpot_s),
+        fmt_sig(if t.tpot_s > 0.0 { 1.0 / t.tpot_s } else { 0.0 }),
+        t.max_concurrent_requests
+    );
+    let _ = writeln!(
+        out,
+        "  (no GPU is used: the architecture comparison of GPUs does not apply)\n"
+    );
 }
 
 /// The fixed overhead per forward (`estimator::performance::launch`), when there is one.

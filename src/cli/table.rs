@@ -111,9 +111,25 @@ fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
         Mode::Inference => inference_step(s),
     };
     let _ = writeln!(out, "Step:    {step}");
-    let framework = crate::scenario::framework_label(&s.implementation, &s.peft);
-    let _ = writeln!(out, "Framework: {framework}");
+    match engine_name(s) {
+        // A serving engine runs its own code: the training framework's profile does not apply.
+        Some(engine) => {
+            let _ = writeln!(out, "Engine:  {engine}");
+        }
+        None => {
+            let framework = crate::scenario::framework_label(&s.implementation, &s.peft);
+            let _ = writeln!(out, "Framework: {framework}");
+        }
+    }
     let p = &s.parallel;
+    if cpu_only(est) {
+        let _ = writeln!(
+            out,
+            "GPU:     none (llama.cpp -dev none: the CPU backend holds every buffer; the scenario's {} and layout are not used)\n",
+            escape_controls(&gpu_name(s))
+        );
+        return;
+    }
     let _ = writeln!(
         out,
         "Layout:  DP {} × TP {} × PP {}{} = {} GPU(s), ZeRO {:?}, checkpointing {:?}",
@@ -170,8 +186,33 @@ fn model_lines(out: &mut String, s: &Scenario, est: &Estimate) {
     }
 }
 
+/// The serving engine's name for an inference scenario that runs on one (vLLM, SGLang,
+/// llama.cpp), `None` for `generate`-style inference and training.
+pub fn engine_name(s: &Scenario) -> Option<&'static str> {
+    use crate::scenario::ServingEngine;
+    match (s.mode, s.inference.engine.as_ref()?) {
+        (Mode::Inference, ServingEngine::Vllm(_)) => Some("vLLM"),
+        (Mode::Inference, ServingEngine::Sglang(_)) => Some("SGLang"),
+        (Mode::Inference, ServingEngine::LlamaCpp(_)) => Some("llama.cpp"),
+        _ => None,
+    }
+}
+
+/// A llama.cpp CPU build (`-dev none`): no GPU memory, no GPU roofline, no GPU comparison.
+pub fn cpu_only(est: &Estimate) -> bool {
+    est.llamacpp.as_ref().is_some_and(|b| b.gpus == 0)
+}
+
 fn memory(out: &mut String, est: &Estimate, unit: MemoryUnit) {
     let mem = &est.memory;
+    if let Some(b) = est.llamacpp.as_ref().filter(|b| b.gpus == 0) {
+        let _ = writeln!(
+            out,
+            "Host memory (llama.cpp -dev none): {} in llama.cpp's buffers (model, KV and compute, below); no GPU memory used\n",
+            unit.format(Bytes(b.host_total() as f64))
+        );
+        return;
+    }
     let phase = mem.peak_phase.map_or("—", Phase::label);
     let u = unit.label();
     let _ = writeln!(out, "Per-GPU memory at the peak (phase: {phase})");

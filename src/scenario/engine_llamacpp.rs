@@ -118,6 +118,13 @@ pub struct LlamaCpp {
     /// Not a flag: the host's memory bandwidth, GB/s, which bounds the layers `-ngl` leaves on the
     /// CPU at decode (64 = dual-channel DDR5-4000 at its theoretical rate). Valid: 0.001 ..= 10^6.
     pub host_memory_gb_s: f64,
+    /// Not a flag: the host's achievable rate for the matrix products of a prompt on the CPU
+    /// backend, TFLOP/s (what a CPU-only build's prefill is bound by). 2.4 = Llama-3.1-8B Q4_0
+    /// at 170 tokens/s (llama-bench `pp512`, mainline llama.cpp build 5688, 16-core Ryzen 9
+    /// 7950X; ikawrakow/ik_llama.cpp PR #533) × the estimator's 14.2 GFLOP per prompt token
+    /// (2 × 6.98 B layer parameters and attention; logits for the last token only, as llama-bench
+    /// asks for them). An assumption for other CPUs: set yours. Valid: 0.001 ..= 10^6.
+    pub host_tflops: f64,
 }
 
 impl Default for LlamaCpp {
@@ -137,6 +144,7 @@ impl Default for LlamaCpp {
             cpu_only: false,
             swa_full: false,
             host_memory_gb_s: 64.0,
+            host_tflops: 2.4,
         }
     }
 }

@@ -138,7 +138,8 @@ pub fn inference(
         generated * (pp * (decode_stage - d.time_s) + launch.loop_s) / x.tokens_per_step
     });
     // llama.cpp: the layers -ngl leaves on the host run there.
-    let (ttft_s, tpot_s) = llama_time::of(s, m, (ttft_s, tpot_s), i.host_bw, ctx, prompt);
+    let work = llama_time::Work::new(prefill_flops, decode_flops, prompt, ctx);
+    let (ttft_s, tpot_s) = llama_time::of(s, m, (ttft_s, tpot_s), i.host_bw, &work);
     let total_s = ttft_s + generated * tpot_s;
     let per_request = (!encoder).then(|| request_kv(s, &x, prompt + generated, &cache, draft_kv));
     InferenceStep {

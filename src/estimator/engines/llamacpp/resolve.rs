@@ -29,6 +29,7 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         cpu_only,
         swa_full,
         host_memory_gb_s,
+        host_tflops,
     } = l;
     let ngl_range = const { field("inference.engine.llamacpp.n_gpu_layers") };
     let ngl = if *n_gpu_layers < 0 {
@@ -56,6 +57,11 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         host_memory_gb_s: const { field("inference.engine.llamacpp.host_memory_gb_s") }.clamp(
             *host_memory_gb_s,
             LlamaCpp::default().host_memory_gb_s,
+            d,
+        ),
+        host_tflops: const { field("inference.engine.llamacpp.host_tflops") }.clamp(
+            *host_tflops,
+            LlamaCpp::default().host_tflops,
             d,
         ),
     }

@@ -5,12 +5,39 @@
 //! offloads the host layers' matrix products when the batch is large (`op_offload`, default on;
 //! `ggml_backend_cuda_device_offload_op`: ≥ 32 tokens), copying those weights over the host link
 //! once per micro-batch: prefill computes on the GPU as if every layer were there, plus that
-//! upload (host-link bound). A CPU build reads them from host memory instead (a lower bound: its
-//! compute is not modelled).
+//! upload (host-link bound). A CPU build (`-dev none`) has no GPU time at all: each phase takes
+//! the longer of its FLOPs at the host's rate (`host_tflops`) and its reads from host memory
+//! (roofline; Williams et al. 2009).
 
 use super::Buffers;
 use crate::estimator::model::ResolvedModel;
 use crate::scenario::Scenario;
+
+/// What one request asks of the engine: FLOPs of its prefill and of one decode step, its prompt
+/// tokens and the decode's mean context tokens.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Work {
+    pub prefill_flops: f64,
+    pub decode_flops: f64,
+    pub prompt_tokens: f64,
+    pub mean_ctx: f64,
+}
+
+impl Work {
+    pub const fn new(
+        prefill_flops: f64,
+        decode_flops: f64,
+        prompt_tokens: f64,
+        mean_ctx: f64,
+    ) -> Work {
+        Work {
+            prefill_flops,
+            decode_flops,
+            prompt_tokens,
+            mean_ctx,
+        }
+    }
+}
 
 /// (TTFT, TPOT) of a resolved scenario: [`partial_offload`] for llama.cpp, `gpu` unchanged
 /// otherwise.
@@ -19,13 +46,47 @@ pub fn of(
     m: &ResolvedModel,
     gpu: (f64, f64),
     host_link_bw: f64,
-    mean_ctx: f64,
-    prompt_tokens: f64,
+    work: &Work,
 ) -> (f64, f64) {
     match super::buffers_of(s, m) {
-        Some(b) => partial_offload(&b, gpu.1, gpu.0, host_link_bw, mean_ctx, prompt_tokens),
+        Some(b) if b.gpus == 0 => cpu_only(&b, work),
+        Some(b) => partial_offload(
+            &b,
+            gpu.1,
+            gpu.0,
+            host_link_bw,
+            work.mean_ctx,
+            work.prompt_tokens,
+        ),
         None => gpu,
     }
+}
+
+/// (TTFT, TPOT) of a CPU build: prefill bound by its FLOPs at `host_tflops` or by reading the
+/// weights once per micro-batch, decode by its FLOPs or by reading the weights and the cache it
+/// attends over, whichever is longer.
+///
+/// ```
+/// use vram_explorer::estimator::engines::llamacpp::{Buffers, time::{Work, cpu_only}};
+/// let mut b = Buffers { host_model: 4_000_000_000, n_ctx: 4096, n_ubatch: 512, ..Buffers::default() };
+/// b.settings.host_memory_gb_s = 50.0;
+/// b.settings.host_tflops = 2.0;
+/// let w = Work { prefill_flops: 16e12, decode_flops: 16e9, prompt_tokens: 1000.0, mean_ctx: 1024.0 };
+/// let (ttft, tpot) = cpu_only(&b, &w);
+/// assert!((ttft - 8.0).abs() < 1e-12); // 16 TFLOP at 2 TFLOP/s (2 reads of 4 GB take 0.16 s)
+/// assert!((tpot - 0.080).abs() < 1e-12); // 4 GB at 50 GB/s (16 GFLOP take 8 ms)
+/// ```
+pub fn cpu_only(b: &Buffers, w: &Work) -> (f64, f64) {
+    let host_bw = (b.settings.host_memory_gb_s * 1e9).max(1.0);
+    let rate = (b.settings.host_tflops * 1e12).max(1.0);
+    let weights = b.host_model.saturating_sub(b.host_embd) as f64;
+    let kv_read = b.host_kv as f64 * (w.mean_ctx / f64::from(b.n_ctx.max(1))).min(1.0);
+    let ubatches = (w.prompt_tokens / f64::from(b.n_ubatch.max(1)))
+        .ceil()
+        .max(1.0);
+    let ttft = (w.prefill_flops / rate).max(ubatches * weights / host_bw);
+    let tpot = (w.decode_flops / rate).max((weights + kv_read) / host_bw);
+    (ttft, tpot)
 }
 
 /// Decode and prefill times for llama.cpp: decode is the GPU's share of the all-GPU time plus
