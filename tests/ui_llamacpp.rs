@@ -91,3 +91,27 @@ fn the_swa_full_switch_grows_the_windowed_cache() {
     h.get_by_label_contains("using full-size SWA cache");
     h.get_by_label_contains("creating     SWA KV cache, size = 32768 cells");
 }
+
+/// A CPU build in the window: the headline says so and gives the host memory its buffers take,
+/// not a per-GPU peak against a GPU the run does not use; unticking `-dev none` brings the GPU
+/// verdict back.
+#[test]
+fn a_cpu_build_reads_as_one_in_the_headline() {
+    let mut app = ExplorerApp::default();
+    *app.scenario_mut() = vram_explorer::presets::bundled_scenario("llama31-8b-q4km-llamacpp-cpu")
+        .expect("bundled preset");
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1600.0, 2400.0))
+        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
+    h.run();
+    h.get_by_label("CPU ONLY");
+    h.get_by_label("Host memory: 5.84 GiB in llama.cpp's buffers");
+    h.get_by_label("No GPU used (llama.cpp -dev none)");
+    assert!(h.query_by_label_contains("Peak per GPU").is_none());
+    h.get_by_label("-dev none (CPU only)").click();
+    h.run();
+    h.run();
+    assert!(!llama(&h).cpu_only);
+    h.get_by_label("FITS");
+    h.get_by_label_contains("Peak per GPU");
+}

@@ -304,11 +304,14 @@ fn execute(command: Command) -> Result<String, String> {
         }),
         Command::Check { file } => {
             let s = presets::load(&file).map_err(|e| e.to_string())?;
+            let runs_on = table::engine_name(&s).map_or_else(
+                || format!("framework: {}", s.implementation.profile.label()),
+                |e| format!("engine: {e}"),
+            );
             Ok(format!(
-                "ok: \"{}\" is a valid scenario (framework: {}): {}\n",
+                "ok: \"{}\" is a valid scenario ({runs_on}): {}\n",
                 // Its title: a file without a name gets the default scenario's.
                 presets::text::escape_controls(&s.title()),
-                s.implementation.profile.label(),
                 presets::text::escape_controls(&file.display().to_string())
             ))
         }

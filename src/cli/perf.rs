@@ -112,7 +112,7 @@ fn cpu_section(out: &mut String, est: &Estimate, l: &crate::scenario::LlamaCpp) 
     let t = &est.performance.throughput;
     let _ = writeln!(
         out,
-        "Performance on the CPU (llama.cpp -dev none; host {} TFLOP/s, memory {} GB/s, both assumptions: set yours)",
+        "\nPerformance on the CPU (llama.cpp -dev none; host {} TFLOP/s, memory {} GB/s, both assumptions: set yours)",
         fmt_sig(l.host_tflops),
         fmt_sig(l.host_memory_gb_s)
     );

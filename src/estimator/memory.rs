@@ -519,9 +519,13 @@ fn finish(
         None => (None, Breakdown::default()),
     };
     let tensor_peak = peak.tensor_total();
-    let context = Bytes(o.cuda_context_mib * MIB);
-    let reserve = Bytes(o.allocator_reserve_fraction * tensor_peak.get() + o.workspace_mib * MIB);
-    peak.set(Component::NcclBuffers, Bytes(nccl::bytes(sc, c)));
+    // A llama.cpp CPU build creates no CUDA context and allocates nothing on a GPU.
+    let gpu =
+        !(c.mode == Mode::Inference && sc.inference.engine.as_ref().is_some_and(|e| e.cpu_only()));
+    let on_gpu = |b: f64| Bytes(if gpu { b } else { 0.0 });
+    let context = on_gpu(o.cuda_context_mib * MIB);
+    let reserve = on_gpu(o.allocator_reserve_fraction * tensor_peak.get() + o.workspace_mib * MIB);
+    peak.set(Component::NcclBuffers, on_gpu(nccl::bytes(sc, c)));
     peak.set(Component::CudaContext, context);
     peak.set(Component::AllocatorReserve, reserve);
     let gpu_total = peak.total();

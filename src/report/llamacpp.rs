@@ -178,7 +178,9 @@ pub fn section(b: &Buffers) -> String {
         b.n_batch,
         b.n_ubatch,
         if b.flash_attn { "on" } else { "off" },
-        if s.n_gpu_layers < 0 {
+        if b.gpus == 0 {
+            "ignored (-dev none: CPU only)".to_owned()
+        } else if s.n_gpu_layers < 0 {
             "all".to_owned()
         } else {
             s.n_gpu_layers.to_string()

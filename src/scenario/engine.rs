@@ -37,6 +37,11 @@ impl ServingEngine {
         }
     }
 
+    /// A llama.cpp CPU build (`-dev none`): no GPU is used at all.
+    pub const fn cpu_only(&self) -> bool {
+        matches!(self, ServingEngine::LlamaCpp(l) if l.cpu_only)
+    }
+
     /// Whether the engine sizes its KV cache at startup whatever the load (vLLM, SGLang,
     /// llama.cpp): that cache bounds the requests at once.
     pub const fn budgets_at_startup(&self) -> bool {

@@ -28,9 +28,20 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, current: &Column<'_>, baseline: Option<&Co
     }
 }
 
+/// A llama.cpp CPU build's host bytes (`None` when a GPU is used): such a run has no GPU peak to
+/// hold against a GPU's memory.
+pub fn host_only(est: &Estimate) -> Option<Bytes> {
+    est.llamacpp
+        .as_ref()
+        .filter(|b| b.gpus == 0)
+        .map(|b| Bytes(b.host_total() as f64))
+}
+
 fn verdict(ui: &mut Ui, prefs: &Prefs, est: &Estimate, size: f32) {
     let m = &est.memory;
-    let (text, color) = if m.fits {
+    let (text, color) = if host_only(est).is_some() {
+        ("CPU ONLY", theme::good(prefs.theme))
+    } else if m.fits {
         ("FITS", theme::good(prefs.theme))
     } else {
         ("DOES NOT FIT", theme::bad(prefs.theme))
@@ -65,7 +76,12 @@ fn single(ui: &mut Ui, prefs: &Prefs, col: &Column<'_>) {
                     u.format(m.reserved_peak()),
                     u.format(m.gpu_total)
                 ));
-            ui.label(headroom_text(prefs, m.headroom))
+            let headroom = if host_only(col.estimate).is_some() {
+                "No GPU used (llama.cpp -dev none)".to_owned()
+            } else {
+                headroom_text(prefs, m.headroom)
+            };
+            ui.label(headroom)
                 .on_hover_text("The GPU's usable memory (what the CUDA runtime lets a process allocate) minus the per-GPU peak; negative when it does not fit.");
         });
         ui.add_space(12.0);
@@ -189,6 +205,9 @@ fn delta(prefs: &Prefs, base: Bytes, cur: Bytes) -> String {
 pub fn peak_text(prefs: &Prefs, est: &Estimate) -> String {
     let m = &est.memory;
     let u = prefs.unit;
+    if let Some(host) = host_only(est) {
+        return format!("Host memory: {} in llama.cpp's buffers", u.format(host));
+    }
     let pct = if m.capacity.get() > 0.0 {
         format!(
             " ({} %)",

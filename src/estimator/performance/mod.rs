@@ -115,7 +115,10 @@ fn extras(
     let Some(d) = d else {
         return Projections::default();
     };
+    // The bound is the GPU roofline's: a llama.cpp CPU build runs on no GPU.
+    let on_gpu = !s.inference.engine.as_ref().is_some_and(|e| e.cpu_only());
     match main_bound {
+        _ if !on_gpu => {}
         Bound::Memory => d.insert(Diagnostic::MemoryBound),
         Bound::Overhead => d.insert(Diagnostic::OverheadBound),
         _ => {}
