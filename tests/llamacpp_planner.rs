@@ -117,6 +117,7 @@ fn moe_shape(
         qk_norm: false,
         n_expert,
         n_expert_used,
+        n_ff_shexp: 0,
         gemma: false,
         swa_kv: 0,
         swa_period: 0,
@@ -160,7 +161,8 @@ fn planning_twelve_layers_gives_the_buffer_of_every_layer_planned() {
 }
 
 /// The same for mixture-of-experts layers (`graph_moe`): Qwen3-30B-A3B's and Mixtral's widths,
-/// 1 to 16 experts used, up to 48 layers (Qwen3-30B-A3B's count).
+/// 1 to 16 experts used, with and without Qwen2-MoE's shared expert, up to 48 layers
+/// (Qwen3-30B-A3B's count).
 #[test]
 fn planning_twelve_moe_layers_gives_the_buffer_of_every_layer_planned() {
     // Graphs of 48 MoE layers outgrow a test thread's 2 MiB stack in a debug build.
@@ -173,25 +175,29 @@ fn planning_twelve_moe_layers_gives_the_buffer_of_every_layer_planned() {
 }
 
 fn moe_layers_shortcut() {
+    // The last two: Qwen2-MoE's layers (a gated shared expert; Qwen1.5-MoE-A2.7B's, Qwen2-57B-A14B's).
     let models = [
-        ((2048, 32, 4, 768, 151_936), (128, 8)),
-        ((4096, 32, 8, 14336, 32000), (8, 2)),
-        ((512, 8, 2, 384, 4096), (4, 1)),
-        ((1024, 16, 4, 512, 8192), (64, 16)),
+        ((2048, 32, 4, 768, 151_936), (128, 8), 0),
+        ((4096, 32, 8, 14336, 32000), (8, 2), 0),
+        ((512, 8, 2, 384, 4096), (4, 1), 0),
+        ((1024, 16, 4, 512, 8192), (64, 16), 0),
+        ((2048, 16, 16, 1408, 151_936), (60, 4), 5632),
+        ((3584, 28, 4, 2560, 151_936), (64, 8), 20480),
     ];
     let mut checked = 0;
-    for (d, e) in models {
+    for (d, e, shexp) in models {
+        let shape = |n, t, n_kv, fa, q| Shape {
+            n_ff_shexp: shexp,
+            ..moe_shape(n, d, e, t, n_kv, fa, q)
+        };
         for (t, n_kv) in [(512, 4096), (2048, 8192), (128, 32768)] {
             for (fa, q) in [(false, false), (true, false), (true, true)] {
                 for n in [13, 17, 24, 48] {
                     let mut full = Box::new(Graph::<8192>::default());
-                    build(&mut full, &moe_shape(n, d, e, t, n_kv, fa, q));
+                    build(&mut full, &shape(n, t, n_kv, fa, q));
                     assert!(!full.full);
                     let mut short = Box::new(Graph::<8192>::default());
-                    build(
-                        &mut short,
-                        &moe_shape(replayed_layers(n), d, e, t, n_kv, fa, q),
-                    );
+                    build(&mut short, &shape(replayed_layers(n), t, n_kv, fa, q));
                     assert_eq!(
                         plan(&full, 32).unwrap(),
                         plan(&short, 32).unwrap(),
@@ -202,7 +208,7 @@ fn moe_layers_shortcut() {
             }
         }
     }
-    assert_eq!(checked, 4 * 3 * 3 * 4);
+    assert_eq!(checked, 6 * 3 * 3 * 4);
 }
 
 #[test]
@@ -233,7 +239,8 @@ fn a_graph_beyond_the_replays_capacity_is_not_planned() {
 }
 
 /// The estimator's graph holds the largest reserve it plans (12 replayed layers with Q/K norms, a
-/// q8_0 cache's rotations, no flash attention and the most experts used): were it too small, the
+/// q8_0 cache's rotations, no flash attention and the most experts used with a shared one): were
+/// it too small, the
 /// plan would silently fall back to the closed form.
 #[test]
 fn the_replays_capacity_holds_the_largest_graph_it_plans() {
@@ -242,8 +249,10 @@ fn the_replays_capacity_holds_the_largest_graph_it_plans() {
         for (fa, q8) in [(false, q.1), (true, q.1), (false, false)] {
             let mut s = moe_shape(12, (4096, 32, 8, 1024, 32000), (e, k), 512, 4096, fa, q8);
             s.qk_norm = q.0;
-            // Gemma 3's layers add post-norms, scales and a second cache's inputs.
+            // Gemma 3's layers add post-norms, scales and a second cache's inputs; Qwen2-MoE's a
+            // gated shared expert (the replay's largest MoE layer).
             (s.gemma, s.swa_kv, s.swa_period) = (e == 0, 1536, 6);
+            s.n_ff_shexp = if e > 0 { 2048 } else { 0 };
             let mut g = Box::new(Graph::<GRAPH_TENSORS>::default());
             build(&mut g, &s);
             assert!(!g.full, "{e} experts, {k} used, fa {fa}, q8_0 {q8}");

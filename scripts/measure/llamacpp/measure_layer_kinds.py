@@ -12,7 +12,8 @@ CPU backend through load_context.cpp. F16 zero weights, F32 norms and routers, n
 - both `gemma3` files again with `swa_full` (llama-server's `--swa-full`): the windowed layers' cache of n_ctx cells;
 - `gemma3` at Gemma-3-1B's width and depth (26 layers, window 512), vocabulary 4,096;
 - `qwen2` (4 layers, Q/K/V biases) and `qwen2moe` (3 layers, 8 experts of 128, 2 used, and one shared
-  expert of 1,024 behind a gate row: Qwen2-MoE's shared expert is wider than a routed one);
+  expert of 1,024 behind a gate row: Qwen2-MoE's shared expert is wider than a routed one), and 2-layer
+  `qwen2moe` files at Qwen1.5-MoE-A2.7B's and Qwen2-57B-A14B's widths (up to 2 GB each on disk);
 - `mamba2` (3 layers, n_embd 256, d_inner 512 in 8 heads, d_state 64, one group, d_conv 4): no KV cache, a
   recurrent state per sequence (`llama_memory_recurrent`: R = (d_conv − 1) × conv channels, S = d_state ×
   d_inner, F32, `RS buffer`).
@@ -48,6 +49,13 @@ QWEN2 = {"n_layer": 4, "n_embd": 512, "n_head": 8, "n_head_kv": 2, "head_dim": 6
          "n_vocab": 4096}
 QWEN2MOE = {"n_layer": 3, "n_embd": 512, "n_head": 8, "n_head_kv": 8, "head_dim": 64, "n_ff": 1408,
             "n_expert": 8, "n_expert_used": 2, "n_ff_exp": 128, "n_ff_shexp": 1024, "n_vocab": 4096}
+# Two layers at Qwen1.5-MoE-A2.7B's and Qwen2-57B-A14B's widths (8 experts stored: the buffer is set by
+# the k used, the experts' and the shared expert's widths; a 4,096-token vocabulary so that the
+# logits do not hide the layers' peak).
+QWEN2MOE_A27B = {"n_layer": 2, "n_embd": 2048, "n_head": 16, "n_head_kv": 16, "head_dim": 128, "n_ff": 5632,
+                 "n_expert": 8, "n_expert_used": 4, "n_ff_exp": 1408, "n_ff_shexp": 5632, "n_vocab": 4096}
+QWEN2MOE_57B = {"n_layer": 2, "n_embd": 3584, "n_head": 28, "n_head_kv": 4, "head_dim": 128, "n_ff": 18944,
+                "n_expert": 8, "n_expert_used": 8, "n_ff_exp": 2560, "n_ff_shexp": 20480, "n_vocab": 4096}
 MAMBA2 = {"n_layer": 3, "n_embd": 256, "d_inner": 512, "n_head": 8, "d_state": 64, "n_group": 1, "d_conv": 4,
           "n_vocab": 4096}
 
@@ -214,13 +222,15 @@ def write_mamba2(path, m):
 def main():
     loader = sys.argv[1]
     records = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
         for name, arch, model, write in (("gemma3-iswa", "gemma3", GEMMA3, write_gemma3),
                                          ("deepseek2-mla", "deepseek2", DEEPSEEK2, write_deepseek2),
                                          ("mamba2-recurrent", "mamba2", MAMBA2, write_mamba2),
                                          ("gemma3-1b-width", "gemma3", GEMMA3_1B, write_gemma3),
                                          ("qwen2-qkv-bias", "qwen2", QWEN2, write_qwen2),
-                                         ("qwen2moe-shared-expert", "qwen2moe", QWEN2MOE, write_qwen2moe)):
+                                         ("qwen2moe-shared-expert", "qwen2moe", QWEN2MOE, write_qwen2moe),
+                                         ("qwen2moe-a2.7b-width", "qwen2moe", QWEN2MOE_A27B, write_qwen2moe),
+                                         ("qwen2moe-57b-width", "qwen2moe", QWEN2MOE_57B, write_qwen2moe)):
             path = os.path.join(tmp, f"{name}.gguf")
             write(path, model)
             # llama-server's `--swa-full` on the files with sliding-window layers: both caches of -c cells.

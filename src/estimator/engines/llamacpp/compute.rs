@@ -113,14 +113,17 @@ pub const fn replayed_layers(n: u32) -> u32 {
 
 /// The CPU build's compute buffer by replaying `ggml_gallocr` over the reserve graph of a
 /// Llama-architecture model (RMSNorm, separate Q/K/V, SwiGLU, global attention in every layer, Q/K
-/// norms or not, a dense FFN or routed experts without shared ones in every layer — Mixtral,
-/// Qwen3-MoE): `None` for any other model, whose graph differs (fused QKV, shared experts,
+/// norms or not, a dense FFN or routed experts in every layer — Mixtral, Qwen3-MoE, and Qwen2-MoE
+/// with its gated shared expert): `None` for any other model, whose graph differs (fused QKV,
+/// other shared experts,
 /// LayerNorm, GELU, sliding windows, sinks). Projection biases are allowed: each bias add
 /// runs in place of its matmul's output (its only consumer), so Qwen2-style Q/K/V biases or biases
 /// on every projection plan exactly like none (measured: tests/data/measured/llamacpp-cpu-variants.json).
 pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
+    // Shared experts only as Qwen2-MoE has them: one, gated (llama.cpp's `qwen2moe`).
+    let shared_ok = d.n_shared == 0 || (d.n_shared == 1 && d.shexp.gate);
     let experts_ok =
-        d.n_expert == 0 || (d.n_shared == 0 && (1..=MAX_EXPERTS_USED).contains(&d.n_expert_used));
+        d.n_expert == 0 || (shared_ok && (1..=MAX_EXPERTS_USED).contains(&d.n_expert_used));
     let plain =
         d.layers != LayerGraph::Other && d.gated && experts_ok && !d.norm_bias && !d.fused_qkv;
     if !plain {
@@ -146,6 +149,7 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         qk_norm: matches!(d.layers, LayerGraph::LlamaQkNorm | LayerGraph::Gemma3),
         n_expert: d.n_expert,
         n_expert_used: d.n_expert_used,
+        n_ff_shexp: if d.n_expert > 0 { d.shexp.n_ff } else { 0 },
         gemma: d.layers == LayerGraph::Gemma3,
         swa_kv: if d.layers == LayerGraph::Gemma3 {
             u64::from(b.swa.cells)

@@ -32,6 +32,10 @@ pub struct Shape {
     /// `n_ff` is its width, else one expert's: [`graph_moe`]).
     pub n_expert: u64,
     pub n_expert_used: u64,
+    /// Qwen2-MoE's shared expert (`src/models/qwen2moe.cpp`): an FFN of this width beside the routed
+    /// experts, scaled by a sigmoid gate of one row; 0 = none. The one replayed architecture
+    /// with a shared expert leaves the top-k weights unnormalised (`norm_w = false`).
+    pub n_ff_shexp: u64,
     /// Gemma 3's layer (`src/models/gemma3.cpp`): the embeddings scaled, Q/K norms, Q scaled after
     /// RoPE, a norm after the attention and after the FFN; with `swa_kv > 0` the layers with
     /// `il % swa_period < swa_period − 1` attend over the sliding-window cache of `swa_kv` cells
@@ -59,6 +63,9 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
         up: g.external(Ty::F16, [s.n_embd, s.n_ff, s.n_expert.max(1), 1]),
         down: g.external(Ty::F16, [s.n_ff, s.n_embd, s.n_expert.max(1), 1]),
         router: g.external(Ty::F32, [s.n_embd, s.n_expert.max(1), 1, 1]),
+        shexp_up: g.external(Ty::F16, [s.n_embd, s.n_ff_shexp.max(1), 1, 1]),
+        shexp_down: g.external(Ty::F16, [s.n_ff_shexp.max(1), s.n_embd, 1, 1]),
+        shexp_gate: g.external(Ty::F32, [s.n_embd, 1, 1, 1]),
     };
     // build_inp_embd: the token ids and the embeddings input; the token path is selected
     // (`ggml_build_forward_select`), the embeddings input stays a planned leaf with no consumer.
@@ -132,7 +139,10 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
     g.expand(logits);
 }
 
-/// `build_ffn` (SwiGLU: up, gate, their product, down) or `build_moe_ffn`.
+/// `build_ffn` (SwiGLU: up, gate, their product, down) or `build_moe_ffn`, then Qwen2-MoE's
+/// shared expert: its gate `silu(x) / x` of one row (the division in place), its SwiGLU FFN, the
+/// product with the gate and the sum with the routed experts (both in place), built depth first
+/// from the sum as the layer's final expand reaches them.
 fn ffn<const N: usize>(g: &mut Graph<N>, s: &Shape, w: &Weights, cur: Id) -> Id {
     if s.n_expert > 0 {
         let e = Experts {
@@ -140,13 +150,29 @@ fn ffn<const N: usize>(g: &mut Graph<N>, s: &Shape, w: &Weights, cur: Id) -> Id 
             up: w.up,
             down: w.down,
             n_used: s.n_expert_used,
+            norm_w: s.n_ff_shexp == 0,
         };
-        return graph_moe::moe_ffn(g, cur, &e);
+        let routed = graph_moe::moe_ffn(g, cur, &e);
+        if s.n_ff_shexp == 0 {
+            return routed;
+        }
+        let shared = swiglu(g, cur, w.shexp_up, w.shexp_down);
+        let gate_inp = g.mul_mat(w.shexp_gate, cur);
+        let silu = g.like(gate_inp, Op::Inplace, [gate_inp, NONE, NONE, NONE]);
+        let gate = g.like(silu, Op::Inplace, [silu, gate_inp, NONE, NONE]);
+        let out = g.like(shared, Op::Inplace, [shared, gate, NONE, NONE]);
+        return g.like(routed, Op::Inplace, [routed, out, NONE, NONE]);
     }
-    let up = g.mul_mat(w.up, cur);
-    let gate = g.mul_mat(w.up, cur);
+    swiglu(g, cur, w.up, w.down)
+}
+
+/// `build_ffn` with `LLM_FFN_SILU, LLM_FFN_PAR`: gate and up of `cur`, `ggml_swiglu_split(gate,
+/// up)`, down.
+fn swiglu<const N: usize>(g: &mut Graph<N>, cur: Id, up_w: Id, down_w: Id) -> Id {
+    let up = g.mul_mat(up_w, cur);
+    let gate = g.mul_mat(up_w, cur);
     let act = g.like(gate, Op::Other, [gate, up, NONE, NONE]);
-    g.mul_mat(w.down, act)
+    g.mul_mat(down_w, act)
 }
 
 /// The weights by shape (every layer's alike: external, never planned).
@@ -159,6 +185,9 @@ struct Weights {
     up: Id,
     down: Id,
     router: Id,
+    shexp_up: Id,
+    shexp_down: Id,
+    shexp_gate: Id,
 }
 
 /// `build_norm` (RMS): the norm, then the weight (both ops may run in place).

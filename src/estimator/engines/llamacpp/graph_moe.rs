@@ -1,8 +1,10 @@
 //! llama.cpp's mixture-of-experts FFN as the planner sees it: `llm_graph_context::build_moe_ffn`
 //! (ggml-org/llama.cpp@0c1e57098 `src/llama-graph.cpp`) with the arguments `llama` (Mixtral) and
 //! `qwen3moe` pass (`src/models/llama.cpp`, `src/models/qwen3moe.cpp`): soft-max gating, the top-k
-//! weights normalised (`norm_w`), no weight scale, no expert groups, SwiGLU experts, no biases, no
-//! shared experts. Measured: tests/data/measured/llamacpp-cpu-moe.json.
+//! weights normalised (`norm_w`), no weight scale, no expert groups, SwiGLU experts, no biases;
+//! and `qwen2moe`'s (`src/models/qwen2moe.cpp`: the weights not normalised; its shared expert is
+//! built beside, `graph_llama::ffn`). Measured: tests/data/measured/llamacpp-cpu-moe.json and
+//! llamacpp-cpu-layer-kinds.json.
 
 use super::compute::MAX_EXPERTS_USED;
 use super::ggml::{Graph, Id, NONE, Op};
@@ -16,6 +18,8 @@ pub struct Experts {
     /// `ffn_down_exps` (`[n_ff, n_embd, n_expert]`).
     pub down: Id,
     pub n_used: u64,
+    /// The top-k weights divided by their sum (`norm_w`: Mixtral, Qwen3-MoE; not Qwen2-MoE).
+    pub norm_w: bool,
 }
 
 /// The FFN of `cur` (`[n_embd, T]`, the FFN norm's output), in `build_moe_ffn`'s order of
@@ -29,14 +33,16 @@ pub fn moe_ffn<const N: usize>(g: &mut Graph<N>, cur: Id, e: &Experts) -> Id {
     let n_expert = g.ne(probs)[0];
     let selected = g.argsort_top_k(probs, k);
     let probs_3d = g.reshape(probs, [1, n_expert, t, 1]);
-    let weights = g.get_rows(probs_3d, selected);
-    // norm_w: the k weights of a token divided by their (clamped) sum. The division's source is a
-    // reshape (a view, never the planner's own), so it takes a buffer of its own.
-    let weights_2d = g.reshape(weights, [k, t, 1, 1]);
-    let sum = g.sum_rows(weights_2d);
-    let sum = g.like(sum, Op::Inplace, [sum, NONE, NONE, NONE]);
-    let weights = g.like(weights_2d, Op::Inplace, [weights_2d, sum, NONE, NONE]);
-    let weights = g.reshape(weights, [1, k, t, 1]);
+    let mut weights = g.get_rows(probs_3d, selected);
+    if e.norm_w {
+        // The k weights of a token divided by their (clamped) sum. The division's source is a
+        // reshape (a view, never the planner's own), so it takes a buffer of its own.
+        let weights_2d = g.reshape(weights, [k, t, 1, 1]);
+        let sum = g.sum_rows(weights_2d);
+        let sum = g.like(sum, Op::Inplace, [sum, NONE, NONE, NONE]);
+        let normed = g.like(weights_2d, Op::Inplace, [weights_2d, sum, NONE, NONE]);
+        weights = g.reshape(normed, [1, k, t, 1]);
+    }
     g.expand(weights);
     let cur_3d = g.reshape(cur, [n_embd, 1, t, 1]);
     let up = g.mul_mat_id(e.up, cur_3d, selected);
