@@ -340,4 +340,15 @@ fn a_cpu_only_llamacpp_report_shows_no_gpu() {
     ]));
     assert!(gpu.contains("Per-GPU memory") && gpu.contains("Architecture comparison"));
     assert!(gpu.contains("Engine:  llama.cpp"));
+    // The Markdown report of the bundled CPU preset says the same.
+    let md = stdout(&run(&[
+        "report",
+        "--preset",
+        "llama31-8b-q4km-llamacpp-cpu",
+        "--format",
+        "markdown",
+    ]));
+    assert!(md.contains("## Host memory (llama.cpp -dev none)") && md.contains("**5.84 GiB**"));
+    assert!(md.contains("CPU_Mapped model buffer size =  4685.30 MiB"));
+    assert!(!md.contains("## Memory per GPU") && !md.contains("## Architecture comparison"));
 }

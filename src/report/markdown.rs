@@ -52,14 +52,65 @@ pub fn markdown_in(
         let _ = writeln!(out, "> {notes}\n");
     }
     summary(&mut out, s, e, unit);
-    memory(&mut out, e, unit);
+    let cpu = e.llamacpp.as_ref().filter(|b| b.gpus == 0);
+    match cpu {
+        Some(b) => cpu_memory(&mut out, b, unit),
+        None => memory(&mut out, e, unit),
+    }
+    if let Some(b) = &e.llamacpp {
+        llamacpp_log(&mut out, b);
+    }
     diagnostics(&mut out, e);
     let family = super::family::view(s.model.family);
+    if let Some(b) = cpu {
+        cpu_time(&mut out, e, b);
+        return out;
+    }
     performance(&mut out, e, unit, family);
     if let Some(c) = comparison {
         comparison_table(&mut out, c, unit, family);
     }
     out
+}
+
+/// A llama.cpp CPU build (`-dev none`): host memory, no GPU table.
+fn cpu_memory(
+    out: &mut String,
+    b: &crate::estimator::engines::llamacpp::Buffers,
+    unit: MemoryUnit,
+) {
+    let _ = writeln!(
+        out,
+        "## Host memory (llama.cpp -dev none)
+"
+    );
+    let _ = writeln!(
+        out,
+        "**{}** in llama.cpp's CPU buffers (model, KV cache and compute, below); no GPU is used.\n",
+        unit.format(Bytes(b.host_total() as f64))
+    );
+}
+
+/// The buffer lines llama.cpp's load log will print.
+fn llamacpp_log(out: &mut String, b: &crate::estimator::engines::llamacpp::Buffers) {
+    let _ = writeln!(out, "## llama.cpp load log (predicted)\n");
+    let _ = writeln!(out, "```text\n{}```\n", super::llamacpp::log_lines(b));
+}
+
+/// A CPU build's times: the prompt at the host's compute rate, tokens at its memory bandwidth.
+fn cpu_time(out: &mut String, e: &Estimate, b: &crate::estimator::engines::llamacpp::Buffers) {
+    let t = &e.performance.throughput;
+    let l = &b.settings;
+    let _ = writeln!(out, "## Time on the CPU\n");
+    let _ = writeln!(
+        out,
+        "Time to first token **{}**, per output token **{}** (host {} TFLOP/s, memory {} GB/s: \
+         assumptions, set yours). No GPU is used: no roofline or GPU comparison applies.\n",
+        fmt_seconds(t.ttft_s),
+        fmt_seconds(t.tpot_s),
+        fmt_sig(l.host_tflops),
+        fmt_sig(l.host_memory_gb_s)
+    );
 }
 
 fn gpu_name(s: &Scenario) -> String {
@@ -103,7 +154,11 @@ pub fn summary_rows(s: &Scenario, e: &Estimate, unit: MemoryUnit) -> Vec<(&'stat
         ),
         (
             "GPU",
-            format!("{} ({})", gpu_name(s), gib(e.memory.capacity)),
+            if e.llamacpp.as_ref().is_some_and(|b| b.gpus == 0) {
+                "none (llama.cpp -dev none: CPU only)".to_owned()
+            } else {
+                format!("{} ({})", gpu_name(s), gib(e.memory.capacity))
+            },
         ),
         ("Precision", precision_label(&s.precision, s.mode)),
         ("Optimizer", optimizer_label(s.optimizer.kind).to_owned()),
