@@ -14,9 +14,12 @@ use vram_explorer::app::ExplorerApp;
 use vram_explorer::scenario::{FlashAttn, ServingEngine};
 
 fn harness() -> Harness<'static, ExplorerApp> {
+    harness_with("llama31-8b-q4km-llamacpp-12gb")
+}
+
+fn harness_with(preset: &str) -> Harness<'static, ExplorerApp> {
     let mut app = ExplorerApp::default();
-    *app.scenario_mut() = vram_explorer::presets::bundled_scenario("llama31-8b-q4km-llamacpp-12gb")
-        .expect("bundled preset");
+    *app.scenario_mut() = vram_explorer::presets::bundled_scenario(preset).expect("bundled preset");
     let mut h = Harness::builder()
         .with_size(egui::vec2(1600.0, 2400.0))
         .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
@@ -76,13 +79,7 @@ fn a_pasted_command_line_fills_the_fields() {
 /// cells to the full 32,768 and the predicted log says so.
 #[test]
 fn the_swa_full_switch_grows_the_windowed_cache() {
-    let mut app = ExplorerApp::default();
-    *app.scenario_mut() = vram_explorer::presets::bundled_scenario("gemma3-27b-q4km-llamacpp-24gb")
-        .expect("bundled preset");
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1600.0, 2400.0))
-        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
-    h.run();
+    let mut h = harness_with("gemma3-27b-q4km-llamacpp-24gb");
     h.get_by_label_contains("creating     SWA KV cache, size = 1536 cells");
     h.get_by_label("--swa-full").click();
     h.run();
@@ -97,13 +94,7 @@ fn the_swa_full_switch_grows_the_windowed_cache() {
 /// verdict back.
 #[test]
 fn a_cpu_build_reads_as_one_in_the_headline() {
-    let mut app = ExplorerApp::default();
-    *app.scenario_mut() = vram_explorer::presets::bundled_scenario("llama31-8b-q4km-llamacpp-cpu")
-        .expect("bundled preset");
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1600.0, 2400.0))
-        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
-    h.run();
+    let mut h = harness_with("llama31-8b-q4km-llamacpp-cpu");
     h.get_by_label("CPU ONLY");
     h.get_by_label("Host memory: 5.84 GiB in llama.cpp's buffers");
     h.get_by_label("No GPU used (llama.cpp -dev none)");
