@@ -527,6 +527,20 @@ fn a_cpu_build_prefills_at_the_hosts_rate() {
     let tpot = e.performance.throughput.tpot_s;
     let b = e.llamacpp.unwrap();
     assert!(tpot >= b.host_model as f64 * 0.9 / 64e9, "{tpot}");
+    // The roofline is the host's: its rate and bandwidth, the prompt compute-bound, a token not.
+    let p = &e.performance;
+    assert!((p.peak.as_tflops() - 2.4).abs() < 1e-9);
+    assert!((p.bandwidth.as_gb_per_s() - 64.0).abs() < 1e-9);
+    let (pre, dec) = (p.prefill.unwrap(), p.decode.unwrap());
+    assert_eq!(
+        pre.bound,
+        vram_explorer::estimator::performance::Bound::Compute
+    );
+    assert_eq!(
+        dec.bound,
+        vram_explorer::estimator::performance::Bound::Memory
+    );
+    assert!((pre.time_s - ttft).abs() < 1e-9 && (dec.time_s - tpot).abs() < 1e-9);
     let (gpu, _) = apply(
         &s,
         "llama-server -m Llama-3.1-8B-Instruct-Q4_0.gguf -c 4096",

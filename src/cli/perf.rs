@@ -48,10 +48,15 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
     } else if p.prefill.is_some() {
         let _ = writeln!(
             out,
-            "  Time to first token {}, per output token {}, KV cache {} B per token, up to {} concurrent requests",
+            "  Time to first token {}, per output token {}, KV cache {} B per token{}, up to {} concurrent requests",
             fmt_seconds(t.ttft_s),
             fmt_seconds(t.tpot_s),
             super::table::group_digits(t.kv_bytes_per_token.get()),
+            if windowed(est) {
+                " (every layer; windowed layers stop growing at their window)"
+            } else {
+                ""
+            },
             t.max_concurrent_requests
         );
         launch_line(out, p);
@@ -88,6 +93,11 @@ fn roofline_table(out: &mut String, p: &crate::estimator::performance::Performan
         },
         fmt_sig(p.bandwidth.as_gb_per_s())
     );
+    roofline_rows(out, p);
+}
+
+/// The roofline's column heads and one row per phase the scenario runs.
+fn roofline_rows(out: &mut String, p: &crate::estimator::performance::Performance) {
     let _ = writeln!(
         out,
         "  {:<14} {:>11} {:>11} {:>9} {:>7} {:>10} {:>8} {:>10}  bound",
@@ -106,8 +116,9 @@ fn roofline_table(out: &mut String, p: &crate::estimator::performance::Performan
     }
 }
 
-/// A llama.cpp CPU build's times: its prompt at the host's compute rate, each token at its memory
-/// bandwidth (`engines::llamacpp::time::cpu_only`); no GPU roofline or comparison applies.
+/// A llama.cpp CPU build's times on the host's roofline: its prompt at the host's compute rate or
+/// its weight reads, each token at its memory bandwidth (`engines::llamacpp::time::cpu_phases`); no
+/// GPU comparison applies.
 fn cpu_section(out: &mut String, est: &Estimate, l: &crate::scenario::LlamaCpp) {
     let t = &est.performance.throughput;
     let _ = writeln!(
@@ -116,6 +127,7 @@ fn cpu_section(out: &mut String, est: &Estimate, l: &crate::scenario::LlamaCpp) 
         fmt_sig(l.host_tflops),
         fmt_sig(l.host_memory_gb_s)
     );
+    roofline_rows(out, &est.performance);
     let _ = writeln!(
         out,
         "  Time to first token {}, per output token {}, {} tokens/s; up to {} concurrent requests",
@@ -128,6 +140,16 @@ fn cpu_section(out: &mut String, est: &Estimate, l: &crate::scenario::LlamaCpp) 
         out,
         "  (no GPU is used: the architecture comparison of GPUs does not apply)\n"
     );
+}
+
+/// Some layer caches at most its window (sliding-window or chunked attention): the per-token KV
+/// figure then holds only up to that window.
+fn windowed(est: &Estimate) -> bool {
+    est.model
+        .blocks
+        .kinds()
+        .iter()
+        .any(|k| k.cached_tokens(f64::MAX) < f64::MAX)
 }
 
 /// The fixed overhead per forward (`estimator::performance::launch`), when there is one.

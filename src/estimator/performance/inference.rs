@@ -46,6 +46,8 @@ pub struct InferenceStep {
     pub launch_decode_s: f64,
     /// The request's decode steps' collectives (TP all-reduces and expert all-to-alls), s.
     pub decode_comm_s: f64,
+    /// A llama.cpp CPU build: the host's (FLOP/s, B/s), whose roofline `prefill` and `decode` are on.
+    pub host: Option<(f64, f64)>,
 }
 
 /// KV bytes one token of one sequence holds on one GPU: 2 · ⌈L/pp⌉ · ⌈kv_heads/tp⌉ · d_head · bytes
@@ -99,11 +101,8 @@ pub fn inference(
         weights * super::peft_moe::read_scale(s, m, seqs * positions),
     );
     let chunks = x.chunks(computed);
-    let prefill = phase(
-        prefill_flops,
-        x.prefill_bytes(chunks, w_pre, batch, prompt, &cache),
-        i,
-    );
+    let prefill_bytes = x.prefill_bytes(chunks, w_pre, batch, prompt, &cache);
+    let prefill = phase(prefill_flops, prefill_bytes, i);
     let decode = (m.family == ModelFamily::Transformer && generated > 0.0).then(|| {
         super::weight_only::decode_phase(s, decode_flops, w_dec, cache(seqs, ctx + 1.0), i)
     });
@@ -139,7 +138,8 @@ pub fn inference(
     });
     // llama.cpp: the layers -ngl leaves on the host run there.
     let work = llama_time::Work::new(prefill_flops, decode_flops, prompt, ctx);
-    let (ttft_s, tpot_s) = llama_time::of(s, m, (ttft_s, tpot_s), i.host_bw, &work);
+    let (ttft_s, tpot_s, host) = llama_time::of(s, m, (ttft_s, tpot_s), i.host_bw, &work);
+    let (prefill, decode) = host.map_or((prefill, decode), |h| on_host(i, &h, decode.is_some()));
     let total_s = ttft_s + generated * tpot_s;
     let per_request = (!encoder).then(|| request_kv(s, &x, prompt + generated, &cache, draft_kv));
     InferenceStep {
@@ -161,7 +161,28 @@ pub fn inference(
         launch_prefill_s: pp * (prefill_stage - prefill.time_s) + launch.loop_s,
         launch_decode_s,
         decode_comm_s: pp * generated * (comm.1 + ep_dec.1) / x.tokens_per_step,
+        host: host.map(|h| (h.peak, h.bandwidth)),
     }
+}
+
+/// A llama.cpp CPU build's prefill and decode on the host's roofline (what the report and the
+/// charts then show): the host as a device whose rates are achievable ones (no efficiency factor).
+fn on_host(
+    i: &Inputs,
+    h: &llama_time::HostPhases,
+    decodes: bool,
+) -> (PhaseRoofline, Option<PhaseRoofline>) {
+    let hi = Inputs {
+        peak: h.peak,
+        peak16: h.peak,
+        peak_known: h.peak > 0.0,
+        bandwidth: h.bandwidth,
+        compute_eff: 1.0,
+        memory_eff: 1.0,
+        ..*i
+    };
+    let ph = |(f, b): (f64, f64)| super::roofline::phase(f, b, &hi);
+    (ph(h.prefill), decodes.then(|| ph(h.decode)))
 }
 
 /// One request's KV bytes with its share of the allocator reserve, which grows with the tensor peak

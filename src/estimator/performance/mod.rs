@@ -116,7 +116,8 @@ fn extras(
         return Projections::default();
     };
     // The bound is the GPU roofline's: a llama.cpp CPU build runs on no GPU.
-    let on_gpu = !s.inference.engine.as_ref().is_some_and(|e| e.cpu_only());
+    let on_gpu = s.mode == crate::scenario::Mode::Training
+        || !s.inference.engine.as_ref().is_some_and(|e| e.cpu_only());
     match main_bound {
         _ if !on_gpu => {}
         Bound::Memory => d.insert(Diagnostic::MemoryBound),
@@ -272,10 +273,12 @@ fn assemble_inference(
         phase_bound
     };
     let projections = extras(s, mem, i, (&r.comm, &step, &cost), note_bound, d);
+    // A llama.cpp CPU build runs on the host: its rates are the roofline's and the MFU's peak.
+    let (peak, bandwidth) = r.host.unwrap_or((i.peak, i.bandwidth));
     Performance {
-        peak: FlopsPerSec(i.peak),
-        peak_known: i.peak_known,
-        bandwidth: BytesPerSec(i.bandwidth),
+        peak: FlopsPerSec(peak),
+        peak_known: i.peak_known || r.host.is_some(),
+        bandwidth: BytesPerSec(bandwidth),
         prefill: Some(r.prefill),
         decode: r.decode,
         communication: r.comm,
@@ -284,8 +287,8 @@ fn assemble_inference(
         throughput: Throughput {
             tokens_per_s: roofline::div(generated_tokens, r.total_s),
             samples_per_s: roofline::div(r.batch * dp, r.total_s),
-            mfu: roofline::utilisation(r.model_flops, r.total_s * i.peak),
-            hfu: roofline::utilisation(hardware_flops, r.total_s * i.peak),
+            mfu: roofline::utilisation(r.model_flops, r.total_s * peak),
+            hfu: roofline::utilisation(hardware_flops, r.total_s * peak),
             ttft_s: r.ttft_s,
             tpot_s: r.tpot_s,
             kv_bytes_per_token: crate::units::Bytes(r.kv_bytes_per_token),

@@ -39,54 +39,79 @@ impl Work {
     }
 }
 
+/// A CPU build's two phases on the host's roofline: its achievable rate and memory bandwidth,
+/// and the (FLOPs, bytes moved) of the prompt and of one decode step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HostPhases {
+    /// `host_tflops` and `host_memory_gb_s`, per second.
+    pub peak: f64,
+    pub bandwidth: f64,
+    pub prefill: (f64, f64),
+    pub decode: (f64, f64),
+}
+
+impl HostPhases {
+    /// The longer of a phase's FLOPs at the host's rate and its bytes at its bandwidth.
+    pub fn time(&self, (flops, bytes): (f64, f64)) -> f64 {
+        (flops / self.peak.max(1.0)).max(bytes / self.bandwidth.max(1.0))
+    }
+}
+
 /// (TTFT, TPOT) of a resolved scenario: [`partial_offload`] for llama.cpp, `gpu` unchanged
-/// otherwise.
+/// otherwise; a CPU build's from its [`HostPhases`], which are returned too.
 pub fn of(
     s: &Scenario,
     m: &ResolvedModel,
     gpu: (f64, f64),
     host_link_bw: f64,
     work: &Work,
-) -> (f64, f64) {
+) -> (f64, f64, Option<HostPhases>) {
     match super::buffers_of(s, m) {
-        Some(b) if b.gpus == 0 => cpu_only(&b, work),
-        Some(b) => partial_offload(
-            &b,
-            gpu.1,
-            gpu.0,
-            host_link_bw,
-            work.mean_ctx,
-            work.prompt_tokens,
-        ),
-        None => gpu,
+        Some(b) if b.gpus == 0 => {
+            let h = cpu_phases(&b, work);
+            (h.time(h.prefill), h.time(h.decode), Some(h))
+        }
+        Some(b) => {
+            let (ttft, tpot) = partial_offload(
+                &b,
+                gpu.1,
+                gpu.0,
+                host_link_bw,
+                work.mean_ctx,
+                work.prompt_tokens,
+            );
+            (ttft, tpot, None)
+        }
+        None => (gpu.0, gpu.1, None),
     }
 }
 
-/// (TTFT, TPOT) of a CPU build: prefill bound by its FLOPs at `host_tflops` or by reading the
-/// weights once per micro-batch, decode by its FLOPs or by reading the weights and the cache it
-/// attends over, whichever is longer.
+/// A CPU build's phases: the prompt's FLOPs and one read of the weights per micro-batch; a decode
+/// step's FLOPs and a read of the weights and of the cache it attends over. Each takes the longer
+/// of its FLOPs at `host_tflops` and its bytes at `host_memory_gb_s` ([`HostPhases::time`]).
 ///
 /// ```
-/// use vram_explorer::estimator::engines::llamacpp::{Buffers, time::{Work, cpu_only}};
+/// use vram_explorer::estimator::engines::llamacpp::{Buffers, time::{Work, cpu_phases}};
 /// let mut b = Buffers { host_model: 4_000_000_000, n_ctx: 4096, n_ubatch: 512, ..Buffers::default() };
 /// b.settings.host_memory_gb_s = 50.0;
 /// b.settings.host_tflops = 2.0;
 /// let w = Work { prefill_flops: 16e12, decode_flops: 16e9, prompt_tokens: 1000.0, mean_ctx: 1024.0 };
-/// let (ttft, tpot) = cpu_only(&b, &w);
-/// assert!((ttft - 8.0).abs() < 1e-12); // 16 TFLOP at 2 TFLOP/s (2 reads of 4 GB take 0.16 s)
-/// assert!((tpot - 0.080).abs() < 1e-12); // 4 GB at 50 GB/s (16 GFLOP take 8 ms)
+/// let h = cpu_phases(&b, &w);
+/// assert!((h.time(h.prefill) - 8.0).abs() < 1e-12); // 16 TFLOP at 2 TFLOP/s (2 reads of 4 GB: 0.16 s)
+/// assert!((h.time(h.decode) - 0.080).abs() < 1e-12); // 4 GB at 50 GB/s (16 GFLOP: 8 ms)
 /// ```
-pub fn cpu_only(b: &Buffers, w: &Work) -> (f64, f64) {
-    let host_bw = (b.settings.host_memory_gb_s * 1e9).max(1.0);
-    let rate = (b.settings.host_tflops * 1e12).max(1.0);
+pub fn cpu_phases(b: &Buffers, w: &Work) -> HostPhases {
     let weights = b.host_model.saturating_sub(b.host_embd) as f64;
     let kv_read = b.host_kv as f64 * (w.mean_ctx / f64::from(b.n_ctx.max(1))).min(1.0);
     let ubatches = (w.prompt_tokens / f64::from(b.n_ubatch.max(1)))
         .ceil()
         .max(1.0);
-    let ttft = (w.prefill_flops / rate).max(ubatches * weights / host_bw);
-    let tpot = (w.decode_flops / rate).max((weights + kv_read) / host_bw);
-    (ttft, tpot)
+    HostPhases {
+        peak: b.settings.host_tflops * 1e12,
+        bandwidth: b.settings.host_memory_gb_s * 1e9,
+        prefill: (w.prefill_flops, ubatches * weights),
+        decode: (w.decode_flops, weights + kv_read),
+    }
 }
 
 /// Decode and prefill times for llama.cpp: decode is the GPU's share of the all-GPU time plus
