@@ -102,6 +102,21 @@ fn selected_rows<'a>(
 
 /// The table within `height` (its rows scroll when they do not fit).
 pub fn ui(ui: &mut Ui, prefs: &mut Prefs, scenario: &Scenario, height: f32) {
+    if scenario.mode == crate::scenario::Mode::Inference
+        && scenario
+            .inference
+            .engine
+            .as_ref()
+            .is_some_and(|e| e.cpu_only())
+    {
+        // The rows still describe the devices; only their "this scenario" column runs on the CPU.
+        ui.label(
+            egui::RichText::new(
+                "This run uses no GPU (llama.cpp -dev none): each row's time is the CPU's. Untick -dev none under Serving engine to compare GPUs.",
+            )
+            .color(super::super::theme::note(prefs.theme)),
+        );
+    }
     let hover = "Which rows to compare; every column has its own unit and scale.";
     widgets::choice(ui, &mut prefs.arch_view, &VIEWS, "Compare", hover);
     let c = compare(scenario);
