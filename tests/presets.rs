@@ -252,7 +252,7 @@ fn preset_notes_state_what_the_estimate_says() {
         let stated = stated_gib(&s.notes).unwrap_or_else(|| panic!("{}: no stated estimate", p.id));
         let e = estimate(&s);
         // A llama.cpp CPU build uses no GPU: its notes state the host memory its buffers take.
-        let total = match e.llamacpp.filter(|b| b.gpus == 0) {
+        let total = match e.cpu_build() {
             Some(b) => b.host_total() as f64 / f64::from(1u32 << 30),
             None => e.memory.gpu_total.as_gib(),
         };

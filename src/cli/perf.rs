@@ -16,7 +16,7 @@ use crate::units::{Bytes, MemoryUnit, fmt_seconds, fmt_sig};
 /// Appends the performance section and the comparison table.
 pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
     let p = &est.performance;
-    if let Some(l) = est.llamacpp.as_ref().filter(|b| b.gpus == 0) {
+    if let Some(l) = est.cpu_build() {
         cpu_section(out, est, &l.settings);
         return;
     }

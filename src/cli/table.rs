@@ -122,7 +122,7 @@ fn header(out: &mut String, s: &Scenario, est: &Estimate, origin: &str) {
         }
     }
     let p = &s.parallel;
-    if cpu_only(est) {
+    if est.cpu_build().is_some() {
         let _ = writeln!(
             out,
             "GPU:     none (llama.cpp -dev none: the CPU backend holds every buffer; the scenario's {} and layout are not used)\n",
@@ -198,14 +198,9 @@ pub fn engine_name(s: &Scenario) -> Option<&'static str> {
     }
 }
 
-/// A llama.cpp CPU build (`-dev none`): no GPU memory, no GPU roofline, no GPU comparison.
-pub fn cpu_only(est: &Estimate) -> bool {
-    est.llamacpp.as_ref().is_some_and(|b| b.gpus == 0)
-}
-
 fn memory(out: &mut String, est: &Estimate, unit: MemoryUnit) {
     let mem = &est.memory;
-    if let Some(b) = est.llamacpp.as_ref().filter(|b| b.gpus == 0) {
+    if let Some(b) = est.cpu_build() {
         let _ = writeln!(
             out,
             "Host memory (llama.cpp -dev none): {} in llama.cpp's buffers (model, KV and compute, below); no GPU memory used\n",

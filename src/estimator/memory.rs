@@ -520,8 +520,7 @@ fn finish(
     };
     let tensor_peak = peak.tensor_total();
     // A llama.cpp CPU build creates no CUDA context and allocates nothing on a GPU.
-    let gpu =
-        !(c.mode == Mode::Inference && sc.inference.engine.as_ref().is_some_and(|e| e.cpu_only()));
+    let gpu = !sc.runs_on_cpu_only();
     let on_gpu = |b: f64| Bytes(if gpu { b } else { 0.0 });
     let context = on_gpu(o.cuda_context_mib * MIB);
     let reserve = on_gpu(o.allocator_reserve_fraction * tensor_peak.get() + o.workspace_mib * MIB);

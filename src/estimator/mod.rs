@@ -37,6 +37,14 @@ pub struct Estimate {
     pub llamacpp: Option<engines::llamacpp::Buffers>,
 }
 
+impl Estimate {
+    /// llama.cpp's buffers when the scenario runs on a CPU build (`-dev none`): no GPU memory, no
+    /// GPU roofline, no GPU comparison apply to it.
+    pub fn cpu_build(&self) -> Option<&engines::llamacpp::Buffers> {
+        self.llamacpp.as_ref().filter(|b| b.gpus == 0)
+    }
+}
+
 /// Estimates a scenario. Total: every input gives a finite answer (out-of-range inputs are clamped and
 /// reported as [`Diagnostic::InputClamped`]). The scenario is resolved once ([`resolve`]) and every
 /// part reads the resolved values.

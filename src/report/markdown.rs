@@ -52,7 +52,7 @@ pub fn markdown_in(
         let _ = writeln!(out, "> {notes}\n");
     }
     summary(&mut out, s, e, unit);
-    let cpu = e.llamacpp.as_ref().filter(|b| b.gpus == 0);
+    let cpu = e.cpu_build();
     match cpu {
         Some(b) => cpu_memory(&mut out, b, unit),
         None => memory(&mut out, e, unit),
@@ -154,7 +154,7 @@ pub fn summary_rows(s: &Scenario, e: &Estimate, unit: MemoryUnit) -> Vec<(&'stat
         ),
         (
             "GPU",
-            if e.llamacpp.as_ref().is_some_and(|b| b.gpus == 0) {
+            if e.cpu_build().is_some() {
                 "none (llama.cpp -dev none: CPU only)".to_owned()
             } else {
                 format!("{} ({})", gpu_name(s), gib(e.memory.capacity))

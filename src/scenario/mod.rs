@@ -138,6 +138,11 @@ impl Scenario {
                 .is_some_and(|e| e.budgets_at_startup())
     }
 
+    /// An inference scenario on a llama.cpp CPU build (`-dev none`): no GPU is used at all.
+    pub fn runs_on_cpu_only(&self) -> bool {
+        self.mode == Mode::Inference && self.inference.engine.is_some_and(|e| e.cpu_only())
+    }
+
     /// The name to show: `name`, unless it is empty, or it is the default scenario's name on a
     /// scenario that is no longer the default one (a file that omits `name` gets the default's; a
     /// model switched to a parameter count keeps it). Then a description of what it is, e.g.

@@ -31,10 +31,7 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, current: &Column<'_>, baseline: Option<&Co
 /// A llama.cpp CPU build's host bytes (`None` when a GPU is used): such a run has no GPU peak to
 /// hold against a GPU's memory.
 pub fn host_only(est: &Estimate) -> Option<Bytes> {
-    est.llamacpp
-        .as_ref()
-        .filter(|b| b.gpus == 0)
-        .map(|b| Bytes(b.host_total() as f64))
+    est.cpu_build().map(|b| Bytes(b.host_total() as f64))
 }
 
 fn verdict(ui: &mut Ui, prefs: &Prefs, est: &Estimate, size: f32) {

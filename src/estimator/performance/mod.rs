@@ -116,10 +116,8 @@ fn extras(
         return Projections::default();
     };
     // The bound is the GPU roofline's: a llama.cpp CPU build runs on no GPU.
-    let on_gpu = s.mode == crate::scenario::Mode::Training
-        || !s.inference.engine.as_ref().is_some_and(|e| e.cpu_only());
     match main_bound {
-        _ if !on_gpu => {}
+        _ if s.runs_on_cpu_only() => {}
         Bound::Memory => d.insert(Diagnostic::MemoryBound),
         Bound::Overhead => d.insert(Diagnostic::OverheadBound),
         _ => {}

@@ -102,13 +102,7 @@ fn selected_rows<'a>(
 
 /// The table within `height` (its rows scroll when they do not fit).
 pub fn ui(ui: &mut Ui, prefs: &mut Prefs, scenario: &Scenario, height: f32) {
-    if scenario.mode == crate::scenario::Mode::Inference
-        && scenario
-            .inference
-            .engine
-            .as_ref()
-            .is_some_and(|e| e.cpu_only())
-    {
+    if scenario.runs_on_cpu_only() {
         // The rows still describe the devices; only their "this scenario" column runs on the CPU.
         ui.label(
             egui::RichText::new(
