@@ -640,7 +640,7 @@ fn moe_parts(moe: &MoeSpec, shape: &MoeShape, d: &Defaults) -> (Part, Part) {
     let mut shared = Part::default();
     shared.mat(h, e);
     shared.bias(moe.router_bias, e);
-    let sf = or(moe.shared_expert_ffn, shape.ffn);
+    let sf = f64::from(shape.shared_ffn.max(1));
     for _ in 0..shape.shared.min(64) {
         one_mlp(&mut shared, h, sf, d.ffn_kind, moe.expert_bias);
     }
@@ -652,7 +652,7 @@ fn moe_parts(moe: &MoeSpec, shape: &MoeShape, d: &Defaults) -> (Part, Part) {
         shared.b += one_shared.b * more;
         shared.tensors += one_shared.tensors * more;
     }
-    if moe.shared_expert_gate && shape.shared > 0 {
+    if shape.shared_gate {
         shared.mat(h, 1.0);
     }
     (routed, shared)

@@ -12,7 +12,8 @@ pub struct MoeShape {
     pub top_k: u32,
     pub shared: u32,
     /// One shared expert's intermediate size (`shared_expert_intermediate_size`, Qwen2-MoE; the
-    /// expert size when the config has none, DeepSeek) and whether a sigmoid gate scales its output.
+    /// expert size when the config has none, DeepSeek) and whether a sigmoid gate scales its output
+    /// (only with shared experts). `model::blocks` counts their weights from these, llama.cpp too.
     pub shared_ffn: u32,
     pub shared_gate: bool,
     /// One expert's intermediate size (the model's FFN size when dense).
@@ -80,23 +81,22 @@ pub fn shape(spec: &MoeSpec, dense_ffn: u32) -> MoeShape {
             ..MoeShape::default()
         };
     }
+    let ffn = if spec.expert_ffn > 0 {
+        spec.expert_ffn
+    } else {
+        dense_ffn
+    };
     MoeShape {
         experts: spec.experts,
         top_k: spec.top_k.max(1),
         shared: spec.shared_experts,
         shared_ffn: if spec.shared_expert_ffn > 0 {
             spec.shared_expert_ffn
-        } else if spec.expert_ffn > 0 {
-            spec.expert_ffn
         } else {
-            dense_ffn
+            ffn
         },
-        shared_gate: spec.shared_expert_gate,
-        ffn: if spec.expert_ffn > 0 {
-            spec.expert_ffn
-        } else {
-            dense_ffn
-        },
+        shared_gate: spec.shared_experts > 0 && spec.shared_expert_gate,
+        ffn,
         capacity_factor: spec.capacity_factor,
         ep: spec.ep.max(1),
         routed_params_per_layer: 0.0,
