@@ -142,16 +142,7 @@ fn planning_twelve_layers_gives_the_buffer_of_every_layer_planned() {
         for (t, n_kv) in [(512, 256), (512, 4096), (128, 32768), (2048, 8192)] {
             for (fa, q) in [(false, false), (true, false), (true, true)] {
                 for n in [13, 14, 19, 26, 32, 40] {
-                    let mut full = Box::new(Graph::<2048>::default());
-                    build(&mut full, &shape(n, d, t, n_kv, fa, q));
-                    assert!(!full.full);
-                    let mut short = Box::new(Graph::<2048>::default());
-                    build(&mut short, &shape(replayed_layers(n), d, t, n_kv, fa, q));
-                    assert_eq!(
-                        plan(&full, 32).unwrap(),
-                        plan(&short, 32).unwrap(),
-                        "{d:?} t {t} n_kv {n_kv} fa {fa} q8_0 {q}: {n} layers"
-                    );
+                    shortcut_holds::<2048>(n, |n| shape(n, d, t, n_kv, fa, q));
                     checked += 1;
                 }
             }
@@ -193,16 +184,7 @@ fn moe_layers_shortcut() {
         for (t, n_kv) in [(512, 4096), (2048, 8192), (128, 32768)] {
             for (fa, q) in [(false, false), (true, false), (true, true)] {
                 for n in [13, 17, 24, 48] {
-                    let mut full = Box::new(Graph::<8192>::default());
-                    build(&mut full, &shape(n, t, n_kv, fa, q));
-                    assert!(!full.full);
-                    let mut short = Box::new(Graph::<8192>::default());
-                    build(&mut short, &shape(replayed_layers(n), t, n_kv, fa, q));
-                    assert_eq!(
-                        plan(&full, 32).unwrap(),
-                        plan(&short, 32).unwrap(),
-                        "{d:?} {e:?} t {t} n_kv {n_kv} fa {fa} q8_0 {q}: {n} layers"
-                    );
+                    shortcut_holds::<8192>(n, |n| shape(n, t, n_kv, fa, q));
                     checked += 1;
                 }
             }
@@ -293,20 +275,28 @@ fn gemma3_layers_shortcut() {
                         s.swa_period = 6;
                         s
                     };
-                    let mut full = Box::new(Graph::<8192>::default());
-                    build(&mut full, &gemma(n));
-                    assert!(!full.full);
-                    let mut short = Box::new(Graph::<8192>::default());
-                    build(&mut short, &gemma(replayed_layers(n)));
-                    assert_eq!(
-                        plan(&full, 32).unwrap(),
-                        plan(&short, 32).unwrap(),
-                        "{d:?} t {t} n_kv {n_kv} fa {fa} q8_0 {q}: {n} layers"
-                    );
+                    shortcut_holds::<8192>(n, &gemma);
                     checked += 1;
                 }
             }
         }
     }
     assert_eq!(checked, 2 * 3 * 3 * 5);
+}
+
+/// The buffer planned for `n` layers equals the one planned for the replayed layers
+/// ([`replayed_layers`]) in a graph of `N` tensors; `shape(n)` is the reserve of `n` layers (the
+/// panic names it).
+fn shortcut_holds<const N: usize>(n: u32, shape: impl Fn(u32) -> Shape) {
+    let mut full = Box::new(Graph::<N>::default());
+    build(&mut full, &shape(n));
+    assert!(!full.full);
+    let mut short = Box::new(Graph::<N>::default());
+    build(&mut short, &shape(replayed_layers(n)));
+    assert_eq!(
+        plan(&full, 32).unwrap(),
+        plan(&short, 32).unwrap(),
+        "{:?}: {n} layers",
+        shape(n)
+    );
 }

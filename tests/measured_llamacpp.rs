@@ -191,17 +191,12 @@ fn layer_variants_match_the_measurements() {
         let mut s = scenario(r);
         s.model.transformer.bias = r["biases"].as_str() != Some("none");
         if r["qk_norm"].as_bool().unwrap() {
-            let m = &r["model"];
-            let mut cfg: Value =
-                serde_json::from_str(include_str!("data/hf/qwen3-8b.json")).unwrap();
-            cfg["hidden_size"] = m["n_embd"].clone();
-            cfg["num_attention_heads"] = m["n_head"].clone();
-            cfg["num_key_value_heads"] = m["n_head_kv"].clone();
+            let mut cfg = at_shape(
+                include_str!("data/hf/qwen3-8b.json"),
+                r,
+                &[("intermediate_size", "n_ff")],
+            );
             cfg["head_dim"] = 64.into();
-            cfg["intermediate_size"] = m["n_ff"].clone();
-            cfg["num_hidden_layers"] = m["n_layer"].clone();
-            cfg["vocab_size"] = m["n_vocab"].clone();
-            cfg["tie_word_embeddings"] = false.into();
             let imp = from_hf_config(&cfg.to_string(), &ModelSpec::default()).unwrap();
             s.model = imp.model;
         }
@@ -230,18 +225,16 @@ fn moe_layers_match_the_measurements() {
         let m = &r["model"];
         let mut s = scenario(r);
         if r["qk_norm"].as_bool().unwrap() {
-            let mut cfg: Value =
-                serde_json::from_str(include_str!("data/hf/qwen3-30b-a3b.json")).unwrap();
-            cfg["hidden_size"] = m["n_embd"].clone();
-            cfg["num_attention_heads"] = m["n_head"].clone();
-            cfg["num_key_value_heads"] = m["n_head_kv"].clone();
-            cfg["head_dim"] = m["head_dim"].clone();
-            cfg["moe_intermediate_size"] = m["n_ff"].clone();
-            cfg["num_experts"] = m["n_expert"].clone();
-            cfg["num_experts_per_tok"] = m["n_expert_used"].clone();
-            cfg["num_hidden_layers"] = m["n_layer"].clone();
-            cfg["vocab_size"] = m["n_vocab"].clone();
-            cfg["tie_word_embeddings"] = false.into();
+            let cfg = at_shape(
+                include_str!("data/hf/qwen3-30b-a3b.json"),
+                r,
+                &[
+                    ("head_dim", "head_dim"),
+                    ("moe_intermediate_size", "n_ff"),
+                    ("num_experts", "n_expert"),
+                    ("num_experts_per_tok", "n_expert_used"),
+                ],
+            );
             s.model = from_hf_config(&cfg.to_string(), &ModelSpec::default())
                 .unwrap()
                 .model;
@@ -371,16 +364,17 @@ fn layer_kinds_config(r: &Value) -> Value {
         return qwen2_config(r);
     }
     if r["arch"] == "gemma3" {
-        let mut c: Value =
-            serde_json::from_str(include_str!("data/hf/gemma-3-1b-it.json")).unwrap();
-        c["hidden_size"] = m["n_embd"].clone();
-        c["num_attention_heads"] = m["n_head"].clone();
-        c["num_key_value_heads"] = m["n_head_kv"].clone();
-        c["head_dim"] = m["head_dim"].clone();
-        c["intermediate_size"] = m["n_ff"].clone();
-        c["num_hidden_layers"] = m["n_layer"].clone();
-        c["sliding_window"] = m["sliding_window"].clone();
-        c["vocab_size"] = m["n_vocab"].clone();
+        let mut c = at_shape(
+            include_str!("data/hf/gemma-3-1b-it.json"),
+            r,
+            &[
+                ("head_dim", "head_dim"),
+                ("intermediate_size", "n_ff"),
+                ("sliding_window", "sliding_window"),
+            ],
+        );
+        // Gemma ties its head (`at_shape` unties it).
+        c["tie_word_embeddings"] = true.into();
         c
     } else {
         let mut c: Value = serde_json::from_str(include_str!("data/hf/deepseek-v3.json")).unwrap();
@@ -414,30 +408,39 @@ fn layer_kinds_config(r: &Value) -> Value {
 /// Qwen2.5-7B's config (Q/K/V biases) or Qwen1.5-MoE-A2.7B's (routed experts and a wider gated
 /// shared expert) at a record's shape.
 fn qwen2_config(r: &Value) -> Value {
+    let ffn = ("intermediate_size", "n_ff");
+    if r["arch"] != "qwen2moe" {
+        return at_shape(include_str!("data/hf/qwen2.5-7b.json"), r, &[ffn]);
+    }
+    at_shape(
+        include_str!("data/hf/qwen1.5-moe-a2.7b.json"),
+        r,
+        &[
+            ffn,
+            ("moe_intermediate_size", "n_ff_exp"),
+            ("shared_expert_intermediate_size", "n_ff_shexp"),
+            ("num_experts", "n_expert"),
+            ("num_experts_per_tok", "n_expert_used"),
+        ],
+    )
+}
+
+/// A Hugging Face config (`json`) at a record's measured shape: its width, heads, layers and
+/// vocabulary from the record's `model`, the `extra` (config key, record key) pairs too, the head
+/// untied (the measured files have `output.weight`).
+fn at_shape(json: &str, r: &Value, extra: &[(&str, &str)]) -> Value {
     let m = &r["model"];
-    let moe = r["arch"] == "qwen2moe";
-    let mut c: Value = serde_json::from_str(if moe {
-        include_str!("data/hf/qwen1.5-moe-a2.7b.json")
-    } else {
-        include_str!("data/hf/qwen2.5-7b.json")
-    })
-    .unwrap();
-    for (k, f) in [
+    let mut c: Value = serde_json::from_str(json).unwrap();
+    let common = [
         ("hidden_size", "n_embd"),
         ("num_attention_heads", "n_head"),
         ("num_key_value_heads", "n_head_kv"),
-        ("intermediate_size", "n_ff"),
         ("num_hidden_layers", "n_layer"),
         ("vocab_size", "n_vocab"),
-    ] {
-        c[k] = m[f].clone();
+    ];
+    for (k, f) in common.iter().chain(extra) {
+        c[*k] = m[*f].clone();
     }
     c["tie_word_embeddings"] = false.into();
-    if moe {
-        c["moe_intermediate_size"] = m["n_ff_exp"].clone();
-        c["shared_expert_intermediate_size"] = m["n_ff_shexp"].clone();
-        c["num_experts"] = m["n_expert"].clone();
-        c["num_experts_per_tok"] = m["n_expert_used"].clone();
-    }
     c
 }
