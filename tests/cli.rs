@@ -351,4 +351,17 @@ fn a_cpu_only_llamacpp_report_shows_no_gpu() {
     assert!(md.contains("## Host memory (llama.cpp -dev none)") && md.contains("**5.84 GiB**"));
     assert!(md.contains("CPU_Mapped model buffer size =  4685.30 MiB"));
     assert!(!md.contains("## Memory per GPU") && !md.contains("## Architecture comparison"));
+    // The slides' summary too (File ▸ Slide images).
+    let s = presets::bundled_scenario("llama31-8b-q4km-llamacpp-cpu").unwrap();
+    let summary = vram_explorer::report::summary::markdown(
+        &s,
+        &estimate(&s),
+        &[],
+        vram_explorer::units::MemoryUnit::GiB,
+    );
+    assert!(
+        summary
+            .contains("**CPU only (llama.cpp -dev none): 5.84 GiB of host memory, no GPU used**"),
+        "{summary}"
+    );
 }

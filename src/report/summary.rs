@@ -34,13 +34,19 @@ fn content(
 ) -> (String, String, Vec<(String, String)>) {
     let title = escape_controls(&s.title().replace('\n', " ")).into_owned();
     let m = &e.memory;
-    let verdict = format!(
-        "{}: {} of {} per GPU ({} headroom)",
-        if m.fits { "Fits" } else { "Does not fit" },
-        unit.format(m.gpu_total),
-        unit.format(m.capacity),
-        unit.format(m.headroom)
-    );
+    let verdict = match e.cpu_build() {
+        Some(b) => format!(
+            "CPU only (llama.cpp -dev none): {} of host memory, no GPU used",
+            unit.format(crate::units::Bytes(b.host_total() as f64))
+        ),
+        None => format!(
+            "{}: {} of {} per GPU ({} headroom)",
+            if m.fits { "Fits" } else { "Does not fit" },
+            unit.format(m.gpu_total),
+            unit.format(m.capacity),
+            unit.format(m.headroom)
+        ),
+    };
     let mut rows: Vec<(String, String)> = summary_rows(s, e, unit)
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
@@ -51,7 +57,12 @@ fn content(
     } else {
         ("Time per output token", fmt_seconds(p.throughput.tpot_s))
     };
-    rows.push(("Memory per GPU".to_owned(), verdict.clone()));
+    let memory = if e.cpu_build().is_some() {
+        "Memory"
+    } else {
+        "Memory per GPU"
+    };
+    rows.push((memory.to_owned(), verdict.clone()));
     rows.push((time.0.to_owned(), time.1));
     rows.push((
         "Throughput".to_owned(),

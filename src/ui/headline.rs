@@ -34,15 +34,20 @@ pub fn host_only(est: &Estimate) -> Option<Bytes> {
     est.cpu_build().map(|b| Bytes(b.host_total() as f64))
 }
 
-fn verdict(ui: &mut Ui, prefs: &Prefs, est: &Estimate, size: f32) {
-    let m = &est.memory;
-    let (text, color) = if host_only(est).is_some() {
+/// The verdict's word and colour: CPU ONLY (a run that uses no GPU), FITS or DOES NOT FIT. The
+/// headline's box and presentation mode's title both say it.
+pub fn verdict_words(prefs: &Prefs, est: &Estimate) -> (&'static str, egui::Color32) {
+    if host_only(est).is_some() {
         ("CPU ONLY", theme::good(prefs.theme))
-    } else if m.fits {
+    } else if est.memory.fits {
         ("FITS", theme::good(prefs.theme))
     } else {
         ("DOES NOT FIT", theme::bad(prefs.theme))
-    };
+    }
+}
+
+fn verdict(ui: &mut Ui, prefs: &Prefs, est: &Estimate, size: f32) {
+    let (text, color) = verdict_words(prefs, est);
     egui::Frame::new()
         .stroke(egui::Stroke::new(2.0, color))
         .corner_radius(6.0)

@@ -125,11 +125,7 @@ fn band<R>(ui: &mut Ui, id: &str, height: f32, add: impl FnOnce(&mut Ui) -> R) -
 
 /// Presentation: the scenario's name and the verdict, as a title.
 fn title_line(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, current: &Estimate) {
-    let (verdict, color) = if current.memory.fits {
-        ("FITS", theme::good(prefs.theme))
-    } else {
-        ("DOES NOT FIT", theme::bad(prefs.theme))
-    };
+    let (verdict, color) = super::headline::verdict_words(prefs, current);
     let size = theme::title_size(prefs);
     ui.horizontal(|ui| {
         ui.add(
