@@ -318,7 +318,11 @@ fn a_cpu_only_llamacpp_report_shows_no_gpu() {
     for expected in [
         "Engine:  llama.cpp",
         "GPU:     none (llama.cpp -dev none",
-        "Host memory (llama.cpp -dev none): 19.0 GiB",
+        // llama-server's -np auto: 4 slots, one unified cache; Gemma 3's windowed layers keep
+        // pad256(1024 × 4 + 512) = 4,608 cells (1,536 with -np 1: 19.0 GiB).
+        "Host memory (llama.cpp -dev none): 20.3 GiB",
+        "n_ctx 32768 (4 seqs, one unified cache)",
+        "creating     SWA KV cache, size = 4608 cells",
         "CPU_Mapped model buffer size = 15773.89 MiB",
         "Performance on the CPU",
     ] {

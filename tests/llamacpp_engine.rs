@@ -254,8 +254,9 @@ fn the_cli_takes_a_command_line_and_reports_the_buffers() {
             .output()
             .expect("the binary runs")
     };
-    let cmd =
-        "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -c 8192 -np 4 -fa off --port 8080";
+    // `-kvu`: the log's build (late 2024) predates split caches (llama.cpp PR #14363) and had
+    // one unified cache; a current llama-server with `-np 4` alone keeps a stream per slot.
+    let cmd = "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -c 8192 -np 4 -kvu -fa off --port 8080";
     let o = run(&[
         "report",
         "--preset",

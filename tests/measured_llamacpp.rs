@@ -26,6 +26,7 @@ const WIDE: &str = include_str!("data/measured/llamacpp-cpu-8b-shape.json");
 const VARIANTS: &str = include_str!("data/measured/llamacpp-cpu-variants.json");
 const MOE: &str = include_str!("data/measured/llamacpp-cpu-moe.json");
 const LAYER_KINDS: &str = include_str!("data/measured/llamacpp-cpu-layer-kinds.json");
+const SLOTS: &str = include_str!("data/measured/llamacpp-cpu-slots.json");
 
 fn scenario(r: &Value) -> Scenario {
     let m = &r["model"];
@@ -65,6 +66,8 @@ fn scenario(r: &Value) -> Scenario {
         },
         cpu_only: true,
         swa_full: e["swa_full"].as_bool().unwrap_or(false),
+        n_parallel: e["np"].as_u64().map_or(1, |n| n as u32),
+        kv_unified: e["kv_unified"].as_bool().unwrap_or(false),
         ..LlamaCpp::default()
     };
     s.inference.engine = Some(ServingEngine::LlamaCpp(l));
@@ -278,6 +281,21 @@ fn layer_kinds_match_the_measurements() {
     let v: Value = serde_json::from_str(LAYER_KINDS).unwrap();
     let records = v["records"].as_array().unwrap();
     assert_eq!(records.len(), 36);
+    check_layer_kinds(records);
+}
+
+/// Several sequences (`-np 2` and `4`), with one unified cache (llama-server's `-np` auto) and
+/// with a stream per sequence, on the Qwen2, Gemma 3 and Mamba-2 files above: the windowed cache's
+/// cells, the recurrent rows, the size lines (`4/1 seqs`), and the replayed compute buffer.
+#[test]
+fn several_sequences_match_the_measurements() {
+    let v: Value = serde_json::from_str(SLOTS).unwrap();
+    let records = v["records"].as_array().unwrap();
+    assert_eq!(records.len(), 48);
+    check_layer_kinds(records);
+}
+
+fn check_layer_kinds(records: &[Value]) {
     for r in records {
         let id = r["id"].as_str().unwrap();
         let mut s = scenario(r);

@@ -141,6 +141,8 @@ fn scenario(r: &Value) -> Scenario {
     let mut l = LlamaCpp {
         n_ctx: u(&e["c"]),
         n_parallel: e["np"].as_u64().map_or(1, |v| v as u32),
+        // Builds before llama.cpp PR #14363 (July 2025) had one unified cache only.
+        kv_unified: e["kv_unified"].as_bool().unwrap_or(false),
         n_batch: e["b"].as_u64().map_or(2048, |v| v as u32),
         n_ubatch: u(&e["ub"]),
         n_gpu_layers: e["ngl"].as_i64().map_or(-1, |v| v as i32),

@@ -109,7 +109,7 @@ fn llamacpp(b: &crate::estimator::engines::llamacpp::Buffers) -> Value {
     json!({
         "file_type": b.file_type.name(),
         "n_ctx": b.n_ctx, "n_batch": b.n_batch, "n_ubatch": b.n_ubatch, "n_seq": b.n_seq,
-        "flash_attn": b.flash_attn,
+        "n_stream": b.n_stream, "flash_attn": b.flash_attn,
         "layers_on_gpu": b.layers_on_gpu, "output_on_gpu": b.output_on_gpu, "n_layer": b.n_layer,
         "devices": devices,
         "host": {

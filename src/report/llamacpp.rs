@@ -30,7 +30,7 @@ pub fn log_lines(b: &Buffers) -> String {
         let _ = writeln!(
             out,
             "llama_kv_cache_iswa: creating non-SWA KV cache, size = {} cells",
-            b.n_ctx
+            b.n_ctx / b.n_stream.max(1)
         );
     }
     // The main cache, then the sliding-window one: each prints its buffers and its size line.
@@ -40,7 +40,7 @@ pub fn log_lines(b: &Buffers) -> String {
         dev_kv[i] = d.kv - w.dev[i] - rs.dev[i];
     }
     let main = (
-        b.n_ctx,
+        b.n_ctx / b.n_stream.max(1),
         b.kv_layers,
         b.k_bytes - w.k_bytes,
         b.v_bytes - w.v_bytes,
@@ -106,7 +106,7 @@ fn model_lines(out: &mut String, b: &Buffers) {
     line(out, "load_tensors", model_name, "model", b.host_model);
 }
 
-/// One cache's buffer lines and its `size` line; `(cells, layers, K bytes, V bytes)`.
+/// One cache's buffer lines and its `size` line; `(cells of one stream, layers, K bytes, V bytes)`.
 fn cache_lines(out: &mut String, b: &Buffers, dev: &[u64], host: u64, c: (u32, u32, u64, u64)) {
     for (i, &kv) in dev.iter().take(b.gpus as usize).enumerate() {
         if kv > 0 {
@@ -120,10 +120,10 @@ fn cache_lines(out: &mut String, b: &Buffers, dev: &[u64], host: u64, c: (u32, u
     let (cells, layers, k, v) = c;
     let _ = writeln!(
         out,
-        "llama_kv_cache: size = {:7.2} MiB ({cells:6} cells, {layers:3} layers, {}/{} seqs), K ({}): {:7.2} MiB, V ({}): {:7.2} MiB",
+        "llama_kv_cache: size = {:7.2} MiB ({cells:6} cells, {layers:3} layers, {:2}/{} seqs), K ({}): {:7.2} MiB, V ({}): {:7.2} MiB",
         mib_printed(k + v),
         b.n_seq,
-        b.n_seq,
+        b.n_stream,
         s.cache_type_k.name(),
         mib_printed(k),
         s.cache_type_v.name(),
@@ -172,9 +172,14 @@ pub fn section(b: &Buffers) -> String {
     let _ = writeln!(out, "\nllama.cpp (GGUF {}):", b.file_type.name());
     let _ = writeln!(
         out,
-        "  n_ctx {} ({} seqs), n_batch {}, n_ubatch {}, flash attention {}, -ngl {}{}",
+        "  n_ctx {} ({} seqs{}), n_batch {}, n_ubatch {}, flash attention {}, -ngl {}{}",
         b.n_ctx,
         b.n_seq,
+        if b.n_seq > 1 && s.kv_unified {
+            ", one unified cache"
+        } else {
+            ""
+        },
         b.n_batch,
         b.n_ubatch,
         if b.flash_attn { "on" } else { "off" },

@@ -21,6 +21,18 @@ pub struct ParsedCommand {
     pub ignored: Vec<String>,
     /// Flags that change memory in ways the estimator does not model (e.g. `-ot`).
     pub not_modelled: Vec<String>,
+    /// llama-server's `-np` auto applied (no `-np`, or a negative one): 4 slots sharing one unified
+    /// cache (tools/server/server.cpp).
+    pub slots_auto: bool,
+    /// llama-server's `-fit` is on (its default) and `-c` or `-ngl` is unset: it would lower them
+    /// where the model does not fit.
+    pub fit_on: bool,
+    /// What the command said about `-np`, `-c` and `--kv-unified-per-slot` (applied after the
+    /// loop, as llama-server does).
+    np_flag: Option<i64>,
+    ctx_given: bool,
+    ngl_given: bool,
+    per_slot: Option<u32>,
 }
 
 /// Flags that do not change memory; `true` when the flag takes a value.
@@ -82,8 +94,6 @@ const IGNORED: &[(&str, bool)] = &[
     ("--cont-batching", false),
     ("-nocb", false),
     ("--no-cont-batching", false),
-    ("-kvu", false),
-    ("--kv-unified", false),
     ("--no-warmup", false),
     ("--embedding", false),
     ("--embeddings", false),
@@ -116,6 +126,13 @@ pub(super) fn is_program(word: &str) -> bool {
     base.starts_with("llama-") || base == "main" || base == "server"
 }
 
+/// Whether the program is llama-server (whose `-np` defaults to auto and whose `-fit` is on).
+fn is_server(word: &str) -> bool {
+    let base = word.rsplit(['/', '\\']).next().unwrap_or(word);
+    let base = base.strip_suffix(".exe").unwrap_or(base);
+    base == "llama-server" || base == "server"
+}
+
 /// Parses `cmd` over `base` (the settings it changes start from `base`).
 ///
 /// ```
@@ -146,6 +163,12 @@ pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
         model: None,
         ignored: Vec::new(),
         not_modelled: Vec::new(),
+        slots_auto: false,
+        fit_on: is_server(first),
+        np_flag: None,
+        ctx_given: false,
+        ngl_given: false,
+        per_slot: None,
     };
     let mut unknown = Vec::new();
     let mut errors = Vec::new();
@@ -186,10 +209,36 @@ pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
             unknown.join(", ")
         ));
     }
+    p.fit_on &= !(p.ctx_given && p.ngl_given);
+    if is_server(first) {
+        server_defaults(&mut p, &mut errors);
+    } else if let Some(np) = p.np_flag {
+        p.settings.n_parallel = u32::try_from(np.max(1)).unwrap_or(u32::MAX);
+    }
     if errors.is_empty() {
         Ok(p)
     } else {
         Err(errors.join("; "))
+    }
+}
+
+/// llama-server's rules after its flags (tools/server/server.cpp at llama.cpp@0c1e57098): `-np`
+/// unset or negative is "auto" = 4 slots with `kv_unified` forced on; `-np 0` is refused; with
+/// `--kv-unified-per-slot N` and no `-c` the cache is `-np × N` cells.
+fn server_defaults(p: &mut ParsedCommand, errors: &mut Vec<String>) {
+    match p.np_flag {
+        Some(0) => {
+            errors.push("-np 0: llama-server refuses it (invalid value for n_parallel)".into())
+        }
+        Some(np) if np > 0 => p.settings.n_parallel = u32::try_from(np).unwrap_or(u32::MAX),
+        _ => {
+            p.settings.n_parallel = 4;
+            p.settings.kv_unified = true;
+            p.slots_auto = true;
+        }
+    }
+    if let (Some(n), false) = (p.per_slot, p.ctx_given) {
+        p.settings.n_ctx = n.saturating_mul(p.settings.n_parallel);
     }
 }
 
@@ -212,11 +261,26 @@ fn apply_flag(
             p.file_type = GgufFileType::find(&m);
             p.model = Some(m);
         }
-        "-c" | "--ctx-size" => s.n_ctx = number(flag, value())?,
+        "-c" | "--ctx-size" => {
+            s.n_ctx = number(flag, value())?;
+            p.ctx_given = true;
+        }
+        "--kv-unified-per-slot" => p.per_slot = Some(number(flag, value())?),
+        "-kvu" | "--kv-unified" => s.kv_unified = true,
+        "-no-kvu" | "--no-kv-unified" => s.kv_unified = false,
+        "-fit" | "--fit" => {
+            let v = value().ok_or_else(|| format!("{flag} needs on or off"))?;
+            p.fit_on = match v.as_str() {
+                "on" | "1" | "true" | "enabled" => true,
+                "off" | "0" | "false" | "disabled" => false,
+                _ => return Err(format!("{flag}: \"{v}\" is not on or off")),
+            };
+        }
         "-b" | "--batch-size" => s.n_batch = number(flag, value())?,
         "-ub" | "--ubatch-size" => s.n_ubatch = number(flag, value())?,
-        "-np" | "--parallel" => s.n_parallel = number(flag, value())?,
+        "-np" | "--parallel" => p.np_flag = Some(number(flag, value())?),
         "-ngl" | "--gpu-layers" | "--n-gpu-layers" => {
+            p.ngl_given = true;
             let v = value().ok_or_else(|| format!("{flag} needs a value"))?;
             s.n_gpu_layers = match v.as_str() {
                 "auto" | "all" => -1,
@@ -320,6 +384,18 @@ pub fn notes(p: &ParsedCommand) -> Vec<String> {
             "NOT MODELLED (they change memory; the estimate does not follow them): {}",
             p.not_modelled.join(", ")
         ));
+    }
+    if p.slots_auto {
+        out.push(
+            "llama-server's -np auto: 4 slots sharing one unified cache of -c cells (say -np 1 for one slot)"
+                .to_owned(),
+        );
+    }
+    if p.fit_on {
+        out.push(
+            "-fit on (llama-server's default): where the model does not fit, llama-server lowers an unset -c (to 4096 at least) and -ngl to leave 1 GiB free per GPU; not modelled: the estimate is for the settings as written"
+                .to_owned(),
+        );
     }
     if p.model.is_some() && p.file_type.is_none() {
         out.push(

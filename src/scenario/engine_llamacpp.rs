@@ -105,7 +105,15 @@ pub struct LlamaCpp {
     /// `-nkvo, --no-kv-offload`: the whole KV cache in host memory.
     pub no_kv_offload: bool,
     /// `-np, --parallel`: sequences (server slots) sharing the `-c` cells. Valid: 1 ..= 4096.
+    /// llama-server's own default is "auto" = 4 slots with `kv_unified` on (tools/server/server.cpp);
+    /// a pasted `llama-server` command without `-np` sets both.
     pub n_parallel: u32,
+    /// `-kvu, --kv-unified`: one cache of `-c` cells shared by all slots (each slot may use all of
+    /// it) instead of one stream of `-c / -np` cells per slot. Changes the sliding-window cache,
+    /// the printed cells and the compute buffer (llama.cpp@0c1e57098 `llama-context.cpp`
+    /// `n_ctx_seq`, `llama-kv-cache-iswa.cpp`). Files without it load with it off.
+    #[serde(default)]
+    pub kv_unified: bool,
     /// `--no-mmap` unset: CPU-resident weights are a mapped view of the file (`CPU_Mapped`).
     pub mmap: bool,
     /// `-dev none`: a CPU build / no GPU backend (buffers print as `CPU`, nothing offloaded).
@@ -140,6 +148,7 @@ impl Default for LlamaCpp {
             flash_attn: FlashAttn::Auto,
             no_kv_offload: false,
             n_parallel: 1,
+            kv_unified: false,
             mmap: true,
             cpu_only: false,
             swa_full: false,

@@ -5,9 +5,11 @@
 //   cmake -B build -DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DCMAKE_BUILD_TYPE=Release && cmake --build build --target llama
 //   g++ -O1 -std=c++17 load_context.cpp -I<llama.cpp>/include -I<llama.cpp>/ggml/include \
 //       -L<llama.cpp>/build/bin -lllama -lggml -lggml-base -Wl,-rpath,<llama.cpp>/build/bin -o load_context
-// Usage: load_context MODEL N_CTX N_UBATCH FLASH_ATTN(0|1) TYPE_K TYPE_V [SWA_FULL(0|1)]  (ggml type ids:
-// 1 f16, 8 q8_0); n_batch = max(512, N_UBATCH), one thread, no GPU layers. SWA_FULL defaults to 0, as
-// llama-server and llama-cli have it (common/common.h `swa_full = false`; the C API's default is true).
+// Usage: load_context MODEL N_CTX N_UBATCH FLASH_ATTN(0|1) TYPE_K TYPE_V [SWA_FULL(0|1) [N_SEQ_MAX KV_UNIFIED(0|1)]]
+// (ggml type ids: 1 f16, 8 q8_0); n_batch = max(512, N_UBATCH), one thread, no GPU layers. SWA_FULL defaults
+// to 0, as llama-server and llama-cli have it (common/common.h `swa_full = false`; the C API's default is
+// true). N_SEQ_MAX (`-np`, default 1) and KV_UNIFIED (`--kv-unified`, default 0): llama-server's `-np` auto
+// is 4 with a unified cache (tools/server/server.cpp).
 #include "llama.h"
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +25,7 @@ int main(int argc, char ** argv) {
     cp.type_k = (ggml_type) atoi(argv[5]); cp.type_v = (ggml_type) atoi(argv[6]);
     cp.n_threads = 1;
     cp.swa_full = argc > 7 && atoi(argv[7]) != 0;
+    if (argc > 9) { cp.n_seq_max = atoi(argv[8]); cp.kv_unified = atoi(argv[9]) != 0; }
     llama_context * c = llama_init_from_model(m, cp);
     fprintf(stderr, "LOADED %p\n", (void*)c);
     llama_free(c); llama_model_free(m);

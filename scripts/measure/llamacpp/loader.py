@@ -11,11 +11,12 @@ PRINTED = re.compile(r"(\S+) (model|KV|RS|compute) buffer size =\s+([0-9.]+) MiB
 FOUR = re.compile(r"CPU compute buffer size is\s+([0-9.]+) MiB")
 
 
-def run(loader, path, n_ctx, ub, fa, cache, swa_full=False):
-    """Loads `path` at these settings (`swa_full`: llama-server's `--swa-full`); returns what
-    llama.cpp printed (stderr)."""
+def run(loader, path, n_ctx, ub, fa, cache, swa_full=False, n_seq=1, unified=False):
+    """Loads `path` at these settings (`swa_full`: llama-server's `--swa-full`; `n_seq`: `-np`;
+    `unified`: `--kv-unified`); returns what llama.cpp printed (stderr)."""
     tid = str(TYPE_ID[cache])
-    args = [loader, path, str(n_ctx), str(ub), str(int(fa)), tid, tid, str(int(swa_full))]
+    args = [loader, path, str(n_ctx), str(ub), str(int(fa)), tid, tid, str(int(swa_full)),
+            str(n_seq), str(int(unified))]
     return subprocess.run(args, capture_output=True, text=True, timeout=600).stderr
 
 
@@ -84,11 +85,14 @@ def finish(w):
     w.close()
 
 
-def engine(n_ctx, ub, fa, cache, swa_full=False):
+def engine(n_ctx, ub, fa, cache, swa_full=False, n_seq=1, unified=False):
     """The record's engine settings (n_batch = max(512, n_ubatch), as load_context sets it)."""
     e = {"c": n_ctx, "b": max(512, ub), "ub": ub, "fa": fa, "ctk": cache, "ctv": cache, "ngl": 0}
     if swa_full:
         e["swa_full"] = True
+    if n_seq != 1 or unified:
+        e["np"] = n_seq
+        e["kv_unified"] = unified
     return e
 
 

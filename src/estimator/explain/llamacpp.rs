@@ -28,7 +28,7 @@ pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
         ),
         Component::KvCache => (
             d.kv,
-            "Σ over this GPU's layers of cells × (bytes(ctk, n_embd_k_gqa) + bytes(ctv, n_embd_v_gqa)); cells = n_ctx, or pad256(min(n_ctx, window + n_ubatch)) for a windowed layer beside global ones (n_ctx with --swa-full); latent attention: K = kv_lora + rope, no V",
+            "Σ over this GPU's layers of cells × (bytes(ctk, n_embd_k_gqa) + bytes(ctv, n_embd_v_gqa)); cells = n_ctx, or per stream pad256(min(n_ctx / streams, window × (unified ? n_seq : 1) + n_ubatch)) for a windowed layer beside global ones (n_ctx with --swa-full); latent attention: K = kv_lora + rope, no V",
             format!(
                 "{dev} KV buffer: {} layers × {} cells ({} / {})",
                 d.layers,
@@ -36,7 +36,7 @@ pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
                 b.settings.cache_type_k.name(),
                 b.settings.cache_type_v.name()
             ),
-            "one stream per sequence (llama-server's default); --swa-full as set (llama-server: off; the C API and llama-cpp-python: on); a Mamba / DeltaNet layer's recurrent state (the RS buffer, F32 per sequence) is counted here too",
+            "one stream per -np sequence, or one shared by all with --kv-unified (a bare llama-server: -np auto = 4 slots, unified); --swa-full as set (llama-server: off; the C API and llama-cpp-python: on); a Mamba / DeltaNet layer's recurrent state (the RS buffer, F32 per sequence) is counted here too",
         ),
         Component::Transient => (
             d.compute,

@@ -7,7 +7,7 @@
 //! peak would find.
 
 use super::Solved;
-use crate::estimator::engines::llamacpp::kv::{MAX_SLOTS, sizes, slots_holding};
+use crate::estimator::engines::llamacpp::kv::{MAX_SLOTS, sizes, slots_holding, streams};
 use crate::estimator::estimate;
 use crate::scenario::{LlamaCpp, Mode, Scenario, ServingEngine};
 
@@ -19,7 +19,7 @@ use crate::scenario::{LlamaCpp, Mode, Scenario, ServingEngine};
 ///   `v1/core/kv_cache_utils.py` `get_max_concurrency_for_kv_cache_config`; docs/engines/vllm.md).
 /// - llama.cpp: `-np` slots each get `n_ctx / -np` cells (llama-context.cpp ~290–305,
 ///   docs/engines/llamacpp.md); the largest `-np` at the current `-c` whose slot still holds one
-///   request.
+///   request; with `--kv-unified` the slots share the `n_ctx` cells: `n_ctx / request` requests.
 ///
 /// `NoneFits` when the engine would not start (weights over the GPU, a KV budget below one
 /// request) or not one request fits.
@@ -62,7 +62,7 @@ fn llamacpp_slots(l: &LlamaCpp, request: u64) -> Solved {
 
 /// `Some` for an inference scenario whose engine fixes the longest request: vLLM with
 /// `max_model_len`, SGLang with `context_length`, llama.cpp with `-c` (one slot's
-/// `GGML_PAD(n_ctx / -np, 256)` cells). The answer is the longest prompt beside the scenario's
+/// `GGML_PAD(n_ctx / -np, 256)` cells, or all `n_ctx` with `--kv-unified`). The answer is the longest prompt beside the scenario's
 /// generated tokens: the engine's limit minus them (vLLM `_validate_model_input` rejects a longer
 /// prompt; llama-server cuts or shifts it). `NoneFits` when the engine would not start or not one
 /// prompt token fits; `None` (bisect on the peak) when the limit follows the request (0 = auto).
@@ -75,7 +75,7 @@ pub fn engine_context(s: &Scenario) -> Option<Solved> {
         Some(ServingEngine::Sglang(g)) if g.context_length > 0 => u64::from(g.context_length),
         Some(ServingEngine::LlamaCpp(l)) if l.n_ctx > 0 => {
             let (n_ctx, _, _, seqs) = sizes(&l, l.n_ctx);
-            u64::from(n_ctx / seqs.max(1))
+            u64::from(n_ctx / streams(&l, seqs).max(1))
         }
         _ => return None,
     };

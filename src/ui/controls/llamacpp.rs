@@ -82,7 +82,13 @@ fn settings_ui(ui: &mut Ui, l: &mut LlamaCpp, layers: u32) {
         true,
         "-np, parallel",
         "slots",
-        "Server slots sharing the -c cells.",
+        "Server slots sharing the -c cells (llama-server's default -np auto: 4 slots, unified).",
+    );
+    toggle(
+        ui,
+        &mut l.kv_unified,
+        "-kvu, kv-unified",
+        "One cache of -c cells that every slot may fill (llama-server's -np auto turns it on), instead of a stream of -c / -np cells per slot: the windowed layers' cache holds every slot's window.",
     );
     int_slider(
         ui,

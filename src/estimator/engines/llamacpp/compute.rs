@@ -142,7 +142,7 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         // `n_outputs_max` defaults to `n_batch` (llama-context.cpp): every token of the
         // reserved ubatch produces logits.
         n_outputs: t.min(u64::from(b.n_batch)),
-        n_kv: u64::from(b.n_ctx),
+        n_kv: stream_cells(b),
         flash_attn: b.flash_attn,
         type_k: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_k)),
         type_v: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_v)),
@@ -178,10 +178,17 @@ thread_local! {
     static LAST_PLAN: Cell<Option<(Shape, Option<u64>)>> = const { Cell::new(None) };
 }
 
+/// The cells one stream's attention reads: `n_ctx` with `--kv-unified` (or one sequence), else
+/// `n_ctx / n_seq`; the reserve graph splits its tokens over the streams, so the scores of all
+/// streams together are `T × n_kv` per head either way (llama-graph.cpp `build_attn_mha`).
+fn stream_cells(b: &Buffers) -> u64 {
+    u64::from(b.n_ctx / b.n_stream.max(1))
+}
+
 /// Fills every device's compute buffer and the host's.
 pub fn reserve(b: &mut Buffers, d: &Dims) {
     let t = u64::from(b.n_ubatch);
-    let n_kv = u64::from(b.n_ctx);
+    let n_kv = stream_cells(b);
     let fa = b.flash_attn;
     let layer = layer_term(d, t, n_kv, fa);
     let output = output_term(d, t);

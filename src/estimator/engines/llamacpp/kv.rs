@@ -24,8 +24,9 @@ pub const fn ggml_type(t: CacheType) -> GgufType {
     }
 }
 
-/// Context cells, batch and micro-batch as llama.cpp sets them: `n_ctx = GGML_PAD(-c, 256)`; per
-/// sequence `GGML_PAD(n_ctx / -np, 256)` and `n_ctx` = that × `-np` (llama-context.cpp ~290–305);
+/// Context cells, batch and micro-batch as llama.cpp sets them: `n_ctx = GGML_PAD(-c, 256)`;
+/// without `--kv-unified` per sequence `GGML_PAD(n_ctx / -np, 256)` and `n_ctx` = that × `-np`
+/// (llama-context.cpp ~290–305; with it every sequence may use all `n_ctx` cells);
 /// `n_batch = min(n_ctx, -b)`, `n_ubatch = min(n_batch, -ub)`. `-c 0` (the model's training
 /// context, not known here) takes `fallback_ctx`.
 ///
@@ -36,13 +37,20 @@ pub const fn ggml_type(t: CacheType) -> GgufType {
 /// assert_eq!(sizes(&s, 0), (8192, 2048, 512, 4));
 /// let s = LlamaCpp { n_ctx: 5000, n_batch: 512, ..LlamaCpp::default() };
 /// assert_eq!(sizes(&s, 0), (5120, 512, 512, 1));
+/// let s = LlamaCpp { n_ctx: 1000, n_parallel: 3, ..LlamaCpp::default() };
+/// assert_eq!(sizes(&s, 0).0, 1536); // 3 streams of 512 cells
+/// let s = LlamaCpp { n_ctx: 1000, n_parallel: 3, kv_unified: true, ..LlamaCpp::default() };
+/// assert_eq!(sizes(&s, 0).0, 1024); // one stream
 /// ```
 pub fn sizes(s: &LlamaCpp, fallback_ctx: u32) -> (u32, u32, u32, u32) {
     let asked = if s.n_ctx == 0 { fallback_ctx } else { s.n_ctx };
     let n_seq = s.n_parallel.max(1);
     let n_ctx = pad256(asked.max(1));
-    let per_seq = pad256(n_ctx / n_seq).max(256);
-    let n_ctx = per_seq.saturating_mul(n_seq);
+    let n_ctx = if s.kv_unified {
+        n_ctx
+    } else {
+        pad256(n_ctx / n_seq).max(256).saturating_mul(n_seq)
+    };
     let n_batch = s.n_batch.max(1).min(n_ctx);
     let n_ubatch = s.n_ubatch.max(1).min(n_batch);
     (n_ctx, n_batch, n_ubatch, n_seq)
@@ -52,7 +60,8 @@ pub fn sizes(s: &LlamaCpp, fallback_ctx: u32) -> (u32, u32, u32, u32) {
 pub const MAX_SLOTS: u32 = 4096;
 
 /// The most `-np` slots (at most [`MAX_SLOTS`]) at the current `-c` whose `GGML_PAD(n_ctx / -np,
-/// 256)` cells hold `request` tokens; 0 if not one does (llama-context.cpp ~290–305).
+/// 256)` cells hold `request` tokens; 0 if not one does (llama-context.cpp ~290–305). With
+/// `--kv-unified` the slots share the `n_ctx` cells: as many requests as they hold side by side.
 ///
 /// ```
 /// use vram_explorer::estimator::engines::llamacpp::kv::slots_holding;
@@ -61,10 +70,19 @@ pub const MAX_SLOTS: u32 = 4096;
 /// assert_eq!(slots_holding(&l, 17_000), 1);
 /// assert_eq!(slots_holding(&l, 4096), 8);
 /// assert_eq!(slots_holding(&l, 40_000), 0);
+/// let u = LlamaCpp { kv_unified: true, ..l };
+/// assert_eq!(slots_holding(&u, 17_000), 1);
+/// assert_eq!(slots_holding(&u, 4000), 8);
 /// ```
 pub fn slots_holding(l: &LlamaCpp, request: u64) -> u32 {
     let request = request.max(1);
     let fallback = u32::try_from(request).unwrap_or(u32::MAX);
+    if l.kv_unified {
+        let (n_ctx, ..) = sizes(l, fallback);
+        return u32::try_from(u64::from(n_ctx) / request)
+            .unwrap_or(u32::MAX)
+            .min(MAX_SLOTS);
+    }
     let (n_ctx, ..) = sizes(
         &LlamaCpp {
             n_parallel: 1,
@@ -97,22 +115,36 @@ const fn pad256(x: u32) -> u32 {
     x.div_ceil(256).saturating_mul(256)
 }
 
-/// Cells of llama.cpp's sliding-window cache (`llama_kv_cache_iswa`, llama-kv-cache-iswa.cpp): per
-/// stream `GGML_PAD(min(n_ctx_seq, n_swa + n_ubatch), 256)` — the window plus one micro-batch,
-/// padded to 256 ("the SWA cache is always padded to 256 for performance") — times the streams
-/// (one per sequence: `--kv-unified` off, as [`sizes`] assumes). llama-server's default; with
-/// `--swa-full` (`LlamaCpp::swa_full`) the cache has the global layers' `-c` cells instead.
+/// Cells of one stream of llama.cpp's sliding-window cache (`llama_kv_cache_iswa`,
+/// llama-kv-cache-iswa.cpp): `GGML_PAD(min(n_ctx_seq, n_swa × (unified ? n_seq : 1) + n_ubatch),
+/// 256)` — the window of every sequence that shares the stream plus one micro-batch, padded to 256
+/// ("the SWA cache is always padded to 256 for performance"). One stream with `--kv-unified`, one
+/// per sequence without ([`streams`]). llama-server's default; with `--swa-full`
+/// (`LlamaCpp::swa_full`) the cache has the global layers' cells instead.
 ///
 /// ```
 /// use vram_explorer::estimator::engines::llamacpp::kv::swa_cells;
-/// assert_eq!(swa_cells(1024, 1, 512, 128), 768); // measured: 128 + 512 → 768
-/// assert_eq!(swa_cells(4096, 1, 128, 128), 256);
-/// assert_eq!(swa_cells(32768, 1, 512, 1024), 1536); // Gemma 3
+/// assert_eq!(swa_cells(1024, 1, 512, 128, false), 768); // measured: 128 + 512 → 768
+/// assert_eq!(swa_cells(4096, 1, 128, 128, false), 256);
+/// assert_eq!(swa_cells(32768, 1, 512, 1024, false), 1536); // Gemma 3
+/// assert_eq!(swa_cells(4096, 4, 512, 128, false), 768); // measured: 4 streams of 768
+/// assert_eq!(swa_cells(4096, 4, 512, 128, true), 1024); // measured: -np auto, one stream
+/// assert_eq!(swa_cells(32768, 4, 512, 1024, true), 4608); // Gemma 3 under a bare llama-server
 /// ```
-pub fn swa_cells(n_ctx: u32, n_seq: u32, n_ubatch: u32, n_swa: u32) -> u32 {
+pub fn swa_cells(n_ctx: u32, n_seq: u32, n_ubatch: u32, n_swa: u32, unified: bool) -> u32 {
     let n_seq = n_seq.max(1);
-    let per_seq = n_ctx / n_seq;
-    pad256(per_seq.min(n_swa.saturating_add(n_ubatch))).saturating_mul(n_seq)
+    let (per_stream, windows) = if unified {
+        (n_ctx, n_swa.saturating_mul(n_seq))
+    } else {
+        (n_ctx / n_seq, n_swa)
+    };
+    pad256(per_stream.min(windows.saturating_add(n_ubatch)))
+}
+
+/// The cache's streams: one with `--kv-unified`, else one per sequence (`n_stream`,
+/// llama-kv-cache.cpp; printed as `n_seq/n_stream seqs`).
+pub const fn streams(s: &LlamaCpp, n_seq: u32) -> u32 {
+    if s.kv_unified { 1 } else { n_seq }
 }
 
 /// K and V elements one cell of a layer of kind `k` holds in llama.cpp's cache: `n_embd_k_gqa` and
@@ -195,6 +227,9 @@ pub fn place(
     b.n_batch = n_batch;
     b.n_ubatch = n_ubatch;
     b.n_seq = n_seq;
+    let n_stream = streams(s, n_seq);
+    b.n_stream = n_stream;
+    let stream_cells = n_ctx / n_stream.max(1);
     let (tk, tv) = (ggml_type(s.cache_type_k), ggml_type(s.cache_type_v));
     for il in 0..d.n_layer {
         let kind = kinds.at(il);
@@ -206,16 +241,18 @@ pub fn place(
         if k_row + v_row == 0 {
             continue;
         }
+        // Cells of one stream; every stream holds as many.
         let swa = kind.filter(|k| kinds.swa(k)).map(|k| match k.mixer {
             MixerShape::Attention { window, .. } if !s.swa_full => swa_cells(
                 n_ctx,
                 n_seq,
                 n_ubatch,
                 window.min(f64::from(u32::MAX)) as u32,
+                s.kv_unified,
             ),
-            _ => n_ctx,
+            _ => stream_cells,
         });
-        let cells = u64::from(swa.unwrap_or(n_ctx));
+        let cells = u64::from(swa.unwrap_or(stream_cells)) * u64::from(n_stream);
         let dev = if s.no_kv_offload { None } else { p.device(il) };
         let buft = if dev.is_some() { Buft::Cuda } else { Buft::Cpu };
         let k = tensor_bytes(tk, k_row, cells, buft);

@@ -68,6 +68,8 @@ pub struct Buffers {
     pub n_batch: u32,
     pub n_ubatch: u32,
     pub n_seq: u32,
+    /// The caches' streams: 1 with `--kv-unified`, else `n_seq` (each of `n_ctx / n_stream` cells).
+    pub n_stream: u32,
     /// Repeating layers on GPUs and whether the output layer is; `n_layer` for "33/33".
     pub layers_on_gpu: u32,
     pub output_on_gpu: bool,
@@ -90,9 +92,10 @@ pub struct Buffers {
 }
 
 /// llama.cpp's second cache for a model that interleaves sliding-window and global attention
-/// (`kv::swa_cells` cells for each windowed layer).
+/// (`kv::swa_cells` cells per stream for each windowed layer).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SwaCache {
+    /// Cells of one stream (as llama.cpp prints them).
     pub cells: u32,
     pub layers: u32,
     pub k_bytes: u64,

@@ -25,6 +25,7 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         flash_attn,
         no_kv_offload,
         n_parallel,
+        kv_unified,
         mmap,
         cpu_only,
         swa_full,
@@ -51,6 +52,7 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         no_kv_offload: *no_kv_offload,
         n_parallel: const { field("inference.engine.llamacpp.n_parallel") }
             .clamp_u32(*n_parallel, d),
+        kv_unified: *kv_unified,
         mmap: *mmap,
         cpu_only: *cpu_only,
         swa_full: *swa_full,
