@@ -61,6 +61,9 @@ fn a_pasted_command_line_fills_the_fields() {
         (8192, 10, FlashAttn::Off)
     );
     h.get_by_label_contains("Ignored (no effect on memory): --port 8080");
+    // No -np: llama-server's auto, 4 slots sharing one unified cache, and the window says so.
+    assert_eq!((l.n_parallel, l.kv_unified), (4, true));
+    h.get_by_label_contains("-np auto: 4 slots sharing one unified cache");
     // An unknown flag is named and nothing changes.
     h.get_by_label("Paste a serving command").focus();
     h.run();
@@ -89,9 +92,33 @@ fn the_swa_full_switch_grows_the_windowed_cache() {
     h.get_by_label_contains("creating     SWA KV cache, size = 32768 cells");
 }
 
+/// The `-kvu` switch on Gemma 3 with four slots: one stream per slot keeps 4 × 1,536 windowed
+/// cells, a unified cache one stream of pad256(1024 × 4 + 512) = 4,608.
+#[test]
+fn the_kv_unified_switch_sizes_the_windowed_cache_for_all_slots() {
+    let mut h = harness_with("gemma3-27b-q4km-llamacpp-24gb");
+    h.get_by_label("Paste a serving command").focus();
+    h.run();
+    h.input_mut().events.push(egui::Event::Text(
+        "llama-server -m gemma-3-27b-it-Q4_K_M.gguf -c 32768 -np 4 -ngl 99".to_owned(),
+    ));
+    h.run();
+    h.get_by_label("Parse command").click();
+    h.run();
+    h.run();
+    assert_eq!((llama(&h).n_parallel, llama(&h).kv_unified), (4, false));
+    h.get_by_label_contains("(  1536 cells,  52 layers,  4/4 seqs)");
+    h.get_by_label("-kvu, kv-unified").click();
+    h.run();
+    h.run();
+    assert!(llama(&h).kv_unified);
+    h.get_by_label_contains("(  4608 cells,  52 layers,  4/1 seqs)");
+}
+
 /// A CPU build in the window: the headline says so and gives the host memory its buffers take,
-/// not a per-GPU peak against a GPU the run does not use; unticking `-dev none` brings the GPU
-/// verdict back.
+/// not a per-GPU peak against a GPU the run does not use; the memory chart is the host's buffers
+/// under llama.cpp's names and the sweep says why it has nothing to sweep; unticking `-dev none`
+/// brings the GPU verdict and the per-GPU chart back.
 #[test]
 fn a_cpu_build_reads_as_one_in_the_headline() {
     let mut h = harness_with("llama31-8b-q4km-llamacpp-cpu");
@@ -99,10 +126,21 @@ fn a_cpu_build_reads_as_one_in_the_headline() {
     h.get_by_label("Host memory: 5.84 GiB in llama.cpp's buffers");
     h.get_by_label("No GPU used (llama.cpp -dev none)");
     assert!(h.query_by_label_contains("Peak per GPU").is_none());
+    h.get_by_label("Host memory by component (GiB): llama.cpp CPU build");
+    h.get_by_label("CPU_Mapped model: 4.58 GiB");
+    h.get_by_label("CPU KV: 1.00 GiB");
+    h.get_by_label("Host memory: 5.84 GiB");
+    h.get_by_label_contains("there is no per-GPU memory to sweep");
+    assert!(
+        h.query_by_label_contains("Per-GPU memory by component")
+            .is_none()
+    );
     h.get_by_label("-dev none (CPU only)").click();
     h.run();
     h.run();
     assert!(!llama(&h).cpu_only);
     h.get_by_label("FITS");
     h.get_by_label_contains("Peak per GPU");
+    h.get_by_label_contains("Per-GPU memory by component");
+    assert!(h.query_by_label_contains("llama.cpp CPU build").is_none());
 }

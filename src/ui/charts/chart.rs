@@ -99,6 +99,13 @@ impl Chart {
             // Drawn above with their header toggles.
             Chart::Memory | Chart::Roofline => {}
             Chart::Architecture => architecture::ui(ui, prefs, scenario, h),
+            Chart::Sweep if est.cpu_build().is_some() => {
+                ui.label(
+                    "A llama.cpp CPU build (-dev none) uses no GPU: there is no per-GPU memory to sweep. \
+                     Its host buffers are in the memory chart; untick -dev none under Serving engine \
+                     to sweep a GPU run.",
+                );
+            }
             Chart::Sweep => {
                 let base = cx.baseline.map(|(b, _)| b);
                 sweep::ui(ui, prefs, scenario, est, base, cx.scratch, h);
@@ -118,6 +125,11 @@ fn memory(ui: &mut Ui, cx: &mut ChartCtx<'_>) {
             let text = if on {
                 format!(
                     "Step timeline: live tensor bytes per GPU ({})",
+                    cx.prefs.unit.label()
+                )
+            } else if cx.estimate.cpu_build().is_some() && cx.baseline.is_none() {
+                format!(
+                    "Host memory by component ({}): llama.cpp CPU build",
                     cx.prefs.unit.label()
                 )
             } else {

@@ -105,13 +105,18 @@ pub fn ui(
     baseline: Option<&Estimate>,
     height: f32,
 ) {
+    // A llama.cpp CPU build: the host's buffers, not per-GPU bars against a GPU it does not use.
+    let host = current.cpu_build().filter(|_| baseline.is_none());
     // Pipeline parallel: the stage whose phases the bars show (not when comparing two peaks).
     let height = match baseline {
-        None => (height - super::composition_stages::picker_ui(ui, prefs, current)).max(80.0),
-        Some(_) => height,
+        None if host.is_none() => {
+            (height - super::composition_stages::picker_ui(ui, prefs, current)).max(80.0)
+        }
+        _ => height,
     };
     let mut columns = Vec::new();
     match baseline {
+        None if let Some(b) = host => columns = super::composition_host::columns(b),
         Some(base) => {
             columns.push(Column {
                 label: "baseline (peak)".to_owned(),
@@ -131,7 +136,10 @@ pub fn ui(
         None => phase_columns(prefs, (scenario, current), &mut columns),
     }
     let off = current.memory.offloaded;
-    let off_total = off.host + off.nvme + off.second_tier;
+    let off_total = match host {
+        Some(_) => crate::units::Bytes(0.0),
+        None => off.host + off.nvme + off.second_tier,
+    };
 
     ui.horizontal(|ui| {
         // Nothing here may be wider than the column: an overflow widens every later layout.
@@ -179,7 +187,10 @@ pub fn ui(
                         .on_hover_text(ZOOM_HOVER);
                 }
                 let est = (scenario, current);
-                super::composition_legend::ui(ui, prefs, est, off_total, font);
+                match host {
+                    Some(b) => super::composition_host::legend(ui, prefs, b, font),
+                    None => super::composition_legend::ui(ui, prefs, est, off_total, font),
+                }
             });
         });
         a11y::rect_node(ui.ctx(), Part::Legend, "Memory", legend.response.rect);
@@ -263,7 +274,11 @@ fn plot(
     let u = prefs.unit;
     let labels: Vec<String> = columns.iter().map(|c| c.short.clone()).collect();
     let charts = stacked(prefs, columns);
-    let cap = u.value(current.memory.capacity);
+    // A CPU build's bar has no GPU to be held to.
+    let cap = match current.cpu_build() {
+        Some(_) if baseline.is_none() => 0.0,
+        _ => u.value(current.memory.capacity),
+    };
     let bars_top = columns
         .iter()
         .map(|c| u.value(c.parts.total()))
@@ -365,6 +380,7 @@ fn marks(
         );
     }
     match baseline {
+        None if cap <= 0.0 => {}
         None => {
             plot_ui.hline(
                 HLine::new("GPU memory", cap)

@@ -4,6 +4,7 @@
 pub mod architecture;
 pub mod chart;
 pub mod composition;
+mod composition_host;
 mod composition_hover;
 pub mod composition_legend;
 mod composition_off;
