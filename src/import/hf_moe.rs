@@ -189,11 +189,20 @@ pub(super) fn deepseek(r: &mut Reader, out: &mut Built, v2: bool) {
         cache: Mla::default().cache,
     };
     let experts = r.zero_or("n_routed_experts", if v2 { 0 } else { 256 });
+    // The router as llama.cpp's converter writes it (`expert_weights_norm`, `expert_weights_scale`,
+    // `expert_group_count`, `exp_probs_b`); the defaults are the configuration classes'. V3's
+    // router always has its `e_score_correction_bias`; V2's only under `noaux_tc`.
+    let selection_bias = !v2 || r.text("topk_method") == Some("noaux_tc");
     out.moe = MoeSpec {
         experts,
         top_k: r.or("num_experts_per_tok", if v2 { 6 } else { 8 }),
         shared_experts: r.zero_or("n_shared_experts", if v2 { 0 } else { 1 }),
         expert_ffn: r.or("moe_intermediate_size", if v2 { 1407 } else { 2048 }),
+        norm_top_k: r.flag("norm_topk_prob", !v2),
+        selection_bias,
+        expert_groups: r.zero_or("n_group", if v2 { 0 } else { 8 }),
+        groups_used: r.zero_or("topk_group", if v2 { 0 } else { 4 }),
+        routed_scale: r.number("routed_scaling_factor", if v2 { 1.0 } else { 2.5 }),
         ..MoeSpec::default()
     };
     let first_dense = r.zero_or("first_k_dense_replace", if v2 { 0 } else { 3 });

@@ -59,6 +59,23 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A finite non-negative number (`routed_scaling_factor`), or `default`.
+    pub(super) fn number(&mut self, key: &'static str, default: f64) -> f64 {
+        match self.get(key) {
+            None => default,
+            Some(v) => match v.as_f64().filter(|x| x.is_finite() && *x >= 0.0) {
+                Some(x) => x,
+                None => {
+                    self.problems.push(format!(
+                        "`{key}` = {} is not a non-negative number",
+                        echo_json(v)
+                    ));
+                    default
+                }
+            },
+        }
+    }
+
     pub(super) fn text(&mut self, key: &'static str) -> Option<&'a str> {
         self.get(key).and_then(Value::as_str)
     }

@@ -37,6 +37,20 @@ pub struct MoeSpec {
     /// data-parallel ranks (DeepSpeed-MoE, Megatron-Core `expert_model_parallel_size`); 1 = every GPU
     /// holds every expert. Tokens travel to their experts by all-to-all.
     pub ep: u32,
+    /// The router's top-k weights divided by their sum (`norm_topk_prob`: DeepSeek-V2 false, V3 and
+    /// Kimi K2 true). Read by llama.cpp's DeepSeek graph (`expert_weights_norm`); Mixtral and
+    /// Qwen3-MoE normalise and Qwen2-MoE does not whatever it says. Absent = true.
+    pub norm_top_k: bool,
+    /// A bias added to the router's scores to choose the experts, not to weigh them (DeepSeek-V3's
+    /// `e_score_correction_bias`, `topk_method: noaux_tc`; llama.cpp `exp_probs_b`). Absent = false.
+    pub selection_bias: bool,
+    /// Expert groups and the groups a token may pick its experts from (`n_group`, `topk_group`:
+    /// DeepSeek-V3 8 and 4, DeepSeek-V2 8 and 3); 0 or 1 group = none. Absent = 0.
+    pub expert_groups: u32,
+    pub groups_used: u32,
+    /// The routed experts' weights scaled (`routed_scaling_factor`: DeepSeek-V3 2.5); 1 = none.
+    /// Absent = 1.
+    pub routed_scale: f64,
 }
 
 impl Default for MoeSpec {
@@ -52,6 +66,11 @@ impl Default for MoeSpec {
             router_bias: false,
             expert_bias: false,
             ep: 1,
+            norm_top_k: true,
+            selection_bias: false,
+            expert_groups: 0,
+            groups_used: 0,
+            routed_scale: 1.0,
         }
     }
 }

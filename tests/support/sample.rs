@@ -141,6 +141,11 @@ fn model(r: &mut Rng) -> ModelSpec {
             router_bias: r.coin(),
             expert_bias: r.coin(),
             ep: r.small(1, 65_536),
+            norm_top_k: r.coin(),
+            selection_bias: r.coin(),
+            expert_groups: r.small(0, 65_536),
+            groups_used: r.small(0, 65_536),
+            routed_scale: r.range(0.0, 1000.0),
         }
     };
     let pattern = if r.next_u64().is_multiple_of(3) {

@@ -24,6 +24,13 @@ pub struct MoeShape {
     pub ep: u32,
     /// Weights and biases of the routed experts of one layer (0 when dense).
     pub routed_params_per_layer: f64,
+    /// The router's options (`scenario::MoeSpec`): top-k weights normalised, a selection bias,
+    /// expert groups (groups, used; (0, 0) unless 1 < used < groups ≤ experts and groups divide
+    /// the experts, as llama.cpp asserts) and a scale other than 1.
+    pub norm_top_k: bool,
+    pub selection_bias: bool,
+    pub groups: (u32, u32),
+    pub scaled: bool,
 }
 
 impl MoeShape {
@@ -100,7 +107,21 @@ pub fn shape(spec: &MoeSpec, dense_ffn: u32) -> MoeShape {
         capacity_factor: spec.capacity_factor,
         ep: spec.ep.max(1),
         routed_params_per_layer: 0.0,
+        norm_top_k: spec.norm_top_k,
+        selection_bias: spec.selection_bias,
+        groups: expert_groups(spec),
+        scaled: spec.routed_scale != 0.0 && spec.routed_scale != 1.0,
     }
+}
+
+/// Groups and groups used as llama.cpp applies them (`llama-model.cpp` asserts `n_group_used <
+/// n_expert_groups < n_expert` and that the groups divide the experts; `build_moe_ffn` groups only
+/// when `n_expert_groups > 1`): (0, 0) otherwise.
+fn expert_groups(spec: &MoeSpec) -> (u32, u32) {
+    let (g, used) = (spec.expert_groups, spec.groups_used);
+    let valid =
+        g > 1 && g < spec.experts && spec.experts.is_multiple_of(g) && (1..g).contains(&used);
+    if valid { (g, used) } else { (0, 0) }
 }
 
 /// Bytes one GPU sends in one all-to-all of a layer: its routed token rows × hidden × element bytes,

@@ -173,6 +173,11 @@ pub(super) fn moe(m: &MoeSpec, d: &mut Diagnostics) -> MoeSpec {
         router_bias,
         expert_bias,
         ep,
+        norm_top_k,
+        selection_bias,
+        expert_groups,
+        groups_used,
+        routed_scale,
     } = m;
     let z = MoeSpec::default();
     let experts = u(r!("model.moe.experts"), *experts, d);
@@ -199,6 +204,16 @@ pub(super) fn moe(m: &MoeSpec, d: &mut Diagnostics) -> MoeSpec {
         router_bias: *router_bias,
         expert_bias: *expert_bias,
         ep,
+        norm_top_k: *norm_top_k,
+        selection_bias: *selection_bias,
+        expert_groups: u(r!("model.moe.expert_groups"), *expert_groups, d),
+        groups_used: u(r!("model.moe.groups_used"), *groups_used, d),
+        routed_scale: f(
+            r!("model.moe.routed_scale"),
+            *routed_scale,
+            z.routed_scale,
+            d,
+        ),
     }
 }
 

@@ -24,6 +24,7 @@ use super::Buffers;
 use super::dims::{Dims, LayerGraph};
 use super::ggml::Graph;
 use super::graph_llama::{self, Shape};
+use super::graph_mla::{self, MlaShape};
 use super::{gallocr, kv};
 
 const F32: u64 = 4;
@@ -120,6 +121,9 @@ pub const fn replayed_layers(n: u32) -> u32 {
 /// runs in place of its matmul's output (its only consumer), so Qwen2-style Q/K/V biases or biases
 /// on every projection plan exactly like none (measured: tests/data/measured/llamacpp-cpu-variants.json).
 pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
+    if d.layers == LayerGraph::Mla {
+        return mla_plan(d, b);
+    }
     // Shared experts only as Qwen2-MoE has them: one, gated (llama.cpp's `qwen2moe`).
     let shared_ok = d.n_shared == 0 || (d.n_shared == 1 && d.shexp.gate);
     let experts_ok =
@@ -176,7 +180,64 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
 thread_local! {
     /// The last planned shape and its buffer (`None`: the graph did not fit the replay).
     static LAST_PLAN: Cell<Option<(Shape, Option<u64>)>> = const { Cell::new(None) };
+    static LAST_MLA_PLAN: Cell<Option<(MlaShape, Option<u64>)>> = const { Cell::new(None) };
 }
+
+/// Leading dense layers the MLA replay takes before its repeating MoE layers (DeepSeek-V3 has 3).
+pub const MAX_DENSE_LEAD: u32 = 4;
+
+/// A DeepSeek-2/3 model's CPU compute buffer by replaying the planner over `deepseek2`'s graph
+/// ([`graph_mla`]): its leading dense layers, then as many MoE layers as [`replayed_layers`]
+/// gives for the rest (they repeat as a Llama model's do). `None` beyond the replay's capacity.
+fn mla_plan(d: &Dims, b: &Buffers) -> Option<u64> {
+    let m = &d.mla;
+    let experts_ok = d.n_expert == 0 || (1..=MAX_EXPERTS_USED).contains(&d.n_expert_used);
+    if m.dense_lead > MAX_DENSE_LEAD || !experts_ok || !d.gated {
+        return None;
+    }
+    let t = u64::from(b.n_ubatch);
+    let moe_layers = d.n_layer.saturating_sub(m.dense_lead);
+    let s = MlaShape {
+        n_layer: m.dense_lead + replayed_layers(moe_layers),
+        n_embd: d.n_embd,
+        n_head: d.n_head,
+        q_lora: m.q_lora,
+        kv_lora: m.kv_lora,
+        rope: m.rope,
+        nope: m.nope,
+        v: m.v,
+        dense_lead: m.dense_lead,
+        n_ff: d.n_ff,
+        n_vocab: d.n_vocab,
+        n_expert: d.n_expert,
+        n_expert_used: d.n_expert_used,
+        n_ff_exp: d.n_ff_exp,
+        n_ff_shexp: d.shexp.n_ff,
+        norm_w: m.norm_w,
+        selection_bias: m.selection_bias,
+        groups: m.groups,
+        scale: m.scale,
+        n_tokens: t,
+        n_outputs: t.min(u64::from(b.n_batch)),
+        n_kv: stream_cells(b),
+        flash_attn: b.flash_attn,
+        type_k: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_k)),
+    };
+    if let Some((last, bytes)) = LAST_MLA_PLAN.get()
+        && last == s
+    {
+        return bytes;
+    }
+    let mut g = Graph::<MLA_GRAPH_TENSORS>::default();
+    graph_mla::build(&mut g, &s);
+    let bytes = gallocr::plan(&g, 32);
+    LAST_MLA_PLAN.set(Some((s, bytes)));
+    bytes
+}
+
+/// Tensors the MLA replay may hold: up to 4 dense and 12 MoE layers of at most ≈ 110 tensors
+/// (expert groups, 16 experts used, no flash attention) and the inputs.
+pub const MLA_GRAPH_TENSORS: usize = 2048;
 
 /// The cells one stream's attention reads: `n_ctx` with `--kv-unified` (or one sequence), else
 /// `n_ctx / n_seq`; the reserve graph splits its tokens over the streams, so the scores of all

@@ -41,6 +41,25 @@ pub struct Dims {
     pub attention: bool,
     /// Sliding-window layers interleaved with a global one every `swa_period`-th layer (0: none).
     pub swa_period: u32,
+    /// Latent attention as `deepseek2`'s graph builds it (with `LayerGraph::Mla`).
+    pub mla: MlaDims,
+}
+
+/// DeepSeek-2/3's latent attention in llama.cpp's names (`n_lora_q`, `n_lora_kv`, `n_rot`, the
+/// head sizes of `n_embd_head_k_mla` − `n_rot` and `n_embd_head_v_mla`), the leading dense layers
+/// (`n_layer_dense_lead`) and the router's options `build_moe_ffn` reads from the file.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MlaDims {
+    pub q_lora: u64,
+    pub kv_lora: u64,
+    pub rope: u64,
+    pub nope: u64,
+    pub v: u64,
+    pub dense_lead: u32,
+    pub norm_w: bool,
+    pub selection_bias: bool,
+    pub groups: (u64, u64),
+    pub scale: bool,
 }
 
 /// The shared experts of a mixture as llama.cpp stores them: one MLP of width `n_ff` (`n_ff_shexp`:
@@ -68,6 +87,9 @@ pub enum LayerGraph {
     /// Gemma 3 (`gemma3`): Q/K norms, four norms per layer, a dense gated MLP, sliding-window
     /// layers with the global one every `Dims::swa_period`-th layer.
     Gemma3,
+    /// DeepSeek-2/3 (`deepseek2`): latent attention with a latent cache in every layer, leading
+    /// dense SwiGLU layers, then routed experts with ungated shared ones (`Dims::mla`).
+    Mla,
 }
 
 impl Dims {
@@ -109,8 +131,11 @@ impl Dims {
                     )
                 }),
             swa_period: swa_period.unwrap_or(0),
+            mla: mla(m).unwrap_or_default(),
             layers: if gemma3(m, swa_period) {
                 LayerGraph::Gemma3
+            } else if mla(m).is_some() {
+                LayerGraph::Mla
             } else if !kinds.iter().all(plain_layer) || !one_mlp_kind(kinds) {
                 LayerGraph::Other
             } else if qk_norm {
@@ -180,6 +205,55 @@ fn gemma3(m: &ResolvedModel, swa_period: Option<u32>) -> bool {
             )
     };
     kinds.len() == 2 && kinds.iter().all(gemma_layer) && m.tied_embeddings && swa_period.is_some()
+}
+
+/// DeepSeek-2/3's layers as llama.cpp's `deepseek2` graph has them: latent attention with a
+/// latent cache everywhere, SwiGLU, dense layers only before the first mixture of experts, shared
+/// experts without a gate.
+fn mla(m: &ResolvedModel) -> Option<MlaDims> {
+    let kinds = LayerKinds::of(m);
+    let mut dense_lead = 0;
+    let mut dims = None;
+    for il in 0..m.layers {
+        let k = kinds.at(il)?;
+        let MixerShape::Mla {
+            q_lora,
+            kv_lora,
+            nope,
+            rope,
+            v,
+            latent_cache: true,
+            ..
+        } = k.mixer
+        else {
+            return None;
+        };
+        match k.mlp {
+            MlpShape::Dense {
+                kind: FfnKind::SwiGlu,
+                ..
+            } if dense_lead == il => dense_lead += 1,
+            MlpShape::Moe => {}
+            _ => return None,
+        }
+        let u = |x: f64| x.max(0.0) as u64;
+        dims = Some((u(q_lora), u(kv_lora), u(nope), u(rope), u(v)));
+    }
+    let (q_lora, kv_lora, nope, rope, v) = dims?;
+    let moe = &m.moe;
+    let ok = m.ffn_kind == FfnKind::SwiGlu && !moe.shared_gate && m.norm != NormKind::LayerNorm;
+    ok.then_some(MlaDims {
+        q_lora,
+        kv_lora,
+        rope,
+        nope,
+        v,
+        dense_lead,
+        norm_w: moe.norm_top_k,
+        selection_bias: moe.selection_bias,
+        groups: (u64::from(moe.groups.0), u64::from(moe.groups.1)),
+        scale: moe.scaled,
+    })
 }
 
 /// Every layer's MLP is dense, or every layer's a mixture of experts.

@@ -4,6 +4,8 @@
 //!
 //! - Leafs first (`ggml_gallocr_alloc_graph_impl`): every planned leaf (the graph inputs) is
 //!   allocated in leaf order before any node.
+//! - A view is any tensor with a `view_src` (`ggml_impl_is_view`): the view ops, and `set_rows`,
+//!   which writes into its destination.
 //! - Children and views are counted over all nodes; then node by node: allocate it — in place
 //!   of a source when the op allows it (`ggml_op_can_inplace`), the source is planned here (not a
 //!   view, not external), is not an output, has the same layout, and this node is its only
@@ -139,7 +141,7 @@ pub fn plan<const N: usize>(g: &Graph<N>, align: u64) -> Option<u64> {
     }
     for &node in &g.nodes[..g.n_nodes] {
         let t = &g.t[usize::from(node)];
-        if t.op == Op::View {
+        if t.view_src != NONE {
             h[usize::from(t.view_src)].n_views += 1;
         }
         for &s in t.src.iter().filter(|&&s| s != NONE) {
@@ -162,7 +164,7 @@ pub fn plan<const N: usize>(g: &Graph<N>, align: u64) -> Option<u64> {
 /// `ggml_gallocr_allocate_node`.
 fn allocate<const N: usize>(g: &Graph<N>, h: &mut [Hash], list: &mut FreeList, id: Id) {
     let t = &g.t[usize::from(id)];
-    if t.external || h[usize::from(id)].allocated || t.op == Op::View {
+    if t.external || h[usize::from(id)].allocated || t.view_src != NONE {
         return;
     }
     h[usize::from(id)].allocated = true;
@@ -193,7 +195,7 @@ fn release<const N: usize>(g: &Graph<N>, h: &mut [Hash], list: &mut FreeList, s:
         return;
     }
     let p = &g.t[i];
-    if p.op == Op::View {
+    if p.view_src != NONE {
         let r = usize::from(p.view_src);
         h[r].n_views -= 1;
         if h[r].n_views == 0 && h[r].n_children == 0 && h[r].allocated {

@@ -247,6 +247,28 @@ impl<const N: usize> Graph<N> {
         self.view_of(a, ne, nb)
     }
 
+    /// `ggml_transpose(a)`: dimensions 0 and 1 swapped (a view).
+    pub fn transpose(&mut self, a: Id) -> Id {
+        let p = *self.get(a);
+        let ne = [p.ne[1], p.ne[0], p.ne[2], p.ne[3]];
+        let nb = [p.nb[1], p.nb[0], p.nb[2], p.nb[3]];
+        self.view_of(a, ne, nb)
+    }
+
+    /// `ggml_concat(a, b, 0)`: a new tensor of `a`'s type, `a.ne0 + b.ne0` wide.
+    pub fn concat0(&mut self, a: Id, b: Id) -> Id {
+        let (x, y) = (*self.get(a), *self.get(b));
+        let ne = [x.ne[0] + y.ne[0], x.ne[1], x.ne[2], x.ne[3]];
+        self.op(x.ty, ne, Op::Other, [a, b, NONE, NONE])
+    }
+
+    /// `ggml_cont_4d` / `ggml_cont_2d`: a contiguous copy of `a` as `ne` (`ggml_cont` when `ne`
+    /// is `a`'s own).
+    pub fn cont(&mut self, a: Id, ne: [u64; 4]) -> Id {
+        let ty = self.get(a).ty;
+        self.op(ty, ne, Op::Other, [a, NONE, NONE, NONE])
+    }
+
     /// A result shaped and typed like `a` (`ggml_dup_tensor`).
     pub fn like(&mut self, a: Id, op: Op, src: [Id; 4]) -> Id {
         let p = *self.get(a);

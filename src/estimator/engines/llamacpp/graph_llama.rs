@@ -151,6 +151,9 @@ fn ffn<const N: usize>(g: &mut Graph<N>, s: &Shape, w: &Weights, cur: Id) -> Id 
             down: w.down,
             n_used: s.n_expert_used,
             norm_w: s.n_ff_shexp == 0,
+            selection_bias: None,
+            groups: (0, 0),
+            scale: false,
         };
         let routed = graph_moe::moe_ffn(g, cur, &e);
         if s.n_ff_shexp == 0 {
@@ -168,7 +171,7 @@ fn ffn<const N: usize>(g: &mut Graph<N>, s: &Shape, w: &Weights, cur: Id) -> Id 
 
 /// `build_ffn` with `LLM_FFN_SILU, LLM_FFN_PAR`: gate and up of `cur`, `ggml_swiglu_split(gate,
 /// up)`, down.
-fn swiglu<const N: usize>(g: &mut Graph<N>, cur: Id, up_w: Id, down_w: Id) -> Id {
+pub(super) fn swiglu<const N: usize>(g: &mut Graph<N>, cur: Id, up_w: Id, down_w: Id) -> Id {
     let up = g.mul_mat(up_w, cur);
     let gate = g.mul_mat(up_w, cur);
     let act = g.like(gate, Op::Other, [gate, up, NONE, NONE]);
@@ -191,7 +194,7 @@ struct Weights {
 }
 
 /// `build_norm` (RMS): the norm, then the weight (both ops may run in place).
-fn norm<const N: usize>(g: &mut Graph<N>, x: Id, w: Id) -> Id {
+pub(super) fn norm<const N: usize>(g: &mut Graph<N>, x: Id, w: Id) -> Id {
     let n = g.like(x, Op::Inplace, [x, NONE, NONE, NONE]);
     g.like(n, Op::Inplace, [n, w, NONE, NONE])
 }

@@ -20,6 +20,14 @@ pub struct Experts {
     pub n_used: u64,
     /// The top-k weights divided by their sum (`norm_w`: Mixtral, Qwen3-MoE; not Qwen2-MoE).
     pub norm_w: bool,
+    /// The expert-selection bias added to the scores before the top-k (`exp_probs_b`,
+    /// DeepSeek-V3's `e_score_correction_bias`; external), if the model has one.
+    pub selection_bias: Option<Id>,
+    /// Expert groups and the groups a token may use (`n_expert_groups`, `n_group_used`;
+    /// DeepSeek-V3 8 and 4): the top groups are chosen first, the rest masked. 0 or 1 = none.
+    pub groups: (u64, u64),
+    /// The top-k weights scaled (`expert_weights_scale` other than 0 and 1: DeepSeek-V3's 2.5).
+    pub scale: bool,
 }
 
 /// The FFN of `cur` (`[n_embd, T]`, the FFN norm's output), in `build_moe_ffn`'s order of
@@ -31,7 +39,16 @@ pub fn moe_ffn<const N: usize>(g: &mut Graph<N>, cur: Id, e: &Experts) -> Id {
     // Soft-max runs in place of the logits (their one consumer).
     let probs = g.like(logits, Op::Inplace, [logits, NONE, NONE, NONE]);
     let n_expert = g.ne(probs)[0];
-    let selected = g.argsort_top_k(probs, k);
+    // The scores the top-k reads: biased (a buffer of its own: the probabilities are read again
+    // for the weights) and masked to the top groups.
+    let mut selection = match e.selection_bias {
+        Some(b) => g.like(probs, Op::Inplace, [probs, b, NONE, NONE]),
+        None => probs,
+    };
+    if e.groups.0 > 1 && e.groups.1 > 0 {
+        selection = top_groups(g, selection, e.groups);
+    }
+    let selected = g.argsort_top_k(selection, k);
     let probs_3d = g.reshape(probs, [1, n_expert, t, 1]);
     let mut weights = g.get_rows(probs_3d, selected);
     if e.norm_w {
@@ -42,6 +59,9 @@ pub fn moe_ffn<const N: usize>(g: &mut Graph<N>, cur: Id, e: &Experts) -> Id {
         let sum = g.like(sum, Op::Inplace, [sum, NONE, NONE, NONE]);
         let normed = g.like(weights_2d, Op::Inplace, [weights_2d, sum, NONE, NONE]);
         weights = g.reshape(normed, [1, k, t, 1]);
+    }
+    if e.scale {
+        weights = g.like(weights, Op::Inplace, [weights, NONE, NONE, NONE]);
     }
     g.expand(weights);
     let cur_3d = g.reshape(cur, [n_embd, 1, t, 1]);
@@ -83,4 +103,24 @@ pub fn moe_ffn<const N: usize>(g: &mut Graph<N>, cur: Id, e: &Experts) -> Id {
         );
     }
     out
+}
+
+/// `build_moe_ffn`'s group selection: each group's two best scores summed, the `used` best groups
+/// kept, every other expert's score set to −∞ (`ggml_fill`, then `ggml_set_rows` of the kept
+/// groups into it); returns the masked scores `[n_expert, T]`.
+fn top_groups<const N: usize>(g: &mut Graph<N>, scores: Id, (groups, used): (u64, u64)) -> Id {
+    let [n_expert, t, _, _] = g.ne(scores);
+    let per = n_expert / groups;
+    let by_group = g.reshape(scores, [per, groups, t, 1]);
+    let best2 = g.argsort_top_k(by_group, 2);
+    let rows = g.reshape(by_group, [1, per, groups, t]);
+    let top2 = g.get_rows(rows, best2);
+    let top2 = g.reshape(top2, [2, groups, t, 1]);
+    let group_scores = g.sum_rows(top2);
+    let group_scores = g.reshape(group_scores, [groups, t, 1, 1]);
+    let kept = g.argsort_top_k(group_scores, used);
+    let kept_scores = g.get_rows(by_group, kept);
+    let masked = g.like(by_group, Op::Inplace, [by_group, NONE, NONE, NONE]);
+    let masked = g.set_rows(masked, kept_scores, kept);
+    g.reshape(masked, [n_expert, t, 1, 1])
 }

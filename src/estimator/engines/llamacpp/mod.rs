@@ -10,6 +10,7 @@ pub mod dims;
 pub mod gallocr;
 pub mod ggml;
 pub mod graph_llama;
+pub mod graph_mla;
 pub mod graph_moe;
 pub mod kind_weights;
 pub mod kv;
