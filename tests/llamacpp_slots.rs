@@ -56,10 +56,22 @@ fn fit_is_named_where_it_could_change_an_unset_flag() {
     assert!(fit("llama-server -m m.gguf -c 8192"), "-ngl unset");
     assert!(!fit("llama-server -m m.gguf -c 8192 -ngl 99"), "both set");
     assert!(!fit("llama-server -m m.gguf -fit off"));
-    assert!(!fit("llama-cli -m m.gguf"), "fit is llama-server's");
+    // common_init_from_params fits for llama-cli as for llama-server.
+    assert!(fit("llama-cli -m m.gguf"));
     assert!(parse("llama-server -fit maybe", &base).is_err());
     let p = parse("llama-server -m m.gguf", &base).unwrap();
     assert!(notes(&p).iter().any(|n| n.contains("-fit on")));
+    // -c unset is llama.cpp's 0, the training context; an explicit -c 0 is never lowered.
+    assert_eq!((p.settings.n_ctx, p.settings.fit_ctx), (0, 4096));
+    assert!(notes(&p).iter().any(|n| n.contains("training context")));
+    let p = parse("llama-server -m m.gguf -c 0", &base).unwrap();
+    assert_eq!((p.settings.n_ctx, p.settings.fit_ctx), (0, 0));
+    let p = parse("llama-server -m m.gguf -fitt 2048,512 -fitc 8192", &base).unwrap();
+    assert_eq!(
+        (p.settings.fit_target_mib, p.settings.fit_ctx),
+        (2048, 8192)
+    );
+    assert!(!parse("llama-server -fit off", &base).unwrap().settings.fit);
 }
 
 /// Gemma 3 27B at 32K: llama-server's default 4 unified slots keep every slot's window in the

@@ -109,7 +109,11 @@ fn llamacpp(b: &crate::estimator::engines::llamacpp::Buffers) -> Value {
     json!({
         "file_type": b.file_type.name(),
         "n_ctx": b.n_ctx, "n_batch": b.n_batch, "n_ubatch": b.n_ubatch, "n_seq": b.n_seq,
-        "n_stream": b.n_stream, "flash_attn": b.flash_attn,
+        "n_stream": b.n_stream,
+        "fit": b.fit.map(|f| json!({
+            "from_n_ctx": f.from, "n_ctx": f.to, "free_bytes": f.free, "target_bytes": f.target,
+        })),
+        "flash_attn": b.flash_attn,
         "layers_on_gpu": b.layers_on_gpu, "output_on_gpu": b.output_on_gpu, "n_layer": b.n_layer,
         "devices": devices,
         "host": {

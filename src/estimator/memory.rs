@@ -495,7 +495,7 @@ fn cp_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Diagnostics
 }
 
 /// What the fit is measured against: the memory a process can allocate on the GPU.
-fn capacity(gpu: &GpuChoice) -> Bytes {
+pub(crate) fn capacity(gpu: &GpuChoice) -> Bytes {
     match gpu {
         GpuChoice::Catalog(id) => crate::hardware::usable(*id),
         // The custom GPU's `memory_gb` as resolved (clamped), read as the catalog reads a

@@ -196,6 +196,20 @@ pub fn section(b: &Buffers) -> String {
             ""
         },
     );
+    if let Some(f) = &b.fit {
+        let mib = |x: u64| x as f64 / 1_048_576.0;
+        let what = if f.reduced() {
+            format!("lowered the context from {} to {} cells", f.from, f.to)
+        } else {
+            format!("kept the training context ({} cells)", f.from)
+        };
+        let _ = writeln!(
+            out,
+            "  -fit (-c unset): {what} to leave {:.0} MiB of the GPU's {:.0} MiB free (assumed: usable memory − CUDA context)",
+            mib(f.target),
+            mib(f.free)
+        );
+    }
     let _ = writeln!(out, "  the load log should print:");
     for l in log_lines(b).lines() {
         let _ = writeln!(out, "    {l}");

@@ -24,8 +24,8 @@ pub struct ParsedCommand {
     /// llama-server's `-np` auto applied (no `-np`, or a negative one): 4 slots sharing one unified
     /// cache (tools/server/server.cpp).
     pub slots_auto: bool,
-    /// llama-server's `-fit` is on (its default) and `-c` or `-ngl` is unset: it would lower them
-    /// where the model does not fit.
+    /// llama-server's `-fit` is on (its default) and `-ngl` is unset: where even `--fit-ctx`
+    /// cells do not fit it lowers `-ngl`, which the estimate does not follow.
     pub fit_on: bool,
     /// What the command said about `-np`, `-c` and `--kv-unified-per-slot` (applied after the
     /// loop, as llama-server does).
@@ -164,7 +164,7 @@ pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
         ignored: Vec::new(),
         not_modelled: Vec::new(),
         slots_auto: false,
-        fit_on: is_server(first),
+        fit_on: false,
         np_flag: None,
         ctx_given: false,
         ngl_given: false,
@@ -209,7 +209,12 @@ pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
             unknown.join(", ")
         ));
     }
-    p.fit_on &= !(p.ctx_given && p.ngl_given);
+    // llama.cpp's own default for `-c` is 0, the training context (which `-fit` may lower).
+    if !p.ctx_given {
+        p.settings.n_ctx = 0;
+    }
+    // `-fit` is a llama-server and llama-cli switch, on by default in both (common/common.h).
+    p.fit_on = p.settings.fit && !p.ngl_given;
     if is_server(first) {
         server_defaults(&mut p, &mut errors);
     } else if let Some(np) = p.np_flag {
@@ -261,20 +266,20 @@ fn apply_flag(
             p.file_type = GgufFileType::find(&m);
             p.model = Some(m);
         }
-        "-c" | "--ctx-size" => {
-            s.n_ctx = number(flag, value())?;
-            p.ctx_given = true;
-        }
-        "--kv-unified-per-slot" => p.per_slot = Some(number(flag, value())?),
-        "-kvu" | "--kv-unified" => s.kv_unified = true,
-        "-no-kvu" | "--no-kv-unified" => s.kv_unified = false,
-        "-fit" | "--fit" => {
-            let v = value().ok_or_else(|| format!("{flag} needs on or off"))?;
-            p.fit_on = match v.as_str() {
-                "on" | "1" | "true" | "enabled" => true,
-                "off" | "0" | "false" | "disabled" => false,
-                _ => return Err(format!("{flag}: \"{v}\" is not on or off")),
-            };
+        "-c"
+        | "--ctx-size"
+        | "-fitt"
+        | "--fit-target"
+        | "-fitc"
+        | "--fit-ctx"
+        | "-fit"
+        | "--fit"
+        | "--kv-unified-per-slot"
+        | "-kvu"
+        | "--kv-unified"
+        | "-no-kvu"
+        | "--no-kv-unified" => {
+            context_flag(p, flag, value)?;
         }
         "-b" | "--batch-size" => s.n_batch = number(flag, value())?,
         "-ub" | "--ubatch-size" => s.n_ubatch = number(flag, value())?,
@@ -340,6 +345,44 @@ fn with_value(flag: &str, takes: bool, value: &mut dyn FnMut() -> Option<String>
     }
 }
 
+/// The flags that size the context and the cache's streams (`-c`, `-fit*`, `--kv-unified*`).
+fn context_flag(
+    p: &mut ParsedCommand,
+    flag: &str,
+    value: &mut dyn FnMut() -> Option<String>,
+) -> Result<(), String> {
+    let s = &mut p.settings;
+    match flag {
+        "-c" | "--ctx-size" => {
+            s.n_ctx = number(flag, value())?;
+            p.ctx_given = true;
+            // An explicit `-c 0` asks for the full training context: `-fit` never lowers it.
+            if s.n_ctx == 0 {
+                s.fit_ctx = 0;
+            }
+        }
+        "-fitt" | "--fit-target" => {
+            let v = value().ok_or_else(|| format!("{flag} needs MiB"))?;
+            // One value per GPU; the first is the one GPU `fit` is modelled on.
+            let first = v.split([',', '/']).next().unwrap_or_default().to_owned();
+            s.fit_target_mib = number(flag, Some(first))?;
+        }
+        "-fitc" | "--fit-ctx" => s.fit_ctx = number(flag, value())?,
+        "--kv-unified-per-slot" => p.per_slot = Some(number(flag, value())?),
+        "-kvu" | "--kv-unified" => s.kv_unified = true,
+        "-no-kvu" | "--no-kv-unified" => s.kv_unified = false,
+        _ => {
+            let v = value().ok_or_else(|| format!("{flag} needs on or off"))?;
+            s.fit = match v.as_str() {
+                "on" | "1" | "true" | "enabled" => true,
+                "off" | "0" | "false" | "disabled" => false,
+                _ => return Err(format!("{flag}: \"{v}\" is not on or off")),
+            };
+        }
+    }
+    Ok(())
+}
+
 /// `-fa on|off|auto` (a bare `-fa` is handled by `parse`).
 fn flash(value: &mut dyn FnMut() -> Option<String>) -> Result<FlashAttn, String> {
     match value().as_deref() {
@@ -391,9 +434,15 @@ pub fn notes(p: &ParsedCommand) -> Vec<String> {
                 .to_owned(),
         );
     }
+    if p.settings.fit && p.settings.n_ctx == 0 {
+        out.push(format!(
+            "-c unset: the model's training context, which -fit (on by default) lowers on one GPU to leave {} MiB free (to {} cells at least)",
+            p.settings.fit_target_mib, p.settings.fit_ctx
+        ));
+    }
     if p.fit_on {
         out.push(
-            "-fit on (llama-server's default): where the model does not fit, llama-server lowers an unset -c (to 4096 at least) and -ngl to leave 1 GiB free per GPU; not modelled: the estimate is for the settings as written"
+            "-ngl unset with -fit on: where even that context does not fit, llama-server lowers -ngl; not modelled (the estimate keeps every layer on the GPU)"
                 .to_owned(),
         );
     }

@@ -82,9 +82,10 @@ pub enum FlashAttn {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlamaCpp {
-    /// `-c, --ctx-size`: context tokens of the whole cache (all `-np` slots); 0 = the model's
-    /// training context, not known here: then the inference prompt + generated tokens.
-    /// Rounded up to a multiple of 256. Valid: 0 ..= 10^7.
+    /// `-c, --ctx-size`: context tokens of the whole cache (all `-np` slots); 0 (llama.cpp's
+    /// default) = the model's training context, `n_ctx_train` (`model.transformer.max_positions`,
+    /// the GGUF's `context_length`), which `fit` may lower. Rounded up to a multiple of 256.
+    /// Valid: 0 ..= 10^7.
     pub n_ctx: u32,
     /// `-b, --batch-size`: logical batch. Valid: 1 ..= 10^6.
     pub n_batch: u32,
@@ -123,6 +124,17 @@ pub struct LlamaCpp {
     /// default is off; the C API's (`llama_context_default_params`), and so llama-cpp-python's
     /// `Llama(swa_full=None)`, is on.
     pub swa_full: bool,
+    /// `-fit on|off` (llama-server's default on, common/fit.cpp): with `-c` unset (`n_ctx` 0) on
+    /// one GPU, the context is lowered from the training context, by linear interpolation between
+    /// the memory at `fit_ctx` and at the training context, to leave `fit_target_mib` free (the
+    /// GPU's free memory taken as its usable memory minus `overheads.cuda_context_mib`). Lowering
+    /// `-ngl` or splitting layers when even `fit_ctx` does not fit is not modelled.
+    pub fit: bool,
+    /// `-fitt, --fit-target`: MiB to leave free on the GPU (default 1024). Valid: 0 ..= 10^6.
+    pub fit_target_mib: u32,
+    /// `-fitc, --fit-ctx`: the smallest context `fit` sets (default 4096); 0 = never lowered (as an
+    /// explicit `-c 0` asks for the full training context). Valid: 0 ..= 10^7.
+    pub fit_ctx: u32,
     /// Not a flag: the host's memory bandwidth, GB/s, which bounds the layers `-ngl` leaves on the
     /// CPU at decode (64 = dual-channel DDR5-4000 at its theoretical rate). Valid: 0.001 ..= 10^6.
     pub host_memory_gb_s: f64,
@@ -152,6 +164,9 @@ impl Default for LlamaCpp {
             mmap: true,
             cpu_only: false,
             swa_full: false,
+            fit: true,
+            fit_target_mib: 1024,
+            fit_ctx: 4096,
             host_memory_gb_s: 64.0,
             host_tflops: 2.4,
         }

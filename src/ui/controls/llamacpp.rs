@@ -37,6 +37,16 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate) {
     file_type_ui(ui, weights);
     settings_ui(ui, l, layers);
     if let Some(b) = &est.llamacpp {
+        if let Some(f) = b
+            .fit
+            .filter(crate::estimator::engines::llamacpp::fit::Fitted::reduced)
+        {
+            ui.label(format!(
+                "-fit lowered the context from {} to {} cells to fit the GPU.",
+                f.from, f.to
+            ))
+            .on_hover_text("llama-server's -fit with -c unset: the context that leaves --fit-target MiB of the GPU's free memory (assumed: its usable memory less the CUDA context).");
+        }
         ui.label(RichText::new("The load log should print:").strong());
         for line in crate::report::llamacpp::log_lines(b).lines() {
             ui.label(RichText::new(line).monospace().small());
@@ -73,7 +83,7 @@ fn settings_ui(ui: &mut Ui, l: &mut LlamaCpp, layers: u32) {
         true,
         "-c, ctx-size",
         "tokens",
-        "Context cells of the whole cache (all -np slots), padded to 256; 0 = the model's training context (here: prompt + generated).",
+        "Context cells of the whole cache (all -np slots), padded to 256; 0 = the model's training context (Max positions), which -fit lowers to fit one GPU.",
     );
     int_slider(
         ui,
@@ -149,6 +159,12 @@ fn placement_ui(ui: &mut Ui, l: &mut LlamaCpp, layers: u32) {
         &mut l.no_kv_offload,
         "-nkvo, no-kv-offload",
         "The whole KV cache in host memory.",
+    );
+    toggle(
+        ui,
+        &mut l.fit,
+        "-fit",
+        "With -c 0 (unset) on one GPU: lower the context from the training context to leave --fit-target MiB free (llama-server's and llama-cli's default: on).",
     );
     toggle(
         ui,

@@ -7,6 +7,7 @@
 
 pub mod compute;
 pub mod dims;
+pub mod fit;
 pub mod gallocr;
 pub mod ggml;
 pub mod graph_llama;
@@ -88,6 +89,8 @@ pub struct Buffers {
     /// The recurrent state of Mamba / gated-DeltaNet layers (`llama_memory_recurrent`, the `RS
     /// buffer`; empty without such layers), included in the KV totals of `dev` and `host_kv`.
     pub rs: RsState,
+    /// What llama-server's `-fit` did to an unset `-c` (`None`: `-c` set, `-fit off`, not one GPU).
+    pub fit: Option<fit::Fitted>,
     pub settings: LlamaCpp,
     pub file_type: GgufFileType,
 }
@@ -165,7 +168,10 @@ pub fn buffers(r: &Resolved) -> Option<Buffers> {
     buffers_of(&r.scenario, r.model)
 }
 
-/// The buffers of a resolved scenario `sc` (its numbers in range) and its model.
+/// The buffers of a resolved scenario `sc` (its numbers in range) and its model. `-c 0` is the
+/// training context (`model.transformer.max_positions`; prompt + generated tokens if 0), which
+/// llama-server's `-fit` lowers on one GPU where the buffers would not leave its target free
+/// ([`fit`]).
 pub fn buffers_of(sc: &Scenario, m: &ResolvedModel) -> Option<Buffers> {
     let s = *sc.inference.engine.as_ref()?.llamacpp()?;
     if m.family != crate::scenario::ModelFamily::Transformer || sc.mode != Mode::Inference {
@@ -177,6 +183,44 @@ pub fn buffers_of(sc: &Scenario, m: &ResolvedModel) -> Option<Buffers> {
     } else {
         sc.parallel.gpus().clamp(1, MAX_SPLIT as u64) as usize
     };
+    let i = &sc.inference;
+    let train = match sc.model.transformer.max_positions {
+        0 => i.prompt_tokens.saturating_add(i.generated_tokens),
+        n => n,
+    };
+    let kinds = layer_kinds::LayerKinds::of(m);
+    let build = |s: &LlamaCpp| layout(sc, &d, &kinds, s, gpus, train);
+    if gpus == 1 {
+        let streams = kv::streams(&s, s.n_parallel.max(1));
+        let free = crate::estimator::memory::capacity(&sc.gpu).get()
+            - sc.overheads.cuda_context_mib * 1_048_576.0;
+        // (A closure over `LlamaCpp { n_ctx, ..s }` made rustc 1.95 panic (broken MIR): one field set instead.)
+        let at = |n_ctx: u32| {
+            let mut t = s;
+            t.n_ctx = n_ctx;
+            t
+        };
+        let used = |n_ctx: u32| build(&at(n_ctx)).dev[0].total();
+        if let Some(f) = fit::context(&s, train, streams, free.max(0.0) as u64, used) {
+            let mut b = build(&at(f.to));
+            b.settings = s;
+            b.fit = Some(f);
+            return Some(b);
+        }
+    }
+    Some(build(&s))
+}
+
+/// The buffers of `s` on `gpus` GPUs (0: the CPU backend alone), `-c 0` taking `train` cells.
+fn layout(
+    sc: &Scenario,
+    d: &Dims,
+    kinds: &layer_kinds::LayerKinds<'_>,
+    s: &LlamaCpp,
+    gpus: usize,
+    train: u32,
+) -> Buffers {
+    let s = *s;
     let p = Placement::new(d.n_layer, s.n_gpu_layers, gpus, &s.tensor_split);
     let ftype = file_type(sc);
     let mut b = Buffers {
@@ -188,19 +232,10 @@ pub fn buffers_of(sc: &Scenario, m: &ResolvedModel) -> Option<Buffers> {
         flash_attn: flash_attn(&s),
         ..Buffers::default()
     };
-    let kinds = layer_kinds::LayerKinds::of(m);
-    weights(&mut b, &d, &kinds, &p, ftype);
-    let i = &sc.inference;
-    kv::place(
-        &mut b,
-        &d,
-        &kinds,
-        &p,
-        &s,
-        i.prompt_tokens.saturating_add(i.generated_tokens),
-    );
-    compute::reserve(&mut b, &d);
-    Some(b)
+    weights(&mut b, d, kinds, &p, ftype);
+    kv::place(&mut b, d, kinds, &p, &s, train);
+    compute::reserve(&mut b, d);
+    b
 }
 
 /// `-fa auto` is on (every CUDA GPU of the catalog and the CPU backend support it); a quantized V

@@ -29,6 +29,9 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         mmap,
         cpu_only,
         swa_full,
+        fit,
+        fit_target_mib,
+        fit_ctx,
         host_memory_gb_s,
         host_tflops,
     } = l;
@@ -56,6 +59,10 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         mmap: *mmap,
         cpu_only: *cpu_only,
         swa_full: *swa_full,
+        fit: *fit,
+        fit_target_mib: const { field("inference.engine.llamacpp.fit_target_mib") }
+            .clamp_u32(*fit_target_mib, d),
+        fit_ctx: const { field("inference.engine.llamacpp.fit_ctx") }.clamp_u32(*fit_ctx, d),
         host_memory_gb_s: const { field("inference.engine.llamacpp.host_memory_gb_s") }.clamp(
             *host_memory_gb_s,
             LlamaCpp::default().host_memory_gb_s,

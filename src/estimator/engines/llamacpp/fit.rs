@@ -1,0 +1,90 @@
+//! llama-server's `-fit` (on by default) for an unset `-c`: the context it picks on one GPU
+//! (llama.cpp@0c1e57098 `common/fit.cpp` `common_params_fit_impl`, steps 1 and 2).
+//!
+//! - The context starts at the training context times the cache's streams (`n_ctx_max`; one stream
+//!   with `--kv-unified`, one per `-np` slot without).
+//! - If the GPU's model, KV and compute buffers at `n_ctx_max` leave at least `--fit-target`
+//!   (1,024 MiB) of its free memory, nothing changes.
+//! - Else, unless `-c 0` asked for the full context or `n_ctx_max` is at most `--fit-ctx` (4,096)
+//!   times the streams, the buffers are measured again at that minimum, and the context is
+//!   interpolated linearly between the two to use the free memory less the target, rounded down to
+//!   a multiple of 256 × streams, at least the minimum. Below the minimum llama-server goes on to
+//!   lower `-ngl` (step 3): not modelled here, the estimate then keeps the minimum.
+//!
+//! The free memory is an assumption: the GPU's usable memory less the scenario's CUDA context
+//! (`overheads.cuda_context_mib`); other processes on the GPU lower it further.
+
+use crate::scenario::LlamaCpp;
+
+/// What `-fit` did: the context it started from, the one it picked, and the memory it aimed at.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fitted {
+    /// `n_ctx_max`: the training context times the streams.
+    pub from: u32,
+    /// The context used (`from` when the buffers fit with the target left free).
+    pub to: u32,
+    /// The GPU's free memory assumed and the target left free, bytes.
+    pub free: u64,
+    pub target: u64,
+}
+
+impl Fitted {
+    pub const fn reduced(&self) -> bool {
+        self.to < self.from
+    }
+}
+
+/// The context `-fit` gives `s` on one GPU whose buffers at a context of `n` cells total
+/// `used(n)` bytes, with `free` bytes free; `None` when it does not apply (`-c` set, `-fit off`).
+///
+/// ```
+/// use vram_explorer::estimator::engines::llamacpp::fit::context;
+/// use vram_explorer::scenario::LlamaCpp;
+/// let s = LlamaCpp { n_ctx: 0, ..LlamaCpp::default() };
+/// // 4 GiB of weights and 128 KiB of KV per cell on a GPU with 12 GiB free.
+/// let used = |n: u32| (4u64 << 30) + u64::from(n) * (128 << 10);
+/// let f = context(&s, 131_072, 1, 12 << 30, used).unwrap();
+/// // (12 − 1 − 4) GiB of KV = 57,344 cells.
+/// assert_eq!((f.from, f.to), (131_072, 57_344));
+/// let c0 = LlamaCpp { fit_ctx: 0, ..s };
+/// assert_eq!(context(&c0, 131_072, 1, 12 << 30, used).unwrap().to, 131_072);
+/// assert!(context(&LlamaCpp { n_ctx: 8192, ..s }, 131_072, 1, 12 << 30, used).is_none());
+/// ```
+pub fn context(
+    s: &LlamaCpp,
+    train: u32,
+    streams: u32,
+    free: u64,
+    used: impl Fn(u32) -> u64,
+) -> Option<Fitted> {
+    if s.n_ctx != 0 || !s.fit {
+        return None;
+    }
+    let streams = streams.max(1);
+    let from = train.max(1).saturating_mul(streams);
+    let target = u64::from(s.fit_target_mib) << 20;
+    let mut f = Fitted {
+        from,
+        to: from,
+        free,
+        target,
+    };
+    let used_max = used(from);
+    let min = s.fit_ctx.saturating_mul(streams);
+    if free.saturating_sub(used_max) >= target || s.fit_ctx == 0 || from <= min {
+        return Some(f);
+    }
+    let goal = i128::from(free) - i128::from(target);
+    let used_min = i128::from(used(min));
+    let used_max = i128::from(used_max);
+    f.to = if goal > used_min && used_max > used_min {
+        let span = i128::from(from - min);
+        let n = i128::from(min) + span * (goal - used_min) / (used_max - used_min);
+        let n = u32::try_from(n.clamp(0, i128::from(from))).unwrap_or(from);
+        let align = 256 * streams;
+        (n - n % align).max(min)
+    } else {
+        min
+    };
+    Some(f)
+}
