@@ -92,56 +92,11 @@ def write_gemma3(path, m):
 
 
 def write_deepseek2(path, m):
-    import gguf
+    """The tiny `deepseek2` file: DeepSeek-V3's router (sigmoid, the selection bias, normalised weights,
+    scale 1) without expert groups (measure_mla.write_mla)."""
+    import measure_mla
 
-    e, h = m["n_embd"], m["n_head"]
-    kv_lora, rope, nope, v = m["kv_lora"], m["rope"], m["nope"], m["v"]
-    shape = (m["n_layer"], e, h, 1, m["n_ff"], m["n_vocab"])
-    # The MLA file convention (convert_hf_to_gguf.py since 2025): one KV head of kv_lora + rope.
-    w = loader_mod.begin(gguf, path, "deepseek2", "tiny-deepseek2", shape, kv_lora + rope, rope, kv_lora)
-    w.add_q_lora_rank(m["q_lora"])
-    w.add_kv_lora_rank(kv_lora)
-    w.add_key_length_mla(nope + rope)
-    w.add_value_length_mla(v)
-    w.add_leading_dense_block_count(m["dense_lead"])
-    w.add_expert_count(m["n_expert"])
-    w.add_expert_used_count(m["n_expert_used"])
-    w.add_expert_shared_count(m["n_shared"])
-    w.add_expert_feed_forward_length(m["n_ff_exp"])
-    w.add_expert_weights_scale(1.0)
-    w.add_expert_weights_norm(True)
-    w.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
-    tensor = tensor_writer(w)
-    tensor("token_embd.weight", m["n_vocab"], e)
-    for i in range(m["n_layer"]):
-        tensor(f"blk.{i}.attn_norm.weight", e)
-        tensor(f"blk.{i}.attn_q_a_norm.weight", m["q_lora"])
-        tensor(f"blk.{i}.attn_kv_a_norm.weight", kv_lora)
-        tensor(f"blk.{i}.attn_q_a.weight", m["q_lora"], e)
-        tensor(f"blk.{i}.attn_q_b.weight", h * (nope + rope), m["q_lora"])
-        tensor(f"blk.{i}.attn_kv_a_mqa.weight", kv_lora + rope, e)
-        tensor(f"blk.{i}.attn_k_b.weight", h, kv_lora, nope)
-        tensor(f"blk.{i}.attn_v_b.weight", h, v, kv_lora)
-        tensor(f"blk.{i}.attn_output.weight", e, h * v)
-        tensor(f"blk.{i}.ffn_norm.weight", e)
-        if i < m["dense_lead"]:
-            tensor(f"blk.{i}.ffn_gate.weight", m["n_ff"], e)
-            tensor(f"blk.{i}.ffn_up.weight", m["n_ff"], e)
-            tensor(f"blk.{i}.ffn_down.weight", e, m["n_ff"])
-        else:
-            f, n = m["n_ff_exp"], m["n_expert"]
-            tensor(f"blk.{i}.ffn_gate_inp.weight", n, e, f32=True)
-            tensor(f"blk.{i}.exp_probs_b.bias", n)
-            tensor(f"blk.{i}.ffn_gate_exps.weight", n, f, e)
-            tensor(f"blk.{i}.ffn_up_exps.weight", n, f, e)
-            tensor(f"blk.{i}.ffn_down_exps.weight", n, e, f)
-            s = f * m["n_shared"]
-            tensor(f"blk.{i}.ffn_gate_shexp.weight", s, e)
-            tensor(f"blk.{i}.ffn_up_shexp.weight", s, e)
-            tensor(f"blk.{i}.ffn_down_shexp.weight", e, s)
-    tensor("output_norm.weight", e)
-    tensor("output.weight", m["n_vocab"], e)
-    loader_mod.finish(w)
+    measure_mla.write_mla(path, {**m, "scale": 1.0, "norm": True, "gating": "sigmoid", "probs_b": True})
 
 
 def write_qwen2(path, m, arch="qwen2"):

@@ -159,12 +159,8 @@ fn ffn<const N: usize>(g: &mut Graph<N>, s: &Shape, w: &Weights, cur: Id) -> Id 
         if s.n_ff_shexp == 0 {
             return routed;
         }
-        let shared = swiglu(g, cur, w.shexp_up, w.shexp_down);
-        let gate_inp = g.mul_mat(w.shexp_gate, cur);
-        let silu = g.like(gate_inp, Op::Inplace, [gate_inp, NONE, NONE, NONE]);
-        let gate = g.like(silu, Op::Inplace, [silu, gate_inp, NONE, NONE]);
-        let out = g.like(shared, Op::Inplace, [shared, gate, NONE, NONE]);
-        return g.like(routed, Op::Inplace, [routed, out, NONE, NONE]);
+        let shared = (w.shexp_up, w.shexp_down);
+        return graph_moe::add_shared(g, cur, routed, shared, Some(w.shexp_gate));
     }
     swiglu(g, cur, w.up, w.down)
 }

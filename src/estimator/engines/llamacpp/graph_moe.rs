@@ -8,6 +8,7 @@
 
 use super::compute::MAX_EXPERTS_USED;
 use super::ggml::{Graph, Id, NONE, Op};
+use super::graph_llama::swiglu;
 
 /// One layer's expert weights (external: never planned).
 pub struct Experts {
@@ -123,4 +124,28 @@ fn top_groups<const N: usize>(g: &mut Graph<N>, scores: Id, (groups, used): (u64
     let masked = g.like(by_group, Op::Inplace, [by_group, NONE, NONE, NONE]);
     let masked = g.set_rows(masked, kept_scores, kept);
     g.reshape(masked, [n_expert, t, 1, 1])
+}
+
+/// The shared experts beside the routed ones, added to them in place: their SwiGLU FFN, scaled
+/// first by Qwen2-MoE's sigmoid gate of one row if the model has one (`silu(x) / x`, the division
+/// in place; `src/models/qwen2moe.cpp`), else ungated (DeepSeek, `src/models/deepseek2.cpp`). Built
+/// depth first from the sum, as the layer's final expand reaches them.
+pub fn add_shared<const N: usize>(
+    g: &mut Graph<N>,
+    cur: Id,
+    routed: Id,
+    (up, down): (Id, Id),
+    gate: Option<Id>,
+) -> Id {
+    let shared = swiglu(g, cur, up, down);
+    let out = match gate {
+        Some(w) => {
+            let gate_inp = g.mul_mat(w, cur);
+            let silu = g.like(gate_inp, Op::Inplace, [gate_inp, NONE, NONE, NONE]);
+            let gate = g.like(silu, Op::Inplace, [silu, gate_inp, NONE, NONE]);
+            g.like(shared, Op::Inplace, [shared, gate, NONE, NONE])
+        }
+        None => shared,
+    };
+    g.like(routed, Op::Inplace, [routed, out, NONE, NONE])
 }
