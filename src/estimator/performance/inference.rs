@@ -137,7 +137,7 @@ pub fn inference(
         generated * (pp * (decode_stage - d.time_s) + launch.loop_s) / x.tokens_per_step
     });
     // llama.cpp: the layers -ngl leaves on the host run there.
-    let work = llama_time::Work::new(prefill_flops, decode_flops, prompt, ctx);
+    let work = llama_time::Work::new(prefill_flops, decode_flops, prompt, (ctx, seqs * positions));
     let (ttft_s, tpot_s, host) = llama_time::of(s, m, (ttft_s, tpot_s), i.host_bw, &work);
     let (prefill, decode) = host.map_or((prefill, decode), |h| on_host(i, &h, decode.is_some()));
     let total_s = ttft_s + generated * tpot_s;

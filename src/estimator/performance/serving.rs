@@ -82,6 +82,7 @@ impl Serving {
 
     /// Requests in a step (static: the micro-batch × n, as Hugging Face expands it; dynamic: the
     /// requests in flight) and the sequences a decode step advances (× n with dynamic batching).
+    /// llama.cpp runs at most its `-np` slots' sequences at once (llama-server queues the rest).
     pub fn batch(&self, s: &Scenario) -> (f64, f64) {
         let inf = &s.inference;
         let b = if inf.dynamic_batching {
@@ -90,7 +91,13 @@ impl Serving {
             s.workload.micro_batch.max(1)
         } as f64
             * self.static_n;
-        (b, b * self.fork)
+        let slots = inf
+            .engine
+            .as_ref()
+            .and_then(|e| e.llamacpp())
+            .map_or(f64::INFINITY, |l| f64::from(l.n_parallel.max(1)));
+        let seqs = (b * self.fork).min(slots);
+        (b.min(seqs), seqs)
     }
 
     /// Bytes of the prefill of `batch` prompts: weights + the prompt's KV in one forward, or

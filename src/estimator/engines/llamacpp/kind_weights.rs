@@ -175,10 +175,38 @@ fn mlp_bytes(st: &Store, k: &LayerKind) -> u64 {
             };
             let shared_gate = if d.shexp.gate { st.vec(e) } else { 0 };
             tensor_bytes(GgufType::F32, e, d.n_expert, st.buft)
-                + mlp(d.n_ff_exp, d.n_expert, d.gated)
+                + routed_bytes(st, k)
                 + shared
                 + shared_gate
         }
         MlpShape::None => 0,
     }
+}
+
+/// The routed experts' tensors of a layer of kind `k` (`ffn_{gate,up,down}_exps`; 0 without):
+/// what a token reads only its top-k share of.
+fn routed_bytes(st: &Store, k: &LayerKind) -> u64 {
+    let (d, e) = (st.d, st.d.n_embd);
+    if !matches!(k.mlp, MlpShape::Moe) {
+        return 0;
+    }
+    let (f, n) = (d.n_ff_exp, d.n_expert);
+    let gate = if d.gated {
+        st.w(Role::FfnGate, e, f * n)
+    } else {
+        0
+    };
+    st.w(Role::FfnUp, e, f * n) + gate + st.w(Role::FfnDown, f, e * n)
+}
+
+/// [`routed_bytes`] of repeating layer `il` of kind `k` in a buffer of `buft`.
+pub fn kind_routed_bytes(d: &Dims, k: &LayerKind, ftype: GgufFileType, il: u32, buft: Buft) -> u64 {
+    let st = Store {
+        d,
+        q: d.quant_model(),
+        ftype,
+        il,
+        buft,
+    };
+    routed_bytes(&st, k)
 }

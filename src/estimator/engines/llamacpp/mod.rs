@@ -36,6 +36,8 @@ use crate::tensor::{Dtype, GgufFileType};
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Device {
     pub model: u64,
+    /// Of `model`, the routed experts' tensors (a token reads its top-k share).
+    pub experts: u64,
     pub kv: u64,
     pub compute: u64,
     /// Repeating layers on this GPU.
@@ -61,6 +63,10 @@ pub struct Buffers {
     pub host_model: u64,
     /// Of `host_model`, the token embedding (read one row per token, not streamed).
     pub host_embd: u64,
+    /// Of `host_model`, the routed experts' tensors (a token reads its top-k share).
+    pub host_experts: u64,
+    /// Experts a token uses and routed experts per layer (`n_expert_used`, `n_expert`; 0 dense).
+    pub experts: (u64, u64),
     pub host_kv: u64,
     /// The CPU backend's compute buffer (`CUDA_Host` with a GPU, `CPU` without).
     pub host_compute: u64,
@@ -253,10 +259,15 @@ pub fn flash_attn(s: &LlamaCpp) -> bool {
 fn weights(b: &mut Buffers, d: &Dims, kinds: &LayerKinds, p: &Placement, ftype: GgufFileType) {
     b.host_embd = dims::token_embd_bytes(d, ftype, Buft::Cpu);
     b.host_model = b.host_embd;
+    b.experts = (d.n_expert_used, d.n_expert);
     for il in 0..=d.n_layer {
         let output = il == d.n_layer;
         let dev = p.device(il);
         let buft = if dev.is_some() { Buft::Cuda } else { Buft::Cpu };
+        let routed = match kinds.at(il) {
+            Some(k) if !output => kind_weights::kind_routed_bytes(d, k, ftype, il, buft),
+            _ => 0,
+        };
         let bytes = if output && d.tied && dev.is_none() {
             // A tied output on the CPU is `token_embd` itself (`TENSOR_DUPLICATED` of a tensor
             // already in the CPU buffer: no new bytes; measured, tests/measured_llamacpp.rs).
@@ -272,6 +283,7 @@ fn weights(b: &mut Buffers, d: &Dims, kinds: &LayerKinds, p: &Placement, ftype: 
         match dev.and_then(|i| b.dev.get_mut(i)) {
             Some(g) => {
                 g.model += bytes;
+                g.experts += routed;
                 if output {
                     g.output = true;
                     b.output_on_gpu = true;
@@ -280,7 +292,10 @@ fn weights(b: &mut Buffers, d: &Dims, kinds: &LayerKinds, p: &Placement, ftype: 
                     b.layers_on_gpu += 1;
                 }
             }
-            None => b.host_model += bytes,
+            None => {
+                b.host_model += bytes;
+                b.host_experts += routed;
+            }
         }
     }
 }
