@@ -28,6 +28,7 @@ const MOE: &str = include_str!("data/measured/llamacpp-cpu-moe.json");
 const LAYER_KINDS: &str = include_str!("data/measured/llamacpp-cpu-layer-kinds.json");
 const SLOTS: &str = include_str!("data/measured/llamacpp-cpu-slots.json");
 const MLA: &str = include_str!("data/measured/llamacpp-cpu-mla.json");
+const MAMBA2: &str = include_str!("data/measured/llamacpp-cpu-mamba2.json");
 
 fn scenario(r: &Value) -> Scenario {
     let m = &r["model"];
@@ -307,6 +308,17 @@ fn latent_attention_routers_match_the_measurements() {
     check_layer_kinds(records);
 }
 
+/// Mamba-2 files at Mamba2-2.7B's width and with eight groups, where the layer (the projection,
+/// the convolution's columns, the scan's output) sets the compute buffer's peak; one and four
+/// sequences: every RS line and the replayed compute buffer exact.
+#[test]
+fn mamba2_layers_match_the_measurements() {
+    let v: Value = serde_json::from_str(MAMBA2).unwrap();
+    let records = v["records"].as_array().unwrap();
+    assert_eq!(records.len(), 12);
+    check_layer_kinds(records);
+}
+
 fn check_layer_kinds(records: &[Value]) {
     for r in records {
         let id = r["id"].as_str().unwrap();
@@ -346,16 +358,12 @@ fn check_layer_kinds(records: &[Value]) {
             b.host_compute as f64 / 1_048_576.0
         );
         assert_eq!(predicted, measured, "{id}");
-        // Gemma 3's, Qwen2's, Qwen2-MoE's and DeepSeek's compute buffers are the replayed plan
-        // (to 0.0001 MiB); Mamba-2's the closed form, held to its errors of 4 December 2026,
-        // −8 … 0 % (docs/engines/llamacpp.md §4).
+        // Every architecture measured here is replayed: its compute buffer to 0.0001 MiB.
         let (c, m4) = (
             b.host_compute as f64 / 1_048_576.0,
             r["compute_mib_4"].as_f64().unwrap(),
         );
-        let replayed =
-            ["gemma3", "qwen2", "qwen2moe", "deepseek2"].contains(&r["arch"].as_str().unwrap());
-        let tolerance = if replayed { 0.000_05 } else { 0.08 * m4 };
+        let tolerance = 0.000_05;
         assert!(
             (c - m4).abs() < tolerance,
             "{id}: compute {c:.4} vs {m4:.4}"

@@ -24,6 +24,7 @@ use super::Buffers;
 use super::dims::{Dims, LayerGraph};
 use super::ggml::Graph;
 use super::graph_llama::{self, Shape};
+use super::graph_mamba2::{self, MambaShape};
 use super::graph_mla::{self, MlaShape};
 use super::{gallocr, kv};
 
@@ -124,6 +125,9 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
     if d.layers == LayerGraph::Mla {
         return mla_plan(d, b);
     }
+    if d.layers == LayerGraph::Mamba2 {
+        return mamba_plan(d, b);
+    }
     // Shared experts only as Qwen2-MoE has them: one, gated (llama.cpp's `qwen2moe`).
     let shared_ok = d.n_shared == 0 || (d.n_shared == 1 && d.shexp.gate);
     let experts_ok =
@@ -181,6 +185,7 @@ thread_local! {
     /// The last planned shape and its buffer (`None`: the graph did not fit the replay).
     static LAST_PLAN: Cell<Option<(Shape, Option<u64>)>> = const { Cell::new(None) };
     static LAST_MLA_PLAN: Cell<Option<(MlaShape, Option<u64>)>> = const { Cell::new(None) };
+    static LAST_MAMBA_PLAN: Cell<Option<(MambaShape, Option<u64>)>> = const { Cell::new(None) };
 }
 
 /// Leading dense layers the MLA replay takes before its repeating MoE layers (DeepSeek-V3 has 3).
@@ -223,6 +228,38 @@ fn mla_plan(d: &Dims, b: &Buffers) -> Option<u64> {
     graph_mla::build(&mut g, &s);
     let bytes = gallocr::plan(&g, 32);
     LAST_MLA_PLAN.set(Some((s, bytes)));
+    bytes
+}
+
+/// A Mamba-2 model's CPU compute buffer by replaying the planner over `mamba2`'s graph
+/// ([`graph_mamba2`]), its layers shortened as a Llama model's ([`replayed_layers`]).
+fn mamba_plan(d: &Dims, b: &Buffers) -> Option<u64> {
+    let n_seqs = u64::from(b.n_seq.max(1));
+    // graph_reserve rounds the tokens up to a multiple of the sequences.
+    let t = u64::from(b.n_ubatch).div_ceil(n_seqs) * n_seqs;
+    let m = d.mamba;
+    let s = MambaShape {
+        n_layer: replayed_layers(d.n_layer),
+        n_embd: d.n_embd,
+        d_inner: m.d_inner,
+        n_head: m.n_head,
+        d_state: m.d_state,
+        n_group: m.n_group,
+        d_conv: m.d_conv,
+        n_vocab: d.n_vocab,
+        n_tokens: t,
+        n_outputs: t.min(u64::from(b.n_batch)),
+        n_seqs,
+    };
+    if let Some((last, bytes)) = LAST_MAMBA_PLAN.get()
+        && last == s
+    {
+        return bytes;
+    }
+    let mut g = Graph::<GRAPH_TENSORS>::default();
+    graph_mamba2::build(&mut g, &s);
+    let bytes = gallocr::plan(&g, 32);
+    LAST_MAMBA_PLAN.set(Some((s, bytes)));
     bytes
 }
 

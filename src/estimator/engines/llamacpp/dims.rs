@@ -43,6 +43,19 @@ pub struct Dims {
     pub swa_period: u32,
     /// Latent attention as `deepseek2`'s graph builds it (with `LayerGraph::Mla`).
     pub mla: MlaDims,
+    /// Mamba-2's mixer (with `LayerGraph::Mamba2`).
+    pub mamba: MambaDims,
+}
+
+/// Mamba-2's mixer in llama.cpp's names (`ssm_d_inner`, `ssm_dt_rank` heads, `ssm_d_state`,
+/// `ssm_n_group`, `ssm_d_conv`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MambaDims {
+    pub d_inner: u64,
+    pub n_head: u64,
+    pub d_state: u64,
+    pub n_group: u64,
+    pub d_conv: u64,
 }
 
 /// DeepSeek-2/3's latent attention in llama.cpp's names (`n_lora_q`, `n_lora_kv`, `n_rot`, the
@@ -90,6 +103,8 @@ pub enum LayerGraph {
     /// DeepSeek-2/3 (`deepseek2`): latent attention with a latent cache in every layer, leading
     /// dense SwiGLU layers, then routed experts with ungated shared ones (`Dims::mla`).
     Mla,
+    /// Mamba-2 (`mamba2`): the same Mamba-2 mixer and no MLP in every layer (`Dims::mamba`).
+    Mamba2,
 }
 
 impl Dims {
@@ -132,10 +147,13 @@ impl Dims {
                 }),
             swa_period: swa_period.unwrap_or(0),
             mla: mla(m).unwrap_or_default(),
+            mamba: mamba2(m).unwrap_or_default(),
             layers: if gemma3(m, swa_period) {
                 LayerGraph::Gemma3
             } else if mla(m).is_some() {
                 LayerGraph::Mla
+            } else if mamba2(m).is_some() {
+                LayerGraph::Mamba2
             } else if !kinds.iter().all(plain_layer) || !one_mlp_kind(kinds) {
                 LayerGraph::Other
             } else if qk_norm {
@@ -205,6 +223,42 @@ fn gemma3(m: &ResolvedModel, swa_period: Option<u32>) -> bool {
             )
     };
     kinds.len() == 2 && kinds.iter().all(gemma_layer) && m.tied_embeddings && swa_period.is_some()
+}
+
+/// Mamba-2's layers as llama.cpp's `mamba2` graph has them: one kind, a Mamba-2 mixer without an
+/// MLP, the groups dividing the inner width.
+fn mamba2(m: &ResolvedModel) -> Option<MambaDims> {
+    let [k] = m.blocks.kinds() else {
+        return None;
+    };
+    let MixerShape::Mamba {
+        inner,
+        heads,
+        conv_channels,
+        d_conv,
+        d_state,
+        version: crate::scenario::MambaVersion::Mamba2,
+        ..
+    } = k.mixer
+    else {
+        return None;
+    };
+    let u = |x: f64| x.max(0.0) as u64;
+    let (d_inner, n_head, d_state) = (u(inner), u(heads), u(d_state));
+    let groups = u(conv_channels).checked_sub(d_inner)? / (2 * d_state).max(1);
+    let ok = matches!(k.mlp, MlpShape::None)
+        && n_head > 0
+        && groups > 0
+        && d_inner.is_multiple_of(n_head)
+        && d_inner.is_multiple_of(groups)
+        && u(d_conv) > 1;
+    ok.then_some(MambaDims {
+        d_inner,
+        n_head,
+        d_state,
+        n_group: groups,
+        d_conv: u(d_conv),
+    })
 }
 
 /// DeepSeek-2/3's layers as llama.cpp's `deepseek2` graph has them: latent attention with a

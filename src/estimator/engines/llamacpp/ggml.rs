@@ -17,6 +17,9 @@
 
 /// A tensor's index in its graph.
 pub type Id = u16;
+
+/// Sources a tensor keeps (`GGML_MAX_SRC` is 10; the replayed ops use at most 7: `ssm_scan`).
+pub const MAX_SRC: usize = 8;
 /// No tensor (`NULL`).
 pub const NONE: Id = Id::MAX;
 
@@ -73,7 +76,7 @@ pub struct Tensor {
     pub ne: [u64; 4],
     pub nb: [u64; 4],
     pub op: Op,
-    pub src: [Id; 4],
+    pub src: [Id; MAX_SRC],
     pub view_src: Id,
     /// `GGML_TENSOR_FLAG_INPUT` / `GGML_TENSOR_FLAG_OUTPUT`.
     pub input: bool,
@@ -138,7 +141,7 @@ const BLANK: Tensor = Tensor {
     ne: [1; 4],
     nb: [4; 4],
     op: Op::Leaf,
-    src: [NONE; 4],
+    src: [NONE; MAX_SRC],
     view_src: NONE,
     input: false,
     output: false,
@@ -202,6 +205,15 @@ impl<const N: usize> Graph<N> {
 
     /// A new contiguous result of `op` over `src`.
     pub fn op(&mut self, ty: Ty, ne: [u64; 4], op: Op, src: [Id; 4]) -> Id {
+        self.op_of(ty, ne, op, &src)
+    }
+
+    /// [`Graph::op`] with up to [`MAX_SRC`] sources (the rest are dropped).
+    pub fn op_of(&mut self, ty: Ty, ne: [u64; 4], op: Op, srcs: &[Id]) -> Id {
+        let mut src = [NONE; MAX_SRC];
+        for (d, s) in src.iter_mut().zip(srcs) {
+            *d = *s;
+        }
         self.push(Tensor {
             ty,
             ne,
@@ -220,7 +232,7 @@ impl<const N: usize> Graph<N> {
             ne,
             nb,
             op: Op::View,
-            src: [a, NONE, NONE, NONE],
+            src: [a, NONE, NONE, NONE, NONE, NONE, NONE, NONE],
             view_src: root,
             external: p.external,
             ..BLANK
@@ -321,8 +333,20 @@ impl<const N: usize> Graph<N> {
         let p = *self.get(a);
         self.push(Tensor {
             op: Op::Other,
-            src: [b, c, a, NONE],
+            src: [b, c, a, NONE, NONE, NONE, NONE, NONE],
             view_src: if p.view_src == NONE { a } else { p.view_src },
+            ..p
+        })
+    }
+
+    /// `ggml_cpy(a, b)`: `a` copied into `b`, the result a view of `b` (a recurrent state written
+    /// back into its cache).
+    pub fn cpy(&mut self, a: Id, b: Id) -> Id {
+        let p = *self.get(b);
+        self.push(Tensor {
+            op: Op::Other,
+            src: [a, b, NONE, NONE, NONE, NONE, NONE, NONE],
+            view_src: if p.view_src == NONE { b } else { p.view_src },
             ..p
         })
     }
@@ -357,7 +381,7 @@ impl<const N: usize> Graph<N> {
         let mut depth = 1;
         while depth > 0 {
             let (id, k) = self.stack[depth - 1];
-            if k < 4 {
+            if usize::from(k) < MAX_SRC {
                 self.stack[depth - 1].1 += 1;
                 let s = self.get(id).src[usize::from(k)];
                 if s != NONE && !self.visited[usize::from(s)] {

@@ -11,6 +11,7 @@ pub mod fit;
 pub mod gallocr;
 pub mod ggml;
 pub mod graph_llama;
+pub mod graph_mamba2;
 pub mod graph_mla;
 pub mod graph_moe;
 pub mod kind_weights;

@@ -1,7 +1,7 @@
-//! The replayed planner over DeepSeek-2/3's graph (`engines::llamacpp::graph_mla`): its capacity
-//! holds the largest graph it plans, and the layer shortcut (the leading dense layers, then 7–12 MoE
-//! layers for any number) gives the buffer of every layer planned. Its figures against llama.cpp
-//! are in tests/measured_llamacpp.rs.
+//! The replayed planner over DeepSeek-2/3's graph (`engines::llamacpp::graph_mla`) and Mamba-2's
+//! (`graph_mamba2`): their capacity holds the largest graph planned, and the layer shortcut (the
+//! leading dense layers, then 7–12 layers for any number) gives the buffer of every layer planned.
+//! Their figures against llama.cpp are in tests/measured_llamacpp.rs.
 
 #![allow(
     clippy::unwrap_used,
@@ -10,11 +10,12 @@
 )]
 
 use vram_explorer::estimator::engines::llamacpp::compute::{
-    MAX_DENSE_LEAD, MAX_EXPERTS_USED, MLA_GRAPH_TENSORS, replayed_layers,
+    GRAPH_TENSORS, MAX_DENSE_LEAD, MAX_EXPERTS_USED, MLA_GRAPH_TENSORS, replayed_layers,
 };
 use vram_explorer::estimator::engines::llamacpp::dims::MlaDims;
 use vram_explorer::estimator::engines::llamacpp::gallocr::plan;
 use vram_explorer::estimator::engines::llamacpp::ggml::{Graph, Ty};
+use vram_explorer::estimator::engines::llamacpp::graph_mamba2::{self, MambaShape};
 use vram_explorer::estimator::engines::llamacpp::graph_mla::{MlaShape, build};
 
 /// DeepSeek-V3's layer (7168 wide, 128 heads, kv_lora 512, 256 experts of 2048 in 8 groups of
@@ -102,4 +103,52 @@ fn shortcut_holds() {
             );
         }
     }
+}
+
+/// Mamba2-2.7B's layer (2560 wide, d_inner 5120 in 80 heads, d_state 128) at `n_layer` layers,
+/// `n_seqs` sequences of the 512-token ubatch.
+fn mamba(n_layer: u32, n_seqs: u64, n_group: u64) -> MambaShape {
+    MambaShape {
+        n_layer,
+        n_embd: 2560,
+        d_inner: 5120,
+        n_head: 80,
+        d_state: 128,
+        n_group,
+        d_conv: 4,
+        n_vocab: 50_288,
+        n_tokens: 512,
+        n_outputs: 512,
+        n_seqs,
+    }
+}
+
+/// Up to Mamba2-2.7B's 64 layers, one and four sequences, one group and eight: the 12 layers the
+/// replay plans at most fit its graph, and the shortcut gives every layer's buffer.
+#[test]
+fn the_mamba2_layer_shortcut_gives_the_buffer_of_every_layer_planned() {
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(|| {
+            for (n_seqs, groups) in [(1, 1), (4, 1), (1, 8)] {
+                let mut small = Box::new(Graph::<GRAPH_TENSORS>::default());
+                graph_mamba2::build(&mut small, &mamba(12, n_seqs, groups));
+                assert!(!small.full);
+                for n in (2..=64).step_by(5) {
+                    let mut full = Box::new(Graph::<8192>::default());
+                    graph_mamba2::build(&mut full, &mamba(n, n_seqs, groups));
+                    assert!(!full.full);
+                    let mut short = Box::new(Graph::<GRAPH_TENSORS>::default());
+                    graph_mamba2::build(&mut short, &mamba(replayed_layers(n), n_seqs, groups));
+                    assert_eq!(
+                        plan(&full, 32).unwrap(),
+                        plan(&short, 32).unwrap(),
+                        "{n} layers, {n_seqs} sequences, {groups} groups"
+                    );
+                }
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
 }
