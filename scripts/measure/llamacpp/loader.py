@@ -40,6 +40,25 @@ def kv_lines(err):
             and ": layer " not in line and ", layer " not in line and "attn_rot" not in line]
 
 
+def record(loader, path, rid, arch, model, setting):
+    """Loads `path` at `setting` = (n_ctx, ub, fa, cache, swa_full, n_seq, unified) and returns the
+    record: the settings, the printed buffers, the cache lines and the compute buffer to four places."""
+    n_ctx, ub, fa, cache, swa_full, n_seq, unified = setting
+    err = run(loader, path, n_ctx, ub, fa, cache, swa_full, n_seq, unified)
+    printed, four = parse(err)
+    print(rid, printed, four, flush=True)
+    return {
+        "id": rid,
+        "arch": arch,
+        "model": model,
+        "file_type": "F16",
+        "engine": engine(n_ctx, ub, fa, cache, swa_full, n_seq, unified),
+        "printed_mib": printed,
+        "kv_lines": kv_lines(err),
+        "compute_mib_4": four,
+    }
+
+
 def load(loader, path, n_ctx, ub, fa, cache):
     """`parse` of one load."""
     return parse(run(loader, path, n_ctx, ub, fa, cache))

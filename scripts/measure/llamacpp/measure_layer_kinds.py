@@ -191,19 +191,9 @@ def main():
             # llama-server's `--swa-full` on the files with sliding-window layers: both caches of -c cells.
             swa_full = [(c, False) for c in GRID] + ([(c, True) for c in GRID[:2]] if arch == "gemma3" else [])
             for (n_ctx, ub, fa, ct), full in swa_full:
-                err = loader_mod.run(loader, path, n_ctx, ub, fa, ct, full)
-                printed, four = loader_mod.parse(err)
-                records.append({
-                    "id": f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-{ct}" + ("-swafull" if full else ""),
-                    "arch": arch,
-                    "model": model,
-                    "file_type": "F16",
-                    "engine": loader_mod.engine(n_ctx, ub, fa, ct, full),
-                    "printed_mib": printed,
-                    "kv_lines": loader_mod.kv_lines(err),
-                    "compute_mib_4": four,
-                })
-                print(records[-1]["id"], printed, four, records[-1]["kv_lines"], flush=True)
+                rid = f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-{ct}" + ("-swafull" if full else "")
+                setting = (n_ctx, ub, fa, ct, full, 1, False)
+                records.append(loader_mod.record(loader, path, rid, arch, model, setting))
     loader_mod.write("measure_layer_kinds.py", "llamacpp-cpu-layer-kinds.json",
                      "llama.cpp CPU buffers of models whose layers differ: Gemma 3's interleaved sliding-window "
                      "layers (two caches) and DeepSeek's latent attention (a K-only cache) with a dense first "

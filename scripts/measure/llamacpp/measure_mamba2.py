@@ -39,20 +39,10 @@ def main():
             path = os.path.join(tmp, f"{name}.gguf")
             kinds.write_mamba2(path, model)
             for (n_ctx, ub, fa, ct), unified, n_seq in SETTINGS:
-                err = loader_mod.run(loader, path, n_ctx, ub, fa, ct, False, n_seq, unified)
-                printed, four = loader_mod.parse(err)
                 suffix = f"-np{n_seq}" + ("-kvu" if unified else "") if n_seq > 1 else ""
-                records.append({
-                    "id": f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-{ct}{suffix}",
-                    "arch": "mamba2",
-                    "model": model,
-                    "file_type": "F16",
-                    "engine": loader_mod.engine(n_ctx, ub, fa, ct, False, n_seq, unified),
-                    "printed_mib": printed,
-                    "kv_lines": loader_mod.kv_lines(err),
-                    "compute_mib_4": four,
-                })
-                print(records[-1]["id"], printed, four, flush=True)
+                rid = f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-{ct}{suffix}"
+                setting = (n_ctx, ub, fa, ct, False, n_seq, unified)
+                records.append(loader_mod.record(loader, path, rid, "mamba2", model, setting))
     loader_mod.write("measure_mamba2.py", "llamacpp-cpu-mamba2.json",
                      "llama.cpp CPU buffers of Mamba-2 files at widths where the layer sets the compute buffer's "
                      "peak (one group and eight); printed_mib sums the lines of one buffer type, kv_lines are "

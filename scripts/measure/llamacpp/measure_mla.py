@@ -124,21 +124,9 @@ def main():
             path = os.path.join(tmp, f"{name}.gguf")
             write_mla(path, model)
             for n_ctx, ub, fa, ct in (ROUTER_GRID if "router-bound" in name else kinds.GRID):
-                err = loader_mod.run(loader, path, n_ctx, ub, fa, ct)
-                printed, four = loader_mod.parse(err)
-                records.append({
-                    "id": f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-{ct}",
-                    "arch": "deepseek2",
-                    "model": model,
-                    "file_type": "F16",
-                    "engine": loader_mod.engine(n_ctx, ub, fa, ct),
-                    "printed_mib": printed,
-                    "kv_lines": loader_mod.kv_lines(err),
-                    "compute_mib_4": four,
-                })
-                print(records[-1]["id"], printed, four, flush=True)
-                if four is None:
-                    print(err[-3000:])
+                rid = f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-{ct}"
+                setting = (n_ctx, ub, fa, ct, False, 1, False)
+                records.append(loader_mod.record(loader, path, rid, "deepseek2", model, setting))
     loader_mod.write("measure_mla.py", "llamacpp-cpu-mla.json",
                      "llama.cpp CPU buffers of DeepSeek-2/3 (latent attention) files with the router options "
                      "build_moe_ffn reads (expert groups, weight scale and normalisation, gating, selection "

@@ -40,19 +40,9 @@ def main():
             write(path, model)
             for n_ctx, ub, fa in GRID:
                 for n_seq, unified in SLOTS:
-                    err = loader_mod.run(loader, path, n_ctx, ub, fa, "f16", False, n_seq, unified)
-                    printed, four = loader_mod.parse(err)
-                    records.append({
-                        "id": f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-np{n_seq}" + ("-kvu" if unified else ""),
-                        "arch": arch,
-                        "model": model,
-                        "file_type": "F16",
-                        "engine": loader_mod.engine(n_ctx, ub, fa, "f16", False, n_seq, unified),
-                        "printed_mib": printed,
-                        "kv_lines": loader_mod.kv_lines(err),
-                        "compute_mib_4": four,
-                    })
-                    print(records[-1]["id"], printed, four, records[-1]["kv_lines"], flush=True)
+                    rid = f"llamacpp-cpu-{name}-c{n_ctx}-ub{ub}-fa{int(fa)}-np{n_seq}" + ("-kvu" if unified else "")
+                    setting = (n_ctx, ub, fa, "f16", False, n_seq, unified)
+                    records.append(loader_mod.record(loader, path, rid, arch, model, setting))
     loader_mod.write("measure_slots.py", "llamacpp-cpu-slots.json",
                      "llama.cpp CPU buffers with several sequences (-np), with and without a unified cache "
                      "(llama-server's -np auto = 4 slots, unified); printed_mib sums the lines of one buffer type, "

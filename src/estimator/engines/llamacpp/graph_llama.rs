@@ -67,14 +67,7 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
         shexp_down: g.external(Ty::F16, [s.n_ff_shexp.max(1), s.n_embd, 1, 1]),
         shexp_gate: g.external(Ty::F32, [s.n_embd, 1, 1, 1]),
     };
-    // build_inp_embd: the token ids and the embeddings input; the token path is selected
-    // (`ggml_build_forward_select`), the embeddings input stays a planned leaf with no consumer.
-    let tokens = g.input(Ty::I32, [t, 1, 1, 1]);
-    let embd_in = g.input(Ty::F32, [s.n_embd, t, 1, 1]);
-    let tok_embd = g.external(Ty::F32, [s.n_embd, s.n_vocab, 1, 1]);
-    let mut inp_l = g.get_rows(tok_embd, tokens);
-    g.expand(inp_l);
-    g.expand(embd_in);
+    let (mut inp_l, tok_embd) = input_embd(g, s.n_embd, t, s.n_vocab);
     if s.gemma {
         // `ggml_scale` of the embeddings, in place.
         inp_l = g.like(inp_l, Op::Inplace, [inp_l, NONE, NONE, NONE]);
@@ -132,9 +125,32 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
         }
         inp_l = g.like(out, Op::Inplace, [out, ffn_inp, NONE, NONE]);
     }
-    let out_norm = norm(g, inp_l, w.norm);
+    output(g, inp_l, w.norm, tok_embd);
+}
+
+/// `build_inp_embd`: the token ids and the embeddings input; the token path is selected
+/// (`ggml_build_forward_select`), the embeddings input stays a planned leaf with no consumer.
+/// Returns the embedded tokens and `tok_embd` (the output head's stand-in: weights are external).
+pub(super) fn input_embd<const N: usize>(
+    g: &mut Graph<N>,
+    n_embd: u64,
+    t: u64,
+    n_vocab: u64,
+) -> (Id, Id) {
+    let tokens = g.input(Ty::I32, [t, 1, 1, 1]);
+    let embd_in = g.input(Ty::F32, [n_embd, t, 1, 1]);
+    let tok_embd = g.external(Ty::F32, [n_embd, n_vocab, 1, 1]);
+    let inp_l = g.get_rows(tok_embd, tokens);
+    g.expand(inp_l);
+    g.expand(embd_in);
+    (inp_l, tok_embd)
+}
+
+/// The final norm and the logits, both graph outputs (`t_embd`, `t_logits`), expanded last.
+pub(super) fn output<const N: usize>(g: &mut Graph<N>, inp_l: Id, norm_w: Id, head: Id) {
+    let out_norm = norm(g, inp_l, norm_w);
     g.set_output(out_norm);
-    let logits = g.mul_mat(tok_embd, out_norm);
+    let logits = g.mul_mat(head, out_norm);
     g.set_output(logits);
     g.expand(logits);
 }

@@ -6,7 +6,7 @@
 //! head 0, the zeroed row 0) and runs `n_seq_max` sequences of `n_ubatch / n_seq_max` tokens.
 
 use super::ggml::{Graph, Id, NONE, Op, Ty};
-use super::graph_llama::norm;
+use super::graph_llama::{input_embd, norm, output};
 
 /// One reserve of a Mamba-2 model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,12 +64,7 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &MambaShape) {
         ssm_norm: g.external(Ty::F32, [s.d_inner / s.n_group, s.n_group, 1, 1]),
         ssm_out: g.external(Ty::F16, [s.d_inner, s.n_embd, 1, 1]),
     };
-    let tokens = g.input(Ty::I32, [t, 1, 1, 1]);
-    let embd_in = g.input(Ty::F32, [s.n_embd, t, 1, 1]);
-    let tok_embd = g.external(Ty::F32, [s.n_embd, s.n_vocab, 1, 1]);
-    let mut inp_l = g.get_rows(tok_embd, tokens);
-    g.expand(inp_l);
-    g.expand(embd_in);
+    let (mut inp_l, tok_embd) = input_embd(g, s.n_embd, t, s.n_vocab);
     // build_rs_inp: one row index per state row; the rows of this ubatch, then the rest (none).
     let n_rs = s.n_seqs;
     let s_copy = g.input(Ty::I32, [n_rs, 1, 1, 1]);
@@ -95,11 +90,7 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &MambaShape) {
         }
         inp_l = g.like(cur, Op::Inplace, [cur, inp_l, NONE, NONE]);
     }
-    let out_norm = norm(g, inp_l, w.norm);
-    g.set_output(out_norm);
-    let logits = g.mul_mat(tok_embd, out_norm);
-    g.set_output(logits);
-    g.expand(logits);
+    output(g, inp_l, w.norm, tok_embd);
 }
 
 /// `build_rs`'s bookkeeping around a state: row 0 zeroed in place, the rows beyond the ubatch's

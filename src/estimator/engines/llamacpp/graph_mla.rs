@@ -10,7 +10,7 @@
 
 use super::dims::MlaDims;
 use super::ggml::{Graph, Id, NONE, Op, Ty};
-use super::graph_llama::{norm, swiglu};
+use super::graph_llama::{input_embd, norm, output, swiglu};
 use super::graph_moe::{self, Experts};
 
 /// One reserve of a latent-attention model.
@@ -86,12 +86,7 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &MlaShape) {
         shexp_down: g.external(Ty::F16, [s.n_ff_shexp.max(1), s.n_embd, 1, 1]),
     };
     // build_inp_embd, as for a Llama model.
-    let tokens = g.input(Ty::I32, [t, 1, 1, 1]);
-    let embd_in = g.input(Ty::F32, [s.n_embd, t, 1, 1]);
-    let tok_embd = g.external(Ty::F32, [s.n_embd, s.n_vocab, 1, 1]);
-    let mut inp_l = g.get_rows(tok_embd, tokens);
-    g.expand(inp_l);
-    g.expand(embd_in);
+    let (mut inp_l, tok_embd) = input_embd(g, s.n_embd, t, s.n_vocab);
     let pos = g.input(Ty::I32, [t, 1, 1, 1]);
     // build_attn_inp_k: the K rows' indices and the mask (F16 with flash attention).
     let k_idxs = g.input(Ty::I64, [t, 1, 1, 1]);
@@ -117,11 +112,7 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &MlaShape) {
         };
         inp_l = g.like(out, Op::Inplace, [out, ffn_inp, NONE, NONE]);
     }
-    let out_norm = norm(g, inp_l, w.norm);
-    g.set_output(out_norm);
-    let logits = g.mul_mat(tok_embd, out_norm);
-    g.set_output(logits);
-    g.expand(logits);
+    output(g, inp_l, w.norm, tok_embd);
 }
 
 /// The routed experts (`build_moe_ffn`), then the shared ones (`build_ffn`, ungated) and their sum.
