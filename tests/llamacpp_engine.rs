@@ -464,7 +464,7 @@ fn gemma3_keeps_its_windowed_layers_in_a_second_cache() {
 #[test]
 fn gemma3_with_swa_full_caches_every_layer_at_full_size() {
     let s = presets::bundled_scenario("gemma3-27b-q4km-llamacpp-24gb").unwrap();
-    let cmd = "llama-server -m gemma-3-27b-it-Q4_K_M.gguf -c 32768 --swa-full";
+    let cmd = "llama-server -m gemma-3-27b-it-Q4_K_M.gguf -c 32768 -ngl 99 --swa-full";
     let (full, p) = apply(&s, cmd).unwrap();
     assert!(p.settings.swa_full && p.not_modelled.is_empty());
     let e = estimate(&full);
@@ -476,6 +476,14 @@ fn gemma3_with_swa_full_caches_every_layer_at_full_size() {
     let lines = vram_explorer::report::llamacpp::log_lines(&b);
     assert!(lines.contains("llama_kv_cache_iswa: using full-size SWA cache"));
     assert!(lines.contains("creating     SWA KV cache, size = 32768 cells"));
+    // Without -ngl, llama-server's -fit keeps -c and puts only as many layers on the GPU as fit.
+    let cmd = "llama-server -m gemma-3-27b-it-Q4_K_M.gguf -c 32768 --swa-full";
+    let e = estimate(&apply(&s, cmd).unwrap().0);
+    let b = e.llamacpp.unwrap();
+    let ngl = b.fit.and_then(|f| f.ngl).unwrap();
+    assert!((1..63).contains(&ngl), "{ngl}");
+    assert_eq!(b.layers_on_gpu + u32::from(b.output_on_gpu), ngl as u32);
+    assert!(e.memory.fits);
 }
 
 /// DeepSeek-V3 (its config.json): latent attention caches `kv_lora + rope` = 576 per cell and

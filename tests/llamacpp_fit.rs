@@ -75,3 +75,25 @@ fn split_streams_start_from_the_training_context_each() {
     assert_eq!(b.n_stream, 2);
     assert_eq!(f.to % 512, 0, "a multiple of 256 × streams");
 }
+
+/// With `-c` set and `-ngl` unset, a dense model that does not fit gets step 3: the most layers
+/// from the back whose buffers leave the target free (Llama-3.1-8B in F16, 15 GiB, on 12 GB).
+#[test]
+fn an_unset_ngl_is_lowered_to_the_layers_that_fit() {
+    let preset = "llama31-8b-q4km-llamacpp-12gb";
+    let cmd = "llama-server -m Meta-Llama-3.1-8B-Instruct-F16.gguf -c 8192 -np 1";
+    let (e, b) = run(cmd, preset);
+    let f = b.fit.unwrap();
+    let ngl = f.ngl.unwrap();
+    assert!((1..33).contains(&ngl), "{ngl}");
+    assert_eq!((f.from, f.to, b.n_ctx), (8192, 8192, 8192));
+    let used = b.dev[0].total();
+    assert!(used <= f.free - f.target, "{used}");
+    assert!(e.memory.fits);
+    // One layer more would not leave the target free.
+    let (_, more) = run(&format!("{cmd} -ngl {}", ngl + 1), preset);
+    assert!(more.dev[0].total() > f.free - f.target);
+    // -ngl given: llama-server keeps it (and the estimate says it does not fit).
+    let (e, b) = run(&format!("{cmd} -ngl 99"), preset);
+    assert!(b.fit.is_none() && !e.memory.fits);
+}

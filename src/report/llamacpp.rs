@@ -185,6 +185,8 @@ pub fn section(b: &Buffers) -> String {
         if b.flash_attn { "on" } else { "off" },
         if b.gpus == 0 {
             "ignored (-dev none: CPU only)".to_owned()
+        } else if let Some(n) = b.fit.and_then(|f| f.ngl) {
+            format!("{n} (set by -fit)")
         } else if s.n_gpu_layers < 0 {
             "all".to_owned()
         } else {
@@ -198,14 +200,22 @@ pub fn section(b: &Buffers) -> String {
     );
     if let Some(f) = &b.fit {
         let mib = |x: u64| x as f64 / 1_048_576.0;
-        let what = if f.reduced() {
+        let mut what = if f.reduced() {
             format!("lowered the context from {} to {} cells", f.from, f.to)
-        } else {
+        } else if s.n_ctx == 0 {
             format!("kept the training context ({} cells)", f.from)
+        } else {
+            format!("kept -c {}", s.n_ctx)
         };
+        if let Some(n) = f.ngl {
+            what.push_str(&format!(
+                " and put {n} of {} layers on the GPU (the output layer first)",
+                b.n_layer + 1
+            ));
+        }
         let _ = writeln!(
             out,
-            "  -fit (-c unset): {what} to leave {:.0} MiB of the GPU's {:.0} MiB free (assumed: usable memory − CUDA context)",
+            "  -fit: {what} to leave {:.0} MiB of the GPU's {:.0} MiB free (assumed: usable memory − CUDA context)",
             mib(f.target),
             mib(f.free)
         );

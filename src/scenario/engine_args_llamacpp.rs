@@ -24,8 +24,8 @@ pub struct ParsedCommand {
     /// llama-server's `-np` auto applied (no `-np`, or a negative one): 4 slots sharing one unified
     /// cache (tools/server/server.cpp).
     pub slots_auto: bool,
-    /// llama-server's `-fit` is on (its default) and `-ngl` is unset: where even `--fit-ctx`
-    /// cells do not fit it lowers `-ngl`, which the estimate does not follow.
+    /// llama-server's `-fit` is on (its default) and `-ngl` is unset: where the context alone does
+    /// not fit it lowers `-ngl` (modelled for a dense model on one GPU).
     pub fit_on: bool,
     /// What the command said about `-np`, `-c` and `--kv-unified-per-slot` (applied after the
     /// loop, as llama-server does).
@@ -133,7 +133,8 @@ fn is_server(word: &str) -> bool {
     base == "llama-server" || base == "server"
 }
 
-/// Parses `cmd` over `base` (the settings it changes start from `base`).
+/// Parses `cmd`: flags it leaves out take llama.cpp's defaults (`-c` 0, `-ngl` auto, llama-server's
+/// `-np` auto, …); `base` gives only what is not a flag (the host's bandwidth and rate).
 ///
 /// ```
 /// use vram_explorer::scenario::engine_args_llamacpp::parse;
@@ -157,8 +158,14 @@ pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
             "\"{first}\" is not a llama.cpp program (expected llama-server, llama-cli or another llama-* tool)"
         ));
     }
+    // A command line says everything llama.cpp is told: a flag it leaves out takes llama.cpp's
+    // default, not the scenario's value. Only what is not a flag (the host's rates) carries over.
     let mut p = ParsedCommand {
-        settings: *base,
+        settings: LlamaCpp {
+            host_memory_gb_s: base.host_memory_gb_s,
+            host_tflops: base.host_tflops,
+            ..LlamaCpp::default()
+        },
         file_type: None,
         model: None,
         ignored: Vec::new(),
@@ -394,8 +401,9 @@ fn flash(value: &mut dyn FnMut() -> Option<String>) -> Result<FlashAttn, String>
     }
 }
 
-/// `sc` served by llama.cpp as `cmd` says: inference, the engine's settings (starting from the
-/// scenario's own llama.cpp settings, if any) and the GGUF file type the model's name spells.
+/// `sc` served by llama.cpp as `cmd` says: inference, the engine's settings as the command gives
+/// them (what is not a flag kept from the scenario's own llama.cpp settings, if any) and the GGUF
+/// file type the model's name spells.
 pub fn apply(sc: &Scenario, cmd: &str) -> Result<(Scenario, ParsedCommand), String> {
     let base = sc
         .inference
@@ -442,7 +450,7 @@ pub fn notes(p: &ParsedCommand) -> Vec<String> {
     }
     if p.fit_on {
         out.push(
-            "-ngl unset with -fit on: where even that context does not fit, llama-server lowers -ngl; not modelled (the estimate keeps every layer on the GPU)"
+            "-ngl unset with -fit on: where the context alone does not fit, llama-server puts as many layers on the GPU as fit (modelled for a dense model on one GPU; a mixture of experts' placement is not)"
                 .to_owned(),
         );
     }

@@ -8,24 +8,33 @@
 //! - Else, unless `-c 0` asked for the full context or `n_ctx_max` is at most `--fit-ctx` (4,096)
 //!   times the streams, the buffers are measured again at that minimum, and the context is
 //!   interpolated linearly between the two to use the free memory less the target, rounded down to
-//!   a multiple of 256 × streams, at least the minimum. Below the minimum llama-server goes on to
-//!   lower `-ngl` (step 3): not modelled here, the estimate then keeps the minimum.
+//!   a multiple of 256 × streams, at least the minimum.
+//! - Where that does not suffice (or `-c` was set) and `-ngl` is unset, step 3 fills the GPU with
+//!   layers from the back (the output layer first, as `-ngl` counts them): for a dense model on one
+//!   GPU the most layers whose buffers leave the target free ([`layers`]; llama.cpp finds the same
+//!   count by false position). A mixture of experts is first fitted with its expert tensors in
+//!   host memory (`--cpu-moe`-like overrides, steps 3–4): not modelled.
 //!
 //! The free memory is an assumption: the GPU's usable memory less the scenario's CUDA context
 //! (`overheads.cuda_context_mib`); other processes on the GPU lower it further.
 
 use crate::scenario::LlamaCpp;
 
-/// What `-fit` did: the context it started from, the one it picked, and the memory it aimed at.
+/// What `-fit` did: the context it started from, the one it picked, the layers it put on the GPU,
+/// and the memory it aimed at.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Fitted {
-    /// `n_ctx_max`: the training context times the streams.
+    /// `n_ctx_max`: the training context times the streams (`-c` when it was set).
     pub from: u32,
     /// The context used (`from` when the buffers fit with the target left free).
     pub to: u32,
     /// The GPU's free memory assumed and the target left free, bytes.
     pub free: u64,
     pub target: u64,
+    /// Step 3's `-ngl` (layers from the back, the output layer counted), if it ran.
+    pub ngl: Option<i32>,
+    /// Step 2 settled it (the buffers fit at `to`): step 3 does not run.
+    pub settled: bool,
 }
 
 impl Fitted {
@@ -68,10 +77,16 @@ pub fn context(
         to: from,
         free,
         target,
+        ngl: None,
+        settled: true,
     };
     let used_max = used(from);
     let min = s.fit_ctx.saturating_mul(streams);
-    if free.saturating_sub(used_max) >= target || s.fit_ctx == 0 || from <= min {
+    if free.saturating_sub(used_max) >= target {
+        return Some(f);
+    }
+    if s.fit_ctx == 0 || from <= min {
+        f.settled = false;
         return Some(f);
     }
     let goal = i128::from(free) - i128::from(target);
@@ -84,7 +99,38 @@ pub fn context(
         let align = 256 * streams;
         (n - n % align).max(min)
     } else {
+        f.settled = false;
         min
     };
     Some(f)
+}
+
+/// Step 3 for a dense model on one GPU: the most of `n_layer + 1` offloadable layers (the repeating
+/// ones and the output) whose GPU buffers, `used(ngl)` bytes, stay within `budget` (free memory
+/// less the target); 0 when not even the output layer does. `used` grows with `ngl`.
+///
+/// ```
+/// use vram_explorer::estimator::engines::llamacpp::fit::layers;
+/// // 500 MB a layer, 1 GB of cache and compute besides: 10 GB holds 18 layers.
+/// let used = |ngl: i32| 1_000_000_000 + 500_000_000 * ngl as u64;
+/// assert_eq!(layers(32, 10_000_000_000, used), 18);
+/// assert_eq!(layers(32, 100_000_000_000, used), 33);
+/// assert_eq!(layers(32, 900_000_000, used), 0);
+/// ```
+pub fn layers(n_layer: u32, budget: u64, used: impl Fn(i32) -> u64) -> i32 {
+    let all = i32::try_from(n_layer).unwrap_or(i32::MAX - 1) + 1;
+    let (mut lo, mut hi) = (0, all);
+    if used(hi) <= budget {
+        return hi;
+    }
+    // used(lo) fits or lo = 0; used(hi) does not.
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if used(mid) <= budget {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }

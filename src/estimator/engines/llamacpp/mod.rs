@@ -207,9 +207,38 @@ pub fn buffers_of(sc: &Scenario, m: &ResolvedModel) -> Option<Buffers> {
             t.n_ctx = n_ctx;
             t
         };
+        let free = free.max(0.0) as u64;
         let used = |n_ctx: u32| build(&at(n_ctx)).dev[0].total();
-        if let Some(f) = fit::context(&s, train, streams, free.max(0.0) as u64, used) {
-            let mut b = build(&at(f.to));
+        let ctx = fit::context(&s, train, streams, free, used);
+        let mut t = s;
+        if let Some(f) = ctx {
+            t.n_ctx = f.to;
+        }
+        let target = u64::from(s.fit_target_mib) << 20;
+        let mut f = ctx.unwrap_or(fit::Fitted {
+            from: s.n_ctx,
+            to: s.n_ctx,
+            free,
+            target,
+            ngl: None,
+            settled: false,
+        });
+        // Step 3 (dense models, `-ngl` unset): layers from the back while they fit.
+        if s.fit && !f.settled && s.n_gpu_layers < 0 && d.n_expert == 0 {
+            let budget = free.saturating_sub(target);
+            let with = |ngl: i32| {
+                let mut u = t;
+                u.n_gpu_layers = ngl;
+                build(&u).dev[0].total()
+            };
+            if with(-1) > budget {
+                let ngl = fit::layers(d.n_layer, budget, with);
+                t.n_gpu_layers = ngl;
+                f.ngl = Some(ngl);
+            }
+        }
+        if ctx.is_some() || f.ngl.is_some() {
+            let mut b = build(&t);
             b.settings = s;
             b.fit = Some(f);
             return Some(b);
