@@ -37,15 +37,15 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate) {
     file_type_ui(ui, weights);
     settings_ui(ui, l, layers);
     if let Some(b) = &est.llamacpp {
-        if let Some(f) = b
-            .fit
-            .filter(crate::estimator::engines::llamacpp::fit::Fitted::reduced)
-        {
+        if let Some(f) = b.fit.filter(|f| f.reduced() || f.ngl.is_some()) {
+            let layers = f
+                .ngl
+                .map_or_else(String::new, |n| format!(", {n} layers on the GPU"));
             ui.label(format!(
-                "-fit lowered the context from {} to {} cells to fit the GPU.",
-                f.from, f.to
+                "-fit: context {} cells (from {}){layers}, to fit the GPU.",
+                f.to, f.from
             ))
-            .on_hover_text("llama-server's -fit with -c unset: the context that leaves --fit-target MiB of the GPU's free memory (assumed: its usable memory less the CUDA context).");
+            .on_hover_text("llama-server's -fit with -c or -ngl unset: the context, then the layers, that leave --fit-target MiB of the GPU's free memory (assumed: its usable memory less the CUDA context).");
         }
         ui.label(RichText::new("The load log should print:").strong());
         for line in crate::report::llamacpp::log_lines(b).lines() {
