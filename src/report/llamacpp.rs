@@ -30,7 +30,7 @@ pub fn log_lines(b: &Buffers) -> String {
         let _ = writeln!(
             out,
             "llama_kv_cache_iswa: creating non-SWA KV cache, size = {} cells",
-            b.n_ctx / b.n_stream.max(1)
+            b.stream_cells()
         );
     }
     // The main cache, then the sliding-window one: each prints its buffers and its size line.
@@ -40,7 +40,7 @@ pub fn log_lines(b: &Buffers) -> String {
         dev_kv[i] = d.kv - w.dev[i] - rs.dev[i];
     }
     let main = (
-        b.n_ctx / b.n_stream.max(1),
+        b.stream_cells(),
         b.kv_layers,
         b.k_bytes - w.k_bytes,
         b.v_bytes - w.v_bytes,

@@ -34,7 +34,7 @@ pub fn check(
         }
     }
     if let Some(b) = llamacpp {
-        let per_slot = f64::from(b.n_ctx) / f64::from(b.n_stream.max(1));
+        let per_slot = f64::from(b.stream_cells());
         if per_slot > 0.0 && request > per_slot {
             d.insert(Diagnostic::RequestLongerThanEngineContext);
         }

@@ -19,6 +19,7 @@
 //!   [`cpu_graph`] for models the replayed graph does not describe.
 
 use std::cell::Cell;
+use std::thread::LocalKey;
 
 use super::Buffers;
 use super::dims::{Dims, LayerGraph};
@@ -137,7 +138,7 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
     if !plain {
         return None;
     }
-    let t = u64::from(b.n_ubatch);
+    let t = reserve_tokens(b);
     let s = Shape {
         n_layer: replayed_layers(d.n_layer),
         n_embd: d.n_embd,
@@ -166,26 +167,45 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         },
         swa_period: d.swa_period,
     };
-    // The plan is a pure function of the shape, and one estimate asks for it three times (the
-    // memory phases, the time, the report), `compare` once per GPU: the last shape's plan is kept.
-    if let Some((last, bytes)) = LAST_PLAN.get()
-        && last == s
+    plan_once::<_, GRAPH_TENSORS>(&LAST_PLAN, s, graph_llama::build)
+}
+
+/// The last planned shape and its buffer (`None`: the graph did not fit the replay).
+type LastPlan<S> = Cell<Option<(S, Option<u64>)>>;
+
+/// The plan of shape `s`, replayed with `build` — or the one kept in `last` if it was this
+/// shape's. The plan is a pure function of the shape, and one estimate asks for it three times
+/// (the memory phases, the time, the report), `compare` once per GPU: the last shape's is kept.
+fn plan_once<S: Copy + PartialEq + 'static, const N: usize>(
+    last: &'static LocalKey<LastPlan<S>>,
+    s: S,
+    build: fn(&mut Graph<N>, &S),
+) -> Option<u64> {
+    if let Some((l, bytes)) = last.get()
+        && l == s
     {
         return bytes;
     }
-    let mut g = Graph::<GRAPH_TENSORS>::default();
-    graph_llama::build(&mut g, &s);
+    let mut g = Graph::<N>::default();
+    build(&mut g, &s);
     // The CPU buffer type aligns to `TENSOR_ALIGNMENT` (32 B).
     let bytes = gallocr::plan(&g, 32);
-    LAST_PLAN.set(Some((s, bytes)));
+    last.set(Some((s, bytes)));
     bytes
+}
+
+/// The tokens of the reserved ubatch: `n_ubatch`, rounded up to a multiple of the sequences it
+/// is split over (llama-context.cpp `graph_reserve`).
+fn reserve_tokens(b: &Buffers) -> u64 {
+    let n_seqs = u64::from(b.n_seq.max(1));
+    u64::from(b.n_ubatch).div_ceil(n_seqs) * n_seqs
 }
 
 thread_local! {
     /// The last planned shape and its buffer (`None`: the graph did not fit the replay).
-    static LAST_PLAN: Cell<Option<(Shape, Option<u64>)>> = const { Cell::new(None) };
-    static LAST_MLA_PLAN: Cell<Option<(MlaShape, Option<u64>)>> = const { Cell::new(None) };
-    static LAST_MAMBA_PLAN: Cell<Option<(MambaShape, Option<u64>)>> = const { Cell::new(None) };
+    static LAST_PLAN: LastPlan<Shape> = const { Cell::new(None) };
+    static LAST_MLA_PLAN: LastPlan<MlaShape> = const { Cell::new(None) };
+    static LAST_MAMBA_PLAN: LastPlan<MambaShape> = const { Cell::new(None) };
 }
 
 /// Leading dense layers the MLA replay takes before its repeating MoE layers (DeepSeek-V3 has 3).
@@ -200,7 +220,7 @@ fn mla_plan(d: &Dims, b: &Buffers) -> Option<u64> {
     if m.dense_lead > MAX_DENSE_LEAD || !experts_ok || !d.gated {
         return None;
     }
-    let t = u64::from(b.n_ubatch);
+    let t = reserve_tokens(b);
     let moe_layers = d.n_layer.saturating_sub(m.dense_lead);
     let s = MlaShape {
         n_layer: m.dense_lead + replayed_layers(moe_layers),
@@ -219,24 +239,14 @@ fn mla_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         flash_attn: b.flash_attn,
         type_k: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_k)),
     };
-    if let Some((last, bytes)) = LAST_MLA_PLAN.get()
-        && last == s
-    {
-        return bytes;
-    }
-    let mut g = Graph::<MLA_GRAPH_TENSORS>::default();
-    graph_mla::build(&mut g, &s);
-    let bytes = gallocr::plan(&g, 32);
-    LAST_MLA_PLAN.set(Some((s, bytes)));
-    bytes
+    plan_once::<_, MLA_GRAPH_TENSORS>(&LAST_MLA_PLAN, s, graph_mla::build)
 }
 
 /// A Mamba-2 model's CPU compute buffer by replaying the planner over `mamba2`'s graph
 /// ([`graph_mamba2`]), its layers shortened as a Llama model's ([`replayed_layers`]).
 fn mamba_plan(d: &Dims, b: &Buffers) -> Option<u64> {
     let n_seqs = u64::from(b.n_seq.max(1));
-    // graph_reserve rounds the tokens up to a multiple of the sequences.
-    let t = u64::from(b.n_ubatch).div_ceil(n_seqs) * n_seqs;
+    let t = reserve_tokens(b);
     let m = d.mamba;
     let s = MambaShape {
         n_layer: replayed_layers(d.n_layer),
@@ -251,27 +261,18 @@ fn mamba_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         n_outputs: t.min(u64::from(b.n_batch)),
         n_seqs,
     };
-    if let Some((last, bytes)) = LAST_MAMBA_PLAN.get()
-        && last == s
-    {
-        return bytes;
-    }
-    let mut g = Graph::<GRAPH_TENSORS>::default();
-    graph_mamba2::build(&mut g, &s);
-    let bytes = gallocr::plan(&g, 32);
-    LAST_MAMBA_PLAN.set(Some((s, bytes)));
-    bytes
+    plan_once::<_, GRAPH_TENSORS>(&LAST_MAMBA_PLAN, s, graph_mamba2::build)
 }
 
 /// Tensors the MLA replay may hold: up to 4 dense and 12 MoE layers of at most ≈ 110 tensors
 /// (expert groups, 16 experts used, no flash attention) and the inputs.
 pub const MLA_GRAPH_TENSORS: usize = 2048;
 
-/// The cells one stream's attention reads: `n_ctx` with `--kv-unified` (or one sequence), else
-/// `n_ctx / n_seq`; the reserve graph splits its tokens over the streams, so the scores of all
-/// streams together are `T × n_kv` per head either way (llama-graph.cpp `build_attn_mha`).
+/// The cells one stream's attention reads ([`Buffers::stream_cells`]); the reserve graph splits
+/// its tokens over the streams, so the scores of all streams together are `T × n_kv` per head
+/// either way (llama-graph.cpp `build_attn_mha`).
 fn stream_cells(b: &Buffers) -> u64 {
-    u64::from(b.n_ctx / b.n_stream.max(1))
+    u64::from(b.stream_cells())
 }
 
 /// Fills every device's compute buffer and the host's.

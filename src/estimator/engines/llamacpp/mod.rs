@@ -136,6 +136,12 @@ impl Buffers {
             .max_by_key(|(_, d)| d.total())
     }
 
+    /// Cells of one cache stream: `n_ctx` with `--kv-unified` (or one sequence), else `n_ctx /
+    /// n_seq` — what one slot may fill, and what llama.cpp prints as the cache's cells.
+    pub const fn stream_cells(&self) -> u32 {
+        self.n_ctx / if self.n_stream > 1 { self.n_stream } else { 1 }
+    }
+
     /// Host bytes: CPU weights, CPU KV, the host compute buffer.
     pub const fn host_total(&self) -> u64 {
         self.host_model + self.host_kv + self.host_compute
