@@ -18,7 +18,7 @@ fn harness(mode: Mode) -> Harness<'static, ExplorerApp> {
     let mut app = ExplorerApp::default();
     app.scenario_mut().mode = mode;
     let mut h = Harness::builder()
-        .with_size(egui::vec2(1600.0, 1400.0))
+        .with_size(egui::vec2(1600.0, 1800.0))
         .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
     h.run();
     h
@@ -146,7 +146,7 @@ fn the_time_per_output_token_names_the_requests_bound() {
         let e = vram_explorer::estimator::estimate(app.scenario());
         assert_eq!(e.performance.throughput.decode_bound.label(), bound, "{id}");
         let mut h = Harness::builder()
-            .with_size(egui::vec2(1600.0, 1400.0))
+            .with_size(egui::vec2(1600.0, 1800.0))
             .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
         h.run();
         let row = h.get_by_label_contains("Per output token: ");

@@ -144,3 +144,23 @@ fn a_cpu_build_reads_as_one_in_the_headline() {
     h.get_by_label_contains("Per-GPU memory by component");
     assert!(h.query_by_label_contains("llama.cpp CPU build").is_none());
 }
+
+/// The expert-offload controls on a mixture-of-experts model: the preset's `-ncmoe 28` is in the
+/// predicted log, and `-cmoe` moves every layer's experts to the host (CUDA0's model buffer falls
+/// to the attention, norms, routers and output layer). A dense model shows `-ncffn` instead.
+#[test]
+fn the_expert_offload_switch_moves_every_layers_experts_to_the_host() {
+    let mut h = harness_with("qwen3-30b-a3b-q4km-llamacpp-12gb");
+    assert_eq!(llama(&h).n_cpu_moe, 28);
+    h.get_by_label_contains("CUDA0 model buffer size =  7808.92 MiB");
+    assert!(h.query_by_label("-ncffn, n-cpu-ffn").is_none());
+    h.get_by_label("-cmoe, cpu-moe").click();
+    h.run();
+    h.run();
+    assert!(llama(&h).cpu_moe);
+    h.get_by_label_contains("CUDA0 model buffer size =   784.42 MiB");
+    assert!(h.query_by_label("-ncmoe, n-cpu-moe").is_none());
+    let h = harness();
+    assert!(h.query_by_label("-cmoe, cpu-moe").is_none());
+    assert!(h.get_all_by_label("-ncffn, n-cpu-ffn").next().is_some());
+}

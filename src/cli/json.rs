@@ -122,6 +122,7 @@ fn llamacpp(b: &crate::estimator::engines::llamacpp::Buffers) -> Value {
             "model_bytes": b.host_model, "kv_bytes": b.host_kv, "compute_bytes": b.host_compute,
             "model_mib": mib_printed(b.host_model), "kv_mib": mib_printed(b.host_kv),
             "compute_mib": mib_printed(b.host_compute),
+            "ffn_override_bytes": b.host_ffn, "op_offload_copy_bytes": b.host_copy,
         },
         "kv_k_bytes": b.k_bytes, "kv_v_bytes": b.v_bytes, "kv_layers": b.kv_layers,
         "swa_cache": (b.swa.layers > 0).then(|| json!({

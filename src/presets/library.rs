@@ -80,6 +80,7 @@ const FILES: &[(&str, &str, &str)] = &[
     preset!(CURRENT_PRACTICE, "qwen2.5-7b-sglang-rtx4090"),
     preset!(CURRENT_PRACTICE, "llama31-8b-q4km-llamacpp-12gb"),
     preset!(CURRENT_PRACTICE, "gemma3-27b-q4km-llamacpp-24gb"),
+    preset!(CURRENT_PRACTICE, "qwen3-30b-a3b-q4km-llamacpp-12gb"),
     preset!(CURRENT_PRACTICE, "llama31-8b-q4km-llamacpp-cpu"),
     preset!(CURRENT_PRACTICE, "vit-b16-training-a100"),
     preset!(CURRENT_PRACTICE, "dit-xl2-training-a100"),

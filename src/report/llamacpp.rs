@@ -6,9 +6,17 @@ use std::fmt::Write;
 
 use crate::estimator::engines::llamacpp::{Buffers, mib_printed};
 
-/// The buffer type names the CPU backend's buffers print under.
+/// The buffer type names the CPU backend's buffers print under. Without mmap and beside a GPU,
+/// host weights go to the GPU backend's pinned host buffer type, the first of llama.cpp's CPU
+/// buffer list (llama.cpp@0c1e57098 `src/llama-model.cpp` `make_cpu_buft_list`; with mmap the
+/// loader swaps it for the CPU's own, `llama-model-loader.cpp` "avoid using a host buffer when
+/// using mmap").
 pub fn host_names(b: &Buffers) -> (&'static str, &'static str) {
-    let model = if b.mmap { "CPU_Mapped" } else { "CPU" };
+    let model = match (b.mmap, b.gpus) {
+        (true, _) => "CPU_Mapped",
+        (false, 0) => "CPU",
+        (false, _) => "CUDA_Host",
+    };
     let compute = if b.gpus == 0 { "CPU" } else { "CUDA_Host" };
     (model, compute)
 }
@@ -198,6 +206,7 @@ pub fn section(b: &Buffers) -> String {
             ""
         },
     );
+    offload_lines(&mut out, b);
     if let Some(f) = &b.fit {
         let mib = |x: u64| x as f64 / 1_048_576.0;
         let mut what = if f.reduced() {
@@ -225,4 +234,45 @@ pub fn section(b: &Buffers) -> String {
         let _ = writeln!(out, "    {l}");
     }
     out
+}
+
+/// What the FFN overrides keep on the host, and what op offload does with host weights.
+fn offload_lines(out: &mut String, b: &Buffers) {
+    let s = &b.settings;
+    let mib = |x: u64| x as f64 / 1_048_576.0;
+    if b.host_ffn > 0 {
+        let mut flags = Vec::new();
+        if s.cpu_moe {
+            flags.push("--cpu-moe".to_owned());
+        } else if s.n_cpu_moe > 0 {
+            flags.push(format!("--n-cpu-moe {}", s.n_cpu_moe));
+        }
+        if s.n_cpu_ffn > 0 {
+            flags.push(format!("--n-cpu-ffn {}", s.n_cpu_ffn));
+        }
+        let _ = writeln!(
+            out,
+            "  {}: {:.2} MiB of the GPU layers' FFN weights stay in host memory{}",
+            flags.join(" "),
+            mib(b.host_ffn),
+            if b.mmap {
+                " (with mmap the CPU_Mapped line is the file's span from the first to the last host tensor: larger than the sum below where GPU tensors lie between; llama.cpp suggests --no-mmap)"
+            } else {
+                ""
+            }
+        );
+    }
+    let host_weights = b.host_model > b.host_embd;
+    let t = u64::from(b.n_ubatch);
+    if b.gpus > 0
+        && host_weights
+        && s.op_offload
+        && t >= crate::estimator::engines::llamacpp::compute::OP_OFFLOAD_MIN_BATCH
+    {
+        let _ = writeln!(
+            out,
+            "  op offload: a prompt's ubatch of {t} tokens multiplies the host weights on CUDA0, each copied over the host link into its compute buffer (the largest FFN matrix: {:.2} MiB); decode multiplies them on the CPU",
+            mib(b.host_copy)
+        );
+    }
 }

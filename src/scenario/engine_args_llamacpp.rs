@@ -106,16 +106,10 @@ const IGNORED: &[(&str, bool)] = &[
 
 /// Flags that change memory but are not modelled (accepted, with their value, and reported).
 const NOT_MODELLED: &[(&str, bool)] = &[
-    ("-ot", true),
-    ("--override-tensor", true),
     ("-md", true),
     ("--model-draft", true),
     ("--lora", true),
     ("--mmproj", true),
-    ("-cmoe", false),
-    ("--cpu-moe", false),
-    ("-ncmoe", true),
-    ("--n-cpu-moe", true),
 ];
 
 /// Whether the first word names a llama.cpp program (a path ending in `llama-server`, `llama-cli`,
@@ -325,6 +319,10 @@ fn apply_flag(
         "-fa" | "--flash-attn" => s.flash_attn = flash(value)?,
         "-nkvo" | "--no-kv-offload" => s.no_kv_offload = true,
         "--swa-full" => s.swa_full = true,
+        "-cmoe" | "--cpu-moe" | "-ncmoe" | "--n-cpu-moe" | "-ncffn" | "--n-cpu-ffn"
+        | "--op-offload" | "--no-op-offload" | "-ot" | "--override-tensor" => {
+            offload_flag(p, flag, value)?
+        }
         "--no-mmap" => s.mmap = false,
         "--mmap" => s.mmap = true,
         "-dev" | "--device" => {
@@ -385,6 +383,33 @@ fn context_flag(
                 "off" | "0" | "false" | "disabled" => false,
                 _ => return Err(format!("{flag}: \"{v}\" is not on or off")),
             };
+        }
+    }
+    Ok(())
+}
+
+/// The flags that keep host weights on the host (`--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`, `-ot`
+/// patterns that do the same) and `--op-offload`.
+fn offload_flag(
+    p: &mut ParsedCommand,
+    flag: &str,
+    value: &mut dyn FnMut() -> Option<String>,
+) -> Result<(), String> {
+    let s = &mut p.settings;
+    match flag {
+        "-cmoe" | "--cpu-moe" => s.cpu_moe = true,
+        "-ncmoe" | "--n-cpu-moe" => s.n_cpu_moe = number(flag, value())?,
+        "-ncffn" | "--n-cpu-ffn" => s.n_cpu_ffn = number(flag, value())?,
+        "--op-offload" => s.op_offload = true,
+        "--no-op-offload" => s.op_offload = false,
+        _ => {
+            let v = value().ok_or_else(|| format!("{flag} needs <pattern>=<buffer type>"))?;
+            for part in v.split(',') {
+                match super::engine_args_overrides::host_ffn(part) {
+                    Some(o) => o.apply(&mut p.settings),
+                    None => p.not_modelled.push(format!("{flag} {part}")),
+                }
+            }
         }
     }
     Ok(())

@@ -135,6 +135,26 @@ pub struct LlamaCpp {
     /// `-fitc, --fit-ctx`: the smallest context `fit` sets (default 4096); 0 = never lowered (as an
     /// explicit `-c 0` asks for the full training context). Valid: 0 ..= 10^7.
     pub fit_ctx: u32,
+    /// `-cmoe, --cpu-moe`: every layer's routed experts (`ffn_{up,down,gate,gate_up}_exps`)
+    /// stay in host memory (a tensor override to the CPU buffer type, `common/common.h`
+    /// `llm_ffn_exps_cpu_override`); attention, norms, router and shared experts follow `-ngl`.
+    /// Files without it load with it off.
+    #[serde(default)]
+    pub cpu_moe: bool,
+    /// `-ncmoe, --n-cpu-moe N`: the routed experts of layers `0 .. N` stay in host memory
+    /// (`llm_add_n_cpu_ffn_overrides` with `LLM_FFN_EXPS_REGEX`). Valid: 0 ..= 10^5.
+    #[serde(default)]
+    pub n_cpu_moe: u32,
+    /// `-ncffn, --n-cpu-ffn N`: the dense FFN matrices (`ffn_{up,down,gate}`, with their
+    /// biases) of layers `0 .. N` stay in host memory (`LLM_FFN_DENSE_REGEX`). Valid: 0 ..= 10^5.
+    #[serde(default)]
+    pub n_cpu_ffn: u32,
+    /// `--op-offload` / `--no-op-offload` (default on): a GPU runs the matrix products whose
+    /// weights are in host memory when the batch has ≥ 32 tokens, copying each weight into its
+    /// compute buffer first (`ggml_backend_sched` pass 1 "1.off", `ggml_backend_cuda_device_offload_op`).
+    /// Files without it load with it on.
+    #[serde(default = "on")]
+    pub op_offload: bool,
     /// Not a flag: the host's memory bandwidth, GB/s, which bounds the layers `-ngl` leaves on the
     /// CPU at decode (64 = dual-channel DDR5-4000 at its theoretical rate). Valid: 0.001 ..= 10^6.
     pub host_memory_gb_s: f64,
@@ -145,6 +165,11 @@ pub struct LlamaCpp {
     /// (2 × 6.98 B layer parameters and attention; logits for the last token only, as llama-bench
     /// asks for them). An assumption for other CPUs: set yours. Valid: 0.001 ..= 10^6.
     pub host_tflops: f64,
+}
+
+/// `op_offload`'s default for files written before it existed.
+const fn on() -> bool {
+    true
 }
 
 impl Default for LlamaCpp {
@@ -167,6 +192,10 @@ impl Default for LlamaCpp {
             fit: true,
             fit_target_mib: 1024,
             fit_ctx: 4096,
+            cpu_moe: false,
+            n_cpu_moe: 0,
+            n_cpu_ffn: 0,
+            op_offload: true,
             host_memory_gb_s: 64.0,
             host_tflops: 2.4,
         }

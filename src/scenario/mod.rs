@@ -11,6 +11,7 @@ mod engine;
 pub mod engine_args;
 mod engine_args_flags;
 pub mod engine_args_llamacpp;
+pub mod engine_args_overrides;
 mod engine_llamacpp;
 mod engine_sglang;
 mod engine_vllm;

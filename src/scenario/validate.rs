@@ -338,6 +338,8 @@ pub const RANGES: &[FieldRange] = &[
     floor("inference.engine.llamacpp.host_tflops", 1e-3, RATE, |s| llamacpp(s).map(|l| l.host_tflops)),
     closed("inference.engine.llamacpp.fit_target_mib", 0.0, 1e6, |s| llamacpp(s).map(|l| l.fit_target_mib.into())),
     closed("inference.engine.llamacpp.fit_ctx", 0.0, 1e7, |s| llamacpp(s).map(|l| l.fit_ctx.into())),
+    closed("inference.engine.llamacpp.n_cpu_moe", 0.0, 1e5, |s| llamacpp(s).map(|l| l.n_cpu_moe.into())),
+    closed("inference.engine.llamacpp.n_cpu_ffn", 0.0, 1e5, |s| llamacpp(s).map(|l| l.n_cpu_ffn.into())),
     closed("strategies.checkpoint_every", 0.0, 10_000.0, |s| Some(s.strategies.checkpoint_every.into())),
     closed("strategies.prune_fraction", 0.0, 0.99, |s| Some(s.strategies.prune_fraction)),
     FieldRange { max_exclusive: true, ..closed("strategies.weight_sharing_fraction", 0.0, 1.0, |s| Some(s.strategies.weight_sharing_fraction)) },

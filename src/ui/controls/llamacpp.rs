@@ -30,12 +30,14 @@ const FLASH: [Choice<FlashAttn>; 3] = [
 /// llama.cpp's part of the engine section (drawn when llama.cpp is the engine).
 pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate) {
     let layers = s.model.transformer.layers;
+    let moe = est.llamacpp.as_ref().is_some_and(|b| b.experts.1 > 0) || s.model.moe.experts > 1;
     let weights = &mut s.quantization.weights;
     let Some(ServingEngine::LlamaCpp(l)) = &mut s.inference.engine else {
         return;
     };
     file_type_ui(ui, weights);
     settings_ui(ui, l, layers);
+    ffn_overrides_ui(ui, l, layers, moe);
     if let Some(b) = &est.llamacpp {
         if let Some(f) = b.fit.filter(|f| f.reduced() || f.ngl.is_some()) {
             let layers = f
@@ -199,6 +201,45 @@ fn placement_ui(ui: &mut Ui, l: &mut LlamaCpp, layers: u32) {
         "Host compute",
         "TFLOP/s",
         "Not a flag: the CPU's prompt-processing rate, which bounds a CPU-only prefill (2.4 = a 16-core Ryzen 9 7950X running Llama-3.1-8B Q4_0 at 170 tokens/s).",
+    );
+}
+
+/// The tensor overrides that keep FFN weights of GPU layers in host memory, and op offload.
+fn ffn_overrides_ui(ui: &mut Ui, l: &mut LlamaCpp, layers: u32, moe: bool) {
+    if moe {
+        toggle(
+            ui,
+            &mut l.cpu_moe,
+            "-cmoe, cpu-moe",
+            "Every layer's routed experts (ffn_*_exps) stay in host memory; attention, router and shared experts follow -ngl. Decode reads a token's experts from host memory.",
+        );
+        if !l.cpu_moe {
+            int_slider(
+                ui,
+                &mut l.n_cpu_moe,
+                0..=layers,
+                false,
+                "-ncmoe, n-cpu-moe",
+                "layers",
+                "The routed experts of the first N layers stay in host memory.",
+            );
+        }
+    } else {
+        int_slider(
+            ui,
+            &mut l.n_cpu_ffn,
+            0..=layers,
+            false,
+            "-ncffn, n-cpu-ffn",
+            "layers",
+            "The FFN matrices of the first N layers stay in host memory (dense models).",
+        );
+    }
+    toggle(
+        ui,
+        &mut l.op_offload,
+        "--op-offload",
+        "A prompt's ubatch of ≥ 32 tokens multiplies host weights on the first GPU, copying each into its compute buffer over the host link (llama.cpp's default: on).",
     );
 }
 

@@ -38,14 +38,30 @@ pub const fn output_term(d: &Dims, t: u64) -> u64 {
 
 /// Bytes of one repeating layer's peak on the device that runs it.
 pub const fn layer_term(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
-    let ffn = (3 * d.ffn_per_token() + d.n_embd) * t * F32;
+    let ffn = ffn_term(d, t);
+    let kq = attention_term(d, t, n_kv, flash_attn);
+    if kq > ffn { kq } else { ffn }
+}
+
+/// A layer's FFN peak: gate, up and their product (`k` experts' each) with the residual.
+pub const fn ffn_term(d: &Dims, t: u64) -> u64 {
+    (3 * d.ffn_per_token() + d.n_embd) * t * F32
+}
+
+/// A layer's attention peak without flash attention (the scores with `c = 6` activations);
+/// 0 with it or without attention.
+pub const fn attention_term(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
     if flash_attn || !d.attention {
-        ffn
+        0
     } else {
-        let kq = n_kv * t * d.n_head * F32 + 6 * d.n_embd * t * F32;
-        if kq > ffn { kq } else { ffn }
+        n_kv * t * d.n_head * F32 + 6 * d.n_embd * t * F32
     }
 }
+
+/// The fewest tokens for which a GPU runs a product of host weights itself
+/// (`GGML_OP_OFFLOAD_MIN_BATCH`'s default, `ggml-cuda.cu` `ggml_backend_cuda_reg`; the batch is
+/// the product's `ne[1]`, a `mul_mat_id`'s `ne[2]`: the ubatch's tokens).
+pub const OP_OFFLOAD_MIN_BATCH: u64 = 32;
 
 /// The graph's small inputs live at the attention peak (token ids, positions, output ids: 4 B
 /// each per token): what the printed `.01` of the host buffers is (fitted to the rounding of the
@@ -276,6 +292,18 @@ fn stream_cells(b: &Buffers) -> u64 {
 }
 
 /// Fills every device's compute buffer and the host's.
+///
+/// Beside GPUs, the host's weights (the layers `-ngl` leaves there, an output layer there, the
+/// FFN weights `--cpu-moe`/`--n-cpu-moe`/`--n-cpu-ffn` keep there) are multiplied by the first
+/// GPU when the ubatch has at least [`OP_OFFLOAD_MIN_BATCH`] tokens and `op_offload` is on
+/// (`ggml_backend_sched_backend_id_from_cur`, cause "1.off": the first backend whose
+/// `offload_op` accepts the node): each such weight becomes an input of a split of its own on
+/// that GPU ("by starting a new split, the memory of the previously offloaded weights can be
+/// reused", pass 5), copied into its compute buffer (`ggml_dup_tensor_layout`, CUDA's alloc
+/// size) and live with the product's operands and result. So CUDA0 holds, at most, the output
+/// peak with the output matrix, or the FFN peak with the largest host FFN matrix; the host
+/// keeps the prompt's inputs, and runs its weights itself only in the one-token graph that is
+/// reserved too (`sched_reserve`). Leading order, not checked against a log (docs §5).
 pub fn reserve(b: &mut Buffers, d: &Dims) {
     let t = u64::from(b.n_ubatch);
     let n_kv = stream_cells(b);
@@ -287,13 +315,46 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
         let o = if g.output { output } else { 0 };
         g.compute = l.max(o);
     }
+    if b.gpus == 0 {
+        b.host_compute = cpu_plan(d, b).unwrap_or_else(|| cpu_graph(d, t, n_kv, fa));
+        return;
+    }
     let cpu_layers = d.n_layer > b.layers_on_gpu;
-    let l = if cpu_layers { layer } else { 0 };
-    let o = if b.output_on_gpu { 0 } else { output };
-    let graph = l.max(o);
-    b.host_compute = if b.gpus == 0 {
-        cpu_plan(d, b).unwrap_or_else(|| cpu_graph(d, t, n_kv, fa))
-    } else {
-        graph + host_inputs(d, t, n_kv, fa)
+    let host_output = !b.output_on_gpu;
+    let host_ffn = b.host_ffn > 0;
+    // The graph the host runs over `t` tokens: its layers, its output, the FFN kept there.
+    let host_graph = |t: u64| {
+        let l = if cpu_layers {
+            layer_term(d, t, n_kv, fa)
+        } else {
+            0
+        };
+        let o = if host_output { output_term(d, t) } else { 0 };
+        let f = if host_ffn { ffn_term(d, t) } else { 0 };
+        l.max(o).max(f)
     };
+    let offload = b.settings.op_offload && t >= OP_OFFLOAD_MIN_BATCH;
+    if !offload {
+        b.host_compute = host_graph(t) + host_inputs(d, t, n_kv, fa);
+        return;
+    }
+    let ffn = if cpu_layers || host_ffn {
+        let attn = if cpu_layers {
+            attention_term(d, t, n_kv, fa)
+        } else {
+            0
+        };
+        attn.max(ffn_term(d, t) + b.host_copy)
+    } else {
+        0
+    };
+    let out = if host_output {
+        output + super::dims::output_matrix_bytes(d, b.file_type, super::dims::Buft::Cuda)
+    } else {
+        0
+    };
+    if let Some(g) = b.dev.first_mut() {
+        g.compute = g.compute.max(ffn).max(out);
+    }
+    b.host_compute = host_inputs(d, t, n_kv, fa).max(host_graph(1) + host_inputs(d, 1, n_kv, fa));
 }

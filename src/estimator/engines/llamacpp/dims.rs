@@ -427,13 +427,18 @@ pub fn token_embd_bytes(d: &Dims, ftype: GgufFileType, buft: Buft) -> u64 {
 /// The output layer: `output_norm` and `output` (with tied embeddings llama.cpp creates the output
 /// as a duplicate of `token_embd` on the output device, so its bytes count again there).
 pub fn output_bytes(d: &Dims, ftype: GgufFileType, buft: Buft) -> u64 {
-    let q = d.quant_model();
     let norm = tensor_bytes(GgufType::F32, d.n_embd, 1, buft) * if d.norm_bias { 2 } else { 1 };
+    norm + output_matrix_bytes(d, ftype, buft)
+}
+
+/// The output matrix alone (`output`, or `token_embd` when tied).
+pub fn output_matrix_bytes(d: &Dims, ftype: GgufFileType, buft: Buft) -> u64 {
+    let q = d.quant_model();
     let role = if d.tied {
         Role::TokenEmbd
     } else {
         Role::Output
     };
     let t = tensor_types::tensor_type(ftype, role, 0, d.n_embd, &q);
-    norm + tensor_bytes(t, d.n_embd, d.n_vocab, buft)
+    tensor_bytes(t, d.n_embd, d.n_vocab, buft)
 }

@@ -210,3 +210,82 @@ pub fn kind_routed_bytes(d: &Dims, k: &LayerKind, ftype: GgufFileType, il: u32, 
     };
     routed_bytes(&st, k)
 }
+
+/// The FFN weights of one layer that a tensor override keeps in host memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostFfn {
+    /// Their bytes in the host (CPU) buffer.
+    pub host: u64,
+    /// Their bytes had they stayed on the GPU (what the GPU's buffer no longer holds).
+    pub gpu: u64,
+    /// Of `host`, the routed experts.
+    pub routed: u64,
+    /// The largest of them as a CUDA compute-buffer copy (the op-offload copy, `compute.rs`).
+    pub largest_copy: u64,
+}
+
+impl HostFfn {
+    /// Of a GPU layer's `routed` expert bytes, those this override removes.
+    pub const fn routed_gpu(&self, routed: u64) -> u64 {
+        if self.routed > 0 { routed } else { 0 }
+    }
+}
+
+/// What `--cpu-moe` / `--n-cpu-moe` (`experts`: `ffn_{up,gate,down}_exps`) and `--n-cpu-ffn`
+/// (`dense`: `ffn_{up,gate,down}` and their biases) move to host memory from repeating layer
+/// `il` of kind `k` (`None`: a model without kinds, read from [`Dims`]). Shared experts, the
+/// router and the norms stay (their names do not match the overrides' patterns, `common/common.h`
+/// `LLM_FFN_EXPS_REGEX`, `LLM_FFN_DENSE_REGEX`).
+pub fn host_ffn(
+    d: &Dims,
+    k: Option<&LayerKind>,
+    ftype: GgufFileType,
+    il: u32,
+    (experts, dense): (bool, bool),
+) -> HostFfn {
+    let q = d.quant_model();
+    let e = d.n_embd;
+    let (routed_ff, dense_ff) = match k.map(|k| k.mlp) {
+        Some(MlpShape::Moe) => (d.n_ff_exp, 0),
+        Some(MlpShape::Dense { ffn, .. }) => (0, u(ffn)),
+        Some(MlpShape::None) => (0, 0),
+        None if d.n_expert > 0 => (d.n_ff, 0),
+        None => (0, d.n_ff),
+    };
+    let mut out = HostFfn::default();
+    let mut matrices = |ff: u64, n: u64, routed: bool| {
+        let roles = [
+            (Role::FfnUp, e, ff * n, true),
+            (Role::FfnGate, e, ff * n, d.gated),
+            (Role::FfnDown, ff, e * n, true),
+        ];
+        for (role, ne0, rows, present) in roles {
+            if !present || ff == 0 {
+                continue;
+            }
+            let t = tensor_types::tensor_type(ftype, role, il, ne0, &q);
+            let (host, gpu) = (
+                tensor_bytes(t, ne0, rows, Buft::Cpu),
+                tensor_bytes(t, ne0, rows, Buft::Cuda),
+            );
+            out.host += host;
+            out.gpu += gpu;
+            if routed {
+                out.routed += host;
+            }
+            out.largest_copy = out.largest_copy.max(gpu);
+        }
+    };
+    if experts && routed_ff > 0 {
+        matrices(routed_ff, d.n_expert, true);
+    }
+    if dense && dense_ff > 0 {
+        matrices(dense_ff, 1, false);
+        if d.bias {
+            let vec = |n: u64, b: Buft| tensor_bytes(GgufType::F32, n, 1, b);
+            out.host += vec(dense_ff, Buft::Cpu) + vec(e, Buft::Cpu);
+            out.gpu += vec(dense_ff, Buft::Cuda) + vec(e, Buft::Cuda);
+        }
+    }
+    out
+}

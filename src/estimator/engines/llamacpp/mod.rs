@@ -68,6 +68,12 @@ pub struct Buffers {
     pub host_experts: u64,
     /// Experts a token uses and routed experts per layer (`n_expert_used`, `n_expert`; 0 dense).
     pub experts: (u64, u64),
+    /// Of `host_model`, the FFN weights of GPU layers that `--cpu-moe`, `--n-cpu-moe` or
+    /// `--n-cpu-ffn` keep on the host.
+    pub host_ffn: u64,
+    /// The largest FFN matrix of the host's weights (its layers' and the overrides'), as the
+    /// CUDA copy a GPU makes of it to run a prompt's product itself (op offload, `compute.rs`).
+    pub host_copy: u64,
     pub host_kv: u64,
     /// The CPU backend's compute buffer (`CUDA_Host` with a GPU, `CPU` without).
     pub host_compute: u64,
@@ -229,8 +235,10 @@ pub fn buffers_of(sc: &Scenario, m: &ResolvedModel) -> Option<Buffers> {
             ngl: None,
             settled: false,
         });
-        // Step 3 (dense models, `-ngl` unset): layers from the back while they fit.
-        if s.fit && !f.settled && s.n_gpu_layers < 0 && d.n_expert == 0 {
+        // Step 3 (dense models, `-ngl` unset): layers from the back while they fit; a user's tensor
+        // overrides abort it ("tensor_buft_overrides already set by user", common/fit.cpp).
+        let overrides = s.cpu_moe || s.n_cpu_moe > 0 || s.n_cpu_ffn > 0;
+        if s.fit && !f.settled && s.n_gpu_layers < 0 && d.n_expert == 0 && !overrides {
             let budget = free.saturating_sub(target);
             let with = |ngl: i32| {
                 let mut u = t;
@@ -316,10 +324,29 @@ fn weights(b: &mut Buffers, d: &Dims, kinds: &LayerKinds, p: &Placement, ftype: 
                 _ => dims::layer_bytes(d, ftype, il, buft),
             }
         };
+        // `--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`: FFN weights of a GPU layer kept on the host.
+        let moved = match dev {
+            Some(_) if !output => {
+                let s = &b.settings;
+                let experts = s.cpu_moe || il < s.n_cpu_moe;
+                let dense = il < s.n_cpu_ffn;
+                kind_weights::host_ffn(d, kinds.at(il), ftype, il, (experts, dense))
+            }
+            _ => kind_weights::HostFfn::default(),
+        };
+        if dev.is_none() && !output {
+            // A host layer's largest matrix (its FFN's), copied to the GPU for a prompt.
+            let all = kind_weights::host_ffn(d, kinds.at(il), ftype, il, (true, true));
+            b.host_copy = b.host_copy.max(all.largest_copy);
+        }
+        b.host_model += moved.host;
+        b.host_experts += moved.routed;
+        b.host_ffn += moved.host;
+        b.host_copy = b.host_copy.max(moved.largest_copy);
         match dev.and_then(|i| b.dev.get_mut(i)) {
             Some(g) => {
-                g.model += bytes;
-                g.experts += routed;
+                g.model += bytes - moved.gpu.min(bytes);
+                g.experts += routed - moved.routed_gpu(routed);
                 if output {
                     g.output = true;
                     b.output_on_gpu = true;

@@ -32,6 +32,10 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         fit,
         fit_target_mib,
         fit_ctx,
+        cpu_moe,
+        n_cpu_moe,
+        n_cpu_ffn,
+        op_offload,
         host_memory_gb_s,
         host_tflops,
     } = l;
@@ -63,6 +67,10 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         fit_target_mib: const { field("inference.engine.llamacpp.fit_target_mib") }
             .clamp_u32(*fit_target_mib, d),
         fit_ctx: const { field("inference.engine.llamacpp.fit_ctx") }.clamp_u32(*fit_ctx, d),
+        cpu_moe: *cpu_moe,
+        n_cpu_moe: const { field("inference.engine.llamacpp.n_cpu_moe") }.clamp_u32(*n_cpu_moe, d),
+        n_cpu_ffn: const { field("inference.engine.llamacpp.n_cpu_ffn") }.clamp_u32(*n_cpu_ffn, d),
+        op_offload: *op_offload,
         host_memory_gb_s: const { field("inference.engine.llamacpp.host_memory_gb_s") }.clamp(
             *host_memory_gb_s,
             LlamaCpp::default().host_memory_gb_s,
