@@ -97,3 +97,29 @@ fn an_unset_ngl_is_lowered_to_the_layers_that_fit() {
     let (e, b) = run(&format!("{cmd} -ngl 99"), preset);
     assert!(b.fit.is_none() && !e.memory.fits);
 }
+
+/// A mixture of experts with `-ngl` unset (steps 3–4): every layer on the GPU with its routed
+/// experts in host memory first, then the experts of the front layers back on the GPU while the
+/// target stays free. Qwen3-30B-A3B Q4_K_M at 32K on 12 GB: the experts of layers 19–47 stay on
+/// the host (every expert on the GPU would not fit); the user's own overrides turn it off.
+#[test]
+fn a_mixture_of_experts_keeps_the_back_layers_experts_on_the_host() {
+    let preset = "qwen3-30b-a3b-q4km-llamacpp-12gb";
+    let cmd = "llama-server -m Qwen3-30B-A3B-Q4_K_M.gguf -c 32768 -np 1";
+    let (e, b) = run(cmd, preset);
+    let f = b.fit.unwrap();
+    assert_eq!((f.ngl, f.experts_host), (Some(49), Some((19, 48))));
+    assert_eq!(b.experts_host, (19, 48));
+    assert!(b.dev[0].total() <= f.free - f.target);
+    assert!(e.memory.fits);
+    // Every expert on the GPU would pass the target.
+    let sc = presets::bundled_scenario(preset).unwrap();
+    let (one_more, _) = apply(&sc, &format!("{cmd} -ngl 49 --n-cpu-moe 0")).unwrap();
+    let full = estimate(&one_more).llamacpp.unwrap();
+    assert!(full.dev[0].total() > f.free - f.target);
+    assert!(b.host_experts > 0 && b.dev[0].experts > 0);
+    // --n-cpu-moe set by the user: -fit's layer steps do not run.
+    let (_, b) = run(&format!("{cmd} --n-cpu-moe 28"), preset);
+    assert_eq!(b.fit.map(|f| f.experts_host), None);
+    assert_eq!(b.experts_host, (0, 28));
+}

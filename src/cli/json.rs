@@ -113,6 +113,7 @@ fn llamacpp(b: &crate::estimator::engines::llamacpp::Buffers) -> Value {
         "fit": b.fit.map(|f| json!({
             "from_n_ctx": f.from, "n_ctx": f.to, "free_bytes": f.free, "target_bytes": f.target,
             "n_gpu_layers": f.ngl,
+            "experts_host_layers": f.experts_host.map(|(a, z)| [a, z]),
         })),
         "flash_attn": b.flash_attn,
         "layers_on_gpu": b.layers_on_gpu, "output_on_gpu": b.output_on_gpu, "n_layer": b.n_layer,

@@ -222,6 +222,12 @@ pub fn section(b: &Buffers) -> String {
                 b.n_layer + 1
             ));
         }
+        if let Some((a, z)) = f.experts_host {
+            what.push_str(&format!(
+                ", the routed experts of layers {a}–{} in host memory",
+                z - 1
+            ));
+        }
         let _ = writeln!(
             out,
             "  -fit: {what} to leave {:.0} MiB of the GPU's {:.0} MiB free (assumed: usable memory − CUDA context)",
@@ -249,6 +255,9 @@ fn offload_lines(out: &mut String, b: &Buffers) {
         }
         if s.n_cpu_ffn > 0 {
             flags.push(format!("--n-cpu-ffn {}", s.n_cpu_ffn));
+        }
+        if let Some((a, z)) = b.fit.and_then(|f| f.experts_host) {
+            flags.push(format!("-fit (the experts of layers {a}–{})", z - 1));
         }
         let _ = writeln!(
             out,

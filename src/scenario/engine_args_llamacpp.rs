@@ -215,7 +215,8 @@ pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
         p.settings.n_ctx = 0;
     }
     // `-fit` is a llama-server and llama-cli switch, on by default in both (common/common.h).
-    p.fit_on = p.settings.fit && !p.ngl_given;
+    let s = &p.settings;
+    p.fit_on = s.fit && !p.ngl_given && !(s.cpu_moe || s.n_cpu_moe > 0 || s.n_cpu_ffn > 0);
     if is_server(first) {
         server_defaults(&mut p, &mut errors);
     } else if let Some(np) = p.np_flag {
@@ -475,7 +476,7 @@ pub fn notes(p: &ParsedCommand) -> Vec<String> {
     }
     if p.fit_on {
         out.push(
-            "-ngl unset with -fit on: where the context alone does not fit, llama-server puts as many layers on the GPU as fit (modelled for a dense model on one GPU; a mixture of experts' placement is not)"
+            "-ngl unset with -fit on: where the context alone does not fit, llama-server puts as many layers on the GPU as fit, a mixture of experts with the routed experts of its back layers on the host (modelled on one GPU, without part of one more layer's FFN; your own --n-cpu-moe or -ot turns it off)"
                 .to_owned(),
         );
     }

@@ -12,8 +12,10 @@
 //! - Where that does not suffice (or `-c` was set) and `-ngl` is unset, step 3 fills the GPU with
 //!   layers from the back (the output layer first, as `-ngl` counts them): for a dense model on one
 //!   GPU the most layers whose buffers leave the target free ([`layers`]; llama.cpp finds the same
-//!   count by false position). A mixture of experts is first fitted with its expert tensors in
-//!   host memory (`--cpu-moe`-like overrides, steps 3–4): not modelled.
+//!   count by false position). A mixture of experts is fitted with its routed experts in host
+//!   memory first, then given its experts back layer by layer from the front ([`moe_layers`],
+//!   steps 3–4). Step 4's last try, part of one more layer's FFN on the GPU (`LAYER_FRACTION_UP`,
+//!   `_GATE`, `_ATTN`), is not modelled: it moves at most one layer's FFN.
 //!
 //! The free memory is an assumption: the GPU's usable memory less the scenario's CUDA context
 //! (`overheads.cuda_context_mib`); other processes on the GPU lower it further.
@@ -35,6 +37,9 @@ pub struct Fitted {
     pub ngl: Option<i32>,
     /// Step 2 settled it (the buffers fit at `to`): step 3 does not run.
     pub settled: bool,
+    /// A mixture of experts: the repeating layers (`start .. end`) whose routed experts steps 3–4
+    /// left in host memory.
+    pub experts_host: Option<(u32, u32)>,
 }
 
 impl Fitted {
@@ -77,8 +82,8 @@ pub fn context(
         to: from,
         free,
         target,
-        ngl: None,
         settled: true,
+        ..Fitted::default()
     };
     let used_max = used(from);
     let min = s.fit_ctx.saturating_mul(streams);
@@ -133,4 +138,51 @@ pub fn layers(n_layer: u32, budget: u64, used: impl Fn(i32) -> u64) -> i32 {
         }
     }
     lo
+}
+
+/// Steps 3–4 for a mixture of experts on one GPU, as `set_ngl_tensor_split_tbo` lays layers out:
+/// `used(ngl, n_full)` is the GPU's bytes with `ngl` layers from the back (the output layer
+/// counted) of which the first `n_full` keep their routed experts and the rest leave them in host
+/// memory (`blk.i.ffn_*_exps` overridden to the CPU). Step 3: the most layers with one full (the
+/// code counts the output layer as that one, `n_part = n_layer − 1`, but the layer indices make the
+/// front-most GPU layer full; the output has no experts). Step 4, if every layer fits with all its
+/// experts on the host: the most full layers. Returns `(ngl, n_full)`.
+///
+/// ```
+/// use vram_explorer::estimator::engines::llamacpp::fit::moe_layers;
+/// // 48 layers of a 100 MB dense part and 300 MB of experts, a 500 MB output layer, 1 GB besides;
+/// // `full` counts the output layer, which has no experts.
+/// let used = |ngl: i32, full: u32| {
+///     let l = if ngl < 0 { 49 } else { ngl.unsigned_abs().min(49) };
+///     let out = if l > 0 { 500_000_000 } else { 0 };
+///     let repeating = u64::from(l.saturating_sub(1));
+///     let with_experts = u64::from(full.min(l).saturating_sub(1));
+///     1_000_000_000 + out + repeating * 100_000_000 + with_experts * 300_000_000
+/// };
+/// // 10 GB: every layer's dense part (6.3 GB), then the experts of 12 layers (3.6 GB).
+/// assert_eq!(moe_layers(48, 10_000_000_000, used), (49, 13));
+/// // 5 GB: not every dense part; 36 layers from the back (1.5 + 35 × 0.1 GB), experts all on the host.
+/// assert_eq!(moe_layers(48, 5_000_000_000, used), (36, 1));
+/// ```
+pub fn moe_layers(n_layer: u32, budget: u64, used: impl Fn(i32, u32) -> u64) -> (i32, u32) {
+    // Step 3: dense-only layers from the back.
+    let ngl = layers(n_layer, budget, |n| used(n, 1));
+    let l = ngl.unsigned_abs();
+    // Step 4 runs when all dense parts fit with every expert on the host (`global_surplus_cpu_moe`).
+    if used(-1, 0) > budget || l == 0 {
+        return (ngl, 1);
+    }
+    let (mut lo, mut hi) = (1, l);
+    if used(ngl, hi) <= budget {
+        return (ngl, hi);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if used(ngl, mid) <= budget {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (ngl, lo)
 }

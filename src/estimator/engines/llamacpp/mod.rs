@@ -71,6 +71,9 @@ pub struct Buffers {
     /// Of `host_model`, the FFN weights of GPU layers that `--cpu-moe`, `--n-cpu-moe` or
     /// `--n-cpu-ffn` keep on the host.
     pub host_ffn: u64,
+    /// The repeating layers whose routed experts stay in host memory, `start .. end`: `0 .. ∞`
+    /// with `--cpu-moe`, `0 .. N` with `--n-cpu-moe N`, the back layers `-fit` chose.
+    pub experts_host: (u32, u32),
     /// The largest FFN matrix of the host's weights (its layers' and the overrides'), as the
     /// CUDA copy a GPU makes of it to run a prompt's product itself (op offload, `compute.rs`).
     pub host_copy: u64,
@@ -208,57 +211,92 @@ pub fn buffers_of(sc: &Scenario, m: &ResolvedModel) -> Option<Buffers> {
         n => n,
     };
     let kinds = layer_kinds::LayerKinds::of(m);
-    let build = |s: &LlamaCpp| layout(sc, &d, &kinds, s, gpus, train);
+    let build = |s: &LlamaCpp, experts: Option<(u32, u32)>| {
+        layout(sc, &d, &kinds, s, (gpus, train), experts)
+    };
     if gpus == 1 {
-        let streams = kv::streams(&s, s.n_parallel.max(1));
         let free = crate::estimator::memory::capacity(&sc.gpu).get()
             - sc.overheads.cuda_context_mib * 1_048_576.0;
-        // (A closure over `LlamaCpp { n_ctx, ..s }` made rustc 1.95 panic (broken MIR): one field set instead.)
-        let at = |n_ctx: u32| {
-            let mut t = s;
-            t.n_ctx = n_ctx;
-            t
-        };
         let free = free.max(0.0) as u64;
-        let used = |n_ctx: u32| build(&at(n_ctx)).dev[0].total();
-        let ctx = fit::context(&s, train, streams, free, used);
-        let mut t = s;
-        if let Some(f) = ctx {
-            t.n_ctx = f.to;
-        }
-        let target = u64::from(s.fit_target_mib) << 20;
-        let mut f = ctx.unwrap_or(fit::Fitted {
-            from: s.n_ctx,
-            to: s.n_ctx,
-            free,
-            target,
-            ngl: None,
-            settled: false,
-        });
-        // Step 3 (dense models, `-ngl` unset): layers from the back while they fit; a user's tensor
-        // overrides abort it ("tensor_buft_overrides already set by user", common/fit.cpp).
-        let overrides = s.cpu_moe || s.n_cpu_moe > 0 || s.n_cpu_ffn > 0;
-        if s.fit && !f.settled && s.n_gpu_layers < 0 && d.n_expert == 0 && !overrides {
-            let budget = free.saturating_sub(target);
-            let with = |ngl: i32| {
-                let mut u = t;
-                u.n_gpu_layers = ngl;
-                build(&u).dev[0].total()
-            };
-            if with(-1) > budget {
-                let ngl = fit::layers(d.n_layer, budget, with);
-                t.n_gpu_layers = ngl;
-                f.ngl = Some(ngl);
-            }
-        }
-        if ctx.is_some() || f.ngl.is_some() {
-            let mut b = build(&t);
-            b.settings = s;
-            b.fit = Some(f);
+        if let Some(b) = fitted(&s, &d, (train, free), build) {
             return Some(b);
         }
     }
-    Some(build(&s))
+    Some(build(&s, None))
+}
+
+/// llama-server's `-fit` on one GPU with `free` bytes free ([`fit`]): the buffers it leads to, or
+/// `None` where it changes nothing (`-c` and `-ngl` set, `-fit off`, or everything fits).
+fn fitted(
+    s: &LlamaCpp,
+    d: &Dims,
+    (train, free): (u32, u64),
+    build: impl Fn(&LlamaCpp, Option<(u32, u32)>) -> Buffers,
+) -> Option<Buffers> {
+    let s = *s;
+    let streams = kv::streams(&s, s.n_parallel.max(1));
+    // (A closure over `LlamaCpp { n_ctx, ..s }` made rustc 1.95 panic (broken MIR): one field set instead.)
+    let at = |n_ctx: u32| {
+        let mut t = s;
+        t.n_ctx = n_ctx;
+        t
+    };
+    let used = |n_ctx: u32| build(&at(n_ctx), None).dev[0].total();
+    let ctx = fit::context(&s, train, streams, free, used);
+    let mut t = s;
+    if let Some(f) = ctx {
+        t.n_ctx = f.to;
+    }
+    let target = u64::from(s.fit_target_mib) << 20;
+    let mut f = ctx.unwrap_or(fit::Fitted {
+        from: s.n_ctx,
+        to: s.n_ctx,
+        free,
+        target,
+        ..fit::Fitted::default()
+    });
+    // Steps 3–4 (`-ngl` unset): layers from the back while they fit; a user's tensor overrides
+    // abort them ("tensor_buft_overrides already set by user", common/fit.cpp).
+    let overrides = s.cpu_moe || s.n_cpu_moe > 0 || s.n_cpu_ffn > 0;
+    let mut experts = None;
+    if s.fit && !f.settled && s.n_gpu_layers < 0 && !overrides {
+        let budget = free.saturating_sub(target);
+        let all = d.n_layer + 1;
+        // `ngl` layers from the back, the first `n_full` of them with their experts.
+        let with = |ngl: i32, n_full: u32| {
+            let mut u = t;
+            u.n_gpu_layers = ngl;
+            let l = if ngl < 0 {
+                all
+            } else {
+                ngl.unsigned_abs().min(all)
+            };
+            let host = (d.n_expert > 0).then_some((all - l + n_full.min(l), all));
+            build(&u, host).dev[0].total()
+        };
+        if with(-1, all) > budget {
+            if d.n_expert == 0 {
+                let ngl = fit::layers(d.n_layer, budget, |n| with(n, all));
+                t.n_gpu_layers = ngl;
+                f.ngl = Some(ngl);
+            } else {
+                let (ngl, n_full) = fit::moe_layers(d.n_layer, budget, with);
+                let l = ngl.unsigned_abs();
+                t.n_gpu_layers = ngl;
+                f.ngl = Some(ngl);
+                let range = (all - l + n_full.min(l), d.n_layer);
+                f.experts_host = (range.0 < range.1).then_some(range);
+                experts = Some(range);
+            }
+        }
+    }
+    if ctx.is_none() && f.ngl.is_none() {
+        return None;
+    }
+    let mut b = build(&t, experts);
+    b.settings = s;
+    b.fit = Some(f);
+    Some(b)
 }
 
 /// The buffers of `s` on `gpus` GPUs (0: the CPU backend alone), `-c 0` taking `train` cells.
@@ -267,8 +305,8 @@ fn layout(
     d: &Dims,
     kinds: &layer_kinds::LayerKinds<'_>,
     s: &LlamaCpp,
-    gpus: usize,
-    train: u32,
+    (gpus, train): (usize, u32),
+    experts_host: Option<(u32, u32)>,
 ) -> Buffers {
     let s = *s;
     let p = Placement::new(d.n_layer, s.n_gpu_layers, gpus, &s.tensor_split);
@@ -280,6 +318,11 @@ fn layout(
         settings: s,
         file_type: ftype,
         flash_attn: flash_attn(&s),
+        experts_host: experts_host.unwrap_or(if s.cpu_moe {
+            (0, u32::MAX)
+        } else {
+            (0, s.n_cpu_moe)
+        }),
         ..Buffers::default()
     };
     weights(&mut b, d, kinds, &p, ftype);
@@ -328,7 +371,7 @@ fn weights(b: &mut Buffers, d: &Dims, kinds: &LayerKinds, p: &Placement, ftype: 
         let moved = match dev {
             Some(_) if !output => {
                 let s = &b.settings;
-                let experts = s.cpu_moe || il < s.n_cpu_moe;
+                let experts = (b.experts_host.0..b.experts_host.1).contains(&il);
                 let dense = il < s.n_cpu_ffn;
                 kind_weights::host_ffn(d, kinds.at(il), ftype, il, (experts, dense))
             }
