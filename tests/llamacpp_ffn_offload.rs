@@ -197,3 +197,35 @@ fn published_moe_split_to_the_printed_mib() {
         assert!((p - printed).abs() <= 0.011, "{id}: {p} vs {printed}");
     }
 }
+
+/// A prompt of at least 32 tokens copies each ubatch's host experts to the GPU, only those its
+/// tokens use (1 − (1 − 8/128)^T of them: 87 % at 32 tokens, all at 512); a shorter one leaves
+/// them to the CPU, which reads the experts its tokens use at the host's bandwidth.
+#[test]
+fn a_prompt_uploads_the_experts_it_uses_or_leaves_them_to_the_cpu() {
+    let sc = qwen3_moe();
+    let at = |prompt: u32, flags: &str| {
+        let (mut s, _) = apply(&sc, &format!("{BASE} -ngl 99 --cpu-moe {flags}")).unwrap();
+        s.inference.prompt_tokens = prompt;
+        let e = estimate(&s);
+        (e.performance.throughput.ttft_s, e.llamacpp.unwrap())
+    };
+    let (t32, b) = at(32, "");
+    let (t512, _) = at(512, "");
+    let (gpu32, _) = at(32, "--no-op-offload");
+    let link = 32e9; // one direction of the RTX 4090's PCIe 4.0 x16 (64 GB/s both ways in the catalog)
+    let experts = b.host_experts as f64;
+    let share = 1.0 - (1.0 - 8.0 / 128.0_f64).powi(32);
+    assert!(
+        t512 - t32 > 0.9 * (1.0 - share) * experts / link,
+        "{t32} {t512}"
+    );
+    // Without op offload the 32 tokens' experts are read by the CPU at 64 GB/s instead.
+    assert!(gpu32 < t32, "{gpu32} vs {t32}");
+    let (t16, _) = at(16, "");
+    let (t16_off, _) = at(16, "--no-op-offload");
+    assert!(
+        (t16 - t16_off).abs() < 1e-12,
+        "below 32 tokens op offload changes nothing"
+    );
+}

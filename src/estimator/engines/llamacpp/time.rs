@@ -156,7 +156,6 @@ pub fn partial_offload(
 ) -> (f64, f64) {
     let (mean_ctx, prompt_tokens) = (w.mean_ctx, w.prompt_tokens);
     let host_model = b.host_model.saturating_sub(b.host_embd);
-    let host_w = host_model as f64;
     // A decode step reads the dense weights and its tokens' experts (a mixture's share).
     let read = |model: u64, experts: u64| weights_read(model, experts, b.experts, w.decode_tokens);
     let host_read = read(host_model, b.host_experts);
@@ -169,14 +168,30 @@ pub fn partial_offload(
     let host_bw = b.settings.host_memory_gb_s * 1e9;
     let kv_read = b.host_kv as f64 * (mean_ctx / f64::from(b.n_ctx.max(1))).min(1.0);
     let tpot = tpot_gpu_s * gpu_share + (host_read + kv_read) / host_bw.max(1.0);
-    // Prefill: each micro-batch of n_ubatch tokens copies the host layers' weights up once.
-    let ubatches = (prompt_tokens / f64::from(b.n_ubatch.max(1)))
-        .ceil()
-        .max(1.0);
-    let upload = if b.gpus > 0 && host_link_bw > 0.0 {
-        ubatches * host_w / host_link_bw
-    } else {
-        ubatches * host_w / host_bw.max(1.0)
-    };
-    (ttft_gpu_s + upload, tpot)
+    // Prefill: with op offload each micro-batch of at least 32 tokens copies the host weights up
+    // once, of a mixture's experts only those its tokens use (ggml-backend.cpp
+    // `ggml_backend_sched_compute_splits`: "copying only the experts that are used"), and the GPU
+    // computes; a smaller one (or `--no-op-offload`) leaves the host's share to the CPU, at the
+    // longer of its reads at the host's bandwidth and its FLOPs at `host_tflops`.
+    let ub = f64::from(b.n_ubatch.max(1));
+    let t = ub.min(prompt_tokens.max(1.0));
+    let ubatches = (prompt_tokens / ub).ceil().max(1.0);
+    let per_ubatch = weights_read(host_model, b.host_experts, b.experts, t);
+    let offloaded = b.settings.op_offload
+        && t >= super::compute::OP_OFFLOAD_MIN_BATCH as f64
+        && b.gpus > 0
+        && host_link_bw > 0.0;
+    if offloaded {
+        return (ttft_gpu_s + ubatches * per_ubatch / host_link_bw, tpot);
+    }
+    let gpu_t: f64 = b
+        .dev
+        .iter()
+        .map(|d| weights_read(d.model, d.experts, b.experts, t))
+        .sum();
+    let host_share = per_ubatch / (per_ubatch + gpu_t).max(1.0);
+    let host_flops = w.prefill_flops * host_share;
+    let host = (ubatches * per_ubatch / host_bw.max(1.0))
+        .max(host_flops / (b.settings.host_tflops * 1e12).max(1.0));
+    (ttft_gpu_s * (1.0 - host_share) + host, tpot)
 }
