@@ -153,6 +153,7 @@ fn the_expert_offload_switch_moves_every_layers_experts_to_the_host() {
     let mut h = harness_with("qwen3-30b-a3b-q4km-llamacpp-12gb");
     assert_eq!(llama(&h).n_cpu_moe, 28);
     h.get_by_label_contains("CUDA0 model buffer size =  7808.92 MiB");
+    h.get_by_label("FFN weights of GPU layers in host memory: 9715.50 MiB.");
     assert!(h.query_by_label("-ncffn, n-cpu-ffn").is_none());
     h.get_by_label("-cmoe, cpu-moe").click();
     h.run();

@@ -49,6 +49,13 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate) {
             ))
             .on_hover_text("llama-server's -fit with -c or -ngl unset: the context, then the layers, that leave --fit-target MiB of the GPU's free memory (assumed: its usable memory less the CUDA context).");
         }
+        if b.host_ffn > 0 {
+            ui.label(format!(
+                "FFN weights of GPU layers in host memory: {:.2} MiB.",
+                b.host_ffn as f64 / 1_048_576.0
+            ))
+            .on_hover_text("--cpu-moe, --n-cpu-moe, --n-cpu-ffn or -fit keep them there: decode reads a token's share from host memory, a prompt's micro-batch copies them to the GPU. With mmap, llama.cpp's CPU_Mapped line is the file's span from the first to the last host tensor, larger than this where GPU tensors lie between.");
+        }
         ui.label(RichText::new("The load log should print:").strong());
         for line in crate::report::llamacpp::log_lines(b).lines() {
             ui.label(RichText::new(line).monospace().small());
