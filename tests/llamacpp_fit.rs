@@ -118,8 +118,15 @@ fn a_mixture_of_experts_keeps_the_back_layers_experts_on_the_host() {
     let full = estimate(&one_more).llamacpp.unwrap();
     assert!(full.dev[0].total() > f.free - f.target);
     assert!(b.host_experts > 0 && b.dev[0].experts > 0);
-    // --n-cpu-moe set by the user: -fit's layer steps do not run.
+    // --n-cpu-moe set by the user: -fit's layer steps do not run; nor with an -ot pattern the
+    // estimator does not follow (any override stops them in llama.cpp).
     let (_, b) = run(&format!("{cmd} --n-cpu-moe 28"), preset);
     assert_eq!(b.fit.map(|f| f.experts_host), None);
     assert_eq!(b.experts_host, (0, 28));
+    let (_, b) = run(&format!(r"{cmd} -ot blk\.4[0-7]\.ffn_.*_exps=CPU"), preset);
+    assert!(b.settings.other_overrides);
+    assert_eq!(
+        (b.fit.map(|f| f.experts_host), b.experts_host),
+        (None, (0, 0))
+    );
 }

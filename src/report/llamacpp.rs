@@ -280,7 +280,7 @@ fn offload_lines(out: &mut String, b: &Buffers) {
     {
         let _ = writeln!(
             out,
-            "  op offload: a prompt's ubatch of {t} tokens multiplies the host weights on CUDA0, each copied over the host link into its compute buffer (the largest FFN matrix: {:.2} MiB); decode multiplies them on the CPU",
+            "  op offload: a prompt's ubatch of {t} tokens multiplies the host weights on CUDA0, each copied over the host link into its compute buffer (the largest FFN matrix: {:.2} MiB); a decode step of fewer than 32 tokens multiplies them on the CPU",
             mib(b.host_copy)
         );
     }

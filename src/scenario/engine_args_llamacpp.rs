@@ -216,7 +216,7 @@ pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
     }
     // `-fit` is a llama-server and llama-cli switch, on by default in both (common/common.h).
     let s = &p.settings;
-    p.fit_on = s.fit && !p.ngl_given && !(s.cpu_moe || s.n_cpu_moe > 0 || s.n_cpu_ffn > 0);
+    p.fit_on = s.fit && !p.ngl_given && !s.has_overrides();
     if is_server(first) {
         server_defaults(&mut p, &mut errors);
     } else if let Some(np) = p.np_flag {
@@ -399,8 +399,9 @@ fn offload_flag(
     let s = &mut p.settings;
     match flag {
         "-cmoe" | "--cpu-moe" => s.cpu_moe = true,
-        "-ncmoe" | "--n-cpu-moe" => s.n_cpu_moe = number(flag, value())?,
-        "-ncffn" | "--n-cpu-ffn" => s.n_cpu_ffn = number(flag, value())?,
+        // Each adds overrides to the list (llama.cpp keeps them all): the widest wins.
+        "-ncmoe" | "--n-cpu-moe" => s.n_cpu_moe = s.n_cpu_moe.max(number(flag, value())?),
+        "-ncffn" | "--n-cpu-ffn" => s.n_cpu_ffn = s.n_cpu_ffn.max(number(flag, value())?),
         "--op-offload" => s.op_offload = true,
         "--no-op-offload" => s.op_offload = false,
         _ => {
@@ -408,7 +409,10 @@ fn offload_flag(
             for part in v.split(',') {
                 match super::engine_args_overrides::host_ffn(part) {
                     Some(o) => o.apply(&mut p.settings),
-                    None => p.not_modelled.push(format!("{flag} {part}")),
+                    None => {
+                        p.settings.other_overrides = true;
+                        p.not_modelled.push(format!("{flag} {part}"));
+                    }
                 }
             }
         }

@@ -39,18 +39,49 @@ impl HostFfn {
 const EXPERTS: [&str; 3] = ["ffn_up_exps", "ffn_gate_exps", "ffn_down_exps"];
 /// A dense FFN's matrices.
 const DENSE: [&str; 3] = ["ffn_up", "ffn_gate", "ffn_down"];
-/// A layer's other weights: a pattern that moves any of them is more than an FFN override.
-const OTHERS: [&str; 10] = [
+/// A layer's other weights (every architecture's names in llama.cpp@0c1e57098
+/// `src/llama-arch.cpp` that a pattern might touch: attention of every kind, norms, routers,
+/// shared experts, state-space mixers): a pattern that finds any of them, as `.weight` or
+/// `.bias`, is more than an FFN override.
+const OTHERS: [&str; 38] = [
     "attn_q",
     "attn_k",
     "attn_v",
+    "attn_qkv",
     "attn_output",
     "attn_norm",
+    "attn_norm_2",
+    "attn_q_norm",
+    "attn_k_norm",
+    "attn_q_a",
+    "attn_q_b",
+    "attn_q_a_norm",
+    "attn_kv_a_mqa",
+    "attn_kv_a_norm",
+    "attn_kv_b",
+    "attn_k_b",
+    "attn_v_b",
+    "attn_sinks",
+    "attn_gate",
+    "attn_post_norm",
+    "post_attention_norm",
     "ffn_norm",
+    "ffn_post_norm",
+    "post_ffw_norm",
+    "layer_output_norm",
     "ffn_gate_inp",
+    "ffn_gate_inp_shexp",
+    "ffn_exp_probs_b",
     "ffn_up_shexp",
     "ffn_gate_shexp",
     "ffn_down_shexp",
+    "ssm_in",
+    "ssm_out",
+    "ssm_conv1d",
+    "ssm_a",
+    "ssm_d",
+    "ssm_dt",
+    "ssm_norm",
 ];
 
 /// One `<pattern>=<buffer type>` item read as an FFN override, or `None` (not to the CPU, not a
@@ -64,10 +95,12 @@ const OTHERS: [&str; 10] = [
 /// assert_eq!(host_ffn(r"blk\.[0-3]\.ffn_(up|down|gate)\.=CPU"), Some(HostFfn::Dense(4)));
 /// assert_eq!(host_ffn(r"blk\.1[0-9]\.ffn_.*_exps=CPU"), None); // not from layer 0
 /// assert_eq!(host_ffn("ffn=CPU"), None); // norms, routers and shared experts too
+/// assert_eq!(host_ffn(r"attn_qkv|exps=CPU"), None); // fused attention too
 /// assert_eq!(host_ffn("exps=CUDA0"), None);
 /// ```
 pub fn host_ffn(item: &str) -> Option<HostFfn> {
-    let (pattern, buft) = item.rsplit_once('=')?;
+    // `parse_tensor_buffer_overrides` (common/arg.cpp) splits at the first '='.
+    let (pattern, buft) = item.split_once('=')?;
     if buft != "CPU" || pattern.is_empty() {
         return None;
     }
@@ -80,7 +113,11 @@ pub fn host_ffn(item: &str) -> Option<HostFfn> {
     let mut experts = Layers::default();
     let mut dense = Layers::default();
     for il in 0..LAYERS_TRIED {
-        if OTHERS.iter().any(|t| finds(il, t)) {
+        let other = |t: &&str| {
+            re.is_match(&format!("blk.{il}.{t}.weight"))
+                || re.is_match(&format!("blk.{il}.{t}.bias"))
+        };
+        if OTHERS.iter().any(other) {
             return None;
         }
         experts.add(il, EXPERTS.map(|t| finds(il, t)))?;

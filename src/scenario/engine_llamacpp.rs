@@ -127,8 +127,9 @@ pub struct LlamaCpp {
     /// `-fit on|off` (llama-server's default on, common/fit.cpp): with `-c` unset (`n_ctx` 0) on
     /// one GPU, the context is lowered from the training context, by linear interpolation between
     /// the memory at `fit_ctx` and at the training context, to leave `fit_target_mib` free (the
-    /// GPU's free memory taken as its usable memory minus `overheads.cuda_context_mib`). Lowering
-    /// `-ngl` or splitting layers when even `fit_ctx` does not fit is not modelled.
+    /// GPU's free memory taken as its usable memory minus `overheads.cuda_context_mib`); where that
+    /// does not suffice and `-ngl` is unset, the most layers from the back (a mixture of experts:
+    /// with the back layers' routed experts on the host). Several GPUs are not modelled.
     pub fit: bool,
     /// `-fitt, --fit-target`: MiB to leave free on the GPU (default 1024). Valid: 0 ..= 10^6.
     pub fit_target_mib: u32,
@@ -149,6 +150,11 @@ pub struct LlamaCpp {
     /// biases) of layers `0 .. N` stay in host memory (`LLM_FFN_DENSE_REGEX`). Valid: 0 ..= 10^5.
     #[serde(default)]
     pub n_cpu_ffn: u32,
+    /// `-ot` patterns the estimator does not read as the three above were given: their placement
+    /// is not followed (a pasted command says so), but, as any tensor override does, they stop
+    /// `fit`'s layer steps (common/fit.cpp "tensor_buft_overrides already set by user").
+    #[serde(default)]
+    pub other_overrides: bool,
     /// `--op-offload` / `--no-op-offload` (default on): a GPU runs the matrix products whose
     /// weights are in host memory when the batch has ≥ 32 tokens, copying each weight into its
     /// compute buffer first (`ggml_backend_sched` pass 1 "1.off", `ggml_backend_cuda_device_offload_op`).
@@ -165,6 +171,14 @@ pub struct LlamaCpp {
     /// (2 × 6.98 B layer parameters and attention; logits for the last token only, as llama-bench
     /// asks for them). An assumption for other CPUs: set yours. Valid: 0.001 ..= 10^6.
     pub host_tflops: f64,
+}
+
+impl LlamaCpp {
+    /// Any tensor override was given (`--cpu-moe`, `--n-cpu-moe`, `--n-cpu-ffn`, `-ot`): `-fit`'s
+    /// layer steps do not run.
+    pub const fn has_overrides(&self) -> bool {
+        self.cpu_moe || self.n_cpu_moe > 0 || self.n_cpu_ffn > 0 || self.other_overrides
+    }
 }
 
 /// `op_offload`'s default for files written before it existed.
@@ -195,6 +209,7 @@ impl Default for LlamaCpp {
             cpu_moe: false,
             n_cpu_moe: 0,
             n_cpu_ffn: 0,
+            other_overrides: false,
             op_offload: true,
             host_memory_gb_s: 64.0,
             host_tflops: 2.4,

@@ -302,8 +302,8 @@ fn stream_cells(b: &Buffers) -> u64 {
 /// reused", pass 5), copied into its compute buffer (`ggml_dup_tensor_layout`, CUDA's alloc
 /// size) and live with the product's operands and result. So CUDA0 holds, at most, the output
 /// peak with the output matrix, or the FFN peak with the largest host FFN matrix; the host
-/// keeps the prompt's inputs, and runs its weights itself only in the one-token graph that is
-/// reserved too (`sched_reserve`). Leading order, not checked against a log (docs §5).
+/// keeps the prompt's inputs, and runs its weights itself only in the token-generation graph
+/// that is reserved too (`sched_reserve`: one token per sequence). Leading order, not checked against a log (docs §5).
 pub fn reserve(b: &mut Buffers, d: &Dims) {
     let t = u64::from(b.n_ubatch);
     let n_kv = stream_cells(b);
@@ -356,5 +356,7 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
     if let Some(g) = b.dev.first_mut() {
         g.compute = g.compute.max(ffn).max(out);
     }
-    b.host_compute = host_inputs(d, t, n_kv, fa).max(host_graph(1) + host_inputs(d, 1, n_kv, fa));
+    // The token-generation graph is reserved with one token per sequence (`graph_reserve(n_seqs, …)`).
+    let tg = u64::from(b.n_seq.max(1));
+    b.host_compute = host_inputs(d, t, n_kv, fa).max(host_graph(tg) + host_inputs(d, tg, n_kv, fa));
 }

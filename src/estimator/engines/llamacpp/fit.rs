@@ -151,25 +151,29 @@ pub fn layers(n_layer: u32, budget: u64, used: impl Fn(i32) -> u64) -> i32 {
 /// ```
 /// use vram_explorer::estimator::engines::llamacpp::fit::moe_layers;
 /// // 48 layers of a 100 MB dense part and 300 MB of experts, a 500 MB output layer, 1 GB besides;
-/// // `full` counts the output layer, which has no experts.
+/// // the first `full` GPU layers keep their experts (as `fitted` lays them out; the output layer,
+/// // the last, has none).
 /// let used = |ngl: i32, full: u32| {
 ///     let l = if ngl < 0 { 49 } else { ngl.unsigned_abs().min(49) };
 ///     let out = if l > 0 { 500_000_000 } else { 0 };
 ///     let repeating = u64::from(l.saturating_sub(1));
-///     let with_experts = u64::from(full.min(l).saturating_sub(1));
+///     let with_experts = u64::from(full.min(l.saturating_sub(1)));
 ///     1_000_000_000 + out + repeating * 100_000_000 + with_experts * 300_000_000
 /// };
-/// // 10 GB: every layer's dense part (6.3 GB), then the experts of 12 layers (3.6 GB).
-/// assert_eq!(moe_layers(48, 10_000_000_000, used), (49, 13));
-/// // 5 GB: not every dense part; 36 layers from the back (1.5 + 35 × 0.1 GB), experts all on the host.
-/// assert_eq!(moe_layers(48, 5_000_000_000, used), (36, 1));
+/// // 10 GB: every layer's dense part (6.3 GB, 6.6 with step 3's one full layer), then the
+/// // experts of 12 layers (3.6 GB).
+/// assert_eq!(moe_layers(48, 10_000_000_000, used), (49, 12));
+/// // 5 GB: not every dense part; 33 layers from the back (1.5 + 32 × 0.1 + 0.3 GB), the rest of
+/// // the experts on the host.
+/// assert_eq!(moe_layers(48, 5_000_000_000, used), (33, 1));
 /// ```
 pub fn moe_layers(n_layer: u32, budget: u64, used: impl Fn(i32, u32) -> u64) -> (i32, u32) {
     // Step 3: dense-only layers from the back.
     let ngl = layers(n_layer, budget, |n| used(n, 1));
     let l = ngl.unsigned_abs();
-    // Step 4 runs when all dense parts fit with every expert on the host (`global_surplus_cpu_moe`).
-    if used(-1, 0) > budget || l == 0 {
+    // Step 4 runs when all dense parts fit with every expert on the host and memory to spare
+    // (`global_surplus_cpu_moe > 0`).
+    if used(-1, 0) >= budget || l == 0 {
         return (ngl, 1);
     }
     let (mut lo, mut hi) = (1, l);

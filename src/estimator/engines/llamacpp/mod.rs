@@ -257,9 +257,8 @@ fn fitted(
     });
     // Steps 3–4 (`-ngl` unset): layers from the back while they fit; a user's tensor overrides
     // abort them ("tensor_buft_overrides already set by user", common/fit.cpp).
-    let overrides = s.cpu_moe || s.n_cpu_moe > 0 || s.n_cpu_ffn > 0;
     let mut experts = None;
-    if s.fit && !f.settled && s.n_gpu_layers < 0 && !overrides {
+    if s.fit && !f.settled && s.n_gpu_layers < 0 && !s.has_overrides() {
         let budget = free.saturating_sub(target);
         let all = d.n_layer + 1;
         // `ngl` layers from the back, the first `n_full` of them with their experts.
@@ -377,7 +376,7 @@ fn weights(b: &mut Buffers, d: &Dims, kinds: &LayerKinds, p: &Placement, ftype: 
             }
             _ => kind_weights::HostFfn::default(),
         };
-        if dev.is_none() && !output {
+        if dev.is_none() && !output && b.gpus > 0 {
             // A host layer's largest matrix (its FFN's), copied to the GPU for a prompt.
             let all = kind_weights::host_ffn(d, kinds.at(il), ftype, il, (true, true));
             b.host_copy = b.host_copy.max(all.largest_copy);

@@ -35,6 +35,7 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         cpu_moe,
         n_cpu_moe,
         n_cpu_ffn,
+        other_overrides,
         op_offload,
         host_memory_gb_s,
         host_tflops,
@@ -70,6 +71,7 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         cpu_moe: *cpu_moe,
         n_cpu_moe: const { field("inference.engine.llamacpp.n_cpu_moe") }.clamp_u32(*n_cpu_moe, d),
         n_cpu_ffn: const { field("inference.engine.llamacpp.n_cpu_ffn") }.clamp_u32(*n_cpu_ffn, d),
+        other_overrides: *other_overrides,
         op_offload: *op_offload,
         host_memory_gb_s: const { field("inference.engine.llamacpp.host_memory_gb_s") }.clamp(
             *host_memory_gb_s,
