@@ -208,7 +208,6 @@ pub fn section(b: &Buffers) -> String {
     );
     offload_lines(&mut out, b);
     if let Some(f) = &b.fit {
-        let mib = |x: u64| x as f64 / 1_048_576.0;
         let mut what = if f.reduced() {
             format!("lowered the context from {} to {} cells", f.from, f.to)
         } else if s.n_ctx == 0 {
@@ -231,8 +230,8 @@ pub fn section(b: &Buffers) -> String {
         let _ = writeln!(
             out,
             "  -fit: {what} to leave {:.0} MiB of the GPU's {:.0} MiB free (assumed: usable memory − CUDA context)",
-            mib(f.target),
-            mib(f.free)
+            mib_printed(f.target),
+            mib_printed(f.free)
         );
     }
     let _ = writeln!(out, "  the load log should print:");
@@ -245,7 +244,6 @@ pub fn section(b: &Buffers) -> String {
 /// What the FFN overrides keep on the host, and what op offload does with host weights.
 fn offload_lines(out: &mut String, b: &Buffers) {
     let s = &b.settings;
-    let mib = |x: u64| x as f64 / 1_048_576.0;
     if b.host_ffn > 0 {
         let mut flags = Vec::new();
         if s.cpu_moe {
@@ -263,7 +261,7 @@ fn offload_lines(out: &mut String, b: &Buffers) {
             out,
             "  {}: {:.2} MiB of the GPU layers' FFN weights stay in host memory{}",
             flags.join(" "),
-            mib(b.host_ffn),
+            mib_printed(b.host_ffn),
             if b.mmap {
                 " (with mmap the CPU_Mapped line is the file's span from the first to the last host tensor: larger than the sum below where GPU tensors lie between; llama.cpp suggests --no-mmap)"
             } else {
@@ -281,7 +279,7 @@ fn offload_lines(out: &mut String, b: &Buffers) {
         let _ = writeln!(
             out,
             "  op offload: a prompt's ubatch of {t} tokens multiplies the host weights on CUDA0, each copied over the host link into its compute buffer (the largest FFN matrix: {:.2} MiB); a decode step of fewer than 32 tokens multiplies them on the CPU",
-            mib(b.host_copy)
+            mib_printed(b.host_copy)
         );
     }
 }

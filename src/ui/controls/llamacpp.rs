@@ -52,7 +52,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario, est: &Estimate) {
         if b.host_ffn > 0 {
             ui.label(format!(
                 "FFN weights of GPU layers in host memory: {:.2} MiB.",
-                b.host_ffn as f64 / 1_048_576.0
+                crate::estimator::engines::llamacpp::mib_printed(b.host_ffn)
             ))
             .on_hover_text("--cpu-moe, --n-cpu-moe, --n-cpu-ffn or -fit keep them there: decode reads a token's share from host memory, a prompt's micro-batch copies them to the GPU. With mmap, llama.cpp's CPU_Mapped line is the file's span from the first to the last host tensor, larger than this where GPU tensors lie between.");
         }

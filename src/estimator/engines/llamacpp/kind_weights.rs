@@ -18,13 +18,40 @@ struct Store<'a> {
 }
 
 impl Store<'_> {
+    /// A matrix's bytes; none for no rows (a tensor the model does not have: CUDA's row
+    /// padding would otherwise count for it).
     fn w(&self, role: Role, ne0: u64, rows: u64) -> u64 {
+        if rows == 0 {
+            return 0;
+        }
         let t = tensor_types::tensor_type(self.ftype, role, self.il, ne0, &self.q);
         tensor_bytes(t, ne0, rows, self.buft)
     }
 
     fn vec(&self, n: u64) -> u64 {
         tensor_bytes(GgufType::F32, n, 1, self.buft)
+    }
+}
+
+/// An FFN's matrices as GGUF stores them, `(role, ne0, rows)`: up and gate `n_embd` wide with
+/// `ff × n` rows, down `ff` wide with `n_embd × n` rows (`n` experts in one 3-D tensor, 1 for a
+/// dense FFN); an ungated FFN's gate has no rows (0 bytes).
+const fn ffn_matrices(e: u64, ff: u64, n: u64, gated: bool) -> [(Role, u64, u64); 3] {
+    let gate_rows = if gated { ff * n } else { 0 };
+    [
+        (Role::FfnUp, e, ff * n),
+        (Role::FfnGate, e, gate_rows),
+        (Role::FfnDown, ff, e * n),
+    ]
+}
+
+impl Store<'_> {
+    /// The bytes of an FFN's matrices ([`ffn_matrices`]).
+    fn ffn(&self, ff: u64, n: u64, gated: bool) -> u64 {
+        ffn_matrices(self.d.n_embd, ff, n, gated)
+            .iter()
+            .map(|&(role, ne0, rows)| self.w(role, ne0, rows))
+            .sum()
     }
 }
 
@@ -153,14 +180,7 @@ fn attention_bytes(st: &Store, mixer: &MixerShape) -> u64 {
 /// experts as one MLP (`ffn_*_shexp`, `Dims::shexp` wide) with Qwen2-MoE's F32 gate row.
 fn mlp_bytes(st: &Store, k: &LayerKind) -> u64 {
     let (d, e) = (st.d, st.d.n_embd);
-    let mlp = |f: u64, n: u64, gated: bool| {
-        let gate = if gated {
-            st.w(Role::FfnGate, e, f * n)
-        } else {
-            0
-        };
-        st.w(Role::FfnUp, e, f * n) + gate + st.w(Role::FfnDown, f, e * n)
-    };
+    let mlp = |f: u64, n: u64, gated: bool| st.ffn(f, n, gated);
     match k.mlp {
         MlpShape::Dense { ffn, kind } => {
             let f = u(ffn);
@@ -186,17 +206,10 @@ fn mlp_bytes(st: &Store, k: &LayerKind) -> u64 {
 /// The routed experts' tensors of a layer of kind `k` (`ffn_{gate,up,down}_exps`; 0 without):
 /// what a token reads only its top-k share of.
 fn routed_bytes(st: &Store, k: &LayerKind) -> u64 {
-    let (d, e) = (st.d, st.d.n_embd);
     if !matches!(k.mlp, MlpShape::Moe) {
         return 0;
     }
-    let (f, n) = (d.n_ff_exp, d.n_expert);
-    let gate = if d.gated {
-        st.w(Role::FfnGate, e, f * n)
-    } else {
-        0
-    };
-    st.w(Role::FfnUp, e, f * n) + gate + st.w(Role::FfnDown, f, e * n)
+    st.ffn(st.d.n_ff_exp, st.d.n_expert, st.d.gated)
 }
 
 /// [`routed_bytes`] of repeating layer `il` of kind `k` in a buffer of `buft`.
@@ -243,31 +256,26 @@ pub fn host_ffn(
     il: u32,
     (experts, dense): (bool, bool),
 ) -> HostFfn {
-    let q = d.quant_model();
-    let e = d.n_embd;
-    let (routed_ff, dense_ff) = match k.map(|k| k.mlp) {
-        Some(MlpShape::Moe) => (d.n_ff_exp, 0),
-        Some(MlpShape::Dense { ffn, .. }) => (0, u(ffn)),
-        Some(MlpShape::None) => (0, 0),
-        None if d.n_expert > 0 => (d.n_ff, 0),
-        None => (0, d.n_ff),
+    let store = |buft| Store {
+        d,
+        q: d.quant_model(),
+        ftype,
+        il,
+        buft,
+    };
+    let (cpu, cuda) = (store(Buft::Cpu), store(Buft::Cuda));
+    // A dense FFN is gated by its own kind (a model without kinds: by the model's).
+    let (routed_ff, dense_ff, dense_gated) = match k.map(|k| k.mlp) {
+        Some(MlpShape::Moe) => (d.n_ff_exp, 0, false),
+        Some(MlpShape::Dense { ffn, kind }) => (0, u(ffn), kind == FfnKind::SwiGlu),
+        Some(MlpShape::None) => (0, 0, false),
+        None if d.n_expert > 0 => (d.n_ff, 0, false),
+        None => (0, d.n_ff, d.gated),
     };
     let mut out = HostFfn::default();
-    let mut matrices = |ff: u64, n: u64, routed: bool| {
-        let roles = [
-            (Role::FfnUp, e, ff * n, true),
-            (Role::FfnGate, e, ff * n, d.gated),
-            (Role::FfnDown, ff, e * n, true),
-        ];
-        for (role, ne0, rows, present) in roles {
-            if !present || ff == 0 {
-                continue;
-            }
-            let t = tensor_types::tensor_type(ftype, role, il, ne0, &q);
-            let (host, gpu) = (
-                tensor_bytes(t, ne0, rows, Buft::Cpu),
-                tensor_bytes(t, ne0, rows, Buft::Cuda),
-            );
+    let mut matrices = |ff: u64, n: u64, gated: bool, routed: bool| {
+        for (role, ne0, rows) in ffn_matrices(d.n_embd, ff, n, gated) {
+            let (host, gpu) = (cpu.w(role, ne0, rows), cuda.w(role, ne0, rows));
             out.host += host;
             out.gpu += gpu;
             if routed {
@@ -277,14 +285,13 @@ pub fn host_ffn(
         }
     };
     if experts && routed_ff > 0 {
-        matrices(routed_ff, d.n_expert, true);
+        matrices(routed_ff, d.n_expert, d.gated, true);
     }
     if dense && dense_ff > 0 {
-        matrices(dense_ff, 1, false);
+        matrices(dense_ff, 1, dense_gated, false);
         if d.bias {
-            let vec = |n: u64, b: Buft| tensor_bytes(GgufType::F32, n, 1, b);
-            out.host += vec(dense_ff, Buft::Cpu) + vec(e, Buft::Cpu);
-            out.gpu += vec(dense_ff, Buft::Cuda) + vec(e, Buft::Cuda);
+            out.host += cpu.vec(dense_ff) + cpu.vec(d.n_embd);
+            out.gpu += cuda.vec(dense_ff) + cuda.vec(d.n_embd);
         }
     }
     out

@@ -265,11 +265,7 @@ fn fitted(
         let with = |ngl: i32, n_full: u32| {
             let mut u = t;
             u.n_gpu_layers = ngl;
-            let l = if ngl < 0 {
-                all
-            } else {
-                ngl.unsigned_abs().min(all)
-            };
+            let l = Placement::offloaded(d.n_layer, ngl);
             let host = (d.n_expert > 0).then_some((all - l + n_full.min(l), all));
             build(&u, host).dev[0].total()
         };

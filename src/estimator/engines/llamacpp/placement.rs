@@ -22,8 +22,8 @@ impl Placement {
     pub fn new(n_layer: u32, ngl: i32, gpus: usize, tensor_split: &[f32; MAX_SPLIT]) -> Placement {
         let gpus = gpus.min(MAX_SPLIT);
         let all = n_layer.saturating_add(1);
-        let ngl = if ngl < 0 { all } else { ngl.unsigned_abs() };
-        let act_gpu_layers = if gpus == 0 { 0 } else { ngl.min(all) };
+        let ngl = Placement::offloaded(n_layer, ngl);
+        let act_gpu_layers = if gpus == 0 { 0 } else { ngl };
         let i_gpu_start = all.saturating_sub(ngl);
         let mut splits = [0.0_f32; MAX_SPLIT];
         let even = tensor_split.iter().take(gpus).all(|&x| x == 0.0);
@@ -43,6 +43,17 @@ impl Placement {
             act_gpu_layers,
             splits,
             gpus,
+        }
+    }
+
+    /// The offloadable layers (repeating and output) `-ngl` asks for: all when negative, at most
+    /// `n_layer + 1`.
+    pub const fn offloaded(n_layer: u32, ngl: i32) -> u32 {
+        let all = n_layer.saturating_add(1);
+        if ngl < 0 || ngl.unsigned_abs() > all {
+            all
+        } else {
+            ngl.unsigned_abs()
         }
     }
 
