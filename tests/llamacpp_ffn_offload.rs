@@ -244,3 +244,34 @@ fn a_prompt_uploads_the_experts_it_uses_or_leaves_them_to_the_cpu() {
     let (t32_off, _) = at(32, "--no-op-offload");
     assert!(t32_off < t32, "{t32_off} vs {t32}");
 }
+
+/// The MoE preset says what the estimate gives: CUDA0's model buffer and the experts kept on the
+/// host to the printed 0.01 MiB, that it fits, and that 26 layers' experts on the host still fit
+/// where 24 do not.
+#[test]
+fn the_moe_preset_notes_say_what_the_estimate_gives() {
+    let id = "qwen3-30b-a3b-q4km-llamacpp-12gb";
+    let s = vram_explorer::presets::bundled_scenario(id).unwrap();
+    let e = estimate(&s);
+    let b = e.llamacpp.unwrap();
+    for quoted in [
+        "CUDA0 model 7,808.92 MiB",
+        "(9,715.50 MiB)",
+        "--n-cpu-moe 28",
+    ] {
+        assert!(s.notes.contains(quoted), "{id}: {quoted}");
+    }
+    assert_eq!(
+        (mib_printed(b.dev[0].model), mib_printed(b.host_ffn)),
+        (7_808.92, 9_715.50)
+    );
+    assert!(e.memory.fits);
+    let fits = |n: u32| {
+        let mut t = s.clone();
+        if let Some(vram_explorer::scenario::ServingEngine::LlamaCpp(l)) = &mut t.inference.engine {
+            l.n_cpu_moe = n;
+        }
+        estimate(&t).memory.fits
+    };
+    assert!(fits(26) && !fits(24));
+}
