@@ -90,6 +90,12 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
     let llama = e.llamacpp.as_ref().and_then(|b| llamacpp::parts(b, c));
     let llama_parts = llama.is_some();
     let mut p = llama.unwrap_or_else(|| match c {
+        Component::Gradients
+            if phase != Some(crate::estimator::Phase::OptimizerStep)
+                && let Some(p) = parts::pipeline_gradients(&ctx, m, &st) =>
+        {
+            p
+        }
         Component::Weights
         | Component::MasterWeights
         | Component::Gradients

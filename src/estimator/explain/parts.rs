@@ -432,3 +432,41 @@ fn kv_cache_by_kind(c: &Ctx, m: &ResolvedModel, st: &Stage, tokens: f64) -> Part
         rest: "",
     }
 }
+
+/// FSDP2 under a pipeline: the stage's unsharded gradients, accumulated over its micro-batches
+/// until the reduce-scatters after the last (`memory::frameworks::fsdp::pipeline_gradients`). The
+/// optimizer step's shards are the ZeRO terms; the remainder then is "not live".
+pub(super) fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: &Stage) -> Option<Parts> {
+    use crate::estimator::memory::frameworks::fsdp;
+    let stage = crate::estimator::memory::training::Stage {
+        layers: st.layers,
+        first: st.first,
+        last: st.last,
+        in_flight: st.in_flight,
+    };
+    let bytes = fsdp::pipeline_gradients(c, m, stage)?;
+    let elems = (st.layers * m.params.per_layer
+        + if st.first { m.params.embeddings } else { 0.0 }
+        + if st.last { m.params.head } else { 0.0 })
+        / c.tp;
+    Some(Parts {
+        formula: "(layers × Ψ_layer + embedding or head on the end stages) ÷ TP × e_acc, no DP \
+                  divisor: FSDP2 under a pipeline reduce-scatters only after the last micro-batch"
+            .to_owned(),
+        lead: format!(
+            "Ψ_stage = {elems:.4e} parameters (after TP = {}, {} layers on this stage), unsharded",
+            c.tp, st.layers
+        ),
+        terms: vec![(
+            format!(
+                "unsharded gradients accumulated over the micro-batches: {elems:.4e} × {} B",
+                fmt_sig(bytes / elems.max(1.0))
+            ),
+            Bytes(bytes),
+        )],
+        source: "torch/distributed/pipelining/stage.py backward_maybe_with_nosync; \
+                 _fsdp_param.py to_accumulated_grad_if_needed; docs/frameworks/fsdp.md",
+        assumption: "FP32 under reduce_dtype float32, else the parameters' type",
+        rest: "not attributed to a tensor group",
+    })
+}

@@ -133,10 +133,8 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let (last, loss, fwd_t, loss_t) = last_stage_terms(c, m, z, st.last);
     let saved = st.in_flight * (per_mb + first) + last + loss + held_mask(c, m) + p.framework.0;
     let inputs = c.input_bytes + super::towers::inputs(m, c.b) + fw.buffers;
-    // Gradients exist during forward only when they accumulate over micro-batches.
-    let accumulating =
-        c.grad_accum > 1.0 || (c.pp > 1.0 && c.pp_microbatches > 1.0) || fw.persistent_grads;
-    let g_fwd = if accumulating { p.states.grads } else { 0.0 };
+    let head_grad = head_gradient(m, st.last);
+    let (g_fwd, g_mid, g_end) = gradient_points(c, p, fw, head_grad);
     let fixed = p.casts + p.gathered + inputs;
 
     let mut out = PhasePeaks::default();
@@ -171,9 +169,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     // Backward: the first layer's backward (head gradient done, loss buffers freed, one layer
     // recomputed) or the end of backward (all gradients; a tied embedding's gradient is summed:
     // embedding backward output + the sum, 2·V·h).
-    let head_grad = head_gradient(m, st.last);
-    let g_mid = gradients_at_first_backward(c, g_fwd, head_grad);
-    let mid_t = fixed + recompute + act::layer_backward_transient(c, z) + cp_bwd;
+    let mid_t = fixed + recompute + act::layer_backward_transient(c, z) + cp_bwd + fw.backward;
     let end_t = inputs
         + p.gathered
         + fw.kept_by_graph
@@ -182,25 +178,29 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
             2.0 * f64::from(m.vocab) * f64::from(m.hidden) / c.tp * c.e_grads
         } else {
             c.ec * z.bsh / z.tr
-        };
-    let mid_total = p.states.grads.min(g_mid) + (saved - loss) + mid_t;
-    let end_total = p.states.grads + end_t;
+        }
+        + fw.backward_end;
+    let mid_total = g_mid + (saved - loss) + mid_t;
+    let end_total = g_end + end_t;
     let late = super::blocks::backward::late(c, m, st.first && st.last, first, head_grad / c.tp)
         .or(fw.output_backward(saved - loss));
-    let decoder = if let Some(l) = late.filter(|l| l.total() + fixed > mid_total.max(end_total)) {
-        (l.grads, l.acts, fixed + l.transient)
-    } else if mid_total >= end_total {
-        (p.states.grads.min(g_mid), saved - loss, mid_t)
-    } else {
-        (p.states.grads, 0.0, end_t)
-    };
+    let late_fixed = fixed + fw.backward;
+    let decoder =
+        if let Some(l) = late.filter(|l| l.total() + late_fixed > mid_total.max(end_total)) {
+            (l.grads, l.acts, late_fixed + l.transient)
+        } else if mid_total >= end_total {
+            (g_mid, saved - loss, mid_t)
+        } else {
+            (g_end, 0.0, end_t)
+        };
     // An encoder-decoder's encoder runs its backward last (`memory::towers`).
     let decoder_total = decoder.0 + decoder.1 + decoder.2;
-    let enc_fixed = fixed - p.casts + super::towers::casts_in_encoder_backward(c, m, p.casts);
+    let enc_fixed =
+        fixed - p.casts + super::towers::casts_in_encoder_backward(c, m, p.casts) + fw.backward;
     let (g, a, t) = super::towers::encoder_backward(c, m, c.b, p.states.grads, st.first)
         .filter(|(g, a)| g + a + enc_fixed > decoder_total)
         .map_or(decoder, |(g, a)| (g, a, enc_fixed));
-    phase(Phase::Backward, g, a, t + fw.held + fw.backward);
+    phase(Phase::Backward, g, a, t + fw.held);
     phase(
         Phase::OptimizerStep,
         p.states.grads,
@@ -208,6 +208,29 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         p.opt_temp + inputs + fw.held + fw.kept_by_graph,
     );
     out
+}
+
+/// Gradient bytes (in forward and at the loss, in the first layer's backward, at the end of
+/// backward). They exist during forward only when they accumulate over micro-batches; FSDP2 under a
+/// pipeline holds the stage's unsharded ones instead of the shards until the end of backward
+/// (`frameworks::fsdp::pipeline_gradients`).
+fn gradient_points(
+    c: &Ctx,
+    p: &Parts,
+    fw: &super::frameworks::StageExtra,
+    head_grad: f64,
+) -> (f64, f64, f64) {
+    if let Some(g) = fw.accumulated_grads {
+        return (g, g, g);
+    }
+    let accumulating =
+        c.grad_accum > 1.0 || (c.pp > 1.0 && c.pp_microbatches > 1.0) || fw.persistent_grads;
+    let g_fwd = if accumulating { p.states.grads } else { 0.0 };
+    let g_mid = p
+        .states
+        .grads
+        .min(gradients_at_first_backward(c, g_fwd, head_grad));
+    (g_fwd, g_mid, p.states.grads)
 }
 
 /// Gradient bytes alive in the first layer's backward: the accumulated ones, or the head's (sharded

@@ -162,6 +162,51 @@ pub fn backward(c: &Ctx, m: &ResolvedModel) -> f64 {
     per_elem * (e_unsharded(c) + e_reduce(c) * (1.0 + 1.0 / c.dp))
 }
 
+/// Whether the stage runs under `torch.distributed.pipelining` with FSDP2: every micro-batch's
+/// backward runs without gradient sync (`stage.py` `backward_maybe_with_nosync`: on an
+/// `FSDPModule` it calls `set_requires_gradient_sync(False)` and `set_reshard_after_backward(False)`
+/// before each backward; the reduce-scatters run once, after the last micro-batch). FSDP1 has no
+/// pipeline integration ([`diagnose`]).
+pub fn pipeline_no_sync(c: &Ctx) -> bool {
+    applies(c) && c.framework.sharding == Sharding::Fsdp2 && c.pp > 1.0
+}
+
+/// Bytes of one element of a gradient accumulated without sync: FSDP2 upcasts the unit's fresh
+/// gradient to `reduce_dtype` when the two differ and adds the later micro-batches into that copy
+/// (`_fsdp_param.py` `to_accumulated_grad_if_needed` / `accumulate_unsharded_grad_if_needed`,
+/// called from `FSDPParamGroup.post_backward` when `reduce_grads` is off); otherwise autograd
+/// accumulates into the unsharded parameter's own `.grad`.
+fn e_accumulated(c: &Ctx) -> f64 {
+    if c.framework.fsdp.reduce_dtype == ReduceDtype::Fp32 {
+        4.0_f64.max(e_unsharded(c))
+    } else {
+        e_unsharded(c)
+    }
+}
+
+/// Under [`pipeline_no_sync`], the stage's unsharded gradients, accumulated over its micro-batches
+/// from the first backward until the reduce-scatters after the last: every block of the stage and
+/// the root's embedding and head, over TP, in [`e_accumulated`]. `None` otherwise.
+pub fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
+    if !pipeline_no_sync(c) {
+        return None;
+    }
+    let emb = if st.first { m.params.embeddings } else { 0.0 };
+    let head = if st.last { m.params.head } else { 0.0 };
+    Some((st.layers * m.params.per_layer + emb + head) / c.tp * e_accumulated(c))
+}
+
+/// The transient of the backward under [`pipeline_no_sync`]: (in a micro-batch's backward, one
+/// unit's fresh gradient in the parameters' type before it is added to the accumulated copy; at the
+/// deferred reduce-scatter, one unit's reduce-scatter input and output, [`backward`]'s buffers).
+pub fn pipeline_backward(c: &Ctx, m: &ResolvedModel) -> (f64, f64) {
+    let per_elem = m.params.per_layer / c.tp;
+    (
+        per_elem * e_unsharded(c),
+        per_elem * e_reduce(c) * (1.0 + 1.0 / c.dp),
+    )
+}
+
 /// FSDP2's held all-gather buffer: one unit (`wait_for_unshard` keeps the current result "to free
 /// after the next copy-out"); none at one rank, where `unshard` all-gathers nothing and
 /// `wait_for_unshard` copies the shards straight into the unsharded tensors

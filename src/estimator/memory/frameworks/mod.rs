@@ -316,6 +316,12 @@ pub struct StageExtra {
     /// Buffers alive only in the layers' backward (DeepSpeed's stage 1–2 reduce buckets, FSDP's
     /// reduce-scatter of one unit).
     pub backward: f64,
+    /// The same at the end of backward, once every layer is done ([`fsdp::pipeline_backward`]:
+    /// FSDP2 under a pipeline defers its reduce-scatters to there; else [`Self::backward`]).
+    pub backward_end: f64,
+    /// Gradients held unsharded over the micro-batches instead of the sharded ones
+    /// ([`fsdp::pipeline_gradients`]), from the first backward until the end of backward.
+    pub accumulated_grads: Option<f64>,
     /// The gradient buffer lives for the whole run, not only under accumulation: Megatron-Core's
     /// `DistributedDataParallel` allocates the contiguous `main_grad` buffer once
     /// (`megatron/core/distributed/param_and_grad_buffer.py`, FP32 with
@@ -343,13 +349,21 @@ pub fn step(
 ) -> (super::training::Parts, StageExtra) {
     let parts = fsdp::parts(c, m, parts(c, m, *p), st);
     let (zero_all, zero_backward) = deepspeed::buffers(c, &parts);
+    let (fsdp_mid, fsdp_end) = if fsdp::pipeline_no_sync(c) {
+        fsdp::pipeline_backward(c, m)
+    } else {
+        let b = fsdp::backward(c, m);
+        (b, b)
+    };
     let extra = StageExtra {
         buffers: buffers(c, m, st.first) + zero_all,
         held: held(c, m, &p.z, st.last),
         kept_by_graph: kept_by_graph(c, &p.z, st),
         output_backward: output_backward(c, m, &p.z, st.last),
         on_device: on_device(c, 1.0, st.layers),
-        backward: zero_backward + fsdp::backward(c, m),
+        backward: zero_backward + fsdp_mid,
+        backward_end: zero_backward + fsdp_end,
+        accumulated_grads: fsdp::pipeline_gradients(c, m, st),
         persistent_grads: c.framework.profile == Profile::Megatron,
     };
     (parts, extra)
