@@ -111,3 +111,23 @@ fn per_op_checkpointing_is_picked_by_label() {
     // The closed combo box shows the pick.
     assert!(h.query_by_label("Per-op (torchtitan)").is_some());
 }
+
+/// DTensor's loss parallel is a toggle of the Hugging Face framework under tensor parallelism: on,
+/// the decomposed log-softmax's FP32 temporaries raise the peak at the loss.
+#[test]
+fn dtensor_loss_parallel_is_a_framework_toggle() {
+    let mut h = window::training(|s| {
+        s.parallel.tp = 2;
+        s.parallel.sequence_parallel = true;
+        s.strategies.checkpointing = vram_explorer::scenario::Checkpointing::Full;
+        s.workload.micro_batch = 8;
+    });
+    h.get_by_label("Framework").click();
+    h.run();
+    let before = peak(&h);
+    h.get_by_role_and_label(Role::CheckBox, "DTensor loss parallel")
+        .click_accesskit();
+    h.run();
+    assert!(h.state().scenario().implementation.loss_parallel);
+    assert!(peak(&h) > before, "loss parallel: {before} -> {}", peak(&h));
+}

@@ -288,6 +288,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         sharding,
         deepspeed,
         fsdp,
+        loss_parallel,
     } = i;
     Implementation {
         profile: *profile,
@@ -300,6 +301,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         sharding: *sharding,
         deepspeed: super::memory::frameworks::resolve_deepspeed(deepspeed, d),
         fsdp: *fsdp,
+        loss_parallel: *loss_parallel,
     }
 }
 

@@ -100,6 +100,11 @@ pub struct Implementation {
     pub deepspeed: super::DeepSpeedZero,
     /// PyTorch FSDP's options (read when `sharding` is `Fsdp1` or `Fsdp2`).
     pub fsdp: super::Fsdp,
+    /// PyTorch's `loss_parallel()` (DTensor tensor parallelism, torchtitan's default): the logits
+    /// stay sharded over the vocabulary and the cross-entropy runs DTensor's decomposed log-softmax
+    /// (docs/frameworks/torchtitan.md). Read under the Hugging Face profile with TP > 1; absent in
+    /// older files = off.
+    pub loss_parallel: bool,
 }
 
 impl Default for Implementation {
@@ -115,6 +120,7 @@ impl Default for Implementation {
             sharding: super::Sharding::Generic,
             deepspeed: super::DeepSpeedZero::default(),
             fsdp: super::Fsdp::default(),
+            loss_parallel: false,
         }
     }
 }

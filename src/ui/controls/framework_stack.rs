@@ -99,7 +99,17 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
                  (derived).",
             );
         }
-        Profile::HuggingFace | Profile::Megatron => {}
+        Profile::HuggingFace => {
+            toggle(
+                ui,
+                &mut i.loss_parallel,
+                "DTensor loss parallel",
+                "PyTorch's loss_parallel() under tensor parallelism (torchtitan's default): the \
+             logits stay sharded over the vocabulary; its decomposed log-softmax holds 14 B per \
+             BF16 logit in forward and 16 in the loss backward (measured on CPU). Read with TP > 1.",
+            );
+        }
+        Profile::Megatron => {}
     }
     choice(
         ui,

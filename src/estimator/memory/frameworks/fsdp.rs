@@ -164,24 +164,23 @@ pub fn backward(c: &Ctx, m: &ResolvedModel) -> f64 {
 
 /// Whether the stage runs under `torch.distributed.pipelining` with FSDP2: every micro-batch's
 /// backward runs without gradient sync (`stage.py` `backward_maybe_with_nosync`: on an
-/// `FSDPModule` it calls `set_requires_gradient_sync(False)` and `set_reshard_after_backward(False)`
-/// before each backward; the reduce-scatters run once, after the last micro-batch). FSDP1 has no
+/// `FSDPModule` it calls `set_reshard_after_backward(False)` and `set_requires_gradient_sync(False)`
+/// before each backward; the reduce-scatters run once, after the last micro-batch: torch 2.6 at
+/// the end of its backward, torch 2.15 as the schedule's `perform_reduce_grad`). FSDP1 has no
 /// pipeline integration ([`diagnose`]).
 pub fn pipeline_no_sync(c: &Ctx) -> bool {
     applies(c) && c.framework.sharding == Sharding::Fsdp2 && c.pp > 1.0
 }
 
-/// Bytes of one element of a gradient accumulated without sync: FSDP2 upcasts the unit's fresh
-/// gradient to `reduce_dtype` when the two differ and adds the later micro-batches into that copy
-/// (`_fsdp_param.py` `to_accumulated_grad_if_needed` / `accumulate_unsharded_grad_if_needed`,
-/// called from `FSDPParamGroup.post_backward` when `reduce_grads` is off); otherwise autograd
-/// accumulates into the unsharded parameter's own `.grad`.
+/// Bytes of one element of a gradient accumulated without sync: the reduce-scatter's type, at
+/// least the parameters'. torch 2.15 `FSDPParamGroup.post_backward` with `reduce_grads` off
+/// casts each unit's gradient to `FSDPParam.unsharded_grad_dtype` (`reduce_dtype`, else the
+/// sharded parameters' original type) and sets it as the parameter's `grad_dtype`, so autograd
+/// accumulates the later micro-batches in that type (`_fsdp_param_group.py`
+/// `_set_unsharded_grad_dtypes`); torch 2.6 did the same for a `reduce_dtype` that differs from
+/// the gradient's (`_fsdp_param.py` `to_accumulated_grad_if_needed`).
 fn e_accumulated(c: &Ctx) -> f64 {
-    if c.framework.fsdp.reduce_dtype == ReduceDtype::Fp32 {
-        4.0_f64.max(e_unsharded(c))
-    } else {
-        e_unsharded(c)
-    }
+    e_reduce(c).max(e_unsharded(c))
 }
 
 /// Under [`pipeline_no_sync`], the stage's unsharded gradients, accumulated over its micro-batches

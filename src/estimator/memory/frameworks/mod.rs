@@ -7,6 +7,7 @@
 //! points: a layer's saved tensors, the loss, what is held beyond the loss, module buffers.
 
 pub mod deepspeed;
+pub mod dtensor;
 pub mod fsdp;
 pub mod hf;
 pub mod litgpt;
@@ -33,6 +34,8 @@ pub struct Framework {
     pub sharding: Sharding,
     pub deepspeed: DeepSpeedZero,
     pub fsdp: Fsdp,
+    /// PyTorch's DTensor `loss_parallel()` (`implementation.loss_parallel`, [`dtensor`]).
+    pub loss_parallel: bool,
     /// The model's `max_positions` (the length torchtune's RoPE cache is built for).
     pub max_positions: f64,
     /// A LoRA/QLoRA training step (torchtune builds a LoRA model's attention differently).
@@ -58,6 +61,7 @@ impl Framework {
             sharding: i.sharding,
             deepspeed: i.deepspeed,
             fsdp: i.fsdp,
+            loss_parallel: i.loss_parallel && i.profile == Profile::HuggingFace,
             max_positions: f64::from(sc.model.transformer.max_positions),
             lora: sc.mode == Mode::Training && sc.peft.method != PeftMethod::Full,
             adapter_dropout: i.profile == Profile::LitGpt
@@ -157,7 +161,7 @@ pub fn loss(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> Option<Loss> {
         Profile::LitGpt => Some(litgpt::loss(c, m, z)),
         Profile::Torchtune => Some(torchtune::loss(c, z)),
         Profile::Megatron => Some(megatron::loss(c, z)),
-        Profile::HuggingFace => None,
+        Profile::HuggingFace => dtensor::applies(c).then(|| dtensor::loss(c, z)),
     }
 }
 
