@@ -1,7 +1,8 @@
 //! FSDP2 under a pipeline (docs/frameworks/fsdp.md "Under a pipeline"): `torch.distributed.pipelining`
 //! runs every micro-batch's backward without gradient sync, so a stage holds its unsharded
 //! gradients (upcast to FP32 under `reduce_dtype=float32`) from the first backward until the
-//! reduce-scatters after the last micro-batch.
+//! reduce-scatters after the last micro-batch. Held to a CPU measurement with torchtitan's model
+//! (tests/data/measured/fsdp-pipeline-cpu.json, scripts/measure/fsdp_pipeline.py).
 
 #![allow(
     clippy::unwrap_used,
@@ -9,6 +10,7 @@
     reason = "a test fails by panicking"
 )]
 
+use serde_json::Value;
 use vram_explorer::estimator::{Component, Phase, estimate};
 use vram_explorer::hardware::GpuId;
 use vram_explorer::scenario::*;
@@ -133,5 +135,78 @@ fn the_explanation_names_the_unsharded_gradients() {
     assert!(close(
         x.terms[0].1.get(),
         e.memory.peak.get(Component::Gradients).get()
+    ));
+}
+
+const MEASURED: &str = include_str!("data/measured/fsdp-pipeline-cpu.json");
+
+/// The measured run as a scenario: torchtitan's llama3 `Transformer` at dim 256, 4 layers, 4 / 2
+/// heads, FFN 768, untied vocabulary 2048, PP 2 × FSDP 2, 2 micro-batches of 2 × 64 tokens, BF16
+/// compute over FP32 shards, FP32 reduce-scatter, no reshard after forward.
+fn measured_scenario() -> Scenario {
+    let mut s = scenario(2, ReduceDtype::Fp32);
+    let t = &mut s.model.transformer;
+    (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn, t.vocab) = (4, 256, 4, 2, 768, 2048);
+    s.workload.seq_len = 64;
+    s.workload.micro_batch = 2;
+    s.parallel.tp = 1;
+    s.parallel.dp = 2;
+    s.parallel.sequence_parallel = false;
+    s.strategies.checkpointing = Checkpointing::None;
+    s
+}
+
+#[test]
+fn the_unsharded_gradients_match_the_cpu_measurement() {
+    let doc: Value = serde_json::from_str(MEASURED).unwrap();
+    let recs = doc["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 2);
+    let s = measured_scenario();
+    let e = estimate(&s).memory;
+    let p = e.params;
+    for r in recs {
+        let stage = r["stage"].as_u64().unwrap();
+        let first = stage == 0;
+        // The stage's parameters as torchtitan counts them: 2 blocks and the embedding or the head
+        // (with the final norm, which the estimator counts with the head).
+        let elems = 2.0 * p.per_layer + if first { p.embeddings } else { p.head };
+        assert_eq!(
+            elems,
+            r["stage_parameters"].as_f64().unwrap(),
+            "stage {stage}"
+        );
+        // Live after the last micro-batch's backward, created by the backwards: the accumulated
+        // gradients, and on a later stage the gradient of its input waiting to be sent to the one
+        // before (2 × 64 × 256 BF16 = 64 KiB, the stage's `bwd_cache`).
+        let at = |mark: &str, k: &str| r["live_at"][mark]["detail"][k].as_f64().unwrap_or(0.0);
+        let input_grad = if first { 0.0 } else { 2.0 * 64.0 * 256.0 * 2.0 };
+        let measured = at("before_reduce", "created_in_backward") - input_grad;
+        let class = e.stage_class(u32::try_from(stage).unwrap()).unwrap();
+        // Stage 0 peaks in backward, stage 1 at its loss: both hold the accumulated gradients.
+        assert_ne!(class.peak_phase, Some(Phase::OptimizerStep), "stage {stage}");
+        let est = class.peak.get(Component::Gradients).get();
+        let err = est / measured - 1.0;
+        println!(
+            "stage {stage}: accumulated gradients {est:.0} B vs {measured:.0} B ({:+.2}%)",
+            err * 100.0
+        );
+        assert!(close(est, measured), "stage {stage}: {est} vs {measured}");
+        // The reduce-scatters leave the FP32 shards: 1/DP of the stage.
+        let shards = at("after_reduce", "created_in_reduce");
+        assert!(close(elems * 4.0 / 2.0, shards), "stage {stage}: {shards}");
+    }
+    // The limiting stage's optimizer step holds the shards, as measured after the reduce.
+    let g = e
+        .phases
+        .get(Phase::OptimizerStep)
+        .unwrap()
+        .get(Component::Gradients)
+        .get();
+    let limiting = &recs[e.peak_stage as usize];
+    assert!(close(
+        g,
+        limiting["live_at"]["after_reduce"]["detail"]["created_in_reduce"]
+            .as_f64()
+            .unwrap()
     ));
 }
