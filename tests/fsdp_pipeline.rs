@@ -183,7 +183,11 @@ fn the_unsharded_gradients_match_the_cpu_measurement() {
         let measured = at("before_reduce", "created_in_backward") - input_grad;
         let class = e.stage_class(u32::try_from(stage).unwrap()).unwrap();
         // Stage 0 peaks in backward, stage 1 at its loss: both hold the accumulated gradients.
-        assert_ne!(class.peak_phase, Some(Phase::OptimizerStep), "stage {stage}");
+        assert_ne!(
+            class.peak_phase,
+            Some(Phase::OptimizerStep),
+            "stage {stage}"
+        );
         let est = class.peak.get(Component::Gradients).get();
         let err = est / measured - 1.0;
         println!(

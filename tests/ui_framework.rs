@@ -131,3 +131,33 @@ fn dtensor_loss_parallel_is_a_framework_toggle() {
     assert!(h.state().scenario().implementation.loss_parallel);
     assert!(peak(&h) > before, "loss parallel: {before} -> {}", peak(&h));
 }
+
+/// DeepSpeed AutoTP is a framework toggle in inference: on, the embeddings and the head stay whole
+/// on every GPU, so the weights per GPU rise at TP 4.
+#[test]
+fn deepspeed_auto_tp_is_an_inference_toggle() {
+    use vram_explorer::estimator::Component;
+    let mut h = window::harness(
+        window::app(false, |s| {
+            s.mode = vram_explorer::scenario::Mode::Inference;
+            s.parallel.tp = 4;
+        }),
+        (1600.0, 1800.0),
+    );
+    h.run();
+    h.get_by_label("Framework").click();
+    h.run();
+    let weights = |h: &Harness<'_, ExplorerApp>| {
+        vram_explorer::estimator::estimate(h.state().scenario())
+            .memory
+            .peak
+            .get(Component::Weights)
+            .get()
+    };
+    let before = weights(&h);
+    h.get_by_role_and_label(Role::CheckBox, "DeepSpeed AutoTP")
+        .click_accesskit();
+    h.run();
+    assert!(h.state().scenario().implementation.auto_tp);
+    assert!(weights(&h) > before, "AutoTP: {before} -> {}", weights(&h));
+}

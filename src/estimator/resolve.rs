@@ -289,6 +289,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         deepspeed,
         fsdp,
         loss_parallel,
+        auto_tp,
     } = i;
     Implementation {
         profile: *profile,
@@ -302,6 +303,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         deepspeed: super::memory::frameworks::resolve_deepspeed(deepspeed, d),
         fsdp: *fsdp,
         loss_parallel: *loss_parallel,
+        auto_tp: *auto_tp,
     }
 }
 

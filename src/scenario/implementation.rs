@@ -105,6 +105,12 @@ pub struct Implementation {
     /// (docs/frameworks/torchtitan.md). Read under the Hugging Face profile with TP > 1; absent in
     /// older files = off.
     pub loss_parallel: bool,
+    /// DeepSpeed-Inference's automatic tensor parallelism (`init_inference` with a TP size and no
+    /// kernel injection; v0.8.2 `module_inject/replace_module.py` `replace_wo_policy`): TP slices
+    /// only the `nn.Linear` and `nn.Embedding` modules inside the transformer blocks, so the
+    /// embeddings and the head stay whole on every GPU (docs/frameworks/deepspeed.md). Read in
+    /// inference with TP > 1; absent in older files = off (the vocabulary sharded as Megatron does).
+    pub auto_tp: bool,
 }
 
 impl Default for Implementation {
@@ -121,6 +127,7 @@ impl Default for Implementation {
             deepspeed: super::DeepSpeedZero::default(),
             fsdp: super::Fsdp::default(),
             loss_parallel: false,
+            auto_tp: false,
         }
     }
 }

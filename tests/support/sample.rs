@@ -516,6 +516,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             custom_sharded_layers: r.coin(),
         },
         loss_parallel: r.coin(),
+        auto_tp: r.coin(),
     };
     s.overheads = Overheads {
         cuda_context_mib: r.range(0.0, 65_536.0),

@@ -196,7 +196,7 @@ impl Inventory {
         });
         edges(&mut inv, c, x, m, (first, last), base, (quantised, quant));
         if first {
-            towers(&mut inv, m, base);
+            towers(&mut inv, c, m, base);
         }
         if x.lora() {
             inv.push(adapters(c, x, layers, base));
@@ -238,16 +238,20 @@ fn edges(
 
 /// The towers beside the language model (`model::tower_shape`), on the first stage: trainable, and
 /// frozen (Whisper's sinusoidal encoder positions).
-fn towers(inv: &mut Inventory, m: &ResolvedModel, base: Group) {
+fn towers(inv: &mut Inventory, c: &Ctx, m: &ResolvedModel, base: Group) {
+    // An encoder-decoder's encoder blocks are split over TP like the decoder's (Megatron's T5;
+    // DeepSpeed AutoTP slices every block of `encoder.block` as of `decoder.block`). A vision
+    // tower stays whole on every GPU (not derived for any engine yet).
+    let tp = if m.towers.has_encoder() { c.tp } else { 1.0 };
     let frozen = m.towers.frozen.min(m.towers.params);
     inv.push(Group {
         role: Role::Towers,
-        elems: m.towers.params - frozen,
+        elems: (m.towers.params - frozen) / tp,
         ..base
     });
     inv.push(Group {
         role: Role::Towers,
-        elems: frozen,
+        elems: frozen / tp,
         trainable: false,
         ..base
     });
@@ -373,7 +377,11 @@ fn stage_params_of(
         0.0
     };
     let head = if last { m.params.head } else { 0.0 };
-    (layer_part + emb + head) / c.tp
+    if super::frameworks::deepspeed::auto_tp(c) {
+        layer_part / c.tp + emb + head
+    } else {
+        (layer_part + emb + head) / c.tp
+    }
 }
 
 /// Parameters of one layer stored on a GPU before TP: with expert parallelism only ⌈E/ep⌉ of the

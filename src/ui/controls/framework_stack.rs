@@ -111,6 +111,16 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         }
         Profile::Megatron => {}
     }
+    if s.mode == crate::scenario::Mode::Inference {
+        toggle(
+            ui,
+            &mut i.auto_tp,
+            "DeepSpeed AutoTP",
+            "init_inference with a TP size, no kernel injection (v0.8.2): TP slices only the \
+             blocks' linears; the embeddings and the head stay whole on every GPU, and every GPU \
+             computes all the logits. Read with TP > 1.",
+        );
+    }
     choice(
         ui,
         &mut i.sharding,

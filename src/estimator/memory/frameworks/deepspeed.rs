@@ -96,3 +96,13 @@ pub fn buffers(c: &Ctx, p: &Parts) -> (f64, f64) {
         _ => (0.0, bucket * if ds.overlap_comm { 2.0 } else { 1.0 }),
     }
 }
+
+/// Whether the vocabulary stays whole under TP: DeepSpeed-Inference's AutoTP
+/// (`implementation.auto_tp`, inference, TP > 1). v0.8.2 `replace_module.py`: `replace_fn` runs
+/// `replace_wo_policy` on each transformer block `AutoTP.tp_parser` found, whose
+/// `_replace_module` slices the block's `nn.Linear` (`_replace`: column- or row-parallel) and
+/// `nn.Embedding` (`_slice_embedding`) children only; the token and position embeddings, the final
+/// norm and the head sit outside the blocks and are never sliced.
+pub fn auto_tp(c: &Ctx) -> bool {
+    c.framework.auto_tp && c.tp > 1.0
+}

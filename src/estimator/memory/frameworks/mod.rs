@@ -36,6 +36,8 @@ pub struct Framework {
     pub fsdp: Fsdp,
     /// PyTorch's DTensor `loss_parallel()` (`implementation.loss_parallel`, [`dtensor`]).
     pub loss_parallel: bool,
+    /// DeepSpeed AutoTP in inference (`implementation.auto_tp`, [`deepspeed::auto_tp`]).
+    pub auto_tp: bool,
     /// The model's `max_positions` (the length torchtune's RoPE cache is built for).
     pub max_positions: f64,
     /// A LoRA/QLoRA training step (torchtune builds a LoRA model's attention differently).
@@ -62,6 +64,7 @@ impl Framework {
             deepspeed: i.deepspeed,
             fsdp: i.fsdp,
             loss_parallel: i.loss_parallel && i.profile == Profile::HuggingFace,
+            auto_tp: i.auto_tp && sc.mode == Mode::Inference,
             max_positions: f64::from(sc.model.transformer.max_positions),
             lora: sc.mode == Mode::Training && sc.peft.method != PeftMethod::Full,
             adapter_dropout: i.profile == Profile::LitGpt
