@@ -45,11 +45,9 @@ fn scenario(pp: u32, reduce: ReduceDtype) -> Scenario {
     s.implementation.sharding = Sharding::Fsdp2;
     s.implementation.fsdp.reshard_after_forward = pp == 1;
     s.implementation.fsdp.reduce_dtype = reduce;
-    let p = &mut s.precision;
-    p.mode = PrecisionMode::Custom;
-    (p.compute, p.weights, p.activations) = (Dtype::Bf16, Dtype::Bf16, Dtype::Bf16);
-    (p.gradients, p.optimizer_states) = (Dtype::Fp32, Dtype::Fp32);
-    p.master_weights = Some(Dtype::Fp32);
+    // FSDP's MixedPrecisionPolicy(param_dtype=bfloat16): FP32 shards, BF16 compute, no autocast.
+    s.precision.mode = PrecisionMode::Amp;
+    s.precision.compute = Dtype::Bf16;
     s.gpu = GpuChoice::Catalog(GpuId::H100Sxm);
     s
 }
@@ -92,12 +90,18 @@ fn the_stage_keeps_its_unsharded_gradients_in_fp32_through_backward() {
     assert!(close(g, acc), "first stage: {g} vs {acc}");
 }
 
+/// The accumulation type is the reduce-scatter's: a BF16 `reduce_dtype` keeps the gradients in
+/// the compute type; none (torch 2.15) accumulates in the sharded parameters' FP32
+/// (`FSDPParam.unsharded_grad_dtype`).
 #[test]
-fn without_an_fp32_reduce_the_gradients_accumulate_in_the_parameters_type() {
-    let s = scenario(4, ReduceDtype::Default);
+fn the_gradients_accumulate_in_the_reduce_type() {
+    let s = scenario(4, ReduceDtype::Compute);
     let acc = stage_elements(&s, false) * 2.0;
     let g = gradients(&s, Phase::Backward);
     assert!(close(g, acc), "{g} vs {acc}");
+    let s = scenario(4, ReduceDtype::Default);
+    let g = gradients(&s, Phase::Backward);
+    assert!(close(g, 2.0 * acc), "{g} vs {}", 2.0 * acc);
 }
 
 #[test]

@@ -28,10 +28,10 @@ const TORCHTITAN: &str = include_str!("data/published/torchtitan-llama3-h100-202
 
 /// The full-checkpointing rows without a pipeline: FSDP2 is modelled (`Sharding::Fsdp2`, FP32
 /// reduce-scatter, resharded after forward) and, for the 70B rows, DTensor's `loss_parallel()`;
-/// the estimate is still 11 % (8B) and 9–14 % (70B on FSDP 32 × TP 8) below the reserved peak.
+/// the estimate is still 13 % (8B) and 10–15 % (70B on FSDP 32 × TP 8) below the reserved peak.
 const UNDER: &str = "unexplained: FSDP2 is modelled (unsharded BF16 blocks in flight, FP32 \
     reduce-scatter), with TP DTensor's loss_parallel() (measured on CPU), and the estimate stays \
-    11 % (8B) and 9-14 % (70B 2D) below the published reserved peak (max over GPUs); \
+    13 % (8B) and 10-15 % (70B 2D) below the published reserved peak (max over GPUs); \
     torch.compile and torchao Float8Linear casts are not modelled, NCCL and allocator effects of \
     the 2D runs are not either";
 
@@ -49,7 +49,7 @@ const PIPE: &str = "FSDP2 under torch.distributed.pipelining is modelled (stage.
 /// (`Checkpointing::PerOp`; before, `Selective` kept the whole layer but the attention core and
 /// the rows were +75 … +113 %).
 const SAC: &str = "per-op SAC is modelled (Checkpointing::PerOp, parallelize_llama.py lines \
-    214-260 at 9dec370); the eager rows stay 9-10 % below the reserved peak like the \
+    214-260 at 9dec370); the eager rows stay 9-13 % below the reserved peak like the \
     full-checkpointing 8B rows (unexplained); torch.compile, and with float8 torchao's _scaled_mm \
     linears (whose outputs the 9dec370 policy does not keep), are not modelled";
 
@@ -112,11 +112,10 @@ fn scenario_for(r: &Value) -> Scenario {
     };
     s.optimizer.kind = OptimizerKind::AdamW;
     s.optimizer.foreach = true;
-    let p = &mut s.precision;
-    p.mode = PrecisionMode::Custom;
-    (p.compute, p.weights, p.activations) = (Dtype::Bf16, Dtype::Bf16, Dtype::Bf16);
-    (p.gradients, p.optimizer_states) = (Dtype::Fp32, Dtype::Fp32);
-    p.master_weights = Some(Dtype::Fp32);
+    // FSDP2's `MixedPrecisionPolicy(param_dtype=bfloat16)`: FP32 sharded parameters, gradients
+    // and AdamW moments, BF16 compute copies (the all-gathered units), no autocast.
+    s.precision.mode = PrecisionMode::Amp;
+    s.precision.compute = Dtype::Bf16;
     s.gpu = GpuChoice::Catalog(GpuId::H100Sxm);
     s
 }
@@ -152,16 +151,18 @@ fn torchtitan_published_memory_table() {
     assert_eq!(cases.len(), 18, "records");
     let s = report("torchtitan (Sharding::Fsdp2)", &cases);
     assert_eq!((s.rebuilt, s.modelled), (18, 0));
-    // Every row is a known miss; guards a little above today's figures (median |error| 8.9 %,
-    // worst 14.4 %; before DTensor's loss_parallel was modelled 10.1 % / 28.7 %; before FSDP2 under
-    // a pipeline 11.2 % / 38.8 %; before the per-op policy 32.6 % / 112.8 %; with the generic
-    // ZeRO-3 rule before the FSDP profile: 51.7 %, 110.3 %) keep them from drifting unnoticed.
-    assert!(s.median_all < 0.095, "median {:.3}", s.median_all);
-    assert!(s.worst_all < 0.15, "worst {:.3}", s.worst_all);
-    // The pipelined rows: −0.1 … −14.1 % (were −28.9 … −38.8 %).
+    // Every row is a known miss; guards a little above today's figures (median |error| 9.7 %,
+    // worst 16.0 %; before FSDP's mixed precision was written as AMP without autocast (a BF16
+    // shard counted beside the FP32 one) 8.9 % / 14.4 %; before DTensor's loss_parallel 10.1 % /
+    // 28.7 %; before FSDP2 under a pipeline 11.2 % / 38.8 %; before the per-op policy 32.6 % /
+    // 112.8 %; with the generic ZeRO-3 rule before the FSDP profile: 51.7 %, 110.3 %) keep them
+    // from drifting unnoticed.
+    assert!(s.median_all < 0.10, "median {:.3}", s.median_all);
+    assert!(s.worst_all < 0.165, "worst {:.3}", s.worst_all);
+    // The pipelined rows: −2.3 … −16.0 % (were −28.9 … −38.8 %).
     for c in cases.iter().filter(|c| c.id.contains("405b")) {
         let e = c.estimate.unwrap() / c.published - 1.0;
-        assert!((-0.15..0.0).contains(&e), "{}: {e:.3}", c.id);
+        assert!((-0.165..0.0).contains(&e), "{}: {e:.3}", c.id);
     }
 }
 

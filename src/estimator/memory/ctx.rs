@@ -154,7 +154,7 @@ impl Ctx {
         let (features, b, fork) = serving_batch(sc, dynamic);
         let b = dpo_pairs(&post) * b;
         let (s, cp) = tokens_per_gpu(sc);
-        let amp = p.weight_compute_copies.is_some();
+        let amp = p.weight_compute_copies.is_some() && !fsdp_sharded(sc);
         let ec = match p.weight_compute_copies {
             Some(c) => c.bytes(),
             None => p.activations.bytes(),
@@ -303,6 +303,19 @@ fn dpo_pairs(p: &crate::scenario::PostTraining) -> f64 {
     } else {
         1.0
     }
+}
+
+/// Whether FSDP1/FSDP2 shards this training step (ZeRO-3). Its mixed precision runs the modules
+/// on the gathered compute-type parameters with no autocast, so the activation rules are those of
+/// training in the compute type: one norm output for all its consumers, the residual stream in the
+/// compute type (measured, docs/frameworks/fsdp.md "Mixed precision").
+fn fsdp_sharded(sc: &Scenario) -> bool {
+    sc.mode == Mode::Training
+        && matches!(
+            sc.implementation.sharding,
+            crate::scenario::Sharding::Fsdp1 | crate::scenario::Sharding::Fsdp2
+        )
+        && sc.strategies.zero == crate::scenario::ZeroStage::Stage3
 }
 
 /// Input bytes on the GPU for `b` samples of `s` tokens (clamped values), finite and ≥ 0.
