@@ -218,3 +218,30 @@ fn the_unsharded_gradients_match_the_cpu_measurement() {
             .unwrap()
     ));
 }
+
+/// The step time: under a pipeline FSDP2 all-gathers and reduce-scatters once per step (an
+/// all-reduce's volume, not ZeRO-3's 1.5), and the reduce-scatter half, deferred to after the last
+/// micro-batch, stays exposed even when every collective may overlap.
+#[test]
+fn the_deferred_reduce_scatter_is_exposed_in_the_step_time() {
+    let mut s = scenario(4, ReduceDtype::Fp32);
+    s.timing.comm_overlap = 1.0;
+    let c = estimate(&s).performance.communication;
+    assert!((c.zero_factor - 1.0).abs() < 1e-12, "{}", c.zero_factor);
+    assert!(
+        c.dp_exposed_s >= 0.5 * c.dp_time_s,
+        "{} of {}",
+        c.dp_exposed_s,
+        c.dp_time_s
+    );
+    s.parallel.pp = 1;
+    s.implementation.fsdp.reshard_after_forward = true;
+    let c = estimate(&s).performance.communication;
+    assert!((c.zero_factor - 1.5).abs() < 1e-12, "{}", c.zero_factor);
+    assert!(
+        c.dp_exposed_s < 0.5 * c.dp_time_s,
+        "{} of {}",
+        c.dp_exposed_s,
+        c.dp_time_s
+    );
+}

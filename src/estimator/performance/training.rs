@@ -145,8 +145,9 @@ pub fn communication(
     // Gradients are reduced over DP × CP: CP ranks hold the same weights (Megatron-Core's
     // `get_data_parallel_group(with_context_parallel=True)`); CP sits inside DP in the rank order.
     let dp_group = i.dp.saturating_mul(i.cp.max(1));
+    let deferred = fsdp2_pipeline(s, i);
     if dp_group > 1 {
-        c.zero_factor = if s.strategies.zero == ZeroStage::Stage3 {
+        c.zero_factor = if s.strategies.zero == ZeroStage::Stage3 && !deferred {
             1.5
         } else {
             1.0
@@ -165,7 +166,13 @@ pub fn communication(
         c.dp_ring_latency_s = ring;
         c.dp_tree_latency_s = tree;
         c.dp_time_s = t;
-        c.dp_exposed_s = t * (1.0 - i.comm_overlap);
+        c.dp_exposed_s = if deferred {
+            // The reduce-scatter half runs after the last micro-batch: nothing hides it on the
+            // first stage, which finishes last.
+            0.5 * t + 0.5 * t * (1.0 - i.comm_overlap)
+        } else {
+            t * (1.0 - i.comm_overlap)
+        };
     }
     let micro = match s.parallel.pp_microbatches {
         0 => accum,
@@ -176,6 +183,17 @@ pub fn communication(
     c.bubble_fraction = bubble_fraction(i.pp, micro, s.parallel.pp_interleave);
     c.bubble_s = c.bubble_fraction * phase_time;
     c
+}
+
+/// FSDP2 under a pipeline (docs/frameworks/fsdp.md "Under a pipeline"): the units stay unsharded
+/// from their first forward to the end of the step and the gradients are reduce-scattered once,
+/// after the last micro-batch (`stage.py` `backward_maybe_with_nosync`): one all-gather and one
+/// reduce-scatter per step, an all-reduce's volume, not ZeRO-3's 1.5.
+fn fsdp2_pipeline(s: &Scenario, i: &Inputs) -> bool {
+    s.mode == crate::scenario::Mode::Training
+        && s.implementation.sharding == crate::scenario::Sharding::Fsdp2
+        && s.strategies.zero == ZeroStage::Stage3
+        && i.pp > 1
 }
 
 /// ZeRO-Offload (optimizer on the host: 16-bit gradients down, 16-bit weights up once per step),
