@@ -445,10 +445,7 @@ pub(super) fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: &Stage) -> Opti
         in_flight: st.in_flight,
     };
     let bytes = fsdp::pipeline_gradients(c, m, stage)?;
-    let elems = (st.layers * m.params.per_layer
-        + if st.first { m.params.embeddings } else { 0.0 }
-        + if st.last { m.params.head } else { 0.0 })
-        / c.tp;
+    let elems = fsdp::stage_elements(c, m, stage);
     Some(Parts {
         formula: "(layers × Ψ_layer + embedding or head on the end stages) ÷ TP × e_acc, no DP \
                   divisor: FSDP2 under a pipeline reduce-scatters only after the last micro-batch"
@@ -460,13 +457,14 @@ pub(super) fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: &Stage) -> Opti
         terms: vec![(
             format!(
                 "unsharded gradients accumulated over the micro-batches: {elems:.4e} × {} B",
-                fmt_sig(bytes / elems.max(1.0))
+                fmt_sig(fsdp::e_accumulated(c))
             ),
             Bytes(bytes),
         )],
         source: "torch/distributed/pipelining/stage.py backward_maybe_with_nosync; \
-                 _fsdp_param.py to_accumulated_grad_if_needed; docs/frameworks/fsdp.md",
-        assumption: "FP32 under reduce_dtype float32, else the parameters' type",
+                 _fsdp_param_group.py _set_unsharded_grad_dtypes; docs/frameworks/fsdp.md",
+        assumption: "accumulated in the reduce-scatter's type, at least the parameters' (torch \
+                     2.15: reduce_dtype, else the sharded parameters' type)",
         rest: "not attributed to a tensor group",
     })
 }

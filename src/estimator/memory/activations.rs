@@ -68,15 +68,7 @@ pub fn sizes(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> Sizes {
         // blocks of s; Ulysses: heads ÷ cp over s·cp tokens, the same count).
         bas2: b * heads_rank * s * s * c.cp,
         // DeepSpeed AutoTP keeps the head whole: every GPU computes all the logits.
-        bsv: bs
-            * ceil(
-                f64::from(m.vocab)
-                    / if super::frameworks::deepspeed::auto_tp(c) {
-                        1.0
-                    } else {
-                        t
-                    },
-            ),
+        bsv: bs * ceil(f64::from(m.vocab) / super::frameworks::deepspeed::vocab_tp(c)),
         tr: if c.sp { t } else { 1.0 },
     }
 }

@@ -311,11 +311,10 @@ fn dpo_pairs(p: &crate::scenario::PostTraining) -> f64 {
 /// compute type (measured, docs/frameworks/fsdp.md "Mixed precision").
 fn fsdp_sharded(sc: &Scenario) -> bool {
     sc.mode == Mode::Training
-        && matches!(
+        && crate::estimator::memory::frameworks::fsdp::shards(
             sc.implementation.sharding,
-            crate::scenario::Sharding::Fsdp1 | crate::scenario::Sharding::Fsdp2
+            sc.strategies.zero,
         )
-        && sc.strategies.zero == crate::scenario::ZeroStage::Stage3
 }
 
 /// Input bytes on the GPU for `b` samples of `s` tokens (clamped values), finite and ≥ 0.

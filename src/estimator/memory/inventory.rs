@@ -377,11 +377,7 @@ fn stage_params_of(
         0.0
     };
     let head = if last { m.params.head } else { 0.0 };
-    if super::frameworks::deepspeed::auto_tp(c) {
-        layer_part / c.tp + emb + head
-    } else {
-        (layer_part + emb + head) / c.tp
-    }
+    layer_part / c.tp + (emb + head) / super::frameworks::deepspeed::vocab_tp(c)
 }
 
 /// Parameters of one layer stored on a GPU before TP: with expert parallelism only ⌈E/ep⌉ of the

@@ -191,9 +191,11 @@ pub fn communication(
 /// reduce-scatter per step, an all-reduce's volume, not ZeRO-3's 1.5.
 fn fsdp2_pipeline(s: &Scenario, i: &Inputs) -> bool {
     s.mode == crate::scenario::Mode::Training
-        && s.implementation.sharding == crate::scenario::Sharding::Fsdp2
-        && s.strategies.zero == ZeroStage::Stage3
-        && i.pp > 1
+        && crate::estimator::memory::frameworks::fsdp::pipelined(
+            s.implementation.sharding,
+            s.strategies.zero,
+            f64::from(i.pp),
+        )
 }
 
 /// ZeRO-Offload (optimizer on the host: 16-bit gradients down, 16-bit weights up once per step),

@@ -106,3 +106,8 @@ pub fn buffers(c: &Ctx, p: &Parts) -> (f64, f64) {
 pub fn auto_tp(c: &Ctx) -> bool {
     c.framework.auto_tp && c.tp > 1.0
 }
+
+/// The TP degree the vocabulary (embeddings, head, logits) is split over: 1 under [`auto_tp`].
+pub fn vocab_tp(c: &Ctx) -> f64 {
+    if auto_tp(c) { 1.0 } else { c.tp }
+}

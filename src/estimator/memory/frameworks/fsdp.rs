@@ -17,7 +17,17 @@ use crate::scenario::{ReduceDtype, Sharding, ZeroStage};
 /// (FSDP always shards parameters, gradients and optimizer states; stages 1–2 keep the generic
 /// ZeRO rule).
 pub fn applies(c: &Ctx) -> bool {
-    matches!(c.framework.sharding, Sharding::Fsdp1 | Sharding::Fsdp2) && c.zero == ZeroStage::Stage3
+    shards(c.framework.sharding, c.zero)
+}
+
+/// [`applies`] from the scenario's choices (for `Ctx` itself and the step time).
+pub fn shards(sharding: Sharding, zero: ZeroStage) -> bool {
+    matches!(sharding, Sharding::Fsdp1 | Sharding::Fsdp2) && zero == ZeroStage::Stage3
+}
+
+/// [`pipeline_no_sync`] from the scenario's choices and the number of pipeline stages.
+pub fn pipelined(sharding: Sharding, zero: ZeroStage, pp_stages: f64) -> bool {
+    shards(sharding, zero) && sharding == Sharding::Fsdp2 && pp_stages > 1.0
 }
 
 /// FSDP with a ZeRO stage other than 3 (FSDP has none: `ShardingStrategy` FULL_SHARD and
@@ -71,9 +81,22 @@ fn units(c: &Ctx, m: &ResolvedModel, st: Stage) -> (f64, f64) {
 /// Unsharded bytes of the stage's embedding and head (the head's count includes the final norm's
 /// h parameters, which torchtune leaves in the root unit).
 fn edge_bytes(c: &Ctx, m: &ResolvedModel, st: Stage) -> (f64, f64) {
+    let (emb, head) = edge_elems(m, st);
+    (emb / c.tp * e_unsharded(c), head / c.tp * e_unsharded(c))
+}
+
+/// Elements (before TP) of the stage's embedding and head: the first stage's and the last's.
+fn edge_elems(m: &ResolvedModel, st: Stage) -> (f64, f64) {
     let emb = if st.first { m.params.embeddings } else { 0.0 };
     let head = if st.last { m.params.head } else { 0.0 };
-    (emb / c.tp * e_unsharded(c), head / c.tp * e_unsharded(c))
+    (emb, head)
+}
+
+/// Parameter elements of a stage per GPU as FSDP units hold them: its blocks and its embedding and
+/// head, over TP.
+pub fn stage_elements(c: &Ctx, m: &ResolvedModel, st: Stage) -> f64 {
+    let (emb, head) = edge_elems(m, st);
+    (st.layers * m.params.per_layer + emb + head) / c.tp
 }
 
 /// Whether the embedding and the head are `fully_shard` units of their own (torchtune 0.6.1
@@ -169,7 +192,7 @@ pub fn backward(c: &Ctx, m: &ResolvedModel) -> f64 {
 /// the end of its backward, torch 2.15 as the schedule's `perform_reduce_grad`). FSDP1 has no
 /// pipeline integration ([`diagnose`]).
 pub fn pipeline_no_sync(c: &Ctx) -> bool {
-    applies(c) && c.framework.sharding == Sharding::Fsdp2 && c.pp > 1.0
+    pipelined(c.framework.sharding, c.zero, c.pp)
 }
 
 /// Bytes of one element of a gradient accumulated without sync: the reduce-scatter's type, at
@@ -179,7 +202,7 @@ pub fn pipeline_no_sync(c: &Ctx) -> bool {
 /// accumulates the later micro-batches in that type (`_fsdp_param_group.py`
 /// `_set_unsharded_grad_dtypes`); torch 2.6 did the same for a `reduce_dtype` that differs from
 /// the gradient's (`_fsdp_param.py` `to_accumulated_grad_if_needed`).
-fn e_accumulated(c: &Ctx) -> f64 {
+pub fn e_accumulated(c: &Ctx) -> f64 {
     e_reduce(c).max(e_unsharded(c))
 }
 
@@ -187,12 +210,7 @@ fn e_accumulated(c: &Ctx) -> f64 {
 /// from the first backward until the reduce-scatters after the last: every block of the stage and
 /// the root's embedding and head, over TP, in [`e_accumulated`]. `None` otherwise.
 pub fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
-    if !pipeline_no_sync(c) {
-        return None;
-    }
-    let emb = if st.first { m.params.embeddings } else { 0.0 };
-    let head = if st.last { m.params.head } else { 0.0 };
-    Some((st.layers * m.params.per_layer + emb + head) / c.tp * e_accumulated(c))
+    pipeline_no_sync(c).then(|| stage_elements(c, m, st) * e_accumulated(c))
 }
 
 /// The transient of the backward under [`pipeline_no_sync`]: (in a micro-batch's backward, one
