@@ -157,9 +157,8 @@ pub fn parts(c: &Ctx, m: &ResolvedModel, p: Parts, st: Stage) -> Parts {
     let (in_flight, root) = units(c, m, st);
     let blocks = in_flight * unit_bytes(c, m) + root + staging(c, unit_bytes(c, m));
     out.gathered = blocks.max(edges(c, m, st, in_flight));
-    if c.amp {
-        out.casts = 0.0;
-    }
+    // No autocast copies: under FSDP `Ctx` takes the compute type's rules (`amp` off).
+    out.casts = 0.0;
     out
 }
 
@@ -232,13 +231,19 @@ fn staging2(c: &Ctx, unit: f64) -> f64 {
     if c.dp > 1.0 { unit } else { 0.0 }
 }
 
+/// `MixedPrecision(param_dtype)`: the compute type is narrower than the sharded parameters. (Not
+/// `Ctx::amp`, which is off under FSDP: its mixed precision has no autocast.)
+fn mixed_precision(c: &Ctx) -> bool {
+    c.ec < c.e_weights
+}
+
 /// The all-gather staging beside a unit of `unit` bytes: FSDP2's held buffer ([`staging2`]);
 /// FSDP1's `_mp_shard`, which lives only through its own all-gather (`_flat_param.py`
 /// `post_unshard` → `_free_low_precision_sharded_param`): one unit's shard.
 fn staging(c: &Ctx, unit: f64) -> f64 {
     match c.framework.sharding {
         Sharding::Fsdp2 => staging2(c, unit),
-        _ if c.amp => unit / c.dp,
+        _ if mixed_precision(c) => unit / c.dp,
         _ => 0.0,
     }
 }
