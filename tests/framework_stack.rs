@@ -75,6 +75,36 @@ fn torchtune_optimizer_in_backward_keeps_one_gradient() {
     assert_eq!(after.memory.tensor_peak, before.memory.tensor_peak);
 }
 
+/// torchtune's RoPE cache (FP32 [max_seq_len, d/2, 2] + θ) by builder: one per LoRA attention
+/// (`lora_llama3_self_attention` builds its own) or one shared (`llama3_1` / `llama3_2`). At
+/// Llama 3.1's max_seq_len of 131,072 and head dim 128 a cache is 64 MiB, so the two differ by
+/// (layers − 1) caches on every phase; a full fine-tune holds one cache either way.
+#[test]
+fn torchtune_rope_cache_by_builder() {
+    use vram_explorer::estimator::estimate;
+    use vram_explorer::scenario::{PeftMethod, RopeCache};
+    let r = &records(TORCHTUNE)[0];
+    let mut s = base_scenario(r, Mode::Training, Profile::Torchtune);
+    s.model.transformer.max_positions = 131_072;
+    s.model.transformer.head_dim = 128;
+    let layers = f64::from(s.model.transformer.layers);
+    let cache = 4.0 * (131_072.0 * 128.0 + 64.0);
+    let peak = |s: &vram_explorer::scenario::Scenario, rope| {
+        let mut s = s.clone();
+        s.implementation.torchtune.rope_cache = rope;
+        estimate(&s).memory.tensor_peak.get()
+    };
+    s.peft.method = PeftMethod::Lora;
+    let per_layer = peak(&s, RopeCache::PerLoraAttention);
+    let shared = peak(&s, RopeCache::Shared);
+    assert_eq!(per_layer - shared, (layers - 1.0) * cache);
+    s.peft.method = PeftMethod::Full;
+    assert_eq!(
+        peak(&s, RopeCache::PerLoraAttention),
+        peak(&s, RopeCache::Shared)
+    );
+}
+
 /// torchtune's activation offloading keeps one layer's saved tensors on the device.
 #[test]
 fn torchtune_activation_offloading_keeps_one_layer() {

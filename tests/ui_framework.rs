@@ -161,3 +161,27 @@ fn deepspeed_auto_tp_is_an_inference_toggle() {
     assert!(h.state().scenario().implementation.auto_tp);
     assert!(weights(&h) > before, "AutoTP: {before} -> {}", weights(&h));
 }
+
+/// torchtune's RoPE cache is picked by builder in the Framework group: under LoRA at Llama 3.1's
+/// 131,072 positions "One shared" (the Llama 3.1 / 3.2 builders) drops a cache per layer but one.
+#[test]
+fn torchtune_rope_cache_is_picked_by_builder() {
+    use vram_explorer::scenario::RopeCache;
+    let mut h = window::training(|s| {
+        s.implementation.profile = Profile::Torchtune;
+        s.peft.method = PeftMethod::Lora;
+        s.model.transformer.max_positions = 131_072;
+    });
+    h.get_by_label("Framework").click();
+    h.run();
+    let before = peak(&h);
+    choose(&mut h, "RoPE cache", "One shared");
+    assert_eq!(
+        h.state().scenario().implementation.torchtune.rope_cache,
+        RopeCache::Shared
+    );
+    let t = &h.state().scenario().model.transformer;
+    let cache = 4.0 * (131_072.0 * f64::from(t.head_dim()) + f64::from(t.head_dim()) / 2.0);
+    let layers = f64::from(t.layers);
+    assert_eq!(before - peak(&h), (layers - 1.0) * cache);
+}

@@ -50,6 +50,9 @@ pub struct Torchtune {
     /// layers are not (they follow the eager rules: inductor's fused intermediates are not
     /// measured yet).
     pub compile: bool,
+    /// How the model's builder places the RoPE cache, an FP32 buffer of `max_positions` × head
+    /// dim elements (`torchtune/modules/position_embeddings.py`).
+    pub rope_cache: RopeCache,
 }
 
 impl Default for Torchtune {
@@ -59,8 +62,24 @@ impl Default for Torchtune {
             activation_offloading: false,
             optimizer_in_backward: false,
             compile: false,
+            rope_cache: RopeCache::default(),
         }
     }
+}
+
+/// Where torchtune's model builders put the RoPE module and its cache
+/// (`torchtune/models/<family>/_component_builders.py`, read at v0.6.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RopeCache {
+    /// `llama2`, `llama3`, `mistral`, `qwen2`, `gemma`, `gemma2`, `phi3`: one module shared by the
+    /// layers of a full model, but every LoRA attention (`lora_<family>_self_attention`) builds its
+    /// own, so a LoRA model holds one cache per layer. torchtune 0.1 (`_get_clones` deep-copies
+    /// one built layer) held one per layer in every model.
+    #[default]
+    PerLoraAttention,
+    /// `llama3_1`, `llama3_2`, `llama3_2_vision` (and the Llama 3.3 models built on `llama3_1`):
+    /// one `Llama3ScaledRoPE` passed to every layer, LoRA or not.
+    Shared,
 }
 
 /// Whose code shards the model states when `strategies.zero` is on.

@@ -493,6 +493,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             activation_offloading: r.coin(),
             optimizer_in_backward: r.coin(),
             compile: r.coin(),
+            rope_cache: r.pick(&[RopeCache::PerLoraAttention, RopeCache::Shared]),
         },
         sharding: r.pick(&[
             Sharding::Generic,

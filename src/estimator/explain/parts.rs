@@ -306,6 +306,13 @@ pub(super) fn transient(
             "input ids, labels, mask: 16·b·s".to_owned(),
             Bytes(16.0 * c.b * c.s),
         ));
+        let rope = crate::estimator::memory::frameworks::buffers(c, m, st.first);
+        if rope > 0.0 {
+            terms.push((
+                "RoPE caches, FP32 max_positions × d_head (torchtune's builders)".to_owned(),
+                Bytes(rope),
+            ));
+        }
         let loss = match phase {
             Some(Phase::Forward) if st.last => act::loss_forward_transient(c, m, &z),
             Some(Phase::LossBackward) if st.last => act::loss_backward_transient(c, m, &z),

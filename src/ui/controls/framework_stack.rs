@@ -3,7 +3,7 @@
 
 use egui::Ui;
 
-use crate::scenario::{Profile, ReduceDtype, Scenario, Sharding};
+use crate::scenario::{Profile, ReduceDtype, RopeCache, Scenario, Sharding};
 use crate::ui::widgets::{Choice, choice, documented, int_slider, opt, toggle};
 
 const SHARDING: [Choice<Sharding>; 4] = [
@@ -30,6 +30,20 @@ const SHARDING: [Choice<Sharding>; 4] = [
         "PyTorch FSDP2",
         "fully_shard (torch 2.15) under ZeRO-3: FSDP1's units plus one held all-gather buffer; \
          unsharded copies even at one rank.",
+    ),
+];
+
+const ROPE_CACHE: [Choice<RopeCache>; 2] = [
+    opt(
+        RopeCache::PerLoraAttention,
+        "One per LoRA layer",
+        "Llama 2 / Llama 3 / Mistral / Qwen2 / Gemma / Phi-3 builders: every LoRA attention builds \
+         its own FP32 cache of max_positions × head dim (one per model without LoRA).",
+    ),
+    opt(
+        RopeCache::Shared,
+        "One shared",
+        "Llama 3.1 / 3.2 / 3.3 builders: one Llama3ScaledRoPE for every layer.",
     ),
 ];
 
@@ -67,38 +81,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
                 "lm_head_chunk_size of fit() (128); 0 = one logits tensor.",
             );
         }
-        Profile::Torchtune => {
-            let t = &mut i.torchtune;
-            int_slider(
-                ui,
-                &mut t.output_chunks,
-                documented("implementation.torchtune.output_chunks", 1..=64),
-                false,
-                "Output chunks",
-                "",
-                "CEWithChunkedOutputLoss num_output_chunks (8).",
-            );
-            toggle(
-                ui,
-                &mut t.activation_offloading,
-                "Activation offloading",
-                "Saved tensors go to pinned CPU memory; one layer's stay on the GPU (derived).",
-            );
-            toggle(
-                ui,
-                &mut t.compile,
-                "Compile (torchtune)",
-                "compile=True: the loss keeps the logits chunks instead of an FP32 log-softmax \
-                 (measured on CPU); the compiled layers follow the eager rules (not measured).",
-            );
-            toggle(
-                ui,
-                &mut t.optimizer_in_backward,
-                "Optimizer in backward",
-                "Each parameter steps from its gradient hook: one gradient alive at a time \
-                 (derived).",
-            );
-        }
+        Profile::Torchtune => torchtune(ui, &mut i.torchtune),
         Profile::HuggingFace => {
             toggle(
                 ui,
@@ -183,5 +166,46 @@ fn deepspeed(ui: &mut Ui, d: &mut crate::scenario::DeepSpeedZero) {
         "bf16_optimizer_states",
         "DeepSpeed ≥ 0.18.4: the optimizer states in BF16 (needs \
          bf16_master_weights_and_grads).",
+    );
+}
+
+/// torchtune's settings (`implementation.torchtune`).
+fn torchtune(ui: &mut Ui, t: &mut crate::scenario::Torchtune) {
+    int_slider(
+        ui,
+        &mut t.output_chunks,
+        documented("implementation.torchtune.output_chunks", 1..=64),
+        false,
+        "Output chunks",
+        "",
+        "CEWithChunkedOutputLoss num_output_chunks (8).",
+    );
+    toggle(
+        ui,
+        &mut t.activation_offloading,
+        "Activation offloading",
+        "Saved tensors go to pinned CPU memory; one layer's stay on the GPU (derived).",
+    );
+    toggle(
+        ui,
+        &mut t.compile,
+        "Compile (torchtune)",
+        "compile=True: the loss keeps the logits chunks instead of an FP32 log-softmax \
+         (measured on CPU); the compiled layers follow the eager rules (not measured).",
+    );
+    choice(
+        ui,
+        &mut t.rope_cache,
+        &ROPE_CACHE,
+        "RoPE cache",
+        "Where the model's builder puts the RoPE cache (torchtune 0.6.1 builders); its \
+         length is the model's max positions.",
+    );
+    toggle(
+        ui,
+        &mut t.optimizer_in_backward,
+        "Optimizer in backward",
+        "Each parameter steps from its gradient hook: one gradient alive at a time \
+         (derived).",
     );
 }

@@ -98,6 +98,7 @@ pub fn resolve_torchtune(t: &Torchtune, d: &mut Diagnostics) -> Torchtune {
         activation_offloading,
         optimizer_in_backward,
         compile,
+        rope_cache,
     } = t;
     Torchtune {
         output_chunks: const { field("implementation.torchtune.output_chunks") }
@@ -105,6 +106,7 @@ pub fn resolve_torchtune(t: &Torchtune, d: &mut Diagnostics) -> Torchtune {
         activation_offloading: *activation_offloading,
         optimizer_in_backward: *optimizer_in_backward,
         compile: *compile,
+        rope_cache: *rope_cache,
     }
 }
 

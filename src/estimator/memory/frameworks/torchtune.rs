@@ -9,7 +9,7 @@ use super::super::activations::{LayerActs, Sizes};
 use super::super::ctx::Ctx;
 use super::Loss;
 use crate::estimator::model::ResolvedModel;
-use crate::scenario::AttentionKernel;
+use crate::scenario::{AttentionKernel, RopeCache};
 
 /// One layer beside the Hugging Face rules: `MultiHeadAttention.forward` expands K and V to all
 /// heads before SDPA (`attention.py` lines 91–93, `unsqueeze(2).expand(…).flatten(1, 2)` copies),
@@ -82,20 +82,20 @@ pub fn output_backward(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
 }
 
 /// `RotaryPositionalEmbeddings` caches cos and sin for `max_seq_len` positions in FP32
-/// (`torchtune/modules/position_embeddings.py`: cache [max_seq_len, d/2, 2] + θ of d/2): one per
-/// model in `llama3`, one per layer in `lora_llama3` (`lora_llama3_self_attention`, line 418
-/// builds its own).
+/// (`torchtune/modules/position_embeddings.py`: cache [max_seq_len, d/2, 2] + θ of d/2;
+/// `Llama3ScaledRoPE` the same shape): one per model, or one per layer when every LoRA attention
+/// builds its own ([`RopeCache`]; `lora_llama3_self_attention` at v0.6.1 line 418, while
+/// `lora_llama3_1` passes its one module to every layer, line 208). The length is the builder's
+/// `max_seq_len`, the model's `max_positions` (131,072 for Llama 3.1 / 3.2: 64 MiB per cache).
 pub fn rope_cache(c: &Ctx, m: &ResolvedModel) -> f64 {
     if m.positions != crate::scenario::PositionKind::Rotary {
         return 0.0;
     }
     let d = f64::from(m.head_dim);
     let one = 4.0 * (c.framework.max_positions * d + d / 2.0);
-    one * if c.framework.lora {
-        f64::from(m.layers)
-    } else {
-        1.0
-    }
+    let per_layer =
+        c.framework.lora && c.framework.torchtune.rope_cache == RopeCache::PerLoraAttention;
+    one * if per_layer { f64::from(m.layers) } else { 1.0 }
 }
 
 /// LoRA (`torchtune/modules/peft/lora.py` `LoRALinear.forward`, lines 130–139) saves as PEFT does,
