@@ -185,11 +185,12 @@ fn deepspeed_published_memory_table() {
     let s = report("DeepSpeed (Sharding::DeepSpeed; AutoTP inference)", &cases);
     assert_eq!((s.rebuilt, s.modelled), (8, 8));
     // Issue 12's bar (median ≤ 3 %, every allocated case within 10 %) holds on the 8 modelled
-    // records: the ZeRO-3 baseline +7.1 %, bf16_master_weights_and_grads + bf16_optimizer_states
-    // −6.8 %, the six AutoTP inference rows (OPT-13B, T5-11B at TP 1/2/4) within 0.1 % with
-    // `implementation.auto_tp`. Before AutoTP was modelled: 3 modelled, median 6.8 %. Guards a
-    // little above today's figures (median 0.0 %, worst 7.1 %).
-    s.hold(0.01, 0.08, 0.01, 0.08);
+    // records: the ZeRO-3 baseline −0.5 % (+7.1 % before stage 3's gradient partition, sub-group
+    // step and FusedAdam were read from stage3.py), bf16_master_weights_and_grads +
+    // bf16_optimizer_states −5.3 % (−6.8 %), the six AutoTP inference rows (OPT-13B, T5-11B at
+    // TP 1/2/4) within 0.1 % with `implementation.auto_tp`. Guards a little above today's
+    // figures (median 0.0 %, worst 5.3 %).
+    s.hold(0.01, 0.06, 0.01, 0.06);
 }
 
 /// AutoTP's replicated embeddings are the whole gap the Megatron-style TP leaves on the TP rows:
@@ -225,4 +226,66 @@ fn deepspeed_autotp_keeps_the_embeddings_whole() {
         n += 1;
     }
     assert_eq!(n, 6);
+}
+
+/// The ZeRO-3 example's "Allocated Memory" (`torch.cuda.memory_allocated()` after training) is what
+/// a step starts from: the BF16 parameter partition, the master partition (FP32; BF16 under
+/// `bf16_master_weights_and_grads`, a copy even then: stage 3's alias test compares a
+/// `torch.device` with a string), the Adam moments, the reduced-gradient partition in the model's
+/// type (`grad_partitions_flat_buffer`) and the reduce bucket. The timeline's first point holds
+/// exactly those: within 1 % of both printed figures (25.74 and 16.17 GiB). Before: the baseline
+/// charged the gradient partition in FP32 (+12 %) and the low-precision run no master (−20 %).
+#[test]
+fn deepspeed_zero3_states_match_the_allocation_after_training() {
+    use vram_explorer::estimator::timeline::build;
+    for r in records(DEEPSPEED)
+        .iter()
+        .filter(|r| r["id"].as_str().unwrap().contains("bf16-master"))
+    {
+        let s = bf16_master(r);
+        let t = build(&s, &estimate(&s));
+        let start = t.points[0].bytes.total().get();
+        let key = "Allocated Memory (torch.cuda.memory_allocated() at the end of training, GiB)";
+        let printed = r["also_reported"][key].as_f64().unwrap() * 1024f64.powi(3);
+        let e = start / printed - 1.0;
+        println!(
+            "{}: start {:.2} GiB, printed {:.2} GiB ({:+.2} %)",
+            r["id"],
+            start / 1024f64.powi(3),
+            printed / 1024f64.powi(3),
+            e * 100.0
+        );
+        assert!(e.abs() < 0.01, "{}: {e:+.4}", r["id"]);
+    }
+}
+
+/// The explanation names what stage 3 holds at its step: one sub-group's (1e9 elements) flattened
+/// BF16 gradients and their FP32 cast as the gradients, and the reduced-gradient partition with
+/// the reduce bucket among the transient buffers, no unattributed remainder in either.
+#[test]
+fn deepspeed_zero3_step_is_explained_by_its_copies() {
+    use vram_explorer::estimator::explain::explain;
+    let r = records(DEEPSPEED)
+        .into_iter()
+        .find(|r| r["id"] == "deepspeed-bf16-master-baseline-zero3-4xh100")
+        .unwrap();
+    let s = bf16_master(&r);
+    let e = estimate(&s);
+    let g = explain(&s, &e, Component::Gradients);
+    let bytes: Vec<f64> = g.terms.iter().map(|(_, b)| b.get()).collect();
+    assert_eq!(bytes, [2e9, 4e9], "{:?}", g.terms);
+    let t = explain(&s, &e, Component::Transient);
+    assert!(
+        t.terms
+            .iter()
+            .any(|(n, b)| n.contains("reduced-gradient partition")
+                && (b.get() - (5e7 * 2.0 + 2.0 * 6_858_015_825.0 / 4.0)).abs() < 2e6),
+        "{:?}",
+        t.terms
+    );
+    assert!(
+        t.terms.iter().all(|(n, _)| !n.contains("autocast copies")),
+        "{:?}",
+        t.terms
+    );
 }

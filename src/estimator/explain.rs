@@ -96,6 +96,12 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
         {
             p
         }
+        Component::Gradients
+            if phase == Some(crate::estimator::Phase::OptimizerStep)
+                && let Some(p) = parts::deepspeed_step_gradients(&ctx, &x, m, &st) =>
+        {
+            p
+        }
         Component::Weights
         | Component::MasterWeights
         | Component::Gradients

@@ -166,6 +166,12 @@ pub struct DeepSpeedZero {
     /// the BF16 master partition). DeepSpeed asserts it needs `bf16_master_weights_and_grads`
     /// (`runtime/config.py` line 990); without it this has no effect.
     pub bf16_optimizer_states: bool,
+    /// `sub_group_size`, elements: stage 3 steps its partition one sub-group at a time
+    /// (`stage3.py` `_create_fp16_sub_groups` closes a sub-group once it reaches this many
+    /// elements), and each sub-group's gradients are flattened and cast to the master's type for
+    /// its step only (`_prepare_fp32_grad_for_sub_group`, released in `_release_sub_group`).
+    /// Default 1e9 (`zero/config.py` line 174, 0.18.4). Valid: 1 ..= 1e12.
+    pub sub_group_size: f64,
 }
 
 impl Default for DeepSpeedZero {
@@ -175,6 +181,7 @@ impl Default for DeepSpeedZero {
             overlap_comm: false,
             bf16_master_weights_and_grads: false,
             bf16_optimizer_states: false,
+            sub_group_size: 1e9,
         }
     }
 }

@@ -282,6 +282,7 @@ pub const RANGES: &[FieldRange] = &[
     closed("implementation.litgpt.lm_head_chunk_tokens", 0.0, 1_048_576.0, |s| Some(s.implementation.litgpt.lm_head_chunk_tokens.into())),
     closed("implementation.torchtune.output_chunks", 1.0, 4096.0, |s| Some(s.implementation.torchtune.output_chunks.into())),
     closed("implementation.deepspeed.reduce_bucket_size", 0.0, 1e12, |s| Some(s.implementation.deepspeed.reduce_bucket_size)),
+    closed("implementation.deepspeed.sub_group_size", 1.0, 1e12, |s| Some(s.implementation.deepspeed.sub_group_size)),
     closed("post_training.prompt_tokens", 0.0, TOKENS, |s| Some(s.post_training.prompt_tokens.into())),
     closed("post_training.num_generations", 1.0, DEGREE, |s| Some(s.post_training.num_generations.into())),
     FieldRange { min_exclusive: true, ..closed("post_training.rollout_gpu_memory_utilization", 0.0, 1.0, |s| Some(s.post_training.rollout_gpu_memory_utilization)) },

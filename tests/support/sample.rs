@@ -503,6 +503,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         ]),
         deepspeed: DeepSpeedZero {
             reduce_bucket_size: r.range(0.0, 1e12),
+            sub_group_size: r.range(1.0, 1e12),
             overlap_comm: r.coin(),
             bf16_master_weights_and_grads: r.coin(),
             bf16_optimizer_states: r.coin(),

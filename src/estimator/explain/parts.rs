@@ -58,28 +58,13 @@ pub(super) fn model_state(
     k: Component,
 ) -> Parts {
     let inv = inventory(c, x, m, st);
-    let (formula, from, name) = match k {
-        Component::Weights => ("Σ groups Ψ_g × e_w,g ÷ N_d (ZeRO-3)", 3, "weights"),
-        Component::MasterWeights => (
-            "Σ trainable groups Ψ_g × e_master ÷ N_d (ZeRO ≥ 1)",
-            1,
-            "master copy",
-        ),
-        Component::Gradients => (
-            "Σ trainable groups Ψ_g × e_g ÷ N_d (ZeRO ≥ 2)",
-            2,
-            "gradients",
-        ),
-        _ => (
-            "Σ trainable groups Ψ_g × K_g ÷ N_d (ZeRO ≥ 1) + 4 B per tensor (Adam's step), K = \
-             optimizer state bytes per parameter",
-            1,
-            "optimizer states",
-        ),
-    };
+    let (formula, from, name) = state_formula(k);
     let mut terms = Vec::new();
     for (i, g) in inv.groups().iter().enumerate() {
-        let s = states::model_states(c, m, &inv.only(i), x.optimizer);
+        let s = crate::estimator::memory::frameworks::deepspeed::states(
+            c,
+            states::model_states(c, m, &inv.only(i), x.optimizer),
+        );
         let bytes = match k {
             Component::Weights => s.weights,
             Component::MasterWeights => s.master,
@@ -94,13 +79,19 @@ pub(super) fn model_state(
             } else {
                 String::new()
             };
+            // Bytes per element as held (the weights' storage, else this state's own type).
+            let per = if k == Component::Weights || g.elems <= 0.0 {
+                g.weight_bytes
+            } else {
+                bytes * div / g.elems
+            };
             let label = format!(
                 "{} of the {}{}: {:.4e} × {} B ÷ {}",
                 name,
                 g.role.label(),
                 stored,
                 g.elems,
-                fmt_sig(g.weight_bytes),
+                fmt_sig(per),
                 fmt_sig(div)
             );
             terms.push((label, Bytes(bytes)));
@@ -130,6 +121,29 @@ pub(super) fn model_state(
         assumption: "Element types from the precision setting; offloaded states live off the GPU; \
                      a LoRA/QLoRA base has no gradients, master copy or optimizer state.",
         rest: "not attributed to a tensor group",
+    }
+}
+
+/// A model state's formula, the lowest ZeRO stage that shards it and its name in the terms.
+fn state_formula(k: Component) -> (&'static str, u8, &'static str) {
+    match k {
+        Component::Weights => ("Σ groups Ψ_g × e_w,g ÷ N_d (ZeRO-3)", 3, "weights"),
+        Component::MasterWeights => (
+            "Σ trainable groups Ψ_g × e_master ÷ N_d (ZeRO ≥ 1)",
+            1,
+            "master copy",
+        ),
+        Component::Gradients => (
+            "Σ trainable groups Ψ_g × e_g ÷ N_d (ZeRO ≥ 2)",
+            2,
+            "gradients",
+        ),
+        _ => (
+            "Σ trainable groups Ψ_g × K_g ÷ N_d (ZeRO ≥ 1) + 4 B per tensor (Adam's step), K = \
+             optimizer state bytes per parameter",
+            1,
+            "optimizer states",
+        ),
     }
 }
 
@@ -329,12 +343,29 @@ pub(super) fn transient(
                 Bytes((cp_fwd - loss).max(0.0)),
             ));
         }
-        terms.push((
-            "two gathered layers (ZeRO-3 / parameter offload)".to_owned(),
-            Bytes(gathered(c, m)),
-        ));
+        let ds = crate::estimator::memory::frameworks::deepspeed::applies(c);
+        if phase != Some(Phase::OptimizerStep) {
+            let held = if ds { 1.0 - 1.0 / c.dp.max(1.0) } else { 1.0 };
+            terms.push((
+                "two gathered layers (ZeRO-3 / parameter offload)".to_owned(),
+                Bytes(gathered(c, m) * held),
+            ));
+        }
+        let inv = inventory(c, x, m, st);
+        let grads = states::model_states(c, m, &inv, x.optimizer).grads;
+        if ds {
+            let (partition, _) = crate::estimator::memory::frameworks::deepspeed::buffers(c, grads);
+            terms.push((
+                "DeepSpeed stage 3's reduce bucket and reduced-gradient partition".to_owned(),
+                Bytes(partition),
+            ));
+        }
         if phase == Some(Phase::OptimizerStep) {
-            let temp = states::optimizer_temp(c, m, &inventory(c, x, m, st), x.optimizer);
+            let mut temp = states::optimizer_temp(c, m, &inv, x.optimizer);
+            if ds {
+                temp =
+                    crate::estimator::memory::frameworks::deepspeed::optimizer_temp(c, temp, grads);
+            }
             terms.push(("optimizer step temporaries".to_owned(), Bytes(temp)));
         }
     }
@@ -473,5 +504,40 @@ pub(super) fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: &Stage) -> Opti
         assumption: "accumulated in the reduce-scatter's type, at least the parameters' (torch \
                      2.15: reduce_dtype, else the sharded parameters' type)",
         rest: "not attributed to a tensor group",
+    })
+}
+
+/// Gradients at DeepSpeed stage 3's optimizer step: one sub-group's flattened gradients and their
+/// cast to the master's type (`frameworks::deepspeed::step_gradients`), or `None` elsewhere.
+pub(super) fn deepspeed_step_gradients(
+    c: &Ctx,
+    x: &peft::Ext,
+    m: &ResolvedModel,
+    st: &Stage,
+) -> Option<Parts> {
+    use crate::estimator::memory::frameworks::deepspeed;
+    let grads = states::model_states(c, m, &inventory(c, x, m, st), x.optimizer).grads;
+    let (flat, cast) = deepspeed::step_gradient_copies(c, grads)?;
+    let sub = c.framework.deepspeed.sub_group_size;
+    Some(Parts {
+        formula: "min(Ψ ÷ N_d, sub_group_size) × (e_g + e_master if they differ): DeepSpeed steps \
+                  its partition one sub-group at a time"
+            .to_owned(),
+        lead: format!("sub_group_size = {}, e_g = {} B", fmt_sig(sub), c.e_grads),
+        terms: vec![
+            (
+                "one sub-group's gradients flattened (a copy in the gradients' type)".to_owned(),
+                Bytes(flat),
+            ),
+            (
+                "their cast to the master's type (the master's .grad for its step)".to_owned(),
+                Bytes(cast),
+            ),
+        ],
+        source: "deepspeed/runtime/zero/stage3.py 0.18.4 _prepare_fp32_grad_for_sub_group, \
+                 _release_sub_group; docs/frameworks/deepspeed.md",
+        assumption: "the reduced gradients stay in the partition buffer counted with the transient \
+                     buffers",
+        rest: "not attributed",
     })
 }

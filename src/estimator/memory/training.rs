@@ -203,7 +203,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     phase(Phase::Backward, g, a, t + fw.held);
     phase(
         Phase::OptimizerStep,
-        p.states.grads,
+        fw.step_grads.unwrap_or(p.states.grads),
         0.0,
         p.opt_temp + inputs + fw.held + fw.kept_by_graph,
     );
@@ -230,7 +230,13 @@ fn gradient_points(
         .states
         .grads
         .min(gradients_at_first_backward(c, g_fwd, head_grad));
-    (g_fwd, g_mid, p.states.grads)
+    // DeepSpeed stage 3's reduced gradients are in its partition buffer (`fw.buffers`).
+    let g_end = if fw.step_grads.is_some() {
+        g_mid
+    } else {
+        p.states.grads
+    };
+    (g_fwd, g_mid, g_end)
 }
 
 /// Gradient bytes alive in the first layer's backward: the accumulated ones, or the head's (sharded

@@ -157,8 +157,8 @@ fn deepspeed(ui: &mut Ui, d: &mut crate::scenario::DeepSpeedZero) {
         ui,
         &mut d.bf16_master_weights_and_grads,
         "bf16_master_weights_and_grads",
-        "DeepSpeed ≥ 0.18.4: the master and gradient partitions in BF16 (stage 3 reuses BF16 \
-         weights as the master).",
+        "DeepSpeed ≥ 0.18.4: the master partition and the step's gradient cast in BF16 (stage 3 \
+         copies even BF16 weights into it).",
     );
     toggle(
         ui,

@@ -4,20 +4,20 @@
 //! FP32), held within 1 % per phase by tests/framework_stack.rs.
 
 use super::super::ctx::Ctx;
+use super::super::states::ModelStates;
 use super::super::training::Parts;
 use crate::scenario::{Sharding, ZeroStage};
-use crate::tensor::Dtype;
 
 /// Whether DeepSpeed's ZeRO optimizer runs the step.
 pub fn applies(c: &Ctx) -> bool {
     c.framework.sharding == Sharding::DeepSpeed && c.zero != ZeroStage::None
 }
 
-/// Gradient elements this GPU's partition holds (`grads` are already divided by DP under stages
-/// 2–3; stage 1 partitions only the optimizer side).
-fn partition_elems(c: &Ctx, p: &Parts) -> f64 {
+/// Gradient elements this GPU's partition holds, from the stage's gradient bytes `grads`
+/// (already divided by DP under stages 2–3; stage 1 partitions only the optimizer side).
+fn partition_elems(c: &Ctx, grads: f64) -> f64 {
     let g = if c.e_grads > 0.0 {
-        p.states.grads / c.e_grads
+        grads / c.e_grads
     } else {
         0.0
     };
@@ -45,56 +45,110 @@ fn master_bytes(c: &Ctx) -> f64 {
 /// / DP), where the generic rule has no master copy without mixed precision.
 ///
 /// `bf16_master_weights_and_grads` (0.18.4) makes it BF16 whatever the scenario's master type:
-/// stages 1–2 still clone it (`stage_1_and_2.py` lines 449–450), stage 3 reuses the BF16
-/// parameter partition when the weights are already BF16 (`stage3.py` lines 981–986: "we don't
-/// need another copy"). With `bf16_optimizer_states` the Adam moments are `zeros_like` that BF16
+/// stages 1–2 clone it (`stage_1_and_2.py` lines 449–450), and so does stage 3 on a GPU. Its
+/// branch that would reuse a BF16 parameter partition as the master (`stage3.py` lines 981–986)
+/// compares the partition's `torch.device` with `self.device`, the string
+/// `current_device_name()` returns (`'cuda:0'`), and a `torch.device` never equals a string, so
+/// `converted.clone()` runs (the published end-of-training allocation of the BF16 example holds
+/// that copy). With `bf16_optimizer_states` the Adam moments are `zeros_like` that BF16
 /// partition (`ops/adam/fused_adam.py` lines 155–157): 2 B per state element.
 ///
+/// The master partition and optimizer states of `s` (a stage's, or one tensor group's) as
+/// DeepSpeed holds them ([`parts`]).
+pub fn states(c: &Ctx, s: ModelStates) -> ModelStates {
+    if !applies(c) {
+        return s;
+    }
+    let ds = c.framework.deepspeed;
+    let mut out = s;
+    if c.e_master <= 0.0 {
+        out.master = 4.0 * partition_elems(c, s.grads);
+    }
+    if ds.bf16_master_weights_and_grads {
+        let master = master_bytes(c) * partition_elems(c, s.grads);
+        // A scenario master narrower than BF16 is not a DeepSpeed configuration: keep it.
+        out.master = out.master.min(master);
+        if ds.bf16_optimizer_states && c.e_states > 2.0 {
+            out.optimizer = s.optimizer * 2.0 / c.e_states;
+        }
+    }
+    out
+}
+
 /// Stage 3 gathers a layer's parameters beside the GPU's own shard: the generic rule's two full
 /// layers become the (1 − 1/DP) not held locally (at DP = 1 nothing is gathered; measured).
 pub fn parts(c: &Ctx, p: Parts) -> Parts {
     if !applies(c) {
         return p;
     }
-    let ds = c.framework.deepspeed;
     let mut out = p;
-    if c.e_master <= 0.0 {
-        out.states.master = 4.0 * partition_elems(c, &p);
-    }
-    if ds.bf16_master_weights_and_grads {
-        let aliased = c.zero == ZeroStage::Stage3 && c.weights == Dtype::Bf16;
-        let master = if aliased {
-            0.0
-        } else {
-            master_bytes(c) * partition_elems(c, &p)
-        };
-        // A scenario master narrower than BF16 is not a DeepSpeed configuration: keep it.
-        out.states.master = out.states.master.min(master);
-        if ds.bf16_optimizer_states && c.e_states > 2.0 {
-            out.states.optimizer = p.states.optimizer * 2.0 / c.e_states;
-        }
-    }
+    out.states = states(c, p.states);
     out.gathered = p.gathered * (1.0 - 1.0 / c.dp.max(1.0));
+    out.opt_temp = optimizer_temp(c, p.opt_temp, p.states.grads);
+    // ZeRO reduces through its own buckets ([`buffers`]); the engine does not wrap the model in
+    // DDP, whose buckets `comm` stands for.
+    out.comm = 0.0;
     out
 }
 
+/// The step's temporaries when DeepSpeed owns the optimizer. The optimizer steps ZeRO's flat
+/// partitions, not the module's tensors. `foreach` off is DeepSpeed's own optimizer: an
+/// `"Adam"` / `"AdamW"` config on a GPU builds `FusedAdam` (`engine.py`
+/// `_configure_basic_optimizer`, unless `torch_adam`), one multi-tensor kernel over the partition,
+/// no temporaries (`ops/adam/fused_adam.py`). `foreach` on is a client torch optimizer: its one
+/// parameter-sized temporary (the generic rule), which stage 3 needs only for the sub-group being
+/// stepped (the other sub-groups' partitions have no `.grad` then; measured at world size 1 with
+/// one sub-group: `deepspeed-cpu-steps.json`).
+/// `generic` is the scenario's rule over the stage's tensors, `grads` its gradient bytes.
+pub fn optimizer_temp(c: &Ctx, generic: f64, grads: f64) -> f64 {
+    if !c.foreach {
+        return 0.0;
+    }
+    let elems = partition_elems(c, grads);
+    if c.zero == ZeroStage::Stage3 && elems > 0.0 {
+        generic * (c.framework.deepspeed.sub_group_size / elems).min(1.0)
+    } else {
+        generic
+    }
+}
+
 /// (every phase, backward only): stage 3 allocates its reduce bucket once at initialisation
-/// (`stage3.py` line 782) and keeps a gradient partition of the master's type beside the
-/// parameters' gradients (FP32; BF16 under `bf16_master_weights_and_grads`: 0.18.4 `stage3.py`
-/// line 1122 `gradient_buffer` and line 1980 `_prepare_fp32_grad_for_sub_group` take the master
-/// partition's dtype);
+/// (`stage3.py` line 782) and keeps the reduced gradients in one partition buffer for the whole
+/// run (`grad_partitions_flat_buffer`, line 620, `torch.zeros` in `gradient_accumulation_dtype`:
+/// the model's type unless `data_types.grad_accum_dtype` is set, `engine.py` `get_data_types`);
 /// stages 1–2 allocate the bucket (two with `overlap_comm`) at the first gradient of each backward
 /// (`setup_buckets`, lines 3266–3277) and free it after the step.
-pub fn buffers(c: &Ctx, p: &Parts) -> (f64, f64) {
+pub fn buffers(c: &Ctx, grads: f64) -> (f64, f64) {
     if !applies(c) {
         return (0.0, 0.0);
     }
     let ds = c.framework.deepspeed;
     let bucket = ds.reduce_bucket_size * c.e_grads.max(2.0);
     match c.zero {
-        ZeroStage::Stage3 => (bucket + master_bytes(c) * partition_elems(c, p), 0.0),
+        ZeroStage::Stage3 => (bucket + c.e_grads * partition_elems(c, grads), 0.0),
         _ => (0.0, bucket * if ds.overlap_comm { 2.0 } else { 1.0 }),
     }
+}
+
+/// Gradient bytes of stage 3's optimizer step, or `None` elsewhere: the partition is stepped one
+/// sub-group at a time (`sub_group_size` elements, `_create_fp16_sub_groups`), and
+/// `_prepare_fp32_grad_for_sub_group` (`stage3.py` line 1980) flattens the sub-group's gradients
+/// (a copy in the gradients' type) and casts the copy to the master's type (a second copy unless
+/// the types match); the cast is the master's `.grad` until `_release_sub_group`. Charged at the
+/// cast, where both copies are alive: the flattened copy is freed when the statement ends.
+pub fn step_gradients(c: &Ctx, grads: f64) -> Option<f64> {
+    step_gradient_copies(c, grads).map(|(flat, cast)| flat + cast)
+}
+
+/// [`step_gradients`] as (the flattened copy, its cast to the master's type).
+pub fn step_gradient_copies(c: &Ctx, grads: f64) -> Option<(f64, f64)> {
+    if !applies(c) || c.zero != ZeroStage::Stage3 {
+        return None;
+    }
+    let sub = partition_elems(c, grads).min(c.framework.deepspeed.sub_group_size);
+    let master = master_bytes(c);
+    let cast = if master == c.e_grads { 0.0 } else { master };
+    Some((c.e_grads * sub, cast * sub))
 }
 
 /// Whether the vocabulary stays whole under TP: DeepSpeed-Inference's AutoTP

@@ -117,17 +117,23 @@ pub fn resolve_deepspeed(z: &DeepSpeedZero, d: &mut Diagnostics) -> DeepSpeedZer
         overlap_comm,
         bf16_master_weights_and_grads,
         bf16_optimizer_states,
+        sub_group_size,
     } = z;
-    let default = DeepSpeedZero::default().reduce_bucket_size;
+    let default = DeepSpeedZero::default();
     DeepSpeedZero {
         reduce_bucket_size: const { field("implementation.deepspeed.reduce_bucket_size") }.clamp(
             *reduce_bucket_size,
-            default,
+            default.reduce_bucket_size,
             d,
         ),
         overlap_comm: *overlap_comm,
         bf16_master_weights_and_grads: *bf16_master_weights_and_grads,
         bf16_optimizer_states: *bf16_optimizer_states,
+        sub_group_size: const { field("implementation.deepspeed.sub_group_size") }.clamp(
+            *sub_group_size,
+            default.sub_group_size,
+            d,
+        ),
     }
 }
 
@@ -336,6 +342,10 @@ pub struct StageExtra {
     /// (`megatron/core/distributed/param_and_grad_buffer.py`, FP32 with
     /// `accumulate_allreduce_grads_in_fp32`) and the parameters' `main_grad` are views into it.
     pub persistent_grads: bool,
+    /// DeepSpeed stage 3 keeps its reduced gradients in the partition buffer of
+    /// [`deepspeed::buffers`] (no `param.grad` after backward) and its optimizer step holds one
+    /// sub-group's flattened and cast copies instead ([`deepspeed::step_gradients`]).
+    pub step_grads: Option<f64>,
 }
 
 impl StageExtra {
@@ -357,7 +367,7 @@ pub fn step(
     st: super::training::Stage,
 ) -> (super::training::Parts, StageExtra) {
     let parts = fsdp::parts(c, m, parts(c, m, *p), st);
-    let (zero_all, zero_backward) = deepspeed::buffers(c, &parts);
+    let (zero_all, zero_backward) = deepspeed::buffers(c, parts.states.grads);
     let (fsdp_mid, fsdp_end) = if fsdp::pipeline_no_sync(c) {
         fsdp::pipeline_backward(c, m)
     } else {
@@ -374,6 +384,7 @@ pub fn step(
         backward_end: zero_backward + fsdp_end,
         accumulated_grads: fsdp::pipeline_gradients(c, m, st),
         persistent_grads: c.framework.profile == Profile::Megatron,
+        step_grads: deepspeed::step_gradients(c, parts.states.grads),
     };
     (parts, extra)
 }
