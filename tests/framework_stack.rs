@@ -478,3 +478,52 @@ fn fsdp_custom_sharded_layers_release_the_embedding() {
     }
     assert!(n >= 2, "{n} records at DP 2 with resharding");
 }
+
+/// FSDP2's side streams in the reserved peak: the sharded gradients live in the reduce-scatter
+/// stream's pool and the largest flat all-gather buffer (the root's embedding and head) in the
+/// copy-in stream's, so beyond the allocator fraction and workspace the reserve holds the shards
+/// not live at the peak and the root's flat buffer less the one unit counted live. FSDP1 and a
+/// single rank add nothing.
+#[test]
+fn fsdp2_side_stream_pools_are_reserved() {
+    use vram_explorer::estimator::{Component, Phase, estimate};
+    use vram_explorer::scenario::Sharding;
+    let extra = |s: &vram_explorer::scenario::Scenario| {
+        let e = estimate(s);
+        let o = &s.overheads;
+        let m = &e.memory;
+        let plain =
+            o.allocator_reserve_fraction * m.tensor_peak.get() + o.workspace_mib * 1_048_576.0;
+        (m.peak.get(Component::AllocatorReserve).get() - plain, e)
+    };
+    let mut n = 0;
+    for r in &records(FSDP) {
+        let mut s = fsdp_scenario(r);
+        if s.parallel.dp < 2 || !s.implementation.fsdp.reshard_after_forward {
+            continue;
+        }
+        s.implementation.sharding = Sharding::Fsdp2;
+        let (pools, e) = extra(&s);
+        let m = &e.memory;
+        let shards = m
+            .phases
+            .get(Phase::OptimizerStep)
+            .unwrap()
+            .get(Component::Gradients)
+            .get();
+        let live = m.peak.get(Component::Gradients).get();
+        let t = &s.model.transformer;
+        let e_unsharded = 4.0; // the FP32 records: the compute type is the parameters'
+        // Embedding, head and the final norm's h (the root unit's parameters).
+        let h = f64::from(t.hidden);
+        let root = (2.0 * f64::from(t.vocab) * h + h) * e_unsharded;
+        let unit = e.model.params.per_layer * e_unsharded;
+        let want = (shards - live).max(0.0) + (root - unit).max(0.0);
+        assert!((pools - want).abs() < 1.0, "{}: {pools} vs {want}", r["id"]);
+        assert!(pools > 0.0);
+        s.implementation.sharding = Sharding::Fsdp1;
+        assert!(extra(&s).0.abs() < 1.0, "{}: FSDP1", r["id"]);
+        n += 1;
+    }
+    assert!(n > 0);
+}

@@ -115,12 +115,13 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
         ..
     } = &setup;
     structural_diagnostics(scenario, model, c, diagnostics);
-    // The result from the limiting stage's phases and states (`at`: its first stage).
-    let done = |stage: &(PhasePeaks, states::ModelStates), at: u32, d: &mut Diagnostics| {
-        finish(scenario, model, c, x, (stage, at), &layer.1, d)
-    };
+    // The result from the limiting stage's phases and states (`at`: its place).
+    let done =
+        |stage: &(PhasePeaks, states::ModelStates),
+         at: Option<&pipeline::Place>,
+         d: &mut Diagnostics| { finish(scenario, model, c, x, (stage, at), &layer.1, d) };
     let [Some(first_place), ..] = places else {
-        return done(&Default::default(), 0, diagnostics);
+        return done(&Default::default(), None, diagnostics);
     };
     // The stages' phases are large (`PhasePeaks`): kept where `stage` wrote them and passed on by
     // reference, so each is copied once, into the result.
@@ -128,10 +129,10 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
     // llama.cpp: its own buffers, every GPU of the layout one device of its layer split.
     if let Some((phases, host)) = super::engines::llamacpp::memory::phases(r) {
         (first.0, first.1.host) = (phases, host);
-        return done(&first, 0, diagnostics);
+        return done(&first, Some(first_place), diagnostics);
     }
     if c.pp <= 1.0 {
-        return done(&first, 0, diagnostics);
+        return done(&first, Some(first_place), diagnostics);
     }
     let mut computed = [None; MAX_STAGE_CLASSES];
     for (i, (slot, place)) in computed.iter_mut().zip(places).enumerate() {
@@ -144,13 +145,13 @@ pub fn estimate_resolved(r: &Resolved, diagnostics: &mut Diagnostics) -> MemoryE
     let chosen = limiting_index(&computed);
     let (Some(Some(limiting)), Some(Some(place))) = (computed.get(chosen), places.get(chosen))
     else {
-        return done(&Default::default(), 0, diagnostics);
+        return done(&Default::default(), None, diagnostics);
     };
-    let mut out = done(limiting, place.first, diagnostics);
+    let mut out = done(limiting, Some(place), diagnostics);
     let context = out.peak.get(Component::CudaContext);
     for ((slot, s), place) in out.stages.iter_mut().zip(&computed).zip(places) {
         if let (Some((phases, _)), Some(place)) = (s, place) {
-            *slot = stage_class(scenario, c, place, phases, context);
+            *slot = stage_class(scenario, (c, model), place, phases, context);
         }
     }
     out
@@ -175,12 +176,12 @@ fn place_stage(c: &Ctx, place: &pipeline::Place) -> Stage {
 /// buffers and allocator rule.
 fn stage_class(
     sc: &Scenario,
-    c: &Ctx,
+    (c, m): (&Ctx, &ResolvedModel),
     place: &pipeline::Place,
     phases: &PhasePeaks,
     context: Bytes,
 ) -> Option<StageClass> {
-    let peak = stage_total(sc, c, phases, context)?;
+    let peak = stage_total(sc, (c, m), phases, place_stage(c, place), context)?;
     Some(StageClass {
         role: place.role,
         first: place.first,
@@ -256,10 +257,18 @@ pub fn all_stage_phases(
 
 /// One pipeline stage's peak with the same CUDA context, NCCL buffers and allocator rule as the
 /// reported peak (the chart's per-stage bars).
-fn stage_total(sc: &Scenario, c: &Ctx, phases: &PhasePeaks, context: Bytes) -> Option<Breakdown> {
+fn stage_total(
+    sc: &Scenario,
+    (c, m): (&Ctx, &ResolvedModel),
+    phases: &PhasePeaks,
+    st: Stage,
+    context: Bytes,
+) -> Option<Breakdown> {
     let (_, mut b) = phases.peak()?;
     let o = &sc.overheads;
-    let reserve = o.allocator_reserve_fraction * b.tensor_total().get() + o.workspace_mib * MIB;
+    let pools = frameworks::fsdp::stream_pools(c, m, phases, b.get(Component::Gradients).get(), st);
+    let reserve =
+        o.allocator_reserve_fraction * b.tensor_total().get() + o.workspace_mib * MIB + pools;
     b.set(Component::NcclBuffers, Bytes(nccl::bytes(sc, c)));
     b.set(Component::CudaContext, context);
     b.set(Component::AllocatorReserve, Bytes(reserve));
@@ -509,11 +518,12 @@ fn finish(
     m: &ResolvedModel,
     c: &Ctx,
     x: &peft::Ext,
-    ((phases, st), peak_stage): (&(PhasePeaks, states::ModelStates), u32),
+    ((phases, st), place): (&(PhasePeaks, states::ModelStates), Option<&pipeline::Place>),
     layer: &activations::LayerActs,
     d: &mut Diagnostics,
 ) -> MemoryEstimate {
     let o = &sc.overheads;
+    let peak_stage = place.map_or(0, |p| p.first);
     let (peak_phase, mut peak) = match phases.peak() {
         Some((p, b)) => (Some(p), b),
         None => (None, Breakdown::default()),
@@ -523,7 +533,12 @@ fn finish(
     let gpu = !sc.runs_on_cpu_only();
     let on_gpu = |b: f64| Bytes(if gpu { b } else { 0.0 });
     let context = on_gpu(o.cuda_context_mib * MIB);
-    let reserve = on_gpu(o.allocator_reserve_fraction * tensor_peak.get() + o.workspace_mib * MIB);
+    let pools = place.map_or(0.0, |p| {
+        let grads = peak.get(Component::Gradients).get();
+        frameworks::fsdp::stream_pools(c, m, phases, grads, place_stage(c, p))
+    });
+    let reserve =
+        on_gpu(o.allocator_reserve_fraction * tensor_peak.get() + o.workspace_mib * MIB + pools);
     peak.set(Component::NcclBuffers, on_gpu(nccl::bytes(sc, c)));
     peak.set(Component::CudaContext, context);
     peak.set(Component::AllocatorReserve, reserve);

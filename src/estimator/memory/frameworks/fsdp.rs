@@ -10,7 +10,7 @@
 use super::super::ctx::Ctx;
 use super::super::training::{Parts, Stage};
 use crate::estimator::model::ResolvedModel;
-use crate::estimator::{Diagnostic, Diagnostics};
+use crate::estimator::{Component, Diagnostic, Diagnostics, Phase, PhasePeaks};
 use crate::scenario::{ReduceDtype, Sharding, ZeroStage};
 
 /// Whether FSDP shards this step: `sharding` is FSDP1 or FSDP2 and `strategies.zero` is stage 3
@@ -297,4 +297,46 @@ fn own_head_at_loss(c: &Ctx, m: &ResolvedModel, st: Stage, unit: f64) -> (f64, f
         0.0
     };
     (held, head + prefetched * unit)
+}
+
+/// What FSDP2's side streams keep reserved beyond the tensors live at the peak (`phases`' peak
+/// phase, holding `peak_grads` bytes of gradients): the caching allocator keeps a stream's freed
+/// blocks for that stream (`CUDACachingAllocator.cpp`: blocks are found per stream, and an
+/// expandable segment belongs to one stream), so memory FSDP2 allocates on its own streams stays
+/// reserved while the default stream peaks.
+/// - The reduce-scatter output, i.e. every sharded gradient (`_fsdp_collectives.py`
+///   `foreach_reduce`: "The RS output is allocated in the RS stream and used in the default
+///   stream (for optimizer)", torch 2.6.0 and 2.15.0), freed by `zero_grad` at the next step
+///   into the reduce-scatter stream's pool: the stage's sharded gradients (its optimizer step's)
+///   less the shards live at the peak (none under a pipeline, whose live gradients are unsharded).
+/// - The flat all-gather output (`foreach_all_gather` allocates `all_gather_copy_in`'s input and
+///   output on the copy-in stream; the per-parameter unsharded tensors are copied out on the
+///   default stream): the pool reaches the largest flat buffer, the root's embedding and head
+///   where they are not units of their own, of which one unit's ([`staging2`]) is counted live.
+///
+/// FSDP1 (its post-backward stream) is not derived; 0 there and without FSDP2 sharding.
+pub fn stream_pools(
+    c: &Ctx,
+    m: &ResolvedModel,
+    phases: &PhasePeaks,
+    peak_grads: f64,
+    st: Stage,
+) -> f64 {
+    if !applies(c) || c.framework.sharding != Sharding::Fsdp2 || c.dp <= 1.0 {
+        return 0.0;
+    }
+    let shards = phases
+        .get(Phase::OptimizerStep)
+        .map_or(0.0, |b| b.get(Component::Gradients).get());
+    // Under a pipeline the gradients live at the peak are the unsharded ones autograd made on the
+    // default stream ([`pipeline_gradients`]); the shards exist only after the last backward.
+    let live = if pipeline_no_sync(c) { 0.0 } else { peak_grads };
+    let reduce = (shards - live).max(0.0);
+    let (emb, head) = edge_bytes(c, m, st);
+    let flat = if own_units(c, m) {
+        emb.max(head)
+    } else {
+        emb + head
+    };
+    reduce + (flat - unit_bytes(c, m)).max(0.0)
 }
