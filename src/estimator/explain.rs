@@ -252,7 +252,7 @@ fn reserve(s: &Scenario, e: &Estimate) -> Parts {
     let ws = o.workspace_mib * MIB;
     let tp = e.memory.tensor_peak;
     Parts {
-        formula: "reserve = fraction × tensor peak + library workspace (+ FSDP2's side-stream \
+        formula: "reserve = fraction × tensor peak + library workspace (+ FSDP's side-stream \
                   pools)"
             .to_owned(),
         lead: format!("{} × {} + {} MiB", fmt_sig(f), show(tp), fmt_sig(ws / MIB)),
@@ -262,8 +262,8 @@ fn reserve(s: &Scenario, e: &Estimate) -> Parts {
         ],
         source: "docs/model.md §8 (HF model_memory_anatomy.md; ZeRO §3.2 on fragmentation)",
         assumption: "5 % of the tensor peak is an assumption; deep eager runs at large batch reserve ≈ 20 %.",
-        rest: "FSDP2's side-stream pools: the sharded gradients (reduce-scatter stream) and the \
-               largest flat all-gather buffer (copy-in stream) stay reserved for their streams \
-               (docs/frameworks/fsdp.md)",
+        rest: "FSDP's side-stream pools: the sharded gradients (reduce-scatter or post-backward \
+               stream) and FSDP2's largest flat all-gather buffer (copy-in stream) stay reserved \
+               for their streams (docs/frameworks/fsdp.md)",
     }
 }

@@ -299,22 +299,29 @@ fn own_head_at_loss(c: &Ctx, m: &ResolvedModel, st: Stage, unit: f64) -> (f64, f
     (held, head + prefetched * unit)
 }
 
-/// What FSDP2's side streams keep reserved beyond the tensors live at the peak (`phases`' peak
+/// What FSDP's side streams keep reserved beyond the tensors live at the peak (`phases`' peak
 /// phase, holding `peak_grads` bytes of gradients): the caching allocator keeps a stream's freed
 /// blocks for that stream (`CUDACachingAllocator.cpp`: blocks are found per stream, and an
-/// expandable segment belongs to one stream), so memory FSDP2 allocates on its own streams stays
+/// expandable segment belongs to one stream), so memory FSDP allocates on its own streams stays
 /// reserved while the default stream peaks.
-/// - The reduce-scatter output, i.e. every sharded gradient (`_fsdp_collectives.py`
-///   `foreach_reduce`: "The RS output is allocated in the RS stream and used in the default
-///   stream (for optimizer)", torch 2.6.0 and 2.15.0), freed by `zero_grad` at the next step
-///   into the reduce-scatter stream's pool: the stage's sharded gradients (its optimizer step's)
-///   less the shards live at the peak (none under a pipeline, whose live gradients are unsharded).
-/// - The flat all-gather output (`foreach_all_gather` allocates `all_gather_copy_in`'s input and
-///   output on the copy-in stream; the per-parameter unsharded tensors are copied out on the
-///   default stream): the pool reaches the largest flat buffer, the root's embedding and head
-///   where they are not units of their own, of which one unit's ([`staging2`]) is counted live.
+/// - The sharded gradients. FSDP2 allocates the reduce-scatter output on its reduce-scatter
+///   stream and the sharded gradients are views of it (`_fsdp_collectives.py` `foreach_reduce`:
+///   "The RS output is allocated in the RS stream and used in the default stream (for
+///   optimizer)", torch 2.6.0 and 2.15.0); FSDP1's `_reduce_grad` runs under
+///   `_post_backward_stream` and allocates the shard there (`_runtime_utils.py`
+///   `_get_reduce_scatter_tensors`, `torch.empty_like`, 2.15.0), kept as `_saved_grad_shard` and
+///   then `.grad`. `zero_grad` frees them at the next step into that stream's pool: the stage's
+///   sharded gradients (its optimizer step's) less the shards live at the peak (none under a
+///   pipeline, whose live gradients are unsharded).
+/// - FSDP2's flat all-gather output (`foreach_all_gather` allocates `all_gather_copy_in`'s input
+///   and output on the copy-in stream; the per-parameter unsharded tensors are copied out on the
+///   default stream): the pool reaches the largest flat buffer, the root's embedding and head (the
+///   larger of the two when they are units of their own), of which one unit's ([`staging2`]) is
+///   counted live. FSDP1 unshards into its unshard stream's pool (`_unshard`), whose live part is
+///   the peak's gathered units; its excess over them is not derived.
 ///
-/// FSDP1 (its post-backward stream) is not derived; 0 there and without FSDP2 sharding.
+/// Nothing when the peak is a post-training phase (generation, scoring): the cache is emptied
+/// between those phases.
 pub fn stream_pools(
     c: &Ctx,
     m: &ResolvedModel,
@@ -322,7 +329,14 @@ pub fn stream_pools(
     peak_grads: f64,
     st: Stage,
 ) -> f64 {
-    if !applies(c) || c.framework.sharding != Sharding::Fsdp2 || c.dp <= 1.0 {
+    // Only a training step's own phases: a post-training run empties the cache between its
+    // phases (verl `workers/sharding_manager/fsdp_vllm.py`: `FSDPVLLMShardingManager.__enter__`
+    // and `__exit__` call `empty_cache()` around the rollout).
+    let training_peak = matches!(
+        phases.peak().map(|(p, _)| p),
+        Some(Phase::Forward | Phase::LossBackward | Phase::Backward | Phase::OptimizerStep)
+    );
+    if !applies(c) || no_shard(c) || c.dp <= 1.0 || !training_peak {
         return 0.0;
     }
     let shards = phases
@@ -332,6 +346,9 @@ pub fn stream_pools(
     // default stream ([`pipeline_gradients`]); the shards exist only after the last backward.
     let live = if pipeline_no_sync(c) { 0.0 } else { peak_grads };
     let reduce = (shards - live).max(0.0);
+    if c.framework.sharding != Sharding::Fsdp2 {
+        return reduce;
+    }
     let (emb, head) = edge_bytes(c, m, st);
     let flat = if own_units(c, m) {
         emb.max(head)
