@@ -479,22 +479,39 @@ fn fsdp_custom_sharded_layers_release_the_embedding() {
     assert!(n >= 2, "{n} records at DP 2 with resharding");
 }
 
-/// FSDP2's side streams in the reserved peak: the sharded gradients live in the reduce-scatter
-/// stream's pool and the largest flat all-gather buffer (the root's embedding and head) in the
-/// copy-in stream's, so beyond the allocator fraction and workspace the reserve holds the shards
-/// not live at the peak and the root's flat buffer less the one unit counted live; FSDP1 the
-/// shards (its post-backward stream's pool).
+/// FSDP's side streams in the reserved peak: the sharded gradients live in the reduce-scatter
+/// (FSDP2) or post-backward (FSDP1) stream's pool and FSDP2's largest flat all-gather buffer (the
+/// root's embedding, head and final norm) in the copy-in stream's, so beyond the allocator
+/// fraction and workspace the reserve holds the largest phase with its pools (the shards not live
+/// in it, FSDP2's flat buffer less the one unit counted live) less the tensor peak.
 #[test]
 fn fsdp2_side_stream_pools_are_reserved() {
     use vram_explorer::estimator::{Component, Phase, estimate};
     use vram_explorer::scenario::Sharding;
-    let extra = |s: &vram_explorer::scenario::Scenario| {
+    let check = |s: &vram_explorer::scenario::Scenario, flat: f64| {
         let e = estimate(s);
         let o = &s.overheads;
         let m = &e.memory;
         let plain =
             o.allocator_reserve_fraction * m.tensor_peak.get() + o.workspace_mib * 1_048_576.0;
-        (m.peak.get(Component::AllocatorReserve).get() - plain, e)
+        let pools = m.peak.get(Component::AllocatorReserve).get() - plain;
+        let shards = m
+            .phases
+            .get(Phase::OptimizerStep)
+            .unwrap()
+            .get(Component::Gradients)
+            .get();
+        let top = Phase::ALL
+            .iter()
+            .filter_map(|&ph| m.phases.get(ph))
+            .map(|b| {
+                let live = b.get(Component::Gradients).get();
+                b.tensor_total().get() + (shards - live).max(0.0) + flat
+            })
+            .fold(m.tensor_peak.get(), f64::max);
+        let want = top - m.tensor_peak.get();
+        assert!((pools - want).abs() < 1.0, "{pools} vs {want}");
+        assert!(pools > 0.0);
     };
     let mut n = 0;
     for r in &records(FSDP) {
@@ -503,41 +520,16 @@ fn fsdp2_side_stream_pools_are_reserved() {
             continue;
         }
         s.implementation.sharding = Sharding::Fsdp2;
-        let (pools, e) = extra(&s);
-        let m = &e.memory;
-        let shards = m
-            .phases
-            .get(Phase::OptimizerStep)
-            .unwrap()
-            .get(Component::Gradients)
-            .get();
-        let live = m.peak.get(Component::Gradients).get();
         let t = &s.model.transformer;
-        let e_unsharded = 4.0; // the FP32 records: the compute type is the parameters'
-        // Embedding, head and the final norm's h (the root unit's parameters).
+        // Embedding, head and the final norm's h (the root unit), FP32 in these records, less one
+        // unit.
         let h = f64::from(t.hidden);
-        let root = (2.0 * f64::from(t.vocab) * h + h) * e_unsharded;
-        let unit = e.model.params.per_layer * e_unsharded;
-        let want = (shards - live).max(0.0) + (root - unit).max(0.0);
-        assert!((pools - want).abs() < 1.0, "{}: {pools} vs {want}", r["id"]);
-        assert!(pools > 0.0);
-        // FSDP1 keeps its shards in the post-backward stream's pool (its unshard pool's excess is
-        // not derived).
+        let root = (2.0 * f64::from(t.vocab) * h + h) * 4.0;
+        let unit = estimate(&s).model.params.per_layer * 4.0;
+        check(&s, (root - unit).max(0.0));
+        // FSDP1: the shards only (its unshard pool's excess is not derived).
         s.implementation.sharding = Sharding::Fsdp1;
-        let (pools1, e1) = extra(&s);
-        let m1 = &e1.memory;
-        let shards1 = m1
-            .phases
-            .get(Phase::OptimizerStep)
-            .unwrap()
-            .get(Component::Gradients)
-            .get();
-        let live1 = m1.peak.get(Component::Gradients).get();
-        assert!(
-            (pools1 - (shards1 - live1).max(0.0)).abs() < 1.0,
-            "{}: FSDP1",
-            r["id"]
-        );
+        check(&s, 0.0);
         n += 1;
     }
     assert!(n > 0);

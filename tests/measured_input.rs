@@ -230,6 +230,29 @@ fn rows_and_calibration_follow_the_measurement() {
     let mut s2 = s.clone();
     compare::apply(&changes, &mut s2);
     assert_eq!(s2.overheads.allocator_reserve_fraction, changes[0].to);
+    // Under FSDP2 at 8 ranks the estimate's side-stream pools are part of the reserve: the
+    // fraction takes only what the measurement shows beyond them.
+    let mut fsdp = s.clone();
+    fsdp.parallel.dp = 8;
+    fsdp.strategies.zero = vram_explorer::scenario::ZeroStage::Stage3;
+    fsdp.implementation.sharding = vram_explorer::scenario::Sharding::Fsdp2;
+    let est_f = vram_explorer::estimator::estimate(&fsdp);
+    let o = &fsdp.overheads;
+    let pools = est_f
+        .memory
+        .peak
+        .get(vram_explorer::estimator::Component::AllocatorReserve)
+        .get()
+        - o.allocator_reserve_fraction * est_f.memory.tensor_peak.get()
+        - o.workspace_mib * 1_048_576.0;
+    assert!(pools > 1e8, "{pools}");
+    let ch = calibration(&m, &fsdp, &est_f);
+    let want = (16.5 * 1_073_741_824.0 - 15_032_385_536.0 - pools) / 15_032_385_536.0;
+    assert!(
+        (ch[0].to - want.max(0.0)).abs() < 1e-9,
+        "{} vs {want}",
+        ch[0].to
+    );
     // The snapshot's workspace blocks calibrate the workspace.
     let snap = Measurement::Snapshot(Box::new(timeline("snapshots/training_step.pickle")));
     let ch = calibration(&snap, &s, &est);

@@ -116,7 +116,7 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
         Component::CommBuffers => comm(&ctx, value),
         Component::NcclBuffers => nccl(s, value),
         Component::CudaContext => context(value),
-        Component::AllocatorReserve => reserve(s, e),
+        Component::AllocatorReserve => reserve(s, e, (&ctx, m, &st)),
     });
     if !llama_parts {
         serving::adjust(&ctx, m, &st, c, phase, &mut p);
@@ -246,24 +246,40 @@ fn context(value: Bytes) -> Parts {
     }
 }
 
-fn reserve(s: &Scenario, e: &Estimate) -> Parts {
+fn reserve(s: &Scenario, e: &Estimate, (c, m, st): (&Ctx, &ResolvedModel, &Stage)) -> Parts {
     let o = &s.overheads;
     let f = o.allocator_reserve_fraction;
     let ws = o.workspace_mib * MIB;
     let tp = e.memory.tensor_peak;
+    let stage = crate::estimator::memory::training::Stage {
+        layers: st.layers,
+        first: st.first,
+        last: st.last,
+        in_flight: st.in_flight,
+    };
+    let pools =
+        crate::estimator::memory::frameworks::fsdp::stream_pools(c, m, &e.memory.phases, stage);
+    let mut terms = vec![
+        ("allocator rounding and fragmentation".to_owned(), tp * f),
+        ("library workspace".to_owned(), Bytes(ws)),
+    ];
+    if pools > 0.0 {
+        terms.push((
+            "FSDP's side-stream pools: the sharded gradients (reduce-scatter or post-backward \
+             stream) and FSDP2's largest flat all-gather buffer (copy-in stream), reserved for \
+             their streams (docs/frameworks/fsdp.md)"
+                .to_owned(),
+            Bytes(pools),
+        ));
+    }
     Parts {
         formula: "reserve = fraction × tensor peak + library workspace (+ FSDP's side-stream \
                   pools)"
             .to_owned(),
         lead: format!("{} × {} + {} MiB", fmt_sig(f), show(tp), fmt_sig(ws / MIB)),
-        terms: vec![
-            ("allocator rounding and fragmentation".to_owned(), tp * f),
-            ("library workspace".to_owned(), Bytes(ws)),
-        ],
+        terms,
         source: "docs/model.md §8 (HF model_memory_anatomy.md; ZeRO §3.2 on fragmentation)",
         assumption: "5 % of the tensor peak is an assumption; deep eager runs at large batch reserve ≈ 20 %.",
-        rest: "FSDP's side-stream pools: the sharded gradients (reduce-scatter or post-backward \
-               stream) and FSDP2's largest flat all-gather buffer (copy-in stream) stay reserved \
-               for their streams (docs/frameworks/fsdp.md)",
+        rest: "not attributed",
     }
 }

@@ -266,7 +266,7 @@ fn stage_total(
 ) -> Option<Breakdown> {
     let (_, mut b) = phases.peak()?;
     let o = &sc.overheads;
-    let pools = frameworks::fsdp::stream_pools(c, m, phases, b.get(Component::Gradients).get(), st);
+    let pools = frameworks::fsdp::stream_pools(c, m, phases, st);
     let reserve =
         o.allocator_reserve_fraction * b.tensor_total().get() + o.workspace_mib * MIB + pools;
     b.set(Component::NcclBuffers, Bytes(nccl::bytes(sc, c)));
@@ -534,8 +534,7 @@ fn finish(
     let on_gpu = |b: f64| Bytes(if gpu { b } else { 0.0 });
     let context = on_gpu(o.cuda_context_mib * MIB);
     let pools = place.map_or(0.0, |p| {
-        let grads = peak.get(Component::Gradients).get();
-        frameworks::fsdp::stream_pools(c, m, phases, grads, place_stage(c, p))
+        frameworks::fsdp::stream_pools(c, m, phases, place_stage(c, p))
     });
     let reserve =
         on_gpu(o.allocator_reserve_fraction * tensor_peak.get() + o.workspace_mib * MIB + pools);

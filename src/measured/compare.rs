@@ -136,7 +136,8 @@ pub struct Change {
 }
 
 /// The overhead changes the measurement implies (empty when it says nothing about them):
-/// allocator reserve fraction = (reserved − allocated) / allocated at the peak; CUDA context =
+/// allocator reserve fraction = (reserved − allocated − the estimate's FSDP stream pools) /
+/// allocated at the peak; CUDA context =
 /// nvidia-smi − reserved − the NCCL buffers of `est`, the scenario's estimate (when both were
 /// measured: both live outside the allocator); workspaces = the snapshot's NCCL/cuBLAS blocks.
 pub fn calibration(m: &Measurement, sc: &Scenario, est: &Estimate) -> Vec<Change> {
@@ -160,15 +161,30 @@ pub fn calibration(m: &Measurement, sc: &Scenario, est: &Estimate) -> Vec<Change
         && a > 0.0
         && r >= a
     {
-        let f = ((r - a) / a).clamp(0.0, 1.0);
+        // What the estimate reserves beyond the fraction and the workspace (FSDP's side-stream
+        // pools) is already counted: the fraction takes the rest.
+        let m = &est.memory;
+        let pools = (m.peak.get(Component::AllocatorReserve).get()
+            - o.allocator_reserve_fraction * m.tensor_peak.get()
+            - o.workspace_mib * MIB)
+            .max(0.0);
+        let f = ((r - a - pools) / a).clamp(0.0, 1.0);
         out.push(Change {
             field: "overheads.allocator_reserve_fraction",
             from: o.allocator_reserve_fraction,
             to: f,
-            why: format!(
-                "measured reserved − allocated = {:.1} % of allocated",
-                f * 100.0
-            ),
+            why: if pools > 0.0 {
+                format!(
+                    "measured reserved − allocated, less the estimate's FSDP stream pools = {:.1} \
+                     % of allocated",
+                    f * 100.0
+                )
+            } else {
+                format!(
+                    "measured reserved − allocated = {:.1} % of allocated",
+                    f * 100.0
+                )
+            },
         });
     }
     if let (Some(r), Some(n)) = (reserved, smi)

@@ -110,7 +110,9 @@ pub struct Optimizer {
     pub kind: OptimizerKind,
     /// `foreach=True` (PyTorch's CUDA default): Adam's step holds one parameter-sized temporary
     /// (measured). False = fused (apex/Megatron/`fused=True`) or per-tensor: at most the largest
-    /// tensor's temporaries.
+    /// tensor's temporaries. Under DeepSpeed ZeRO (`implementation.sharding: DeepSpeed`), off is
+    /// DeepSpeed's own `FusedAdam` (no temporaries) and on a client torch optimizer over the flat
+    /// partitions (docs/frameworks/deepspeed.md).
     pub foreach: bool,
     /// `StateBytes` only: optimizer-state bytes per trainable parameter (e.g. 8 for FP32 Adam's two
     /// moments, 4 for one FP32 buffer, 2 for two BF16 moments), on the GPU unless offloaded. No step

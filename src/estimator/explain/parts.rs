@@ -363,8 +363,14 @@ pub(super) fn transient(
         if phase == Some(Phase::OptimizerStep) {
             let mut temp = states::optimizer_temp(c, m, &inv, x.optimizer);
             if ds {
-                temp =
-                    crate::estimator::memory::frameworks::deepspeed::optimizer_temp(c, temp, grads);
+                use crate::estimator::memory::frameworks::deepspeed;
+                temp = deepspeed::optimizer_temp(c, m, temp, grads);
+                // The flattened copy is freed before the optimizer runs (`deepspeed::parts`).
+                if let Some((flat, cast)) = deepspeed::step_gradient_copies(c, m, grads)
+                    && cast > 0.0
+                {
+                    temp = (temp - flat).max(0.0);
+                }
             }
             terms.push(("optimizer step temporaries".to_owned(), Bytes(temp)));
         }
@@ -517,7 +523,7 @@ pub(super) fn deepspeed_step_gradients(
 ) -> Option<Parts> {
     use crate::estimator::memory::frameworks::deepspeed;
     let grads = states::model_states(c, m, &inventory(c, x, m, st), x.optimizer).grads;
-    let (flat, cast) = deepspeed::step_gradient_copies(c, grads)?;
+    let (flat, cast) = deepspeed::step_gradient_copies(c, m, grads)?;
     let sub = c.framework.deepspeed.sub_group_size;
     Some(Parts {
         formula: "min(Ψ ÷ N_d, sub_group_size) × (e_g + e_master if they differ): DeepSpeed steps \

@@ -197,7 +197,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let decoder_total = decoder.0 + decoder.1 + decoder.2;
     let enc_fixed =
         fixed - p.casts + super::towers::casts_in_encoder_backward(c, m, p.casts) + fw.backward;
-    let (g, a, t) = super::towers::encoder_backward(c, m, c.b, p.states.grads, st.first)
+    let (g, a, t) = super::towers::encoder_backward(c, m, c.b, own_gradients(p, fw), st.first)
         .filter(|(g, a)| g + a + enc_fixed > decoder_total)
         .map_or(decoder, |(g, a)| (g, a, enc_fixed));
     phase(Phase::Backward, g, a, t + fw.held);
@@ -208,6 +208,16 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         p.opt_temp + inputs + fw.held + fw.kept_by_graph,
     );
     out
+}
+
+/// The stage's gradients as tensors of their own: none under DeepSpeed stage 3, which keeps them in
+/// its partition buffer (`fw.buffers`).
+fn own_gradients(p: &Parts, fw: &super::frameworks::StageExtra) -> f64 {
+    if fw.step_grads.is_some() {
+        0.0
+    } else {
+        p.states.grads
+    }
 }
 
 /// Gradient bytes (in forward and at the loss, in the first layer's backward, at the end of
@@ -225,17 +235,19 @@ fn gradient_points(
     }
     let accumulating =
         c.grad_accum > 1.0 || (c.pp > 1.0 && c.pp_microbatches > 1.0) || fw.persistent_grads;
-    let g_fwd = if accumulating { p.states.grads } else { 0.0 };
+    // DeepSpeed stage 3 reduces every gradient into its partition buffer (`fw.buffers`), also
+    // across micro-batches: only the unreduced one in flight is a gradient of its own.
+    let ds3 = fw.step_grads.is_some();
+    let g_fwd = if accumulating && !ds3 {
+        p.states.grads
+    } else {
+        0.0
+    };
     let g_mid = p
         .states
         .grads
         .min(gradients_at_first_backward(c, g_fwd, head_grad));
-    // DeepSpeed stage 3's reduced gradients are in its partition buffer (`fw.buffers`).
-    let g_end = if fw.step_grads.is_some() {
-        g_mid
-    } else {
-        p.states.grads
-    };
+    let g_end = if ds3 { g_mid } else { p.states.grads };
     (g_fwd, g_mid, g_end)
 }
 

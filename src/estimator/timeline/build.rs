@@ -47,6 +47,7 @@ pub fn build(scenario: &Scenario, est: &Estimate) -> Timeline {
                     first: mb == 1 && micro_batches > 1,
                     last: mb == micro_batches,
                     scoring: ph.get(Phase::Scoring).copied().filter(|_| dpo),
+                    step_copies: step_copies(&r.scenario),
                 };
                 training(ph, layers, in_flight, m)
             }))
@@ -83,6 +84,16 @@ struct Micro {
     last: bool,
     /// DPO's reference scoring, drawn after this micro-batch's loss.
     scoring: Option<Breakdown>,
+    /// The optimizer step's gradients are copies made for it (DeepSpeed stage 3's sub-group,
+    /// `frameworks::deepspeed::step_gradients`), not the gradients backward accumulates.
+    step_copies: bool,
+}
+
+/// Whether DeepSpeed stage 3 runs the step ([`Micro::step_copies`]).
+fn step_copies(s: &Scenario) -> bool {
+    s.implementation.sharding == crate::scenario::Sharding::DeepSpeed
+        && s.strategies.zero == crate::scenario::ZeroStage::Stage3
+        && s.mode == Mode::Training
 }
 
 /// The rollout phases before a post-training step: generation, then (outside DPO) scoring; each
@@ -220,9 +231,11 @@ fn training(ph: &PhasePeaks, layers: u32, in_flight: f64, m: Micro) -> Vec<Point
     }
     let opt = ph.get(Phase::OptimizerStep);
     if let Some(bwd) = ph.get(Phase::Backward) {
-        let g_end = opt.map_or(get(bwd, Component::Gradients), |o| {
-            get(o, Component::Gradients)
-        });
+        let g_end = opt
+            .filter(|_| !m.step_copies)
+            .map_or(get(bwd, Component::Gradients), |o| {
+                get(o, Component::Gradients)
+            });
         for (n, b) in backward(bwd, &prev, (layers, t0, g_end), m) {
             push(Step::BackwardLayer(n), Phase::Backward, b);
         }

@@ -98,6 +98,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         ui,
         &mut o.foreach,
         "foreach / fused step",
-        "PyTorch's default multi-tensor step: faster, but holds parameter-sized temporaries at the step.",
+        "PyTorch's default multi-tensor step: faster, but holds parameter-sized temporaries at the \
+         step. Off under DeepSpeed ZeRO: DeepSpeed's FusedAdam, no temporaries.",
     );
 }

@@ -6,7 +6,8 @@
 use super::super::ctx::Ctx;
 use super::super::states::ModelStates;
 use super::super::training::Parts;
-use crate::scenario::{Sharding, ZeroStage};
+use crate::estimator::model::ResolvedModel;
+use crate::scenario::{OptimizerKind, Sharding, ZeroStage};
 
 /// Whether DeepSpeed's ZeRO optimizer runs the step.
 pub fn applies(c: &Ctx) -> bool {
@@ -77,39 +78,57 @@ pub fn states(c: &Ctx, s: ModelStates) -> ModelStates {
 
 /// Stage 3 gathers a layer's parameters beside the GPU's own shard: the generic rule's two full
 /// layers become the (1 − 1/DP) not held locally (at DP = 1 nothing is gathered; measured).
-pub fn parts(c: &Ctx, p: Parts) -> Parts {
+pub fn parts(c: &Ctx, m: &ResolvedModel, p: Parts) -> Parts {
     if !applies(c) {
         return p;
     }
     let mut out = p;
     out.states = states(c, p.states);
     out.gathered = p.gathered * (1.0 - 1.0 / c.dp.max(1.0));
-    out.opt_temp = optimizer_temp(c, p.opt_temp, p.states.grads);
+    let temp = optimizer_temp(c, m, p.opt_temp, p.states.grads);
+    // With a cast, the flattened copy is freed before the optimizer runs: the step holds the cast
+    // and the larger of the copy and the temporaries (charged as the copy plus the excess).
+    out.opt_temp = match step_gradient_copies(c, m, p.states.grads) {
+        Some((flat, cast)) if cast > 0.0 => (temp - flat).max(0.0),
+        _ => temp,
+    };
     // ZeRO reduces through its own buckets ([`buffers`]); the engine does not wrap the model in
     // DDP, whose buckets `comm` stands for.
     out.comm = 0.0;
     out
 }
 
-/// The step's temporaries when DeepSpeed owns the optimizer. The optimizer steps ZeRO's flat
-/// partitions, not the module's tensors. `foreach` off is DeepSpeed's own optimizer: an
+/// The step's temporaries when DeepSpeed owns the optimizer, which steps ZeRO's flat partitions,
+/// not the module's tensors. Adam/AdamW with `foreach` off is DeepSpeed's own optimizer: an
 /// `"Adam"` / `"AdamW"` config on a GPU builds `FusedAdam` (`engine.py`
 /// `_configure_basic_optimizer`, unless `torch_adam`), one multi-tensor kernel over the partition,
-/// no temporaries (`ops/adam/fused_adam.py`). `foreach` on is a client torch optimizer: its one
-/// parameter-sized temporary (the generic rule), which stage 3 needs only for the sub-group being
-/// stepped (the other sub-groups' partitions have no `.grad` then; measured at world size 1 with
-/// one sub-group: `deepspeed-cpu-steps.json`).
-/// `generic` is the scenario's rule over the stage's tensors, `grads` its gradient bytes.
-pub fn optimizer_temp(c: &Ctx, generic: f64, grads: f64) -> f64 {
-    if !c.foreach {
+/// no temporaries (`ops/adam/fused_adam.py`). With `foreach` on it is a client torch optimizer:
+/// its one parameter-sized temporary (the generic rule), which stage 3 needs only for the
+/// sub-group being stepped (the other sub-groups' partitions have no `.grad` then; measured at
+/// world size 1 with one sub-group: `deepspeed-cpu-steps.json`); Lion's foreach temporary scales
+/// the same way. Other optimizers keep the generic rule (their temporaries follow their largest
+/// matrices, not the partition). `generic` is the scenario's rule over the stage's tensors,
+/// `grads` its gradient bytes.
+pub fn optimizer_temp(c: &Ctx, m: &ResolvedModel, generic: f64, grads: f64) -> f64 {
+    let adam = matches!(c.optimizer, OptimizerKind::Adam | OptimizerKind::AdamW);
+    if adam && !c.foreach {
         return 0.0;
     }
+    let per_partition = c.foreach && (adam || c.optimizer == OptimizerKind::Lion);
     let elems = partition_elems(c, grads);
-    if c.zero == ZeroStage::Stage3 && elems > 0.0 {
-        generic * (c.framework.deepspeed.sub_group_size / elems).min(1.0)
+    if c.zero == ZeroStage::Stage3 && per_partition && elems > 0.0 {
+        generic * (sub_group_elems(c, m, grads) / elems).min(1.0)
     } else {
         generic
     }
+}
+
+/// Elements of stage 3's largest sub-group: `_create_fp16_sub_groups` adds whole parameters until
+/// the sub-group reaches `sub_group_size`, so it may overshoot by up to one parameter's partition
+/// (bounded here by the largest tensor's), and never exceeds the partition.
+fn sub_group_elems(c: &Ctx, m: &ResolvedModel, grads: f64) -> f64 {
+    let largest = m.largest_tensor / c.tp / c.dp.max(1.0);
+    partition_elems(c, grads).min(c.framework.deepspeed.sub_group_size + largest)
 }
 
 /// (every phase, backward only): stage 3 allocates its reduce bucket once at initialisation
@@ -135,17 +154,18 @@ pub fn buffers(c: &Ctx, grads: f64) -> (f64, f64) {
 /// `_prepare_fp32_grad_for_sub_group` (`stage3.py` line 1980) flattens the sub-group's gradients
 /// (a copy in the gradients' type) and casts the copy to the master's type (a second copy unless
 /// the types match); the cast is the master's `.grad` until `_release_sub_group`. Charged at the
-/// cast, where both copies are alive: the flattened copy is freed when the statement ends.
-pub fn step_gradients(c: &Ctx, grads: f64) -> Option<f64> {
-    step_gradient_copies(c, grads).map(|(flat, cast)| flat + cast)
+/// cast, where both copies are alive: the flattened copy is freed when the statement ends (before
+/// the optimizer's temporaries, [`parts`]).
+pub fn step_gradients(c: &Ctx, m: &ResolvedModel, grads: f64) -> Option<f64> {
+    step_gradient_copies(c, m, grads).map(|(flat, cast)| flat + cast)
 }
 
 /// [`step_gradients`] as (the flattened copy, its cast to the master's type).
-pub fn step_gradient_copies(c: &Ctx, grads: f64) -> Option<(f64, f64)> {
+pub fn step_gradient_copies(c: &Ctx, m: &ResolvedModel, grads: f64) -> Option<(f64, f64)> {
     if !applies(c) || c.zero != ZeroStage::Stage3 {
         return None;
     }
-    let sub = partition_elems(c, grads).min(c.framework.deepspeed.sub_group_size);
+    let sub = sub_group_elems(c, m, grads);
     let master = master_bytes(c);
     let cast = if master == c.e_grads { 0.0 } else { master };
     Some((c.e_grads * sub, cast * sub))

@@ -299,61 +299,65 @@ fn own_head_at_loss(c: &Ctx, m: &ResolvedModel, st: Stage, unit: f64) -> (f64, f
     (held, head + prefetched * unit)
 }
 
-/// What FSDP's side streams keep reserved beyond the tensors live at the peak (`phases`' peak
-/// phase, holding `peak_grads` bytes of gradients): the caching allocator keeps a stream's freed
-/// blocks for that stream (`CUDACachingAllocator.cpp`: blocks are found per stream, and an
-/// expandable segment belongs to one stream), so memory FSDP allocates on its own streams stays
-/// reserved while the default stream peaks.
+/// What FSDP's side streams keep reserved beyond the tensors of the peak: the caching allocator
+/// keeps a stream's freed blocks for that stream (`CUDACachingAllocator.cpp`: blocks are found per
+/// stream, and an expandable segment belongs to one stream), so memory FSDP allocates on its own
+/// streams stays reserved while the default stream reaches its peak.
 /// - The sharded gradients. FSDP2 allocates the reduce-scatter output on its reduce-scatter
 ///   stream and the sharded gradients are views of it (`_fsdp_collectives.py` `foreach_reduce`:
 ///   "The RS output is allocated in the RS stream and used in the default stream (for
 ///   optimizer)", torch 2.6.0 and 2.15.0); FSDP1's `_reduce_grad` runs under
 ///   `_post_backward_stream` and allocates the shard there (`_runtime_utils.py`
 ///   `_get_reduce_scatter_tensors`, `torch.empty_like`, 2.15.0), kept as `_saved_grad_shard` and
-///   then `.grad`. `zero_grad` frees them at the next step into that stream's pool: the stage's
-///   sharded gradients (its optimizer step's) less the shards live at the peak (none under a
-///   pipeline, whose live gradients are unsharded).
+///   then `.grad`. `zero_grad` frees them at the next step into that stream's pool: a phase
+///   reserves the stage's sharded gradients (its optimizer step's) less the shards live in it
+///   (none under a pipeline, whose live gradients are unsharded).
 /// - FSDP2's flat all-gather output (`foreach_all_gather` allocates `all_gather_copy_in`'s input
 ///   and output on the copy-in stream; the per-parameter unsharded tensors are copied out on the
 ///   default stream): the pool reaches the largest flat buffer, the root's embedding and head (the
 ///   larger of the two when they are units of their own), of which one unit's ([`staging2`]) is
 ///   counted live. FSDP1 unshards into its unshard stream's pool (`_unshard`), whose live part is
-///   the peak's gathered units; its excess over them is not derived.
+///   the gathered units; its excess over them is not derived.
 ///
-/// Nothing when the peak is a post-training phase (generation, scoring): the cache is emptied
-/// between those phases.
-pub fn stream_pools(
-    c: &Ctx,
-    m: &ResolvedModel,
-    phases: &PhasePeaks,
-    peak_grads: f64,
-    st: Stage,
-) -> f64 {
-    // Only a training step's own phases: a post-training run empties the cache between its
-    // phases (verl `workers/sharding_manager/fsdp_vllm.py`: `FSDPVLLMShardingManager.__enter__`
-    // and `__exit__` call `empty_cache()` around the rollout).
-    let training_peak = matches!(
-        phases.peak().map(|(p, _)| p),
-        Some(Phase::Forward | Phase::LossBackward | Phase::Backward | Phase::OptimizerStep)
-    );
-    if !applies(c) || no_shard(c) || c.dp <= 1.0 || !training_peak {
+/// The reserved peak is the largest phase with its pools, so this returns that less the tensor
+/// peak. A post-training run's generation is left out: verl empties the cache around its rollout
+/// (`workers/sharding_manager/fsdp_vllm.py`: `FSDPVLLMShardingManager.__enter__` and `__exit__`
+/// call `empty_cache()`).
+pub fn stream_pools(c: &Ctx, m: &ResolvedModel, phases: &PhasePeaks, st: Stage) -> f64 {
+    if !applies(c) || no_shard(c) || c.dp <= 1.0 {
         return 0.0;
     }
+    let Some((_, peak)) = phases.peak() else {
+        return 0.0;
+    };
     let shards = phases
         .get(Phase::OptimizerStep)
         .map_or(0.0, |b| b.get(Component::Gradients).get());
-    // Under a pipeline the gradients live at the peak are the unsharded ones autograd made on the
-    // default stream ([`pipeline_gradients`]); the shards exist only after the last backward.
-    let live = if pipeline_no_sync(c) { 0.0 } else { peak_grads };
-    let reduce = (shards - live).max(0.0);
-    if c.framework.sharding != Sharding::Fsdp2 {
-        return reduce;
-    }
-    let (emb, head) = edge_bytes(c, m, st);
-    let flat = if own_units(c, m) {
-        emb.max(head)
+    let flat = if c.framework.sharding == Sharding::Fsdp2 {
+        let (emb, head) = edge_bytes(c, m, st);
+        let root = if own_units(c, m) {
+            emb.max(head)
+        } else {
+            emb + head
+        };
+        (root - unit_bytes(c, m)).max(0.0)
     } else {
-        emb + head
+        0.0
     };
-    reduce + (flat - unit_bytes(c, m)).max(0.0)
+    let mut top = peak.tensor_total().get();
+    for (ph, b) in Phase::ALL.iter().zip(&phases.0) {
+        let Some(b) = b.as_ref().filter(|_| *ph != Phase::Generation) else {
+            continue;
+        };
+        // Under a pipeline the gradients a phase holds are the unsharded ones autograd made on
+        // the default stream ([`pipeline_gradients`]); the shards exist only after the last
+        // backward.
+        let live = if pipeline_no_sync(c) {
+            0.0
+        } else {
+            b.get(Component::Gradients).get()
+        };
+        top = top.max(b.tensor_total().get() + (shards - live).max(0.0) + flat);
+    }
+    top - peak.tensor_total().get()
 }

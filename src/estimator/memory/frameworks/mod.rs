@@ -292,7 +292,7 @@ pub fn inference_extra(c: &Ctx, m: &ResolvedModel, ctx_len: f64) -> (f64, f64) {
 /// A stage's parts under the framework's step: torchtune's optimizer in backward keeps one
 /// parameter's gradient at a time and steps one parameter at a time.
 pub fn parts(c: &Ctx, m: &ResolvedModel, p: super::training::Parts) -> super::training::Parts {
-    let p = deepspeed::parts(c, p);
+    let p = deepspeed::parts(c, m, p);
     match c.framework.profile {
         Profile::Torchtune if c.framework.torchtune.optimizer_in_backward => {
             torchtune::optimizer_in_backward(c, m, p)
@@ -384,7 +384,7 @@ pub fn step(
         backward_end: zero_backward + fsdp_end,
         accumulated_grads: fsdp::pipeline_gradients(c, m, st),
         persistent_grads: c.framework.profile == Profile::Megatron,
-        step_grads: deepspeed::step_gradients(c, parts.states.grads),
+        step_grads: deepspeed::step_gradients(c, m, parts.states.grads),
     };
     (parts, extra)
 }
