@@ -97,8 +97,7 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
             p
         }
         Component::Gradients
-            if phase == Some(crate::estimator::Phase::OptimizerStep)
-                && let Some(p) = parts::deepspeed_step_gradients(&ctx, &x, m, &st) =>
+            if let Some(p) = parts::deepspeed_gradients(&ctx, &x, m, &st, phase, value) =>
         {
             p
         }

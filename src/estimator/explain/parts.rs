@@ -513,21 +513,40 @@ pub(super) fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: &Stage) -> Opti
     })
 }
 
-/// Gradients at DeepSpeed stage 3's optimizer step: one sub-group's flattened gradients and their
-/// cast to the master's type (`frameworks::deepspeed::step_gradients`), or `None` elsewhere.
-pub(super) fn deepspeed_step_gradients(
+/// Gradients under DeepSpeed stage 3, or `None` elsewhere: at its optimizer step one sub-group's
+/// flattened gradients and their cast to the master's type
+/// (`frameworks::deepspeed::step_gradients`); in the other phases the reduced gradients are in
+/// the partition buffer (a transient-buffer term), and only the unreduced one in flight
+/// (`value`, the head's) is a gradient of its own.
+pub(super) fn deepspeed_gradients(
     c: &Ctx,
     x: &peft::Ext,
     m: &ResolvedModel,
     st: &Stage,
+    phase: Option<Phase>,
+    value: Bytes,
 ) -> Option<Parts> {
     use crate::estimator::memory::frameworks::deepspeed;
     let grads = states::model_states(c, m, &inventory(c, x, m, st), x.optimizer).grads;
     let (flat, cast) = deepspeed::step_gradient_copies(c, m, grads)?;
+    let source = "deepspeed/runtime/zero/stage3.py 0.18.4 _prepare_fp32_grad_for_sub_group, \
+                  _release_sub_group, grad_partitions_flat_buffer; docs/frameworks/deepspeed.md";
+    if phase != Some(Phase::OptimizerStep) {
+        return Some(Parts {
+            formula: "the gradient in flight before its reduction into the bucket; the reduced \
+                      gradients are in the partition buffer (transient buffers)"
+                .to_owned(),
+            lead: "DeepSpeed stage 3".to_owned(),
+            terms: vec![("the unreduced gradient in flight".to_owned(), value)],
+            source,
+            assumption: "the head's gradient, sharded, as the largest in flight",
+            rest: "not attributed",
+        });
+    }
     let sub = c.framework.deepspeed.sub_group_size;
     Some(Parts {
-        formula: "min(Ψ ÷ N_d, sub_group_size) × (e_g + e_master if they differ): DeepSpeed steps \
-                  its partition one sub-group at a time"
+        formula: "sub-group × (e_g + e_master if they differ): DeepSpeed steps its partition one \
+                  sub-group at a time (up to sub_group_size plus one parameter's partition)"
             .to_owned(),
         lead: format!("sub_group_size = {}, e_g = {} B", fmt_sig(sub), c.e_grads),
         terms: vec![
@@ -540,8 +559,7 @@ pub(super) fn deepspeed_step_gradients(
                 Bytes(cast),
             ),
         ],
-        source: "deepspeed/runtime/zero/stage3.py 0.18.4 _prepare_fp32_grad_for_sub_group, \
-                 _release_sub_group; docs/frameworks/deepspeed.md",
+        source,
         assumption: "the reduced gradients stay in the partition buffer counted with the transient \
                      buffers",
         rest: "not attributed",
