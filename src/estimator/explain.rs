@@ -46,13 +46,9 @@ pub fn show(b: Bytes) -> String {
     }
 }
 
-/// The pipeline stage that sets the peak, as the estimator chose it.
-pub(crate) struct Stage {
-    layers: f64,
-    first: bool,
-    last: bool,
-    in_flight: f64,
-}
+/// The pipeline stage that sets the peak, as the estimator chose it (the memory model's own
+/// stage description).
+pub(crate) use crate::estimator::memory::training::Stage;
 
 fn stage(c: &Ctx, m: &ResolvedModel, e: &Estimate) -> Stage {
     // With PP the limiting stage class as the estimator computed it; else the one stage.
@@ -250,14 +246,8 @@ fn reserve(s: &Scenario, e: &Estimate, (c, m, st): (&Ctx, &ResolvedModel, &Stage
     let f = o.allocator_reserve_fraction;
     let ws = o.workspace_mib * MIB;
     let tp = e.memory.tensor_peak;
-    let stage = crate::estimator::memory::training::Stage {
-        layers: st.layers,
-        first: st.first,
-        last: st.last,
-        in_flight: st.in_flight,
-    };
     let pools =
-        crate::estimator::memory::frameworks::fsdp::stream_pools(c, m, &e.memory.phases, stage);
+        crate::estimator::memory::frameworks::fsdp::stream_pools(c, m, &e.memory.phases, *st);
     let mut terms = vec![
         ("allocator rounding and fragmentation".to_owned(), tp * f),
         ("library workspace".to_owned(), Bytes(ws)),

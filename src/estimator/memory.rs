@@ -267,8 +267,7 @@ fn stage_total(
     let (_, mut b) = phases.peak()?;
     let o = &sc.overheads;
     let pools = frameworks::fsdp::stream_pools(c, m, phases, st);
-    let reserve =
-        o.allocator_reserve_fraction * b.tensor_total().get() + o.workspace_mib * MIB + pools;
+    let reserve = reserve_bytes(o, b.tensor_total().get(), pools);
     b.set(Component::NcclBuffers, Bytes(nccl::bytes(sc, c)));
     b.set(Component::CudaContext, context);
     b.set(Component::AllocatorReserve, Bytes(reserve));
@@ -513,6 +512,13 @@ pub(crate) fn capacity(gpu: &GpuChoice) -> Bytes {
     }
 }
 
+/// The allocator reserve: the fraction of the tensor peak (rounding and fragmentation, an
+/// assumption), the library workspace, and what FSDP's side streams keep reserved (`pools`,
+/// [`frameworks::fsdp::stream_pools`]).
+pub fn reserve_bytes(o: &crate::scenario::Overheads, tensor_peak: f64, pools: f64) -> f64 {
+    o.allocator_reserve_fraction * tensor_peak + o.workspace_mib * MIB + pools
+}
+
 fn finish(
     sc: &Scenario,
     m: &ResolvedModel,
@@ -536,8 +542,7 @@ fn finish(
     let pools = place.map_or(0.0, |p| {
         frameworks::fsdp::stream_pools(c, m, phases, place_stage(c, p))
     });
-    let reserve =
-        on_gpu(o.allocator_reserve_fraction * tensor_peak.get() + o.workspace_mib * MIB + pools);
+    let reserve = on_gpu(reserve_bytes(o, tensor_peak.get(), pools));
     peak.set(Component::NcclBuffers, on_gpu(nccl::bytes(sc, c)));
     peak.set(Component::CudaContext, context);
     peak.set(Component::AllocatorReserve, reserve);

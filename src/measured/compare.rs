@@ -164,10 +164,8 @@ pub fn calibration(m: &Measurement, sc: &Scenario, est: &Estimate) -> Vec<Change
         // What the estimate reserves beyond the fraction and the workspace (FSDP's side-stream
         // pools) is already counted: the fraction takes the rest.
         let m = &est.memory;
-        let pools = (m.peak.get(Component::AllocatorReserve).get()
-            - o.allocator_reserve_fraction * m.tensor_peak.get()
-            - o.workspace_mib * MIB)
-            .max(0.0);
+        let plain = crate::estimator::memory::reserve_bytes(o, m.tensor_peak.get(), 0.0);
+        let pools = (m.peak.get(Component::AllocatorReserve).get() - plain).max(0.0);
         let f = ((r - a - pools) / a).clamp(0.0, 1.0);
         out.push(Change {
             field: "overheads.allocator_reserve_fraction",

@@ -27,7 +27,7 @@ use crate::estimator::resolve::Resolved;
 use crate::estimator::{Component, Diagnostic, Diagnostics, MemoryEstimate};
 use crate::hardware::GpuId;
 use crate::scenario::{GpuChoice, Overheads};
-use crate::units::{Bytes, MIB};
+use crate::units::Bytes;
 
 /// Rewrites an engine scenario's memory to what the engine holds (see the module doc), then its
 /// fit: the reserved total against the usable memory, and the engine starting at all
@@ -84,7 +84,7 @@ fn one_pool(f: &EngineFigures, o: &Overheads, m: &mut MemoryEstimate, d: &mut Di
     let tensor_peak = peak.tensor_total().get();
     let reserve = match f.kind {
         EngineKind::Vllm => (held_by_vllm(f) - tensor_peak).max(0.0),
-        EngineKind::Sglang => o.allocator_reserve_fraction * tensor_peak + o.workspace_mib * MIB,
+        EngineKind::Sglang => crate::estimator::memory::reserve_bytes(o, tensor_peak, 0.0),
     };
     for outside in [Component::NcclBuffers, Component::CudaContext] {
         peak.set(outside, m.peak.get(outside));

@@ -363,14 +363,9 @@ pub(super) fn transient(
         if phase == Some(Phase::OptimizerStep) {
             let mut temp = states::optimizer_temp(c, m, &inv, x.optimizer);
             if ds {
-                use crate::estimator::memory::frameworks::deepspeed;
-                temp = deepspeed::optimizer_temp(c, m, temp, grads);
-                // The flattened copy is freed before the optimizer runs (`deepspeed::parts`).
-                if let Some((flat, cast)) = deepspeed::step_gradient_copies(c, m, grads)
-                    && cast > 0.0
-                {
-                    temp = (temp - flat).max(0.0);
-                }
+                temp = crate::estimator::memory::frameworks::deepspeed::step_temporaries(
+                    c, m, temp, grads,
+                );
             }
             terms.push(("optimizer step temporaries".to_owned(), Bytes(temp)));
         }
@@ -482,12 +477,7 @@ fn kv_cache_by_kind(c: &Ctx, m: &ResolvedModel, st: &Stage, tokens: f64) -> Part
 /// optimizer step's shards are the ZeRO terms; the remainder then is "not live".
 pub(super) fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: &Stage) -> Option<Parts> {
     use crate::estimator::memory::frameworks::fsdp;
-    let stage = crate::estimator::memory::training::Stage {
-        layers: st.layers,
-        first: st.first,
-        last: st.last,
-        in_flight: st.in_flight,
-    };
+    let stage = *st;
     let bytes = fsdp::pipeline_gradients(c, m, stage)?;
     let elems = fsdp::stage_elements(c, m, stage);
     Some(Parts {

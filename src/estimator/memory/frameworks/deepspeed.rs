@@ -85,17 +85,23 @@ pub fn parts(c: &Ctx, m: &ResolvedModel, p: Parts) -> Parts {
     let mut out = p;
     out.states = states(c, p.states);
     out.gathered = p.gathered * (1.0 - 1.0 / c.dp.max(1.0));
-    let temp = optimizer_temp(c, m, p.opt_temp, p.states.grads);
-    // With a cast, the flattened copy is freed before the optimizer runs: the step holds the cast
-    // and the larger of the copy and the temporaries (charged as the copy plus the excess).
-    out.opt_temp = match step_gradient_copies(c, m, p.states.grads) {
-        Some((flat, cast)) if cast > 0.0 => (temp - flat).max(0.0),
-        _ => temp,
-    };
+    out.opt_temp = step_temporaries(c, m, p.opt_temp, p.states.grads);
     // ZeRO reduces through its own buckets ([`buffers`]); the engine does not wrap the model in
     // DDP, whose buckets `comm` stands for.
     out.comm = 0.0;
     out
+}
+
+/// The optimizer step's temporaries beside [`step_gradients`]: [`optimizer_temp`], less the
+/// flattened copy when a cast follows it. That copy is freed before the optimizer runs, so the
+/// step holds the cast and the larger of the copy and the temporaries (charged as the copy plus
+/// the excess).
+pub fn step_temporaries(c: &Ctx, m: &ResolvedModel, generic: f64, grads: f64) -> f64 {
+    let temp = optimizer_temp(c, m, generic, grads);
+    match step_gradient_copies(c, m, grads) {
+        Some((flat, cast)) if cast > 0.0 => (temp - flat).max(0.0),
+        _ => temp,
+    }
 }
 
 /// The step's temporaries when DeepSpeed owns the optimizer, which steps ZeRO's flat partitions,
@@ -109,7 +115,7 @@ pub fn parts(c: &Ctx, m: &ResolvedModel, p: Parts) -> Parts {
 /// the same way. Other optimizers keep the generic rule (their temporaries follow their largest
 /// matrices, not the partition). `generic` is the scenario's rule over the stage's tensors,
 /// `grads` its gradient bytes.
-pub fn optimizer_temp(c: &Ctx, m: &ResolvedModel, generic: f64, grads: f64) -> f64 {
+fn optimizer_temp(c: &Ctx, m: &ResolvedModel, generic: f64, grads: f64) -> f64 {
     let adam = matches!(c.optimizer, OptimizerKind::Adam | OptimizerKind::AdamW);
     if adam && !c.foreach {
         return 0.0;
