@@ -15,7 +15,7 @@ use vram_explorer::estimator::engines::llamacpp::compute::{
 };
 use vram_explorer::estimator::engines::llamacpp::gallocr::plan;
 use vram_explorer::estimator::engines::llamacpp::ggml::{Graph, NONE, Op, Ty};
-use vram_explorer::estimator::engines::llamacpp::graph_llama::{Shape, build};
+use vram_explorer::estimator::engines::llamacpp::graph_llama::{Devices, Shape, build};
 
 const MIB: u64 = 1 << 20;
 
@@ -121,6 +121,8 @@ fn moe_shape(
         gemma: false,
         swa_kv: 0,
         swa_period: 0,
+        devices: Devices::default(),
+        legacy: false,
     }
 }
 

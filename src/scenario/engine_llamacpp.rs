@@ -161,6 +161,20 @@ pub struct LlamaCpp {
     /// Files without it load with it on.
     #[serde(default = "on")]
     pub op_offload: bool,
+    /// Not a flag: the build's `GGML_SCHED_MAX_COPIES` (a CMake option, default 4): the copies of
+    /// each graph input the scheduler keeps with pipeline parallelism (several GPUs holding every
+    /// layer and the output, layer split, KV offloaded, no tensor overrides: llama-context.cpp
+    /// `pipeline_parallel`), printed `pipeline parallelism enabled (n_copies=4)`. 1 = a build
+    /// without it. Files without it load with 4. Valid: 1 ..= 4.
+    #[serde(default = "four")]
+    pub sched_max_copies: u32,
+    /// Not a flag: the graph of llama.cpp builds from before the KV cache was written with
+    /// `ggml_set_rows` (mid-2025; read as vendored by llama-cpp-python 0.3.5, December 2024): no
+    /// K/V row-index inputs and one embeddings input, which changes the compute buffers (not the
+    /// model or KV buffers). For the load logs of that era; dense Llama-architecture graphs only
+    /// (others plan with the current graph). Files without it load with it off.
+    #[serde(default)]
+    pub legacy_graph: bool,
     /// Not a flag: the host's memory bandwidth, GB/s, which bounds the layers `-ngl` leaves on the
     /// CPU at decode (64 = dual-channel DDR5-4000 at its theoretical rate). Valid: 0.001 ..= 10^6.
     pub host_memory_gb_s: f64,
@@ -184,6 +198,11 @@ impl LlamaCpp {
 /// `op_offload`'s default for files written before it existed.
 const fn on() -> bool {
     true
+}
+
+/// `sched_max_copies`' default for files written before it existed.
+const fn four() -> u32 {
+    4
 }
 
 impl Default for LlamaCpp {
@@ -211,6 +230,8 @@ impl Default for LlamaCpp {
             n_cpu_ffn: 0,
             other_overrides: false,
             op_offload: true,
+            sched_max_copies: 4,
+            legacy_graph: false,
             host_memory_gb_s: 64.0,
             host_tflops: 2.4,
         }

@@ -339,6 +339,7 @@ pub const RANGES: &[FieldRange] = &[
     floor("inference.engine.llamacpp.host_tflops", 1e-3, RATE, |s| llamacpp(s).map(|l| l.host_tflops)),
     closed("inference.engine.llamacpp.fit_target_mib", 0.0, 1e6, |s| llamacpp(s).map(|l| l.fit_target_mib.into())),
     closed("inference.engine.llamacpp.fit_ctx", 0.0, 1e7, |s| llamacpp(s).map(|l| l.fit_ctx.into())),
+    closed("inference.engine.llamacpp.sched_max_copies", 1.0, 4.0, |s| llamacpp(s).map(|l| l.sched_max_copies.into())),
     closed("inference.engine.llamacpp.n_cpu_moe", 0.0, 1e5, |s| llamacpp(s).map(|l| l.n_cpu_moe.into())),
     closed("inference.engine.llamacpp.n_cpu_ffn", 0.0, 1e5, |s| llamacpp(s).map(|l| l.n_cpu_ffn.into())),
     closed("strategies.checkpoint_every", 0.0, 10_000.0, |s| Some(s.strategies.checkpoint_every.into())),

@@ -38,14 +38,29 @@ pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
             ),
             "one stream per -np sequence, or one shared by all with --kv-unified (a bare llama-server: -np auto = 4 slots, unified); --swa-full as set (llama-server: off; the C API and llama-cpp-python: on); a Mamba / DeltaNet layer's recurrent state (the RS buffer, F32 per sequence) is counted here too",
         ),
+        Component::Transient if b.compute_replayed => (
+            d.compute,
+            "the high-water mark of ggml-alloc over this GPU's share of the reserve graph: the scheduler's split (weights pin ops to their GPU, inputs to the CPU, each layer's norm to its layer's GPU) with a copy of every input from another backend, n_copies times with pipeline parallelism",
+            format!(
+                "{dev} compute buffer: the worst-case graph of T = {} tokens over {} cells, replayed{}",
+                b.n_ubatch,
+                b.n_ctx,
+                if b.settings.legacy_graph {
+                    " (the pre-set_rows graph)"
+                } else {
+                    ""
+                }
+            ),
+            "ggml-backend.cpp's scheduler and ggml-alloc.c's planner replayed op by op (sched.rs): exact on the published single- and two-GPU logs; each GPU's run of layers shortened to at most 12 (exact: the planner's state repeats)",
+        ),
         Component::Transient => (
             d.compute,
-            "max(output: T × (n_vocab + n_embd) × 4, layer: n_kv × T × n_head × 4 + 6 × n_embd × T × 4 without flash attention, (3 n_ff + n_embd) × T × 4 with it)",
+            "max(output: T × (n_vocab + n_embd) × 4, layer: n_kv × T × n_head × 4 + 6 × n_embd × T × 4 without flash attention, (3 n_ff + n_embd) × T × 4 with it) (+ a host weight's copy with op offload)",
             format!(
                 "{dev} compute buffer: the worst-case graph of T = {} tokens over {} cells",
                 b.n_ubatch, b.n_ctx
             ),
-            "the planner's high-water mark in closed form: exact on the published single-GPU logs, within 5 % but one (pipeline-parallel copies) on multi-GPU logs",
+            "leading order in closed form, for what the scheduler replay does not cover (layers or weights on the host, graphs other than the Llama family): its 6 activations are the replay's single-GPU figure for Llama-3.1-8B, not derived for other shapes",
         ),
         _ => return None,
     };

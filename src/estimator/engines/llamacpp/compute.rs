@@ -5,9 +5,13 @@
 //! `n_kv = n_ctx` cells:
 //!
 //! - output device: the logits `T × n_vocab` with the final norm's `T × n_embd`;
+//! - a GPU build with every layer and the output on its GPUs: the scheduler and the planner
+//!   replayed ([`gpu_plan`], [`sched`]): every GPU's buffer and the host's, exact on the published
+//!   single- and two-GPU logs. The closed forms below stand in where the replay does not reach
+//!   (layers or weights on the host, graphs outside the Llama family):
 //! - a device holding layers, without flash attention: the scores `KQ = n_kv × T × n_head` (soft-max
-//!   in place) with `c = 6` activations `T × n_embd` (residual, Q, K, V, the attention output and the
-//!   mask's copy; `c` is the one constant fitted, to the Llama-3.1-8B log: docs §5);
+//!   in place) with `c = 6` activations `T × n_embd` (the older-graph replay's figure for
+//!   Llama-3.1-8B on one GPU, not derived for other shapes: docs §5);
 //! - with flash attention: no scores; the FFN's gate, up and product `3 × T × n_ff` with the
 //!   residual (leading order on CUDA, not checked against a log); a mixture of experts runs each
 //!   token through its top-k experts at once (`ggml_mul_mat_id` outputs `n_ff × k × T`,
@@ -27,7 +31,7 @@ use super::ggml::Graph;
 use super::graph_llama::{self, Shape};
 use super::graph_mamba2::{self, MambaShape};
 use super::graph_mla::{self, MlaShape};
-use super::{gallocr, kv};
+use super::{gallocr, kv, sched};
 
 const F32: u64 = 4;
 
@@ -48,8 +52,9 @@ pub const fn ffn_term(d: &Dims, t: u64) -> u64 {
     (3 * d.ffn_per_token() + d.n_embd) * t * F32
 }
 
-/// A layer's attention peak without flash attention (the scores with `c = 6` activations);
-/// 0 with it or without attention.
+/// A layer's attention peak without flash attention (the scores with `c = 6` activations, the
+/// older-graph replay's single-GPU Llama-3.1-8B figure); 0 with it or without attention. Only where
+/// [`gpu_plan`] does not reach.
 pub const fn attention_term(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
     if flash_attn || !d.attention {
         0
@@ -80,9 +85,19 @@ pub const fn mask(t: u64, n_kv: u64, flash_attn: bool) -> u64 {
     }
 }
 
-/// The KQ mask and the embedding rows: inputs the CPU backend holds beside a GPU.
-pub const fn host_inputs(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u64 {
-    d.n_embd * t * F32 + mask(t, n_kv, flash_attn) + small_inputs(t)
+/// The inputs the CPU backend holds beside a GPU, all live for good (each is a split input the
+/// scheduler keeps a view of): the embedding rows, the KQ mask and the token / position /
+/// output ids; in the current graph also the unused embeddings input (`n_embd × T`, F32) and
+/// the cache's row indices (I64: one per token for K, and for V one per element without flash
+/// attention, where V is stored transposed). Exact against the scheduler replay
+/// ([`gpu_plan`]) and, with `legacy`, the published logs (24.01, 12.01, 16.01 MiB).
+pub const fn host_inputs(d: &Dims, t: u64, n_kv: u64, flash_attn: bool, legacy: bool) -> u64 {
+    let old = d.n_embd * t * F32 + mask(t, n_kv, flash_attn) + small_inputs(t);
+    if legacy {
+        return old;
+    }
+    let v_idxs = if flash_attn { t } else { t * d.n_embd_kv() };
+    old + d.n_embd * t * F32 + (t + v_idxs) * 8
 }
 
 /// A CPU build's one compute buffer (the CPU backend runs the whole graph, its inputs in the same
@@ -145,18 +160,26 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
     if d.layers == LayerGraph::Mamba2 {
         return mamba_plan(d, b);
     }
+    let mut s = llama_shape(d, b)?;
+    s.n_layer = replayed_layers(d.n_layer);
+    plan_once::<_, GRAPH_TENSORS>(&LAST_PLAN, s, graph_llama::build)
+}
+
+/// The reserve graph's shape of a Llama-architecture model ([`cpu_plan`] says which), all its
+/// layers on one device.
+fn llama_shape(d: &Dims, b: &Buffers) -> Option<Shape> {
     // Shared experts only as Qwen2-MoE has them: one, gated (llama.cpp's `qwen2moe`).
     let shared_ok = d.n_shared == 0 || (d.n_shared == 1 && d.shexp.gate);
     let experts_ok =
         d.n_expert == 0 || (shared_ok && (1..=MAX_EXPERTS_USED).contains(&d.n_expert_used));
     let plain =
         d.layers != LayerGraph::Other && d.gated && experts_ok && !d.norm_bias && !d.fused_qkv;
-    if !plain {
+    if !plain || matches!(d.layers, LayerGraph::Mla | LayerGraph::Mamba2) {
         return None;
     }
     let t = reserve_tokens(b);
-    let s = Shape {
-        n_layer: replayed_layers(d.n_layer),
+    Some(Shape {
+        n_layer: d.n_layer,
         n_embd: d.n_embd,
         n_head: d.n_head,
         n_head_kv: d.n_head_kv,
@@ -182,9 +205,63 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
             0
         },
         swa_period: d.swa_period,
-    };
-    plan_once::<_, GRAPH_TENSORS>(&LAST_PLAN, s, graph_llama::build)
+        devices: graph_llama::Devices::default(),
+        legacy: false,
+    })
 }
+
+/// Tensors the GPU replay may hold: up to 48 shortened layers over the GPUs (each GPU's run of
+/// layers shortened as a whole model's, [`replayed_layers`]), the inputs, and the scheduler's
+/// copies of them.
+pub const GPU_GRAPH_TENSORS: usize = 2048;
+
+/// A GPU build that keeps every layer and the output on its GPUs (no tensor overrides, the KV
+/// cache offloaded): every GPU's compute buffer and the host's, by replaying the scheduler's
+/// split of the reserve graph and the planner over each backend ([`sched`]); `None` for graphs
+/// the replay does not describe ([`cpu_plan`]'s Llama family) or that outgrow it. With
+/// [`LlamaCpp::legacy_graph`](crate::scenario::LlamaCpp) a dense graph is the pre-`set_rows` one.
+pub fn gpu_plan(d: &Dims, b: &Buffers) -> Option<sched::Reserved> {
+    let full = b.layers_on_gpu >= d.n_layer && b.output_on_gpu && b.host_ffn == 0;
+    if b.gpus == 0 || !full || b.settings.no_kv_offload {
+        return None;
+    }
+    let mut s = llama_shape(d, b)?;
+    let gpus = (b.gpus as usize).min(b.dev.len());
+    let mut devices = graph_llama::Devices::default();
+    for (k, g) in b.dev.iter().take(gpus).enumerate() {
+        devices.layers[k] = replayed_layers(g.layers);
+        if g.output {
+            devices.output = k as u8;
+        }
+    }
+    s.n_layer = devices.layers.iter().sum();
+    s.devices = devices;
+    s.legacy = b.settings.legacy_graph && s.n_expert == 0 && !s.gemma && !s.qk_norm;
+    // Pipeline parallelism (llama-context.cpp `pipeline_parallel`): several GPUs holding every
+    // layer and the output with the layer split mode, the KV offloaded, no tensor overrides
+    // (any given, even one that moves nothing).
+    let copies = if gpus > 1 && !b.settings.has_overrides() {
+        b.settings
+            .sched_max_copies
+            .clamp(1, sched::MAX_COPIES as u32)
+    } else {
+        1
+    };
+    let key = (s, gpus as u8, copies as u8);
+    if let Some((k, r)) = LAST_GPU_PLAN.get()
+        && k == key
+    {
+        return r;
+    }
+    let mut g = Graph::<GPU_GRAPH_TENSORS>::default();
+    graph_llama::build(&mut g, &s);
+    let r = sched::reserve(&mut g, gpus, copies as usize);
+    LAST_GPU_PLAN.set(Some((key, r)));
+    r
+}
+
+/// A GPU replay's inputs: the shape, the GPUs and the copies of each input.
+type GpuKey = (Shape, u8, u8);
 
 /// The last planned shape and its buffer (`None`: the graph did not fit the replay).
 type LastPlan<S> = Cell<Option<(S, Option<u64>)>>;
@@ -222,6 +299,8 @@ thread_local! {
     static LAST_PLAN: LastPlan<Shape> = const { Cell::new(None) };
     static LAST_MLA_PLAN: LastPlan<MlaShape> = const { Cell::new(None) };
     static LAST_MAMBA_PLAN: LastPlan<MambaShape> = const { Cell::new(None) };
+    /// The last GPU replay: its shape, GPUs and copies, and the buffers.
+    static LAST_GPU_PLAN: Cell<Option<(GpuKey, Option<sched::Reserved>)>> = const { Cell::new(None) };
 }
 
 /// Leading dense layers the MLA replay takes before its repeating MoE layers (DeepSeek-V3 has 3).
@@ -310,6 +389,15 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
     let fa = b.flash_attn;
     let layer = layer_term(d, t, n_kv, fa);
     let output = output_term(d, t);
+    if let Some(r) = gpu_plan(d, b) {
+        for (g, &bytes) in b.dev.iter_mut().zip(&r.gpu).take(b.gpus as usize) {
+            g.compute = bytes;
+        }
+        b.host_compute = r.host;
+        b.compute_replayed = true;
+        return;
+    }
+    b.compute_replayed = false;
     for g in b.dev.iter_mut().take(b.gpus as usize) {
         let l = if g.layers > 0 { layer } else { 0 };
         let o = if g.output { output } else { 0 };
@@ -319,6 +407,7 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
         b.host_compute = cpu_plan(d, b).unwrap_or_else(|| cpu_graph(d, t, n_kv, fa));
         return;
     }
+    let legacy = b.settings.legacy_graph;
     let cpu_layers = d.n_layer > b.layers_on_gpu;
     let host_output = !b.output_on_gpu;
     let host_ffn = b.host_ffn > 0;
@@ -335,7 +424,7 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
     };
     let offload = b.settings.op_offload && t >= OP_OFFLOAD_MIN_BATCH;
     if !offload {
-        b.host_compute = host_graph(t) + host_inputs(d, t, n_kv, fa);
+        b.host_compute = host_graph(t) + host_inputs(d, t, n_kv, fa, legacy);
         return;
     }
     let ffn = if cpu_layers || host_ffn {
@@ -358,5 +447,6 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
     }
     // The token-generation graph is reserved with one token per sequence (`graph_reserve(n_seqs, …)`).
     let tg = u64::from(b.n_seq.max(1));
-    b.host_compute = host_inputs(d, t, n_kv, fa).max(host_graph(tg) + host_inputs(d, tg, n_kv, fa));
+    b.host_compute = host_inputs(d, t, n_kv, fa, legacy)
+        .max(host_graph(tg) + host_inputs(d, tg, n_kv, fa, legacy));
 }

@@ -125,93 +125,159 @@ struct Hash {
     n_children: i32,
     n_views: i32,
     offset: u64,
+    /// The buffer it was planned in (a node reusing its parent's memory takes the parent's).
+    buffer: u8,
     allocated: bool,
 }
+
+/// Buffers one plan may fill: a CPU build's one, or up to eight GPUs' and the host's (the
+/// scheduler's backends, [`super::sched`]).
+pub const MAX_BUFFERS: usize = 9;
 
 /// The high-water mark of planning `g` in one buffer of alignment `align` (bytes); `None` if the
 /// graph or the free list outgrew the replay's fixed capacity.
 pub fn plan<const N: usize>(g: &Graph<N>, align: u64) -> Option<u64> {
-    if g.full {
+    let one = Buffers {
+        of: &[0; N],
+        align: &[align],
+    };
+    plan_in(g, &g.leafs[..g.n_leafs], &g.nodes[..g.n_nodes], &one).map(|m| m[0])
+}
+
+/// Where each tensor is planned: `of[id]`, a buffer with alignment `align[of[id]]`.
+pub struct Buffers<'a> {
+    pub of: &'a [u8],
+    pub align: &'a [u64],
+}
+
+/// `ggml_gallocr_alloc_graph_impl` over `leafs` and `nodes` (the scheduler's graph copy, or the
+/// graph itself), each tensor in its buffer: every buffer's high-water mark.
+pub fn plan_in<const N: usize>(
+    g: &Graph<N>,
+    leafs: &[Id],
+    nodes: &[Id],
+    b: &Buffers,
+) -> Option<[u64; MAX_BUFFERS]> {
+    if g.full || b.align.is_empty() || b.align.len() > MAX_BUFFERS {
         return None;
     }
     let mut h = [Hash::default(); N];
-    let mut list = FreeList::new(align);
-    for &leaf in &g.leafs[..g.n_leafs] {
-        allocate(g, &mut h, &mut list, leaf);
+    let mut lists: [FreeList; MAX_BUFFERS] =
+        core::array::from_fn(|i| FreeList::new(b.align.get(i).copied().unwrap_or(1)));
+    let mut p = Planner {
+        g,
+        h: &mut h,
+        lists: &mut lists,
+        of: b.of,
+    };
+    for &leaf in leafs {
+        p.allocate(leaf, p.buffer_of(leaf));
     }
-    for &node in &g.nodes[..g.n_nodes] {
+    for &node in nodes {
         let t = &g.t[usize::from(node)];
-        if t.view_src != NONE {
-            h[usize::from(t.view_src)].n_views += 1;
+        if t.view_src != NONE && t.op != Op::Leaf {
+            p.h[usize::from(t.view_src)].n_views += 1;
+        }
+        // Explicit inputs are allocated before any node runs.
+        if t.input {
+            p.allocate(node, p.buffer_of(node));
         }
         for &s in t.src.iter().filter(|&&s| s != NONE) {
-            h[usize::from(s)].n_children += 1;
+            p.h[usize::from(s)].n_children += 1;
+            if g.t[usize::from(s)].input {
+                p.allocate(s, p.buffer_of(node));
+            }
         }
     }
-    for &node in &g.nodes[..g.n_nodes] {
+    for &node in nodes {
         let t = g.t[usize::from(node)];
+        let buffer = p.buffer_of(node);
         for &s in t.src.iter().filter(|&&s| s != NONE) {
-            allocate(g, &mut h, &mut list, s);
+            p.allocate(s, buffer);
         }
-        allocate(g, &mut h, &mut list, node);
+        p.allocate(node, buffer);
         for &s in t.src.iter().filter(|&&s| s != NONE) {
-            release(g, &mut h, &mut list, s);
+            p.release(s);
         }
     }
-    (!list.overflow).then_some(list.max_size)
+    if lists.iter().any(|l| l.overflow) {
+        return None;
+    }
+    Some(core::array::from_fn(|i| lists[i].max_size))
 }
 
-/// `ggml_gallocr_allocate_node`.
-fn allocate<const N: usize>(g: &Graph<N>, h: &mut [Hash], list: &mut FreeList, id: Id) {
-    let t = &g.t[usize::from(id)];
-    if t.external || h[usize::from(id)].allocated || t.view_src != NONE {
-        return;
+struct Planner<'a, const N: usize> {
+    g: &'a Graph<N>,
+    h: &'a mut [Hash; N],
+    lists: &'a mut [FreeList; MAX_BUFFERS],
+    of: &'a [u8],
+}
+
+impl<const N: usize> Planner<'_, N> {
+    fn buffer_of(&self, id: Id) -> u8 {
+        self.of
+            .get(usize::from(id))
+            .copied()
+            .unwrap_or(0)
+            .min(MAX_BUFFERS as u8 - 1)
     }
-    h[usize::from(id)].allocated = true;
-    if t.op == Op::Inplace {
-        for &s in t.src.iter().filter(|&&s| s != NONE) {
-            let p = &g.t[usize::from(s)];
-            let ph = h[usize::from(s)];
-            // A view is never the planner's own (`ggml_gallocr_is_own`), so only a planned
-            // tensor can be reused.
-            if !ph.allocated || p.output || !t.same_layout(p) {
-                continue;
+
+    /// `ggml_gallocr_allocate_node`.
+    fn allocate(&mut self, id: Id, buffer: u8) {
+        let g = self.g;
+        let t = &g.t[usize::from(id)];
+        if t.external || self.h[usize::from(id)].allocated || t.view_src != NONE {
+            return;
+        }
+        self.h[usize::from(id)].allocated = true;
+        if t.op == Op::Inplace {
+            for &s in t.src.iter().filter(|&&s| s != NONE) {
+                let p = &g.t[usize::from(s)];
+                let ph = self.h[usize::from(s)];
+                // A view is never the planner's own (`ggml_gallocr_is_own`), so only a planned
+                // tensor can be reused.
+                if !ph.allocated || p.output || !t.same_layout(p) {
+                    continue;
+                }
+                if ph.n_children == 1 && ph.n_views == 0 {
+                    self.h[usize::from(id)].offset = ph.offset;
+                    self.h[usize::from(id)].buffer = ph.buffer;
+                    self.h[usize::from(s)].allocated = false;
+                    return;
+                }
             }
-            if ph.n_children == 1 && ph.n_views == 0 {
-                h[usize::from(id)].offset = ph.offset;
-                h[usize::from(s)].allocated = false;
-                return;
+        }
+        self.h[usize::from(id)].buffer = buffer;
+        self.h[usize::from(id)].offset = self.lists[usize::from(buffer)].alloc(t.nbytes());
+    }
+
+    /// The parent update after a node ran (`ggml_gallocr_alloc_graph_impl`, "update parents").
+    fn release(&mut self, s: Id) {
+        let i = usize::from(s);
+        self.h[i].n_children -= 1;
+        if self.h[i].n_children != 0 || self.h[i].n_views != 0 {
+            return;
+        }
+        let p = &self.g.t[i];
+        if p.view_src != NONE {
+            let r = usize::from(p.view_src);
+            self.h[r].n_views -= 1;
+            if self.h[r].n_views == 0 && self.h[r].n_children == 0 && self.h[r].allocated {
+                self.free(p.view_src);
             }
+        } else if self.h[i].allocated {
+            self.free(s);
         }
     }
-    h[usize::from(id)].offset = list.alloc(t.nbytes());
-}
 
-/// The parent update after a node ran (`ggml_gallocr_alloc_graph_impl`, "update parents").
-fn release<const N: usize>(g: &Graph<N>, h: &mut [Hash], list: &mut FreeList, s: Id) {
-    let i = usize::from(s);
-    h[i].n_children -= 1;
-    if h[i].n_children != 0 || h[i].n_views != 0 {
-        return;
-    }
-    let p = &g.t[i];
-    if p.view_src != NONE {
-        let r = usize::from(p.view_src);
-        h[r].n_views -= 1;
-        if h[r].n_views == 0 && h[r].n_children == 0 && h[r].allocated {
-            free(g, h, list, p.view_src);
+    /// `ggml_gallocr_free_node`: outputs stay.
+    fn free(&mut self, id: Id) {
+        let t = &self.g.t[usize::from(id)];
+        if t.output {
+            return;
         }
-    } else if h[i].allocated {
-        free(g, h, list, s);
+        let h = self.h[usize::from(id)];
+        self.lists[usize::from(h.buffer)].free(h.offset, t.nbytes());
+        self.h[usize::from(id)].allocated = false;
     }
-}
-
-/// `ggml_gallocr_free_node`: outputs stay.
-fn free<const N: usize>(g: &Graph<N>, h: &mut [Hash], list: &mut FreeList, id: Id) {
-    let t = &g.t[usize::from(id)];
-    if t.output {
-        return;
-    }
-    list.free(h[usize::from(id)].offset, t.nbytes());
-    h[usize::from(id)].allocated = false;
 }

@@ -84,7 +84,18 @@ pub struct Tensor {
     /// Memory the planner does not own (weights, the KV cache, views and `set_rows` of them):
     /// `t->data` or `t->buffer` is set before planning.
     pub external: bool,
+    /// An external tensor in a weights buffer (`GGML_BACKEND_BUFFER_USAGE_WEIGHTS`): the
+    /// scheduler runs an op on its weight's device; a KV cache does not pin ops.
+    pub weight: bool,
+    /// The device holding an external tensor, or the one a pinned node runs on: a GPU's index,
+    /// or [`HOST`].
+    pub dev: u8,
+    /// Placed by llama.cpp itself (`ggml_backend_sched_set_tensor_backend`), on `dev`.
+    pub pinned: bool,
 }
+
+/// [`Tensor::dev`] of host memory.
+pub const HOST: u8 = u8::MAX;
 
 impl Tensor {
     /// `ggml_nbytes` of a contiguous tensor (views and external tensors are never planned).
@@ -134,6 +145,10 @@ pub struct Graph<const N: usize> {
     stack: [(Id, u8); N],
     /// Set when a constructor ran out of room: the graph is then incomplete.
     pub full: bool,
+    /// The device new weights and caches are on ([`Tensor::dev`]).
+    pub dev: u8,
+    /// Pin each layer's norm to [`Graph::dev`] ([`Graph::pin_norm`]).
+    pub pin_norms: bool,
 }
 
 const BLANK: Tensor = Tensor {
@@ -146,6 +161,9 @@ const BLANK: Tensor = Tensor {
     input: false,
     output: false,
     external: false,
+    weight: false,
+    dev: 0,
+    pinned: false,
 };
 
 impl<const N: usize> Default for Graph<N> {
@@ -161,6 +179,8 @@ impl<const N: usize> Default for Graph<N> {
             visited: [false; N],
             stack: [(NONE, 0); N],
             full: false,
+            dev: 0,
+            pin_norms: false,
         }
     }
 }
@@ -191,15 +211,64 @@ impl<const N: usize> Graph<N> {
         })
     }
 
-    /// A tensor with its own buffer (a weight, a KV cache layer): never planned. All weights can
-    /// share one: only their existence matters to the plan.
+    /// A weight on [`Graph::dev`]: never planned. Weights of one shape on one device can share
+    /// one tensor: only their existence and place matter to the plan.
     pub fn external(&mut self, ty: Ty, ne: [u64; 4]) -> Id {
+        let dev = self.dev;
         self.push(Tensor {
             ty,
             ne,
             nb: strides(ty, ne),
             external: true,
+            weight: true,
+            dev,
             ..BLANK
+        })
+    }
+
+    /// llama.cpp's graph callback under full offload (`llama_context::graph_get_cb`, "norm may be
+    /// automatically assigned to the backend of the previous layer"): a layer's norm (the tensor
+    /// `build_norm` names "norm") runs on its layer's device. Only while [`Graph::pin_norms`].
+    pub fn pin_norm(&mut self, a: Id) {
+        if self.pin_norms && usize::from(a) < self.n {
+            let dev = self.dev;
+            let t = &mut self.t[usize::from(a)];
+            t.pinned = true;
+            t.dev = dev;
+        }
+    }
+
+    /// A KV cache layer on [`Graph::dev`]: never planned, and not a weight to the scheduler.
+    pub fn cache(&mut self, ty: Ty, ne: [u64; 4]) -> Id {
+        let t = self.external(ty, ne);
+        self.t[usize::from(t)].weight = false;
+        t
+    }
+
+    /// `ggml_dup_tensor_layout`: a tensor with `a`'s type, shape and strides, no op (the
+    /// scheduler's copy of a split input).
+    pub fn dup_layout(&mut self, a: Id) -> Id {
+        let p = *self.get(a);
+        self.push(Tensor {
+            ty: p.ty,
+            ne: p.ne,
+            nb: p.nb,
+            ..BLANK
+        })
+    }
+
+    /// `ggml_view_tensor(a)` with `a` as its source: the scheduler's dependency that keeps a
+    /// split input alive until its copy is made.
+    pub fn dep_view(&mut self, a: Id) -> Id {
+        let p = *self.get(a);
+        let root = if p.view_src == NONE { a } else { p.view_src };
+        self.push(Tensor {
+            op: Op::View,
+            src: [a, NONE, NONE, NONE, NONE, NONE, NONE, NONE],
+            view_src: root,
+            input: false,
+            output: false,
+            ..p
         })
     }
 

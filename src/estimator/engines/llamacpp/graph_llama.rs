@@ -6,8 +6,11 @@
 //! `src/llama-impl.h` (`llama_mul_mat_hadamard`). Only what shapes the plan is kept: every weight
 //! is one external tensor, and ops are classed as the planner sees them.
 
-use super::ggml::{Graph, Id, NONE, Op, Ty};
+use super::ggml::{Graph, HOST, Id, NONE, Op, Ty};
 use super::graph_moe::{self, Experts};
+
+#[path = "graph_llama_legacy.rs"]
+mod legacy;
 
 /// One reserve: the model's dimensions and the ubatch the scheduler plans for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +46,37 @@ pub struct Shape {
     pub gemma: bool,
     pub swa_kv: u64,
     pub swa_period: u32,
+    /// The GPUs the layers run on (all zero: one device, as a CPU build plans).
+    pub devices: Devices,
+    /// The graph of llama.cpp before its KV cache was written with `ggml_set_rows` ([`legacy`]).
+    pub legacy: bool,
+}
+
+/// Where a GPU build keeps its layers: `layers[k]` consecutive repeating layers on GPU `k`, in
+/// order, and the output layer on GPU `output`. The token embedding stays in host memory
+/// (llama-model.cpp `load_tensors`: the input layer is always the CPU's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Devices {
+    pub layers: [u32; 8],
+    pub output: u8,
+}
+
+impl Devices {
+    /// The GPU running layer `il` (the last GPU past the listed layers).
+    pub fn of_layer(&self, il: u32) -> u8 {
+        let mut end = 0;
+        let mut last = 0;
+        for (k, &n) in self.layers.iter().enumerate() {
+            if n > 0 {
+                last = k as u8;
+            }
+            end += n;
+            if il < end {
+                return k as u8;
+            }
+        }
+        last
+    }
 }
 
 const fn quantized(t: Ty) -> bool {
@@ -52,9 +86,62 @@ const fn quantized(t: Ty) -> bool {
 /// Builds the reserve graph of `s` into `g` (which must be empty).
 pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
     let t = s.n_tokens;
+    g.dev = s.devices.of_layer(0);
+    let mut w = weights(g, s);
+    let (mut inp_l, tok_embd) = if s.legacy {
+        legacy::input_embd(g, s.n_embd, t, s.n_vocab)
+    } else {
+        input_embd(g, s.n_embd, t, s.n_vocab)
+    };
+    if s.gemma {
+        // `ggml_scale` of the embeddings, in place.
+        inp_l = g.like(inp_l, Op::Inplace, [inp_l, NONE, NONE, NONE]);
+    }
+    let pos = g.input(Ty::I32, [t, 1, 1, 1]);
+    // A GPU build offloading every layer pins each layer's norms to the layer's GPU.
+    g.pin_norms = s.devices != Devices::default();
+    let mut inputs = cache_inputs(g, s, s.n_kv);
+    let mut swa_inputs = (s.swa_kv > 0).then(|| cache_inputs(g, s, s.swa_kv));
+    let out_ids = g.input(Ty::I32, [s.n_outputs, 1, 1, 1]);
+    for il in 0..s.n_layer {
+        let dev = s.devices.of_layer(il);
+        if dev != g.dev {
+            // The next GPU's layers: their weights and caches are its own.
+            g.dev = dev;
+            w = weights(g, s);
+            inputs.on_device(g, s);
+            if let Some(i) = swa_inputs.as_mut() {
+                i.on_device(g, s);
+            }
+        }
+        let period = s.swa_period.max(1);
+        let inputs = match &swa_inputs {
+            Some(w) if il % period < period - 1 => w,
+            _ => &inputs,
+        };
+        layer(g, s, &w, inputs, [pos, out_ids], &mut inp_l, il);
+    }
+    g.dev = s.devices.output;
+    g.pin_norms = false;
+    // The output matrix (the token embedding's shape; tied or not, a copy on the output device).
+    let head = if s.devices == Devices::default() {
+        tok_embd
+    } else {
+        g.external(Ty::F32, [s.n_embd, s.n_vocab, 1, 1])
+    };
+    let norm_w = if s.devices == Devices::default() {
+        w.norm
+    } else {
+        g.external(Ty::F32, [s.n_embd, 1, 1, 1])
+    };
+    output(g, inp_l, norm_w, head);
+}
+
+/// The weights of one device's layers, one tensor per shape.
+fn weights<const N: usize>(g: &mut Graph<N>, s: &Shape) -> Weights {
     let n_embd_q = s.n_head * s.head_dim;
     let n_embd_kv = s.n_head_kv * s.head_dim;
-    let w = Weights {
+    Weights {
         norm: g.external(Ty::F32, [s.n_embd, 1, 1, 1]),
         head_norm: g.external(Ty::F32, [s.head_dim, 1, 1, 1]),
         q: g.external(Ty::F16, [s.n_embd, n_embd_q, 1, 1]),
@@ -66,24 +153,23 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
         shexp_up: g.external(Ty::F16, [s.n_embd, s.n_ff_shexp.max(1), 1, 1]),
         shexp_down: g.external(Ty::F16, [s.n_ff_shexp.max(1), s.n_embd, 1, 1]),
         shexp_gate: g.external(Ty::F32, [s.n_embd, 1, 1, 1]),
-    };
-    let (mut inp_l, tok_embd) = input_embd(g, s.n_embd, t, s.n_vocab);
-    if s.gemma {
-        // `ggml_scale` of the embeddings, in place.
-        inp_l = g.like(inp_l, Op::Inplace, [inp_l, NONE, NONE, NONE]);
     }
-    let pos = g.input(Ty::I32, [t, 1, 1, 1]);
-    let inputs = cache_inputs(g, s, s.n_kv);
-    let swa_inputs = (s.swa_kv > 0).then(|| cache_inputs(g, s, s.swa_kv));
-    let out_ids = g.input(Ty::I32, [s.n_outputs, 1, 1, 1]);
-    for il in 0..s.n_layer {
-        let period = s.swa_period.max(1);
-        let inputs = match &swa_inputs {
-            Some(w) if il % period < period - 1 => w,
-            _ => &inputs,
-        };
-        let mut inp_sa = inp_l;
-        let cur = norm(g, inp_l, w.norm);
+}
+
+/// One repeating layer, `inp_l` its input and then its output.
+fn layer<const N: usize>(
+    g: &mut Graph<N>,
+    s: &Shape,
+    w: &Weights,
+    inputs: &Inputs,
+    [pos, out_ids]: [Id; 2],
+    inp_l: &mut Id,
+    il: u32,
+) {
+    let t = s.n_tokens;
+    {
+        let mut inp_sa = *inp_l;
+        let cur = norm(g, *inp_l, w.norm);
         let q = g.mul_mat(w.q, cur);
         let k = g.mul_mat(w.kv, cur);
         let v = g.mul_mat(w.kv, cur);
@@ -107,7 +193,11 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
         } else {
             q
         };
-        let mut cur = attention(g, s, [q, k, v], inputs);
+        let mut cur = if s.legacy {
+            legacy::attention(g, s, [q, k, v], inputs)
+        } else {
+            attention(g, s, [q, k, v], inputs)
+        };
         cur = g.mul_mat(w.o, cur);
         // The last layer keeps only the output rows (`inp_out_ids`, all of them in the reserve).
         if il + 1 == s.n_layer {
@@ -119,13 +209,12 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
         }
         let ffn_inp = g.like(cur, Op::Inplace, [cur, inp_sa, NONE, NONE]);
         let cur = norm(g, ffn_inp, w.norm);
-        let mut out = ffn(g, s, &w, cur);
+        let mut out = ffn(g, s, w, cur);
         if s.gemma {
             out = norm(g, out, w.norm);
         }
-        inp_l = g.like(out, Op::Inplace, [out, ffn_inp, NONE, NONE]);
+        *inp_l = g.like(out, Op::Inplace, [out, ffn_inp, NONE, NONE]);
     }
-    output(g, inp_l, w.norm, tok_embd);
 }
 
 /// `build_inp_embd`: the token ids and the embeddings input; the token path is selected
@@ -139,7 +228,10 @@ pub(super) fn input_embd<const N: usize>(
 ) -> (Id, Id) {
     let tokens = g.input(Ty::I32, [t, 1, 1, 1]);
     let embd_in = g.input(Ty::F32, [n_embd, t, 1, 1]);
+    let dev = g.dev;
+    g.dev = HOST;
     let tok_embd = g.external(Ty::F32, [n_embd, n_vocab, 1, 1]);
+    g.dev = dev;
     let inp_l = g.get_rows(tok_embd, tokens);
     g.expand(inp_l);
     g.expand(embd_in);
@@ -160,6 +252,9 @@ pub(super) fn output<const N: usize>(g: &mut Graph<N>, inp_l: Id, norm_w: Id, he
 /// product with the gate and the sum with the routed experts (both in place), built depth first
 /// from the sum as the layer's final expand reaches them.
 fn ffn<const N: usize>(g: &mut Graph<N>, s: &Shape, w: &Weights, cur: Id) -> Id {
+    if s.legacy && s.n_expert == 0 {
+        return legacy::swiglu(g, cur, w.up, w.down);
+    }
     if s.n_expert > 0 {
         let e = Experts {
             router: w.router,
@@ -208,21 +303,22 @@ struct Weights {
 /// `build_norm` (RMS): the norm, then the weight (both ops may run in place).
 pub(super) fn norm<const N: usize>(g: &mut Graph<N>, x: Id, w: Id) -> Id {
     let n = g.like(x, Op::Inplace, [x, NONE, NONE, NONE]);
+    g.pin_norm(n);
     g.like(n, Op::Inplace, [n, w, NONE, NONE])
 }
 
 /// The attention's graph inputs and the layer's cache (every layer's cache plans alike: one
-/// external tensor serves them all).
-struct Inputs {
+/// external tensor per device serves them all).
+pub(super) struct Inputs {
     /// Cells of this cache (the attention's `n_kv`).
-    n_kv: u64,
-    k_idxs: Id,
-    v_idxs: Id,
-    mask: Id,
-    k_rot: Option<Id>,
-    v_rot: Option<Id>,
-    k_cache: Id,
-    v_cache: Id,
+    pub(super) n_kv: u64,
+    pub(super) k_idxs: Id,
+    pub(super) v_idxs: Id,
+    pub(super) mask: Id,
+    pub(super) k_rot: Option<Id>,
+    pub(super) v_rot: Option<Id>,
+    pub(super) k_cache: Id,
+    pub(super) v_cache: Id,
 }
 
 /// `build_attn_inp_kv` for one cache of `n_kv` cells: K and V row indices (V per element when V is
@@ -232,6 +328,9 @@ fn cache_inputs<const N: usize>(g: &mut Graph<N>, s: &Shape, n_kv: u64) -> Input
     let t = s.n_tokens;
     let n_embd_kv = s.n_head_kv * s.head_dim;
     let v_trans = !s.flash_attn;
+    if s.legacy {
+        return legacy::cache_inputs(g, s, n_kv);
+    }
     let k_idxs = g.input(Ty::I64, [t, 1, 1, 1]);
     let v_idxs = g.input(Ty::I64, [if v_trans { t * n_embd_kv } else { t }, 1, 1, 1]);
     let mask_ty = if s.flash_attn { Ty::F16 } else { Ty::F32 };
@@ -252,8 +351,17 @@ fn cache_inputs<const N: usize>(g: &mut Graph<N>, s: &Shape, n_kv: u64) -> Input
         mask,
         k_rot,
         v_rot,
-        k_cache: g.external(s.type_k, [n_embd_kv, n_kv, 1, 1]),
-        v_cache: g.external(s.type_v, [n_embd_kv, n_kv, 1, 1]),
+        k_cache: g.cache(s.type_k, [n_embd_kv, n_kv, 1, 1]),
+        v_cache: g.cache(s.type_v, [n_embd_kv, n_kv, 1, 1]),
+    }
+}
+
+impl Inputs {
+    /// The cache of the layers on [`Graph::dev`] (each device keeps its layers' cache).
+    fn on_device<const N: usize>(&mut self, g: &mut Graph<N>, s: &Shape) {
+        let n_embd_kv = s.n_head_kv * s.head_dim;
+        self.k_cache = g.cache(s.type_k, [n_embd_kv, self.n_kv, 1, 1]);
+        self.v_cache = g.cache(s.type_v, [n_embd_kv, self.n_kv, 1, 1]);
     }
 }
 

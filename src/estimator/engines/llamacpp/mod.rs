@@ -20,6 +20,7 @@ pub mod layer_kinds;
 pub mod memory;
 pub mod placement;
 pub mod resolve;
+pub mod sched;
 pub mod tensor_types;
 pub mod time;
 
@@ -80,6 +81,9 @@ pub struct Buffers {
     pub host_kv: u64,
     /// The CPU backend's compute buffer (`CUDA_Host` with a GPU, `CPU` without).
     pub host_compute: u64,
+    /// The GPUs' compute buffers came from replaying the scheduler and planner
+    /// (`compute::gpu_plan`), not from the closed form.
+    pub compute_replayed: bool,
     pub mmap: bool,
     /// Context cells (`n_ctx` padded to 256, all sequences).
     pub n_ctx: u32,

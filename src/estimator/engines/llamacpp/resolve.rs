@@ -37,6 +37,8 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         n_cpu_ffn,
         other_overrides,
         op_offload,
+        sched_max_copies,
+        legacy_graph,
         host_memory_gb_s,
         host_tflops,
     } = l;
@@ -73,6 +75,9 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         n_cpu_ffn: const { field("inference.engine.llamacpp.n_cpu_ffn") }.clamp_u32(*n_cpu_ffn, d),
         other_overrides: *other_overrides,
         op_offload: *op_offload,
+        sched_max_copies: const { field("inference.engine.llamacpp.sched_max_copies") }
+            .clamp_u32(*sched_max_copies, d),
+        legacy_graph: *legacy_graph,
         host_memory_gb_s: const { field("inference.engine.llamacpp.host_memory_gb_s") }.clamp(
             *host_memory_gb_s,
             LlamaCpp::default().host_memory_gb_s,

@@ -1,0 +1,137 @@
+//! The scheduler replay (`engines::llamacpp::sched`): a GPU build's compute buffers from the
+//! split of the reserve graph between the GPUs and the CPU, the copies each split makes of its
+//! inputs, and the planner over each backend. Against the published logs its figures are exact
+//! (tests/published_llamacpp.rs); here, what the replay itself must hold: shortening each GPU's
+//! run of layers changes nothing, pipeline parallelism's copies cost what the scheduler keeps,
+//! and the norms llama.cpp pins keep one tensor crossing each GPU boundary.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use vram_explorer::estimator::engines::llamacpp::compute::replayed_layers;
+use vram_explorer::estimator::engines::llamacpp::ggml::{Graph, Ty};
+use vram_explorer::estimator::engines::llamacpp::graph_llama::{Devices, Shape, build};
+use vram_explorer::estimator::engines::llamacpp::sched::{self, Reserved};
+
+const MIB: u64 = 1 << 20;
+
+/// Qwen2.5-32B's dimensions (the published two-GPU log), 512 tokens over `n_kv` cells.
+fn qwen32b(devices: Devices, n_kv: u64, legacy: bool) -> Shape {
+    Shape {
+        n_layer: devices.layers.iter().sum(),
+        n_embd: 5120,
+        n_head: 40,
+        n_head_kv: 8,
+        head_dim: 128,
+        n_ff: 27_648,
+        n_vocab: 152_064,
+        n_tokens: 512,
+        n_outputs: 512,
+        n_kv,
+        flash_attn: false,
+        type_k: Ty::F16,
+        type_v: Ty::F16,
+        qk_norm: false,
+        n_expert: 0,
+        n_expert_used: 0,
+        n_ff_shexp: 0,
+        gemma: false,
+        swa_kv: 0,
+        swa_period: 0,
+        devices,
+        legacy,
+    }
+}
+
+fn two(a: u32, b: u32) -> Devices {
+    Devices {
+        layers: [a, b, 0, 0, 0, 0, 0, 0],
+        output: 1,
+    }
+}
+
+fn reserve(s: &Shape, gpus: usize, copies: usize) -> Reserved {
+    let mut g = Box::new(Graph::<8192>::default());
+    build(&mut g, s);
+    sched::reserve(&mut g, gpus, copies).expect("the replay holds the graph")
+}
+
+/// Deep graphs outgrow a test thread's stack in a debug build: run on a larger one.
+fn big_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn each_gpus_layers_shorten_as_a_whole_models_do() {
+    big_stack(|| {
+        for (a, b) in [(33, 31), (40, 40), (20, 61), (13, 14)] {
+            let short = two(replayed_layers(a), replayed_layers(b));
+            for copies in [1, 4] {
+                for legacy in [true, false] {
+                    let full = reserve(&qwen32b(two(a, b), 2048, legacy), 2, copies);
+                    let cut = reserve(&qwen32b(short, 2048, legacy), 2, copies);
+                    assert_eq!(full, cut, "{a}/{b}, {copies} copies, legacy {legacy}");
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn the_published_two_gpu_log_to_the_printed_hundredth() {
+    big_stack(|| {
+        // Ollama issue #9068: 33 / 31 layers, the output on CUDA1, n_copies = 4.
+        let r = reserve(&qwen32b(two(9, 7), 2048, true), 2, 4);
+        let printed = |b: u64| (b as f64 / MIB as f64 * 100.0).round() / 100.0;
+        assert_eq!(printed(r.gpu[0]), 256.01);
+        assert_eq!(printed(r.gpu[1]), 363.02);
+        assert_eq!(printed(r.host), 26.02);
+    });
+}
+
+#[test]
+fn pipeline_copies_are_kept_n_copies_times() {
+    big_stack(|| {
+        let one = reserve(&qwen32b(two(9, 7), 2048, true), 2, 1);
+        let four = reserve(&qwen32b(two(9, 7), 2048, true), 2, 4);
+        // The host keeps four copies of the graph's inputs: token ids, positions and output ids
+        // (2 KiB each) and the F32 mask (4 MiB); the embedding rows are a node, not an input.
+        let inputs = 3 * 2048 + 4 * MIB;
+        assert_eq!(four.host - one.host, 3 * inputs);
+        // CUDA1 takes one tensor from CUDA0, the residual (its first norm is pinned to CUDA1),
+        // and the host's mask, positions and output ids. With one copy all of them are freed
+        // before CUDA1's peak (the logits); with four, all four copies stay for good.
+        let crossing = 10 * MIB + 4 * MIB + 2048 + 2048;
+        assert_eq!(four.gpu[1] - one.gpu[1], 4 * crossing);
+    });
+}
+
+#[test]
+fn the_current_graph_adds_its_row_indices_and_embeddings_input() {
+    big_stack(|| {
+        let old = reserve(&qwen32b(two(9, 7), 2048, true), 2, 1);
+        let new = reserve(&qwen32b(two(9, 7), 2048, false), 2, 1);
+        // The host: the unused embeddings input (10 MiB), K row indices (512 × 8 B) and V's, one
+        // per element of the transposed V (512 × 1024 × 8 B = 4 MiB).
+        assert_eq!(new.host - old.host, 10 * MIB + 4096 + 4 * MIB);
+        // CUDA0 copies both index inputs in.
+        assert_eq!(new.gpu[0] - old.gpu[0], 4096 + 4 * MIB);
+    });
+}
+
+#[test]
+fn a_graph_beyond_the_replays_capacity_is_not_planned() {
+    big_stack(|| {
+        let mut g = Box::new(Graph::<512>::default());
+        build(&mut g, &qwen32b(two(9, 7), 2048, false));
+        assert!(sched::reserve(&mut g, 2, 4).is_none());
+    });
+}
