@@ -165,3 +165,30 @@ fn the_expert_offload_switch_moves_every_layers_experts_to_the_host() {
     assert!(h.query_by_label("-cmoe, cpu-moe").is_none());
     assert!(h.get_all_by_label("-ncffn, n-cpu-ffn").next().is_some());
 }
+
+/// The build settings: with every layer on the GPU, the pre-mid-2025 graph switch turns the
+/// current graph's compute buffers into the ones a late-2024 build printed for Llama-3.1-8B
+/// (the published Ollama log: CUDA0 560.00, CUDA_Host 24.01 MiB).
+#[test]
+fn the_legacy_graph_switch_gives_the_older_builds_compute_buffers() {
+    let mut h = harness();
+    assert!(h.get_all_by_label("GGML_SCHED_MAX_COPIES").next().is_some());
+    h.get_by_label("Paste a serving command").focus();
+    h.run();
+    h.input_mut().events.push(egui::Event::Text(
+        "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -c 8192 -np 4 -kvu -ngl 99 -fa off"
+            .to_owned(),
+    ));
+    h.run();
+    h.get_by_label("Parse command").click();
+    h.run();
+    h.run();
+    h.get_by_label_contains("CUDA0 compute buffer size =   564.01 MiB");
+    h.get_by_label_contains("CUDA_Host compute buffer size =    36.01 MiB");
+    h.get_by_label("Pre-mid-2025 graph").click();
+    h.run();
+    h.run();
+    assert!(llama(&h).legacy_graph);
+    h.get_by_label_contains("CUDA0 compute buffer size =   560.00 MiB");
+    h.get_by_label_contains("CUDA_Host compute buffer size =    24.01 MiB");
+}

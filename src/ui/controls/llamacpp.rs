@@ -209,6 +209,26 @@ fn placement_ui(ui: &mut Ui, l: &mut LlamaCpp, layers: u32) {
         "TFLOP/s",
         "Not a flag: the CPU's prompt-processing rate, which bounds a CPU-only prefill (2.4 = a 16-core Ryzen 9 7950X running Llama-3.1-8B Q4_0 at 170 tokens/s).",
     );
+    build_ui(ui, l);
+}
+
+/// What the llama.cpp build itself decides: the scheduler's copies and the graph's era.
+fn build_ui(ui: &mut Ui, l: &mut LlamaCpp) {
+    int_slider(
+        ui,
+        &mut l.sched_max_copies,
+        1..=4,
+        false,
+        "GGML_SCHED_MAX_COPIES",
+        "copies",
+        "Not a flag: the build's copies of every graph input with pipeline parallelism (several GPUs holding every layer; default 4, printed 'pipeline parallelism enabled (n_copies=4)'). 1 = a build without it.",
+    );
+    toggle(
+        ui,
+        &mut l.legacy_graph,
+        "Pre-mid-2025 graph",
+        "Not a flag: the compute graph of builds before the KV cache was written with ggml_set_rows (no K/V row-index inputs, one embeddings input), for checking the load logs of that era. Changes the compute buffers only.",
+    );
 }
 
 /// The tensor overrides that keep FFN weights of GPU layers in host memory, and op offload.
