@@ -135,3 +135,82 @@ fn a_graph_beyond_the_replays_capacity_is_not_planned() {
         assert!(sched::reserve(&mut g, 2, 4).is_none());
     });
 }
+
+/// The scheduler's dependency node (`ggml_view_tensor`, no op) is a consumer of the input it
+/// copies, not a view pinning it: once the copy is made the source's memory is reused by the
+/// next tensor of its backend (ggml-alloc.c counts views only with an op).
+#[test]
+fn a_copied_inputs_source_is_freed_after_its_copy() {
+    use vram_explorer::estimator::engines::llamacpp::gallocr::{Buffers, plan_in};
+    use vram_explorer::estimator::engines::llamacpp::ggml::{NONE, Op};
+    let mut g = Graph::<16>::default();
+    let x = g.input(Ty::F32, [MIB / 4, 1, 1, 1]);
+    // `a` on backend 0, copied to backend 1 (dependency, copy, its consumer), then a tensor of
+    // the same size on backend 0 again.
+    let a = g.op(
+        Ty::F32,
+        [MIB / 4, 1, 1, 1],
+        Op::Other,
+        [x, NONE, NONE, NONE],
+    );
+    let dep = g.dep_view(a);
+    let copy = g.dup_layout(a);
+    let use_copy = g.op(
+        Ty::F32,
+        [MIB / 4, 1, 1, 1],
+        Op::Other,
+        [copy, NONE, NONE, NONE],
+    );
+    let again = g.op(
+        Ty::F32,
+        [MIB / 4, 1, 1, 1],
+        Op::Other,
+        [x, NONE, NONE, NONE],
+    );
+    let mut of = [0u8; 16];
+    for id in [copy, use_copy] {
+        of[usize::from(id)] = 1;
+    }
+    let bufs = Buffers {
+        of: &of,
+        align: &[32, 32],
+    };
+    let max = plan_in(&g, &[x], &[a, dep, copy, use_copy, again], &bufs).unwrap();
+    // Backend 0: the input and one 1 MiB tensor at a time (`again` takes `a`'s place).
+    assert_eq!(max[0], 2 * MIB);
+    // Backend 1: the copy and its consumer.
+    assert_eq!(max[1], 2 * MIB);
+}
+
+/// The llama.cpp buffers of the Llama-3.1-8B preset under `cmd`, with or without the older
+/// graph.
+fn buffers(cmd: &str, legacy: bool) -> vram_explorer::estimator::engines::llamacpp::Buffers {
+    let sc = vram_explorer::presets::bundled_scenario("llama31-8b-q4km-llamacpp-12gb").unwrap();
+    let (mut s, _) = vram_explorer::scenario::engine_args_llamacpp::apply(&sc, cmd).unwrap();
+    if let Some(vram_explorer::scenario::ServingEngine::LlamaCpp(l)) = s.inference.engine.as_mut() {
+        l.legacy_graph = legacy;
+    }
+    vram_explorer::estimator::estimate(&s).llamacpp.unwrap()
+}
+
+/// The older graph (`legacy_graph`): one cache attended in full whatever the streams (builds of
+/// that era had no per-sequence streams), and a mask of `pad(T, 32)` rows.
+#[test]
+fn the_older_graph_attends_every_cell_and_pads_its_mask() {
+    let cmd = "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -c 8192 -ngl 99 -fa off";
+    let legacy = |extra: &str| buffers(&format!("{cmd} {extra}"), true);
+    let streams = legacy("-np 4");
+    let unified = legacy("-np 4 -kvu");
+    assert!(streams.compute_replayed && streams.compute_legacy_graph);
+    assert_eq!(streams.dev[0].compute, unified.dev[0].compute);
+    assert_eq!(streams.host_compute, unified.host_compute);
+    // 100 tokens: the host's F32 mask has 128 rows of 8,192 cells.
+    let small = legacy("-np 1 -ub 100 -b 100");
+    let tokens = 100 * 4 + 32 - (100 * 4) % 32;
+    let embd = 100 * 4096 * 4;
+    assert_eq!(small.host_compute, embd + 8192 * 128 * 4 + 3 * tokens);
+    // The current graph (not asked for) differs.
+    let current = buffers(&format!("{cmd} -np 4 -kvu"), false);
+    assert!(current.compute_replayed && !current.compute_legacy_graph);
+    assert!(current.dev[0].compute > unified.dev[0].compute);
+}

@@ -45,7 +45,7 @@ pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
                 "{dev} compute buffer: the worst-case graph of T = {} tokens over {} cells, replayed{}",
                 b.n_ubatch,
                 b.n_ctx,
-                if b.settings.legacy_graph {
+                if b.compute_legacy_graph {
                     " (the pre-set_rows graph)"
                 } else {
                     ""

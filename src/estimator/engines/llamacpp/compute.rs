@@ -85,9 +85,8 @@ pub const fn mask(t: u64, n_kv: u64, flash_attn: bool) -> u64 {
     }
 }
 
-/// The inputs the CPU backend holds beside a GPU, all live for good (each is a split input the
-/// scheduler keeps a view of): the embedding rows, the KQ mask and the token / position /
-/// output ids; in the current graph also the unused embeddings input (`n_embd × T`, F32) and
+/// The inputs the CPU backend holds beside a GPU, all allocated before the graph runs (the
+/// host's peak): the embedding rows, the KQ mask and the token / position / output ids; in the current graph also the unused embeddings input (`n_embd × T`, F32) and
 /// the cache's row indices (I64: one per token for K, and for V one per element without flash
 /// attention, where V is stored transposed). Exact against the scheduler replay
 /// ([`gpu_plan`]) and, with `legacy`, the published logs (24.01, 12.01, 16.01 MiB).
@@ -210,9 +209,10 @@ fn llama_shape(d: &Dims, b: &Buffers) -> Option<Shape> {
     })
 }
 
-/// Tensors the GPU replay may hold: up to 48 shortened layers over the GPUs (each GPU's run of
-/// layers shortened as a whole model's, [`replayed_layers`]), the inputs, and the scheduler's
-/// copies of them.
+/// Tensors the GPU replay may hold: about 48 shortened dense layers over the GPUs (each GPU's run
+/// of layers shortened as a whole model's, [`replayed_layers`]; ≈ 36 with 8 of 128 experts), the
+/// inputs, and the scheduler's copies of them. Beyond it the closed form stands in (the
+/// explanation says which; e.g. 8 GPUs of 7 or more dense layers each).
 pub const GPU_GRAPH_TENSORS: usize = 2048;
 
 /// A GPU build that keeps every layer and the output on its GPUs (no tensor overrides, the KV
@@ -220,7 +220,8 @@ pub const GPU_GRAPH_TENSORS: usize = 2048;
 /// split of the reserve graph and the planner over each backend ([`sched`]); `None` for graphs
 /// the replay does not describe ([`cpu_plan`]'s Llama family) or that outgrow it. With
 /// [`LlamaCpp::legacy_graph`](crate::scenario::LlamaCpp) a dense graph is the pre-`set_rows` one.
-pub fn gpu_plan(d: &Dims, b: &Buffers) -> Option<sched::Reserved> {
+/// Also says whether the older graph was the one replayed.
+pub fn gpu_plan(d: &Dims, b: &Buffers) -> Option<(sched::Reserved, bool)> {
     let full = b.layers_on_gpu >= d.n_layer && b.output_on_gpu && b.host_ffn == 0;
     if b.gpus == 0 || !full || b.settings.no_kv_offload {
         return None;
@@ -237,9 +238,15 @@ pub fn gpu_plan(d: &Dims, b: &Buffers) -> Option<sched::Reserved> {
     s.n_layer = devices.layers.iter().sum();
     s.devices = devices;
     s.legacy = b.settings.legacy_graph && s.n_expert == 0 && !s.gemma && !s.qk_norm;
+    if s.legacy {
+        // Builds of that era had one cache of `n_ctx` cells, no streams: the reserve attends
+        // all of them (llama.cpp in llama-cpp-python 0.3.5, `n_kv = kv_self.size`).
+        s.n_kv = u64::from(b.n_ctx);
+    }
     // Pipeline parallelism (llama-context.cpp `pipeline_parallel`): several GPUs holding every
     // layer and the output with the layer split mode, the KV offloaded, no tensor overrides
-    // (any given, even one that moves nothing).
+    // (any given, even one that moves nothing). `-sm row` / `none` are not modelled (the layer
+    // split is assumed).
     let copies = if gpus > 1 && !b.settings.has_overrides() {
         b.settings
             .sched_max_copies
@@ -251,13 +258,13 @@ pub fn gpu_plan(d: &Dims, b: &Buffers) -> Option<sched::Reserved> {
     if let Some((k, r)) = LAST_GPU_PLAN.get()
         && k == key
     {
-        return r;
+        return r.map(|r| (r, s.legacy));
     }
     let mut g = Graph::<GPU_GRAPH_TENSORS>::default();
     graph_llama::build(&mut g, &s);
     let r = sched::reserve(&mut g, gpus, copies as usize);
     LAST_GPU_PLAN.set(Some((key, r)));
-    r
+    r.map(|r| (r, s.legacy))
 }
 
 /// A GPU replay's inputs: the shape, the GPUs and the copies of each input.
@@ -389,15 +396,17 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
     let fa = b.flash_attn;
     let layer = layer_term(d, t, n_kv, fa);
     let output = output_term(d, t);
-    if let Some(r) = gpu_plan(d, b) {
+    if let Some((r, legacy)) = gpu_plan(d, b) {
         for (g, &bytes) in b.dev.iter_mut().zip(&r.gpu).take(b.gpus as usize) {
             g.compute = bytes;
         }
         b.host_compute = r.host;
         b.compute_replayed = true;
+        b.compute_legacy_graph = legacy;
         return;
     }
     b.compute_replayed = false;
+    b.compute_legacy_graph = false;
     for g in b.dev.iter_mut().take(b.gpus as usize) {
         let l = if g.layers > 0 { layer } else { 0 };
         let o = if g.output { output } else { 0 };

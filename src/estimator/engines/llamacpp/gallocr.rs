@@ -1,11 +1,13 @@
 //! llama.cpp's compute-buffer planner, replayed: `ggml_gallocr` over a [`Graph`]
-//! (ggml-org/llama.cpp@0c1e57098, `ggml/src/ggml-alloc.c`, one buffer type, one chunk). The
-//! printed `… compute buffer size` is the high-water mark (`max_size`) this plan reaches.
+//! (ggml-org/llama.cpp@0c1e57098, `ggml/src/ggml-alloc.c`, one chunk per buffer: a CPU build's one
+//! buffer, or one per backend of a GPU build, [`plan_in`]). The printed `… compute buffer size`
+//! is each buffer's high-water mark (`max_size`).
 //!
 //! - Leafs first (`ggml_gallocr_alloc_graph_impl`): every planned leaf (the graph inputs) is
 //!   allocated in leaf order before any node.
 //! - A view is any tensor with a `view_src` (`ggml_impl_is_view`): the view ops, and `set_rows`,
-//!   which writes into its destination.
+//!   which writes into its destination; it pins its source's memory only if it has an op (the
+//!   scheduler's dependency nodes have none).
 //! - Children and views are counted over all nodes; then node by node: allocate it — in place
 //!   of a source when the op allows it (`ggml_op_can_inplace`), the source is planned here (not a
 //!   view, not external), is not an output, has the same layout, and this node is its only

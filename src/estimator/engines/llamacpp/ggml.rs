@@ -258,16 +258,19 @@ impl<const N: usize> Graph<N> {
     }
 
     /// `ggml_view_tensor(a)` with `a` as its source: the scheduler's dependency that keeps a
-    /// split input alive until its copy is made.
+    /// split input alive until its copy is made. `ggml_view_tensor` sets no op (`GGML_OP_NONE`),
+    /// so the planner counts it as a consumer of `a`, not as a view pinning `a`'s memory
+    /// (ggml-alloc.c counts views only when their op is not NONE).
     pub fn dep_view(&mut self, a: Id) -> Id {
         let p = *self.get(a);
         let root = if p.view_src == NONE { a } else { p.view_src };
         self.push(Tensor {
-            op: Op::View,
+            op: Op::Leaf,
             src: [a, NONE, NONE, NONE, NONE, NONE, NONE, NONE],
             view_src: root,
             input: false,
             output: false,
+            pinned: false,
             ..p
         })
     }

@@ -27,15 +27,19 @@ pub(super) fn input_embd<const N: usize>(
     (inp_l, tok_embd)
 }
 
-/// The mask (F32 `[n_kv, T]`; with flash attention its F16 cast is what the attention reads)
-/// and the cache; no index inputs, no rotations.
+/// `GGML_KQ_MASK_PAD`: the mask's rows are the tokens padded to a multiple of it.
+const KQ_MASK_PAD: u64 = 32;
+
+/// The mask (F32 `[n_kv, pad(T, 32)]`; with flash attention its F16 cast is what the attention
+/// reads) and the cache; no index inputs, no rotations.
 pub(super) fn cache_inputs<const N: usize>(g: &mut Graph<N>, s: &Shape, n_kv: u64) -> Inputs {
     let n_embd_kv = s.n_head_kv * s.head_dim;
-    let mask = g.input(Ty::F32, [n_kv, s.n_tokens, 1, 1]);
+    let rows = s.n_tokens.div_ceil(KQ_MASK_PAD) * KQ_MASK_PAD;
+    let mask = g.input(Ty::F32, [n_kv, rows, 1, 1]);
     let mask = if s.flash_attn {
         g.op(
             Ty::F16,
-            [n_kv, s.n_tokens, 1, 1],
+            [n_kv, rows, 1, 1],
             Op::Other,
             [mask, NONE, NONE, NONE],
         )

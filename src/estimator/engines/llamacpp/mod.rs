@@ -84,6 +84,9 @@ pub struct Buffers {
     /// The GPUs' compute buffers came from replaying the scheduler and planner
     /// (`compute::gpu_plan`), not from the closed form.
     pub compute_replayed: bool,
+    /// That replay used the pre-`set_rows` graph (`legacy_graph` set and the model a dense
+    /// Llama-family one).
+    pub compute_legacy_graph: bool,
     pub mmap: bool,
     /// Context cells (`n_ctx` padded to 256, all sequences).
     pub n_ctx: u32,

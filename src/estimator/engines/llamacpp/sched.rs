@@ -13,10 +13,10 @@
 //! - Pass 5: a split starts wherever the backend changes; a source on another backend (one whose
 //!   buffer this backend cannot read: a GPU reads only its own) is copied into the split's
 //!   backend once (`ggml_dup_tensor_layout`), `n_copies` times with pipeline parallelism.
-//! - The graph copy: each split's input copies are nodes at the split's start (with a view of the
-//!   source that keeps it alive for good), then the split's nodes; with `n_copies > 1` every
-//!   graph input and split input is also a leaf in `n_copies` copies, flagged input and output
-//!   (allocated first, never freed).
+//! - The graph copy: each split's input copies are nodes at the split's start (each after a
+//!   dependency node, a view without an op, that keeps its source alive until the copy is made),
+//!   then the split's nodes; with `n_copies > 1` every graph input and split input is also a leaf
+//!   in `n_copies` copies, flagged input and output (allocated first, never freed).
 //!
 //! Op offload (a GPU running a product of host weights) is not replayed: every weight but the
 //! token embedding must be on a GPU.
