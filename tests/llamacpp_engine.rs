@@ -203,6 +203,14 @@ fn a_pasted_command_line_fills_the_fields() {
     assert!(s.no_kv_offload && !s.mmap);
     assert_eq!(p.file_type, Some(GgufFileType::Q5KM));
     assert_eq!(p.ignored, vec!["--host 0.0.0.0", "--jinja"]);
+    // The layer split is the one the placement models; a row split or none is said not to be.
+    let layer = parse("llama-server -sm layer -mg 1", &base).unwrap();
+    assert_eq!(
+        (layer.ignored, layer.not_modelled.len()),
+        (vec!["-sm layer".to_owned(), "-mg 1".to_owned()], 0)
+    );
+    let row = parse("llama-server --split-mode row", &base).unwrap();
+    assert_eq!(row.not_modelled, vec!["--split-mode row"]);
     let cli = parse("llama-cli -m x.gguf -fa off -ngl auto", &base).unwrap();
     assert_eq!(cli.settings.flash_attn, FlashAttn::Off);
     assert_eq!(cli.settings.n_gpu_layers, -1);

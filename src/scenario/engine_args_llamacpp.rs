@@ -72,8 +72,6 @@ const IGNORED: &[(&str, bool)] = &[
     ("--rope-scaling", true),
     ("--timeout", true),
     ("--threads-http", true),
-    ("-sm", true),
-    ("--split-mode", true),
     ("-mg", true),
     ("--main-gpu", true),
     ("--mlock", false),
@@ -326,6 +324,16 @@ fn apply_flag(
         }
         "--no-mmap" => s.mmap = false,
         "--mmap" => s.mmap = true,
+        // The layer split (the default) is what the placement models; a row split (each matrix
+        // over the GPUs, the KV on the main GPU) or none (one GPU) is not.
+        "-sm" | "--split-mode" => {
+            let v = value().ok_or("-sm needs layer, row or none")?;
+            if v == "layer" {
+                p.ignored.push(format!("{flag} {v}"));
+            } else {
+                p.not_modelled.push(format!("{flag} {v}"));
+            }
+        }
         "-dev" | "--device" => {
             let v = value().ok_or("-dev needs a device list")?;
             s.cpu_only = v == "none";
