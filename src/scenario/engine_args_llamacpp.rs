@@ -322,18 +322,8 @@ fn apply_flag(
         | "--op-offload" | "--no-op-offload" | "-ot" | "--override-tensor" => {
             offload_flag(p, flag, value)?
         }
-        "--no-mmap" => s.mmap = false,
-        "--mmap" => s.mmap = true,
-        // The layer split (the default) is what the placement models; a row split (each matrix
-        // over the GPUs, the KV on the main GPU) or none (one GPU) is not.
-        "-sm" | "--split-mode" => {
-            let v = value().ok_or("-sm needs layer, row or none")?;
-            if v == "layer" {
-                p.ignored.push(format!("{flag} {v}"));
-            } else {
-                p.not_modelled.push(format!("{flag} {v}"));
-            }
-        }
+        "--no-mmap" | "--mmap" => s.mmap = flag == "--mmap",
+        "-sm" | "--split-mode" => split_mode(p, flag, value)?,
         "-dev" | "--device" => {
             let v = value().ok_or("-dev needs a device list")?;
             s.cpu_only = v == "none";
@@ -393,6 +383,22 @@ fn context_flag(
                 _ => return Err(format!("{flag}: \"{v}\" is not on or off")),
             };
         }
+    }
+    Ok(())
+}
+
+/// `-sm`: the layer split (the default) is what the placement models; a row split (each matrix
+/// over the GPUs, the KV on the main GPU) or none (one GPU) is not.
+fn split_mode(
+    p: &mut ParsedCommand,
+    flag: &str,
+    value: &mut dyn FnMut() -> Option<String>,
+) -> Result<(), String> {
+    let v = value().ok_or("-sm needs layer, row or none")?;
+    if v == "layer" {
+        p.ignored.push(format!("{flag} {v}"));
+    } else {
+        p.not_modelled.push(format!("{flag} {v}"));
     }
     Ok(())
 }
