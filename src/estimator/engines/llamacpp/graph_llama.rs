@@ -377,7 +377,6 @@ fn hadamard<const N: usize>(g: &mut Graph<N>, x: Id, rot: Id) -> Id {
 /// writes, then the attention itself (fused with flash attention; scores, soft-max in place and
 /// the weighted sum without, V then stored transposed).
 fn attention<const N: usize>(g: &mut Graph<N>, s: &Shape, [q, k, v]: [Id; 3], i: &Inputs) -> Id {
-    let t = s.n_tokens;
     let (mut q, mut k, mut v) = (q, k, v);
     if let Some(rot) = i.k_rot {
         q = hadamard(g, q, rot);
@@ -396,32 +395,35 @@ fn attention<const N: usize>(g: &mut Graph<N>, s: &Shape, [q, k, v]: [Id; 3], i:
     let qp = g.permute_0213(qv);
     let kp = g.permute_0213(kc);
     let vp = g.permute_0213(vc);
-    let n_embd_q = s.n_head * s.head_dim;
-    let mut cur = if s.flash_attn {
-        let fa = g.op(
-            Ty::F32,
-            [s.head_dim, s.n_head, t, 1],
-            Op::Other,
-            [qp, kp, vp, i.mask],
-        );
-        g.reshape(fa, [n_embd_q, t, 1, 1])
-    } else {
-        let kq = g.mul_mat(kp, qp);
-        let kq = g.like(kq, Op::Inplace, [kq, i.mask, NONE, NONE]);
-        let kqv = g.mul_mat(vp, kq);
-        let p = g.permute_0213(kqv);
-        g.op(
-            Ty::F32,
-            [n_embd_q, t, 1, 1],
-            Op::Other,
-            [p, NONE, NONE, NONE],
-        )
-    };
+    let mut cur = attend(g, s, [qp, kp, vp, i.mask]);
     g.expand(cur);
     if let Some(rot) = i.v_rot {
         cur = hadamard(g, cur, rot);
     }
     cur
+}
+
+/// The attention over the permuted Q and the cache's K and V views (`build_attn_mha`, the older
+/// `llm_build_kqv`): flash attention's fused op, or the scores (soft-max in place with the mask),
+/// their product with V, and the heads merged into a contiguous `n_embd_q × T`.
+pub(super) fn attend<const N: usize>(g: &mut Graph<N>, s: &Shape, [q, k, v, mask]: [Id; 4]) -> Id {
+    let t = s.n_tokens;
+    let n_embd_q = s.n_head * s.head_dim;
+    if s.flash_attn {
+        let fa = g.op(
+            Ty::F32,
+            [s.head_dim, s.n_head, t, 1],
+            Op::Other,
+            [q, k, v, mask],
+        );
+        g.reshape(fa, [n_embd_q, t, 1, 1])
+    } else {
+        let kq = g.mul_mat(k, q);
+        let kq = g.like(kq, Op::Inplace, [kq, mask, NONE, NONE]);
+        let kqv = g.mul_mat(v, kq);
+        let merged = g.permute_0213(kqv);
+        g.cont(merged, [n_embd_q, t, 1, 1])
+    }
 }
 
 fn g_nb<const N: usize>(g: &Graph<N>, a: Id, i: usize) -> u64 {

@@ -101,38 +101,27 @@ pub(super) fn attention<const N: usize>(
         s.type_k.row_size(s.head_dim),
         0,
     );
-    let n_embd_q = s.n_head * s.head_dim;
-    let cur = if s.flash_attn {
+    // V as the attention reads it: heads of the rows as stored, or of the transposed cache.
+    let vc = if s.flash_attn {
         let v_row = s.type_v.row_size(n_embd_kv);
-        let vc = g.view(
+        g.view(
             i.v_cache,
             [s.head_dim, i.n_kv, s.n_head_kv, 1],
             v_row,
             s.type_v.row_size(s.head_dim),
             0,
-        );
-        let fa = g.op(
-            Ty::F32,
-            [s.head_dim, s.n_head, t, 1],
-            Op::Other,
-            [qp, kc, vc, i.mask],
-        );
-        g.reshape(fa, [n_embd_q, t, 1, 1])
+        )
     } else {
-        let kq = g.mul_mat(kc, qp);
-        let kq = g.like(kq, Op::Inplace, [kq, i.mask, NONE, NONE]);
         let el = s.type_v.row_size(1);
-        let vc = g.view(
+        g.view(
             i.v_cache,
             [i.n_kv, s.head_dim, s.n_head_kv, 1],
             el * i.n_kv,
             el * i.n_kv * s.head_dim,
             0,
-        );
-        let kqv = g.mul_mat(vc, kq);
-        let merged = g.permute_0213(kqv);
-        g.cont(merged, [n_embd_q, t, 1, 1])
+        )
     };
+    let cur = super::attend(g, s, [qp, kc, vc, i.mask]);
     g.expand(cur);
     cur
 }
