@@ -10,6 +10,8 @@
     reason = "a test fails by panicking"
 )]
 
+mod common;
+
 use vram_explorer::estimator::engines::llamacpp::compute::{
     GRAPH_TENSORS, MAX_EXPERTS_USED, replayed_layers,
 };
@@ -159,12 +161,7 @@ fn planning_twelve_layers_gives_the_buffer_of_every_layer_planned() {
 #[test]
 fn planning_twelve_moe_layers_gives_the_buffer_of_every_layer_planned() {
     // Graphs of 48 MoE layers outgrow a test thread's 2 MiB stack in a debug build.
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(moe_layers_shortcut)
-        .unwrap()
-        .join()
-        .unwrap();
+    common::on_big_stack(moe_layers_shortcut);
 }
 
 fn moe_layers_shortcut() {
@@ -250,12 +247,7 @@ fn the_replays_capacity_holds_the_largest_graph_it_plans() {
 /// or global as in the whole model. Gemma-3-1B's and 27B's widths, up to 62 layers.
 #[test]
 fn planning_twelve_gemma3_layers_gives_the_buffer_of_every_layer_planned() {
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(gemma3_layers_shortcut)
-        .unwrap()
-        .join()
-        .unwrap();
+    common::on_big_stack(gemma3_layers_shortcut);
 }
 
 fn gemma3_layers_shortcut() {

@@ -9,6 +9,8 @@
     reason = "a test fails by panicking"
 )]
 
+mod common;
+
 use vram_explorer::estimator::engines::llamacpp::compute::{
     GRAPH_TENSORS, MAX_DENSE_LEAD, MAX_EXPERTS_USED, MLA_GRAPH_TENSORS, replayed_layers,
 };
@@ -79,12 +81,7 @@ fn the_mla_replays_capacity_holds_the_largest_graph_it_plans() {
 #[test]
 fn the_mla_layer_shortcut_gives_the_buffer_of_every_layer_planned() {
     // A 61-layer graph is built on the stack before it is boxed: a thread with room for it.
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(shortcut_holds)
-        .unwrap()
-        .join()
-        .unwrap();
+    common::on_big_stack(shortcut_holds);
 }
 
 fn shortcut_holds() {
@@ -127,28 +124,23 @@ fn mamba(n_layer: u32, n_seqs: u64, n_group: u64) -> MambaShape {
 /// replay plans at most fit its graph, and the shortcut gives every layer's buffer.
 #[test]
 fn the_mamba2_layer_shortcut_gives_the_buffer_of_every_layer_planned() {
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(|| {
-            for (n_seqs, groups) in [(1, 1), (4, 1), (1, 8)] {
-                let mut small = Box::new(Graph::<GRAPH_TENSORS>::default());
-                graph_mamba2::build(&mut small, &mamba(12, n_seqs, groups));
-                assert!(!small.full);
-                for n in (2..=64).step_by(5) {
-                    let mut full = Box::new(Graph::<8192>::default());
-                    graph_mamba2::build(&mut full, &mamba(n, n_seqs, groups));
-                    assert!(!full.full);
-                    let mut short = Box::new(Graph::<GRAPH_TENSORS>::default());
-                    graph_mamba2::build(&mut short, &mamba(replayed_layers(n), n_seqs, groups));
-                    assert_eq!(
-                        plan(&full, 32).unwrap(),
-                        plan(&short, 32).unwrap(),
-                        "{n} layers, {n_seqs} sequences, {groups} groups"
-                    );
-                }
+    common::on_big_stack(|| {
+        for (n_seqs, groups) in [(1, 1), (4, 1), (1, 8)] {
+            let mut small = Box::new(Graph::<GRAPH_TENSORS>::default());
+            graph_mamba2::build(&mut small, &mamba(12, n_seqs, groups));
+            assert!(!small.full);
+            for n in (2..=64).step_by(5) {
+                let mut full = Box::new(Graph::<8192>::default());
+                graph_mamba2::build(&mut full, &mamba(n, n_seqs, groups));
+                assert!(!full.full);
+                let mut short = Box::new(Graph::<GRAPH_TENSORS>::default());
+                graph_mamba2::build(&mut short, &mamba(replayed_layers(n), n_seqs, groups));
+                assert_eq!(
+                    plan(&full, 32).unwrap(),
+                    plan(&short, 32).unwrap(),
+                    "{n} layers, {n_seqs} sequences, {groups} groups"
+                );
             }
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+        }
+    });
 }

@@ -11,6 +11,9 @@
     reason = "a test fails by panicking"
 )]
 
+mod common;
+
+use vram_explorer::estimator::engines::llamacpp::ComputeBasis;
 use vram_explorer::estimator::engines::llamacpp::compute::replayed_layers;
 use vram_explorer::estimator::engines::llamacpp::ggml::{Graph, Ty};
 use vram_explorer::estimator::engines::llamacpp::graph_llama::{Devices, Shape, build};
@@ -59,19 +62,9 @@ fn reserve(s: &Shape, gpus: usize, copies: usize) -> Reserved {
     sched::reserve(&mut g, gpus, copies).expect("the replay holds the graph")
 }
 
-/// Deep graphs outgrow a test thread's stack in a debug build: run on a larger one.
-fn big_stack(f: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(f)
-        .unwrap()
-        .join()
-        .unwrap();
-}
-
 #[test]
 fn each_gpus_layers_shorten_as_a_whole_models_do() {
-    big_stack(|| {
+    common::on_big_stack(|| {
         for (a, b) in [(33, 31), (40, 40), (20, 61), (13, 14)] {
             let short = two(replayed_layers(a), replayed_layers(b));
             for copies in [1, 4] {
@@ -87,7 +80,7 @@ fn each_gpus_layers_shorten_as_a_whole_models_do() {
 
 #[test]
 fn the_published_two_gpu_log_to_the_printed_hundredth() {
-    big_stack(|| {
+    common::on_big_stack(|| {
         // Ollama issue #9068: 33 / 31 layers, the output on CUDA1, n_copies = 4.
         let r = reserve(&qwen32b(two(9, 7), 2048, true), 2, 4);
         let printed = |b: u64| (b as f64 / MIB as f64 * 100.0).round() / 100.0;
@@ -99,7 +92,7 @@ fn the_published_two_gpu_log_to_the_printed_hundredth() {
 
 #[test]
 fn pipeline_copies_are_kept_n_copies_times() {
-    big_stack(|| {
+    common::on_big_stack(|| {
         let one = reserve(&qwen32b(two(9, 7), 2048, true), 2, 1);
         let four = reserve(&qwen32b(two(9, 7), 2048, true), 2, 4);
         // The host keeps four copies of the graph's inputs: token ids, positions and output ids
@@ -116,7 +109,7 @@ fn pipeline_copies_are_kept_n_copies_times() {
 
 #[test]
 fn the_current_graph_adds_its_row_indices_and_embeddings_input() {
-    big_stack(|| {
+    common::on_big_stack(|| {
         let old = reserve(&qwen32b(two(9, 7), 2048, true), 2, 1);
         let new = reserve(&qwen32b(two(9, 7), 2048, false), 2, 1);
         // The host: the unused embeddings input (10 MiB), K row indices (512 × 8 B) and V's, one
@@ -129,7 +122,7 @@ fn the_current_graph_adds_its_row_indices_and_embeddings_input() {
 
 #[test]
 fn a_graph_beyond_the_replays_capacity_is_not_planned() {
-    big_stack(|| {
+    common::on_big_stack(|| {
         let mut g = Box::new(Graph::<512>::default());
         build(&mut g, &qwen32b(two(9, 7), 2048, false));
         assert!(sched::reserve(&mut g, 2, 4).is_none());
@@ -201,7 +194,10 @@ fn the_older_graph_attends_every_cell_and_pads_its_mask() {
     let legacy = |extra: &str| buffers(&format!("{cmd} {extra}"), true);
     let streams = legacy("-np 4");
     let unified = legacy("-np 4 -kvu");
-    assert!(streams.compute_replayed && streams.compute_legacy_graph);
+    assert_eq!(
+        streams.compute_basis,
+        ComputeBasis::Replayed { legacy_graph: true }
+    );
     assert_eq!(streams.dev[0].compute, unified.dev[0].compute);
     assert_eq!(streams.host_compute, unified.host_compute);
     // 100 tokens: the host's F32 mask has 128 rows of 8,192 cells.
@@ -211,6 +207,11 @@ fn the_older_graph_attends_every_cell_and_pads_its_mask() {
     assert_eq!(small.host_compute, embd + 8192 * 128 * 4 + 3 * tokens);
     // The current graph (not asked for) differs.
     let current = buffers(&format!("{cmd} -np 4 -kvu"), false);
-    assert!(current.compute_replayed && !current.compute_legacy_graph);
+    assert_eq!(
+        current.compute_basis,
+        ComputeBasis::Replayed {
+            legacy_graph: false
+        }
+    );
     assert!(current.dev[0].compute > unified.dev[0].compute);
 }

@@ -29,6 +29,15 @@ const DEEPSPEED: &str = include_str!("data/published/deepspeed-published-memory.
 /// training/bf16_master_weight/train.py at 6a3d817a): learned positions, LayerNorm blocks of
 /// `torch.nn.MultiheadAttention` (need_weights left on, so the softmax weights are materialised)
 /// and a GELU MLP, biases, an untied output Linear over the GPT-2 vocabulary, no dropout; every
+/// The DeepSpeedExamples BF16-master baseline (stage 3, 4 × H100) as a scenario.
+fn baseline_zero3() -> Scenario {
+    let r = records(DEEPSPEED)
+        .into_iter()
+        .find(|r| r["id"] == "deepspeed-bf16-master-baseline-zero3-4xh100")
+        .unwrap();
+    bf16_master(&r)
+}
+
 /// block checkpointed; ZeRO-3 over 4 GPUs with the record's buckets.
 fn bf16_master(r: &Value) -> Scenario {
     let c = &r["config"];
@@ -265,11 +274,7 @@ fn deepspeed_zero3_states_match_the_allocation_after_training() {
 #[test]
 fn deepspeed_zero3_step_is_explained_by_its_copies() {
     use vram_explorer::estimator::explain::explain;
-    let r = records(DEEPSPEED)
-        .into_iter()
-        .find(|r| r["id"] == "deepspeed-bf16-master-baseline-zero3-4xh100")
-        .unwrap();
-    let s = bf16_master(&r);
+    let s = baseline_zero3();
     let e = estimate(&s);
     let g = explain(&s, &e, Component::Gradients);
     let bytes: Vec<f64> = g.terms.iter().map(|(_, b)| b.get()).collect();
@@ -300,11 +305,7 @@ fn deepspeed_zero3_step_is_explained_by_its_copies() {
 #[test]
 fn deepspeed_zero3_gradients_live_in_the_partition_buffer() {
     use vram_explorer::estimator::Phase;
-    let r = records(DEEPSPEED)
-        .into_iter()
-        .find(|r| r["id"] == "deepspeed-bf16-master-baseline-zero3-4xh100")
-        .unwrap();
-    let mut s = bf16_master(&r);
+    let mut s = baseline_zero3();
     s.workload.grad_accum_steps = 4;
     let e = estimate(&s);
     for ph in [Phase::Forward, Phase::LossBackward] {

@@ -27,6 +27,22 @@ fn harness_with(preset: &str) -> Harness<'static, ExplorerApp> {
     h
 }
 
+/// Types `cmd` into the engine section's paste box and presses Parse command.
+fn paste_command(h: &mut Harness<'_, ExplorerApp>, cmd: &str) {
+    h.get_by_label("Paste a serving command").focus();
+    h.run();
+    h.input_mut().events.push(egui::Event::Text(cmd.to_owned()));
+    h.run();
+    click(h, "Parse command");
+}
+
+/// Clicks the widget labelled `label` and lets the window settle (the estimate is redrawn).
+fn click(h: &mut Harness<'_, ExplorerApp>, label: &str) {
+    h.get_by_label(label).click();
+    h.run();
+    h.run();
+}
+
 fn llama(h: &Harness<'_, ExplorerApp>) -> vram_explorer::scenario::LlamaCpp {
     match h.state().scenario().inference.engine {
         Some(ServingEngine::LlamaCpp(l)) => l,
@@ -46,15 +62,10 @@ fn the_engine_section_shows_the_fields_and_the_predicted_log() {
 #[test]
 fn a_pasted_command_line_fills_the_fields() {
     let mut h = harness();
-    h.get_by_label("Paste a serving command").focus();
-    h.run();
-    h.input_mut().events.push(egui::Event::Text(
-        "llama-server -m x-Q8_0.gguf -c 8192 -ngl 10 -fa off --port 8080".to_owned(),
-    ));
-    h.run();
-    h.get_by_label("Parse command").click();
-    h.run();
-    h.run();
+    paste_command(
+        &mut h,
+        "llama-server -m x-Q8_0.gguf -c 8192 -ngl 10 -fa off --port 8080",
+    );
     let l = llama(&h);
     assert_eq!(
         (l.n_ctx, l.n_gpu_layers, l.flash_attn),
@@ -65,15 +76,7 @@ fn a_pasted_command_line_fills_the_fields() {
     assert_eq!((l.n_parallel, l.kv_unified), (4, true));
     h.get_by_label_contains("-np auto: 4 slots sharing one unified cache");
     // An unknown flag is named and nothing changes.
-    h.get_by_label("Paste a serving command").focus();
-    h.run();
-    h.input_mut()
-        .events
-        .push(egui::Event::Text(" --frobnicate".to_owned()));
-    h.run();
-    h.get_by_label("Parse command").click();
-    h.run();
-    h.run();
+    paste_command(&mut h, " --frobnicate");
     h.get_by_label_contains("--frobnicate");
     assert_eq!(llama(&h).n_ctx, 8192);
 }
@@ -84,9 +87,7 @@ fn a_pasted_command_line_fills_the_fields() {
 fn the_swa_full_switch_grows_the_windowed_cache() {
     let mut h = harness_with("gemma3-27b-q4km-llamacpp-24gb");
     h.get_by_label_contains("creating     SWA KV cache, size = 1536 cells");
-    h.get_by_label("--swa-full").click();
-    h.run();
-    h.run();
+    click(&mut h, "--swa-full");
     assert!(llama(&h).swa_full);
     h.get_by_label_contains("using full-size SWA cache");
     h.get_by_label_contains("creating     SWA KV cache, size = 32768 cells");
@@ -97,20 +98,13 @@ fn the_swa_full_switch_grows_the_windowed_cache() {
 #[test]
 fn the_kv_unified_switch_sizes_the_windowed_cache_for_all_slots() {
     let mut h = harness_with("gemma3-27b-q4km-llamacpp-24gb");
-    h.get_by_label("Paste a serving command").focus();
-    h.run();
-    h.input_mut().events.push(egui::Event::Text(
-        "llama-server -m gemma-3-27b-it-Q4_K_M.gguf -c 32768 -np 4 -ngl 99".to_owned(),
-    ));
-    h.run();
-    h.get_by_label("Parse command").click();
-    h.run();
-    h.run();
+    paste_command(
+        &mut h,
+        "llama-server -m gemma-3-27b-it-Q4_K_M.gguf -c 32768 -np 4 -ngl 99",
+    );
     assert_eq!((llama(&h).n_parallel, llama(&h).kv_unified), (4, false));
     h.get_by_label_contains("(  1536 cells,  52 layers,  4/4 seqs)");
-    h.get_by_label("-kvu, kv-unified").click();
-    h.run();
-    h.run();
+    click(&mut h, "-kvu, kv-unified");
     assert!(llama(&h).kv_unified);
     h.get_by_label_contains("(  4608 cells,  52 layers,  4/1 seqs)");
 }
@@ -135,9 +129,7 @@ fn a_cpu_build_reads_as_one_in_the_headline() {
         h.query_by_label_contains("Per-GPU memory by component")
             .is_none()
     );
-    h.get_by_label("-dev none (CPU only)").click();
-    h.run();
-    h.run();
+    click(&mut h, "-dev none (CPU only)");
     assert!(!llama(&h).cpu_only);
     h.get_by_label("FITS");
     h.get_by_label_contains("Peak per GPU");
@@ -155,9 +147,7 @@ fn the_expert_offload_switch_moves_every_layers_experts_to_the_host() {
     h.get_by_label_contains("CUDA0 model buffer size =  7808.92 MiB");
     h.get_by_label("FFN weights of GPU layers in host memory: 9715.50 MiB.");
     assert!(h.query_by_label("-ncffn, n-cpu-ffn").is_none());
-    h.get_by_label("-cmoe, cpu-moe").click();
-    h.run();
-    h.run();
+    click(&mut h, "-cmoe, cpu-moe");
     assert!(llama(&h).cpu_moe);
     h.get_by_label_contains("CUDA0 model buffer size =   784.42 MiB");
     assert!(h.query_by_label("-ncmoe, n-cpu-moe").is_none());
@@ -173,21 +163,13 @@ fn the_expert_offload_switch_moves_every_layers_experts_to_the_host() {
 fn the_legacy_graph_switch_gives_the_older_builds_compute_buffers() {
     let mut h = harness();
     assert!(h.get_all_by_label("GGML_SCHED_MAX_COPIES").next().is_some());
-    h.get_by_label("Paste a serving command").focus();
-    h.run();
-    h.input_mut().events.push(egui::Event::Text(
-        "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -c 8192 -np 4 -kvu -ngl 99 -fa off"
-            .to_owned(),
-    ));
-    h.run();
-    h.get_by_label("Parse command").click();
-    h.run();
-    h.run();
+    paste_command(
+        &mut h,
+        "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -c 8192 -np 4 -kvu -ngl 99 -fa off",
+    );
     h.get_by_label_contains("CUDA0 compute buffer size =   564.01 MiB");
     h.get_by_label_contains("CUDA_Host compute buffer size =    36.01 MiB");
-    h.get_by_label("Pre-mid-2025 graph").click();
-    h.run();
-    h.run();
+    click(&mut h, "Pre-mid-2025 graph");
     assert!(llama(&h).legacy_graph);
     h.get_by_label_contains("CUDA0 compute buffer size =   560.00 MiB");
     h.get_by_label_contains("CUDA_Host compute buffer size =    24.01 MiB");

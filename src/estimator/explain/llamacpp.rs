@@ -4,7 +4,7 @@
 
 use super::parts::Parts;
 use crate::estimator::Component;
-use crate::estimator::engines::llamacpp::{Buffers, mib_printed};
+use crate::estimator::engines::llamacpp::{Buffers, ComputeBasis, mib_printed};
 use crate::units::Bytes;
 
 const SOURCE: &str = "llama.cpp@0c1e57098 (llama-cpp-python 0.3.36): src/llama-model.cpp load_tensors, \
@@ -38,14 +38,14 @@ pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
             ),
             "one stream per -np sequence, or one shared by all with --kv-unified (a bare llama-server: -np auto = 4 slots, unified); --swa-full as set (llama-server: off; the C API and llama-cpp-python: on); a Mamba / DeltaNet layer's recurrent state (the RS buffer, F32 per sequence) is counted here too",
         ),
-        Component::Transient if b.compute_replayed => (
+        Component::Transient if b.compute_basis != ComputeBasis::ClosedForm => (
             d.compute,
             "the high-water mark of ggml-alloc over this GPU's share of the reserve graph: the scheduler's split (weights pin ops to their GPU, inputs to the CPU, each layer's norm to its layer's GPU) with a copy of every input from another backend, n_copies times with pipeline parallelism",
             format!(
                 "{dev} compute buffer: the worst-case graph of T = {} tokens over {} cells, replayed{}",
                 b.n_ubatch,
                 b.n_ctx,
-                if b.compute_legacy_graph {
+                if b.compute_basis == (ComputeBasis::Replayed { legacy_graph: true }) {
                     " (the pre-set_rows graph)"
                 } else {
                     ""

@@ -25,12 +25,12 @@
 use std::cell::Cell;
 use std::thread::LocalKey;
 
-use super::Buffers;
 use super::dims::{Dims, LayerGraph};
 use super::ggml::Graph;
 use super::graph_llama::{self, Shape};
 use super::graph_mamba2::{self, MambaShape};
 use super::graph_mla::{self, MlaShape};
+use super::{Buffers, ComputeBasis};
 use super::{gallocr, kv, sched};
 
 const F32: u64 = 4;
@@ -401,12 +401,12 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
             g.compute = bytes;
         }
         b.host_compute = r.host;
-        b.compute_replayed = true;
-        b.compute_legacy_graph = legacy;
+        b.compute_basis = ComputeBasis::Replayed {
+            legacy_graph: legacy,
+        };
         return;
     }
-    b.compute_replayed = false;
-    b.compute_legacy_graph = false;
+    b.compute_basis = ComputeBasis::ClosedForm;
     for g in b.dev.iter_mut().take(b.gpus as usize) {
         let l = if g.layers > 0 { layer } else { 0 };
         let o = if g.output { output } else { 0 };

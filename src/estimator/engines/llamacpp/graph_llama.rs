@@ -89,7 +89,7 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
     g.dev = s.devices.of_layer(0);
     let mut w = weights(g, s);
     let (mut inp_l, tok_embd) = if s.legacy {
-        legacy::input_embd(g, s.n_embd, t, s.n_vocab)
+        lookup(g, s.n_embd, t, s.n_vocab)
     } else {
         input_embd(g, s.n_embd, t, s.n_vocab)
     };
@@ -226,15 +226,22 @@ pub(super) fn input_embd<const N: usize>(
     t: u64,
     n_vocab: u64,
 ) -> (Id, Id) {
-    let tokens = g.input(Ty::I32, [t, 1, 1, 1]);
+    let looked_up = lookup(g, n_embd, t, n_vocab);
     let embd_in = g.input(Ty::F32, [n_embd, t, 1, 1]);
+    g.expand(embd_in);
+    looked_up
+}
+
+/// The token ids and their rows of `tok_embd`, which stays in host memory (the older graph's
+/// whole `llm_build_inp_embd` for a token batch).
+fn lookup<const N: usize>(g: &mut Graph<N>, n_embd: u64, t: u64, n_vocab: u64) -> (Id, Id) {
+    let tokens = g.input(Ty::I32, [t, 1, 1, 1]);
     let dev = g.dev;
     g.dev = HOST;
     let tok_embd = g.external(Ty::F32, [n_embd, n_vocab, 1, 1]);
     g.dev = dev;
     let inp_l = g.get_rows(tok_embd, tokens);
     g.expand(inp_l);
-    g.expand(embd_in);
     (inp_l, tok_embd)
 }
 

@@ -4,28 +4,12 @@
 //! cast to F16 for flash attention), `llm_build_kv` (Q, K, V expanded in that order, then
 //! `llm_build_kv_store`: `ggml_cpy` into views of the cache, V transposed without flash
 //! attention; no row-index inputs), `llm_build_kqv` and `llm_build_ffn` (SiLU of the gate in
-//! place, its product with the up projection in place). The published load logs of that era
+//! place, its product with the up projection in place); its embeddings input is
+//! `graph_llama::lookup`. The published load logs of that era
 //! (tests/data/published/llamacpp-logs.json) are checked against it.
 
 use super::super::ggml::{Graph, Id, NONE, Op, Ty};
 use super::{Inputs, Shape};
-
-/// `llm_build_inp_embd` with token ids: the lookup only.
-pub(super) fn input_embd<const N: usize>(
-    g: &mut Graph<N>,
-    n_embd: u64,
-    t: u64,
-    n_vocab: u64,
-) -> (Id, Id) {
-    let tokens = g.input(Ty::I32, [t, 1, 1, 1]);
-    let dev = g.dev;
-    g.dev = super::HOST;
-    let tok_embd = g.external(Ty::F32, [n_embd, n_vocab, 1, 1]);
-    g.dev = dev;
-    let inp_l = g.get_rows(tok_embd, tokens);
-    g.expand(inp_l);
-    (inp_l, tok_embd)
-}
 
 /// `GGML_KQ_MASK_PAD`: the mask's rows are the tokens padded to a multiple of it.
 const KQ_MASK_PAD: u64 = 32;

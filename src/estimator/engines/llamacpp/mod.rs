@@ -54,6 +54,18 @@ impl Device {
     }
 }
 
+/// How the GPUs' compute buffers were found (`compute::reserve`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ComputeBasis {
+    /// The closed forms, where the replay does not reach (layers or weights on the host, graphs
+    /// outside the Llama family, beyond its capacity).
+    #[default]
+    ClosedForm,
+    /// The scheduler and planner replayed (`compute::gpu_plan`) over the current graph, or over
+    /// the pre-`set_rows` one (`legacy_graph` with a dense Llama-family model).
+    Replayed { legacy_graph: bool },
+}
+
 /// Everything llama.cpp prints about memory at load, for one scenario.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Buffers {
@@ -81,12 +93,8 @@ pub struct Buffers {
     pub host_kv: u64,
     /// The CPU backend's compute buffer (`CUDA_Host` with a GPU, `CPU` without).
     pub host_compute: u64,
-    /// The GPUs' compute buffers came from replaying the scheduler and planner
-    /// (`compute::gpu_plan`), not from the closed form.
-    pub compute_replayed: bool,
-    /// That replay used the pre-`set_rows` graph (`legacy_graph` set and the model a dense
-    /// Llama-family one).
-    pub compute_legacy_graph: bool,
+    /// Where the GPUs' compute buffers came from.
+    pub compute_basis: ComputeBasis,
     pub mmap: bool,
     /// Context cells (`n_ctx` padded to 256, all sequences).
     pub n_ctx: u32,

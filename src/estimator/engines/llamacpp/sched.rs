@@ -116,6 +116,11 @@ struct Scheduled {
     n_inputs: usize,
 }
 
+/// The backend of device `dev` ([`HOST`]: the CPU, the last backend).
+fn backend(dev: u8, cpu: u8) -> u8 {
+    if dev == HOST { cpu } else { dev.min(cpu) }
+}
+
 /// The backend an external tensor (or a view of one) lives on.
 fn device<const N: usize>(g: &Graph<N>, id: Id, cpu: u8) -> Option<u8> {
     let t = &g.t[usize::from(id)];
@@ -124,11 +129,7 @@ fn device<const N: usize>(g: &Graph<N>, id: Id, cpu: u8) -> Option<u8> {
     } else {
         &g.t[usize::from(t.view_src)]
     };
-    root.external.then_some(if root.dev == HOST {
-        cpu
-    } else {
-        root.dev.min(cpu)
-    })
+    root.external.then_some(backend(root.dev, cpu))
 }
 
 /// `ggml_backend_sched_backend_id_from_cur` without op offload: `None` if unassigned.
@@ -145,7 +146,7 @@ fn from_cur<const N: usize>(g: &Graph<N>, id: Id, cpu: u8) -> Option<u8> {
         .filter(|&&s| s != NONE)
         .map(|&s| &g.t[usize::from(s)])
         .find(|s| s.weight && s.view_src == NONE)
-        .map(|w| if w.dev == HOST { cpu } else { w.dev.min(cpu) })
+        .map(|w| backend(w.dev, cpu))
 }
 
 /// Passes 1–4: every tensor of the graph on a backend.
@@ -153,7 +154,7 @@ fn assign<const N: usize>(g: &Graph<N>, be: &mut [i16; N], cpu: u8) -> Option<()
     for &id in g.leafs[..g.n_leafs].iter().chain(&g.nodes[..g.n_nodes]) {
         let t = &g.t[usize::from(id)];
         if t.pinned {
-            be[usize::from(id)] = i16::from(if t.dev == HOST { cpu } else { t.dev.min(cpu) });
+            be[usize::from(id)] = i16::from(backend(t.dev, cpu));
         } else if let Some(b) = from_cur(g, id, cpu) {
             be[usize::from(id)] = i16::from(b);
         }
