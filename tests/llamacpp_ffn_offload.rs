@@ -15,7 +15,9 @@ use vram_explorer::estimator::estimate;
 use vram_explorer::hardware::GpuId;
 use vram_explorer::import::from_hf_config;
 use vram_explorer::scenario::engine_args_llamacpp::{apply, parse};
-use vram_explorer::scenario::{GpuChoice, LlamaCpp, Mode, ModelSpec, Scenario, WeightFormat};
+use vram_explorer::scenario::{
+    GpuChoice, LlamaCpp, Mode, ModelSpec, Scenario, ServingEngine, WeightFormat,
+};
 use vram_explorer::tensor::GgufFileType;
 
 const MOE_LOGS: &str = include_str!("data/published/llamacpp-moe-logs.json");
@@ -190,33 +192,37 @@ fn host_weights_without_mmap_print_as_cuda_host() {
     assert!(vram_explorer::report::llamacpp::log_lines(&b).contains("CPU_Mapped model buffer"));
 }
 
-/// ggml-org/llama.cpp#13729: Qwen3-30B-A3B Q4_K_M with 30 of its 48 repeating layers on the GPU
-/// (an older build: the output layer stayed on the CPU). The same layers are `-ngl 31` under the
-/// bundled commit's placement, less (or plus) the output layer.
+/// ggml-org/llama.cpp#13729: Qwen3-30B-A3B Q4_K_M with 30 of its 48 repeating layers on the GPU,
+/// a May 2025 build: `-ngl 30` under that era's placement (`legacy_placement`: the last 30
+/// repeating layers, the output layer on the CPU). The bundled commit's `-ngl 31` puts the same
+/// repeating layers on the GPU with the output there too.
 #[test]
 fn published_moe_split_to_the_printed_mib() {
     let doc: Value = serde_json::from_str(MOE_LOGS).unwrap();
-    let sc = qwen3_moe();
-    let at = |ngl: u32| buffers(&sc, &format!("{BASE} -ngl {ngl}"));
-    let (b31, b1, b0) = (at(31), at(1), at(0));
-    let output_cuda = b1.dev[0].model;
-    let output_cpu = b0.host_model - b1.host_model;
-    let predicted = |id: &str| -> u64 {
-        if id.ends_with("cuda0-model") {
-            b31.dev[0].model - output_cuda
-        } else {
-            b31.host_model + output_cpu
-        }
-    };
+    let mut sc = qwen3_moe();
+    sc.inference.engine = Some(ServingEngine::LlamaCpp(LlamaCpp {
+        legacy_placement: true,
+        ..LlamaCpp::default()
+    }));
+    let b = buffers(&sc, &format!("{BASE} -ngl 30"));
+    assert!(b.dev[0].layers == 30 && !b.output_on_gpu);
     let records = doc["records"].as_array().unwrap();
     assert_eq!(records.len(), 2);
     for r in records {
         let id = r["id"].as_str().unwrap();
         let printed = r["value"].as_f64().unwrap();
-        let p = mib_printed(predicted(id));
+        let bytes = if id.ends_with("cuda0-model") {
+            b.dev[0].model
+        } else {
+            b.host_model
+        };
+        let p = mib_printed(bytes);
         println!("{id:<58} printed {printed:>9.2}  estimate {p:>9.2}");
         assert!((p - printed).abs() <= 0.011, "{id}: {p} vs {printed}");
     }
+    // Today's placement: -ngl 31 holds the same repeating layers, and the output layer too.
+    let now = buffers(&qwen3_moe(), &format!("{BASE} -ngl 31"));
+    assert!(now.dev[0].layers == 30 && now.output_on_gpu);
 }
 
 /// A prompt of at least 32 tokens copies each ubatch's host experts to the GPU, only those its

@@ -124,6 +124,7 @@ fn moe_shape(
         swa_kv: 0,
         swa_period: 0,
         devices: Devices::default(),
+        head_ty: Ty::F16,
         legacy: false,
     }
 }

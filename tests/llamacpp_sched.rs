@@ -15,7 +15,7 @@ mod common;
 
 use vram_explorer::estimator::engines::llamacpp::ComputeBasis;
 use vram_explorer::estimator::engines::llamacpp::compute::replayed_layers;
-use vram_explorer::estimator::engines::llamacpp::ggml::{Graph, Ty};
+use vram_explorer::estimator::engines::llamacpp::ggml::{Graph, HOST, Ty};
 use vram_explorer::estimator::engines::llamacpp::graph_llama::{Devices, Shape, build};
 use vram_explorer::estimator::engines::llamacpp::sched::{self, Reserved};
 
@@ -45,6 +45,7 @@ fn qwen32b(devices: Devices, n_kv: u64, legacy: bool) -> Shape {
         swa_kv: 0,
         swa_period: 0,
         devices,
+        head_ty: Ty::F16,
         legacy,
     }
 }
@@ -59,7 +60,7 @@ fn two(a: u32, b: u32) -> Devices {
 fn reserve(s: &Shape, gpus: usize, copies: usize) -> Reserved {
     let mut g = Box::new(Graph::<8192>::default());
     build(&mut g, s);
-    sched::reserve(&mut g, gpus, copies).expect("the replay holds the graph")
+    sched::reserve(&mut g, gpus, copies, true).expect("the replay holds the graph")
 }
 
 #[test]
@@ -125,7 +126,7 @@ fn a_graph_beyond_the_replays_capacity_is_not_planned() {
     common::on_big_stack(|| {
         let mut g = Box::new(Graph::<512>::default());
         build(&mut g, &qwen32b(two(9, 7), 2048, false));
-        assert!(sched::reserve(&mut g, 2, 4).is_none());
+        assert!(sched::reserve(&mut g, 2, 4, true).is_none());
     });
 }
 
@@ -167,6 +168,7 @@ fn a_copied_inputs_source_is_freed_after_its_copy() {
     let bufs = Buffers {
         of: &of,
         align: &[32, 32],
+        cuda: &[false, false],
     };
     let max = plan_in(&g, &[x], &[a, dep, copy, use_copy, again], &bufs).unwrap();
     // Backend 0: the input and one 1 MiB tensor at a time (`again` takes `a`'s place).
@@ -214,4 +216,94 @@ fn the_older_graph_attends_every_cell_and_pads_its_mask() {
         }
     );
     assert!(current.dev[0].compute > unified.dev[0].compute);
+}
+
+/// The replay with op offload on or off.
+fn reserve_offload(s: &Shape, gpus: usize, op_offload: bool) -> Reserved {
+    let mut g = Box::new(Graph::<8192>::default());
+    build(&mut g, s);
+    sched::reserve(&mut g, gpus, 1, op_offload).expect("the replay holds the graph")
+}
+
+/// `-ngl` = the layer count: the output layer stays in host memory, and op offload runs the
+/// 512-token logits product on the first GPU ("1.off"), in a split of its own that copies the
+/// host's output matrix in (pass 5's new split for a weight on another backend). At that split
+/// the first GPU's own layers are done, so its buffer holds exactly the normed input, the
+/// matrix's copy and the logits; the norm weight's copy is freed before the matrix's.
+#[test]
+fn a_host_output_is_multiplied_on_the_first_gpu_on_a_copy_of_its_matrix() {
+    common::on_big_stack(|| {
+        let mut devices = two(9, 7);
+        devices.output = HOST;
+        let s = qwen32b(devices, 2048, true);
+        let on = reserve_offload(&s, 2, true);
+        let head = 152_064 * 5120 * 2;
+        let logits = 152_064 * 512 * 4;
+        let normed = 5120 * 512 * 4;
+        assert_eq!(on.gpu[0], normed + head + logits);
+        // Without op offload (`-nopo`) the host runs its output: no GPU copies the matrix, and
+        // the host's peak is the normed input copied back from CUDA1 and the logits (the inputs'
+        // memory is free again by then).
+        let off = reserve_offload(&s, 2, false);
+        assert!(off.gpu[0] < head, "{off:?}");
+        assert_eq!(off.host, normed + logits);
+    });
+}
+
+/// A quantized copy in a CUDA buffer pads its last row to 512 elements
+/// (`ggml_backend_cuda_buffer_type_get_alloc_size`): a Q4_K output matrix of 5,120-wide rows
+/// (10 × 512) needs nothing more; one of 4,864-wide rows (19 Q4_K blocks of 256, 256 elements
+/// short of 10 × 512) one more Q4_K block, 144 B.
+#[test]
+fn a_quantized_copy_on_a_gpu_pads_its_rows() {
+    common::on_big_stack(|| {
+        let q4k = Ty::Block {
+            elems: 256,
+            bytes: 144,
+        };
+        let mut devices = two(9, 7);
+        devices.output = HOST;
+        let mut s = qwen32b(devices, 2048, true);
+        s.head_ty = q4k;
+        let aligned = reserve_offload(&s, 2, true).gpu[0];
+        assert_eq!(
+            aligned,
+            5120 * 512 * 4 + 152_064 * 5120 / 256 * 144 + 152_064 * 512 * 4
+        );
+        let mut narrow = s;
+        narrow.n_embd = 4864;
+        let r = reserve_offload(&narrow, 2, true).gpu[0];
+        let matrix = 152_064 * 4864 / 256 * 144 + 144;
+        let aligned_to_128 = |b: u64| b.div_ceil(128) * 128;
+        assert_eq!(
+            r,
+            aligned_to_128(4864 * 512 * 4) + aligned_to_128(matrix) + 152_064 * 512 * 4
+        );
+    });
+}
+
+/// Builds before late 2025 put `-ngl N` on the last N repeating layers (and the output only past
+/// them); later ones count the output among the N.
+#[test]
+fn older_builds_offload_the_last_ngl_repeating_layers() {
+    use vram_explorer::estimator::engines::llamacpp::placement::Placement;
+    let even = [0.0; vram_explorer::scenario::MAX_SPLIT];
+    let old = Placement::new(32, 32, 4, &even).with_legacy_start(true);
+    let new = Placement::new(32, 32, 4, &even);
+    let on = |p: &Placement| (0..=32).map(|il| p.device(il)).collect::<Vec<_>>();
+    let o = on(&old);
+    assert_eq!(o[32], None, "the output stays on the host");
+    for k in 0..4 {
+        assert_eq!(o.iter().filter(|&&d| d == Some(k)).count(), 8);
+    }
+    let n = on(&new);
+    assert_eq!(n[0], None, "layer 0 stays on the host");
+    assert!(n[32].is_some(), "the output is on a GPU");
+    // Past the repeating layers both agree.
+    for ngl in [33, -1] {
+        assert_eq!(
+            on(&Placement::new(32, ngl, 4, &even).with_legacy_start(true)),
+            on(&Placement::new(32, ngl, 4, &even))
+        );
+    }
 }

@@ -118,6 +118,19 @@ pub(super) fn is_program(word: &str) -> bool {
     base.starts_with("llama-") || base == "main" || base == "server"
 }
 
+/// What no flag sets, kept from `base` (the host's rates, the build's properties); the rest at
+/// llama.cpp's defaults.
+fn not_flags(base: &LlamaCpp) -> LlamaCpp {
+    LlamaCpp {
+        host_memory_gb_s: base.host_memory_gb_s,
+        host_tflops: base.host_tflops,
+        sched_max_copies: base.sched_max_copies,
+        legacy_graph: base.legacy_graph,
+        legacy_placement: base.legacy_placement,
+        ..LlamaCpp::default()
+    }
+}
+
 /// Whether the program is llama-server (whose `-np` defaults to auto and whose `-fit` is on).
 fn is_server(word: &str) -> bool {
     let base = word.rsplit(['/', '\\']).next().unwrap_or(word);
@@ -126,7 +139,8 @@ fn is_server(word: &str) -> bool {
 }
 
 /// Parses `cmd`: flags it leaves out take llama.cpp's defaults (`-c` 0, `-ngl` auto, llama-server's
-/// `-np` auto, …); `base` gives only what is not a flag (the host's bandwidth and rate).
+/// `-np` auto, …); `base` gives only what is not a flag (the host's bandwidth and rate, and the
+/// build's own properties: `GGML_SCHED_MAX_COPIES`, its graph and `-ngl` placement).
 ///
 /// ```
 /// use vram_explorer::scenario::engine_args_llamacpp::parse;
@@ -139,6 +153,9 @@ fn is_server(word: &str) -> bool {
 /// assert_eq!(p.file_type, Some(GgufFileType::Q4KM));
 /// assert_eq!(p.ignored, vec!["--port 8080".to_owned()]);
 /// assert!(parse("llama-server --frobnicate 3", &LlamaCpp::default()).unwrap_err().contains("--frobnicate"));
+/// // What no flag says (here the build's older -ngl placement) stays as the scenario had it.
+/// let older = LlamaCpp { legacy_placement: true, ..LlamaCpp::default() };
+/// assert!(parse("llama-server -ngl 32", &older).unwrap().settings.legacy_placement);
 /// ```
 pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
     let w = words(cmd)?;
@@ -151,13 +168,10 @@ pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
         ));
     }
     // A command line says everything llama.cpp is told: a flag it leaves out takes llama.cpp's
-    // default, not the scenario's value. Only what is not a flag (the host's rates) carries over.
+    // default, not the scenario's value. Only what is not a flag (the host's rates, the build's
+    // properties) carries over.
     let mut p = ParsedCommand {
-        settings: LlamaCpp {
-            host_memory_gb_s: base.host_memory_gb_s,
-            host_tflops: base.host_tflops,
-            ..LlamaCpp::default()
-        },
+        settings: not_flags(base),
         file_type: None,
         model: None,
         ignored: Vec::new(),

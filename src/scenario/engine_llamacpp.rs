@@ -175,6 +175,14 @@ pub struct LlamaCpp {
     /// (others plan with the current graph). Files without it load with it off.
     #[serde(default)]
     pub legacy_graph: bool,
+    /// Not a flag: where builds before late 2025 put `-ngl N` layers (llama.cpp@4227c9be, as
+    /// vendored by llama-cpp-python 0.3.16, and every earlier build read: `i_gpu_start =
+    /// max(n_layer − N, 0)`): the last N repeating layers, and the output layer only when N
+    /// exceeds the repeating layers. Later builds count the output layer among the N
+    /// (`max(n_layer + 1 − N, 0)`), so the same N puts one repeating layer fewer on the GPUs and
+    /// the output there. The same for N > n_layer. Files without it load with it off.
+    #[serde(default)]
+    pub legacy_placement: bool,
     /// Not a flag: the host's memory bandwidth, GB/s, which bounds the layers `-ngl` leaves on the
     /// CPU at decode (64 = dual-channel DDR5-4000 at its theoretical rate). Valid: 0.001 ..= 10^6.
     pub host_memory_gb_s: f64,
@@ -232,6 +240,7 @@ impl Default for LlamaCpp {
             op_offload: true,
             sched_max_copies: 4,
             legacy_graph: false,
+            legacy_placement: false,
             host_memory_gb_s: 64.0,
             host_tflops: 2.4,
         }

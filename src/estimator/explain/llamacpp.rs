@@ -40,7 +40,7 @@ pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
         ),
         Component::Transient if b.compute_basis != ComputeBasis::ClosedForm => (
             d.compute,
-            "the high-water mark of ggml-alloc over this GPU's share of the reserve graph: the scheduler's split (weights pin ops to their GPU, inputs to the CPU, each layer's norm to its layer's GPU) with a copy of every input from another backend, n_copies times with pipeline parallelism",
+            "the high-water mark of ggml-alloc over this GPU's share of the reserve graph: the scheduler's split (weights pin ops to their GPU, inputs to the CPU, each layer's norm to its layer's GPU under full offload; a host output matrix's products to the first GPU with op offload, on a copy of the matrix) with a copy of every input from another backend, n_copies times with pipeline parallelism",
             format!(
                 "{dev} compute buffer: the worst-case graph of T = {} tokens over {} cells, replayed{}",
                 b.n_ubatch,
@@ -51,7 +51,7 @@ pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
                     ""
                 }
             ),
-            "ggml-backend.cpp's scheduler and ggml-alloc.c's planner replayed op by op (sched.rs): exact on the published single- and two-GPU logs; each GPU's run of layers shortened to at most 12 (exact: the planner's state repeats)",
+            "ggml-backend.cpp's scheduler and ggml-alloc.c's planner replayed op by op (sched.rs): exact on the published one-, two- and four-GPU logs; each GPU's run of layers shortened to at most 12 (exact: the planner's state repeats)",
         ),
         Component::Transient => (
             d.compute,
@@ -60,7 +60,7 @@ pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
                 "{dev} compute buffer: the worst-case graph of T = {} tokens over {} cells",
                 b.n_ubatch, b.n_ctx
             ),
-            "leading order in closed form, for what the scheduler replay does not cover (layers or weights on the host, graphs other than the Llama family): its 6 activations are the replay's single-GPU figure for Llama-3.1-8B, not derived for other shapes",
+            "leading order in closed form, for what the scheduler replay does not cover (repeating layers or FFN weights on the host, graphs other than the Llama family): its 6 activations are the replay's single-GPU figure for Llama-3.1-8B, not derived for other shapes",
         ),
         _ => return None,
     };

@@ -229,6 +229,12 @@ fn build_ui(ui: &mut Ui, l: &mut LlamaCpp) {
         "Pre-mid-2025 graph",
         "Not a flag: the compute graph of builds before the KV cache was written with ggml_set_rows (no K/V row-index inputs, one embeddings input), for checking the load logs of that era. Changes the compute buffers only.",
     );
+    toggle(
+        ui,
+        &mut l.legacy_placement,
+        "Pre-late-2025 -ngl",
+        "Not a flag: builds before late 2025 put -ngl N on the last N repeating layers and the output layer on a GPU only when N exceeds them; later builds count the output layer among the N (one repeating layer fewer, the output on a GPU).",
+    );
 }
 
 /// The tensor overrides that keep FFN weights of GPU layers in host memory, and op offload.

@@ -26,7 +26,7 @@ use std::cell::Cell;
 use std::thread::LocalKey;
 
 use super::dims::{Dims, LayerGraph};
-use super::ggml::Graph;
+use super::ggml::{Graph, HOST};
 use super::graph_llama::{self, Shape};
 use super::graph_mamba2::{self, MambaShape};
 use super::graph_mla::{self, MlaShape};
@@ -66,7 +66,7 @@ pub const fn attention_term(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u6
 /// The fewest tokens for which a GPU runs a product of host weights itself
 /// (`GGML_OP_OFFLOAD_MIN_BATCH`'s default, `ggml-cuda.cu` `ggml_backend_cuda_reg`; the batch is
 /// the product's `ne[1]`, a `mul_mat_id`'s `ne[2]`: the ubatch's tokens).
-pub const OP_OFFLOAD_MIN_BATCH: u64 = 32;
+pub const OP_OFFLOAD_MIN_BATCH: u64 = sched::OFFLOAD_MIN_BATCH;
 
 /// The graph's small inputs live at the attention peak (token ids, positions, output ids: 4 B
 /// each per token): what the printed `.01` of the host buffers is (fitted to the rounding of the
@@ -205,6 +205,7 @@ fn llama_shape(d: &Dims, b: &Buffers) -> Option<Shape> {
         },
         swa_period: d.swa_period,
         devices: graph_llama::Devices::default(),
+        head_ty: graph_llama::cache_ty(super::dims::output_matrix_type(d, b.file_type)),
         legacy: false,
     })
 }
@@ -215,20 +216,25 @@ fn llama_shape(d: &Dims, b: &Buffers) -> Option<Shape> {
 /// explanation says which; e.g. 8 GPUs of 7 or more dense layers each).
 pub const GPU_GRAPH_TENSORS: usize = 2048;
 
-/// A GPU build that keeps every layer and the output on its GPUs (no tensor overrides, the KV
-/// cache offloaded): every GPU's compute buffer and the host's, by replaying the scheduler's
-/// split of the reserve graph and the planner over each backend ([`sched`]); `None` for graphs
-/// the replay does not describe ([`cpu_plan`]'s Llama family) or that outgrow it. With
-/// [`LlamaCpp::legacy_graph`](crate::scenario::LlamaCpp) a dense graph is the pre-`set_rows` one.
-/// Also says whether the older graph was the one replayed.
+/// A GPU build that keeps every repeating layer on its GPUs (no tensor overrides, the KV cache
+/// offloaded), and the output layer there or in host memory (`-ngl` = the layer count, where
+/// op offload multiplies the host's output matrix on the first GPU): every GPU's compute buffer
+/// and the host's, by replaying the scheduler's split of the reserve graph and the planner over
+/// each backend ([`sched`]); `None` for graphs the replay does not describe ([`cpu_plan`]'s
+/// Llama family) or that outgrow it. With [`LlamaCpp::legacy_graph`](crate::scenario::LlamaCpp)
+/// a dense graph is the pre-`set_rows` one. Also says whether the older graph was the one
+/// replayed.
 pub fn gpu_plan(d: &Dims, b: &Buffers) -> Option<(sched::Reserved, bool)> {
-    let full = b.layers_on_gpu >= d.n_layer && b.output_on_gpu && b.host_ffn == 0;
-    if b.gpus == 0 || !full || b.settings.no_kv_offload {
+    let layers = b.layers_on_gpu >= d.n_layer && b.host_ffn == 0;
+    if b.gpus == 0 || !layers || b.settings.no_kv_offload {
         return None;
     }
     let mut s = llama_shape(d, b)?;
     let gpus = (b.gpus as usize).min(b.dev.len());
-    let mut devices = graph_llama::Devices::default();
+    let mut devices = graph_llama::Devices {
+        output: HOST,
+        ..graph_llama::Devices::default()
+    };
     for (k, g) in b.dev.iter().take(gpus).enumerate() {
         devices.layers[k] = replayed_layers(g.layers);
         if g.output {
@@ -247,14 +253,15 @@ pub fn gpu_plan(d: &Dims, b: &Buffers) -> Option<(sched::Reserved, bool)> {
     // layer and the output with the layer split mode, the KV offloaded, no tensor overrides
     // (any given, even one that moves nothing). `-sm row` / `none` are not modelled (the layer
     // split is assumed).
-    let copies = if gpus > 1 && !b.settings.has_overrides() {
+    let copies = if gpus > 1 && b.output_on_gpu && !b.settings.has_overrides() {
         b.settings
             .sched_max_copies
             .clamp(1, sched::MAX_COPIES as u32)
     } else {
         1
     };
-    let key = (s, gpus as u8, copies as u8);
+    let op_offload = b.settings.op_offload;
+    let key = (s, gpus as u8, copies as u8, op_offload);
     if let Some((k, r)) = LAST_GPU_PLAN.get()
         && k == key
     {
@@ -262,13 +269,13 @@ pub fn gpu_plan(d: &Dims, b: &Buffers) -> Option<(sched::Reserved, bool)> {
     }
     let mut g = Graph::<GPU_GRAPH_TENSORS>::default();
     graph_llama::build(&mut g, &s);
-    let r = sched::reserve(&mut g, gpus, copies as usize);
+    let r = sched::reserve(&mut g, gpus, copies as usize, op_offload);
     LAST_GPU_PLAN.set(Some((key, r)));
     r.map(|r| (r, s.legacy))
 }
 
-/// A GPU replay's inputs: the shape, the GPUs and the copies of each input.
-type GpuKey = (Shape, u8, u8);
+/// A GPU replay's inputs: the shape, the GPUs, the copies of each input and op offload.
+type GpuKey = (Shape, u8, u8, bool);
 
 /// The last planned shape and its buffer (`None`: the graph did not fit the replay).
 type LastPlan<S> = Cell<Option<(S, Option<u64>)>>;
@@ -389,7 +396,8 @@ fn stream_cells(b: &Buffers) -> u64 {
 /// size) and live with the product's operands and result. So CUDA0 holds, at most, the output
 /// peak with the output matrix, or the FFN peak with the largest host FFN matrix; the host
 /// keeps the prompt's inputs, and runs its weights itself only in the token-generation graph
-/// that is reserved too (`sched_reserve`: one token per sequence). Leading order, not checked against a log (docs §5).
+/// that is reserved too (`sched_reserve`: one token per sequence). Leading order, not checked against a log (docs §5);
+/// a host output layer beside GPU-held repeating layers is replayed instead ([`gpu_plan`]).
 pub fn reserve(b: &mut Buffers, d: &Dims) {
     let t = u64::from(b.n_ubatch);
     let n_kv = stream_cells(b);
@@ -401,6 +409,13 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
             g.compute = bytes;
         }
         b.host_compute = r.host;
+        if !b.output_on_gpu && !legacy {
+            // The token-generation graph, reserved too, runs the host's output itself (one
+            // token per sequence is below the offload batch).
+            let tg = u64::from(b.n_seq.max(1));
+            let host_tg = output_term(d, tg) + host_inputs(d, tg, n_kv, fa, false);
+            b.host_compute = b.host_compute.max(host_tg);
+        }
         b.compute_basis = ComputeBasis::Replayed {
             legacy_graph: legacy,
         };

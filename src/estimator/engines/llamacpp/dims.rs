@@ -433,12 +433,15 @@ pub fn output_bytes(d: &Dims, ftype: GgufFileType, buft: Buft) -> u64 {
 
 /// The output matrix alone (`output`, or `token_embd` when tied).
 pub fn output_matrix_bytes(d: &Dims, ftype: GgufFileType, buft: Buft) -> u64 {
-    let q = d.quant_model();
+    tensor_bytes(output_matrix_type(d, ftype), d.n_embd, d.n_vocab, buft)
+}
+
+/// The output matrix's GGUF type (`token_embd`'s when tied).
+pub fn output_matrix_type(d: &Dims, ftype: GgufFileType) -> GgufType {
     let role = if d.tied {
         Role::TokenEmbd
     } else {
         Role::Output
     };
-    let t = tensor_types::tensor_type(ftype, role, 0, d.n_embd, &q);
-    tensor_bytes(t, d.n_embd, d.n_vocab, buft)
+    tensor_types::tensor_type(ftype, role, 0, d.n_embd, &d.quant_model())
 }

@@ -18,7 +18,7 @@
 //!   tail; an allocation takes the best-fitting block other than the tail (the last of equal
 //!   sizes), else the tail; a freed range merges with its neighbours.
 
-use super::ggml::{Graph, Id, NONE, Op};
+use super::ggml::{Graph, Id, NONE, Op, Tensor};
 
 /// Free blocks the replay keeps (ggml's `MAX_FREE_BLOCKS` is 256; a llama graph needs a few).
 const MAX_BLOCKS: usize = 64;
@@ -142,14 +142,17 @@ pub fn plan<const N: usize>(g: &Graph<N>, align: u64) -> Option<u64> {
     let one = Buffers {
         of: &[0; N],
         align: &[align],
+        cuda: &[false],
     };
     plan_in(g, &g.leafs[..g.n_leafs], &g.nodes[..g.n_nodes], &one).map(|m| m[0])
 }
 
-/// Where each tensor is planned: `of[id]`, a buffer with alignment `align[of[id]]`.
+/// Where each tensor is planned: `of[id]`, a buffer with alignment `align[of[id]]`, a CUDA
+/// buffer if `cuda[of[id]]` (its allocation sizes pad quantized rows, [`Tensor::alloc_size`]).
 pub struct Buffers<'a> {
     pub of: &'a [u8],
     pub align: &'a [u64],
+    pub cuda: &'a [bool],
 }
 
 /// `ggml_gallocr_alloc_graph_impl` over `leafs` and `nodes` (the scheduler's graph copy, or the
@@ -171,6 +174,7 @@ pub fn plan_in<const N: usize>(
         h: &mut h,
         lists: &mut lists,
         of: b.of,
+        cuda: b.cuda,
     };
     for &leaf in leafs {
         p.allocate(leaf, p.buffer_of(leaf));
@@ -213,6 +217,7 @@ struct Planner<'a, const N: usize> {
     h: &'a mut [Hash; N],
     lists: &'a mut [FreeList; MAX_BUFFERS],
     of: &'a [u8],
+    cuda: &'a [bool],
 }
 
 impl<const N: usize> Planner<'_, N> {
@@ -222,6 +227,11 @@ impl<const N: usize> Planner<'_, N> {
             .copied()
             .unwrap_or(0)
             .min(MAX_BUFFERS as u8 - 1)
+    }
+
+    /// `ggml_backend_buft_get_alloc_size` of `t` in `buffer`.
+    fn size(&self, t: &Tensor, buffer: u8) -> u64 {
+        t.alloc_size(self.cuda.get(usize::from(buffer)).copied().unwrap_or(false))
     }
 
     /// `ggml_gallocr_allocate_node`.
@@ -250,7 +260,8 @@ impl<const N: usize> Planner<'_, N> {
             }
         }
         self.h[usize::from(id)].buffer = buffer;
-        self.h[usize::from(id)].offset = self.lists[usize::from(buffer)].alloc(t.nbytes());
+        let size = self.size(t, buffer);
+        self.h[usize::from(id)].offset = self.lists[usize::from(buffer)].alloc(size);
     }
 
     /// The parent update after a node ran (`ggml_gallocr_alloc_graph_impl`, "update parents").
@@ -279,7 +290,8 @@ impl<const N: usize> Planner<'_, N> {
             return;
         }
         let h = self.h[usize::from(id)];
-        self.lists[usize::from(h.buffer)].free(h.offset, t.nbytes());
+        let size = self.size(t, h.buffer);
+        self.lists[usize::from(h.buffer)].free(h.offset, size);
         self.h[usize::from(id)].allocated = false;
     }
 }

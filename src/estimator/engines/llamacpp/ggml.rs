@@ -92,15 +92,35 @@ pub struct Tensor {
     pub dev: u8,
     /// Placed by llama.cpp itself (`ggml_backend_sched_set_tensor_backend`), on `dev`.
     pub pinned: bool,
+    /// The batch CUDA's `offload_op` compares with its minimum of 32 (ggml-cuda.cu
+    /// `get_op_batch_size`): `ne1` of a product, `ne2` of an expert product, none for a row
+    /// lookup, the rows of any other op.
+    pub batch: u64,
 }
 
 /// [`Tensor::dev`] of host memory.
 pub const HOST: u8 = u8::MAX;
 
+/// ggml-cuda's `MATRIX_ROW_PADDING`: quantized rows are padded to a multiple of it.
+const CUDA_ROW_PADDING: u64 = 512;
+
 impl Tensor {
     /// `ggml_nbytes` of a contiguous tensor (views and external tensors are never planned).
     pub const fn nbytes(&self) -> u64 {
         self.ty.row_size(self.ne[0]) * self.ne[1] * self.ne[2] * self.ne[3]
+    }
+
+    /// Bytes a buffer type allocates for it: `ggml_nbytes`, and in a CUDA buffer a quantized
+    /// tensor whose rows are not a multiple of 512 gets the rest of one such row
+    /// (`ggml_backend_cuda_buffer_type_get_alloc_size`, `MATRIX_ROW_PADDING`).
+    pub const fn alloc_size(&self, cuda: bool) -> u64 {
+        let n = self.nbytes();
+        let rest = self.ne[0] % CUDA_ROW_PADDING;
+        if cuda && self.ty.block() > 1 && rest != 0 {
+            n + self.ty.row_size(CUDA_ROW_PADDING - rest)
+        } else {
+            n
+        }
     }
 
     /// `ggml_are_same_layout`.
@@ -164,6 +184,7 @@ const BLANK: Tensor = Tensor {
     weight: false,
     dev: 0,
     pinned: false,
+    batch: 0,
 };
 
 impl<const N: usize> Default for Graph<N> {
@@ -292,8 +313,17 @@ impl<const N: usize> Graph<N> {
             nb: strides(ty, ne),
             op,
             src,
+            batch: ne[1] * ne[2] * ne[3],
             ..BLANK
         })
+    }
+
+    /// Sets [`Tensor::batch`] of a node whose op counts its batch otherwise.
+    fn with_batch(&mut self, id: Id, batch: u64) -> Id {
+        if let Some(t) = self.t.get_mut(usize::from(id)) {
+            t.batch = batch;
+        }
+        id
     }
 
     fn view_of(&mut self, a: Id, ne: [u64; 4], nb: [u64; 4]) -> Id {
@@ -363,14 +393,16 @@ impl<const N: usize> Graph<N> {
     pub fn mul_mat(&mut self, a: Id, b: Id) -> Id {
         let (x, y) = (*self.get(a), *self.get(b));
         let ne = [x.ne[1], y.ne[1], y.ne[2], y.ne[3]];
-        self.op(Ty::F32, ne, Op::Other, [a, b, NONE, NONE])
+        let id = self.op(Ty::F32, ne, Op::Other, [a, b, NONE, NONE]);
+        self.with_batch(id, ne[1])
     }
 
     /// `ggml_get_rows(a, b)`: F32 `[a.ne0, b.ne0, b.ne1, b.ne2]`.
     pub fn get_rows(&mut self, a: Id, b: Id) -> Id {
         let (x, y) = (*self.get(a), *self.get(b));
         let ne = [x.ne[0], y.ne[0], y.ne[1], y.ne[2]];
-        self.op(Ty::F32, ne, Op::Other, [a, b, NONE, NONE])
+        let id = self.op(Ty::F32, ne, Op::Other, [a, b, NONE, NONE]);
+        self.with_batch(id, 0)
     }
 
     /// `ggml_mul_mat_id(as, b, ids)`: each token's rows of `b` through its selected experts, F32
@@ -378,7 +410,8 @@ impl<const N: usize> Graph<N> {
     pub fn mul_mat_id(&mut self, experts: Id, b: Id, ids: Id) -> Id {
         let (x, y, i) = (*self.get(experts), *self.get(b), *self.get(ids));
         let ne = [x.ne[1], i.ne[0], y.ne[2], 1];
-        self.op(Ty::F32, ne, Op::Other, [experts, b, ids, NONE])
+        let id = self.op(Ty::F32, ne, Op::Other, [experts, b, ids, NONE]);
+        self.with_batch(id, ne[2])
     }
 
     /// `ggml_sum_rows(a)`: `[1, a.ne1, a.ne2, a.ne3]` of `a`'s type.

@@ -48,13 +48,17 @@ pub struct Shape {
     pub swa_period: u32,
     /// The GPUs the layers run on (all zero: one device, as a CPU build plans).
     pub devices: Devices,
+    /// The output matrix's GGUF type: what op offload copies when the output layer stays in
+    /// host memory.
+    pub head_ty: Ty,
     /// The graph of llama.cpp before its KV cache was written with `ggml_set_rows` ([`legacy`]).
     pub legacy: bool,
 }
 
 /// Where a GPU build keeps its layers: `layers[k]` consecutive repeating layers on GPU `k`, in
-/// order, and the output layer on GPU `output`. The token embedding stays in host memory
-/// (llama-model.cpp `load_tensors`: the input layer is always the CPU's).
+/// order, and the output layer on GPU `output` ([`HOST`] when `-ngl` stops at the repeating
+/// layers). The token embedding stays in host memory (llama-model.cpp `load_tensors`: the input
+/// layer is always the CPU's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Devices {
     pub layers: [u32; 8],
@@ -98,8 +102,9 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
         inp_l = g.like(inp_l, Op::Inplace, [inp_l, NONE, NONE, NONE]);
     }
     let pos = g.input(Ty::I32, [t, 1, 1, 1]);
-    // A GPU build offloading every layer pins each layer's norms to the layer's GPU.
-    g.pin_norms = s.devices != Devices::default();
+    // A GPU build offloading every layer and the output pins each layer's norms to the layer's
+    // GPU (`full_offload`: `n_gpu_layers > n_layer`).
+    g.pin_norms = s.devices != Devices::default() && s.devices.output != HOST;
     let mut inputs = cache_inputs(g, s, s.n_kv);
     let mut swa_inputs = (s.swa_kv > 0).then(|| cache_inputs(g, s, s.swa_kv));
     let out_ids = g.input(Ty::I32, [s.n_outputs, 1, 1, 1]);
@@ -127,7 +132,7 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
     let head = if s.devices == Devices::default() {
         tok_embd
     } else {
-        g.external(Ty::F32, [s.n_embd, s.n_vocab, 1, 1])
+        g.external(s.head_ty, [s.n_embd, s.n_vocab, 1, 1])
     };
     let norm_w = if s.devices == Devices::default() {
         w.norm

@@ -319,7 +319,8 @@ fn layout(
     experts_host: Option<(u32, u32)>,
 ) -> Buffers {
     let s = *s;
-    let p = Placement::new(d.n_layer, s.n_gpu_layers, gpus, &s.tensor_split);
+    let p = Placement::new(d.n_layer, s.n_gpu_layers, gpus, &s.tensor_split)
+        .with_legacy_start(s.legacy_placement);
     let ftype = file_type(sc);
     let mut b = Buffers {
         gpus: gpus as u32,

@@ -46,6 +46,16 @@ impl Placement {
         }
     }
 
+    /// The start of builds before late 2025 (`legacy`: llama.cpp@4227c9be `llama-model.cpp`
+    /// `load_tensors`, `i_gpu_start = max(n_layer − ngl, 0)`, the same split points): the last
+    /// `ngl` repeating layers on GPUs, the output layer only when `ngl > n_layer`.
+    pub const fn with_legacy_start(mut self, legacy: bool) -> Placement {
+        if legacy && self.act_gpu_layers > 0 {
+            self.i_gpu_start = self.n_layer.saturating_sub(self.act_gpu_layers);
+        }
+        self
+    }
+
     /// The offloadable layers (repeating and output) `-ngl` asks for: all when negative, at most
     /// `n_layer + 1`.
     pub const fn offloaded(n_layer: u32, ngl: i32) -> u32 {

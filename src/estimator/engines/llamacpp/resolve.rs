@@ -39,6 +39,7 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         op_offload,
         sched_max_copies,
         legacy_graph,
+        legacy_placement,
         host_memory_gb_s,
         host_tflops,
     } = l;
@@ -78,6 +79,7 @@ fn settings(l: &LlamaCpp, d: &mut Diagnostics) -> LlamaCpp {
         sched_max_copies: const { field("inference.engine.llamacpp.sched_max_copies") }
             .clamp_u32(*sched_max_copies, d),
         legacy_graph: *legacy_graph,
+        legacy_placement: *legacy_placement,
         host_memory_gb_s: const { field("inference.engine.llamacpp.host_memory_gb_s") }.clamp(
             *host_memory_gb_s,
             LlamaCpp::default().host_memory_gb_s,

@@ -6,11 +6,15 @@
 //!
 //! Backends are numbered as the scheduler's: the GPUs first, the CPU last (the lowest priority).
 //! - Pass 1: a weight, the KV cache and views of them stay on their device; a graph input goes to
-//!   the CPU; an op with a weight among its sources runs where the weight is.
+//!   the CPU; an op with a weight among its sources runs where the weight is — unless the weight
+//!   is in host memory and the first GPU's `offload_op` takes the op (op offload: a batch of at
+//!   least 32, [`OFFLOAD_MIN_BATCH`]), which it then runs on a copy of the weight.
 //! - Pass 2: the GPUs' assignments spread down the graph, then up, skipping past CPU nodes; then
 //!   any backend's, down and up. Pass 3 places what is left by its inputs, pass 4 views and
 //!   sources by their users.
-//! - Pass 5: a split starts wherever the backend changes; a source on another backend (one whose
+//! - Pass 5: a split starts wherever the backend changes, and where a node of a split that
+//!   already has inputs reads a weight this backend cannot ("by starting a new split, the memory
+//!   of the previously offloaded weights can be reused"); a source on another backend (one whose
 //!   buffer this backend cannot read: a GPU reads only its own) is copied into the split's
 //!   backend once (`ggml_dup_tensor_layout`), `n_copies` times with pipeline parallelism.
 //! - The graph copy: each split's input copies are nodes at the split's start (each after a
@@ -18,8 +22,9 @@
 //!   then the split's nodes; with `n_copies > 1` every graph input and split input is also a leaf
 //!   in `n_copies` copies, flagged input and output (allocated first, never freed).
 //!
-//! Op offload (a GPU running a product of host weights) is not replayed: every weight but the
-//! token embedding must be on a GPU.
+//! The older scheduler (llama.cpp of August 2024, in llama-cpp-python 0.2.90,
+//! `ggml/src/ggml-backend.c`) has the same passes; it offloads without asking whether the weight's
+//! buffer is host memory (the CPU's always is) and has no switch to turn op offload off.
 
 use super::gallocr::{self, MAX_BUFFERS};
 use super::ggml::{Graph, HOST, Id, NONE, Op};
@@ -56,20 +61,28 @@ struct Input {
 /// `GGML_SCHED_MAX_COPIES`.
 pub const MAX_COPIES: usize = 4;
 
+/// CUDA's `op_offload_min_batch_size` (32 unless `GGML_OP_OFFLOAD_MIN_BATCH` says otherwise).
+pub const OFFLOAD_MIN_BATCH: u64 = 32;
+
 /// GPU compute buffers align to 128 B (`ggml_backend_cuda_buffer_type_get_alignment`), the host's
 /// to 32 B (the CPU buffer type's `TENSOR_ALIGNMENT`, which `CUDA_Host` uses).
 const GPU_ALIGN: u64 = 128;
 const HOST_ALIGN: u64 = 32;
 
-/// Splits `g` over `gpus` GPUs and the CPU and plans every backend's buffer; `None` if the replay
-/// ran out of room, or an op would need a host weight on a GPU (op offload, not replayed).
-pub fn reserve<const N: usize>(g: &mut Graph<N>, gpus: usize, n_copies: usize) -> Option<Reserved> {
+/// Splits `g` over `gpus` GPUs and the CPU and plans every backend's buffer, with op offload if
+/// `op_offload` (`-nopo` turns it off); `None` if the replay ran out of room.
+pub fn reserve<const N: usize>(
+    g: &mut Graph<N>,
+    gpus: usize,
+    n_copies: usize,
+    op_offload: bool,
+) -> Option<Reserved> {
     if gpus == 0 || gpus >= MAX_BUFFERS || g.full || !(1..=MAX_COPIES).contains(&n_copies) {
         return None;
     }
     let cpu = gpus as u8;
     let mut be = [-1i16; N];
-    assign(g, &mut be, cpu)?;
+    assign(g, &mut be, cpu, op_offload)?;
     let mut s = Scheduled {
         splits: [Split {
             start: 0,
@@ -96,9 +109,12 @@ pub fn reserve<const N: usize>(g: &mut Graph<N>, gpus: usize, n_copies: usize) -
     }
     let mut align = [GPU_ALIGN; MAX_BUFFERS];
     align[usize::from(cpu)] = HOST_ALIGN;
+    let mut cuda = [true; MAX_BUFFERS];
+    cuda[usize::from(cpu)] = false;
     let bufs = gallocr::Buffers {
         of: &of,
         align: &align[..=usize::from(cpu)],
+        cuda: &cuda[..=usize::from(cpu)],
     };
     let max = gallocr::plan_in(g, &leafs[..n_leafs], &nodes[..n_nodes], &bufs)?;
     let mut r = Reserved {
@@ -132,8 +148,10 @@ fn device<const N: usize>(g: &Graph<N>, id: Id, cpu: u8) -> Option<u8> {
     root.external.then_some(backend(root.dev, cpu))
 }
 
-/// `ggml_backend_sched_backend_id_from_cur` without op offload: `None` if unassigned.
-fn from_cur<const N: usize>(g: &Graph<N>, id: Id, cpu: u8) -> Option<u8> {
+/// `ggml_backend_sched_backend_id_from_cur`: `None` if unassigned. A host weight's op goes to
+/// the first GPU when `op_offload` and its batch is large enough (every CUDA device supports the
+/// ops of these graphs, so the first asked takes it).
+fn from_cur<const N: usize>(g: &Graph<N>, id: Id, cpu: u8, op_offload: bool) -> Option<u8> {
     if let Some(d) = device(g, id, cpu) {
         return Some(d);
     }
@@ -141,21 +159,31 @@ fn from_cur<const N: usize>(g: &Graph<N>, id: Id, cpu: u8) -> Option<u8> {
     if t.input {
         return Some(cpu);
     }
-    t.src
+    let w = t
+        .src
         .iter()
         .filter(|&&s| s != NONE)
         .map(|&s| &g.t[usize::from(s)])
-        .find(|s| s.weight && s.view_src == NONE)
-        .map(|w| backend(w.dev, cpu))
+        .find(|s| s.weight && s.view_src == NONE)?;
+    let at = backend(w.dev, cpu);
+    if at == cpu && cpu > 0 && op_offload && t.batch >= OFFLOAD_MIN_BATCH {
+        return Some(0);
+    }
+    Some(at)
 }
 
 /// Passes 1–4: every tensor of the graph on a backend.
-fn assign<const N: usize>(g: &Graph<N>, be: &mut [i16; N], cpu: u8) -> Option<()> {
+fn assign<const N: usize>(
+    g: &Graph<N>,
+    be: &mut [i16; N],
+    cpu: u8,
+    op_offload: bool,
+) -> Option<()> {
     for &id in g.leafs[..g.n_leafs].iter().chain(&g.nodes[..g.n_nodes]) {
         let t = &g.t[usize::from(id)];
         if t.pinned {
             be[usize::from(id)] = i16::from(backend(t.dev, cpu));
-        } else if let Some(b) = from_cur(g, id, cpu) {
+        } else if let Some(b) = from_cur(g, id, cpu, op_offload) {
             be[usize::from(id)] = i16::from(b);
         }
     }
@@ -266,7 +294,13 @@ fn split<const N: usize>(
             continue;
         }
         let b = be[usize::from(id)];
-        if b != cur {
+        // A weight this split's backend must copy, in a split that already copies something.
+        let weight_copy = b == cur
+            && s.splits[s.n_splits - 1].n > 0
+            && t.src.iter().any(|&src| {
+                src != NONE && g.t[usize::from(src)].weight && !readable(g, be, src, cur, cpu)
+            });
+        if b != cur || weight_copy {
             if s.n_splits == MAX_SPLITS {
                 return None;
             }
@@ -285,10 +319,6 @@ fn split<const N: usize>(
             let src = t.src[j];
             if src == NONE || readable(g, be, src, cur, cpu) {
                 continue;
-            }
-            // A host weight read by a GPU: op offload, not replayed.
-            if g.t[usize::from(src)].weight {
-                return None;
             }
             let k = match s.inputs[..s.n_inputs]
                 .iter()
