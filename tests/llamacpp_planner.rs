@@ -17,7 +17,7 @@ use vram_explorer::estimator::engines::llamacpp::compute::{
 };
 use vram_explorer::estimator::engines::llamacpp::gallocr::plan;
 use vram_explorer::estimator::engines::llamacpp::ggml::{Graph, NONE, Op, Ty};
-use vram_explorer::estimator::engines::llamacpp::graph_llama::{Devices, Shape, build};
+use vram_explorer::estimator::engines::llamacpp::graph_llama::{Devices, HostTypes, Shape, build};
 
 const MIB: u64 = 1 << 20;
 
@@ -125,6 +125,7 @@ fn moe_shape(
         swa_period: 0,
         devices: Devices::default(),
         head_ty: Ty::F16,
+        host_ty: HostTypes::default(),
         legacy: false,
     }
 }

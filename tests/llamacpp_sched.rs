@@ -16,7 +16,7 @@ mod common;
 use vram_explorer::estimator::engines::llamacpp::ComputeBasis;
 use vram_explorer::estimator::engines::llamacpp::compute::replayed_layers;
 use vram_explorer::estimator::engines::llamacpp::ggml::{Graph, HOST, Ty};
-use vram_explorer::estimator::engines::llamacpp::graph_llama::{Devices, Shape, build};
+use vram_explorer::estimator::engines::llamacpp::graph_llama::{Devices, HostTypes, Shape, build};
 use vram_explorer::estimator::engines::llamacpp::sched::{self, Reserved};
 
 const MIB: u64 = 1 << 20;
@@ -46,12 +46,14 @@ fn qwen32b(devices: Devices, n_kv: u64, legacy: bool) -> Shape {
         swa_period: 0,
         devices,
         head_ty: Ty::F16,
+        host_ty: HostTypes::default(),
         legacy,
     }
 }
 
 fn two(a: u32, b: u32) -> Devices {
     Devices {
+        host_layers: 0,
         layers: [a, b, 0, 0, 0, 0, 0, 0],
         output: 1,
     }
@@ -306,4 +308,62 @@ fn older_builds_offload_the_last_ngl_repeating_layers() {
             on(&Placement::new(32, ngl, 4, &even))
         );
     }
+}
+
+/// `two(a, b)` with the first `h` layers in host memory and the output on CUDA1.
+fn with_host(h: u32, a: u32, b: u32) -> Devices {
+    Devices {
+        host_layers: h,
+        ..two(a, b)
+    }
+}
+
+/// A run of host layers shortens as the GPUs' runs do: each host layer copies its own weights to
+/// the first GPU and frees them after use, so the planner's state repeats (both graphs, flash
+/// attention on and off).
+#[test]
+fn host_layers_shorten_as_gpu_layers_do() {
+    common::on_big_stack(|| {
+        for h in [13, 20, 25] {
+            for legacy in [true, false] {
+                for fa in [true, false] {
+                    let shape = |h: u32| Shape {
+                        flash_attn: fa,
+                        ..qwen32b(with_host(h, 5, 4), 2048, legacy)
+                    };
+                    let full = reserve_offload(&shape(h), 2, true);
+                    let cut = reserve_offload(&shape(replayed_layers(h)), 2, true);
+                    assert_eq!(full, cut, "{h} host layers, legacy {legacy}, fa {fa}");
+                }
+            }
+        }
+    });
+}
+
+/// With op offload, a prompt's host layer runs on the first GPU: each of its matrices is copied
+/// in and freed after its product, and its cache's K and V views are copied in for the attention
+/// (the host keeps the cache; the attention has no weight and follows its GPU neighbours). So the
+/// first GPU holds at least the largest matrix with its operands, and at least both cache views
+/// with the scores. Without op offload the host layers stay on the CPU and no GPU copies them.
+#[test]
+fn host_layers_run_on_the_first_gpu_under_op_offload() {
+    common::on_big_stack(|| {
+        let s = qwen32b(with_host(2, 5, 4), 2048, false);
+        let on = reserve_offload(&s, 2, true);
+        let gpu_only = reserve_offload(&qwen32b(with_host(0, 5, 4), 2048, false), 2, true);
+        let t = 512;
+        let down = 27_648 * 5120 * 2;
+        let (act, residual) = (27_648 * t * 4, 5120 * t * 4);
+        assert!(on.gpu[0] >= down + act + 2 * residual, "{on:?}");
+        let kv_view = 2048 * 1024 * 2;
+        let scores = 2048 * t * 40 * 4;
+        assert!(on.gpu[0] >= 2 * kv_view + scores, "{on:?}");
+        assert!(on.gpu[0] > gpu_only.gpu[0]);
+        // One host layer or two: the copies are made and freed layer by layer.
+        let one = reserve_offload(&qwen32b(with_host(1, 5, 4), 2048, false), 2, true);
+        assert_eq!(one.gpu[0], on.gpu[0]);
+        let off = reserve_offload(&s, 2, false);
+        assert!(off.gpu[0] < down, "{off:?}");
+        assert!(off.host >= scores, "{off:?}");
+    });
 }

@@ -40,7 +40,7 @@ pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
         ),
         Component::Transient if b.compute_basis != ComputeBasis::ClosedForm => (
             d.compute,
-            "the high-water mark of ggml-alloc over this GPU's share of the reserve graph: the scheduler's split (weights pin ops to their GPU, inputs to the CPU, each layer's norm to its layer's GPU under full offload; a host output matrix's products to the first GPU with op offload, on a copy of the matrix) with a copy of every input from another backend, n_copies times with pipeline parallelism",
+            "the high-water mark of ggml-alloc over this GPU's share of the reserve graph: the scheduler's split (weights pin ops to their GPU, inputs to the CPU, each layer's norm to its layer's GPU under full offload; the products of host weights — a host layer's, the output's — to the first GPU with op offload, each on a copy of its matrix, a host layer's attention there too on copies of its cache's K and V) with a copy of every input from another backend, n_copies times with pipeline parallelism",
             format!(
                 "{dev} compute buffer: the worst-case graph of T = {} tokens over {} cells, replayed{}",
                 b.n_ubatch,
@@ -60,7 +60,7 @@ pub(super) fn parts(b: &Buffers, c: Component) -> Option<Parts> {
                 "{dev} compute buffer: the worst-case graph of T = {} tokens over {} cells",
                 b.n_ubatch, b.n_ctx
             ),
-            "leading order in closed form, for what the scheduler replay does not cover (repeating layers or FFN weights on the host, graphs other than the Llama family): its 6 activations are the replay's single-GPU figure for Llama-3.1-8B, not derived for other shapes",
+            "leading order in closed form, for what the scheduler replay does not cover (FFN weights or experts on the host, MoE or biased host layers, graphs other than the Llama family): its 6 activations are the replay's single-GPU figure for Llama-3.1-8B, not derived for other shapes",
         ),
         _ => return None,
     };

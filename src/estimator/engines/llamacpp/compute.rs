@@ -22,11 +22,11 @@
 //!   exact on every CPU load measured here, tests/measured_llamacpp.rs); the closed form
 //!   [`cpu_graph`] for models the replayed graph does not describe.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::thread::LocalKey;
 
 use super::dims::{Dims, LayerGraph};
-use super::ggml::{Graph, HOST};
+use super::ggml::{Graph, HOST, Ty};
 use super::graph_llama::{self, Shape};
 use super::graph_mamba2::{self, MambaShape};
 use super::graph_mla::{self, MlaShape};
@@ -206,6 +206,7 @@ fn llama_shape(d: &Dims, b: &Buffers) -> Option<Shape> {
         swa_period: d.swa_period,
         devices: graph_llama::Devices::default(),
         head_ty: graph_llama::cache_ty(super::dims::output_matrix_type(d, b.file_type)),
+        host_ty: graph_llama::HostTypes::default(),
         legacy: false,
     })
 }
@@ -216,22 +217,75 @@ fn llama_shape(d: &Dims, b: &Buffers) -> Option<Shape> {
 /// explanation says which; e.g. 8 GPUs of 7 or more dense layers each).
 pub const GPU_GRAPH_TENSORS: usize = 2048;
 
-/// A GPU build that keeps every repeating layer on its GPUs (no tensor overrides, the KV cache
-/// offloaded), and the output layer there or in host memory (`-ngl` = the layer count, where
-/// op offload multiplies the host's output matrix on the first GPU): every GPU's compute buffer
-/// and the host's, by replaying the scheduler's split of the reserve graph and the planner over
-/// each backend ([`sched`]); `None` for graphs the replay does not describe ([`cpu_plan`]'s
-/// Llama family) or that outgrow it. With [`LlamaCpp::legacy_graph`](crate::scenario::LlamaCpp)
-/// a dense graph is the pre-`set_rows` one. Also says whether the older graph was the one
-/// replayed.
+/// A GPU build (no tensor overrides, the KV cache offloaded) with its repeating layers on its
+/// GPUs, or the first of them in host memory (`-ngl` short of them; a dense model without
+/// biases), and the output layer on a GPU or in host memory: every GPU's compute buffer and the
+/// host's, by replaying the scheduler's split of the reserve graph and the planner over each
+/// backend ([`sched`]; op offload multiplies host weights on the first GPU, on copies of them).
+/// (The current build also reserves the token-generation graph, one token per sequence, and
+/// keeps the larger buffer: llama-context.cpp `sched_reserve`, pp, tg, pp again. Its GPU buffers
+/// are far below the prompt's; the host's, where the host runs layers or the output at decode,
+/// is taken in closed form by [`reserve`].) `None` for graphs the replay does not describe ([`cpu_plan`]'s Llama family) or that outgrow it. With
+/// [`LlamaCpp::legacy_graph`](crate::scenario::LlamaCpp) a dense graph is the pre-`set_rows` one
+/// (whose builds reserved only the prompt's graph). Also says whether the older graph was the
+/// one replayed.
 pub fn gpu_plan(d: &Dims, b: &Buffers) -> Option<(sched::Reserved, bool)> {
-    let layers = b.layers_on_gpu >= d.n_layer && b.host_ffn == 0;
-    if b.gpus == 0 || !layers || b.settings.no_kv_offload {
+    let (s, gpus, copies) = gpu_shape(d, b)?;
+    let op_offload = b.settings.op_offload;
+    let key = (s, gpus as u8, copies as u8, op_offload);
+    let r = GPU_PLANS.with_borrow_mut(|plans| {
+        if let Some(r) = plans.get(&key) {
+            return r;
+        }
+        let mut g = Graph::<GPU_GRAPH_TENSORS>::default();
+        graph_llama::build(&mut g, &s);
+        let r = sched::reserve(&mut g, gpus, copies, op_offload);
+        plans.put(key, r);
+        r
+    });
+    r.map(|r| (r, s.legacy))
+}
+
+/// The last few GPU replays, most recent first: `-fit` probes several layer counts per estimate
+/// (a binary search), and a sweep several shapes per frame; each replay is a pure function of
+/// its key.
+struct GpuPlans {
+    entries: [Option<(GpuKey, Option<sched::Reserved>)>; GPU_PLANS_KEPT],
+}
+
+/// Replays [`GpuPlans`] keeps: `-fit`'s binary searches (the context, then up to 8,193 layer
+/// counts) probe a few dozen shapes at most, most of them once.
+const GPU_PLANS_KEPT: usize = 32;
+
+impl GpuPlans {
+    /// The plan of `key`, moved to the front.
+    fn get(&mut self, key: &GpuKey) -> Option<Option<sched::Reserved>> {
+        let i = self
+            .entries
+            .iter()
+            .position(|e| e.as_ref().is_some_and(|(k, _)| k == key))?;
+        self.entries[..=i].rotate_right(1);
+        self.entries[0].map(|(_, r)| r)
+    }
+
+    /// Keeps `key`'s plan at the front, dropping the oldest.
+    fn put(&mut self, key: GpuKey, r: Option<sched::Reserved>) {
+        self.entries.rotate_right(1);
+        self.entries[0] = Some((key, r));
+    }
+}
+
+/// The replayed shape of a GPU build ([`gpu_plan`]), its GPUs and the scheduler's copies.
+fn gpu_shape(d: &Dims, b: &Buffers) -> Option<(Shape, usize, usize)> {
+    let host_layers = d.n_layer.saturating_sub(b.layers_on_gpu);
+    let layers_ok = host_layers == 0 || (d.n_expert == 0 && !d.bias);
+    if b.gpus == 0 || b.host_ffn > 0 || !layers_ok || b.settings.no_kv_offload {
         return None;
     }
     let mut s = llama_shape(d, b)?;
     let gpus = (b.gpus as usize).min(b.dev.len());
     let mut devices = graph_llama::Devices {
+        host_layers: replayed_layers(host_layers),
         output: HOST,
         ..graph_llama::Devices::default()
     };
@@ -241,8 +295,9 @@ pub fn gpu_plan(d: &Dims, b: &Buffers) -> Option<(sched::Reserved, bool)> {
             devices.output = k as u8;
         }
     }
-    s.n_layer = devices.layers.iter().sum();
+    s.n_layer = devices.host_layers + devices.layers.iter().sum::<u32>();
     s.devices = devices;
+    s.host_ty = host_types(d, b.file_type, host_layers);
     s.legacy = b.settings.legacy_graph && s.n_expert == 0 && !s.gemma && !s.qk_norm;
     if s.legacy {
         // Builds of that era had one cache of `n_ctx` cells, no streams: the reserve attends
@@ -253,25 +308,37 @@ pub fn gpu_plan(d: &Dims, b: &Buffers) -> Option<(sched::Reserved, bool)> {
     // layer and the output with the layer split mode, the KV offloaded, no tensor overrides
     // (any given, even one that moves nothing). `-sm row` / `none` are not modelled (the layer
     // split is assumed).
-    let copies = if gpus > 1 && b.output_on_gpu && !b.settings.has_overrides() {
+    let full = host_layers == 0 && b.output_on_gpu;
+    let copies = if gpus > 1 && full && !b.settings.has_overrides() {
         b.settings
             .sched_max_copies
             .clamp(1, sched::MAX_COPIES as u32)
     } else {
         1
     };
-    let op_offload = b.settings.op_offload;
-    let key = (s, gpus as u8, copies as u8, op_offload);
-    if let Some((k, r)) = LAST_GPU_PLAN.get()
-        && k == key
-    {
-        return r.map(|r| (r, s.legacy));
+    Some((s, gpus, copies as usize))
+}
+
+/// The GGUF type of each matrix of the first `n` (host) layers: per role the largest any of
+/// them has (a Q4_K_M file gives some layers Q6_K V and down projections, `use_more_bits`).
+fn host_types(d: &Dims, ftype: crate::tensor::GgufFileType, n: u32) -> graph_llama::HostTypes {
+    use super::tensor_types::{Role, tensor_type};
+    let q = d.quant_model();
+    let largest = |role: Role, ne0: u64| {
+        (0..n)
+            .map(|il| graph_llama::cache_ty(tensor_type(ftype, role, il, ne0, &q)))
+            .max_by_key(|t| t.row_size(ne0 * 256))
+            .unwrap_or(Ty::F16)
+    };
+    graph_llama::HostTypes {
+        q: largest(Role::AttnQ, d.n_embd),
+        k: largest(Role::AttnK, d.n_embd),
+        v: largest(Role::AttnV, d.n_embd),
+        o: largest(Role::AttnOutput, d.n_head * d.head_dim),
+        gate: largest(Role::FfnGate, d.n_embd),
+        up: largest(Role::FfnUp, d.n_embd),
+        down: largest(Role::FfnDown, d.n_ff),
     }
-    let mut g = Graph::<GPU_GRAPH_TENSORS>::default();
-    graph_llama::build(&mut g, &s);
-    let r = sched::reserve(&mut g, gpus, copies as usize, op_offload);
-    LAST_GPU_PLAN.set(Some((key, r)));
-    r.map(|r| (r, s.legacy))
 }
 
 /// A GPU replay's inputs: the shape, the GPUs, the copies of each input and op offload.
@@ -313,8 +380,12 @@ thread_local! {
     static LAST_PLAN: LastPlan<Shape> = const { Cell::new(None) };
     static LAST_MLA_PLAN: LastPlan<MlaShape> = const { Cell::new(None) };
     static LAST_MAMBA_PLAN: LastPlan<MambaShape> = const { Cell::new(None) };
-    /// The last GPU replay: its shape, GPUs and copies, and the buffers.
-    static LAST_GPU_PLAN: Cell<Option<(GpuKey, Option<sched::Reserved>)>> = const { Cell::new(None) };
+    /// The last GPU replays: their shapes, GPUs, copies and op offload, and the buffers.
+    static GPU_PLANS: RefCell<GpuPlans> = const {
+        RefCell::new(GpuPlans {
+            entries: [None; GPU_PLANS_KEPT],
+        })
+    };
 }
 
 /// Leading dense layers the MLA replay takes before its repeating MoE layers (DeepSeek-V3 has 3).
@@ -397,7 +468,8 @@ fn stream_cells(b: &Buffers) -> u64 {
 /// peak with the output matrix, or the FFN peak with the largest host FFN matrix; the host
 /// keeps the prompt's inputs, and runs its weights itself only in the token-generation graph
 /// that is reserved too (`sched_reserve`: one token per sequence). Leading order, not checked against a log (docs §5);
-/// a host output layer beside GPU-held repeating layers is replayed instead ([`gpu_plan`]).
+/// where the scheduler replay reaches (a host output layer, dense leading host layers) it is
+/// used instead ([`gpu_plan`]).
 pub fn reserve(b: &mut Buffers, d: &Dims) {
     let t = u64::from(b.n_ubatch);
     let n_kv = stream_cells(b);
@@ -409,12 +481,10 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
             g.compute = bytes;
         }
         b.host_compute = r.host;
-        if !b.output_on_gpu && !legacy {
-            // The token-generation graph, reserved too, runs the host's output itself (one
-            // token per sequence is below the offload batch).
-            let tg = u64::from(b.n_seq.max(1));
-            let host_tg = output_term(d, tg) + host_inputs(d, tg, n_kv, fa, false);
-            b.host_compute = b.host_compute.max(host_tg);
+        if !legacy {
+            // The token-generation reserve (below the offload batch: the host runs its layers
+            // and output itself), which the older builds did not make.
+            b.host_compute = b.host_compute.max(host_decode(d, b, n_kv, fa, false));
         }
         b.compute_basis = ComputeBasis::Replayed {
             legacy_graph: legacy,
@@ -435,20 +505,9 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
     let cpu_layers = d.n_layer > b.layers_on_gpu;
     let host_output = !b.output_on_gpu;
     let host_ffn = b.host_ffn > 0;
-    // The graph the host runs over `t` tokens: its layers, its output, the FFN kept there.
-    let host_graph = |t: u64| {
-        let l = if cpu_layers {
-            layer_term(d, t, n_kv, fa)
-        } else {
-            0
-        };
-        let o = if host_output { output_term(d, t) } else { 0 };
-        let f = if host_ffn { ffn_term(d, t) } else { 0 };
-        l.max(o).max(f)
-    };
     let offload = b.settings.op_offload && t >= OP_OFFLOAD_MIN_BATCH;
     if !offload {
-        b.host_compute = host_graph(t) + host_inputs(d, t, n_kv, fa, legacy);
+        b.host_compute = host_graph(d, b, t, n_kv, fa) + host_inputs(d, t, n_kv, fa, legacy);
         return;
     }
     let ffn = if cpu_layers || host_ffn {
@@ -469,8 +528,29 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
     if let Some(g) = b.dev.first_mut() {
         g.compute = g.compute.max(ffn).max(out);
     }
-    // The token-generation graph is reserved with one token per sequence (`graph_reserve(n_seqs, …)`).
+    b.host_compute = host_inputs(d, t, n_kv, fa, legacy).max(host_decode(d, b, n_kv, fa, legacy));
+}
+
+/// The graph the host runs over `t` tokens in closed form: its layers, its output, the FFN
+/// weights kept there (the largest of them).
+fn host_graph(d: &Dims, b: &Buffers, t: u64, n_kv: u64, fa: bool) -> u64 {
+    let l = if d.n_layer > b.layers_on_gpu {
+        layer_term(d, t, n_kv, fa)
+    } else {
+        0
+    };
+    let o = if b.output_on_gpu {
+        0
+    } else {
+        output_term(d, t)
+    };
+    let f = if b.host_ffn > 0 { ffn_term(d, t) } else { 0 };
+    l.max(o).max(f)
+}
+
+/// The host's buffer in the token-generation reserve (`graph_reserve(n_seqs, …)`: one token per
+/// sequence, below the offload batch, so the host runs what it holds), in closed form.
+fn host_decode(d: &Dims, b: &Buffers, n_kv: u64, fa: bool, legacy: bool) -> u64 {
     let tg = u64::from(b.n_seq.max(1));
-    b.host_compute = host_inputs(d, t, n_kv, fa, legacy)
-        .max(host_graph(tg) + host_inputs(d, tg, n_kv, fa, legacy));
+    host_graph(d, b, tg, n_kv, fa) + host_inputs(d, tg, n_kv, fa, legacy)
 }

@@ -51,23 +51,60 @@ pub struct Shape {
     /// The output matrix's GGUF type: what op offload copies when the output layer stays in
     /// host memory.
     pub head_ty: Ty,
+    /// The GGUF types of the host layers' matrices ([`Devices::host_layers`]), what op offload
+    /// copies of them.
+    pub host_ty: HostTypes,
     /// The graph of llama.cpp before its KV cache was written with `ggml_set_rows` ([`legacy`]).
     pub legacy: bool,
 }
 
-/// Where a GPU build keeps its layers: `layers[k]` consecutive repeating layers on GPU `k`, in
-/// order, and the output layer on GPU `output` ([`HOST`] when `-ngl` stops at the repeating
-/// layers). The token embedding stays in host memory (llama-model.cpp `load_tensors`: the input
-/// layer is always the CPU's).
+/// Where a GPU build keeps its layers: the first `host_layers` repeating layers in host memory
+/// (`-ngl` short of them), then `layers[k]` consecutive repeating layers on GPU `k`, in order,
+/// and the output layer on GPU `output` ([`HOST`] when `-ngl` stops short of it). The token
+/// embedding stays in host memory (llama-model.cpp `load_tensors`: the input layer is always the
+/// CPU's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Devices {
+    pub host_layers: u32,
     pub layers: [u32; 8],
     pub output: u8,
 }
 
+/// The matrices of a host layer by type (the largest each role has among the host layers: a
+/// layer's copies are made one at a time, so the largest of each role sets the peak).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostTypes {
+    pub q: Ty,
+    pub k: Ty,
+    pub v: Ty,
+    pub o: Ty,
+    pub gate: Ty,
+    pub up: Ty,
+    pub down: Ty,
+}
+
+impl Default for HostTypes {
+    fn default() -> Self {
+        HostTypes {
+            q: Ty::F16,
+            k: Ty::F16,
+            v: Ty::F16,
+            o: Ty::F16,
+            gate: Ty::F16,
+            up: Ty::F16,
+            down: Ty::F16,
+        }
+    }
+}
+
 impl Devices {
-    /// The GPU running layer `il` (the last GPU past the listed layers).
+    /// The device running layer `il`: [`HOST`] for the first `host_layers`, then the GPUs (the
+    /// last GPU past the listed layers).
     pub fn of_layer(&self, il: u32) -> u8 {
+        if il < self.host_layers {
+            return HOST;
+        }
+        let il = il - self.host_layers;
         let mut end = 0;
         let mut last = 0;
         for (k, &n) in self.layers.iter().enumerate() {
@@ -104,7 +141,8 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
     let pos = g.input(Ty::I32, [t, 1, 1, 1]);
     // A GPU build offloading every layer and the output pins each layer's norms to the layer's
     // GPU (`full_offload`: `n_gpu_layers > n_layer`).
-    g.pin_norms = s.devices != Devices::default() && s.devices.output != HOST;
+    g.pin_norms =
+        s.devices != Devices::default() && s.devices.output != HOST && s.devices.host_layers == 0;
     let mut inputs = cache_inputs(g, s, s.n_kv);
     let mut swa_inputs = (s.swa_kv > 0).then(|| cache_inputs(g, s, s.swa_kv));
     let out_ids = g.input(Ty::I32, [s.n_outputs, 1, 1, 1]);
@@ -118,6 +156,9 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
             if let Some(i) = swa_inputs.as_mut() {
                 i.on_device(g, s);
             }
+        } else if dev == HOST && il > 0 {
+            // Each host layer's weights are tensors of their own: op offload copies each.
+            w = weights(g, s);
         }
         let period = s.swa_period.max(1);
         let inputs = match &swa_inputs {
@@ -142,18 +183,45 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
     output(g, inp_l, norm_w, head);
 }
 
-/// The weights of one device's layers, one tensor per shape.
+/// The weights of one device's layers: on a GPU one tensor per shape (their existence and place
+/// is all its plan needs); in host memory (a layer `-ngl` leaves there, under op offload) one per
+/// use, in its GGUF type, as each is copied to the GPU on its own.
 fn weights<const N: usize>(g: &mut Graph<N>, s: &Shape) -> Weights {
     let n_embd_q = s.n_head * s.head_dim;
     let n_embd_kv = s.n_head_kv * s.head_dim;
+    let host = g.dev == HOST;
+    let t = if host {
+        s.host_ty
+    } else {
+        HostTypes::default()
+    };
+    let norm = g.external(Ty::F32, [s.n_embd, 1, 1, 1]);
+    let head_norm = g.external(Ty::F32, [s.head_dim, 1, 1, 1]);
+    let kv = g.external(t.k, [s.n_embd, n_embd_kv, 1, 1]);
+    let up = g.external(t.up, [s.n_embd, s.n_ff, s.n_expert.max(1), 1]);
+    let mut own = |ty: Ty, ne: [u64; 4], shared: Id| {
+        if host { g.external(ty, ne) } else { shared }
+    };
+    let v = own(t.v, [s.n_embd, n_embd_kv, 1, 1], kv);
+    let gate = own(t.gate, [s.n_embd, s.n_ff, s.n_expert.max(1), 1], up);
+    let ffn_norm = own(Ty::F32, [s.n_embd, 1, 1, 1], norm);
+    let post_attn_norm = own(Ty::F32, [s.n_embd, 1, 1, 1], norm);
+    let post_ffn_norm = own(Ty::F32, [s.n_embd, 1, 1, 1], norm);
+    let k_norm = own(Ty::F32, [s.head_dim, 1, 1, 1], head_norm);
     Weights {
-        norm: g.external(Ty::F32, [s.n_embd, 1, 1, 1]),
-        head_norm: g.external(Ty::F32, [s.head_dim, 1, 1, 1]),
-        q: g.external(Ty::F16, [s.n_embd, n_embd_q, 1, 1]),
-        kv: g.external(Ty::F16, [s.n_embd, n_embd_kv, 1, 1]),
-        o: g.external(Ty::F16, [n_embd_q, s.n_embd, 1, 1]),
-        up: g.external(Ty::F16, [s.n_embd, s.n_ff, s.n_expert.max(1), 1]),
-        down: g.external(Ty::F16, [s.n_ff, s.n_embd, s.n_expert.max(1), 1]),
+        norm,
+        ffn_norm,
+        post_attn_norm,
+        post_ffn_norm,
+        head_norm,
+        k_norm,
+        q: g.external(t.q, [s.n_embd, n_embd_q, 1, 1]),
+        kv,
+        v,
+        o: g.external(t.o, [n_embd_q, s.n_embd, 1, 1]),
+        up,
+        gate,
+        down: g.external(t.down, [s.n_ff, s.n_embd, s.n_expert.max(1), 1]),
         router: g.external(Ty::F32, [s.n_embd, s.n_expert.max(1), 1, 1]),
         shexp_up: g.external(Ty::F16, [s.n_embd, s.n_ff_shexp.max(1), 1, 1]),
         shexp_down: g.external(Ty::F16, [s.n_ff_shexp.max(1), s.n_embd, 1, 1]),
@@ -177,14 +245,14 @@ fn layer<const N: usize>(
         let cur = norm(g, *inp_l, w.norm);
         let q = g.mul_mat(w.q, cur);
         let k = g.mul_mat(w.kv, cur);
-        let v = g.mul_mat(w.kv, cur);
+        let v = g.mul_mat(w.v, cur);
         let q = g.reshape(q, [s.head_dim, s.n_head, t, 1]);
         let k = g.reshape(k, [s.head_dim, s.n_head_kv, t, 1]);
         let v = g.reshape(v, [s.head_dim, s.n_head_kv, t, 1]);
         // Qwen3 normalises each head of Q and K first: the norm of a view takes a buffer of its
         // own, its weight and RoPE then run in place.
         let (q, k) = if s.qk_norm {
-            (norm(g, q, w.head_norm), norm(g, k, w.head_norm))
+            (norm(g, q, w.head_norm), norm(g, k, w.k_norm))
         } else {
             (q, k)
         };
@@ -210,13 +278,13 @@ fn layer<const N: usize>(
             inp_sa = g.get_rows(inp_sa, out_ids);
         }
         if s.gemma {
-            cur = norm(g, cur, w.norm);
+            cur = norm(g, cur, w.post_attn_norm);
         }
         let ffn_inp = g.like(cur, Op::Inplace, [cur, inp_sa, NONE, NONE]);
-        let cur = norm(g, ffn_inp, w.norm);
+        let cur = norm(g, ffn_inp, w.ffn_norm);
         let mut out = ffn(g, s, w, cur);
         if s.gemma {
-            out = norm(g, out, w.norm);
+            out = norm(g, out, w.post_ffn_norm);
         }
         *inp_l = g.like(out, Op::Inplace, [out, ffn_inp, NONE, NONE]);
     }
@@ -265,7 +333,7 @@ pub(super) fn output<const N: usize>(g: &mut Graph<N>, inp_l: Id, norm_w: Id, he
 /// from the sum as the layer's final expand reaches them.
 fn ffn<const N: usize>(g: &mut Graph<N>, s: &Shape, w: &Weights, cur: Id) -> Id {
     if s.legacy && s.n_expert == 0 {
-        return legacy::swiglu(g, cur, w.up, w.down);
+        return legacy::swiglu(g, cur, [w.up, w.gate, w.down]);
     }
     if s.n_expert > 0 {
         let e = Experts {
@@ -285,26 +353,38 @@ fn ffn<const N: usize>(g: &mut Graph<N>, s: &Shape, w: &Weights, cur: Id) -> Id 
         let shared = (w.shexp_up, w.shexp_down);
         return graph_moe::add_shared(g, cur, routed, shared, Some(w.shexp_gate));
     }
-    swiglu(g, cur, w.up, w.down)
+    swiglu(g, cur, [w.up, w.gate, w.down])
 }
 
 /// `build_ffn` with `LLM_FFN_SILU, LLM_FFN_PAR`: gate and up of `cur`, `ggml_swiglu_split(gate,
 /// up)`, down.
-pub(super) fn swiglu<const N: usize>(g: &mut Graph<N>, cur: Id, up_w: Id, down_w: Id) -> Id {
+pub(super) fn swiglu<const N: usize>(
+    g: &mut Graph<N>,
+    cur: Id,
+    [up_w, gate_w, down_w]: [Id; 3],
+) -> Id {
     let up = g.mul_mat(up_w, cur);
-    let gate = g.mul_mat(up_w, cur);
+    let gate = g.mul_mat(gate_w, cur);
     let act = g.like(gate, Op::Other, [gate, up, NONE, NONE]);
     g.mul_mat(down_w, act)
 }
 
-/// The weights by shape (every layer's alike: external, never planned).
+/// A layer's weights (external, never planned; on a GPU one tensor per shape, so several fields
+/// may name one tensor: [`weights`]).
 struct Weights {
     norm: Id,
+    ffn_norm: Id,
+    post_attn_norm: Id,
+    post_ffn_norm: Id,
     head_norm: Id,
+    k_norm: Id,
     q: Id,
+    /// K's projection (`kv`), V's (`v`).
     kv: Id,
+    v: Id,
     o: Id,
     up: Id,
+    gate: Id,
     down: Id,
     router: Id,
     shexp_up: Id,

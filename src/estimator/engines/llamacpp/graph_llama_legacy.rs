@@ -112,9 +112,13 @@ pub(super) fn attention<const N: usize>(
 
 /// `llm_build_ffn` with `LLM_FFN_SILU, LLM_FFN_PAR`: up, gate, SiLU of the gate and its product
 /// with up (both in place), down.
-pub(super) fn swiglu<const N: usize>(g: &mut Graph<N>, cur: Id, up_w: Id, down_w: Id) -> Id {
+pub(super) fn swiglu<const N: usize>(
+    g: &mut Graph<N>,
+    cur: Id,
+    [up_w, gate_w, down_w]: [Id; 3],
+) -> Id {
     let up = g.mul_mat(up_w, cur);
-    let gate = g.mul_mat(up_w, cur);
+    let gate = g.mul_mat(gate_w, cur);
     let act = g.like(gate, Op::Inplace, [gate, NONE, NONE, NONE]);
     let prod = g.like(act, Op::Inplace, [act, up, NONE, NONE]);
     g.mul_mat(down_w, prod)

@@ -106,7 +106,7 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &MlaShape) {
         let ffn_inp = g.like(cur, Op::Inplace, [cur, inp_sa, NONE, NONE]);
         let cur = norm(g, ffn_inp, w.norm);
         let out = if il < s.mla.dense_lead {
-            swiglu(g, cur, w.up, w.down)
+            swiglu(g, cur, [w.up, w.up, w.down])
         } else {
             experts(g, s, &w, cur)
         };

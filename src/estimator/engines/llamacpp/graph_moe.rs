@@ -137,7 +137,7 @@ pub fn add_shared<const N: usize>(
     (up, down): (Id, Id),
     gate: Option<Id>,
 ) -> Id {
-    let shared = swiglu(g, cur, up, down);
+    let shared = swiglu(g, cur, [up, up, down]);
     let out = match gate {
         Some(w) => {
             let gate_inp = g.mul_mat(w, cur);

@@ -30,9 +30,10 @@ use super::gallocr::{self, MAX_BUFFERS};
 use super::ggml::{Graph, HOST, Id, NONE, Op};
 
 /// Split inputs (with their copies) one replay may hold.
-const MAX_INPUTS: usize = 160;
-/// Splits one replay may hold.
-const MAX_SPLITS: usize = 32;
+const MAX_INPUTS: usize = 512;
+/// Splits one replay may hold (a host layer under op offload makes about a dozen: one per weight
+/// it copies, and the cache writes on the host).
+const MAX_SPLITS: usize = 256;
 
 /// The compute buffers a reserve leaves: each GPU's and the host's (`CUDA_Host`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
