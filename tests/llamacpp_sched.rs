@@ -367,3 +367,32 @@ fn host_layers_run_on_the_first_gpu_under_op_offload() {
         assert!(off.host >= scores, "{off:?}");
     });
 }
+
+/// Since early 2026 CUDA allocates flash attention's output with F16 copies of a K and V cache of
+/// another type behind it (the prompt's MMA or tile kernel reads F16): at 65,536 cells of
+/// Qwen2.5-32B's 8 × 128-wide KV heads a q8_0 cache adds 2 × 128 MiB to the node. The older
+/// graph's builds had no such allocation.
+#[test]
+fn flash_attention_allocates_f16_copies_of_a_quantized_cache() {
+    common::on_big_stack(|| {
+        let q8 = Ty::Block {
+            elems: 32,
+            bytes: 34,
+        };
+        let at = |ty: Ty, legacy: bool| {
+            let s = Shape {
+                flash_attn: true,
+                type_k: ty,
+                type_v: ty,
+                ..qwen32b(two(3, 2), 65_536, legacy)
+            };
+            reserve(&s, 2, 1)
+        };
+        let copies = 2 * 65_536 * 1024 * 2;
+        let mask = 65_536 * 512 * 2;
+        let (f16, q8_0) = (at(Ty::F16, false), at(q8, false));
+        assert!(q8_0.gpu[0] > f16.gpu[0], "{q8_0:?} vs {f16:?}");
+        assert!(q8_0.gpu[0] >= copies + mask, "{q8_0:?}");
+        assert_eq!(at(q8, true), at(Ty::F16, true));
+    });
+}

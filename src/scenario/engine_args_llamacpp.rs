@@ -131,6 +131,22 @@ fn not_flags(base: &LlamaCpp) -> LlamaCpp {
     }
 }
 
+/// What the program assumes for flags left out: `-c` 0, the training context (which `-fit` may
+/// lower). Builds before late 2025 (`legacy_placement`) had no `-fit`, and offloaded no layer
+/// unless `-ngl` said how many (llama.cpp in llama-cpp-python 0.2.90, common.cpp: `-ngl -1`
+/// kept the model default of 0; llama-cpp-python itself reads -1 as all).
+fn unflagged_defaults(p: &mut ParsedCommand) {
+    if !p.ctx_given {
+        p.settings.n_ctx = 0;
+    }
+    if p.settings.legacy_placement {
+        p.settings.fit = false;
+        if p.settings.n_gpu_layers < 0 {
+            p.settings.n_gpu_layers = 0;
+        }
+    }
+}
+
 /// Whether the program is llama-server (whose `-np` defaults to auto and whose `-fit` is on).
 fn is_server(word: &str) -> bool {
     let base = word.rsplit(['/', '\\']).next().unwrap_or(word);
@@ -153,9 +169,12 @@ fn is_server(word: &str) -> bool {
 /// assert_eq!(p.file_type, Some(GgufFileType::Q4KM));
 /// assert_eq!(p.ignored, vec!["--port 8080".to_owned()]);
 /// assert!(parse("llama-server --frobnicate 3", &LlamaCpp::default()).unwrap_err().contains("--frobnicate"));
-/// // What no flag says (here the build's older -ngl placement) stays as the scenario had it.
+/// // What no flag says (here the build's older -ngl placement) stays as the scenario had it;
+/// // those builds had no -fit and offloaded nothing without -ngl.
 /// let older = LlamaCpp { legacy_placement: true, ..LlamaCpp::default() };
 /// assert!(parse("llama-server -ngl 32", &older).unwrap().settings.legacy_placement);
+/// let bare = parse("llama-server -m x.gguf", &older).unwrap().settings;
+/// assert_eq!((bare.n_gpu_layers, bare.fit), (0, false));
 /// ```
 pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
     let w = words(cmd)?;
@@ -222,10 +241,7 @@ pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
             unknown.join(", ")
         ));
     }
-    // llama.cpp's own default for `-c` is 0, the training context (which `-fit` may lower).
-    if !p.ctx_given {
-        p.settings.n_ctx = 0;
-    }
+    unflagged_defaults(&mut p);
     // `-fit` is a llama-server and llama-cli switch, on by default in both (common/common.h).
     let s = &p.settings;
     p.fit_on = s.fit && !p.ngl_given && !s.has_overrides();

@@ -180,7 +180,9 @@ pub struct LlamaCpp {
     /// max(n_layer − N, 0)`): the last N repeating layers, and the output layer only when N
     /// exceeds the repeating layers. Later builds count the output layer among the N
     /// (`max(n_layer + 1 − N, 0)`), so the same N puts one repeating layer fewer on the GPUs and
-    /// the output there. The same for N > n_layer. Files without it load with it off.
+    /// the output there. The same for N > n_layer. Those builds had no `-fit` (it is not run), and
+    /// their programs offloaded no layer without `-ngl` (a pasted command without it, or with
+    /// `-ngl -1`, gets 0). Files without it load with it off.
     #[serde(default)]
     pub legacy_placement: bool,
     /// Not a flag: the host's memory bandwidth, GB/s, which bounds the layers `-ngl` leaves on the

@@ -233,7 +233,7 @@ fn build_ui(ui: &mut Ui, l: &mut LlamaCpp) {
         ui,
         &mut l.legacy_placement,
         "Pre-late-2025 -ngl",
-        "Not a flag: builds before late 2025 put -ngl N on the last N repeating layers and the output layer on a GPU only when N exceeds them; later builds count the output layer among the N (one repeating layer fewer, the output on a GPU).",
+        "Not a flag: builds before late 2025 put -ngl N on the last N repeating layers and the output layer on a GPU only when N exceeds them; later builds count the output layer among the N (one repeating layer fewer, the output on a GPU). Those builds had no -fit, and offloaded nothing without -ngl.",
     );
 }
 

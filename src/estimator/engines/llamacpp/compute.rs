@@ -22,7 +22,7 @@
 //!   exact on every CPU load measured here, tests/measured_llamacpp.rs); the closed form
 //!   [`cpu_graph`] for models the replayed graph does not describe.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::thread::LocalKey;
 
 use super::dims::{Dims, LayerGraph};
@@ -30,6 +30,7 @@ use super::ggml::{Graph, HOST, Ty};
 use super::graph_llama::{self, Shape};
 use super::graph_mamba2::{self, MambaShape};
 use super::graph_mla::{self, MlaShape};
+use super::recent::Recent;
 use super::{Buffers, ComputeBasis};
 use super::{gallocr, kv, sched};
 
@@ -161,7 +162,7 @@ pub fn cpu_plan(d: &Dims, b: &Buffers) -> Option<u64> {
     }
     let mut s = llama_shape(d, b)?;
     s.n_layer = replayed_layers(d.n_layer);
-    plan_once::<_, GRAPH_TENSORS>(&LAST_PLAN, s, graph_llama::build)
+    plan_once::<_, GRAPH_TENSORS>(&LLAMA_PLANS, s, graph_llama::build)
 }
 
 /// The reserve graph's shape of a Llama-architecture model ([`cpu_plan`] says which), all its
@@ -222,57 +223,25 @@ pub const GPU_GRAPH_TENSORS: usize = 2048;
 /// biases), and the output layer on a GPU or in host memory: every GPU's compute buffer and the
 /// host's, by replaying the scheduler's split of the reserve graph and the planner over each
 /// backend ([`sched`]; op offload multiplies host weights on the first GPU, on copies of them).
-/// (The current build also reserves the token-generation graph, one token per sequence, and
-/// keeps the larger buffer: llama-context.cpp `sched_reserve`, pp, tg, pp again. Its GPU buffers
-/// are far below the prompt's; the host's, where the host runs layers or the output at decode,
-/// is taken in closed form by [`reserve`].) `None` for graphs the replay does not describe ([`cpu_plan`]'s Llama family) or that outgrow it. With
-/// [`LlamaCpp::legacy_graph`](crate::scenario::LlamaCpp) a dense graph is the pre-`set_rows` one
-/// (whose builds reserved only the prompt's graph). Also says whether the older graph was the
-/// one replayed.
+/// (Builds since December 2024 also reserve the token-generation graph, one token per sequence,
+/// and keep the larger buffer: llama-context.cpp `sched_reserve`, pp, tg, pp again. Its GPU
+/// buffers are far below the prompt's; the host's, where the host runs layers or the output at
+/// decode, is taken in closed form by [`reserve`].) `None` for graphs the replay does not
+/// describe ([`cpu_plan`]'s Llama family) or that outgrow it. With
+/// [`LlamaCpp::legacy_graph`](crate::scenario::LlamaCpp) a dense graph is the pre-`set_rows`
+/// one. Also says whether the older graph was the one replayed.
 pub fn gpu_plan(d: &Dims, b: &Buffers) -> Option<(sched::Reserved, bool)> {
     let (s, gpus, copies) = gpu_shape(d, b)?;
     let op_offload = b.settings.op_offload;
     let key = (s, gpus as u8, copies as u8, op_offload);
     let r = GPU_PLANS.with_borrow_mut(|plans| {
-        if let Some(r) = plans.get(&key) {
-            return r;
-        }
-        let mut g = Graph::<GPU_GRAPH_TENSORS>::default();
-        graph_llama::build(&mut g, &s);
-        let r = sched::reserve(&mut g, gpus, copies, op_offload);
-        plans.put(key, r);
-        r
+        plans.get_or(key, || {
+            let mut g = Graph::<GPU_GRAPH_TENSORS>::default();
+            graph_llama::build(&mut g, &s);
+            sched::reserve(&mut g, gpus, copies, op_offload)
+        })
     });
     r.map(|r| (r, s.legacy))
-}
-
-/// The last few GPU replays, most recent first: `-fit` probes several layer counts per estimate
-/// (a binary search), and a sweep several shapes per frame; each replay is a pure function of
-/// its key.
-struct GpuPlans {
-    entries: [Option<(GpuKey, Option<sched::Reserved>)>; GPU_PLANS_KEPT],
-}
-
-/// Replays [`GpuPlans`] keeps: `-fit`'s binary searches (the context, then up to 8,193 layer
-/// counts) probe a few dozen shapes at most, most of them once.
-const GPU_PLANS_KEPT: usize = 32;
-
-impl GpuPlans {
-    /// The plan of `key`, moved to the front.
-    fn get(&mut self, key: &GpuKey) -> Option<Option<sched::Reserved>> {
-        let i = self
-            .entries
-            .iter()
-            .position(|e| e.as_ref().is_some_and(|(k, _)| k == key))?;
-        self.entries[..=i].rotate_right(1);
-        self.entries[0].map(|(_, r)| r)
-    }
-
-    /// Keeps `key`'s plan at the front, dropping the oldest.
-    fn put(&mut self, key: GpuKey, r: Option<sched::Reserved>) {
-        self.entries.rotate_right(1);
-        self.entries[0] = Some((key, r));
-    }
 }
 
 /// The replayed shape of a GPU build ([`gpu_plan`]), its GPUs and the scheduler's copies.
@@ -344,28 +313,27 @@ fn host_types(d: &Dims, ftype: crate::tensor::GgufFileType, n: u32) -> graph_lla
 /// A GPU replay's inputs: the shape, the GPUs, the copies of each input and op offload.
 type GpuKey = (Shape, u8, u8, bool);
 
-/// The last planned shape and its buffer (`None`: the graph did not fit the replay).
-type LastPlan<S> = Cell<Option<(S, Option<u64>)>>;
+/// Replays kept per kind of graph ([`Recent`]): `-fit`'s binary searches (the context, then up
+/// to 8,193 layer counts) probe a few dozen shapes at most, a sweep chart a few dozen samples.
+const KEPT: usize = 32;
 
-/// The plan of shape `s`, replayed with `build` — or the one kept in `last` if it was this
-/// shape's. The plan is a pure function of the shape, and one estimate asks for it three times
-/// (the memory phases, the time, the report), `compare` once per GPU: the last shape's is kept.
+/// Planned shapes and their buffers (`None`: the graph did not fit the replay).
+type Plans<S> = RefCell<Recent<S, Option<u64>, KEPT>>;
+
+/// The plan of shape `s`, replayed with `build`, or the one kept in `plans`.
 fn plan_once<S: Copy + PartialEq + 'static, const N: usize>(
-    last: &'static LocalKey<LastPlan<S>>,
+    plans: &'static LocalKey<Plans<S>>,
     s: S,
     build: fn(&mut Graph<N>, &S),
 ) -> Option<u64> {
-    if let Some((l, bytes)) = last.get()
-        && l == s
-    {
-        return bytes;
-    }
-    let mut g = Graph::<N>::default();
-    build(&mut g, &s);
-    // The CPU buffer type aligns to `TENSOR_ALIGNMENT` (32 B).
-    let bytes = gallocr::plan(&g, 32);
-    last.set(Some((s, bytes)));
-    bytes
+    plans.with_borrow_mut(|p| {
+        p.get_or(s, || {
+            let mut g = Graph::<N>::default();
+            build(&mut g, &s);
+            // The CPU buffer type aligns to `TENSOR_ALIGNMENT` (32 B).
+            gallocr::plan(&g, 32)
+        })
+    })
 }
 
 /// The tokens of the reserved ubatch: `n_ubatch`, rounded up to a multiple of the sequences it
@@ -376,16 +344,13 @@ fn reserve_tokens(b: &Buffers) -> u64 {
 }
 
 thread_local! {
-    /// The last planned shape and its buffer (`None`: the graph did not fit the replay).
-    static LAST_PLAN: LastPlan<Shape> = const { Cell::new(None) };
-    static LAST_MLA_PLAN: LastPlan<MlaShape> = const { Cell::new(None) };
-    static LAST_MAMBA_PLAN: LastPlan<MambaShape> = const { Cell::new(None) };
-    /// The last GPU replays: their shapes, GPUs, copies and op offload, and the buffers.
-    static GPU_PLANS: RefCell<GpuPlans> = const {
-        RefCell::new(GpuPlans {
-            entries: [None; GPU_PLANS_KEPT],
-        })
-    };
+    /// The CPU planner's recent shapes and their buffers, per graph family.
+    static LLAMA_PLANS: Plans<Shape> = const { RefCell::new(Recent::new()) };
+    static MLA_PLANS: Plans<MlaShape> = const { RefCell::new(Recent::new()) };
+    static MAMBA_PLANS: Plans<MambaShape> = const { RefCell::new(Recent::new()) };
+    /// The recent GPU replays: their shapes, GPUs, copies and op offload, and the buffers.
+    static GPU_PLANS: RefCell<Recent<GpuKey, Option<sched::Reserved>, KEPT>> =
+        const { RefCell::new(Recent::new()) };
 }
 
 /// Leading dense layers the MLA replay takes before its repeating MoE layers (DeepSeek-V3 has 3).
@@ -419,7 +384,7 @@ fn mla_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         flash_attn: b.flash_attn,
         type_k: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_k)),
     };
-    plan_once::<_, MLA_GRAPH_TENSORS>(&LAST_MLA_PLAN, s, graph_mla::build)
+    plan_once::<_, MLA_GRAPH_TENSORS>(&MLA_PLANS, s, graph_mla::build)
 }
 
 /// A Mamba-2 model's CPU compute buffer by replaying the planner over `mamba2`'s graph
@@ -441,7 +406,7 @@ fn mamba_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         n_outputs: t.min(u64::from(b.n_batch)),
         n_seqs,
     };
-    plan_once::<_, GRAPH_TENSORS>(&LAST_MAMBA_PLAN, s, graph_mamba2::build)
+    plan_once::<_, GRAPH_TENSORS>(&MAMBA_PLANS, s, graph_mamba2::build)
 }
 
 /// Tensors the MLA replay may hold: up to 4 dense and 12 MoE layers of at most ≈ 110 tensors
@@ -480,12 +445,10 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
         for (g, &bytes) in b.dev.iter_mut().zip(&r.gpu).take(b.gpus as usize) {
             g.compute = bytes;
         }
-        b.host_compute = r.host;
-        if !legacy {
-            // The token-generation reserve (below the offload batch: the host runs its layers
-            // and output itself), which the older builds did not make.
-            b.host_compute = b.host_compute.max(host_decode(d, b, n_kv, fa, false));
-        }
+        // The token-generation reserve: every build since December 2024 makes it (llama-cpp-python
+        // 0.3.5 `llama_new_context_with_model`: pp, tg, pp); August 2024's did not, but its
+        // host buffer is the inputs' then, well above one token's graph.
+        b.host_compute = r.host.max(host_decode(d, b, n_kv, fa, legacy));
         b.compute_basis = ComputeBasis::Replayed {
             legacy_graph: legacy,
         };
@@ -549,8 +512,15 @@ fn host_graph(d: &Dims, b: &Buffers, t: u64, n_kv: u64, fa: bool) -> u64 {
 }
 
 /// The host's buffer in the token-generation reserve (`graph_reserve(n_seqs, …)`: one token per
-/// sequence, below the offload batch, so the host runs what it holds), in closed form.
+/// sequence), in closed form: below the offload batch the host runs what it holds; from 32
+/// sequences on, op offload takes those products to the first GPU too and the host keeps the
+/// inputs.
 fn host_decode(d: &Dims, b: &Buffers, n_kv: u64, fa: bool, legacy: bool) -> u64 {
     let tg = u64::from(b.n_seq.max(1));
-    host_graph(d, b, tg, n_kv, fa) + host_inputs(d, tg, n_kv, fa, legacy)
+    let runs = if b.settings.op_offload && tg >= OP_OFFLOAD_MIN_BATCH {
+        0
+    } else {
+        host_graph(d, b, tg, n_kv, fa)
+    };
+    runs + host_inputs(d, tg, n_kv, fa, legacy)
 }

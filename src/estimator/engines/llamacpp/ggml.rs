@@ -96,6 +96,9 @@ pub struct Tensor {
     /// `get_op_batch_size`): `ne1` of a product, `ne2` of an expert product, none for a row
     /// lookup, the rows of any other op.
     pub batch: u64,
+    /// Bytes a CUDA buffer allocates beyond the tensor: flash attention's F16 copies of a
+    /// quantized K and V ([`Graph::set_cuda_extra`]).
+    pub cuda_extra: u64,
 }
 
 /// [`Tensor::dev`] of host memory.
@@ -114,9 +117,12 @@ impl Tensor {
     /// tensor whose rows are not a multiple of 512 gets the rest of one such row
     /// (`ggml_backend_cuda_buffer_type_get_alloc_size`, `MATRIX_ROW_PADDING`).
     pub const fn alloc_size(&self, cuda: bool) -> u64 {
-        let n = self.nbytes();
+        if !cuda {
+            return self.nbytes();
+        }
+        let n = self.nbytes() + self.cuda_extra;
         let rest = self.ne[0] % CUDA_ROW_PADDING;
-        if cuda && self.ty.block() > 1 && rest != 0 {
+        if self.ty.block() > 1 && rest != 0 {
             n + self.ty.row_size(CUDA_ROW_PADDING - rest)
         } else {
             n
@@ -185,6 +191,7 @@ const BLANK: Tensor = Tensor {
     dev: 0,
     pinned: false,
     batch: 0,
+    cuda_extra: 0,
 };
 
 impl<const N: usize> Default for Graph<N> {
@@ -316,6 +323,13 @@ impl<const N: usize> Graph<N> {
             batch: ne[1] * ne[2] * ne[3],
             ..BLANK
         })
+    }
+
+    /// Sets [`Tensor::cuda_extra`] of `id`.
+    pub fn set_cuda_extra(&mut self, id: Id, bytes: u64) {
+        if let Some(t) = self.t.get_mut(usize::from(id)) {
+            t.cuda_extra = bytes;
+        }
     }
 
     /// Sets [`Tensor::batch`] of a node whose op counts its batch otherwise.

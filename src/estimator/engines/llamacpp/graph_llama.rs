@@ -139,10 +139,11 @@ pub fn build<const N: usize>(g: &mut Graph<N>, s: &Shape) {
         inp_l = g.like(inp_l, Op::Inplace, [inp_l, NONE, NONE, NONE]);
     }
     let pos = g.input(Ty::I32, [t, 1, 1, 1]);
-    // A GPU build offloading every layer and the output pins each layer's norms to the layer's
-    // GPU (`full_offload`: `n_gpu_layers > n_layer`).
-    g.pin_norms =
-        s.devices != Devices::default() && s.devices.output != HOST && s.devices.host_layers == 0;
+    // A GPU build pins each layer's norms to the layer's GPU when it offloads every layer and
+    // the output (`full_offload`: `n_gpu_layers > n_layer`) or the ubatch is under 32 tokens
+    // (llama_context::graph_get_cb).
+    let full_offload = s.devices.output != HOST && s.devices.host_layers == 0;
+    g.pin_norms = s.devices != Devices::default() && (full_offload || t < 32);
     let mut inputs = cache_inputs(g, s, s.n_kv);
     let mut swa_inputs = (s.swa_kv > 0).then(|| cache_inputs(g, s, s.swa_kv));
     let out_ids = g.input(Ty::I32, [s.n_outputs, 1, 1, 1]);
@@ -508,6 +509,10 @@ pub(super) fn attend<const N: usize>(g: &mut Graph<N>, s: &Shape, [q, k, v, mask
             Op::Other,
             [q, k, v, mask],
         );
+        if !s.legacy {
+            let extra = fa_f16_copies(g, s, fa, [k, v]);
+            g.set_cuda_extra(fa, extra);
+        }
         g.reshape(fa, [n_embd_q, t, 1, 1])
     } else {
         let kq = g.mul_mat(k, q);
@@ -516,6 +521,30 @@ pub(super) fn attend<const N: usize>(g: &mut Graph<N>, s: &Shape, [q, k, v, mask
         let merged = g.permute_0213(kqv);
         g.cont(merged, [n_embd_q, t, 1, 1])
     }
+}
+
+/// What a CUDA buffer allocates beyond flash attention's output (ggml-cuda `fattn.cu`
+/// `ggml_cuda_flash_attn_ext_get_alloc_size`, `fattn-common.cuh`
+/// `ggml_cuda_flash_attn_ext_get_f16_extra_data`; in llama.cpp since early 2026, not in the one
+/// llama-cpp-python 0.3.22 vendors): a prompt's batch (more than 2 query rows) runs the MMA or
+/// tile kernel, which reads K and V in F16, so a K or V of another type (quantized, F32) gets an
+/// F16 copy after the output, each 128-byte aligned. (A BF16 cache is planned as F16 here, so
+/// its copies are missed.)
+fn fa_f16_copies<const N: usize>(g: &Graph<N>, s: &Shape, fa: Id, [k, v]: [Id; 2]) -> u64 {
+    if s.n_tokens <= 2 {
+        return 0;
+    }
+    let pad = |x: u64| x.div_ceil(128) * 128;
+    let n = g.t[usize::from(fa)].nbytes();
+    let elements = |id: Id| g.ne(id).iter().product::<u64>();
+    let mut end = n;
+    if s.type_k != Ty::F16 {
+        end = pad(end) + elements(k) * 2;
+    }
+    if s.type_v != Ty::F16 {
+        end = pad(end) + elements(v) * 2;
+    }
+    end - n
 }
 
 fn g_nb<const N: usize>(g: &Graph<N>, a: Id, i: usize) -> u64 {

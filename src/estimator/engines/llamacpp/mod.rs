@@ -19,6 +19,7 @@ pub mod kv;
 pub mod layer_kinds;
 pub mod memory;
 pub mod placement;
+pub mod recent;
 pub mod resolve;
 pub mod sched;
 pub mod tensor_types;
@@ -249,6 +250,10 @@ fn fitted(
     build: impl Fn(&LlamaCpp, Option<(u32, u32)>) -> Buffers,
 ) -> Option<Buffers> {
     let s = *s;
+    if s.legacy_placement {
+        // The builds of that placement had no `-fit` (common/fit.cpp came with the new one).
+        return None;
+    }
     let streams = kv::streams(&s, s.n_parallel.max(1));
     // (A closure over `LlamaCpp { n_ctx, ..s }` made rustc 1.95 panic (broken MIR): one field set instead.)
     let at = |n_ctx: u32| {
