@@ -248,12 +248,12 @@ fn serialized_fields() -> Vec<(String, String)> {
         .chain(engines)
     {
         let text = to_ron_string(&s);
-        for mut k in scan::keys(&text) {
-            if let Some(v) = variant {
-                match k.path.strip_prefix("inference.engine.") {
-                    Some(field) => k.path = format!("inference.engine.{v}.{field}"),
-                    None => continue,
-                }
+        for k in scan::keys(&text) {
+            // The scan names an engine's fields under its variant already.
+            if let Some(v) = variant
+                && !k.path.starts_with(&format!("inference.engine.{v}."))
+            {
+                continue;
             }
             let value = text[k.value_start..]
                 .lines()

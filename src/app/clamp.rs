@@ -110,6 +110,31 @@ mod tests {
         assert!(validate::validate(&s).is_empty());
     }
 
+    /// A serving engine's field is found under its variant's segment (before, the text scan
+    /// named it without one, so such a session could not be fixed).
+    #[test]
+    fn an_engine_field_is_clamped_too() {
+        use crate::scenario::{LlamaCpp, ServingEngine};
+        let text = text_with(|s| {
+            s.inference.engine = Some(ServingEngine::LlamaCpp(LlamaCpp {
+                sched_max_copies: 99,
+                ..LlamaCpp::default()
+            }));
+        });
+        let (s, fields) = fix(&text).expect("fixed");
+        let copies = s
+            .inference
+            .engine
+            .as_ref()
+            .and_then(|e| e.llamacpp().copied())
+            .map(|l| l.sched_max_copies);
+        assert_eq!(copies, Some(4));
+        assert_eq!(
+            fields,
+            vec!["inference.engine.llamacpp.sched_max_copies".to_owned()]
+        );
+    }
+
     #[test]
     fn nan_takes_the_default_value() {
         let text = text_with(|s| s.timing.compute_efficiency = f64::NAN);

@@ -52,6 +52,12 @@ pub fn keys(text: &str) -> Vec<Key> {
                 pending = Some(name.to_owned());
                 i = after + 1;
             } else {
+                // A serving engine's variant (`engine: Some(LlamaCpp((…)))`) is a segment of its
+                // fields' paths, as the range checks name them (`inference.engine.llamacpp.n_ctx`).
+                let in_engine = stack.last().is_some_and(|k| k.as_deref() == Some("engine"));
+                if in_engine && bytes.get(after) == Some(&b'(') {
+                    pending = text.get(start..end).map(str::to_ascii_lowercase);
+                }
                 i = end;
             }
             continue;
@@ -269,6 +275,23 @@ fn skip_raw_string(bytes: &[u8], i: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A serving engine's variant is a path segment, as the range checks name its fields.
+    #[test]
+    fn names_the_engine_variant_in_its_fields_paths() {
+        let text =
+            "Scenario(inference: (engine: Some(LlamaCpp((n_ctx: 4096, legacy_graph: true)))))";
+        let paths: Vec<String> = keys(text).into_iter().map(|k| k.path).collect();
+        assert_eq!(
+            paths,
+            [
+                "inference",
+                "inference.engine",
+                "inference.engine.llamacpp.n_ctx",
+                "inference.engine.llamacpp.legacy_graph"
+            ]
+        );
+    }
 
     #[test]
     fn finds_nested_paths_and_skips_strings_and_comments() {
