@@ -16,8 +16,11 @@ mod common;
 use vram_explorer::estimator::engines::llamacpp::ComputeBasis;
 use vram_explorer::estimator::engines::llamacpp::compute::replayed_layers;
 use vram_explorer::estimator::engines::llamacpp::ggml::{Graph, HOST, Ty};
-use vram_explorer::estimator::engines::llamacpp::graph_llama::{Devices, HostTypes, Shape, build};
+use vram_explorer::estimator::engines::llamacpp::graph_llama::{
+    Devices, HostTypes, Shape, build, ggml_ty,
+};
 use vram_explorer::estimator::engines::llamacpp::sched::{self, Reserved};
+use vram_explorer::tensor::GgufType;
 
 const MIB: u64 = 1 << 20;
 
@@ -259,10 +262,7 @@ fn a_host_output_is_multiplied_on_the_first_gpu_on_a_copy_of_its_matrix() {
 #[test]
 fn a_quantized_copy_on_a_gpu_pads_its_rows() {
     common::on_big_stack(|| {
-        let q4k = Ty::Block {
-            elems: 256,
-            bytes: 144,
-        };
+        let q4k = ggml_ty(GgufType::Q4K);
         let mut devices = two(9, 7);
         devices.output = HOST;
         let mut s = qwen32b(devices, 2048, true);
@@ -375,10 +375,7 @@ fn host_layers_run_on_the_first_gpu_under_op_offload() {
 #[test]
 fn flash_attention_allocates_f16_copies_of_a_quantized_cache() {
     common::on_big_stack(|| {
-        let q8 = Ty::Block {
-            elems: 32,
-            bytes: 34,
-        };
+        let q8 = ggml_ty(GgufType::Q8_0);
         let at = |ty: Ty, legacy: bool| {
             let s = Shape {
                 flash_attn: true,

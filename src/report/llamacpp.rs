@@ -274,7 +274,7 @@ fn offload_lines(out: &mut String, b: &Buffers) {
     if b.gpus > 0
         && host_weights
         && s.op_offload
-        && t >= crate::estimator::engines::llamacpp::compute::OP_OFFLOAD_MIN_BATCH
+        && t >= crate::estimator::engines::llamacpp::sched::OFFLOAD_MIN_BATCH
     {
         let _ = writeln!(
             out,

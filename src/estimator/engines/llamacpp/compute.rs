@@ -64,11 +64,6 @@ pub const fn attention_term(d: &Dims, t: u64, n_kv: u64, flash_attn: bool) -> u6
     }
 }
 
-/// The fewest tokens for which a GPU runs a product of host weights itself
-/// (`GGML_OP_OFFLOAD_MIN_BATCH`'s default, `ggml-cuda.cu` `ggml_backend_cuda_reg`; the batch is
-/// the product's `ne[1]`, a `mul_mat_id`'s `ne[2]`: the ubatch's tokens).
-pub const OP_OFFLOAD_MIN_BATCH: u64 = sched::OFFLOAD_MIN_BATCH;
-
 /// The graph's small inputs live at the attention peak (token ids, positions, output ids: 4 B
 /// each per token): what the printed `.01` of the host buffers is (fitted to the rounding of the
 /// CPU measurements, tests/measured_llamacpp.rs, and of the published `CUDA_Host` 24.01 / 12.01
@@ -192,8 +187,8 @@ fn llama_shape(d: &Dims, b: &Buffers) -> Option<Shape> {
         n_outputs: t.min(u64::from(b.n_batch)),
         n_kv: stream_cells(b),
         flash_attn: b.flash_attn,
-        type_k: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_k)),
-        type_v: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_v)),
+        type_k: graph_llama::ggml_ty(kv::ggml_type(b.settings.cache_type_k)),
+        type_v: graph_llama::ggml_ty(kv::ggml_type(b.settings.cache_type_v)),
         qk_norm: matches!(d.layers, LayerGraph::LlamaQkNorm | LayerGraph::Gemma3),
         n_expert: d.n_expert,
         n_expert_used: d.n_expert_used,
@@ -206,7 +201,7 @@ fn llama_shape(d: &Dims, b: &Buffers) -> Option<Shape> {
         },
         swa_period: d.swa_period,
         devices: graph_llama::Devices::default(),
-        head_ty: graph_llama::cache_ty(super::dims::output_matrix_type(d, b.file_type)),
+        head_ty: graph_llama::ggml_ty(super::dims::output_matrix_type(d, b.file_type)),
         host_ty: graph_llama::HostTypes::default(),
         legacy: false,
     })
@@ -295,9 +290,9 @@ fn host_types(d: &Dims, ftype: crate::tensor::GgufFileType, n: u32) -> graph_lla
     let q = d.quant_model();
     let largest = |role: Role, ne0: u64| {
         (0..n)
-            .map(|il| graph_llama::cache_ty(tensor_type(ftype, role, il, ne0, &q)))
-            .max_by_key(|t| t.row_size(ne0 * 256))
-            .unwrap_or(Ty::F16)
+            .map(|il| tensor_type(ftype, role, il, ne0, &q))
+            .max_by_key(|t| t.bytes(ne0))
+            .map_or(Ty::F16, graph_llama::ggml_ty)
     };
     graph_llama::HostTypes {
         q: largest(Role::AttnQ, d.n_embd),
@@ -382,7 +377,7 @@ fn mla_plan(d: &Dims, b: &Buffers) -> Option<u64> {
         n_outputs: t.min(u64::from(b.n_batch)),
         n_kv: stream_cells(b),
         flash_attn: b.flash_attn,
-        type_k: graph_llama::cache_ty(kv::ggml_type(b.settings.cache_type_k)),
+        type_k: graph_llama::ggml_ty(kv::ggml_type(b.settings.cache_type_k)),
     };
     plan_once::<_, MLA_GRAPH_TENSORS>(&MLA_PLANS, s, graph_mla::build)
 }
@@ -424,7 +419,7 @@ fn stream_cells(b: &Buffers) -> u64 {
 ///
 /// Beside GPUs, the host's weights (the layers `-ngl` leaves there, an output layer there, the
 /// FFN weights `--cpu-moe`/`--n-cpu-moe`/`--n-cpu-ffn` keep there) are multiplied by the first
-/// GPU when the ubatch has at least [`OP_OFFLOAD_MIN_BATCH`] tokens and `op_offload` is on
+/// GPU when the ubatch has at least [`sched::OFFLOAD_MIN_BATCH`] tokens and `op_offload` is on
 /// (`ggml_backend_sched_backend_id_from_cur`, cause "1.off": the first backend whose
 /// `offload_op` accepts the node): each such weight becomes an input of a split of its own on
 /// that GPU ("by starting a new split, the memory of the previously offloaded weights can be
@@ -468,7 +463,7 @@ pub fn reserve(b: &mut Buffers, d: &Dims) {
     let cpu_layers = d.n_layer > b.layers_on_gpu;
     let host_output = !b.output_on_gpu;
     let host_ffn = b.host_ffn > 0;
-    let offload = b.settings.op_offload && t >= OP_OFFLOAD_MIN_BATCH;
+    let offload = b.settings.op_offload && t >= sched::OFFLOAD_MIN_BATCH;
     if !offload {
         b.host_compute = host_graph(d, b, t, n_kv, fa) + host_inputs(d, t, n_kv, fa, legacy);
         return;
@@ -517,7 +512,7 @@ fn host_graph(d: &Dims, b: &Buffers, t: u64, n_kv: u64, fa: bool) -> u64 {
 /// inputs.
 fn host_decode(d: &Dims, b: &Buffers, n_kv: u64, fa: bool, legacy: bool) -> u64 {
     let tg = u64::from(b.n_seq.max(1));
-    let runs = if b.settings.op_offload && tg >= OP_OFFLOAD_MIN_BATCH {
+    let runs = if b.settings.op_offload && tg >= sched::OFFLOAD_MIN_BATCH {
         0
     } else {
         host_graph(d, b, tg, n_kv, fa)

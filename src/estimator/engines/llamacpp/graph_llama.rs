@@ -555,8 +555,10 @@ fn g_nb2<const N: usize>(g: &Graph<N>, a: Id) -> u64 {
     g_nb(g, a, 2)
 }
 
-/// A cache type as the graph sees it (BF16 plans like F16: same size, never planned itself).
-pub const fn cache_ty(t: crate::tensor::GgufType) -> Ty {
+/// A GGUF type as the graph plans it: a cache's, or a host weight's that op offload copies (BF16
+/// like F16, the same size; only flash attention's F16 copies of a BF16 cache would tell them
+/// apart, and are missed).
+pub const fn ggml_ty(t: crate::tensor::GgufType) -> Ty {
     use crate::tensor::GgufType as G;
     match t {
         G::F32 => Ty::F32,

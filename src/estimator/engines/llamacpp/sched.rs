@@ -62,7 +62,10 @@ struct Input {
 /// `GGML_SCHED_MAX_COPIES`.
 pub const MAX_COPIES: usize = 4;
 
-/// CUDA's `op_offload_min_batch_size` (32 unless `GGML_OP_OFFLOAD_MIN_BATCH` says otherwise).
+/// The fewest tokens for which a GPU runs an op on a host weight itself: CUDA's
+/// `op_offload_min_batch_size` (`GGML_OP_OFFLOAD_MIN_BATCH`'s default, ggml-cuda.cu
+/// `ggml_backend_cuda_reg`), compared with the op's batch ([`super::ggml::Tensor::batch`]: for a
+/// prompt's products, the ubatch's tokens).
 pub const OFFLOAD_MIN_BATCH: u64 = 32;
 
 /// GPU compute buffers align to 128 B (`ggml_backend_cuda_buffer_type_get_alignment`), the host's

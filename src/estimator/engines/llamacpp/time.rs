@@ -178,7 +178,7 @@ pub fn partial_offload(
     let ubatches = (prompt_tokens / ub).ceil().max(1.0);
     let per_ubatch = weights_read(host_model, b.host_experts, b.experts, t);
     let offloaded = b.settings.op_offload
-        && t >= super::compute::OP_OFFLOAD_MIN_BATCH as f64
+        && t >= super::sched::OFFLOAD_MIN_BATCH as f64
         && b.gpus > 0
         && host_link_bw > 0.0;
     if offloaded {
