@@ -86,3 +86,38 @@ fn inference_shows_first_token_and_decode_without_a_search() {
     assert!(h.query_by_label_contains("Fastest layouts").is_none());
     assert!(layout_state::with(&h.ctx, |s| s.requests.is_empty() && !s.running));
 }
+
+/// The Timing group's "Elementwise kernels" combo, picked by label: a Hugging Face training step
+/// runs eager PyTorch's kernels under `Auto`; "Fused" makes the step faster by what they cost, and
+/// the step-time view's totals line follows.
+#[test]
+fn the_elementwise_kernels_are_picked_in_the_timing_group() {
+    use vram_explorer::scenario::{ElementwiseKernels, Profile};
+    let mut h = window::training(|s| s.implementation.profile = Profile::HuggingFace);
+    let step = |h: &egui_kittest::Harness<'_, vram_explorer::app::ExplorerApp>| {
+        vram_explorer::estimator::estimate(h.state().scenario())
+            .performance
+            .step
+            .total_s
+    };
+    h.get_by_label("Timing").click();
+    h.run();
+    h.get_by_label("Step time").click();
+    h.run_steps(3);
+    let eager = step(&h);
+    let shown = |s: f64| format!("Total {}", vram_explorer::units::fmt_seconds(s));
+    assert!(h.query_by_label_contains(&shown(eager)).is_some());
+    window::choose(&mut h, "Elementwise kernels", "Fused");
+    assert_eq!(
+        h.state().scenario().timing.parts.elementwise,
+        ElementwiseKernels::Fused
+    );
+    h.run_steps(3);
+    let fused = step(&h);
+    assert!(fused < eager, "fused {fused} s, eager {eager} s");
+    assert!(
+        h.query_by_label_contains(&shown(fused)).is_some(),
+        "the totals line says {}",
+        shown(fused)
+    );
+}

@@ -19,6 +19,38 @@ pub enum CollectiveAlgorithm {
     P2p,
 }
 
+/// Whose memory-bound kernels a training step's layers run (the parts model's elementwise work,
+/// docs/time-model.md "Eager elementwise work").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ElementwiseKernels {
+    /// From the implementation: Megatron-Core's fused kernels, and torchtune under `compile`, run
+    /// `Fused`; every other profile (Hugging Face, LitGPT, eager torchtune) runs `Eager`.
+    #[default]
+    Auto,
+    /// One kernel per norm, bias-dropout-add and activation (Megatron-LM's fused kernels,
+    /// Korthikanti et al. 2022 §4; what torch.compile or Liger's kernels make of a layer).
+    Fused,
+    /// Eager PyTorch: every op of an RMSNorm, the rotary embedding and SwiGLU is a kernel of its own,
+    /// with FP32 upcasts (measured: tests/data/measured/eager-elementwise-traffic.json).
+    Eager,
+}
+
+impl ElementwiseKernels {
+    pub const ALL: [ElementwiseKernels; 3] = [
+        ElementwiseKernels::Auto,
+        ElementwiseKernels::Fused,
+        ElementwiseKernels::Eager,
+    ];
+
+    pub const fn label(self) -> &'static str {
+        match self {
+            ElementwiseKernels::Auto => "From the implementation",
+            ElementwiseKernels::Fused => "Fused",
+            ElementwiseKernels::Eager => "Eager PyTorch",
+        }
+    }
+}
+
 /// Inputs of the time and cost model (bandwidth issue): achievable fractions and prices.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -87,6 +119,10 @@ pub struct PartsTiming {
     /// Share of the pipeline point-to-point sends hidden behind compute (Megatron-Core
     /// overlaps them; Megatron-LM 2021 did not). Valid: [0, 1].
     pub pp_overlap: f64,
+    /// Training: whether the layers' norms, rotary embedding and activation run fused or as eager
+    /// PyTorch's separate kernels (≈ 3.7× the bytes of a fused Llama layer, forward and backward;
+    /// `Auto` follows the profile).
+    pub elementwise: ElementwiseKernels,
     /// Inference: GPU time of one kernel beyond its bytes and FLOPs (launch, ramp-up, tail), µs.
     /// Vidur's A100 profile of Llama-2-7B at one token (microsoft/vidur
     /// `data/profiling/compute/a100/meta-llama/Llama-2-7b-hf/mlp.csv`): its GEMVs take
@@ -130,6 +166,7 @@ impl Default for PartsTiming {
             flash_backward_efficiency: 0.5,
             tp_overlap: 0.0,
             pp_overlap: 0.0,
+            elementwise: ElementwiseKernels::Auto,
             kernel_floor_us: 5.0,
             // Measured (tests/data/measured/hf-decode-ops.json; tests/inference_overhead.rs
             // holds both to the record).

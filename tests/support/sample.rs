@@ -627,6 +627,7 @@ fn timing(r: &mut Rng) -> Timing {
             flash_backward_efficiency: r.field("timing.parts.flash_backward_efficiency"),
             tp_overlap: r.range(0.0, 1.0),
             pp_overlap: r.range(0.0, 1.0),
+            elementwise: r.pick(&ElementwiseKernels::ALL),
             kernel_floor_us: r.field("timing.parts.kernel_floor_us"),
             eager_op_us: r.field("timing.parts.eager_op_us"),
             generate_step_us: r.field("timing.parts.generate_step_us"),

@@ -109,7 +109,7 @@ impl StepPart {
                 "The attention core: materialised (two batched GEMMs + softmax) or a flash kernel at its own efficiency."
             }
             StepPart::Elementwise => {
-                "Norms, activations, dropout, residual adds and the loss: timed by the bytes they move, not FLOPs."
+                "Norms, rotary embedding, activations, dropout, residual adds and the loss: timed by the bytes they move, not FLOPs; fused kernels, or eager PyTorch's separate ones (timing.parts.elementwise)."
             }
             StepPart::Recompute => {
                 "The forward run again in backward under activation checkpointing (full: the layer; selective: the attention core)."

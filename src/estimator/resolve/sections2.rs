@@ -259,6 +259,7 @@ fn timing_parts(p: &PartsTiming, d: &mut Diagnostics) -> PartsTiming {
         flash_backward_efficiency: fb,
         tp_overlap: to,
         pp_overlap: po,
+        elementwise,
         kernel_floor_us: kf,
         eager_op_us: eo,
         generate_step_us: gs,
@@ -294,6 +295,7 @@ fn timing_parts(p: &PartsTiming, d: &mut Diagnostics) -> PartsTiming {
         ),
         tp_overlap: f(r!("timing.parts.tp_overlap"), *to, z.tp_overlap, d),
         pp_overlap: f(r!("timing.parts.pp_overlap"), *po, z.pp_overlap, d),
+        elementwise: *elementwise,
         kernel_floor_us: f(
             r!("timing.parts.kernel_floor_us"),
             *kf,

@@ -46,6 +46,106 @@ pub fn layer_elements_per_token(hidden: f64, ffn: f64, swiglu: bool) -> (f64, f6
     (norms + dropout_add, act)
 }
 
+/// Memory-bound kernels of one eager PyTorch decoder layer's forward, per token at 16-bit
+/// activations, in bytes (each op's tensor inputs read and its result written once), split as the
+/// fused count is: the hidden-width region (norms, residual adds, dropout) replicated on every
+/// tensor-parallel rank unless sequence parallel, and the attention-side and MLP-side ops each
+/// rank runs on its shard. Derived op by op, and measured on CPU with the aten ops an eager CUDA
+/// step dispatches (tests/data/measured/eager-elementwise-traffic.json: transformers 5.24.0
+/// `models/llama/modeling_llama.py`, torch 2.15.0; `tests/eager_elementwise.rs` holds the sum to
+/// it):
+/// - `LlamaRMSNorm`: upcast to FP32 (2 + 4 B per element), `pow` (4 + 4), `mean` (4), multiply by
+///   the reciprocal root (4 + 4), cast back (4 + 2), multiply by the weight (2 + 2): 36 B per
+///   element, two per layer. `nn.LayerNorm` is one kernel (2 + 2);
+/// - two residual adds (2 + 2 + 2 each); hidden dropout, when on, `native_dropout` writes a 1-byte
+///   mask beside its output (2 + 2 + 1 each, two per layer);
+/// - rotary embedding on q and k: `q·cos + rotate_half(q)·sin` (`neg` 2, `cat` 4, two multiplies
+///   4 each, the add 6: 20 B per element); torchtitan's complex form (9dec370 `apply_rotary_emb`:
+///   FP32 upcast 6, complex multiply 8, cast back 6) moves the same 20;
+/// - the activation: SwiGLU `silu(gate)·up` (4 + 6 B per FFN element), GELU one kernel (4),
+///   squared ReLU `relu` then `square` (4 + 4).
+///
+/// Not counted: Hugging Face repeats no K/V under SDPA without a padding mask (GQA runs inside the
+/// kernel); torchtitan's `repeat_kv` copies them (4 B per q and kv element, ≈ 4 % of its
+/// measured forward); a mixture of experts' routing and permutation ops. Other activation widths
+/// scale the bytes by `element_bytes / 2` (in FP32 the casts vanish but every tensor doubles: an
+/// approximation).
+pub struct EagerLayer {
+    /// Hidden-width ops, bytes per token.
+    pub replicated: f64,
+    /// Their kernel count (for the per-kernel bandwidth efficiency).
+    pub replicated_kernels: f64,
+    /// Rotary embedding over the attention's q and kv widths, bytes per token before TP.
+    pub attention: f64,
+    pub attention_kernels: f64,
+    /// Activation over the (active) FFN width, bytes per token before TP.
+    pub mlp: f64,
+    pub mlp_kernels: f64,
+}
+
+/// The eager layer's forward traffic (see [`EagerLayer`]). `q` and `kv` are the query and
+/// key/value widths (heads × head dim), `ffn` the active FFN width.
+pub fn eager_layer(
+    hidden: f64,
+    q: f64,
+    kv: f64,
+    ffn: f64,
+    shape: EagerShape,
+    element_bytes: f64,
+) -> EagerLayer {
+    let (norm, norm_kernels) = if shape.rms_norm {
+        (36.0, 6.0)
+    } else {
+        (4.0, 1.0)
+    };
+    let (drop, drop_kernels) = if shape.dropout {
+        (5.0, 1.0)
+    } else {
+        (0.0, 0.0)
+    };
+    let (act, act_kernels) = match shape.activation {
+        Activation::SwiGlu => (10.0, 2.0),
+        Activation::Gelu => (4.0, 1.0),
+        Activation::SquaredRelu => (8.0, 2.0),
+    };
+    let (rope, rope_kernels) = if shape.rotary {
+        (20.0 * (q + kv), 10.0)
+    } else {
+        (0.0, 0.0)
+    };
+    let scale = element_bytes / 2.0;
+    EagerLayer {
+        replicated: scale * hidden * 2.0 * (norm + 6.0 + drop),
+        replicated_kernels: 2.0 * (norm_kernels + 1.0 + drop_kernels),
+        attention: scale * rope,
+        attention_kernels: rope_kernels,
+        mlp: scale * act * ffn,
+        mlp_kernels: act_kernels,
+    }
+}
+
+/// What decides an eager layer's kernels.
+#[derive(Clone, Copy)]
+pub struct EagerShape {
+    pub rms_norm: bool,
+    pub rotary: bool,
+    pub dropout: bool,
+    pub activation: Activation,
+}
+
+#[derive(Clone, Copy)]
+pub enum Activation {
+    SwiGlu,
+    Gelu,
+    SquaredRelu,
+}
+
+/// Bytes an eager layer's autograd backward moves per byte of its forward: 2.25 for Hugging Face's
+/// Llama layer, 2.10 for torchtitan's (tests/data/measured/eager-elementwise-traffic.json; the
+/// upcasts and their casts back run again, the norm's and the rotary embedding's gradients take
+/// several products each). The fused count's backward is 2× its forward.
+pub const EAGER_BACKWARD_RATIO: f64 = 2.25;
+
 /// Elements the materialised softmax path moves per token and head column: fused
 /// scale-mask-softmax reads and writes the scores (2), dropout reads them, writes them and a mask
 /// (2.5) — Megatron-LM `fused_softmax` + attention dropout; zero under a fused (flash) kernel.

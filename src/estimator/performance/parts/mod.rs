@@ -18,7 +18,8 @@ use super::inputs::Inputs;
 use super::work::Work;
 use crate::estimator::model::ResolvedModel;
 use crate::scenario::{
-    ArchKind, AttentionKernel, Checkpointing, FfnKind, ModelFamily, PartsTiming, Scenario,
+    ArchKind, AttentionKernel, Checkpointing, ElementwiseKernels, FfnKind, ModelFamily, NormKind,
+    PartsTiming, PositionKind, Profile, Scenario,
 };
 
 /// 16-bit dense peak from which a GPU counts as Hopper-class for `gemm_efficiency_hopper` and
@@ -100,6 +101,73 @@ pub(crate) fn rate_time(flops: f64, rate: f64) -> f64 {
     }
 }
 
+/// Whether a training step's layers run eager PyTorch's separate elementwise kernels
+/// (`timing.parts.elementwise`; `Auto`: everything but Megatron-Core and compiled torchtune).
+pub fn eager_elementwise(s: &Scenario) -> bool {
+    match s.timing.parts.elementwise {
+        ElementwiseKernels::Fused => false,
+        ElementwiseKernels::Eager => true,
+        ElementwiseKernels::Auto => match s.implementation.profile {
+            Profile::Megatron => false,
+            Profile::Torchtune => !s.implementation.torchtune.compile,
+            Profile::HuggingFace | Profile::LitGpt => true,
+        },
+    }
+}
+
+/// One layer's memory-bound kernels forward on one GPU, seconds, and the bytes its backward moves
+/// per forward byte: the fused count (norms and dropout-adds on the full hidden state unless
+/// sequence parallel, the activation on the rank's FFN shard) or eager PyTorch's
+/// (`elementwise::eager_layer`, with the rotary embedding on the rank's heads).
+fn elementwise_forward(
+    s: &Scenario,
+    m: &ResolvedModel,
+    t: f64,
+    tp: f64,
+    e: f64,
+    bw: f64,
+    ffn_active: f64,
+) -> (f64, f64) {
+    let rep_div = if s.parallel.sequence_parallel {
+        tp
+    } else {
+        1.0
+    };
+    let bytes = |b: f64, kernels: f64| elementwise::time(t * b / kernels, bw) * kernels;
+    if !eager_elementwise(s) {
+        let swiglu = m.ffn_kind == FfnKind::SwiGlu;
+        let (rep, act) =
+            elementwise::layer_elements_per_token(f64::from(m.hidden), ffn_active, swiglu);
+        return (
+            bytes(rep * e / rep_div, 4.0) + bytes(act * e / tp, 1.0),
+            2.0,
+        );
+    }
+    let head_dim = f64::from(m.head_dim);
+    let shape = elementwise::EagerShape {
+        rms_norm: m.norm == NormKind::RmsNorm,
+        rotary: m.positions == PositionKind::Rotary,
+        dropout: s.workload.dropout,
+        activation: match m.ffn_kind {
+            FfnKind::SwiGlu => elementwise::Activation::SwiGlu,
+            FfnKind::Gelu => elementwise::Activation::Gelu,
+            FfnKind::SquaredRelu => elementwise::Activation::SquaredRelu,
+        },
+    };
+    let k = elementwise::eager_layer(
+        f64::from(m.hidden),
+        f64::from(m.heads) * head_dim,
+        f64::from(m.kv_heads) * head_dim,
+        ffn_active,
+        shape,
+        e,
+    );
+    let fwd = bytes(k.replicated / rep_div, k.replicated_kernels)
+        + bytes(k.attention / tp, k.attention_kernels)
+        + bytes(k.mlp / tp, k.mlp_kernels);
+    (fwd, elementwise::EAGER_BACKWARD_RATIO)
+}
+
 /// The parts of a transformer training step, or `None` when the parts model does not apply
 /// (other families, an unknown peak): the flat roofline with `timing.compute_efficiency` times
 /// those.
@@ -136,10 +204,6 @@ pub fn training_parts(
     let keep = w.keep;
     let gemm_fwd = gemm::layer_forward(m, t, tp, keep, &gemms);
     let active = m.moe.active_mlps();
-    let mats = match m.ffn_kind {
-        FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
-        FfnKind::SwiGlu => 3.0,
-    };
 
     // Attention core.
     let core = attention::Core {
@@ -158,17 +222,8 @@ pub fn training_parts(
         pt.flash_backward_efficiency,
     );
 
-    // Elementwise: norms and dropout-adds on the full hidden state unless sequence parallel.
     let ffn_active = f64::from(m.ffn) * active;
-    let (rep, act) = elementwise::layer_elements_per_token(h, ffn_active, mats > 2.0);
-    let rep_div = if s.parallel.sequence_parallel {
-        tp
-    } else {
-        1.0
-    };
-    let ew =
-        |elements: f64, kernels: f64| elementwise::time(t * elements * e / kernels, bw) * kernels;
-    let ew_fwd = ew(rep / rep_div, 4.0) + ew(act / tp, 1.0);
+    let (ew_fwd, ew_backward) = elementwise_forward(s, m, t, tp, e, bw, ffn_active);
 
     let layers = f64::from(m.layers.div_ceil(i.pp.max(1)));
     // LM head (on the last stage): 2·t·h·V/TP forward, 2× backward; the loss by its kernels. FP8
@@ -199,7 +254,7 @@ pub fn training_parts(
     Some(StepParts {
         gemm_s: accum * (layers * 3.0 * gemm_fwd + head_gemm),
         attention_s: accum * layers * (att.forward_s + att.backward_s),
-        elementwise_s: accum * (layers * 3.0 * ew_fwd + loss),
+        elementwise_s: accum * (layers * (1.0 + ew_backward) * ew_fwd + loss),
         recompute_s: accum * layers * recompute_layer,
         p2p_s: p2p,
         gemm_share: share,
