@@ -171,17 +171,37 @@ fn torchtitan_published_memory_table() {
     }
 }
 
+/// The benchmark's GPU, "H100 96 GB HBM2e" (the records' `hardware.gpu`): the H100 SXM's tensor
+/// peaks (989 / 1,979 TFLOP/s dense, as torchao's float8 roofline takes them) with "2.4 TB per
+/// second, custom to Meta's H100 variant" (pytorch/ao at eab345c, the benchmarks' torchao commit,
+/// `torchao/float8/roofline_utils.py` `H100_PEAK_MEM_BW_BYTES_SEC`), NVLink 4 within the host.
+/// Its 500 W power limit is not modelled (no published clock under it).
+fn meta_h100() -> GpuChoice {
+    GpuChoice::Custom(CustomGpu {
+        name: "H100 96 GB HBM2e (Grand Teton, 500 W)".to_owned(),
+        memory_gb: 96.0,
+        bandwidth_gb_s: 2400.0,
+        tflops_16: 989.0,
+        tflops_32: 67.0,
+        tflops_8: 1979.0,
+        memory_tech: vram_explorer::hardware::MemoryTech::Hbm2e,
+        link_gb_s: 450.0,
+        tdp_w: 500.0,
+        ..CustomGpu::default()
+    })
+}
+
 /// The same records' published throughput (`also_reported.tokens_per_sec_per_gpu`) against the
 /// step-time parts model (issue 13: other frameworks' runs are checks, never fitted). torchtitan
 /// overlaps FSDP2's all-gathers and reduce-scatters with compute (`timing.comm_overlap` 1), runs
 /// TP collectives on the critical path unless AsyncTP micro-pipelines them (`tp_overlap` 1 there),
 /// and the float8 rows run torchao's tensorwise-scaled FP8 linears (`Fp8Recipe::TeCurrent`: FP8
-/// GEMMs, the output head in BF16). The eager rows run eager PyTorch's elementwise kernels
-/// (`timing.parts.elementwise` `Auto` under the default profile), the compiled rows fused ones.
-/// Every row is estimated too fast (+12 … +65 %, median +29 %): the benchmark's GPUs are H100s
-/// capped at 500 W (the records' `hardware.gpu`), timed here at the 700 W H100 SXM's peak, and
-/// torchao's FP8 casts and ring-attention CP are not modelled. A known miss: the guard only keeps
-/// it from drifting unnoticed.
+/// GEMMs, the output head in BF16, their operands cast as torchao's float8 roofline counts). The
+/// eager rows run eager PyTorch's elementwise kernels (`timing.parts.elementwise` `Auto` under the
+/// default profile), the compiled rows fused ones. The GPU is the benchmark's ([`meta_h100`]).
+/// Every row is estimated too fast (+5 … +64 %, median +23 %): the 500 W power limit,
+/// torch.compile's layers and ring-attention CP are not modelled. A known miss: the guard only
+/// keeps it from drifting unnoticed.
 #[test]
 fn torchtitan_published_throughput_is_a_known_miss() {
     let mut errors = Vec::new();
@@ -207,6 +227,7 @@ fn torchtitan_published_throughput_is_a_known_miss() {
         if c["compile"].as_bool() == Some(true) {
             s.timing.parts.elementwise = ElementwiseKernels::Fused;
         }
+        s.gpu = meta_h100();
         let e = estimate(&s);
         let per_gpu = e.performance.throughput.tokens_per_s / f64::from(u(l, "gpus"));
         let published = r["also_reported"]["tokens_per_sec_per_gpu"]
@@ -222,9 +243,10 @@ fn torchtitan_published_throughput_is_a_known_miss() {
         by_id.push((r["id"].as_str().unwrap().to_owned(), err));
     }
     // The eager rows were +29.3 % / +32.7 % with the fused count, 18 points above the compiled rows
-    // of the same tables; with eager PyTorch's kernels they are within 2.5 points of them (+13.2 /
-    // +16.2 % against +11.7 / +14.2 %): the published eager-to-compiled ratio (0.864 / 0.860) is
-    // what the eager elementwise bytes cost (the estimate's 0.875 / 0.875).
+    // of the same tables; with eager PyTorch's kernels they are within 3.5 points of them (+5.1 /
+    // +8.1 % against +8.4 / +11.0 % on the benchmark's 2.4 TB/s; +13.2 / +16.2 against +11.7 /
+    // +14.2 % at the SXM's 3.35 TB/s): the published eager-to-compiled ratio (0.864 / 0.860) is
+    // what the eager elementwise bytes cost (the estimate's 0.838 / 0.838).
     let err = |id: &str| by_id.iter().find(|(i, _)| i == id).unwrap().1;
     for table in ["t1", "t3"] {
         let eager = err(&format!("torchtitan-h100-202412-{table}-8b-fsdp"));
@@ -232,7 +254,7 @@ fn torchtitan_published_throughput_is_a_known_miss() {
             "torchtitan-h100-202412-{table}-8b-fsdp-torchcompile"
         ));
         assert!(
-            (eager - compiled).abs() < 0.03,
+            (eager - compiled).abs() < 0.035,
             "{table}: eager {eager:+.3}, compiled {compiled:+.3}"
         );
     }
@@ -240,8 +262,9 @@ fn torchtitan_published_throughput_is_a_known_miss() {
     errors.sort_by(f64::total_cmp);
     let median = errors[errors.len() / 2];
     println!("median error {:+.1} %", median * 100.0);
-    // Today: median +28.8 %, every row between +11.7 % and +65.3 % (median +30.0 % before the
-    // eager kernels).
+    // Today: median +23.1 %, every row between +5.1 % and +63.9 % (median +30.0 % before the eager
+    // kernels, +28.8 % before the FP8 casts and the benchmark GPU's 2.4 TB/s, +26.6 % with the
+    // casts at 3.35 TB/s).
     assert!(
         errors.iter().all(|e| *e > 0.05),
         "a row is no longer too fast: {errors:?}"

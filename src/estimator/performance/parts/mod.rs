@@ -10,6 +10,7 @@
 
 pub mod attention;
 pub mod elementwise;
+pub mod fp8_casts;
 pub mod gemm;
 pub mod pipeline;
 pub mod search;
@@ -18,8 +19,8 @@ use super::inputs::Inputs;
 use super::work::Work;
 use crate::estimator::model::ResolvedModel;
 use crate::scenario::{
-    ArchKind, AttentionKernel, Checkpointing, ElementwiseKernels, FfnKind, ModelFamily, NormKind,
-    PartsTiming, PositionKind, Profile, Scenario,
+    ArchKind, AttentionKernel, Checkpointing, ElementwiseKernels, FfnKind, Fp8Recipe, ModelFamily,
+    NormKind, PartsTiming, PositionKind, Profile, Scenario,
 };
 
 /// 16-bit dense peak from which a GPU counts as Hopper-class for `gemm_efficiency_hopper` and
@@ -224,6 +225,18 @@ pub fn training_parts(
 
     let ffn_active = f64::from(m.ffn) * active;
     let (ew_fwd, ew_backward) = elementwise_forward(s, m, t, tp, e, bw, ffn_active);
+    // FP8 GEMMs (a training recipe on a GPU with an FP8 rate) need their operands cast.
+    let casts = if s.precision.fp8_recipe != Fp8Recipe::None && i.peak > i.peak16 {
+        let rep_div = if s.parallel.sequence_parallel {
+            tp
+        } else {
+            1.0
+        };
+        let bytes = fp8_casts::layer_bytes(m, t, tp, rep_div, ffn_active, e);
+        elementwise::time(bytes / fp8_casts::KERNELS, bw) * fp8_casts::KERNELS
+    } else {
+        0.0
+    };
 
     let layers = f64::from(m.layers.div_ceil(i.pp.max(1)));
     // LM head (on the last stage): 2·t·h·V/TP forward, 2× backward; the loss by its kernels. FP8
@@ -231,7 +244,7 @@ pub fn training_parts(
     // Megatron-Core's output layer is not a Transformer Engine FP8 module; torchtitan's float8
     // conversion skips `output`), so it runs at the 16-bit peak.
     let head_f = t * super::flops::head_flops_per_token(m) * keep / tp;
-    let head_gemm = if s.precision.fp8_recipe == crate::scenario::Fp8Recipe::None {
+    let head_gemm = if s.precision.fp8_recipe == Fp8Recipe::None {
         3.0 * g(head_f)
     } else {
         let g16 = gemm::Gemm {
@@ -254,7 +267,7 @@ pub fn training_parts(
     Some(StepParts {
         gemm_s: accum * (layers * 3.0 * gemm_fwd + head_gemm),
         attention_s: accum * layers * (att.forward_s + att.backward_s),
-        elementwise_s: accum * (layers * (1.0 + ew_backward) * ew_fwd + loss),
+        elementwise_s: accum * (layers * ((1.0 + ew_backward) * ew_fwd + casts) + loss),
         recompute_s: accum * layers * recompute_layer,
         p2p_s: p2p,
         gemm_share: share,
