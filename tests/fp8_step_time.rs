@@ -12,7 +12,7 @@ use vram_explorer::estimator::estimate;
 use vram_explorer::estimator::performance::breakdown::StepPart;
 use vram_explorer::hardware::GpuId;
 use vram_explorer::presets::bundled_scenario;
-use vram_explorer::scenario::{Fp8Recipe, GpuChoice, Mode, Scenario};
+use vram_explorer::scenario::{Fp8Recipe, GpuChoice, Mode, Profile, Scenario};
 
 #[path = "support/step_part.rs"]
 mod step_part;
@@ -48,23 +48,45 @@ fn an_fp8_recipe_speeds_up_the_gemms_only() {
             "{recipe:?} attention: {b} vs {a}"
         );
         // The elementwise work stays 16-bit and gains the casts (torchao's float8 roofline,
-        // `parts::fp8_casts`): per layer (h 8192, q 8192, kv 1024, f 28672, TP 1, 4,096 tokens)
-        // inputs 2h + q + f = 53,248 and gradients 2h + q + 2kv + 2f = 83,968 elements per token at
-        // 4 B, the weight shard (h(q + 2kv) + qh + 3hf = 855,638,016 elements) at 6 B: 2.25 GB +
-        // 5.13 GB, at 90 % of 3.35 TB/s, over 80 layers.
-        let (ew16, ew8) = (
-            part(&bf16, StepPart::Elementwise),
-            part(&fp8, StepPart::Elementwise),
-        );
-        let bytes = 4096.0 * (53_248.0 + 83_968.0) * 4.0 + 855_638_016.0 * 6.0;
-        let casts = 80.0 * bytes / (3.35e12 * 0.9);
-        assert!(
-            ((ew8 - ew16) / casts - 1.0).abs() < 1e-9,
-            "{recipe:?}: {} s of casts, expected {casts}",
-            ew8 - ew16
-        );
+        // `parts::fp8_casts`), per linear of the Hugging Face model (separate q, k, v, gate, up):
+        // per layer (h 8192, q 8192, kv 1024, f 28672, TP 1, 4,096 tokens) inputs 5h + q + f =
+        // 77,824 and gradients 2h + q + 2kv + 2f = 83,968 elements per token at 4 B, the weight
+        // shard (h(q + 2kv) + qh + 3hf = 855,638,016 elements) at 6 B, over 21 kernels of ≥ 100 MB
+        // (90 % of 3.35 TB/s), 80 layers.
+        let bytes = 4096.0 * (77_824.0 + 83_968.0) * 4.0 + 855_638_016.0 * 6.0;
+        assert_casts(&bf16, &fp8, 80.0 * bytes / (3.35e12 * 0.9));
         assert!(estimate(&fp8).performance.step.total_s < estimate(&bf16).performance.step.total_s);
     }
+}
+
+/// The casts `fp8` adds to `bf16`'s elementwise part, against `expected` seconds.
+fn assert_casts(bf16: &Scenario, fp8: &Scenario, expected: f64) {
+    let (ew16, ew8) = (
+        part(bf16, StepPart::Elementwise),
+        part(fp8, StepPart::Elementwise),
+    );
+    assert!(
+        ((ew8 - ew16) / expected - 1.0).abs() < 1e-9,
+        "{} s of casts, expected {expected}",
+        ew8 - ew16
+    );
+}
+
+/// Megatron-Core's fused QKV and MLP-up cast the hidden state once each, and under tensor and
+/// sequence parallelism every cast runs on the rank's shard: TP 2 with SP, per token inputs
+/// 2h/2 + (q + f)/2 = 26,624 and gradients 2h/2 + (q + 2kv + 2f)/2 = 41,984 elements at 4 B, the
+/// weight shard 427,819,008 elements at 6 B, over 12 kernels.
+#[test]
+fn fused_linears_cast_their_shards_under_tensor_parallelism() {
+    let mut bf16 = seventy_b();
+    bf16.implementation.profile = Profile::Megatron;
+    bf16.parallel.tp = 2;
+    bf16.parallel.dp = 4;
+    bf16.parallel.sequence_parallel = true;
+    let mut fp8 = bf16.clone();
+    fp8.precision.fp8_recipe = Fp8Recipe::TeCurrent;
+    let bytes = 4096.0 * (26_624.0 + 41_984.0) * 4.0 + 427_819_008.0 * 6.0;
+    assert_casts(&bf16, &fp8, 80.0 * bytes / (3.35e12 * 0.9));
 }
 
 #[test]

@@ -243,31 +243,34 @@ fn torchtitan_published_throughput_is_a_known_miss() {
         by_id.push((r["id"].as_str().unwrap().to_owned(), err));
     }
     // The eager rows were +29.3 % / +32.7 % with the fused count, 18 points above the compiled rows
-    // of the same tables; with eager PyTorch's kernels they are within 3.5 points of them (+5.1 /
-    // +8.1 % against +8.4 / +11.0 % on the benchmark's 2.4 TB/s; +13.2 / +16.2 against +11.7 /
-    // +14.2 % at the SXM's 3.35 TB/s): the published eager-to-compiled ratio (0.864 / 0.860) is
-    // what the eager elementwise bytes cost (the estimate's 0.838 / 0.838).
+    // of the same tables; with eager PyTorch's kernels they are +4.9 / +7.9 % against +8.4 /
+    // +11.0 % (on the benchmark's 2.4 TB/s; +13.2 / +16.2 against +11.7 / +14.2 % at the SXM's
+    // 3.35 TB/s): the published eager-to-compiled ratio (0.864 / 0.860) is what the eager
+    // elementwise bytes cost, the estimate's 0.837 / 0.837 within 3.1 % / 2.8 % of it (1.000
+    // before).
     let err = |id: &str| by_id.iter().find(|(i, _)| i == id).unwrap().1;
-    for table in ["t1", "t3"] {
+    for (table, published) in [("t1", 5762.0 / 6667.0), ("t3", 5605.0 / 6514.0)] {
         let eager = err(&format!("torchtitan-h100-202412-{table}-8b-fsdp"));
         let compiled = err(&format!(
             "torchtitan-h100-202412-{table}-8b-fsdp-torchcompile"
         ));
+        let ratio = (1.0 + eager) * published / (1.0 + compiled);
         assert!(
-            (eager - compiled).abs() < 0.035,
-            "{table}: eager {eager:+.3}, compiled {compiled:+.3}"
+            (ratio / published - 1.0).abs() < 0.04,
+            "{table}: estimated eager / compiled {ratio:.3}, published {published:.3}"
         );
     }
     assert_eq!(errors.len(), 18);
     errors.sort_by(f64::total_cmp);
     let median = errors[errors.len() / 2];
     println!("median error {:+.1} %", median * 100.0);
-    // Today: median +23.1 %, every row between +5.1 % and +63.9 % (median +30.0 % before the eager
+    // Today: median +22.8 %, every row between +4.9 % and +63.8 % (median +30.0 % before the eager
     // kernels, +28.8 % before the FP8 casts and the benchmark GPU's 2.4 TB/s, +26.6 % with the
-    // casts at 3.35 TB/s).
+    // casts at 3.35 TB/s). Every row is still too fast; the worst must not grow.
     assert!(
-        errors.iter().all(|e| *e > 0.05),
+        errors.iter().all(|e| *e > 0.0),
         "a row is no longer too fast: {errors:?}"
     );
-    assert!(median > 0.2 && median < 0.4, "median {median:.3}");
+    assert!(errors[17] < 0.66, "worst {:.3}", errors[17]);
+    assert!(median > 0.2 && median < 0.25, "median {median:.3}");
 }

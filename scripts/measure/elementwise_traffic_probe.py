@@ -10,7 +10,8 @@ model's, so the embedding, the final norm, the head and the loss cancel.
 
 Models, BF16 weights and activations, random init, CPU (the dispatched ops are the ones a CUDA eager step runs;
 only the attention kernel's name differs):
-- Hugging Face `LlamaForCausalLM` (transformers 5.24.0), SDPA, no padding mask (GQA inside SDPA, no repeat_kv);
+- Hugging Face `LlamaForCausalLM` (transformers 5.24.0), SDPA, no padding mask (GQA inside SDPA, no repeat_kv),
+  `use_cache=False` (a training forward keeps no KV cache);
 - torchtitan's Llama at 9dec370 (the December 2024 benchmarks' commit): pass the directory holding
   `git show 9dec370:torchtitan/models/llama/model.py` as model.py and `...models/norms.py` as norms.py.
 
@@ -73,8 +74,11 @@ class Traffic(TorchDispatchMode):
 def step(model, ids):
     """(forward bytes, backward bytes, forward ops, backward ops) of one training step's forward and backward."""
     f, b = Traffic(), Traffic()
+    # A training forward builds no KV cache (Transformers would otherwise copy K and V into a
+    # DynamicCache: `use_cache` defaults to True).
+    kwargs = {"use_cache": False} if hasattr(model, "config") else {}
     with f:
-        logits = model(ids)
+        logits = model(ids, **kwargs)
         logits = logits.logits if hasattr(logits, "logits") else logits
     loss = logits.float().sum()
     with b:

@@ -47,8 +47,9 @@ pub struct Torchtune {
     /// loss's upcast + cross-entropy (`training.compile_loss`). The loss is modelled from a CPU
     /// probe (tests/data/measured/torchtune-compiled-loss-probe.json: the compiled kernel saves the
     /// logits chunk and two FP32 values per row instead of the FP32 log-softmax); the compiled
-    /// layers are not (they follow the eager rules: inductor's fused intermediates are not
-    /// measured yet).
+    /// layers' saved tensors are not (they follow the eager rules: inductor's fused
+    /// intermediates are not measured yet), their time runs fused elementwise kernels
+    /// (`timing.parts.elementwise` `Auto`).
     pub compile: bool,
     /// How the model's builder places the RoPE cache, an FP32 buffer of `max_positions` × head
     /// dim elements (`torchtune/modules/position_embeddings.py`).

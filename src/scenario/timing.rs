@@ -28,7 +28,10 @@ pub enum ElementwiseKernels {
     #[default]
     Auto,
     /// One kernel per norm, bias-dropout-add and activation (Megatron-LM's fused kernels,
-    /// Korthikanti et al. 2022 §4; what torch.compile or Liger's kernels make of a layer).
+    /// Korthikanti et al. 2022 §4; what torch.compile makes of a layer, and Liger's or Unsloth's
+    /// kernels when they patch the layers' modules — `Auto` cannot tell: Liger's
+    /// `apply_liger_kernel_to_*` called after the model is built swaps only RoPE,
+    /// docs/frameworks/unsloth-liger.md).
     Fused,
     /// Eager PyTorch: every op of an RMSNorm, the rotary embedding and SwiGLU is a kernel of its own,
     /// with FP32 upcasts (measured: tests/data/measured/eager-elementwise-traffic.json).

@@ -74,14 +74,14 @@ fn elementwise_ui(ui: &mut Ui, s: &mut Scenario) {
             ElementwiseKernels::Fused,
             ElementwiseKernels::Fused.label(),
             "One kernel per norm, bias-dropout-add and activation (Megatron's fused kernels, \
-             torch.compile, Liger).",
+             torch.compile; Liger's or Unsloth's when they patch the layers: pick it by hand).",
         ),
         opt(
             ElementwiseKernels::Eager,
             ElementwiseKernels::Eager.label(),
             "Every op of an RMSNorm, the rotary embedding and SwiGLU a kernel of its own, with FP32 \
-             upcasts: about 3.5× the bytes of a fused Llama layer forward, 2.25× that in backward \
-             (measured op by op).",
+             upcasts: about 3.3× the bytes of a fused Llama layer's forward, and 2.29× that again \
+             in backward (measured op by op).",
         ),
     ];
     choice(

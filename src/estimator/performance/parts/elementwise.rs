@@ -52,8 +52,8 @@ pub fn layer_elements_per_token(hidden: f64, ffn: f64, swiglu: bool) -> (f64, f6
 /// tensor-parallel rank unless sequence parallel, and the attention-side and MLP-side ops each
 /// rank runs on its shard. Derived op by op, and measured on CPU with the aten ops an eager CUDA
 /// step dispatches (tests/data/measured/eager-elementwise-traffic.json: transformers 5.24.0
-/// `models/llama/modeling_llama.py`, torch 2.15.0; `tests/eager_elementwise.rs` holds the sum to
-/// it):
+/// `models/llama/modeling_llama.py` and torchtitan 9dec370, torch 2.15.0; `tests/eager_elementwise.rs`
+/// holds the sum to both, −0.5 %: the broadcast cos/sin reads):
 /// - `LlamaRMSNorm`: upcast to FP32 (2 + 4 B per element), `pow` (4 + 4), `mean` (4), multiply by
 ///   the reciprocal root (4 + 4), cast back (4 + 2), multiply by the weight (2 + 2): 36 B per
 ///   element, two per layer. `nn.LayerNorm` is one kernel (2 + 2);
@@ -66,8 +66,10 @@ pub fn layer_elements_per_token(hidden: f64, ffn: f64, swiglu: bool) -> (f64, f6
 ///   squared ReLU `relu` then `square` (4 + 4).
 ///
 /// Not counted: Hugging Face repeats no K/V under SDPA without a padding mask (GQA runs inside the
-/// kernel); torchtitan's `repeat_kv` copies them (4 B per q and kv element, ≈ 4 % of its
-/// measured forward); a mixture of experts' routing and permutation ops. Other activation widths
+/// kernel); torchtitan's `repeat_kv` copies them (measured 8 B per query-width element, the
+/// expanded read counted at its full size: 5.6 % of its forward); a mixture of experts' routing and
+/// permutation ops; K/V heads duplicated on every rank when there are fewer of them than
+/// tensor-parallel ranks (they are divided by TP here). Other activation widths
 /// scale the bytes by `element_bytes / 2` (in FP32 the casts vanish but every tensor doubles: an
 /// approximation).
 pub struct EagerLayer {
@@ -140,11 +142,12 @@ pub enum Activation {
     SquaredRelu,
 }
 
-/// Bytes an eager layer's autograd backward moves per byte of its forward: 2.25 for Hugging Face's
-/// Llama layer, 2.10 for torchtitan's (tests/data/measured/eager-elementwise-traffic.json; the
-/// upcasts and their casts back run again, the norm's and the rotary embedding's gradients take
-/// several products each). The fused count's backward is 2× its forward.
-pub const EAGER_BACKWARD_RATIO: f64 = 2.25;
+/// Bytes an eager layer's autograd backward moves per byte of its forward: 2.285 for Hugging Face's
+/// Llama layer (taken), 2.10 for torchtitan's, whose forward also holds `repeat_kv`'s copies
+/// (tests/data/measured/eager-elementwise-traffic.json; the upcasts and their casts back run
+/// again, the norm's and the rotary embedding's gradients take several products each). The fused
+/// count's backward is 2× its forward.
+pub const EAGER_BACKWARD_RATIO: f64 = 2.285;
 
 /// Elements the materialised softmax path moves per token and head column: fused
 /// scale-mask-softmax reads and writes the scores (2), dropout reads them, writes them and a mask
@@ -162,5 +165,69 @@ mod tests {
         assert_eq!(time(0.0, 2e12), 0.0);
         let (rep, mlp) = layer_elements_per_token(1.0, 4.0, false);
         assert_eq!((rep, mlp), (11.0, 8.0));
+    }
+
+    const LLAMA: EagerShape = EagerShape {
+        rms_norm: true,
+        rotary: true,
+        dropout: false,
+        activation: Activation::SwiGlu,
+    };
+
+    #[test]
+    fn every_eager_branch_counts_its_ops() {
+        // Llama: two RMSNorms (36 B) and two adds (6 B) per hidden element, RoPE 20 B per q and kv
+        // element, SwiGLU 10 B per FFN element.
+        let llama = eager_layer(1.0, 2.0, 1.0, 4.0, LLAMA, 2.0);
+        assert_eq!(
+            (llama.replicated, llama.attention, llama.mlp),
+            (84.0, 60.0, 40.0)
+        );
+        assert_eq!(
+            (
+                llama.replicated_kernels,
+                llama.attention_kernels,
+                llama.mlp_kernels
+            ),
+            (14.0, 10.0, 2.0)
+        );
+        // GPT-2 / BERT: LayerNorm one kernel (4 B), dropout 5 B (a 1-byte mask), learned positions,
+        // GELU one kernel (4 B).
+        let gpt = eager_layer(
+            1.0,
+            2.0,
+            2.0,
+            4.0,
+            EagerShape {
+                rms_norm: false,
+                rotary: false,
+                dropout: true,
+                activation: Activation::Gelu,
+            },
+            2.0,
+        );
+        assert_eq!(
+            (gpt.replicated, gpt.attention, gpt.mlp),
+            (2.0 * (4.0 + 6.0 + 5.0), 0.0, 16.0)
+        );
+        assert_eq!((gpt.replicated_kernels, gpt.attention_kernels), (6.0, 0.0));
+        let relu2 = eager_layer(
+            1.0,
+            1.0,
+            1.0,
+            1.0,
+            EagerShape {
+                activation: Activation::SquaredRelu,
+                ..LLAMA
+            },
+            2.0,
+        );
+        assert_eq!(relu2.mlp, 8.0);
+        // FP32 activations scale every term by 4 / 2.
+        let fp32 = eager_layer(1.0, 2.0, 1.0, 4.0, LLAMA, 4.0);
+        assert_eq!(
+            (fp32.replicated, fp32.attention, fp32.mlp),
+            (168.0, 120.0, 80.0)
+        );
     }
 }

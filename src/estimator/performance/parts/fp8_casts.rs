@@ -2,26 +2,24 @@
 //! and output gradient scaled by its absolute maximum and cast to FP8, in row-major and
 //! column-major layouts (the backward's two GEMMs read the transposes).
 //!
-//! Bytes per cast element, from torchao's float8 roofline (pytorch/ao at
-//! eab345c2268a7506355d506ebfc27b5d28e5e7d0, the commit of torchtitan's December 2024 H100
+//! Bytes per cast element and which tensors are cast, from torchao's float8 roofline (pytorch/ao
+//! at eab345c2268a7506355d506ebfc27b5d28e5e7d0, the commit of torchtitan's December 2024 H100
 //! benchmarks, `torchao/float8/roofline_utils.py` `get_tensor_memory_traffic_bytes` and
-//! `get_float8_mem_sympy`, dynamic tensorwise scaling under torch.compile): an activation or
-//! output gradient's max-abs reduction is fused into the op that produced it, the cast reads it
-//! once and writes the FP8 result twice (2 + 2 × 1 B at BF16); a weight is reduced by a kernel of
-//! its own before the cast (2 + 2 + 2 × 1); the weight and the input cast in the forward are kept
-//! for the backward (nothing recast there). Transformer Engine's recipes do the same work in
-//! their own fused kernels (`cast_transpose`), so the same bytes are charged to every training
-//! recipe whose GEMMs run at an FP8 rate. Not counted: the recast of a recomputed forward under
-//! activation checkpointing (the roofline does not model it either), TE's cast of each weight
-//! once per step rather than per micro-batch, and a mixture of experts' inactive experts.
+//! `get_float8_mem_sympy`, dynamic tensorwise scaling under torch.compile), counted per linear as
+//! it does: a linear's input and its output gradient have their max-abs reduction fused into the
+//! op that produced them, and the cast reads them once and writes the FP8 result twice (2 + 2 × 1 B
+//! at BF16); a weight is reduced by a kernel of its own before the cast (2 + 2 + 2 × 1); the
+//! forward's input and weight casts are kept for the backward (nothing recast there). A model
+//! with separate q/k/v and gate/up linears (Hugging Face, torchtitan) casts the hidden state once
+//! per linear: three times for attention, twice for a SwiGLU MLP; Megatron-Core's fused QKV and
+//! MLP-up (Transformer Engine's `LayerNormLinear` / `LayerNormMLP`, its `cast_transpose`) once each.
+//! Not counted: the recast of a recomputed forward under activation checkpointing (the roofline
+//! does not model it either), and a mixture of experts' inactive experts. Over-counted:
+//! Transformer Engine casts each weight once per step (its FP8 weight cache across micro-batches),
+//! not once per micro-batch as charged here.
 
 use crate::estimator::model::ResolvedModel;
 use crate::scenario::FfnKind;
-
-/// Cast kernels of one layer, for the per-kernel bandwidth efficiency: an input, an output
-/// gradient and a weight cast for each of the four linears as Megatron-Core fuses them (QKV, out,
-/// MLP-up, MLP-down).
-pub const KERNELS: f64 = 12.0;
 
 /// Bytes one activation or gradient element costs to cast: read at `element_bytes`, write FP8
 /// twice.
@@ -34,32 +32,47 @@ fn weight_bytes(element_bytes: f64) -> f64 {
     2.0 * element_bytes + 2.0
 }
 
-/// One layer's casts, forward and backward, for `tokens` tokens on one GPU, in bytes: the
-/// linears' inputs (QKV and MLP-up read the hidden state, replicated on every tensor-parallel
-/// rank unless sequence parallel (`replicated_div`); out and MLP-down their shard), their output
-/// gradients in the backward (out and MLP-down the full hidden state again), and the layer's
-/// weight shard once per micro-batch. `ffn` is the active FFN width.
-pub fn layer_bytes(
+/// One layer's casts on one GPU, forward and backward.
+pub struct LayerCasts {
+    pub bytes: f64,
+    /// An input, an output-gradient and a weight cast per linear (for the per-kernel bandwidth
+    /// efficiency).
+    pub kernels: f64,
+}
+
+/// One layer's casts for `tokens` tokens on one GPU: the linears' inputs (QKV and MLP-up read the
+/// hidden state, replicated on every tensor-parallel rank unless sequence parallel:
+/// `replicated_div`; out and MLP-down their shard), their output gradients in the backward (out
+/// and MLP-down the hidden state again), and the layer's weight shard once per micro-batch. `ffn`
+/// is the active FFN width; `fused_linears` says QKV and gate/up are one linear each.
+pub fn layer(
     m: &ResolvedModel,
     tokens: f64,
     tp: f64,
     replicated_div: f64,
     ffn: f64,
     element_bytes: f64,
-) -> f64 {
+    fused_linears: bool,
+) -> LayerCasts {
     let h = f64::from(m.hidden);
     let q = f64::from(m.heads) * f64::from(m.head_dim);
     let kv = f64::from(m.kv_heads) * f64::from(m.head_dim);
-    let up = if m.ffn_kind == FfnKind::SwiGlu {
-        2.0
-    } else {
+    let swiglu = m.ffn_kind == FfnKind::SwiGlu;
+    let up = if swiglu { 2.0 } else { 1.0 };
+    let qkv_linears = if fused_linears || m.fused_qkv {
         1.0
+    } else {
+        3.0
     };
-    let inputs = 2.0 * h / replicated_div + (q + ffn) / tp;
+    let up_linears = if fused_linears { 1.0 } else { up };
+    let inputs = (qkv_linears + up_linears) * h / replicated_div + (q + ffn) / tp;
     let gradients = 2.0 * h / replicated_div + (q + 2.0 * kv + up * ffn) / tp;
     let weights = (h * (q + 2.0 * kv) + q * h + (up + 1.0) * h * ffn) / tp;
-    tokens * (inputs + gradients) * activation_bytes(element_bytes)
-        + weights * weight_bytes(element_bytes)
+    LayerCasts {
+        bytes: tokens * (inputs + gradients) * activation_bytes(element_bytes)
+            + weights * weight_bytes(element_bytes),
+        kernels: 3.0 * (qkv_linears + 1.0 + up_linears + 1.0),
+    }
 }
 
 #[cfg(test)]

@@ -134,7 +134,13 @@ fn elementwise_forward(
     } else {
         1.0
     };
-    let bytes = |b: f64, kernels: f64| elementwise::time(t * b / kernels, bw) * kernels;
+    let bytes = |b: f64, kernels: f64| {
+        if kernels > 0.0 {
+            elementwise::time(t * b / kernels, bw) * kernels
+        } else {
+            0.0
+        }
+    };
     if !eager_elementwise(s) {
         let swiglu = m.ffn_kind == FfnKind::SwiGlu;
         let (rep, act) =
@@ -232,8 +238,9 @@ pub fn training_parts(
         } else {
             1.0
         };
-        let bytes = fp8_casts::layer_bytes(m, t, tp, rep_div, ffn_active, e);
-        elementwise::time(bytes / fp8_casts::KERNELS, bw) * fp8_casts::KERNELS
+        let fused = s.implementation.profile == Profile::Megatron;
+        let c = fp8_casts::layer(m, t, tp, rep_div, ffn_active, e, fused);
+        elementwise::time(c.bytes / c.kernels, bw) * c.kernels
     } else {
         0.0
     };
