@@ -60,3 +60,29 @@ fn torchtunes_compile_toggle_reaches_the_estimate() {
     };
     assert!(saved(&after) < saved(&before));
 }
+
+/// `implementation.torchtune.legacy_loss`, toggled by its label: torchtune 0.1's recipe keeps its
+/// FP32 logits through backward, so the peak rises by 4·b·s·V.
+#[test]
+fn torchtunes_legacy_loss_toggle_reaches_the_estimate() {
+    let mut app = ExplorerApp::default();
+    app.scenario_mut().mode = Mode::Training;
+    app.scenario_mut().implementation.profile = Profile::Torchtune;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1600.0, 2400.0))
+        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
+    h.run();
+    h.get_by_label("Framework").click();
+    h.run();
+    let peak = |h: &Harness<'_, ExplorerApp>| {
+        vram_explorer::estimator::estimate(h.state().scenario())
+            .memory
+            .tensor_peak
+            .get()
+    };
+    let before = peak(&h);
+    h.get_by_label("torchtune 0.1 loss").click();
+    h.run();
+    assert!(h.state().scenario().implementation.torchtune.legacy_loss);
+    assert!(peak(&h) > before, "{} vs {before}", peak(&h));
+}

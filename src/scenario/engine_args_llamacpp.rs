@@ -175,6 +175,10 @@ fn is_server(word: &str) -> bool {
 /// assert!(parse("llama-server -ngl 32", &older).unwrap().settings.legacy_placement);
 /// let bare = parse("llama-server -m x.gguf", &older).unwrap().settings;
 /// assert_eq!((bare.n_gpu_layers, bare.fit), (0, false));
+/// // Nor had their server automatic slots: one sequence, no unified cache forced.
+/// assert_eq!((bare.n_parallel, bare.kv_unified), (1, false));
+/// let now = parse("llama-server -m x.gguf", &LlamaCpp::default()).unwrap().settings;
+/// assert_eq!((now.n_parallel, now.kv_unified), (4, true));
 /// ```
 pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
     let w = words(cmd)?;
@@ -259,8 +263,18 @@ pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
 
 /// llama-server's rules after its flags (tools/server/server.cpp at llama.cpp@0c1e57098): `-np`
 /// unset or negative is "auto" = 4 slots with `kv_unified` forced on; `-np 0` is refused; with
-/// `--kv-unified-per-slot N` and no `-c` the cache is `-np × N` cells.
+/// `--kv-unified-per-slot N` and no `-c` the cache is `-np × N` cells. The auto rule came with
+/// the same builds as the newer `-ngl` placement (llama-cpp-python 0.3.17's vendored
+/// `common/arg.cpp` sets `n_parallel = -1` for the server; 0.3.16's keeps `common.h`'s default of
+/// 1 and its server no auto rule): under `legacy_placement` an unset `-np` is one slot.
 fn server_defaults(p: &mut ParsedCommand, errors: &mut Vec<String>) {
+    if p.settings.legacy_placement {
+        p.settings.n_parallel = match p.np_flag {
+            Some(np) if np > 0 => u32::try_from(np).unwrap_or(u32::MAX),
+            _ => 1,
+        };
+        return;
+    }
     match p.np_flag {
         Some(0) => {
             errors.push("-np 0: llama-server refuses it (invalid value for n_parallel)".into())

@@ -182,7 +182,8 @@ pub struct LlamaCpp {
     /// (`max(n_layer + 1 − N, 0)`), so the same N puts one repeating layer fewer on the GPUs and
     /// the output there. The same for N > n_layer. Those builds had no `-fit` (it is not run), and
     /// their programs offloaded no layer without `-ngl` (a pasted command without it, or with
-    /// `-ngl -1`, gets 0). Files without it load with it off.
+    /// `-ngl -1`, gets 0), and their llama-server had one slot without `-np` (no automatic four).
+    /// Files without it load with it off.
     #[serde(default)]
     pub legacy_placement: bool,
     /// Not a flag: the host's memory bandwidth, GB/s, which bounds the layers `-ngl` leaves on the

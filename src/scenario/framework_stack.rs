@@ -54,6 +54,14 @@ pub struct Torchtune {
     /// How the model's builder places the RoPE cache, an FP32 buffer of `max_positions` × head
     /// dim elements (`torchtune/modules/position_embeddings.py`).
     pub rope_cache: RopeCache,
+    /// torchtune 0.1's loss (April 2024, ff594c231; the Llama 2 LoRA and QLoRA tutorials): the
+    /// model returns FP32 logits (`torchtune/modules/transformer.py` line 210,
+    /// `self.output(h).float()`), the recipe shifts them with a `.contiguous()` copy and keeps it in
+    /// a local through backward and the optimizer step (`recipes/lora_finetune_single_device.py`
+    /// lines 447–453: no chunks, no `del logits`), and `CrossEntropyLoss` takes the log-softmax
+    /// over the transposed copy. `output_chunks` and `compile` do not apply. Files without it load
+    /// with it off (the 0.6.1 recipes).
+    pub legacy_loss: bool,
 }
 
 impl Default for Torchtune {
@@ -64,6 +72,7 @@ impl Default for Torchtune {
             optimizer_in_backward: false,
             compile: false,
             rope_cache: RopeCache::default(),
+            legacy_loss: false,
         }
     }
 }

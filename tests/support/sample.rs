@@ -494,6 +494,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             optimizer_in_backward: r.coin(),
             compile: r.coin(),
             rope_cache: r.pick(&[RopeCache::PerLoraAttention, RopeCache::Shared]),
+            legacy_loss: r.coin(),
         },
         sharding: r.pick(&[
             Sharding::Generic,

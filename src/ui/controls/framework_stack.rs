@@ -203,6 +203,13 @@ fn torchtune(ui: &mut Ui, t: &mut crate::scenario::Torchtune) {
     );
     toggle(
         ui,
+        &mut t.legacy_loss,
+        "torchtune 0.1 loss",
+        "April 2024's recipes: FP32 logits from the model, a shifted copy kept through backward \
+         and the optimizer step, one unchunked cross-entropy (derived from ff594c231).",
+    );
+    toggle(
+        ui,
         &mut t.optimizer_in_backward,
         "Optimizer in backward",
         "Each parameter steps from its gradient hook: one gradient alive at a time \

@@ -99,6 +99,7 @@ pub fn resolve_torchtune(t: &Torchtune, d: &mut Diagnostics) -> Torchtune {
         optimizer_in_backward,
         compile,
         rope_cache,
+        legacy_loss,
     } = t;
     Torchtune {
         output_chunks: const { field("implementation.torchtune.output_chunks") }
@@ -107,6 +108,7 @@ pub fn resolve_torchtune(t: &Torchtune, d: &mut Diagnostics) -> Torchtune {
         optimizer_in_backward: *optimizer_in_backward,
         compile: *compile,
         rope_cache: *rope_cache,
+        legacy_loss: *legacy_loss,
     }
 }
 
@@ -177,13 +179,14 @@ pub fn loss(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> Option<Loss> {
 }
 
 /// Held on the last stage from the loss through backward and the optimizer step (LitGPT's logit
-/// chunks, a local of its training loop).
+/// chunks and torchtune 0.1's FP32 logits, locals of their training loops).
 pub fn held(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> f64 {
     if !last || !super::activations::has_lm_loss(m) {
         return 0.0;
     }
     match c.framework.profile {
         Profile::LitGpt => litgpt::held_logits(c, z),
+        Profile::Torchtune => torchtune::held_logits(c, z),
         _ => 0.0,
     }
 }

@@ -38,6 +38,9 @@ fn chunks(c: &Ctx) -> f64 {
 ///   of the chunk being reduced; the recipe's `del logits` frees the chunks before backward;
 /// - loss backward: the first chunk's gradients (2 FP32 b·s·V/C), all log-softmaxes still saved.
 pub fn loss(c: &Ctx, z: &Sizes) -> Loss {
+    if c.framework.torchtune.legacy_loss {
+        return legacy_loss(z);
+    }
     if c.framework.torchtune.compile {
         return compiled_loss(c, z);
     }
@@ -66,6 +69,34 @@ fn compiled_loss(c: &Ctx, z: &Sizes) -> Loss {
     }
 }
 
+/// torchtune 0.1's loss (`legacy_loss`; ff594c231 `recipes/lora_finetune_single_device.py` lines
+/// 447–453, `torchtune/modules/transformer.py` line 210), derived op by op, b·s·V FP32 elements:
+/// - the model's `.float()` copy of the head's output (the 16-bit output is freed once copied);
+///   the recipe's shifted `.contiguous()` copy, which its `logits` local then holds through
+///   backward and the optimizer step ([`held_logits`]), the first copy freed on rebinding;
+/// - saved: `CrossEntropyLoss`'s FP32 log-softmax over the transposed copy, 4·b·s·V;
+/// - forward: the held copy beside it (the two copies of the shift are the same 8·b·s·V);
+/// - loss backward: the held copy, `nll_loss`'s gradient and the log-softmax's input gradient,
+///   12·b·s·V beside the saved log-softmax (`slice_backward`'s full-size zeros come after the
+///   first two are freed: 12 in all, less).
+fn legacy_loss(z: &Sizes) -> Loss {
+    Loss {
+        saved: 4.0 * z.bsv,
+        forward: 4.0 * z.bsv,
+        backward: 12.0 * z.bsv,
+    }
+}
+
+/// The FP32 logits torchtune 0.1's recipe holds from the loss through backward and the optimizer
+/// step (`legacy_loss`), else nothing.
+pub fn held_logits(c: &Ctx, z: &Sizes) -> f64 {
+    if c.framework.torchtune.legacy_loss {
+        4.0 * z.bsv
+    } else {
+        0.0
+    }
+}
+
 /// The output projection runs once per chunk (`TransformerDecoder.chunked_output`), so autograd
 /// runs every chunk's loss backward first (all of them later in the graph) and holds the logit
 /// gradients; the projection's weight gradient is then summed over the chunks out of place in the
@@ -74,7 +105,7 @@ fn compiled_loss(c: &Ctx, z: &Sizes) -> Loss {
 /// With a frozen head (LoRA) no weight gradient exists and this phase is below the loss backward.
 pub fn output_backward(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     let n = chunks(c);
-    if c.e_grads <= 0.0 || m.params.head <= 0.0 || n < 2.0 {
+    if c.e_grads <= 0.0 || m.params.head <= 0.0 || n < 2.0 || c.framework.torchtune.legacy_loss {
         return 0.0;
     }
     let head = m.params.head / c.tp * c.e_grads;
