@@ -92,7 +92,9 @@ impl Layout {
     }
 
     /// "TP 8 · PP 4 (v 2) · DP 16 · micro 1 × 8 · SP · selective recompute · ZeRO-1" (micro-batch
-    /// size × accumulation steps; nothing said for no recomputation, no ZeRO, no offload, EP 1).
+    /// size × accumulation steps; nothing said for no ZeRO, no offload, EP 1). The recomputation is
+    /// always named ("no recompute" too): a row that drops the current scenario's checkpointing
+    /// must not read like the current layout.
     pub fn summary(&self) -> String {
         let mut out = format!("TP {} · PP {}", self.tp, self.pp);
         if self.virtual_stages > 1 {
@@ -109,7 +111,7 @@ impl Layout {
             out += " · SP";
         }
         out += match self.checkpointing {
-            Checkpointing::None => "",
+            Checkpointing::None => " · no recompute",
             Checkpointing::Selective => " · selective recompute",
             Checkpointing::Full => " · full recompute",
             Checkpointing::EveryK => " · every-k recompute",
