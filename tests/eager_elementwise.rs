@@ -169,6 +169,8 @@ fn eager_kernels_cost_the_step_their_bytes() {
         "{got} vs {expected_ratio}"
     );
     assert!(eager_step > fused_step);
+    // The report says which kernels it timed (the CLI's "Compute by part" line, the JSON key).
+    assert!(training_parts_for(&s).eager_elementwise);
     println!(
         "Llama-3-8B on H100, 16,384 tokens: elementwise {:.1} ms fused, {:.1} ms eager; step {:.3} s → {:.3} s",
         fused * 1e3,

@@ -362,10 +362,15 @@ fn parts_line(out: &mut String, p: &crate::estimator::performance::Performance) 
     if let Some(k) = &p.parts {
         let _ = writeln!(
             out,
-            "  Compute by part: GEMMs {}, attention {}, elementwise {}, recompute {}, pipeline sends {} (GEMM share {:.2})",
+            "  Compute by part: GEMMs {}, attention {}, elementwise {} ({}), recompute {}, pipeline sends {} (GEMM share {:.2})",
             fmt_seconds(k.gemm_s),
             fmt_seconds(k.attention_s),
             fmt_seconds(k.elementwise_s),
+            if k.eager_elementwise {
+                "eager PyTorch kernels"
+            } else {
+                "fused kernels"
+            },
             fmt_seconds(k.recompute_s),
             fmt_seconds(k.p2p_s),
             k.gemm_share

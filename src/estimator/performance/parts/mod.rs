@@ -84,6 +84,9 @@ pub struct StepParts {
     pub p2p_s: f64,
     /// The step-level GEMM share used (`gemm_efficiency` or its Hopper value).
     pub gemm_share: f64,
+    /// Whether the layers' elementwise work was timed as eager PyTorch's kernels
+    /// (`timing.parts.elementwise`, [`eager_elementwise`]) rather than fused ones.
+    pub eager_elementwise: bool,
 }
 
 impl StepParts {
@@ -175,6 +178,30 @@ fn elementwise_forward(
     (fwd, elementwise::EAGER_BACKWARD_RATIO)
 }
 
+/// One layer's FP8 casts on one GPU, seconds: FP8 GEMMs (a training recipe on a GPU with an FP8
+/// rate) need their operands cast (`fp8_casts`); 0 otherwise.
+fn fp8_cast_time(
+    s: &Scenario,
+    m: &ResolvedModel,
+    i: &Inputs,
+    t: f64,
+    ffn_active: f64,
+    e: f64,
+) -> f64 {
+    if s.precision.fp8_recipe == Fp8Recipe::None || i.peak <= i.peak16 {
+        return 0.0;
+    }
+    let tp = f64::from(i.tp.max(1));
+    let rep_div = if s.parallel.sequence_parallel {
+        tp
+    } else {
+        1.0
+    };
+    let fused = s.implementation.profile == Profile::Megatron;
+    let c = fp8_casts::layer(m, t, tp, rep_div, ffn_active, e, fused);
+    elementwise::time(c.bytes / c.kernels, i.bandwidth) * c.kernels
+}
+
 /// The parts of a transformer training step, or `None` when the parts model does not apply
 /// (other families, an unknown peak): the flat roofline with `timing.compute_efficiency` times
 /// those.
@@ -231,19 +258,7 @@ pub fn training_parts(
 
     let ffn_active = f64::from(m.ffn) * active;
     let (ew_fwd, ew_backward) = elementwise_forward(s, m, t, tp, e, bw, ffn_active);
-    // FP8 GEMMs (a training recipe on a GPU with an FP8 rate) need their operands cast.
-    let casts = if s.precision.fp8_recipe != Fp8Recipe::None && i.peak > i.peak16 {
-        let rep_div = if s.parallel.sequence_parallel {
-            tp
-        } else {
-            1.0
-        };
-        let fused = s.implementation.profile == Profile::Megatron;
-        let c = fp8_casts::layer(m, t, tp, rep_div, ffn_active, e, fused);
-        elementwise::time(c.bytes / c.kernels, bw) * c.kernels
-    } else {
-        0.0
-    };
+    let casts = fp8_cast_time(s, m, i, t, ffn_active, e);
 
     let layers = f64::from(m.layers.div_ceil(i.pp.max(1)));
     // LM head (on the last stage): 2·t·h·V/TP forward, 2× backward; the loss by its kernels. FP8
@@ -278,5 +293,6 @@ pub fn training_parts(
         recompute_s: accum * layers * recompute_layer,
         p2p_s: p2p,
         gemm_share: share,
+        eager_elementwise: eager_elementwise(s),
     })
 }
