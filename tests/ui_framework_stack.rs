@@ -13,6 +13,20 @@ use egui_kittest::kittest::Queryable;
 use vram_explorer::app::ExplorerApp;
 use vram_explorer::scenario::{Mode, Profile};
 
+/// A torchtune training scenario with the Framework group open.
+fn torchtune_framework_group() -> Harness<'static, ExplorerApp> {
+    let mut app = ExplorerApp::default();
+    app.scenario_mut().mode = Mode::Training;
+    app.scenario_mut().implementation.profile = Profile::Torchtune;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1600.0, 2400.0))
+        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
+    h.run();
+    h.get_by_label("Framework").click();
+    h.run();
+    h
+}
+
 #[test]
 fn the_framework_selector_sets_the_profile() {
     let mut app = ExplorerApp::default();
@@ -36,15 +50,7 @@ fn the_framework_selector_sets_the_profile() {
 /// `implementation.torchtune.compile` and the loss's saved tensors change as the estimate says.
 #[test]
 fn torchtunes_compile_toggle_reaches_the_estimate() {
-    let mut app = ExplorerApp::default();
-    app.scenario_mut().mode = Mode::Training;
-    app.scenario_mut().implementation.profile = Profile::Torchtune;
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1600.0, 2400.0))
-        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
-    h.run();
-    h.get_by_label("Framework").click();
-    h.run();
+    let mut h = torchtune_framework_group();
     let before = vram_explorer::estimator::estimate(h.state().scenario()).memory;
     h.get_by_label("Compile (torchtune)").click();
     h.run();
@@ -65,15 +71,7 @@ fn torchtunes_compile_toggle_reaches_the_estimate() {
 /// FP32 logits through backward, so the peak rises by 4·b·s·V.
 #[test]
 fn torchtunes_legacy_loss_toggle_reaches_the_estimate() {
-    let mut app = ExplorerApp::default();
-    app.scenario_mut().mode = Mode::Training;
-    app.scenario_mut().implementation.profile = Profile::Torchtune;
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1600.0, 2400.0))
-        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
-    h.run();
-    h.get_by_label("Framework").click();
-    h.run();
+    let mut h = torchtune_framework_group();
     let peak = |h: &Harness<'_, ExplorerApp>| {
         vram_explorer::estimator::estimate(h.state().scenario())
             .memory
