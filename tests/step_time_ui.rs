@@ -124,4 +124,11 @@ fn the_elementwise_kernels_are_picked_in_the_timing_group() {
         h.query_by_label_contains(&shown).is_some(),
         "the totals line says {shown}"
     );
+    // The bar names the kernels it timed.
+    assert!(h.query_by_label("Elementwise and loss").is_some());
+    assert!(h.query_by_label("Eager elementwise and loss").is_none());
+    // (Set directly: a combo box picked while the view's layout search repaints is flaky.)
+    h.state_mut().scenario_mut().timing.parts.elementwise = ElementwiseKernels::Eager;
+    h.run_steps(3);
+    assert!(h.query_by_label("Eager elementwise and loss").is_some());
 }

@@ -19,8 +19,12 @@ pub enum StepPart {
     Gemm,
     /// The attention core, forward + backward (parts model).
     Attention,
-    /// Norms, activations, dropout, residual adds and the loss: timed by bytes moved.
+    /// Norms, activations, dropout, residual adds and the loss: timed by bytes moved (fused
+    /// kernels).
     Elementwise,
+    /// The same work as eager PyTorch runs it, every op a kernel of its own
+    /// (`timing.parts.elementwise`, `parts::eager_elementwise`).
+    EagerElementwise,
     /// The forward computed again under activation checkpointing.
     Recompute,
     /// Forward + backward on the flat roofline (families the parts model does not time).
@@ -77,6 +81,7 @@ impl StepPart {
             StepPart::Gemm => "Matrix multiplies",
             StepPart::Attention => "Attention",
             StepPart::Elementwise => "Elementwise and loss",
+            StepPart::EagerElementwise => "Eager elementwise and loss",
             StepPart::Recompute => "Recompute",
             StepPart::ForwardBackward => "Forward + backward",
             StepPart::Prefill => "Prefill",
@@ -109,7 +114,10 @@ impl StepPart {
                 "The attention core: materialised (two batched GEMMs + softmax) or a flash kernel at its own efficiency."
             }
             StepPart::Elementwise => {
-                "Norms, rotary embedding, activations, dropout, residual adds and the loss: timed by the bytes they move, not FLOPs; fused kernels, or eager PyTorch's separate ones (timing.parts.elementwise)."
+                "Norms, rotary embedding, activations, dropout, residual adds and the loss: timed by the bytes they move, not FLOPs, in fused kernels (timing.parts.elementwise)."
+            }
+            StepPart::EagerElementwise => {
+                "Norms, rotary embedding, activations, residual adds and the loss as eager PyTorch runs them: every op a kernel of its own, with FP32 upcasts, timed by the bytes they move (timing.parts.elementwise; Auto follows the framework)."
             }
             StepPart::Recompute => {
                 "The forward run again in backward under activation checkpointing (full: the layer; selective: the attention core)."
@@ -164,7 +172,9 @@ impl StepPart {
             | StepPart::Decode
             | StepPart::RolloutGeneration
             | StepPart::Scoring => PartClass::Compute,
-            StepPart::Elementwise | StepPart::Optimizer => PartClass::Memory,
+            StepPart::Elementwise | StepPart::EagerElementwise | StepPart::Optimizer => {
+                PartClass::Memory
+            }
             StepPart::Recompute => PartClass::Recompute,
             StepPart::TensorParallel
             | StepPart::DataParallel
@@ -225,7 +235,12 @@ pub fn step_breakdown(p: &Performance) -> StepBreakdown {
             Some(k) => {
                 b.push(StepPart::Gemm, k.gemm_s);
                 b.push(StepPart::Attention, k.attention_s);
-                b.push(StepPart::Elementwise, k.elementwise_s);
+                let elementwise = if k.eager_elementwise {
+                    StepPart::EagerElementwise
+                } else {
+                    StepPart::Elementwise
+                };
+                b.push(elementwise, k.elementwise_s);
                 b.push(StepPart::Recompute, k.recompute_s);
             }
             None => b.push(StepPart::ForwardBackward, step.compute_phase_s),
