@@ -72,6 +72,15 @@ pub struct ResolvedModel {
     pub towers: tower_shape::Towers,
 }
 
+impl ResolvedModel {
+    /// Widths of the attention's query and key/value projections (heads × head dim, KV heads ×
+    /// head dim), before tensor parallelism.
+    pub fn attention_widths(&self) -> (f64, f64) {
+        let d = f64::from(self.head_dim);
+        (f64::from(self.heads) * d, f64::from(self.kv_heads) * d)
+    }
+}
+
 /// Largest parameter count of a derived table (a recommender's tables × rows × dim); larger products
 /// are capped (and diagnosed). The same bound as `model.params` in `validate::RANGES`.
 pub const MAX_PARAMS: f64 = 1e13;

@@ -65,8 +65,7 @@ pub fn layer_matrix_elems_stored(m: &ResolvedModel, stored: f64) -> f64 {
         return m.blocks.sum(|k| k.matmul_w - k.routed * unstored) / l;
     }
     let h = f64::from(m.hidden);
-    let q = f64::from(m.heads) * f64::from(m.head_dim);
-    let kv = f64::from(m.kv_heads) * f64::from(m.head_dim);
+    let (q, kv) = m.attention_widths();
     let mats = if m.ffn_kind == FfnKind::SwiGlu {
         3.0
     } else {

@@ -23,8 +23,7 @@ use crate::scenario::{FfnKind, LoraTargets};
 pub fn layer_adapters(m: &ResolvedModel, rank: u32, t: LoraTargets) -> (f64, f64, f64, f64) {
     let r = f64::from(rank.max(1));
     let h = f64::from(m.hidden);
-    let q = f64::from(m.heads) * f64::from(m.head_dim);
-    let kv = f64::from(m.kv_heads) * f64::from(m.head_dim);
+    let (q, kv) = m.attention_widths();
     let f = f64::from(m.ffn);
     let experts = m.moe.stored_mlps();
     let gated = m.ffn_kind == FfnKind::SwiGlu;

@@ -91,8 +91,7 @@ pub fn layer_matmul_weights(m: &ResolvedModel) -> (f64, f64) {
         );
     }
     let h = m.hidden as f64;
-    let q = m.heads as f64 * m.head_dim as f64;
-    let kv = m.kv_heads as f64 * m.head_dim as f64;
+    let (q, kv) = m.attention_widths();
     let mats = match m.ffn_kind {
         FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
         FfnKind::SwiGlu => 3.0,
@@ -112,8 +111,7 @@ pub fn layer_matmul_weights(m: &ResolvedModel) -> (f64, f64) {
 /// second matrix (w3, or fc2), on each active MLP. The attention core is kept, not recomputed.
 pub fn per_op_recomputed_share(m: &ResolvedModel) -> f64 {
     let h = m.hidden as f64;
-    let q = m.heads as f64 * m.head_dim as f64;
-    let kv = m.kv_heads as f64 * m.head_dim as f64;
+    let (q, kv) = m.attention_widths();
     let attention = if m.fused_qkv { h * q } else { h * (kv + q) };
     let even = attention + h * m.ffn as f64 * m.moe.active_mlps();
     let (proj, mlp) = layer_matmul_weights(m);

@@ -28,6 +28,16 @@ pub fn time(bytes: f64, bandwidth: f64) -> f64 {
     }
 }
 
+/// Time of `kernels` kernels sharing `bytes` evenly, each at the efficiency of its own size; 0
+/// without kernels.
+pub fn time_in_kernels(bytes: f64, kernels: f64, bandwidth: f64) -> f64 {
+    if kernels > 0.0 {
+        time(bytes / kernels, bandwidth) * kernels
+    } else {
+        0.0
+    }
+}
+
 /// Elementwise kernels of one transformer layer's forward for `tokens` tokens on one GPU, in
 /// element counts, as Megatron-LM fuses them (Korthikanti et al. 2022 §4 lists the same ops for
 /// the activation memory; the counts are reads + writes of each fused kernel):

@@ -43,8 +43,10 @@ pub struct LayerCasts {
 /// One layer's casts for `tokens` tokens on one GPU: the linears' inputs (QKV and MLP-up read the
 /// hidden state, replicated on every tensor-parallel rank unless sequence parallel:
 /// `replicated_div`; out and MLP-down their shard), their output gradients in the backward (out
-/// and MLP-down the hidden state again), and the layer's weight shard once per micro-batch. `ffn`
-/// is the active FFN width; `fused_linears` says QKV and gate/up are one linear each.
+/// and MLP-down the hidden state again), and the layer's weight shard once per micro-batch (its
+/// matmul weights as the FLOP count takes them, `flops::layer_matmul_weights`: the active experts
+/// and the router of a mixture of experts). `ffn` is the active FFN width; `fused_linears` says
+/// QKV and gate/up are one linear each.
 pub fn layer(
     m: &ResolvedModel,
     tokens: f64,
@@ -55,8 +57,7 @@ pub fn layer(
     fused_linears: bool,
 ) -> LayerCasts {
     let h = f64::from(m.hidden);
-    let q = f64::from(m.heads) * f64::from(m.head_dim);
-    let kv = f64::from(m.kv_heads) * f64::from(m.head_dim);
+    let (q, kv) = m.attention_widths();
     let swiglu = m.ffn_kind == FfnKind::SwiGlu;
     let up = if swiglu { 2.0 } else { 1.0 };
     let qkv_linears = if fused_linears || m.fused_qkv {
@@ -67,7 +68,8 @@ pub fn layer(
     let up_linears = if fused_linears { 1.0 } else { up };
     let inputs = (qkv_linears + up_linears) * h / replicated_div + (q + ffn) / tp;
     let gradients = 2.0 * h / replicated_div + (q + 2.0 * kv + up * ffn) / tp;
-    let weights = (h * (q + 2.0 * kv) + q * h + (up + 1.0) * h * ffn) / tp;
+    let (projections, mlp) = crate::estimator::performance::flops::layer_matmul_weights(m);
+    let weights = (projections + mlp) / tp;
     LayerCasts {
         bytes: tokens * (inputs + gradients) * activation_bytes(element_bytes)
             + weights * weight_bytes(element_bytes),

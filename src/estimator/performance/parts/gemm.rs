@@ -175,8 +175,7 @@ pub fn layer_forward(
     g: &Gemm,
 ) -> f64 {
     let (proj_w, mlp_w) = crate::estimator::performance::flops::layer_matmul_weights(m);
-    let q = f64::from(m.heads) * f64::from(m.head_dim);
-    let kv = f64::from(m.kv_heads) * f64::from(m.head_dim);
+    let (q, kv) = m.attention_widths();
     let qkv_share = if q + kv > 0.0 {
         (q + 2.0 * kv) / (2.0 * q + 2.0 * kv)
     } else {

@@ -119,6 +119,16 @@ pub fn eager_elementwise(s: &Scenario) -> bool {
     }
 }
 
+/// What the hidden-width (replicated) region is divided by on one GPU: tensor parallelism splits it
+/// only under sequence parallelism (Korthikanti et al. 2022 §4.2.2).
+fn replicated_div(s: &Scenario, tp: f64) -> f64 {
+    if s.parallel.sequence_parallel {
+        tp
+    } else {
+        1.0
+    }
+}
+
 /// One layer's memory-bound kernels forward on one GPU, seconds, and the bytes its backward moves
 /// per forward byte: the fused count (norms and dropout-adds on the full hidden state unless
 /// sequence parallel, the activation on the rank's FFN shard) or eager PyTorch's
@@ -132,18 +142,8 @@ fn elementwise_forward(
     bw: f64,
     ffn_active: f64,
 ) -> (f64, f64) {
-    let rep_div = if s.parallel.sequence_parallel {
-        tp
-    } else {
-        1.0
-    };
-    let bytes = |b: f64, kernels: f64| {
-        if kernels > 0.0 {
-            elementwise::time(t * b / kernels, bw) * kernels
-        } else {
-            0.0
-        }
-    };
+    let rep_div = replicated_div(s, tp);
+    let bytes = |b: f64, kernels: f64| elementwise::time_in_kernels(t * b, kernels, bw);
     if !eager_elementwise(s) {
         let swiglu = m.ffn_kind == FfnKind::SwiGlu;
         let (rep, act) =
@@ -153,7 +153,7 @@ fn elementwise_forward(
             2.0,
         );
     }
-    let head_dim = f64::from(m.head_dim);
+    let (q, kv) = m.attention_widths();
     let shape = elementwise::EagerShape {
         rms_norm: m.norm == NormKind::RmsNorm,
         rotary: m.positions == PositionKind::Rotary,
@@ -164,14 +164,7 @@ fn elementwise_forward(
             FfnKind::SquaredRelu => elementwise::Activation::SquaredRelu,
         },
     };
-    let k = elementwise::eager_layer(
-        f64::from(m.hidden),
-        f64::from(m.heads) * head_dim,
-        f64::from(m.kv_heads) * head_dim,
-        ffn_active,
-        shape,
-        e,
-    );
+    let k = elementwise::eager_layer(f64::from(m.hidden), q, kv, ffn_active, shape, e);
     let fwd = bytes(k.replicated / rep_div, k.replicated_kernels)
         + bytes(k.attention / tp, k.attention_kernels)
         + bytes(k.mlp / tp, k.mlp_kernels);
@@ -192,14 +185,9 @@ fn fp8_cast_time(
         return 0.0;
     }
     let tp = f64::from(i.tp.max(1));
-    let rep_div = if s.parallel.sequence_parallel {
-        tp
-    } else {
-        1.0
-    };
     let fused = s.implementation.profile == Profile::Megatron;
-    let c = fp8_casts::layer(m, t, tp, rep_div, ffn_active, e, fused);
-    elementwise::time(c.bytes / c.kernels, i.bandwidth) * c.kernels
+    let c = fp8_casts::layer(m, t, tp, replicated_div(s, tp), ffn_active, e, fused);
+    elementwise::time_in_kernels(c.bytes, c.kernels, i.bandwidth)
 }
 
 /// The parts of a transformer training step, or `None` when the parts model does not apply
