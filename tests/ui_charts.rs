@@ -52,11 +52,23 @@ fn off_gpu_bytes_are_on_their_own_panel() {
         "off-GPU bar {off:?} on the GPU axis {gpu_plot:?}"
     );
     assert!(inside(off_plot, off));
-    // On its own scale the bar nearly fills its panel.
+    // On its own scale the bar nearly fills its panel, which names it and its value above it
+    // (its own axis's labels said nothing more and were clipped in the narrow panel).
     assert!(
         off.height() > 0.8 * off_plot.height(),
         "{off:?} in {off_plot:?}"
     );
+    let est = vram_explorer::estimator::estimate(h.state().scenario());
+    let o = est.memory.offloaded;
+    let value = h
+        .state()
+        .prefs()
+        .unit
+        .format(o.host + o.nvme + o.second_tier);
+    let heading = rect(&h, "Off-GPU");
+    let shown = rect(&h, &value);
+    assert!(heading.bottom() <= off_plot.top() + 1.0 && shown.bottom() <= off_plot.top() + 1.0);
+    assert!(heading.center().x > off_plot.left() && heading.center().x < off_plot.right());
 }
 
 #[test]

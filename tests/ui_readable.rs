@@ -236,3 +236,54 @@ fn a_training_steps_bars_keep_their_labels_at_1280x720() {
         "{per_bar:.1} points per bar on a {plot:?} plot"
     );
 }
+
+/// A GRPO step holds more components than a projector's legend has rows for (twelve at 1280 ×
+/// 720): the smallest share one "N smaller: …" row instead of being cut off below the legend,
+/// and every other component keeps its row inside it.
+#[test]
+fn a_crowded_legend_merges_its_smallest_rows_on_a_projector() {
+    let preset =
+        vram_explorer::presets::bundled_scenario("qwen2.5-7b-grpo-vllm-colocate-8xh100").unwrap();
+    let mut a = app(true, move |s| *s = preset.clone());
+    a.prefs_mut().theme = ThemeChoice::Dark;
+    let mut h = harness(a, PROJECTOR);
+    h.run_steps(12);
+    let est = estimate(h.state().scenario());
+    let legend = rect(&h, "Legend: Memory");
+    let present: Vec<Component> = Component::ALL
+        .into_iter()
+        .filter(|c| est.memory.peak.get(*c).get() > 0.0)
+        .collect();
+    let node = h
+        .query_all(
+            egui_kittest::kittest::By::new()
+                .predicate(|n| n.value().is_some_and(|t| t.contains(" smaller: "))),
+        )
+        .next()
+        .unwrap_or_else(|| {
+            let all: Vec<String> = h
+                .query_all(egui_kittest::kittest::By::new().predicate(|n| n.value().is_some()))
+                .filter_map(|n| n.value())
+                .collect();
+            panic!("no merged row in {all:?}")
+        });
+    let text = node.value().unwrap_or_default();
+    assert!(inside(legend, node.rect()), "{text} outside {legend:?}");
+    let merged: usize = text.split(' ').next().unwrap().parse().unwrap();
+    let mut shown = 0;
+    for c in &present {
+        let prefix = format!("{}: ", c.label());
+        let row = h
+            .query_all(
+                egui_kittest::kittest::By::new()
+                    .predicate(move |n| n.value().is_some_and(|t| t.starts_with(&prefix))),
+            )
+            .next();
+        if let Some(row) = row {
+            assert!(inside(legend, row.rect()), "{} outside", c.label());
+            shown += 1;
+        }
+    }
+    assert_eq!(shown + merged, present.len(), "{text}");
+    assert!(merged >= 2 && shown >= 4, "{shown} rows and {text}");
+}

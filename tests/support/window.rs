@@ -9,10 +9,13 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use vram_explorer::app::ExplorerApp;
 use vram_explorer::scenario::Scenario;
 
-/// The real window at `size` pixels, one frame run.
+/// The real window at `size` pixels, run until it settles. Eight frames, not kittest's four: a
+/// legend that fits its rows may shrink its text, merge its smallest rows and grow back (about six
+/// frames after a switch to presentation mode).
 pub fn harness(app: ExplorerApp, size: (f32, f32)) -> Harness<'static, ExplorerApp> {
     let mut h = Harness::builder()
         .with_size(egui::vec2(size.0, size.1))
+        .with_max_steps(8)
         .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
     h.run();
     h

@@ -145,26 +145,7 @@ pub fn ui(
         // Nothing here may be wider than the column: an overflow widens every later layout.
         let gap = ui.spacing().item_spacing.x;
         let avail = ui.available_width() - 2.0 * gap;
-        // Presentation: a wider legend (its rows must fit unwrapped at 18 px; two bars need
-        // little width).
-        // Below ~560 points (1024 × 700) the bars need the room for their labels.
-        // A training step's five bars need the room for their labels too (at 1280 × 720 they lost
-        // all but the first behind a 0.55 legend and the off-GPU panel).
-        let few_bars = columns.len() <= 3;
-        let share = match (prefs.presentation, avail >= 560.0 && few_bars) {
-            (true, true) => 0.55,
-            (true, false) => 0.48,
-            (false, _) => 0.34,
-        };
-        let legend_w = (avail * share).clamp(120.0, 400.0);
-        // Off-GPU bytes get their own panel and scale: never drawn against the GPU's capacity.
-        let off_share = if prefs.presentation { 0.11 } else { 0.14 };
-        let off_w = if off_total.get() > 0.0 {
-            (avail * off_share).clamp(70.0, 130.0)
-        } else {
-            0.0
-        };
-        let plot_w = (avail - legend_w - off_w).max(120.0);
+        let (plot_w, off_w, legend_w) = widths(prefs, avail, columns.len(), off_total);
         ui.vertical(|ui| {
             ui.set_width(plot_w);
             plot(ui, prefs, &columns, current, baseline, height);
@@ -172,29 +153,71 @@ pub fn ui(
         if off_total.get() > 0.0 {
             ui.vertical(|ui| {
                 ui.set_width(off_w);
-                super::composition_off::ui(ui, prefs, off_total, height);
+                super::composition_off::ui(
+                    ui,
+                    prefs,
+                    (off.host, off.nvme, off.second_tier),
+                    height,
+                );
             });
         }
         let legend = ui.vertical(|ui| {
             ui.set_width(legend_w);
             // Never taller than the plot: the legend fits its text to the height.
             let min = crate::ui::theme::legend_min_size(prefs);
-            super::fitted_legend(ui, "composition_legend", (height, min), |ui, font| {
-                // Presentation keeps the legend's rows for the components (the View menu has
-                // the same toggle).
-                if !prefs.presentation {
-                    ui.checkbox(&mut prefs.memory_zoom, ZOOM)
-                        .on_hover_text(ZOOM_HOVER);
-                }
-                let est = (scenario, current);
-                match host {
-                    Some(b) => super::composition_host::legend(ui, prefs, b, font),
-                    None => super::composition_legend::ui(ui, prefs, est, off_total, font),
-                }
-            });
+            let merge = super::composition_legend::merged(ui);
+            let fitted =
+                super::fitted_legend(ui, "composition_legend", (height, min), |ui, font| {
+                    // Presentation keeps the legend's rows for the components (the View menu has
+                    // the same toggle).
+                    if !prefs.presentation {
+                        ui.checkbox(&mut prefs.memory_zoom, ZOOM)
+                            .on_hover_text(ZOOM_HOVER);
+                    }
+                    let est = (scenario, current);
+                    match host {
+                        Some(b) => super::composition_host::legend(ui, prefs, b, font),
+                        None => {
+                            super::composition_legend::ui(ui, prefs, est, (off_total, merge), font)
+                        }
+                    }
+                });
+            let rows = Component::ALL
+                .iter()
+                .filter(|c| current.memory.peak.get(**c).get() > 0.0);
+            super::composition_legend::refit(ui, &fitted, merge, rows.count());
         });
         a11y::rect_node(ui.ctx(), Part::Legend, "Memory", legend.response.rect);
     });
+}
+
+/// The plot's, the off-GPU panel's and the legend's widths within `avail` points.
+fn widths(
+    prefs: &Prefs,
+    avail: f32,
+    bars: usize,
+    off_total: crate::units::Bytes,
+) -> (f32, f32, f32) {
+    // Presentation: a wider legend (its rows must fit unwrapped at 18 px; two bars need
+    // little width).
+    // Below ~560 points (1024 × 700) the bars need the room for their labels.
+    // A training step's five bars need the room for their labels too (at 1280 × 720 they lost
+    // all but the first behind a 0.55 legend and the off-GPU panel).
+    let few_bars = bars <= 3;
+    let share = match (prefs.presentation, avail >= 560.0 && few_bars) {
+        (true, true) => 0.55,
+        (true, false) => 0.48,
+        (false, _) => 0.34,
+    };
+    let legend_w = (avail * share).clamp(120.0, 400.0);
+    // Off-GPU bytes get their own panel and scale: never drawn against the GPU's capacity.
+    let off_share = if prefs.presentation { 0.11 } else { 0.14 };
+    let off_w = if off_total.get() > 0.0 {
+        (avail * off_share).clamp(70.0, 130.0)
+    } else {
+        0.0
+    };
+    ((avail - legend_w - off_w).max(120.0), off_w, legend_w)
 }
 
 /// One bar chart per component, stacked in `Component::ALL` order (components absent from every
@@ -232,9 +255,15 @@ fn stacked(prefs: &Prefs, columns: &[Column]) -> Vec<BarChart> {
 fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32) -> Plot<'a> {
     let u = prefs.unit;
     let n = labels.len();
+    let y_axis = ui.text_style_height(&egui::TextStyle::Body) * 4.0;
+    let tick_font = bar_label_font(
+        ui,
+        &labels,
+        (ui.available_width() - y_axis) / n.max(1) as f32,
+    );
     static_plot(ui, "composition", height)
         .y_grid_spacer(super::readable_marks(ui))
-        .y_axis_min_width(ui.text_style_height(&egui::TextStyle::Body) * 4.0)
+        .y_axis_min_width(y_axis)
         .reset()
         .default_y_bounds(0.0, (top * 1.12).max(1e-3))
         .include_x(-0.5)
@@ -245,7 +274,7 @@ fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32)
             // One label per bar, even when bars are only ~30 points apart.
             AxisHints::new_x()
                 .label_spacing(24.0..=32.0)
-                .tick_label_font(egui::TextStyle::Small.resolve(ui.style()))
+                .tick_label_font(tick_font)
                 .formatter(move |mark, _| {
                     let i = mark.value.round();
                     if (mark.value - i).abs() > 1e-6 || i < 0.0 {
@@ -261,6 +290,28 @@ fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32)
             egui_plot::HoverPosition::Elsewhere { position } => Some(memory_tick(u, position.y)),
             _ => None,
         })
+}
+
+/// The bars' label font: small text, smaller where the widest label would not fit its bar's width
+/// (egui_plot drops a tick label wider than the spacing of its marks: at 1280 × 720 in
+/// presentation a GRPO step lost "bwd" and "score"), never below 10 points.
+fn bar_label_font(ui: &Ui, labels: &[String], per_bar: f32) -> egui::FontId {
+    let mut font = egui::TextStyle::Small.resolve(ui.style());
+    let widest = labels
+        .iter()
+        .map(|l| {
+            ui.painter()
+                .layout_no_wrap(l.clone(), font.clone(), egui::Color32::WHITE)
+                .size()
+                .x
+        })
+        .fold(0.0, f32::max);
+    // A little room between neighbours.
+    let fits = per_bar * 0.92;
+    if widest > fits && widest > 0.0 {
+        font.size = (font.size * fits / widest).max(10.0);
+    }
+    font
 }
 
 fn plot(

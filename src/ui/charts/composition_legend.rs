@@ -14,29 +14,24 @@ use crate::units::Bytes;
 /// The legend with exact values of the current peak: top of the stack first, in text of `font`
 /// points ([`super::fitted_legend`] fits it to the plot's height). Presentation leaves out the
 /// heading, the totals and the per-layer table (the chart's title, the headline and the capacity
-/// line say them), so that the components fit on a projector.
+/// line say them), so that the components fit on a projector. `merge` rows fewer than there are
+/// components: the smallest ones share one "Other" row ([`merged`]).
 pub fn ui(
     ui: &mut Ui,
     prefs: &Prefs,
     (scenario, est): (&Scenario, &Estimate),
-    off_total: Bytes,
+    (off_total, merge): (Bytes, usize),
     font: f32,
 ) {
     let u = prefs.unit;
     let m = &est.memory;
-    let mut rows: Vec<(Option<Component>, egui::Color32, String)> = Component::ALL
+    let mut shown: Vec<Component> = Component::ALL
         .iter()
         .rev()
-        .filter(|c| m.peak.get(**c).get() > 0.0)
-        .map(|c| {
-            let text = format!("{}: {}", c.label(), u.format(m.peak.get(*c)));
-            (Some(*c), theme::component_on(*c, prefs.theme), text)
-        })
+        .copied()
+        .filter(|c| m.peak.get(*c).get() > 0.0)
         .collect();
-    if off_total.get() > 0.0 {
-        let text = format!("Off-GPU: {}", u.format(off_total));
-        rows.push((None, theme::offloaded_on(prefs.theme), text));
-    }
+    let other = smallest(&mut shown, merge, |c| m.peak.get(c).get());
     if !prefs.presentation {
         // Pipeline parallel: the peak is the limiting stage's, whichever stage the bars show.
         let at = m
@@ -49,27 +44,28 @@ pub fn ui(
                  it in a window.",
             );
     }
-    for (component, color, text) in rows {
-        let row = swatch_row(ui, color, RichText::new(text).size(font));
-        match component {
-            Some(c) => {
-                let row = row.on_hover_ui(|ui| {
-                    explained::explanation_ui(ui, &explain(scenario, est, c), u);
-                    ui.label(RichText::new("Click to pin.").weak());
-                });
-                if row.clicked() {
-                    explained::toggle(ui, c);
-                }
-            }
-            None => {
-                row.on_hover_text(format!(
-                    "Host: {}\nNVMe: {}\nSecond tier: {}",
-                    u.format(m.offloaded.host),
-                    u.format(m.offloaded.nvme),
-                    u.format(m.offloaded.second_tier)
-                ));
-            }
+    for c in shown {
+        let text = format!("{}: {}", c.label(), u.format(m.peak.get(c)));
+        let color = theme::component_on(c, prefs.theme);
+        let row = swatch_row(ui, color, RichText::new(text).size(font)).on_hover_ui(|ui| {
+            explained::explanation_ui(ui, &explain(scenario, est, c), u);
+            ui.label(RichText::new("Click to pin.").weak());
+        });
+        if row.clicked() {
+            explained::toggle(ui, c);
         }
+    }
+    merged_row(ui, prefs, est, &other, font);
+    // Presentation: the off-GPU panel's heading names it and its value (a row fewer to fit).
+    if off_total.get() > 0.0 && !prefs.presentation {
+        let text = format!("Off-GPU: {}", u.format(off_total));
+        let color = theme::offloaded_on(prefs.theme);
+        swatch_row(ui, color, RichText::new(text).size(font)).on_hover_text(format!(
+            "Host: {}\nNVMe: {}\nSecond tier: {}",
+            u.format(m.offloaded.host),
+            u.format(m.offloaded.nvme),
+            u.format(m.offloaded.second_tier)
+        ));
     }
     if !prefs.presentation {
         ui.separator();
@@ -92,4 +88,81 @@ fn swatch_row(ui: &mut Ui, color: egui::Color32, text: RichText) -> egui::Respon
         ui.add(egui::Label::new(text).wrap().sense(egui::Sense::click()))
     })
     .inner
+}
+
+/// Removes the `merge + 1` smallest of `shown` (by `bytes`, keeping the others' order) and returns
+/// them, smallest first: one row then stands for them, `merge` rows fewer. Nothing when there
+/// would be fewer than two rows left.
+fn smallest(
+    shown: &mut Vec<Component>,
+    merge: usize,
+    bytes: impl Fn(Component) -> f64,
+) -> Vec<Component> {
+    if merge == 0 || shown.len() < merge + 3 {
+        return Vec::new();
+    }
+    let mut by_size = shown.clone();
+    by_size.sort_by(|a, b| bytes(*a).total_cmp(&bytes(*b)));
+    by_size.truncate(merge + 1);
+    shown.retain(|c| !by_size.contains(c));
+    by_size
+}
+
+/// The number of rows the legend merges, as the last frames fitted it.
+pub fn merged(ui: &Ui) -> usize {
+    ui.data(|d| d.get_temp(merge_key())).unwrap_or(0)
+}
+
+/// After drawing: when the legend's smallest text still cuts rows off, one more row is merged;
+/// when its full-size text leaves room for more than two rows, one fewer (the legend must shrink
+/// back to the floor before it merges again, so the two never alternate).
+pub fn refit(ui: &Ui, fitted: &super::Fitted, merge: usize, rows: usize) {
+    let line = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+    // `smallest` leaves at least two rows besides the merged one.
+    let most = rows.saturating_sub(3);
+    // A row cut by a few points is still read: merging starts at a quarter of a line.
+    let next = if fitted.at_floor && fitted.room < -0.25 * line {
+        // Each merged row frees about a line: as many as the overflow needs, at once.
+        let lines = (-fitted.room / line).ceil().max(1.0) as usize;
+        (merge + lines).min(most)
+    } else if merge > 0 && !fitted.shrunk && fitted.room > 2.5 * line {
+        merge - 1
+    } else {
+        merge
+    };
+    if next != merge {
+        ui.data_mut(|d| d.insert_temp(merge_key(), next));
+        ui.ctx().request_repaint();
+    }
+}
+
+fn merge_key() -> egui::Id {
+    egui::Id::unique("composition_legend_merge")
+}
+
+/// One row for the components `smallest` took out: their count and sum, each on hover.
+fn merged_row(ui: &mut Ui, prefs: &Prefs, est: &Estimate, other: &[Component], font: f32) {
+    if other.is_empty() {
+        return;
+    }
+    let (u, m) = (prefs.unit, &est.memory);
+    let sum = other
+        .iter()
+        .map(|c| m.peak.get(*c))
+        .fold(Bytes(0.0), |a, b| a + b);
+    let text = format!("{} smaller: {}", other.len(), u.format(sum));
+    // No swatch colour: the row stands for several.
+    let row = swatch_row(
+        ui,
+        egui::Color32::TRANSPARENT,
+        RichText::new(text).size(font),
+    );
+    let list: Vec<String> = other
+        .iter()
+        .map(|c| format!("{}: {}", c.label(), u.format(m.peak.get(*c))))
+        .collect();
+    row.on_hover_text(format!(
+        "Too many components for the legend's height: the smallest share this row.\n{}",
+        list.join("\n")
+    ));
 }

@@ -1,45 +1,54 @@
 //! Off-GPU bytes (host, NVMe, second tier) beside the memory chart, on their own scale: a 325 GiB
 //! host bar drawn on a 40 GiB card's axis would cross its capacity line and read as "does not fit".
+//! The panel names itself and its value above the bar: an own-scale axis says nothing the value
+//! does not, and its labels took the narrow panel's width (at 1280 × 720 in presentation mode they
+//! and the legend's last row were clipped, leaving an unnamed purple bar).
 
-use egui::Ui;
+use egui::{RichText, Ui};
 use egui_plot::{AxisHints, Bar, BarChart, PlotPoint};
 
-use super::{memory_tick, static_plot};
+use super::static_plot;
 use crate::ui::a11y::{self, Part};
 use crate::ui::{Prefs, theme};
 use crate::units::Bytes;
 
-/// The off-GPU bar, its own axis from 0 to a bit above it, no capacity line.
-pub fn ui(ui: &mut Ui, prefs: &Prefs, off_total: Bytes, height: f32) {
+/// The panel's heading, also the accessibility name of its value label.
+pub const HEADING: &str = "Off-GPU";
+
+/// The off-GPU heading and value, then its bar from 0 to a bit below the top, no capacity line.
+pub fn ui(ui: &mut Ui, prefs: &Prefs, off: (Bytes, Bytes, Bytes), height: f32) {
     let u = prefs.unit;
-    let off = u.value(off_total);
+    let (host, nvme, second_tier) = off;
+    let total = host + nvme + second_tier;
+    let hover = format!(
+        "Off-GPU bytes on their own scale: {}\nHost: {}\nNVMe: {}\nSecond tier: {}",
+        u.format(total),
+        u.format(host),
+        u.format(nvme),
+        u.format(second_tier)
+    );
+    let top = ui.cursor().top();
+    ui.vertical_centered(|ui| {
+        ui.label(RichText::new(HEADING).small())
+            .on_hover_text(&hover);
+        ui.label(RichText::new(u.format(total)).small().strong())
+            .on_hover_text(&hover);
+    });
+    let height = (height - (ui.cursor().top() - top)).max(40.0);
+    let value = u.value(total);
     let fill = theme::offloaded_on(prefs.theme);
     let shown = static_plot(ui, "composition_off", height)
-        .y_grid_spacer(super::readable_marks(ui))
         .reset()
-        .default_y_bounds(0.0, (off * 1.12).max(1e-3))
+        .default_y_bounds(0.0, (value * 1.12).max(1e-3))
         .include_x(-0.5)
         .include_x(0.5)
-        .show_grid([false, true])
-        .y_axis_min_width(ui.text_style_height(&egui::TextStyle::Small) * 3.0)
-        .custom_x_axes(vec![
-            AxisHints::new_x()
-                .tick_label_font(egui::TextStyle::Small.resolve(ui.style()))
-                .formatter(|mark, _| {
-                    if mark.value.abs() < 1e-6 {
-                        "off-GPU".to_owned()
-                    } else {
-                        String::new()
-                    }
-                }),
-        ])
-        .y_axis_formatter(move |mark, _| memory_tick(u, mark.value))
-        .label_formatter(move |pos| match pos {
-            egui_plot::HoverPosition::Elsewhere { position } => Some(memory_tick(u, position.y)),
-            egui_plot::HoverPosition::NearDataPoint { .. } => None,
-        })
+        .show_grid([false, false])
+        // The x axis stays (unlabelled) so the bar's foot lines up with the GPU bars'.
+        .show_axes([true, false])
+        .custom_x_axes(vec![AxisHints::new_x().formatter(|_, _| String::new())])
+        .label_formatter(|_| None)
         .show(ui, |plot_ui| {
-            let bar = Bar::new(0.0, off)
+            let bar = Bar::new(0.0, value)
                 .name("off-GPU (host, NVMe, second tier)")
                 .width(0.6)
                 .fill(fill)
@@ -52,11 +61,8 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, off_total: Bytes, height: f32) {
         });
     let rect = shown
         .transform
-        .rect_from_values(&PlotPoint::new(-0.3, 0.0), &PlotPoint::new(0.3, off));
+        .rect_from_values(&PlotPoint::new(-0.3, 0.0), &PlotPoint::new(0.3, value));
     a11y::rect_node(ui.ctx(), Part::Marker, "Off-GPU", rect);
     a11y::rect_node(ui.ctx(), Part::Plot, "Off-GPU", *shown.transform.frame());
-    shown.response.on_hover_text(format!(
-        "Off-GPU (host, NVMe, second tier): {}, on its own scale.",
-        u.format(off_total)
-    ));
+    shown.response.on_hover_text(hover);
 }

@@ -121,13 +121,13 @@ struct Fit {
 /// fits is read, one that scrolls inside its cell is not ("Transient buffers" was cut at
 /// 1280 × 720). The fit is measured on the drawn legend (wrapping and all) and corrected on the
 /// next frame, which is requested; it grows back only with a line to spare, so it never
-/// oscillates. Returns the legend's rectangle.
+/// oscillates. Returns the legend's rectangle and how it fitted.
 pub fn fitted_legend(
     ui: &mut Ui,
     id: &str,
     (height, min_font): (f32, f32),
     add: impl FnOnce(&mut Ui, f32),
-) -> egui::Rect {
+) -> Fitted {
     let body = egui::TextStyle::Body.resolve(ui.style()).size;
     let gap = ui.spacing().item_spacing.y;
     let key = egui::Id::unique(("legend_fit", id));
@@ -180,7 +180,24 @@ pub fn fitted_legend(
         ui.data_mut(|d| d.insert_temp(key, next));
         ui.ctx().request_repaint();
     }
-    out.inner_rect
+    Fitted {
+        rect: out.inner_rect,
+        room: height - content,
+        shrunk: fit.font < body,
+        at_floor: next == fit && fit.font <= min_font && fit.gap <= 0.0,
+    }
+}
+
+/// How a [`fitted_legend`] came out.
+pub struct Fitted {
+    /// The legend's rectangle.
+    pub rect: egui::Rect,
+    /// Height left below its rows, points (negative: rows cut off, reached by scrolling).
+    pub room: f32,
+    /// Its text is below the body size.
+    pub shrunk: bool,
+    /// Its text is at the smallest size and its rows without gaps: it cannot shrink further.
+    pub at_floor: bool,
 }
 
 /// Rows of text the legend under a plot gets (it scrolls if it needs more).
@@ -215,6 +232,7 @@ pub fn with_legend<R>(
                     fitted_legend(ui, chart, (height, min_font), |ui, font| {
                         legend_rows(ui, font, items, false);
                     })
+                    .rect
                 })
                 .inner;
             crate::ui::a11y::rect_node(ui.ctx(), crate::ui::a11y::Part::Legend, chart, rect);
@@ -230,6 +248,7 @@ pub fn with_legend<R>(
                 fitted_legend(ui, chart, (legend_h, min_font), |ui, font| {
                     legend_rows(ui, font, items, true);
                 })
+                .rect
             })
             .inner;
         crate::ui::a11y::rect_node(ui.ctx(), crate::ui::a11y::Part::Legend, chart, rect);
