@@ -131,3 +131,29 @@ fn fp8_weights_serve_at_the_fp8_rate_where_the_gpu_has_one() {
         "{marlin} vs {a100_bf16}"
     );
 }
+
+/// Under gradient accumulation Megatron-Core's Transformer Engine linears cast their weights on
+/// the step's first micro-batch only (`set_is_first_microbatch`, TE's FP8 weight cache), while
+/// torchao's `Float8Linear` (the Hugging Face / torchtitan path) recasts them in every forward:
+/// with 4 micro-batches the first pays 4 × the activations' casts and 1 × the weights', the second
+/// 4 × both (the same shapes as `fused_linears_cast_their_shards_under_tensor_parallelism` and
+/// `an_fp8_recipe_speeds_up_the_gemms_only`).
+#[test]
+fn transformer_engine_casts_its_weights_once_per_step() {
+    let bw = 3.35e12 * 0.9;
+    let mut bf16 = seventy_b();
+    bf16.workload.grad_accum_steps = 4;
+    let mut fp8 = bf16.clone();
+    fp8.precision.fp8_recipe = Fp8Recipe::TeCurrent;
+    let (acts, weights) = (4096.0 * (77_824.0 + 83_968.0) * 4.0, 855_638_016.0 * 6.0);
+    assert_casts(&bf16, &fp8, 80.0 * 4.0 * (acts + weights) / bw);
+
+    bf16.implementation.profile = Profile::Megatron;
+    bf16.parallel.tp = 2;
+    bf16.parallel.dp = 4;
+    bf16.parallel.sequence_parallel = true;
+    let mut fp8 = bf16.clone();
+    fp8.precision.fp8_recipe = Fp8Recipe::TeCurrent;
+    let (acts, weights) = (4096.0 * (26_624.0 + 41_984.0) * 4.0, 427_819_008.0 * 6.0);
+    assert_casts(&bf16, &fp8, 80.0 * (4.0 * acts + weights) / bw);
+}

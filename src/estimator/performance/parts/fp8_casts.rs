@@ -13,10 +13,16 @@
 //! with separate q/k/v and gate/up linears (Hugging Face, torchtitan) casts the hidden state once
 //! per linear: three times for attention, twice for a SwiGLU MLP; Megatron-Core's fused QKV and
 //! MLP-up (Transformer Engine's `LayerNormLinear` / `LayerNormMLP`, its `cast_transpose`) once each.
+//! A weight is cast once per micro-batch (torchao's `Float8Linear` recasts it in every forward),
+//! except under Megatron-Core's Transformer Engine linears, which cast it once per step: the
+//! schedule calls `set_is_first_microbatch()` before a step's first micro-batch
+//! (`megatron/core/pipeline_parallel/schedules.py` `forward_step`, NVIDIA/Megatron-LM at
+//! 4dabc62385799f8256fb05ccf3dfd4a7218781bd), the TE wrappers pass `is_first_microbatch` to TE's
+//! `Linear` / `LayerNormLinear` and clear it after their forward
+//! (`megatron/core/extensions/transformer_engine.py` `TELinear.forward`), and TE reuses the FP8
+//! weight it cached on the first micro-batch for the others ([`WeightCasts`]).
 //! Not counted: the recast of a recomputed forward under activation checkpointing (the roofline
-//! does not model it either), and a mixture of experts' inactive experts. Over-counted:
-//! Transformer Engine casts each weight once per step (its FP8 weight cache across micro-batches),
-//! not once per micro-batch as charged here.
+//! does not model it either), and a mixture of experts' inactive experts.
 
 use crate::estimator::model::ResolvedModel;
 use crate::scenario::FfnKind;
@@ -32,18 +38,46 @@ fn weight_bytes(element_bytes: f64) -> f64 {
     2.0 * element_bytes + 2.0
 }
 
-/// One layer's casts on one GPU, forward and backward.
+/// One layer's casts on one GPU, forward and backward: the activations' and gradients' every
+/// micro-batch, the weights' as [`WeightCasts`] says.
 pub struct LayerCasts {
-    pub bytes: f64,
-    /// An input, an output-gradient and a weight cast per linear (for the per-kernel bandwidth
-    /// efficiency).
-    pub kernels: f64,
+    /// Inputs and output gradients of one micro-batch, bytes.
+    pub activation_bytes: f64,
+    /// An input and an output-gradient cast per linear (for the per-kernel bandwidth efficiency).
+    pub activation_kernels: f64,
+    /// The layer's weight shard, bytes, one cast.
+    pub weight_bytes: f64,
+    /// A weight cast per linear.
+    pub weight_kernels: f64,
+}
+
+/// How often a step casts its FP8 weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WeightCasts {
+    /// In every micro-batch's forward (torchao `Float8Linear`).
+    EveryMicroBatch,
+    /// On the step's first micro-batch, cached for the others (Transformer Engine under
+    /// Megatron-Core's `is_first_microbatch`).
+    OncePerStep,
+}
+
+impl LayerCasts {
+    /// Times `micro_batches` micro-batches' casts take at `bandwidth` B/s, seconds.
+    pub fn step_time(&self, micro_batches: f64, weights: WeightCasts, bandwidth: f64) -> f64 {
+        let weight_casts = match weights {
+            WeightCasts::EveryMicroBatch => micro_batches,
+            WeightCasts::OncePerStep => 1.0,
+        };
+        let time = super::elementwise::time_in_kernels;
+        micro_batches * time(self.activation_bytes, self.activation_kernels, bandwidth)
+            + weight_casts * time(self.weight_bytes, self.weight_kernels, bandwidth)
+    }
 }
 
 /// One layer's casts for `tokens` tokens on one GPU: the linears' inputs (QKV and MLP-up read the
 /// hidden state, replicated on every tensor-parallel rank unless sequence parallel:
 /// `replicated_div`; out and MLP-down their shard), their output gradients in the backward (out
-/// and MLP-down the hidden state again), and the layer's weight shard once per micro-batch (its
+/// and MLP-down the hidden state again), and the layer's weight shard once (its
 /// matmul weights as the FLOP count takes them, `flops::layer_matmul_weights`: the active experts
 /// and the router of a mixture of experts). `ffn` is the active FFN width; `fused_linears` says
 /// QKV and gate/up are one linear each.
@@ -70,10 +104,12 @@ pub fn layer(
     let gradients = 2.0 * h / replicated_div + (q + 2.0 * kv + up * ffn) / tp;
     let (projections, mlp) = crate::estimator::performance::flops::layer_matmul_weights(m);
     let weights = (projections + mlp) / tp;
+    let linears = qkv_linears + 1.0 + up_linears + 1.0;
     LayerCasts {
-        bytes: tokens * (inputs + gradients) * activation_bytes(element_bytes)
-            + weights * weight_bytes(element_bytes),
-        kernels: 3.0 * (qkv_linears + 1.0 + up_linears + 1.0),
+        activation_bytes: tokens * (inputs + gradients) * activation_bytes(element_bytes),
+        activation_kernels: 2.0 * linears,
+        weight_bytes: weights * weight_bytes(element_bytes),
+        weight_kernels: linears,
     }
 }
 

@@ -171,13 +171,15 @@ fn elementwise_forward(
     (fwd, elementwise::EAGER_BACKWARD_RATIO)
 }
 
-/// One layer's FP8 casts on one GPU, seconds: FP8 GEMMs (a training recipe on a GPU with an FP8
-/// rate) need their operands cast (`fp8_casts`); 0 otherwise.
+/// One layer's FP8 casts on one GPU over a step's `accum` micro-batches, seconds: FP8 GEMMs (a
+/// training recipe on a GPU with an FP8 rate) need their operands cast (`fp8_casts`); 0
+/// otherwise. Megatron-Core's Transformer Engine linears are fused (QKV, MLP-up) and cast their
+/// weights once per step.
 fn fp8_cast_time(
     s: &Scenario,
     m: &ResolvedModel,
     i: &Inputs,
-    t: f64,
+    (t, accum): (f64, f64),
     ffn_active: f64,
     e: f64,
 ) -> f64 {
@@ -185,9 +187,14 @@ fn fp8_cast_time(
         return 0.0;
     }
     let tp = f64::from(i.tp.max(1));
-    let fused = s.implementation.profile == Profile::Megatron;
-    let c = fp8_casts::layer(m, t, tp, replicated_div(s, tp), ffn_active, e, fused);
-    elementwise::time_in_kernels(c.bytes, c.kernels, i.bandwidth)
+    let te = s.implementation.profile == Profile::Megatron;
+    let c = fp8_casts::layer(m, t, tp, replicated_div(s, tp), ffn_active, e, te);
+    let weights = if te {
+        fp8_casts::WeightCasts::OncePerStep
+    } else {
+        fp8_casts::WeightCasts::EveryMicroBatch
+    };
+    c.step_time(accum, weights, i.bandwidth)
 }
 
 /// The parts of a transformer training step, or `None` when the parts model does not apply
@@ -246,7 +253,6 @@ pub fn training_parts(
 
     let ffn_active = f64::from(m.ffn) * active;
     let (ew_fwd, ew_backward) = elementwise_forward(s, m, t, tp, e, bw, ffn_active);
-    let casts = fp8_cast_time(s, m, i, t, ffn_active, e);
 
     let layers = f64::from(m.layers.div_ceil(i.pp.max(1)));
     // LM head (on the last stage): 2·t·h·V/TP forward, 2× backward; the loss by its kernels. FP8
@@ -273,11 +279,12 @@ pub fn training_parts(
         Checkpointing::PerOp => gemm_fwd * super::flops::per_op_recomputed_share(m) + ew_fwd,
     };
     let accum = f64::from(s.workload.grad_accum_steps.max(1));
+    let casts = fp8_cast_time(s, m, i, (t, accum), ffn_active, e);
     let p2p = exposed_p2p(s, i, t * h * e, pt.pp_overlap);
     Some(StepParts {
         gemm_s: accum * (layers * 3.0 * gemm_fwd + head_gemm),
         attention_s: accum * layers * (att.forward_s + att.backward_s),
-        elementwise_s: accum * (layers * ((1.0 + ew_backward) * ew_fwd + casts) + loss),
+        elementwise_s: accum * (layers * (1.0 + ew_backward) * ew_fwd + loss) + layers * casts,
         recompute_s: accum * layers * recompute_layer,
         p2p_s: p2p,
         gemm_share: share,
