@@ -132,3 +132,28 @@ fn the_elementwise_kernels_are_picked_in_the_timing_group() {
     h.run_steps(3);
     assert!(h.query_by_label("Eager elementwise and loss").is_some());
 }
+
+/// On a projector (presentation, 1280 × 720) a step of ten parts fits its cell: the text shrinks
+/// instead of the cell growing, which took the height from the memory chart above (its plot fell
+/// to ~80 points, capacity label clipped). The memory plot keeps the height it has with the
+/// roofline view, and the last part's row lies on screen.
+#[test]
+fn the_step_time_view_fits_its_cell_on_a_projector() {
+    let preset = bundled_scenario("llama3-8b-128k-cp8-64xh100").unwrap();
+    let plot_height = |step_view: bool| {
+        let mut h = harness(app(true, |s| *s = preset.clone()), (1280.0, 720.0));
+        layout_state::with(&h.ctx, |s| s.step_view = step_view);
+        h.run_steps(8);
+        let plot = h.get_by_label("Plot: Memory").rect();
+        if step_view {
+            let last = h.get_by_label("Input copy").rect();
+            assert!(last.bottom() <= 720.0, "{last:?}");
+        }
+        plot.height()
+    };
+    let (roofline, step) = (plot_height(false), plot_height(true));
+    assert!(
+        step >= 0.95 * roofline && step > 100.0,
+        "memory plot {step} with the step-time view, {roofline} without"
+    );
+}

@@ -41,6 +41,30 @@ pub fn title(s: &Scenario) -> &'static str {
 
 pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, height: f32) {
     let b = step_breakdown(&est.performance);
+    // Where even a line per bar and the totals' line do not fit (presentation at 1280 × 720: ten
+    // parts in a 230-point cell), the text shrinks until they do, to 60 %: a cell that grew took
+    // the height from the memory chart above it.
+    let line = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+    let needed = (b.parts().len() + 1) as f32 * line;
+    let scale = (height / needed).clamp(0.6, 1.0);
+    ui.scope(|ui| {
+        if scale < 1.0 {
+            for font in ui.style_mut().text_styles.values_mut() {
+                font.size *= scale;
+            }
+        }
+        parts_view(ui, prefs, (scenario, est), &b, height);
+    });
+}
+
+/// The bars, the totals and the layouts that fit, in the current text size.
+fn parts_view(
+    ui: &mut Ui,
+    prefs: &Prefs,
+    (scenario, est): (&Scenario, &Estimate),
+    b: &StepBreakdown,
+    height: f32,
+) {
     let body = ui.text_style_height(&egui::TextStyle::Body);
     let line = body + ui.spacing().item_spacing.y;
     let button = body + 2.0 * ui.spacing().button_padding.y + ui.spacing().item_spacing.y;
@@ -65,9 +89,9 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, heigh
     let row = ((height - below) / n).clamp(line, body * 1.8);
     ui.scope(|ui| {
         ui.spacing_mut().item_spacing.y = 0.0;
-        bars(ui, prefs, &b, row);
+        bars(ui, prefs, b, row);
     });
-    ui.label(totals(est, &b));
+    ui.label(totals(est, b));
     if shown > 0 {
         layouts(ui, prefs, scenario, est, shown);
     }
