@@ -286,4 +286,14 @@ fn a_crowded_legend_merges_its_smallest_rows_on_a_projector() {
     }
     assert_eq!(shown + merged, present.len(), "{text}");
     assert!(merged >= 2 && shown >= 4, "{shown} rows and {text}");
+    // At the desk the legend scrolls and keeps a row (and its hover) per component.
+    let preset =
+        vram_explorer::presets::bundled_scenario("qwen2.5-7b-grpo-vllm-colocate-8xh100").unwrap();
+    let mut h = harness(app(false, move |s| *s = preset.clone()), PROJECTOR);
+    h.run_steps(12);
+    let merged_rows = h.query_all(
+        egui_kittest::kittest::By::new()
+            .predicate(|n| n.value().is_some_and(|t| t.contains(" smaller: "))),
+    );
+    assert_eq!(merged_rows.count(), 0);
 }

@@ -137,6 +137,11 @@ pub fn baseline(choice: ThemeChoice) -> Color32 {
     }
 }
 
+/// A bar or row that stands for several parts (the step-time view's "N smaller"): a neutral grey.
+pub fn several(choice: ThemeChoice) -> Color32 {
+    baseline(choice)
+}
+
 /// Roofline: the compute roof, the memory roof, and the operating points per phase.
 pub fn roof(choice: ThemeChoice) -> Color32 {
     capacity(choice)

@@ -163,32 +163,60 @@ pub fn ui(
         }
         let legend = ui.vertical(|ui| {
             ui.set_width(legend_w);
-            // Never taller than the plot: the legend fits its text to the height.
-            let min = crate::ui::theme::legend_min_size(prefs);
-            let merge = super::composition_legend::merged(ui);
-            let fitted =
-                super::fitted_legend(ui, "composition_legend", (height, min), |ui, font| {
-                    // Presentation keeps the legend's rows for the components (the View menu has
-                    // the same toggle).
-                    if !prefs.presentation {
-                        ui.checkbox(&mut prefs.memory_zoom, ZOOM)
-                            .on_hover_text(ZOOM_HOVER);
-                    }
-                    let est = (scenario, current);
-                    match host {
-                        Some(b) => super::composition_host::legend(ui, prefs, b, font),
-                        None => {
-                            super::composition_legend::ui(ui, prefs, est, (off_total, merge), font)
-                        }
-                    }
-                });
-            let rows = Component::ALL
-                .iter()
-                .filter(|c| current.memory.peak.get(**c).get() > 0.0);
-            super::composition_legend::refit(ui, &fitted, merge, rows.count());
+            legend_ui(
+                ui,
+                prefs,
+                (scenario, current, host),
+                off_total,
+                (legend_w, height),
+            );
         });
         a11y::rect_node(ui.ctx(), Part::Legend, "Memory", legend.response.rect);
     });
+}
+
+/// The legend beside the bars, never taller than the plot: its text fits the height; in
+/// presentation the smallest components share a row when the rows do not fit at 18 px (at the desk
+/// the legend scrolls and every row keeps its hover).
+fn legend_ui(
+    ui: &mut Ui,
+    prefs: &mut Prefs,
+    (scenario, current, host): (
+        &Scenario,
+        &Estimate,
+        Option<&crate::estimator::engines::llamacpp::Buffers>,
+    ),
+    off_total: crate::units::Bytes,
+    (legend_w, height): (f32, f32),
+) {
+    let min = crate::ui::theme::legend_min_size(prefs);
+    let rows = Component::ALL
+        .iter()
+        .filter(|c| current.memory.peak.get(**c).get() > 0.0)
+        .count();
+    let key = super::composition_legend::MergeKey::new(rows, (legend_w, height));
+    let merging = prefs.presentation && host.is_none();
+    let merge = if merging {
+        super::composition_legend::merged(ui, key)
+    } else {
+        0
+    };
+    let fitted = super::fitted_legend(ui, "composition_legend", (height, min), |ui, font| {
+        // Presentation keeps the legend's rows for the components (the View menu has the same
+        // toggle).
+        if !prefs.presentation {
+            ui.checkbox(&mut prefs.memory_zoom, ZOOM)
+                .on_hover_text(ZOOM_HOVER);
+        }
+        let est = (scenario, current);
+        match host {
+            Some(b) => super::composition_host::legend(ui, prefs, b, font),
+            None => super::composition_legend::ui(ui, prefs, est, (off_total, merge), font),
+        }
+    });
+    if merging {
+        super::composition_legend::refit(ui, &fitted, merge, key);
+    }
 }
 
 /// The plot's, the off-GPU panel's and the legend's widths within `avail` points.
@@ -258,6 +286,7 @@ fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32)
     let y_axis = ui.text_style_height(&egui::TextStyle::Body) * 4.0;
     let tick_font = bar_label_font(
         ui,
+        prefs,
         &labels,
         (ui.available_width() - y_axis) / n.max(1) as f32,
     );
@@ -294,8 +323,9 @@ fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32)
 
 /// The bars' label font: small text, smaller where the widest label would not fit its bar's width
 /// (egui_plot drops a tick label wider than the spacing of its marks: at 1280 × 720 in
-/// presentation a GRPO step lost "bwd" and "score"), never below 10 points.
-fn bar_label_font(ui: &Ui, labels: &[String], per_bar: f32) -> egui::FontId {
+/// presentation a GRPO step lost "bwd" and "score"), never below 10 points, nor below 18 px in
+/// presentation (there a label that still does not fit is dropped).
+fn bar_label_font(ui: &Ui, prefs: &Prefs, labels: &[String], per_bar: f32) -> egui::FontId {
     let mut font = egui::TextStyle::Small.resolve(ui.style());
     let widest = labels
         .iter()
@@ -309,7 +339,12 @@ fn bar_label_font(ui: &Ui, labels: &[String], per_bar: f32) -> egui::FontId {
     // A little room between neighbours.
     let fits = per_bar * 0.92;
     if widest > fits && widest > 0.0 {
-        font.size = (font.size * fits / widest).max(10.0);
+        let floor = if prefs.presentation {
+            crate::ui::theme::legend_min_size(prefs).min(font.size)
+        } else {
+            10.0
+        };
+        font.size = (font.size * fits / widest).max(floor);
     }
     font
 }

@@ -14,8 +14,8 @@ use crate::units::Bytes;
 /// The legend with exact values of the current peak: top of the stack first, in text of `font`
 /// points ([`super::fitted_legend`] fits it to the plot's height). Presentation leaves out the
 /// heading, the totals and the per-layer table (the chart's title, the headline and the capacity
-/// line say them), so that the components fit on a projector. `merge` rows fewer than there are
-/// components: the smallest ones share one "Other" row ([`merged`]).
+/// line say them), so that the components fit on a projector; there, `merge` rows fewer than there
+/// are components: the smallest ones share one "N smaller" row ([`merged`]).
 pub fn ui(
     ui: &mut Ui,
     prefs: &Prefs,
@@ -108,35 +108,56 @@ fn smallest(
     by_size
 }
 
-/// The number of rows the legend merges, as the last frames fitted it.
-pub fn merged(ui: &Ui) -> usize {
-    ui.data(|d| d.get_temp(merge_key())).unwrap_or(0)
+/// What a merge count was fitted to: the legend's component rows and its cell (points, rounded).
+/// Another scenario, mode or window size starts the count over from 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MergeKey {
+    rows: usize,
+    size: (i32, i32),
 }
 
-/// After drawing: when the legend's smallest text still cuts rows off, one more row is merged;
-/// when its full-size text leaves room for more than two rows, one fewer (the legend must shrink
-/// back to the floor before it merges again, so the two never alternate).
-pub fn refit(ui: &Ui, fitted: &super::Fitted, merge: usize, rows: usize) {
-    let line = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
-    // `smallest` leaves at least two rows besides the merged one.
-    let most = rows.saturating_sub(3);
-    // A row cut by a few points is still read: merging starts at a quarter of a line.
-    let next = if fitted.at_floor && fitted.room < -0.25 * line {
-        // Each merged row frees about a line: as many as the overflow needs, at once.
-        let lines = (-fitted.room / line).ceil().max(1.0) as usize;
-        (merge + lines).min(most)
-    } else if merge > 0 && !fitted.shrunk && fitted.room > 2.5 * line {
-        merge - 1
-    } else {
-        merge
-    };
-    if next != merge {
-        ui.data_mut(|d| d.insert_temp(merge_key(), next));
-        ui.ctx().request_repaint();
+impl MergeKey {
+    pub fn new(rows: usize, (width, height): (f32, f32)) -> Self {
+        MergeKey {
+            rows,
+            size: (width.round() as i32, height.round() as i32),
+        }
     }
 }
 
-fn merge_key() -> egui::Id {
+/// The number of rows the presentation legend merges for `key`, as the last frames fitted it.
+pub fn merged(ui: &Ui, key: MergeKey) -> usize {
+    ui.data(|d| d.get_temp::<(usize, MergeKey)>(merge_id()))
+        .filter(|(_, k)| *k == key)
+        .map_or(0, |(merge, _)| merge)
+}
+
+/// After drawing: while the legend's smallest text still cuts rows off, merge as many more rows as
+/// whole lines are cut (at least one; a merged row frees a line or more, so this never merges more
+/// than it needs, except where a row wraps). The count only grows for one `key`: it never
+/// un-merges and re-merges (no oscillation), and the same scenario and window size always settle
+/// on the same count.
+pub fn refit(ui: &Ui, fitted: &super::Fitted, merge: usize, key: MergeKey) {
+    let line = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
+    // `smallest` leaves at least two rows besides the merged one.
+    let most = key.rows.saturating_sub(3);
+    // A row cut by a few points is still read: merging starts at a quarter of a line.
+    let next = if fitted.at_floor && fitted.room < -0.25 * line {
+        let lines = (-fitted.room / line).floor().max(1.0) as usize;
+        (merge + lines).min(most)
+    } else {
+        merge
+    };
+    let stored = ui.data(|d| d.get_temp::<(usize, MergeKey)>(merge_id()));
+    if stored != Some((next, key)) {
+        ui.data_mut(|d| d.insert_temp(merge_id(), (next, key)));
+        if next != merge {
+            ui.ctx().request_repaint();
+        }
+    }
+}
+
+fn merge_id() -> egui::Id {
     egui::Id::unique("composition_legend_merge")
 }
 

@@ -12,7 +12,7 @@ use crate::ui::a11y::{self, Part};
 use crate::ui::{Prefs, theme};
 use crate::units::Bytes;
 
-/// The panel's heading, also the accessibility name of its value label.
+/// The panel's heading.
 pub const HEADING: &str = "Off-GPU";
 
 /// The off-GPU heading and value, then its bar from 0 to a bit below the top, no capacity line.
@@ -43,7 +43,8 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, off: (Bytes, Bytes, Bytes), height: f32) {
         .include_x(-0.5)
         .include_x(0.5)
         .show_grid([false, false])
-        // The x axis stays (unlabelled) so the bar's foot lines up with the GPU bars'.
+        // The x axis stays (unlabelled) so the bar's foot lies near the GPU bars' (within a few
+        // points: their axis is as tall as their labels' font).
         .show_axes([true, false])
         .custom_x_axes(vec![AxisHints::new_x().formatter(|_, _| String::new())])
         .label_formatter(|_| None)

@@ -41,16 +41,20 @@ pub fn title(s: &Scenario) -> &'static str {
 
 pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, height: f32) {
     let b = step_breakdown(&est.performance);
-    // Where even a line per bar and the totals' line do not fit (presentation at 1280 × 720: ten
-    // parts in a 230-point cell), the text shrinks until they do, to 60 %: a cell that grew took
-    // the height from the memory chart above it.
-    let line = ui.text_style_height(&egui::TextStyle::Body) + ui.spacing().item_spacing.y;
-    let needed = (b.parts().len() + 1) as f32 * line;
-    let scale = (height / needed).clamp(0.6, 1.0);
+    // Where a line per bar and the totals' line do not fit (presentation at 1280 × 720: nine
+    // parts in a 197-point cell), the text shrinks until they do, down to the legends' smallest
+    // size (18 px in presentation); below that the smallest parts share a row (`rows`). A cell
+    // that grew took the height from the memory chart above it.
+    let font = egui::TextStyle::Body.resolve(ui.style()).size;
+    let text_h = ui.text_style_height(&egui::TextStyle::Body);
+    let gap = ui.spacing().item_spacing.y;
+    let lines = (b.parts().len() + 1) as f32;
+    let smallest = theme::legend_min_size(prefs).min(font) / font;
+    let scale = ((height / lines - gap) / text_h).clamp(smallest, 1.0);
     ui.scope(|ui| {
         if scale < 1.0 {
-            for font in ui.style_mut().text_styles.values_mut() {
-                font.size *= scale;
+            for f in ui.style_mut().text_styles.values_mut() {
+                f.size *= scale;
             }
         }
         parts_view(ui, prefs, (scenario, est), &b, height);
@@ -69,7 +73,9 @@ fn parts_view(
     let line = body + ui.spacing().item_spacing.y;
     let button = body + 2.0 * ui.spacing().button_padding.y + ui.spacing().item_spacing.y;
     let searchable = scenario.mode == Mode::Training && est.performance.parts.is_some();
-    let n = b.parts().len().max(1) as f32;
+    let fit = ((height - line) / line).floor().max(2.0) as usize;
+    let shown_rows = rows(prefs, b, fit);
+    let n = shown_rows.len().max(1) as f32;
     // The bars first (at least one line each), then the totals line, then as many of the best
     // layouts as fit under a heading: the chart's cell never grows (in presentation the memory
     // chart above shares the window's height).
@@ -89,12 +95,59 @@ fn parts_view(
     let row = ((height - below) / n).clamp(line, body * 1.8);
     ui.scope(|ui| {
         ui.spacing_mut().item_spacing.y = 0.0;
-        bars(ui, prefs, b, row);
+        bars(ui, &shown_rows, b.total_s, row);
     });
     ui.label(totals(est, b));
     if shown > 0 {
         layouts(ui, prefs, scenario, est, shown);
     }
+}
+
+/// One bar of the view: a part, or the smallest parts together.
+struct BarRow {
+    label: String,
+    hover: String,
+    seconds: f64,
+    color: egui::Color32,
+}
+
+/// The parts as bars, at most `fit` of them: beyond that the smallest share the last row
+/// ("3 smaller", each listed on hover), the others keep their order.
+fn rows(prefs: &Prefs, b: &StepBreakdown, fit: usize) -> Vec<BarRow> {
+    let parts = b.parts();
+    let mut merged: Vec<usize> = Vec::new();
+    if parts.len() > fit {
+        let mut by_size: Vec<usize> = (0..parts.len()).collect();
+        by_size.sort_by(|x, y| parts[*x].1.total_cmp(&parts[*y].1));
+        merged = by_size[..parts.len() - fit + 1].to_vec();
+    }
+    let mut out: Vec<BarRow> = parts
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !merged.contains(i))
+        .map(|(_, (part, seconds))| BarRow {
+            label: part.label().to_owned(),
+            hover: part.hover().to_owned(),
+            seconds: *seconds,
+            color: color(part.class(), prefs),
+        })
+        .collect();
+    if !merged.is_empty() {
+        let list: Vec<String> = merged
+            .iter()
+            .map(|i| format!("{}: {}", parts[*i].0.label(), fmt_seconds(parts[*i].1)))
+            .collect();
+        out.push(BarRow {
+            label: format!("{} smaller", merged.len()),
+            hover: format!(
+                "Too many parts for the chart's height: the smallest share this row.\n{}",
+                list.join("\n")
+            ),
+            seconds: merged.iter().map(|i| parts[*i].1).sum(),
+            color: theme::several(prefs.theme),
+        });
+    }
+    out
 }
 
 /// "Step 1.23 s (compute-bound) · MFU 45.1 % · HFU 52.0 %".
@@ -111,36 +164,35 @@ fn totals(est: &Estimate, b: &StepBreakdown) -> String {
     out
 }
 
-/// One labelled bar per part, scaled to the largest, with its time and share of the step; the
+/// One labelled bar per row, scaled to the largest, with its time and share of the step; the
 /// columns are measured so that a row never grows the chart's cell.
-fn bars(ui: &mut Ui, prefs: &Prefs, b: &StepBreakdown, row: f32) {
-    let parts = b.parts();
-    let values: Vec<String> = parts
+fn bars(ui: &mut Ui, rows: &[BarRow], total_s: f64, row: f32) {
+    let values: Vec<String> = rows
         .iter()
-        .map(|(_, s)| value_text(*s, b.total_s))
+        .map(|r| value_text(r.seconds, total_s))
         .collect();
-    let widest = parts
+    let widest = rows
         .iter()
-        .map(|(p, _)| text_width(ui, p.label()))
+        .map(|r| text_width(ui, &r.label))
         .fold(0.0_f32, f32::max);
     let value_w = values
         .iter()
         .map(|v| text_width(ui, v))
         .fold(0.0_f32, f32::max);
-    let max = parts.iter().map(|(_, s)| *s).fold(0.0_f64, f64::max);
+    let max = rows.iter().map(|r| r.seconds).fold(0.0_f64, f64::max);
     let width = ui.available_width();
     let gap = ui.spacing().item_spacing.x;
     let bar_w = (width - widest - value_w - 3.0 * gap - 4.0).max(20.0);
-    for ((part, seconds), value) in parts.iter().zip(&values) {
+    for (r, value) in rows.iter().zip(&values) {
         ui.allocate_ui_with_layout(
             vec2(width, row),
             EguiLayout::left_to_right(Align::Center),
             |ui| {
-                ui.add_sized([widest, row], egui::Label::new(part.label()))
-                    .on_hover_text(part.hover());
+                ui.add_sized([widest, row], egui::Label::new(r.label.as_str()))
+                    .on_hover_text(r.hover.as_str());
                 let (rect, _) = ui.allocate_exact_size(vec2(bar_w, row * 0.7), Sense::hover());
                 let frac = if max > 0.0 {
-                    (seconds / max) as f32
+                    (r.seconds / max) as f32
                 } else {
                     0.0
                 };
@@ -148,8 +200,7 @@ fn bars(ui: &mut Ui, prefs: &Prefs, b: &StepBreakdown, row: f32) {
                     rect.min,
                     vec2((rect.width() * frac).max(2.0), rect.height()),
                 );
-                ui.painter()
-                    .rect_filled(filled, 2.0, color(part.class(), prefs));
+                ui.painter().rect_filled(filled, 2.0, r.color);
                 ui.label(value.as_str());
             },
         );
