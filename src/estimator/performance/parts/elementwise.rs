@@ -78,8 +78,8 @@ pub fn layer_elements_per_token(hidden: f64, ffn: f64, swiglu: bool) -> (f64, f6
 /// Not counted: Hugging Face repeats no K/V under SDPA without a padding mask (GQA runs inside the
 /// kernel); torchtitan's `repeat_kv` copies them (measured 8 B per query-width element, the
 /// expanded read counted at its full size: 5.6 % of its forward); a mixture of experts' routing and
-/// permutation ops; K/V heads duplicated on every rank when there are fewer of them than
-/// tensor-parallel ranks (they are divided by TP here). Other activation widths
+/// permutation ops (those are [`moe_routing`]); K/V heads duplicated on every rank when there are
+/// fewer of them than tensor-parallel ranks (they are divided by TP here). Other activation widths
 /// scale the bytes by `element_bytes / 2` (in FP32 the casts vanish but every tensor doubles: an
 /// approximation).
 pub struct EagerLayer {
@@ -151,6 +151,28 @@ pub enum Activation {
     Gelu,
     SquaredRelu,
 }
+
+/// A mixture of experts' routing and token permutation in eager Transformers (5.24.0
+/// `MixtralSparseMoeBlock` with its default experts implementation: router softmax in FP32, top-k,
+/// the routing weights renormalised, the tokens sorted by expert and gathered for one grouped GEMM,
+/// the outputs weighted, summed over the k copies in FP32 and cast back), forward bytes per token
+/// and kernels, beyond a dense layer of the active FFN width (k experts' SwiGLU are
+/// [`eager_layer`]'s with `ffn` = k × the expert width). Measured with the elementwise accountant
+/// at four (experts, top-k, hidden) shapes (tests/data/measured/eager-moe-routing-traffic.json,
+/// `scripts/measure/moe_routing_traffic_probe.py`) and solved term by term: 12.125·h (the FP32 sum
+/// and its cast, one gather's index tensors) + 20.2·k·h (each copy's gather, weighting and share
+/// of the sum) + 18.1·E (the FP32 router probabilities, top-k, the expert histogram) + 128·k (the
+/// sort, index and position tensors) + 160 B, at BF16; other widths scale by `element_bytes / 2` as
+/// [`eager_layer`]'s do. About 16 kernels. Other implementations (a loop over experts, LitGPT's
+/// masks) move other bytes: this one is taken for every eager profile.
+pub fn moe_routing(hidden: f64, top_k: f64, experts: f64, element_bytes: f64) -> (f64, f64) {
+    let bytes = 12.125 * hidden + 20.2 * top_k * hidden + 18.1 * experts + 128.0 * top_k + 160.0;
+    (bytes * element_bytes / 2.0, 16.0)
+}
+
+/// Bytes the routing's autograd backward moves per byte of its forward: 2.88–3.12 over the four
+/// measured shapes (the dense part's backward taken at [`EAGER_BACKWARD_RATIO`]), 3.0 taken.
+pub const MOE_ROUTING_BACKWARD_RATIO: f64 = 3.0;
 
 /// Bytes an eager layer's autograd backward moves per byte of its forward: 2.285 for Hugging Face's
 /// Llama layer (taken), 2.10 for torchtitan's, whose forward also holds `repeat_kv`'s copies

@@ -132,7 +132,8 @@ fn replicated_div(s: &Scenario, tp: f64) -> f64 {
 /// One layer's memory-bound kernels forward on one GPU, seconds, and the bytes its backward moves
 /// per forward byte: the fused count (norms and dropout-adds on the full hidden state unless
 /// sequence parallel, the activation on the rank's FFN shard) or eager PyTorch's
-/// (`elementwise::eager_layer`, with the rotary embedding on the rank's heads).
+/// (`elementwise::eager_layer`, with the rotary embedding on the rank's heads, and a mixture of
+/// experts' routing, `elementwise::moe_routing`; the ratio is then their time-weighted mean).
 fn elementwise_forward(
     s: &Scenario,
     m: &ResolvedModel,
@@ -164,11 +165,29 @@ fn elementwise_forward(
             FfnKind::SquaredRelu => elementwise::Activation::SquaredRelu,
         },
     };
-    let k = elementwise::eager_layer(f64::from(m.hidden), q, kv, ffn_active, shape, e);
+    let h = f64::from(m.hidden);
+    let k = elementwise::eager_layer(h, q, kv, ffn_active, shape, e);
     let fwd = bytes(k.replicated / rep_div, k.replicated_kernels)
         + bytes(k.attention / tp, k.attention_kernels)
         + bytes(k.mlp / tp, k.mlp_kernels);
-    (fwd, elementwise::EAGER_BACKWARD_RATIO)
+    // A mixture of experts routes every token on every rank (hidden-width ops, like the norms), in
+    // its MoE layers (a pattern's share: DeepSeek-V3's first three are dense).
+    let routing = if m.moe.experts > 0 {
+        let experts = f64::from(m.moe.experts);
+        let (b, kernels) = elementwise::moe_routing(h, f64::from(m.moe.top_k), experts, e);
+        bytes(b / rep_div, kernels) * m.moe_layer_share()
+    } else {
+        0.0
+    };
+    let total = fwd + routing;
+    let backward =
+        elementwise::EAGER_BACKWARD_RATIO * fwd + elementwise::MOE_ROUTING_BACKWARD_RATIO * routing;
+    let ratio = if total > 0.0 {
+        backward / total
+    } else {
+        elementwise::EAGER_BACKWARD_RATIO
+    };
+    (total, ratio)
 }
 
 /// One layer's FP8 casts on one GPU over a step's `accum` micro-batches, seconds: FP8 GEMMs (a
