@@ -284,3 +284,24 @@ fn an_eager_mixture_of_experts_pays_its_routing() {
     let (d, m) = (fused(dense.clone()), fused(moe.clone()));
     assert!((d - m).abs() <= 1e-9 * d, "{d} vs {m}");
 }
+
+/// K/V heads are replicated when tensor parallelism exceeds them, so every rank rotates at least
+/// one: at TP 16 Llama-3-8B's 8 KV heads cost a rank the rotary bytes of one head, as 16 would;
+/// at TP 8 the two differ.
+#[test]
+fn eager_rotary_bytes_follow_the_ranks_kv_heads() {
+    let at = |tp: u32, kv_heads: u32| {
+        let mut s = llama3_8b();
+        s.parallel.tp = tp;
+        s.parallel.dp = 1;
+        s.model.transformer.kv_heads = kv_heads;
+        s.timing.parts.elementwise = ElementwiseKernels::Eager;
+        elementwise_s(&s)
+    };
+    let (eight, sixteen) = (at(16, 8), at(16, 16));
+    assert!(
+        (eight / sixteen - 1.0).abs() < 1e-12,
+        "{eight} vs {sixteen}"
+    );
+    assert!(at(8, 8) < at(8, 16));
+}

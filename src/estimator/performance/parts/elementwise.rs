@@ -78,8 +78,8 @@ pub fn layer_elements_per_token(hidden: f64, ffn: f64, swiglu: bool) -> (f64, f6
 /// Not counted: Hugging Face repeats no K/V under SDPA without a padding mask (GQA runs inside the
 /// kernel); torchtitan's `repeat_kv` copies them (measured 8 B per query-width element, the
 /// expanded read counted at its full size: 5.6 % of its forward); a mixture of experts' routing and
-/// permutation ops (those are [`moe_routing`]); K/V heads duplicated on every rank when there are
-/// fewer of them than tensor-parallel ranks (they are divided by TP here). Other activation widths
+/// permutation ops (those are [`moe_routing`]). The caller passes the rank's q and kv widths (K/V
+/// heads replicated when tensor parallelism exceeds them). Other activation widths
 /// scale the bytes by `element_bytes / 2` (in FP32 the casts vanish but every tensor doubles: an
 /// approximation).
 pub struct EagerLayer {
@@ -87,7 +87,7 @@ pub struct EagerLayer {
     pub replicated: f64,
     /// Their kernel count (for the per-kernel bandwidth efficiency).
     pub replicated_kernels: f64,
-    /// Rotary embedding over the attention's q and kv widths, bytes per token before TP.
+    /// Rotary embedding over the q and kv widths given (the rank's), bytes per token.
     pub attention: f64,
     pub attention_kernels: f64,
     /// Activation over the (active) FFN width, bytes per token before TP.

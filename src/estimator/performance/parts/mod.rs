@@ -166,9 +166,16 @@ fn elementwise_forward(
         },
     };
     let h = f64::from(m.hidden);
-    let k = elementwise::eager_layer(h, q, kv, ffn_active, shape, e);
+    // The rank's heads: K/V heads are replicated when tensor parallelism exceeds them (Megatron's
+    // and vLLM's rule; `model::cache`), so each rank rotates at least one.
+    let kv_rank = if m.kv_heads > 0 {
+        crate::estimator::num::ceil(f64::from(m.kv_heads) / tp) * kv / f64::from(m.kv_heads)
+    } else {
+        kv / tp
+    };
+    let k = elementwise::eager_layer(h, q / tp, kv_rank, ffn_active, shape, e);
     let fwd = bytes(k.replicated / rep_div, k.replicated_kernels)
-        + bytes(k.attention / tp, k.attention_kernels)
+        + bytes(k.attention, k.attention_kernels)
         + bytes(k.mlp / tp, k.mlp_kernels);
     // A mixture of experts routes every token on every rank (hidden-width ops, like the norms), in
     // its MoE layers (a pattern's share: DeepSeek-V3's first three are dense).
