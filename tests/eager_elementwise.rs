@@ -33,19 +33,19 @@ fn f(v: &Value, k: &str) -> f64 {
 fn formula_forward_per_token(m: &Value) -> f64 {
     let sh = &m["shape"];
     let (h, hd) = (f(sh, "hidden"), f(sh, "head_dim"));
-    let k = eager_layer(
-        h,
-        f(sh, "heads") * hd,
-        f(sh, "kv_heads") * hd,
-        f(sh, "ffn"),
-        EagerShape {
-            rms_norm: true,
-            rotary: true,
-            dropout: false,
-            activation: Activation::SwiGlu,
-        },
-        2.0,
-    );
+    llama_forward(h, f(sh, "heads") * hd, f(sh, "kv_heads") * hd, f(sh, "ffn"))
+}
+
+/// The formula's forward bytes per token of a Llama layer (RMSNorm, RoPE, SwiGLU, no dropout) at
+/// BF16.
+fn llama_forward(h: f64, q: f64, kv: f64, ffn: f64) -> f64 {
+    let shape = EagerShape {
+        rms_norm: true,
+        rotary: true,
+        dropout: false,
+        activation: Activation::SwiGlu,
+    };
+    let k = eager_layer(h, q, kv, ffn, shape, 2.0);
     k.replicated + k.attention + k.mlp
 }
 
@@ -224,20 +224,7 @@ fn moe_routing_bytes_match_the_measured_mixtral_layers() {
     assert_eq!(cases.len(), 4);
     for c in cases {
         let (h, k, e) = (f(c, "hidden"), f(c, "top_k"), f(c, "experts"));
-        let dense = eager_layer(
-            h,
-            f(c, "q"),
-            f(c, "kv"),
-            k * f(c, "expert_ffn"),
-            EagerShape {
-                rms_norm: true,
-                rotary: true,
-                dropout: false,
-                activation: Activation::SwiGlu,
-            },
-            2.0,
-        );
-        let dense = dense.replicated + dense.attention + dense.mlp;
+        let dense = llama_forward(h, f(c, "q"), f(c, "kv"), k * f(c, "expert_ffn"));
         let (routing, kernels) = moe_routing(h, k, e, 2.0);
         assert!(kernels > 0.0);
         let forward = f(c, "forward_bytes_per_token");

@@ -78,10 +78,7 @@ fn assert_casts(bf16: &Scenario, fp8: &Scenario, expected: f64) {
 #[test]
 fn fused_linears_cast_their_shards_under_tensor_parallelism() {
     let mut bf16 = seventy_b();
-    bf16.implementation.profile = Profile::Megatron;
-    bf16.parallel.tp = 2;
-    bf16.parallel.dp = 4;
-    bf16.parallel.sequence_parallel = true;
+    megatron_tp2_sp(&mut bf16);
     let mut fp8 = bf16.clone();
     fp8.precision.fp8_recipe = Fp8Recipe::TeCurrent;
     let bytes = 4096.0 * (26_624.0 + 41_984.0) * 4.0 + 427_819_008.0 * 6.0;
@@ -148,12 +145,17 @@ fn transformer_engine_casts_its_weights_once_per_step() {
     let (acts, weights) = (4096.0 * (77_824.0 + 83_968.0) * 4.0, 855_638_016.0 * 6.0);
     assert_casts(&bf16, &fp8, 80.0 * 4.0 * (acts + weights) / bw);
 
-    bf16.implementation.profile = Profile::Megatron;
-    bf16.parallel.tp = 2;
-    bf16.parallel.dp = 4;
-    bf16.parallel.sequence_parallel = true;
+    megatron_tp2_sp(&mut bf16);
     let mut fp8 = bf16.clone();
     fp8.precision.fp8_recipe = Fp8Recipe::TeCurrent;
     let (acts, weights) = (4096.0 * (26_624.0 + 41_984.0) * 4.0, 427_819_008.0 * 6.0);
     assert_casts(&bf16, &fp8, 80.0 * (4.0 * acts + weights) / bw);
+}
+
+/// Megatron-Core's fused linears on 8 GPUs as TP 2 × DP 4 with sequence parallelism.
+fn megatron_tp2_sp(s: &mut Scenario) {
+    s.implementation.profile = Profile::Megatron;
+    s.parallel.tp = 2;
+    s.parallel.dp = 4;
+    s.parallel.sequence_parallel = true;
 }
