@@ -8,7 +8,9 @@ matrix products, the attention kernel and Transformers 5.24's grouped expert GEM
 FLOPs and left out). A layer is the 2-layer model's minus the 1-layer model's. Model: Hugging Face
 `MixtralForCausalLM` (transformers 5.24.0, its default experts implementation), BF16, random init, CPU, SDPA, no
 auxiliary loss, `use_cache=False`; the same attention and widths as the Llama case of eager-elementwise-traffic.json,
-with E experts of the Llama FFN width and top-k routing. Four shapes separate the terms in h, k·h, E and k.
+with E experts of the Llama FFN width and top-k routing. Terms in h, k·h, E and k and a constant are five unknowns:
+the constant (160 B) and the k term (128 B per copy) are read from the per-op table (the ops whose bytes change with
+neither h nor E), the other three solved from the first four shapes; the fifth, (8, 4, 512), is held out.
 
 Run: python3 moe_routing_traffic_probe.py > ../../tests/data/measured/eager-moe-routing-traffic.json
 (torch 2.15.0, transformers 5.24.0; requirements-hf.txt)
@@ -20,7 +22,8 @@ import elementwise_traffic_probe as p
 from transformers import MixtralConfig, MixtralForCausalLM
 
 p.COMPUTE.add("_grouped_mm")
-SHAPES = [(8, 2, 256), (8, 4, 256), (16, 2, 256), (8, 2, 512)]  # (experts, top-k, hidden)
+# (experts, top-k, hidden): the first four solve the terms (with the constant fixed, below), the fifth checks them.
+SHAPES = [(8, 2, 256), (8, 4, 256), (16, 2, 256), (8, 2, 512), (8, 4, 512)]
 
 
 def case(experts, k, hidden):

@@ -129,6 +129,28 @@ fn replicated_div(s: &Scenario, tp: f64) -> f64 {
     }
 }
 
+/// The FFN width one token's MLP runs at, per layer: a uniform model's FFN × its active MLPs; a
+/// layer pattern's mean over its blocks (from their active MLP weights, the routers' h × E taken
+/// off), so that DeepSeek-V3's 3 dense layers of 18,432 and 58 of 8 + 1 experts of 2,048 count as
+/// such whichever run the pattern lists first (`m.ffn` is the first MLP kind's width).
+fn ffn_active_width(m: &ResolvedModel, active: f64) -> f64 {
+    if m.blocks.is_uniform() {
+        return f64::from(m.ffn) * active;
+    }
+    let h = f64::from(m.hidden);
+    let mats = match m.ffn_kind {
+        FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
+        FfnKind::SwiGlu => 3.0,
+    };
+    let (_, mlp) = super::flops::layer_matmul_weights(m);
+    let routers = h * f64::from(m.moe.experts) * m.moe_layer_share();
+    if h > 0.0 {
+        ((mlp - routers) / (mats * h)).max(0.0)
+    } else {
+        0.0
+    }
+}
+
 /// One layer's memory-bound kernels forward on one GPU, seconds, and the bytes its backward moves
 /// per forward byte: the fused count (norms and dropout-adds on the full hidden state unless
 /// sequence parallel, the activation on the rank's FFN shard) or eager PyTorch's
@@ -277,7 +299,7 @@ pub fn training_parts(
         pt.flash_backward_efficiency,
     );
 
-    let ffn_active = f64::from(m.ffn) * active;
+    let ffn_active = ffn_active_width(m, active);
     let (ew_fwd, ew_backward) = elementwise_forward(s, m, t, tp, e, bw, ffn_active);
 
     let layers = f64::from(m.layers.div_ceil(i.pp.max(1)));
