@@ -79,6 +79,14 @@ impl ResolvedModel {
         let d = f64::from(self.head_dim);
         (f64::from(self.heads) * d, f64::from(self.kv_heads) * d)
     }
+
+    /// The key/value width one of `tp` tensor-parallel ranks holds: its K/V heads, replicated when
+    /// tensor parallelism exceeds them (⌈kv_heads / tp⌉ × head dim, the KV cache's rule in
+    /// `model::cache`).
+    pub fn kv_width_rank(&self, tp: f64) -> f64 {
+        crate::estimator::num::ceil(f64::from(self.kv_heads) / tp.max(1.0))
+            * f64::from(self.head_dim)
+    }
 }
 
 /// Largest parameter count of a derived table (a recommender's tables × rows × dim); larger products

@@ -72,6 +72,16 @@ pub enum FfnKind {
     SquaredRelu,
 }
 
+impl FfnKind {
+    /// Weight matrices of one MLP: gate, up and down for SwiGLU; up and down otherwise.
+    pub const fn matrices(self) -> f64 {
+        match self {
+            FfnKind::SwiGlu => 3.0,
+            FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PositionKind {
     /// A learned table of `max_positions` × hidden (GPT-2, BERT).

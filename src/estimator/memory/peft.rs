@@ -66,11 +66,7 @@ pub fn layer_matrix_elems_stored(m: &ResolvedModel, stored: f64) -> f64 {
     }
     let h = f64::from(m.hidden);
     let (q, kv) = m.attention_widths();
-    let mats = if m.ffn_kind == FfnKind::SwiGlu {
-        3.0
-    } else {
-        2.0
-    };
+    let mats = m.ffn_kind.matrices();
     let mlp = mats * h * f64::from(m.ffn);
     let routed = f64::from(m.moe.experts) * mlp * stored;
     let shared = if m.moe.experts == 0 {

@@ -13,7 +13,7 @@
 
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::{LayerKind, MixerShape};
-use crate::scenario::{FfnKind, ModelFamily, ModelSpec};
+use crate::scenario::{ModelFamily, ModelSpec};
 
 /// Forward FLOPs of one token through one transformer layer attending over `ctx` positions.
 pub fn layer_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
@@ -92,10 +92,7 @@ pub fn layer_matmul_weights(m: &ResolvedModel) -> (f64, f64) {
     }
     let h = m.hidden as f64;
     let (q, kv) = m.attention_widths();
-    let mats = match m.ffn_kind {
-        FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
-        FfnKind::SwiGlu => 3.0,
-    };
+    let mats = m.ffn_kind.matrices();
     // A mixture of experts runs top-k + shared experts per token, plus its router (h × E).
     let experts = m.moe.active_mlps();
     let router = h * m.moe.experts as f64;
@@ -193,6 +190,7 @@ pub fn sample_work(spec: &ModelSpec) -> SampleWork {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::FfnKind;
 
     fn gpt3() -> ResolvedModel {
         ResolvedModel {

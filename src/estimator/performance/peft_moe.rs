@@ -7,7 +7,7 @@ use crate::estimator::memory::peft::layer_matrix_elems_stored;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::lora::layer_adapters;
 use crate::estimator::model::moe::all_to_all_bytes;
-use crate::scenario::{FfnKind, Mode, ModelFamily, PeftMethod, Scenario, WeightFormat};
+use crate::scenario::{Mode, ModelFamily, PeftMethod, Scenario, WeightFormat};
 
 fn lora(s: &Scenario, m: &ResolvedModel) -> bool {
     s.mode == Mode::Training
@@ -57,11 +57,7 @@ pub fn read_scale(s: &Scenario, m: &ResolvedModel, tokens: f64) -> f64 {
     }
     // Every routed expert (ep = 1): ⌈E/1⌉/E = 1.
     let layer_mats = f64::from(m.layers) * layer_matrix_elems_stored(m, 1.0);
-    let mats = if m.ffn_kind == FfnKind::SwiGlu {
-        3.0
-    } else {
-        2.0
-    };
+    let mats = m.ffn_kind.matrices();
     let e = f64::from(m.moe.experts);
     let routed = if m.blocks.is_uniform() {
         f64::from(m.layers) * e * mats * f64::from(m.hidden) * f64::from(m.ffn)

@@ -101,11 +101,13 @@ fn smallest(
     if merge == 0 || shown.len() < merge + 3 {
         return Vec::new();
     }
-    let mut by_size = shown.clone();
-    by_size.sort_by(|a, b| bytes(*a).total_cmp(&bytes(*b)));
-    by_size.truncate(merge + 1);
-    shown.retain(|c| !by_size.contains(c));
-    by_size
+    let sizes: Vec<f64> = shown.iter().map(|c| bytes(*c)).collect();
+    let out: Vec<Component> = super::smallest(&sizes, merge + 1)
+        .into_iter()
+        .map(|i| shown[i])
+        .collect();
+    shown.retain(|c| !out.contains(c));
+    out
 }
 
 /// What a merge count was fitted to: the legend's component rows and its cell (points, rounded).

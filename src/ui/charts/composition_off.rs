@@ -13,7 +13,7 @@ use crate::ui::{Prefs, theme};
 use crate::units::Bytes;
 
 /// The panel's heading.
-pub const HEADING: &str = "Off-GPU";
+const HEADING: &str = "Off-GPU";
 
 /// The off-GPU heading and value, then its bar from 0 to a bit below the top, no capacity line.
 pub fn ui(ui: &mut Ui, prefs: &Prefs, off: (Bytes, Bytes, Bytes), height: f32) {

@@ -183,7 +183,6 @@ pub fn fitted_legend(
     Fitted {
         rect: out.inner_rect,
         room: height - content,
-        shrunk: fit.font < body,
         at_floor: next == fit && fit.font <= min_font && fit.gap <= 0.0,
     }
 }
@@ -194,8 +193,6 @@ pub struct Fitted {
     pub rect: egui::Rect,
     /// Height left below its rows, points (negative: rows cut off, reached by scrolling).
     pub room: f32,
-    /// Its text is below the body size.
-    pub shrunk: bool,
     /// Its text is at the smallest size and its rows without gaps: it cannot shrink further.
     pub at_floor: bool,
 }
@@ -309,4 +306,13 @@ pub fn marker_node(
 pub fn plot_node(ui: &Ui, chart: &str, transform: &egui_plot::PlotTransform) {
     let rect = *transform.frame();
     crate::ui::a11y::rect_node(ui.ctx(), crate::ui::a11y::Part::Plot, chart, rect);
+}
+
+/// Indices of the `n` smallest of `values` (ties in order), for the rows a crowded legend or the
+/// step-time view merges into one "N smaller" row.
+pub fn smallest(values: &[f64], n: usize) -> Vec<usize> {
+    let mut by_size: Vec<usize> = (0..values.len()).collect();
+    by_size.sort_by(|a, b| values[*a].total_cmp(&values[*b]));
+    by_size.truncate(n);
+    by_size
 }

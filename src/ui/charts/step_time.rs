@@ -115,12 +115,12 @@ struct BarRow {
 /// ("3 smaller", each listed on hover), the others keep their order.
 fn rows(prefs: &Prefs, b: &StepBreakdown, fit: usize) -> Vec<BarRow> {
     let parts = b.parts();
-    let mut merged: Vec<usize> = Vec::new();
-    if parts.len() > fit {
-        let mut by_size: Vec<usize> = (0..parts.len()).collect();
-        by_size.sort_by(|x, y| parts[*x].1.total_cmp(&parts[*y].1));
-        merged = by_size[..parts.len() - fit + 1].to_vec();
-    }
+    let merged = if parts.len() > fit {
+        let seconds: Vec<f64> = parts.iter().map(|(_, s)| *s).collect();
+        super::smallest(&seconds, parts.len() - fit + 1)
+    } else {
+        Vec::new()
+    };
     let mut out: Vec<BarRow> = parts
         .iter()
         .enumerate()

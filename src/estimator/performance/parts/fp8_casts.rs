@@ -91,7 +91,9 @@ pub fn layer(
     fused_linears: bool,
 ) -> LayerCasts {
     let h = f64::from(m.hidden);
-    let (q, kv) = m.attention_widths();
+    let (q, _) = m.attention_widths();
+    // The rank's K/V width: heads replicated when tensor parallelism exceeds them.
+    let kv_rank = m.kv_width_rank(tp);
     let swiglu = m.ffn_kind == FfnKind::SwiGlu;
     let up = if swiglu { 2.0 } else { 1.0 };
     let qkv_linears = if fused_linears || m.fused_qkv {
@@ -101,7 +103,7 @@ pub fn layer(
     };
     let up_linears = if fused_linears { 1.0 } else { up };
     let inputs = (qkv_linears + up_linears) * h / replicated_div + (q + ffn) / tp;
-    let gradients = 2.0 * h / replicated_div + (q + 2.0 * kv + up * ffn) / tp;
+    let gradients = 2.0 * h / replicated_div + (q + up * ffn) / tp + 2.0 * kv_rank;
     let (projections, mlp) = crate::estimator::performance::flops::layer_matmul_weights(m);
     let weights = (projections + mlp) / tp;
     let linears = qkv_linears + 1.0 + up_linears + 1.0;

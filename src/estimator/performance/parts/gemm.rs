@@ -183,10 +183,7 @@ pub fn layer_forward(
     };
     let proj_f = 2.0 * tokens * proj_w * keep / tp;
     let mlp_f = 2.0 * tokens * mlp_w * keep / tp;
-    let mats = match m.ffn_kind {
-        crate::scenario::FfnKind::Gelu | crate::scenario::FfnKind::SquaredRelu => 2.0,
-        crate::scenario::FfnKind::SwiGlu => 3.0,
-    };
+    let mats = m.ffn_kind.matrices();
     let routed_tokens = if m.moe.experts > 0 {
         f64::from(m.moe.top_k) / f64::from(m.moe.experts)
     } else {

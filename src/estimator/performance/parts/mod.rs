@@ -138,10 +138,7 @@ fn ffn_active_width(m: &ResolvedModel, active: f64) -> f64 {
         return f64::from(m.ffn) * active;
     }
     let h = f64::from(m.hidden);
-    let mats = match m.ffn_kind {
-        FfnKind::Gelu | FfnKind::SquaredRelu => 2.0,
-        FfnKind::SwiGlu => 3.0,
-    };
+    let mats = m.ffn_kind.matrices();
     let (_, mlp) = super::flops::layer_matmul_weights(m);
     let routers = h * f64::from(m.moe.experts) * m.moe_layer_share();
     if h > 0.0 {
@@ -176,7 +173,7 @@ fn elementwise_forward(
             2.0,
         );
     }
-    let (q, kv) = m.attention_widths();
+    let (q, _) = m.attention_widths();
     let shape = elementwise::EagerShape {
         rms_norm: m.norm == NormKind::RmsNorm,
         rotary: m.positions == PositionKind::Rotary,
@@ -188,14 +185,8 @@ fn elementwise_forward(
         },
     };
     let h = f64::from(m.hidden);
-    // The rank's heads: K/V heads are replicated when tensor parallelism exceeds them (Megatron's
-    // and vLLM's rule; `model::cache`), so each rank rotates at least one.
-    let kv_rank = if m.kv_heads > 0 {
-        crate::estimator::num::ceil(f64::from(m.kv_heads) / tp) * kv / f64::from(m.kv_heads)
-    } else {
-        kv / tp
-    };
-    let k = elementwise::eager_layer(h, q / tp, kv_rank, ffn_active, shape, e);
+    // The rank's heads (each rank rotates at least one K/V head).
+    let k = elementwise::eager_layer(h, q / tp, m.kv_width_rank(tp), ffn_active, shape, e);
     let fwd = bytes(k.replicated / rep_div, k.replicated_kernels)
         + bytes(k.attention, k.attention_kernels)
         + bytes(k.mlp / tp, k.mlp_kernels);
