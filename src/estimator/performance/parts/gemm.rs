@@ -166,7 +166,10 @@ impl Gemm {
 /// Time of one transformer layer's forward GEMMs for `tokens` tokens on one GPU (Megatron shapes
 /// after TP: column-parallel QKV and MLP-up, row-parallel out and MLP-down; Shoeybi et al. 2019
 /// §3), `keep` the share structured pruning keeps. Each GEMM is placed on the curve by its own
-/// size; a mixture of experts' expert GEMM sees top-k/E of the tokens (GShard §2.2).
+/// size; a mixture of experts' expert GEMM sees top-k/E of the tokens (GShard §2.2). K/V heads
+/// are replicated when tensor parallelism exceeds them (vLLM's `QKVParallelLinear`; the
+/// `tp_does_not_divide_kv_heads` diagnostic, the KV cache's rule): a rank then projects whole
+/// heads, [`kv_replicated_width`] more than kv / tp.
 pub fn layer_forward(
     m: &crate::estimator::model::ResolvedModel,
     tokens: f64,
@@ -182,6 +185,8 @@ pub fn layer_forward(
         0.5
     };
     let proj_f = 2.0 * tokens * proj_w * keep / tp;
+    let replicated_kv_f =
+        2.0 * tokens * f64::from(m.hidden) * 2.0 * kv_replicated_width(m, tp) * keep;
     let mlp_f = 2.0 * tokens * mlp_w * keep / tp;
     let mats = m.ffn_kind.matrices();
     let routed_tokens = if m.moe.experts > 0 {
@@ -190,7 +195,26 @@ pub fn layer_forward(
         1.0
     };
     let mlp_op = mlp_f / (mats * m.moe.active_mlps()).max(1.0) * routed_tokens;
-    g.time(proj_f * qkv_share) + g.time(proj_f * (1.0 - qkv_share)) + g.time_of_gemms(mlp_f, mlp_op)
+    g.time(proj_f * qkv_share + replicated_kv_f)
+        + g.time(proj_f * (1.0 - qkv_share))
+        + g.time_of_gemms(mlp_f, mlp_op)
+}
+
+/// The K/V width a tensor-parallel rank projects beyond kv / tp, per layer (the mean over the
+/// layer kinds): ⌈kv_heads / tp⌉ − kv_heads / tp heads of each softmax attention kind, 0 where tp
+/// divides them. Latent attention's K/V come from the latent (no heads to replicate).
+fn kv_replicated_width(m: &crate::estimator::model::ResolvedModel, tp: f64) -> f64 {
+    use crate::estimator::model::blocks::MixerShape;
+    let layers = f64::from(m.blocks.layers());
+    if tp <= 1.0 || layers <= 0.0 {
+        return 0.0;
+    }
+    m.blocks.sum(|k| match k.mixer {
+        MixerShape::Attention {
+            kv_heads, head_dim, ..
+        } => (crate::estimator::num::ceil(kv_heads / tp) - kv_heads / tp) * head_dim,
+        _ => 0.0,
+    }) / layers
 }
 
 #[cfg(test)]
@@ -274,5 +298,40 @@ mod tests {
         let a = curve(300e9, HOPPER_CURVE_PEAK, Curve::Hopper);
         let b = curve(600e9, 2.0 * HOPPER_CURVE_PEAK, Curve::Hopper);
         assert!((a - b).abs() < 1e-12);
+    }
+
+    /// A rank projects whole K/V heads: Llama-3-8B's 8 KV heads at TP 16 cost each rank the K/V
+    /// GEMMs of one head, as 16 heads would; at TP 8 (one head either way for 8, two for 16) 8
+    /// heads cost less.
+    #[test]
+    fn kv_projections_replicate_past_the_kv_heads() {
+        let time = |tp: f64, kv_heads: u32| {
+            let mut spec = crate::scenario::ModelSpec::default();
+            let t = &mut spec.transformer;
+            (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn) = (32, 4096, 32, kv_heads, 14336);
+            let m = crate::estimator::model::resolve(&spec, &mut Default::default());
+            let g = Gemm {
+                peak: 989e12,
+                share: 0.56,
+                curve: Curve::Hopper,
+            };
+            layer_forward(&m, 16_384.0, tp, 1.0, &g)
+        };
+        let (eight, sixteen) = (time(16.0, 8), time(16.0, 16));
+        assert!(
+            (eight / sixteen - 1.0).abs() < 1e-12,
+            "{eight} vs {sixteen}"
+        );
+        assert!(time(8.0, 8) < time(8.0, 16));
+        assert_eq!(
+            kv_replicated_width(
+                &{
+                    let spec = crate::scenario::ModelSpec::default();
+                    crate::estimator::model::resolve(&spec, &mut Default::default())
+                },
+                1.0
+            ),
+            0.0
+        );
     }
 }
