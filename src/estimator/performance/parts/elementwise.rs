@@ -69,17 +69,15 @@ pub fn layer_elements_per_token(hidden: f64, ffn: f64, swiglu: bool) -> (f64, f6
 ///   element, two per layer. `nn.LayerNorm` is one kernel (2 + 2);
 /// - two residual adds (2 + 2 + 2 each); hidden dropout, when on, `native_dropout` writes a 1-byte
 ///   mask beside its output (2 + 2 + 1 each, two per layer);
-/// - rotary embedding on q and k: `q·cos + rotate_half(q)·sin` (`neg` 2, `cat` 4, two multiplies
-///   4 each, the add 6: 20 B per element); torchtitan's complex form (9dec370 `apply_rotary_emb`:
-///   FP32 upcast 6, complex multiply 8, cast back 6) moves the same 20;
+/// - rotary embedding on q and k ([`rotary`]);
 /// - the activation: SwiGLU `silu(gate)·up` (4 + 6 B per FFN element), GELU one kernel (4),
 ///   squared ReLU `relu` then `square` (4 + 4).
 ///
 /// Not counted: Hugging Face repeats no K/V under SDPA without a padding mask (GQA runs inside the
 /// kernel); torchtitan's `repeat_kv` copies them (measured 8 B per query-width element, the
 /// expanded read counted at its full size: 5.6 % of its forward); a mixture of experts' routing and
-/// permutation ops (those are [`moe_routing`]). The caller passes the rank's q and kv widths (K/V
-/// heads replicated when tensor parallelism exceeds them). Other activation widths
+/// permutation ops (those are [`moe_routing`]). The attention side's ops are per mixer kind:
+/// [`rotary`] for softmax attention, [`mla`] for latent attention. Other activation widths
 /// scale the bytes by `element_bytes / 2` (in FP32 the casts vanish but every tensor doubles: an
 /// approximation).
 pub struct EagerLayer {
@@ -87,24 +85,14 @@ pub struct EagerLayer {
     pub replicated: f64,
     /// Their kernel count (for the per-kernel bandwidth efficiency).
     pub replicated_kernels: f64,
-    /// Rotary embedding over the q and kv widths given (the rank's), bytes per token.
-    pub attention: f64,
-    pub attention_kernels: f64,
     /// Activation over the (active) FFN width, bytes per token before TP.
     pub mlp: f64,
     pub mlp_kernels: f64,
 }
 
-/// The eager layer's forward traffic (see [`EagerLayer`]). `q` and `kv` are the query and
-/// key/value widths (heads × head dim), `ffn` the active FFN width.
-pub fn eager_layer(
-    hidden: f64,
-    q: f64,
-    kv: f64,
-    ffn: f64,
-    shape: EagerShape,
-    element_bytes: f64,
-) -> EagerLayer {
+/// The eager layer's forward traffic outside its attention (see [`EagerLayer`]); `ffn` is the
+/// active FFN width.
+pub fn eager_layer(hidden: f64, ffn: f64, shape: EagerShape, element_bytes: f64) -> EagerLayer {
     let (norm, norm_kernels) = if shape.rms_norm {
         (36.0, 6.0)
     } else {
@@ -120,27 +108,67 @@ pub fn eager_layer(
         Activation::Gelu => (4.0, 1.0),
         Activation::SquaredRelu => (8.0, 2.0),
     };
-    let (rope, rope_kernels) = if shape.rotary {
-        (20.0 * (q + kv), 10.0)
-    } else {
-        (0.0, 0.0)
-    };
     let scale = element_bytes / 2.0;
     EagerLayer {
         replicated: scale * hidden * 2.0 * (norm + 6.0 + drop),
         replicated_kernels: 2.0 * (norm_kernels + 1.0 + drop_kernels),
-        attention: scale * rope,
-        attention_kernels: rope_kernels,
         mlp: scale * act * ffn,
         mlp_kernels: act_kernels,
     }
 }
 
+/// Rotary embedding of a softmax attention's queries and keys in eager PyTorch, forward bytes per
+/// token and kernels for the rank's `q` and `kv` widths (heads × head dim; K/V heads replicated when
+/// tensor parallelism exceeds them): `q·cos + rotate_half(q)·sin` (Transformers 5.24
+/// `apply_rotary_pos_emb`: `neg` 2, `cat` 4, two multiplies 4 each, the add 6: 20 B per element at
+/// BF16, five kernels per tensor); torchtitan's complex form (9dec370 `apply_rotary_emb`: FP32
+/// upcast 6, complex multiply 8, cast back 6) moves the same 20. Measured with the Llama layer
+/// (tests/data/measured/eager-elementwise-traffic.json).
+pub fn rotary(q: f64, kv: f64, element_bytes: f64) -> (f64, f64) {
+    (20.0 * (q + kv) * element_bytes / 2.0, 10.0)
+}
+
+/// Multi-head latent attention's memory-bound ops in eager PyTorch (Transformers 5.24.0
+/// `models/deepseek_v3/modeling_deepseek_v3.py` `DeepseekV3Attention`), forward bytes per token and
+/// kernels at the rank's `heads`, derived op by op:
+/// - the RMSNorms of the query latent (`q_a_layernorm`, absent when `q_lora` = 0) and the key/value
+///   latent (`kv_a_layernorm`): 36 B per element each, as `LlamaRMSNorm`'s;
+/// - the decoupled RoPE on the heads' `rope` query columns and the one shared `rope`-wide key,
+///   interleaved (`apply_rotary_pos_emb_interleave`: four multiplies 2 B per element each, a
+///   subtraction and an addition 3 each, the `cat` 4: 18 B per element, seven kernels per tensor);
+/// - the query assembled (`cat(q_pass, q_rot)`, 4 B per element of heads × `qk_head_dim`) and the
+///   key (`expand_kv`: two `copy_` into a new tensor, 6 B per element as the accountant counts an
+///   in-place op, its destination an argument).
+///
+/// 36·(q_lora + kv_lora) + 18·rope·(heads + 1) + 10·heads·qk_head_dim at BF16; other widths scale
+/// by `element_bytes / 2` as [`eager_layer`]'s. Measured with the elementwise accountant at eight
+/// shapes (tests/data/measured/eager-mla-traffic.json, `scripts/measure/mla_traffic_probe.py`):
+/// the formula is 0.36–0.50 % under each layer's measured forward (the broadcast cos/sin reads, as
+/// in the Llama record), nothing fitted. DeepSeek-V2's class (`apply_rotary_emb`, complex) moves
+/// 20 B per rotary element, not 18: taken as V3's.
+pub fn mla(
+    heads: f64,
+    q_lora: f64,
+    kv_lora: f64,
+    qk_head_dim: f64,
+    rope: f64,
+    element_bytes: f64,
+) -> (f64, f64) {
+    let bytes =
+        36.0 * (q_lora + kv_lora) + 18.0 * rope * (heads + 1.0) + 10.0 * heads * qk_head_dim;
+    let norm_kernels = if q_lora > 0.0 { 12.0 } else { 6.0 };
+    (bytes * element_bytes / 2.0, norm_kernels + 14.0 + 3.0)
+}
+
+/// Bytes latent attention's autograd backward moves per byte of its forward ([`mla`]): 2.83–3.02
+/// over the seven solving shapes of tests/data/measured/eager-mla-traffic.json (the rest of the
+/// layer's backward taken at [`EAGER_BACKWARD_RATIO`]); 2.9 taken (the held-out eighth: 2.91).
+pub const MLA_BACKWARD_RATIO: f64 = 2.9;
+
 /// What decides an eager layer's kernels.
 #[derive(Clone, Copy)]
 pub struct EagerShape {
     pub rms_norm: bool,
-    pub rotary: bool,
     pub dropout: bool,
     pub activation: Activation,
 }
@@ -204,51 +232,33 @@ mod tests {
 
     const LLAMA: EagerShape = EagerShape {
         rms_norm: true,
-        rotary: true,
         dropout: false,
         activation: Activation::SwiGlu,
     };
 
     #[test]
     fn every_eager_branch_counts_its_ops() {
-        // Llama: two RMSNorms (36 B) and two adds (6 B) per hidden element, RoPE 20 B per q and kv
-        // element, SwiGLU 10 B per FFN element.
-        let llama = eager_layer(1.0, 2.0, 1.0, 4.0, LLAMA, 2.0);
-        assert_eq!(
-            (llama.replicated, llama.attention, llama.mlp),
-            (84.0, 60.0, 40.0)
-        );
-        assert_eq!(
-            (
-                llama.replicated_kernels,
-                llama.attention_kernels,
-                llama.mlp_kernels
-            ),
-            (14.0, 10.0, 2.0)
-        );
-        // GPT-2 / BERT: LayerNorm one kernel (4 B), dropout 5 B (a 1-byte mask), learned positions,
-        // GELU one kernel (4 B).
+        // Llama: two RMSNorms (36 B) and two adds (6 B) per hidden element, SwiGLU 10 B per FFN
+        // element; RoPE 20 B per q and kv element.
+        let llama = eager_layer(1.0, 4.0, LLAMA, 2.0);
+        assert_eq!((llama.replicated, llama.mlp), (84.0, 40.0));
+        assert_eq!((llama.replicated_kernels, llama.mlp_kernels), (14.0, 2.0));
+        assert_eq!(rotary(2.0, 1.0, 2.0), (60.0, 10.0));
+        // GPT-2 / BERT: LayerNorm one kernel (4 B), dropout 5 B (a 1-byte mask), GELU one kernel
+        // (4 B).
         let gpt = eager_layer(
             1.0,
-            2.0,
-            2.0,
             4.0,
             EagerShape {
                 rms_norm: false,
-                rotary: false,
                 dropout: true,
                 activation: Activation::Gelu,
             },
             2.0,
         );
-        assert_eq!(
-            (gpt.replicated, gpt.attention, gpt.mlp),
-            (2.0 * (4.0 + 6.0 + 5.0), 0.0, 16.0)
-        );
-        assert_eq!((gpt.replicated_kernels, gpt.attention_kernels), (6.0, 0.0));
+        assert_eq!((gpt.replicated, gpt.mlp), (2.0 * (4.0 + 6.0 + 5.0), 16.0));
+        assert_eq!(gpt.replicated_kernels, 6.0);
         let relu2 = eager_layer(
-            1.0,
-            1.0,
             1.0,
             1.0,
             EagerShape {
@@ -259,10 +269,18 @@ mod tests {
         );
         assert_eq!(relu2.mlp, 8.0);
         // FP32 activations scale every term by 4 / 2.
-        let fp32 = eager_layer(1.0, 2.0, 1.0, 4.0, LLAMA, 4.0);
-        assert_eq!(
-            (fp32.replicated, fp32.attention, fp32.mlp),
-            (168.0, 120.0, 80.0)
-        );
+        let fp32 = eager_layer(1.0, 4.0, LLAMA, 4.0);
+        assert_eq!((fp32.replicated, fp32.mlp), (168.0, 80.0));
+        assert_eq!(rotary(2.0, 1.0, 4.0).0, 120.0);
+    }
+
+    #[test]
+    fn latent_attention_counts_its_norms_rotary_and_assembly() {
+        // DeepSeek-V3's attention on one rank: 36·(1536 + 512) + 18·64·129 + 10·128·192.
+        let (bytes, kernels) = mla(128.0, 1536.0, 512.0, 192.0, 64.0, 2.0);
+        assert_eq!(bytes, 73_728.0 + 148_608.0 + 245_760.0);
+        assert_eq!(kernels, 29.0);
+        // Without a query latent (DeepSeek-V2-Lite) one norm fewer.
+        assert_eq!(mla(16.0, 0.0, 512.0, 192.0, 64.0, 2.0).1, 23.0);
     }
 }

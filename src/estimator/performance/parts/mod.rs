@@ -18,6 +18,7 @@ pub mod search;
 use super::inputs::Inputs;
 use super::work::Work;
 use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::blocks::MixerShape;
 use crate::scenario::{
     ArchKind, AttentionKernel, Checkpointing, ElementwiseKernels, FfnKind, Fp8Recipe, ModelFamily,
     NormKind, PartsTiming, PositionKind, Profile, Scenario,
@@ -173,10 +174,8 @@ fn elementwise_forward(
             2.0,
         );
     }
-    let (q, _) = m.attention_widths();
     let shape = elementwise::EagerShape {
         rms_norm: m.norm == NormKind::RmsNorm,
-        rotary: m.positions == PositionKind::Rotary,
         dropout: s.workload.dropout,
         activation: match m.ffn_kind {
             FfnKind::SwiGlu => elementwise::Activation::SwiGlu,
@@ -185,10 +184,10 @@ fn elementwise_forward(
         },
     };
     let h = f64::from(m.hidden);
-    // The rank's heads (each rank rotates at least one K/V head).
-    let k = elementwise::eager_layer(h, q / tp, m.kv_width_rank(tp), ffn_active, shape, e);
+    let k = elementwise::eager_layer(h, ffn_active, shape, e);
+    let (rope, mla) = eager_attention(m, t, tp, e, bw);
     let fwd = bytes(k.replicated / rep_div, k.replicated_kernels)
-        + bytes(k.attention, k.attention_kernels)
+        + rope
         + bytes(k.mlp / tp, k.mlp_kernels);
     // A mixture of experts routes every token on every rank (hidden-width ops, like the norms), in
     // its MoE layers (a pattern's share: DeepSeek-V3's first three are dense).
@@ -199,15 +198,64 @@ fn elementwise_forward(
     } else {
         0.0
     };
-    let total = fwd + routing;
-    let backward =
-        elementwise::EAGER_BACKWARD_RATIO * fwd + elementwise::MOE_ROUTING_BACKWARD_RATIO * routing;
+    let total = fwd + mla + routing;
+    let backward = elementwise::EAGER_BACKWARD_RATIO * fwd
+        + elementwise::MLA_BACKWARD_RATIO * mla
+        + elementwise::MOE_ROUTING_BACKWARD_RATIO * routing;
     let ratio = if total > 0.0 {
         backward / total
     } else {
         elementwise::EAGER_BACKWARD_RATIO
     };
     (total, ratio)
+}
+
+/// The attention side of an eager layer's forward on one GPU, seconds, as the mean over the
+/// model's layer kinds: (softmax attention's rotary embedding, latent attention's ops). Each kind
+/// on the rank's heads (K/V heads replicated when tensor parallelism exceeds them, the KV cache's
+/// rule; the latent norms and MLA's shared RoPE key on every rank). Mamba and gated-DeltaNet
+/// mixers run no rotary embedding; their own elementwise kernels are not counted.
+fn eager_attention(m: &ResolvedModel, t: f64, tp: f64, e: f64, bw: f64) -> (f64, f64) {
+    let layers = f64::from(m.blocks.layers());
+    if layers <= 0.0 {
+        return (0.0, 0.0);
+    }
+    let rotary = m.positions == PositionKind::Rotary;
+    let time = |(b, kernels): (f64, f64)| elementwise::time_in_kernels(t * b, kernels, bw);
+    let (mut rope, mut mla) = (0.0, 0.0);
+    for k in m.blocks.kinds() {
+        let n = f64::from(k.count);
+        match k.mixer {
+            MixerShape::Attention {
+                heads,
+                kv_heads,
+                head_dim,
+                ..
+            } if rotary => {
+                let kv = crate::estimator::num::ceil(kv_heads / tp) * head_dim;
+                rope += n * time(elementwise::rotary(heads / tp * head_dim, kv, e));
+            }
+            MixerShape::Mla {
+                heads,
+                q_lora,
+                kv_lora,
+                nope,
+                rope: r,
+                ..
+            } => {
+                mla += n * time(elementwise::mla(
+                    heads / tp,
+                    q_lora,
+                    kv_lora,
+                    nope + r,
+                    r,
+                    e,
+                ));
+            }
+            _ => {}
+        }
+    }
+    (rope / layers, mla / layers)
 }
 
 /// One layer's FP8 casts on one GPU over a step's `accum` micro-batches, seconds: FP8 GEMMs (a
