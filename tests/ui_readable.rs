@@ -237,6 +237,62 @@ fn a_training_steps_bars_keep_their_labels_at_1280x720() {
     );
 }
 
+/// Every text the last frame painted, with its rectangle and font size (plot tick labels are painted, not
+/// accessibility nodes).
+fn painted_texts(h: &Harness<'_, ExplorerApp>) -> Vec<(String, Rect, f32)> {
+    fn walk(shape: &egui::Shape, out: &mut Vec<(String, Rect, f32)>) {
+        match shape {
+            egui::Shape::Text(t) => {
+                let size = t
+                    .galley
+                    .job
+                    .sections
+                    .first()
+                    .map_or(0.0, |s| s.format.font_id.size);
+                out.push((t.galley.text().to_owned(), t.visual_bounding_rect(), size));
+            }
+            egui::Shape::Vec(v) => v.iter().for_each(|s| walk(s, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for clipped in &h.output().shapes {
+        walk(&clipped.shape, &mut out);
+    }
+    out
+}
+
+/// A GRPO step's six phase bars keep every label on a projector: at 1280 × 720 in presentation
+/// even the 18 px floor does not fit one bar's width, so the labels take two staggered rows
+/// (before, egui_plot dropped "bwd" and "score", each wider than its bar).
+#[test]
+fn a_grpo_steps_bar_labels_are_all_painted_on_a_projector() {
+    let preset =
+        vram_explorer::presets::bundled_scenario("qwen2.5-7b-grpo-vllm-colocate-8xh100").unwrap();
+    let mut a = app(true, move |s| *s = preset.clone());
+    a.prefs_mut().theme = ThemeChoice::Dark;
+    let mut h = harness(a, PROJECTOR);
+    h.run_steps(4);
+    let plot = rect(&h, "Plot: Memory");
+    let texts = painted_texts(&h);
+    let mut rows = Vec::new();
+    for label in ["fwd", "loss", "bwd", "opt", "gen", "score"] {
+        let (_, r, size) = texts
+            .iter()
+            .find(|(t, r, _)| {
+                t == label
+                    && r.center().x > plot.left()
+                    && r.center().x < plot.right()
+                    && r.top() >= plot.bottom() - 1.0
+            })
+            .unwrap_or_else(|| panic!("{label} not painted below {plot:?}"));
+        assert!(*size >= 18.0, "{label}: {size} px");
+        rows.push(r.top());
+    }
+    // Two rows, alternating.
+    assert!(rows[1] > rows[0] && rows[2] < rows[1], "{rows:?}");
+}
+
 /// A GRPO step holds more components than a projector's legend has rows for (twelve at 1280 ×
 /// 720): the smallest share one "N smaller: …" row instead of being cut off below the legend,
 /// and every other component keeps its row inside it.

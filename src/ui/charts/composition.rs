@@ -284,12 +284,52 @@ fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32)
     let u = prefs.unit;
     let n = labels.len();
     let y_axis = ui.text_style_height(&egui::TextStyle::Body) * 4.0;
-    let tick_font = bar_label_font(
+    let set = bar_labels(
         ui,
         prefs,
         &labels,
         (ui.available_width() - y_axis) / n.max(1) as f32,
     );
+    // One axis of labels, or two staggered rows (even bars on the first, odd on the second), each
+    // label then two bars apart: egui_plot drops a label wider than its mark's step, so the marks
+    // step by two.
+    let rows: Vec<Option<usize>> = if set.staggered {
+        vec![Some(0), Some(1)]
+    } else {
+        vec![None]
+    };
+    let axes = rows
+        .into_iter()
+        .map(|row| {
+            let labels = labels.clone();
+            AxisHints::new_x()
+                .label_spacing(24.0..=32.0)
+                .tick_label_font(set.font.clone())
+                .formatter(move |mark, _| {
+                    let i = mark.value.round();
+                    let other_row = row.is_some_and(|r| (i as usize) % 2 != r);
+                    if (mark.value - i).abs() > 1e-6 || i < 0.0 || other_row {
+                        return String::new();
+                    }
+                    labels
+                        .get(i as usize)
+                        .map_or_else(String::new, Clone::clone)
+                })
+        })
+        .collect();
+    let spacer: Box<dyn Fn(egui_plot::GridInput) -> Vec<egui_plot::GridMark> + 'a> =
+        if set.staggered {
+            Box::new(move |_| {
+                (0..n)
+                    .map(|i| egui_plot::GridMark {
+                        value: i as f64,
+                        step_size: 2.0,
+                    })
+                    .collect()
+            })
+        } else {
+            uniform_grid_spacer(|_| [1.0, 10.0, 100.0])
+        };
     static_plot(ui, "composition", height)
         .y_grid_spacer(super::readable_marks(ui))
         .y_axis_min_width(y_axis)
@@ -298,22 +338,9 @@ fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32)
         .include_x(-0.5)
         .include_x(n as f64 - 0.5)
         .show_grid([false, true])
-        .x_grid_spacer(uniform_grid_spacer(|_| [1.0, 10.0, 100.0]))
-        .custom_x_axes(vec![
-            // One label per bar, even when bars are only ~30 points apart.
-            AxisHints::new_x()
-                .label_spacing(24.0..=32.0)
-                .tick_label_font(tick_font)
-                .formatter(move |mark, _| {
-                    let i = mark.value.round();
-                    if (mark.value - i).abs() > 1e-6 || i < 0.0 {
-                        return String::new();
-                    }
-                    labels
-                        .get(i as usize)
-                        .map_or_else(String::new, Clone::clone)
-                }),
-        ])
+        .x_grid_spacer(spacer)
+        // One label per bar, even when bars are only ~30 points apart.
+        .custom_x_axes(axes)
         .y_axis_formatter(move |mark, _| memory_tick(u, mark.value))
         .label_formatter(move |pos| match pos {
             egui_plot::HoverPosition::Elsewhere { position } => Some(memory_tick(u, position.y)),
@@ -321,11 +348,18 @@ fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32)
         })
 }
 
-/// The bars' label font: small text, smaller where the widest label would not fit its bar's width
-/// (egui_plot drops a tick label wider than the spacing of its marks: at 1280 × 720 in
-/// presentation a GRPO step lost "bwd" and "score"), never below 10 points, nor below 18 px in
-/// presentation (there a label that still does not fit is dropped).
-fn bar_label_font(ui: &Ui, prefs: &Prefs, labels: &[String], per_bar: f32) -> egui::FontId {
+/// How the bars' labels are set: their font, and whether they take two staggered rows.
+struct BarLabels {
+    font: egui::FontId,
+    staggered: bool,
+}
+
+/// The bars' labels: small text, smaller where the widest label would not fit its bar's width
+/// (egui_plot drops a tick label wider than the spacing of its marks), never below 10 points, nor
+/// below 18 px in presentation. Where even that size does not fit one bar, the labels take two
+/// staggered rows, each label then with two bars' width (at 1280 × 720 in presentation a GRPO
+/// step's six bars had lost "bwd" and "score").
+fn bar_labels(ui: &Ui, prefs: &Prefs, labels: &[String], per_bar: f32) -> BarLabels {
     let mut font = egui::TextStyle::Small.resolve(ui.style());
     let widest = labels
         .iter()
@@ -338,15 +372,22 @@ fn bar_label_font(ui: &Ui, prefs: &Prefs, labels: &[String], per_bar: f32) -> eg
         .fold(0.0, f32::max);
     // A little room between neighbours.
     let fits = per_bar * 0.92;
-    if widest > fits && widest > 0.0 {
-        let floor = if prefs.presentation {
-            crate::ui::theme::legend_min_size(prefs).min(font.size)
-        } else {
-            10.0
+    if widest <= fits || widest <= 0.0 {
+        return BarLabels {
+            font,
+            staggered: false,
         };
-        font.size = (font.size * fits / widest).max(floor);
     }
-    font
+    let floor = if prefs.presentation {
+        crate::ui::theme::legend_min_size(prefs).min(font.size)
+    } else {
+        10.0
+    };
+    let one_row = font.size * fits / widest;
+    let staggered = one_row < floor && labels.len() > 1;
+    let room = if staggered { 2.0 * fits } else { fits };
+    font.size = (font.size * room / widest).clamp(floor, font.size);
+    BarLabels { font, staggered }
 }
 
 fn plot(
