@@ -293,6 +293,28 @@ fn a_grpo_steps_bar_labels_are_all_painted_on_a_projector() {
     assert!(rows[1] > rows[0] && rows[2] < rows[1], "{rows:?}");
 }
 
+/// The GPU-memory line's label stays inside a narrow plot: the 70B ZeRO-3 preset at 1024 × 700 in
+/// presentation (four bars beside the off-GPU panel) cut "GPU 79.2 GiB" at the plot's left edge;
+/// where the whole does not fit, the size alone is shown.
+#[test]
+fn the_capacity_label_fits_a_narrow_plot() {
+    let preset = vram_explorer::presets::bundled_scenario("llama3-70b-zero3-8xh100").unwrap();
+    let mut a = app(true, move |s| *s = preset.clone());
+    a.prefs_mut().theme = ThemeChoice::Dark;
+    let mut h = harness(a, (1024.0, 700.0));
+    h.run_steps(4);
+    let plot = rect(&h, "Plot: Memory");
+    let texts = painted_texts(&h);
+    let (text, r, _) = texts
+        .iter()
+        .find(|(t, r, _)| t.ends_with("79.2 GiB") && plot.contains(r.center()))
+        .unwrap_or_else(|| panic!("no capacity label in {plot:?}"));
+    assert!(
+        r.left() >= plot.left() - 0.5 && r.right() <= plot.right() + 0.5,
+        "{text}: {r:?} outside {plot:?}"
+    );
+}
+
 /// A GRPO step holds more components than a projector's legend has rows for (twelve at 1280 ×
 /// 720): the smallest share one "N smaller: …" row instead of being cut off below the legend,
 /// and every other component keeps its row inside it.

@@ -14,6 +14,7 @@ use crate::estimator::{Breakdown, Component, Estimate, Phase};
 use crate::scenario::Scenario;
 use crate::ui::a11y::{self, Part};
 use crate::ui::{Prefs, theme};
+use crate::units::MemoryUnit;
 
 /// One stacked bar: its x label and the bytes per component.
 pub(super) struct Column {
@@ -283,13 +284,8 @@ fn stacked(prefs: &Prefs, columns: &[Column]) -> Vec<BarChart> {
 fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32) -> Plot<'a> {
     let u = prefs.unit;
     let n = labels.len();
-    let y_axis = ui.text_style_height(&egui::TextStyle::Body) * 4.0;
-    let set = bar_labels(
-        ui,
-        prefs,
-        &labels,
-        (ui.available_width() - y_axis) / n.max(1) as f32,
-    );
+    let y_axis = y_axis_width(ui);
+    let set = bar_labels(ui, prefs, &labels, data_width(ui) / n.max(1) as f32);
     // One axis of labels, or two staggered rows (even bars on the first, odd on the second), each
     // label then two bars apart: egui_plot drops a label wider than its mark's step, so the marks
     // step by two.
@@ -346,6 +342,34 @@ fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32)
             egui_plot::HoverPosition::Elsewhere { position } => Some(memory_tick(u, position.y)),
             _ => None,
         })
+}
+
+/// Width of the plot's y axis (its labels): four lines of body text.
+fn y_axis_width(ui: &Ui) -> f32 {
+    ui.text_style_height(&egui::TextStyle::Body) * 4.0
+}
+
+/// Width of the plot's data area, beside its y axis.
+fn data_width(ui: &Ui) -> f32 {
+    ui.available_width() - y_axis_width(ui)
+}
+
+/// The label on the GPU-memory line: "GPU 79.2 GiB", or the size alone where the plot is too
+/// narrow for the whole (at 1024 × 700 in presentation it was cut at the plot's left edge).
+fn capacity_label(ui: &Ui, unit: MemoryUnit, cap: f64) -> String {
+    let size = memory_tick(unit, cap);
+    let whole = format!("GPU {size}");
+    let font = egui::TextStyle::Small.resolve(ui.style());
+    let width = ui
+        .painter()
+        .layout_no_wrap(whole.clone(), font, egui::Color32::WHITE)
+        .size()
+        .x;
+    if width <= data_width(ui) * 0.95 {
+        whole
+    } else {
+        size
+    }
 }
 
 /// How the bars' labels are set: their font, and whether they take two staggered rows.
@@ -416,12 +440,13 @@ fn plot(
     } else {
         bars_top.max(caps)
     };
+    let cap_label = capacity_label(ui, u, cap);
     let shown = frame(ui, prefs, labels, tallest, height).show(ui, |plot_ui| {
         // Topmost component first, so the legend reads like the stack.
         for chart in charts.into_iter().rev() {
             plot_ui.bar_chart(chart);
         }
-        marks(plot_ui, prefs, columns, cap, baseline);
+        marks(plot_ui, prefs, columns, (cap, &cap_label), baseline);
         super::measured_overlay::composition(plot_ui, prefs, columns.len());
         if cap > tallest * 1.12 {
             let at = PlotPoint::new(-0.45, tallest * 1.1);
@@ -485,7 +510,7 @@ fn marks(
     plot_ui: &mut PlotUi<'_>,
     prefs: &Prefs,
     columns: &[Column],
-    cap: f64,
+    (cap, cap_label): (f64, &str),
     baseline: Option<&Estimate>,
 ) {
     let u = prefs.unit;
@@ -521,7 +546,7 @@ fn marks(
                 Text::new(
                     "GPU memory label",
                     PlotPoint::new(right, cap),
-                    format!("GPU {}", super::memory_tick(u, cap)),
+                    cap_label.to_owned(),
                 )
                 .anchor(egui::Align2::RIGHT_BOTTOM)
                 .color(theme::capacity(prefs.theme)),
