@@ -80,7 +80,8 @@ impl LayerCasts {
 /// and MLP-down the hidden state again), and the layer's weight shard once (its
 /// matmul weights as the FLOP count takes them, `flops::layer_matmul_weights`: the active experts
 /// and the router of a mixture of experts). `ffn` is the active FFN width; `fused_linears` says
-/// QKV and gate/up are one linear each.
+/// QKV and gate/up are one linear each. The attention side is the mean over the model's layer
+/// kinds ([`mixer_casts`]).
 pub fn layer(
     m: &ResolvedModel,
     tokens: f64,
@@ -91,27 +92,107 @@ pub fn layer(
     fused_linears: bool,
 ) -> LayerCasts {
     let h = f64::from(m.hidden);
-    let (q, _) = m.attention_widths();
-    // The rank's K/V width: heads replicated when tensor parallelism exceeds them.
-    let kv_rank = m.kv_width_rank(tp);
     let swiglu = m.ffn_kind == FfnKind::SwiGlu;
     let up = if swiglu { 2.0 } else { 1.0 };
-    let qkv_linears = if fused_linears || m.fused_qkv {
-        1.0
-    } else {
-        3.0
-    };
     let up_linears = if fused_linears { 1.0 } else { up };
-    let inputs = (qkv_linears + up_linears) * h / replicated_div + (q + ffn) / tp;
-    let gradients = 2.0 * h / replicated_div + (q + up * ffn) / tp + 2.0 * kv_rank;
+    let mixer = mixer_casts(m, tp, replicated_div, fused_linears);
+    let inputs = mixer.inputs + up_linears * h / replicated_div + ffn / tp;
+    let gradients = mixer.gradients + h / replicated_div + up * ffn / tp;
     let (projections, mlp) = crate::estimator::performance::flops::layer_matmul_weights(m);
     let weights = (projections + mlp) / tp;
-    let linears = qkv_linears + 1.0 + up_linears + 1.0;
+    let linears = mixer.linears + up_linears + 1.0;
     LayerCasts {
         activation_bytes: tokens * (inputs + gradients) * activation_bytes(element_bytes),
         activation_kernels: 2.0 * linears,
         weight_bytes: weights * weight_bytes(element_bytes),
         weight_kernels: linears,
+    }
+}
+
+/// A token mixer's linears on one rank: elements cast per token (inputs forward, output gradients
+/// backward) and the linear count.
+#[derive(Clone, Copy, Default)]
+struct MixerCasts {
+    inputs: f64,
+    gradients: f64,
+    linears: f64,
+}
+
+/// The attention side's casts, the mean over the layer kinds:
+/// - softmax attention: q, k, v (one fused QKV linear under Transformer Engine or a fused model)
+///   read the hidden state, out reads the rank's heads; their output gradients are q, the rank's K/V
+///   (heads replicated when tensor parallelism exceeds them) and the hidden state;
+/// - latent attention (DeepSeek-V2 §2.1; Megatron-Core `MLASelfAttention`: the down projections
+///   replicated on every rank, the up projections column-parallel): q_a and kv_a read the hidden
+///   state, q_b and kv_b the latents, out the rank's heads × v; their output gradients are the
+///   latents (kv_a's with the shared RoPE key), the rank's heads × (nope + rope) and × (nope + v),
+///   and the hidden state. Without a query latent one q projection;
+/// - other mixers (Mamba, gated DeltaNet): counted as softmax attention of the model section's
+///   widths (their projections are not modelled one by one).
+fn mixer_casts(m: &ResolvedModel, tp: f64, replicated_div: f64, fused_linears: bool) -> MixerCasts {
+    use crate::estimator::model::blocks::MixerShape;
+    let h = f64::from(m.hidden);
+    let hidden = h / replicated_div;
+    let qkv_linears = if fused_linears || m.fused_qkv {
+        1.0
+    } else {
+        3.0
+    };
+    let attention = |q: f64, kv_rank: f64| MixerCasts {
+        inputs: qkv_linears * hidden + q / tp,
+        gradients: hidden + q / tp + 2.0 * kv_rank,
+        linears: qkv_linears + 1.0,
+    };
+    let (q_model, _) = m.attention_widths();
+    let fallback = attention(q_model, m.kv_width_rank(tp));
+    let layers = f64::from(m.blocks.layers());
+    if layers <= 0.0 {
+        return fallback;
+    }
+    let mut sum = MixerCasts::default();
+    for k in m.blocks.kinds() {
+        let c = match k.mixer {
+            MixerShape::Attention {
+                heads,
+                kv_heads,
+                head_dim,
+                ..
+            } => attention(
+                heads * head_dim,
+                crate::estimator::num::ceil(kv_heads / tp) * head_dim,
+            ),
+            MixerShape::Mla {
+                heads,
+                q_lora,
+                kv_lora,
+                nope,
+                rope,
+                v,
+                ..
+            } => {
+                let heads = heads / tp;
+                let (q_in, q_grad, q_linears) = if q_lora > 0.0 {
+                    (hidden + q_lora, q_lora + heads * (nope + rope), 2.0)
+                } else {
+                    (hidden, heads * (nope + rope), 1.0)
+                };
+                MixerCasts {
+                    inputs: q_in + hidden + kv_lora + heads * v,
+                    gradients: q_grad + kv_lora + rope + heads * (nope + v) + hidden,
+                    linears: q_linears + 3.0,
+                }
+            }
+            _ => fallback,
+        };
+        let n = f64::from(k.count);
+        sum.inputs += n * c.inputs;
+        sum.gradients += n * c.gradients;
+        sum.linears += n * c.linears;
+    }
+    MixerCasts {
+        inputs: sum.inputs / layers,
+        gradients: sum.gradients / layers,
+        linears: sum.linears / layers,
     }
 }
 
@@ -123,5 +204,20 @@ mod tests {
     fn a_bf16_cast_moves_four_bytes_an_activation_and_six_a_weight() {
         assert_eq!(activation_bytes(2.0), 4.0);
         assert_eq!(weight_bytes(2.0), 6.0);
+    }
+
+    /// DeepSeek-V3's latent attention on one rank (TP 1): q_a, kv_a (the hidden state), q_b (the
+    /// 1,536-wide latent), kv_b (512) and out (128 heads × 128) read 32,768 elements per token;
+    /// their output gradients are 1,536 + 128 × 192 + 512 + 64 + 128 × 256 + 7,168 = 66,624; five
+    /// linears. Not the model section's heads × head dim (the preset writes 56).
+    #[test]
+    fn latent_attention_casts_its_own_linears() {
+        let s = crate::presets::bundled_scenario("deepseek-v3-inference-8xh200-fp8").unwrap();
+        let m = crate::estimator::model::resolve(&s.model, &mut Default::default());
+        let c = mixer_casts(&m, 1.0, 1.0, true);
+        assert_eq!(
+            (c.inputs, c.gradients, c.linears),
+            (32_768.0, 66_624.0, 5.0)
+        );
     }
 }
