@@ -410,7 +410,7 @@ fn bar_labels(ui: &Ui, prefs: &Prefs, labels: &[String], per_bar: f32) -> BarLab
     let one_row = font.size * fits / widest;
     let staggered = one_row < floor && labels.len() > 1;
     let room = if staggered { 2.0 * fits } else { fits };
-    font.size = (font.size * room / widest).clamp(floor, font.size);
+    font.size = (font.size * room / widest).min(font.size).max(floor);
     BarLabels { font, staggered }
 }
 

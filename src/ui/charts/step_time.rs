@@ -92,7 +92,8 @@ fn parts_view(
         } else {
             0.0
         };
-    let row = ((height - below) / n).clamp(line, body * 1.8);
+    // At least a line (a clamp would panic if the spacing made a line taller than 1.8 bodies).
+    let row = ((height - below) / n).min(body * 1.8).max(line);
     ui.scope(|ui| {
         ui.spacing_mut().item_spacing.y = 0.0;
         bars(ui, &shown_rows, b.total_s, row);
