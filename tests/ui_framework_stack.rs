@@ -13,30 +13,29 @@ use egui_kittest::kittest::Queryable;
 use vram_explorer::app::ExplorerApp;
 use vram_explorer::scenario::{Mode, Profile};
 
-/// A torchtune training scenario with the Framework group open.
-fn torchtune_framework_group() -> Harness<'static, ExplorerApp> {
-    let mut app = ExplorerApp::default();
-    app.scenario_mut().mode = Mode::Training;
-    app.scenario_mut().implementation.profile = Profile::Torchtune;
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1600.0, 2400.0))
-        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
-    h.run();
+#[path = "support/window.rs"]
+mod window;
+
+/// A training scenario under `profile` in a `height`-point-tall window, the Framework group open.
+fn framework_group(profile: Profile, height: f32) -> Harness<'static, ExplorerApp> {
+    let app = window::app(false, |s| {
+        s.mode = Mode::Training;
+        s.implementation.profile = profile;
+    });
+    let mut h = window::harness(app, (1600.0, height));
     h.get_by_label("Framework").click();
     h.run();
     h
 }
 
+/// A torchtune training scenario with the Framework group open.
+fn torchtune_framework_group() -> Harness<'static, ExplorerApp> {
+    framework_group(Profile::Torchtune, 2400.0)
+}
+
 #[test]
 fn the_framework_selector_sets_the_profile() {
-    let mut app = ExplorerApp::default();
-    app.scenario_mut().mode = Mode::Training;
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1600.0, 1400.0))
-        .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
-    h.run();
-    h.get_by_label("Framework").click();
-    h.run();
+    let mut h = framework_group(Profile::HuggingFace, 1400.0);
     assert!(h.query_by_label("LM-head chunk").is_none());
     h.get_all_by_label("Framework").last().unwrap().click();
     h.run();
