@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Eager training of a multi-head latent attention layer (DeepSeek-V2/V3): the bytes its memory-bound ops read and
 write, forward and backward (issue 13: "the memory-bound elementwise work ... timed by bytes moved"). Evidence for
-the MLA branch of `estimator::performance::parts::elementwise::eager_mla` (docs/time-model.md "Eager elementwise
+`estimator::performance::parts::elementwise::mla` (docs/time-model.md "Eager elementwise
 work").
 
 The accountant is elementwise_traffic_probe.py's (every non-view aten op moves its tensor inputs and outputs once;
@@ -11,6 +11,8 @@ matrix products and the attention kernel are timed by FLOPs and left out). A lay
 BF16, random init, CPU, SDPA, `use_cache=False`. The value head width is set to nope + rope: with a narrower value
 CPU SDPA falls back to its unfused math path (a softmax and masks on CPU that a GPU's fused kernel does not run).
 
+The accountant counts an in-place op's destination as an argument: `expand_kv`'s two `copy_` are 6 B per element
+here, 4 B (read the source, write the destination) on any device; the comparison takes a third of each `copy_` off.
 Two ops are CPU layout artefacts and are listed apart (`cpu_layout_bytes_*`): CPU SDPA returns its output in the
 query's (batch, heads, seq, dim) layout, so Transformers' `transpose(1, 2).contiguous()` copies it (a `clone` of
 heads x v per token), and backward copies the incoming gradient back into that layout (a `copy_` of the same size

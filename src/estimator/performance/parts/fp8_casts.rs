@@ -171,14 +171,24 @@ fn mixer_casts(m: &ResolvedModel, tp: f64, replicated_div: f64, fused_linears: b
                 ..
             } => {
                 let heads = heads / tp;
+                // The down projections run on the rank's tokens under sequence parallelism (their
+                // outputs are gathered before the up projections), so their output gradients are
+                // ÷ `replicated_div` as the hidden state is.
                 let (q_in, q_grad, q_linears) = if q_lora > 0.0 {
-                    (hidden + q_lora, q_lora + heads * (nope + rope), 2.0)
+                    (
+                        hidden + q_lora,
+                        q_lora / replicated_div + heads * (nope + rope),
+                        2.0,
+                    )
                 } else {
                     (hidden, heads * (nope + rope), 1.0)
                 };
                 MixerCasts {
                     inputs: q_in + hidden + kv_lora + heads * v,
-                    gradients: q_grad + kv_lora + rope + heads * (nope + v) + hidden,
+                    gradients: q_grad
+                        + (kv_lora + rope) / replicated_div
+                        + heads * (nope + v)
+                        + hidden,
                     linears: q_linears + 3.0,
                 }
             }
@@ -209,7 +219,8 @@ mod tests {
     /// DeepSeek-V3's latent attention on one rank (TP 1): q_a, kv_a (the hidden state), q_b (the
     /// 1,536-wide latent), kv_b (512) and out (128 heads × 128) read 32,768 elements per token;
     /// their output gradients are 1,536 + 128 × 192 + 512 + 64 + 128 × 256 + 7,168 = 66,624; five
-    /// linears. Not the model section's heads × head dim (the preset writes 56).
+    /// linears (before, softmax attention's count at the first MLA kind's 128 heads × 192 for q, k
+    /// and v: 31,744 and 80,896 with a fused QKV).
     #[test]
     fn latent_attention_casts_its_own_linears() {
         let s = crate::presets::bundled_scenario("deepseek-v3-inference-8xh200-fp8").unwrap();

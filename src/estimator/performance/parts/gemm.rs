@@ -305,17 +305,19 @@ mod tests {
     /// heads cost less.
     #[test]
     fn kv_projections_replicate_past_the_kv_heads() {
-        let time = |tp: f64, kv_heads: u32| {
+        let model = |kv_heads: u32| {
             let mut spec = crate::scenario::ModelSpec::default();
             let t = &mut spec.transformer;
             (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn) = (32, 4096, 32, kv_heads, 14336);
-            let m = crate::estimator::model::resolve(&spec, &mut Default::default());
+            crate::estimator::model::resolve(&spec, &mut Default::default())
+        };
+        let time = |tp: f64, kv_heads: u32| {
             let g = Gemm {
                 peak: 989e12,
                 share: 0.56,
                 curve: Curve::Hopper,
             };
-            layer_forward(&m, 16_384.0, tp, 1.0, &g)
+            layer_forward(&model(kv_heads), 16_384.0, tp, 1.0, &g)
         };
         let (eight, sixteen) = (time(16.0, 8), time(16.0, 16));
         assert!(
@@ -323,15 +325,9 @@ mod tests {
             "{eight} vs {sixteen}"
         );
         assert!(time(8.0, 8) < time(8.0, 16));
-        assert_eq!(
-            kv_replicated_width(
-                &{
-                    let spec = crate::scenario::ModelSpec::default();
-                    crate::estimator::model::resolve(&spec, &mut Default::default())
-                },
-                1.0
-            ),
-            0.0
-        );
+        // TP 8 divides 8 heads; at TP 16 a rank holds a whole head where kv / tp is half of one
+        // (128 wide).
+        assert_eq!(kv_replicated_width(&model(8), 8.0), 0.0);
+        assert_eq!(kv_replicated_width(&model(8), 16.0), 64.0);
     }
 }

@@ -378,3 +378,34 @@ pub fn training_parts(
         eager_elementwise: eager_elementwise(s),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The attention side of an eager layer, by kind: DeepSeek-V3's latent attention at TP 1 moves
+    /// `elementwise::mla`'s 418,944 B per token in 29 kernels and no softmax-attention rotary;
+    /// Llama-3-8B at TP 8 rotates its 4 query heads and its one K/V head (20 B per element).
+    #[test]
+    fn eager_attention_is_charged_per_layer_kind() {
+        let (t, bw) = (16_384.0, 4.8e12);
+        let s = crate::presets::bundled_scenario("deepseek-v3-inference-8xh200-fp8").unwrap();
+        let m = crate::estimator::model::resolve(&s.model, &mut Default::default());
+        let (rope, mla) = eager_attention(&m, t, 1.0, 2.0, bw);
+        assert_eq!(rope, 0.0);
+        let expected = elementwise::time_in_kernels(t * 418_944.0, 29.0, bw);
+        assert!((mla / expected - 1.0).abs() < 1e-12, "{mla} vs {expected}");
+
+        let mut spec = crate::scenario::ModelSpec::default();
+        let tr = &mut spec.transformer;
+        (tr.layers, tr.hidden, tr.heads, tr.kv_heads, tr.ffn) = (32, 4096, 32, 8, 14336);
+        let m = crate::estimator::model::resolve(&spec, &mut Default::default());
+        let (rope, mla) = eager_attention(&m, t, 8.0, 2.0, bw);
+        let expected = elementwise::time_in_kernels(t * 20.0 * (512.0 + 128.0), 10.0, bw);
+        assert!(
+            (rope / expected - 1.0).abs() < 1e-12,
+            "{rope} vs {expected}"
+        );
+        assert_eq!(mla, 0.0);
+    }
+}
