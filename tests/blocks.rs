@@ -49,6 +49,41 @@ fn deepseek_v3() -> ModelSpec {
     m
 }
 
+/// Tensor parallelism splits DeepSeek-V3's matrices, not what every rank holds whole (vLLM 0.34
+/// `deepseek_v2.py`: `q_a_proj` and `kv_a_proj_with_mqa` are `ReplicatedLinear`, so are the MoE
+/// `gate` and the RMSNorms; Megatron-Core's down projections are `duplicated`): per layer the
+/// down projections 7,168 × (1,536 + 576), their latent norms 1,536 + 512 and the two layer norms
+/// 2 × 7,168; per MoE layer the router 7,168 × 256. At TP 8 a rank's BF16 weights are an eighth
+/// of one GPU's plus 7/8 of those, 1.68 GiB more than an even split.
+#[test]
+fn tensor_parallel_ranks_hold_the_replicated_parameters_whole() {
+    let weights = |tp: u32| {
+        let mut s = Scenario {
+            mode: Mode::Inference,
+            model: deepseek_v3(),
+            ..Scenario::default()
+        };
+        s.parallel.tp = tp;
+        estimate(&s)
+            .memory
+            .peak
+            .get(vram_explorer::estimator::Component::Weights)
+            .get()
+    };
+    let per_layer = 7168.0 * (1536.0 + 576.0) + 1536.0 + 512.0 + 2.0 * 7168.0;
+    let replicated = 61.0 * per_layer + 58.0 * 7168.0 * 256.0;
+    let extra = weights(8) - weights(1) / 8.0;
+    let expected = 2.0 * replicated * 7.0 / 8.0;
+    assert!(
+        (extra / expected - 1.0).abs() < 1e-9,
+        "{extra} vs {expected}"
+    );
+    assert!((expected / f64::from(1u32 << 30) - 1.68).abs() < 0.01);
+    // Every parameter is still counted once over the ranks.
+    let m = resolved(&deepseek_v3());
+    assert_eq!(m.params.total, 671_026_404_352.0);
+}
+
 #[test]
 fn deepseek_v3_counts_exactly() {
     let m = resolved(&deepseek_v3());

@@ -408,8 +408,8 @@ fn engine_presets_print_what_their_notes_say() {
         ),
         (
             "llama3.1-70b-fp8-vllm-4xh100-tp4",
-            668_224.0,
-            "GPU KV cache size: 668,224 tokens",
+            668_160.0,
+            "GPU KV cache size: 668,160 tokens",
         ),
         (
             "qwen2.5-7b-sglang-rtx4090",

@@ -355,7 +355,8 @@ fn stage(
     };
     let casts = x.casts(c, m, casts, cast_elems);
     let gathered = if zero3 {
-        2.0 * m.params.per_layer / c.tp * c.ec.min(c.e_weights.max(c.ec))
+        2.0 * inventory::rank_layer_params(c, m, m.params.per_layer)
+            * c.ec.min(c.e_weights.max(c.ec))
     } else {
         0.0
     };
@@ -560,7 +561,7 @@ fn finish(
     } else if !fits {
         d.insert(Diagnostic::DoesNotFit);
     }
-    let layer_w = m.params.per_layer / c.tp * c.e_weights;
+    let layer_w = inventory::rank_layer_params(c, m, m.params.per_layer) * c.e_weights;
     let kv_layer = if m.arch == crate::scenario::ArchKind::Encoder || c.mode == Mode::Training {
         0.0
     } else {
@@ -584,7 +585,7 @@ fn finish(
         // A layer-table CNN / vision model's own count (DiT's fixed `pos_embed` excluded).
         m.params.trainable
     } else {
-        inventory::stage_params_all_experts(c, m, f64::from(m.layers), true, true) * c.tp
+        inventory::model_params_all_experts(c, m)
     };
     MemoryEstimate {
         params,

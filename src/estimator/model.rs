@@ -87,6 +87,42 @@ impl ResolvedModel {
         crate::estimator::num::ceil(f64::from(self.kv_heads) / tp.max(1.0))
             * f64::from(self.head_dim)
     }
+
+    /// Parameters per layer (the mean over the layer kinds) that every tensor-parallel rank holds
+    /// whole (`LayerKind::replicated`); 0 without layers.
+    pub fn replicated_per_layer(&self) -> f64 {
+        self.per_layer_mean(|k| k.replicated)
+    }
+
+    /// Of those, the matrix weights (`LayerKind::replicated_w`: MLA's down projections, a router).
+    pub fn replicated_matmul_per_layer(&self) -> f64 {
+        self.per_layer_mean(|k| k.replicated_w)
+    }
+
+    /// The K/V width a tensor-parallel rank holds beyond kv / tp, per layer (the mean over the
+    /// layer kinds): ⌈kv_heads / tp⌉ − kv_heads / tp heads of each softmax attention kind, 0 where
+    /// tp divides them (the KV cache's rule; vLLM's `QKVParallelLinear` replicates the heads).
+    /// Latent attention's K/V come from the latent (no heads to replicate).
+    pub fn kv_replicated_width(&self, tp: f64) -> f64 {
+        if tp <= 1.0 {
+            return 0.0;
+        }
+        self.per_layer_mean(|k| match k.mixer {
+            blocks::MixerShape::Attention {
+                kv_heads, head_dim, ..
+            } => (crate::estimator::num::ceil(kv_heads / tp) - kv_heads / tp) * head_dim,
+            _ => 0.0,
+        })
+    }
+
+    fn per_layer_mean(&self, f: impl Fn(&blocks::LayerKind) -> f64) -> f64 {
+        let layers = f64::from(self.blocks.layers());
+        if layers > 0.0 {
+            self.blocks.sum(f) / layers
+        } else {
+            0.0
+        }
+    }
 }
 
 /// Largest parameter count of a derived table (a recommender's tables × rows × dim); larger products
@@ -310,6 +346,7 @@ fn uniform_kind(
     moe: &MoeShape,
     lc: &layer::LayerCounts,
 ) -> LayerKind {
+    let router = (lc.mlp_w - moe.stored_mlps() * lc.one_w).max(0.0);
     LayerKind {
         count: 0,
         mixer: MixerShape::Attention {
@@ -340,6 +377,10 @@ fn uniform_kind(
         mlp_active_w: lc.mlp_w - lc.inactive,
         tensors: lc.layer_tensors,
         largest: 0.0,
+        // Two norms and a mixture's router (h × E) are whole on every tensor-parallel rank
+        // (`blocks::replicated_params`).
+        replicated: 2.0 * lc.norm_p + router,
+        replicated_w: router,
     }
 }
 

@@ -37,7 +37,8 @@ fn gathered(c: &Ctx, m: &ResolvedModel) -> f64 {
     let zero3 =
         c.zero == ZeroStage::Stage3 || c.offload_params != crate::scenario::OffloadTarget::None;
     if zero3 {
-        2.0 * m.params.per_layer / c.tp * c.ec.min(c.e_weights.max(c.ec))
+        2.0 * crate::estimator::memory::inventory::rank_layer_params(c, m, m.params.per_layer)
+            * c.ec.min(c.e_weights.max(c.ec))
     } else {
         0.0
     }

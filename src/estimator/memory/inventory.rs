@@ -340,44 +340,54 @@ pub fn stage_params(
     first: bool,
     last: bool,
 ) -> f64 {
-    stage_params_of(c, m, layer_params_stored(m), layers_on_stage, [first, last])
+    let per_layer = rank_layer_params(c, m, layer_params_stored(m));
+    stage_params_of(c, m, per_layer, layers_on_stage)
+        + edge_params(m, [first, last], c.pp) / super::frameworks::deepspeed::vocab_tp(c)
 }
 
-/// [`stage_params`] counting every routed expert, as if expert parallelism were 1 (what is
-/// trained, wherever the experts live).
-pub fn stage_params_all_experts(
-    c: &Ctx,
-    m: &ResolvedModel,
-    layers_on_stage: f64,
-    first: bool,
-    last: bool,
-) -> f64 {
-    let every_expert =
-        m.params.per_layer - m.moe.routed_params_per_layer + m.moe.routed_params_per_layer;
-    stage_params_of(c, m, every_expert, layers_on_stage, [first, last])
+/// The whole model's parameters after structured pruning and weight sharing, every routed expert
+/// counted and nothing split by tensor parallelism (what is trained, wherever it lives).
+pub fn model_params_all_experts(c: &Ctx, m: &ResolvedModel) -> f64 {
+    stage_params_of(c, m, m.params.per_layer, f64::from(m.layers))
+        + edge_params(m, [true, true], c.pp)
 }
 
-fn stage_params_of(
-    c: &Ctx,
-    m: &ResolvedModel,
-    per_layer: f64,
-    layers_on_stage: f64,
-    [first, last]: [bool; 2],
-) -> f64 {
+/// One layer's parameters on a tensor-parallel rank, of `per_layer` stored before TP: the split
+/// part ÷ TP, the replicated part whole (the norms, a latent attention's down projections, a
+/// router: `LayerKind::replicated`), and the K/V heads a rank holds beyond kv / TP when TP
+/// exceeds them (vLLM's `QKVParallelLinear` replicates them; `tp_does_not_divide_kv_heads`).
+pub fn rank_layer_params(c: &Ctx, m: &ResolvedModel, per_layer: f64) -> f64 {
+    if c.tp <= 1.0 {
+        return per_layer;
+    }
+    let replicated = m.replicated_per_layer().min(per_layer);
+    (per_layer - replicated) / c.tp
+        + replicated
+        + 2.0 * f64::from(m.hidden) * m.kv_replicated_width(c.tp)
+}
+
+/// `layers_on_stage` layers of `per_layer` parameters each, after structured pruning and weight
+/// sharing.
+fn stage_params_of(c: &Ctx, m: &ResolvedModel, per_layer: f64, layers_on_stage: f64) -> f64 {
     let l = f64::from(m.layers.max(1));
     let unique_layers = (l * (1.0 - c.sharing_fraction)).max(1.0) / l;
     let keep = match c.prune_kind {
         PruneKind::Structured => 1.0 - c.prune_fraction,
         PruneKind::Unstructured => 1.0,
     };
-    let layer_part = layers_on_stage * per_layer * unique_layers * keep;
-    let emb = if first || (last && m.tied_embeddings && c.pp > 1.0) {
+    layers_on_stage * per_layer * unique_layers * keep
+}
+
+/// The embedding (on the first stage, and the last when tied under a pipeline) and head (last
+/// stage) parameters, before any split.
+fn edge_params(m: &ResolvedModel, [first, last]: [bool; 2], pp: f64) -> f64 {
+    let emb = if first || (last && m.tied_embeddings && pp > 1.0) {
         m.params.embeddings
     } else {
         0.0
     };
     let head = if last { m.params.head } else { 0.0 };
-    layer_part / c.tp + (emb + head) / super::frameworks::deepspeed::vocab_tp(c)
+    emb + head
 }
 
 /// Parameters of one layer stored on a GPU before TP: with expert parallelism only ⌈E/ep⌉ of the

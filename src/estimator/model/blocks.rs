@@ -130,6 +130,12 @@ pub struct LayerKind {
     pub tensors: f64,
     /// Elements of its largest tensor.
     pub largest: f64,
+    /// Of `params`, those every tensor-parallel rank holds whole: the layer's norms, a latent
+    /// attention's down projections and latent norms, per-head q/k norms, a mixture's router and
+    /// shared-expert gate (Megatron-Core and vLLM alike: [`replicated_params`]).
+    pub replicated: f64,
+    /// Of `matmul_w`, the replicated matrices (MLA's down projections, the router and gate).
+    pub replicated_w: f64,
 }
 
 impl LayerKind {
@@ -714,6 +720,7 @@ pub fn layer_kind(run: &LayerRun, moe: &MoeSpec, shape: &MoeShape, d: &Defaults)
         default_norms
     });
     let norm_p = norms * d.norm_params();
+    let (replicated_w, replicated_other) = replicated_params(&mixer, &run.mlp, shape, moe, d);
     LayerKind {
         count: run.count,
         mixer,
@@ -729,7 +736,47 @@ pub fn layer_kind(run: &LayerRun, moe: &MoeSpec, shape: &MoeShape, d: &Defaults)
         mlp_active_w: mlp_part.w - idle_w,
         tensors: mp.tensors + mlp_part.tensors + norms * d.norm_tensors(),
         largest: mp.largest.max(mlp_part.largest),
+        replicated: norm_p + replicated_w + replicated_other,
+        replicated_w,
     }
+}
+
+/// A layer's parameters that tensor parallelism does not split, as (matrix weights, the rest
+/// beside the layer norms): a latent attention's down projections `q_a` (h × q_lora) and `kv_a`
+/// (h × (kv_lora + rope)) with their latent RMSNorms (vLLM 0.34
+/// `model_executor/models/deepseek_v2.py`: `ReplicatedLinear` / `MergedReplicatedLinear`;
+/// Megatron-Core `MLASelfAttention`'s down projections are `parallel_mode="duplicated"`); per-head
+/// q/k norms (head dim each); a mixture's router (h × E, its bias; vLLM's `gate` is a
+/// `ReplicatedLinear`, Megatron-Core's `TopKRouter` weight is not split) and a shared-expert gate
+/// (h × 1). Row-parallel output biases, also whole on every rank, are left out (h each).
+fn replicated_params(
+    mixer: &MixerShape,
+    mlp: &Mlp,
+    shape: &MoeShape,
+    moe: &MoeSpec,
+    d: &Defaults,
+) -> (f64, f64) {
+    let h = d.hidden;
+    let (mut w, mut other) = match *mixer {
+        MixerShape::Mla {
+            q_lora,
+            kv_lora,
+            rope,
+            ..
+        } => (h * q_lora + h * (kv_lora + rope), q_lora + kv_lora),
+        MixerShape::Attention {
+            head_dim,
+            qk_norm: true,
+            ..
+        } => (0.0, 2.0 * head_dim),
+        _ => (0.0, 0.0),
+    };
+    if matches!(mlp, Mlp::Moe) && shape.experts > 0 {
+        let e = f64::from(shape.experts);
+        w += h * e + if shape.shared_gate { h } else { 0.0 };
+        other += if moe.router_bias { e } else { 0.0 };
+    }
+    (w, other)
 }
 
 /// A recurrent mixer's depthwise convolution weight (channels × width; `conv1d`, which autocast

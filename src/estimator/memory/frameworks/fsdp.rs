@@ -96,7 +96,8 @@ fn edge_elems(m: &ResolvedModel, st: Stage) -> (f64, f64) {
 /// head, over TP.
 pub fn stage_elements(c: &Ctx, m: &ResolvedModel, st: Stage) -> f64 {
     let (emb, head) = edge_elems(m, st);
-    (st.layers * m.params.per_layer + emb + head) / c.tp
+    st.layers * crate::estimator::memory::inventory::rank_layer_params(c, m, m.params.per_layer)
+        + (emb + head) / c.tp
 }
 
 /// Whether the embedding and the head are `fully_shard` units of their own (torchtune 0.6.1
@@ -133,7 +134,8 @@ fn edges(c: &Ctx, m: &ResolvedModel, st: Stage, in_flight: f64) -> f64 {
 
 /// One unit's unsharded parameter bytes (one block over TP).
 pub fn unit_bytes(c: &Ctx, m: &ResolvedModel) -> f64 {
-    m.params.per_layer / c.tp * e_unsharded(c)
+    crate::estimator::memory::inventory::rank_layer_params(c, m, m.params.per_layer)
+        * e_unsharded(c)
 }
 
 /// The stage's parts under FSDP: the gathered weights are the units in flight and the root.
@@ -180,7 +182,7 @@ pub fn backward(c: &Ctx, m: &ResolvedModel) -> f64 {
     if !applies(c) || no_shard(c) {
         return 0.0;
     }
-    let per_elem = m.params.per_layer / c.tp;
+    let per_elem = crate::estimator::memory::inventory::rank_layer_params(c, m, m.params.per_layer);
     per_elem * (e_unsharded(c) + e_reduce(c) * (1.0 + 1.0 / c.dp))
 }
 
@@ -216,7 +218,7 @@ pub fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> 
 /// unit's fresh gradient in the parameters' type before it is added to the accumulated copy; at the
 /// deferred reduce-scatter, one unit's reduce-scatter input and output, [`backward`]'s buffers).
 pub fn pipeline_backward(c: &Ctx, m: &ResolvedModel) -> (f64, f64) {
-    let per_elem = m.params.per_layer / c.tp;
+    let per_elem = crate::estimator::memory::inventory::rank_layer_params(c, m, m.params.per_layer);
     (
         per_elem * e_unsharded(c),
         per_elem * e_reduce(c) * (1.0 + 1.0 / c.dp),

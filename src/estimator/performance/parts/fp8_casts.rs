@@ -99,7 +99,11 @@ pub fn layer(
     let inputs = mixer.inputs + up_linears * h / replicated_div + ffn / tp;
     let gradients = mixer.gradients + h / replicated_div + up * ffn / tp;
     let (projections, mlp) = crate::estimator::performance::flops::layer_matmul_weights(m);
-    let weights = (projections + mlp) / tp;
+    // The split weights' shard, the replicated ones (MLA's down projections, a router; K/V heads
+    // beyond kv / TP) whole.
+    let replicated = m.replicated_matmul_per_layer().min(projections + mlp);
+    let weights =
+        (projections + mlp - replicated) / tp + replicated + 2.0 * h * m.kv_replicated_width(tp);
     let linears = mixer.linears + up_linears + 1.0;
     LayerCasts {
         activation_bytes: tokens * (inputs + gradients) * activation_bytes(element_bytes),

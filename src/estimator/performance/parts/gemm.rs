@@ -169,7 +169,8 @@ impl Gemm {
 /// size; a mixture of experts' expert GEMM sees top-k/E of the tokens (GShard §2.2). K/V heads
 /// are replicated when tensor parallelism exceeds them (vLLM's `QKVParallelLinear`; the
 /// `tp_does_not_divide_kv_heads` diagnostic, the KV cache's rule): a rank then projects whole
-/// heads, [`kv_replicated_width`] more than kv / tp.
+/// heads, `ResolvedModel::kv_replicated_width` more than kv / tp; the replicated matrices
+/// (`ResolvedModel::replicated_matmul_per_layer`: MLA's down projections, a router) run whole.
 pub fn layer_forward(
     m: &crate::estimator::model::ResolvedModel,
     tokens: f64,
@@ -186,7 +187,7 @@ pub fn layer_forward(
     };
     let proj_f = 2.0 * tokens * proj_w * keep / tp;
     let replicated_kv_f =
-        2.0 * tokens * f64::from(m.hidden) * 2.0 * kv_replicated_width(m, tp) * keep;
+        2.0 * tokens * f64::from(m.hidden) * 2.0 * m.kv_replicated_width(tp) * keep;
     let mlp_f = 2.0 * tokens * mlp_w * keep / tp;
     let mats = m.ffn_kind.matrices();
     let routed_tokens = if m.moe.experts > 0 {
@@ -195,26 +196,13 @@ pub fn layer_forward(
         1.0
     };
     let mlp_op = mlp_f / (mats * m.moe.active_mlps()).max(1.0) * routed_tokens;
+    // Matrices every rank holds whole (MLA's down projections, a router) run whole on each.
+    let replicated_f =
+        2.0 * tokens * m.replicated_matmul_per_layer() * keep * (1.0 - 1.0 / tp.max(1.0));
     g.time(proj_f * qkv_share + replicated_kv_f)
         + g.time(proj_f * (1.0 - qkv_share))
         + g.time_of_gemms(mlp_f, mlp_op)
-}
-
-/// The K/V width a tensor-parallel rank projects beyond kv / tp, per layer (the mean over the
-/// layer kinds): ⌈kv_heads / tp⌉ − kv_heads / tp heads of each softmax attention kind, 0 where tp
-/// divides them. Latent attention's K/V come from the latent (no heads to replicate).
-fn kv_replicated_width(m: &crate::estimator::model::ResolvedModel, tp: f64) -> f64 {
-    use crate::estimator::model::blocks::MixerShape;
-    let layers = f64::from(m.blocks.layers());
-    if tp <= 1.0 || layers <= 0.0 {
-        return 0.0;
-    }
-    m.blocks.sum(|k| match k.mixer {
-        MixerShape::Attention {
-            kv_heads, head_dim, ..
-        } => (crate::estimator::num::ceil(kv_heads / tp) - kv_heads / tp) * head_dim,
-        _ => 0.0,
-    }) / layers
+        + g.time(replicated_f)
 }
 
 #[cfg(test)]
@@ -327,7 +315,7 @@ mod tests {
         assert!(time(8.0, 8) < time(8.0, 16));
         // TP 8 divides 8 heads; at TP 16 a rank holds a whole head where kv / tp is half of one
         // (128 wide).
-        assert_eq!(kv_replicated_width(&model(8), 8.0), 0.0);
-        assert_eq!(kv_replicated_width(&model(8), 16.0), 64.0);
+        assert_eq!(model(8).kv_replicated_width(8.0), 0.0);
+        assert_eq!(model(8).kv_replicated_width(16.0), 64.0);
     }
 }
