@@ -315,6 +315,33 @@ fn the_capacity_label_fits_a_narrow_plot() {
     );
 }
 
+/// The architecture table's value cells share one font: at 1024 × 700 in presentation the
+/// cells whose value fitted took the body size and the others the small one, so "141 GiB" and
+/// "300 ns" stood out of their columns as if emphasised.
+#[test]
+fn the_architecture_cells_share_one_font() {
+    let preset = vram_explorer::presets::bundled_scenario("llama3-70b-zero3-8xh100").unwrap();
+    let mut a = app(true, move |s| *s = preset.clone());
+    a.prefs_mut().theme = ThemeChoice::Dark;
+    let mut h = harness(a, (1024.0, 700.0));
+    h.run_steps(4);
+    let texts = painted_texts(&h);
+    let sizes: Vec<(String, f32)> = ["31.6 GiB", "141 GiB", "900 GB/s", "300 ns"]
+        .iter()
+        .map(|want| {
+            let (t, _, size) = texts
+                .iter()
+                .find(|(t, _, _)| t == want)
+                .unwrap_or_else(|| panic!("{want} not painted"));
+            (t.clone(), *size)
+        })
+        .collect();
+    assert!(
+        sizes.iter().all(|(_, s)| (s - sizes[0].1).abs() < 0.01),
+        "{sizes:?}"
+    );
+}
+
 /// A GRPO step holds more components than a projector's legend has rows for (twelve at 1280 ×
 /// 720): the smallest share one "N smaller: …" row instead of being cut off below the legend,
 /// and every other component keeps its row inside it.

@@ -46,7 +46,14 @@ const VIEWS: [Choice<ArchView>; 3] = [
 /// A horizontal bar filling `fraction` of the cell, with the value written over it. The bar behind
 /// the text is faint (its edge must not cut through the first digits) and a solid strip under the
 /// text carries the length.
-fn bar_cell(ui: &mut Ui, width: f32, fraction: f64, color: Color32, text: String, hover: String) {
+fn bar_cell(
+    ui: &mut Ui,
+    (width, font): (f32, &egui::FontId),
+    fraction: f64,
+    color: Color32,
+    text: String,
+    hover: String,
+) {
     let h = ui.text_style_height(&egui::TextStyle::Body) + 6.0;
     let (rect, resp) = ui.allocate_exact_size(egui::vec2(width, h), Sense::hover());
     let f = if fraction.is_finite() {
@@ -61,19 +68,9 @@ fn bar_cell(ui: &mut Ui, width: f32, fraction: f64, color: Color32, text: String
     let mut strip = bar;
     strip.set_top(bar.bottom() - 3.0);
     ui.painter().rect_filled(strip, 1.0, color);
-    // The value never runs into the next cell: a smaller font when it is too wide, then clipped.
+    // The table's cell font (`cell_font`); the value never runs into the next cell: clipped.
     let color = ui.visuals().strong_text_color();
-    let room = rect.width() - 8.0;
-    let mut galley = ui.painter().layout_no_wrap(
-        text.clone(),
-        egui::TextStyle::Body.resolve(ui.style()),
-        color,
-    );
-    if galley.size().x > room {
-        galley =
-            ui.painter()
-                .layout_no_wrap(text, egui::TextStyle::Small.resolve(ui.style()), color);
-    }
+    let galley = ui.painter().layout_no_wrap(text, font.clone(), color);
     let pos = rect.left_center() + egui::vec2(4.0, -galley.size().y / 2.0);
     ui.painter()
         .with_clip_rect(rect.intersect(ui.clip_rect()))
@@ -140,6 +137,12 @@ pub fn ui(ui: &mut Ui, prefs: &mut Prefs, scenario: &Scenario, height: f32) {
         GpuChoice::Catalog(id) => Some(RowKind::Gpu(id)),
         GpuChoice::Custom(_) => None,
     };
+    let cells = Cells {
+        width: cell_w,
+        font: cell_font(ui, prefs, &rows, cell_w),
+        scale,
+        needed: c.needed,
+    };
     let rows_h = height - 2.0 * (ui.spacing().interact_size.y + ui.spacing().item_spacing.y);
     egui::ScrollArea::vertical()
         .id_salt("architecture_rows")
@@ -147,20 +150,49 @@ pub fn ui(ui: &mut Ui, prefs: &mut Prefs, scenario: &Scenario, height: f32) {
         .auto_shrink([false, true])
         .show(ui, |ui| {
             for r in rows {
-                ui.horizontal(|ui| {
-                    row_ui(
-                        ui,
-                        prefs,
-                        r,
-                        own == Some(r.kind),
-                        name_w,
-                        cell_w,
-                        scale,
-                        c.needed,
-                    )
-                });
+                ui.horizontal(|ui| row_ui(ui, prefs, r, own == Some(r.kind), name_w, &cells));
             }
         });
+}
+
+/// One row's value texts: memory, bandwidth, latency, and this scenario's fit and time.
+fn cell_texts(prefs: &Prefs, r: &ComparisonRow) -> [String; 4] {
+    let cap = r
+        .capacity
+        .map_or_else(|| "—".to_owned(), |b| prefs.unit.format(b));
+    let bw = format!("{} GB/s", fmt_sig(r.bandwidth.as_gb_per_s()));
+    let lat = r
+        .latency_ns
+        .map_or_else(|| "—".to_owned(), |l| format!("{} ns", fmt_sig(l)));
+    let mark = match r.fits {
+        Some(true) => "ok",
+        Some(false) => "no",
+        None => "?",
+    };
+    // Without a sourced peak the time counts memory traffic only: a lower bound.
+    let bound = if r.peak_known { "" } else { "≥ " };
+    let time = format!("{mark} · {bound}{}", fmt_seconds(r.step_time_s));
+    [cap, bw, lat, time]
+}
+
+/// The value cells' font: body text, or small text for every cell where any value would not fit
+/// its cell in body text (cells of mixed sizes read as emphasis: "141 GiB" and "300 ns" stood out
+/// of their columns at 1024 × 700).
+fn cell_font(ui: &Ui, prefs: &Prefs, rows: &[&ComparisonRow], cell_w: f32) -> egui::FontId {
+    let body = egui::TextStyle::Body.resolve(ui.style());
+    let room = cell_w - 8.0;
+    let fits = rows.iter().flat_map(|r| cell_texts(prefs, r)).all(|text| {
+        ui.painter()
+            .layout_no_wrap(text, body.clone(), Color32::WHITE)
+            .size()
+            .x
+            <= room
+    });
+    if fits {
+        body
+    } else {
+        egui::TextStyle::Small.resolve(ui.style())
+    }
 }
 
 /// A column header `w` points wide: the first of `names` (longest first) that fits whole, so that
@@ -192,18 +224,16 @@ fn header(ui: &mut Ui, w: f32, names: &[&str], hover: &str) {
     });
 }
 
-#[allow(clippy::too_many_arguments)]
-fn row_ui(
-    ui: &mut Ui,
-    prefs: &Prefs,
-    r: &ComparisonRow,
-    own: bool,
-    name_w: f32,
-    cell_w: f32,
+/// What every row's value cells share: their width and font, the columns' scales (memory,
+/// bandwidth, latency) and the memory the scenario needs.
+struct Cells {
+    width: f32,
+    font: egui::FontId,
     scale: [f64; 3],
     needed: crate::units::Bytes,
-) {
-    let u = prefs.unit;
+}
+
+fn row_ui(ui: &mut Ui, prefs: &Prefs, r: &ComparisonRow, own: bool, name_w: f32, cells: &Cells) {
     let th = prefs.theme;
     let body = ui.text_style_height(&egui::TextStyle::Body);
     // In the cells' size (the names were cut at projector sizes in the body size).
@@ -220,39 +250,21 @@ fn row_ui(
         ui.add(egui::Label::new(name).truncate())
             .on_hover_text(format!("{} {}", r.label, r.confidence.tag()));
     });
-    let cap = r.capacity.map_or_else(|| "—".to_owned(), |b| u.format(b));
-    let frac = r.capacity.map_or(0.0, |b| b.get() / scale[0]);
-    bar_cell(
-        ui,
-        cell_w,
-        frac,
-        theme::component_on(Component::Weights, th),
-        cap.clone(),
-        format!("{}: {cap}", r.label),
-    );
-    let bw = format!("{} GB/s", fmt_sig(r.bandwidth.as_gb_per_s()));
-    let frac = r.bandwidth.get() / scale[1];
-    bar_cell(
-        ui,
-        cell_w,
-        frac,
-        theme::component_on(Component::CommBuffers, th),
-        bw.clone(),
-        format!("{}: {bw}", r.label),
-    );
-    let lat = r
-        .latency_ns
-        .map_or_else(|| "—".to_owned(), |l| format!("{} ns", fmt_sig(l)));
-    let frac = r.latency_ns.unwrap_or(0.0) / scale[2];
-    bar_cell(
-        ui,
-        cell_w,
-        frac,
-        theme::component_on(Component::OptimizerStates, th),
-        lat.clone(),
-        format!("{}: {lat}", r.label),
-    );
-    scenario_cell(ui, prefs, r, cell_w, needed);
+    let [cap, bw, lat, time] = cell_texts(prefs, r);
+    let cell = (cells.width, &cells.font);
+    let frac = r.capacity.map_or(0.0, |b| b.get() / cells.scale[0]);
+    let hover = format!("{}: {cap}", r.label);
+    let color = theme::component_on(Component::Weights, th);
+    bar_cell(ui, cell, frac, color, cap, hover);
+    let frac = r.bandwidth.get() / cells.scale[1];
+    let hover = format!("{}: {bw}", r.label);
+    let color = theme::component_on(Component::CommBuffers, th);
+    bar_cell(ui, cell, frac, color, bw, hover);
+    let frac = r.latency_ns.unwrap_or(0.0) / cells.scale[2];
+    let hover = format!("{}: {lat}", r.label);
+    let color = theme::component_on(Component::OptimizerStates, th);
+    bar_cell(ui, cell, frac, color, lat, hover);
+    scenario_cell(ui, prefs, r, cell, (time, cells.needed));
 }
 
 /// The last column: does the scenario fit there, and how long a step (or token) takes.
@@ -260,16 +272,16 @@ fn scenario_cell(
     ui: &mut Ui,
     prefs: &Prefs,
     r: &ComparisonRow,
-    cell_w: f32,
-    needed: crate::units::Bytes,
+    cell: (f32, &egui::FontId),
+    (text, needed): (String, crate::units::Bytes),
 ) {
     let u = prefs.unit;
     let th = prefs.theme;
     let cap = r.capacity.map_or_else(|| "—".to_owned(), |b| u.format(b));
-    let (mark, color) = match r.fits {
-        Some(true) => ("ok", theme::good(th)),
-        Some(false) => ("no", theme::bad(th)),
-        None => ("?", theme::baseline(th)),
+    let color = match r.fits {
+        Some(true) => theme::good(th),
+        Some(false) => theme::bad(th),
+        None => theme::baseline(th),
     };
     let frac = r.capacity.map_or(1.0, |b| {
         if b.get() > 0.0 {
@@ -281,7 +293,6 @@ fn scenario_cell(
     // Without a sourced peak the time counts memory traffic only: a lower bound.
     let bound = if r.peak_known { "" } else { "≥ " };
     let time = format!("{bound}{}", fmt_seconds(r.step_time_s));
-    let text = format!("{mark} · {time}");
     let hover = format!(
         "{}: needs {} of {}\nStep (or per-token) time {}, {} tokens/s, {}\nLargest batch that fits: {}",
         r.label,
@@ -296,5 +307,5 @@ fn scenario_cell(
             |b| b.to_string()
         )
     );
-    bar_cell(ui, cell_w, frac, color, text, hover);
+    bar_cell(ui, cell, frac, color, text, hover);
 }
