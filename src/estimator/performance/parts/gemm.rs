@@ -154,12 +154,11 @@ impl Gemm {
 
     /// Time of `total` FLOPs run as GEMMs of `each` FLOPs (each on the curve by its own size).
     fn time_of_gemms(&self, total: f64, each: f64) -> f64 {
-        let rate = self.peak * curve(each, self.peak, self.curve) * self.share;
-        if rate > 0.0 && total > 0.0 {
-            total / rate
-        } else {
-            0.0
+        if total <= 0.0 {
+            return 0.0;
         }
+        let rate = self.peak * curve(each, self.peak, self.curve) * self.share;
+        if rate > 0.0 { total / rate } else { 0.0 }
     }
 }
 
@@ -186,8 +185,16 @@ pub fn layer_forward(
         0.5
     };
     let proj_f = 2.0 * tokens * proj_w * keep / tp;
-    let replicated_kv_f =
-        2.0 * tokens * f64::from(m.hidden) * 2.0 * m.kv_replicated_width(tp) * keep;
+    // Whole K/V heads and replicated matrices (MLA's down projections, a router) cost a rank more
+    // only under tensor parallelism.
+    let (replicated_kv_f, replicated_f) = if tp > 1.0 {
+        (
+            2.0 * tokens * f64::from(m.hidden) * 2.0 * m.kv_replicated_width(tp) * keep,
+            2.0 * tokens * m.replicated_matmul_per_layer() * keep * (1.0 - 1.0 / tp),
+        )
+    } else {
+        (0.0, 0.0)
+    };
     let mlp_f = 2.0 * tokens * mlp_w * keep / tp;
     let mats = m.ffn_kind.matrices();
     let routed_tokens = if m.moe.experts > 0 {
@@ -196,9 +203,6 @@ pub fn layer_forward(
         1.0
     };
     let mlp_op = mlp_f / (mats * m.moe.active_mlps()).max(1.0) * routed_tokens;
-    // Matrices every rank holds whole (MLA's down projections, a router) run whole on each.
-    let replicated_f =
-        2.0 * tokens * m.replicated_matmul_per_layer() * keep * (1.0 - 1.0 / tp.max(1.0));
     g.time(proj_f * qkv_share + replicated_kv_f)
         + g.time(proj_f * (1.0 - qkv_share))
         + g.time_of_gemms(mlp_f, mlp_op)
