@@ -115,6 +115,17 @@ impl ResolvedModel {
         })
     }
 
+    /// Matrix elements one of `tp` tensor-parallel ranks holds over the whole model beyond an even
+    /// split: (1 − 1/tp) of the replicated matrices and the K/V heads beyond kv / tp, every layer.
+    pub fn replicated_matrices_beyond_split(&self, tp: f64) -> f64 {
+        if tp <= 1.0 {
+            return 0.0;
+        }
+        f64::from(self.layers)
+            * (self.replicated_matmul_per_layer() * (1.0 - 1.0 / tp)
+                + 2.0 * f64::from(self.hidden) * self.kv_replicated_width(tp))
+    }
+
     fn per_layer_mean(&self, f: impl Fn(&blocks::LayerKind) -> f64) -> f64 {
         let layers = f64::from(self.blocks.layers());
         if layers > 0.0 {

@@ -149,10 +149,12 @@ impl Inventory {
             whole_model(&mut inv, c, m, base);
             return inv;
         }
+        // Each part per rank (experts split by TP, matrices split but for the replicated ones,
+        // vectors the rest), so the replicated parameters stay in their own group.
         let layer_part = stage_params(c, m, layers, false, false);
-        let stored = layer_params_stored(m).max(1.0);
-        let expert_part = layer_part * expert_params_stored(m) / stored;
-        let matrix_part = layer_part * (layer_matrix_elems(m) / stored).min(1.0);
+        let expert_part = stage_params_of(c, m, expert_params_stored(m) / c.tp, layers);
+        let matrices = rank_matrix_elems(c, m, layer_matrix_elems(m).min(layer_params_stored(m)));
+        let matrix_part = stage_params_of(c, m, matrices, layers).min(layer_part);
         let quant = x.layer_bits.map_or(c.e_weights, |bits| bits / 8.0);
         let (prune_train, prune_keep) = unstructured(c);
         let layer_bytes = |b: f64| match c.mode {
@@ -357,13 +359,26 @@ pub fn model_params_all_experts(c: &Ctx, m: &ResolvedModel) -> f64 {
 /// router: `LayerKind::replicated`), and the K/V heads a rank holds beyond kv / TP when TP
 /// exceeds them (vLLM's `QKVParallelLinear` replicates them; `tp_does_not_divide_kv_heads`).
 pub fn rank_layer_params(c: &Ctx, m: &ResolvedModel, per_layer: f64) -> f64 {
+    rank_share(c, m, per_layer, m.replicated_per_layer())
+}
+
+/// `per_layer` on a tensor-parallel rank: `replicated` of it whole, the rest ÷ TP, and the K/V
+/// heads a rank holds beyond kv / TP.
+fn rank_share(c: &Ctx, m: &ResolvedModel, per_layer: f64, replicated: f64) -> f64 {
     if c.tp <= 1.0 {
         return per_layer;
     }
-    let replicated = m.replicated_per_layer().min(per_layer);
+    let replicated = replicated.min(per_layer);
     (per_layer - replicated) / c.tp
         + replicated
         + 2.0 * f64::from(m.hidden) * m.kv_replicated_width(c.tp)
+}
+
+/// One layer's matrix elements on a tensor-parallel rank, of `per_layer` stored before TP: split
+/// but for the replicated matrices (`ResolvedModel::replicated_matmul_per_layer`) and the K/V heads
+/// beyond kv / TP, as [`rank_layer_params`].
+fn rank_matrix_elems(c: &Ctx, m: &ResolvedModel, per_layer: f64) -> f64 {
+    rank_share(c, m, per_layer, m.replicated_matmul_per_layer())
 }
 
 /// `layers_on_stage` layers of `per_layer` parameters each, after structured pruning and weight
@@ -400,4 +415,45 @@ pub fn layer_params_stored(m: &ResolvedModel) -> f64 {
 /// Routed-expert parameters of one layer stored on a GPU (before TP).
 fn expert_params_stored(m: &ResolvedModel) -> f64 {
     m.moe.routed_params_per_layer * m.moe.stored_expert_fraction()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Under tensor parallelism each group is counted per rank: DeepSeek-V3's routed experts split
+    /// 8 ways, its replicated down projections, routers and norms whole in the matrix and vector
+    /// groups (splitting the rank's total by the model's ratios moved 0.88 B replicated elements
+    /// into the experts' group, which ZeRO shards over DP ÷ EP).
+    #[test]
+    fn each_group_is_counted_per_rank() {
+        let mut s = crate::presets::bundled_scenario("deepseek-v3-inference-8xh200-fp8").unwrap();
+        s.mode = crate::scenario::Mode::Training;
+        let m = crate::estimator::model::resolve(&s.model, &mut Default::default());
+        let group = |tp: u32, role: Role| {
+            let mut sc = s.clone();
+            sc.parallel.tp = tp;
+            let c = Ctx::new(&sc, &m, &mut Default::default());
+            let x = super::super::peft::Ext::new(&sc, &m);
+            let inv = Inventory::stage(&c, &x, &m, 61.0, false, false);
+            inv.groups()
+                .iter()
+                .filter(|g| g.role == role)
+                .map(|g| g.elems)
+                .sum::<f64>()
+        };
+        let experts = (group(1, Role::Experts), group(8, Role::Experts));
+        assert!(
+            (experts.1 * 8.0 / experts.0 - 1.0).abs() < 1e-12,
+            "{experts:?}"
+        );
+        // The matrices gain 7/8 of the down projections and routers over an even split.
+        let replicated_w = 61.0 * 7168.0 * (1536.0 + 576.0) + 58.0 * 7168.0 * 256.0;
+        let matrices = (group(1, Role::Matrices), group(8, Role::Matrices));
+        let expected = matrices.0 / 8.0 + replicated_w * 7.0 / 8.0;
+        assert!(
+            (matrices.1 / expected - 1.0).abs() < 1e-12,
+            "{matrices:?} vs {expected}"
+        );
+    }
 }

@@ -210,8 +210,12 @@ fn weight_bytes(s: &Scenario, m: &ResolvedModel, i: &Inputs) -> (f64, f64, f64) 
     let prec = s.precision.resolve();
     let per_weight =
         prec.weights.bytes() + prec.weight_compute_copies.map_or(0.0, |c| 2.0 * c.bytes());
-    let stored = read_weights(m) * keep / split * prec.weights.bytes();
-    let weights = read_weights(m) * keep / split * per_weight;
+    // The matrices every rank holds whole (MLA's down projections, routers; K/V heads beyond
+    // kv / TP) are read whole on each.
+    let read = read_weights(m) * keep / split
+        + m.replicated_matrices_beyond_split(i.tp as f64) * keep / i.pp as f64;
+    let stored = read * prec.weights.bytes();
+    let weights = read * per_weight;
     (stored, weights, keep / split)
 }
 

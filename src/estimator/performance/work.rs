@@ -59,8 +59,10 @@ impl Work {
         // Context parallelism splits every sequence's tokens, and with Megatron's load-balanced
         // causal chunks (2·cp per sequence, ranks i and 2cp − 1 − i together) the attention work too.
         let (forward_flops, recompute_flops) = forward_flops(s, m, split * cp, keep);
-        let params = param_count(m) * keep / split;
-        let read = read_weights(m) * keep / split;
+        // A rank's share, with the matrices it holds whole (`replicated_matrices_beyond_split`).
+        let whole = m.replicated_matrices_beyond_split(i.tp as f64) * keep / i.pp as f64;
+        let params = param_count(m) * keep / split + whole;
+        let read = read_weights(m) * keep / split + whole;
         let compute_w = prec.weight_compute_copies.unwrap_or(prec.weights).bytes();
         let g = prec.gradients.bytes();
         let zero_shard = |stage: ZeroStage| {
