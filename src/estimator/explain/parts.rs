@@ -482,8 +482,10 @@ pub(super) fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: &Stage) -> Opti
     let bytes = fsdp::pipeline_gradients(c, m, stage)?;
     let elems = fsdp::stage_elements(c, m, stage);
     Some(Parts {
-        formula: "(layers × Ψ_layer + embedding or head on the end stages) ÷ TP × e_acc, no DP \
-                  divisor: FSDP2 under a pipeline reduce-scatters only after the last micro-batch"
+        formula: "(layers × Ψ_layer,rank + (embedding or head on the end stages) ÷ TP) × e_acc, \
+                  no DP divisor: FSDP2 under a pipeline reduce-scatters only after the last \
+                  micro-batch (Ψ_layer,rank: the layer's split parameters ÷ TP, its norms and \
+                  other replicated ones whole)"
             .to_owned(),
         lead: format!(
             "Ψ_stage = {elems:.4e} parameters (after TP = {}, {} layers on this stage), unsharded",

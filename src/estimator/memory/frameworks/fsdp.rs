@@ -92,8 +92,9 @@ fn edge_elems(m: &ResolvedModel, st: Stage) -> (f64, f64) {
     (emb, head)
 }
 
-/// Parameter elements of a stage per GPU as FSDP units hold them: its blocks and its embedding and
-/// head, over TP.
+/// Parameter elements of a stage per GPU as FSDP units hold them: its blocks as a tensor-parallel
+/// rank holds them (`inventory::rank_layer_params`: norms and other replicated parameters whole)
+/// and its embedding and head ÷ TP.
 pub fn stage_elements(c: &Ctx, m: &ResolvedModel, st: Stage) -> f64 {
     let (emb, head) = edge_elems(m, st);
     st.layers * crate::estimator::memory::inventory::rank_layer_params(c, m, m.params.per_layer)
@@ -132,7 +133,7 @@ fn edges(c: &Ctx, m: &ResolvedModel, st: Stage, in_flight: f64) -> f64 {
     moment(emb).max(moment(head))
 }
 
-/// One unit's unsharded parameter bytes (one block over TP).
+/// One unit's unsharded parameter bytes (one block as a tensor-parallel rank holds it).
 pub fn unit_bytes(c: &Ctx, m: &ResolvedModel) -> f64 {
     crate::estimator::memory::inventory::rank_layer_params(c, m, m.params.per_layer)
         * e_unsharded(c)
