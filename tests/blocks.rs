@@ -84,6 +84,37 @@ fn tensor_parallel_ranks_hold_the_replicated_parameters_whole() {
     assert_eq!(m.params.total, 671_026_404_352.0);
 }
 
+/// A rank multiplies its replicated matrices whole: DeepSeek-V3's prefill at TP 8 runs an eighth of
+/// the model's FLOPs plus 7/8 of the down projections' and routers' 2 FLOPs per weight per token,
+/// and a decode step reads those weights whole.
+#[test]
+fn tensor_parallel_ranks_run_their_replicated_matrices_whole() {
+    let perf = |tp: u32| {
+        let mut s = Scenario {
+            mode: Mode::Inference,
+            model: deepseek_v3(),
+            ..Scenario::default()
+        };
+        s.parallel.tp = tp;
+        (s.inference.dynamic_batching, s.workload.micro_batch) = (false, 2);
+        s.inference.prompt_tokens = 1024;
+        estimate(&s).performance
+    };
+    let (one, eight) = (perf(1), perf(8));
+    let tokens = 2.0 * 1024.0;
+    let replicated_w = 61.0 * 7168.0 * (1536.0 + 576.0) + 58.0 * 7168.0 * 256.0;
+    let flops = |p: &vram_explorer::estimator::performance::Performance| p.prefill.unwrap().flops;
+    let extra = flops(&eight) - flops(&one) / 8.0;
+    let expected = 2.0 * tokens * replicated_w * 7.0 / 8.0;
+    assert!(
+        (extra / expected - 1.0).abs() < 1e-9,
+        "{extra} vs {expected}"
+    );
+    let bytes =
+        |p: &vram_explorer::estimator::performance::Performance| p.decode.unwrap().bytes.get();
+    assert!(bytes(&eight) > bytes(&one) / 8.0);
+}
+
 #[test]
 fn deepseek_v3_counts_exactly() {
     let m = resolved(&deepseek_v3());

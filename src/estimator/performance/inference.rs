@@ -85,10 +85,11 @@ pub fn inference(
         inf.generated_tokens as f64
     };
     let prec = s.precision.resolve();
-    let (stored, weights, share) = weight_bytes(s, m, i);
+    let (stored, weights, share, whole) = weight_bytes(s, m, i);
     let kv_tok = kv_bytes_per_token_gpu(s, m, i);
     let (cache, stage_layers) = cache_of(s, m, i);
-    let (prefill_flops, decode_flops, ctx) = phase_flops(s, m, [batch, prompt, generated], share);
+    let (prefill_flops, decode_flops, ctx) =
+        phase_flops(s, m, [batch, prompt, generated], (share, whole));
     // A prefix-cache hit skips its tokens' prefill (× 1 without); a verify step scores k + 1
     // positions of every sequence.
     let computed = prompt - x.prefix_hit_tokens;
@@ -199,9 +200,10 @@ fn request_kv(
 }
 
 /// Weight bytes one forward reads on one GPU as stored and with autocast's re-cast (read FP32,
-/// write and read the 16-bit copy), and the share of the model's FLOPs one GPU runs (what
-/// structured pruning keeps ÷ (TP × PP)).
-fn weight_bytes(s: &Scenario, m: &ResolvedModel, i: &Inputs) -> (f64, f64, f64) {
+/// write and read the 16-bit copy), the share of the model's FLOPs one GPU runs (what
+/// structured pruning keeps ÷ (TP × PP)), and the matrix elements it holds beyond that share
+/// (the replicated ones, `ResolvedModel::replicated_matrices_beyond_split`, ÷ PP).
+fn weight_bytes(s: &Scenario, m: &ResolvedModel, i: &Inputs) -> (f64, f64, f64, f64) {
     let split = i.tp as f64 * i.pp as f64;
     let keep = match s.strategies.prune_kind {
         PruneKind::Structured => 1.0 - s.strategies.prune_fraction,
@@ -212,11 +214,11 @@ fn weight_bytes(s: &Scenario, m: &ResolvedModel, i: &Inputs) -> (f64, f64, f64) 
         prec.weights.bytes() + prec.weight_compute_copies.map_or(0.0, |c| 2.0 * c.bytes());
     // The matrices every rank holds whole (MLA's down projections, routers; K/V heads beyond
     // kv / TP) are read whole on each.
-    let read = read_weights(m) * keep / split
-        + m.replicated_matrices_beyond_split(i.tp as f64) * keep / i.pp as f64;
+    let whole = m.replicated_matrices_beyond_split(i.tp as f64) * keep / i.pp as f64;
+    let read = read_weights(m) * keep / split + whole;
     let stored = read * prec.weights.bytes();
     let weights = read * per_weight;
-    (stored, weights, keep / split)
+    (stored, weights, keep / split, whole)
 }
 
 /// The cache bytes a step reads or writes, `(seqs, len)` → bytes: window-capped layers hold at most
@@ -360,8 +362,14 @@ fn max_requests(mem: &MemoryEstimate, i: &Inputs, weights: f64, per_request: f64
 }
 
 /// FLOPs of the prefill and of one decode step on one GPU, and the mean decode context;
-/// `[batch, prompt, generated]` tokens, `share` = what pruning keeps ÷ (TP × PP).
-fn phase_flops(s: &Scenario, m: &ResolvedModel, tokens: [f64; 3], share: f64) -> (f64, f64, f64) {
+/// `[batch, prompt, generated]` tokens, `share` = what pruning keeps ÷ (TP × PP), `whole` the
+/// matrix elements the GPU holds beyond that share (replicated: each token multiplies them whole).
+fn phase_flops(
+    s: &Scenario,
+    m: &ResolvedModel,
+    tokens: [f64; 3],
+    (share, whole): (f64, f64),
+) -> (f64, f64, f64) {
     let inf = &s.inference;
     let [batch, prompt, generated] = tokens;
     if m.family == ModelFamily::Transformer {
@@ -378,7 +386,11 @@ fn phase_flops(s: &Scenario, m: &ResolvedModel, tokens: [f64; 3], share: f64) ->
         let dec = batch
             * (l * flops::layer_flops_per_token(m, ctx) + flops::head_flops_per_token(m))
             + super::towers::decode_step(m, batch);
-        (pre * share, dec * share, ctx)
+        (
+            pre * share + 2.0 * batch * prompt * whole,
+            dec * share + 2.0 * batch * whole,
+            ctx,
+        )
     } else {
         (batch * flops::sample_work(&s.model).flops * share, 0.0, 0.0)
     }
