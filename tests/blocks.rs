@@ -49,6 +49,17 @@ fn deepseek_v3() -> ModelSpec {
     m
 }
 
+/// DeepSeek-V3 inference (BF16, Hugging Face) at tensor parallelism `tp`.
+fn deepseek_v3_inference(tp: u32) -> Scenario {
+    let mut s = Scenario {
+        mode: Mode::Inference,
+        model: deepseek_v3(),
+        ..Scenario::default()
+    };
+    s.parallel.tp = tp;
+    s
+}
+
 /// Tensor parallelism splits DeepSeek-V3's matrices, not what every rank holds whole (vLLM 0.34
 /// `deepseek_v2.py`: `q_a_proj` and `kv_a_proj_with_mqa` are `ReplicatedLinear`, so are the MoE
 /// `gate` and the RMSNorms; Megatron-Core's down projections are `duplicated`): per layer the
@@ -58,13 +69,7 @@ fn deepseek_v3() -> ModelSpec {
 #[test]
 fn tensor_parallel_ranks_hold_the_replicated_parameters_whole() {
     let weights = |tp: u32| {
-        let mut s = Scenario {
-            mode: Mode::Inference,
-            model: deepseek_v3(),
-            ..Scenario::default()
-        };
-        s.parallel.tp = tp;
-        estimate(&s)
+        estimate(&deepseek_v3_inference(tp))
             .memory
             .peak
             .get(vram_explorer::estimator::Component::Weights)
@@ -90,12 +95,7 @@ fn tensor_parallel_ranks_hold_the_replicated_parameters_whole() {
 #[test]
 fn tensor_parallel_ranks_run_their_replicated_matrices_whole() {
     let perf = |tp: u32| {
-        let mut s = Scenario {
-            mode: Mode::Inference,
-            model: deepseek_v3(),
-            ..Scenario::default()
-        };
-        s.parallel.tp = tp;
+        let mut s = deepseek_v3_inference(tp);
         (s.inference.dynamic_batching, s.workload.micro_batch) = (false, 2);
         s.inference.prompt_tokens = 1024;
         estimate(&s).performance

@@ -213,17 +213,23 @@ fn linear_marks_are_nice_and_far_enough_apart() {
     }
 }
 
+/// The bundled preset `id` in presentation mode, dark, in a `size` window, run `steps` more frames.
+fn presenting_preset(id: &str, size: (f32, f32), steps: usize) -> Harness<'static, ExplorerApp> {
+    let preset = vram_explorer::presets::bundled_scenario(id).unwrap();
+    let mut a = app(true, move |s| *s = preset.clone());
+    a.prefs_mut().theme = ThemeChoice::Dark;
+    let mut h = harness(a, size);
+    h.run_steps(steps);
+    h
+}
+
 /// A training step's bars keep their labels at 1280 × 720 in presentation ("the memory chart loses
 /// its bar labels"): with four phase bars, an off-GPU panel and a seven-row legend (the 70B ZeRO-3
 /// preset), the plot gives each bar at least the 32 points at which egui_plot draws an x label at
 /// full strength (`label_spacing(24..=32)` in `charts::composition::frame`); it gave 25.
 #[test]
 fn a_training_steps_bars_keep_their_labels_at_1280x720() {
-    let preset = vram_explorer::presets::bundled_scenario("llama3-70b-zero3-8xh100").unwrap();
-    let mut a = app(true, move |s| *s = preset.clone());
-    a.prefs_mut().theme = ThemeChoice::Dark;
-    let mut h = harness(a, PROJECTOR);
-    h.run_steps(4);
+    let h = presenting_preset("llama3-70b-zero3-8xh100", PROJECTOR, 4);
     let est = estimate(h.state().scenario());
     let bars = est.memory.phases.0.iter().flatten().count() as f32;
     assert!(bars >= 4.0, "{bars} phase bars");
@@ -267,12 +273,7 @@ fn painted_texts(h: &Harness<'_, ExplorerApp>) -> Vec<(String, Rect, f32)> {
 /// (before, egui_plot dropped "bwd" and "score", each wider than its bar).
 #[test]
 fn a_grpo_steps_bar_labels_are_all_painted_on_a_projector() {
-    let preset =
-        vram_explorer::presets::bundled_scenario("qwen2.5-7b-grpo-vllm-colocate-8xh100").unwrap();
-    let mut a = app(true, move |s| *s = preset.clone());
-    a.prefs_mut().theme = ThemeChoice::Dark;
-    let mut h = harness(a, PROJECTOR);
-    h.run_steps(4);
+    let h = presenting_preset("qwen2.5-7b-grpo-vllm-colocate-8xh100", PROJECTOR, 4);
     let plot = rect(&h, "Plot: Memory");
     let texts = painted_texts(&h);
     let mut rows = Vec::new();
@@ -298,11 +299,7 @@ fn a_grpo_steps_bar_labels_are_all_painted_on_a_projector() {
 /// where the whole does not fit, the size alone is shown.
 #[test]
 fn the_capacity_label_fits_a_narrow_plot() {
-    let preset = vram_explorer::presets::bundled_scenario("llama3-70b-zero3-8xh100").unwrap();
-    let mut a = app(true, move |s| *s = preset.clone());
-    a.prefs_mut().theme = ThemeChoice::Dark;
-    let mut h = harness(a, (1024.0, 700.0));
-    h.run_steps(4);
+    let h = presenting_preset("llama3-70b-zero3-8xh100", (1024.0, 700.0), 4);
     let plot = rect(&h, "Plot: Memory");
     let texts = painted_texts(&h);
     let (text, r, _) = texts
@@ -320,11 +317,7 @@ fn the_capacity_label_fits_a_narrow_plot() {
 /// "300 ns" stood out of their columns as if emphasised.
 #[test]
 fn the_architecture_cells_share_one_font() {
-    let preset = vram_explorer::presets::bundled_scenario("llama3-70b-zero3-8xh100").unwrap();
-    let mut a = app(true, move |s| *s = preset.clone());
-    a.prefs_mut().theme = ThemeChoice::Dark;
-    let mut h = harness(a, (1024.0, 700.0));
-    h.run_steps(4);
+    let h = presenting_preset("llama3-70b-zero3-8xh100", (1024.0, 700.0), 4);
     let texts = painted_texts(&h);
     let sizes: Vec<(String, f32)> = ["31.6 GiB", "141 GiB", "900 GB/s", "300 ns"]
         .iter()
@@ -347,12 +340,7 @@ fn the_architecture_cells_share_one_font() {
 /// and every other component keeps its row inside it.
 #[test]
 fn a_crowded_legend_merges_its_smallest_rows_on_a_projector() {
-    let preset =
-        vram_explorer::presets::bundled_scenario("qwen2.5-7b-grpo-vllm-colocate-8xh100").unwrap();
-    let mut a = app(true, move |s| *s = preset.clone());
-    a.prefs_mut().theme = ThemeChoice::Dark;
-    let mut h = harness(a, PROJECTOR);
-    h.run_steps(12);
+    let h = presenting_preset("qwen2.5-7b-grpo-vllm-colocate-8xh100", PROJECTOR, 12);
     let est = estimate(h.state().scenario());
     let legend = rect(&h, "Legend: Memory");
     let present: Vec<Component> = Component::ALL
