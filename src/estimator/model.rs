@@ -107,23 +107,23 @@ impl ResolvedModel {
         if tp <= 1.0 {
             return 0.0;
         }
-        self.per_layer_mean(|k| match k.mixer {
-            blocks::MixerShape::Attention {
-                kv_heads, head_dim, ..
-            } => (crate::estimator::num::ceil(kv_heads / tp) - kv_heads / tp) * head_dim,
-            _ => 0.0,
-        })
+        // At tp = 1 a kind holds its whole K/V width (a whole number of heads).
+        self.per_layer_mean(|k| k.mixer.kv_width_rank(tp) - k.mixer.kv_width_rank(1.0) / tp)
     }
 
     /// Matrix elements one of `tp` tensor-parallel ranks holds over the whole model beyond an even
     /// split: (1 − 1/tp) of the replicated matrices and the K/V heads beyond kv / tp, every layer.
     pub fn replicated_matrices_beyond_split(&self, tp: f64) -> f64 {
+        f64::from(self.layers) * self.replicated_matrices_beyond_split_per_layer(tp)
+    }
+
+    /// [`Self::replicated_matrices_beyond_split`] per layer (the mean over the layer kinds).
+    pub fn replicated_matrices_beyond_split_per_layer(&self, tp: f64) -> f64 {
         if tp <= 1.0 {
             return 0.0;
         }
-        f64::from(self.layers)
-            * (self.replicated_matmul_per_layer() * (1.0 - 1.0 / tp)
-                + 2.0 * f64::from(self.hidden) * self.kv_replicated_width(tp))
+        self.replicated_matmul_per_layer() * (1.0 - 1.0 / tp)
+            + 2.0 * f64::from(self.hidden) * self.kv_replicated_width(tp)
     }
 
     fn per_layer_mean(&self, f: impl Fn(&blocks::LayerKind) -> f64) -> f64 {

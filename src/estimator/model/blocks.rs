@@ -84,6 +84,20 @@ pub enum MixerShape {
     },
 }
 
+impl MixerShape {
+    /// The key (or value) width one of `tp` tensor-parallel ranks holds of a softmax attention:
+    /// its K/V heads, replicated when tensor parallelism exceeds them (⌈kv_heads / tp⌉ × head dim;
+    /// vLLM's `QKVParallelLinear`, the KV cache's rule); 0 for other mixers.
+    pub fn kv_width_rank(&self, tp: f64) -> f64 {
+        match *self {
+            MixerShape::Attention {
+                kv_heads, head_dim, ..
+            } => crate::estimator::num::ceil(kv_heads / tp.max(1.0)) * head_dim,
+            _ => 0.0,
+        }
+    }
+}
+
 /// A resolved MLP.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum MlpShape {

@@ -14,9 +14,7 @@ impl LayerKind {
     /// KV elements one token adds to this layer on one GPU of `tp`.
     pub fn kv_per_token_rank(&self, tp: f64) -> f64 {
         match self.mixer {
-            MixerShape::Attention {
-                kv_heads, head_dim, ..
-            } => 2.0 * ceil(kv_heads / tp) * head_dim,
+            MixerShape::Attention { .. } => 2.0 * self.mixer.kv_width_rank(tp),
             MixerShape::Mla {
                 heads,
                 nope,

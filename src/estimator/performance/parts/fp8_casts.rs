@@ -101,9 +101,7 @@ pub fn layer(
     let (projections, mlp) = crate::estimator::performance::flops::layer_matmul_weights(m);
     // The split weights' shard, the replicated ones (MLA's down projections, a router; K/V heads
     // beyond kv / TP) whole.
-    let replicated = m.replicated_matmul_per_layer().min(projections + mlp);
-    let weights =
-        (projections + mlp - replicated) / tp + replicated + 2.0 * h * m.kv_replicated_width(tp);
+    let weights = (projections + mlp) / tp + m.replicated_matrices_beyond_split_per_layer(tp);
     let linears = mixer.linears + up_linears + 1.0;
     LayerCasts {
         activation_bytes: tokens * (inputs + gradients) * activation_bytes(element_bytes),
@@ -157,14 +155,8 @@ fn mixer_casts(m: &ResolvedModel, tp: f64, replicated_div: f64, fused_linears: b
     for k in m.blocks.kinds() {
         let c = match k.mixer {
             MixerShape::Attention {
-                heads,
-                kv_heads,
-                head_dim,
-                ..
-            } => attention(
-                heads * head_dim,
-                crate::estimator::num::ceil(kv_heads / tp) * head_dim,
-            ),
+                heads, head_dim, ..
+            } => attention(heads * head_dim, k.mixer.kv_width_rank(tp)),
             MixerShape::Mla {
                 heads,
                 q_lora,

@@ -227,12 +227,9 @@ fn eager_attention(m: &ResolvedModel, t: f64, tp: f64, e: f64, bw: f64) -> (f64,
         let n = f64::from(k.count);
         match k.mixer {
             MixerShape::Attention {
-                heads,
-                kv_heads,
-                head_dim,
-                ..
+                heads, head_dim, ..
             } if rotary => {
-                let kv = crate::estimator::num::ceil(kv_heads / tp) * head_dim;
+                let kv = k.mixer.kv_width_rank(tp);
                 rope += n * time(elementwise::rotary(heads / tp * head_dim, kv, e));
             }
             MixerShape::Mla {
