@@ -355,8 +355,7 @@ fn stage(
     };
     let casts = x.casts(c, m, casts, cast_elems);
     let gathered = if zero3 {
-        2.0 * inventory::rank_layer_params(c, m, m.params.per_layer)
-            * c.ec.min(c.e_weights.max(c.ec))
+        2.0 * inventory::rank_block_params(c, m) * c.ec.min(c.e_weights.max(c.ec))
     } else {
         0.0
     };
@@ -561,7 +560,7 @@ fn finish(
     } else if !fits {
         d.insert(Diagnostic::DoesNotFit);
     }
-    let layer_w = inventory::rank_layer_params(c, m, m.params.per_layer) * c.e_weights;
+    let layer_w = inventory::rank_block_params(c, m) * c.e_weights;
     let kv_layer = if m.arch == crate::scenario::ArchKind::Encoder || c.mode == Mode::Training {
         0.0
     } else {

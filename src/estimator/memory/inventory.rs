@@ -342,8 +342,7 @@ pub fn stage_params(
     first: bool,
     last: bool,
 ) -> f64 {
-    let per_layer = rank_layer_params(c, m, layer_params_stored(m));
-    stage_params_of(c, m, per_layer, layers_on_stage)
+    stage_block_params(c, m, layers_on_stage)
         + edge_params(m, [first, last], c.pp) / super::frameworks::deepspeed::vocab_tp(c)
 }
 
@@ -386,11 +385,36 @@ fn rank_matrix_elems(c: &Ctx, m: &ResolvedModel, per_layer: f64) -> f64 {
 fn stage_params_of(c: &Ctx, m: &ResolvedModel, per_layer: f64, layers_on_stage: f64) -> f64 {
     let l = f64::from(m.layers.max(1));
     let unique_layers = (l * (1.0 - c.sharing_fraction)).max(1.0) / l;
-    let keep = match c.prune_kind {
+    layers_on_stage * per_layer * unique_layers * structured_keep(c)
+}
+
+/// The fraction of every matrix structured pruning keeps (1 without it).
+fn structured_keep(c: &Ctx) -> f64 {
+    match c.prune_kind {
         PruneKind::Structured => 1.0 - c.prune_fraction,
         PruneKind::Unstructured => 1.0,
-    };
-    layers_on_stage * per_layer * unique_layers * keep
+    }
+}
+
+/// One block's parameters as this GPU holds them: ⌈E/ep⌉ of its routed experts
+/// ([`layer_params_stored`]), split as a tensor-parallel rank holds it ([`rank_layer_params`]),
+/// after structured pruning. What ZeRO-3 or an FSDP unit all-gathers for one block: the experts
+/// are sharded over the expert-data-parallel group only (DeepSpeed-MoE, Rajbhandari et al. 2022
+/// §4; torchtitan's `parallelize_llama` shards a MoE layer's experts over `dp_shard_mod_ep`), so a
+/// gather never brings in another expert-parallel rank's experts.
+pub fn rank_block_params(c: &Ctx, m: &ResolvedModel) -> f64 {
+    rank_layer_params(c, m, layer_params_stored(m)) * structured_keep(c)
+}
+
+/// The blocks of a stage as this GPU holds them, before any ZeRO/FSDP sharding: `layers_on_stage`
+/// of [`rank_block_params`], weight sharing counted once.
+pub fn stage_block_params(c: &Ctx, m: &ResolvedModel, layers_on_stage: f64) -> f64 {
+    stage_params_of(
+        c,
+        m,
+        rank_layer_params(c, m, layer_params_stored(m)),
+        layers_on_stage,
+    )
 }
 
 /// The embedding (on the first stage, and the last when tied under a pipeline) and head (last
@@ -455,5 +479,28 @@ mod tests {
             (matrices.1 / expected - 1.0).abs() < 1e-12,
             "{matrices:?} vs {expected}"
         );
+    }
+
+    /// What ZeRO-3 or an FSDP unit gathers for one block holds only its expert-parallel rank's
+    /// experts, and structured pruning shrinks it (both gathered every expert, unpruned, before).
+    #[test]
+    fn a_gathered_block_holds_its_rank_experts() {
+        let mut s = crate::presets::bundled_scenario("mixtral-8x7b-inference-2xh100").unwrap();
+        s.mode = crate::scenario::Mode::Training;
+        s.parallel.tp = 1;
+        s.parallel.dp = 8;
+        let block = |ep: u32, prune: f64| {
+            let mut sc = s.clone();
+            sc.model.moe.ep = ep;
+            sc.strategies.prune_fraction = prune;
+            let m = crate::estimator::model::resolve(&sc.model, &mut Default::default());
+            let c = Ctx::new(&sc, &m, &mut Default::default());
+            (rank_block_params(&c, &m), m.moe.routed_params_per_layer)
+        };
+        let ((all, routed), (eighth, _)) = (block(1, 0.0), block(8, 0.0));
+        // Mixtral 8x7B: eight experts of 3 · 4096 · 14336 weights each.
+        assert_eq!(routed, 8.0 * 3.0 * 4096.0 * 14336.0);
+        assert!(((all - eighth) / (routed * 7.0 / 8.0) - 1.0).abs() < 1e-12);
+        assert!((block(8, 0.5).0 / eighth - 0.5).abs() < 1e-12);
     }
 }

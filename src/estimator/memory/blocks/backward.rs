@@ -16,6 +16,7 @@ use super::Flavour;
 use crate::estimator::memory::ctx::Ctx;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::MlpShape;
+use crate::scenario::{Checkpointing, ZeroStage};
 
 /// One candidate's gradient, saved-activation and transient bytes.
 #[derive(Clone, Copy, Debug, Default)]
@@ -35,10 +36,19 @@ impl Late {
 /// apply (`super::applies`) to a model on one stage (`whole`); `outside` the saved bytes outside the
 /// layers that live through backward (the first stage's extra), `head_grad` the head's gradient
 /// elements (allocated first in backward).
+///
+/// The rule holds where it was measured: every layer's activations saved and every gradient kept
+/// whole on the GPU. Under checkpointing the layers before hold only their checkpoints, and under
+/// ZeRO-2/3 (FSDP alike) the gradients a layer adds are reduce-scattered to a 1/DP shard as they
+/// come, so neither grows towards the input: the first layer's backward stays the peak, as the
+/// general rule has it (`None`). Under expert parallelism a GPU holds and back-propagates
+/// ⌈E/ep⌉ of each layer's experts.
 pub fn late(c: &Ctx, m: &ResolvedModel, whole: bool, outside: f64, head_grad: f64) -> Option<Late> {
-    if !whole || !super::applies(c, m) {
+    if !whole || !super::applies(c, m) || c.checkpointing != Checkpointing::None || sharded_grads(c)
+    {
         return None;
     }
+    let not_stored = 1.0 - m.moe.stored_expert_fraction();
     let (b, s) = (c.b, c.s);
     let fl = Flavour::of(m);
     let kinds = m.blocks.kinds();
@@ -55,7 +65,7 @@ pub fn late(c: &Ctx, m: &ResolvedModel, whole: bool, outside: f64, head_grad: f6
         let own = super::layer(c, m, k, fl, b, s);
         // Forward order: (layers before, layers after) per kind, at the kind's first and last layer.
         for at_first in [true, false] {
-            let mut grads = head_grad + k.routed;
+            let mut grads = head_grad + k.routed * (1.0 - not_stored);
             let mut acts = outside + own.total() - own.mlp + e * rows * h;
             for (j, kj) in kinds.iter().enumerate() {
                 let n = f64::from(kj.count);
@@ -67,7 +77,7 @@ pub fn late(c: &Ctx, m: &ResolvedModel, whole: bool, outside: f64, head_grad: f6
                     let after = f64::from(m.blocks.order.after(i, j));
                     ((n - after - same).max(0.0), after)
                 };
-                grads += after * kj.params;
+                grads += after * (kj.params - kj.routed * not_stored);
                 acts += before * super::layer(c, m, kj, fl, b, s).total();
             }
             let cand = Late {
@@ -81,4 +91,9 @@ pub fn late(c: &Ctx, m: &ResolvedModel, whole: bool, outside: f64, head_grad: f6
         }
     }
     best
+}
+
+/// Whether ZeRO-2/3 (or FSDP) shards the gradients over more than one data-parallel rank.
+fn sharded_grads(c: &Ctx) -> bool {
+    matches!(c.zero, ZeroStage::Stage2 | ZeroStage::Stage3) && c.dp > 1.0
 }

@@ -8,6 +8,7 @@
 //! block); the root unit holds what is outside the blocks (embeddings, final norm, untied head).
 
 use super::super::ctx::Ctx;
+use super::super::inventory;
 use super::super::training::{Parts, Stage};
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::{Component, Diagnostic, Diagnostics, Phase, PhasePeaks};
@@ -92,13 +93,13 @@ fn edge_elems(m: &ResolvedModel, st: Stage) -> (f64, f64) {
     (emb, head)
 }
 
-/// Parameter elements of a stage per GPU as FSDP units hold them: its blocks as a tensor-parallel
-/// rank holds them (`inventory::rank_layer_params`: norms and other replicated parameters whole)
-/// and its embedding and head ÷ TP.
+/// Parameter elements of a stage per GPU as FSDP units hold them: its blocks as this GPU holds them
+/// (`inventory::stage_block_params`: norms and other replicated parameters whole, only its
+/// expert-parallel rank's experts, pruning and weight sharing applied) and its embedding and
+/// head ÷ TP.
 pub fn stage_elements(c: &Ctx, m: &ResolvedModel, st: Stage) -> f64 {
     let (emb, head) = edge_elems(m, st);
-    st.layers * crate::estimator::memory::inventory::rank_layer_params(c, m, m.params.per_layer)
-        + (emb + head) / c.tp
+    inventory::stage_block_params(c, m, st.layers) + (emb + head) / c.tp
 }
 
 /// Whether the embedding and the head are `fully_shard` units of their own (torchtune 0.6.1
@@ -133,10 +134,10 @@ fn edges(c: &Ctx, m: &ResolvedModel, st: Stage, in_flight: f64) -> f64 {
     moment(emb).max(moment(head))
 }
 
-/// One unit's unsharded parameter bytes (one block as a tensor-parallel rank holds it).
+/// One unit's unsharded parameter bytes (one block as this GPU holds it:
+/// `inventory::rank_block_params`).
 pub fn unit_bytes(c: &Ctx, m: &ResolvedModel) -> f64 {
-    crate::estimator::memory::inventory::rank_layer_params(c, m, m.params.per_layer)
-        * e_unsharded(c)
+    inventory::rank_block_params(c, m) * e_unsharded(c)
 }
 
 /// The stage's parts under FSDP: the gathered weights are the units in flight and the root.
@@ -183,7 +184,7 @@ pub fn backward(c: &Ctx, m: &ResolvedModel) -> f64 {
     if !applies(c) || no_shard(c) {
         return 0.0;
     }
-    let per_elem = crate::estimator::memory::inventory::rank_layer_params(c, m, m.params.per_layer);
+    let per_elem = inventory::rank_block_params(c, m);
     per_elem * (e_unsharded(c) + e_reduce(c) * (1.0 + 1.0 / c.dp))
 }
 
@@ -219,7 +220,7 @@ pub fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> 
 /// unit's fresh gradient in the parameters' type before it is added to the accumulated copy; at the
 /// deferred reduce-scatter, one unit's reduce-scatter input and output, [`backward`]'s buffers).
 pub fn pipeline_backward(c: &Ctx, m: &ResolvedModel) -> (f64, f64) {
-    let per_elem = crate::estimator::memory::inventory::rank_layer_params(c, m, m.params.per_layer);
+    let per_elem = inventory::rank_block_params(c, m);
     (
         per_elem * e_unsharded(c),
         per_elem * e_reduce(c) * (1.0 + 1.0 / c.dp),

@@ -1,0 +1,83 @@
+//! A mixture-of-experts model trained the way people run it: under ZeRO-3 / FSDP with expert
+//! parallelism and activation checkpointing. The late-backward rule for MoE layers
+//! (`memory::blocks::backward`, measured on one CPU process without checkpointing) once charged
+//! every later layer's whole gradient under ZeRO-3 (86.7 GiB where the shards are 10.9 GiB) and
+//! every earlier layer's full activations under checkpointing; ZeRO-3 and FSDP gathered every
+//! expert of a block where a GPU holds only its expert-parallel rank's.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use vram_explorer::estimator::{Component, MemoryEstimate, Phase, estimate};
+use vram_explorer::presets::bundled_scenario;
+use vram_explorer::scenario::*;
+
+/// Mixtral-8x7B (46.7 B parameters, eight experts of 3 · 4096 · 14336 per layer) as a BF16
+/// full fine-tune of one 1024-token sequence, Hugging Face profile.
+fn mixtral_training() -> Scenario {
+    let mut s = bundled_scenario("mixtral-8x7b-inference-2xh100").unwrap();
+    s.mode = Mode::Training;
+    s.parallel.dp = 1;
+    s.model.moe.ep = 1;
+    s.workload.micro_batch = 1;
+    s.workload.seq_len = 1024;
+    s
+}
+
+fn get(m: &MemoryEstimate, phase: Phase, c: Component) -> f64 {
+    m.phases.get(phase).unwrap().get(c).get()
+}
+
+#[test]
+fn zero3_keeps_gradient_shards_through_a_moe_backward() {
+    let mut s = mixtral_training();
+    s.parallel.dp = 8;
+    s.strategies.zero = ZeroStage::Stage3;
+    let m = estimate(&s).memory;
+    let shards = m.params.total * 2.0 / 8.0;
+    for phase in [Phase::Backward, Phase::OptimizerStep] {
+        let g = get(&m, phase, Component::Gradients);
+        assert!(g <= shards * 1.001, "{phase:?}: {g} > {shards}");
+    }
+}
+
+#[test]
+fn checkpointed_moe_backward_holds_checkpoints_and_one_layer() {
+    let mut s = mixtral_training();
+    s.workload.micro_batch = 8;
+    s.workload.seq_len = 4096;
+    let full = estimate(&s).memory;
+    s.strategies.checkpointing = Checkpointing::Full;
+    let ckpt = estimate(&s).memory;
+    let one_layer = get(&full, Phase::Forward, Component::Activations) / 32.0;
+    let bound = get(&ckpt, Phase::Forward, Component::Activations) + one_layer;
+    let held = get(&ckpt, Phase::Backward, Component::Activations);
+    assert!(held <= bound, "{held} > {bound}");
+}
+
+/// FSDP2 holds three blocks' unsharded parameters at once in forward (the current unit, the
+/// prefetched one and the all-gather buffer kept until the next copy-out): with expert parallel 8
+/// each holds one expert of eight, 7/8 of the routed weights fewer per unit.
+#[test]
+fn fsdp_gathers_only_the_rank_experts() {
+    let mut s = mixtral_training();
+    s.parallel.dp = 8;
+    s.strategies.zero = ZeroStage::Stage3;
+    s.implementation.sharding = Sharding::Fsdp2;
+    s.strategies.checkpointing = Checkpointing::Full;
+    let transient = |ep: u32| {
+        let mut s = s.clone();
+        s.model.moe.ep = ep;
+        get(&estimate(&s).memory, Phase::Forward, Component::Transient)
+    };
+    let routed = 8.0 * 3.0 * 4096.0 * 14336.0;
+    let fewer = 3.0 * routed * 7.0 / 8.0 * 2.0;
+    let (all, eighth) = (transient(1), transient(8));
+    assert!(
+        ((all - eighth) / fewer - 1.0).abs() < 1e-9,
+        "{all} - {eighth} vs {fewer}"
+    );
+}
