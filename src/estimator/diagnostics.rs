@@ -37,11 +37,12 @@ pub enum Diagnostic {
     RequestsBeyondEnginePool,
     FsdpNeedsZero3,
     Fsdp1WithPipeline,
+    MegatronNeedsTpDividingKvHeads,
     OverheadBound,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 33] = [
+    pub const ALL: [Diagnostic; 34] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -74,13 +75,16 @@ impl Diagnostic {
         Diagnostic::RequestsBeyondEnginePool,
         Diagnostic::FsdpNeedsZero3,
         Diagnostic::Fsdp1WithPipeline,
+        Diagnostic::MegatronNeedsTpDividingKvHeads,
         Diagnostic::OverheadBound,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
     pub const fn severity(self) -> Severity {
         match self {
-            Diagnostic::DoesNotFit | Diagnostic::EngineWouldNotStart => Severity::Error,
+            Diagnostic::DoesNotFit
+            | Diagnostic::EngineWouldNotStart
+            | Diagnostic::MegatronNeedsTpDividingKvHeads => Severity::Error,
             Diagnostic::ShapeDerivedFromParams
             | Diagnostic::MemoryBound
             | Diagnostic::OverheadBound => Severity::Note,
@@ -148,6 +152,7 @@ impl Diagnostic {
             Diagnostic::RequestsBeyondEnginePool => "requests_beyond_engine_pool",
             Diagnostic::FsdpNeedsZero3 => "fsdp_needs_zero3",
             Diagnostic::Fsdp1WithPipeline => "fsdp1_with_pipeline",
+            Diagnostic::MegatronNeedsTpDividingKvHeads => "megatron_needs_tp_dividing_kv_heads",
         }
     }
 
@@ -158,7 +163,8 @@ impl Diagnostic {
             | Diagnostic::FlashAttention2NeedsHalfPrecision
             | Diagnostic::FrameworkWithoutPipeline
             | Diagnostic::FsdpNeedsZero3
-            | Diagnostic::Fsdp1WithPipeline => self.framework_message(),
+            | Diagnostic::Fsdp1WithPipeline
+            | Diagnostic::MegatronNeedsTpDividingKvHeads => self.framework_message(),
             Diagnostic::DoesNotFit => "Does not fit: the per-GPU peak exceeds the GPU's memory.",
             Diagnostic::TpDoesNotDivideHeads => {
                 "Tensor parallel degree does not divide the attention heads; shards are uneven (the largest is used)."
@@ -271,6 +277,9 @@ impl Diagnostic {
             }
             Diagnostic::FsdpNeedsZero3 => {
                 "FSDP always shards parameters, gradients and optimizer states (ZeRO stage 3; FSDP1's SHARD_GRAD_OP is stage 3 with reshard after forward off): with another ZeRO stage the generic ZeRO rule is estimated and the FSDP settings are ignored."
+            }
+            Diagnostic::MegatronNeedsTpDividingKvHeads => {
+                "Megatron-Core does not start this layout: its attention divides the KV heads (num_query_groups) by the tensor-parallel degree and asserts it divides them (megatron/core/transformer/attention.py, Attention.__init__). Estimated with the KV heads replicated on the ranks, as vLLM serves such a layout; pick a TP degree that divides the KV heads."
             }
             Diagnostic::Fsdp1WithPipeline => {
                 "FSDP1 (FullyShardedDataParallel) does not compose with torch's pipeline schedules (torch.distributed.pipelining takes FSDP2 stages, as torchtitan does): estimated per stage as if it did."

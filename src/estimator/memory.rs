@@ -453,6 +453,9 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
         }
         if !m.kv_heads.is_multiple_of(t) {
             d.insert(Diagnostic::TpDoesNotDivideKvHeads);
+            if sc.implementation.profile == crate::scenario::Profile::Megatron {
+                d.insert(Diagnostic::MegatronNeedsTpDividingKvHeads);
+            }
         }
         if !m.ffn.is_multiple_of(t) {
             d.insert(Diagnostic::TpDoesNotDivideFfn);

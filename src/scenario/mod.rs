@@ -128,6 +128,17 @@ impl Default for Scenario {
 }
 
 impl Scenario {
+    /// Whether the framework can split the attention over `tp` tensor-parallel ranks: the heads
+    /// must divide, and under Megatron-Core the KV heads too (its `Attention.__init__` divides
+    /// `num_query_groups` by TP and asserts it divides; `megatron/core/transformer/attention.py`).
+    /// Elsewhere K/V heads beyond kv / TP are replicated (vLLM's `QKVParallelLinear`).
+    pub fn tp_splits_attention(&self, tp: u32) -> bool {
+        let t = &self.model.transformer;
+        t.heads.max(1).is_multiple_of(tp)
+            && (self.implementation.profile != Profile::Megatron
+                || t.kv_heads.max(1).is_multiple_of(tp))
+    }
+
     /// An inference scenario served by an engine that sizes its KV cache at startup (vLLM,
     /// SGLang, llama.cpp): its largest batch and context are the engine's, not the peak's
     /// (`solver::max_fitting`).

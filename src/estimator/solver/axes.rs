@@ -283,7 +283,7 @@ fn layouts(
                 } else {
                     Some(p.dp.max(1)).filter(|d| u64::from(*d) <= room)
                 };
-                if let Some(dp) = dp.filter(|_| heads.is_multiple_of(tp)) {
+                if let Some(dp) = dp.filter(|_| s.tp_splits_attention(tp)) {
                     out.push((tp, pp, dp, cp));
                 }
             }

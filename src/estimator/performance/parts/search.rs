@@ -195,7 +195,7 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
     let mut all: Vec<Layout> = Vec::new();
     let mut s = base.clone();
     for tp in TP.into_iter().filter(|&tp| {
-        tp <= base.parallel.gpus_per_node.max(1) && t.heads.is_multiple_of(tp) && tp <= o.gpus
+        tp <= base.parallel.gpus_per_node.max(1) && base.tp_splits_attention(tp) && tp <= o.gpus
     }) {
         let pps = (1..=layers).filter(|p| layers.is_multiple_of(*p) && tp * p <= o.gpus);
         let room = |pp: u32| u64::from(o.gpus / (tp * pp));

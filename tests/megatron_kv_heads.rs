@@ -1,0 +1,82 @@
+//! Megatron-Core refuses a tensor-parallel degree that does not divide the KV heads (its
+//! `Attention.__init__` divides `num_query_groups` by TP and asserts; megatron/core/transformer/
+//! attention.py). The estimate says so, as an error, and the layout search and make-it-fit never
+//! propose such a layout under the Megatron profile; vLLM-style K/V replication stays the rule for
+//! the other profiles.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use vram_explorer::estimator::performance::parts::search::{SearchOptions, search};
+use vram_explorer::estimator::{Diagnostic, Severity, estimate};
+use vram_explorer::scenario::*;
+
+/// A 7B-class model with 32 heads over 4 KV heads, trained on one node.
+fn scenario(profile: Profile, tp: u32) -> Scenario {
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn, t.vocab) = (32, 4096, 32, 4, 14336, 32000);
+    s.parallel.tp = tp;
+    s.implementation.profile = profile;
+    s
+}
+
+#[test]
+fn megatron_says_it_does_not_start_when_tp_does_not_divide_the_kv_heads() {
+    let d = estimate(&scenario(Profile::Megatron, 8)).diagnostics;
+    assert!(d.contains(Diagnostic::MegatronNeedsTpDividingKvHeads));
+    assert!(d.contains(Diagnostic::TpDoesNotDivideKvHeads));
+    assert_eq!(
+        Diagnostic::MegatronNeedsTpDividingKvHeads.severity(),
+        Severity::Error
+    );
+    let fine = estimate(&scenario(Profile::Megatron, 4)).diagnostics;
+    assert!(!fine.contains(Diagnostic::MegatronNeedsTpDividingKvHeads));
+    let hf = estimate(&scenario(Profile::HuggingFace, 8)).diagnostics;
+    assert!(hf.contains(Diagnostic::TpDoesNotDivideKvHeads));
+    assert!(!hf.contains(Diagnostic::MegatronNeedsTpDividingKvHeads));
+}
+
+#[test]
+fn the_layout_search_keeps_megatron_to_tp_dividing_the_kv_heads() {
+    let o = SearchOptions {
+        gpus: 64,
+        global_batch: 256,
+        top: 400,
+    };
+    let tps = |profile| {
+        let r = search(&scenario(profile, 1), &o);
+        assert!(!r.best.is_empty());
+        r.best.iter().map(|l| l.tp).max().unwrap()
+    };
+    assert_eq!(tps(Profile::Megatron), 4);
+    assert_eq!(tps(Profile::HuggingFace), 8);
+}
+
+#[test]
+fn make_it_fit_proposes_no_layout_megatron_refuses() {
+    use vram_explorer::estimator::solver::{FitOptions, make_it_fit};
+    let mut s = scenario(Profile::Megatron, 1);
+    // Too big for one GPU: 8,192 tokens of 8 sequences.
+    (s.workload.seq_len, s.workload.micro_batch) = (8192, 8);
+    let r = make_it_fit(
+        &s,
+        FitOptions {
+            max_gpus: 64,
+            top: 20,
+        },
+    );
+    assert!(!r.already_fits && !r.suggestions.is_empty());
+    for sug in &r.suggestions {
+        let tp = sug.scenario.parallel.tp;
+        assert!(4 % tp == 0, "TP {tp}: {:?}", sug.changes);
+        let d = estimate(&sug.scenario).diagnostics;
+        assert!(!d.contains(Diagnostic::MegatronNeedsTpDividingKvHeads));
+    }
+}
