@@ -201,7 +201,7 @@ impl Inventory {
             towers(&mut inv, c, m, base);
         }
         if x.lora() {
-            inv.push(adapters(c, x, layers, base));
+            inv.push(adapters(c, x, m, layers, base));
         }
         inv
     }
@@ -290,7 +290,7 @@ fn whole_model(inv: &mut Inventory, c: &Ctx, m: &ResolvedModel, base: Group) {
 
 /// The LoRA adapters of a stage's `layers`: trainable, FP32 (LitGPT, torchtune: the model's
 /// type, `memory::frameworks::adapter_bytes`), kept on the GPU.
-fn adapters(c: &Ctx, x: &Ext, layers: f64, base: Group) -> Group {
+fn adapters(c: &Ctx, x: &Ext, m: &ResolvedModel, layers: f64, base: Group) -> Group {
     if let Some(e) = super::frameworks::adapter_bytes(c) {
         return Group {
             storage: StorageFormat::Dense(c.weights),
@@ -298,16 +298,23 @@ fn adapters(c: &Ctx, x: &Ext, layers: f64, base: Group) -> Group {
             param_bytes: e,
             grad_bytes: e,
             state_bytes: e,
-            ..adapters_fp32(c, x, layers, base)
+            ..adapters_fp32(c, x, m, layers, base)
         };
     }
-    adapters_fp32(c, x, layers, base)
+    adapters_fp32(c, x, m, layers, base)
 }
 
-fn adapters_fp32(c: &Ctx, x: &Ext, layers: f64, base: Group) -> Group {
+/// The adapters as a tensor-parallel rank holds them (`lora::layer_adapters_on_rank`: the side of
+/// A or B along the base layer's split ÷ TP, the other whole).
+fn adapters_fp32(c: &Ctx, x: &Ext, m: &ResolvedModel, layers: f64, base: Group) -> Group {
+    let per_layer = if x.adapters_per_layer > 0.0 {
+        crate::estimator::model::lora::layer_adapters_on_rank(m, x.rank, x.targets, c.tp)
+    } else {
+        0.0
+    };
     Group {
         role: Role::Adapters,
-        elems: x.adapters_per_layer * layers / c.tp,
+        elems: per_layer * layers,
         // PEFT `autocast_adapter_dtype=True` keeps adapters, their gradients and the
         // optimizer's states in FP32 over a 16-bit base.
         storage: StorageFormat::Dense(crate::tensor::Dtype::Fp32),
@@ -479,6 +486,32 @@ mod tests {
             (matrices.1 / expected - 1.0).abs() < 1e-12,
             "{matrices:?} vs {expected}"
         );
+    }
+
+    /// LoRA adapters on a tensor-parallel rank: Llama-2-7B, r = 8 on q and v at TP 4, A whole and
+    /// B's rank columns, 32 · 2 · 8 · (4096 + 1024) (everything ÷ TP would be 32 · 2 · 8 · 8192 / 4).
+    #[test]
+    fn lora_adapters_split_along_their_base_layers() {
+        let mut s = crate::scenario::Scenario {
+            mode: crate::scenario::Mode::Training,
+            ..Default::default()
+        };
+        let t = &mut s.model.transformer;
+        (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn) = (32, 4096, 32, 32, 11008);
+        s.peft.method = crate::scenario::PeftMethod::Lora;
+        s.peft.rank = 8;
+        s.parallel.tp = 4;
+        let m = crate::estimator::model::resolve(&s.model, &mut Default::default());
+        let c = Ctx::new(&s, &m, &mut Default::default());
+        let x = super::super::peft::Ext::new(&s, &m);
+        let inv = Inventory::stage(&c, &x, &m, 32.0, true, true);
+        let adapters: f64 = inv
+            .groups()
+            .iter()
+            .filter(|g| g.role == Role::Adapters)
+            .map(|g| g.elems)
+            .sum();
+        assert_eq!(adapters, 32.0 * 2.0 * 8.0 * (4096.0 + 1024.0));
     }
 
     /// What ZeRO-3 or an FSDP unit gathers for one block holds only its expert-parallel rank's

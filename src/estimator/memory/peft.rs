@@ -18,6 +18,9 @@ pub struct Ext {
     pub method: PeftMethod,
     pub targets: LoraTargets,
     pub adapters_per_layer: f64,
+    /// The LoRA rank r (adapters are split over tensor-parallel ranks by
+    /// `lora::layer_adapters_on_rank`).
+    pub rank: u32,
     pub adapter_tensors_per_layer: f64,
     /// Rank-r values saved per token and layer (A·x of every targeted matrix).
     pub adapter_rows_per_token: f64,
@@ -105,6 +108,7 @@ impl Ext {
             method,
             targets: p.targets,
             adapters_per_layer: params,
+            rank: p.rank,
             adapter_tensors_per_layer: tensors,
             adapter_rows_per_token: rows,
             adapter_largest: largest,
