@@ -128,6 +128,16 @@ impl Default for Scenario {
 }
 
 impl Scenario {
+    /// Whether the training framework runs pipeline stages: LitGPT (0.5.13) and torchtune (0.6.1)
+    /// have no pipeline schedule (`Diagnostic::FrameworkWithoutPipeline`).
+    pub fn framework_pipelines(&self) -> bool {
+        self.mode != Mode::Training
+            || !matches!(
+                self.implementation.profile,
+                Profile::LitGpt | Profile::Torchtune
+            )
+    }
+
     /// Whether the framework can split the attention over `tp` tensor-parallel ranks: the heads
     /// must divide, and under Megatron-Core the KV heads too (its `Attention.__init__` divides
     /// `num_query_groups` by TP and asserts it divides; `megatron/core/transformer/attention.py`).

@@ -270,7 +270,11 @@ fn layouts(
     let mut tp = 1u32;
     while u64::from(tp) <= budget.min(node) && tp <= heads && !out.is_full() {
         let mut pp = 1u32;
-        while u64::from(tp) * u64::from(pp) <= budget && pp <= layers && !out.is_full() {
+        while u64::from(tp) * u64::from(pp) <= budget
+            && pp <= layers
+            && (pp == 1 || s.framework_pipelines())
+            && !out.is_full()
+        {
             let room_tp_pp = budget / (u64::from(tp) * u64::from(pp));
             for cp in cp_degrees(s, room_tp_pp) {
                 let room = room_tp_pp / u64::from(cp);

@@ -197,7 +197,9 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
     for tp in TP.into_iter().filter(|&tp| {
         tp <= base.parallel.gpus_per_node.max(1) && base.tp_splits_attention(tp) && tp <= o.gpus
     }) {
-        let pps = (1..=layers).filter(|p| layers.is_multiple_of(*p) && tp * p <= o.gpus);
+        let pipelines = base.framework_pipelines();
+        let pps = (1..=layers)
+            .filter(|p| layers.is_multiple_of(*p) && tp * p <= o.gpus && (*p == 1 || pipelines));
         let room = |pp: u32| u64::from(o.gpus / (tp * pp));
         for (pp, cp) in pps.flat_map(|pp| cp_degrees(base, room(pp)).map(move |cp| (pp, cp))) {
             let Some(dp) = largest_divisor_at_most(o.global_batch, o.gpus / (tp * pp * cp)) else {

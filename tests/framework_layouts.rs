@@ -1,8 +1,9 @@
-//! Megatron-Core refuses a tensor-parallel degree that does not divide the KV heads (its
-//! `Attention.__init__` divides `num_query_groups` by TP and asserts; megatron/core/transformer/
-//! attention.py). The estimate says so, as an error, and the layout search and make-it-fit never
-//! propose such a layout under the Megatron profile; vLLM-style K/V replication stays the rule for
-//! the other profiles.
+//! Layouts a framework cannot run are never proposed. Megatron-Core refuses a tensor-parallel
+//! degree that does not divide the KV heads (its `Attention.__init__` divides `num_query_groups` by
+//! TP and asserts; megatron/core/transformer/attention.py): the estimate says so, as an error, and
+//! the layout search and make-it-fit keep Megatron to TP degrees that divide them (vLLM-style K/V
+//! replication stays the rule for the other profiles). LitGPT and torchtune have no pipeline
+//! schedule: neither search proposes pipeline stages for them.
 
 #![allow(
     clippy::unwrap_used,
@@ -79,4 +80,39 @@ fn make_it_fit_proposes_no_layout_megatron_refuses() {
         let d = estimate(&sug.scenario).diagnostics;
         assert!(!d.contains(Diagnostic::MegatronNeedsTpDividingKvHeads));
     }
+}
+
+#[test]
+fn no_pipeline_stages_for_frameworks_without_a_pipeline_schedule() {
+    use vram_explorer::estimator::solver::{FitOptions, make_it_fit};
+    let o = SearchOptions {
+        gpus: 64,
+        global_batch: 256,
+        top: 400,
+    };
+    for profile in [Profile::LitGpt, Profile::Torchtune] {
+        let mut s = scenario(profile, 1);
+        (s.workload.seq_len, s.workload.micro_batch) = (8192, 8);
+        let r = search(&s, &o);
+        assert!(!r.best.is_empty());
+        assert!(
+            r.best.iter().chain(&r.pareto).all(|l| l.pp == 1),
+            "{profile:?}"
+        );
+        let fit = make_it_fit(
+            &s,
+            FitOptions {
+                max_gpus: 64,
+                top: 20,
+            },
+        );
+        assert!(!fit.suggestions.is_empty());
+        assert!(
+            fit.suggestions.iter().all(|x| x.scenario.parallel.pp == 1),
+            "{profile:?}"
+        );
+    }
+    // The Hugging Face profile (also torchtitan's runs) pipelines.
+    let r = search(&scenario(Profile::HuggingFace, 1), &o);
+    assert!(r.best.iter().any(|l| l.pp > 1));
 }
