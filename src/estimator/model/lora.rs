@@ -99,14 +99,16 @@ mod tests {
     use crate::scenario::{ModelSpec, TransformerDims};
 
     fn model(kv_heads: u32) -> ResolvedModel {
-        let mut spec = ModelSpec::default();
-        spec.transformer = TransformerDims {
-            heads: 32,
-            kv_heads,
-            hidden: 4096,
-            ffn: 11008,
-            vocab: 32000,
-            ..TransformerDims::default()
+        let spec = ModelSpec {
+            transformer: TransformerDims {
+                heads: 32,
+                kv_heads,
+                hidden: 4096,
+                ffn: 11008,
+                vocab: 32000,
+                ..TransformerDims::default()
+            },
+            ..ModelSpec::default()
         };
         super::super::resolve(&spec, &mut Default::default())
     }
