@@ -141,7 +141,7 @@ fn patterns_have_the_published_shapes() {
             .map(|k| k.count)
             .sum()
     };
-    let mla = |m: &MixerShape| matches!(m, MixerShape::Mla { .. });
+    let mla = |m: &MixerShape| matches!(m, MixerShape::Mla(_));
     let moe = |m: &MlpShape| *m == MlpShape::Moe;
     let dense = |m: &MlpShape| matches!(m, MlpShape::Dense { .. });
     let attention = |m: &MixerShape| matches!(m, MixerShape::Attention { .. });

@@ -23,7 +23,7 @@ fn mixer_label(m: &MixerShape) -> String {
             format!("local attention (window {window})")
         }
         MixerShape::Attention { .. } => "attention".to_owned(),
-        MixerShape::Mla { .. } => "latent attention (MLA)".to_owned(),
+        MixerShape::Mla(_) => "latent attention (MLA)".to_owned(),
         MixerShape::Mamba { version, .. } => format!("{version:?}"),
         MixerShape::DeltaNet { .. } => "gated DeltaNet".to_owned(),
     }

@@ -73,7 +73,7 @@ impl Layout {
                     };
                     (kind, 2.0 * heads * head_dim * e.kv)
                 }
-                MixerShape::Mla { kv_lora, rope, .. } => (CacheKind::Full, (kv_lora + rope) * e.kv),
+                MixerShape::Mla(s) => (CacheKind::Full, s.kv_latent_width() * e.kv),
                 MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => {
                     k.recurrent_state().map_or((CacheKind::None, 0.0), |r| {
                         (CacheKind::State, state_bytes(r, tp, e))

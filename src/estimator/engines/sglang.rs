@@ -166,7 +166,7 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, s: &Sglang) -> EngineFigures 
         .blocks
         .kinds()
         .iter()
-        .any(|k| matches!(k.mixer, MixerShape::Mla { .. }));
+        .any(|k| matches!(k.mixer, MixerShape::Mla(_)));
     let fraction = s.mem_fraction_static.unwrap_or_else(|| {
         default_fraction(s.version, gpu_mib, c.tp, c.pp, mla, !s.disable_cuda_graph)
     });

@@ -29,7 +29,7 @@ use super::activations::{self as act, LayerActs, Sizes};
 use super::blocks;
 use super::ctx::{Ctx, ceil};
 use crate::estimator::model::ResolvedModel;
-use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
+use crate::estimator::model::blocks::{LayerKind, MixerShape, MlaShape, MlpShape};
 use crate::scenario::MambaVersion;
 
 /// Sizes (field-wise largest over the kinds, for transients) and the average layer's saved bytes.
@@ -75,10 +75,7 @@ fn torch_average(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerAct
 
 /// Whether a kind's mixer computes softmax scores (the b·a·s and b·a·s² terms).
 fn has_scores(k: &LayerKind) -> bool {
-    matches!(
-        k.mixer,
-        MixerShape::Attention { .. } | MixerShape::Mla { .. }
-    )
+    matches!(k.mixer, MixerShape::Attention { .. } | MixerShape::Mla(_))
 }
 
 /// The average layer of the kinds, each layer's bytes from `one(view, kind, sizes)`, weighted by the
@@ -131,12 +128,10 @@ pub fn kind_view(m: &ResolvedModel, k: &LayerKind) -> ResolvedModel {
             v.kv_heads = kv_heads as u32;
             v.head_dim = head_dim as u32;
         }
-        MixerShape::Mla {
-            heads, nope, rope, ..
-        } => {
-            v.heads = heads as u32;
-            v.kv_heads = heads as u32;
-            v.head_dim = (nope + rope) as u32;
+        MixerShape::Mla(mla) => {
+            v.heads = mla.heads as u32;
+            v.kv_heads = mla.heads as u32;
+            v.head_dim = mla.qk_head_dim() as u32;
         }
         MixerShape::Empty | MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => {}
     }
@@ -181,7 +176,7 @@ fn kind_layer(
 ) -> LayerActs {
     let mut one = match k.mixer {
         MixerShape::Attention { .. } | MixerShape::Empty => act::layer(c, view, z),
-        MixerShape::Mla {
+        MixerShape::Mla(MlaShape {
             heads,
             q_lora,
             kv_lora,
@@ -189,7 +184,7 @@ fn kind_layer(
             rope,
             v,
             ..
-        } => {
+        }) => {
             let mut a = act::layer(c, view, z);
             // The rules above count V and the output (n + r) wide like Q and K. The values are a view
             // of the kv_b output, heads × (nope + v) (that storage stays alive), and the attention

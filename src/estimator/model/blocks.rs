@@ -53,15 +53,8 @@ pub enum MixerShape {
         /// sliding window; the cache rule is the same, only the label differs.
         chunked: bool,
     },
-    Mla {
-        heads: f64,
-        q_lora: f64,
-        kv_lora: f64,
-        nope: f64,
-        rope: f64,
-        v: f64,
-        latent_cache: bool,
-    },
+    /// Multi-head latent attention ([`MlaShape`]).
+    Mla(MlaShape),
     /// Inner width, heads (Mamba-2; = inner for Mamba-1), the convolution's channels and width,
     /// and the SSM state size.
     Mamba {
@@ -95,6 +88,55 @@ impl MixerShape {
             } => crate::estimator::num::ceil(kv_heads / tp.max(1.0)) * head_dim,
             _ => 0.0,
         }
+    }
+}
+
+/// Multi-head latent attention's dimensions (DeepSeek-V2 §2.1; `DeepseekV3Attention`'s config
+/// names in brackets).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MlaShape {
+    /// Attention heads, each with its own decompressed key and value.
+    pub heads: f64,
+    /// The query latent's width, d_c' (`q_lora_rank`); 0 = queries projected directly.
+    pub q_lora: f64,
+    /// The compressed key/value latent's width, d_c (`kv_lora_rank`).
+    pub kv_lora: f64,
+    /// A query's and a key's part without RoPE per head, d_h (`qk_nope_head_dim`).
+    pub nope: f64,
+    /// Their decoupled RoPE part per head, d_h^R (`qk_rope_head_dim`); one RoPE key is shared by
+    /// all heads.
+    pub rope: f64,
+    /// A value's width per head (`v_head_dim`).
+    pub v: f64,
+    /// The KV cache holds the latent and the RoPE key ([`MlaShape::kv_latent_width`] per token),
+    /// not the decompressed keys and values.
+    pub latent_cache: bool,
+}
+
+impl MlaShape {
+    /// A query's (and a key's) width per head: the part without RoPE and the decoupled RoPE part,
+    /// nope + rope (DeepSeek-V2 §2.1.3: q = [q^C; q^R], k = [k^C; k^R]).
+    pub fn qk_head_dim(&self) -> f64 {
+        self.nope + self.rope
+    }
+
+    /// Key and value elements of one head decompressed, nope + rope + v: what a decompressed cache
+    /// holds per head and token, and what QKᵀ (nope + rope) and AV (v) multiply over per key.
+    pub fn kv_per_head(&self) -> f64 {
+        self.nope + self.rope + self.v
+    }
+
+    /// The up projection `kv_b`'s output per head: the key's part without RoPE and the value,
+    /// nope + v (DeepSeek-V2 §2.1.2: W^UK and W^UV).
+    pub fn kv_b_head_dim(&self) -> f64 {
+        self.nope + self.v
+    }
+
+    /// The down projection `kv_a`'s output per token, kv_lora + rope: the compressed latent and
+    /// the shared RoPE key, what a latent cache holds (DeepSeek-V2 §2.1.2, Table 1: "(d_c +
+    /// d_h^R) · l" per token).
+    pub fn kv_latent_width(&self) -> f64 {
+        self.kv_lora + self.rope
     }
 }
 
@@ -166,10 +208,10 @@ impl LayerKind {
                 format!("local attention (window {window})")
             }
             MixerShape::Attention { .. } => "global attention".to_owned(),
-            MixerShape::Mla {
+            MixerShape::Mla(MlaShape {
                 latent_cache: true, ..
-            } => "MLA (latent cache)".to_owned(),
-            MixerShape::Mla { .. } => "MLA (decompressed cache)".to_owned(),
+            }) => "MLA (latent cache)".to_owned(),
+            MixerShape::Mla(_) => "MLA (decompressed cache)".to_owned(),
             MixerShape::Mamba {
                 version: MambaVersion::Mamba1,
                 ..
@@ -187,19 +229,11 @@ impl LayerKind {
             MixerShape::Attention {
                 kv_heads, head_dim, ..
             } => 2.0 * kv_heads * head_dim,
-            MixerShape::Mla {
-                heads,
-                kv_lora,
-                nope,
-                rope,
-                v,
-                latent_cache,
-                ..
-            } => {
-                if latent_cache {
-                    kv_lora + rope
+            MixerShape::Mla(s) => {
+                if s.latent_cache {
+                    s.kv_latent_width()
                 } else {
-                    heads * (nope + rope + v)
+                    s.heads * s.kv_per_head()
                 }
             }
             MixerShape::Empty | MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => 0.0,
@@ -254,7 +288,7 @@ impl LayerKind {
                 ssm: value_heads * key_head_dim * value_head_dim,
                 heads: value_heads,
             }),
-            MixerShape::Empty | MixerShape::Attention { .. } | MixerShape::Mla { .. } => None,
+            MixerShape::Empty | MixerShape::Attention { .. } | MixerShape::Mla(_) => None,
         }
     }
 }
@@ -505,19 +539,7 @@ fn mla(m: &Mla, d: &Defaults) -> (MixerShape, Part) {
         f64::from(m.qk_rope_head_dim),
         f64::from(m.v_head_dim.max(1)),
     );
-    let mut p = Part::default();
-    if ql > 0.0 {
-        p.mat(h, ql);
-        p.vector(ql);
-        p.mat(ql, heads * (nope + rope));
-    } else {
-        p.mat(h, heads * (nope + rope));
-    }
-    p.mat(h, kl + rope);
-    p.vector(kl);
-    p.mat(kl, heads * (nope + v));
-    p.mat(heads * v, h);
-    let shape = MixerShape::Mla {
+    let s = MlaShape {
         heads,
         q_lora: ql,
         kv_lora: kl,
@@ -526,7 +548,19 @@ fn mla(m: &Mla, d: &Defaults) -> (MixerShape, Part) {
         v,
         latent_cache: m.cache == MlaCache::Latent,
     };
-    (shape, p)
+    let mut p = Part::default();
+    if ql > 0.0 {
+        p.mat(h, ql);
+        p.vector(ql);
+        p.mat(ql, heads * s.qk_head_dim());
+    } else {
+        p.mat(h, heads * s.qk_head_dim());
+    }
+    p.mat(h, s.kv_latent_width());
+    p.vector(kl);
+    p.mat(kl, heads * s.kv_b_head_dim());
+    p.mat(heads * v, h);
+    (MixerShape::Mla(s), p)
 }
 
 fn mamba(m: &Mamba, d: &Defaults) -> (MixerShape, Part) {
@@ -772,12 +806,7 @@ fn replicated_params(
 ) -> (f64, f64) {
     let h = d.hidden;
     let (mut w, mut other) = match *mixer {
-        MixerShape::Mla {
-            q_lora,
-            kv_lora,
-            rope,
-            ..
-        } => (h * q_lora + h * (kv_lora + rope), q_lora + kv_lora),
+        MixerShape::Mla(s) => (h * s.q_lora + h * s.kv_latent_width(), s.q_lora + s.kv_lora),
         MixerShape::Attention {
             head_dim,
             qk_norm: true,

@@ -15,15 +15,8 @@ impl LayerKind {
     pub fn kv_per_token_rank(&self, tp: f64) -> f64 {
         match self.mixer {
             MixerShape::Attention { .. } => 2.0 * self.mixer.kv_width_rank(tp),
-            MixerShape::Mla {
-                heads,
-                nope,
-                rope,
-                v,
-                latent_cache: false,
-                ..
-            } => ceil(heads / tp) * (nope + rope + v),
-            MixerShape::Mla { .. } => self.kv_per_token(),
+            MixerShape::Mla(s) if !s.latent_cache => ceil(s.heads / tp) * s.kv_per_head(),
+            MixerShape::Mla(_) => self.kv_per_token(),
             MixerShape::Empty | MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => 0.0,
         }
     }

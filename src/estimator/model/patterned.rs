@@ -166,9 +166,7 @@ fn reference_dims(
                 head_dim,
                 ..
             } => Some((heads, kv_heads, head_dim)),
-            MixerShape::Mla {
-                heads, nope, rope, ..
-            } => Some((heads, heads, nope + rope)),
+            MixerShape::Mla(s) => Some((s.heads, s.heads, s.qk_head_dim())),
             _ => None,
         })
         .unwrap_or((

@@ -52,13 +52,7 @@ pub fn mixer_core_flops(k: &LayerKind, ctx: f64) -> f64 {
             let keys = if window > 0.0 { ctx.min(window) } else { ctx };
             4.0 * keys * heads * head_dim
         }
-        MixerShape::Mla {
-            heads,
-            nope,
-            rope,
-            v,
-            ..
-        } => 2.0 * ctx * heads * (nope + rope + v),
+        MixerShape::Mla(s) => 2.0 * ctx * s.heads * s.kv_per_head(),
         MixerShape::Mamba {
             inner,
             conv_channels,

@@ -3,7 +3,7 @@
 use super::layer_kinds::LayerKinds;
 use super::tensor_types::{self, Role};
 use crate::estimator::model::ResolvedModel;
-use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
+use crate::estimator::model::blocks::{LayerKind, MixerShape, MlaShape, MlpShape};
 use crate::scenario::{FfnKind, NormKind};
 use crate::tensor::{GgufFileType, GgufType};
 
@@ -139,12 +139,9 @@ impl Dims {
             norm_bias: m.norm == NormKind::LayerNorm,
             bias,
             attention: kinds.is_empty()
-                || kinds.iter().any(|k| {
-                    matches!(
-                        k.mixer,
-                        MixerShape::Attention { .. } | MixerShape::Mla { .. }
-                    )
-                }),
+                || kinds
+                    .iter()
+                    .any(|k| matches!(k.mixer, MixerShape::Attention { .. } | MixerShape::Mla(_))),
             swa_period: swa_period.unwrap_or(0),
             mla: mla(m).unwrap_or_default(),
             mamba: mamba2(m).unwrap_or_default(),
@@ -270,7 +267,7 @@ fn mla(m: &ResolvedModel) -> Option<MlaDims> {
     let mut dims = None;
     for il in 0..m.layers {
         let k = kinds.at(il)?;
-        let MixerShape::Mla {
+        let MixerShape::Mla(MlaShape {
             q_lora,
             kv_lora,
             nope,
@@ -278,7 +275,7 @@ fn mla(m: &ResolvedModel) -> Option<MlaDims> {
             v,
             latent_cache: true,
             ..
-        } = k.mixer
+        }) = k.mixer
         else {
             return None;
         };

@@ -4,7 +4,7 @@
 
 use super::dims::{Buft, Dims, tensor_bytes};
 use super::tensor_types::{self, Role};
-use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape};
+use crate::estimator::model::blocks::{LayerKind, MixerShape, MlaShape, MlpShape};
 use crate::scenario::{FfnKind, MambaVersion};
 use crate::tensor::{GgufFileType, GgufType};
 
@@ -84,7 +84,7 @@ fn mixer_bytes(st: &Store, k: &LayerKind) -> u64 {
     let e = st.d.n_embd;
     match k.mixer {
         MixerShape::Attention { .. } => attention_bytes(st, &k.mixer),
-        MixerShape::Mla {
+        MixerShape::Mla(MlaShape {
             heads,
             q_lora,
             kv_lora,
@@ -92,7 +92,7 @@ fn mixer_bytes(st: &Store, k: &LayerKind) -> u64 {
             rope,
             v,
             ..
-        } => {
+        }) => {
             let (h, ql, kl) = (u(heads), u(q_lora), u(kv_lora));
             let qk = u(nope) + u(rope);
             let q_part = if ql > 0 {

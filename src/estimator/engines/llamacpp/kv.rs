@@ -160,7 +160,7 @@ fn per_cell(d: &Dims, k: Option<&LayerKind>) -> (u64, u64) {
             let n = (kv_heads * head_dim).max(0.0) as u64;
             (n, n)
         }
-        Some(MixerShape::Mla { kv_lora, rope, .. }) => ((kv_lora + rope).max(0.0) as u64, 0),
+        Some(MixerShape::Mla(s)) => (s.kv_latent_width().max(0.0) as u64, 0),
         Some(_) => (0, 0),
     }
 }

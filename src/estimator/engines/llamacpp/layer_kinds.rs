@@ -45,7 +45,7 @@ impl<'m> LayerKinds<'m> {
             |k: &LayerKind| matches!(k.mixer, MixerShape::Attention { window, .. } if window > 0.0);
         let global = |k: &LayerKind| {
             matches!(k.mixer, MixerShape::Attention { window, .. } if window <= 0.0)
-                || matches!(k.mixer, MixerShape::Mla { .. })
+                || matches!(k.mixer, MixerShape::Mla(_))
         };
         LayerKinds {
             kinds,

@@ -6,7 +6,7 @@
 use super::{Dims, Flavour};
 use crate::estimator::memory::activations::LayerActs;
 use crate::estimator::memory::ctx::Ctx;
-use crate::estimator::model::blocks::{LayerKind, MixerShape};
+use crate::estimator::model::blocks::{LayerKind, MixerShape, MlaShape};
 
 /// SDPA attention (`ScaledDotProductFlashAttentionForCpu`), per token: the normed input the q/k/v
 /// projections share (h), q and the output (nh·hd each), k and v (nkv·hd each, GQA inside the
@@ -100,33 +100,25 @@ fn t5_self_attention(c: &Ctx, d: &Dims, nh: f64, hd: f64, a: &mut LayerActs) {
 /// kernel accepts a value head dim unlike the query's; derived, not measured): no probabilities,
 /// the log-sum-exp instead (nh FP32 per token).
 pub fn mla(c: &Ctx, d: &Dims, k: &LayerKind, math_path: bool, a: &mut LayerActs) {
-    let MixerShape::Mla {
-        heads,
-        q_lora,
-        kv_lora,
-        nope,
-        rope,
-        v,
-        ..
-    } = k.mixer
-    else {
+    let MixerShape::Mla(s) = k.mixer else {
         return;
     };
     let e = c.ec;
     if c.amp {
-        mla_autocast(c, d, k, math_path, a);
+        mla_autocast(c, d, &s, math_path, a);
         return;
     }
+    let heads = s.heads;
     let v_saved = if d.b <= 1.0 {
-        heads * (nope + v)
+        heads * s.kv_b_head_dim()
     } else {
-        heads * v
+        heads * s.v
     };
-    let mut per_tok = e * (d.h + (kv_lora + rope) + 2.0 * kv_lora)
+    let mut per_tok = e * (d.h + s.kv_latent_width() + 2.0 * s.kv_lora)
         + 4.0
-        + e * (2.0 * heads * (nope + rope) + v_saved + heads * v);
-    if q_lora > 0.0 {
-        per_tok += e * 3.0 * q_lora + 4.0;
+        + e * (2.0 * heads * s.qk_head_dim() + v_saved + heads * s.v);
+    if s.q_lora > 0.0 {
+        per_tok += e * 3.0 * s.q_lora + 4.0;
     }
     a.attention += d.t * per_tok;
     if math_path {
@@ -145,28 +137,17 @@ pub fn mla(c: &Ctx, d: &Dims, k: &LayerKind, math_path: bool, a: &mut LayerActs)
 /// 16 bits (`_scaled_dot_product_attention_math`) — and so are the probabilities (softmax); the
 /// o_proj input is a 16-bit cast of the FP32 output. GPU (memory-efficient kernel): the log-sum-exp
 /// instead of the probabilities, as without autocast.
-fn mla_autocast(c: &Ctx, d: &Dims, k: &LayerKind, math_path: bool, a: &mut LayerActs) {
-    let MixerShape::Mla {
-        heads,
-        q_lora,
-        kv_lora,
-        nope,
-        rope,
-        v,
-        ..
-    } = k.mixer
-    else {
-        return;
-    };
+fn mla_autocast(c: &Ctx, d: &Dims, s: &MlaShape, math_path: bool, a: &mut LayerActs) {
+    let heads = s.heads;
     let (e, x) = (c.ec, super::fp32_op(c));
     // A latent norm over a 16-bit projection output of width w, then the next projection's cast.
     let latent = |w: f64| x * w + e * w + 4.0 + e * w;
     let mut per_tok = super::read_by(c, 2.0) * d.h
-        + latent(kv_lora)
-        + x * heads * (2.0 * (nope + rope) + v)
-        + e * heads * v;
-    if q_lora > 0.0 {
-        per_tok += latent(q_lora);
+        + latent(s.kv_lora)
+        + x * heads * (2.0 * s.qk_head_dim() + s.v)
+        + e * heads * s.v;
+    if s.q_lora > 0.0 {
+        per_tok += latent(s.q_lora);
     }
     a.attention += d.t * per_tok;
     if math_path {

@@ -96,13 +96,9 @@ fn sliding_extra(c: &Ctx, m: &ResolvedModel, k: &LayerKind) -> f64 {
 ///   (2Kd + 3Vd + cd + 7nv), per sequence.
 fn mixer_step(c: &Ctx, h: f64, k: &LayerKind, ctx: f64) -> f64 {
     let per_seq = match k.mixer {
-        MixerShape::Mla {
-            heads,
-            nope,
-            rope,
-            v,
-            ..
-        } => ctx * (heads * (nope + v) + 2.0 * heads * (nope + rope) + heads),
+        MixerShape::Mla(s) => {
+            ctx * (s.heads * s.kv_b_head_dim() + 2.0 * s.heads * s.qk_head_dim() + s.heads)
+        }
         MixerShape::Attention {
             heads,
             head_dim,

@@ -49,7 +49,7 @@ pub fn applies(c: &Ctx, m: &ResolvedModel) -> bool {
             && c.pp <= 1.0
             && kinds
                 .iter()
-                .any(|k| k.mlp == MlpShape::Moe || matches!(k.mixer, MixerShape::Mla { .. }))
+                .any(|k| k.mlp == MlpShape::Moe || matches!(k.mixer, MixerShape::Mla(_)))
             && !kinds
                 .iter()
                 .any(|k| matches!(k.mixer, MixerShape::Attention { sinks: true, .. })))
@@ -108,7 +108,7 @@ pub fn kv_elem_bytes(c: &Ctx, m: &ResolvedModel, k: &LayerKind) -> f64 {
     }
     match k.mixer {
         MixerShape::Attention { .. } if roped(m) => (4.0 + c.e_kv) / 2.0,
-        MixerShape::Mla { .. } => 4.0,
+        MixerShape::Mla(_) => 4.0,
         _ => c.e_kv,
     }
 }
@@ -201,7 +201,7 @@ impl Flavour {
                     f.qwen3_next |= output_gate;
                     f.gpt_oss |= sinks;
                 }
-                MixerShape::Mla { .. } => f.deepseek = true,
+                MixerShape::Mla(_) => f.deepseek = true,
                 _ => {}
             }
         }
@@ -239,7 +239,7 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64, s: 
     }
     match k.mixer {
         MixerShape::Attention { .. } => attention::attention(c, &d, k, fl, &mut a),
-        MixerShape::Mla { .. } => attention::mla(c, &d, k, torch_paths(c), &mut a),
+        MixerShape::Mla(_) => attention::mla(c, &d, k, torch_paths(c), &mut a),
         MixerShape::Mamba { .. } => a.attention += mixers::mamba2(c, &d, k),
         MixerShape::DeltaNet { .. } => a.attention += mixers::delta_net(c, &d, k),
         MixerShape::Empty => {}
@@ -306,7 +306,7 @@ pub fn rope_tables(m: &ResolvedModel, fl: Flavour) -> (f64, f64) {
                 local |= window > 0.0;
                 global |= window <= 0.0;
             }
-            MixerShape::Mla { rope, .. } => rot = rot.max(rope),
+            MixerShape::Mla(mla) => rot = rot.max(mla.rope),
             _ => {}
         }
     }
@@ -370,8 +370,8 @@ pub fn training_cache(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> f64 {
             }
             // Under autocast the cached latent is the FP32 norm output, which no saved tensor
             // shares (kv_b_proj saved a 16-bit cast): latent and roped key, FP32.
-            MixerShape::Mla { rope, kv_lora, .. } if c.amp => 4.0 * b * s * (kv_lora + rope),
-            MixerShape::Mla { rope, .. } => e * b * s * rope,
+            MixerShape::Mla(mla) if c.amp => 4.0 * b * s * mla.kv_latent_width(),
+            MixerShape::Mla(mla) => e * b * s * mla.rope,
             // The recurrent state of one sequence (`LayerKind::state_per_sequence`).
             MixerShape::Mamba { .. } if hybrid => e * b * k.state_per_sequence(),
             MixerShape::DeltaNet { .. } => e * b * k.state_per_sequence(),

@@ -19,7 +19,7 @@
 use super::Flavour;
 use crate::estimator::memory::ctx::{Ctx, ceil};
 use crate::estimator::model::ResolvedModel;
-use crate::estimator::model::blocks::{LayerKind, MixerShape, MlpShape, conv_weights};
+use crate::estimator::model::blocks::{LayerKind, MixerShape, MlaShape, MlpShape, conv_weights};
 use crate::scenario::{FfnKind, MambaVersion, PositionKind};
 
 /// Gated DeltaNet's chunk (`torch_chunk_gated_delta_rule(chunk_size=64)` as Qwen3-Next calls it).
@@ -34,12 +34,9 @@ pub fn transient(c: &Ctx, m: &ResolvedModel, b: f64, last: bool) -> f64 {
     let h = f64::from(m.hidden);
     let fl = Flavour::of(m);
     let kinds = m.blocks.kinds();
-    let attention = kinds.iter().any(|k| {
-        matches!(
-            k.mixer,
-            MixerShape::Attention { .. } | MixerShape::Mla { .. }
-        )
-    });
+    let attention = kinds
+        .iter()
+        .any(|k| matches!(k.mixer, MixerShape::Attention { .. } | MixerShape::Mla(_)));
     let persist = c.er * t * h
         + if attention { 8.0 * s } else { 0.0 }
         + masks(c, m, b)
@@ -243,18 +240,18 @@ fn working_set(c: &Ctx, m: &ResolvedModel, k: &LayerKind, fl: Flavour, b: f64) -
 /// `new_empty`: nh·dq each), the kv_b output (nh·(nope + v)), the scaled query (nh·dq); per b·s²
 /// the scores and scores + mask (2·nh); the s × s float causal mask the math path builds.
 fn mla_attention(c: &Ctx, k: &LayerKind, b: f64) -> f64 {
-    let MixerShape::Mla {
+    let MixerShape::Mla(mla) = k.mixer else {
+        return 0.0;
+    };
+    let MlaShape {
         heads: nh,
         kv_lora,
         nope,
         rope,
         v,
         ..
-    } = k.mixer
-    else {
-        return 0.0;
-    };
-    let dq = nope + rope;
+    } = mla;
+    let dq = mla.qk_head_dim();
     let s = c.s;
     let (e, x) = (c.ec, super::fp32_op(c));
     // Under autocast the projections (q, kv_a, kv_b) and the key buffer (`new_empty` like k_pass)
@@ -284,7 +281,7 @@ fn casts_after_peak(c: &Ctx, m: &ResolvedModel, k: &LayerKind, mla_peak: bool) -
     let h = f64::from(m.hidden);
     let mlp = (k.autocast_w - k.mixer_w - conv_weights(&k.mixer)).max(0.0);
     let elems = match k.mixer {
-        MixerShape::Mla { heads, v, .. } if mla_peak => heads * v * h + mlp,
+        MixerShape::Mla(s) if mla_peak => s.heads * s.v * h + mlp,
         MixerShape::Mamba { inner, .. } => inner * h + mlp,
         MixerShape::DeltaNet { value_dim, .. } => value_dim * h + mlp,
         _ => match k.mlp {

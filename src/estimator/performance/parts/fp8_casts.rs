@@ -157,33 +157,25 @@ fn mixer_casts(m: &ResolvedModel, tp: f64, replicated_div: f64, fused_linears: b
             MixerShape::Attention {
                 heads, head_dim, ..
             } => attention(heads * head_dim, k.mixer.kv_width_rank(tp)),
-            MixerShape::Mla {
-                heads,
-                q_lora,
-                kv_lora,
-                nope,
-                rope,
-                v,
-                ..
-            } => {
-                let heads = heads / tp;
+            MixerShape::Mla(s) => {
+                let heads = s.heads / tp;
                 // The down projections run on the rank's tokens under sequence parallelism (their
                 // outputs are gathered before the up projections), so their output gradients are
                 // ÷ `replicated_div` as the hidden state is.
-                let (q_in, q_grad, q_linears) = if q_lora > 0.0 {
+                let (q_in, q_grad, q_linears) = if s.q_lora > 0.0 {
                     (
-                        hidden + q_lora,
-                        q_lora / replicated_div + heads * (nope + rope),
+                        hidden + s.q_lora,
+                        s.q_lora / replicated_div + heads * s.qk_head_dim(),
                         2.0,
                     )
                 } else {
-                    (hidden, heads * (nope + rope), 1.0)
+                    (hidden, heads * s.qk_head_dim(), 1.0)
                 };
                 MixerCasts {
-                    inputs: q_in + hidden + kv_lora + heads * v,
+                    inputs: q_in + hidden + s.kv_lora + heads * s.v,
                     gradients: q_grad
-                        + (kv_lora + rope) / replicated_div
-                        + heads * (nope + v)
+                        + s.kv_latent_width() / replicated_div
+                        + heads * s.kv_b_head_dim()
                         + hidden,
                     linears: q_linears + 3.0,
                 }

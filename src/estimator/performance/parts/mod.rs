@@ -232,20 +232,13 @@ fn eager_attention(m: &ResolvedModel, t: f64, tp: f64, e: f64, bw: f64) -> (f64,
                 let kv = k.mixer.kv_width_rank(tp);
                 rope += n * time(elementwise::rotary(heads / tp * head_dim, kv, e));
             }
-            MixerShape::Mla {
-                heads,
-                q_lora,
-                kv_lora,
-                nope,
-                rope: r,
-                ..
-            } => {
+            MixerShape::Mla(s) => {
                 mla += n * time(elementwise::mla(
-                    heads / tp,
-                    q_lora,
-                    kv_lora,
-                    nope + r,
-                    r,
+                    s.heads / tp,
+                    s.q_lora,
+                    s.kv_lora,
+                    s.qk_head_dim(),
+                    s.rope,
                     e,
                 ));
             }
