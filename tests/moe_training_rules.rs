@@ -81,3 +81,54 @@ fn fsdp_gathers_only_the_rank_experts() {
         "{all} - {eighth} vs {fewer}"
     );
 }
+
+/// LoRA on every linear of GLM-4.5-Air (46 layers, hidden 4096, 96 heads × 128 over 8 KV heads;
+/// layer 0 a dense MLP of 10,944, the other 45 a mixture of 128 routed experts and one shared
+/// expert of 1,408): adapters at each layer's own widths (they were all sized at the dense FFN,
+/// 3× too many), and under expert parallelism a GPU holds its own experts' adapters.
+#[test]
+fn lora_adapters_take_each_layers_own_widths() {
+    let mut s = bundled_scenario("glm-4.5-air-inference-4xh100").unwrap();
+    s.mode = Mode::Training;
+    s.parallel.tp = 1;
+    s.parallel.dp = 8;
+    s.peft.method = PeftMethod::Lora;
+    s.peft.rank = 16;
+    s.peft.targets = LoraTargets {
+        q: true,
+        k: true,
+        v: true,
+        o: true,
+        gate: true,
+        up: true,
+        down: true,
+    };
+    let r = 16.0;
+    let (h, q, kv) = (4096.0, 96.0 * 128.0, 8.0 * 128.0);
+    let attention = 46.0 * r * ((h + q) + 2.0 * (h + kv) + (q + h));
+    let dense = 3.0 * r * (h + 10944.0);
+    let experts = 45.0 * (128.0 + 1.0) * 3.0 * r * (h + 1408.0);
+    let expected = attention + dense + experts;
+    let m = estimate(&s).memory;
+    assert!(
+        (m.params.trainable / expected - 1.0).abs() < 1e-9,
+        "{} vs {expected}",
+        m.params.trainable
+    );
+    // FP32 AdamW moments of the adapters a GPU holds: with EP 8 the routed experts' ÷ 8.
+    let states = |ep: u32| {
+        let mut s = s.clone();
+        s.model.moe.ep = ep;
+        get(
+            &estimate(&s).memory,
+            Phase::OptimizerStep,
+            Component::OptimizerStates,
+        )
+    };
+    let routed = 45.0 * 128.0 * 3.0 * r * (h + 1408.0);
+    let fewer = states(1) - states(8);
+    assert!(
+        (fewer / (routed * 7.0 / 8.0 * 8.0) - 1.0).abs() < 1e-6,
+        "{fewer}"
+    );
+}

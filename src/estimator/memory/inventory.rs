@@ -308,7 +308,13 @@ fn adapters(c: &Ctx, x: &Ext, m: &ResolvedModel, layers: f64, base: Group) -> Gr
 /// A or B along the base layer's split ÷ TP, the other whole).
 fn adapters_fp32(c: &Ctx, x: &Ext, m: &ResolvedModel, layers: f64, base: Group) -> Group {
     let per_layer = if x.adapters_per_layer > 0.0 {
-        crate::estimator::model::lora::layer_adapters_on_rank(m, x.rank, x.targets, c.tp)
+        crate::estimator::model::lora::layer_adapters_on_rank(
+            m,
+            x.rank,
+            x.targets,
+            c.tp,
+            m.moe.stored_expert_fraction(),
+        )
     } else {
         0.0
     };

@@ -3,6 +3,7 @@
 //! `lora.Linear`: `lora_A` = Linear(d_in, r), `lora_B` = Linear(r, d_out), no biases).
 
 use super::ResolvedModel;
+use super::blocks::{LayerKind, MixerShape, MlpShape};
 use crate::scenario::{FfnKind, LoraTargets};
 
 /// Adapters of one layer: (trainable parameters, parameter tensors, rank-r rows saved per token,
@@ -21,47 +22,26 @@ use crate::scenario::{FfnKind, LoraTargets};
 /// assert_eq!(per_layer * 32.0, 4_194_304.0);
 /// ```
 pub fn layer_adapters(m: &ResolvedModel, rank: u32, t: LoraTargets) -> (f64, f64, f64, f64) {
-    let r = f64::from(rank.max(1));
-    let (mut params, mut tensors, mut rows, mut largest) = (0.0, 0.0, 0.0, 0.0_f64);
-    for (on, d_in, d_out, copies, _) in targeted(m, t) {
-        if on {
-            params += copies * r * (d_in + d_out);
-            tensors += copies * 2.0;
-            // Per token the rank-r intermediate A·x is saved for B's gradient; an MLP adapter of a
-            // mixture sees only the rows routed to its expert (top-k of E per token, counted later).
-            rows += if copies > 1.0 {
-                r * m.moe.active_mlps()
-            } else {
-                r
-            };
-            largest = largest.max(r * d_in.max(d_out));
-        }
-    }
-    (params, tensors, rows, largest)
+    let w = walk(m, rank, t, 1.0, 1.0);
+    (w.params, w.tensors, w.rows, w.largest)
 }
 
-/// Adapter parameters of one layer on a tensor-parallel rank. An adapter follows its base layer's
-/// split: on a column-parallel matrix (q, k, v, gate, up) A is whole and B holds the rank's output
-/// columns; on a row-parallel one (o, down) A holds the rank's input rows and B is whole (Megatron
-/// Bridge's `LoRA` on `ColumnParallelLinear` / `RowParallelLinear`; vLLM
-/// `ColumnParallelLinearWithLoRA` slices `lora_b`, `RowParallelLinearWithLoRA` slices `lora_a`). K
-/// and V heads a rank holds beyond kv / TP (`ResolvedModel::kv_replicated_width`) count whole.
-pub fn layer_adapters_on_rank(m: &ResolvedModel, rank: u32, t: LoraTargets, tp: f64) -> f64 {
-    let r = f64::from(rank.max(1));
-    let tp = tp.max(1.0);
-    let kv_extra = m.kv_replicated_width(tp);
-    targeted(m, t)
-        .into_iter()
-        .filter(|x| x.0)
-        .map(|(_, d_in, d_out, copies, split)| {
-            let (d_in, d_out) = match split {
-                Split::Row => (d_in / tp, d_out),
-                Split::Column => (d_in, d_out / tp),
-                Split::KvColumn => (d_in, d_out / tp + kv_extra),
-            };
-            copies * r * (d_in + d_out)
-        })
-        .sum()
+/// Adapter parameters of one layer (the mean over the layers) on a tensor-parallel rank that
+/// stores `expert_fraction` of each layer's routed experts (`MoeShape::stored_expert_fraction`).
+/// An adapter follows its base layer's split: on a column-parallel matrix (q, k, v, gate, up) A is
+/// whole and B holds the rank's output columns; on a row-parallel one (o, down) A holds the rank's
+/// input rows and B is whole (Megatron Bridge's `LoRA` on `ColumnParallelLinear` /
+/// `RowParallelLinear`; vLLM `ColumnParallelLinearWithLoRA` slices `lora_b`,
+/// `RowParallelLinearWithLoRA` slices `lora_a`). K and V heads a rank holds beyond kv / TP
+/// (`ResolvedModel::kv_replicated_width`) count whole.
+pub fn layer_adapters_on_rank(
+    m: &ResolvedModel,
+    rank: u32,
+    t: LoraTargets,
+    tp: f64,
+    expert_fraction: f64,
+) -> f64 {
+    walk(m, rank, t, tp.max(1.0), expert_fraction).rank_params
 }
 
 /// How tensor parallelism splits a targeted matrix.
@@ -75,22 +55,144 @@ enum Split {
     Row,
 }
 
-/// The matrices LoRA can target in one layer: (targeted, d_in, d_out, copies per layer, split).
-fn targeted(m: &ResolvedModel, t: LoraTargets) -> [(bool, f64, f64, f64, Split); 7] {
+/// One layer's adapters on average over the layer kinds, as they are added up.
+#[derive(Default)]
+struct Walk {
+    r: f64,
+    tp: f64,
+    kv_extra: f64,
+    params: f64,
+    rank_params: f64,
+    tensors: f64,
+    rows: f64,
+    largest: f64,
+}
+
+/// One targeted matrix kind of a layer kind: its shape, how many a layer has on average (over the
+/// model, and on this rank), and how many the rank-r rows its adapters save per token are.
+struct Mat {
+    d_in: f64,
+    d_out: f64,
+    copies: f64,
+    copies_rank: f64,
+    rows: f64,
+    split: Split,
+}
+
+impl Mat {
+    /// `share` of the layers have one of it.
+    fn one(d_in: f64, d_out: f64, share: f64, split: Split) -> Mat {
+        Mat {
+            d_in,
+            d_out,
+            copies: share,
+            copies_rank: share,
+            rows: share,
+            split,
+        }
+    }
+}
+
+impl Walk {
+    fn add(&mut self, on: bool, x: Mat) {
+        if !on || x.copies <= 0.0 {
+            return;
+        }
+        let r = self.r;
+        self.params += x.copies * r * (x.d_in + x.d_out);
+        let (ri, ro) = match x.split {
+            Split::Row => (x.d_in / self.tp, x.d_out),
+            Split::Column => (x.d_in, x.d_out / self.tp),
+            Split::KvColumn => (x.d_in, x.d_out / self.tp + self.kv_extra),
+        };
+        self.rank_params += x.copies_rank * r * (ri + ro);
+        self.tensors += x.copies * 2.0;
+        // Per token the rank-r intermediate A·x is saved for B's gradient; an expert's adapter
+        // sees only the rows routed to it.
+        self.rows += r * x.rows;
+        self.largest = self.largest.max(r * x.d_in.max(x.d_out));
+    }
+
+    /// An MLP's gate (when gated), up and down adapters at FFN size `f`.
+    fn mlp(&mut self, t: LoraTargets, h: f64, f: f64, gated: bool, x: [f64; 3]) {
+        let [copies, copies_rank, rows] = x;
+        let mat = |d_in, d_out, split| Mat {
+            d_in,
+            d_out,
+            copies,
+            copies_rank,
+            rows,
+            split,
+        };
+        self.add(t.gate && gated, mat(h, f, Split::Column));
+        self.add(t.up, mat(h, f, Split::Column));
+        self.add(t.down, mat(f, h, Split::Row));
+    }
+}
+
+/// Walks the layer kinds (`ResolvedModel::blocks`; a model without them as one kind of its own
+/// dimensions): attention layers' q, k, v, o (not a Mamba or DeltaNet mixer's projections, whose
+/// names no q/k/v/o target matches), a dense MLP's gate, up and down at its FFN size, and a
+/// mixture's at the expert size (`moe_intermediate_size`) for every routed expert (on this rank
+/// `expert_fraction` of them) and at the shared size for every shared expert.
+fn walk(m: &ResolvedModel, rank: u32, t: LoraTargets, tp: f64, expert_fraction: f64) -> Walk {
     let h = f64::from(m.hidden);
-    let (q, kv) = m.attention_widths();
-    let f = f64::from(m.ffn);
-    let experts = m.moe.stored_mlps();
-    let gated = m.ffn_kind == FfnKind::SwiGlu;
-    [
-        (t.q, h, q, 1.0, Split::Column),
-        (t.k, h, kv, 1.0, Split::KvColumn),
-        (t.v, h, kv, 1.0, Split::KvColumn),
-        (t.o, q, h, 1.0, Split::Row),
-        (t.gate && gated, h, f, experts, Split::Column),
-        (t.up, h, f, experts, Split::Column),
-        (t.down, f, h, experts, Split::Row),
-    ]
+    let mut w = Walk {
+        r: f64::from(rank.max(1)),
+        tp,
+        kv_extra: m.kv_replicated_width(tp),
+        ..Walk::default()
+    };
+    let fallback = [LayerKind {
+        count: 1,
+        mixer: MixerShape::Empty,
+        mlp: if m.moe.experts > 0 {
+            MlpShape::Moe
+        } else {
+            MlpShape::Dense {
+                ffn: f64::from(m.ffn),
+                kind: m.ffn_kind,
+            }
+        },
+        ..LayerKind::default()
+    }];
+    let kinds = if m.blocks.kinds().is_empty() {
+        &fallback[..]
+    } else {
+        m.blocks.kinds()
+    };
+    let l = f64::from(kinds.iter().map(|k| k.count).sum::<u32>().max(1));
+    for k in kinds {
+        let n = f64::from(k.count) / l;
+        let (q, kv) = match k.mixer {
+            MixerShape::Attention {
+                heads,
+                kv_heads,
+                head_dim,
+                ..
+            } => (heads * head_dim, kv_heads * head_dim),
+            MixerShape::Mla(_) | MixerShape::Empty => m.attention_widths(),
+            _ => (0.0, 0.0),
+        };
+        if q > 0.0 {
+            w.add(t.q, Mat::one(h, q, n, Split::Column));
+            w.add(t.k, Mat::one(h, kv, n, Split::KvColumn));
+            w.add(t.v, Mat::one(h, kv, n, Split::KvColumn));
+            w.add(t.o, Mat::one(q, h, n, Split::Row));
+        }
+        let gated = m.ffn_kind == FfnKind::SwiGlu;
+        match k.mlp {
+            MlpShape::Dense { ffn, kind } => w.mlp(t, h, ffn, kind == FfnKind::SwiGlu, [n; 3]),
+            MlpShape::Moe => {
+                let (e, sh) = (f64::from(m.moe.experts), f64::from(m.moe.shared));
+                let routed = [n * e, n * e * expert_fraction, n * f64::from(m.moe.top_k)];
+                w.mlp(t, h, f64::from(m.moe.ffn), gated, routed);
+                w.mlp(t, h, f64::from(m.moe.shared_ffn), gated, [n * sh; 3]);
+            }
+            MlpShape::None => {}
+        }
+    }
+    w
 }
 
 #[cfg(test)]
@@ -128,10 +230,10 @@ mod tests {
             down: true,
         };
         let (whole, ..) = layer_adapters(&m, 8, all);
-        assert_eq!(layer_adapters_on_rank(&m, 8, all, 1.0), whole);
+        assert_eq!(layer_adapters_on_rank(&m, 8, all, 1.0, 1.0), whole);
         let (h, f) = (4096.0, 11008.0);
         let expected = 8.0 * (3.0 * (h + h / 4.0) + (f / 4.0 + h));
-        assert_eq!(layer_adapters_on_rank(&m, 8, all, 4.0), expected);
+        assert_eq!(layer_adapters_on_rank(&m, 8, all, 4.0, 1.0), expected);
     }
 
     /// Eight KV heads at TP 16: a rank holds one whole K head and one V head (128 wide), so v's B
@@ -149,7 +251,7 @@ mod tests {
             down: false,
         };
         assert_eq!(
-            layer_adapters_on_rank(&m, 8, v, 16.0),
+            layer_adapters_on_rank(&m, 8, v, 16.0, 1.0),
             8.0 * (4096.0 + 128.0)
         );
     }
