@@ -221,14 +221,17 @@ const KNOWN_MISSES: [(&str, &str); 10] = [
     ("torchtune-llama-3.1-70b-full-8xa100", FSDP_70B_FULL),
     (
         "torchtune-llama-3.1-70b-lora-8xa100",
-        "unexplained (+28 %): 70B_lora.yaml at 30b8519e8 sets no custom_sharded_layers (it appears, \
-         commented out, with #2072) and lora_finetune_distributed.py shards only `layers.i`, so the \
-         embedding and the head stay in the root unit as modelled; the statistic is unstated",
+        "unexplained (+16 %; +28 % before FSDP2's backward was modelled reduce-scattering only the \
+         adapters' gradients): 70B_lora.yaml at 30b8519e8 sets no custom_sharded_layers (it \
+         appears, commented out, with #2072) and lora_finetune_distributed.py shards only \
+         `layers.i`, so the embedding and the head stay in the root unit as modelled; the \
+         statistic is unstated",
     ),
     (
         "torchtune-llama-3.1-405b-qlora-8xa100",
         "405B_qlora.yaml says batch 1 where the README says 2, the statistic is unstated; it sets \
-         no custom_sharded_layers at 30b8519e8 (the embedding and head are root, as modelled)",
+         no custom_sharded_layers at 30b8519e8 (the embedding and head are root, as modelled); \
+         +58 % (+87 % before FSDP2's backward held only the adapters' gradients)",
     ),
     (
         "torchtune-llama-2-7b-qlora-all-r8",
@@ -354,5 +357,7 @@ fn torchtune_compiled_loss_is_the_mechanism() {
             n += usize::from(modelled.abs() < eager.abs());
         }
     }
-    assert_eq!(n, 8);
+    // 9 since FSDP2's LoRA backward holds only the adapters' gradients (the 70B LoRA row's peak
+    // moved to the loss).
+    assert_eq!(n, 9);
 }

@@ -11,6 +11,7 @@ use super::super::ctx::Ctx;
 use super::super::inventory;
 use super::super::training::{Parts, Stage};
 use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::lora;
 use crate::estimator::{Component, Diagnostic, Diagnostics, Phase, PhasePeaks};
 use crate::scenario::{ReduceDtype, Sharding, ZeroStage};
 
@@ -184,8 +185,27 @@ pub fn backward(c: &Ctx, m: &ResolvedModel) -> f64 {
     if !applies(c) || no_shard(c) {
         return 0.0;
     }
-    let per_elem = inventory::rank_block_params(c, m);
-    per_elem * (e_unsharded(c) + e_reduce(c) * (1.0 + 1.0 / c.dp))
+    grad_elements(c, m) * (e_unsharded(c) + e_reduce(c) * (1.0 + 1.0 / c.dp))
+}
+
+/// Elements of one unit that get a gradient: the block as this GPU holds it, or under LoRA with
+/// FSDP2 only its adapters. FSDP2's `post_backward` (`_fsdp_param_group.py`) gathers
+/// `fsdp_params_with_grad`, the parameters whose unsharded gradient exists, and `foreach_reduce`
+/// copies and reduce-scatters only those; a frozen base weight has none. FSDP1 mixes frozen and
+/// trained parameters only under `use_orig_params=True`, and its flat parameter's gradient is
+/// one flat tensor over the whole unit.
+fn grad_elements(c: &Ctx, m: &ResolvedModel) -> f64 {
+    if c.framework.lora && c.framework.sharding == Sharding::Fsdp2 {
+        lora::layer_adapters_on_rank(
+            m,
+            c.framework.lora_rank,
+            c.framework.lora_targets,
+            c.tp,
+            m.moe.stored_expert_fraction(),
+        )
+    } else {
+        inventory::rank_block_params(c, m)
+    }
 }
 
 /// Whether the stage runs under `torch.distributed.pipelining` with FSDP2: every micro-batch's
@@ -213,14 +233,20 @@ pub fn e_accumulated(c: &Ctx) -> f64 {
 /// from the first backward until the reduce-scatters after the last: every block of the stage and
 /// the root's embedding and head, over TP, in [`e_accumulated`]. `None` otherwise.
 pub fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
-    pipeline_no_sync(c).then(|| stage_elements(c, m, st) * e_accumulated(c))
+    let elements = if c.framework.lora {
+        // Only the adapters have gradients (the embedding and head are frozen).
+        st.layers * grad_elements(c, m)
+    } else {
+        stage_elements(c, m, st)
+    };
+    pipeline_no_sync(c).then(|| elements * e_accumulated(c))
 }
 
 /// The transient of the backward under [`pipeline_no_sync`]: (in a micro-batch's backward, one
 /// unit's fresh gradient in the parameters' type before it is added to the accumulated copy; at the
 /// deferred reduce-scatter, one unit's reduce-scatter input and output, [`backward`]'s buffers).
 pub fn pipeline_backward(c: &Ctx, m: &ResolvedModel) -> (f64, f64) {
-    let per_elem = inventory::rank_block_params(c, m);
+    let per_elem = grad_elements(c, m);
     (
         per_elem * e_unsharded(c),
         per_elem * e_reduce(c) * (1.0 + 1.0 / c.dp),

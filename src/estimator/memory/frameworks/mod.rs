@@ -51,6 +51,8 @@ pub struct Framework {
     pub bnb_legacy: bool,
     /// The LoRA targets (which frozen 4-bit linears' inputs an adapter already saves).
     pub lora_targets: crate::scenario::LoraTargets,
+    /// The LoRA rank (FSDP2 reduce-scatters only the adapters' gradients: `fsdp::grad_elements`).
+    pub lora_rank: u32,
 }
 
 impl Framework {
@@ -76,6 +78,7 @@ impl Framework {
                 && sc.peft.method == PeftMethod::Qlora
                 && i.hf.bitsandbytes.version == crate::scenario::BnbVersion::Legacy0_43_1,
             lora_targets: sc.peft.targets,
+            lora_rank: sc.peft.rank,
         }
     }
 }
