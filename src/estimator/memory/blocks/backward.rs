@@ -16,7 +16,7 @@ use super::Flavour;
 use crate::estimator::memory::ctx::Ctx;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::MlpShape;
-use crate::scenario::{Checkpointing, ZeroStage};
+use crate::scenario::{Checkpointing, OffloadTarget, ZeroStage};
 
 /// One candidate's gradient, saved-activation and transient bytes.
 #[derive(Clone, Copy, Debug, Default)]
@@ -40,7 +40,7 @@ impl Late {
 /// The rule holds where it was measured: every layer's activations saved and every gradient kept
 /// whole on the GPU. Under checkpointing the layers before hold only their checkpoints, and under
 /// ZeRO-2/3 (FSDP alike) the gradients a layer adds are reduce-scattered to a 1/DP shard as they
-/// come, so neither grows towards the input: the first layer's backward stays the peak, as the
+/// come (under ZeRO-Offload copied to the host), so neither grows towards the input: the first layer's backward stays the peak, as the
 /// general rule has it (`None`). Under expert parallelism a GPU holds and back-propagates
 /// ⌈E/ep⌉ of each layer's experts.
 pub fn late(c: &Ctx, m: &ResolvedModel, whole: bool, outside: f64, head_grad: f64) -> Option<Late> {
@@ -93,7 +93,12 @@ pub fn late(c: &Ctx, m: &ResolvedModel, whole: bool, outside: f64, head_grad: f6
     best
 }
 
-/// Whether ZeRO-2/3 (or FSDP) shards the gradients over more than one data-parallel rank.
+/// Whether the gradients leave the GPU as backward produces them: ZeRO-2/3 (or FSDP) shards them
+/// over more than one data-parallel rank, or ZeRO-Offload copies each reduced bucket to the
+/// host's partition (DeepSpeed `stage_1_and_2.py` `copy_grads_in_partition` →
+/// `async_inplace_copy_grad_to_fp32_buffer_from_gpu`; `stage3.py` `partition_grads` the same into
+/// the host's FP32 gradient partition), even at one rank.
 fn sharded_grads(c: &Ctx) -> bool {
-    matches!(c.zero, ZeroStage::Stage2 | ZeroStage::Stage3) && c.dp > 1.0
+    (matches!(c.zero, ZeroStage::Stage2 | ZeroStage::Stage3) && c.dp > 1.0)
+        || (c.zero != ZeroStage::None && c.offload_optimizer != OffloadTarget::None)
 }
