@@ -148,3 +148,28 @@ fn zero_offload_keeps_moe_gradients_off_the_gpu() {
     // At most one layer's: 46.7 B / 32 layers × 2 B = 2.7 GiB.
     assert!(g < 2.0 * 46.7e9 / 32.0, "{g}");
 }
+
+/// DeepSpeed partitions an expert parameter group's master copy over the expert-data-parallel
+/// group (DP / ep; `stage_1_and_2.py` `real_dp_process_group`), under stage 1 as under stage 2:
+/// an FP32 Mixtral over DP 8 with EP 8 holds the same master partition either way (stage 1
+/// divided every group by DP: 3.4 GiB where it is 21.7 GiB).
+#[test]
+fn deepspeed_stage1_partitions_experts_over_dp_over_ep() {
+    let master = |zero: ZeroStage| {
+        let mut s = mixtral_training();
+        s.parallel.dp = 8;
+        s.model.moe.ep = 8;
+        s.precision.mode = PrecisionMode::Uniform;
+        s.precision.compute = vram_explorer::tensor::Dtype::Fp32;
+        s.strategies.zero = zero;
+        s.implementation.sharding = Sharding::DeepSpeed;
+        get(
+            &estimate(&s).memory,
+            Phase::OptimizerStep,
+            Component::MasterWeights,
+        )
+    };
+    let (one, two) = (master(ZeroStage::Stage1), master(ZeroStage::Stage2));
+    assert!(two > 20.0 * 2f64.powi(30), "{two}");
+    assert!((one / two - 1.0).abs() < 1e-9, "{one} vs {two}");
+}

@@ -15,6 +15,10 @@ pub struct ModelStates {
     pub optimizer: f64,
     pub host: f64,
     pub nvme: f64,
+    /// Trainable elements of this GPU's optimizer partition kept on the GPU: each group's ÷ its
+    /// ZeRO degree (DP, or DP / ep for routed experts) under ZeRO 1–3, whole without ZeRO; 0 when
+    /// the optimizer is offloaded. What DeepSpeed's master partition holds.
+    pub partition: f64,
 }
 
 /// Per-GPU model-state bytes under ZeRO (Rajbhandari et al. 2020, §5 and Figure 1): with Ψ
@@ -166,7 +170,16 @@ pub fn model_states(
             } else {
                 g.zero_dp.max(1.0)
             };
-        if trains && c.offload_optimizer != OffloadTarget::None {
+        let on_gpu = c.offload_optimizer == OffloadTarget::None;
+        if trains && on_gpu {
+            st.partition += g.elems
+                / if c.zero == ZeroStage::None {
+                    1.0
+                } else {
+                    g.zero_dp.max(1.0)
+                };
+        }
+        if trains && !on_gpu {
             put(&mut st, c.offload_optimizer, mw + o + gr);
             (mw, o, gr) = (0.0, 0.0, 0.0);
         } else if trains && g.paged {
