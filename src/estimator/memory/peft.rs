@@ -177,7 +177,16 @@ impl Ext {
         if self.layer_bits.is_none() {
             return casts;
         }
-        let layers = f64::from(m.layers) * layer_matrix_elems(m);
+        // The layers' part of the cast set, on the cast set's own basis: every routed expert
+        // (`cast_elems` counts them all, on this GPU or not), less what autocast leaves out on the
+        // torch paths (`blocks::autocast_elems`). With the stored experts only, expert parallelism
+        // turned the other GPUs' experts into "kept" casts.
+        let all = f64::from(m.layers) * layer_matrix_elems_stored(m, 1.0);
+        let layers = if c.amp && super::blocks::applies(c, m) {
+            all - super::blocks::not_autocast_elems(m)
+        } else {
+            all
+        };
         let kept = casts * (1.0 - layers / cast_elems.max(1.0)).max(0.0);
         let h = f64::from(m.hidden);
         let widest = (h * f64::from(m.ffn)).max(h * f64::from(m.heads) * f64::from(m.head_dim));

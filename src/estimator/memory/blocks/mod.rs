@@ -70,15 +70,18 @@ pub fn torch_paths(c: &Ctx) -> bool {
 /// is all `cached_cast` asks (`aten/src/ATen/autocast_mode.cpp`, torch 2.15; measured: the
 /// records' `autocast_param_casts` at the prefill and decode peaks).
 pub fn autocast_elems(m: &ResolvedModel, cast_elems: f64) -> f64 {
-    let not_cast: f64 = m
-        .blocks
+    (cast_elems - not_autocast_elems(m)).max(0.0)
+        + super::towers::encoder_cast_elems(m)
+        + super::towers::vision_cast_elems(m)
+}
+
+/// The layers' matrix weights autocast does not cast (the routed experts, `conv1d` weights).
+pub fn not_autocast_elems(m: &ResolvedModel) -> f64 {
+    m.blocks
         .kinds()
         .iter()
         .map(|k| f64::from(k.count) * (k.matmul_w - k.autocast_w))
-        .sum();
-    (cast_elems - not_cast).max(0.0)
-        + super::towers::encoder_cast_elems(m)
-        + super::towers::vision_cast_elems(m)
+        .sum()
 }
 
 /// Bytes per element of an activation in the residual type (FP32 under autocast: the norms' output)
