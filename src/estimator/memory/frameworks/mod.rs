@@ -255,7 +255,9 @@ pub fn final_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
 
 /// The first stage beside the Hugging Face rule: under LoRA the embedding is frozen, so layer 0's
 /// input needs no gradient and its first RMSNorm saves nothing (its FP32 input and statistics;
-/// measured: `norm_1` / `sa_norm` saves in 3 of 4 layers). Without checkpointing only.
+/// measured: `norm_1` / `sa_norm` saves in 3 of 4 layers). Without checkpointing and under
+/// selective recomputation, which recomputes only the attention core and keeps the norms' saves
+/// (under full or per-op checkpointing the norm saves nothing in any layer).
 pub fn first_stage(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     lora_first_norm(c, m, z)
 }
@@ -264,7 +266,10 @@ fn lora_first_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     let lora_framework = matches!(c.framework.profile, Profile::LitGpt | Profile::Torchtune);
     if !lora_framework
         || !c.framework.lora
-        || c.checkpointing != crate::scenario::Checkpointing::None
+        || !matches!(
+            c.checkpointing,
+            crate::scenario::Checkpointing::None | crate::scenario::Checkpointing::Selective
+        )
         || m.norm != crate::scenario::NormKind::RmsNorm
     {
         return 0.0;
