@@ -273,7 +273,8 @@ fn fsdp2_lora_reduces_only_the_adapters_gradients() {
     };
     // A layer's backward: the unit's gradients (BF16, 2 B), its reduce-scatter input (FP32, 4 B)
     // and output (4 B / 4): 7 B per element with a gradient.
-    let adapters = 8.0 * ((4096.0 + 2048.0) + (4096.0 + 512.0));
+    // q (4096 → 4096) and v (4096 → 1024) at r = 8, both A and B ÷ TP 2 in training.
+    let adapters = 8.0 * ((4096.0 + 4096.0) + (4096.0 + 1024.0)) / 2.0;
     let block = rank_layer(218_112_000.0);
     let fewer = t(&step(false, 1)) - t(&step(true, 1));
     let expected = 7.0 * (block - adapters);

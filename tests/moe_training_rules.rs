@@ -199,3 +199,27 @@ fn expert_parallelism_adds_no_autocast_copies_over_a_quantized_base() {
         assert!(p <= p1, "EP {ep}: peak {p} > {p1}");
     }
 }
+
+/// q, k, v and o adapters only on attention layers: Nemotron-H-8B has 4 attention layers among
+/// 24 Mamba-2 and 24 MLP-only ones (the MLP-only layers were counted as attention).
+#[test]
+fn attention_adapters_only_on_attention_layers() {
+    let mut s = bundled_scenario("nemotron-h-8b-128k-h100").unwrap();
+    s.mode = Mode::Training;
+    s.peft.method = PeftMethod::Lora;
+    s.peft.rank = 8;
+    s.peft.targets = LoraTargets {
+        q: true,
+        k: true,
+        v: true,
+        o: true,
+        gate: false,
+        up: false,
+        down: false,
+    };
+    // 32 heads × 128 over 8 KV heads, hidden 4096.
+    let (h, q, kv) = (4096.0, 4096.0, 1024.0);
+    let expected = 4.0 * 8.0 * ((h + q) + 2.0 * (h + kv) + (q + h));
+    let trainable = estimate(&s).memory.params.trainable;
+    assert!((trainable / expected - 1.0).abs() < 1e-9, "{trainable} vs {expected}");
+}

@@ -314,6 +314,7 @@ fn adapters_fp32(c: &Ctx, x: &Ext, m: &ResolvedModel, layers: f64, base: Group) 
             x.targets,
             c.tp,
             m.moe.stored_expert_fraction(),
+            crate::estimator::model::lora::AdapterSplit::of(c.mode),
         )
     } else {
         0.0
@@ -494,8 +495,9 @@ mod tests {
         );
     }
 
-    /// LoRA adapters on a tensor-parallel rank: Llama-2-7B, r = 8 on q and v at TP 4, A whole and
-    /// B's rank columns, 32 · 2 · 8 · (4096 + 1024) (everything ÷ TP would be 32 · 2 · 8 · 8192 / 4).
+    /// LoRA adapters on a tensor-parallel rank: Llama-2-7B, r = 8 on q and v at TP 4. Trained
+    /// (Megatron Bridge) both A and B ÷ 4: 32 · 2 · 8 · 8192 / 4; served (vLLM) A whole and B's
+    /// rank columns: 32 · 2 · 8 · (4096 + 1024).
     #[test]
     fn lora_adapters_split_along_their_base_layers() {
         let mut s = crate::scenario::Scenario {
@@ -508,16 +510,20 @@ mod tests {
         s.peft.rank = 8;
         s.parallel.tp = 4;
         let m = crate::estimator::model::resolve(&s.model, &mut Default::default());
-        let c = Ctx::new(&s, &m, &mut Default::default());
-        let x = super::super::peft::Ext::new(&s, &m);
-        let inv = Inventory::stage(&c, &x, &m, 32.0, true, true);
-        let adapters: f64 = inv
-            .groups()
-            .iter()
-            .filter(|g| g.role == Role::Adapters)
-            .map(|g| g.elems)
-            .sum();
-        assert_eq!(adapters, 32.0 * 2.0 * 8.0 * (4096.0 + 1024.0));
+        let adapters = |s: &crate::scenario::Scenario| -> f64 {
+            let c = Ctx::new(s, &m, &mut Default::default());
+            let x = super::super::peft::Ext::new(s, &m);
+            let inv = Inventory::stage(&c, &x, &m, 32.0, true, true);
+            inv.groups()
+                .iter()
+                .filter(|g| g.role == Role::Adapters)
+                .map(|g| g.elems)
+                .sum()
+        };
+        assert_eq!(adapters(&s), 32.0 * 2.0 * 8.0 * 8192.0 / 4.0);
+        s.mode = crate::scenario::Mode::Inference;
+        s.peft.inference_adapters = true;
+        assert_eq!(adapters(&s), 32.0 * 2.0 * 8.0 * (4096.0 + 1024.0));
     }
 
     /// What ZeRO-3 or an FSDP unit gathers for one block holds only its expert-parallel rank's

@@ -28,20 +28,46 @@ pub fn layer_adapters(m: &ResolvedModel, rank: u32, t: LoraTargets) -> (f64, f64
 
 /// Adapter parameters of one layer (the mean over the layers) on a tensor-parallel rank that
 /// stores `expert_fraction` of each layer's routed experts (`MoeShape::stored_expert_fraction`).
-/// An adapter follows its base layer's split: on a column-parallel matrix (q, k, v, gate, up) A is
-/// whole and B holds the rank's output columns; on a row-parallel one (o, down) A holds the rank's
-/// input rows and B is whole (Megatron Bridge's `LoRA` on `ColumnParallelLinear` /
-/// `RowParallelLinear`; vLLM `ColumnParallelLinearWithLoRA` slices `lora_b`,
-/// `RowParallelLinearWithLoRA` slices `lora_a`). K and V heads a rank holds beyond kv / TP
-/// (`ResolvedModel::kv_replicated_width`) count whole.
+/// `split` is how the serving or training framework divides an adapter over the ranks.
 pub fn layer_adapters_on_rank(
     m: &ResolvedModel,
     rank: u32,
     t: LoraTargets,
     tp: f64,
     expert_fraction: f64,
+    split: AdapterSplit,
 ) -> f64 {
-    walk(m, rank, t, tp.max(1.0), expert_fraction).rank_params
+    let tp = tp.max(1.0);
+    match split {
+        AdapterSplit::Even => walk(m, rank, t, 1.0, expert_fraction).rank_params / tp,
+        AdapterSplit::AlongBase => walk(m, rank, t, tp, expert_fraction).rank_params,
+    }
+}
+
+/// How tensor parallelism divides LoRA adapters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdapterSplit {
+    /// Both A and B ÷ TP (training: Megatron Bridge's `ParallelLinearAdapter`,
+    /// `src/megatron/bridge/peft/utils.py`, builds A as a `ColumnParallelLinear` split along r over a
+    /// column-parallel base or a `RowParallelLinear` split along d_in over a row-parallel one, and
+    /// B as a `ColumnParallelLinear` split along d_out).
+    Even,
+    /// Along the base layer's split (serving: vLLM `ColumnParallelLinearWithLoRA` slices `lora_b`
+    /// by output columns and keeps `lora_a` whole, `RowParallelLinearWithLoRA` slices `lora_a` by
+    /// input rows and keeps `lora_b` whole); K and V heads a rank holds beyond kv / TP
+    /// (`ResolvedModel::kv_replicated_width`) keep their columns whole.
+    AlongBase,
+}
+
+impl AdapterSplit {
+    /// Served adapters split along their base layers, trained ones evenly.
+    pub fn of(mode: crate::scenario::Mode) -> AdapterSplit {
+        if mode == crate::scenario::Mode::Inference {
+            AdapterSplit::AlongBase
+        } else {
+            AdapterSplit::Even
+        }
+    }
 }
 
 /// How tensor parallelism splits a targeted matrix.
@@ -143,6 +169,8 @@ fn walk(m: &ResolvedModel, rank: u32, t: LoraTargets, tp: f64, expert_fraction: 
         kv_extra: m.kv_replicated_width(tp),
         ..Walk::default()
     };
+    // A model without blocks: one kind of its own dimensions, an attention layer.
+    let blockless = m.blocks.kinds().is_empty();
     let fallback = [LayerKind {
         count: 1,
         mixer: MixerShape::Empty,
@@ -156,7 +184,7 @@ fn walk(m: &ResolvedModel, rank: u32, t: LoraTargets, tp: f64, expert_fraction: 
         },
         ..LayerKind::default()
     }];
-    let kinds = if m.blocks.kinds().is_empty() {
+    let kinds = if blockless {
         &fallback[..]
     } else {
         m.blocks.kinds()
@@ -171,7 +199,9 @@ fn walk(m: &ResolvedModel, rank: u32, t: LoraTargets, tp: f64, expert_fraction: 
                 head_dim,
                 ..
             } => (heads * head_dim, kv_heads * head_dim),
-            MixerShape::Mla(_) | MixerShape::Empty => m.attention_widths(),
+            MixerShape::Mla(_) => m.attention_widths(),
+            // A layer without a mixer (Nemotron-H's MLP-only layers) has no q, k, v or o.
+            MixerShape::Empty if blockless => m.attention_widths(),
             _ => (0.0, 0.0),
         };
         if q > 0.0 {
@@ -230,10 +260,26 @@ mod tests {
             down: true,
         };
         let (whole, ..) = layer_adapters(&m, 8, all);
-        assert_eq!(layer_adapters_on_rank(&m, 8, all, 1.0, 1.0), whole);
+        assert_eq!(
+            layer_adapters_on_rank(&m, 8, all, 1.0, 1.0, AdapterSplit::AlongBase),
+            whole
+        );
         let (h, f) = (4096.0, 11008.0);
         let expected = 8.0 * (3.0 * (h + h / 4.0) + (f / 4.0 + h));
-        assert_eq!(layer_adapters_on_rank(&m, 8, all, 4.0, 1.0), expected);
+        assert_eq!(
+            layer_adapters_on_rank(&m, 8, all, 4.0, 1.0, AdapterSplit::AlongBase),
+            expected
+        );
+    }
+
+    /// Trained adapters are split evenly (Megatron Bridge: A along r or d_in, B along d_out).
+    #[test]
+    fn trained_adapters_split_evenly() {
+        let m = model(32);
+        let (whole, ..) = layer_adapters(&m, 8, LoraTargets::default());
+        let even =
+            layer_adapters_on_rank(&m, 8, LoraTargets::default(), 4.0, 1.0, AdapterSplit::Even);
+        assert_eq!(even, whole / 4.0);
     }
 
     /// Eight KV heads at TP 16: a rank holds one whole K head and one V head (128 wide), so v's B
@@ -251,7 +297,7 @@ mod tests {
             down: false,
         };
         assert_eq!(
-            layer_adapters_on_rank(&m, 8, v, 16.0, 1.0),
+            layer_adapters_on_rank(&m, 8, v, 16.0, 1.0, AdapterSplit::AlongBase),
             8.0 * (4096.0 + 128.0)
         );
     }

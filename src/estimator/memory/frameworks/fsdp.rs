@@ -202,6 +202,7 @@ fn grad_elements(c: &Ctx, m: &ResolvedModel) -> f64 {
             c.framework.lora_targets,
             c.tp,
             m.moe.stored_expert_fraction(),
+            crate::estimator::model::lora::AdapterSplit::of(c.mode),
         )
     } else {
         inventory::rank_block_params(c, m)
