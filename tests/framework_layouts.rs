@@ -116,3 +116,29 @@ fn no_pipeline_stages_for_frameworks_without_a_pipeline_schedule() {
     let r = search(&scenario(Profile::HuggingFace, 1), &o);
     assert!(r.best.iter().any(|l| l.pp > 1));
 }
+
+/// `fit`'s smallest tensor-parallel and pipeline degrees keep to what the framework runs.
+#[test]
+fn smallest_degrees_keep_to_the_framework() {
+    use vram_explorer::estimator::solver::{ScaleAxis, Solved, min_degree};
+    let mut megatron_found = 0;
+    for seq in [4096, 8192, 16_384] {
+        for micro in [4, 8, 16] {
+            let mut s = scenario(Profile::Megatron, 1);
+            (s.workload.seq_len, s.workload.micro_batch) = (seq, micro);
+            if let Solved::Found(tp) = min_degree(&s, ScaleAxis::Tp) {
+                assert!(4 % tp == 0, "TP {tp} at {seq} × {micro}");
+                megatron_found += 1;
+            }
+            for profile in [Profile::LitGpt, Profile::Torchtune] {
+                s.implementation.profile = profile;
+                let pp = min_degree(&s, ScaleAxis::Pp);
+                assert!(
+                    matches!(pp, Solved::Found(1) | Solved::NoneFits),
+                    "{profile:?}: {pp:?}"
+                );
+            }
+        }
+    }
+    assert!(megatron_found > 0);
+}

@@ -221,5 +221,8 @@ fn attention_adapters_only_on_attention_layers() {
     let (h, q, kv) = (4096.0, 4096.0, 1024.0);
     let expected = 4.0 * 8.0 * ((h + q) + 2.0 * (h + kv) + (q + h));
     let trainable = estimate(&s).memory.params.trainable;
-    assert!((trainable / expected - 1.0).abs() < 1e-9, "{trainable} vs {expected}");
+    assert!(
+        (trainable / expected - 1.0).abs() < 1e-9,
+        "{trainable} vs {expected}"
+    );
 }

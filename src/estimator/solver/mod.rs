@@ -220,14 +220,19 @@ fn axis_candidates(s: &Scenario, axis: ScaleAxis, out: &mut [u32; 64]) -> usize 
             let max = Axis::Tp.range(s).1;
             let mut t = 1u32;
             while t <= heads && f64::from(t) <= max {
-                if heads.is_multiple_of(t) {
+                if s.tp_splits_attention(t) {
                     push(t);
                 }
                 t *= 2;
             }
         }
         ScaleAxis::Pp => {
-            let layers = s.model.transformer.layers.clamp(1, 64);
+            // A framework without a pipeline schedule runs one stage only.
+            let layers = if s.framework_pipelines() {
+                s.model.transformer.layers.clamp(1, 64)
+            } else {
+                1
+            };
             for p in 1..=layers {
                 push(p);
             }
