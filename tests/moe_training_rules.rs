@@ -226,3 +226,15 @@ fn attention_adapters_only_on_attention_layers() {
         "{trainable} vs {expected}"
     );
 }
+
+/// DeepSpeed stage 3 copies each gradient into its partition buffer (counted whole), also on one
+/// GPU without offload: the late-backward rule must not count the later layers' gradients again.
+#[test]
+fn deepspeed_stage3_counts_gradients_once_on_one_gpu() {
+    let mut s = mixtral_training();
+    s.strategies.zero = ZeroStage::Stage3;
+    s.implementation.sharding = Sharding::DeepSpeed;
+    let m = estimate(&s).memory;
+    let g = get(&m, Phase::Backward, Component::Gradients);
+    assert!(g < 2.0 * 46.7e9 / 32.0, "{g}");
+}

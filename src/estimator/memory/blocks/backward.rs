@@ -38,14 +38,20 @@ impl Late {
 /// elements (allocated first in backward).
 ///
 /// The rule holds where it was measured: every layer's activations saved and every gradient kept
-/// whole on the GPU. Under checkpointing the layers before hold only their checkpoints, and under
+/// whole on the GPU. Under full, every-k or per-op checkpointing the layers before hold only their
+/// checkpoints (and what per-op keeps), and under
 /// ZeRO-2/3 (FSDP alike) the gradients a layer adds are reduce-scattered to a 1/DP shard as they
 /// come (under ZeRO-Offload copied to the host), so neither grows towards the input: the first layer's backward stays the peak, as the
 /// general rule has it (`None`). Under expert parallelism a GPU holds and back-propagates
 /// ⌈E/ep⌉ of each layer's experts.
 pub fn late(c: &Ctx, m: &ResolvedModel, whole: bool, outside: f64, head_grad: f64) -> Option<Late> {
-    if !whole || !super::applies(c, m) || c.checkpointing != Checkpointing::None || sharded_grads(c)
-    {
+    // Selective recomputation keeps every saved tensor but the attention core's, which the fused
+    // kernel these rules apply to does not keep anyway: the rule holds there too.
+    let checkpointed = !matches!(
+        c.checkpointing,
+        Checkpointing::None | Checkpointing::Selective
+    );
+    if !whole || !super::applies(c, m) || checkpointed || sharded_grads(c) {
         return None;
     }
     let not_stored = 1.0 - m.moe.stored_expert_fraction();
@@ -97,8 +103,12 @@ pub fn late(c: &Ctx, m: &ResolvedModel, whole: bool, outside: f64, head_grad: f6
 /// over more than one data-parallel rank, or ZeRO-Offload copies each reduced bucket to the
 /// host's partition (DeepSpeed `stage_1_and_2.py` `copy_grads_in_partition` →
 /// `async_inplace_copy_grad_to_fp32_buffer_from_gpu`; `stage3.py` `partition_grads` the same into
-/// the host's FP32 gradient partition), even at one rank.
+/// the host's FP32 gradient partition), even at one rank, or DeepSpeed stage 3 keeps them in its
+/// partition buffer (counted whole beside the rule).
 fn sharded_grads(c: &Ctx) -> bool {
     (matches!(c.zero, ZeroStage::Stage2 | ZeroStage::Stage3) && c.dp > 1.0)
         || (c.zero != ZeroStage::None && c.offload_optimizer != OffloadTarget::None)
+        // DeepSpeed stage 3 copies every gradient into its partition buffer as it comes, at any
+        // DP; the buffer is counted whole beside (`frameworks::deepspeed::buffers`).
+        || (c.zero == ZeroStage::Stage3 && super::super::frameworks::deepspeed::applies(c))
 }
