@@ -565,3 +565,35 @@ fn selective_recomputation_drops_the_first_norm_under_lora_too() {
         assert!(selective <= none, "{profile:?}: {selective} vs {none}");
     }
 }
+
+/// DeepSpeed's master partition holds the trainable parameters ÷ DP under every stage: under LoRA
+/// the adapters' (stages 2–3 counted it from the frozen base's gradient bytes, none).
+#[test]
+fn deepspeed_lora_master_partition_is_the_same_under_every_stage() {
+    use vram_explorer::estimator::{Component, Phase, estimate};
+    use vram_explorer::scenario::{PeftMethod, PrecisionMode, Scenario, Sharding, ZeroStage};
+    let master = |zero: ZeroStage| {
+        let mut s = Scenario {
+            mode: Mode::Training,
+            ..Scenario::default()
+        };
+        s.peft.method = PeftMethod::Lora;
+        s.precision.mode = PrecisionMode::Uniform;
+        s.precision.compute = vram_explorer::tensor::Dtype::Fp32;
+        s.parallel.dp = 8;
+        s.strategies.zero = zero;
+        s.implementation.sharding = Sharding::DeepSpeed;
+        estimate(&s)
+            .memory
+            .phases
+            .get(Phase::OptimizerStep)
+            .unwrap()
+            .get(Component::MasterWeights)
+            .get()
+    };
+    let one = master(ZeroStage::Stage1);
+    assert!(one > 0.0);
+    for zero in [ZeroStage::Stage2, ZeroStage::Stage3] {
+        assert!((master(zero) / one - 1.0).abs() < 1e-9, "{zero:?}");
+    }
+}

@@ -29,18 +29,6 @@ fn partition_elems(c: &Ctx, grads: f64) -> f64 {
     }
 }
 
-/// Elements of the master partition: under stage 1 each group's ÷ its ZeRO degree
-/// (`ModelStates::partition`; DeepSpeed-MoE partitions the experts' master over the
-/// expert-data-parallel group, DP / ep, `stage_1_and_2.py` `real_dp_process_group` per parameter
-/// group), as the gradients already are under stages 2–3.
-fn master_elems(c: &Ctx, s: &ModelStates) -> f64 {
-    if c.zero == ZeroStage::Stage1 {
-        s.partition
-    } else {
-        partition_elems(c, s.grads)
-    }
-}
-
 /// Bytes per element of DeepSpeed's master partition and step gradient partition:
 /// `_configure_master_weights` (`deepspeed/runtime/base_optimizer.py`, 0.18.4) returns BF16 under
 /// `bf16_master_weights_and_grads`, else FP32.
@@ -74,11 +62,15 @@ pub fn states(c: &Ctx, s: ModelStates) -> ModelStates {
     }
     let ds = c.framework.deepspeed;
     let mut out = s;
+    // The master partition's elements: each group's trainable parameters ÷ its ZeRO degree
+    // (`ModelStates::partition`; DeepSpeed-MoE partitions an expert group over DP / ep,
+    // `stage_1_and_2.py` `real_dp_process_group` per parameter group). Counted from the
+    // parameters, not the gradients: stage 1's are whole, and a LoRA base's context has none.
     if c.e_master <= 0.0 {
-        out.master = 4.0 * master_elems(c, &s);
+        out.master = 4.0 * s.partition;
     }
     if ds.bf16_master_weights_and_grads {
-        let master = master_bytes(c) * master_elems(c, &s);
+        let master = master_bytes(c) * s.partition;
         // A scenario master narrower than BF16 is not a DeepSpeed configuration: keep it.
         out.master = out.master.min(master);
         if ds.bf16_optimizer_states && c.e_states > 2.0 {
