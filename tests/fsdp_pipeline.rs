@@ -285,4 +285,14 @@ fn fsdp2_lora_reduces_only_the_adapters_gradients() {
     // Four stages of 8 layers: the accumulated unsharded gradients are the adapters' (FP32).
     let staged = phase_gradients(&step(true, 4), Phase::Forward);
     assert!(close(staged, 8.0 * adapters * 4.0), "{staged}");
+    // The explanation's lead counts the adapters, as the bytes do.
+    let mut s = scenario(4, ReduceDtype::Fp32);
+    s.precision.mode = PrecisionMode::Uniform;
+    s.peft.method = PeftMethod::Lora;
+    s.peft.rank = 8;
+    let e = estimate(&s);
+    let x = vram_explorer::estimator::explain::explain(&s, &e, Component::Gradients);
+    let lead = format!("{:.4e} adapter parameters", 8.0 * adapters);
+    assert!(x.filled.contains(&lead), "{} vs {lead}", x.filled);
+    assert!(x.formula.contains("LoRA adapters"), "{}", x.formula);
 }

@@ -480,15 +480,27 @@ pub(super) fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: &Stage) -> Opti
     use crate::estimator::memory::frameworks::fsdp;
     let stage = *st;
     let bytes = fsdp::pipeline_gradients(c, m, stage)?;
-    let elems = fsdp::stage_elements(c, m, stage);
+    let elems = fsdp::stage_gradient_elements(c, m, stage);
+    let (formula, what) = if c.framework.lora {
+        (
+            "layers × the LoRA adapters a rank holds per layer × e_acc, no DP divisor: FSDP2 \
+             under a pipeline reduce-scatters only after the last micro-batch, and only the \
+             parameters with a gradient (the frozen base has none)",
+            "adapter parameters",
+        )
+    } else {
+        (
+            "(layers × Ψ_layer,rank + (embedding or head on the end stages) ÷ TP) × e_acc, no DP \
+             divisor: FSDP2 under a pipeline reduce-scatters only after the last micro-batch \
+             (Ψ_layer,rank: the layer's split parameters ÷ TP, its norms and other replicated \
+             ones whole)",
+            "parameters",
+        )
+    };
     Some(Parts {
-        formula: "(layers × Ψ_layer,rank + (embedding or head on the end stages) ÷ TP) × e_acc, \
-                  no DP divisor: FSDP2 under a pipeline reduce-scatters only after the last \
-                  micro-batch (Ψ_layer,rank: the layer's split parameters ÷ TP, its norms and \
-                  other replicated ones whole)"
-            .to_owned(),
+        formula: formula.to_owned(),
         lead: format!(
-            "Ψ_stage = {elems:.4e} parameters (after TP = {}, {} layers on this stage), unsharded",
+            "Ψ_stage = {elems:.4e} {what} (after TP = {}, {} layers on this stage), unsharded",
             c.tp, st.layers
         ),
         terms: vec![(

@@ -234,13 +234,17 @@ pub fn e_accumulated(c: &Ctx) -> f64 {
 /// from the first backward until the reduce-scatters after the last: every block of the stage and
 /// the root's embedding and head, over TP, in [`e_accumulated`]. `None` otherwise.
 pub fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
-    let elements = if c.framework.lora {
-        // Only the adapters have gradients (the embedding and head are frozen).
+    pipeline_no_sync(c).then(|| stage_gradient_elements(c, m, st) * e_accumulated(c))
+}
+
+/// Elements of the stage that get a gradient: every parameter ([`stage_elements`]), or under LoRA
+/// its layers' adapters only (the base, the embedding and the head are frozen).
+pub fn stage_gradient_elements(c: &Ctx, m: &ResolvedModel, st: Stage) -> f64 {
+    if c.framework.lora {
         st.layers * grad_elements(c, m)
     } else {
         stage_elements(c, m, st)
-    };
-    pipeline_no_sync(c).then(|| elements * e_accumulated(c))
+    }
 }
 
 /// The transient of the backward under [`pipeline_no_sync`]: (in a micro-batch's backward, one
