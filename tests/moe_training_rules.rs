@@ -126,6 +126,13 @@ fn lora_adapters_take_each_layers_own_widths() {
         )
     };
     let routed = 45.0 * 128.0 * 3.0 * r * (h + 1408.0);
+    // The time model's optimizer reads and writes the same adapters: fewer with EP 8.
+    let optimizer_bytes = |ep: u32| {
+        let mut s = s.clone();
+        s.model.moe.ep = ep;
+        estimate(&s).performance.optimizer.unwrap().bytes.get()
+    };
+    assert!(optimizer_bytes(8) < 0.3 * optimizer_bytes(1));
     let fewer = states(1) - states(8);
     assert!(
         (fewer / (routed * 7.0 / 8.0 * 8.0) - 1.0).abs() < 1e-6,

@@ -36,11 +36,21 @@ pub fn lora_flops_saved(
     ((2.0 * frozen - 6.0 * adapters) * tokens / split.max(1.0)).max(0.0)
 }
 
-/// Trainable parameters per GPU for gradient traffic and the optimizer: the adapters with LoRA, else
-/// `full` (the caller's count).
-pub fn trainable_params(s: &Scenario, m: &ResolvedModel, full: f64, split: f64) -> f64 {
+/// Trainable parameters per GPU for gradient traffic and the optimizer: with LoRA the adapters a
+/// rank of `tp` tensor-parallel ranks and `pp` stages holds (its expert-parallel share of the
+/// experts'; `lora::layer_adapters_on_rank`, as the memory estimate counts them), else `full`
+/// (the caller's count).
+pub fn trainable_params(s: &Scenario, m: &ResolvedModel, full: f64, tp: f64, pp: f64) -> f64 {
     if lora(s, m) {
-        layer_adapters(m, s.peft.rank, s.peft.targets).0 * f64::from(m.layers) / split.max(1.0)
+        crate::estimator::model::lora::layer_adapters_on_rank(
+            m,
+            s.peft.rank,
+            s.peft.targets,
+            tp,
+            m.moe.stored_expert_fraction(),
+            crate::estimator::model::lora::AdapterSplit::of(s.mode),
+        ) * f64::from(m.layers)
+            / pp.max(1.0)
     } else {
         full
     }

@@ -74,7 +74,7 @@ impl Work {
             }
         };
         // LoRA: gradients and optimizer updates of the adapters only.
-        let trained = super::peft_moe::trainable_params(s, m, params, split);
+        let trained = super::peft_moe::trainable_params(s, m, params, i.tp as f64, i.pp as f64);
         let optimizer_params = trained / zero_shard(ZeroStage::Stage1);
         let states = optimizer_state_bytes(
             s.optimizer.kind,
