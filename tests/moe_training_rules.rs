@@ -94,15 +94,7 @@ fn lora_adapters_take_each_layers_own_widths() {
     s.parallel.dp = 8;
     s.peft.method = PeftMethod::Lora;
     s.peft.rank = 16;
-    s.peft.targets = LoraTargets {
-        q: true,
-        k: true,
-        v: true,
-        o: true,
-        gate: true,
-        up: true,
-        down: true,
-    };
+    s.peft.targets = LoraTargets::ALL_LINEAR;
     let r = 16.0;
     let (h, q, kv) = (4096.0, 96.0 * 128.0, 8.0 * 128.0);
     let attention = 46.0 * r * ((h + q) + 2.0 * (h + kv) + (q + h));
@@ -216,13 +208,9 @@ fn attention_adapters_only_on_attention_layers() {
     s.peft.method = PeftMethod::Lora;
     s.peft.rank = 8;
     s.peft.targets = LoraTargets {
-        q: true,
         k: true,
-        v: true,
         o: true,
-        gate: false,
-        up: false,
-        down: false,
+        ..LoraTargets::default()
     };
     // 32 heads × 128 over 8 KV heads, hidden 4096.
     let (h, q, kv) = (4096.0, 4096.0, 1024.0);

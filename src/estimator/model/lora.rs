@@ -251,13 +251,9 @@ mod tests {
     fn an_adapter_follows_its_base_layers_split() {
         let m = model(32);
         let all = LoraTargets {
-            q: true,
-            k: false,
-            v: true,
             o: true,
-            gate: false,
-            up: false,
             down: true,
+            ..LoraTargets::default()
         };
         let (whole, ..) = layer_adapters(&m, 8, all);
         assert_eq!(
@@ -289,12 +285,7 @@ mod tests {
         let m = model(8);
         let v = LoraTargets {
             q: false,
-            k: false,
-            v: true,
-            o: false,
-            gate: false,
-            up: false,
-            down: false,
+            ..LoraTargets::default()
         };
         assert_eq!(
             layer_adapters_on_rank(&m, 8, v, 16.0, 1.0, AdapterSplit::AlongBase),
