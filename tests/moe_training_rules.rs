@@ -233,3 +233,39 @@ fn deepspeed_stage3_counts_gradients_once_on_one_gpu() {
     let g = get(&m, Phase::Backward, Component::Gradients);
     assert!(g < 2.0 * 46.7e9 / 32.0, "{g}");
 }
+
+/// The step's data-parallel gradient reduction carries a GPU's own experts only: with EP 8 over
+/// DP 8 each GPU reduces one expert of eight per layer (over its expert-data-parallel group), so
+/// 7/8 of the routed gradients fewer than at EP 1.
+#[test]
+fn a_gpu_reduces_only_its_own_experts_gradients() {
+    let dp_bytes = |ep: u32| {
+        let mut s = mixtral_training();
+        s.parallel.dp = 8;
+        s.model.moe.ep = ep;
+        estimate(&s).performance.communication.dp_bytes.get()
+    };
+    let routed = 32.0 * 8.0 * 3.0 * 4096.0 * 14336.0;
+    let (all, own) = (dp_bytes(1), dp_bytes(8));
+    // BF16 gradients (the preset's uniform BF16).
+    let fewer = routed * 7.0 / 8.0 * 2.0;
+    assert!(
+        ((all - own) / fewer - 1.0).abs() < 1e-6,
+        "{all} - {own} vs {fewer}"
+    );
+    // Under ZeRO-1 the optimizer's share is the same either way (E / DP experts' states per GPU:
+    // all over DP, or one over DP / ep = 1); without ZeRO a GPU updates only its own experts.
+    let optimizer = |ep: u32, zero: ZeroStage| {
+        let mut s = mixtral_training();
+        s.parallel.dp = 8;
+        s.model.moe.ep = ep;
+        s.strategies.zero = zero;
+        estimate(&s).performance.optimizer.unwrap().bytes.get()
+    };
+    let (one, eight) = (
+        optimizer(1, ZeroStage::Stage1),
+        optimizer(8, ZeroStage::Stage1),
+    );
+    assert!((eight / one - 1.0).abs() < 1e-9, "{one} vs {eight}");
+    assert!(optimizer(8, ZeroStage::None) < 0.3 * optimizer(1, ZeroStage::None));
+}

@@ -9,7 +9,7 @@ use crate::estimator::model::lora::layer_adapters;
 use crate::estimator::model::moe::all_to_all_bytes;
 use crate::scenario::{Mode, ModelFamily, PeftMethod, Scenario, WeightFormat};
 
-fn lora(s: &Scenario, m: &ResolvedModel) -> bool {
+pub(super) fn lora(s: &Scenario, m: &ResolvedModel) -> bool {
     s.mode == Mode::Training
         && m.family == ModelFamily::Transformer
         && s.peft.method != PeftMethod::Full

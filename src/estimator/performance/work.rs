@@ -59,10 +59,15 @@ impl Work {
         // Context parallelism splits every sequence's tokens, and with Megatron's load-balanced
         // causal chunks (2·cp per sequence, ranks i and 2cp − 1 − i together) the attention work too.
         let (forward_flops, recompute_flops) = forward_flops(s, m, split * cp, keep);
-        // A rank's share, with the matrices it holds whole (`replicated_matrices_beyond_split`).
+        // A rank's share, with the matrices it holds whole (`replicated_matrices_beyond_split`),
+        // and of a mixture's routed experts only its expert-parallel rank's: a GPU reads, reduces
+        // and gathers those alone (the others' over their own expert-data-parallel groups).
         let whole = m.replicated_matrices_beyond_split(i.tp as f64) * keep / i.pp as f64;
-        let params = param_count(m) * keep / split + whole;
-        let read = read_weights(m) * keep / split + whole;
+        let elsewhere = f64::from(m.layers)
+            * m.moe.routed_params_per_layer
+            * (1.0 - m.moe.stored_expert_fraction());
+        let params = (param_count(m) - elsewhere).max(0.0) * keep / split + whole;
+        let read = (read_weights(m) - elsewhere).max(0.0) * keep / split + whole;
         let compute_w = prec.weight_compute_copies.unwrap_or(prec.weights).bytes();
         let g = prec.gradients.bytes();
         let zero_shard = |stage: ZeroStage| {
@@ -73,9 +78,23 @@ impl Work {
                 1.0
             }
         };
+        // ZeRO shards the GPU's experts over their expert-data-parallel group (DP / ep) and the
+        // rest over DP: `params` split so, per ZeRO stage.
+        let ep = f64::from(m.moe.ep.max(1));
+        let experts = (f64::from(m.layers) * m.moe.routed_params_per_layer - elsewhere).max(0.0)
+            * keep
+            / split;
+        let sharded = |stage: ZeroStage| {
+            let z = zero_shard(stage);
+            (params - experts) / z + experts / (z / ep).max(1.0)
+        };
         // LoRA: gradients and optimizer updates of the adapters only.
         let trained = super::peft_moe::trainable_params(s, m, params, i.tp as f64, i.pp as f64);
-        let optimizer_params = trained / zero_shard(ZeroStage::Stage1);
+        let optimizer_params = if super::peft_moe::lora(s, m) {
+            trained / zero_shard(ZeroStage::Stage1)
+        } else {
+            sharded(ZeroStage::Stage1)
+        };
         let states = optimizer_state_bytes(
             s.optimizer.kind,
             prec.optimizer_states.bytes(),
@@ -107,7 +126,7 @@ impl Work {
                 .weight_compute_copies
                 .map_or(0.0, |c| read * (prec.weights.bytes() + c.bytes())),
             weight_bytes_per_param: compute_w,
-            weight_bytes_shard: params * compute_w / zero_shard(ZeroStage::Stage3),
+            weight_bytes_shard: sharded(ZeroStage::Stage3) * compute_w,
             grad_bytes_per_param: g,
             grad_bytes_per_gpu: trained * g,
             saved_activations: saved_activations(s, m, mem, i),
