@@ -137,15 +137,22 @@ fn lora_adapters_take_each_layers_own_widths() {
 /// Mixtral under ZeRO-3 with the optimizer and parameters on the CPU).
 #[test]
 fn zero_offload_keeps_moe_gradients_off_the_gpu() {
+    let g = deepspeed_stage3_backward_gradients(OffloadTarget::Cpu);
+    assert!(g < ONE_LAYER_GRADIENTS, "{g}");
+}
+
+/// At most one Mixtral layer's BF16 gradients: 46.7 B / 32 layers × 2 B = 2.7 GiB.
+const ONE_LAYER_GRADIENTS: f64 = 2.0 * 46.7e9 / 32.0;
+
+/// Gradient bytes at backward of [`mixtral_training`] under DeepSpeed stage 3 on one GPU, its
+/// optimizer and parameters offloaded to `offload`.
+fn deepspeed_stage3_backward_gradients(offload: OffloadTarget) -> f64 {
     let mut s = mixtral_training();
     s.strategies.zero = ZeroStage::Stage3;
     s.implementation.sharding = Sharding::DeepSpeed;
-    s.strategies.offload_optimizer = OffloadTarget::Cpu;
-    s.strategies.offload_params = OffloadTarget::Cpu;
-    let m = estimate(&s).memory;
-    let g = get(&m, Phase::Backward, Component::Gradients);
-    // At most one layer's: 46.7 B / 32 layers × 2 B = 2.7 GiB.
-    assert!(g < 2.0 * 46.7e9 / 32.0, "{g}");
+    s.strategies.offload_optimizer = offload;
+    s.strategies.offload_params = offload;
+    get(&estimate(&s).memory, Phase::Backward, Component::Gradients)
 }
 
 /// DeepSpeed partitions an expert parameter group's master copy over the expert-data-parallel
@@ -226,12 +233,8 @@ fn attention_adapters_only_on_attention_layers() {
 /// GPU without offload: the late-backward rule must not count the later layers' gradients again.
 #[test]
 fn deepspeed_stage3_counts_gradients_once_on_one_gpu() {
-    let mut s = mixtral_training();
-    s.strategies.zero = ZeroStage::Stage3;
-    s.implementation.sharding = Sharding::DeepSpeed;
-    let m = estimate(&s).memory;
-    let g = get(&m, Phase::Backward, Component::Gradients);
-    assert!(g < 2.0 * 46.7e9 / 32.0, "{g}");
+    let g = deepspeed_stage3_backward_gradients(OffloadTarget::None);
+    assert!(g < ONE_LAYER_GRADIENTS, "{g}");
 }
 
 /// The step's data-parallel gradient reduction carries a GPU's own experts only: with EP 8 over

@@ -304,18 +304,11 @@ fn adapters(c: &Ctx, x: &Ext, m: &ResolvedModel, layers: f64, base: Group) -> Gr
     adapters_fp32(c, x, m, layers, base)
 }
 
-/// The adapters as a tensor-parallel rank holds them (`lora::layer_adapters_on_rank`: the side of
-/// A or B along the base layer's split ÷ TP, the other whole).
+/// The adapters as this GPU holds them (`lora::rank_adapters_per_layer`: its experts' share, split
+/// over TP as trained or served adapters are).
 fn adapters_fp32(c: &Ctx, x: &Ext, m: &ResolvedModel, layers: f64, base: Group) -> Group {
     let per_layer = if x.adapters_per_layer > 0.0 {
-        crate::estimator::model::lora::layer_adapters_on_rank(
-            m,
-            x.rank,
-            x.targets,
-            c.tp,
-            m.moe.stored_expert_fraction(),
-            crate::estimator::model::lora::AdapterSplit::of(c.mode),
-        )
+        crate::estimator::model::lora::rank_adapters_per_layer(m, x.rank, x.targets, c.tp, c.mode)
     } else {
         0.0
     };

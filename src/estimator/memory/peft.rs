@@ -19,7 +19,7 @@ pub struct Ext {
     pub targets: LoraTargets,
     pub adapters_per_layer: f64,
     /// The LoRA rank r (adapters are split over tensor-parallel ranks by
-    /// `lora::layer_adapters_on_rank`).
+    /// `lora::rank_adapters_per_layer`).
     pub rank: u32,
     pub adapter_tensors_per_layer: f64,
     /// Rank-r values saved per token and layer (A·x of every targeted matrix).

@@ -26,10 +26,31 @@ pub fn layer_adapters(m: &ResolvedModel, rank: u32, t: LoraTargets) -> (f64, f64
     (w.params, w.tensors, w.rows, w.largest)
 }
 
+/// Adapter parameters of one layer (the mean over the layers) on one GPU of `tp` tensor-parallel
+/// ranks in `mode`: its expert-parallel share of the experts' adapters
+/// (`MoeShape::stored_expert_fraction`), split as a trained or served adapter is
+/// ([`AdapterSplit::of`]). The one count the inventory, FSDP's gradients and the step time use.
+pub fn rank_adapters_per_layer(
+    m: &ResolvedModel,
+    rank: u32,
+    t: LoraTargets,
+    tp: f64,
+    mode: crate::scenario::Mode,
+) -> f64 {
+    layer_adapters_on_rank(
+        m,
+        rank,
+        t,
+        tp,
+        m.moe.stored_expert_fraction(),
+        AdapterSplit::of(mode),
+    )
+}
+
 /// Adapter parameters of one layer (the mean over the layers) on a tensor-parallel rank that
 /// stores `expert_fraction` of each layer's routed experts (`MoeShape::stored_expert_fraction`).
 /// `split` is how the serving or training framework divides an adapter over the ranks.
-pub fn layer_adapters_on_rank(
+fn layer_adapters_on_rank(
     m: &ResolvedModel,
     rank: u32,
     t: LoraTargets,

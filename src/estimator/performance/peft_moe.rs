@@ -38,17 +38,16 @@ pub fn lora_flops_saved(
 
 /// Trainable parameters per GPU for gradient traffic and the optimizer: with LoRA the adapters a
 /// rank of `tp` tensor-parallel ranks and `pp` stages holds (its expert-parallel share of the
-/// experts'; `lora::layer_adapters_on_rank`, as the memory estimate counts them), else `full`
+/// experts'; `lora::rank_adapters_per_layer`, as the memory estimate counts them), else `full`
 /// (the caller's count).
 pub fn trainable_params(s: &Scenario, m: &ResolvedModel, full: f64, tp: f64, pp: f64) -> f64 {
     if lora(s, m) {
-        crate::estimator::model::lora::layer_adapters_on_rank(
+        crate::estimator::model::lora::rank_adapters_per_layer(
             m,
             s.peft.rank,
             s.peft.targets,
             tp,
-            m.moe.stored_expert_fraction(),
-            crate::estimator::model::lora::AdapterSplit::of(s.mode),
+            s.mode,
         ) * f64::from(m.layers)
             / pp.max(1.0)
     } else {

@@ -196,13 +196,12 @@ pub fn backward(c: &Ctx, m: &ResolvedModel) -> f64 {
 /// one flat tensor over the whole unit.
 fn grad_elements(c: &Ctx, m: &ResolvedModel) -> f64 {
     if c.framework.lora && c.framework.sharding == Sharding::Fsdp2 {
-        lora::layer_adapters_on_rank(
+        lora::rank_adapters_per_layer(
             m,
             c.framework.lora_rank,
             c.framework.lora_targets,
             c.tp,
-            m.moe.stored_expert_fraction(),
-            crate::estimator::model::lora::AdapterSplit::of(c.mode),
+            c.mode,
         )
     } else {
         inventory::rank_block_params(c, m)
