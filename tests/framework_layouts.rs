@@ -142,3 +142,41 @@ fn smallest_degrees_keep_to_the_framework() {
     }
     assert!(megatron_found > 0);
 }
+
+/// `vram-explorer check` names the refusal: a Megatron layout with TP 8 over 4 KV heads fails the
+/// check (exit 1, the diagnostic's code on stderr, the path last); TP 4 passes, and the Hugging
+/// Face profile at TP 8 passes with the replication warning printed under `ok:`.
+#[test]
+fn check_fails_a_layout_the_framework_refuses() {
+    let dir = std::env::temp_dir().join(format!("vram-check-layout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let check = |profile: Profile, tp: u32| {
+        let path = dir.join(format!("{profile:?}-tp{tp}.ron"));
+        vram_explorer::presets::save(&path, &scenario(profile, tp)).unwrap();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_vram-explorer"))
+            .args(["check", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (o.status.code(), text(&o.stdout), text(&o.stderr), path)
+    };
+    let (code, out, err, path) = check(Profile::Megatron, 8);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("megatron_needs_tp_dividing_kv_heads"), "{err}");
+    assert!(
+        err.trim_end().ends_with(&path.display().to_string()),
+        "{err}"
+    );
+    let (code, out, err, _) = check(Profile::Megatron, 4);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!out.contains("warning"), "{out}");
+    let (code, out, err, _) = check(Profile::HuggingFace, 8);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("ok: "), "{out}");
+    assert!(
+        out.contains("warning: ") && out.contains("(tp_does_not_divide_kv_heads)"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

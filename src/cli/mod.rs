@@ -27,6 +27,7 @@
 //! failed write or flush of standard output is an error (exit 1), except a closed pipe (`| head`),
 //! which ends quietly with 0. Names and paths from files are printed with control characters escaped.
 
+mod check;
 mod claims;
 pub mod compare;
 mod engine;
@@ -72,7 +73,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Check a scenario file: parse and validate it, print nothing else.
+    /// Check a scenario file: parse and validate it, and name what its framework would refuse
+    /// (an error) or warn about; print no estimate.
     Check {
         /// The scenario file (.ron).
         file: PathBuf,
@@ -302,19 +304,7 @@ fn execute(command: Command) -> Result<String, String> {
         } else {
             table::presets()
         }),
-        Command::Check { file } => {
-            let s = presets::load(&file).map_err(|e| e.to_string())?;
-            let runs_on = table::engine_name(&s).map_or_else(
-                || format!("framework: {}", s.implementation.profile.label()),
-                |e| format!("engine: {e}"),
-            );
-            Ok(format!(
-                "ok: \"{}\" is a valid scenario ({runs_on}): {}\n",
-                // Its title: a file without a name gets the default scenario's.
-                presets::text::escape_controls(&s.title()),
-                presets::text::escape_controls(&file.display().to_string())
-            ))
-        }
+        Command::Check { file } => check::run(&file),
         Command::Fit(a) => {
             let (scenario, _) = load(&a.source)?;
             Ok(fit::run(&scenario, a.max_gpus, usize::from(a.top), a.json))

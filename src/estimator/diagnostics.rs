@@ -92,6 +92,20 @@ impl Diagnostic {
         }
     }
 
+    /// Whether it is an answer about the job (it does not fit, the engine would not start, what
+    /// bounds the step) rather than about how the scenario is set: `check` leaves these to `report`.
+    pub const fn is_outcome(self) -> bool {
+        matches!(
+            self,
+            Diagnostic::DoesNotFit
+                | Diagnostic::EngineWouldNotStart
+                | Diagnostic::RequestLongerThanEngineContext
+                | Diagnostic::RequestsBeyondEnginePool
+                | Diagnostic::MemoryBound
+                | Diagnostic::OverheadBound
+        )
+    }
+
     /// Whether it is about the parallel layout (shown beside the parallel degrees in the app).
     pub const fn concerns_layout(self) -> bool {
         matches!(
