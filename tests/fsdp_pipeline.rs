@@ -253,11 +253,8 @@ fn the_deferred_reduce_scatter_is_exposed_in_the_step_time() {
 /// adapters at r = 8 86 k.)
 #[test]
 fn fsdp2_lora_reduces_only_the_adapters_gradients() {
-    let step = |lora: bool, pp: u32| {
-        let mut s = scenario(pp, ReduceDtype::Fp32);
-        s.precision.mode = PrecisionMode::Uniform;
-        // Without checkpointing both backward peaks are in the first layer's backward.
-        s.strategies.checkpointing = Checkpointing::None;
+    let step = |lora: bool, pp: u32, reduce: ReduceDtype| {
+        let mut s = scenario(pp, reduce);
         if lora {
             s.peft.method = PeftMethod::Lora;
             s.peft.rank = 8;
@@ -271,17 +268,37 @@ fn fsdp2_lora_reduces_only_the_adapters_gradients() {
             .get(Component::Transient)
             .get()
     };
-    // A layer's backward: the unit's gradients (BF16, 2 B), its reduce-scatter input (FP32, 4 B)
-    // and output (4 B / 4): 7 B per element with a gradient.
-    // q (4096 → 4096) and v (4096 → 1024) at r = 8, both A and B ÷ TP 2 in training.
+    // A later layer's backward holds the unit reduced before it: FSDP2 keeps its reduce-scatter
+    // input until the next post-backward, in the reduce type (FP32 4 B, or the BF16 compute
+    // type's 2 B). Under full checkpointing that outweighs the layer it frees, so the reduce type
+    // moves the backward by 2 B per element with a gradient: a whole block's without LoRA, the
+    // adapters' alone with it (q 4096 → 4096 and v 4096 → 1024 at r = 8, A and B ÷ TP 2).
     let adapters = 8.0 * ((4096.0 + 4096.0) + (4096.0 + 1024.0)) / 2.0;
     let block = rank_layer(218_112_000.0);
-    let fewer = t(&step(false, 1)) - t(&step(true, 1));
-    let expected = 7.0 * (block - adapters);
+    let by_reduce =
+        |lora: bool| t(&step(lora, 1, ReduceDtype::Fp32)) - t(&step(lora, 1, ReduceDtype::Compute));
+    let full = by_reduce(false);
     assert!(
-        (fewer / expected - 1.0).abs() < 1e-3,
-        "{fewer} vs {expected}"
+        (full / (2.0 * block) - 1.0).abs() < 1e-3,
+        "{full} vs {}",
+        2.0 * block
     );
+    let lora = by_reduce(true);
+    assert!(
+        (0.0..=2.0 * adapters * 1.001).contains(&lora),
+        "{lora} vs at most {}",
+        2.0 * adapters
+    );
+    let step = |lora: bool, pp: u32| {
+        let mut s = scenario(pp, ReduceDtype::Fp32);
+        s.precision.mode = PrecisionMode::Uniform;
+        s.strategies.checkpointing = Checkpointing::None;
+        if lora {
+            s.peft.method = PeftMethod::Lora;
+            s.peft.rank = 8;
+        }
+        estimate(&s).memory
+    };
     // Four stages of 8 layers: the accumulated unsharded gradients are the adapters' (FP32).
     let staged = phase_gradients(&step(true, 4), Phase::Forward);
     assert!(close(staged, 8.0 * adapters * 4.0), "{staged}");

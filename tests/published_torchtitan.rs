@@ -163,11 +163,13 @@ fn torchtitan_published_memory_table() {
     // from drifting unnoticed.
     assert!(s.median_all < 0.07, "median {:.3}", s.median_all);
     assert!(s.worst_all < 0.14, "worst {:.3}", s.worst_all);
-    // The pipelined rows: −12.4 … +1.9 % (were −28.9 … −38.8 % before FSDP2 under a pipeline,
-    // −2.3 … −16.0 % before the stream pools).
+    // The pipelined rows: −13.3 … +0.8 % (−12.4 … +1.9 % before the blocks' FSDP units were
+    // measured, docs/frameworks/fsdp.md "Inside the blocks": one unit fewer in forward, no
+    // reduce-scatter buffers beside the first layer's backward; −28.9 … −38.8 % before FSDP2
+    // under a pipeline, −2.3 … −16.0 % before the stream pools).
     for c in cases.iter().filter(|c| c.id.contains("405b")) {
         let e = c.estimate.unwrap() / c.published - 1.0;
-        assert!((-0.13..0.025).contains(&e), "{}: {e:.3}", c.id);
+        assert!((-0.14..0.025).contains(&e), "{}: {e:.3}", c.id);
     }
 }
 

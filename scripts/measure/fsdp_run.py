@@ -3,8 +3,12 @@
 (the deepspeed_run.py shape), one `LlamaDecoderLayer` per unit plus the root, FP32, torch AdamW foreach;
 world size 1 and 2 (torch.multiprocessing, loopback), reshard_after_forward on/off (FSDP1: FULL_SHARD /
 SHARD_GRAD_OP). Step 1 then step 2 (measured) on rank 0; every rank runs the same step on its own batch.
+`--lora`: FSDP2 over a PEFT LoRA model (r 8 on q_proj/v_proj, no dropout; the frozen base sharded with the
+adapters in each layer's unit), AdamW over the adapters only (needs peft: requirements-fsdp-lora.txt).
 
     python fsdp_run.py --out ../../tests/data/measured/fsdp-cpu-steps.json
+    python fsdp_run.py --lora --out ../../tests/data/measured/fsdp-lora-cpu-steps.json
+    python fsdp_run.py --lora --vocab 512 --out small.json   # appended to the LoRA file
 """
 from __future__ import annotations
 
@@ -27,6 +31,10 @@ BATCH, SEQ = 2, 256
 CASES = [(v, raf, ws, False) for ws in (1, 2) for v in ("fsdp1", "fsdp2") for raf in (True, False)]
 # Mixed precision (param_dtype = reduce_dtype = bfloat16, FP32 shards), world size 2: `--mp`.
 MP_CASES = [(v, raf, 2, True) for v in ("fsdp1", "fsdp2") for raf in (True, False)]
+# FSDP2 over LoRA (`--lora`): FP32 at world size 1 and 2, and BF16 mixed precision at 2.
+LORA_CASES = [("fsdp2", raf, ws, False) for ws in (1, 2) for raf in (True, False)] + \
+    [("fsdp2", raf, 2, True) for raf in (True, False)]
+LORA = dict(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], lora_dropout=0.0)
 
 
 def local_bytes(params) -> int:
@@ -35,13 +43,14 @@ def local_bytes(params) -> int:
     return storage_bytes(ts)
 
 
-def wrap(model, variant, raf, mp_on=False):
+def wrap(model, variant, raf, mp_on=False, lora=False):
     from transformers.models.llama.modeling_llama import LlamaDecoderLayer
     if variant == "fsdp2":
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
         mpp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16) if mp_on else \
             MixedPrecisionPolicy()
-        for layer in model.model.layers:
+        layers = model.base_model.model.model.layers if lora else model.model.layers
+        for layer in layers:
             fully_shard(layer, reshard_after_forward=raf, mp_policy=mpp)
         fully_shard(model, reshard_after_forward=raf, mp_policy=mpp)
         return model, dict(api="fully_shard", reshard_after_forward=raf,
@@ -57,18 +66,24 @@ def wrap(model, variant, raf, mp_on=False):
                    mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="bfloat16") if mp_on else None)
 
 
-def measure(variant, raf, ws, rank, mp_on=False):
+def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None):
     from transformers import LlamaConfig, LlamaForCausalLM
     t_all = time.time()
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=SHAPE["vocab"], hidden_size=SHAPE["hidden"], intermediate_size=SHAPE["ffn"],
+    vocab = vocab or SHAPE["vocab"]
+    cfg = LlamaConfig(vocab_size=vocab, hidden_size=SHAPE["hidden"], intermediate_size=SHAPE["ffn"],
                       num_hidden_layers=SHAPE["n_layers"], num_attention_heads=SHAPE["heads"],
                       num_key_value_heads=SHAPE["kv_heads"], max_position_embeddings=SHAPE["max_positions"],
                       tie_word_embeddings=False, attn_implementation="sdpa")
-    model, settings = wrap(LlamaForCausalLM(cfg), variant, raf, mp_on)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+    model = LlamaForCausalLM(cfg)
+    if lora:
+        from peft import LoraConfig, get_peft_model
+        model = get_peft_model(model, LoraConfig(**LORA))
+    model, settings = wrap(model, variant, raf, mp_on, lora)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trainable, lr=1e-4, foreach=True)
     g = torch.Generator().manual_seed(1 + rank)
-    ids = torch.randint(0, SHAPE["vocab"], (BATCH, SEQ), generator=g)
+    ids = torch.randint(0, vocab, (BATCH, SEQ), generator=g)
     tr = StorageTracker()
     check, timings, out = {}, {}, {}
 
@@ -97,31 +112,39 @@ def measure(variant, raf, ws, rank, mp_on=False):
             out[name] = measure_region(tr, name, step, check, timings)
     n_params = sum(p.numel() for p in model.parameters())  # global numel (DTensor / flat incl. padding)
     settings.update(world_size=ws, backend="gloo", device="cpu", rank=rank, units="LlamaDecoderLayer + root")
+    env_packages = ("transformers", "numpy")
+    if lora:
+        import peft
+        settings.update(method="lora", lora_r=LORA["r"], lora_alpha=LORA["lora_alpha"], targets="qv",
+                        lora_dropout=LORA["lora_dropout"], peft_version=peft.__version__,
+                        trainable_params=sum(p.numel() for p in trainable))
+        env_packages += ("peft",)
     return dict(
         name=f"{variant}-{'reshard' if raf else 'noreshard'}-ws{ws}-llama-tiny_b{BATCH}_s{SEQ}"
-             f"_{'mpbf16' if mp_on else 'fp32'}_adamw_sdpa",
+             f"_{'mpbf16' if mp_on else 'fp32'}_{'lora-qv-r8_' if lora else ''}adamw_sdpa"
+             f"{'' if vocab == SHAPE['vocab'] else f'_v{vocab}'}",
         config=dict(model="llama-tiny", batch=BATCH, seq=SEQ, dtype_mode="fsdp_mp_bf16" if mp_on else "fp32", optimizer="adamw", foreach=True,
                     checkpointing=False, attn_impl="sdpa", dropout=False, dropout_kernel="native", inference=False),
         framework=dict(name=variant, version=torch.__version__, settings=settings),
         family="llama", n_layers=SHAPE["n_layers"], hidden=SHAPE["hidden"], heads=SHAPE["heads"],
-        kv_heads=SHAPE["kv_heads"], head_dim=64, ffn=SHAPE["ffn"], vocab=SHAPE["vocab"],
+        kv_heads=SHAPE["kv_heads"], head_dim=64, ffn=SHAPE["ffn"], vocab=vocab,
         max_positions=SHAPE["max_positions"], tied_embeddings=False, mlp="swiglu", norm="rmsnorm", dropout_p=0.0,
         dropout_kernel="native", seq=SEQ, batch=BATCH, dtype_mode="fsdp_mp_bf16" if mp_on else "fp32", param_dtype="float32", optimizer="adamw",
         optimizer_foreach=True, checkpointing=False, checkpointing_kwargs=None, attn_impl="sdpa", n_params=n_params,
-        n_params_embeddings=SHAPE["vocab"] * SHAPE["hidden"], n_params_head=SHAPE["vocab"] * SHAPE["hidden"],
+        n_params_embeddings=vocab * SHAPE["hidden"], n_params_head=vocab * SHAPE["hidden"],
         param_bytes=local_bytes(model.parameters()), optimizer_state_bytes=optimizer_state_bytes(opt), train=out,
         inference=None, attention_ops_seen=dict(tr.op_counts), timings_s=timings, allocator_check=check,
-        wall_s=round(time.time() - t_all, 1), env=env_versions(("transformers", "numpy")),
+        wall_s=round(time.time() - t_all, 1), env=env_versions(env_packages),
         attention_kernel={k: "sdpa_flash_cpu" for k in out})
 
 
-def worker(rank, ws, port, cases, path):
+def worker(rank, ws, port, cases, path, lora=False, vocab=None):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(ws))
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=ws)
     recs = []
     for variant, raf, mp_on in cases:
-        r = measure(variant, raf, ws, rank, mp_on)
+        r = measure(variant, raf, ws, rank, mp_on, lora, vocab)
         if rank == 0:
             s2 = r["train"]["step2"]
             print(r["name"], f"{s2['peak_total']:,}", s2["phase_peaks"], flush=True)
@@ -137,14 +160,18 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--world-sizes", default="1,2")
     ap.add_argument("--mp", action="store_true", help="the mixed-precision cases (MP_CASES) instead")
+    ap.add_argument("--lora", action="store_true", help="FSDP2 over PEFT LoRA (LORA_CASES) instead")
+    ap.add_argument("--vocab", type=int, default=None,
+                    help="a smaller vocabulary, so that backward peaks inside the layers, not at the loss")
     a = ap.parse_args()
     recs = []
+    table = LORA_CASES if a.lora else MP_CASES if a.mp else CASES
     for ws in map(int, a.world_sizes.split(",")):
-        cases = [(v, raf, m) for v, raf, w, m in (MP_CASES if a.mp else CASES) if w == ws]
+        cases = [(v, raf, m) for v, raf, w, m in table if w == ws]
         if not cases:
             continue
         part = f"{a.out}.ws{ws}"
-        mp.spawn(worker, args=(ws, 29600 + ws, cases, part), nprocs=ws, join=True)
+        mp.spawn(worker, args=(ws, 29600 + ws, cases, part, a.lora, a.vocab), nprocs=ws, join=True)
         with open(part) as f:
             recs += json.load(f)
         os.remove(part)

@@ -345,7 +345,16 @@ pub(super) fn transient(
             ));
         }
         let ds = crate::estimator::memory::frameworks::deepspeed::applies(c);
-        if phase != Some(Phase::OptimizerStep) {
+        let fsdp = crate::estimator::memory::frameworks::fsdp::backward_gathered(c, m, *st);
+        if phase == Some(Phase::OptimizerStep) {
+        } else if let Some(units) = fsdp {
+            terms.push((
+                "FSDP units unsharded in the layers' backward (the current and the prefetched \
+                 block, the root; docs/frameworks/fsdp.md)"
+                    .to_owned(),
+                Bytes(units),
+            ));
+        } else {
             let held = if ds { 1.0 - 1.0 / c.dp.max(1.0) } else { 1.0 };
             terms.push((
                 "two gathered layers (ZeRO-3 / parameter offload)".to_owned(),

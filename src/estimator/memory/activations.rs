@@ -8,7 +8,7 @@
 
 use super::ctx::{Ctx, ceil};
 use crate::estimator::model::ResolvedModel;
-use crate::scenario::{ArchKind, AttentionKernel, FfnKind, NormKind, Profile};
+use crate::scenario::{ArchKind, AttentionKernel, FfnKind, Mode, NormKind, Profile};
 
 /// One layer's saved bytes by block (masks kept apart so the per-layer breakdown can show them).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -324,12 +324,22 @@ fn framework_loss(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> Option<super::framew
 }
 
 /// Gradient buffers alive while one layer runs backward: the MLP's and, for materialised attention,
-/// the scores' input gradients (two tensors each).
-pub fn layer_backward_transient(c: &Ctx, z: &Sizes) -> f64 {
+/// the scores' input gradients (two tensors each). A gated MLP's backward holds three b·s·f
+/// gradients at its product (the down projection's input gradient and the two factors'); with a
+/// trained down projection its saved input is freed by then, so two count beyond the saved
+/// tensors, but a frozen one (LoRA without a `down` adapter) never saved it: three (measured on
+/// CPU with a 512-token vocabulary, where the peak is in the last layer's backward, PEFT 0.21.2
+/// under FSDP2: docs/frameworks/fsdp.md "Inside the blocks").
+pub fn layer_backward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     let scores = if c.attention == AttentionKernel::Materialized {
         2.0 * c.ec * z.bas2
     } else {
         0.0
     };
-    2.0 * c.ec * z.bsf + scores
+    let frozen_down = c.mode == Mode::Training
+        && c.framework.lora
+        && !c.framework.lora_targets.down
+        && m.ffn_kind == FfnKind::SwiGlu;
+    let mlp = if frozen_down { 3.0 } else { 2.0 };
+    mlp * c.ec * z.bsf + scores
 }

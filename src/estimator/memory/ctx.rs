@@ -309,7 +309,7 @@ fn dpo_pairs(p: &crate::scenario::PostTraining) -> f64 {
 /// on the gathered compute-type parameters with no autocast, so the activation rules are those of
 /// training in the compute type: one norm output for all its consumers, the residual stream in the
 /// compute type (measured, docs/frameworks/fsdp.md "Mixed precision").
-fn fsdp_sharded(sc: &Scenario) -> bool {
+pub(super) fn fsdp_sharded(sc: &Scenario) -> bool {
     sc.mode == Mode::Training
         && crate::estimator::memory::frameworks::fsdp::shards(
             sc.implementation.sharding,

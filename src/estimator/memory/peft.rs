@@ -40,7 +40,10 @@ pub struct Ext {
     /// An adapter dropout saves a 1-byte bool mask (fused `native_dropout`, CUDA); else a mask of
     /// the adapter input's own type (`_dropout_impl`, CPU).
     pub mask_one_byte: bool,
-    /// Bytes per element of the adapters and their input: FP32 (PEFT `autocast_adapter_dtype=True`).
+    /// Bytes per element of the adapters and their input as the forward runs them: FP32 (PEFT
+    /// `autocast_adapter_dtype=True`), or the compute type under FSDP's mixed precision, which
+    /// gathers every parameter of a unit in `param_dtype`, adapters too, so PEFT's
+    /// `_cast_input_dtype(x, lora_A.weight.dtype)` makes no copy (measured: the FSDP2 LoRA records).
     pub e_adapter: f64,
     /// bitsandbytes ≤ 0.43.1 under a 4-bit base in training: every frozen 4-bit linear keeps its
     /// input in the compute type (bytes per element).
@@ -128,7 +131,10 @@ impl Ext {
                 p.lora_dropout
             },
             mask_one_byte: sc.implementation.dropout_mask == crate::scenario::DropoutMask::OneByte,
-            e_adapter: 4.0,
+            e_adapter: match sc.precision.resolve().weight_compute_copies {
+                Some(compute) if super::ctx::fsdp_sharded(sc) => compute.bytes(),
+                _ => 4.0,
+            },
             // `implementation.hf.bitsandbytes` is the Hugging Face profile's (`BitsAndBytesConfig`).
             // torchtune's NF4 is torchao's: `linear_nf4` de-quantizes to the input's type
             // (torchao 0.10.0 `dtypes/nf4tensor.py` `LinearNF4.forward`: `weight.to(input.dtype)`), the compute

@@ -156,7 +156,10 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         Phase::Forward,
         g_fwd,
         saved,
-        fixed - p.gathered + loss_fwd_t.max(cp_fwd + g_loss_fwd).max(p.gathered),
+        fixed - p.gathered
+            + loss_fwd_t
+                .max(cp_fwd + g_loss_fwd)
+                .max(in_block_forward(c, m, p, fw, last + loss)),
     );
     if st.last {
         phase(
@@ -169,18 +172,14 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     // Backward: the first layer's backward (head gradient done, loss buffers freed, one layer
     // recomputed) or the end of backward (all gradients; a tied embedding's gradient is summed:
     // embedding backward output + the sum, 2·V·h).
-    let mid_t = fixed + recompute + act::layer_backward_transient(c, z) + cp_bwd + fw.backward;
+    let mid_t = fixed + recompute + act::layer_backward_transient(c, m, z) + cp_bwd + fw.backward;
     let end_t = inputs
         + p.gathered
         + fw.kept_by_graph
-        // (With an encoder the tied sum happens before the encoder's backward: `memory::towers`.)
-        + if st.first && m.tied_embeddings && !m.towers.has_encoder() {
-            2.0 * f64::from(m.vocab) * f64::from(m.hidden) / c.tp * c.e_grads
-        } else {
-            c.ec * z.bsh / z.tr
-        }
+        + end_of_backward(c, m, z, st.first)
         + fw.backward_end;
-    let mid_total = g_mid + (saved - loss) + mid_t;
+    let (g_mid, mid_acts, mid_t) = later_layer(fw, (g_mid, saved - loss, mid_t), per_mb, st.layers);
+    let mid_total = g_mid + mid_acts + mid_t;
     let end_total = g_end + end_t;
     let late = super::blocks::backward::late(c, m, st.first && st.last, first, head_grad / c.tp)
         .or(fw.output_backward(saved - loss));
@@ -189,7 +188,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         if let Some(l) = late.filter(|l| l.total() + late_fixed > mid_total.max(end_total)) {
             (l.grads, l.acts, late_fixed + l.transient)
         } else if mid_total >= end_total {
-            (g_mid, saved - loss, mid_t)
+            (g_mid, mid_acts, mid_t)
         } else {
             (g_end, 0.0, end_t)
         };
@@ -208,6 +207,71 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         p.opt_temp + inputs + fw.held + fw.kept_by_graph,
     );
     out
+}
+
+/// Live at the end of backward beside the gradients: a tied embedding's gradient summed (the
+/// embedding backward's output and the sum, 2·V·h) on the first stage, else the first layer's
+/// input gradient. (With an encoder the tied sum happens before the encoder's backward:
+/// `memory::towers`.)
+fn end_of_backward(c: &Ctx, m: &ResolvedModel, z: &Sizes, first: bool) -> f64 {
+    if first && m.tied_embeddings && !m.towers.has_encoder() {
+        2.0 * f64::from(m.vocab) * f64::from(m.hidden) / c.tp * c.e_grads
+    } else {
+        c.ec * z.bsh / z.tr
+    }
+}
+
+/// The forward's moment inside the last block beside the saved tensors of the whole forward: the
+/// gathered weights, under FSDP the fewer units a block holds there with what the block writes,
+/// less what only the final norm and the loss save (`last_and_loss`).
+fn in_block_forward(
+    c: &Ctx,
+    m: &ResolvedModel,
+    p: &Parts,
+    fw: &super::frameworks::StageExtra,
+    last_and_loss: f64,
+) -> f64 {
+    fw.forward_gathered.map_or(p.gathered, |g| {
+        g + block_forward_transient(c, m, &p.z) - (last_and_loss + p.framework.0).max(0.0)
+    })
+}
+
+/// Live inside a block in forward beside its saved tensors, at its last projection: the output
+/// being written (b·s·h) and, under LoRA, what only the MLP's locals keep there: a frozen down
+/// projection's b·s·f input and, with the up (and gate) projections frozen too, the MLP's
+/// normalised input, which no op saves (measured on CPU under FSDP with a 512-token vocabulary,
+/// where the forward's peak is inside the last block: docs/frameworks/fsdp.md "Inside the
+/// blocks"). Used for FSDP's in-block moment, where the units gathered there can outweigh the loss.
+fn block_forward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    let t = c.framework.lora_targets;
+    let lora = c.framework.lora;
+    let frozen_down = lora && !t.down;
+    let frozen_in = lora && !t.up && (m.ffn_kind != crate::scenario::FfnKind::SwiGlu || !t.gate);
+    c.ec * z.bsh / z.tr
+        + if frozen_down { c.ec * z.bsf } else { 0.0 }
+        + if frozen_in { c.er * z.bsh / z.tr } else { 0.0 }
+}
+
+/// The first layer's backward (grads, acts, transient), or the second's when it holds more: one
+/// layer's saved bytes freed, the unit reduced before it held ([`StageExtra::later_backward`]:
+/// FSDP2's reduce-scatter input, the unit's sharded gradients).
+fn later_layer(
+    fw: &super::frameworks::StageExtra,
+    (grads, acts, transient): (f64, f64, f64),
+    per_mb: f64,
+    layers: f64,
+) -> (f64, f64, f64) {
+    let (held, sharded) = fw.later_backward;
+    let later = (
+        grads + sharded,
+        acts - per_mb / layers.max(1.0),
+        transient + held,
+    );
+    if layers > 1.0 && later.0 + later.1 + later.2 > grads + acts + transient {
+        later
+    } else {
+        (grads, acts, transient)
+    }
 }
 
 /// The stage's gradients as tensors of their own: none under DeepSpeed stage 3, which keeps them in

@@ -61,23 +61,47 @@ fn e_unsharded(c: &Ctx) -> f64 {
     c.ec.min(c.e_weights.max(c.ec))
 }
 
-/// (units in flight at once, root bytes) for the stage: with `reshard_after_forward` the current
-/// unit and the prefetched next one (FSDP1 `BackwardPrefetch.BACKWARD_PRE` default and
-/// `forward_prefetch`, FSDP2's implicit prefetch on the all-gather stream and its backward
-/// prefetch of one group); without it every unit of the stage stays unsharded from its forward
-/// to its backward. The root is never resharded after forward (FSDP1 `_post_forward_reshard`:
-/// `not state._is_root`; FSDP2 `_fsdp_state.py` `_lazy_init` sets the root's
-/// `post_forward_mesh_info = None`). With [`own_units`] the root keeps nothing of the embedding
-/// and the head (their moments are [`edges`]).
-fn units(c: &Ctx, m: &ResolvedModel, st: Stage) -> (f64, f64) {
-    let in_flight = if c.framework.fsdp.reshard_after_forward {
-        2.0_f64.min(st.layers.max(1.0))
-    } else {
+/// A pass of the step, for the units it holds unsharded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Forward,
+    Backward,
+}
+
+/// (units unsharded at once inside a block, root bytes) for the stage. With
+/// `reshard_after_forward`, in forward the current unit only: FSDP1 has `forward_prefetch=False` by
+/// default, and FSDP2's implicit prefetch issues the next all-gather from the next unit's
+/// pre-forward, after this unit's post-forward has resharded it (`_fsdp_param_group.py`
+/// `get_all_gather_streams`: separate streams, same CPU order), so what it adds is the held
+/// all-gather buffer ([`staging`]). In backward the current unit and the next one prefetched
+/// (FSDP1 `BackwardPrefetch.BACKWARD_PRE`, FSDP2 `_backward_prefetch` from `pre_backward`; at one
+/// rank FSDP2's prefetch gathers nothing). Without it every unit of the stage stays unsharded from
+/// its forward to its backward. Measured on CPU with a 512-token vocabulary, where the peaks sit
+/// inside the blocks (docs/frameworks/fsdp.md "Inside the blocks"). The root is never resharded
+/// after forward (FSDP1 `_post_forward_reshard`: `not state._is_root`; FSDP2 `_fsdp_state.py`
+/// `_lazy_init` sets the root's `post_forward_mesh_info = None`). With [`own_units`] the root
+/// keeps nothing of the embedding and the head (their moments are [`edges`]).
+fn units(c: &Ctx, m: &ResolvedModel, st: Stage, pass: Pass) -> (f64, f64) {
+    let in_flight = if !c.framework.fsdp.reshard_after_forward {
         st.layers
+    } else if pass == Pass::Forward {
+        1.0
+    } else {
+        (1.0 + prefetches(c)).min(st.layers.max(1.0))
     };
     let (emb, head) = edge_bytes(c, m, st);
     let root = if own_units(c, m) { 0.0 } else { emb + head };
     (in_flight, root)
+}
+
+/// Units the backward prefetches beside the current one: one, except FSDP2 at one rank, whose
+/// prefetch all-gathers nothing (`unshard` returns before `foreach_all_gather` at world size 1).
+fn prefetches(c: &Ctx) -> f64 {
+    if c.framework.sharding == Sharding::Fsdp2 && c.dp <= 1.0 {
+        0.0
+    } else {
+        1.0
+    }
 }
 
 /// Unsharded bytes of the stage's embedding and head (the head's count includes the final norm's
@@ -115,18 +139,25 @@ fn own_units(c: &Ctx, m: &ResolvedModel) -> bool {
 }
 
 /// The larger of the embedding's and the head's own moments under [`own_units`]: each is
-/// unsharded beside one block in flight (the embedding's forward issues the first block's
-/// all-gather, its backward follows the first block's; the head's forward follows the last
-/// block's, its backward prefetches it) plus its own all-gather output held until the next
-/// copy-out ([`staging`], FSDP2 `wait_for_unshard`). 0 when FSDP keeps them in the root.
-fn edges(c: &Ctx, m: &ResolvedModel, st: Stage, in_flight: f64) -> f64 {
+/// unsharded beside the other units in flight in that pass ([`units`]: in backward the block its
+/// pre-backward prefetches) plus, in forward, its own all-gather output held until the next
+/// copy-out ([`staging`], FSDP2 `wait_for_unshard`; FSDP1's `_mp_shard`). 0 when FSDP keeps them
+/// in the root.
+fn edges(c: &Ctx, m: &ResolvedModel, st: Stage, in_flight: f64, pass: Pass) -> f64 {
     if !own_units(c, m) {
         return 0.0;
     }
     let unit = unit_bytes(c, m);
+    let held = |x: f64| {
+        if pass == Pass::Backward {
+            0.0
+        } else {
+            staging(c, x)
+        }
+    };
     let moment = |x: f64| {
         if x > 0.0 {
-            x + (in_flight - 1.0) * unit + staging(c, x.max(unit))
+            x + (in_flight - 1.0) * unit + held(x.max(unit))
         } else {
             0.0
         }
@@ -141,30 +172,62 @@ pub fn unit_bytes(c: &Ctx, m: &ResolvedModel) -> f64 {
     inventory::rank_block_params(c, m) * e_unsharded(c)
 }
 
-/// The stage's parts under FSDP: the gathered weights are the units in flight and the root.
-/// FSDP1's unsharded flat parameter is its all-gather output (`_flat_param.py`
-/// `_full_param_padded`; under mixed precision the input is `_mp_shard`, the shard in
-/// `param_dtype`). FSDP2 all-gathers each unit into one flat buffer whose own slice is the input
-/// (`_fsdp_collectives.py` `foreach_all_gather`, `all_gather_copy_in`) and copies it out into the
-/// per-parameter unsharded tensors (`split_with_sizes_copy`): one more unit-sized buffer, the
-/// prefetched unit's, until its copy-out. Autocast copies do not exist (the parameters are
-/// already in the compute type) and neither do DDP's buckets.
+/// The stage's parts under FSDP: the gathered weights are those of the layers' backward, the units
+/// in flight there ([`units`]) and the root. FSDP1's unsharded flat parameter is its all-gather
+/// output (`_flat_param.py` `_full_param_padded`; under mixed precision the input is `_mp_shard`,
+/// the shard in `param_dtype`). FSDP2's prefetched unit is its flat all-gather output until its
+/// copy-out at the unit's pre-backward, which frees it (`wait_for_unshard`: "in backward, we free
+/// the all-gather result immediately after the current copy-out"): one unit either way. Autocast
+/// copies do not exist (the parameters are already in the compute type) and neither do DDP's
+/// buckets. The forward's blocks hold fewer: [`forward_gathered`].
 pub fn parts(c: &Ctx, m: &ResolvedModel, p: Parts, st: Stage) -> Parts {
     if !applies(c) {
         return p;
     }
     let mut out = p;
     out.comm = 0.0;
-    if no_shard(c) {
-        out.gathered = 0.0;
-        return out;
-    }
-    let (in_flight, root) = units(c, m, st);
-    let blocks = in_flight * unit_bytes(c, m) + root + staging(c, unit_bytes(c, m));
-    out.gathered = blocks.max(edges(c, m, st, in_flight));
+    out.gathered = backward_gathered(c, m, st).unwrap_or(0.0);
     // No autocast copies: under FSDP `Ctx` takes the compute type's rules (`amp` off).
-    out.casts = 0.0;
+    if !no_shard(c) {
+        out.casts = 0.0;
+    }
     out
+}
+
+/// The gathered bytes inside a block in backward ([`parts`]), or `None` when FSDP does not apply.
+/// No staging: FSDP1's `_mp_shard` is freed right after the prefetch's all-gather, before the
+/// layer's backward (measured), and FSDP2's prefetched buffer is the prefetched unit.
+pub fn backward_gathered(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
+    if !applies(c) {
+        return None;
+    }
+    if no_shard(c) {
+        return Some(0.0);
+    }
+    let (in_flight, root) = units(c, m, st, Pass::Backward);
+    let blocks = in_flight * unit_bytes(c, m) + root;
+    Some(blocks.max(edges(c, m, st, in_flight, Pass::Backward)))
+}
+
+/// The gathered bytes inside a block in forward: the units in flight there ([`units`]), the root
+/// and the all-gather staging ([`staging`]: FSDP2's held buffer, FSDP1's `_mp_shard`), or `None`
+/// when FSDP does not apply (the stage's `gathered` holds).
+pub fn forward_gathered(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
+    if !applies(c) {
+        return None;
+    }
+    if no_shard(c) {
+        return Some(0.0);
+    }
+    let (in_flight, root) = units(c, m, st, Pass::Forward);
+    let unit = unit_bytes(c, m);
+    Some((in_flight * unit + root + staging(c, unit)).max(edges(
+        c,
+        m,
+        st,
+        in_flight,
+        Pass::Forward,
+    )))
 }
 
 /// Bytes of one element of the reduce-scatter (`ReduceDtype::Default`: FSDP1 in `param_dtype`,
@@ -177,15 +240,26 @@ fn e_reduce(c: &Ctx) -> f64 {
     }
 }
 
-/// Alive in the layers' backward: one unit's unsharded gradients (the parameters' type) beside
-/// its reduce-scatter input and output in the reduce type; FSDP2 `foreach_reduce`
-/// (`_fsdp_collectives.py`: `reduce_scatter_input` allocated, the gradients copied in and only
-/// then freed, `reduce_output` of 1/DP) and FSDP1 `_reduce_grad` (`_runtime_utils.py`).
-pub fn backward(c: &Ctx, m: &ResolvedModel) -> f64 {
+/// What a later layer's backward holds beyond the first one's, whose peak comes before any unit is
+/// reduced: (the reduce-scatter input FSDP2 keeps, the reduced unit's sharded gradients). A unit's
+/// reduction runs at its post-backward, after the unit's own backward and with its activation
+/// gradients freed: FSDP2 `foreach_reduce` (`_fsdp_collectives.py`: `reduce_scatter_input`
+/// allocated, the gradients copied in and then freed, `reduce_output` of 1/DP) and FSDP1
+/// `_reduce_grad` (`_runtime_utils.py`). FSDP2 2.15 keeps the input in
+/// `comm_ctx.reduce_scatter_states` until the next unit's post-backward
+/// (`reduce_scatter_max_input_buffers` = 1; `_fsdp_param_group.py` `post_backward`), so it
+/// lives through the next layer's backward; FSDP1 keeps nothing. (0, 0) when FSDP does not apply.
+pub fn later_backward(c: &Ctx, m: &ResolvedModel) -> (f64, f64) {
     if !applies(c) || no_shard(c) {
-        return 0.0;
+        return (0.0, 0.0);
     }
-    grad_elements(c, m) * (e_unsharded(c) + e_reduce(c) * (1.0 + 1.0 / c.dp))
+    let elems = grad_elements(c, m);
+    let held = if c.framework.sharding == Sharding::Fsdp2 {
+        elems * e_reduce(c)
+    } else {
+        0.0
+    };
+    (held, elems * c.e_grads / c.dp)
 }
 
 /// Elements of one unit that get a gradient: the block as this GPU holds it, or under LoRA with
@@ -292,7 +366,7 @@ pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
     if !applies(c) || no_shard(c) {
         return None;
     }
-    let (_, root) = units(c, m, st);
+    let (_, root) = units(c, m, st, Pass::Backward);
     let unit = unit_bytes(c, m);
     let fsdp2 = c.framework.sharding == Sharding::Fsdp2;
     if own_units(c, m) {

@@ -339,9 +339,15 @@ pub struct StageExtra {
     pub output_backward: f64,
     /// The share of the layers' saved tensors kept on the device ([`on_device`]).
     pub on_device: f64,
-    /// Buffers alive only in the layers' backward (DeepSpeed's stage 1–2 reduce buckets, FSDP's
-    /// reduce-scatter of one unit).
+    /// Buffers alive only in the layers' backward (DeepSpeed's stage 1–2 reduce buckets; under a
+    /// pipeline FSDP2's fresh gradient of one unit).
     pub backward: f64,
+    /// What a later layer's backward holds beyond the first one's: (buffers, sharded gradients)
+    /// of the unit reduced before it ([`fsdp::later_backward`]).
+    pub later_backward: (f64, f64),
+    /// The gathered bytes inside a block in forward when FSDP holds fewer there than in backward
+    /// ([`fsdp::forward_gathered`]).
+    pub forward_gathered: Option<f64>,
     /// The same at the end of backward, once every layer is done ([`fsdp::pipeline_backward`]:
     /// FSDP2 under a pipeline defers its reduce-scatters to there; else [`Self::backward`]).
     pub backward_end: f64,
@@ -379,11 +385,13 @@ pub fn step(
 ) -> (super::training::Parts, StageExtra) {
     let parts = fsdp::parts(c, m, parts(c, m, *p), st);
     let (zero_all, zero_backward) = deepspeed::buffers(c, parts.states.grads);
-    let (fsdp_mid, fsdp_end) = if fsdp::pipeline_no_sync(c) {
+    // FSDP outside a pipeline reduces each unit at its post-backward, after the layer's peak:
+    // nothing beside the first layer's backward, the reduced unit's leftovers beside the later ones.
+    let pipelined = fsdp::pipeline_no_sync(c);
+    let (fsdp_mid, fsdp_end) = if pipelined {
         fsdp::pipeline_backward(c, m)
     } else {
-        let b = fsdp::backward(c, m);
-        (b, b)
+        (0.0, fsdp::later_backward(c, m).0)
     };
     let extra = StageExtra {
         buffers: buffers(c, m, st.first) + zero_all,
@@ -392,6 +400,12 @@ pub fn step(
         output_backward: output_backward(c, m, &p.z, st.last),
         on_device: on_device(c, 1.0, st.layers),
         backward: zero_backward + fsdp_mid,
+        later_backward: if pipelined {
+            (0.0, 0.0)
+        } else {
+            fsdp::later_backward(c, m)
+        },
+        forward_gathered: fsdp::forward_gathered(c, m, st),
         backward_end: zero_backward + fsdp_end,
         accumulated_grads: fsdp::pipeline_gradients(c, m, st),
         persistent_grads: c.framework.profile == Profile::Megatron,
