@@ -391,6 +391,9 @@ fn fsdp_scenario(r: &serde_json::Value) -> vram_explorer::scenario::Scenario {
     s.implementation.fsdp.reshard_after_forward = settings["reshard_after_forward"]
         .as_bool()
         .unwrap_or(settings["sharding_strategy"] == "FULL_SHARD");
+    if r["config"]["checkpointing"] == true {
+        s.strategies.checkpointing = vram_explorer::scenario::Checkpointing::Full;
+    }
     s
 }
 
@@ -415,16 +418,18 @@ fn fsdp_records_within_one_percent_per_phase() {
 const FSDP_BLOCKS: &str = include_str!("data/measured/fsdp-blocks-cpu-steps.json");
 
 /// The FSDP records' model with a 512-token vocabulary, so that the peaks sit inside the blocks
-/// (FSDP1 / FSDP2, FP32 at world size 1 and 2, BF16 mixed precision at 2): every phase within 1 %.
-/// In forward a block holds the current unit (FSDP2: and its held all-gather buffer), in backward
-/// the current and the prefetched one; a unit is reduced at its post-backward, after the layer's
-/// peak (docs/frameworks/fsdp.md "Inside the blocks"). Before, the estimate charged two units in
-/// forward and a unit's gradient with its reduce-scatter buffers in every layer's backward:
-/// backward +9 … +14 %, forward +5 … +7 % with resharding.
+/// (FSDP1 / FSDP2, FP32 at world size 1 and 2, BF16 mixed precision at 2, FP32 with full
+/// checkpointing): every phase within 1 %. In forward a block holds the current unit (FSDP2: and
+/// its held all-gather buffer), in backward the current and the prefetched one; a unit is reduced
+/// at its post-backward, after the layer's peak, and under checkpointing a later layer's backward
+/// is the peak (docs/frameworks/fsdp.md "Inside the blocks"). Before, the estimate charged two
+/// units in forward and a unit's gradient with its reduce-scatter buffers in every layer's
+/// backward: backward +9 … +14 %, forward +5 … +7 % with resharding; with checkpointing
+/// −15 … +7 %.
 #[test]
 fn fsdp_records_inside_the_blocks_within_one_percent_per_phase() {
     let recs = records(FSDP_BLOCKS);
-    assert_eq!(recs.len(), 12);
+    assert_eq!(recs.len(), 20);
     let mut rows = Vec::new();
     for r in &recs {
         assert_eq!(r["vocab"], 512);
@@ -434,7 +439,7 @@ fn fsdp_records_inside_the_blocks_within_one_percent_per_phase() {
         "PyTorch 2.15.0 FSDP1 / FSDP2, vocabulary 512, CPU + gloo, world size 1 and 2",
         &rows,
     );
-    assert_eq!(rows.len(), 12 * 3);
+    assert_eq!(rows.len(), 20 * 3);
     assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
 }
 

@@ -66,7 +66,7 @@ def wrap(model, variant, raf, mp_on=False, lora=False):
                    mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="bfloat16") if mp_on else None)
 
 
-def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None):
+def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=False):
     from transformers import LlamaConfig, LlamaForCausalLM
     t_all = time.time()
     torch.manual_seed(0)
@@ -76,6 +76,9 @@ def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None):
                       num_key_value_heads=SHAPE["kv_heads"], max_position_embeddings=SHAPE["max_positions"],
                       tie_word_embeddings=False, attn_implementation="sdpa")
     model = LlamaForCausalLM(cfg)
+    if ckpt:
+        # Every decoder layer recomputed in backward, inside its FSDP unit (non-reentrant).
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=dict(use_reentrant=False))
     if lora:
         from peft import LoraConfig, get_peft_model
         model = get_peft_model(model, LoraConfig(**LORA))
@@ -122,15 +125,16 @@ def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None):
     return dict(
         name=f"{variant}-{'reshard' if raf else 'noreshard'}-ws{ws}-llama-tiny_b{BATCH}_s{SEQ}"
              f"_{'mpbf16' if mp_on else 'fp32'}_{'lora-qv-r8_' if lora else ''}adamw_sdpa"
-             f"{'' if vocab == SHAPE['vocab'] else f'_v{vocab}'}",
+             f"{'' if vocab == SHAPE['vocab'] else f'_v{vocab}'}{'_ckpt' if ckpt else ''}",
         config=dict(model="llama-tiny", batch=BATCH, seq=SEQ, dtype_mode="fsdp_mp_bf16" if mp_on else "fp32", optimizer="adamw", foreach=True,
-                    checkpointing=False, attn_impl="sdpa", dropout=False, dropout_kernel="native", inference=False),
+                    checkpointing=ckpt, attn_impl="sdpa", dropout=False, dropout_kernel="native", inference=False),
         framework=dict(name=variant, version=torch.__version__, settings=settings),
         family="llama", n_layers=SHAPE["n_layers"], hidden=SHAPE["hidden"], heads=SHAPE["heads"],
         kv_heads=SHAPE["kv_heads"], head_dim=64, ffn=SHAPE["ffn"], vocab=vocab,
         max_positions=SHAPE["max_positions"], tied_embeddings=False, mlp="swiglu", norm="rmsnorm", dropout_p=0.0,
         dropout_kernel="native", seq=SEQ, batch=BATCH, dtype_mode="fsdp_mp_bf16" if mp_on else "fp32", param_dtype="float32", optimizer="adamw",
-        optimizer_foreach=True, checkpointing=False, checkpointing_kwargs=None, attn_impl="sdpa", n_params=n_params,
+        optimizer_foreach=True, checkpointing=ckpt,
+        checkpointing_kwargs=dict(use_reentrant=False) if ckpt else None, attn_impl="sdpa", n_params=n_params,
         n_params_embeddings=vocab * SHAPE["hidden"], n_params_head=vocab * SHAPE["hidden"],
         param_bytes=local_bytes(model.parameters()), optimizer_state_bytes=optimizer_state_bytes(opt), train=out,
         inference=None, attention_ops_seen=dict(tr.op_counts), timings_s=timings, allocator_check=check,
@@ -138,13 +142,13 @@ def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None):
         attention_kernel={k: "sdpa_flash_cpu" for k in out})
 
 
-def worker(rank, ws, port, cases, path, lora=False, vocab=None):
+def worker(rank, ws, port, cases, path, lora=False, vocab=None, ckpt=False):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(ws))
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=ws)
     recs = []
     for variant, raf, mp_on in cases:
-        r = measure(variant, raf, ws, rank, mp_on, lora, vocab)
+        r = measure(variant, raf, ws, rank, mp_on, lora, vocab, ckpt)
         if rank == 0:
             s2 = r["train"]["step2"]
             print(r["name"], f"{s2['peak_total']:,}", s2["phase_peaks"], flush=True)
@@ -163,6 +167,7 @@ def main():
     ap.add_argument("--lora", action="store_true", help="FSDP2 over PEFT LoRA (LORA_CASES) instead")
     ap.add_argument("--vocab", type=int, default=None,
                     help="a smaller vocabulary, so that backward peaks inside the layers, not at the loss")
+    ap.add_argument("--ckpt", action="store_true", help="activation checkpointing of every decoder layer")
     a = ap.parse_args()
     recs = []
     table = LORA_CASES if a.lora else MP_CASES if a.mp else CASES
@@ -171,7 +176,7 @@ def main():
         if not cases:
             continue
         part = f"{a.out}.ws{ws}"
-        mp.spawn(worker, args=(ws, 29600 + ws, cases, part, a.lora, a.vocab), nprocs=ws, join=True)
+        mp.spawn(worker, args=(ws, 29600 + ws, cases, part, a.lora, a.vocab, a.ckpt), nprocs=ws, join=True)
         with open(part) as f:
             recs += json.load(f)
         os.remove(part)

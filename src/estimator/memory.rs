@@ -15,6 +15,7 @@ pub mod frameworks;
 pub mod inference;
 pub mod inventory;
 pub mod layer_kinds;
+mod layer_moments;
 pub mod nccl;
 pub mod peft;
 pub mod per_op;
@@ -388,6 +389,7 @@ fn stage(
         layer: layer.1,
         z: layer.0,
         framework: frameworks::hf::lora_stage(c, m, &layer.0, x, (first, last)),
+        framework_last: frameworks::hf::lora_stage(c, m, &layer.0, x, (false, last)).0,
     };
     (training::phases(c, m, &parts, place), st)
 }

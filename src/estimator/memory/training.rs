@@ -3,6 +3,7 @@
 
 use super::activations::{self as act, LayerActs, Sizes};
 use super::ctx::{self, Ctx};
+use super::layer_moments as moments;
 use super::states::ModelStates;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::{Breakdown, Component, LayerBreakdown, Phase, PhasePeaks};
@@ -35,6 +36,8 @@ pub struct Parts {
     /// The framework's saved bytes beyond the layers and its transient at the loss
     /// (`frameworks::hf::lora_stage`).
     pub framework: (f64, f64),
+    /// The part of `framework.0` that belongs to the last stage's final norm and head.
+    pub framework_last: f64,
 }
 
 /// Bytes saved per layer under the checkpointing policy, and the recomputation transient in
@@ -159,7 +162,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         fixed - p.gathered
             + loss_fwd_t
                 .max(cp_fwd + g_loss_fwd)
-                .max(in_block_forward(c, m, p, fw, last + loss)),
+                .max(moments::in_block_forward(c, m, p, fw, last + loss)),
     );
     if st.last {
         phase(
@@ -178,7 +181,9 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         + fw.kept_by_graph
         + end_of_backward(c, m, z, st.first)
         + fw.backward_end;
-    let (g_mid, mid_acts, mid_t) = later_layer(fw, (g_mid, saved - loss, mid_t), per_mb, st.layers);
+    let first_layer = (g_mid, saved - loss, mid_t);
+    let b = moments::Backward::new(first_layer, per_mb, last, g_end);
+    let (g_mid, mid_acts, mid_t) = moments::layer_backward(c, m, p, fw, st, b);
     let mid_total = g_mid + mid_acts + mid_t;
     let end_total = g_end + end_t;
     let late = super::blocks::backward::late(c, m, st.first && st.last, first, head_grad / c.tp)
@@ -218,59 +223,6 @@ fn end_of_backward(c: &Ctx, m: &ResolvedModel, z: &Sizes, first: bool) -> f64 {
         2.0 * f64::from(m.vocab) * f64::from(m.hidden) / c.tp * c.e_grads
     } else {
         c.ec * z.bsh / z.tr
-    }
-}
-
-/// The forward's moment inside the last block beside the saved tensors of the whole forward: the
-/// gathered weights, under FSDP the fewer units a block holds there with what the block writes,
-/// less what only the final norm and the loss save (`last_and_loss`).
-fn in_block_forward(
-    c: &Ctx,
-    m: &ResolvedModel,
-    p: &Parts,
-    fw: &super::frameworks::StageExtra,
-    last_and_loss: f64,
-) -> f64 {
-    fw.forward_gathered.map_or(p.gathered, |g| {
-        g + block_forward_transient(c, m, &p.z) - (last_and_loss + p.framework.0).max(0.0)
-    })
-}
-
-/// Live inside a block in forward beside its saved tensors, at its last projection: the output
-/// being written (b·s·h) and, under LoRA, what only the MLP's locals keep there: a frozen down
-/// projection's b·s·f input and, with the up (and gate) projections frozen too, the MLP's
-/// normalised input, which no op saves (measured on CPU under FSDP with a 512-token vocabulary,
-/// where the forward's peak is inside the last block: docs/frameworks/fsdp.md "Inside the
-/// blocks"). Used for FSDP's in-block moment, where the units gathered there can outweigh the loss.
-fn block_forward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
-    let t = c.framework.lora_targets;
-    let lora = c.framework.lora;
-    let frozen_down = lora && !t.down;
-    let frozen_in = lora && !t.up && (m.ffn_kind != crate::scenario::FfnKind::SwiGlu || !t.gate);
-    c.ec * z.bsh / z.tr
-        + if frozen_down { c.ec * z.bsf } else { 0.0 }
-        + if frozen_in { c.er * z.bsh / z.tr } else { 0.0 }
-}
-
-/// The first layer's backward (grads, acts, transient), or the second's when it holds more: one
-/// layer's saved bytes freed, the unit reduced before it held ([`StageExtra::later_backward`]:
-/// FSDP2's reduce-scatter input, the unit's sharded gradients).
-fn later_layer(
-    fw: &super::frameworks::StageExtra,
-    (grads, acts, transient): (f64, f64, f64),
-    per_mb: f64,
-    layers: f64,
-) -> (f64, f64, f64) {
-    let (held, sharded) = fw.later_backward;
-    let later = (
-        grads + sharded,
-        acts - per_mb / layers.max(1.0),
-        transient + held,
-    );
-    if layers > 1.0 && later.0 + later.1 + later.2 > grads + acts + transient {
-        later
-    } else {
-        (grads, acts, transient)
     }
 }
 

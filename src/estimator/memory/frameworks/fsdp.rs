@@ -209,6 +209,26 @@ pub fn backward_gathered(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
     Some(blocks.max(edges(c, m, st, in_flight, Pass::Backward)))
 }
 
+/// The gathered bytes in the backward of the layers that run it after the first:
+/// `[second, second-to-last, last]`. Each unit is resharded after its backward
+/// (`reshard_after_backward`, whatever `reshard_after_forward` says), so without
+/// `reshard_after_forward` the units not yet back-propagated stay; with it the current and the
+/// prefetched unit, and in the last layer nothing left to prefetch (measured). `None` when FSDP
+/// does not apply.
+pub fn later_gathered(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<[f64; 3]> {
+    if !applies(c) {
+        return None;
+    }
+    if no_shard(c) {
+        return Some([0.0; 3]);
+    }
+    let (in_flight, root) = units(c, m, st, Pass::Backward);
+    let unit = unit_bytes(c, m);
+    // Units left at the layer that runs n-th (0 = the first) of the stage's backward.
+    let at = |nth: f64| in_flight.min((st.layers - nth).max(1.0)) * unit + root;
+    Some([at(1.0), at(st.layers - 2.0), at(st.layers - 1.0)])
+}
+
 /// The gathered bytes inside a block in forward: the units in flight there ([`units`]), the root
 /// and the all-gather staging ([`staging`]: FSDP2's held buffer, FSDP1's `_mp_shard`), or `None`
 /// when FSDP does not apply (the stage's `gathered` holds).

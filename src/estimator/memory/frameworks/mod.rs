@@ -348,6 +348,9 @@ pub struct StageExtra {
     /// The gathered bytes inside a block in forward when FSDP holds fewer there than in backward
     /// ([`fsdp::forward_gathered`]).
     pub forward_gathered: Option<f64>,
+    /// The gathered bytes in the backward of the stage's second and last layer to run it
+    /// ([`fsdp::later_gathered`]).
+    pub later_gathered: Option<[f64; 3]>,
     /// The same at the end of backward, once every layer is done ([`fsdp::pipeline_backward`]:
     /// FSDP2 under a pipeline defers its reduce-scatters to there; else [`Self::backward`]).
     pub backward_end: f64,
@@ -406,6 +409,7 @@ pub fn step(
             fsdp::later_backward(c, m)
         },
         forward_gathered: fsdp::forward_gathered(c, m, st),
+        later_gathered: fsdp::later_gathered(c, m, st),
         backward_end: zero_backward + fsdp_end,
         accumulated_grads: fsdp::pipeline_gradients(c, m, st),
         persistent_grads: c.framework.profile == Profile::Megatron,

@@ -1,0 +1,169 @@
+//! The moments of a training step inside the blocks, beside the loss and the end of backward that
+//! `training::phases` charges: the last block's forward, and the backward of the first, the second,
+//! the second-to-last and the last layer to run it. Measured on CPU with a 512-token vocabulary,
+//! where the peaks sit inside the blocks (FSDP1 / FSDP2, with and without checkpointing, and PEFT
+//! LoRA: docs/frameworks/fsdp.md "Inside the blocks"); used under FSDP only, where they were
+//! measured (outside it the first layer's moment and the gathered weights stay the rule).
+
+use super::activations::Sizes;
+use super::ctx::Ctx;
+use super::frameworks::StageExtra;
+use super::training::{Parts, Stage};
+use crate::estimator::model::ResolvedModel;
+use crate::scenario::{Checkpointing, FfnKind};
+
+/// The forward's moment inside the last block beside the saved tensors of the whole forward: the
+/// gathered weights (under FSDP the fewer units a block holds there) and what the block writes,
+/// less what only the final norm and the loss save (`last_and_loss`).
+pub fn in_block_forward(
+    c: &Ctx,
+    m: &ResolvedModel,
+    p: &Parts,
+    fw: &StageExtra,
+    last_and_loss: f64,
+) -> f64 {
+    let inside =
+        |g: f64| g + block_forward_transient(c, m, &p.z) - (last_and_loss + p.framework.0).max(0.0);
+    // Outside FSDP the loss is where the records peak; the block's moment stays the gathered
+    // weights alone there (not measured beyond FSDP's records: a note in docs/frameworks/fsdp.md).
+    fw.forward_gathered.map_or(p.gathered, inside)
+}
+
+/// Live inside a block in forward beside its saved tensors. At its last projection: the output
+/// being written (b·s·h) and, under LoRA, what only the MLP's locals keep there: a frozen down
+/// projection's b·s·f input and, with the up (and gate) projections frozen too, the MLP's
+/// normalised input, which no op saves. A checkpointed block saves nothing, so at its product
+/// the MLP holds the activation's output, the up projection's and the product (three b·s·f; two
+/// without a gate) beside the layer's residual and the MLP's normalised input.
+fn block_forward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    let t = c.framework.lora_targets;
+    let lora = c.framework.lora;
+    let gated = m.ffn_kind == FfnKind::SwiGlu;
+    let frozen_down = lora && !t.down;
+    let frozen_in = lora && !t.up && (!gated || !t.gate);
+    let at_down = c.ec * z.bsh / z.tr
+        + if frozen_down { c.ec * z.bsf } else { 0.0 }
+        + if frozen_in { c.er * z.bsh / z.tr } else { 0.0 };
+    let recomputed = matches!(c.checkpointing, Checkpointing::Full | Checkpointing::EveryK);
+    if recomputed {
+        let product = if gated { 3.0 } else { 2.0 };
+        at_down.max(product * c.ec * z.bsf + 2.0 * c.er * z.bsh / z.tr)
+    } else {
+        at_down
+    }
+}
+
+/// The backward of a stage as `training::phases` has it.
+pub struct Backward {
+    /// The first layer's backward: (gradients, saved, transient).
+    first: (f64, f64, f64),
+    /// Saved bytes of one micro-batch's layers.
+    per_mb: f64,
+    /// Saved by the last stage outside its layers (the final norm).
+    last_stage: f64,
+    /// Gradients at the end of backward.
+    g_end: f64,
+}
+
+impl Backward {
+    pub fn new(first: (f64, f64, f64), per_mb: f64, last_stage: f64, g_end: f64) -> Self {
+        Self {
+            first,
+            per_mb,
+            last_stage,
+            g_end,
+        }
+    }
+}
+
+/// The largest of the layers' backward moments. The first layer's (`b.first`), and a later
+/// one's: the layer that runs n-th holds the gradients of the n layers before it (all of them
+/// under LoRA's adapters or ZeRO, sharded) and the head's, the down projection's fresh gradient
+/// (the first a layer's backward writes), n layers' saved bytes fewer and the final norm's gone,
+/// its own recomputation and backward transients, the units FSDP still gathers there and the
+/// unit FSDP2 reduced before it ([`StageExtra::later_backward`]: its reduce-scatter input). The
+/// terms are linear in n but for the units gathered, so the second, the second-to-last and the
+/// last layer are the candidates (measured: with checkpointing a later layer is the peak).
+pub fn layer_backward(
+    c: &Ctx,
+    m: &ResolvedModel,
+    p: &Parts,
+    fw: &StageExtra,
+    st: Stage,
+    b: Backward,
+) -> (f64, f64, f64) {
+    let (grads, acts, transient) = b.first;
+    // Outside FSDP the first layer's moment as the Hugging Face records measured it; under a
+    // pipeline FSDP2 accumulates unsharded gradients instead (`fsdp::pipeline_gradients`).
+    let Some(later_g) = fw.later_gathered.filter(|_| fw.accumulated_grads.is_none()) else {
+        return b.first;
+    };
+    // The final norm's saved tensors (less what LoRA's frozen head already drops).
+    let last_stage = (b.last_stage + p.framework_last).max(0.0);
+    // The gradients' sharding a fresh gradient does not have yet: a unit's are reduced at its
+    // post-backward, the root's (the head's) at the end of backward.
+    let unsharded = c.dp;
+    let layers = st.layers;
+    let (held, _) = fw.later_backward;
+    let (layer_g, embedding_g, down_g, head_g) = layer_gradients(c, m, st, b.g_end);
+    let first_g = p.gathered;
+    let fresh = (down_g + head_g) * unsharded - head_g;
+    // The first layer's backward holds the residual stream's gradient from the final norm's
+    // backward beside the layer's own (a later layer's is not measured beyond what the first
+    // holds); the final norm's saved tensors are freed by then.
+    let stream = c.er * p.z.bsh / p.z.tr;
+    let first = (
+        grads + down_g * unsharded,
+        (acts - last_stage).max(0.0),
+        transient + stream,
+    );
+    if layers <= 1.0 {
+        return first;
+    }
+    let at = |nth: f64, gathered: f64| {
+        (
+            (b.g_end - embedding_g - (layers - nth) * layer_g + fresh).max(grads),
+            // The final norm's saved tensors are freed by then.
+            (acts - last_stage - nth * b.per_mb / layers).max(0.0),
+            transient + held - first_g + gathered,
+        )
+    };
+    let total = |x: &(f64, f64, f64)| x.0 + x.1 + x.2;
+    [
+        at(1.0, later_g[0]),
+        at(layers - 2.0, later_g[1]),
+        at(layers - 1.0, later_g[2]),
+    ]
+    .into_iter()
+    .fold(
+        first,
+        |best, x| if total(&x) > total(&best) { x } else { best },
+    )
+}
+
+/// (one layer's gradient bytes, the embedding's, the down projection's, the head's) of the
+/// stage's gradients at the end of backward: the adapters of a layer under LoRA (no fresh base
+/// gradient, a frozen head); else each parameter's share of them (the embedding's only on the
+/// first stage and untied: a tied table's gradient is the head's, there since the loss).
+fn layer_gradients(c: &Ctx, m: &ResolvedModel, st: Stage, g_end: f64) -> (f64, f64, f64, f64) {
+    if c.framework.lora {
+        return (g_end / st.layers, 0.0, 0.0, 0.0);
+    }
+    let p = &m.params;
+    let (first, last) = (f64::from(u8::from(st.first)), f64::from(u8::from(st.last)));
+    let untied = f64::from(u8::from(!m.tied_embeddings));
+    let embedding = first * untied * p.embeddings;
+    let elems = st.layers * p.per_layer + first * p.embeddings + last * p.head;
+    if elems <= 0.0 || p.per_layer <= 0.0 {
+        return (0.0, 0.0, 0.0, 0.0);
+    }
+    let per_elem = g_end / elems;
+    let down = (f64::from(m.hidden) * f64::from(m.ffn)).min(p.per_layer);
+    let head = last * p.head + first * (1.0 - untied) * p.embeddings;
+    (
+        per_elem * p.per_layer,
+        per_elem * embedding,
+        per_elem * down,
+        per_elem * head,
+    )
+}
