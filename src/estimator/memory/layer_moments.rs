@@ -2,8 +2,9 @@
 //! `training::phases` charges: the last block's forward, and the backward of the first, the second,
 //! the second-to-last and the last layer to run it. Measured on CPU with a 512-token vocabulary,
 //! where the peaks sit inside the blocks (FSDP1 / FSDP2, with and without checkpointing, and PEFT
-//! LoRA: docs/frameworks/fsdp.md "Inside the blocks"); used under FSDP only, where they were
-//! measured (outside it the first layer's moment and the gathered weights stay the rule).
+//! LoRA: docs/frameworks/fsdp.md "Inside the blocks"). Outside FSDP only the later layers'
+//! backward under checkpointing is used (FSDP1 at one rank, `NO_SHARD`, measured it); the first
+//! layer's moment and the forward keep the Hugging Face rules there.
 
 use super::activations::Sizes;
 use super::ctx::Ctx;
@@ -95,14 +96,23 @@ pub fn layer_backward(
     let (grads, acts, transient) = b.first;
     // Outside FSDP the first layer's moment as the Hugging Face records measured it; under a
     // pipeline FSDP2 accumulates unsharded gradients instead (`fsdp::pipeline_gradients`).
-    let Some(later_g) = fw.later_gathered.filter(|_| fw.accumulated_grads.is_none()) else {
+    if fw.accumulated_grads.is_some() {
         return b.first;
-    };
+    }
+    let fsdp = fw.later_gathered.is_some();
+    let recomputed = matches!(c.checkpointing, Checkpointing::Full | Checkpointing::EveryK);
+    // Outside FSDP: the later layers under checkpointing only (measured through `NO_SHARD`; the
+    // AMP and encoder-decoder records without it do not fit this simple per-layer split).
+    let plain_applies = recomputed && !m.towers.has_encoder();
+    if !fsdp && !plain_applies {
+        return b.first;
+    }
+    let later_g = fw.later_gathered.unwrap_or([p.gathered; 3]);
     // The final norm's saved tensors (less what LoRA's frozen head already drops).
     let last_stage = (b.last_stage + p.framework_last).max(0.0);
     // The gradients' sharding a fresh gradient does not have yet: a unit's are reduced at its
     // post-backward, the root's (the head's) at the end of backward.
-    let unsharded = c.dp;
+    let unsharded = if fsdp { c.dp } else { 1.0 };
     let layers = st.layers;
     let (held, _) = fw.later_backward;
     let (layer_g, embedding_g, down_g, head_g) = layer_gradients(c, m, st, b.g_end);
@@ -112,11 +122,15 @@ pub fn layer_backward(
     // backward beside the layer's own (a later layer's is not measured beyond what the first
     // holds); the final norm's saved tensors are freed by then.
     let stream = c.er * p.z.bsh / p.z.tr;
-    let first = (
-        grads + down_g * unsharded,
-        (acts - last_stage).max(0.0),
-        transient + stream,
-    );
+    let first = if fsdp {
+        (
+            grads + down_g * unsharded,
+            (acts - last_stage).max(0.0),
+            transient + stream,
+        )
+    } else {
+        b.first
+    };
     if layers <= 1.0 {
         return first;
     }
