@@ -98,6 +98,7 @@ impl Diagnostic {
         matches!(
             self,
             Diagnostic::DoesNotFit
+                | Diagnostic::FitsOnlyWithSecondTier
                 | Diagnostic::EngineWouldNotStart
                 | Diagnostic::RequestLongerThanEngineContext
                 | Diagnostic::RequestsBeyondEnginePool

@@ -31,6 +31,36 @@ fn rank(z: ZeroStage) -> u8 {
     }
 }
 
+/// The gathered weights beside a phase's transients: FSDP's units (inside a block in forward, or
+/// in the first layer's backward), else two ZeRO-3 layers (DeepSpeed holds one less shard).
+fn gathered_term(
+    c: &Ctx,
+    m: &ResolvedModel,
+    st: &Stage,
+    phase: Option<Phase>,
+    ds: bool,
+) -> (String, Bytes) {
+    use crate::estimator::memory::frameworks::fsdp;
+    if let Some(units) = fsdp::backward_gathered(c, m, *st) {
+        let (label, bytes) = match (phase, fsdp::forward_gathered(c, m, *st)) {
+            (Some(Phase::Forward), Some(f)) => ("inside a block in forward", f),
+            _ => ("in the first layer's backward", units),
+        };
+        return (
+            format!(
+                "FSDP units unsharded {label} (with the root; docs/frameworks/fsdp.md \
+                 \"Inside the blocks\")"
+            ),
+            Bytes(bytes),
+        );
+    }
+    let held = if ds { 1.0 - 1.0 / c.dp.max(1.0) } else { 1.0 };
+    (
+        "two gathered layers (ZeRO-3 / parameter offload)".to_owned(),
+        Bytes(gathered(c, m) * held),
+    )
+}
+
 /// ZeRO-3 or parameter offload: two layers gathered in the compute type (DeepSpeed prefetch; as
 /// `memory.rs` computes it). Part of the weights in inference, of the transient buffers in training.
 fn gathered(c: &Ctx, m: &ResolvedModel) -> f64 {
@@ -345,21 +375,8 @@ pub(super) fn transient(
             ));
         }
         let ds = crate::estimator::memory::frameworks::deepspeed::applies(c);
-        let fsdp = crate::estimator::memory::frameworks::fsdp::backward_gathered(c, m, *st);
-        if phase == Some(Phase::OptimizerStep) {
-        } else if let Some(units) = fsdp {
-            terms.push((
-                "FSDP units unsharded in the layers' backward (the current and the prefetched \
-                 block, the root; docs/frameworks/fsdp.md)"
-                    .to_owned(),
-                Bytes(units),
-            ));
-        } else {
-            let held = if ds { 1.0 - 1.0 / c.dp.max(1.0) } else { 1.0 };
-            terms.push((
-                "two gathered layers (ZeRO-3 / parameter offload)".to_owned(),
-                Bytes(gathered(c, m) * held),
-            ));
+        if phase != Some(Phase::OptimizerStep) {
+            terms.push(gathered_term(c, m, st, phase, ds));
         }
         let inv = inventory(c, x, m, st);
         let grads = states::model_states(c, m, &inv, x.optimizer).grads;

@@ -79,12 +79,14 @@ impl Backward {
 
 /// The largest of the layers' backward moments. The first layer's (`b.first`), and a later
 /// one's: the layer that runs n-th holds the gradients of the n layers before it (all of them
-/// under LoRA's adapters or ZeRO, sharded) and the head's, the down projection's fresh gradient
-/// (the first a layer's backward writes), n layers' saved bytes fewer and the final norm's gone,
-/// its own recomputation and backward transients, the units FSDP still gathers there and the
-/// unit FSDP2 reduced before it ([`StageExtra::later_backward`]: its reduce-scatter input). The
-/// terms are linear in n but for the units gathered, so the second, the second-to-last and the
-/// last layer are the candidates (measured: with checkpointing a later layer is the peak).
+/// under LoRA's adapters or ZeRO, sharded) and the head's, n layers' saved bytes fewer and the
+/// final norm's gone, its own recomputation and backward transients, the units FSDP still gathers
+/// there and the reduce-scatter input FSDP2 keeps of the unit before it
+/// ([`StageExtra::later_backward`]). Under FSDP every layer's moment also holds the fresh,
+/// unsharded gradients ([`StageExtra::fresh_gradients`]: the down projection's, and the head's in
+/// the root, reduced only at the end of backward). The terms are linear in n but for the units
+/// gathered, so the second, the second-to-last and the last layer are the candidates (measured:
+/// with checkpointing a later layer is the peak).
 pub fn layer_backward(
     c: &Ctx,
     m: &ResolvedModel,
@@ -94,49 +96,55 @@ pub fn layer_backward(
     b: Backward,
 ) -> (f64, f64, f64) {
     let (grads, acts, transient) = b.first;
-    // Outside FSDP the first layer's moment as the Hugging Face records measured it; under a
-    // pipeline FSDP2 accumulates unsharded gradients instead (`fsdp::pipeline_gradients`).
+    // Under a pipeline FSDP2 accumulates unsharded gradients instead (`fsdp::pipeline_gradients`).
     if fw.accumulated_grads.is_some() {
         return b.first;
     }
     let fsdp = fw.later_gathered.is_some();
     let recomputed = matches!(c.checkpointing, Checkpointing::Full | Checkpointing::EveryK);
-    // Outside FSDP: the later layers under checkpointing only (measured through `NO_SHARD`; the
-    // AMP and encoder-decoder records without it do not fit this simple per-layer split).
-    let plain_applies = recomputed && !m.towers.has_encoder();
+    // Outside FSDP the first layer's moment as the Hugging Face records measured it, and the
+    // later layers only under checkpointing of a model without towers (measured through
+    // `NO_SHARD`; the AMP and encoder-decoder records without it do not fit this per-layer split).
+    let plain_applies = recomputed && m.towers.params <= 0.0;
     if !fsdp && !plain_applies {
         return b.first;
     }
     let later_g = fw.later_gathered.unwrap_or([p.gathered; 3]);
     // The final norm's saved tensors (less what LoRA's frozen head already drops).
     let last_stage = (b.last_stage + p.framework_last).max(0.0);
-    // The gradients' sharding a fresh gradient does not have yet: a unit's are reduced at its
-    // post-backward, the root's (the head's) at the end of backward.
-    let unsharded = if fsdp { c.dp } else { 1.0 };
     let layers = st.layers;
-    let (held, _) = fw.later_backward;
-    let (layer_g, embedding_g, down_g, head_g) = layer_gradients(c, m, st, b.g_end);
+    let held = fw.later_backward;
+    let g = layer_gradients(c, m, st, b.g_end);
+    // Fresh gradients beside the shards: under FSDP unsharded (the head's replaces its shard),
+    // outside it the down projection's own.
+    let fresh = if fsdp {
+        let (down, head) = fw.fresh_gradients;
+        down + if head > 0.0 { head - g.head } else { 0.0 }
+    } else {
+        g.down
+    };
     let first_g = p.gathered;
-    let fresh = (down_g + head_g) * unsharded - head_g;
     // The first layer's backward holds the residual stream's gradient from the final norm's
     // backward beside the layer's own (a later layer's is not measured beyond what the first
     // holds); the final norm's saved tensors are freed by then.
     let stream = c.er * p.z.bsh / p.z.tr;
+    // (The head's gradient is left sharded there: with it unsharded the records' first-layer
+    // peaks come out 0.3–0.5 % high; not resolved.)
     let first = if fsdp {
         (
-            grads + down_g * unsharded,
+            grads + fw.fresh_gradients.0,
             (acts - last_stage).max(0.0),
             transient + stream,
         )
     } else {
         b.first
     };
-    if layers <= 1.0 {
+    if layers < 2.0 {
         return first;
     }
     let at = |nth: f64, gathered: f64| {
         (
-            (b.g_end - embedding_g - (layers - nth) * layer_g + fresh).max(grads),
+            (b.g_end - g.not_yet - (layers - nth) * g.layer).max(grads) + fresh,
             // The final norm's saved tensors are freed by then.
             (acts - last_stage - nth * b.per_mb / layers).max(0.0),
             transient + held - first_g + gathered,
@@ -145,7 +153,7 @@ pub fn layer_backward(
     let total = |x: &(f64, f64, f64)| x.0 + x.1 + x.2;
     [
         at(1.0, later_g[0]),
-        at(layers - 2.0, later_g[1]),
+        at((layers - 2.0).max(1.0), later_g[1]),
         at(layers - 1.0, later_g[2]),
     ]
     .into_iter()
@@ -155,29 +163,49 @@ pub fn layer_backward(
     )
 }
 
-/// (one layer's gradient bytes, the embedding's, the down projection's, the head's) of the
-/// stage's gradients at the end of backward: the adapters of a layer under LoRA (no fresh base
-/// gradient, a frozen head); else each parameter's share of them (the embedding's only on the
-/// first stage and untied: a tied table's gradient is the head's, there since the loss).
-fn layer_gradients(c: &Ctx, m: &ResolvedModel, st: Stage, g_end: f64) -> (f64, f64, f64, f64) {
+/// Shares of the stage's gradients at the end of backward (bytes).
+struct Shares {
+    /// One layer's.
+    layer: f64,
+    /// Those computed after the layers: an untied embedding's, the towers' (first stage).
+    not_yet: f64,
+    /// The down projection's (one layer).
+    down: f64,
+    /// The head's (a tied table's where the loss runs too).
+    head: f64,
+}
+
+/// [`Shares`] of `g_end`: the adapters of a layer under LoRA (no base gradient, a frozen head);
+/// else each parameter's share of them.
+fn layer_gradients(c: &Ctx, m: &ResolvedModel, st: Stage, g_end: f64) -> Shares {
+    let none = Shares {
+        layer: 0.0,
+        not_yet: 0.0,
+        down: 0.0,
+        head: 0.0,
+    };
     if c.framework.lora {
-        return (g_end / st.layers, 0.0, 0.0, 0.0);
+        return Shares {
+            layer: g_end / st.layers.max(1.0),
+            ..none
+        };
     }
     let p = &m.params;
     let (first, last) = (f64::from(u8::from(st.first)), f64::from(u8::from(st.last)));
-    let untied = f64::from(u8::from(!m.tied_embeddings));
-    let embedding = first * untied * p.embeddings;
-    let elems = st.layers * p.per_layer + first * p.embeddings + last * p.head;
+    let tied = f64::from(u8::from(m.tied_embeddings));
+    let towers = first * (m.towers.params - m.towers.frozen).max(0.0);
+    let elems = st.layers * p.per_layer + first * p.embeddings + last * p.head + towers;
     if elems <= 0.0 || p.per_layer <= 0.0 {
-        return (0.0, 0.0, 0.0, 0.0);
+        return none;
     }
     let per_elem = g_end / elems;
-    let down = (f64::from(m.hidden) * f64::from(m.ffn)).min(p.per_layer);
-    let head = last * p.head + first * (1.0 - untied) * p.embeddings;
-    (
-        per_elem * p.per_layer,
-        per_elem * embedding,
-        per_elem * down,
-        per_elem * head,
-    )
+    // A tied table's gradient is the head's where the loss runs, else the embedding's.
+    let head = last * p.head + first * last * tied * p.embeddings;
+    let embedding = first * p.embeddings - first * last * tied * p.embeddings;
+    Shares {
+        layer: per_elem * p.per_layer,
+        not_yet: per_elem * (embedding + towers),
+        down: per_elem * (f64::from(m.hidden) * f64::from(m.ffn)).min(p.per_layer),
+        head: per_elem * head,
+    }
 }

@@ -269,17 +269,38 @@ fn e_reduce(c: &Ctx) -> f64 {
 /// `comm_ctx.reduce_scatter_states` until the next unit's post-backward
 /// (`reduce_scatter_max_input_buffers` = 1; `_fsdp_param_group.py` `post_backward`), so it
 /// lives through the next layer's backward; FSDP1 keeps nothing. (0, 0) when FSDP does not apply.
-pub fn later_backward(c: &Ctx, m: &ResolvedModel) -> (f64, f64) {
-    if !applies(c) || no_shard(c) {
+pub fn later_backward(c: &Ctx, m: &ResolvedModel) -> f64 {
+    if !applies(c) || no_shard(c) || c.framework.sharding != Sharding::Fsdp2 {
+        return 0.0;
+    }
+    grad_elements(c, m) * e_reduce(c)
+}
+
+/// Unsharded gradient bytes a layer's backward holds before any reduction: (the down projection's
+/// fresh gradient, the first a layer's backward writes; the head's, which the root unit reduces
+/// only at the end of backward), in the unsharded parameters' type (FSDP's gradients follow
+/// `param_dtype` until the reduce-scatter). None of either under LoRA (frozen), and no head in
+/// the root under [`own_units`] (its own unit is reduced after its own backward). (0, 0) when
+/// FSDP does not apply.
+pub fn fresh_gradients(c: &Ctx, m: &ResolvedModel, st: Stage) -> (f64, f64) {
+    if !applies(c) || c.framework.lora {
         return (0.0, 0.0);
     }
-    let elems = grad_elements(c, m);
-    let held = if c.framework.sharding == Sharding::Fsdp2 {
-        elems * e_reduce(c)
-    } else {
+    let e = e_unsharded(c);
+    let down = (f64::from(m.hidden) * f64::from(m.ffn)).min(m.params.per_layer) / c.tp * e;
+    let head = if own_units(c, m) {
         0.0
+    } else {
+        let (_, head) = edge_elems(m, st);
+        // A tied table's gradient is the head's only where the loss runs too.
+        let tied = if st.first && st.last && m.tied_embeddings {
+            m.params.embeddings
+        } else {
+            0.0
+        };
+        head.max(tied) / c.tp * e
     };
-    (held, elems * c.e_grads / c.dp)
+    (down, head)
 }
 
 /// Elements of one unit that get a gradient: the block as this GPU holds it, or under LoRA with
@@ -342,7 +363,7 @@ pub fn stage_gradient_elements(c: &Ctx, m: &ResolvedModel, st: Stage) -> f64 {
 
 /// The transient of the backward under [`pipeline_no_sync`]: (in a micro-batch's backward, one
 /// unit's fresh gradient in the parameters' type before it is added to the accumulated copy; at the
-/// deferred reduce-scatter, one unit's reduce-scatter input and output, [`backward`]'s buffers).
+/// deferred reduce-scatter, one unit's reduce-scatter input and output).
 pub fn pipeline_backward(c: &Ctx, m: &ResolvedModel) -> (f64, f64) {
     let per_elem = grad_elements(c, m);
     (

@@ -342,17 +342,20 @@ pub struct StageExtra {
     /// Buffers alive only in the layers' backward (DeepSpeed's stage 1–2 reduce buckets; under a
     /// pipeline FSDP2's fresh gradient of one unit).
     pub backward: f64,
-    /// What a later layer's backward holds beyond the first one's: (buffers, sharded gradients)
-    /// of the unit reduced before it ([`fsdp::later_backward`]).
-    pub later_backward: (f64, f64),
-    /// The gathered bytes inside a block in forward when FSDP holds fewer there than in backward
-    /// ([`fsdp::forward_gathered`]).
+    /// What a later layer's backward holds beyond the first one's: the reduce-scatter input FSDP2
+    /// keeps of the unit reduced before it ([`fsdp::later_backward`]).
+    pub later_backward: f64,
+    /// Unsharded gradient bytes a layer's backward holds under FSDP before any reduction: (the
+    /// down projection's fresh one, the head's in the root unit) ([`fsdp::fresh_gradients`]).
+    pub fresh_gradients: (f64, f64),
+    /// The gathered bytes inside a block in forward under FSDP ([`fsdp::forward_gathered`]).
     pub forward_gathered: Option<f64>,
-    /// The gathered bytes in the backward of the stage's second and last layer to run it
-    /// ([`fsdp::later_gathered`]).
+    /// The gathered bytes in the backward of the stage's second, second-to-last and last layer
+    /// to run it ([`fsdp::later_gathered`]).
     pub later_gathered: Option<[f64; 3]>,
     /// The same at the end of backward, once every layer is done ([`fsdp::pipeline_backward`]:
-    /// FSDP2 under a pipeline defers its reduce-scatters to there; else [`Self::backward`]).
+    /// FSDP2 under a pipeline defers its reduce-scatters to there; else FSDP2's last held
+    /// reduce-scatter input, [`fsdp::later_backward`]).
     pub backward_end: f64,
     /// Gradients held unsharded over the micro-batches instead of the sharded ones
     /// ([`fsdp::pipeline_gradients`]), from the first backward until the end of backward.
@@ -394,7 +397,7 @@ pub fn step(
     let (fsdp_mid, fsdp_end) = if pipelined {
         fsdp::pipeline_backward(c, m)
     } else {
-        (0.0, fsdp::later_backward(c, m).0)
+        (0.0, fsdp::later_backward(c, m))
     };
     let extra = StageExtra {
         buffers: buffers(c, m, st.first) + zero_all,
@@ -404,10 +407,11 @@ pub fn step(
         on_device: on_device(c, 1.0, st.layers),
         backward: zero_backward + fsdp_mid,
         later_backward: if pipelined {
-            (0.0, 0.0)
+            0.0
         } else {
             fsdp::later_backward(c, m)
         },
+        fresh_gradients: fsdp::fresh_gradients(c, m, st),
         forward_gathered: fsdp::forward_gathered(c, m, st),
         later_gathered: fsdp::later_gathered(c, m, st),
         backward_end: zero_backward + fsdp_end,
