@@ -198,15 +198,29 @@ pub fn parts(c: &Ctx, m: &ResolvedModel, p: Parts, st: Stage) -> Parts {
 /// No staging: FSDP1's `_mp_shard` is freed right after the prefetch's all-gather, before the
 /// layer's backward (measured), and FSDP2's prefetched buffer is the prefetched unit.
 pub fn backward_gathered(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
+    in_blocks(c, m, st, Pass::Backward, 0.0, |in_flight, root, unit| {
+        (in_flight * unit + root).max(edges(c, m, st, in_flight, Pass::Backward))
+    })
+}
+
+/// `f(units in flight, root bytes, unit bytes)` in `pass` when FSDP shards the stage, `at_one`
+/// under FSDP1's `NO_SHARD` (nothing gathered), `None` when FSDP does not apply.
+fn in_blocks<T>(
+    c: &Ctx,
+    m: &ResolvedModel,
+    st: Stage,
+    pass: Pass,
+    at_one: T,
+    f: impl FnOnce(f64, f64, f64) -> T,
+) -> Option<T> {
     if !applies(c) {
         return None;
     }
     if no_shard(c) {
-        return Some(0.0);
+        return Some(at_one);
     }
-    let (in_flight, root) = units(c, m, st, Pass::Backward);
-    let blocks = in_flight * unit_bytes(c, m) + root;
-    Some(blocks.max(edges(c, m, st, in_flight, Pass::Backward)))
+    let (in_flight, root) = units(c, m, st, pass);
+    Some(f(in_flight, root, unit_bytes(c, m)))
 }
 
 /// The gathered bytes in the backward of the layers that run it after the first:
@@ -216,38 +230,27 @@ pub fn backward_gathered(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
 /// prefetched unit, and in the last layer nothing left to prefetch (measured). `None` when FSDP
 /// does not apply.
 pub fn later_gathered(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<[f64; 3]> {
-    if !applies(c) {
-        return None;
-    }
-    if no_shard(c) {
-        return Some([0.0; 3]);
-    }
-    let (in_flight, root) = units(c, m, st, Pass::Backward);
-    let unit = unit_bytes(c, m);
-    // Units left at the layer that runs n-th (0 = the first) of the stage's backward.
-    let at = |nth: f64| in_flight.min((st.layers - nth).max(1.0)) * unit + root;
-    Some([at(1.0), at(st.layers - 2.0), at(st.layers - 1.0)])
+    in_blocks(
+        c,
+        m,
+        st,
+        Pass::Backward,
+        [0.0; 3],
+        |in_flight, root, unit| {
+            // Units left at the layer that runs n-th (0 = the first) of the stage's backward.
+            let at = |nth: f64| in_flight.min((st.layers - nth).max(1.0)) * unit + root;
+            [at(1.0), at(st.layers - 2.0), at(st.layers - 1.0)]
+        },
+    )
 }
 
 /// The gathered bytes inside a block in forward: the units in flight there ([`units`]), the root
 /// and the all-gather staging ([`staging`]: FSDP2's held buffer, FSDP1's `_mp_shard`), or `None`
 /// when FSDP does not apply (the stage's `gathered` holds).
 pub fn forward_gathered(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
-    if !applies(c) {
-        return None;
-    }
-    if no_shard(c) {
-        return Some(0.0);
-    }
-    let (in_flight, root) = units(c, m, st, Pass::Forward);
-    let unit = unit_bytes(c, m);
-    Some((in_flight * unit + root + staging(c, unit)).max(edges(
-        c,
-        m,
-        st,
-        in_flight,
-        Pass::Forward,
-    )))
+    in_blocks(c, m, st, Pass::Forward, 0.0, |in_flight, root, unit| {
+        (in_flight * unit + root + staging(c, unit)).max(edges(c, m, st, in_flight, Pass::Forward))
+    })
 }
 
 /// Bytes of one element of the reduce-scatter (`ReduceDtype::Default`: FSDP1 in `param_dtype`,
