@@ -19,6 +19,14 @@ pub enum Checkpointing {
     PerOp,
 }
 
+impl Checkpointing {
+    /// Whether a checkpointed layer saves only its input and reruns its whole forward in backward
+    /// (full, every k-th): its forward keeps nothing of its own beyond transients.
+    pub const fn recomputes_whole_layers(self) -> bool {
+        matches!(self, Checkpointing::Full | Checkpointing::EveryK)
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AttentionKernel {
     /// Scores (s × s per head) materialised and saved: eager attention, SDPA math path.

@@ -336,10 +336,8 @@ pub fn layer_backward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     } else {
         0.0
     };
-    let frozen_down = c.mode == Mode::Training
-        && c.framework.lora
-        && !c.framework.lora_targets.down
-        && m.ffn_kind == FfnKind::SwiGlu;
+    let frozen_down =
+        c.mode == Mode::Training && c.framework.frozen_down() && m.ffn_kind == FfnKind::SwiGlu;
     let mlp = if frozen_down { 3.0 } else { 2.0 };
     mlp * c.ec * z.bsf + scores
 }

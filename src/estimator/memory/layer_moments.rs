@@ -11,7 +11,7 @@ use super::ctx::Ctx;
 use super::frameworks::StageExtra;
 use super::training::{Parts, Stage};
 use crate::estimator::model::ResolvedModel;
-use crate::scenario::{Checkpointing, FfnKind};
+use crate::scenario::FfnKind;
 
 /// The forward's moment inside the last block beside the saved tensors of the whole forward: the
 /// gathered weights (under FSDP the fewer units a block holds there) and what the block writes,
@@ -40,13 +40,12 @@ fn block_forward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     let t = c.framework.lora_targets;
     let lora = c.framework.lora;
     let gated = m.ffn_kind == FfnKind::SwiGlu;
-    let frozen_down = lora && !t.down;
+    let frozen_down = c.framework.frozen_down();
     let frozen_in = lora && !t.up && (!gated || !t.gate);
     let at_down = c.ec * z.bsh / z.tr
         + if frozen_down { c.ec * z.bsf } else { 0.0 }
         + if frozen_in { c.er * z.bsh / z.tr } else { 0.0 };
-    let recomputed = matches!(c.checkpointing, Checkpointing::Full | Checkpointing::EveryK);
-    if recomputed {
+    if c.checkpointing.recomputes_whole_layers() {
         let product = if gated { 3.0 } else { 2.0 };
         at_down.max(product * c.ec * z.bsf + 2.0 * c.er * z.bsh / z.tr)
     } else {
@@ -101,11 +100,10 @@ pub fn layer_backward(
         return b.first;
     }
     let fsdp = fw.later_gathered.is_some();
-    let recomputed = matches!(c.checkpointing, Checkpointing::Full | Checkpointing::EveryK);
     // Outside FSDP the first layer's moment as the Hugging Face records measured it, and the
     // later layers only under checkpointing of a model without towers (measured through
     // `NO_SHARD`; the AMP and encoder-decoder records without it do not fit this per-layer split).
-    let plain_applies = recomputed && m.towers.params <= 0.0;
+    let plain_applies = c.checkpointing.recomputes_whole_layers() && m.towers.params <= 0.0;
     if !fsdp && !plain_applies {
         return b.first;
     }
@@ -163,6 +161,12 @@ pub fn layer_backward(
     )
 }
 
+/// Elements of one layer's MLP down projection (before TP): the first weight gradient a layer's
+/// backward writes.
+pub(super) fn down_projection_elems(m: &ResolvedModel) -> f64 {
+    (f64::from(m.hidden) * f64::from(m.ffn)).min(m.params.per_layer)
+}
+
 /// Shares of the stage's gradients at the end of backward (bytes).
 struct Shares {
     /// One layer's.
@@ -205,7 +209,7 @@ fn layer_gradients(c: &Ctx, m: &ResolvedModel, st: Stage, g_end: f64) -> Shares 
     Shares {
         layer: per_elem * p.per_layer,
         not_yet: per_elem * (embedding + towers),
-        down: per_elem * (f64::from(m.hidden) * f64::from(m.ffn)).min(p.per_layer),
+        down: per_elem * down_projection_elems(m),
         head: per_elem * head,
     }
 }

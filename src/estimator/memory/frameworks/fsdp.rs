@@ -290,7 +290,7 @@ pub fn fresh_gradients(c: &Ctx, m: &ResolvedModel, st: Stage) -> (f64, f64) {
         return (0.0, 0.0);
     }
     let e = e_unsharded(c);
-    let down = (f64::from(m.hidden) * f64::from(m.ffn)).min(m.params.per_layer) / c.tp * e;
+    let down = super::super::layer_moments::down_projection_elems(m) / c.tp * e;
     let head = if own_units(c, m) {
         0.0
     } else {

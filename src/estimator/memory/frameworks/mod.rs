@@ -56,6 +56,12 @@ pub struct Framework {
 }
 
 impl Framework {
+    /// LoRA trains no adapter on the MLP's down projection: its weight is frozen, so nothing saves
+    /// its input for a weight gradient.
+    pub fn frozen_down(&self) -> bool {
+        self.lora && !self.lora_targets.down
+    }
+
     pub fn of(sc: &Scenario) -> Framework {
         let i = &sc.implementation;
         Framework {
