@@ -14,10 +14,11 @@ mod framework_records;
 mod saved;
 
 use framework_records::{apply_peft, base_scenario, compare, print_table, records};
-use vram_explorer::scenario::{Mode, Profile};
+use vram_explorer::scenario::{Checkpointing, Mode, OptimizerKind, Profile};
 
 const LITGPT: &str = include_str!("data/measured/litgpt-cpu-steps.json");
 const TORCHTUNE: &str = include_str!("data/measured/torchtune-cpu-steps.json");
+const TORCHTUNE_FULL: &str = include_str!("data/measured/torchtune-full-cpu-steps.json");
 
 #[test]
 fn litgpt_records_within_one_percent_per_phase() {
@@ -47,6 +48,34 @@ fn torchtune_records_within_one_percent_per_phase() {
     }
     let worst = print_table("torchtune 0.6.1 (CPU)", &rows);
     assert_eq!(rows.len(), 5 * 3);
+    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
+}
+
+/// torchtune's full fine-tune step as the README's optimization-flags rows run it, at tiny size
+/// (BF16, `full_finetune_single_device.py` at 0.6.1): Llama 3.2's tied head, full activation
+/// checkpointing, the optimizer in backward, bitsandbytes' 8-bit AdamW
+/// (tests/data/measured/torchtune-full-cpu-steps.json, `torchtune_run.py --full-steps`).
+#[test]
+fn torchtune_full_steps_within_one_percent_per_phase() {
+    let recs = records(TORCHTUNE_FULL);
+    assert_eq!(recs.len(), 14);
+    let mut rows = Vec::new();
+    for r in &recs {
+        let mut s = base_scenario(r, Mode::Training, Profile::Torchtune);
+        let settings = &r["framework"]["settings"];
+        s.strategies.checkpointing = if r["checkpointing"] == true {
+            Checkpointing::Full
+        } else {
+            Checkpointing::None
+        };
+        s.implementation.torchtune.optimizer_in_backward = settings["optimizer_in_bwd"] == true;
+        if r["optimizer"] == "adamw8bit" {
+            s.optimizer.kind = OptimizerKind::Adam8bit;
+        }
+        rows.extend(compare(r, &s, None));
+    }
+    let worst = print_table("torchtune 0.6.1 full fine-tune steps (CPU)", &rows);
+    assert_eq!(rows.len(), 14 * 2 + 6);
     assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
 }
 

@@ -201,10 +201,11 @@ const KNOWN_MISSES: [(&str, &str); 10] = [
     ),
     (
         "torchtune-llama-3.2-3b-full-adamw-8bit",
-        "unexplained: the step from AdamW to bitsandbytes AdamW8bit (with optimizer_in_bwd) drops \
-         the published peak by 4.2 GiB where halving the BF16 moments of 3.2 B parameters drops \
-         the estimate by 6.0 GiB; this row was within the bar only while the eager loss's FP32 \
-         log-softmax (4·b·s·V) was charged to a compiled run",
+        "unexplained (−9 %; −18 % before the tied head's output backward was measured): the step \
+         from AdamW to bitsandbytes AdamW8bit (with optimizer_in_bwd) drops the published peak by \
+         4.2 GiB where halving the BF16 moments of 3.2 B parameters drops the estimate by 6.0 GiB \
+         (bitsandbytes' 8-bit states as measured on CPU, tests/data/measured/\
+         torchtune-full-cpu-steps.json)",
     ),
     (
         "torchtune-llama-3.1-8b-full-1x4090",
@@ -302,10 +303,10 @@ fn torchtune_published_memory_table() {
     assert_eq!(s.rebuilt, 24);
     assert_eq!(s.modelled, 14);
     // Issue 12's bar on the allocated cases (every one within 10 %) holds; the median (3 %) does
-    // not: guards a little above today's figures (modelled median 4.6 %, the upper of the middle
-    // two, unchanged by torchtune 0.1's loss, which moved four rows below it; worst 9.7 %, worst
-    // allocated 9.7 %; all records median 6.9 %, worst 134 %).
-    s.hold(0.05, 0.10, 0.08, 1.36);
+    // not: guards a little above today's figures (modelled median 4.0 %, the upper of the middle
+    // two; 4.6 % before the full fine-tune step was measured on CPU; worst 9.7 %, worst allocated
+    // 9.7 %; all records median 7.0 %, worst 145 %: the unpacked baseline at the 4096 bound).
+    s.hold(0.045, 0.10, 0.08, 1.46);
 }
 
 /// torchtune 0.1's loss (`legacy_loss`, the Llama 2 tutorials): the recipe's local keeps the

@@ -23,7 +23,7 @@ from harness import (env_versions, measure_and_write, optimizer_state_bytes, run
 SEED = 0
 BATCH, SEQ = 2, 256
 BASE = dict(n_layers=4, hidden=256, heads=4, kv_heads=2, vocab=32000, max_positions=2048)
-PACKAGES = ("torchtune", "torchao", "numpy")
+PACKAGES = ("torchtune", "torchao", "bitsandbytes", "numpy")
 
 
 def build(case):
@@ -32,7 +32,10 @@ def build(case):
     kw = dict(vocab_size=BASE["vocab"], num_layers=BASE["n_layers"], num_heads=BASE["heads"],
               num_kv_heads=BASE["kv_heads"], embed_dim=BASE["hidden"], max_seq_len=BASE["max_positions"],
               intermediate_dim=case["ffn"], attn_dropout=0.0, norm_eps=1e-5, rope_base=500000)
-    if case["method"] == "full":
+    if case.get("tied"):  # Llama 3.2's builder: the head is a TiedLinear over the embedding
+        from torchtune.models.llama3_2._component_builders import llama3_2
+        model = llama3_2(tie_word_embeddings=True, **kw)
+    elif case["method"] == "full":
         model = llama3(**kw)
     else:
         mods = ["q_proj", "v_proj"] if case["targets"] == "qv" else ["q_proj", "k_proj", "v_proj", "output_proj"]
@@ -49,12 +52,57 @@ def build(case):
             if type(p.data) is torch.Tensor:
                 p.data = p.data.to(dtype)
     model.train()
+    if case.get("ckpt"):  # recipes/full_finetune_single_device.py `_setup_model`
+        from torchtune import modules, training
+        training.set_activation_checkpointing(model, auto_wrap_policy={modules.TransformerSelfAttentionLayer})
     return model
+
+
+class InBackward:
+    """`optimizer_in_bwd=True` (`_setup_optimizer`): one optimizer per parameter, stepped by the
+    post-accumulate-grad hooks of `training.register_optim_in_bwd_hooks`; the recipe never calls
+    step() or zero_grad() itself, so the harness's optimizer phase runs nothing. `state` merges the
+    per-parameter states for the tracker's labels."""
+
+    def __init__(self, optim_dict):
+        self.optim_dict = optim_dict
+
+    @property
+    def state(self):
+        merged = {}
+        for o in self.optim_dict.values():
+            merged.update(o.state)
+        return merged
+
+    def step(self):
+        pass
+
+    def zero_grad(self, set_to_none=True):
+        pass
+
+
+def make_optimizer(case, model):
+    trainable = [p for p in model.parameters() if p.requires_grad]
+
+    def one(params):
+        if case.get("opt", "adamw") == "adamw8bit":  # bitsandbytes.optim.AdamW8bit (its CPU kernels)
+            import bitsandbytes as bnb
+            return bnb.optim.AdamW8bit(params, lr=1e-4)
+        return torch.optim.AdamW(params, lr=1e-4, foreach=True)
+    if not case.get("in_bwd"):
+        return one(trainable), trainable
+    from torchtune import training
+    optim_dict = {p: one([p]) for p in model.parameters()}
+    training.register_optim_in_bwd_hooks(model=model, optim_dict=optim_dict)
+    return InBackward(optim_dict), trainable
 
 
 def case_name(c):
     tag = c["method"] if c["method"] == "full" else f"{c['method']}-{c['targets']}-r8_drop0"
-    return f"torchtune-llama-tiny_f{c['ffn']}_b{BATCH}_s{SEQ}_{c['base']}_{tag}_adamw_sdpa"
+    tag += "_tied" if c.get("tied") else ""
+    opt = c.get("opt", "adamw") + ("-in-bwd" if c.get("in_bwd") else "")
+    ckpt = "_ckpt" if c.get("ckpt") else ""
+    return f"torchtune-llama-tiny_f{c['ffn']}_b{BATCH}_s{c.get('seq', SEQ)}_{c['base']}_{tag}_{opt}_sdpa{ckpt}"
 
 
 def measure(case):
@@ -64,10 +112,9 @@ def measure(case):
     model = build(case)
     loss_fn = CEWithChunkedOutputLoss(num_output_chunks=8)
     model.set_num_output_chunks(loss_fn.num_output_chunks)
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(trainable, lr=1e-4, foreach=True)
+    opt, trainable = make_optimizer(case, model)
     g = torch.Generator().manual_seed(SEED + 1)
-    tokens = torch.randint(0, BASE["vocab"], (BATCH, SEQ), generator=g)
+    tokens = torch.randint(0, BASE["vocab"], (BATCH, case.get("seq", SEQ)), generator=g)
     labels = tokens.clone()
     ignore = torch.full((BATCH, 1), -100, dtype=labels.dtype)
 
@@ -95,22 +142,26 @@ def measure(case):
                     + ("llama3" if case["method"] == "full" else "lora_llama3"),
                     loss="torchtune.modules.loss.CEWithChunkedOutputLoss(num_output_chunks=8)",
                     n_params_trainable=sum(p.numel() for p in trainable),
-                    nf4_base=case["method"] == "qlora")
+                    nf4_base=case["method"] == "qlora", optimizer_in_bwd=bool(case.get("in_bwd")),
+                    activation_checkpointing=bool(case.get("ckpt")),
+                    optimizer=("bitsandbytes.optim.AdamW8bit" if case.get("opt") == "adamw8bit"
+                               else "torch.optim.AdamW(foreach=True)"))
     if case["method"] != "full":
         settings.update(lora_rank=8, lora_alpha=16, lora_dropout=0.0, targets=case["targets"])
     pd = {"fp32": "float32", "bf16": "bfloat16"}[case["base"]]
     return dict(
         name=case_name(case),
-        config=dict(model=f"llama-tiny-f{case['ffn']}", batch=BATCH, seq=SEQ, dtype_mode=case["base"],
-                    optimizer="adamw", foreach=True, checkpointing=False, attn_impl="sdpa", dropout=False,
+        config=dict(model=f"llama-tiny-f{case['ffn']}", batch=BATCH, seq=case.get("seq", SEQ), dtype_mode=case["base"],
+                    optimizer=case.get("opt", "adamw"), foreach=True, checkpointing=bool(case.get("ckpt")),
+                    attn_impl="sdpa", dropout=False,
                     dropout_kernel="native", inference=False),
         framework=dict(name="torchtune", version=torchtune.__version__, settings=settings),
         family="llama", n_layers=BASE["n_layers"], hidden=BASE["hidden"], heads=BASE["heads"],
         kv_heads=BASE["kv_heads"], head_dim=BASE["hidden"] // BASE["heads"], ffn=case["ffn"], vocab=BASE["vocab"],
-        max_positions=BASE["max_positions"], tied_embeddings=False, mlp="swiglu", norm="rmsnorm", dropout_p=0.0,
-        dropout_kernel="native", seq=SEQ, batch=BATCH, dtype_mode=case["base"],
-        param_dtype=pd if case["method"] != "qlora" else "nf4", optimizer="adamw", optimizer_foreach=True,
-        checkpointing=False, checkpointing_kwargs=None, attn_impl="sdpa", n_params=n_params,
+        max_positions=BASE["max_positions"], tied_embeddings=bool(case.get("tied")), mlp="swiglu", norm="rmsnorm", dropout_p=0.0,
+        dropout_kernel="native", seq=case.get("seq", SEQ), batch=BATCH, dtype_mode=case["base"],
+        param_dtype=pd if case["method"] != "qlora" else "nf4", optimizer=case.get("opt", "adamw"),
+        optimizer_foreach=True, checkpointing=bool(case.get("ckpt")), checkpointing_kwargs=None, attn_impl="sdpa", n_params=n_params,
         n_params_embeddings=n_emb, n_params_head=n_head, n_params_other=n_params - n_emb - n_head,
         param_bytes=pbytes, optimizer_state_bytes=optimizer_state_bytes(opt), train=train, inference=None,
         attention_ops_seen=dict(tr.op_counts), timings_s=timings, allocator_check=check,
@@ -127,14 +178,34 @@ def cases():
             dict(method="qlora", base="bf16", ffn=768, targets="all")]
 
 
+def full_step_cases():
+    """The README's full fine-tune rows at tiny size (BF16 like `dtype: bf16`): the tied Llama 3.2
+    head, full activation checkpointing, the optimizer in backward, bitsandbytes' 8-bit AdamW."""
+    out = []
+    for tied in (False, True):
+        for ckpt in (False, True):
+            for in_bwd in (False, True):
+                out.append(dict(method="full", base="bf16", ffn=688, tied=tied, ckpt=ckpt, in_bwd=in_bwd))
+    out.append(dict(method="full", base="bf16", ffn=688, tied=True, ckpt=True, in_bwd=True, opt="adamw8bit"))
+    out.append(dict(method="full", base="bf16", ffn=688, tied=True, ckpt=True, in_bwd=False, opt="adamw8bit"))
+    # 32 tokens: the head's weight gradient (3·V·h summed over the chunks) outweighs the loss's
+    # b·s·V tensors, so the output projection's backward is the backward's peak
+    for tied in (False, True):
+        for in_bwd in (False, True):
+            out.append(dict(method="full", base="bf16", ffn=688, tied=tied, ckpt=True, in_bwd=in_bwd, seq=32))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", default=None, help="substrings (comma-separated) of the record names to run")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--full-steps", action="store_true",
+                    help="the full fine-tune cases (tied head, checkpointing, optimizer in backward, 8-bit AdamW)")
     a = ap.parse_args()
     torch.set_num_threads(2)
-    chosen = selected(cases(), case_name, a.only)
+    chosen = selected(full_step_cases() if a.full_steps else cases(), case_name, a.only)
     if a.list:
         print("\n".join(case_name(c) for c in chosen))
         return

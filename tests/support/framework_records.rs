@@ -133,12 +133,15 @@ pub fn compare(r: &Value, train: &Scenario, inference: Option<&Scenario>) -> Vec
         ("backward", &[Phase::LossBackward, Phase::Backward][..]),
         ("optimizer", &[Phase::OptimizerStep][..]),
     ] {
-        rows.push(Row {
-            record: name.clone(),
-            phase: key,
-            estimate: phase_bytes(&e, phases),
-            measured: peaks[key].as_f64().unwrap_or(f64::NAN),
-        });
+        // A step without an optimizer phase (torchtune's optimizer in backward) has no such peak.
+        if let Some(measured) = peaks[key].as_f64() {
+            rows.push(Row {
+                record: name.clone(),
+                phase: key,
+                estimate: phase_bytes(&e, phases),
+                measured,
+            });
+        }
     }
     if let Some(s) = inference {
         let e = estimate(s);

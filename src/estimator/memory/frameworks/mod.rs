@@ -153,7 +153,7 @@ pub fn resolve_deepspeed(z: &DeepSpeedZero, d: &mut Diagnostics) -> DeepSpeedZer
 pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, a: LayerActs) -> LayerActs {
     match c.framework.profile {
         Profile::LitGpt => litgpt::layer(c, m, z, a),
-        Profile::Torchtune => torchtune::layer(c, z, a),
+        Profile::Torchtune => torchtune::layer(c, m, z, a),
         Profile::HuggingFace | Profile::Megatron => a,
     }
 }
@@ -255,6 +255,7 @@ pub fn final_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
             -(normalised + head_input) * z.bsh / z.tr * c.saved_scale()
         }
         Profile::LitGpt => litgpt::norm_extra(c, m, z),
+        Profile::Torchtune => torchtune::norm_extra(c, m, z),
         _ => 0.0,
     }
 }

@@ -13,8 +13,9 @@ use crate::scenario::{AttentionKernel, RopeCache};
 
 /// One layer beside the Hugging Face rules: `MultiHeadAttention.forward` expands K and V to all
 /// heads before SDPA (`attention.py` lines 91–93, `unsqueeze(2).expand(…).flatten(1, 2)` copies),
-/// so SDPA saves b·a·s·d for each instead of b·k·s·d.
-pub fn layer(c: &Ctx, z: &Sizes, a: LayerActs) -> LayerActs {
+/// so SDPA saves b·a·s·d for each instead of b·k·s·d; its two RMSNorms save their normalised x in
+/// FP32 ([`norm_extra`]).
+pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, a: LayerActs) -> LayerActs {
     let ea = if c.attention_fp32 { 4.0 } else { c.ec };
     let repeat = if c.attention == AttentionKernel::Materialized {
         0.0
@@ -23,8 +24,21 @@ pub fn layer(c: &Ctx, z: &Sizes, a: LayerActs) -> LayerActs {
     };
     LayerActs {
         attention: a.attention + repeat * c.saved_scale(),
+        norm: a.norm + 2.0 * norm_extra(c, m, z),
         ..a
     }
+}
+
+/// `RMSNorm.forward` (`torchtune/modules/rms_norm.py` at v0.6.1) is `F.rms_norm(x.float(), …,
+/// weight=self.scale).to(x.dtype)`: the weight multiply runs in FP32 and saves the FP32 normalised
+/// x where Hugging Face's casts it back first (4 − e_r bytes more per element; nothing in FP32).
+/// A frozen scale (LoRA) saves no normalised x at all, as the Hugging Face rule already drops.
+/// Measured: tests/data/measured/torchtune-full-cpu-steps.json (BF16 full fine-tunes).
+pub fn norm_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    if m.norm != crate::scenario::NormKind::RmsNorm || c.framework.lora {
+        return 0.0;
+    }
+    (4.0 - c.er).max(0.0) * z.bsh / z.tr * c.saved_scale()
 }
 
 fn chunks(c: &Ctx) -> f64 {
@@ -102,13 +116,15 @@ pub fn held_logits(c: &Ctx, z: &Sizes) -> f64 {
 /// gradients; the projection's weight gradient is then summed over the chunks out of place in the
 /// engine's input buffer (the running sum, the next chunk's gradient and their sum: 3·V·h). Peak
 /// after two chunks: (C − 2)/C of the logit gradients + 3·V·h + two chunks' input gradients.
+/// A tied head (Llama 3.2's `TiedLinear`: `F.linear(x, embedding.weight)` per chunk) sums the same
+/// V·h weight gradient (measured with 32 tokens, tests/data/measured/torchtune-full-cpu-steps.json).
 /// With a frozen head (LoRA) no weight gradient exists and this phase is below the loss backward.
 pub fn output_backward(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     let n = chunks(c);
-    if c.e_grads <= 0.0 || m.params.head <= 0.0 || n < 2.0 || c.framework.torchtune.legacy_loss {
+    if c.e_grads <= 0.0 || c.framework.lora || n < 2.0 || c.framework.torchtune.legacy_loss {
         return 0.0;
     }
-    let head = m.params.head / c.tp * c.e_grads;
+    let head = f64::from(m.vocab) * f64::from(m.hidden) / c.tp * c.e_grads;
     (n - 2.0) / n * c.ec * z.bsv + 3.0 * head + 2.0 / n * c.ec * z.bsh
 }
 
