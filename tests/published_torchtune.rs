@@ -160,6 +160,11 @@ fn scenario_for(r: &Value) -> Scenario {
     tt.compile = on(opt(c, "compile"));
     // torchtune 0.1 (the Llama 2 tutorials): FP32 logits, a shifted copy kept through backward.
     tt.legacy_loss = text(&r["framework"]["version"]).contains("ff594c231");
+    // torchtune's RMSNorm became `F.rms_norm` on 2024-11-25 (#2054): the README's tables
+    // (1814feb17, 30b8519e8) and the 0.1 tutorials ran the cast-back RMSNorm.
+    tt.legacy_rms_norm = ["ff594c231", "1814feb17", "30b8519e8"]
+        .iter()
+        .any(|c| text(&r["framework"]["version"]).contains(c));
     if llama3_scaled_rope(&c["model"]) {
         tt.rope_cache = RopeCache::Shared;
     }
@@ -260,7 +265,8 @@ const FSDP_70B_FULL: &str = "unexplained (+11 %; +49 % before the FSDP units ins
 const COMPILED_LAYERS: &str = "compile=True also compiles every decoder layer \
     (training.compile_model): inductor's fused RMSNorm / SwiGLU / RoPE intermediates are not \
     modelled (the layers follow eager PyTorch); with chunked CE the published peak falls 8.1 GiB \
-    below the unchunked compiled row where the estimate falls 1.7 GiB: unexplained";
+    below the unchunked compiled row where the estimate falls 0.2 GiB (1.7 GiB before the tied \
+    head's weight gradient was counted in the output backward, measured on CPU): unexplained";
 
 fn cases() -> Vec<Case> {
     records(TORCHTUNE)
@@ -303,10 +309,11 @@ fn torchtune_published_memory_table() {
     assert_eq!(s.rebuilt, 24);
     assert_eq!(s.modelled, 14);
     // Issue 12's bar on the allocated cases (every one within 10 %) holds; the median (3 %) does
-    // not: guards a little above today's figures (modelled median 4.0 %, the upper of the middle
-    // two; 4.6 % before the full fine-tune step was measured on CPU; worst 9.7 %, worst allocated
-    // 9.7 %; all records median 7.0 %, worst 145 %: the unpacked baseline at the 4096 bound).
-    s.hold(0.045, 0.10, 0.08, 1.46);
+    // not: guards a little above today's figures (modelled median 3.5 %, the upper of the middle
+    // two, 3.0 % the lower; 4.6 % before the full fine-tune step was measured on CPU; worst 9.7 %,
+    // worst allocated 9.7 %; all records median 6.9 %, worst 134 %: the unpacked baseline at the
+    // 4096 bound).
+    s.hold(0.04, 0.10, 0.08, 1.36);
 }
 
 /// torchtune 0.1's loss (`legacy_loss`, the Llama 2 tutorials): the recipe's local keeps the

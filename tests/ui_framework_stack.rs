@@ -83,3 +83,30 @@ fn torchtunes_legacy_loss_toggle_reaches_the_estimate() {
     assert!(h.state().scenario().implementation.torchtune.legacy_loss);
     assert!(peak(&h) > before, "{} vs {before}", peak(&h));
 }
+
+/// `implementation.torchtune.legacy_rms_norm`, toggled by its label: torchtune before 0.5 cast the
+/// normalised x back to BF16 before the scale, so a BF16 full fine-tune saves less.
+#[test]
+fn torchtunes_legacy_rms_norm_toggle_reaches_the_estimate() {
+    let mut h = torchtune_framework_group();
+    let saved = |h: &Harness<'_, ExplorerApp>| {
+        vram_explorer::estimator::estimate(h.state().scenario())
+            .memory
+            .phases
+            .get(vram_explorer::estimator::Phase::Forward)
+            .unwrap()
+            .get(vram_explorer::estimator::Component::Activations)
+            .get()
+    };
+    let before = saved(&h);
+    h.get_by_label("RMSNorm before 0.5").click();
+    h.run();
+    assert!(
+        h.state()
+            .scenario()
+            .implementation
+            .torchtune
+            .legacy_rms_norm
+    );
+    assert!(saved(&h) < before, "{} vs {before}", saved(&h));
+}

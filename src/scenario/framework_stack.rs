@@ -40,8 +40,8 @@ pub struct Torchtune {
     pub activation_offloading: bool,
     /// `optimizer_in_bwd`: each parameter's optimizer step runs from a post-accumulate-grad hook
     /// (`torchtune/training/memory.py` `register_optim_in_bwd_hooks`), so its gradient is freed
-    /// at once: one parameter's gradient and step temporaries at a time. Derived from source, not
-    /// measured.
+    /// at once: one parameter's gradient and step temporaries at a time. Measured on CPU
+    /// (tests/data/measured/torchtune-full-cpu-steps.json).
     pub optimizer_in_backward: bool,
     /// `compile`: the recipes compile every decoder layer (`training.compile_model`) and the
     /// loss's upcast + cross-entropy (`training.compile_loss`). The loss is modelled from a CPU
@@ -62,6 +62,11 @@ pub struct Torchtune {
     /// over the transposed copy. `output_chunks` and `compile` do not apply. Files without it load
     /// with it off (the 0.6.1 recipes).
     pub legacy_loss: bool,
+    /// torchtune before 25 November 2024 (#2054; releases up to 0.4.0): `RMSNorm.forward` casts the
+    /// normalised x back to the input type before multiplying by `scale`, as Hugging Face's does.
+    /// From 0.5.0 it is `F.rms_norm(x.float(), …, weight=scale).to(x.dtype)`, which keeps the FP32
+    /// normalised x for the scale's gradient (measured). Files without it load with it off (0.5.0+).
+    pub legacy_rms_norm: bool,
 }
 
 impl Default for Torchtune {
@@ -73,6 +78,7 @@ impl Default for Torchtune {
             compile: false,
             rope_cache: RopeCache::default(),
             legacy_loss: false,
+            legacy_rms_norm: false,
         }
     }
 }

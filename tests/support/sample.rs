@@ -495,6 +495,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             compile: r.coin(),
             rope_cache: r.pick(&[RopeCache::PerLoraAttention, RopeCache::Shared]),
             legacy_loss: r.coin(),
+            legacy_rms_norm: r.coin(),
         },
         sharding: r.pick(&[
             Sharding::Generic,

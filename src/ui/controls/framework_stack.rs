@@ -210,9 +210,16 @@ fn torchtune(ui: &mut Ui, t: &mut crate::scenario::Torchtune) {
     );
     toggle(
         ui,
+        &mut t.legacy_rms_norm,
+        "RMSNorm before 0.5",
+        "torchtune up to 0.4.0 cast the normalised x back to the model's type before the scale \
+         (#2054 switched to F.rms_norm, which keeps it in FP32 for the scale's gradient: measured).",
+    );
+    toggle(
+        ui,
         &mut t.optimizer_in_backward,
         "Optimizer in backward",
         "Each parameter steps from its gradient hook: one gradient alive at a time \
-         (derived).",
+         (measured on CPU).",
     );
 }

@@ -109,6 +109,7 @@ pub fn resolve_torchtune(t: &Torchtune, d: &mut Diagnostics) -> Torchtune {
         compile,
         rope_cache,
         legacy_loss,
+        legacy_rms_norm,
     } = t;
     Torchtune {
         output_chunks: const { field("implementation.torchtune.output_chunks") }
@@ -118,6 +119,7 @@ pub fn resolve_torchtune(t: &Torchtune, d: &mut Diagnostics) -> Torchtune {
         compile: *compile,
         rope_cache: *rope_cache,
         legacy_loss: *legacy_loss,
+        legacy_rms_norm: *legacy_rms_norm,
     }
 }
 

@@ -29,13 +29,20 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, a: LayerActs) -> LayerActs {
     }
 }
 
-/// `RMSNorm.forward` (`torchtune/modules/rms_norm.py` at v0.6.1) is `F.rms_norm(x.float(), …,
-/// weight=self.scale).to(x.dtype)`: the weight multiply runs in FP32 and saves the FP32 normalised
-/// x where Hugging Face's casts it back first (4 − e_r bytes more per element; nothing in FP32).
+/// `RMSNorm.forward` (`torchtune/modules/rms_norm.py` from #2054, 0.5.0; read at v0.6.1) is
+/// `F.rms_norm(x.float(), …, weight=self.scale).to(x.dtype)`: the weight multiply runs in FP32 and
+/// saves the FP32 normalised x where Hugging Face's casts it back first (4 − e_r bytes more per
+/// element; nothing in FP32). Before #2054 (`legacy_rms_norm`, and torchtune 0.1) torchtune's own
+/// code cast it back too (`.type_as(x)` before `* self.scale`, read at 1814feb17 and ff594c231).
 /// A frozen scale (LoRA) saves no normalised x at all, as the Hugging Face rule already drops.
 /// Measured: tests/data/measured/torchtune-full-cpu-steps.json (BF16 full fine-tunes).
 pub fn norm_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
-    if m.norm != crate::scenario::NormKind::RmsNorm || c.framework.lora {
+    let t = &c.framework.torchtune;
+    if m.norm != crate::scenario::NormKind::RmsNorm
+        || c.framework.lora
+        || t.legacy_rms_norm
+        || t.legacy_loss
+    {
         return 0.0;
     }
     (4.0 - c.er).max(0.0) * z.bsh / z.tr * c.saved_scale()
