@@ -67,6 +67,7 @@ const FILES: &[(&str, &str, &str)] = &[
     preset!(CURRENT_PRACTICE, "llama2-7b-rtx4090"),
     preset!(CURRENT_PRACTICE, "llama3-8b-lora-rtx4090"),
     preset!(CURRENT_PRACTICE, "litgpt-llama3-8b-lora-l40s"),
+    preset!(CURRENT_PRACTICE, "torchtune-llama3.2-3b-full-a100"),
     preset!(CURRENT_PRACTICE, "llama2-70b-qlora-l40s"),
     preset!(CURRENT_PRACTICE, "llama3-8b-qlora-trl-rtx4090"),
     preset!(CURRENT_PRACTICE, "llama3.1-8b-dpo-8xh100"),
