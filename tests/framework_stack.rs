@@ -547,48 +547,83 @@ fn fsdp_mixed_precision_records_within_one_percent_per_phase() {
     assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
 }
 
-/// `implementation.fsdp.custom_sharded_layers` on the FSDP records' model (untied V = 32000,
-/// h = 256, FP32) at DP = 2 (docs/frameworks/fsdp.md, derived, not measured): the loss backward
-/// holds the head and the prefetched last block, no longer the embedding (V·h·4 B less); no phase
-/// rises; with tied embeddings or without `reshard_after_forward` nothing changes.
+const FSDP_CUSTOM: &str = include_str!("data/measured/fsdp-custom-sharded-cpu-steps.json");
+
+/// FSDP2 with the embedding and the head as units of their own (torchtune's
+/// `custom_sharded_layers`, `fsdp_run.py --custom-sharded`): FP32 at world size 1 and 2 with and
+/// without resharding, BF16 mixed precision at 2, and the 512-token vocabulary: every phase within
+/// 1 % (docs/frameworks/fsdp.md "`custom_sharded_layers`").
 #[test]
-fn fsdp_custom_sharded_layers_release_the_embedding() {
+fn fsdp_custom_sharded_records_within_one_percent_per_phase() {
+    let recs = records(FSDP_CUSTOM);
+    assert_eq!(recs.len(), 10);
+    let mut rows = Vec::new();
+    for r in &recs {
+        let mut s = fsdp_scenario(r);
+        assert_eq!(r["framework"]["settings"]["custom_sharded_layers"], true);
+        s.implementation.fsdp.custom_sharded_layers = true;
+        rows.extend(compare(r, &s, None));
+    }
+    let worst = print_table(
+        "PyTorch 2.15.0 FSDP2, embedding and head as units, CPU + gloo, world size 1 and 2",
+        &rows,
+    );
+    assert_eq!(rows.len(), 10 * 3);
+    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
+}
+
+/// `implementation.fsdp.custom_sharded_layers` on the root-unit FSDP records' model, moment by
+/// moment as measured (`fsdp-custom-sharded-cpu-steps.json` against `fsdp-cpu-steps.json`): with
+/// resharding at DP 2 the loss backward holds the head (prefetched by the root's pre-backward)
+/// instead of the embedding, the head and the last block; without resharding the forward's loss
+/// holds the head's all-gather output instead of the last block's (a rise, measured: +29.9 MB);
+/// a tied table stays in the root, so nothing changes.
+#[test]
+fn fsdp_custom_sharded_layers_move_what_the_loss_holds() {
     use vram_explorer::estimator::{Phase, estimate};
     let total = |s: &vram_explorer::scenario::Scenario, ph: Phase| {
-        estimate(s).memory.phases.get(ph).map(|b| b.total().get())
+        estimate(s)
+            .memory
+            .phases
+            .get(ph)
+            .map_or(0.0, |b| b.total().get())
     };
+    let (emb, block) = (32_000.0 * 256.0 * 4.0, 725_504.0 * 4.0);
+    // The estimate counts the final norm (h = 256 FP32 values, which FSDP leaves in the root) with
+    // the head: 1,024 B.
+    let close = |a: f64, b: f64| (a - b).abs() <= 1024.0 + 1.0;
     let mut n = 0;
     for r in &records(FSDP) {
         let mut s = fsdp_scenario(r);
-        if s.parallel.dp < 2 {
+        if s.parallel.dp < 2
+            || s.implementation.sharding != vram_explorer::scenario::Sharding::Fsdp2
+        {
             continue;
         }
-        let root: Vec<_> = Phase::ALL.iter().map(|&ph| total(&s, ph)).collect();
+        let root = (total(&s, Phase::Forward), total(&s, Phase::LossBackward));
         s.implementation.fsdp.custom_sharded_layers = true;
-        let own: Vec<_> = Phase::ALL.iter().map(|&ph| total(&s, ph)).collect();
-        let raf = s.implementation.fsdp.reshard_after_forward;
-        for (ph, (a, b)) in Phase::ALL.iter().zip(root.iter().zip(&own)) {
-            let (Some(a), Some(b)) = (a, b) else { continue };
-            assert!(b <= a, "{}: {ph:?} {b} > {a}", r["id"]);
-            if !raf {
-                assert!(
-                    (a - b).abs() < 1.0,
-                    "{}: {ph:?} moved without resharding",
-                    r["id"]
-                );
-            } else if *ph == Phase::LossBackward {
-                let emb = 32_000.0 * 256.0 * 4.0;
-                assert!((a - b - emb).abs() < 1.0, "{}: {a} - {b} != {emb}", r["id"]);
-                n += 1;
-            }
+        let own = (total(&s, Phase::Forward), total(&s, Phase::LossBackward));
+        if s.implementation.fsdp.reshard_after_forward {
+            assert!(
+                close(root.1 - own.1, emb + block),
+                "{} {root:?} {own:?}",
+                r["name"]
+            );
+        } else {
+            assert!(
+                close(own.0 - root.0, emb - block),
+                "{} {root:?} {own:?}",
+                r["name"]
+            );
         }
+        n += 1;
         s.model.transformer.tied_embeddings = true;
-        let tied_own: Vec<_> = Phase::ALL.iter().map(|&ph| total(&s, ph)).collect();
+        let tied_own = (total(&s, Phase::Forward), total(&s, Phase::LossBackward));
         s.implementation.fsdp.custom_sharded_layers = false;
-        let tied_root: Vec<_> = Phase::ALL.iter().map(|&ph| total(&s, ph)).collect();
-        assert_eq!(tied_own, tied_root, "{}: tied", r["id"]);
+        let tied_root = (total(&s, Phase::Forward), total(&s, Phase::LossBackward));
+        assert_eq!(tied_own, tied_root, "{}: tied", r["name"]);
     }
-    assert!(n >= 2, "{n} records at DP 2 with resharding");
+    assert_eq!(n, 2, "the FSDP2 records at DP 2");
 }
 
 /// FSDP's side streams in the reserved peak: the sharded gradients live in the reduce-scatter

@@ -9,6 +9,7 @@ adapters in each layer's unit), AdamW over the adapters only (needs peft: requir
     python fsdp_run.py --out ../../tests/data/measured/fsdp-cpu-steps.json
     python fsdp_run.py --lora --out ../../tests/data/measured/fsdp-lora-cpu-steps.json
     python fsdp_run.py --lora --vocab 512 --out small.json   # appended to the LoRA file
+    python fsdp_run.py --custom-sharded --out cs.json        # fsdp-custom-sharded-cpu-steps.json
 """
 from __future__ import annotations
 
@@ -43,17 +44,23 @@ def local_bytes(params) -> int:
     return storage_bytes(ts)
 
 
-def wrap(model, variant, raf, mp_on=False, lora=False):
+def wrap(model, variant, raf, mp_on=False, lora=False, custom=False):
     from transformers.models.llama.modeling_llama import LlamaDecoderLayer
     if variant == "fsdp2":
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
         mpp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16) if mp_on else \
             MixedPrecisionPolicy()
-        layers = model.base_model.model.model.layers if lora else model.model.layers
-        for layer in layers:
+        inner = model.base_model.model if lora else model
+        # torchtune's `training.shard_model` (0.6.1 `_distributed.py`) walks the modules in reverse:
+        # the head, the layers from the last, the embedding (`custom_sharded_layers`), then the root.
+        if custom:
+            fully_shard(inner.lm_head, reshard_after_forward=raf, mp_policy=mpp)
+        for layer in reversed(list(inner.model.layers)):
             fully_shard(layer, reshard_after_forward=raf, mp_policy=mpp)
+        if custom:
+            fully_shard(inner.model.embed_tokens, reshard_after_forward=raf, mp_policy=mpp)
         fully_shard(model, reshard_after_forward=raf, mp_policy=mpp)
-        return model, dict(api="fully_shard", reshard_after_forward=raf,
+        return model, dict(api="fully_shard", reshard_after_forward=raf, custom_sharded_layers=custom,
                            mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="bfloat16") if mp_on else None)
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, MixedPrecision, ShardingStrategy
     from torch.distributed.fsdp.wrap import ModuleWrapPolicy
@@ -66,7 +73,7 @@ def wrap(model, variant, raf, mp_on=False, lora=False):
                    mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="bfloat16") if mp_on else None)
 
 
-def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=False):
+def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=False, custom=False):
     from transformers import LlamaConfig, LlamaForCausalLM
     t_all = time.time()
     torch.manual_seed(0)
@@ -82,7 +89,7 @@ def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=Fa
     if lora:
         from peft import LoraConfig, get_peft_model
         model = get_peft_model(model, LoraConfig(**LORA))
-    model, settings = wrap(model, variant, raf, mp_on, lora)
+    model, settings = wrap(model, variant, raf, mp_on, lora, custom)
     trainable = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(trainable, lr=1e-4, foreach=True)
     g = torch.Generator().manual_seed(1 + rank)
@@ -114,7 +121,8 @@ def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=Fa
         for name in ("step1", "step2"):
             out[name] = measure_region(tr, name, step, check, timings)
     n_params = sum(p.numel() for p in model.parameters())  # global numel (DTensor / flat incl. padding)
-    settings.update(world_size=ws, backend="gloo", device="cpu", rank=rank, units="LlamaDecoderLayer + root")
+    settings.update(world_size=ws, backend="gloo", device="cpu", rank=rank,
+                    units="lm_head + LlamaDecoderLayer + embed_tokens + root" if custom else "LlamaDecoderLayer + root")
     env_packages = ("transformers", "numpy")
     if lora:
         import peft
@@ -125,7 +133,8 @@ def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=Fa
     return dict(
         name=f"{variant}-{'reshard' if raf else 'noreshard'}-ws{ws}-llama-tiny_b{BATCH}_s{SEQ}"
              f"_{'mpbf16' if mp_on else 'fp32'}_{'lora-qv-r8_' if lora else ''}adamw_sdpa"
-             f"{'' if vocab == SHAPE['vocab'] else f'_v{vocab}'}{'_ckpt' if ckpt else ''}",
+             f"{'' if vocab == SHAPE['vocab'] else f'_v{vocab}'}{'_ckpt' if ckpt else ''}"
+             f"{'_custom-sharded' if custom else ''}",
         config=dict(model="llama-tiny", batch=BATCH, seq=SEQ, dtype_mode="fsdp_mp_bf16" if mp_on else "fp32", optimizer="adamw", foreach=True,
                     checkpointing=ckpt, attn_impl="sdpa", dropout=False, dropout_kernel="native", inference=False),
         framework=dict(name=variant, version=torch.__version__, settings=settings),
@@ -142,13 +151,13 @@ def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=Fa
         attention_kernel={k: "sdpa_flash_cpu" for k in out})
 
 
-def worker(rank, ws, port, cases, path, lora=False, vocab=None, ckpt=False):
+def worker(rank, ws, port, cases, path, lora=False, vocab=None, ckpt=False, custom=False):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(ws))
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=ws)
     recs = []
     for variant, raf, mp_on in cases:
-        r = measure(variant, raf, ws, rank, mp_on, lora, vocab, ckpt)
+        r = measure(variant, raf, ws, rank, mp_on, lora, vocab, ckpt, custom)
         if rank == 0:
             s2 = r["train"]["step2"]
             print(r["name"], f"{s2['peak_total']:,}", s2["phase_peaks"], flush=True)
@@ -168,15 +177,21 @@ def main():
     ap.add_argument("--vocab", type=int, default=None,
                     help="a smaller vocabulary, so that backward peaks inside the layers, not at the loss")
     ap.add_argument("--ckpt", action="store_true", help="activation checkpointing of every decoder layer")
+    ap.add_argument("--custom-sharded", action="store_true",
+                    help="FSDP2 only: the embedding and the head as units of their own (torchtune's "
+                         "custom_sharded_layers)")
     a = ap.parse_args()
     recs = []
     table = LORA_CASES if a.lora else MP_CASES if a.mp else CASES
+    if a.custom_sharded:
+        table = [c for c in table if c[0] == "fsdp2"]
     for ws in map(int, a.world_sizes.split(",")):
         cases = [(v, raf, m) for v, raf, w, m in table if w == ws]
         if not cases:
             continue
         part = f"{a.out}.ws{ws}"
-        mp.spawn(worker, args=(ws, 29600 + ws, cases, part, a.lora, a.vocab, a.ckpt), nprocs=ws, join=True)
+        mp.spawn(worker, args=(ws, 29600 + ws, cases, part, a.lora, a.vocab, a.ckpt, a.custom_sharded),
+                 nprocs=ws, join=True)
         with open(part) as f:
             recs += json.load(f)
         os.remove(part)

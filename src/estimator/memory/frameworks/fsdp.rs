@@ -422,8 +422,25 @@ pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
     } else {
         (st.layers, st.layers)
     };
-    let held = if fsdp2 { staging2(c, unit) } else { 0.0 };
+    // The last all-gather of the forward is held: the last block's, or the head's when it is a
+    // unit of its own (measured without resharding too, `fsdp_run.py --custom-sharded`).
+    let last_gathered = if head_is_own_unit(c, m) && st.last {
+        edge_bytes(c, m, st).1
+    } else {
+        unit
+    };
+    let held = if fsdp2 {
+        staging2(c, last_gathered)
+    } else {
+        0.0
+    };
     Some((root + fwd * unit + held, root + bwd * unit))
+}
+
+/// `custom_sharded_layers` with an untied head: its own unit whether or not it reshards after
+/// forward (a tied table stays in the root).
+fn head_is_own_unit(c: &Ctx, m: &ResolvedModel) -> bool {
+    c.framework.fsdp.custom_sharded_layers && !m.tied_embeddings
 }
 
 /// [`at_loss`], or `gathered` (the blocks' figure) at both points when FSDP does not apply.
@@ -432,23 +449,22 @@ pub fn loss_gathered(c: &Ctx, m: &ResolvedModel, st: Stage, gathered: f64) -> (f
 }
 
 /// [`at_loss`] under [`own_units`]: at the forward's loss the head is resharded and FSDP2 still
-/// holds its all-gather output (the last one, [`staging2`]); at the loss backward the head is
-/// charged unsharded for its backward beside the last block its pre-backward prefetches.
+/// holds its all-gather output (the last one, [`staging2`]); at the loss backward the root's
+/// pre-backward has prefetched the next unit, the head, not a block (measured,
+/// tests/data/measured/fsdp-custom-sharded-cpu-steps.json: the head's all-gather output is live at
+/// the loss backward, the last block's is not); at one rank FSDP2's prefetch gathers nothing, so
+/// nothing is unsharded there yet.
 fn own_head_at_loss(c: &Ctx, m: &ResolvedModel, st: Stage, unit: f64) -> (f64, f64) {
     let (_, head) = edge_bytes(c, m, st);
     let held = if c.framework.sharding == Sharding::Fsdp2 {
-        staging2(c, head.max(unit))
+        staging2(c, if st.last { head } else { unit })
     } else {
         0.0
     };
     // At one rank FSDP2's prefetch gathers nothing (as in [`at_loss`]).
     let fsdp2_alone = c.framework.sharding == Sharding::Fsdp2 && c.dp <= 1.0;
-    let prefetched = if st.last && !fsdp2_alone {
-        1.0_f64.min(st.layers)
-    } else {
-        0.0
-    };
-    (held, head + prefetched * unit)
+    let prefetched = if fsdp2_alone { 0.0 } else { head };
+    (held, prefetched)
 }
 
 /// What FSDP's side streams keep reserved beyond the tensors of the peak: the caching allocator
