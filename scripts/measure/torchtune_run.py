@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """torchtune (with its older torch pin) on CPU: the tiny Llama from torchtune's own component builders, full,
 LoRA and QLoRA (base weights as torchao NF4Tensor), measured through the step of its single-device recipes
-(recipes/lora_finetune_single_device.py `_loss_step` + `train`): logits = model(tokens); labels shifted with an
-ignore column; loss = loss_fn(logits, labels); `del logits`; loss.backward(); optimizer.step(); zero_grad.
-Training only.
+(recipes/lora_finetune_single_device.py and full_finetune_single_device.py `_loss_step` + `train`, the same
+step): logits = model(tokens); labels shifted with an ignore column; loss = loss_fn(logits, labels); `del logits`;
+loss.backward(); optimizer.step(); zero_grad. Training only. `--full-steps`: the full fine-tune cases (tied
+`llama3_2` head, activation checkpointing, the optimizer in backward, bitsandbytes' 8-bit AdamW) on torch 2.15.
 
     python torchtune_run.py --out records.json
+    python torchtune_run.py --full-steps --out ../../tests/data/measured/torchtune-full-cpu-steps.json
 """
 from __future__ import annotations
 
@@ -118,7 +120,7 @@ def measure(case):
     labels = tokens.clone()
     ignore = torch.full((BATCH, 1), -100, dtype=labels.dtype)
 
-    def step_loss():  # recipes/lora_finetune_single_device.py `_loss_step`
+    def step_loss():  # recipes/{lora,full}_finetune_single_device.py `_loss_step`
         logits = model(tokens)
         lab = torch.hstack((labels[..., 1:], ignore))
         if not isinstance(logits, list):
@@ -138,8 +140,9 @@ def measure(case):
     n_head = sum(p.numel() for n, p in named.items() if n.startswith("output"))
     from tracker import flat_tensors
     pbytes = storage_bytes(flat_tensors(list(named.values())))
-    settings = dict(method=case["method"], builder="torchtune.models.llama3._component_builders."
-                    + ("llama3" if case["method"] == "full" else "lora_llama3"),
+    builder = ("torchtune.models.llama3_2._component_builders.llama3_2" if case.get("tied") else
+               "torchtune.models.llama3._component_builders." + ("llama3" if case["method"] == "full" else "lora_llama3"))
+    settings = dict(method=case["method"], builder=builder,
                     loss="torchtune.modules.loss.CEWithChunkedOutputLoss(num_output_chunks=8)",
                     n_params_trainable=sum(p.numel() for p in trainable),
                     nf4_base=case["method"] == "qlora", optimizer_in_bwd=bool(case.get("in_bwd")),

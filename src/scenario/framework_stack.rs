@@ -59,10 +59,12 @@ pub struct Torchtune {
     /// `self.output(h).float()`), the recipe shifts them with a `.contiguous()` copy and keeps it in
     /// a local through backward and the optimizer step (`recipes/lora_finetune_single_device.py`
     /// lines 447–453: no chunks, no `del logits`), and `CrossEntropyLoss` takes the log-softmax
-    /// over the transposed copy. `output_chunks` and `compile` do not apply. Files without it load
-    /// with it off (the 0.6.1 recipes).
+    /// over the transposed copy. `output_chunks` and `compile` do not apply, and it implies
+    /// `legacy_rms_norm` (0.1's RMSNorm cast back too). Files without it load with it off (the
+    /// 0.6.1 recipes).
     pub legacy_loss: bool,
-    /// torchtune before 25 November 2024 (#2054; releases up to 0.4.0): `RMSNorm.forward` casts the
+    /// torchtune before 25 November 2024 (#2054; releases up to 0.4.0 and main before it, whose
+    /// version.txt may already say 0.5.0): `RMSNorm.forward` casts the
     /// normalised x back to the input type before multiplying by `scale`, as Hugging Face's does.
     /// From 0.5.0 it is `F.rms_norm(x.float(), …, weight=scale).to(x.dtype)`, which keeps the FP32
     /// normalised x for the scale's gradient (measured). Files without it load with it off (0.5.0+).

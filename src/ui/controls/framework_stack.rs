@@ -139,9 +139,10 @@ fn fsdp(ui: &mut Ui, f: &mut crate::scenario::Fsdp) {
         ui,
         &mut f.custom_sharded_layers,
         "Embedding and head sharded separately",
-        "torchtune custom_sharded_layers ['tok_embeddings', 'output']: their own FSDP units, \
-         unsharded only around their forward and backward (untied embeddings, with reshard \
-         after forward).",
+        "torchtune custom_sharded_layers ['tok_embeddings', 'output']: their own FSDP units \
+         (untied embeddings), unsharded only around their forward and backward with reshard \
+         after forward; without it FSDP2 holds the head's all-gather output at the loss \
+         (measured on CPU).",
     );
 }
 
@@ -212,8 +213,9 @@ fn torchtune(ui: &mut Ui, t: &mut crate::scenario::Torchtune) {
         ui,
         &mut t.legacy_rms_norm,
         "RMSNorm before 0.5",
-        "torchtune up to 0.4.0 cast the normalised x back to the model's type before the scale \
-         (#2054 switched to F.rms_norm, which keeps it in FP32 for the scale's gradient: measured).",
+        "torchtune up to 0.4.0 (main before 25 Nov 2024) cast the normalised x back to the \
+         model's type before the scale (#2054 switched to F.rms_norm, which keeps it in FP32 for \
+         the scale's gradient: measured). Implied by the 0.1 loss.",
     );
     toggle(
         ui,

@@ -133,9 +133,7 @@ pub fn stage_elements(c: &Ctx, m: &ResolvedModel, st: Stage) -> f64 {
 /// the root). Without `reshard_after_forward` they stay unsharded from forward to backward, as in
 /// the root; a tied table is both units' parameter, which is left in the root.
 fn own_units(c: &Ctx, m: &ResolvedModel) -> bool {
-    c.framework.fsdp.custom_sharded_layers
-        && c.framework.fsdp.reshard_after_forward
-        && !m.tied_embeddings
+    edge_units(c, m) && c.framework.fsdp.reshard_after_forward
 }
 
 /// The larger of the embedding's and the head's own moments under [`own_units`]: each is
@@ -283,7 +281,7 @@ pub fn later_backward(c: &Ctx, m: &ResolvedModel) -> f64 {
 /// fresh gradient, the first a layer's backward writes; the head's, which the root unit reduces
 /// only at the end of backward), in the unsharded parameters' type (FSDP's gradients follow
 /// `param_dtype` until the reduce-scatter). None of either under LoRA (frozen), and no head in
-/// the root under [`own_units`] (its own unit is reduced after its own backward). (0, 0) when
+/// the root under [`edge_units`] (its own unit is reduced after its own backward). (0, 0) when
 /// FSDP does not apply.
 pub fn fresh_gradients(c: &Ctx, m: &ResolvedModel, st: Stage) -> (f64, f64) {
     if !applies(c) || c.framework.lora {
@@ -291,7 +289,7 @@ pub fn fresh_gradients(c: &Ctx, m: &ResolvedModel, st: Stage) -> (f64, f64) {
     }
     let e = e_unsharded(c);
     let down = super::super::layer_moments::down_projection_elems(m) / c.tp * e;
-    let head = if own_units(c, m) {
+    let head = if edge_units(c, m) {
         0.0
     } else {
         let (_, head) = edge_elems(m, st);
@@ -424,7 +422,7 @@ pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
     };
     // The last all-gather of the forward is held: the last block's, or the head's when it is a
     // unit of its own (measured without resharding too, `fsdp_run.py --custom-sharded`).
-    let last_gathered = if head_is_own_unit(c, m) && st.last {
+    let last_gathered = if edge_units(c, m) && st.last {
         edge_bytes(c, m, st).1
     } else {
         unit
@@ -437,9 +435,10 @@ pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
     Some((root + fwd * unit + held, root + bwd * unit))
 }
 
-/// `custom_sharded_layers` with an untied head: its own unit whether or not it reshards after
-/// forward (a tied table stays in the root).
-fn head_is_own_unit(c: &Ctx, m: &ResolvedModel) -> bool {
+/// `custom_sharded_layers` with untied embeddings: the embedding and the head are units of their
+/// own whether or not they reshard after forward (gathered, held and reduced on their own; a tied
+/// table stays in the root). [`own_units`] adds resharding, which frees them between passes.
+fn edge_units(c: &Ctx, m: &ResolvedModel) -> bool {
     c.framework.fsdp.custom_sharded_layers && !m.tied_embeddings
 }
 
@@ -453,7 +452,8 @@ pub fn loss_gathered(c: &Ctx, m: &ResolvedModel, st: Stage, gathered: f64) -> (f
 /// pre-backward has prefetched the next unit, the head, not a block (measured,
 /// tests/data/measured/fsdp-custom-sharded-cpu-steps.json: the head's all-gather output is live at
 /// the loss backward, the last block's is not); at one rank FSDP2's prefetch gathers nothing, so
-/// nothing is unsharded there yet.
+/// nothing is unsharded there yet. FSDP1 (`BACKWARD_PRE` from the root's pre-backward) is taken to
+/// prefetch the head the same way: derived, not measured (torchtune shards with FSDP2 only).
 fn own_head_at_loss(c: &Ctx, m: &ResolvedModel, st: Stage, unit: f64) -> (f64, f64) {
     let (_, head) = edge_bytes(c, m, st);
     let held = if c.framework.sharding == Sharding::Fsdp2 {
@@ -503,7 +503,7 @@ pub fn stream_pools(c: &Ctx, m: &ResolvedModel, phases: &PhasePeaks, st: Stage) 
         .map_or(0.0, |b| b.get(Component::Gradients).get());
     let flat = if c.framework.sharding == Sharding::Fsdp2 {
         let (emb, head) = edge_bytes(c, m, st);
-        let root = if own_units(c, m) {
+        let root = if edge_units(c, m) {
             emb.max(head)
         } else {
             emb + head
