@@ -34,20 +34,32 @@ def build(case):
     kw = dict(vocab_size=BASE["vocab"], num_layers=BASE["n_layers"], num_heads=BASE["heads"],
               num_kv_heads=BASE["kv_heads"], embed_dim=BASE["hidden"], max_seq_len=BASE["max_positions"],
               intermediate_dim=case["ffn"], attn_dropout=0.0, norm_eps=1e-5, rope_base=500000)
-    if case.get("tied"):  # Llama 3.2's builder: the head is a TiedLinear over the embedding
-        from torchtune.models.llama3_2._component_builders import llama3_2
-        model = llama3_2(tie_word_embeddings=True, **kw)
-    elif case["method"] == "full":
-        model = llama3(**kw)
-    else:
-        mods = ["q_proj", "v_proj"] if case["targets"] == "qv" else ["q_proj", "k_proj", "v_proj", "output_proj"]
-        model = lora_llama3(lora_attn_modules=mods, apply_lora_to_mlp=case["targets"] == "all",
-                            apply_lora_to_output=False, lora_rank=8, lora_alpha=16, lora_dropout=0.0,
-                            quantize_base=case["method"] == "qlora", **kw)
+    mods = {"qv": ["q_proj", "v_proj"], "all": ["q_proj", "k_proj", "v_proj", "output_proj"],
+            # the README's 3B LoRA / QLoRA configs: q, v and the output projection, and the MLP
+            "qvo-mlp": ["q_proj", "v_proj", "output_proj"]}.get(case.get("targets"))
+    lora_kw = dict(lora_attn_modules=mods, apply_lora_to_mlp=case.get("targets") in ("all", "qvo-mlp"),
+                   apply_lora_to_output=False, lora_rank=8, lora_alpha=16, lora_dropout=0.0,
+                   quantize_base=case["method"] == "qlora")
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[case["base"]]
+    # `--full-steps` builds as the recipes' `_setup_model` does, under `training.set_default_dtype`:
+    # parameters in the model's type, the RoPE cache in FP32 (its `theta` is `.float()`); the first
+    # five records cast the built model instead (`.to`, which casts the cache too; FP32 there).
+    from torchtune import training
+    with training.set_default_dtype(dtype if case.get("recipe_dtype") else torch.float32):
+        if case.get("tied"):  # Llama 3.2's builders: the head is a TiedLinear over the embedding
+            from torchtune.models.llama3_2._component_builders import llama3_2, lora_llama3_2
+            model = (llama3_2(tie_word_embeddings=True, **kw) if case["method"] == "full" else
+                     lora_llama3_2(tie_word_embeddings=True, **lora_kw, **kw))
+        elif case["method"] == "full":
+            model = llama3(**kw)
+        else:
+            model = lora_llama3(**lora_kw, **kw)
+    if case["method"] != "full":
         from torchtune.modules.peft import get_adapter_params, set_trainable_params
         set_trainable_params(model, get_adapter_params(model))
-    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[case["base"]]
-    if case["method"] != "qlora":
+    if case.get("recipe_dtype"):
+        pass
+    elif case["method"] != "qlora":
         model = model.to(dtype)
     else:  # recipes load the NF4 base in the compute dtype; adapters in the same dtype
         for n, p in model.named_parameters():
@@ -140,8 +152,9 @@ def measure(case):
     n_head = sum(p.numel() for n, p in named.items() if n.startswith("output"))
     from tracker import flat_tensors
     pbytes = storage_bytes(flat_tensors(list(named.values())))
-    builder = ("torchtune.models.llama3_2._component_builders.llama3_2" if case.get("tied") else
-               "torchtune.models.llama3._component_builders." + ("llama3" if case["method"] == "full" else "lora_llama3"))
+    family = "llama3_2" if case.get("tied") else "llama3"
+    builder = (f"torchtune.models.{family}._component_builders."
+               + (family if case["method"] == "full" else f"lora_{family}"))
     settings = dict(method=case["method"], builder=builder,
                     loss="torchtune.modules.loss.CEWithChunkedOutputLoss(num_output_chunks=8)",
                     n_params_trainable=sum(p.numel() for p in trainable),
@@ -183,7 +196,8 @@ def cases():
 
 def full_step_cases():
     """The README's full fine-tune rows at tiny size (BF16 like `dtype: bf16`): the tied Llama 3.2
-    head, full activation checkpointing, the optimizer in backward, bitsandbytes' 8-bit AdamW."""
+    head, full activation checkpointing, the optimizer in backward, bitsandbytes' 8-bit AdamW; built
+    as the recipes build (`recipe_dtype`)."""
     out = []
     for tied in (False, True):
         for ckpt in (False, True):
@@ -191,11 +205,18 @@ def full_step_cases():
                 out.append(dict(method="full", base="bf16", ffn=688, tied=tied, ckpt=ckpt, in_bwd=in_bwd))
     out.append(dict(method="full", base="bf16", ffn=688, tied=True, ckpt=True, in_bwd=True, opt="adamw8bit"))
     out.append(dict(method="full", base="bf16", ffn=688, tied=True, ckpt=True, in_bwd=False, opt="adamw8bit"))
+    # The README's 3B LoRA / QLoRA rows (tied head, q/v/output + MLP adapters, checkpointing),
+    # without compile and offloading (CPU).
+    for method in ("lora", "qlora"):
+        for ckpt in (False, True):
+            out.append(dict(method=method, base="bf16", ffn=768, tied=True, ckpt=ckpt, targets="qvo-mlp"))
     # 32 tokens: the head's weight gradient (3·V·h summed over the chunks) outweighs the loss's
     # b·s·V tensors, so the output projection's backward is the backward's peak
     for tied in (False, True):
         for in_bwd in (False, True):
             out.append(dict(method="full", base="bf16", ffn=688, tied=tied, ckpt=True, in_bwd=in_bwd, seq=32))
+    for c in out:
+        c["recipe_dtype"] = True
     return out
 
 

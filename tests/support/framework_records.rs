@@ -90,6 +90,12 @@ pub fn apply_peft(s: &mut Scenario, settings: &Value) {
     let all = settings["targets"] == "all" || settings["lora_mlp"] == true;
     s.peft.targets = if all {
         LoraTargets::ALL_LINEAR
+    } else if settings["targets"] == "qvo-mlp" {
+        // torchtune's 3B LoRA / QLoRA configs: q, v and the output projection, and the MLP.
+        LoraTargets {
+            k: false,
+            ..LoraTargets::ALL_LINEAR
+        }
     } else {
         LoraTargets::default()
     };
