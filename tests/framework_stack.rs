@@ -13,7 +13,9 @@ mod framework_records;
 #[path = "support/saved.rs"]
 mod saved;
 
-use framework_records::{apply_peft, base_scenario, compare, print_table, records};
+use framework_records::{
+    apply_peft, base_scenario, compare, hold_within_one_percent, print_table, records,
+};
 use vram_explorer::scenario::{Checkpointing, Mode, OptimizerKind, Profile};
 
 const LITGPT: &str = include_str!("data/measured/litgpt-cpu-steps.json");
@@ -38,17 +40,11 @@ fn litgpt_records_within_one_percent_per_phase() {
 
 #[test]
 fn torchtune_records_within_one_percent_per_phase() {
-    let recs = records(TORCHTUNE);
-    assert_eq!(recs.len(), 5);
-    let mut rows = Vec::new();
-    for r in &recs {
+    hold_within_one_percent("torchtune 0.6.1 (CPU)", TORCHTUNE, (5, 5 * 3), |r| {
         let mut train = base_scenario(r, Mode::Training, Profile::Torchtune);
         apply_peft(&mut train, &r["framework"]["settings"]);
-        rows.extend(compare(r, &train, None));
-    }
-    let worst = print_table("torchtune 0.6.1 (CPU)", &rows);
-    assert_eq!(rows.len(), 5 * 3);
-    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
+        train
+    });
 }
 
 /// torchtune's steps as the README's optimization-flags rows run them, at tiny size (BF16,
@@ -58,35 +54,37 @@ fn torchtune_records_within_one_percent_per_phase() {
 /// (tests/data/measured/torchtune-full-cpu-steps.json, `torchtune_run.py --full-steps`).
 #[test]
 fn torchtune_full_steps_within_one_percent_per_phase() {
-    let recs = records(TORCHTUNE_FULL);
-    assert_eq!(recs.len(), 18);
-    let mut rows = Vec::new();
-    for r in &recs {
-        let mut s = base_scenario(r, Mode::Training, Profile::Torchtune);
-        let settings = &r["framework"]["settings"];
-        apply_peft(&mut s, settings);
-        // `lora_llama3_2` passes one RoPE module to every layer (docs/frameworks/torchtune.md).
-        if settings["builder"]
-            .as_str()
-            .unwrap_or("")
-            .contains("llama3_2")
-        {
-            s.implementation.torchtune.rope_cache = vram_explorer::scenario::RopeCache::Shared;
-        }
-        s.strategies.checkpointing = if r["checkpointing"] == true {
-            Checkpointing::Full
-        } else {
-            Checkpointing::None
-        };
-        s.implementation.torchtune.optimizer_in_backward = settings["optimizer_in_bwd"] == true;
-        if r["optimizer"] == "adamw8bit" {
-            s.optimizer.kind = OptimizerKind::Adam8bit;
-        }
-        rows.extend(compare(r, &s, None));
+    hold_within_one_percent(
+        "torchtune 0.6.1 full fine-tune and LoRA steps (CPU)",
+        TORCHTUNE_FULL,
+        (18, 18 * 2 + 10),
+        torchtune_step_scenario,
+    );
+}
+
+/// The scenario of one `torchtune-full-cpu-steps.json` record.
+fn torchtune_step_scenario(r: &serde_json::Value) -> vram_explorer::scenario::Scenario {
+    let mut s = base_scenario(r, Mode::Training, Profile::Torchtune);
+    let settings = &r["framework"]["settings"];
+    apply_peft(&mut s, settings);
+    // `lora_llama3_2` passes one RoPE module to every layer (docs/frameworks/torchtune.md).
+    if settings["builder"]
+        .as_str()
+        .unwrap_or("")
+        .contains("llama3_2")
+    {
+        s.implementation.torchtune.rope_cache = vram_explorer::scenario::RopeCache::Shared;
     }
-    let worst = print_table("torchtune 0.6.1 full fine-tune steps (CPU)", &rows);
-    assert_eq!(rows.len(), 18 * 2 + 10);
-    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
+    s.strategies.checkpointing = if r["checkpointing"] == true {
+        Checkpointing::Full
+    } else {
+        Checkpointing::None
+    };
+    s.implementation.torchtune.optimizer_in_backward = settings["optimizer_in_bwd"] == true;
+    if r["optimizer"] == "adamw8bit" {
+        s.optimizer.kind = OptimizerKind::Adam8bit;
+    }
+    s
 }
 
 /// torchtune's `optimizer_in_bwd`: one parameter's gradient at a time (the largest: the 32000 × 256
@@ -440,18 +438,12 @@ fn fsdp_scenario(r: &serde_json::Value) -> vram_explorer::scenario::Scenario {
 /// units in flight inside the blocks and the fewer ones at the loss (docs/frameworks/fsdp.md).
 #[test]
 fn fsdp_records_within_one_percent_per_phase() {
-    let recs = records(FSDP);
-    assert_eq!(recs.len(), 8);
-    let mut rows = Vec::new();
-    for r in &recs {
-        rows.extend(compare(r, &fsdp_scenario(r), None));
-    }
-    let worst = print_table(
+    hold_within_one_percent(
         "PyTorch 2.15.0 FSDP1 / FSDP2, CPU + gloo, world size 1 and 2",
-        &rows,
+        FSDP,
+        (8, 8 * 3),
+        fsdp_scenario,
     );
-    assert_eq!(rows.len(), 8 * 3);
-    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
 }
 
 const FSDP_BLOCKS: &str = include_str!("data/measured/fsdp-blocks-cpu-steps.json");
@@ -467,19 +459,15 @@ const FSDP_BLOCKS: &str = include_str!("data/measured/fsdp-blocks-cpu-steps.json
 /// −15 … +7 %.
 #[test]
 fn fsdp_records_inside_the_blocks_within_one_percent_per_phase() {
-    let recs = records(FSDP_BLOCKS);
-    assert_eq!(recs.len(), 20);
-    let mut rows = Vec::new();
-    for r in &recs {
-        assert_eq!(r["vocab"], 512);
-        rows.extend(compare(r, &fsdp_scenario(r), None));
-    }
-    let worst = print_table(
+    hold_within_one_percent(
         "PyTorch 2.15.0 FSDP1 / FSDP2, vocabulary 512, CPU + gloo, world size 1 and 2",
-        &rows,
+        FSDP_BLOCKS,
+        (20, 20 * 3),
+        |r| {
+            assert_eq!(r["vocab"], 512);
+            fsdp_scenario(r)
+        },
     );
-    assert_eq!(rows.len(), 20 * 3);
-    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
 }
 
 /// FSDP1 at one rank is `NO_SHARD`: plain PyTorch over flat parameters. Written without FSDP, the
@@ -518,20 +506,16 @@ const FSDP_LORA: &str = include_str!("data/measured/fsdp-lora-cpu-steps.json");
 /// torch `_fsdp_param_group.py`); the units gather frozen and trainable parameters alike.
 #[test]
 fn fsdp2_lora_records_within_one_percent_per_phase() {
-    let recs = records(FSDP_LORA);
-    assert_eq!(recs.len(), 12);
-    let mut rows = Vec::new();
-    for r in &recs {
-        let mut s = fsdp_scenario(r);
-        apply_peft(&mut s, &r["framework"]["settings"]);
-        rows.extend(compare(r, &s, None));
-    }
-    let worst = print_table(
+    hold_within_one_percent(
         "PyTorch 2.15.0 FSDP2 + PEFT 0.21.2 LoRA (q, v; r 8), CPU + gloo, DP 1 and 2",
-        &rows,
+        FSDP_LORA,
+        (12, 12 * 3),
+        |r| {
+            let mut s = fsdp_scenario(r);
+            apply_peft(&mut s, &r["framework"]["settings"]);
+            s
+        },
     );
-    assert_eq!(rows.len(), 12 * 3);
-    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
 }
 
 const FSDP_MP: &str = include_str!("data/measured/fsdp-mp-cpu-steps.json");
@@ -543,18 +527,12 @@ const FSDP_MP: &str = include_str!("data/measured/fsdp-mp-cpu-steps.json");
 /// backward by 1.5–1.7 %: an FP32 residual stream and one norm-output copy per consumer).
 #[test]
 fn fsdp_mixed_precision_records_within_one_percent_per_phase() {
-    let recs = records(FSDP_MP);
-    assert_eq!(recs.len(), 4);
-    let mut rows = Vec::new();
-    for r in &recs {
-        rows.extend(compare(r, &fsdp_scenario(r), None));
-    }
-    let worst = print_table(
+    hold_within_one_percent(
         "PyTorch 2.15.0 FSDP mixed precision bf16, CPU + gloo, DP 2",
-        &rows,
+        FSDP_MP,
+        (4, 4 * 3),
+        fsdp_scenario,
     );
-    assert_eq!(rows.len(), 4 * 3);
-    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
 }
 
 const FSDP_CUSTOM: &str = include_str!("data/measured/fsdp-custom-sharded-cpu-steps.json");
@@ -565,21 +543,17 @@ const FSDP_CUSTOM: &str = include_str!("data/measured/fsdp-custom-sharded-cpu-st
 /// 1 % (docs/frameworks/fsdp.md "`custom_sharded_layers`").
 #[test]
 fn fsdp_custom_sharded_records_within_one_percent_per_phase() {
-    let recs = records(FSDP_CUSTOM);
-    assert_eq!(recs.len(), 10);
-    let mut rows = Vec::new();
-    for r in &recs {
-        let mut s = fsdp_scenario(r);
-        assert_eq!(r["framework"]["settings"]["custom_sharded_layers"], true);
-        s.implementation.fsdp.custom_sharded_layers = true;
-        rows.extend(compare(r, &s, None));
-    }
-    let worst = print_table(
+    hold_within_one_percent(
         "PyTorch 2.15.0 FSDP2, embedding and head as units, CPU + gloo, world size 1 and 2",
-        &rows,
+        FSDP_CUSTOM,
+        (10, 10 * 3),
+        |r| {
+            let mut s = fsdp_scenario(r);
+            assert_eq!(r["framework"]["settings"]["custom_sharded_layers"], true);
+            s.implementation.fsdp.custom_sharded_layers = true;
+            s
+        },
     );
-    assert_eq!(rows.len(), 10 * 3);
-    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
 }
 
 /// `implementation.fsdp.custom_sharded_layers` on the root-unit FSDP records' model, moment by

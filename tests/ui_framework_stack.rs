@@ -11,7 +11,8 @@
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use vram_explorer::app::ExplorerApp;
-use vram_explorer::scenario::{Mode, Profile};
+use vram_explorer::estimator::{Component, MemoryEstimate, Phase, estimate};
+use vram_explorer::scenario::{Mode, Profile, Scenario};
 
 #[path = "support/window.rs"]
 mod window;
@@ -45,68 +46,50 @@ fn the_framework_selector_sets_the_profile() {
     assert!(h.get_all_by_label_contains("LM-head chunk").count() > 0);
 }
 
+/// Clicks the control labelled `label` in the torchtune group: the memory estimate before and
+/// after, and the scenario after.
+fn toggle_torchtune(label: &str) -> (MemoryEstimate, MemoryEstimate, Scenario) {
+    let mut h = torchtune_framework_group();
+    let before = estimate(h.state().scenario()).memory;
+    h.get_by_label(label).click();
+    h.run();
+    let after = h.state().scenario().clone();
+    (before, estimate(&after).memory, after)
+}
+
+/// The saved activations at the end of the forward.
+fn forward_saved(m: &MemoryEstimate) -> f64 {
+    m.phases
+        .get(Phase::Forward)
+        .unwrap()
+        .get(Component::Activations)
+        .get()
+}
+
 /// torchtune's `compile` toggle: found by its label under the torchtune profile, it sets
-/// `implementation.torchtune.compile` and the loss's saved tensors change as the estimate says.
+/// `implementation.torchtune.compile` and the loss's saved tensors change as the estimate says
+/// (16-bit logits: the compiled loss keeps 2·b·s·V of chunks instead of a 4·b·s·V log-softmax).
 #[test]
 fn torchtunes_compile_toggle_reaches_the_estimate() {
-    let mut h = torchtune_framework_group();
-    let before = vram_explorer::estimator::estimate(h.state().scenario()).memory;
-    h.get_by_label("Compile (torchtune)").click();
-    h.run();
-    assert!(h.state().scenario().implementation.torchtune.compile);
-    let after = vram_explorer::estimator::estimate(h.state().scenario()).memory;
-    // 16-bit logits: the compiled loss keeps 2·b·s·V of chunks instead of a 4·b·s·V log-softmax.
-    let saved = |m: &vram_explorer::estimator::MemoryEstimate| {
-        m.phases
-            .get(vram_explorer::estimator::Phase::Forward)
-            .unwrap()
-            .get(vram_explorer::estimator::Component::Activations)
-            .get()
-    };
-    assert!(saved(&after) < saved(&before));
+    let (before, after, s) = toggle_torchtune("Compile (torchtune)");
+    assert!(s.implementation.torchtune.compile);
+    assert!(forward_saved(&after) < forward_saved(&before));
 }
 
 /// `implementation.torchtune.legacy_loss`, toggled by its label: torchtune 0.1's recipe keeps its
 /// FP32 logits through backward, so the peak rises by 4·b·s·V.
 #[test]
 fn torchtunes_legacy_loss_toggle_reaches_the_estimate() {
-    let mut h = torchtune_framework_group();
-    let peak = |h: &Harness<'_, ExplorerApp>| {
-        vram_explorer::estimator::estimate(h.state().scenario())
-            .memory
-            .tensor_peak
-            .get()
-    };
-    let before = peak(&h);
-    h.get_by_label("torchtune 0.1 loss").click();
-    h.run();
-    assert!(h.state().scenario().implementation.torchtune.legacy_loss);
-    assert!(peak(&h) > before, "{} vs {before}", peak(&h));
+    let (before, after, s) = toggle_torchtune("torchtune 0.1 loss");
+    assert!(s.implementation.torchtune.legacy_loss);
+    assert!(after.tensor_peak.get() > before.tensor_peak.get());
 }
 
 /// `implementation.torchtune.legacy_rms_norm`, toggled by its label: torchtune before 0.5 cast the
 /// normalised x back to BF16 before the scale, so a BF16 full fine-tune saves less.
 #[test]
 fn torchtunes_legacy_rms_norm_toggle_reaches_the_estimate() {
-    let mut h = torchtune_framework_group();
-    let saved = |h: &Harness<'_, ExplorerApp>| {
-        vram_explorer::estimator::estimate(h.state().scenario())
-            .memory
-            .phases
-            .get(vram_explorer::estimator::Phase::Forward)
-            .unwrap()
-            .get(vram_explorer::estimator::Component::Activations)
-            .get()
-    };
-    let before = saved(&h);
-    h.get_by_label("RMSNorm before 0.5").click();
-    h.run();
-    assert!(
-        h.state()
-            .scenario()
-            .implementation
-            .torchtune
-            .legacy_rms_norm
-    );
-    assert!(saved(&h) < before, "{} vs {before}", saved(&h));
+    let (before, after, s) = toggle_torchtune("RMSNorm before 0.5");
+    assert!(s.implementation.torchtune.legacy_rms_norm);
+    assert!(forward_saved(&after) < forward_saved(&before));
 }

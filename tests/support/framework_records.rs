@@ -195,3 +195,22 @@ pub fn print_table(title: &str, rows: &[Row]) -> f64 {
     );
     worst
 }
+
+/// The records of `text` (`n` of them) compared under the training scenario `scenario` builds for
+/// each: prints the table as `title`, asserts the `rows` compared phases and every one within 1 %.
+pub fn hold_within_one_percent(
+    title: &str,
+    text: &str,
+    (n, rows): (usize, usize),
+    scenario: impl Fn(&Value) -> Scenario,
+) {
+    let recs = records(text);
+    assert_eq!(recs.len(), n, "{title}: records");
+    let compared: Vec<Row> = recs
+        .iter()
+        .flat_map(|r| compare(r, &scenario(r), None))
+        .collect();
+    let worst = print_table(title, &compared);
+    assert_eq!(compared.len(), rows, "{title}: compared phases");
+    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
+}
