@@ -435,7 +435,7 @@ pub fn encoder_backward(
     // the tower's saved set is still alive: the two V × h gradients being summed (measured: the
     // Whisper records' backward peak is that `add`, 2 · V · h beside one b · S · h gradient).
     let tied = if m.tied_embeddings {
-        2.0 * f64::from(m.vocab) * f64::from(m.hidden) * c.e_grads
+        2.0 * super::training::vocab_matrix_gradient(c, m)
     } else {
         0.0
     };

@@ -220,10 +220,16 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
 /// `memory::towers`.)
 fn end_of_backward(c: &Ctx, m: &ResolvedModel, z: &Sizes, first: bool) -> f64 {
     if first && m.tied_embeddings && !m.towers.has_encoder() {
-        2.0 * f64::from(m.vocab) * f64::from(m.hidden) / c.tp * c.e_grads
+        2.0 * vocab_matrix_gradient(c, m)
     } else {
         c.ec * z.bsh / z.tr
     }
+}
+
+/// One V × h gradient as this GPU holds it (the vocabulary split over TP): the embedding's or the
+/// head's weight gradient, tied or not.
+pub(super) fn vocab_matrix_gradient(c: &Ctx, m: &ResolvedModel) -> f64 {
+    f64::from(m.vocab) * f64::from(m.hidden) / c.tp * c.e_grads
 }
 
 /// The stage's gradients as tensors of their own: none under DeepSpeed stage 3, which keeps them in

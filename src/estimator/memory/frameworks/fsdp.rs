@@ -403,36 +403,42 @@ fn staging(c: &Ctx, unit: f64) -> f64 {
 /// unsharded at the forward's loss (FSDP2 still holds its last all-gather buffer), and at the loss
 /// backward only the last block, prefetched by the root's pre-backward (FSDP1 `BACKWARD_PRE`,
 /// FSDP2's backward prefetch; at one rank FSDP2's prefetch gathers nothing). Without it every
-/// block stays. Measured: docs/frameworks/fsdp.md.
+/// block stays. Measured: docs/frameworks/fsdp.md. Under [`own_units`] no block is unsharded at
+/// either point and the loss backward holds the head, which the root's pre-backward prefetched
+/// (tests/data/measured/fsdp-custom-sharded-cpu-steps.json: the head's all-gather output is live
+/// there, the last block's is not; FSDP1's `BACKWARD_PRE` is taken to do the same: derived).
 pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
     if !applies(c) || no_shard(c) {
         return None;
     }
     let (_, root) = units(c, m, st, Pass::Backward);
     let unit = unit_bytes(c, m);
-    let fsdp2 = c.framework.sharding == Sharding::Fsdp2;
+    let held = held_at_loss(c, m, st, unit);
     if own_units(c, m) {
-        return Some(own_head_at_loss(c, m, st, unit));
+        // The root's pre-backward prefetches the next unit, the head, not a block.
+        return Some((held, prefetches(c) * edge_bytes(c, m, st).1));
     }
     let (fwd, bwd) = if c.framework.fsdp.reshard_after_forward {
-        let prefetched: f64 = if fsdp2 && c.dp <= 1.0 { 0.0 } else { 1.0 };
-        (0.0, prefetched.min(st.layers))
+        (0.0, prefetches(c).min(st.layers))
     } else {
         (st.layers, st.layers)
     };
-    // The last all-gather of the forward is held: the last block's, or the head's when it is a
-    // unit of its own (measured without resharding too, `fsdp_run.py --custom-sharded`).
-    let last_gathered = if edge_units(c, m) && st.last {
+    Some((root + fwd * unit + held, root + bwd * unit))
+}
+
+/// FSDP2's all-gather output held at the forward's loss: the forward's last one, the last
+/// block's, or the head's when it is a unit of its own (with or without resharding; measured,
+/// `fsdp_run.py --custom-sharded`). FSDP1 holds none.
+fn held_at_loss(c: &Ctx, m: &ResolvedModel, st: Stage, unit: f64) -> f64 {
+    if c.framework.sharding != Sharding::Fsdp2 {
+        return 0.0;
+    }
+    let last = if edge_units(c, m) && st.last {
         edge_bytes(c, m, st).1
     } else {
         unit
     };
-    let held = if fsdp2 {
-        staging2(c, last_gathered)
-    } else {
-        0.0
-    };
-    Some((root + fwd * unit + held, root + bwd * unit))
+    staging2(c, last)
 }
 
 /// `custom_sharded_layers` with untied embeddings: the embedding and the head are units of their
@@ -445,26 +451,6 @@ fn edge_units(c: &Ctx, m: &ResolvedModel) -> bool {
 /// [`at_loss`], or `gathered` (the blocks' figure) at both points when FSDP does not apply.
 pub fn loss_gathered(c: &Ctx, m: &ResolvedModel, st: Stage, gathered: f64) -> (f64, f64) {
     at_loss(c, m, st).unwrap_or((gathered, gathered))
-}
-
-/// [`at_loss`] under [`own_units`]: at the forward's loss the head is resharded and FSDP2 still
-/// holds its all-gather output (the last one, [`staging2`]); at the loss backward the root's
-/// pre-backward has prefetched the next unit, the head, not a block (measured,
-/// tests/data/measured/fsdp-custom-sharded-cpu-steps.json: the head's all-gather output is live at
-/// the loss backward, the last block's is not); at one rank FSDP2's prefetch gathers nothing, so
-/// nothing is unsharded there yet. FSDP1 (`BACKWARD_PRE` from the root's pre-backward) is taken to
-/// prefetch the head the same way: derived, not measured (torchtune shards with FSDP2 only).
-fn own_head_at_loss(c: &Ctx, m: &ResolvedModel, st: Stage, unit: f64) -> (f64, f64) {
-    let (_, head) = edge_bytes(c, m, st);
-    let held = if c.framework.sharding == Sharding::Fsdp2 {
-        staging2(c, if st.last { head } else { unit })
-    } else {
-        0.0
-    };
-    // At one rank FSDP2's prefetch gathers nothing (as in [`at_loss`]).
-    let fsdp2_alone = c.framework.sharding == Sharding::Fsdp2 && c.dp <= 1.0;
-    let prefetched = if fsdp2_alone { 0.0 } else { head };
-    (held, prefetched)
 }
 
 /// What FSDP's side streams keep reserved beyond the tensors of the peak: the caching allocator

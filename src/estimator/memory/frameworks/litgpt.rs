@@ -39,7 +39,7 @@ pub fn norm_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     if m.norm != NormKind::RmsNorm {
         return 0.0;
     }
-    ((4.0 - c.er).max(0.0) * z.bsh / z.tr) * c.saved_scale() + 4.0 * f64::from(m.hidden)
+    super::fp32_normalised_x(c, z) + 4.0 * f64::from(m.hidden)
 }
 
 /// LoRA (`litgpt/lora.py`): when not all of q, k, v are adapted, the fused adapter
@@ -63,7 +63,7 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
     // `index_copy_` keeps its int64 index, one per adapted column.
     let index = 8.0 * widths / z.bs.max(1.0);
     let norm_fp32 = if m.norm == NormKind::RmsNorm {
-        2.0 * (4.0 - c.er).max(0.0) * z.bsh / z.tr * c.saved_scale()
+        2.0 * super::fp32_normalised_x(c, z)
     } else {
         0.0
     };

@@ -150,6 +150,13 @@ pub fn resolve_deepspeed(z: &DeepSpeedZero, d: &mut Diagnostics) -> DeepSpeedZer
     }
 }
 
+/// An RMSNorm that multiplies its weight in FP32 (LitGPT's, torchtune's from 0.5.0) keeps its
+/// normalised x in FP32 for the weight's gradient where the Hugging Face rule keeps it in the
+/// residual type: the (4 − e_r)·b·s·h bytes more of one norm (nothing in FP32).
+pub fn fp32_normalised_x(c: &Ctx, z: &Sizes) -> f64 {
+    (4.0 - c.er).max(0.0) * z.bsh / z.tr * c.saved_scale()
+}
+
 /// One layer's saved tensors: the Hugging Face rules `a` adjusted where the framework's modules
 /// save differently.
 pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, a: LayerActs) -> LayerActs {

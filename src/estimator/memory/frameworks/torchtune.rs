@@ -45,7 +45,7 @@ pub fn norm_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     {
         return 0.0;
     }
-    (4.0 - c.er).max(0.0) * z.bsh / z.tr * c.saved_scale()
+    super::fp32_normalised_x(c, z)
 }
 
 fn chunks(c: &Ctx) -> f64 {
@@ -131,7 +131,7 @@ pub fn output_backward(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     if c.e_grads <= 0.0 || c.framework.lora || n < 2.0 || c.framework.torchtune.legacy_loss {
         return 0.0;
     }
-    let head = f64::from(m.vocab) * f64::from(m.hidden) / c.tp * c.e_grads;
+    let head = super::super::training::vocab_matrix_gradient(c, m);
     (n - 2.0) / n * c.ec * z.bsv + 3.0 * head + 2.0 / n * c.ec * z.bsh
 }
 
