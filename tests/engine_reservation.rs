@@ -293,3 +293,36 @@ fn vllm_puts_the_extra_layers_before_the_last_stage() {
         .collect();
     assert_eq!(layers, [7, 7, 6, 6, 6]);
 }
+
+/// The CUDA context a GPU shows (docs/gpu-overheads.md §2): without an engine the running
+/// process's (the context at CUDA initialisation + the kernels loaded lazily); under vLLM ≥ 0.6.5
+/// the bare context beside the budget (the kernels the profile loads are in its non-torch growth);
+/// under vLLM 0.6.4 none beside it, because its non-torch term is everything outside torch; under
+/// SGLang the running context (its free memory is read before the kernels load).
+#[test]
+fn the_context_is_counted_once_whoever_charges_it() {
+    const MIB: f64 = 1_048_576.0;
+    let context = |s: &Scenario| estimate(s).memory.peak.get(Component::CudaContext).get();
+    let mut plain = vllm_preset();
+    plain.inference.engine = None;
+    assert_eq!(context(&plain), (253.75 + 146.0) * MIB);
+    plain.overheads.cuda_kernels_mib = 0.0;
+    assert_eq!(context(&plain), 253.75 * MIB);
+
+    let v1 = vllm_preset();
+    assert_eq!(context(&v1), 253.75 * MIB);
+    let f = estimate(&v1).engine.unwrap();
+    assert_eq!(f.context.get(), 253.75 * MIB);
+
+    let mut v064 = vllm_preset();
+    if let Some(ServingEngine::Vllm(v)) = &mut v064.inference.engine {
+        v.version = vram_explorer::scenario::VllmVersion::V0_6_4;
+    }
+    let e = estimate(&v064);
+    let f = e.engine.unwrap();
+    assert_eq!(f.non_torch.get(), (253.75 + 146.0) * MIB);
+    assert_eq!(e.memory.peak.get(Component::CudaContext).get(), 0.0);
+
+    let s = bundled_scenario("qwen2.5-7b-sglang-rtx4090").unwrap();
+    assert_eq!(context(&s), (253.75 + 146.0) * MIB);
+}

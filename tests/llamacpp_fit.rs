@@ -28,7 +28,7 @@ const CMD: &str = "llama-server -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -ngl 9
 fn an_unset_context_is_lowered_to_leave_the_target_free() {
     let (e, b) = run(CMD, "llama31-8b-q4km-llamacpp-12gb");
     let f = b.fit.unwrap();
-    assert_eq!((f.from, f.to, b.n_ctx), (131_072, 50_432, 50_432));
+    assert_eq!((f.from, f.to, b.n_ctx), (131_072, 50_688, 50_688));
     assert_eq!(f.target, 1 << 30);
     let used = b.dev[0].total();
     // Within one 256-cell step (128 KiB a cell) of the target, never past it.

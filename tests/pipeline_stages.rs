@@ -162,9 +162,10 @@ fn the_bundled_pipeline_preset_keeps_its_published_peak() {
     );
     // 97.4 GiB, the figure the preset's notes quote: 96.1 GiB of tensors, allocator reserve and
     // CUDA context, and 1.28 GiB of NCCL buffers (the TP 8 and PP 4 communicators); 97.42 since
-    // each TP rank holds its layers' norms whole (97.40 when they were split 8 ways).
+    // each TP rank holds its layers' norms whole (97.40 when they were split 8 ways); 97.54 since
+    // the context counts the kernels a running process has loaded (253.75 + 146 MiB, was 273.75).
     assert!(
-        (m.gpu_total.as_gib() - 97.42).abs() < 0.01,
+        (m.gpu_total.as_gib() - 97.54).abs() < 0.01,
         "{}",
         m.gpu_total.as_gib()
     );

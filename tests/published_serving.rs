@@ -103,7 +103,10 @@ fn printed_budget(gib: f64, v: Vllm) -> Vllm {
 
 /// vLLM 0.6.4 (V0, global rule) on an RTX 3090: Llama-3.1-8B at two `max_model_len`. The profile
 /// run's MLP peak reproduces the printed torch peak (vllm.md §2.2); the remaining error is the
-/// non-torch term (0.35 GiB printed, 0.30 GiB modelled: the CUDA context and cuBLAS workspace).
+/// non-torch term: 0.35 GiB printed, 0.39 GiB modelled (the context of a running process: 253.75
+/// MiB at CUDA initialisation + 146 MiB of lazily loaded kernels, docs/gpu-overheads.md §2; the
+/// cuBLAS workspace is torch-allocated in torch 2.5). Before the kernels were counted and the
+/// workspace left out it was 0.30 GiB and the estimate +1.6 / +2.1 %.
 #[test]
 fn vllm_064_llama31_8b_rtx3090() {
     let doc: Value = serde_json::from_str(VLLM).unwrap();
@@ -113,11 +116,10 @@ fn vllm_064_llama31_8b_rtx3090() {
             "vllm-issue10517-llama31-8b-rtx3090-maxlen20000",
             0.02,
         ),
-        // 2.1 %: 0.05 GiB of non-torch memory on a 2.89 GiB budget.
         (
             29_000,
             "vllm-issue10517-llama31-8b-rtx3090-maxlen29000",
-            0.025,
+            0.02,
         ),
     ] {
         let r = record(&doc, id);
@@ -413,8 +415,8 @@ fn engine_presets_print_what_their_notes_say() {
         ),
         (
             "qwen2.5-7b-sglang-rtx4090",
-            41_236.0,
-            "KV Cache is allocated. #tokens: 41236",
+            41_493.0,
+            "KV Cache is allocated. #tokens: 41493",
         ),
     ] {
         let s = bundled_scenario(id).unwrap();

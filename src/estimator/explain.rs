@@ -110,7 +110,7 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
         | Component::RolloutEngine => post_training::model(c, value),
         Component::CommBuffers => comm(&ctx, value),
         Component::NcclBuffers => nccl(s, value),
-        Component::CudaContext => context(value),
+        Component::CudaContext => context(s, value),
         Component::AllocatorReserve => reserve(s, e, (&ctx, m, &st)),
     });
     if !llama_parts {
@@ -230,13 +230,38 @@ fn nccl(s: &Scenario, value: Bytes) -> Parts {
     }
 }
 
-fn context(value: Bytes) -> Parts {
+fn context(s: &Scenario, value: Bytes) -> Parts {
+    let o = &s.overheads;
+    // Zero on a CPU-only llama.cpp build: no context is created.
+    let share = |mib: f64| {
+        let all = o.running_context_mib();
+        Bytes(if all > 0.0 {
+            value.get() * mib / all
+        } else {
+            0.0
+        })
+    };
     Parts {
-        formula: "CUDA context = cuda_context_mib × 2^20 B".to_owned(),
-        lead: format!("{} MiB × 1,048,576 B", fmt_sig(value.get() / MIB)),
-        terms: vec![("CUDA context".to_owned(), value)],
-        source: "PyTorch PR #86509, lazy module loading: 273.75 MiB (docs/model.md §8)",
-        assumption: "Counted by nvidia-smi, not by torch.cuda.max_memory_allocated.",
+        formula: "CUDA context = (cuda_context_mib + cuda_kernels_mib) × 2^20 B".to_owned(),
+        lead: format!(
+            "({} + {}) MiB × 1,048,576 B",
+            fmt_sig(o.cuda_context_mib),
+            fmt_sig(o.cuda_kernels_mib)
+        ),
+        terms: vec![
+            (
+                "context at CUDA initialisation".to_owned(),
+                share(o.cuda_context_mib),
+            ),
+            (
+                "kernel modules loaded lazily as the run uses them".to_owned(),
+                share(o.cuda_kernels_mib),
+            ),
+        ],
+        source: "PyTorch PR #86509, lazy module loading: 253.75 MiB bare; a running process \
+                 around 400 MB (pytorch#109888) (docs/gpu-overheads.md §2)",
+        assumption: "The kernels loaded depend on what runs (146 MiB assumed; 0 with eager \
+                     loading). Counted by nvidia-smi, not by torch.cuda.max_memory_allocated.",
         rest: "",
     }
 }

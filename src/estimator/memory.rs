@@ -543,7 +543,7 @@ fn finish(
     // A llama.cpp CPU build creates no CUDA context and allocates nothing on a GPU.
     let gpu = !sc.runs_on_cpu_only();
     let on_gpu = |b: f64| Bytes(if gpu { b } else { 0.0 });
-    let context = on_gpu(o.cuda_context_mib * MIB);
+    let context = on_gpu(o.running_context_mib() * MIB);
     let pools = place.map_or(0.0, |p| {
         frameworks::fsdp::stream_pools(c, m, phases, place_stage(c, p))
     });

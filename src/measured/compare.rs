@@ -192,8 +192,8 @@ pub fn calibration(m: &Measurement, sc: &Scenario, est: &Estimate) -> Vec<Change
         out.push(Change {
             field: "overheads.cuda_context_mib",
             from: o.cuda_context_mib,
-            to: ((n - r - nccl) / MIB).max(0.0),
-            why: "nvidia-smi − max_memory_reserved − the NCCL buffers: the rest of what lives outside the allocator".to_owned(),
+            to: ((n - r - nccl) / MIB - o.cuda_kernels_mib).max(0.0),
+            why: "nvidia-smi − max_memory_reserved − the NCCL buffers − the kernels loaded during the run (overheads.cuda_kernels_mib): the rest of what lives outside the allocator".to_owned(),
         });
     }
     if let Some(w) = workspaces.filter(|w| *w > 0.0) {

@@ -136,9 +136,17 @@ impl Default for Implementation {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Overheads {
-    /// CUDA context and kernels, MiB (2^20 B). Default 273.75 MiB = 287,047,680 B: PyTorch with lazy
-    /// module loading (pytorch/pytorch PR #86509).
+    /// CUDA context of a process that has just initialised CUDA, MiB (2^20 B). Default 253.75 MiB =
+    /// 266,076,160 B: PyTorch with lazy module loading, pytorch/pytorch PR #86509's 287,047,680 B
+    /// less the 20 MiB allocator segment its test tensor reserved (docs/gpu-overheads.md §2). Before
+    /// this field had `cuda_kernels_mib` beside it the default was 273.75 (the figure with the segment).
     pub cuda_context_mib: f64,
+    /// Kernel modules CUDA loads as a run first uses them (lazy loading, CUDA ≥ 11.7 / PyTorch ≥ 1.13),
+    /// MiB, on top of `cuda_context_mib` in a running process. Default 146 MiB: the running
+    /// process's "around 400 MB" (ptrblck, pytorch/pytorch#109888) less the bare context. An
+    /// assumption (what loads is what runs); 0 for eager module loading, whose context figure
+    /// already holds every kernel.
+    pub cuda_kernels_mib: f64,
     /// Caching-allocator rounding and fragmentation reserve, as a fraction of peak tensor bytes.
     /// An assumption (no source measures it generally; ZeRO §3.2 reports OOM with >30 % free in
     /// extreme cases). Valid: [0, 1].
@@ -157,10 +165,19 @@ pub struct Overheads {
     pub nccl_mib_two_rank_communicator: f64,
 }
 
+impl Overheads {
+    /// The CUDA context of a running process, MiB: the bare context and the kernels loaded lazily
+    /// as the run first uses them (docs/gpu-overheads.md §2).
+    pub fn running_context_mib(&self) -> f64 {
+        self.cuda_context_mib + self.cuda_kernels_mib
+    }
+}
+
 impl Default for Overheads {
     fn default() -> Self {
         Overheads {
-            cuda_context_mib: 273.75,
+            cuda_context_mib: 253.75,
+            cuda_kernels_mib: 146.0,
             allocator_reserve_fraction: 0.05,
             workspace_mib: 32.0,
             comm_buffer_mib: 50.0,

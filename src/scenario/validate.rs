@@ -363,6 +363,7 @@ pub const RANGES: &[FieldRange] = &[
     closed("gpu.tflops_8", 0.0, 1e5, |s| custom(s).map(|c| c.tflops_8)),
     closed("gpu.tdp_w", 0.0, 1e5, |s| custom(s).map(|c| c.tdp_w)),
     closed("overheads.cuda_context_mib", 0.0, DEGREE, |s| Some(s.overheads.cuda_context_mib)),
+    closed("overheads.cuda_kernels_mib", 0.0, DEGREE, |s| Some(s.overheads.cuda_kernels_mib)),
     closed("overheads.allocator_reserve_fraction", 0.0, 1.0, |s| Some(s.overheads.allocator_reserve_fraction)),
     closed("overheads.workspace_mib", 0.0, DEGREE, |s| Some(s.overheads.workspace_mib)),
     closed("overheads.comm_buffer_mib", 0.0, DEGREE, |s| Some(s.overheads.comm_buffer_mib)),

@@ -522,8 +522,13 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         loss_parallel: r.coin(),
         auto_tp: r.coin(),
     };
+    let cuda_context_mib = r.range(0.0, 65_536.0);
     s.overheads = Overheads {
-        cuda_context_mib: r.range(0.0, 65_536.0),
+        cuda_context_mib,
+        // A side stream seeded from a value already drawn: the main stream stays as before the
+        // field existed, so the seeded samples are the same scenarios.
+        cuda_kernels_mib: Rng::new(cuda_context_mib.to_bits() ^ 0x6b65_726e_656c)
+            .range(0.0, 65_536.0),
         allocator_reserve_fraction: r.range(0.0, 1.0),
         workspace_mib: r.range(0.0, 65_536.0),
         comm_buffer_mib: r.range(0.0, 65_536.0),

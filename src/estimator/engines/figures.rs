@@ -45,6 +45,12 @@ pub struct EngineFigures {
     pub activation_peak: Bytes,
     /// Non-PyTorch memory the rule charges (CUDA context growth, library workspaces).
     pub non_torch: Bytes,
+    /// The CUDA context the instance holds beside what its budget charged: vLLM 0.6.4 none (its
+    /// non-torch term is everything on the device outside torch, the context included); later vLLM
+    /// the context at CUDA initialisation (the budget's baseline is taken after it, and the kernels
+    /// the profile loads are in `non_torch`); SGLang the running process's context (its free memory
+    /// is read before the kernels load). docs/gpu-overheads.md §2.
+    pub context: Bytes,
     /// vLLM 0.20+: the CUDA-graph estimate subtracted from the budget.
     pub cudagraph: Bytes,
     /// SGLang hybrid models: the recurrent-state pool taken from the budget first.

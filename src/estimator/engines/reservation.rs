@@ -86,9 +86,8 @@ fn one_pool(f: &EngineFigures, o: &Overheads, m: &mut MemoryEstimate, d: &mut Di
         EngineKind::Vllm => (held_by_vllm(f) - tensor_peak).max(0.0),
         EngineKind::Sglang => crate::estimator::memory::reserve_bytes(o, tensor_peak, 0.0),
     };
-    for outside in [Component::NcclBuffers, Component::CudaContext] {
-        peak.set(outside, m.peak.get(outside));
-    }
+    peak.set(Component::NcclBuffers, m.peak.get(Component::NcclBuffers));
+    peak.set(Component::CudaContext, f.context);
     peak.set(Component::AllocatorReserve, Bytes(reserve));
     m.peak_phase = Some(phase);
     m.peak = peak;
@@ -109,10 +108,7 @@ fn one_pool(f: &EngineFigures, o: &Overheads, m: &mut MemoryEstimate, d: &mut Di
 /// `kv_cache_memory_bytes` every rank's pool budget is the same and the rank with the most weights
 /// or activations may hold more).
 fn per_stage_pools(f: &EngineFigures, r: &Resolved, m: &mut MemoryEstimate, d: &mut Diagnostics) {
-    let (context, nccl) = (
-        m.peak.get(Component::CudaContext),
-        m.peak.get(Component::NcclBuffers),
-    );
+    let (context, nccl) = (f.context, m.peak.get(Component::NcclBuffers));
     let each = crate::estimator::memory::all_stage_phases(r, m);
     let mut best: Option<(u32, f64)> = None;
     let mut beyond = false;

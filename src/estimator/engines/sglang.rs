@@ -209,6 +209,7 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, s: &Sglang) -> EngineFigures 
         weights: Bytes(weights),
         activation_peak: Bytes(0.0),
         non_torch: Bytes(driver - pre),
+        context: Bytes(sc.overheads.running_context_mib() * MIB),
         cudagraph: Bytes(0.0),
         state_pool: Bytes(state_pool),
         kv_budget: Bytes(rest),

@@ -107,8 +107,11 @@ fn budget(r: &Resolved, stage_weights: f64, v: &Vllm, act: f64, total: f64) -> B
     let requested = ceil(total * u);
     let weights = stage_weights + rotary_cache(r);
     let non_torch = match v.version {
-        // 0.6.4 charges everything the driver shows outside torch: the context and workspaces.
-        VllmVersion::V0_6_4 => (o.cuda_context_mib + o.workspace_mib) * MIB,
+        // 0.6.4 charges everything the driver shows outside torch's allocated bytes after the
+        // profile run (`worker.py` `determine_num_available_blocks`): the context with the kernels
+        // loaded so far. torch 2.5's cuBLAS workspace comes from the caching allocator
+        // (`CublasHandlePool.cpp`), so it is inside the torch peak, not here.
+        VllmVersion::V0_6_4 => o.running_context_mib() * MIB,
         _ => NON_TORCH_GROWTH_GIB * GIB,
     };
     let graphs_profiled = matches!(v.version, VllmVersion::V1_21 | VllmVersion::V1_34);
@@ -343,6 +346,10 @@ fn stage_figures(r: &Resolved, v: &Vllm, stage: Stage) -> EngineFigures {
         weights: Bytes(b.weights),
         activation_peak: Bytes(b.act),
         non_torch: Bytes(b.non_torch),
+        context: Bytes(match v.version {
+            VllmVersion::V0_6_4 => 0.0,
+            _ => r.scenario.overheads.cuda_context_mib * MIB,
+        }),
         cudagraph: Bytes(b.graphs),
         state_pool: Bytes(0.0),
         kv_budget: Bytes(b.available),

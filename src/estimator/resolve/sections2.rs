@@ -157,6 +157,7 @@ pub(super) fn gpu(g: &GpuChoice, d: &mut Diagnostics) -> GpuChoice {
 pub(super) fn overheads(o: &Overheads, d: &mut Diagnostics) -> Overheads {
     let Overheads {
         cuda_context_mib,
+        cuda_kernels_mib,
         allocator_reserve_fraction,
         workspace_mib,
         comm_buffer_mib,
@@ -169,6 +170,12 @@ pub(super) fn overheads(o: &Overheads, d: &mut Diagnostics) -> Overheads {
             r!("overheads.cuda_context_mib"),
             *cuda_context_mib,
             z.cuda_context_mib,
+            d,
+        ),
+        cuda_kernels_mib: f(
+            r!("overheads.cuda_kernels_mib"),
+            *cuda_kernels_mib,
+            z.cuda_kernels_mib,
             d,
         ),
         allocator_reserve_fraction: f(

@@ -128,7 +128,16 @@ pub fn overheads_ui(ui: &mut Ui, s: &mut Scenario) {
         0.0..=2048.0,
         "CUDA context",
         "MiB",
-        "CUDA context and kernels (PyTorch with lazy loading: ~274 MiB).",
+        "CUDA context of a process that has just initialised CUDA (PyTorch with lazy loading: 253.75 MiB, PR #86509).",
+    );
+    real_slider(
+        ui,
+        &mut o.cuda_kernels_mib,
+        0.0..=2048.0,
+        "Kernels loaded",
+        "MiB",
+        "Kernel modules CUDA loads lazily as the run first uses them, on top of the context \
+         (an assumption: ~400 MB for a running process, pytorch#109888; 0 with eager loading).",
     );
     percent_slider(
         ui,
