@@ -122,6 +122,29 @@ fn the_nccl_assumption_is_set_under_overheads() {
     assert!(after.gpu_total < before.gpu_total);
 }
 
+/// The kernels a running process loads lazily are their own assumption under Overheads, beside the
+/// context at CUDA initialisation: typing 0 into "Kernels loaded" (eager module loading, whose
+/// context figure holds them) leaves the bare context in the GPU total.
+#[test]
+fn the_loaded_kernels_are_set_under_overheads() {
+    let mut h = harness();
+    h.get_by_label("Overheads").click();
+    h.run();
+    let context = vram_explorer::estimator::Component::CudaContext;
+    let before = vram_explorer::estimator::estimate(h.state().scenario()).memory;
+    assert_eq!(before.peak.get(context).get(), (253.75 + 146.0) * 1_048_576.0);
+    type_into(&mut h, "Kernels loaded", "0");
+    h.key_press(egui::Key::Enter);
+    h.run();
+    assert_eq!(h.state().scenario().overheads.cuda_kernels_mib, 0.0);
+    let after = vram_explorer::estimator::estimate(h.state().scenario()).memory;
+    assert_eq!(after.peak.get(context).get(), 253.75 * 1_048_576.0);
+    assert_eq!(
+        before.gpu_total.get() - after.gpu_total.get(),
+        146.0 * 1_048_576.0
+    );
+}
+
 #[test]
 fn the_weight_only_read_share_is_set_under_timing() {
     let mut h = harness();
