@@ -132,7 +132,10 @@ fn the_loaded_kernels_are_set_under_overheads() {
     h.run();
     let context = vram_explorer::estimator::Component::CudaContext;
     let before = vram_explorer::estimator::estimate(h.state().scenario()).memory;
-    assert_eq!(before.peak.get(context).get(), (253.75 + 146.0) * 1_048_576.0);
+    assert_eq!(
+        before.peak.get(context).get(),
+        (253.75 + 146.0) * 1_048_576.0
+    );
     type_into(&mut h, "Kernels loaded", "0");
     h.key_press(egui::Key::Enter);
     h.run();

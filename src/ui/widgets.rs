@@ -291,34 +291,47 @@ pub fn choice<T: Copy + PartialEq>(
     response
 }
 
-/// Grid marks for an axis whose plot coordinate is `log10(x)`: thick lines at decades, thin ones at
-/// 2× and 5× when fewer than five decades are visible.
-pub fn log10_marks(input: GridInput) -> Vec<GridMark> {
-    let (lo, hi) = input.bounds;
-    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
-        return Vec::new();
-    }
-    let first = lo.floor() as i64;
-    let last = hi.ceil() as i64;
-    let fine = hi - lo < 5.0;
-    let mut marks = Vec::new();
-    for d in first..=last.min(first + 40) {
-        let d = d as f64;
-        marks.push(GridMark {
-            value: d,
-            step_size: 1.0,
-        });
-        if fine {
-            for m in [2.0_f64, 5.0] {
-                marks.push(GridMark {
-                    value: d + m.log10(),
-                    step_size: 0.3,
-                });
+/// Grid marks for an axis whose plot coordinate is `log10(x)`, labelled ticks at least `gap` points
+/// apart: at 1×, 2× and 5× each decade where the narrowest step (5 → 10 and 1 → 2, 0.301 of a
+/// decade) leaves that room, else at each decade, else at every k-th decade. (At 1280 × 800 the
+/// sweep chart's three decades drew "500" and "1000" into one "5001000" when the 2× and 5× marks
+/// were kept for any span under five decades.)
+pub fn log10_marks(gap: f32) -> impl Fn(GridInput) -> Vec<GridMark> {
+    move |input: GridInput| {
+        let (lo, hi) = input.bounds;
+        // `base_step_size` is egui_plot's smallest grid spacing, 8 points, in plot units.
+        let decades_per_point = input.base_step_size / 8.0;
+        let min_gap = decades_per_point * f64::from(gap);
+        if !(lo.is_finite() && hi.is_finite() && hi > lo && min_gap.is_finite()) {
+            return Vec::new();
+        }
+        let fine = min_gap <= 2f64.log10();
+        let every = if min_gap <= 1.0 {
+            1
+        } else {
+            min_gap.ceil() as i64
+        };
+        let first = lo.floor() as i64;
+        let last = hi.ceil() as i64;
+        let mut marks = Vec::new();
+        for d in (first..=last.min(first + 400)).filter(|d| d.rem_euclid(every) == 0) {
+            let d = d as f64;
+            marks.push(GridMark {
+                value: d,
+                step_size: every as f64,
+            });
+            if fine {
+                for m in [2.0_f64, 5.0] {
+                    marks.push(GridMark {
+                        value: d + m.log10(),
+                        step_size: 2f64.log10(),
+                    });
+                }
             }
         }
+        marks.retain(|m| m.value >= lo && m.value <= hi);
+        marks
     }
-    marks.retain(|m| m.value >= lo && m.value <= hi);
-    marks
 }
 
 /// The tick label of a `log10(x)` coordinate: `x` as a count (`1k`, `10 M`).
@@ -353,11 +366,38 @@ mod tests {
 
     #[test]
     fn decade_marks() {
-        let marks = log10_marks(GridInput {
+        // 0.01 decade per 8 points: 2× and 5× marks have 240 points of room, ≥ a 40-point gap.
+        let roomy = log10_marks(40.0)(GridInput {
             bounds: (0.0, 3.0),
             base_step_size: 0.01,
         });
-        assert!(marks.iter().any(|m| m.value == 3.0));
-        assert!(marks.iter().all(|m| m.value.is_finite()));
+        assert!(roomy.iter().any(|m| m.value == 3.0));
+        assert!(
+            roomy
+                .iter()
+                .any(|m| (m.value - 2.0 - 5f64.log10()).abs() < 1e-12)
+        );
+        assert!(roomy.iter().all(|m| m.value.is_finite()));
+        // 0.08 decade per 8 points (three decades across 300 points): 0.301 decade is 30 points,
+        // too close for a 40-point gap, so only the decades are labelled.
+        let tight = log10_marks(40.0)(GridInput {
+            bounds: (0.0, 3.0),
+            base_step_size: 0.08,
+        });
+        let values: Vec<f64> = tight.iter().map(|m| m.value).collect();
+        assert_eq!(values, [0.0, 1.0, 2.0, 3.0]);
+        // Twelve decades across 150 points: every second decade.
+        let crowded = log10_marks(40.0)(GridInput {
+            bounds: (0.0, 12.0),
+            base_step_size: 0.64,
+        });
+        assert!(crowded.iter().all(|m| m.value.rem_euclid(4.0) == 0.0));
+        assert!(
+            log10_marks(40.0)(GridInput {
+                bounds: (f64::NAN, 1.0),
+                base_step_size: 0.01,
+            })
+            .is_empty()
+        );
     }
 }

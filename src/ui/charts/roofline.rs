@@ -64,8 +64,8 @@ pub fn ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, est: &Estimate, heigh
             // the plot's edge.
             .include_x(range.1 + LABEL_ROOM)
             .y_axis_min_width(body * 3.5)
-            .x_grid_spacer(widgets::log10_marks)
-            .y_grid_spacer(widgets::log10_marks)
+            .x_grid_spacer(widgets::log10_marks(body * 3.0))
+            .y_grid_spacer(widgets::log10_marks(body * super::LABEL_GAP))
             .x_axis_label("Arithmetic intensity (FLOP per byte)")
             .y_axis_label("TFLOP/s")
             .x_axis_formatter(|m, _| widgets::log10_label(m.value))

@@ -255,7 +255,10 @@ fn frame<'a>(
         .default_x_bounds(view.x.0 - pad, view.x.1 + pad)
         .default_y_bounds(0.0, view.y_max)
         .y_axis_min_width(ui.text_style_height(&egui::TextStyle::Body) * 4.0)
-        .x_grid_spacer(widgets::log10_marks)
+        // Room for a four-digit count ("1000") and a space beside its neighbour.
+        .x_grid_spacer(widgets::log10_marks(
+            ui.text_style_height(&egui::TextStyle::Body) * 3.0,
+        ))
         .x_axis_formatter(|mark, _| widgets::log10_label(mark.value))
         .y_axis_formatter(move |mark, _| memory_tick(u, mark.value))
         .label_formatter(move |pos| {
