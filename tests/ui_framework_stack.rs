@@ -93,3 +93,37 @@ fn torchtunes_legacy_rms_norm_toggle_reaches_the_estimate() {
     assert!(s.implementation.torchtune.legacy_rms_norm);
     assert!(forward_saved(&after) < forward_saved(&before));
 }
+
+/// DeepSpeed's stage-3 reuse distance is set in the Framework group: typing 0 into
+/// "stage3_max_reuse_distance" releases every parameter after use, so Llama-3-8B at DP 8 no longer
+/// keeps its head gathered from forward to backward and the backward holds less.
+#[test]
+fn deepspeeds_reuse_distance_reaches_the_estimate() {
+    use egui::accesskit::Role;
+    use egui_kittest::kittest::NodeT;
+    use vram_explorer::scenario::{Sharding, ZeroStage};
+    let app = window::app(false, |s| {
+        s.mode = Mode::Training;
+        s.strategies.zero = ZeroStage::Stage3;
+        s.implementation.sharding = Sharding::DeepSpeed;
+        s.parallel.dp = 8;
+    });
+    let mut h = window::harness(app, (1600.0, 2400.0));
+    h.get_by_label("Framework").click();
+    h.run();
+    let before = estimate(h.state().scenario()).memory;
+    h.get_all_by_label("stage3_max_reuse_distance")
+        .find(|n| n.accesskit_node().role() == Role::SpinButton)
+        .expect("number field")
+        .focus();
+    h.run();
+    h.input_mut().events.push(egui::Event::Text("0".to_owned()));
+    h.run();
+    h.key_press(egui::Key::Enter);
+    h.run();
+    let s = h.state().scenario().clone();
+    assert_eq!(s.implementation.deepspeed.stage3_max_reuse_distance, 0.0);
+    let after = estimate(&s).memory;
+    let backward = |m: &MemoryEstimate| m.phases.get(Phase::Backward).unwrap().total().get();
+    assert!(backward(&after) < backward(&before));
+}

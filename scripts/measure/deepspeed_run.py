@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""DeepSpeed on its CPU accelerator (DS_ACCELERATOR=cpu), one process, gloo: the tiny Llama, ZeRO stages 0-2,
-FP32, torch AdamW as the client optimizer; step 1 then step 2 (measured) through the engine
-(engine(ids) -> engine.backward(loss) -> engine.step()).
+"""DeepSpeed on its CPU accelerator (DS_ACCELERATOR=cpu), gloo: the tiny Llama, ZeRO stages 0-3, FP32, torch
+AdamW as the client optimizer; step 1 then step 2 (measured) through the engine
+(engine(ids) -> engine.backward(loss) -> engine.step()). One process, or several under torch.distributed.run
+(each rank measures its own process; rank 0 writes --out):
 
     DS_ACCELERATOR=cpu python deepspeed_run.py --out records.json
+    DS_ACCELERATOR=cpu python -m torch.distributed.run --nproc_per_node 2 deepspeed_run.py \
+        --stages 3,3s,3sr,3sd --out records-ws2.json
 """
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ def zero_tensors(opt, depth=0, seen=None):
     return out
 
 
-def measure(stage, small_buckets=False):
+def measure(stage, small_buckets=False, no_reuse=False, reuse_2e7=False):
     import deepspeed
     from transformers import LlamaConfig, LlamaForCausalLM
     t_all = time.time()
@@ -61,7 +64,17 @@ def measure(stage, small_buckets=False):
                  "zero_optimization": {"stage": stage, **({"reduce_bucket_size": 1_000_000,
                                                                "allgather_bucket_size": 1_000_000,
                                                                "stage3_prefetch_bucket_size": 1_000_000}
-                                                            if small_buckets else {})}, "fp16": {"enabled": False}, "bf16": {"enabled": False},
+                                                            if small_buckets else {}),
+                                       # Release each parameter after its use and fetch nothing
+                                       # ahead (stage 3's reuse-distance and prefetch rules off).
+                                       **({"stage3_max_reuse_distance": 0, "stage3_prefetch_bucket_size": 0}
+                                          if no_reuse else {}),
+                                       # Keep a parameter only when its backward use is within
+                                       # 2e7 elements of parameter traffic (here: the head and
+                                       # the blocks' MLP matrices, not the embedding).
+                                       **({"stage3_max_reuse_distance": 20_000_000,
+                                           "stage3_prefetch_bucket_size": 0} if reuse_2e7 else {})},
+                 "fp16": {"enabled": False}, "bf16": {"enabled": False},
                  "steps_per_print": 1000, "wall_clock_breakdown": False}
     engine, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=opt, config=ds_config)
     g = torch.Generator().manual_seed(1)
@@ -108,12 +121,14 @@ def measure(stage, small_buckets=False):
     named = dict(engine.module.named_parameters())
     n_params = sum(p.numel() for p in named.values())
     return dict(
-        name=f"deepspeed-zero{stage}{'-smallbuckets' if small_buckets else ''}-llama-tiny_b{BATCH}_s{SEQ}"
-             "_fp32_adamw_sdpa",
+        name=f"deepspeed-zero{stage}{'-smallbuckets' if small_buckets else ''}{'-noreuse' if no_reuse else ''}{'-reuse2e7' if reuse_2e7 else ''}"
+             f"{'-ws' + os.environ['WORLD_SIZE'] if int(os.environ.get('WORLD_SIZE', '1')) > 1 else ''}"
+             f"-llama-tiny_b{BATCH}_s{SEQ}_fp32_adamw_sdpa",
         config=dict(model="llama-tiny", batch=BATCH, seq=SEQ, dtype_mode="fp32", optimizer="adamw", foreach=True,
                     checkpointing=False, attn_impl="sdpa", dropout=False, dropout_kernel="native", inference=False),
         framework=dict(name="deepspeed", version=deepspeed.__version__,
-                       settings=dict(accelerator="cpu", zero_stage=stage, world_size=1, ds_config=ds_config,
+                       settings=dict(accelerator="cpu", zero_stage=stage,
+                                     world_size=int(os.environ.get("WORLD_SIZE", "1")), ds_config=ds_config,
                                      client_optimizer="torch.optim.AdamW(foreach=True)",
                                      optimizer_wrapper=type(optimizer).__name__)),
         family="llama", n_layers=SHAPE["n_layers"], hidden=SHAPE["hidden"], heads=SHAPE["heads"],
@@ -132,16 +147,23 @@ def measure(stage, small_buckets=False):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--stages", default="0,1,2,3,2s,3s", help="ZeRO stages; a trailing s: 1e6-element buckets")
+    ap.add_argument("--stages", default="0,1,2,3,2s,3s",
+                    help="ZeRO stages; a suffix s: 1e6-element buckets; r: stage 3 without reuse or "
+                         "prefetch; d: stage 3 reuse distance 2e7, no prefetch")
     a = ap.parse_args()
     torch.set_num_threads(2)
     import deepspeed
     deepspeed.init_distributed(dist_backend="gloo")
     jobs = [
-        (f"zero{st}", lambda st=st: measure(int(st.rstrip("s")), small_buckets=st.endswith("s")))
+        (f"zero{st}", lambda st=st: measure(int(st[0]), small_buckets="s" in st[1:], no_reuse="r" in st[1:],
+                                          reuse_2e7="d" in st[1:]))
         for st in a.stages.split(",")
     ]
-    measure_and_write(a.out, jobs)
+    # Every rank runs the jobs (their collectives need each other); rank 0's records are written
+    # to --out, another rank's beside it (`.rank<N>.json`), which the tests do not read.
+    rank = int(os.environ.get("RANK", "0"))
+    out = a.out if rank == 0 else f"{a.out}.rank{rank}.json"
+    measure_and_write(out, jobs)
 
 
 if __name__ == "__main__":

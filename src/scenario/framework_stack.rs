@@ -193,6 +193,25 @@ pub struct DeepSpeedZero {
     /// its step only (`_prepare_fp32_grad_for_sub_group`, released in `_release_sub_group`).
     /// Default 1e9 (`zero/config.py` line 174, 0.18.4). Valid: 1 ..= 1e12.
     pub sub_group_size: f64,
+    /// `stage3_prefetch_bucket_size`, elements: after fetching a module's parameters, stage 3
+    /// all-gathers the next parameters of the traced order until this many elements are in
+    /// flight (whole parameters, so at least one; `partitioned_param_coordinator.py`
+    /// `_fetch_sub_module_impl`, 0.19.8). Default 5e7 (`zero/config.py`). 0: no prefetch.
+    pub stage3_prefetch_bucket_size: f64,
+    /// `stage3_max_live_parameters`, elements: the prefetch stops where the gathered parameters
+    /// would pass this many (it does not release what is held). Default 1e9.
+    pub stage3_max_live_parameters: f64,
+    /// `stage3_max_reuse_distance`, elements: a parameter is not released after its use when it
+    /// is used again within this many elements of parameter traffic (`__params_to_release`): in
+    /// training, a module whose forward is followed by less than half this many elements before
+    /// its backward keeps its parameters gathered from forward to backward (measured at world
+    /// size 2, tests/data/measured/deepspeed-ws2-cpu-steps.json). Default 1e9. 0: release after
+    /// every use.
+    pub stage3_max_reuse_distance: f64,
+    /// `stage3_param_persistence_threshold`, elements: parameters this small are never
+    /// partitioned (`partition_parameters.py` `ds_persist`): whole on every rank, never
+    /// gathered. Default 1e5.
+    pub stage3_param_persistence_threshold: f64,
 }
 
 impl Default for DeepSpeedZero {
@@ -203,6 +222,10 @@ impl Default for DeepSpeedZero {
             bf16_master_weights_and_grads: false,
             bf16_optimizer_states: false,
             sub_group_size: 1e9,
+            stage3_prefetch_bucket_size: 5e7,
+            stage3_max_live_parameters: 1e9,
+            stage3_max_reuse_distance: 1e9,
+            stage3_param_persistence_threshold: 1e5,
         }
     }
 }

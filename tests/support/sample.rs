@@ -503,13 +503,14 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             Sharding::Fsdp1,
             Sharding::Fsdp2,
         ]),
-        deepspeed: DeepSpeedZero {
+        deepspeed: stage3_limits(DeepSpeedZero {
             reduce_bucket_size: r.range(0.0, 1e12),
             sub_group_size: r.range(1.0, 1e12),
             overlap_comm: r.coin(),
             bf16_master_weights_and_grads: r.coin(),
             bf16_optimizer_states: r.coin(),
-        },
+            ..DeepSpeedZero::default()
+        }),
         fsdp: Fsdp {
             reshard_after_forward: r.coin(),
             reduce_dtype: r.pick(&[
@@ -575,6 +576,19 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         experts_only: r.coin(),
     };
     s
+}
+
+/// Stage 3's fetch limits, drawn from a side stream seeded from a value already drawn: the main
+/// stream stays as before these fields existed, so the seeded samples are the same scenarios.
+fn stage3_limits(z: DeepSpeedZero) -> DeepSpeedZero {
+    let mut r = Rng::new(z.sub_group_size.to_bits() ^ 0x007a_6572_6f33);
+    DeepSpeedZero {
+        stage3_prefetch_bucket_size: r.range(0.0, 1e12),
+        stage3_max_live_parameters: r.range(0.0, 1e12),
+        stage3_max_reuse_distance: r.range(0.0, 1e12),
+        stage3_param_persistence_threshold: r.range(0.0, 1e12),
+        ..z
+    }
 }
 
 fn strategies(r: &mut Rng) -> Strategies {

@@ -32,7 +32,7 @@ fn rank(z: ZeroStage) -> u8 {
 }
 
 /// The gathered weights beside a phase's transients: FSDP's units (inside a block in forward, or
-/// in the first layer's backward), else two ZeRO-3 layers (DeepSpeed holds one less shard).
+/// in the first layer's backward), DeepSpeed stage 3's own rule, else two ZeRO-3 layers.
 fn gathered_term(
     c: &Ctx,
     m: &ResolvedModel,
@@ -52,6 +52,17 @@ fn gathered_term(
                  \"Inside the blocks\")"
             ),
             Bytes(bytes),
+        );
+    }
+    if ds && c.zero == ZeroStage::Stage3 {
+        use crate::estimator::memory::frameworks::deepspeed;
+        return (
+            "parameters DeepSpeed stage 3 holds gathered: those stage3_max_reuse_distance keeps \
+             from forward to backward (the head; a small model's every parameter), or a block's \
+             largest matrix and its prefetch (docs/frameworks/deepspeed.md \"Stage 3 at world \
+             size > 1\")"
+                .to_owned(),
+            Bytes(deepspeed::stage3_gathered(c, m)),
         );
     }
     let held = if ds { 1.0 - 1.0 / c.dp.max(1.0) } else { 1.0 };

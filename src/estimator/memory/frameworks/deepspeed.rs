@@ -80,20 +80,132 @@ pub fn states(c: &Ctx, s: ModelStates) -> ModelStates {
     out
 }
 
-/// Stage 3 gathers a layer's parameters beside the GPU's own shard: the generic rule's two full
-/// layers become the (1 − 1/DP) not held locally (at DP = 1 nothing is gathered; measured).
+/// Stage 3's gathered parameters ([`stage3_gathered`]) replace the generic rule's two full layers;
+/// parameter offload without stage 3 keeps the (1 − 1/DP) of them not held locally.
 pub fn parts(c: &Ctx, m: &ResolvedModel, p: Parts) -> Parts {
     if !applies(c) {
         return p;
     }
     let mut out = p;
     out.states = states(c, p.states);
-    out.gathered = p.gathered * (1.0 - 1.0 / c.dp.max(1.0));
+    out.gathered = if c.zero == ZeroStage::Stage3 {
+        stage3_gathered(c, m)
+    } else {
+        p.gathered * (1.0 - 1.0 / c.dp.max(1.0))
+    };
     out.opt_temp = step_temporaries(c, m, p.opt_temp, p.states.grads);
     // ZeRO reduces through its own buckets ([`buffers`]); the engine does not wrap the model in
     // DDP, whose buckets `comm` stands for.
     out.comm = 0.0;
     out
+}
+
+/// The most parameter bytes stage 3 holds gathered at once beside the rank's partitions, in the
+/// weights' compute type (deepspeed 0.19.8 `runtime/zero/partitioned_param_coordinator.py`; docs/
+/// frameworks/deepspeed.md "Stage 3 at world size > 1"). Stage 3 all-gathers each module's own
+/// parameters into full-size tensors before its forward or backward and releases them after it,
+/// except where `__params_to_release` keeps them: a parameter used again within
+/// `stage3_max_reuse_distance` elements of parameter traffic stays. In a training step a module's
+/// next use is its backward, after every module behind it has run forward and backward, so a
+/// module stays gathered from forward to backward when the parameters behind it total less than
+/// half the distance: the head always, and with the 1e9 default every module of a model under
+/// about 5e8 parameters (measured at world size 2: the whole non-persistent model, 73,990,144 B
+/// of the tiny FP32 Llama; at a distance of 2e7 the head and three blocks' MLP matrices, exact).
+/// That set is held at the loss and into the backward; during the backward of the other blocks
+/// the module being computed and the prefetched one (up to `stage3_prefetch_bucket_size`, within
+/// `stage3_max_live_parameters`) are gathered, so the larger of the two is charged. Parameters of
+/// at most `stage3_param_persistence_threshold` elements are never partitioned, so never
+/// gathered. At world size 1 nothing is gathered beside the partition (measured).
+pub fn stage3_gathered(c: &Ctx, m: &ResolvedModel) -> f64 {
+    if c.dp <= 1.0 {
+        return 0.0;
+    }
+    let z = &c.framework.deepspeed;
+    let keep = |n: f64| {
+        if n > z.stage3_param_persistence_threshold {
+            n
+        } else {
+            0.0
+        }
+    };
+    let tp = c.tp.max(1.0);
+    let (h, v) = (f64::from(m.hidden), f64::from(m.vocab));
+    let modules = layer_modules(c, m);
+    let layer: f64 = modules.iter().sum();
+    let layer_kept: f64 = modules.iter().map(|n| keep(*n)).sum();
+    let half = z.stage3_max_reuse_distance / 2.0;
+    // Walk the modules from the head back; `after` is what runs behind the module looked at.
+    let (mut after, mut held) = (0.0, 0.0);
+    let visit = |n: f64, after: &mut f64, held: &mut f64| {
+        if *after < half {
+            *held += keep(n);
+        }
+        *after += n;
+    };
+    visit(v * h / tp, &mut after, &mut held);
+    visit(h, &mut after, &mut held);
+    let layers = f64::from(m.layers);
+    if after < half && layer > 0.0 {
+        // Whole blocks every module of which starts within half the distance, then the block
+        // that straddles it module by module.
+        let whole = ((half - after) / layer).floor().clamp(0.0, layers);
+        held += whole * layer_kept;
+        after += whole * layer;
+        if whole < layers {
+            for n in modules {
+                visit(n, &mut after, &mut held);
+            }
+        }
+    }
+    if after < half && !m.tied_embeddings {
+        held += keep(v * h / tp);
+    }
+    // The block window: the largest matrix, and the prefetch behind it, which adds whole
+    // parameters until the bucket (or the live limit) is reached, so at least one; never more than
+    // the model holds partitioned.
+    let edges = keep(v * h / tp) * if m.tied_embeddings { 1.0 } else { 2.0 };
+    let all = layers * layer_kept + edges;
+    let largest = modules.iter().map(|n| keep(*n)).fold(0.0, f64::max);
+    let cap = z
+        .stage3_prefetch_bucket_size
+        .min(z.stage3_max_live_parameters - largest);
+    let ahead = if cap > 0.0 { cap.max(largest) } else { 0.0 };
+    held.max((largest + ahead).min(all)) * c.ec.min(c.e_weights.max(c.ec))
+}
+
+/// One block's parameter tensors, in reverse forward order, as one tensor-parallel rank holds
+/// them (Hugging Face's Llama / GPT modules: down, up, gate, norm, o, v, k, q, norm; a fused QKV
+/// as one), elements. A block of another shape (experts, latent attention, mixers, patterns) is one
+/// tensor of [`inventory::rank_block_params`] elements.
+fn layer_modules(c: &Ctx, m: &ResolvedModel) -> [f64; 9] {
+    let tp = c.tp.max(1.0);
+    let (h, f) = (f64::from(m.hidden), f64::from(m.ffn));
+    let q = f64::from(m.heads) * f64::from(m.head_dim);
+    let kv = f64::from(m.kv_heads) * f64::from(m.head_dim);
+    let glu = m.ffn_kind == crate::scenario::FfnKind::SwiGlu;
+    let (qkv_fused, kq, kk, kv_) = if m.fused_qkv {
+        (h * (q + 2.0 * kv) / tp, 0.0, 0.0, 0.0)
+    } else {
+        (0.0, h * q / tp, h * kv / tp, h * kv / tp)
+    };
+    let standard = [
+        f * h / tp,
+        h * f / tp,
+        if glu { h * f / tp } else { 0.0 },
+        h,
+        q * h / tp,
+        kv_ + qkv_fused,
+        kk,
+        kq,
+        h,
+    ];
+    let whole = crate::estimator::memory::inventory::rank_block_params(c, m);
+    let sum: f64 = standard.iter().sum();
+    if m.blocks.is_uniform() && m.moe.experts == 0 && (sum - whole).abs() <= 0.01 * whole {
+        standard
+    } else {
+        [whole, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    }
 }
 
 /// The optimizer step's temporaries beside [`step_gradients`]: [`optimizer_temp`], less the

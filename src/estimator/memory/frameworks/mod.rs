@@ -131,6 +131,10 @@ pub fn resolve_deepspeed(z: &DeepSpeedZero, d: &mut Diagnostics) -> DeepSpeedZer
         bf16_master_weights_and_grads,
         bf16_optimizer_states,
         sub_group_size,
+        stage3_prefetch_bucket_size,
+        stage3_max_live_parameters,
+        stage3_max_reuse_distance,
+        stage3_param_persistence_threshold,
     } = z;
     let default = DeepSpeedZero::default();
     DeepSpeedZero {
@@ -145,6 +149,36 @@ pub fn resolve_deepspeed(z: &DeepSpeedZero, d: &mut Diagnostics) -> DeepSpeedZer
         sub_group_size: const { field("implementation.deepspeed.sub_group_size") }.clamp(
             *sub_group_size,
             default.sub_group_size,
+            d,
+        ),
+        stage3_prefetch_bucket_size: const {
+            field("implementation.deepspeed.stage3_prefetch_bucket_size")
+        }
+        .clamp(
+            *stage3_prefetch_bucket_size,
+            default.stage3_prefetch_bucket_size,
+            d,
+        ),
+        stage3_max_live_parameters: const {
+            field("implementation.deepspeed.stage3_max_live_parameters")
+        }
+        .clamp(
+            *stage3_max_live_parameters,
+            default.stage3_max_live_parameters,
+            d,
+        ),
+        stage3_max_reuse_distance:
+            const { field("implementation.deepspeed.stage3_max_reuse_distance") }.clamp(
+                *stage3_max_reuse_distance,
+                default.stage3_max_reuse_distance,
+                d,
+            ),
+        stage3_param_persistence_threshold: const {
+            field("implementation.deepspeed.stage3_param_persistence_threshold")
+        }
+        .clamp(
+            *stage3_param_persistence_threshold,
+            default.stage3_param_persistence_threshold,
             d,
         ),
     }
