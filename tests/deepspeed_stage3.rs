@@ -66,3 +66,40 @@ fn a_longer_reuse_distance_never_keeps_less() {
     assert!(whole > 130e9 && whole < 142e9, "{whole}");
     assert_eq!(gathered(|s| s.parallel.dp = 1), 0.0);
 }
+
+/// Structured pruning shrinks the block's matrices, not their order: the window at distance 0
+/// shrinks with them (it fell back to one block-sized tensor before, doubling it).
+#[test]
+fn pruning_shrinks_the_block_window_in_proportion() {
+    let at = |prune: f64| {
+        gathered(|s| {
+            s.strategies.prune_fraction = prune;
+            s.implementation.deepspeed.stage3_max_reuse_distance = 0.0;
+        })
+    };
+    let (full, pruned) = (at(0.0), at(0.2));
+    assert!(pruned < full, "{pruned} vs {full}");
+    assert!(pruned > 0.7 * full, "{pruned} vs {full}");
+}
+
+/// DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3: the estimate says so.
+#[test]
+fn zero_3_with_pipeline_stages_is_flagged() {
+    use vram_explorer::estimator::{Diagnostic, estimate};
+    use vram_explorer::scenario::ZeroStage;
+    let mut s = bundled_scenario("llama3-70b-zero3-8xh100").unwrap();
+    s.implementation.sharding = Sharding::DeepSpeed;
+    s.parallel.pp = 2;
+    s.parallel.dp = 4;
+    let flagged = |s: &Scenario| {
+        estimate(s)
+            .diagnostics
+            .contains(Diagnostic::DeepSpeedZeroWithPipeline)
+    };
+    assert!(flagged(&s));
+    s.strategies.zero = ZeroStage::Stage1;
+    assert!(!flagged(&s));
+    s.strategies.zero = ZeroStage::Stage3;
+    s.parallel.pp = 1;
+    assert!(!flagged(&s));
+}

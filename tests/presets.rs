@@ -166,8 +166,33 @@ fn a_version_0_file_is_migrated() {
         (e.kind, e.field.as_deref()),
         (ErrorKind::UnknownField, Some("workload.batch_size"))
     );
-    let e = from_ron_str("(version: 2)").expect_err("newer");
+    let e = from_ron_str(&format!("(version: {})", FORMAT_VERSION + 1)).expect_err("newer");
     assert_eq!(e.kind, ErrorKind::UnsupportedVersion);
+}
+
+/// A version-1 file as the app saved it (every field, the old default context 273.75 MiB "with its
+/// kernels") loads with the new split: 253.75 MiB at CUDA initialisation and the kernels' 146; a
+/// version-1 figure of the user's own stays the whole context.
+#[test]
+fn a_version_1_file_gets_the_split_cuda_context() {
+    let saved = presets::to_ron_string(&Scenario::default())
+        .replace(&format!("version: {FORMAT_VERSION}"), "version: 1")
+        .replace("cuda_context_mib: 253.75,\n", "cuda_context_mib: 273.75,\n")
+        .replace("        cuda_kernels_mib: 146.0,\n", "");
+    assert!(saved.contains("cuda_context_mib: 273.75") && !saved.contains("cuda_kernels_mib"));
+    let s = from_ron_str(&saved).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (s.overheads.cuda_context_mib, s.overheads.cuda_kernels_mib),
+        (253.75, 146.0)
+    );
+    let own = from_ron_str("(version: 1, overheads: (cuda_context_mib: 1343.0))").unwrap();
+    assert_eq!(
+        (
+            own.overheads.cuda_context_mib,
+            own.overheads.cuda_kernels_mib
+        ),
+        (1343.0, 0.0)
+    );
 }
 
 #[test]

@@ -37,12 +37,13 @@ pub enum Diagnostic {
     RequestsBeyondEnginePool,
     FsdpNeedsZero3,
     Fsdp1WithPipeline,
+    DeepSpeedZeroWithPipeline,
     MegatronNeedsTpDividingKvHeads,
     OverheadBound,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 34] = [
+    pub const ALL: [Diagnostic; 35] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -75,6 +76,7 @@ impl Diagnostic {
         Diagnostic::RequestsBeyondEnginePool,
         Diagnostic::FsdpNeedsZero3,
         Diagnostic::Fsdp1WithPipeline,
+        Diagnostic::DeepSpeedZeroWithPipeline,
         Diagnostic::MegatronNeedsTpDividingKvHeads,
         Diagnostic::OverheadBound,
     ];
@@ -167,6 +169,7 @@ impl Diagnostic {
             Diagnostic::RequestsBeyondEnginePool => "requests_beyond_engine_pool",
             Diagnostic::FsdpNeedsZero3 => "fsdp_needs_zero3",
             Diagnostic::Fsdp1WithPipeline => "fsdp1_with_pipeline",
+            Diagnostic::DeepSpeedZeroWithPipeline => "deepspeed_zero_with_pipeline",
             Diagnostic::MegatronNeedsTpDividingKvHeads => "megatron_needs_tp_dividing_kv_heads",
         }
     }
@@ -179,6 +182,7 @@ impl Diagnostic {
             | Diagnostic::FrameworkWithoutPipeline
             | Diagnostic::FsdpNeedsZero3
             | Diagnostic::Fsdp1WithPipeline
+            | Diagnostic::DeepSpeedZeroWithPipeline
             | Diagnostic::MegatronNeedsTpDividingKvHeads => self.framework_message(),
             Diagnostic::DoesNotFit => "Does not fit: the per-GPU peak exceeds the GPU's memory.",
             Diagnostic::TpDoesNotDivideHeads => {
@@ -295,6 +299,9 @@ impl Diagnostic {
             }
             Diagnostic::MegatronNeedsTpDividingKvHeads => {
                 "Megatron-Core does not start this layout: its attention divides the KV heads (num_query_groups) by the tensor-parallel degree and asserts it divides them (megatron/core/transformer/attention.py, Attention.__init__). Estimated with the KV heads replicated on the ranks, as vLLM serves such a layout; pick a TP degree that divides the KV heads."
+            }
+            Diagnostic::DeepSpeedZeroWithPipeline => {
+                "DeepSpeed does not run ZeRO stage 2 or 3 with pipeline parallelism (deepspeed/runtime/pipe/engine.py asserts \"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\"): estimated per stage as if it did (stage 3's gathered parameters as for the whole model)."
             }
             Diagnostic::Fsdp1WithPipeline => {
                 "FSDP1 (FullyShardedDataParallel) does not compose with torch's pipeline schedules (torch.distributed.pipelining takes FSDP2 stages, as torchtitan does): estimated per stage as if it did."

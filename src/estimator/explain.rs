@@ -232,36 +232,32 @@ fn nccl(s: &Scenario, value: Bytes) -> Parts {
 
 fn context(s: &Scenario, value: Bytes) -> Parts {
     let o = &s.overheads;
-    // Zero on a CPU-only llama.cpp build: no context is created.
-    let share = |mib: f64| {
-        let all = o.running_context_mib();
-        Bytes(if all > 0.0 {
-            value.get() * mib / all
-        } else {
-            0.0
-        })
-    };
+    // The context at CUDA initialisation first, the loaded kernels the rest: under vLLM ≥ 0.6.5 the
+    // value is the bare context (its non-torch term holds the kernels), under vLLM 0.6.4 and a
+    // CPU-only llama.cpp build nothing.
+    let bare = (o.cuda_context_mib * MIB).min(value.get());
+    let kernels = (value.get() - bare).max(0.0);
     Parts {
         formula: "CUDA context = (cuda_context_mib + cuda_kernels_mib) × 2^20 B".to_owned(),
         lead: format!(
-            "({} + {}) MiB × 1,048,576 B",
-            fmt_sig(o.cuda_context_mib),
-            fmt_sig(o.cuda_kernels_mib)
+            "{} MiB at CUDA initialisation + {} MiB of kernels",
+            fmt_sig(bare / MIB),
+            fmt_sig(kernels / MIB)
         ),
         terms: vec![
-            (
-                "context at CUDA initialisation".to_owned(),
-                share(o.cuda_context_mib),
-            ),
+            ("context at CUDA initialisation".to_owned(), Bytes(bare)),
             (
                 "kernel modules loaded lazily as the run uses them".to_owned(),
-                share(o.cuda_kernels_mib),
+                Bytes(kernels),
             ),
         ],
         source: "PyTorch PR #86509, lazy module loading: 253.75 MiB bare; a running process \
                  around 400 MB (pytorch#109888) (docs/gpu-overheads.md §2)",
-        assumption: "The kernels loaded depend on what runs (146 MiB assumed; 0 with eager \
-                     loading). Counted by nvidia-smi, not by torch.cuda.max_memory_allocated.",
+        assumption: "The kernels loaded depend on what runs (cuda_kernels_mib: 146 MiB by \
+                     default, 0 with eager loading). A serving engine's budget charges what it \
+                     measures itself: vLLM ≥ 0.6.5 the kernels, vLLM 0.6.4 the whole context \
+                     (docs/engines/vllm.md §8). Counted by nvidia-smi, not by \
+                     torch.cuda.max_memory_allocated.",
         rest: "",
     }
 }

@@ -65,7 +65,7 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_NAME: &str = "Llama-3-8B inference on one H100";
 
 /// The current scenario format version. Bump it when a field is renamed, and migrate in `presets`.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -299,7 +299,8 @@ pub fn choice<T: Copy + PartialEq>(
 pub fn log10_marks(gap: f32) -> impl Fn(GridInput) -> Vec<GridMark> {
     move |input: GridInput| {
         let (lo, hi) = input.bounds;
-        // `base_step_size` is egui_plot's smallest grid spacing, 8 points, in plot units.
+        // `base_step_size` is egui_plot's smallest grid spacing, 8 points (`charts::GRID_MIN_POINTS`),
+        // in plot units.
         let decades_per_point = input.base_step_size / 8.0;
         let min_gap = decades_per_point * f64::from(gap);
         if !(lo.is_finite() && hi.is_finite() && hi > lo && min_gap.is_finite()) {
@@ -386,7 +387,7 @@ mod tests {
         });
         let values: Vec<f64> = tight.iter().map(|m| m.value).collect();
         assert_eq!(values, [0.0, 1.0, 2.0, 3.0]);
-        // Twelve decades across 150 points: every second decade.
+        // Twelve decades across 150 points (3.2 decades per 40-point gap): every fourth decade.
         let crowded = log10_marks(40.0)(GridInput {
             bounds: (0.0, 12.0),
             base_step_size: 0.64,

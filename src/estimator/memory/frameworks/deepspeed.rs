@@ -170,13 +170,14 @@ pub fn stage3_gathered(c: &Ctx, m: &ResolvedModel) -> f64 {
         .stage3_prefetch_bucket_size
         .min(z.stage3_max_live_parameters - largest);
     let ahead = if cap > 0.0 { cap.max(largest) } else { 0.0 };
-    held.max((largest + ahead).min(all)) * c.ec.min(c.e_weights.max(c.ec))
+    held.max((largest + ahead).min(all)) * c.ec
 }
 
 /// One block's parameter tensors, in reverse forward order, as one tensor-parallel rank holds
 /// them (Hugging Face's Llama / GPT modules: down, up, gate, norm, o, v, k, q, norm; a fused QKV
-/// as one), elements. A block of another shape (experts, latent attention, mixers, patterns) is one
-/// tensor of [`inventory::rank_block_params`] elements.
+/// as one), scaled to [`inventory::rank_block_params`] (pruning, replicated K/V heads, biases), elements.
+/// A block of another shape (experts, patterns, a mixer whose sizes the standard split misses by
+/// more than a quarter) is one tensor of that many elements.
 fn layer_modules(c: &Ctx, m: &ResolvedModel) -> [f64; 9] {
     let tp = c.tp.max(1.0);
     let (h, f) = (f64::from(m.hidden), f64::from(m.ffn));
@@ -201,8 +202,10 @@ fn layer_modules(c: &Ctx, m: &ResolvedModel) -> [f64; 9] {
     ];
     let whole = crate::estimator::memory::inventory::rank_block_params(c, m);
     let sum: f64 = standard.iter().sum();
-    if m.blocks.is_uniform() && m.moe.experts == 0 && (sum - whole).abs() <= 0.01 * whole {
-        standard
+    // Structured pruning, K/V heads replicated over TP and biases change the sizes, not the
+    // order: the standard split scaled to the block's stored parameters.
+    if m.blocks.is_uniform() && m.moe.experts == 0 && (sum - whole).abs() <= 0.25 * whole {
+        standard.map(|n| n * whole / sum)
     } else {
         [whole, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     }

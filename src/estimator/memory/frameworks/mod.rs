@@ -481,7 +481,9 @@ pub fn diagnose(profile: Profile, mode: Mode, pp_stages: u32, d: &mut Diagnostic
     }
 }
 
-/// FSDP combinations that cannot be expressed ([`fsdp::diagnose`]).
+/// FSDP combinations that cannot be expressed ([`fsdp::diagnose`]), and DeepSpeed's ZeRO-2/3
+/// under pipeline stages, which its `PipelineEngine` refuses (deepspeed 0.19.8
+/// `runtime/pipe/engine.py`).
 pub fn diagnose_sharding(
     sc: &Scenario,
     zero: crate::scenario::ZeroStage,
@@ -490,5 +492,15 @@ pub fn diagnose_sharding(
 ) {
     if sc.mode == Mode::Training {
         fsdp::diagnose(sc.implementation.sharding, zero, pp_stages, d);
+        let partitions_gradients = matches!(
+            zero,
+            crate::scenario::ZeroStage::Stage2 | crate::scenario::ZeroStage::Stage3
+        );
+        if sc.implementation.sharding == crate::scenario::Sharding::DeepSpeed
+            && partitions_gradients
+            && pp_stages > 1
+        {
+            d.insert(crate::estimator::Diagnostic::DeepSpeedZeroWithPipeline);
+        }
     }
 }
