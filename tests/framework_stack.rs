@@ -165,38 +165,62 @@ fn torchtune_activation_offloading_keeps_one_layer() {
 }
 
 const DEEPSPEED: &str = include_str!("data/measured/deepspeed-cpu-steps.json");
+const DEEPSPEED_WS2: &str = include_str!("data/measured/deepspeed-ws2-cpu-steps.json");
 
-#[test]
-fn deepspeed_records_within_one_percent_per_phase() {
+/// A DeepSpeed record's scenario: its ZeRO stage, world size and `zero_optimization` settings.
+fn deepspeed_scenario(r: &serde_json::Value) -> vram_explorer::scenario::Scenario {
     use vram_explorer::scenario::{Sharding, ZeroStage};
-    let recs = records(DEEPSPEED);
-    assert_eq!(recs.len(), 6);
-    let mut rows = Vec::new();
-    for r in &recs {
-        let settings = &r["framework"]["settings"];
-        let mut s = base_scenario(r, Mode::Training, Profile::HuggingFace);
-        s.implementation.sharding = Sharding::DeepSpeed;
-        s.strategies.zero = match settings["zero_stage"].as_u64() {
-            Some(1) => ZeroStage::Stage1,
-            Some(2) => ZeroStage::Stage2,
-            Some(3) => ZeroStage::Stage3,
-            _ => ZeroStage::None,
-        };
-        let zero = &settings["ds_config"]["zero_optimization"];
-        if let Some(b) = zero["reduce_bucket_size"].as_f64() {
-            s.implementation.deepspeed.reduce_bucket_size = b;
+    let settings = &r["framework"]["settings"];
+    let mut s = base_scenario(r, Mode::Training, Profile::HuggingFace);
+    s.implementation.sharding = Sharding::DeepSpeed;
+    s.strategies.zero = match settings["zero_stage"].as_u64() {
+        Some(1) => ZeroStage::Stage1,
+        Some(2) => ZeroStage::Stage2,
+        Some(3) => ZeroStage::Stage3,
+        _ => ZeroStage::None,
+    };
+    s.parallel.dp = settings["world_size"].as_u64().map_or(1, |n| n as u32);
+    let zero = &settings["ds_config"]["zero_optimization"];
+    let ds = &mut s.implementation.deepspeed;
+    for (key, field) in [
+        ("reduce_bucket_size", &mut ds.reduce_bucket_size),
+        (
+            "stage3_max_reuse_distance",
+            &mut ds.stage3_max_reuse_distance,
+        ),
+        (
+            "stage3_prefetch_bucket_size",
+            &mut ds.stage3_prefetch_bucket_size,
+        ),
+    ] {
+        if let Some(v) = zero[key].as_f64() {
+            *field = v;
         }
-        rows.extend(compare(r, &s, None));
     }
-    let worst = print_table(
-        "DeepSpeed 0.19.8 ZeRO, CPU accelerator, world size 1",
-        &rows,
-    );
-    assert_eq!(rows.len(), 6 * 3);
+    s
+}
+
+/// Every record of `json` rebuilt by [`deepspeed_scenario`], each phase within 1 %.
+fn deepspeed_within_one_percent(json: &str, title: &str, records_expected: usize) {
+    let recs = records(json);
+    assert_eq!(recs.len(), records_expected);
+    let rows: Vec<_> = recs
+        .iter()
+        .flat_map(|r| compare(r, &deepspeed_scenario(r), None))
+        .collect();
+    let worst = print_table(title, &rows);
+    assert_eq!(rows.len(), records_expected * 3);
     assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
 }
 
-const DEEPSPEED_WS2: &str = include_str!("data/measured/deepspeed-ws2-cpu-steps.json");
+#[test]
+fn deepspeed_records_within_one_percent_per_phase() {
+    deepspeed_within_one_percent(
+        DEEPSPEED,
+        "DeepSpeed 0.19.8 ZeRO, CPU accelerator, world size 1",
+        6,
+    );
+}
 
 /// ZeRO-3 at world size 2 (two CPU processes, gloo; rank 0's process): with the default
 /// `stage3_max_reuse_distance` every non-persistent parameter of the tiny model stays gathered
@@ -204,36 +228,16 @@ const DEEPSPEED_WS2: &str = include_str!("data/measured/deepspeed-ws2-cpu-steps.
 /// matrices, at 0 none (`deepspeed::stage3_gathered`). Each phase within 1 %.
 #[test]
 fn deepspeed_zero3_world_size_2_within_one_percent_per_phase() {
-    use vram_explorer::scenario::{Sharding, ZeroStage};
-    let recs = records(DEEPSPEED_WS2);
-    assert_eq!(recs.len(), 4);
-    let mut rows = Vec::new();
-    for r in &recs {
-        let settings = &r["framework"]["settings"];
-        assert_eq!(settings["world_size"].as_u64(), Some(2));
-        let mut s = base_scenario(r, Mode::Training, Profile::HuggingFace);
-        s.implementation.sharding = Sharding::DeepSpeed;
-        s.strategies.zero = ZeroStage::Stage3;
-        s.parallel.dp = 2;
-        let zero = &settings["ds_config"]["zero_optimization"];
-        let ds = &mut s.implementation.deepspeed;
-        if let Some(b) = zero["reduce_bucket_size"].as_f64() {
-            ds.reduce_bucket_size = b;
-        }
-        if let Some(d) = zero["stage3_max_reuse_distance"].as_f64() {
-            ds.stage3_max_reuse_distance = d;
-        }
-        if let Some(b) = zero["stage3_prefetch_bucket_size"].as_f64() {
-            ds.stage3_prefetch_bucket_size = b;
-        }
-        rows.extend(compare(r, &s, None));
-    }
-    let worst = print_table(
-        "DeepSpeed 0.19.8 ZeRO-3, CPU accelerator, world size 2",
-        &rows,
+    assert!(
+        records(DEEPSPEED_WS2)
+            .iter()
+            .all(|r| r["framework"]["settings"]["world_size"].as_u64() == Some(2))
     );
-    assert_eq!(rows.len(), 4 * 3);
-    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
+    deepspeed_within_one_percent(
+        DEEPSPEED_WS2,
+        "DeepSpeed 0.19.8 ZeRO-3, CPU accelerator, world size 2",
+        4,
+    );
 }
 
 const MEGATRON_CE: &str = include_str!("data/measured/megatron-core-cross-entropy.json");
