@@ -238,8 +238,9 @@ const KNOWN_MISSES: [(&str, &str); 10] = [
         "torchtune-llama-3.1-405b-qlora-8xa100",
         "405B_qlora.yaml says batch 1 where the README says 2, the statistic is unstated; it sets \
          no custom_sharded_layers at 30b8519e8 (the embedding and head are root, as modelled); \
-         +45 % (+58 % before the FSDP units inside the blocks were measured, +87 % before FSDP2's \
-         backward held only the adapters' gradients)",
+         +25 % (+45 % before FSDP2 gathered the NF4 blocks as stored, torchao's \
+         fsdp_pre_all_gather; +58 % before the FSDP units inside the blocks were measured, +87 % \
+         before FSDP2's backward held only the adapters' gradients)",
     ),
     (
         "torchtune-llama-2-7b-qlora-all-r8",
@@ -369,6 +370,7 @@ fn torchtune_compiled_loss_is_the_mechanism() {
     }
     // 9 since FSDP2's LoRA backward holds only the adapters' gradients (the 70B LoRA row's peak
     // moved to the loss); 8 since the FSDP units inside the blocks were measured (its peak is in
-    // the layers' backward again, where the loss does not matter).
-    assert_eq!(n, 8);
+    // the layers' backward again, where the loss does not matter); 9 since FSDP2 gathers the 405B
+    // QLoRA row's NF4 blocks as stored (its peak moved to the loss).
+    assert_eq!(n, 9);
 }

@@ -165,9 +165,25 @@ fn edges(c: &Ctx, m: &ResolvedModel, st: Stage, in_flight: f64, pass: Pass) -> f
 }
 
 /// One unit's unsharded parameter bytes (one block as this GPU holds it:
-/// `inventory::rank_block_params`).
+/// `inventory::rank_block_params`). A quantized LoRA base is gathered as stored: torchao's
+/// `NF4Tensor` all-gathers its packed data and scales (`fsdp_pre_all_gather`, the FSDP2 extension
+/// torchtune's QLoRA relies on), and bitsandbytes' 4-bit weights under FSDP are flat parameters of
+/// their packed `quant_storage` (Answer.AI's FSDP-QLoRA), so the block matrices count at their
+/// stored bits and only the rest (norms, biases) in the unsharded type. Derived from the sources,
+/// not measured (no CPU record of FSDP over a quantized base).
 pub fn unit_bytes(c: &Ctx, m: &ResolvedModel) -> f64 {
-    inventory::rank_block_params(c, m) * e_unsharded(c)
+    let block = inventory::rank_block_params(c, m);
+    match c.framework.quantized_base_bits {
+        Some(bits) => {
+            let stored = crate::estimator::memory::peft::layer_matrix_elems_stored(
+                m,
+                m.moe.stored_expert_fraction(),
+            );
+            let matrices = (stored / c.tp).min(block);
+            matrices * bits / 8.0 + (block - matrices) * e_unsharded(c)
+        }
+        None => block * e_unsharded(c),
+    }
 }
 
 /// The stage's parts under FSDP: the gathered weights are those of the layers' backward, the units

@@ -53,6 +53,10 @@ pub struct Framework {
     pub lora_targets: crate::scenario::LoraTargets,
     /// The LoRA rank (FSDP2 reduce-scatters only the adapters' gradients: `fsdp::grad_elements`).
     pub lora_rank: u32,
+    /// Bits per weight of a LoRA base's block matrices as stored when they are quantized (QLoRA's
+    /// NF4, or LoRA over a quantized format), else `None`: FSDP gathers them in that form
+    /// (`fsdp::unit_bytes`).
+    pub quantized_base_bits: Option<f64>,
 }
 
 impl Framework {
@@ -85,8 +89,28 @@ impl Framework {
                 && i.hf.bitsandbytes.version == crate::scenario::BnbVersion::Legacy0_43_1,
             lora_targets: sc.peft.targets,
             lora_rank: sc.peft.rank,
+            quantized_base_bits: quantized_base_bits(sc),
         }
     }
+}
+
+/// The stored bits per weight of a LoRA training step's quantized base (as `peft::Ext` picks the
+/// format: NF4 under QLoRA, `quantization.weights` under LoRA), `None` for a full-precision base.
+fn quantized_base_bits(sc: &Scenario) -> Option<f64> {
+    use crate::scenario::WeightFormat;
+    if sc.mode != Mode::Training {
+        return None;
+    }
+    let format = match sc.peft.method {
+        PeftMethod::Full => return None,
+        PeftMethod::Qlora => WeightFormat::Nf4,
+        PeftMethod::Lora => sc.quantization.weights,
+    };
+    format.bits_per_weight(
+        sc.quantization.group_size,
+        sc.model.transformer.hidden,
+        sc.peft.double_quant,
+    )
 }
 
 /// `implementation.litgpt` with every number in range.
