@@ -40,3 +40,29 @@ fn a_qlora_unit_is_gathered_as_stored() {
     assert!((bits - 4.127).abs() < 0.01, "{bits}");
     assert!(qlora < 0.27 * lora);
 }
+
+/// The probe behind the rule (tests/data/measured/fsdp-nf4-unshard-probe.json,
+/// scripts/measure/probe_fsdp_nf4.py; torch 2.15, torchao 0.10.0, CPU, gloo, world size 2):
+/// `fully_shard` then `unshard()` of a frozen `to_nf4` weight gives an `NF4Tensor` of its packed
+/// data, block scales and scale factors, at the bits the estimator's NF4 rule charges (within 1 %),
+/// a quarter of BF16.
+#[test]
+fn fsdp2_unshards_an_nf4_weight_as_nf4() {
+    use vram_explorer::scenario::WeightFormat;
+    let doc: serde_json::Value =
+        serde_json::from_str(include_str!("data/measured/fsdp-nf4-unshard-probe.json")).unwrap();
+    assert_eq!(doc["framework"]["settings"]["world_size"].as_u64(), Some(2));
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for r in rows {
+        assert_eq!(r["unsharded_is_nf4"].as_bool(), Some(true));
+        let elements = r["elements"].as_f64().unwrap();
+        let d_in = r["d_in"].as_u64().unwrap() as u32;
+        let bits = WeightFormat::Nf4.bits_per_weight(64, d_in, true).unwrap();
+        let measured = r["unsharded_bytes"].as_f64().unwrap();
+        let err = elements * bits / 8.0 / measured - 1.0;
+        assert!(err.abs() < 0.01, "{r}: {:+.2} %", err * 100.0);
+        assert!(measured < 0.27 * r["bf16_bytes"].as_f64().unwrap());
+        assert_eq!(r["shard_bytes"].as_f64().unwrap() * 2.0, measured);
+    }
+}

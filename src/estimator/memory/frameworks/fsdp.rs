@@ -169,8 +169,9 @@ fn edges(c: &Ctx, m: &ResolvedModel, st: Stage, in_flight: f64, pass: Pass) -> f
 /// `NF4Tensor` all-gathers its packed data and scales (`fsdp_pre_all_gather`, the FSDP2 extension
 /// torchtune's QLoRA relies on), and bitsandbytes' 4-bit weights under FSDP are flat parameters of
 /// their packed `quant_storage` (Answer.AI's FSDP-QLoRA), so the block matrices count at their
-/// stored bits and only the rest (norms, biases) in the unsharded type. Derived from the sources,
-/// not measured (no CPU record of FSDP over a quantized base).
+/// stored bits and only the rest (norms, biases) in the unsharded type. FSDP2's unsharded NF4 weight
+/// probed on CPU: 4.126 bits a weight (tests/data/measured/fsdp-nf4-unshard-probe.json); a whole
+/// QLoRA step under FSDP is not measured.
 pub fn unit_bytes(c: &Ctx, m: &ResolvedModel) -> f64 {
     let block = inventory::rank_block_params(c, m);
     match c.framework.quantized_base_bits {
