@@ -69,8 +69,10 @@ pub fn ui(
     }
     if !prefs.presentation {
         ui.separator();
-        ui.label(format!("Total: {}", u.format(m.gpu_total)));
-        ui.label(format!("GPU memory: {} usable", u.format(m.capacity)))
+        // At the legend's fitted size, as the rows above: at full size they were the lines cut
+        // off at the bottom of a small window.
+        ui.label(RichText::new(format!("Total: {}", u.format(m.gpu_total))).size(font));
+        ui.label(RichText::new(format!("GPU memory: {} usable", u.format(m.capacity))).size(font))
             .on_hover_text(
                 "What the CUDA runtime lets a process allocate (cudaMemGetInfo's total): the \
                  device's memory less the driver's reserve. The fit is measured against it.",
