@@ -200,25 +200,13 @@ fn deepspeed_scenario(r: &serde_json::Value) -> vram_explorer::scenario::Scenari
     s
 }
 
-/// Every record of `json` rebuilt by [`deepspeed_scenario`], each phase within 1 %.
-fn deepspeed_within_one_percent(json: &str, title: &str, records_expected: usize) {
-    let recs = records(json);
-    assert_eq!(recs.len(), records_expected);
-    let rows: Vec<_> = recs
-        .iter()
-        .flat_map(|r| compare(r, &deepspeed_scenario(r), None))
-        .collect();
-    let worst = print_table(title, &rows);
-    assert_eq!(rows.len(), records_expected * 3);
-    assert!(worst <= 0.01, "worst |error| {:.2}% > 1%", worst * 100.0);
-}
-
 #[test]
 fn deepspeed_records_within_one_percent_per_phase() {
-    deepspeed_within_one_percent(
-        DEEPSPEED,
+    hold_within_one_percent(
         "DeepSpeed 0.19.8 ZeRO, CPU accelerator, world size 1",
-        6,
+        DEEPSPEED,
+        (6, 6 * 3),
+        deepspeed_scenario,
     );
 }
 
@@ -228,15 +216,14 @@ fn deepspeed_records_within_one_percent_per_phase() {
 /// matrices, at 0 none (`deepspeed::stage3_gathered`). Each phase within 1 %.
 #[test]
 fn deepspeed_zero3_world_size_2_within_one_percent_per_phase() {
-    assert!(
-        records(DEEPSPEED_WS2)
-            .iter()
-            .all(|r| r["framework"]["settings"]["world_size"].as_u64() == Some(2))
-    );
-    deepspeed_within_one_percent(
-        DEEPSPEED_WS2,
+    hold_within_one_percent(
         "DeepSpeed 0.19.8 ZeRO-3, CPU accelerator, world size 2",
-        4,
+        DEEPSPEED_WS2,
+        (4, 4 * 3),
+        |r| {
+            assert_eq!(r["framework"]["settings"]["world_size"].as_u64(), Some(2));
+            deepspeed_scenario(r)
+        },
     );
 }
 

@@ -15,6 +15,10 @@ use vram_explorer::app::ExplorerApp;
 use vram_explorer::app::commands::Command;
 use vram_explorer::scenario::{Mode, ServingEngine, WeightFormat};
 
+#[path = "support/window.rs"]
+mod window;
+use window::type_into;
+
 fn harness() -> Harness<'static, ExplorerApp> {
     let mut app = ExplorerApp::default();
     app.scenario_mut().mode = Mode::Training;
@@ -23,19 +27,6 @@ fn harness() -> Harness<'static, ExplorerApp> {
         .build_ui_state(|ui, app: &mut ExplorerApp| app.ui(ui), app);
     h.run();
     h
-}
-
-/// Focuses the number field of `label` (which starts editing it) and types `text`, key by key.
-fn type_into(h: &mut Harness<'_, ExplorerApp>, label: &str, text: &str) {
-    h.get_all_by_label(label)
-        .find(|n| n.accesskit_node().role() == Role::SpinButton)
-        .expect("number field")
-        .focus();
-    h.run();
-    for c in text.chars() {
-        h.input_mut().events.push(egui::Event::Text(c.to_string()));
-        h.run();
-    }
 }
 
 #[test]

@@ -99,8 +99,6 @@ fn torchtunes_legacy_rms_norm_toggle_reaches_the_estimate() {
 /// keeps its head gathered from forward to backward and the backward holds less.
 #[test]
 fn deepspeeds_reuse_distance_reaches_the_estimate() {
-    use egui::accesskit::Role;
-    use egui_kittest::kittest::NodeT;
     use vram_explorer::scenario::{Sharding, ZeroStage};
     let app = window::app(false, |s| {
         s.mode = Mode::Training;
@@ -112,13 +110,7 @@ fn deepspeeds_reuse_distance_reaches_the_estimate() {
     h.get_by_label("Framework").click();
     h.run();
     let before = estimate(h.state().scenario()).memory;
-    h.get_all_by_label("stage3_max_reuse_distance")
-        .find(|n| n.accesskit_node().role() == Role::SpinButton)
-        .expect("number field")
-        .focus();
-    h.run();
-    h.input_mut().events.push(egui::Event::Text("0".to_owned()));
-    h.run();
+    window::type_into(&mut h, "stage3_max_reuse_distance", "0");
     h.key_press(egui::Key::Enter);
     h.run();
     let s = h.state().scenario().clone();

@@ -68,3 +68,16 @@ pub fn rect(h: &Harness<'_, ExplorerApp>, label: &str) -> Rect {
 pub fn inside(outer: Rect, inner: Rect) -> bool {
     outer.expand(1.0).contains_rect(inner)
 }
+
+/// Focuses the number field of `label` (which starts editing it) and types `text`, key by key.
+pub fn type_into(h: &mut Harness<'_, ExplorerApp>, label: &str, text: &str) {
+    h.get_all_by_label(label)
+        .find(|n| n.accesskit_node().role() == Role::SpinButton)
+        .expect("number field")
+        .focus();
+    h.run();
+    for c in text.chars() {
+        h.input_mut().events.push(egui::Event::Text(c.to_string()));
+        h.run();
+    }
+}

@@ -1,7 +1,8 @@
-//! DeepSpeed ZeRO-3's gathered parameters at world size > 1 (`deepspeed::stage3_gathered`,
-//! docs/frameworks/deepspeed.md "Stage 3 at world size > 1"): what `stage3_max_reuse_distance`
-//! keeps gathered from forward to backward, on the shapes users plan with. The tiny model's
-//! records are in tests/framework_stack.rs.
+//! What a sharded step holds gathered beside its shards, on the 70B ZeRO-3 preset's shapes:
+//! DeepSpeed ZeRO-3 at world size > 1 (`deepspeed::stage3_gathered`, docs/frameworks/deepspeed.md
+//! "Stage 3 at world size > 1"; the tiny model's records are in tests/framework_stack.rs) and an
+//! FSDP unit over a quantized LoRA base (`fsdp::unit_bytes`, docs/frameworks/fsdp.md "A quantized
+//! base"), which gathers its block matrices as stored.
 
 #![allow(
     clippy::unwrap_used,
@@ -12,18 +13,35 @@
 use vram_explorer::estimator::Diagnostics;
 use vram_explorer::estimator::memory::ctx::Ctx;
 use vram_explorer::estimator::memory::frameworks::deepspeed::stage3_gathered;
+use vram_explorer::estimator::memory::frameworks::fsdp::unit_bytes;
+use vram_explorer::estimator::model::ResolvedModel;
 use vram_explorer::presets::bundled_scenario;
-use vram_explorer::scenario::{Scenario, Sharding};
+use vram_explorer::scenario::{PeftMethod, Scenario, Sharding, ZeroStage};
 
-/// The 70B ZeRO-3 preset under DeepSpeed, with `edit` applied: its gathered bytes per GPU.
-fn gathered(edit: impl Fn(&mut Scenario)) -> f64 {
+/// The 70B ZeRO-3 preset under `sharding`, with `edit` applied: `f` of its context and model.
+fn on_70b(
+    sharding: Sharding,
+    edit: impl Fn(&mut Scenario),
+    f: fn(&Ctx, &ResolvedModel) -> f64,
+) -> f64 {
     let mut s = bundled_scenario("llama3-70b-zero3-8xh100").unwrap();
-    s.implementation.sharding = Sharding::DeepSpeed;
+    s.implementation.sharding = sharding;
+    s.strategies.zero = ZeroStage::Stage3;
     edit(&mut s);
     let m =
         vram_explorer::estimator::model::derive(&s.model, &[], &[], &mut Diagnostics::default());
     let c = Ctx::new(&s, &m, &mut Diagnostics::default());
-    stage3_gathered(&c, &m)
+    f(&c, &m)
+}
+
+/// DeepSpeed stage 3's gathered bytes per GPU.
+fn gathered(edit: impl Fn(&mut Scenario)) -> f64 {
+    on_70b(Sharding::DeepSpeed, edit, stage3_gathered)
+}
+
+/// One FSDP2 unit's unsharded bytes.
+fn unit(edit: impl Fn(&mut Scenario)) -> f64 {
+    on_70b(Sharding::Fsdp2, edit, unit_bytes)
 }
 
 /// Llama-3-70B at the defaults: the head (128,256 × 8,192 = 1.05e9 elements) is all that stays
@@ -86,7 +104,6 @@ fn pruning_shrinks_the_block_window_in_proportion() {
 #[test]
 fn zero_3_with_pipeline_stages_is_flagged() {
     use vram_explorer::estimator::{Diagnostic, estimate};
-    use vram_explorer::scenario::ZeroStage;
     let mut s = bundled_scenario("llama3-70b-zero3-8xh100").unwrap();
     s.implementation.sharding = Sharding::DeepSpeed;
     s.parallel.pp = 2;
@@ -102,4 +119,46 @@ fn zero_3_with_pipeline_stages_is_flagged() {
     s.strategies.zero = ZeroStage::Stage3;
     s.parallel.pp = 1;
     assert!(!flagged(&s));
+}
+
+/// Llama-3-70B's block: 8,192 × (2 · 8,192 + 2 · 1,024) attention + 3 · 8,192 · 28,672 MLP =
+/// 855,638,016 matrix elements and two 8,192-element norms. LoRA over BF16 gathers all of it in
+/// BF16; QLoRA gathers the matrices at NF4's bits (4 + the block scales) and the norms in BF16.
+#[test]
+fn a_qlora_unit_is_gathered_as_stored() {
+    let matrices = 855_638_016.0;
+    let norms = 2.0 * 8_192.0;
+    let lora = unit(|s| s.peft.method = PeftMethod::Lora);
+    assert_eq!(lora, (matrices + norms) * 2.0);
+    let qlora = unit(|s| s.peft.method = PeftMethod::Qlora);
+    let bits = (qlora - norms * 2.0) * 8.0 / matrices;
+    // NF4 with double quantization: 4 bits + an 8-bit scale per 64 weights + FP32 per 256 scales.
+    assert!((bits - 4.127).abs() < 0.01, "{bits}");
+    assert!(qlora < 0.27 * lora);
+}
+
+/// The probe behind the rule (tests/data/measured/fsdp-nf4-unshard-probe.json,
+/// scripts/measure/probe_fsdp_nf4.py; torch 2.15, torchao 0.10.0, CPU, gloo, world size 2):
+/// `fully_shard` then `unshard()` of a frozen `to_nf4` weight gives an `NF4Tensor` of its packed
+/// data, block scales and scale factors, at the bits the estimator's NF4 rule charges (within 1 %),
+/// a quarter of BF16.
+#[test]
+fn fsdp2_unshards_an_nf4_weight_as_nf4() {
+    use vram_explorer::scenario::WeightFormat;
+    let doc: serde_json::Value =
+        serde_json::from_str(include_str!("data/measured/fsdp-nf4-unshard-probe.json")).unwrap();
+    assert_eq!(doc["framework"]["settings"]["world_size"].as_u64(), Some(2));
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for r in rows {
+        assert_eq!(r["unsharded_is_nf4"].as_bool(), Some(true));
+        let elements = r["elements"].as_f64().unwrap();
+        let d_in = r["d_in"].as_u64().unwrap() as u32;
+        let bits = WeightFormat::Nf4.bits_per_weight(64, d_in, true).unwrap();
+        let measured = r["unsharded_bytes"].as_f64().unwrap();
+        let err = elements * bits / 8.0 / measured - 1.0;
+        assert!(err.abs() < 0.01, "{r}: {:+.2} %", err * 100.0);
+        assert!(measured < 0.27 * r["bf16_bytes"].as_f64().unwrap());
+        assert_eq!(r["shard_bytes"].as_f64().unwrap() * 2.0, measured);
+    }
 }
