@@ -83,6 +83,11 @@ pub fn documented(field: &str, fallback: RangeInclusive<u32>) -> RangeInclusive<
     })
 }
 
+/// The documented range of a real field (`validate::RANGES`), or `fallback` for one that has none.
+pub fn documented_real(field: &str, fallback: RangeInclusive<f64>) -> RangeInclusive<f64> {
+    crate::scenario::validate::range_of(field).map_or(fallback, |r| r.min..=r.max.max(r.min))
+}
+
 /// An integer slider; `log` for ranges that span decades (batch, sequence, degrees).
 pub fn int_slider(
     ui: &mut Ui,

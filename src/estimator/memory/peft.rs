@@ -83,6 +83,23 @@ pub fn layer_matrix_elems_stored(m: &ResolvedModel, stored: f64) -> f64 {
     h * (2.0 * q + 2.0 * kv) + routed + shared + h * f64::from(m.moe.experts)
 }
 
+/// How the block matrices are stored under `method`: NF4 under QLoRA, `quantization.weights` under
+/// LoRA and in a transformer's inference, as the precision says in a full fine-tune.
+pub fn layer_format(sc: &Scenario, method: PeftMethod, transformer: bool) -> WeightFormat {
+    match method {
+        PeftMethod::Qlora => WeightFormat::Nf4,
+        PeftMethod::Lora => sc.quantization.weights,
+        PeftMethod::Full if sc.mode == Mode::Inference && transformer => sc.quantization.weights,
+        PeftMethod::Full => WeightFormat::AsPrecision,
+    }
+}
+
+/// Bits per weight of block matrices stored as `format` (rows of `hidden` inputs), `None` when
+/// they are in the precision's type.
+pub fn layer_bits(sc: &Scenario, format: WeightFormat, hidden: u32) -> Option<f64> {
+    format.bits_per_weight(sc.quantization.group_size, hidden, sc.peft.double_quant)
+}
+
 impl Ext {
     pub fn new(sc: &Scenario, m: &ResolvedModel) -> Ext {
         let p = &sc.peft;
@@ -93,14 +110,7 @@ impl Ext {
         } else {
             PeftMethod::Full
         };
-        let format = match method {
-            PeftMethod::Qlora => WeightFormat::Nf4,
-            PeftMethod::Lora => sc.quantization.weights,
-            PeftMethod::Full if sc.mode == Mode::Inference && transformer => {
-                sc.quantization.weights
-            }
-            PeftMethod::Full => WeightFormat::AsPrecision,
-        };
+        let format = layer_format(sc, method, transformer);
         let hf_bnb = sc.implementation.profile == Profile::HuggingFace;
         let (params, tensors, rows, largest) = if method == PeftMethod::Full {
             (0.0, 0.0, 0.0, 0.0)
@@ -117,11 +127,7 @@ impl Ext {
             adapter_largest: largest,
             paged: p.paged_optimizer,
             optimizer: sc.optimizer.kind,
-            layer_bits: format.bits_per_weight(
-                sc.quantization.group_size,
-                m.hidden,
-                p.double_quant,
-            ),
+            layer_bits: layer_bits(sc, format, m.hidden),
             layer_storage: format.storage(sc.quantization.group_size, p.double_quant),
             dequant_whole: format.dequantizes_whole_matrix(),
             experts_only: sc.quantization.experts_only && method != PeftMethod::Qlora,

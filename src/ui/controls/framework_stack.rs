@@ -4,7 +4,9 @@
 use egui::Ui;
 
 use crate::scenario::{Profile, ReduceDtype, RopeCache, Scenario, Sharding};
-use crate::ui::widgets::{Choice, choice, count_slider, documented, int_slider, opt, toggle};
+use crate::ui::widgets::{
+    Choice, choice, count_slider, documented, documented_real, int_slider, opt, toggle,
+};
 
 const SHARDING: [Choice<Sharding>; 4] = [
     opt(
@@ -168,10 +170,11 @@ fn deepspeed(ui: &mut Ui, d: &mut crate::scenario::DeepSpeedZero) {
         "DeepSpeed ≥ 0.18.4: the optimizer states in BF16 (needs \
          bf16_master_weights_and_grads).",
     );
-    for (value, label, hover) in [
+    for (value, label, field, hover) in [
         (
             &mut d.stage3_max_reuse_distance,
             "stage3_max_reuse_distance",
+            "implementation.deepspeed.stage3_max_reuse_distance",
             "Stage 3 keeps a parameter gathered from its forward to its backward when less than \
              half this many elements of parameters are used in between (the head, and the last \
              blocks of a model under 5e8 parameters: all of them; measured).",
@@ -179,21 +182,25 @@ fn deepspeed(ui: &mut Ui, d: &mut crate::scenario::DeepSpeedZero) {
         (
             &mut d.stage3_prefetch_bucket_size,
             "stage3_prefetch_bucket_size",
+            "implementation.deepspeed.stage3_prefetch_bucket_size",
             "Stage 3 all-gathers the next parameters up to this many elements ahead of use \
              (at least one whole parameter).",
         ),
         (
             &mut d.stage3_max_live_parameters,
             "stage3_max_live_parameters",
+            "implementation.deepspeed.stage3_max_live_parameters",
             "The prefetch stops where the gathered parameters would pass this many elements.",
         ),
         (
             &mut d.stage3_param_persistence_threshold,
             "stage3_param_persistence_threshold",
+            "implementation.deepspeed.stage3_param_persistence_threshold",
             "Parameters this small are whole on every rank and never gathered (norms, biases).",
         ),
     ] {
-        count_slider(ui, value, 0.0..=1e12, label, "elements", hover);
+        let range = documented_real(field, 0.0..=1e12);
+        count_slider(ui, value, range, label, "elements", hover);
     }
 }
 

@@ -94,23 +94,14 @@ impl Framework {
     }
 }
 
-/// The stored bits per weight of a LoRA training step's quantized base (as `peft::Ext` picks the
-/// format: NF4 under QLoRA, `quantization.weights` under LoRA), `None` for a full-precision base.
+/// The stored bits per weight of a LoRA training step's quantized base (the format `peft::Ext`
+/// uses: NF4 under QLoRA, `quantization.weights` under LoRA), `None` for a full-precision base.
 fn quantized_base_bits(sc: &Scenario) -> Option<f64> {
-    use crate::scenario::WeightFormat;
-    if sc.mode != Mode::Training {
+    if sc.mode != Mode::Training || sc.peft.method == PeftMethod::Full {
         return None;
     }
-    let format = match sc.peft.method {
-        PeftMethod::Full => return None,
-        PeftMethod::Qlora => WeightFormat::Nf4,
-        PeftMethod::Lora => sc.quantization.weights,
-    };
-    format.bits_per_weight(
-        sc.quantization.group_size,
-        sc.model.transformer.hidden,
-        sc.peft.double_quant,
-    )
+    let format = super::peft::layer_format(sc, sc.peft.method, true);
+    super::peft::layer_bits(sc, format, sc.model.transformer.hidden)
 }
 
 /// `implementation.litgpt` with every number in range.
