@@ -49,7 +49,8 @@ fn split_cuda_context(text: &str) -> String {
     let mut out = text.to_owned();
     match value {
         Some(273.75) => out.replace_range(k.value_start..k.value_start + len, "253.75"),
-        Some(_) => out.insert_str(k.start, "cuda_kernels_mib: 0.0, "),
+        // After the value, so that an error in the field itself keeps its column.
+        Some(_) => out.insert_str(k.value_start + len, ", cuda_kernels_mib: 0.0"),
         None => {}
     }
     out
@@ -161,7 +162,7 @@ mod tests {
         // A figure of the user's own stays the whole context: no kernels beside it.
         assert_eq!(
             migrated("(version: 1, overheads: (cuda_context_mib: 1_343.0))"),
-            "(version: 2, overheads: (cuda_kernels_mib: 0.0, cuda_context_mib: 1_343.0))"
+            "(version: 2, overheads: (cuda_context_mib: 1_343.0, cuda_kernels_mib: 0.0))"
         );
         // Nothing to do without the field, or with the kernels already named.
         assert_eq!(
