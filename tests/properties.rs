@@ -261,6 +261,33 @@ proptest! {
         prop_assert!(v2 >= v1 * (1.0 - 1e-12), "FSDP2 {} < FSDP1 {}", v2, v1);
     }
 
+    /// docs/frameworks/fsdp.md "The loss after the forward": an FSDP2 root resharded after its
+    /// forward (torch ≥ 2.8, `reshard_after_forward=True` given to the root) never raises any
+    /// phase's bytes; it frees the embedding and the head at the loss and nowhere adds.
+    #[test]
+    fn fsdp2_root_resharding_never_raises(mut s in scenario(), after in prop::bool::ANY) {
+        s.mode = Mode::Training;
+        s.strategies.zero = ZeroStage::Stage3;
+        s.implementation.sharding = Sharding::Fsdp2;
+        s.implementation.fsdp.loss = if after {
+            vram_explorer::scenario::LossCall::AfterModelForward
+        } else {
+            vram_explorer::scenario::LossCall::InModelForward
+        };
+        s.implementation.fsdp.root_reshard_after_forward = false;
+        let kept = estimate(&s).memory.phases;
+        s.implementation.fsdp.root_reshard_after_forward = true;
+        let resharded = estimate(&s).memory.phases;
+        for ph in Phase::ALL {
+            if let (Some(a), Some(b)) = (kept.get(ph), resharded.get(ph)) {
+                prop_assert!(
+                    b.total().get() <= a.total().get() * (1.0 + 1e-12),
+                    "{:?}: {} > {}", ph, b.total().get(), a.total().get()
+                );
+            }
+        }
+    }
+
     /// docs/frameworks/fsdp.md: torchtune's `custom_sharded_layers` (the embedding and the head as
     /// units of their own) never raises any phase's bytes at world size > 1, for FSDP1 with and
     /// without `reshard_after_forward` and FSDP2 with it, on one pipeline stage with rotary

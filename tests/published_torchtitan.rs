@@ -28,12 +28,12 @@ const TORCHTITAN: &str = include_str!("data/published/torchtitan-llama3-h100-202
 
 /// The full-checkpointing rows without a pipeline: FSDP2 is modelled (`Sharding::Fsdp2`, FP32
 /// reduce-scatter, resharded after forward, its side streams' pools in the reserved peak) and, for
-/// the 70B rows, DTensor's `loss_parallel()`; the estimate is still 7 % (8B) and 8–13 % (70B on
+/// the 70B rows, DTensor's `loss_parallel()`; the estimate is still 7–8 % (8B) and 8–14 % (70B on
 /// FSDP 32 × TP 8) below the reserved peak.
 const UNDER: &str = "unexplained: FSDP2 is modelled (unsharded BF16 blocks in flight, FP32 \
     reduce-scatter, the sharded gradients and flat all-gather buffers reserved in their streams' \
-    pools), with TP DTensor's loss_parallel() (measured on CPU), and the estimate stays 7 % (8B) \
-    and 8-13 % (70B 2D) below the published reserved peak (max over GPUs); torch.compile and \
+    pools), with TP DTensor's loss_parallel() (measured on CPU), and the estimate stays 7-8 % (8B) \
+    and 8-14 % (70B 2D) below the published reserved peak (max over GPUs); torch.compile and \
     torchao Float8Linear casts are not modelled, NCCL and allocator effects of the 2D runs are \
     not either";
 
@@ -51,7 +51,7 @@ const PIPE: &str = "FSDP2 under torch.distributed.pipelining is modelled (stage.
 /// (`Checkpointing::PerOp`; before, `Selective` kept the whole layer but the attention core and
 /// the rows were +75 … +113 %).
 const SAC: &str = "per-op SAC is modelled (Checkpointing::PerOp, parallelize_llama.py lines \
-    214-260 at 9dec370), with FSDP2's stream pools in the reserved peak; the eager rows stay 6 % \
+    214-260 at 9dec370), with FSDP2's stream pools in the reserved peak; the eager rows stay 7 % \
     below it (unexplained; the compiled ones are within 2 %); torch.compile, and with float8 \
     torchao's _scaled_mm linears (whose outputs the 9dec370 policy does not keep), are not \
     modelled";
@@ -104,6 +104,10 @@ fn scenario_for(r: &Value) -> Scenario {
     s.implementation.sharding = Sharding::Fsdp2;
     s.implementation.fsdp.reshard_after_forward = pp == 1;
     s.implementation.fsdp.reduce_dtype = ReduceDtype::Fp32;
+    // train.py computes the loss on the model's output (`pred = model(input_ids)`, then
+    // `loss_fn(pred, labels)`); the December 2024 nightlies kept the root unsharded after forward
+    // whatever `reshard_after_forward` said (the explicit root resharding came with torch 2.8).
+    s.implementation.fsdp.loss = vram_explorer::scenario::LossCall::AfterModelForward;
     s.strategies.attention = AttentionKernel::Flash;
     // `loss_parallel()` whenever TP shards the logits (torchtitan's default:
     // `--training.disable_loss_parallel` off; train.py `get_train_context`).

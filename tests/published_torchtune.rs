@@ -371,6 +371,8 @@ fn torchtune_compiled_loss_is_the_mechanism() {
     // 9 since FSDP2's LoRA backward holds only the adapters' gradients (the 70B LoRA row's peak
     // moved to the loss); 8 since the FSDP units inside the blocks were measured (its peak is in
     // the layers' backward again, where the loss does not matter); 9 since FSDP2 gathers the 405B
-    // QLoRA row's NF4 blocks as stored (its peak moved to the loss).
-    assert_eq!(n, 9);
+    // QLoRA row's NF4 blocks as stored (its peak moved to the loss); 8 since torchtune's loss runs
+    // after the model's forward, where FSDP holds no all-gather output and prefetches no block
+    // (`implementation.fsdp.loss`, measured on CPU): that row's peak left the loss again.
+    assert_eq!(n, 8);
 }

@@ -119,3 +119,30 @@ fn deepspeeds_reuse_distance_reaches_the_estimate() {
     let backward = |m: &MemoryEstimate| m.phases.get(Phase::Backward).unwrap().total().get();
     assert!(backward(&after) < backward(&before));
 }
+
+/// FSDP2's "Root resharded after forward" toggle (torch ≥ 2.8 with the root's
+/// `reshard_after_forward=True` explicit): under torchtune, whose loop computes the loss after the
+/// model's forward, it sets `implementation.fsdp.root_reshard_after_forward` and the loss's
+/// backward no longer holds the unsharded embedding and head.
+#[test]
+fn fsdp_root_resharding_toggle_reaches_the_estimate() {
+    use vram_explorer::scenario::{Sharding, ZeroStage};
+    let app = window::app(false, |s| {
+        s.mode = Mode::Training;
+        s.implementation.profile = Profile::Torchtune;
+        s.strategies.zero = ZeroStage::Stage3;
+        s.implementation.sharding = Sharding::Fsdp2;
+        s.parallel.dp = 8;
+    });
+    let mut h = window::harness(app, (1600.0, 2400.0));
+    h.get_by_label("Framework").click();
+    h.run();
+    let before = estimate(h.state().scenario()).memory;
+    h.get_by_label("Root resharded after forward").click();
+    h.run();
+    let s = h.state().scenario().clone();
+    assert!(s.implementation.fsdp.root_reshard_after_forward);
+    let after = estimate(&s).memory;
+    let at_loss = |m: &MemoryEstimate| m.phases.get(Phase::LossBackward).unwrap().total().get();
+    assert!(at_loss(&after) < at_loss(&before));
+}

@@ -10,6 +10,8 @@ adapters in each layer's unit), AdamW over the adapters only (needs peft: requir
     python fsdp_run.py --lora --out ../../tests/data/measured/fsdp-lora-cpu-steps.json
     python fsdp_run.py --lora --vocab 512 --out small.json   # appended to the LoRA file
     python fsdp_run.py --custom-sharded --out cs.json        # fsdp-custom-sharded-cpu-steps.json
+    python fsdp_run.py --loss-outside --out lo.json           # fsdp-loss-outside-cpu-steps.json, with
+    python fsdp_run.py --loss-outside --root-auto --world-sizes 2 --out lo-auto.json   # appended
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ def local_bytes(params) -> int:
     return storage_bytes(ts)
 
 
-def wrap(model, variant, raf, mp_on=False, lora=False, custom=False):
+def wrap(model, variant, raf, mp_on=False, lora=False, custom=False, root_auto=False):
     from transformers.models.llama.modeling_llama import LlamaDecoderLayer
     if variant == "fsdp2":
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
@@ -59,8 +61,15 @@ def wrap(model, variant, raf, mp_on=False, lora=False, custom=False):
             fully_shard(layer, reshard_after_forward=raf, mp_policy=mpp)
         if custom:
             fully_shard(inner.model.embed_tokens, reshard_after_forward=raf, mp_policy=mpp)
-        fully_shard(model, reshard_after_forward=raf, mp_policy=mpp)
+        # The root given `reshard_after_forward` explicitly (torchtune, torchtitan) is resharded after its
+        # forward from torch 2.8; left out (`--root-auto`), the root stays unsharded, as every root did
+        # up to torch 2.7 (`_fsdp_state.py` `_lazy_init`).
+        if root_auto:
+            fully_shard(model, mp_policy=mpp)
+        else:
+            fully_shard(model, reshard_after_forward=raf, mp_policy=mpp)
         return model, dict(api="fully_shard", reshard_after_forward=raf, custom_sharded_layers=custom,
+                           root_reshard_after_forward="auto" if root_auto else raf,
                            mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="bfloat16") if mp_on else None)
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, MixedPrecision, ShardingStrategy
     from torch.distributed.fsdp.wrap import ModuleWrapPolicy
@@ -73,7 +82,8 @@ def wrap(model, variant, raf, mp_on=False, lora=False, custom=False):
                    mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="bfloat16") if mp_on else None)
 
 
-def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=False, custom=False):
+def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=False, custom=False,
+            loss_outside=False, root_auto=False):
     from transformers import LlamaConfig, LlamaForCausalLM
     t_all = time.time()
     torch.manual_seed(0)
@@ -89,7 +99,7 @@ def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=Fa
     if lora:
         from peft import LoraConfig, get_peft_model
         model = get_peft_model(model, LoraConfig(**LORA))
-    model, settings = wrap(model, variant, raf, mp_on, lora, custom)
+    model, settings = wrap(model, variant, raf, mp_on, lora, custom, root_auto)
     trainable = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(trainable, lr=1e-4, foreach=True)
     g = torch.Generator().manual_seed(1 + rank)
@@ -102,7 +112,14 @@ def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=Fa
         tr.classify_model(model, opt)
         tr.mark("start")
         tr.set_phase("forward")
-        loss = model(input_ids=ids, labels=ids).loss
+        if loss_outside:
+            # torchtune / torchtitan / LitGPT: the model returns the logits and the recipe computes the
+            # loss after the root's forward (same loss function, so the same tensors).
+            logits = model(input_ids=ids).logits
+            loss = model.loss_function(logits=logits, labels=ids, vocab_size=vocab)
+            del logits
+        else:
+            loss = model(input_ids=ids, labels=ids).loss
         tr.mark("end_forward")
         tr.set_phase("backward")
         loss.backward()
@@ -122,7 +139,8 @@ def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=Fa
             out[name] = measure_region(tr, name, step, check, timings)
     n_params = sum(p.numel() for p in model.parameters())  # global numel (DTensor / flat incl. padding)
     settings.update(world_size=ws, backend="gloo", device="cpu", rank=rank,
-                    units="lm_head + LlamaDecoderLayer + embed_tokens + root" if custom else "LlamaDecoderLayer + root")
+                    units="lm_head + LlamaDecoderLayer + embed_tokens + root" if custom else "LlamaDecoderLayer + root",
+                    loss="after the root's forward" if loss_outside else "inside the root's forward (labels)")
     env_packages = ("transformers", "numpy")
     if lora:
         import peft
@@ -134,7 +152,8 @@ def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=Fa
         name=f"{variant}-{'reshard' if raf else 'noreshard'}-ws{ws}-llama-tiny_b{BATCH}_s{SEQ}"
              f"_{'mpbf16' if mp_on else 'fp32'}_{'lora-qv-r8_' if lora else ''}adamw_sdpa"
              f"{'' if vocab == SHAPE['vocab'] else f'_v{vocab}'}{'_ckpt' if ckpt else ''}"
-             f"{'_custom-sharded' if custom else ''}",
+             f"{'_custom-sharded' if custom else ''}{'_loss-outside' if loss_outside else ''}"
+             f"{'_root-auto' if root_auto else ''}",
         config=dict(model="llama-tiny", batch=BATCH, seq=SEQ, dtype_mode="fsdp_mp_bf16" if mp_on else "fp32", optimizer="adamw", foreach=True,
                     checkpointing=ckpt, attn_impl="sdpa", dropout=False, dropout_kernel="native", inference=False),
         framework=dict(name=variant, version=torch.__version__, settings=settings),
@@ -151,13 +170,14 @@ def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=Fa
         attention_kernel={k: "sdpa_flash_cpu" for k in out})
 
 
-def worker(rank, ws, port, cases, path, lora=False, vocab=None, ckpt=False, custom=False):
+def worker(rank, ws, port, cases, path, lora=False, vocab=None, ckpt=False, custom=False, loss_outside=False,
+           root_auto=False):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(ws))
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=ws)
     recs = []
     for variant, raf, mp_on in cases:
-        r = measure(variant, raf, ws, rank, mp_on, lora, vocab, ckpt, custom)
+        r = measure(variant, raf, ws, rank, mp_on, lora, vocab, ckpt, custom, loss_outside, root_auto)
         if rank == 0:
             s2 = r["train"]["step2"]
             print(r["name"], f"{s2['peak_total']:,}", s2["phase_peaks"], flush=True)
@@ -180,17 +200,25 @@ def main():
     ap.add_argument("--custom-sharded", action="store_true",
                     help="FSDP2 only: the embedding and the head as units of their own (torchtune's "
                          "custom_sharded_layers)")
+    ap.add_argument("--loss-outside", action="store_true",
+                    help="the loss computed after the model's forward, as torchtune and torchtitan do "
+                         "(reshard_after_forward cases only)")
+    ap.add_argument("--root-auto", action="store_true",
+                    help="FSDP2 only: the root's fully_shard without reshard_after_forward")
     a = ap.parse_args()
     recs = []
     table = LORA_CASES if a.lora else MP_CASES if a.mp else CASES
-    if a.custom_sharded:
+    if a.custom_sharded or a.root_auto:
         table = [c for c in table if c[0] == "fsdp2"]
+    if a.loss_outside:
+        table = [c for c in table if c[1]]
     for ws in map(int, a.world_sizes.split(",")):
         cases = [(v, raf, m) for v, raf, w, m in table if w == ws]
         if not cases:
             continue
         part = f"{a.out}.ws{ws}"
-        mp.spawn(worker, args=(ws, 29600 + ws, cases, part, a.lora, a.vocab, a.ckpt, a.custom_sharded),
+        mp.spawn(worker, args=(ws, 29600 + ws, cases, part, a.lora, a.vocab, a.ckpt, a.custom_sharded,
+                                         a.loss_outside, a.root_auto),
                  nprocs=ws, join=True)
         with open(part) as f:
             recs += json.load(f)

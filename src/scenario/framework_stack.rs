@@ -141,6 +141,36 @@ pub struct Fsdp {
     /// the step). Measured on CPU (tests/data/measured/fsdp-custom-sharded-cpu-steps.json).
     /// Default false.
     pub custom_sharded_layers: bool,
+    /// Where the training loop computes the loss: inside the root module's forward (Hugging Face:
+    /// the Trainer passes `labels` to the model) or after it (torchtune, torchtitan and LitGPT
+    /// recipes: the model returns the logits). After it, FSDP's root post-forward has already freed
+    /// the held all-gather output (`_fsdp_state.py` `_post_forward`, every torch since 2.4) and no
+    /// pre-backward hook has run during the loss's backward, so nothing is prefetched there
+    /// (measured: tests/data/measured/fsdp-loss-outside-cpu-steps.json). Default `Auto`: the
+    /// implementation profile's loop.
+    pub loss: LossCall,
+    /// FSDP2's root resharded after its forward: torch ≥ 2.8 when the root's `fully_shard` is
+    /// given `reshard_after_forward=True` explicitly (torchtune 0.6.1 `training.shard_model`
+    /// does); up to torch 2.7, and when the argument is left out, `_lazy_init` keeps the root
+    /// unsharded (`_fsdp_state.py`: `if self._auto_reshard_after_forward`, added in 2.8). Matters
+    /// only with the loss after the forward ([`LossCall`]), where the embedding and the head are
+    /// then sharded at the loss and all-gathered again by the root's pre-backward. Read with
+    /// FSDP2 and `reshard_after_forward`. Default false.
+    pub root_reshard_after_forward: bool,
+}
+
+/// Where a training loop computes the loss relative to the model's (FSDP's root module's) forward.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LossCall {
+    /// From `implementation.profile`: Hugging Face → `InModelForward`, the others →
+    /// `AfterModelForward`.
+    #[default]
+    Auto,
+    /// The model's forward computes the loss (Hugging Face `model(input_ids, labels=...)`).
+    InModelForward,
+    /// The model returns the logits and the loop computes the loss (torchtune, torchtitan,
+    /// LitGPT).
+    AfterModelForward,
 }
 
 impl Default for Fsdp {
@@ -149,6 +179,8 @@ impl Default for Fsdp {
             reshard_after_forward: true,
             reduce_dtype: ReduceDtype::Default,
             custom_sharded_layers: false,
+            loss: LossCall::Auto,
+            root_reshard_after_forward: false,
         }
     }
 }

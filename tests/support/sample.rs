@@ -511,7 +511,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             bf16_optimizer_states: r.coin(),
             ..DeepSpeedZero::default()
         }),
-        fsdp: Fsdp {
+        fsdp: fsdp_loop(Fsdp {
             reshard_after_forward: r.coin(),
             reduce_dtype: r.pick(&[
                 ReduceDtype::Default,
@@ -519,7 +519,8 @@ pub fn scenario(r: &mut Rng) -> Scenario {
                 ReduceDtype::Fp32,
             ]),
             custom_sharded_layers: r.coin(),
-        },
+            ..Fsdp::default()
+        }),
         loss_parallel: r.coin(),
         auto_tp: r.coin(),
     };
@@ -576,6 +577,24 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         experts_only: r.coin(),
     };
     s
+}
+
+/// Where the loop computes the loss and whether the root reshards, drawn from a side stream seeded
+/// from values already drawn: the main stream stays as before these fields existed.
+fn fsdp_loop(f: Fsdp) -> Fsdp {
+    let seed = u64::from(f.reshard_after_forward)
+        | u64::from(f.custom_sharded_layers) << 1
+        | (f.reduce_dtype as u64) << 2;
+    let mut r = Rng::new(seed ^ 0x6c6f_7373_726f_6f74);
+    Fsdp {
+        loss: r.pick(&[
+            LossCall::Auto,
+            LossCall::InModelForward,
+            LossCall::AfterModelForward,
+        ]),
+        root_reshard_after_forward: r.coin(),
+        ..f
+    }
 }
 
 /// Stage 3's fetch limits, drawn from a side stream seeded from a value already drawn: the main

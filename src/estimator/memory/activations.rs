@@ -299,6 +299,18 @@ pub fn loss_forward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     c.ec * z.bsv + if c.ec < e { e * z.bsv } else { 0.0 }
 }
 
+/// The head's output as the model returns it, before the loss: the logits in the compute type
+/// (b·s·V / t), or with a fused cross-entropy, which takes the hidden states, those (b·s·h).
+pub fn head_output(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    if !has_lm_loss(m) {
+        0.0
+    } else if c.fused_ce {
+        c.ec * z.bsh
+    } else {
+        c.ec * z.bsv
+    }
+}
+
 /// Live in the loss backward on top of the saved tensors (`_log_softmax_backward_data`): the
 /// gradient of the log-probabilities and the gradient of the logits, 2 · b·s·V / t in the loss type.
 pub fn loss_backward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {

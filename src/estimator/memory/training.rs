@@ -121,6 +121,14 @@ fn held_until_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> f64 {
     cache + towers
 }
 
+/// With the loss after an FSDP root's forward, the end of that forward (the head's output made,
+/// the loss's saved tensors not yet: `beside` is what else is live there relative to the phase's
+/// saved tensors) holds what FSDP frees before the loss: the transient there, or 0.
+fn end_of_root_forward(c: &Ctx, m: &ResolvedModel, st: Stage, z: &Sizes, beside: f64) -> f64 {
+    super::frameworks::fsdp::at_head(c, m, st)
+        .map_or(0.0, |g| g + act::head_output(c, m, z) + beside)
+}
+
 /// The four training phases of a stage.
 pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     // The framework's step beside the Hugging Face rules (`memory::frameworks`).
@@ -147,14 +155,15 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         b.set(Component::Transient, Bytes(transient));
         out.set(ph, b);
     };
-    let cache_t = held_until_loss(c, m, st);
-    // Context parallelism's exchange buffers live inside one layer's attention: counted at the
-    // end of forward when they exceed the loss's transients (an upper bound: the last layer's
-    // attention runs with slightly less saved), and beside the layer being back-propagated.
+    // Live at the loss beside its own tensors: the training cache, what the graph keeps.
+    let beside = held_until_loss(c, m, st) + fw.kept_by_graph;
+    // Context parallelism's exchange buffers live inside one layer's attention: at the end of
+    // forward (an upper bound: the last layer saves less by then) and beside the layer's backward.
     let (cp_fwd, cp_bwd) = super::context_parallel::attention_transients(c, z);
     // FSDP holds fewer units at the loss than in a block (the larger of the two points is charged).
     let (g_loss_fwd, g_loss_bwd) = super::frameworks::fsdp::loss_gathered(c, m, st, p.gathered);
-    let loss_fwd_t = fwd_t + cache_t + p.framework.1 + g_loss_fwd + fw.kept_by_graph;
+    let at_head = end_of_root_forward(c, m, st, z, beside - loss);
+    let loss_fwd_t = (fwd_t + beside + p.framework.1 + g_loss_fwd).max(at_head);
     phase(
         Phase::Forward,
         g_fwd,

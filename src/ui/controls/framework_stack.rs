@@ -3,7 +3,7 @@
 
 use egui::Ui;
 
-use crate::scenario::{Profile, ReduceDtype, RopeCache, Scenario, Sharding};
+use crate::scenario::{LossCall, Profile, ReduceDtype, RopeCache, Scenario, Sharding};
 use crate::ui::widgets::{
     Choice, choice, count_slider, documented, documented_real, int_slider, opt, toggle,
 };
@@ -64,6 +64,24 @@ const REDUCE: [Choice<ReduceDtype>; 3] = [
         ReduceDtype::Fp32,
         "FP32",
         "reduce_dtype=float32 (torchtitan).",
+    ),
+];
+
+const LOSS_CALL: [Choice<LossCall>; 3] = [
+    opt(
+        LossCall::Auto,
+        "Auto (profile)",
+        "Hugging Face: inside the model's forward; torchtune, LitGPT, Megatron: after it.",
+    ),
+    opt(
+        LossCall::InModelForward,
+        "Inside the forward",
+        "model(input_ids, labels=...) computes the loss (Hugging Face Trainer).",
+    ),
+    opt(
+        LossCall::AfterModelForward,
+        "After the forward",
+        "The model returns logits; the loop computes the loss (torchtune, torchtitan, LitGPT).",
     ),
 ];
 
@@ -145,6 +163,25 @@ fn fsdp(ui: &mut Ui, f: &mut crate::scenario::Fsdp) {
          (untied embeddings), unsharded only around their forward and backward with reshard \
          after forward; without it FSDP2 holds the head's all-gather output at the loss \
          (measured on CPU).",
+    );
+    choice(
+        ui,
+        &mut f.loss,
+        &LOSS_CALL,
+        "Loss computed",
+        "Where the training loop computes the loss: inside the model's forward (Hugging Face \
+         Trainer) or after it (torchtune, torchtitan, LitGPT). After it FSDP has freed its \
+         held all-gather output at the loss and prefetches nothing in the loss's backward \
+         (measured on CPU). Auto follows the implementation profile.",
+    );
+    toggle(
+        ui,
+        &mut f.root_reshard_after_forward,
+        "Root resharded after forward",
+        "FSDP2, torch ≥ 2.8: the root's fully_shard given reshard_after_forward=True \
+         explicitly (torchtune's shard_model does) shards the embedding and head again when \
+         the model's forward returns; up to torch 2.7 the root stays unsharded. Frees them at \
+         a loss computed after the forward.",
     );
 }
 

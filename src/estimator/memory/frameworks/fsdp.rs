@@ -13,7 +13,7 @@ use super::super::training::{Parts, Stage};
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::lora;
 use crate::estimator::{Component, Diagnostic, Diagnostics, Phase, PhasePeaks};
-use crate::scenario::{ReduceDtype, Sharding, ZeroStage};
+use crate::scenario::{LossCall, Profile, ReduceDtype, Sharding, ZeroStage};
 
 /// Whether FSDP shards this step: `sharding` is FSDP1 or FSDP2 and `strategies.zero` is stage 3
 /// (FSDP always shards parameters, gradients and optimizer states; stages 1–2 keep the generic
@@ -415,8 +415,34 @@ fn staging(c: &Ctx, unit: f64) -> f64 {
     }
 }
 
+/// Whether the loop computes the loss after the root's forward (`implementation.fsdp.loss`;
+/// `Auto`: every profile but Hugging Face's, whose Trainer passes the labels to the model).
+fn loss_after_forward(c: &Ctx) -> bool {
+    match c.framework.fsdp.loss {
+        LossCall::InModelForward => false,
+        LossCall::AfterModelForward => true,
+        LossCall::Auto => c.framework.profile != Profile::HuggingFace,
+    }
+}
+
+/// Whether the root unit is sharded again once the model's forward returns: FSDP2 in torch ≥ 2.8
+/// with the root given `reshard_after_forward=True` explicitly
+/// (`implementation.fsdp.root_reshard_after_forward`). FSDP1 never reshards the root
+/// (`_post_forward_reshard`: `not state._is_root`).
+fn root_resharded(c: &Ctx) -> bool {
+    c.framework.sharding == Sharding::Fsdp2
+        && c.framework.fsdp.reshard_after_forward
+        && c.framework.fsdp.root_reshard_after_forward
+}
+
 /// The gathered bytes at the loss, where every block has run its forward: (end of forward, loss
-/// backward), or `None` when FSDP does not apply. With `reshard_after_forward` no block is
+/// backward), or `None` when FSDP does not apply. With the loss after the model's forward
+/// ([`loss_after_forward`]) the root's post-forward has freed the held all-gather output
+/// (`_fsdp_state.py` `_post_forward`: `release_all_gather_state_for_comm_reuse` on the forward's
+/// root, torch 2.4 to 2.15) and, with [`root_resharded`], the root's parameters; the loss's
+/// backward runs before any pre-backward hook (they are on the model's outputs), so nothing is
+/// prefetched (measured, `fsdp_run.py --loss-outside`). The end of the root's forward is then a
+/// moment of its own: [`at_head`]. With `reshard_after_forward` no block is
 /// unsharded at the forward's loss (FSDP2 still holds its last all-gather buffer), and at the loss
 /// backward only the last block, prefetched by the root's pre-backward (FSDP1 `BACKWARD_PRE`,
 /// FSDP2's backward prefetch; at one rank FSDP2's prefetch gathers nothing). Without it every
@@ -430,6 +456,15 @@ pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
     }
     let (_, root) = units(c, m, st, Pass::Backward);
     let unit = unit_bytes(c, m);
+    if loss_after_forward(c) {
+        let root = if root_resharded(c) { 0.0 } else { root };
+        let blocks = if c.framework.fsdp.reshard_after_forward {
+            0.0
+        } else {
+            st.layers * unit
+        };
+        return Some((root + blocks, root + blocks));
+    }
     let held = held_at_loss(c, m, st, unit);
     if own_units(c, m) {
         // The root's pre-backward prefetches the next unit, the head, not a block.
@@ -441,6 +476,28 @@ pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
         (st.layers, st.layers)
     };
     Some((root + fwd * unit + held, root + bwd * unit))
+}
+
+/// The gathered bytes at the end of the root's forward, the head's output just made, when the loss
+/// runs after the forward ([`loss_after_forward`]): what [`at_loss`] holds with the loss inside the
+/// forward (the root, the blocks kept without resharding, FSDP2's held all-gather output). `None`
+/// when the loss runs inside the forward (that moment is the loss's) or FSDP does not apply.
+pub fn at_head(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
+    if !applies(c) || no_shard(c) || !loss_after_forward(c) {
+        return None;
+    }
+    let (_, root) = units(c, m, st, Pass::Backward);
+    let unit = unit_bytes(c, m);
+    let held = held_at_loss(c, m, st, unit);
+    if own_units(c, m) {
+        return Some(held);
+    }
+    let blocks = if c.framework.fsdp.reshard_after_forward {
+        0.0
+    } else {
+        st.layers
+    };
+    Some(root + blocks * unit + held)
 }
 
 /// FSDP2's all-gather output held at the forward's loss: the forward's last one, the last
