@@ -839,3 +839,29 @@ fn deepspeed_lora_master_partition_is_the_same_under_every_stage() {
         assert!((master(zero) / one - 1.0).abs() < 1e-9, "{zero:?}");
     }
 }
+
+const TORCHTUNE_FSDP: &str = include_str!("data/measured/torchtune-fsdp-cpu-steps.json");
+
+/// torchtune's distributed recipes at world size 2 (`torchtune_fsdp_run.py`: its own builders,
+/// `training.shard_model`, chunked loss after the forward; BF16 full, LoRA and NF4 QLoRA with the
+/// 70B / 405B configs' adapters): every phase within 1 %. The root is given
+/// `reshard_after_forward=True`, which torch 2.15 honours (`root_reshard_after_forward`).
+#[test]
+fn torchtune_fsdp2_records_within_one_percent_per_phase() {
+    use vram_explorer::scenario::{Sharding, ZeroStage};
+    hold_within_one_percent(
+        "torchtune 0.6.1 distributed recipes, torch 2.15.0 FSDP2, CPU + gloo, world size 2",
+        TORCHTUNE_FSDP,
+        (3, 3 * 3),
+        |r| {
+            let settings = &r["framework"]["settings"];
+            let mut s = torchtune_step_scenario(r);
+            s.implementation.sharding = Sharding::Fsdp2;
+            s.strategies.zero = ZeroStage::Stage3;
+            s.parallel.dp = u32::try_from(settings["world_size"].as_u64().unwrap()).unwrap();
+            assert_eq!(settings["root_reshard_after_forward"], true);
+            s.implementation.fsdp.root_reshard_after_forward = true;
+            s
+        },
+    );
+}

@@ -262,8 +262,10 @@ proptest! {
     }
 
     /// docs/frameworks/fsdp.md "The loss after the forward": an FSDP2 root resharded after its
-    /// forward (torch ≥ 2.8, `reshard_after_forward=True` given to the root) never raises any
-    /// phase's bytes; it frees the embedding and the head at the loss and nowhere adds.
+    /// forward (torch ≥ 2.8, `reshard_after_forward=True` given to the root) never raises the
+    /// forward's bytes: it frees the embedding and the head at the loss, and the end of the root's
+    /// forward holds what it held. (The loss's backward can rise: the root is all-gathered again
+    /// there, its all-gather output beside its parameters; measured under torchtune.)
     #[test]
     fn fsdp2_root_resharding_never_raises(mut s in scenario(), after in prop::bool::ANY) {
         s.mode = Mode::Training;
@@ -278,13 +280,11 @@ proptest! {
         let kept = estimate(&s).memory.phases;
         s.implementation.fsdp.root_reshard_after_forward = true;
         let resharded = estimate(&s).memory.phases;
-        for ph in Phase::ALL {
-            if let (Some(a), Some(b)) = (kept.get(ph), resharded.get(ph)) {
-                prop_assert!(
-                    b.total().get() <= a.total().get() * (1.0 + 1e-12),
-                    "{:?}: {} > {}", ph, b.total().get(), a.total().get()
-                );
-            }
+        if let (Some(a), Some(b)) = (kept.get(Phase::Forward), resharded.get(Phase::Forward)) {
+            prop_assert!(
+                b.total().get() <= a.total().get() * (1.0 + 1e-12),
+                "forward: {} > {}", b.total().get(), a.total().get()
+            );
         }
     }
 

@@ -122,8 +122,8 @@ fn deepspeeds_reuse_distance_reaches_the_estimate() {
 
 /// FSDP2's "Root resharded after forward" toggle (torch ≥ 2.8 with the root's
 /// `reshard_after_forward=True` explicit): under torchtune, whose loop computes the loss after the
-/// model's forward, it sets `implementation.fsdp.root_reshard_after_forward` and the loss's
-/// backward no longer holds the unsharded embedding and head.
+/// model's forward, it sets `implementation.fsdp.root_reshard_after_forward` and the end of the
+/// forward (the loss) no longer holds the unsharded embedding and head.
 #[test]
 fn fsdp_root_resharding_toggle_reaches_the_estimate() {
     use vram_explorer::scenario::{Sharding, ZeroStage};
@@ -143,6 +143,6 @@ fn fsdp_root_resharding_toggle_reaches_the_estimate() {
     let s = h.state().scenario().clone();
     assert!(s.implementation.fsdp.root_reshard_after_forward);
     let after = estimate(&s).memory;
-    let at_loss = |m: &MemoryEstimate| m.phases.get(Phase::LossBackward).unwrap().total().get();
+    let at_loss = |m: &MemoryEstimate| m.phases.get(Phase::Forward).unwrap().total().get();
     assert!(at_loss(&after) < at_loss(&before));
 }

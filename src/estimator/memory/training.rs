@@ -129,6 +129,23 @@ fn end_of_root_forward(c: &Ctx, m: &ResolvedModel, st: Stage, z: &Sizes, beside:
         .map_or(0.0, |g| g + act::head_output(c, m, z) + beside)
 }
 
+/// The loss's backward transient (`at_loss`, relative to the phase's saved tensors), or, when
+/// larger, the moment after it where an FSDP2 root resharded after forward is all-gathered again:
+/// its all-gather output and unsharded parameters beside the logits' gradient, the loss's saved
+/// tensors (`loss`) freed (measured, `torchtune_fsdp_run.py`).
+fn loss_backward_moment(
+    c: &Ctx,
+    m: &ResolvedModel,
+    st: Stage,
+    z: &Sizes,
+    at_loss: f64,
+    loss: f64,
+) -> f64 {
+    super::frameworks::fsdp::root_regathered(c, m, st).map_or(at_loss, |g| {
+        at_loss.max(g + act::head_output(c, m, z) - loss)
+    })
+}
+
 /// The four training phases of a stage.
 pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     // The framework's step beside the Hugging Face rules (`memory::frameworks`).
@@ -178,7 +195,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
             Phase::LossBackward,
             g_fwd,
             saved,
-            fixed - p.gathered + g_loss_bwd + loss_t,
+            fixed - p.gathered + loss_backward_moment(c, m, st, z, g_loss_bwd + loss_t, loss),
         );
     }
     // Backward: the first layer's backward (head gradient done, loss buffers freed, one layer

@@ -500,6 +500,20 @@ pub fn at_head(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
     Some(root + blocks * unit + held)
 }
 
+/// The gathered bytes when the root's pre-backward all-gathers a root resharded after forward
+/// ([`root_resharded`], with the loss after the forward): its unsharded parameters and, until
+/// their copy-out, its flat all-gather output (none at one rank, where the shards are copied
+/// straight in). Measured under torchtune's `shard_model` at world size 2: the root's 32.8 MB
+/// all-gather output beside its two 16.4 MB unsharded parameters and the logits' gradient.
+/// `None` when the root is not all-gathered there.
+pub fn root_regathered(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
+    if !applies(c) || no_shard(c) || !loss_after_forward(c) || !root_resharded(c) {
+        return None;
+    }
+    let (_, root) = units(c, m, st, Pass::Backward);
+    Some(root + staging2(c, root))
+}
+
 /// FSDP2's all-gather output held at the forward's loss: the forward's last one, the last
 /// block's, or the head's when it is a unit of its own (with or without resharding; measured,
 /// `fsdp_run.py --custom-sharded`). FSDP1 holds none.
