@@ -201,8 +201,7 @@ def main():
                     help="FSDP2 only: the embedding and the head as units of their own (torchtune's "
                          "custom_sharded_layers)")
     ap.add_argument("--loss-outside", action="store_true",
-                    help="the loss computed after the model's forward, as torchtune and torchtitan do "
-                         "(reshard_after_forward cases only)")
+                    help="the loss computed after the model's forward, as torchtune and torchtitan do")
     ap.add_argument("--root-auto", action="store_true",
                     help="FSDP2 only: the root's fully_shard without reshard_after_forward")
     a = ap.parse_args()
@@ -210,7 +209,7 @@ def main():
     table = LORA_CASES if a.lora else MP_CASES if a.mp else CASES
     if a.custom_sharded or a.root_auto:
         table = [c for c in table if c[0] == "fsdp2"]
-    if a.loss_outside:
+    if a.root_auto:  # the root's argument matters only with resharding
         table = [c for c in table if c[1]]
     for ws in map(int, a.world_sizes.split(",")):
         cases = [(v, raf, m) for v, raf, w, m in table if w == ws]
