@@ -356,7 +356,7 @@ fn stage(
     };
     let casts = x.casts(c, m, casts, cast_elems);
     let gathered = if zero3 {
-        2.0 * inventory::rank_block_params(c, m) * c.ec.min(c.e_weights.max(c.ec))
+        2.0 * inventory::rank_block_params(c, m) * c.ec
     } else {
         0.0
     };

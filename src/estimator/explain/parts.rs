@@ -78,8 +78,7 @@ fn gathered(c: &Ctx, m: &ResolvedModel) -> f64 {
     let zero3 =
         c.zero == ZeroStage::Stage3 || c.offload_params != crate::scenario::OffloadTarget::None;
     if zero3 {
-        2.0 * crate::estimator::memory::inventory::rank_block_params(c, m)
-            * c.ec.min(c.e_weights.max(c.ec))
+        2.0 * crate::estimator::memory::inventory::rank_block_params(c, m) * c.ec
     } else {
         0.0
     }

@@ -58,7 +58,7 @@ fn no_shard(c: &Ctx) -> bool {
 /// all-gathered parameters to the compute type while the FP32 shard stays (`_flat_param.py`
 /// `_mp_shard`, FSDP2 `FSDPParam.init_all_gather_outputs` in `param_dtype`).
 fn e_unsharded(c: &Ctx) -> f64 {
-    c.ec.min(c.e_weights.max(c.ec))
+    c.ec
 }
 
 /// A pass of the step, for the units it holds unsharded.
