@@ -866,3 +866,25 @@ fn torchtune_fsdp2_records_within_one_percent_per_phase() {
         },
     );
 }
+
+const FSDP_REGATHER: &str = include_str!("data/measured/fsdp-root-regather-cpu-steps.json");
+
+/// FSDP2 over PEFT LoRA with 16-token sequences (`fsdp_run.py --lora --seq 16`, and `--root-auto`):
+/// the loss inside the forward, short enough that the root's re-gather at the start of the
+/// backward is the backward's peak when the root was resharded after forward (its argument given
+/// explicitly, torch 2.15), and absent when the root is kept (`--root-auto`). FP32 and BF16 mixed
+/// precision, with and without resharding, world size 2: every phase within 1 %.
+#[test]
+fn fsdp_root_regather_records_within_one_percent_per_phase() {
+    hold_within_one_percent(
+        "PyTorch 2.15.0 FSDP2 + PEFT LoRA, 16 tokens, root resharded or kept, CPU + gloo, DP 2",
+        FSDP_REGATHER,
+        (6, 6 * 3),
+        |r| {
+            assert_eq!(r["seq"], 16);
+            let mut s = fsdp_scenario(r);
+            apply_peft(&mut s, &r["framework"]["settings"]);
+            s
+        },
+    );
+}

@@ -12,6 +12,8 @@ adapters in each layer's unit), AdamW over the adapters only (needs peft: requir
     python fsdp_run.py --custom-sharded --out cs.json        # fsdp-custom-sharded-cpu-steps.json
     python fsdp_run.py --loss-outside --out lo.json           # fsdp-loss-outside-cpu-steps.json, with
     python fsdp_run.py --loss-outside --root-auto --world-sizes 2 --out lo-auto.json   # appended
+    python fsdp_run.py --lora --seq 16 --world-sizes 2 --out s16.json    # fsdp-root-regather-cpu-steps.json, with
+    python fsdp_run.py --lora --seq 16 --root-auto --world-sizes 2 --out s16-auto.json   # appended
 """
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ from harness import env_versions, measure_region, optimizer_state_bytes, storage
 from tracker import StorageTracker, watch_storage_resize  # noqa: E402
 
 SHAPE = dict(n_layers=4, hidden=256, heads=4, kv_heads=2, ffn=688, vocab=32000, max_positions=2048)
-BATCH, SEQ = 2, 256
+# `--seq` reaches the spawned ranks through the environment (each re-imports this module).
+BATCH, SEQ = 2, int(os.environ.get("FSDP_RUN_SEQ", "256"))
 CASES = [(v, raf, ws, False) for ws in (1, 2) for v in ("fsdp1", "fsdp2") for raf in (True, False)]
 # Mixed precision (param_dtype = reduce_dtype = bfloat16, FP32 shards), world size 2: `--mp`.
 MP_CASES = [(v, raf, 2, True) for v in ("fsdp1", "fsdp2") for raf in (True, False)]
@@ -204,7 +207,10 @@ def main():
                     help="the loss computed after the model's forward, as torchtune and torchtitan do")
     ap.add_argument("--root-auto", action="store_true",
                     help="FSDP2 only: the root's fully_shard without reshard_after_forward")
+    ap.add_argument("--seq", type=int, default=None, help="tokens per sequence (default 256)")
     a = ap.parse_args()
+    if a.seq:
+        os.environ["FSDP_RUN_SEQ"] = str(a.seq)
     recs = []
     table = LORA_CASES if a.lora else MP_CASES if a.mp else CASES
     if a.custom_sharded or a.root_auto:

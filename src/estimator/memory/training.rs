@@ -121,18 +121,32 @@ fn held_until_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> f64 {
     cache + towers
 }
 
-/// With the loss after an FSDP root's forward, the end of that forward (the head's output made,
-/// the loss's saved tensors not yet: `beside` is what else is live there relative to the phase's
-/// saved tensors) holds what FSDP frees before the loss: the transient there, or 0.
-fn end_of_root_forward(c: &Ctx, m: &ResolvedModel, st: Stage, z: &Sizes, beside: f64) -> f64 {
-    super::frameworks::fsdp::at_head(c, m, st)
-        .map_or(0.0, |g| g + act::head_output(c, m, z) + beside)
+/// FSDP's own moments of the forward, as transients relative to the phase's saved tensors
+/// (`saved`, of which `loss` is the loss's): with the loss after the root's forward, the end of
+/// that forward (the head's output made, the loss's tensors not yet; `beside` is what else is live
+/// there), which holds what FSDP frees before the loss; and FSDP2's first all-gather of the root,
+/// before anything is saved. 0 when neither applies.
+fn fsdp_forward_moments(
+    c: &Ctx,
+    m: &ResolvedModel,
+    st: Stage,
+    z: &Sizes,
+    beside: f64,
+    loss: f64,
+    saved: f64,
+) -> f64 {
+    use super::frameworks::fsdp;
+    let head =
+        fsdp::at_head(c, m, st).map_or(0.0, |g| g + act::head_output(c, m, z) + beside - loss);
+    let start = fsdp::forward_start(c, m, st).map_or(0.0, |g| g - saved);
+    head.max(start)
 }
 
 /// The loss's backward transient (`at_loss`, relative to the phase's saved tensors), or, when
-/// larger, the moment after it where an FSDP2 root resharded after forward is all-gathered again:
-/// its all-gather output and unsharded parameters beside the logits' gradient, the loss's saved
-/// tensors (`loss`) freed (measured, `torchtune_fsdp_run.py`).
+/// larger, the moment where an FSDP2 root resharded after forward is all-gathered again: its
+/// all-gather output and unsharded parameters; with the loss after the forward beside the logits'
+/// gradient, the loss's saved tensors (`loss`) freed (measured, `torchtune_fsdp_run.py`), with the
+/// loss inside before its backward, every saved tensor live (measured, `fsdp_run.py --seq 16`).
 fn loss_backward_moment(
     c: &Ctx,
     m: &ResolvedModel,
@@ -141,8 +155,13 @@ fn loss_backward_moment(
     at_loss: f64,
     loss: f64,
 ) -> f64 {
-    super::frameworks::fsdp::root_regathered(c, m, st).map_or(at_loss, |g| {
-        at_loss.max(g + act::head_output(c, m, z) - loss)
+    use super::frameworks::fsdp;
+    fsdp::root_regathered(c, m, st).map_or(at_loss, |g| {
+        if fsdp::loss_after_forward(c) {
+            at_loss.max(g + act::head_output(c, m, z) - loss)
+        } else {
+            at_loss.max(g)
+        }
     })
 }
 
@@ -179,7 +198,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let (cp_fwd, cp_bwd) = super::context_parallel::attention_transients(c, z);
     // FSDP holds fewer units at the loss than in a block (the larger of the two points is charged).
     let (g_loss_fwd, g_loss_bwd) = super::frameworks::fsdp::loss_gathered(c, m, st, p.gathered);
-    let at_head = end_of_root_forward(c, m, st, z, beside - loss);
+    let at_head = fsdp_forward_moments(c, m, st, z, beside, loss, saved);
     let loss_fwd_t = (fwd_t + beside + p.framework.1 + g_loss_fwd).max(at_head);
     phase(
         Phase::Forward,

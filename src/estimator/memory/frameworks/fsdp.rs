@@ -417,7 +417,7 @@ fn staging(c: &Ctx, unit: f64) -> f64 {
 
 /// Whether the loop computes the loss after the root's forward (`implementation.fsdp.loss`;
 /// `Auto`: every profile but Hugging Face's, whose Trainer passes the labels to the model).
-fn loss_after_forward(c: &Ctx) -> bool {
+pub fn loss_after_forward(c: &Ctx) -> bool {
     match c.framework.fsdp.loss {
         LossCall::InModelForward => false,
         LossCall::AfterModelForward => true,
@@ -501,17 +501,34 @@ pub fn at_head(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
 }
 
 /// The gathered bytes when the root's pre-backward all-gathers a root resharded after forward
-/// ([`root_resharded`], with the loss after the forward): its unsharded parameters and, until
-/// their copy-out, its flat all-gather output (none at one rank, where the shards are copied
-/// straight in). Measured under torchtune's `shard_model` at world size 2: the root's 32.8 MB
-/// all-gather output beside its two 16.4 MB unsharded parameters and the logits' gradient.
-/// `None` when the root is not all-gathered there.
+/// ([`root_resharded`]): its unsharded parameters and, until their copy-out, its flat all-gather
+/// output (none at one rank, where the shards are copied straight in). With the loss after the
+/// forward that happens once the loss's backward has made the logits' gradient (measured under
+/// torchtune's `shard_model` at world size 2: the root's 32.8 MB all-gather output beside its two
+/// 16.4 MB unsharded parameters and the gradient's chunks); with the loss inside, before the
+/// loss's backward, every saved tensor still live (measured with 16-token sequences, where it is
+/// the backward's peak). `None` when the root is not all-gathered there.
 pub fn root_regathered(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
-    if !applies(c) || no_shard(c) || !loss_after_forward(c) || !root_resharded(c) {
+    if !applies(c) || no_shard(c) || !root_resharded(c) {
         return None;
     }
     let (_, root) = units(c, m, st, Pass::Backward);
     Some(root + staging2(c, root))
+}
+
+/// The gathered bytes when FSDP2 first all-gathers the root in forward: its unsharded parameters,
+/// and its flat all-gather output, which is freed only at the next unit's wait, after that unit's
+/// all-gather output is allocated (`_fsdp_param_group.py` `wait_for_unshard`: the previous result
+/// is released, then the copy-out): the root twice and one block, before any activation is saved.
+/// Measured with 16-token sequences (FSDP2 over LoRA at world size 2), where it is the forward's
+/// peak. `None` for FSDP1 (its flat parameter is the all-gather output), at one rank, or when the
+/// root holds neither the embedding nor the head.
+pub fn forward_start(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
+    if !applies(c) || c.framework.sharding != Sharding::Fsdp2 || c.dp <= 1.0 {
+        return None;
+    }
+    let (_, root) = units(c, m, st, Pass::Forward);
+    (root > 0.0).then(|| 2.0 * root + unit_bytes(c, m))
 }
 
 /// FSDP2's all-gather output held at the forward's loss: the forward's last one, the last
