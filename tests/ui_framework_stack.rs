@@ -19,9 +19,19 @@ mod window;
 
 /// A training scenario under `profile` in a `height`-point-tall window, the Framework group open.
 fn framework_group(profile: Profile, height: f32) -> Harness<'static, ExplorerApp> {
+    sharded_framework_group(profile, height, |_| {})
+}
+
+/// [`framework_group`] with `more` applied to the scenario (a ZeRO implementation, say).
+fn sharded_framework_group(
+    profile: Profile,
+    height: f32,
+    more: impl FnOnce(&mut Scenario),
+) -> Harness<'static, ExplorerApp> {
     let app = window::app(false, |s| {
         s.mode = Mode::Training;
         s.implementation.profile = profile;
+        more(s);
     });
     let mut h = window::harness(app, (1600.0, height));
     h.get_by_label("Framework").click();
@@ -100,15 +110,11 @@ fn torchtunes_legacy_rms_norm_toggle_reaches_the_estimate() {
 #[test]
 fn deepspeeds_reuse_distance_reaches_the_estimate() {
     use vram_explorer::scenario::{Sharding, ZeroStage};
-    let app = window::app(false, |s| {
-        s.mode = Mode::Training;
+    let mut h = sharded_framework_group(Profile::HuggingFace, 2400.0, |s| {
         s.strategies.zero = ZeroStage::Stage3;
         s.implementation.sharding = Sharding::DeepSpeed;
         s.parallel.dp = 8;
     });
-    let mut h = window::harness(app, (1600.0, 2400.0));
-    h.get_by_label("Framework").click();
-    h.run();
     let before = estimate(h.state().scenario()).memory;
     window::type_into(&mut h, "stage3_max_reuse_distance", "0");
     h.key_press(egui::Key::Enter);
@@ -127,16 +133,11 @@ fn deepspeeds_reuse_distance_reaches_the_estimate() {
 #[test]
 fn fsdp_root_resharding_toggle_reaches_the_estimate() {
     use vram_explorer::scenario::{Sharding, ZeroStage};
-    let app = window::app(false, |s| {
-        s.mode = Mode::Training;
-        s.implementation.profile = Profile::Torchtune;
+    let mut h = sharded_framework_group(Profile::Torchtune, 2400.0, |s| {
         s.strategies.zero = ZeroStage::Stage3;
         s.implementation.sharding = Sharding::Fsdp2;
         s.parallel.dp = 8;
     });
-    let mut h = window::harness(app, (1600.0, 2400.0));
-    h.get_by_label("Framework").click();
-    h.run();
     let before = estimate(h.state().scenario()).memory;
     h.get_by_label("Root resharded after forward").click();
     h.run();

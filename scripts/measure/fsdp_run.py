@@ -25,10 +25,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 
-from harness import env_versions, measure_region, optimizer_state_bytes, storage_bytes  # noqa: E402
+from harness import env_versions, gloo_rank0_records, local_bytes, measure_region, optimizer_state_bytes  # noqa: E402
 from tracker import StorageTracker, watch_storage_resize  # noqa: E402
 
 SHAPE = dict(n_layers=4, hidden=256, heads=4, kv_heads=2, ffn=688, vocab=32000, max_positions=2048)
@@ -41,12 +40,6 @@ MP_CASES = [(v, raf, 2, True) for v in ("fsdp1", "fsdp2") for raf in (True, Fals
 LORA_CASES = [("fsdp2", raf, ws, False) for ws in (1, 2) for raf in (True, False)] + \
     [("fsdp2", raf, 2, True) for raf in (True, False)]
 LORA = dict(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], lora_dropout=0.0)
-
-
-def local_bytes(params) -> int:
-    """Storage bytes of the parameters on this rank (a DTensor's local shard)."""
-    ts = [p._local_tensor if hasattr(p, "_local_tensor") else p for p in params]
-    return storage_bytes(ts)
 
 
 def wrap(model, variant, raf, mp_on=False, lora=False, custom=False, root_auto=False):
@@ -175,20 +168,9 @@ def measure(variant, raf, ws, rank, mp_on=False, lora=False, vocab=None, ckpt=Fa
 
 def worker(rank, ws, port, cases, path, lora=False, vocab=None, ckpt=False, custom=False, loss_outside=False,
            root_auto=False):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(ws))
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=ws)
-    recs = []
-    for variant, raf, mp_on in cases:
-        r = measure(variant, raf, ws, rank, mp_on, lora, vocab, ckpt, custom, loss_outside, root_auto)
-        if rank == 0:
-            s2 = r["train"]["step2"]
-            print(r["name"], f"{s2['peak_total']:,}", s2["phase_peaks"], flush=True)
-            recs.append(r)
-    if rank == 0:
-        with open(path, "w") as f:
-            json.dump(recs, f, indent=1)
-    dist.destroy_process_group()
+    gloo_rank0_records(rank, ws, port, path, [
+        lambda v=v, raf=raf, m=m: measure(v, raf, ws, rank, m, lora, vocab, ckpt, custom, loss_outside, root_auto)
+        for v, raf, m in cases])
 
 
 def main():

@@ -184,3 +184,31 @@ def selected(cases, name, only: str | None):
     """The cases whose name contains one of the comma-separated substrings of `only` (all when None)."""
     return [c for c in cases if not only or any(s in name(c) for s in only.split(","))]
 
+
+def local_bytes(params) -> int:
+    """Storage bytes of the parameters on this rank (a DTensor's local shard)."""
+    ts = [p._local_tensor if hasattr(p, "_local_tensor") else p for p in params]
+    return storage_bytes(ts)
+
+
+def gloo_rank0_records(rank: int, ws: int, port: int, path: str, runs) -> None:
+    """One rank of a CPU process group (gloo, loopback, one thread): runs every measurement in
+    `runs` (callables returning a record) on every rank; rank 0 prints each and writes them to
+    `path` as a JSON list."""
+    import os
+
+    import torch.distributed as dist
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(ws))
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", rank=rank, world_size=ws)
+    recs = []
+    for run in runs:
+        r = run()
+        if rank == 0:
+            s2 = r["train"]["step2"]
+            print(r["name"], f"{s2['peak_total']:,}", s2["phase_peaks"], flush=True)
+            recs.append(r)
+    if rank == 0:
+        with open(path, "w") as f:
+            json.dump(recs, f, indent=1)
+    dist.destroy_process_group()

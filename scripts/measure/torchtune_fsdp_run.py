@@ -13,27 +13,21 @@ QLoRA (NF4 base, torchao) with the 70B / 405B configs' adapters (q, v, output pr
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 
-from harness import env_versions, measure_region, optimizer_state_bytes, storage_bytes, train_step  # noqa: E402
+from harness import (env_versions, gloo_rank0_records, local_bytes, measure_region,  # noqa: E402
+                     optimizer_state_bytes, train_step)
 from torchtune_run import BASE, BATCH, PACKAGES, SEED, build  # noqa: E402
 from tracker import StorageTracker, watch_storage_resize  # noqa: E402
 
 CASES = [dict(method=m, base="bf16", ffn=768, targets=None if m == "full" else "qvo-mlp", recipe_dtype=True)
          for m in ("full", "lora", "qlora")]
-
-
-def local_bytes(params) -> int:
-    ts = [p._local_tensor if hasattr(p, "_local_tensor") else p for p in params]
-    return storage_bytes(ts)
 
 
 def measure(case, ws, rank):
@@ -104,19 +98,7 @@ def measure(case, ws, rank):
 
 
 def worker(rank, ws, port, path):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(ws))
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=ws)
-    recs = []
-    for case in CASES:
-        r = measure(case, ws, rank)
-        if rank == 0:
-            print(r["name"], f"{r['train']['step2']['peak_total']:,}", r["train"]["step2"]["phase_peaks"], flush=True)
-            recs.append(r)
-    if rank == 0:
-        with open(path, "w") as f:
-            json.dump(recs, f, indent=1)
-    dist.destroy_process_group()
+    gloo_rank0_records(rank, ws, port, path, [lambda c=c: measure(c, ws, rank) for c in CASES])
 
 
 def main():
