@@ -128,8 +128,8 @@ fn deepspeeds_reuse_distance_reaches_the_estimate() {
 
 /// FSDP2's "Root resharded after forward" toggle (torch ≥ 2.8 with the root's
 /// `reshard_after_forward=True` explicit): under torchtune, whose loop computes the loss after the
-/// model's forward, it sets `implementation.fsdp.root_reshard_after_forward` and the end of the
-/// forward (the loss) no longer holds the unsharded embedding and head.
+/// model's forward, it sets `implementation.fsdp.root_reshard_after_forward` and the forward's
+/// peak falls: the embedding and head are sharded again at the loss.
 #[test]
 fn fsdp_root_resharding_toggle_reaches_the_estimate() {
     use vram_explorer::scenario::{Sharding, ZeroStage};

@@ -147,23 +147,26 @@ pub struct Fsdp {
     /// the held all-gather output (`_fsdp_state.py` `_post_forward`, every torch since 2.4) and no
     /// pre-backward hook has run during the loss's backward, so nothing is prefetched there
     /// (measured: tests/data/measured/fsdp-loss-outside-cpu-steps.json). Default `Auto`: the
-    /// implementation profile's loop.
+    /// implementation profile's loop, and after the forward for post-training (`LossCall`).
     pub loss: LossCall,
     /// FSDP2's root resharded after its forward: torch ≥ 2.8 when the root's `fully_shard` is
     /// given `reshard_after_forward=True` explicitly (torchtune 0.6.1 `training.shard_model`
     /// does); up to torch 2.7, and when the argument is left out, `_lazy_init` keeps the root
-    /// unsharded (`_fsdp_state.py`: `if self._auto_reshard_after_forward`, added in 2.8). Matters
-    /// only with the loss after the forward ([`LossCall`]), where the embedding and the head are
-    /// then sharded at the loss and all-gathered again by the root's pre-backward. Read with
-    /// FSDP2 and `reshard_after_forward`. Default false.
+    /// unsharded (`_fsdp_state.py`: `if self._auto_reshard_after_forward`, added in 2.8; accelerate
+    /// 1.16.0's `fsdp2_prepare_model` leaves the root's argument out). The embedding and the head
+    /// are then sharded at a loss computed after the forward ([`LossCall`]), and the root's
+    /// pre-backward all-gathers them again, its flat output beside the unsharded parameters: the
+    /// forward's peak can fall and the backward's rise. Read with FSDP2 and
+    /// `reshard_after_forward`. Default false.
     pub root_reshard_after_forward: bool,
 }
 
 /// Where a training loop computes the loss relative to the model's (FSDP's root module's) forward.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LossCall {
-    /// From `implementation.profile`: Hugging Face → `InModelForward`, the others →
-    /// `AfterModelForward`.
+    /// From `implementation.profile` and `post_training`: torchtune, LitGPT and any post-training
+    /// algorithm (log probabilities from the returned logits) → `AfterModelForward`; Hugging Face
+    /// and Megatron-Core → `InModelForward`.
     #[default]
     Auto,
     /// The model's forward computes the loss (Hugging Face `model(input_ids, labels=...)`).

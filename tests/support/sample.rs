@@ -16,6 +16,11 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed)
     }
+    /// A side stream seeded from this one's state, which it does not advance: fields added later
+    /// draw from it, so the main stream (and every seeded sample) stays as before they existed.
+    pub fn side(&self, salt: u64) -> Rng {
+        Rng(self.0 ^ salt)
+    }
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -511,16 +516,19 @@ pub fn scenario(r: &mut Rng) -> Scenario {
             bf16_optimizer_states: r.coin(),
             ..DeepSpeedZero::default()
         }),
-        fsdp: fsdp_loop(Fsdp {
-            reshard_after_forward: r.coin(),
-            reduce_dtype: r.pick(&[
-                ReduceDtype::Default,
-                ReduceDtype::Compute,
-                ReduceDtype::Fp32,
-            ]),
-            custom_sharded_layers: r.coin(),
-            ..Fsdp::default()
-        }),
+        fsdp: fsdp_loop(
+            Fsdp {
+                reshard_after_forward: r.coin(),
+                reduce_dtype: r.pick(&[
+                    ReduceDtype::Default,
+                    ReduceDtype::Compute,
+                    ReduceDtype::Fp32,
+                ]),
+                custom_sharded_layers: r.coin(),
+                ..Fsdp::default()
+            },
+            r.side(0x6c6f_7373_726f_6f74),
+        ),
         loss_parallel: r.coin(),
         auto_tp: r.coin(),
     };
@@ -579,13 +587,9 @@ pub fn scenario(r: &mut Rng) -> Scenario {
     s
 }
 
-/// Where the loop computes the loss and whether the root reshards, drawn from a side stream seeded
-/// from values already drawn: the main stream stays as before these fields existed.
-fn fsdp_loop(f: Fsdp) -> Fsdp {
-    let seed = u64::from(f.reshard_after_forward)
-        | u64::from(f.custom_sharded_layers) << 1
-        | (f.reduce_dtype as u64) << 2;
-    let mut r = Rng::new(seed ^ 0x6c6f_7373_726f_6f74);
+/// Where the loop computes the loss and whether the root reshards, drawn from a side stream (`r`):
+/// the main stream stays as before these fields existed.
+fn fsdp_loop(f: Fsdp, mut r: Rng) -> Fsdp {
     Fsdp {
         loss: r.pick(&[
             LossCall::Auto,

@@ -71,7 +71,8 @@ const LOSS_CALL: [Choice<LossCall>; 3] = [
     opt(
         LossCall::Auto,
         "Auto (profile)",
-        "Hugging Face: inside the model's forward; torchtune, LitGPT, Megatron: after it.",
+        "torchtune, LitGPT and post-training (DPO, GRPO, PPO): after the forward; Hugging Face \
+         and Megatron: inside it.",
     ),
     opt(
         LossCall::InModelForward,
@@ -135,12 +136,12 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         deepspeed(ui, &mut i.deepspeed);
     }
     if matches!(i.sharding, Sharding::Fsdp1 | Sharding::Fsdp2) {
-        fsdp(ui, &mut i.fsdp);
+        fsdp(ui, &mut i.fsdp, i.sharding == Sharding::Fsdp2);
     }
 }
 
 /// FSDP's options (`implementation.fsdp`).
-fn fsdp(ui: &mut Ui, f: &mut crate::scenario::Fsdp) {
+fn fsdp(ui: &mut Ui, f: &mut crate::scenario::Fsdp, fsdp2: bool) {
     toggle(
         ui,
         &mut f.reshard_after_forward,
@@ -174,15 +175,19 @@ fn fsdp(ui: &mut Ui, f: &mut crate::scenario::Fsdp) {
          held all-gather output at the loss and prefetches nothing in the loss's backward \
          (measured on CPU). Auto follows the implementation profile.",
     );
-    toggle(
-        ui,
-        &mut f.root_reshard_after_forward,
-        "Root resharded after forward",
-        "FSDP2, torch ≥ 2.8: the root's fully_shard given reshard_after_forward=True \
-         explicitly (torchtune's shard_model does) shards the embedding and head again when \
-         the model's forward returns; up to torch 2.7 the root stays unsharded. Frees them at \
-         a loss computed after the forward.",
-    );
+    // FSDP1 never reshards its root; without resharding nothing is.
+    if fsdp2 && f.reshard_after_forward {
+        toggle(
+            ui,
+            &mut f.root_reshard_after_forward,
+            "Root resharded after forward",
+            "torch ≥ 2.8: the root's fully_shard given reshard_after_forward=True explicitly \
+             (torchtune's shard_model does; accelerate does not) shards the embedding and head \
+             again when the model's forward returns; up to torch 2.7 the root stays unsharded. \
+             Frees them at a loss computed after the forward; the backward all-gathers them \
+             again, which can raise its peak.",
+        );
+    }
 }
 
 /// `implementation.deepspeed`'s switches (docs/frameworks/deepspeed.md).

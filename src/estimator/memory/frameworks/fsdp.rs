@@ -13,7 +13,7 @@ use super::super::training::{Parts, Stage};
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::lora;
 use crate::estimator::{Component, Diagnostic, Diagnostics, Phase, PhasePeaks};
-use crate::scenario::{LossCall, Profile, ReduceDtype, Sharding, ZeroStage};
+use crate::scenario::{LossCall, Profile, ReduceDtype, RlAlgorithm, Sharding, ZeroStage};
 
 /// Whether FSDP shards this step: `sharding` is FSDP1 or FSDP2 and `strategies.zero` is stage 3
 /// (FSDP always shards parameters, gradients and optimizer states; stages 1–2 keep the generic
@@ -416,12 +416,17 @@ fn staging(c: &Ctx, unit: f64) -> f64 {
 }
 
 /// Whether the loop computes the loss after the root's forward (`implementation.fsdp.loss`;
-/// `Auto`: every profile but Hugging Face's, whose Trainer passes the labels to the model).
+/// `Auto`: torchtune's and LitGPT's recipes and the post-training trainers, which compute log
+/// probabilities from the returned logits (TRL's DPO and GRPO, verl's actor); the Hugging Face
+/// Trainer and Megatron-Core's `GPTModel` compute it in the forward from the labels).
 pub fn loss_after_forward(c: &Ctx) -> bool {
     match c.framework.fsdp.loss {
         LossCall::InModelForward => false,
         LossCall::AfterModelForward => true,
-        LossCall::Auto => c.framework.profile != Profile::HuggingFace,
+        LossCall::Auto => {
+            matches!(c.framework.profile, Profile::Torchtune | Profile::LitGpt)
+                || c.post.algorithm != RlAlgorithm::Off
+        }
     }
 }
 
@@ -483,7 +488,7 @@ pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
 /// forward (the root, the blocks kept without resharding, FSDP2's held all-gather output). `None`
 /// when the loss runs inside the forward (that moment is the loss's) or FSDP does not apply.
 pub fn at_head(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
-    if !applies(c) || no_shard(c) || !loss_after_forward(c) {
+    if !st.last || !applies(c) || no_shard(c) || !loss_after_forward(c) {
         return None;
     }
     let (_, root) = units(c, m, st, Pass::Backward);
@@ -521,14 +526,20 @@ pub fn root_regathered(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
 /// all-gather output is allocated (`_fsdp_param_group.py` `wait_for_unshard`: the previous result
 /// is released, then the copy-out): the root twice and one block, before any activation is saved.
 /// Measured with 16-token sequences (FSDP2 over LoRA at world size 2), where it is the forward's
-/// peak. `None` for FSDP1 (its flat parameter is the all-gather output), at one rank, or when the
-/// root holds neither the embedding nor the head.
+/// peak. With `custom_sharded_layers` the first unit gathered is the embedding's (the root keeps
+/// only the final norm), so the embedding counts twice instead. `None` for FSDP1 (its flat
+/// parameter is the all-gather output), at one rank, or when the first unit holds neither the
+/// embedding nor the head (a middle pipeline stage).
 pub fn forward_start(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
     if !applies(c) || c.framework.sharding != Sharding::Fsdp2 || c.dp <= 1.0 {
         return None;
     }
-    let (_, root) = units(c, m, st, Pass::Forward);
-    (root > 0.0).then(|| 2.0 * root + unit_bytes(c, m))
+    let first = if edge_units(c, m) {
+        edge_bytes(c, m, st).0
+    } else {
+        units(c, m, st, Pass::Forward).1
+    };
+    (first > 0.0).then(|| 2.0 * first + unit_bytes(c, m))
 }
 
 /// FSDP2's all-gather output held at the forward's loss: the forward's last one, the last
