@@ -184,9 +184,16 @@ fn parse_file(text: &str, t: &mut Types) {
 
 /// The type behind `Option<T>`.
 fn inner(ty: &str) -> &str {
-    ty.strip_prefix("Option<")
+    let ty = ty
+        .strip_prefix("Option<")
         .and_then(|r| r.strip_suffix('>'))
-        .unwrap_or(ty)
+        .unwrap_or(ty);
+    // `super::Fsdp` names the struct `Fsdp` (the parsed files are one module's children).
+    if ty.contains('<') {
+        ty
+    } else {
+        ty.rsplit("::").next().unwrap_or(ty)
+    }
 }
 
 /// Dotted path → (type, doc) by walking the struct tree from `Scenario`; enums wrapping a struct
@@ -285,6 +292,7 @@ fn generate() -> String {
         "src/scenario/gpu.rs",
         "src/scenario/implementation.rs",
         "src/scenario/framework_hf.rs",
+        "src/scenario/framework_stack.rs",
         "src/scenario/inference_features.rs",
         "src/scenario/input.rs",
         "src/scenario/model.rs",
