@@ -304,9 +304,8 @@ pub fn choice<T: Copy + PartialEq>(
 pub fn log10_marks(gap: f32) -> impl Fn(GridInput) -> Vec<GridMark> {
     move |input: GridInput| {
         let (lo, hi) = input.bounds;
-        // `base_step_size` is egui_plot's smallest grid spacing, 8 points (`charts::GRID_MIN_POINTS`),
-        // in plot units.
-        let decades_per_point = input.base_step_size / 8.0;
+        // `base_step_size` is egui_plot's smallest grid spacing in plot units.
+        let decades_per_point = input.base_step_size / crate::ui::charts::GRID_MIN_POINTS;
         let min_gap = decades_per_point * f64::from(gap);
         if !(lo.is_finite() && hi.is_finite() && hi > lo && min_gap.is_finite()) {
             return Vec::new();

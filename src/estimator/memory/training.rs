@@ -198,8 +198,8 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let (cp_fwd, cp_bwd) = super::context_parallel::attention_transients(c, z);
     // FSDP holds fewer units at the loss than in a block (the larger of the two points is charged).
     let (g_loss_fwd, g_loss_bwd) = super::frameworks::fsdp::loss_gathered(c, m, st, p.gathered);
-    let at_head = fsdp_forward_moments(c, m, st, z, beside, loss, saved);
-    let loss_fwd_t = (fwd_t + beside + p.framework.1 + g_loss_fwd).max(at_head);
+    let fsdp_fwd = fsdp_forward_moments(c, m, st, z, beside, loss, saved);
+    let loss_fwd_t = (fwd_t + beside + p.framework.1 + g_loss_fwd).max(fsdp_fwd);
     phase(
         Phase::Forward,
         g_fwd,

@@ -53,7 +53,7 @@ pub const LABEL_GAP: f32 = 1.5;
 
 /// egui_plot's default smallest grid spacing (points): `GridInput::base_step_size` is this many
 /// points in plot units (egui_plot 0.38, `plot.rs`, `grid_spacing: Rangef::new(8.0, 300.0)`).
-const GRID_MIN_POINTS: f64 = 8.0;
+pub(crate) const GRID_MIN_POINTS: f64 = 8.0;
 
 /// Grid marks for a linear axis whose labels stay readable at any font size: at the smallest step
 /// of 1, 2, 2.5 or 5 × 10^k that puts two marks at least `gap` points apart (egui_plot's own

@@ -447,7 +447,9 @@ fn root_resharded(c: &Ctx) -> bool {
 /// root, torch 2.4 to 2.15) and, with [`root_resharded`], the root's parameters; the loss's
 /// backward runs before any pre-backward hook (they are on the model's outputs), so nothing is
 /// prefetched (measured, `fsdp_run.py --loss-outside`). The end of the root's forward is then a
-/// moment of its own: [`at_head`]. With `reshard_after_forward` no block is
+/// moment of its own: [`at_head`]. A pipeline stage without the head is treated so too: its
+/// forward ends at its root's post-forward (derived from the same lines, not measured). With
+/// `reshard_after_forward` no block is
 /// unsharded at the forward's loss (FSDP2 still holds its last all-gather buffer), and at the loss
 /// backward only the last block, prefetched by the root's pre-backward (FSDP1 `BACKWARD_PRE`,
 /// FSDP2's backward prefetch; at one rank FSDP2's prefetch gathers nothing). Without it every
@@ -461,13 +463,10 @@ pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
     }
     let (_, root) = units(c, m, st, Pass::Backward);
     let unit = unit_bytes(c, m);
-    if loss_after_forward(c) {
+    // A stage without the head ends its forward where the root post-forward frees the held output.
+    if loss_after_forward(c) || !st.last {
         let root = if root_resharded(c) { 0.0 } else { root };
-        let blocks = if c.framework.fsdp.reshard_after_forward {
-            0.0
-        } else {
-            st.layers * unit
-        };
+        let blocks = kept_blocks(c, st) * unit;
         return Some((root + blocks, root + blocks));
     }
     let held = held_at_loss(c, m, st, unit);
@@ -475,12 +474,14 @@ pub fn at_loss(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<(f64, f64)> {
         // The root's pre-backward prefetches the next unit, the head, not a block.
         return Some((held, prefetches(c) * edge_bytes(c, m, st).1));
     }
-    let (fwd, bwd) = if c.framework.fsdp.reshard_after_forward {
-        (0.0, prefetches(c).min(st.layers))
+    let kept = kept_blocks(c, st);
+    // With resharding, the loss's backward holds the block the root's pre-backward prefetched.
+    let bwd = if c.framework.fsdp.reshard_after_forward {
+        prefetches(c).min(st.layers)
     } else {
-        (st.layers, st.layers)
+        kept
     };
-    Some((root + fwd * unit + held, root + bwd * unit))
+    Some((root + kept * unit + held, root + bwd * unit))
 }
 
 /// The gathered bytes at the end of the root's forward, the head's output just made, when the loss
@@ -497,12 +498,17 @@ pub fn at_head(c: &Ctx, m: &ResolvedModel, st: Stage) -> Option<f64> {
     if own_units(c, m) {
         return Some(held);
     }
-    let blocks = if c.framework.fsdp.reshard_after_forward {
+    Some(root + kept_blocks(c, st) * unit + held)
+}
+
+/// Blocks kept unsharded once every block has run its forward: none with
+/// `reshard_after_forward`, all of the stage's without it.
+fn kept_blocks(c: &Ctx, st: Stage) -> f64 {
+    if c.framework.fsdp.reshard_after_forward {
         0.0
     } else {
         st.layers
-    };
-    Some(root + blocks * unit + held)
+    }
 }
 
 /// The gathered bytes when the root's pre-backward all-gathers a root resharded after forward
