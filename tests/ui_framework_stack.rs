@@ -12,7 +12,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use vram_explorer::app::ExplorerApp;
 use vram_explorer::estimator::{Component, MemoryEstimate, Phase, estimate};
-use vram_explorer::scenario::{Mode, Profile, Scenario};
+use vram_explorer::scenario::{Mode, Profile, Scenario, Sharding, ZeroStage};
 
 #[path = "support/window.rs"]
 mod window;
@@ -104,17 +104,27 @@ fn torchtunes_legacy_rms_norm_toggle_reaches_the_estimate() {
     assert!(forward_saved(&after) < forward_saved(&before));
 }
 
+/// Llama-3-8B training under `profile`, ZeRO-3 through `sharding` over 8 GPUs, the Framework
+/// group open.
+fn zero3_over_eight(profile: Profile, sharding: Sharding) -> Harness<'static, ExplorerApp> {
+    sharded_framework_group(profile, 2400.0, |s| {
+        s.strategies.zero = ZeroStage::Stage3;
+        s.implementation.sharding = sharding;
+        s.parallel.dp = 8;
+    })
+}
+
+/// One phase's bytes.
+fn phase_total(m: &MemoryEstimate, ph: Phase) -> f64 {
+    m.phases.get(ph).unwrap().total().get()
+}
+
 /// DeepSpeed's stage-3 reuse distance is set in the Framework group: typing 0 into
 /// "stage3_max_reuse_distance" releases every parameter after use, so Llama-3-8B at DP 8 no longer
 /// keeps its head gathered from forward to backward and the backward holds less.
 #[test]
 fn deepspeeds_reuse_distance_reaches_the_estimate() {
-    use vram_explorer::scenario::{Sharding, ZeroStage};
-    let mut h = sharded_framework_group(Profile::HuggingFace, 2400.0, |s| {
-        s.strategies.zero = ZeroStage::Stage3;
-        s.implementation.sharding = Sharding::DeepSpeed;
-        s.parallel.dp = 8;
-    });
+    let mut h = zero3_over_eight(Profile::HuggingFace, Sharding::DeepSpeed);
     let before = estimate(h.state().scenario()).memory;
     window::type_into(&mut h, "stage3_max_reuse_distance", "0");
     h.key_press(egui::Key::Enter);
@@ -122,8 +132,7 @@ fn deepspeeds_reuse_distance_reaches_the_estimate() {
     let s = h.state().scenario().clone();
     assert_eq!(s.implementation.deepspeed.stage3_max_reuse_distance, 0.0);
     let after = estimate(&s).memory;
-    let backward = |m: &MemoryEstimate| m.phases.get(Phase::Backward).unwrap().total().get();
-    assert!(backward(&after) < backward(&before));
+    assert!(phase_total(&after, Phase::Backward) < phase_total(&before, Phase::Backward));
 }
 
 /// FSDP2's "Root resharded after forward" toggle (torch ≥ 2.8 with the root's
@@ -132,18 +141,12 @@ fn deepspeeds_reuse_distance_reaches_the_estimate() {
 /// peak falls: the embedding and head are sharded again at the loss.
 #[test]
 fn fsdp_root_resharding_toggle_reaches_the_estimate() {
-    use vram_explorer::scenario::{Sharding, ZeroStage};
-    let mut h = sharded_framework_group(Profile::Torchtune, 2400.0, |s| {
-        s.strategies.zero = ZeroStage::Stage3;
-        s.implementation.sharding = Sharding::Fsdp2;
-        s.parallel.dp = 8;
-    });
+    let mut h = zero3_over_eight(Profile::Torchtune, Sharding::Fsdp2);
     let before = estimate(h.state().scenario()).memory;
     h.get_by_label("Root resharded after forward").click();
     h.run();
     let s = h.state().scenario().clone();
     assert!(s.implementation.fsdp.root_reshard_after_forward);
     let after = estimate(&s).memory;
-    let at_loss = |m: &MemoryEstimate| m.phases.get(Phase::Forward).unwrap().total().get();
-    assert!(at_loss(&after) < at_loss(&before));
+    assert!(phase_total(&after, Phase::Forward) < phase_total(&before, Phase::Forward));
 }
