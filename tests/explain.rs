@@ -174,3 +174,43 @@ fn explanations_use_the_hybrid_shard_divisor() {
         );
     }
 }
+
+/// torchtune's activation offloading keeps one layer's saved tensors on the GPU: the explanation
+/// names one checkpointed input (e·b·s·h), as the estimate counts, not one per layer with the
+/// rest filed under "stage extras".
+#[test]
+fn activation_offloading_explains_one_layer_on_the_gpu() {
+    use vram_explorer::scenario::{Checkpointing, Dtype, Mode, PrecisionMode, Profile, Scenario};
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    s.precision.mode = PrecisionMode::Uniform;
+    s.precision.compute = Dtype::Bf16;
+    s.strategies.checkpointing = Checkpointing::Full;
+    s.implementation.profile = Profile::Torchtune;
+    // Long enough that the peak is at the loss, where the saved activations are live.
+    s.workload.micro_batch = 4;
+    s.workload.seq_len = 32_768;
+    let t = &s.model.transformer;
+    let input = 2.0
+        * f64::from(s.workload.micro_batch)
+        * f64::from(s.workload.seq_len)
+        * f64::from(t.hidden);
+    let layers = t.layers;
+    let term = |s: &Scenario| {
+        let x = explain(s, &estimate(s), Component::Activations);
+        x.terms
+            .iter()
+            .find(|(name, _)| name.contains("checkpointed layer input"))
+            .map(|(name, b)| (name.clone(), b.get()))
+            .unwrap_or_else(|| panic!("no checkpointed-input term: {:?}", x.terms))
+    };
+    let (name, bytes) = term(&s);
+    assert!(name.starts_with(&format!("{layers} ×")), "{name}");
+    assert!(close(bytes, f64::from(layers) * input), "{name}: {bytes}");
+    s.implementation.torchtune.activation_offloading = true;
+    let (name, bytes) = term(&s);
+    assert!(name.starts_with("1 ×"), "{name}");
+    assert!(close(bytes, input), "{name}: {bytes} vs {input}");
+}

@@ -252,26 +252,22 @@ pub(super) fn activations(c: &Ctx, m: &ResolvedModel, e: &Estimate, st: &Stage) 
         format!("L_stage × in flight × (attention + MLP + norms + masks) per layer, {profile}");
     let mut lead = format!("L_stage = {l}, micro-batches in flight = {}", fmt_sig(f));
     if c.profile == Profile::Megatron {
-        formula
-            .push_str("; Table 2 per layer: s·b·h·(34 + 5as/h) bytes (t = 1, 16-bit, MHA, GeLU)");
-        let (h, a) = (f64::from(m.hidden), f64::from(m.heads));
-        let closed = c.s * c.b * h * (34.0 + 5.0 * a * c.s / h.max(1.0));
-        lead.push_str(&format!(
-            "; s·b·h·(34 + 5as/h) = {}·{}·{}·(34 + 5·{}·{}/{}) = {} per layer",
-            c.s,
-            c.b,
-            h,
-            a,
-            c.s,
-            h,
-            show(Bytes(closed))
-        ));
+        korthikanti_closed_form(c, m, &mut formula, &mut lead);
     }
     let p = &e.memory.per_layer;
+    // torchtune's activation offloading keeps one layer's saved tensors on the GPU
+    // (`memory::frameworks::on_device`).
+    let kept = crate::estimator::memory::frameworks::on_device(c, l, l);
+    if kept < l {
+        formula.push_str(
+            "; torchtune's activation offloading moves every saved tensor to the host and keeps \
+             one layer's on the GPU (torchtune/training/_activation_offloading.py)",
+        );
+    }
     let terms = match c.checkpointing {
         Checkpointing::None => {
-            let k = l * f;
-            let t = |what: &str, b: Bytes| (format!("{l} × {} × {what}", fmt_sig(f)), b * k);
+            let k = kept * f;
+            let t = |what: &str, b: Bytes| (format!("{kept} × {} × {what}", fmt_sig(f)), b * k);
             vec![
                 t("attention", p.attention_activations),
                 t("MLP", p.mlp_activations),
@@ -294,7 +290,9 @@ pub(super) fn activations(c: &Ctx, m: &ResolvedModel, e: &Estimate, st: &Stage) 
             );
             Vec::new()
         }
-        Checkpointing::Full | Checkpointing::EveryK => checkpointed_inputs(c, m, st, &mut formula),
+        Checkpointing::Full | Checkpointing::EveryK => {
+            checkpointed_inputs(c, m, st, kept / l.max(1.0), &mut formula)
+        }
     };
     Parts {
         formula,
@@ -312,11 +310,29 @@ pub(super) fn activations(c: &Ctx, m: &ResolvedModel, e: &Estimate, st: &Stage) 
     }
 }
 
+/// Megatron's per-layer closed form, Korthikanti et al. 2022 Table 2, filled with the scenario.
+fn korthikanti_closed_form(c: &Ctx, m: &ResolvedModel, formula: &mut String, lead: &mut String) {
+    formula.push_str("; Table 2 per layer: s·b·h·(34 + 5as/h) bytes (t = 1, 16-bit, MHA, GeLU)");
+    let (h, a) = (f64::from(m.hidden), f64::from(m.heads));
+    let closed = c.s * c.b * h * (34.0 + 5.0 * a * c.s / h.max(1.0));
+    lead.push_str(&format!(
+        "; s·b·h·(34 + 5as/h) = {}·{}·{}·(34 + 5·{}·{}/{}) = {} per layer",
+        c.s,
+        c.b,
+        h,
+        a,
+        c.s,
+        h,
+        show(Bytes(closed))
+    ));
+}
+
 /// Full or every-k checkpointing: the saved layer inputs, e·b·s·h each (Chen et al. 2016 §4.3).
 fn checkpointed_inputs(
     c: &Ctx,
     m: &ResolvedModel,
     st: &Stage,
+    on_device: f64,
     formula: &mut String,
 ) -> Vec<(String, Bytes)> {
     let z = act::sizes(c, m, c.b, c.s);
@@ -331,7 +347,7 @@ fn checkpointed_inputs(
         st.layers
     } else {
         (st.layers / c.checkpoint_every.min(st.layers.max(1.0))).ceil()
-    };
+    } * on_device;
     formula.push_str(
         "; checkpointing keeps only each checkpointed layer's input, e·b·s·h, and recomputes \
          the layer in backward (Chen et al. 2016 §4.3)",
