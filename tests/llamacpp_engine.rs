@@ -568,3 +568,26 @@ fn a_cpu_build_prefills_at_the_hosts_rate() {
     let gpu_ttft = estimate(&gpu).performance.throughput.ttft_s;
     assert!(gpu_ttft * 4.0 < ttft, "{gpu_ttft} vs {ttft}");
 }
+
+/// ggml allocates llama.cpp's buffers at their exact sizes (no caching allocator): the reserve is
+/// the library workspace whatever `allocator_reserve_fraction` says, while the same model served
+/// through PyTorch keeps the fraction.
+#[test]
+fn llama_cpp_has_no_caching_allocator_share() {
+    use vram_explorer::estimator::Component;
+    let s = llama8b(GgufFileType::Q4KM, LlamaCpp::default());
+    assert!(s.overheads.allocator_reserve_fraction > 0.0);
+    let workspace = s.overheads.workspace_mib * 1_048_576.0;
+    let m = estimate(&s).memory;
+    assert_eq!(m.peak.get(Component::AllocatorReserve).get(), workspace);
+    assert_eq!(m.reserved_peak().get(), m.tensor_peak.get() + workspace);
+    let mut torch = s.clone();
+    torch.inference.engine = None;
+    let t = estimate(&torch).memory;
+    let share = t.peak.get(Component::AllocatorReserve).get() - workspace;
+    assert!(
+        (share - 0.05 * t.tensor_peak.get()).abs() < 1.0,
+        "{share} vs {}",
+        t.tensor_peak.get()
+    );
+}

@@ -235,12 +235,16 @@ fn memory(out: &mut String, est: &Estimate, unit: MemoryUnit) {
     row(out, "Capacity", mem.capacity, unit);
     row(out, "Headroom", mem.headroom, unit);
     let verdict = if mem.fits { "yes" } else { "NO" };
-    let _ = writeln!(
-        out,
-        "  Fits: {verdict}  (tensor peak is what torch.cuda.max_memory_allocated shows; reserved peak \
-         adds the allocator reserve, as max_memory_reserved shows; GPU total adds the CUDA context and \
-         NCCL's buffers, as nvidia-smi shows)"
-    );
+    let statistics = if est.llamacpp.is_some() {
+        "tensor peak is the sum of the model, KV cache and compute buffers llama.cpp prints; \
+         ggml allocates them at their exact sizes, so the reserve is the library workspace alone; \
+         GPU total adds the CUDA context, as nvidia-smi shows"
+    } else {
+        "tensor peak is what torch.cuda.max_memory_allocated shows; reserved peak adds the \
+         allocator reserve, as max_memory_reserved shows; GPU total adds the CUDA context and \
+         NCCL's buffers, as nvidia-smi shows"
+    };
+    let _ = writeln!(out, "  Fits: {verdict}  ({statistics})");
     let phases: Vec<String> = Phase::ALL
         .iter()
         .filter_map(|p| {

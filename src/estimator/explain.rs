@@ -264,7 +264,7 @@ fn context(s: &Scenario, value: Bytes) -> Parts {
 
 fn reserve(s: &Scenario, e: &Estimate, (c, m, st): (&Ctx, &ResolvedModel, &Stage)) -> Parts {
     let o = &s.overheads;
-    let f = o.allocator_reserve_fraction;
+    let f = crate::estimator::memory::reserve_fraction(s);
     let ws = o.workspace_mib * MIB;
     let tp = e.memory.tensor_peak;
     let pools =
@@ -288,8 +288,18 @@ fn reserve(s: &Scenario, e: &Estimate, (c, m, st): (&Ctx, &ResolvedModel, &Stage
             .to_owned(),
         lead: format!("{} × {} + {} MiB", fmt_sig(f), show(tp), fmt_sig(ws / MIB)),
         terms,
-        source: "docs/model.md §8 (HF model_memory_anatomy.md; ZeRO §3.2 on fragmentation)",
-        assumption: "5 % of the tensor peak is an assumption; deep eager runs at large batch reserve ≈ 20 %.",
+        source: if s.runs_on_llamacpp() {
+            "ggml allocates each llama.cpp buffer at its exact size (docs/engines/llamacpp.md §9)"
+        } else {
+            "docs/model.md §8 (HF model_memory_anatomy.md; ZeRO §3.2 on fragmentation)"
+        },
+        assumption: if s.runs_on_llamacpp() {
+            "llama.cpp has no caching allocator: overheads.allocator_reserve_fraction does not \
+             apply. The workspace stands for cuBLAS's; ggml-cuda's pool of temporaries (quantized \
+             activations, dequantized weights on the cuBLAS path) is not modelled."
+        } else {
+            "5 % of the tensor peak is an assumption; deep eager runs at large batch reserve ≈ 20 %."
+        },
         rest: "not attributed",
     }
 }

@@ -266,9 +266,8 @@ fn stage_total(
     context: Bytes,
 ) -> Option<Breakdown> {
     let (_, mut b) = phases.peak()?;
-    let o = &sc.overheads;
     let pools = frameworks::fsdp::stream_pools(c, m, phases, st);
-    let reserve = reserve_bytes(o, b.tensor_total().get(), pools);
+    let reserve = stage_reserve(sc, b.tensor_total().get(), pools);
     b.set(Component::NcclBuffers, Bytes(nccl::bytes(sc, c)));
     b.set(Component::CudaContext, context);
     b.set(Component::AllocatorReserve, Bytes(reserve));
@@ -524,6 +523,23 @@ pub fn reserve_bytes(o: &crate::scenario::Overheads, tensor_peak: f64, pools: f6
     o.allocator_reserve_fraction * tensor_peak + o.workspace_mib * MIB + pools
 }
 
+/// The share of the tensor peak the caching allocator rounds and fragments away: the scenario's
+/// assumption under PyTorch; none under llama.cpp, whose ggml backend allocates each buffer at its
+/// exact size with `cudaMalloc` (`ggml/src/ggml-cuda/ggml-cuda.cu` at 0c1e57098,
+/// `ggml_backend_cuda_buffer_type_alloc_buffer` → `ggml_cuda_device_malloc`; docs/engines/llamacpp.md §9).
+pub fn reserve_fraction(sc: &Scenario) -> f64 {
+    if sc.runs_on_llamacpp() {
+        0.0
+    } else {
+        sc.overheads.allocator_reserve_fraction
+    }
+}
+
+/// [`reserve_bytes`] with the scenario's runtime rule ([`reserve_fraction`]).
+fn stage_reserve(sc: &Scenario, tensor_peak: f64, pools: f64) -> f64 {
+    reserve_fraction(sc) * tensor_peak + reserve_bytes(&sc.overheads, 0.0, pools)
+}
+
 fn finish(
     sc: &Scenario,
     m: &ResolvedModel,
@@ -547,7 +563,7 @@ fn finish(
     let pools = place.map_or(0.0, |p| {
         frameworks::fsdp::stream_pools(c, m, phases, place_stage(c, p))
     });
-    let reserve = on_gpu(reserve_bytes(o, tensor_peak.get(), pools));
+    let reserve = on_gpu(stage_reserve(sc, tensor_peak.get(), pools));
     peak.set(Component::NcclBuffers, on_gpu(nccl::bytes(sc, c)));
     peak.set(Component::CudaContext, context);
     peak.set(Component::AllocatorReserve, reserve);

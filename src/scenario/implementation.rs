@@ -149,7 +149,8 @@ pub struct Overheads {
     pub cuda_kernels_mib: f64,
     /// Caching-allocator rounding and fragmentation reserve, as a fraction of peak tensor bytes.
     /// An assumption (no source measures it generally; ZeRO §3.2 reports OOM with >30 % free in
-    /// extreme cases). Valid: [0, 1].
+    /// extreme cases). Valid: [0, 1]. Not applied under llama.cpp, whose ggml backend allocates
+    /// each buffer at its exact size (docs/engines/llamacpp.md §9).
     pub allocator_reserve_fraction: f64,
     /// cuBLAS/cuDNN workspaces, MiB.
     pub workspace_mib: f64,

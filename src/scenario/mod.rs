@@ -160,6 +160,16 @@ impl Scenario {
                 .is_some_and(|e| e.budgets_at_startup())
     }
 
+    /// An inference scenario served by llama.cpp: ggml allocates its buffers at their exact sizes,
+    /// outside PyTorch's caching allocator.
+    pub fn runs_on_llamacpp(&self) -> bool {
+        self.mode == Mode::Inference
+            && self
+                .inference
+                .engine
+                .is_some_and(|e| e.llamacpp().is_some())
+    }
+
     /// An inference scenario on a llama.cpp CPU build (`-dev none`): no GPU is used at all.
     pub fn runs_on_cpu_only(&self) -> bool {
         self.mode == Mode::Inference && self.inference.engine.is_some_and(|e| e.cpu_only())

@@ -71,13 +71,22 @@ fn single(ui: &mut Ui, prefs: &Prefs, col: &Column<'_>) {
             ui.add_space(12.0);
         }
         ui.vertical(|ui| {
-            ui.label(RichText::new(peak_text(prefs, col.estimate)).strong())
-                .on_hover_text(format!(
+            let statistics = if col.estimate.llamacpp.is_some() {
+                format!(
+                    "Buffers at the peak: {} (the model, KV cache and compute buffers llama.cpp prints; ggml allocates them at their exact sizes).\nWhat nvidia-smi would show: {} (with the CUDA context and the library workspace).",
+                    u.format(m.tensor_peak),
+                    u.format(m.gpu_total)
+                )
+            } else {
+                format!(
                     "Tensors at the peak: {} (comparable to torch.cuda.max_memory_allocated).\nWith the allocator's reserve: {} (comparable to torch.cuda.max_memory_reserved).\nWhat nvidia-smi would show: {}.",
                     u.format(m.tensor_peak),
                     u.format(m.reserved_peak()),
                     u.format(m.gpu_total)
-                ));
+                )
+            };
+            ui.label(RichText::new(peak_text(prefs, col.estimate)).strong())
+                .on_hover_text(statistics);
             let headroom = if host_only(col.estimate).is_some() {
                 "No GPU used (llama.cpp -dev none)".to_owned()
             } else {

@@ -196,7 +196,7 @@ fn request_kv(
     draft_kv: f64,
 ) -> f64 {
     let tokens = sv::request_own_tokens(s, x, request_tokens(s, length + x.lookahead));
-    x.request_kv(tokens, cache, draft_kv) * (1.0 + s.overheads.allocator_reserve_fraction)
+    x.request_kv(tokens, cache, draft_kv) * (1.0 + crate::estimator::memory::reserve_fraction(s))
 }
 
 /// Weight bytes one forward reads on one GPU as stored and with autocast's re-cast (read FP32,
