@@ -8,6 +8,9 @@
     reason = "a test or benchmark fails by panicking; table-driven tests run long"
 )]
 
+#[path = "support/sample.rs"]
+mod sample;
+
 use vram_explorer::estimator::explain::{explain, per_layer};
 use vram_explorer::estimator::{Component, estimate};
 use vram_explorer::presets;
@@ -213,4 +216,44 @@ fn activation_offloading_explains_one_layer_on_the_gpu() {
     let (name, bytes) = term(&s);
     assert!(name.starts_with("1 ×"), "{name}");
     assert!(close(bytes, input), "{name}: {bytes} vs {input}");
+}
+
+/// An inference scenario's weights, KV cache and allocator reserve are explained by what the
+/// estimate holds: the named terms are the figure, with no negative "not live" remainder taking
+/// back bytes they named — a draft model's weights beside a CNN, the requests' KV where vLLM or
+/// SGLang hold their pool, K and V of an encoder, a closed form beside a latent cache, FSDP's pools
+/// under SGLang (each seen on random scenarios before it was fixed).
+#[test]
+fn inference_explanations_name_only_what_is_held() {
+    use vram_explorer::scenario::Mode;
+    let mut r = sample::Rng::new(0x0E_4A1A);
+    let mut seen = 0;
+    for _ in 0..4000 {
+        let s = sample::scenario(&mut r);
+        if s.mode != Mode::Inference {
+            continue;
+        }
+        seen += 1;
+        let e = estimate(&s);
+        for c in [
+            Component::Weights,
+            Component::KvCache,
+            Component::AllocatorReserve,
+        ] {
+            let x = explain(&s, &e, c);
+            let v = x.value.get();
+            let taken: f64 = x
+                .terms
+                .iter()
+                .filter(|(name, _)| name.starts_with("not live"))
+                .map(|(_, b)| -b.get())
+                .sum();
+            assert!(
+                taken <= 1e-6 * v.abs().max(1.0),
+                "{c:?}: {v} B shown, terms {:?}",
+                x.terms
+            );
+        }
+    }
+    assert!(seen > 1000, "{seen} inference scenarios");
 }

@@ -8,6 +8,7 @@
 //! layers, stage extras, a phase where part of it is not live) is shown as an explicit remainder, so
 //! the text can never disagree with the chart. Formulas and sources: docs/model.md.
 
+mod engine_pool;
 mod llamacpp;
 mod parts;
 mod post_training;
@@ -83,9 +84,17 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
     let st = stage(&ctx, m, e);
     let value = e.memory.peak.get(c);
     let phase = e.memory.peak_phase;
-    let llama = e.llamacpp.as_ref().and_then(|b| llamacpp::parts(b, c));
-    let llama_parts = llama.is_some();
-    let mut p = llama.unwrap_or_else(|| match c {
+    // A serving engine's own figures: llama.cpp's buffers, vLLM's and SGLang's pools.
+    let engine = e
+        .llamacpp
+        .as_ref()
+        .and_then(|b| llamacpp::parts(b, c))
+        .or_else(|| {
+            let f = e.engine.as_ref()?;
+            engine_pool::parts(f, &s.overheads, c, value, e.memory.tensor_peak)
+        });
+    let engine_parts = engine.is_some();
+    let mut p = engine.unwrap_or_else(|| match c {
         Component::Gradients
             if phase != Some(crate::estimator::Phase::OptimizerStep)
                 && let Some(p) = parts::pipeline_gradients(&ctx, m, &st) =>
@@ -113,7 +122,7 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
         Component::CudaContext => context(s, value),
         Component::AllocatorReserve => reserve(s, e, (&ctx, m, &st)),
     });
-    if !llama_parts {
+    if !engine_parts {
         serving::adjust(&ctx, m, &st, c, phase, &mut p);
     }
     let phase = phase.map_or("no", |p| p.label());

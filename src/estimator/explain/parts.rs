@@ -438,14 +438,20 @@ pub(super) fn transient(
 /// KV cache: 2 · L · k/t · d · e_kv per token × tokens held at the peak phase.
 pub(super) fn kv_cache(c: &Ctx, m: &ResolvedModel, st: &Stage, phase: Option<Phase>) -> Parts {
     let kv = (f64::from(m.kv_heads) / c.tp).ceil();
-    let (prefill, decode) = inference::kv_tokens(c);
+    let (prefill, decode) = inference::cached_tokens(c, m);
     let tokens = if phase == Some(Phase::Prefill) {
         prefill
     } else {
         decode
     };
     let per_token = inference::kv_bytes_per_token(st.layers, kv, f64::from(m.head_dim), c.e_kv);
-    if !m.blocks.is_uniform() || m.has_bounded_cache() {
+    // The closed form holds for plain K and V of every layer; latent, windowed, chunked or
+    // recurrent caches, and caches in another type, are explained kind by kind.
+    let seqs = inference::cache_sequences(c);
+    let exact = m.cache_bytes(&inference::cache_shape(c, st.layers), seqs, tokens / seqs)
+        + crate::estimator::memory::blocks::cache_extra(c, m, st.layers, seqs, tokens / seqs);
+    let closed = per_token * tokens;
+    if (exact - closed).abs() > 1e-9 * exact.abs().max(closed.abs()).max(1.0) {
         return kv_cache_by_kind(c, m, st, tokens);
     }
     Parts {
@@ -471,7 +477,7 @@ pub(super) fn kv_cache(c: &Ctx, m: &ResolvedModel, st: &Stage, phase: Option<Pha
 
 /// KV cache and recurrent state of a model whose layers differ: one term per layer kind.
 fn kv_cache_by_kind(c: &Ctx, m: &ResolvedModel, st: &Stage, tokens: f64) -> Parts {
-    let seqs = c.b.max(1.0);
+    let seqs = inference::cache_sequences(c);
     let len = tokens / seqs;
     let shape = inference::cache_shape(c, st.layers);
     let l = f64::from(m.layers.max(1));
@@ -507,7 +513,16 @@ fn kv_cache_by_kind(c: &Ctx, m: &ResolvedModel, st: &Stage, tokens: f64) -> Part
                 Bytes(bytes),
             )
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let mut terms = terms;
+    let wider = crate::estimator::memory::blocks::cache_extra(c, m, st.layers, seqs, len);
+    if wider > 0.0 {
+        terms.push((
+            "FP32 elements autocast caches beyond e_kv (RoPE's key, MLA's latent and roped key)"
+                .to_owned(),
+            Bytes(wider),
+        ));
+    }
     Parts {
         formula: "Σ over layer kinds: L_kind · (KV per token · min(tokens, window or chunk) + recurrent state) per sequence"
             .to_owned(),

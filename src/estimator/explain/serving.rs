@@ -19,7 +19,11 @@ pub(super) fn adjust(
     phase: Option<Phase>,
     p: &mut Parts,
 ) {
-    if c.mode != Mode::Inference || c.features == InferenceFeatures::default() {
+    // Only a transformer's inference runs the serving features (`memory::inference`).
+    if c.mode != Mode::Inference
+        || c.features == InferenceFeatures::default()
+        || m.family != crate::scenario::ModelFamily::Transformer
+    {
         return;
     }
     let x = &c.features;
@@ -30,7 +34,7 @@ pub(super) fn adjust(
             "weights",
         ),
         Component::KvCache => {
-            let (prefill, decode) = inference::kv_tokens(c);
+            let (prefill, decode) = inference::cached_tokens(c, m);
             let tokens = if phase == Some(Phase::Prefill) {
                 prefill
             } else {

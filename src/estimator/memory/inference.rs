@@ -69,6 +69,16 @@ pub fn kv_tokens(c: &Ctx) -> (f64, f64) {
     (held, held)
 }
 
+/// [`kv_tokens`] of a model that caches: an encoder caches no tokens (its recurrent layers' state
+/// stays).
+pub fn cached_tokens(c: &Ctx, m: &ResolvedModel) -> (f64, f64) {
+    if m.arch == ArchKind::Encoder {
+        (0.0, 0.0)
+    } else {
+        kv_tokens(c)
+    }
+}
+
 /// Sequences whose caches the tokens of [`kv_tokens`] spread over: b, or R × n with dynamic
 /// batching and n sequences per request.
 pub fn cache_sequences(c: &Ctx) -> f64 {
@@ -99,8 +109,7 @@ pub fn phases(
     last: bool,
 ) -> PhasePeaks {
     let cache = cache_shape(c, layers);
-    let encoder = m.arch == ArchKind::Encoder;
-    let (kv_prefill, kv_decode) = if encoder { (0.0, 0.0) } else { kv_tokens(c) };
+    let (kv_prefill, kv_decode) = cached_tokens(c, m);
     // Dynamic batching prefills one request at a time; a static batch prefills all b at once.
     let b_prefill = if c.dynamic_batching { 1.0 } else { c.b };
     // Chunked prefill: one forward holds a chunk's activations (its queries attend to the whole
@@ -140,7 +149,7 @@ pub fn phases(
         kv,
         super::towers::prefill_transient(c, m, b_prefill, decoder, later),
     );
-    if !encoder {
+    if m.arch != ArchKind::Encoder {
         let seqs = cache_sequences(c);
         let zd = act::sizes(c, m, seqs, 1.0);
         let ctx_len = kv_decode / seqs;
