@@ -373,9 +373,11 @@ pub(super) fn transient(
     let training = c.mode == Mode::Training && m.family == ModelFamily::Transformer;
     if training {
         let z = act::sizes(c, m, c.b, c.s);
+        // `Ctx::input_bytes`: the input pipeline's bytes per sample (tokens: 16 B each for ids,
+        // labels and mask by default) × b, for every batch prefetched to the GPU as well.
         terms.push((
-            "input ids, labels, mask: 16·b·s".to_owned(),
-            Bytes(16.0 * c.b * c.s),
+            "input batches on the GPU (ids, labels, mask; prefetched ones too)".to_owned(),
+            Bytes(c.input_bytes),
         ));
         let rope = crate::estimator::memory::frameworks::buffers(c, m, st.first);
         if rope > 0.0 {
@@ -424,7 +426,7 @@ pub(super) fn transient(
         }
     }
     Parts {
-        formula: "inputs 16·b·s + logits/loss buffers + optimizer temporaries + autocast weight \
+        formula: "input batches + logits/loss buffers + optimizer temporaries + autocast weight \
                   copies + gathered ZeRO-3 layers + recomputation (whichever the peak phase holds)"
             .to_owned(),
         lead: format!("b = {}, s = {}, e_c = {} B", c.b, c.s, c.ec),
@@ -599,6 +601,10 @@ pub(super) fn deepspeed_gradients(
     value: Bytes,
 ) -> Option<Parts> {
     use crate::estimator::memory::frameworks::deepspeed;
+    // Only a transformer's step runs the framework rules (`memory::training`).
+    if m.family != ModelFamily::Transformer {
+        return None;
+    }
     let grads = states::model_states(c, m, &inventory(c, x, m, st), x.optimizer).grads;
     let (flat, cast) = deepspeed::step_gradient_copies(c, m, grads)?;
     let source = "deepspeed/runtime/zero/stage3.py 0.18.4 _prepare_fp32_grad_for_sub_group, \
