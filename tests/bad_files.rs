@@ -235,3 +235,24 @@ fn a_missing_file_and_a_directory_are_io_errors_naming_the_path() {
     assert_eq!(e.kind, ErrorKind::Io);
     assert!(e.message.contains("directory"), "{e}");
 }
+
+/// An old file is migrated before it is parsed, but its errors are reported where the file as
+/// written has them: after a key a migration renamed (shorter by one), after a field a migration
+/// inserted on the same line, and at the renamed key of an out-of-range value.
+#[test]
+fn an_old_files_errors_keep_their_columns() {
+    let col = |text: &str, at: &str| {
+        let e = from_ron_str(text).expect_err("refused");
+        let want = text.find(at).unwrap() + 1;
+        assert_eq!(e.position, Some((1, want)), "{text}: {e}");
+    };
+    col("(version: 0, workload: (batch_size: 4, oops: 1))", "oops");
+    col(
+        "(version: 1, overheads: (cuda_context_mib: 1_343.0, oops: 1))",
+        "oops",
+    );
+    col(
+        "(version: 0, workload: (batch_size: 4), parallel: (tensor_parallel: 0))",
+        "tensor_parallel",
+    );
+}

@@ -18,7 +18,7 @@ const PASSES: usize = 4;
 /// `None` when the text does not parse or a field cannot be fixed.
 pub fn fix(text: &str) -> Option<(Scenario, Vec<String>)> {
     let mut text = match migrate::migrate(text) {
-        Ok(Some(migrated)) => migrated,
+        Ok(Some(migrated)) => migrated.text,
         Ok(None) => text.to_owned(),
         Err(_) => return None,
     };

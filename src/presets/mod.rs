@@ -39,13 +39,22 @@ pub fn from_ron_str(text: &str) -> Result<Scenario, PresetError> {
         ));
     }
     let migrated = migrate::migrate(text).map_err(|e| PresetError::newer_version(text, e.found))?;
-    let text = migrated.as_deref().unwrap_or(text);
-    let scenario: Scenario = ron::from_str(text).map_err(|e| PresetError::from_ron(text, &e))?;
+    let parsed = migrated.as_ref().map_or(text, |m| m.text.as_str());
+    // An error in the migrated text is reported where the file as written has it.
+    let in_file = |mut e: PresetError| {
+        if let (Some(m), Some((line, col))) = (&migrated, e.position) {
+            let at = m.original_offset(scan::offset_of(&m.text, line, col));
+            e.position = Some(scan::line_col(text, at));
+        }
+        e
+    };
+    let scenario: Scenario =
+        ron::from_str(parsed).map_err(|e| in_file(PresetError::from_ron(parsed, &e)))?;
     let errors = validate::validate(&scenario);
     if errors.is_empty() {
         Ok(scenario)
     } else {
-        Err(PresetError::out_of_range(text, &errors))
+        Err(in_file(PresetError::out_of_range(parsed, &errors)))
     }
 }
 

@@ -95,17 +95,6 @@ pub fn version(text: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
-/// Renames every key at dotted path `from` to the last segment `to`. Returns the new text and how many
-/// keys were renamed.
-pub fn rename(text: &str, from: &str, to: &str) -> (String, usize) {
-    let found: Vec<Key> = keys(text).into_iter().filter(|k| k.path == from).collect();
-    let mut out = text.to_owned();
-    for k in found.iter().rev() {
-        out.replace_range(k.start..k.end, to);
-    }
-    (out, found.len())
-}
-
 /// 1-based line and column (in characters) of byte offset `at`.
 pub fn line_col(text: &str, at: usize) -> (usize, usize) {
     let at = at.min(text.len());
@@ -322,13 +311,6 @@ mod tests {
             ]
         );
         assert_eq!(version(text), Some(10));
-    }
-
-    #[test]
-    fn renames_only_the_given_path() {
-        let text = "(a: (zero: 1), zero: 2)";
-        let (out, n) = rename(text, "a.zero", "stage");
-        assert_eq!((out.as_str(), n), ("(a: (stage: 1), zero: 2)", 1));
     }
 
     #[test]
