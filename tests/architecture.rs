@@ -8,6 +8,9 @@
     reason = "a test or benchmark fails by panicking; table-driven tests run long"
 )]
 
+#[path = "support/sample.rs"]
+mod sample;
+
 use vram_explorer::estimator::estimate;
 use vram_explorer::estimator::performance::{RowKind, compare};
 use vram_explorer::hardware::{ArticleTech, GpuId, MemoryTech, article_tech, gpu, tech};
@@ -188,4 +191,48 @@ fn largest_batch_is_the_boundary_of_fitting() {
         }
     }
     assert!(checked > 20, "only {checked} rows checked");
+}
+
+/// On random scenarios the row of the scenario's own GPU says what the estimate says: whether it
+/// fits (a spill into the scenario's second tier fits on every row, as on its own GPU: the rows
+/// said "no" where the estimate said it fits by spilling), its throughput and its bound.
+#[test]
+fn the_own_gpu_row_agrees_with_the_estimate_on_random_scenarios() {
+    let mut r = sample::Rng::new(0xA5C4);
+    let mut spilled = 0;
+    for _ in 0..3000 {
+        let s = sample::scenario(&mut r);
+        let GpuChoice::Catalog(id) = s.gpu else {
+            continue;
+        };
+        let e = estimate(&s);
+        let row = *compare(&s)
+            .gpus
+            .iter()
+            .find(|row| row.kind == RowKind::Gpu(id))
+            .expect("the GPU's row");
+        spilled += usize::from(e.memory.offloaded.second_tier.get() > 0.0);
+        assert_eq!(row.fits, Some(e.memory.fits), "{id:?}: {s:?}");
+        assert_eq!(row.bound, e.performance.step.bound, "{id:?}");
+        let (a, b) = (row.tokens_per_s, e.performance.throughput.tokens_per_s);
+        assert!((a - b).abs() <= 1e-9 * a.abs().max(b.abs()), "{a} vs {b}");
+    }
+    assert!(spilled > 50, "{spilled} scenarios spill into a second tier");
+}
+
+/// A second tier's size counts only with a tier: the window keeps the figure when the tier is
+/// switched off, and the estimate said such a scenario fits by spilling into a tier it does not
+/// have.
+#[test]
+fn a_tier_switched_off_holds_nothing() {
+    let mut s = training();
+    s.workload.micro_batch = 64;
+    s.strategies.second_tier = SecondTier::Host;
+    s.strategies.second_tier_gib = 4096.0;
+    let with = estimate(&s).memory;
+    assert!(with.fits && with.offloaded.second_tier.get() > 0.0);
+    s.strategies.second_tier = SecondTier::None;
+    let without = estimate(&s).memory;
+    assert!(!without.fits, "fits without a tier");
+    assert_eq!(without.offloaded.second_tier.get(), 0.0);
 }

@@ -105,7 +105,7 @@ pub struct Strategies {
     pub one_bit_warmup_fraction: f64,
     /// A second memory tier the step can spill to.
     pub second_tier: SecondTier,
-    /// Capacity of the second tier per GPU, GiB (2^30 B).
+    /// Capacity of the second tier per GPU, GiB (2^30 B). Counted only with a `second_tier`.
     pub second_tier_gib: f64,
 }
 

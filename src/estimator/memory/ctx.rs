@@ -216,7 +216,7 @@ impl Ctx {
             kv_block_tokens: f64::from(inf.kv_block_tokens),
             features,
             fork,
-            second_tier_bytes: st.second_tier_gib * crate::units::GIB,
+            second_tier_bytes: second_tier_bytes(st),
             comm_bytes: sc.overheads.comm_buffer_mib * crate::units::MIB,
             post,
         }
@@ -315,6 +315,16 @@ pub(super) fn fsdp_sharded(sc: &Scenario) -> bool {
             sc.implementation.sharding,
             sc.strategies.zero,
         )
+}
+
+/// The second tier's capacity, counted only with a tier (the window keeps the figure when the tier
+/// is switched off).
+fn second_tier_bytes(st: &crate::scenario::Strategies) -> f64 {
+    if st.second_tier == crate::scenario::SecondTier::None {
+        0.0
+    } else {
+        st.second_tier_gib * crate::units::GIB
+    }
 }
 
 /// Input bytes on the GPU for `b` samples of `s` tokens (clamped values), finite and ≥ 0.

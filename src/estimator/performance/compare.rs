@@ -116,7 +116,10 @@ pub fn compare(scenario: &Scenario) -> Comparison {
         |kind: RowKind, hw: &GpuSpec, devices: u32, cap: Option<Bytes>, d: &mut Diagnostics| {
             let i = super::inputs::Inputs::new(scenario, hw, compute_dtype(scenario), d);
             let p = core(scenario, model, &mem, &i, None);
-            make_row(kind, hw, devices, cap, &fit, &p, scenario.mode)
+            let mut out = make_row(kind, hw, devices, cap, &fit, &p, scenario.mode);
+            // What the GPU cannot hold may spill to the scenario's second tier, as on its own GPU.
+            out.fits = cap.map(|c| fits_with_tier(fit.needed, c.get(), &i));
+            out
         };
     let gpus = GpuId::ALL.map(|id| {
         let hw = hardware::gpu(id);
@@ -245,6 +248,12 @@ fn make_row(
         memory_energy_per_step_j: p.cost.memory_energy_per_step_j,
         confidence: hw.confidence,
     }
+}
+
+/// Whether `needed` bytes fit `cap`, or spill no more than the second tier holds (the memory
+/// estimate's rule, `memory::finish`; `work::spill_bytes` times the spill).
+fn fits_with_tier(needed: f64, cap: f64, i: &super::inputs::Inputs) -> bool {
+    needed - cap <= i.tier_capacity.max(0.0)
 }
 
 /// `base`'s compute with `t`'s bandwidth, capacity and latency.
