@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::types::{Bound, Performance};
 use super::{compute_dtype, core};
-use crate::estimator::{Diagnostics, MemoryEstimate, Phase, memory, model, resolve};
+use crate::estimator::{Diagnostics, MAX_STAGE_CLASSES, Phase, memory, model, resolve};
 use crate::hardware::{
     self, ArticleTech, Capacity, Confidence, GpuId, GpuSpec, MemoryTech, TechSpec, article_tech,
     tech,
@@ -117,8 +117,13 @@ pub fn compare(scenario: &Scenario) -> Comparison {
             let i = super::inputs::Inputs::new(scenario, hw, compute_dtype(scenario), d);
             let p = core(scenario, model, &mem, &i, None);
             let mut out = make_row(kind, hw, devices, cap, &fit, &p, scenario.mode);
-            // What the GPU cannot hold may spill to the scenario's second tier, as on its own GPU.
-            out.fits = cap.map(|c| fits_with_tier(fit.needed, c.get(), &i));
+            // What the GPU cannot hold may spill to the scenario's second tier, as on its own GPU:
+            // it fits, and so does a batch whose spill the tier holds.
+            let tier = i.tier_capacity.max(0.0);
+            out.fits = cap.map(|c| fit.needed - c.get() <= tier);
+            out.max_batch = cap
+                .filter(|_| !fit.batch_free)
+                .map(|c| fit.max_batch(c.get() + tier));
             out
         };
     let gpus = GpuId::ALL.map(|id| {
@@ -160,13 +165,14 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     }
 }
 
-/// Per-GPU memory as a function of the batch: each phase's tensor bytes are affine in the batch,
-/// T_p(b) = a_p + c_p·b, the tensor peak is their maximum, and the GPU total is affine in the tensor
+/// Per-GPU memory as a function of the batch: each pipeline stage class's phases' tensor bytes are
+/// affine in the batch, T_p(b) = a_p + c_p·b, the tensor peak is their maximum (over the classes
+/// too: which stage limits can change with the batch), and the GPU total is affine in the tensor
 /// peak (NCCL buffers + context + workspace + reserve fraction × peak): G(t) = g1 + k·(t − t1).
 struct Fit {
     needed: f64,
-    /// (a_p, c_p) per phase present in both probes.
-    lines: [Option<(f64, f64)>; Phase::COUNT],
+    /// (a_p, c_p) per stage class and phase present in both probes.
+    lines: [[Option<(f64, f64)>; Phase::COUNT]; MAX_STAGE_CLASSES],
     t1: f64,
     g1: f64,
     k: f64,
@@ -186,7 +192,7 @@ impl Fit {
         }
         let budget = self.t1 + (cap - self.g1) / self.k;
         let mut best = MAX_BATCH as f64;
-        for (a, c) in self.lines.iter().flatten() {
+        for (a, c) in self.lines.iter().flatten().flatten() {
             if *c > 0.0 {
                 best = best.min(((budget - a) / c).floor());
             }
@@ -201,11 +207,14 @@ impl Fit {
             .lines
             .iter()
             .flatten()
+            .flatten()
             .fold(0.0_f64, |m, (_, c)| m.max(*c));
         (c * self.k).max(0.0)
     }
 }
 
+/// One row of the table; `fits` and `max_batch` are left to the caller, which knows the
+/// scenario's second tier.
 fn make_row(
     kind: RowKind,
     hw: &GpuSpec,
@@ -236,11 +245,9 @@ fn make_row(
         energy_pj_per_bit: tech(hw.memory)
             .energy_pj_per_bit
             .filter(|_| !matches!(kind, RowKind::Article(_))),
-        fits: cap.map(|c| fit.needed <= c.get()),
+        fits: None,
         headroom: cap.map(|c| Bytes(c.get() - fit.needed)),
-        max_batch: cap
-            .filter(|_| !fit.batch_free)
-            .map(|c| fit.max_batch(c.get())),
+        max_batch: None,
         peak_known: p.peak_known,
         step_time_s,
         tokens_per_s: p.throughput.tokens_per_s,
@@ -248,12 +255,6 @@ fn make_row(
         memory_energy_per_step_j: p.cost.memory_energy_per_step_j,
         confidence: hw.confidence,
     }
-}
-
-/// Whether `needed` bytes fit `cap`, or spill no more than the second tier holds (the memory
-/// estimate's rule, `memory::finish`; `work::spill_bytes` times the spill).
-fn fits_with_tier(needed: f64, cap: f64, i: &super::inputs::Inputs) -> bool {
-    needed - cap <= i.tier_capacity.max(0.0)
 }
 
 /// `base`'s compute with `t`'s bandwidth, capacity and latency.
@@ -273,22 +274,38 @@ fn with_tech(base: &GpuSpec, t: &TechSpec) -> GpuSpec {
 /// strings (`String::new()` does not allocate).
 fn batch_fit(s: &Scenario, m: &model::ResolvedModel, needed: f64) -> Fit {
     let mut probe = light_copy(s);
-    let mut at = |b: u32| -> MemoryEstimate {
+    // Each probe: the estimate and every stage class's phases.
+    let mut at = |b: u32| {
         if probe.mode == Mode::Inference && probe.inference.dynamic_batching {
             probe.inference.concurrent_requests = b;
         } else {
             probe.workload.micro_batch = b;
         }
-        memory::estimate_memory(&probe, m, &mut Diagnostics::default())
+        let r = resolve::resolve_with_model(&probe, m, &mut Diagnostics::default());
+        let mem = memory::estimate_resolved(&r, &mut Diagnostics::default());
+        let stages = if mem.stages.iter().any(Option::is_some) {
+            memory::all_stage_phases(&r, &mem)
+        } else {
+            // No pipeline stages: the one stage's phases.
+            let mut one = [None; MAX_STAGE_CLASSES];
+            one[0] = Some(mem.phases);
+            one
+        };
+        (mem, stages)
     };
-    let (m1, m2) = (at(1), at(2));
-    let mut lines = [None; Phase::COUNT];
-    for (slot, p) in lines.iter_mut().zip(Phase::ALL) {
-        if let (Some(x), Some(y)) = (m1.phases.get(p), m2.phases.get(p)) {
-            let (t1, t2) = (x.tensor_total().get(), y.tensor_total().get());
-            let c = t2 - t1;
-            if c.is_finite() && t1.is_finite() {
-                *slot = Some((t1 - c, c));
+    let ((m1, s1), (m2, s2)) = (at(1), at(2));
+    let mut lines = [[None; Phase::COUNT]; MAX_STAGE_CLASSES];
+    for ((class, x), y) in lines.iter_mut().zip(&s1).zip(&s2) {
+        let (Some(x), Some(y)) = (x, y) else {
+            continue;
+        };
+        for (slot, p) in class.iter_mut().zip(Phase::ALL) {
+            if let (Some(x), Some(y)) = (x.get(p), y.get(p)) {
+                let (t1, t2) = (x.tensor_total().get(), y.tensor_total().get());
+                let c = t2 - t1;
+                if c.is_finite() && t1.is_finite() {
+                    *slot = Some((t1 - c, c));
+                }
             }
         }
     }
