@@ -280,3 +280,21 @@ fn largest_batch_is_the_fitting_boundary_on_random_scenarios() {
     }
     assert!(checked > 150, "only {checked} scenarios checked");
 }
+
+/// A serving engine never spills: under vLLM the rows fit by what the engine holds, whatever the
+/// scenario's second tier says (the technology rows said "fits" with 510 GiB over once a tier
+/// was set).
+#[test]
+fn an_engine_fits_no_row_by_a_second_tier() {
+    let mut s =
+        vram_explorer::presets::bundled_scenario("llama3.1-8b-vllm-h100-8k").expect("preset");
+    s.inference.concurrent_requests = 1000;
+    let without = compare(&s);
+    s.strategies.second_tier = SecondTier::Host;
+    s.strategies.second_tier_gib = 512.0;
+    let with = compare(&s);
+    for (a, b) in without.rows().zip(with.rows()) {
+        assert_eq!(a.fits, b.fits, "{}", a.label);
+    }
+    assert!(with.rows().any(|r| r.fits == Some(false)));
+}

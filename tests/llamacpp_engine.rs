@@ -591,3 +591,22 @@ fn llama_cpp_has_no_caching_allocator_share() {
         t.tensor_peak.get()
     );
 }
+
+/// Only llama.cpp's buffers drop the caching allocator's share: a model llama.cpp's rules do not
+/// describe (a CNN) keeps PyTorch's rules, its reserve fraction included.
+#[test]
+fn a_model_outside_llama_cpp_keeps_the_allocator_share() {
+    use vram_explorer::estimator::Component;
+    let mut s = presets::bundled_scenario("resnet50-batch32").expect("preset");
+    s.mode = Mode::Inference;
+    s.overheads.allocator_reserve_fraction = 0.5;
+    let plain = estimate(&s)
+        .memory
+        .peak
+        .get(Component::AllocatorReserve)
+        .get();
+    s.inference.engine = Some(ServingEngine::LlamaCpp(LlamaCpp::default()));
+    let e = estimate(&s);
+    assert!(e.llamacpp.is_none());
+    assert_eq!(e.memory.peak.get(Component::AllocatorReserve).get(), plain);
+}

@@ -157,9 +157,12 @@ pub fn calibration(m: &Measurement, sc: &Scenario, est: &Estimate) -> Vec<Change
         ),
     };
     let mut out = Vec::new();
+    // llama.cpp has no caching allocator: the fraction does not apply to it
+    // (`memory::reserve_fraction`).
     if let (Some(a), Some(r)) = (allocated, reserved)
         && a > 0.0
         && r >= a
+        && !sc.runs_on_llamacpp()
     {
         // What the estimate reserves beyond the fraction and the workspace (FSDP's side-stream
         // pools) is already counted: the fraction takes the rest.

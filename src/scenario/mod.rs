@@ -160,10 +160,12 @@ impl Scenario {
                 .is_some_and(|e| e.budgets_at_startup())
     }
 
-    /// An inference scenario served by llama.cpp: ggml allocates its buffers at their exact sizes,
-    /// outside PyTorch's caching allocator.
+    /// An inference scenario whose memory is llama.cpp's buffers: a transformer served by
+    /// llama.cpp (`engines::llamacpp::buffers_of`; another family keeps PyTorch's rules). ggml
+    /// allocates the buffers at their exact sizes, outside PyTorch's caching allocator.
     pub fn runs_on_llamacpp(&self) -> bool {
         self.mode == Mode::Inference
+            && self.model.family == ModelFamily::Transformer
             && self
                 .inference
                 .engine

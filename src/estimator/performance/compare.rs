@@ -107,7 +107,11 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     let r = resolve::resolve_rest(scenario, spec, &model, &mut d);
     let (scenario, model) = (&r.scenario, r.model);
     let mem = memory::estimate_resolved(&r, &mut d);
-    let mut fit = batch_fit(scenario, model, mem.gpu_total.get());
+    // A serving engine's reservation on this GPU (it never spills to a second tier); the requests'
+    // memory otherwise.
+    let held = crate::estimator::engines::reservation::held(&r, &mem);
+    let needed = held.map_or(mem.gpu_total, |m| m.gpu_total);
+    let mut fit = batch_fit(scenario, model, needed.get());
     // A serving engine sizes its KV cache at startup: the requests it holds at once are read off
     // that cache (`solver::max_fitting`), not off this GPU's capacity.
     fit.batch_free = scenario.served_from_a_startup_kv_cache();
@@ -119,7 +123,11 @@ pub fn compare(scenario: &Scenario) -> Comparison {
             let mut out = make_row(kind, hw, devices, cap, &fit, &p, scenario.mode);
             // What the GPU cannot hold may spill to the scenario's second tier, as on its own GPU:
             // it fits, and so does a batch whose spill the tier holds.
-            let tier = i.tier_capacity.max(0.0);
+            let tier = if held.is_some() {
+                0.0
+            } else {
+                i.tier_capacity.max(0.0)
+            };
             out.fits = cap.map(|c| fit.needed - c.get() <= tier);
             out.max_batch = cap
                 .filter(|_| !fit.batch_free)
@@ -154,9 +162,7 @@ pub fn compare(scenario: &Scenario) -> Comparison {
         )
     });
     Comparison {
-        // A serving engine's reservation on this GPU; the requests' memory otherwise.
-        needed: crate::estimator::engines::reservation::held(&r, &mem)
-            .map_or(mem.gpu_total, |m| m.gpu_total),
+        needed,
         per_batch: Bytes(fit.slope()),
         base_gpu: base_hw.name,
         gpus,

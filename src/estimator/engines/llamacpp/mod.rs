@@ -32,7 +32,7 @@ use self::layer_kinds::LayerKinds;
 use self::placement::Placement;
 use crate::estimator::Resolved;
 use crate::estimator::model::ResolvedModel;
-use crate::scenario::{FlashAttn, LlamaCpp, MAX_SPLIT, Mode, Scenario, WeightFormat};
+use crate::scenario::{FlashAttn, LlamaCpp, MAX_SPLIT, Scenario, WeightFormat};
 use crate::tensor::{Dtype, GgufFileType};
 
 /// One GPU's buffers (`CUDA<i> model buffer size`, `… KV buffer size`, `… compute buffer size`).
@@ -212,7 +212,7 @@ pub fn buffers(r: &Resolved) -> Option<Buffers> {
 /// ([`fit`]).
 pub fn buffers_of(sc: &Scenario, m: &ResolvedModel) -> Option<Buffers> {
     let s = *sc.inference.engine.as_ref()?.llamacpp()?;
-    if m.family != crate::scenario::ModelFamily::Transformer || sc.mode != Mode::Inference {
+    if m.family != crate::scenario::ModelFamily::Transformer || !sc.runs_on_llamacpp() {
         return None;
     }
     let d = Dims::of(m, sc.model.transformer.bias);
