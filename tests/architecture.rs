@@ -12,7 +12,7 @@
 mod sample;
 
 use vram_explorer::estimator::estimate;
-use vram_explorer::estimator::performance::{RowKind, compare};
+use vram_explorer::estimator::performance::{ComparisonRow, RowKind, compare};
 use vram_explorer::hardware::{ArticleTech, GpuId, MemoryTech, article_tech, gpu, tech};
 use vram_explorer::scenario::*;
 
@@ -193,27 +193,33 @@ fn largest_batch_is_the_boundary_of_fitting() {
     assert!(checked > 20, "only {checked} rows checked");
 }
 
+/// `n` random scenarios from `seed` on a catalog GPU, each with the comparison's row of that GPU.
+fn own_rows(seed: u64, n: usize) -> impl Iterator<Item = (Scenario, ComparisonRow)> {
+    let mut r = sample::Rng::new(seed);
+    (0..n).filter_map(move |_| {
+        let s = sample::scenario(&mut r);
+        let GpuChoice::Catalog(id) = s.gpu else {
+            return None;
+        };
+        let row = *compare(&s)
+            .gpus
+            .iter()
+            .find(|row| row.kind == RowKind::Gpu(id))?;
+        Some((s, row))
+    })
+}
+
 /// On random scenarios the row of the scenario's own GPU says what the estimate says: whether it
 /// fits (a spill into the scenario's second tier fits on every row, as on its own GPU: the rows
 /// said "no" where the estimate said it fits by spilling), its throughput and its bound.
 #[test]
 fn the_own_gpu_row_agrees_with_the_estimate_on_random_scenarios() {
-    let mut r = sample::Rng::new(0xA5C4);
     let mut spilled = 0;
-    for _ in 0..3000 {
-        let s = sample::scenario(&mut r);
-        let GpuChoice::Catalog(id) = s.gpu else {
-            continue;
-        };
+    for (s, row) in own_rows(0xA5C4, 3000) {
         let e = estimate(&s);
-        let row = *compare(&s)
-            .gpus
-            .iter()
-            .find(|row| row.kind == RowKind::Gpu(id))
-            .expect("the GPU's row");
         spilled += usize::from(e.memory.offloaded.second_tier.get() > 0.0);
-        assert_eq!(row.fits, Some(e.memory.fits), "{id:?}: {s:?}");
-        assert_eq!(row.bound, e.performance.step.bound, "{id:?}");
+        assert_eq!(row.fits, Some(e.memory.fits), "{}: {s:?}", row.label);
+        assert_eq!(row.bound, e.performance.step.bound, "{}", row.label);
         let (a, b) = (row.tokens_per_s, e.performance.throughput.tokens_per_s);
         assert!((a - b).abs() <= 1e-9 * a.abs().max(b.abs()), "{a} vs {b}");
     }
@@ -246,19 +252,12 @@ fn a_tier_switched_off_holds_nothing() {
 /// overshoots by up to 0.13 % of the total (4 of about 300 such scenarios here).
 #[test]
 fn largest_batch_is_the_fitting_boundary_on_random_scenarios() {
-    let mut r = sample::Rng::new(0xBA7C);
     let mut checked = 0;
-    for _ in 0..12_000 {
-        let s = sample::scenario(&mut r);
-        let GpuChoice::Catalog(id) = s.gpu else {
-            continue;
-        };
+    for (s, row) in own_rows(0xBA7C, 12_000) {
         if s.mode != Mode::Training || !s.model.towers.is_empty() {
             continue;
         }
-        let c = compare(&s);
-        let row = c.gpus.iter().find(|row| row.kind == RowKind::Gpu(id));
-        let Some(k) = row.and_then(|row| row.max_batch) else {
+        let Some(k) = row.max_batch else {
             continue;
         };
         if !(1..65_536).contains(&k) {
