@@ -15,6 +15,14 @@ use vram_explorer::estimator::explain::{explain, per_layer};
 use vram_explorer::estimator::{Component, estimate};
 use vram_explorer::presets;
 
+/// The default scenario, training.
+fn training() -> vram_explorer::scenario::Scenario {
+    vram_explorer::scenario::Scenario {
+        mode: vram_explorer::scenario::Mode::Training,
+        ..Default::default()
+    }
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
@@ -152,11 +160,8 @@ fn pipeline_stages_and_zero_stages_are_reconstructed() {
 /// need no remainder, let alone one called "LoRA adapters" (issue 17).
 #[test]
 fn explanations_use_the_hybrid_shard_divisor() {
-    use vram_explorer::scenario::{Mode, Scenario, ZeroStage};
-    let mut s = Scenario {
-        mode: Mode::Training,
-        ..Scenario::default()
-    };
+    use vram_explorer::scenario::ZeroStage;
+    let mut s = training();
     s.strategies.zero = ZeroStage::Stage3;
     s.strategies.hybrid_shard = true;
     s.parallel.dp = 64;
@@ -183,11 +188,8 @@ fn explanations_use_the_hybrid_shard_divisor() {
 /// rest filed under "stage extras".
 #[test]
 fn activation_offloading_explains_one_layer_on_the_gpu() {
-    use vram_explorer::scenario::{Checkpointing, Dtype, Mode, PrecisionMode, Profile, Scenario};
-    let mut s = Scenario {
-        mode: Mode::Training,
-        ..Scenario::default()
-    };
+    use vram_explorer::scenario::{Checkpointing, Dtype, PrecisionMode, Profile, Scenario};
+    let mut s = training();
     s.precision.mode = PrecisionMode::Uniform;
     s.precision.compute = Dtype::Bf16;
     s.strategies.checkpointing = Checkpointing::Full;

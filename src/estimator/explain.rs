@@ -91,7 +91,7 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
         .and_then(|b| llamacpp::parts(b, c))
         .or_else(|| {
             let f = e.engine.as_ref()?;
-            engine_pool::parts(f, &s.overheads, c, value, e.memory.tensor_peak)
+            engine_pool::parts(f, c, value, e.memory.tensor_peak)
         });
     let engine_parts = engine.is_some();
     let mut p = engine.unwrap_or_else(|| match c {
@@ -276,8 +276,12 @@ fn reserve(s: &Scenario, e: &Estimate, (c, m, st): (&Ctx, &ResolvedModel, &Stage
     let f = crate::estimator::memory::reserve_fraction(s);
     let ws = o.workspace_mib * MIB;
     let tp = e.memory.tensor_peak;
-    let pools =
-        crate::estimator::memory::frameworks::fsdp::stream_pools(c, m, &e.memory.phases, *st);
+    // A serving engine's reservation counts no side-stream pools (`engines::reservation`).
+    let pools = if e.engine.is_some() {
+        0.0
+    } else {
+        crate::estimator::memory::frameworks::fsdp::stream_pools(c, m, &e.memory.phases, *st)
+    };
     let mut terms = vec![
         ("allocator rounding and fragmentation".to_owned(), tp * f),
         ("library workspace".to_owned(), Bytes(ws)),

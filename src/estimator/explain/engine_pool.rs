@@ -6,7 +6,6 @@
 use super::parts::Parts;
 use crate::estimator::Component;
 use crate::estimator::engines::figures::{EngineFigures, EngineKind};
-use crate::scenario::Overheads;
 use crate::units::{Bytes, fmt_sig};
 
 const SOURCE: &str =
@@ -35,14 +34,15 @@ fn pool_of(f: &EngineFigures, value: f64) -> Option<(f64, f64, bool)> {
 /// plain explanation stands: SGLang's other pipeline classes show the requests' KV).
 pub(super) fn parts(
     f: &EngineFigures,
-    o: &Overheads,
     k: Component,
     value: Bytes,
     tensor_peak: Bytes,
 ) -> Option<Parts> {
     match k {
         Component::KvCache => kv_pool(f, value),
-        Component::AllocatorReserve => Some(reserve(f, o, value, tensor_peak)),
+        Component::AllocatorReserve if f.kind == EngineKind::Vllm => {
+            Some(reserve(value, tensor_peak))
+        }
         _ => None,
     }
 }
@@ -50,10 +50,7 @@ pub(super) fn parts(
 /// Every phase's KV is the pool the engine allocated at startup.
 fn kv_pool(f: &EngineFigures, value: Bytes) -> Option<Parts> {
     let (kv, state, staged) = pool_of(f, value.get())?;
-    let engine = match f.kind {
-        EngineKind::Vllm => "vLLM",
-        EngineKind::Sglang => "SGLang",
-    };
+    let engine = f.kind.label();
     let mut terms = vec![(
         format!("{engine}'s KV pool, allocated at startup"),
         Bytes(kv),
@@ -102,49 +99,25 @@ fn kv_pool(f: &EngineFigures, value: Bytes) -> Option<Parts> {
     })
 }
 
-/// vLLM: what its budget holds beyond the tensors of the peak. SGLang: PyTorch's allocator rule on
-/// its own tensors, without side-stream pools.
-fn reserve(f: &EngineFigures, o: &Overheads, value: Bytes, tensor_peak: Bytes) -> Parts {
-    if f.kind == EngineKind::Vllm {
-        return Parts {
-            formula: "reserve = what the instance holds (weights + profiled activation peak + \
-                      non-torch memory + CUDA graphs + KV pool) − the tensors of the peak"
-                .to_owned(),
-            lead: format!(
-                "held by the budget {} − tensor peak {}",
-                super::show(value + tensor_peak),
-                super::show(tensor_peak)
-            ),
-            terms: vec![(
-                "vLLM's budget beyond the tensors of the peak".to_owned(),
-                value,
-            )],
-            source: SOURCE,
-            assumption: "vLLM charges its budget once, at startup; what the step's tensors do not \
-                         fill stays with the instance.",
-            rest: "",
-        };
-    }
+/// vLLM: what its budget holds beyond the tensors of the peak (SGLang keeps PyTorch's rule on its
+/// own tensors: the plain explanation, without side-stream pools).
+fn reserve(value: Bytes, tensor_peak: Bytes) -> Parts {
     Parts {
-        formula: "reserve = fraction × tensor peak + library workspace".to_owned(),
+        formula: "reserve = what the instance holds (weights + profiled activation peak + \
+                  non-torch memory + CUDA graphs + KV pool) − the tensors of the peak"
+            .to_owned(),
         lead: format!(
-            "{} × {} + {} MiB",
-            fmt_sig(o.allocator_reserve_fraction),
-            super::show(tensor_peak),
-            fmt_sig(o.workspace_mib)
+            "held by the budget {} − tensor peak {}",
+            super::show(value + tensor_peak),
+            super::show(tensor_peak)
         ),
-        terms: vec![
-            (
-                "allocator rounding and fragmentation".to_owned(),
-                tensor_peak * o.allocator_reserve_fraction,
-            ),
-            (
-                "library workspace".to_owned(),
-                Bytes(o.workspace_mib * crate::units::MIB),
-            ),
-        ],
+        terms: vec![(
+            "vLLM's budget beyond the tensors of the peak".to_owned(),
+            value,
+        )],
         source: SOURCE,
-        assumption: "5 % of the tensor peak is an assumption (docs/model.md §8).",
-        rest: "not attributed",
+        assumption: "vLLM charges its budget once, at startup; what the step's tensors do not \
+                     fill stays with the instance.",
+        rest: "",
     }
 }
