@@ -243,26 +243,20 @@ fn a_tier_switched_off_holds_nothing() {
     assert_eq!(without.offloaded.second_tier.get(), 0.0);
 }
 
-/// On random training scenarios the largest batch a catalog GPU's row names fits and one more
-/// does not, by the estimate's own rule: the GPU's capacity plus the scenario's second tier (the
-/// rows counted the GPU alone while the estimate spilled into the tier), whichever pipeline stage
-/// limits at that batch (the fit followed the stage that limits at batch 1 and 2, and claimed
-/// batches 30× over). Left out: an encoder or vision tower, whose backward can change its peak
-/// moment with the batch, so the closed form (two probes, an affine line per stage and phase)
-/// overshoots by up to 0.13 % of the total (4 of about 300 such scenarios here).
+/// On random scenarios (training and inference, towers included) the largest batch a catalog
+/// GPU's row names fits and one more does not, by the estimate's own rule: the GPU's capacity plus
+/// the scenario's second tier (the rows counted the GPU alone while the estimate spilled into the
+/// tier), whichever pipeline stage limits at that batch (the fit followed the stage that limits at
+/// batch 1 and 2, and claimed batches 30× over). Two probes extrapolated also missed where memory
+/// is flat at batch 1 and 2 and grows later (offloaded parameters beside a tower: 65,536 claimed,
+/// 53 % over; a tower's backward moment switching with the batch: up to 0.13 % over).
 #[test]
 fn largest_batch_is_the_fitting_boundary_on_random_scenarios() {
     let mut checked = 0;
     for (s, row) in own_rows(0xBA7C, 12_000) {
-        if s.mode != Mode::Training || !s.model.towers.is_empty() {
-            continue;
-        }
-        let Some(k) = row.max_batch else {
+        let Some(k) = row.max_batch.filter(|k| *k > 0) else {
             continue;
         };
-        if !(1..65_536).contains(&k) {
-            continue;
-        }
         let tier = if s.strategies.second_tier == SecondTier::None {
             0.0
         } else {
@@ -274,10 +268,12 @@ fn largest_batch_is_the_fitting_boundary_on_random_scenarios() {
             (m.gpu_total.get() - m.capacity.get() - tier) / m.gpu_total.get()
         };
         assert!(over(k) <= 1e-9, "batch {k} should fit: {s:?}");
-        assert!(over(k + 1) > -1e-9, "batch {} should not: {s:?}", k + 1);
+        if k < 65_536 {
+            assert!(over(k + 1) > -1e-9, "batch {} should not: {s:?}", k + 1);
+        }
         checked += 1;
     }
-    assert!(checked > 150, "only {checked} scenarios checked");
+    assert!(checked > 3000, "only {checked} scenarios checked");
 }
 
 /// A serving engine never spills: under vLLM the rows fit by what the engine holds, whatever the

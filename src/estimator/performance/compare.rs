@@ -2,16 +2,15 @@
 //! compute with every memory technology (at the technology's stated device count) as a what-if.
 //! A fixed-size, table-shaped value; allocation-free.
 //!
-//! Largest batch in closed form: each phase's memory is affine in the batch (weights, optimizer states
-//! and overheads are fixed; activations and KV cache grow linearly) and the peak is the largest phase,
-//! so two memory estimates, at batch 1 and 2, give every phase's line T_p(b) = a_p + c_p·b, and the
-//! largest batch that fits is the smallest per-phase solution — no bisection.
+//! Largest batch per row: [`super::batch_fit`] (memory probed at powers of two, then each phase's
+//! line inside the bracket) — no bisection.
 
 use serde::Serialize;
 
+use super::batch_fit::BatchFit;
 use super::types::{Bound, Performance};
 use super::{compute_dtype, core};
-use crate::estimator::{Diagnostics, MAX_STAGE_CLASSES, Phase, memory, model, resolve};
+use crate::estimator::{Diagnostics, memory, model, resolve};
 use crate::hardware::{
     self, ArticleTech, Capacity, Confidence, GpuId, GpuSpec, MemoryTech, TechSpec, article_tech,
     tech,
@@ -111,16 +110,16 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     // memory otherwise.
     let held = crate::estimator::engines::reservation::held(&r, &mem);
     let needed = held.map_or(mem.gpu_total, |m| m.gpu_total);
-    let mut fit = batch_fit(scenario, model, needed.get());
+    let mut fit = BatchFit::new(scenario, model);
     // A serving engine sizes its KV cache at startup: the requests it holds at once are read off
     // that cache (`solver::max_fitting`), not off this GPU's capacity.
-    fit.batch_free = scenario.served_from_a_startup_kv_cache();
+    let batch_free = scenario.served_from_a_startup_kv_cache();
     let base_hw = scenario.gpu.spec();
-    let row =
+    let mut row =
         |kind: RowKind, hw: &GpuSpec, devices: u32, cap: Option<Bytes>, d: &mut Diagnostics| {
             let i = super::inputs::Inputs::new(scenario, hw, compute_dtype(scenario), d);
             let p = core(scenario, model, &mem, &i, None);
-            let mut out = make_row(kind, hw, devices, cap, &fit, &p, scenario.mode);
+            let mut out = make_row(kind, hw, devices, cap, needed, &p, scenario.mode);
             // What the GPU cannot hold may spill to the scenario's second tier, as on its own GPU:
             // it fits, and so does a batch whose spill the tier holds.
             let tier = if held.is_some() {
@@ -128,9 +127,9 @@ pub fn compare(scenario: &Scenario) -> Comparison {
             } else {
                 i.tier_capacity.max(0.0)
             };
-            out.fits = cap.map(|c| fit.needed - c.get() <= tier);
+            out.fits = cap.map(|c| needed.get() - c.get() <= tier);
             out.max_batch = cap
-                .filter(|_| !fit.batch_free)
+                .filter(|_| !batch_free)
                 .map(|c| fit.max_batch(c.get() + tier));
             out
         };
@@ -171,54 +170,6 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     }
 }
 
-/// Per-GPU memory as a function of the batch: each pipeline stage class's phases' tensor bytes are
-/// affine in the batch, T_p(b) = a_p + c_p·b, the tensor peak is their maximum (over the classes
-/// too: which stage limits can change with the batch), and the GPU total is affine in the tensor
-/// peak (NCCL buffers + context + workspace + reserve fraction × peak): G(t) = g1 + k·(t − t1).
-struct Fit {
-    needed: f64,
-    /// (a_p, c_p) per stage class and phase present in both probes.
-    lines: [[Option<(f64, f64)>; Phase::COUNT]; MAX_STAGE_CLASSES],
-    t1: f64,
-    g1: f64,
-    k: f64,
-    /// A serving engine's startup KV cache, not the peak, bounds the batch.
-    batch_free: bool,
-}
-
-impl Fit {
-    /// Largest batch whose GPU total fits `cap`: the tensor budget G⁻¹(cap), then the smallest
-    /// per-phase solution of a_p + c_p·b ≤ budget.
-    fn max_batch(&self, cap: f64) -> u32 {
-        if self.g1 > cap {
-            return 0;
-        }
-        if self.k <= 0.0 {
-            return MAX_BATCH;
-        }
-        let budget = self.t1 + (cap - self.g1) / self.k;
-        let mut best = MAX_BATCH as f64;
-        for (a, c) in self.lines.iter().flatten().flatten() {
-            if *c > 0.0 {
-                best = best.min(((budget - a) / c).floor());
-            }
-        }
-        best.clamp(1.0, MAX_BATCH as f64) as u32
-    }
-
-    /// Memory each batch element adds once the batch-dependent phases dominate: the largest
-    /// per-phase slope, through the GPU-total factor.
-    fn slope(&self) -> f64 {
-        let c = self
-            .lines
-            .iter()
-            .flatten()
-            .flatten()
-            .fold(0.0_f64, |m, (_, c)| m.max(*c));
-        (c * self.k).max(0.0)
-    }
-}
-
 /// One row of the table; `fits` and `max_batch` are left to the caller, which knows the
 /// scenario's second tier.
 fn make_row(
@@ -226,7 +177,7 @@ fn make_row(
     hw: &GpuSpec,
     devices: u32,
     cap: Option<Bytes>,
-    fit: &Fit,
+    needed: Bytes,
     p: &Performance,
     mode: Mode,
 ) -> ComparisonRow {
@@ -252,7 +203,7 @@ fn make_row(
             .energy_pj_per_bit
             .filter(|_| !matches!(kind, RowKind::Article(_))),
         fits: None,
-        headroom: cap.map(|c| Bytes(c.get() - fit.needed)),
+        headroom: cap.map(|c| Bytes(c.get() - needed.get())),
         max_batch: None,
         peak_known: p.peak_known,
         step_time_s,
@@ -273,58 +224,6 @@ fn with_tech(base: &GpuSpec, t: &TechSpec) -> GpuSpec {
         latency_ns: t.latency_ns,
         confidence: t.confidence,
         ..*base
-    }
-}
-
-/// Memory at batch 1 and 2 → the per-phase lines of [`Fit`]. The scenario is copied without its
-/// strings (`String::new()` does not allocate).
-fn batch_fit(s: &Scenario, m: &model::ResolvedModel, needed: f64) -> Fit {
-    let mut probe = light_copy(s);
-    // Each probe: the estimate and every stage class's phases.
-    let mut at = |b: u32| {
-        if probe.mode == Mode::Inference && probe.inference.dynamic_batching {
-            probe.inference.concurrent_requests = b;
-        } else {
-            probe.workload.micro_batch = b;
-        }
-        let r = resolve::resolve_with_model(&probe, m, &mut Diagnostics::default());
-        let mem = memory::estimate_resolved(&r, &mut Diagnostics::default());
-        let stages = if mem.stages.iter().any(Option::is_some) {
-            memory::all_stage_phases(&r, &mem)
-        } else {
-            // No pipeline stages: the one stage's phases.
-            let mut one = [None; MAX_STAGE_CLASSES];
-            one[0] = Some(mem.phases);
-            one
-        };
-        (mem, stages)
-    };
-    let ((m1, s1), (m2, s2)) = (at(1), at(2));
-    let mut lines = [[None; Phase::COUNT]; MAX_STAGE_CLASSES];
-    for ((class, x), y) in lines.iter_mut().zip(&s1).zip(&s2) {
-        let (Some(x), Some(y)) = (x, y) else {
-            continue;
-        };
-        for (slot, p) in class.iter_mut().zip(Phase::ALL) {
-            if let (Some(x), Some(y)) = (x.get(p), y.get(p)) {
-                let (t1, t2) = (x.tensor_total().get(), y.tensor_total().get());
-                let c = t2 - t1;
-                if c.is_finite() && t1.is_finite() {
-                    *slot = Some((t1 - c, c));
-                }
-            }
-        }
-    }
-    let (t1, t2) = (m1.tensor_peak.get(), m2.tensor_peak.get());
-    let (g1, g2) = (m1.gpu_total.get(), m2.gpu_total.get());
-    let k = if t2 > t1 { (g2 - g1) / (t2 - t1) } else { 0.0 };
-    Fit {
-        needed,
-        lines,
-        t1,
-        g1,
-        k: if k.is_finite() { k } else { 0.0 },
-        batch_free: false,
     }
 }
 

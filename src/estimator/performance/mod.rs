@@ -5,6 +5,7 @@
 //! (collectives, bubble, compression), `training` / `inference` (one step on one GPU), [`cost`],
 //! `projections` (the article's "future" items), [`compare`] (every GPU and memory technology).
 
+mod batch_fit;
 pub mod breakdown;
 pub mod comm;
 pub mod compare;
