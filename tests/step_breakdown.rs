@@ -97,3 +97,33 @@ fn the_best_layout_applies_to_the_scenario_and_is_then_current() {
             .starts_with(&format!("TP {} · PP {}", best.tp, best.pp))
     );
 }
+
+/// Megatron's sequence parallelism all-gathers each column-parallel linear's input again in
+/// backward (it saved the input sharded): one all-reduce's bytes per layer more than the four of
+/// tensor parallelism alone. PyTorch's DTensor saves the gathered input: nothing added there.
+#[test]
+fn megatron_sequence_parallel_gathers_the_linear_inputs_again_in_backward() {
+    use vram_explorer::scenario::Profile;
+    let mut s = seventy_b();
+    s.strategies.checkpointing = Checkpointing::Selective;
+    (s.parallel.tp, s.parallel.dp, s.strategies.zero) = (8, 1, Default::default());
+    s.parallel.sequence_parallel = true;
+    let tp = |s: &Scenario| estimate(s).performance.communication;
+    for (profile, per_layer) in [(Profile::Megatron, 5), (Profile::HuggingFace, 4)] {
+        s.implementation.profile = profile;
+        let with = tp(&s);
+        let layers = with.tp_allreduces / per_layer;
+        assert_eq!(with.tp_allreduces, per_layer * layers, "{profile:?}");
+        assert_eq!(layers, s.model.transformer.layers, "{profile:?}");
+        s.parallel.sequence_parallel = false;
+        let without = tp(&s);
+        s.parallel.sequence_parallel = true;
+        assert_eq!(without.tp_allreduces, 4 * layers, "{profile:?}");
+        let ratio = with.tp_time_s / without.tp_time_s;
+        let want = f64::from(per_layer) / 4.0;
+        assert!(
+            (ratio - want).abs() < 1e-9,
+            "{profile:?}: {ratio} vs {want}"
+        );
+    }
+}

@@ -8,7 +8,7 @@ use super::types::{Communication, OffloadTraffic, PhaseRoofline};
 use super::work::{Work, offload_link, offload_traffic, spill_bytes};
 use crate::estimator::MemoryEstimate;
 use crate::estimator::model::ResolvedModel;
-use crate::scenario::{Checkpointing, ModelFamily, OffloadTarget, Scenario, ZeroStage};
+use crate::scenario::{Checkpointing, ModelFamily, OffloadTarget, Profile, Scenario, ZeroStage};
 use crate::units::{Bytes, BytesPerSec};
 
 /// Everything the assembly step needs from a training step.
@@ -131,7 +131,7 @@ pub fn communication(
             // Per-op recomputes wk/w3 from the gathered norm outputs and wo's reduction: as full.
             Checkpointing::Full | Checkpointing::EveryK | Checkpointing::PerOp => 6,
             Checkpointing::None | Checkpointing::Selective => 4,
-        };
+        } + megatron_sp_regathers(s);
         let layers = m.layers.div_ceil(i.pp);
         c.tp_allreduces = per_layer * layers;
         let bytes = w.local_tokens() * m.hidden as f64 * w.act_bytes;
@@ -183,6 +183,19 @@ pub fn communication(
     c.bubble_fraction = bubble_fraction(i.pp, micro, s.parallel.pp_interleave);
     c.bubble_s = c.bubble_fraction * phase_time;
     c
+}
+
+/// All-reduce equivalents per layer that Megatron's sequence parallelism adds in backward: each
+/// column-parallel linear (QKV, FC1) saves its input sharded over the sequence and all-gathers it
+/// again in backward for its weight gradient (Megatron-LM `megatron/core/tensor_parallel/layers.py`
+/// at 960c06b, `LinearWithGradAccumulationAndAsyncCommunication`: `ctx.save_for_backward(input,
+/// …)` before the forward's all-gather, `_all_gather_base(…, async_op=True)` in `backward`, beside
+/// the input-gradient GEMM; Transformer Engine's `Linear` does the same). Two all-gathers of t·h
+/// move one ring all-reduce's bytes in the same steps. Hidden only by `timing.parts.tp_overlap`,
+/// as the other TP collectives. PyTorch's DTensor sequence parallelism saves the gathered input
+/// instead (autograd keeps the all-gather's output): none there.
+fn megatron_sp_regathers(s: &Scenario) -> u32 {
+    u32::from(s.parallel.sequence_parallel && s.implementation.profile == Profile::Megatron)
 }
 
 /// FSDP2 under a pipeline (docs/frameworks/fsdp.md "Under a pipeline"): the units stay unsharded

@@ -279,7 +279,7 @@ pub fn parallel_ui(ui: &mut Ui, s: &mut Scenario) {
         ui,
         &mut p.sequence_parallel,
         "Sequence parallel",
-        "Shard the norm and dropout activations along the sequence across TP ranks (Korthikanti et al. 2022). Saves activations; no extra communication volume.",
+        "Shard the norm and dropout activations along the sequence across TP ranks (Korthikanti et al. 2022). Saves activations; under Megatron the QKV and FC1 inputs are all-gathered again in backward (one all-reduce's bytes per layer more).",
     );
     super::context_parallel::cp_ui(ui, p);
     int_slider(
