@@ -380,6 +380,7 @@ fn uniform_kind(
         },
         params: lc.per_layer,
         routed: f64::from(moe.experts) * (lc.one_w + lc.one_b),
+        routed_w: f64::from(moe.experts) * lc.one_w,
         inactive: lc.inactive,
         matmul_w: lc.attn_w + lc.mlp_w,
         matmul_b: lc.attn_b + lc.mlp_b,

@@ -65,10 +65,11 @@ pub fn layer_matrix_elems(m: &ResolvedModel) -> f64 {
 /// [`layer_matrix_elems`] with `stored` of the routed experts on the GPU (1 = all of them).
 pub fn layer_matrix_elems_stored(m: &ResolvedModel, stored: f64) -> f64 {
     if !m.blocks.is_uniform() {
-        // Layers of several kinds: the average layer's matrices, routed experts as stored.
+        // Layers of several kinds: the average layer's matrices, routed experts' weights as
+        // stored (their biases are not matrix elements).
         let l = f64::from(m.layers.max(1));
         let unstored = 1.0 - stored;
-        return m.blocks.sum(|k| k.matmul_w - k.routed * unstored) / l;
+        return m.blocks.sum(|k| k.matmul_w - k.routed_w * unstored) / l;
     }
     let h = f64::from(m.hidden);
     let (q, kv) = m.attention_widths();

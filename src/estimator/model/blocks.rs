@@ -165,6 +165,8 @@ pub struct LayerKind {
     pub params: f64,
     /// Of those, the routed experts' (0 without a mixture).
     pub routed: f64,
+    /// Of `routed`, the experts' matrix weights (`matmul_w`'s routed part; no biases).
+    pub routed_w: f64,
     /// Of those, the experts a token does not run through.
     pub inactive: f64,
     /// Weights and biases of the layer's matrix multiplies (what autocast copies to 16 bit).
@@ -776,6 +778,7 @@ pub fn layer_kind(run: &LayerRun, moe: &MoeSpec, shape: &MoeShape, d: &Defaults)
         norms,
         params: mp.total() + mlp_part.total() + norm_p,
         routed,
+        routed_w,
         inactive,
         matmul_w: mp.w + mlp_part.w,
         matmul_b: mp.b + mlp_part.b,
