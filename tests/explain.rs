@@ -220,6 +220,41 @@ fn activation_offloading_explains_one_layer_on_the_gpu() {
     assert!(close(bytes, input), "{name}: {bytes} vs {input}");
 }
 
+/// torchtune's optimizer in backward steps each parameter as its gradient is made and frees it:
+/// the gradients are explained as the one largest parameter's, as the estimate holds them, not
+/// as every group's gradients with the rest taken back as "not live" (seen on random scenarios).
+#[test]
+fn optimizer_in_backward_explains_one_gradient() {
+    use vram_explorer::scenario::{Dtype, PrecisionMode, Profile};
+    let mut s = training();
+    s.precision.mode = PrecisionMode::Uniform;
+    s.precision.compute = Dtype::Bf16;
+    s.implementation.profile = Profile::Torchtune;
+    s.implementation.torchtune.optimizer_in_backward = true;
+    // In the layers' backward no gradient outlives its hook; with one token the peak is the step.
+    for (seq, held) in [(4096, false), (1, true)] {
+        s.workload.seq_len = seq;
+        let e = estimate(&s);
+        let x = explain(&s, &e, Component::Gradients);
+        let value = e.memory.peak.get(Component::Gradients).get();
+        assert_eq!(value > 0.0, held, "{seq}: {:?}", e.memory.peak_phase);
+        assert!(
+            x.terms.iter().all(|(n, _)| !n.starts_with("not live")),
+            "{:?}",
+            x.terms
+        );
+        if held {
+            let (name, bytes) = &x.terms[0];
+            assert!(
+                name.contains("largest parameter's gradient"),
+                "{:?}",
+                x.terms
+            );
+            assert!(close(bytes.get(), value), "{:?} vs {value}", x.terms);
+        }
+    }
+}
+
 /// The model states, the KV cache and the allocator reserve are explained by what the estimate
 /// holds: the named terms are the figure, with no negative "not live" remainder taking back bytes
 /// they named — a draft model's weights beside a CNN, the requests' KV where vLLM or SGLang hold

@@ -106,6 +106,11 @@ pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
         {
             p
         }
+        Component::Gradients
+            if let Some(p) = parts::gradients_stepped_in_backward(&ctx, &x, m, &st, value) =>
+        {
+            p
+        }
         Component::Weights
         | Component::MasterWeights
         | Component::Gradients

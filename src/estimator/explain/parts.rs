@@ -587,6 +587,57 @@ pub(super) fn pipeline_gradients(c: &Ctx, m: &ResolvedModel, st: &Stage) -> Opti
     })
 }
 
+/// Gradients under torchtune's optimizer in backward, or `None` elsewhere: each parameter is
+/// stepped and its gradient freed in its post-accumulate-grad hook, so one gradient is alive at a
+/// time (`memory::frameworks::torchtune::optimizer_in_backward`); at a moment between two hooks
+/// (`value` 0: in forward, at the loss) none.
+pub(super) fn gradients_stepped_in_backward(
+    c: &Ctx,
+    x: &peft::Ext,
+    m: &ResolvedModel,
+    st: &Stage,
+    value: Bytes,
+) -> Option<Parts> {
+    use crate::estimator::memory::frameworks::torchtune;
+    // Only a transformer's step runs the framework rules (`memory::training`).
+    if m.family != ModelFamily::Transformer || c.mode != Mode::Training {
+        return None;
+    }
+    if !torchtune::steps_in_backward(c) {
+        return None;
+    }
+    let total = states::model_states(c, m, &inventory(c, x, m, st), x.optimizer).grads;
+    let one = torchtune::gradient_in_backward(c, m, total);
+    let term = if one < total {
+        format!(
+            "the largest parameter's gradient: {:.4e} ÷ TP {} × {} B",
+            m.largest_tensor,
+            c.tp,
+            fmt_sig(c.e_grads)
+        )
+    } else {
+        "all of this GPU's gradients (less than the largest parameter's)".to_owned()
+    };
+    Some(Parts {
+        formula: "one parameter's gradient at a time: torchtune steps each parameter in its \
+                  post-accumulate-grad hook and frees its gradient (optimizer_in_bwd)"
+            .to_owned(),
+        lead: format!(
+            "Ψ_largest = {:.4e}, e_g = {} B",
+            m.largest_tensor, c.e_grads
+        ),
+        terms: if value.get() > 0.0 {
+            vec![(term, Bytes(one))]
+        } else {
+            Vec::new()
+        },
+        source: "torchtune/training/memory.py register_optim_in_bwd_hooks; \
+                 docs/frameworks/torchtune.md",
+        assumption: "the largest parameter's gradient stands for the one alive at each moment",
+        rest: "not attributed",
+    })
+}
+
 /// Gradients under DeepSpeed stage 3, or `None` elsewhere: at its optimizer step one sub-group's
 /// flattened gradients and their cast to the master's type
 /// (`frameworks::deepspeed::step_gradients`); in the other phases the reduced gradients are in

@@ -370,7 +370,7 @@ pub fn inference_extra(c: &Ctx, m: &ResolvedModel, ctx_len: f64) -> (f64, f64) {
 pub fn parts(c: &Ctx, m: &ResolvedModel, p: super::training::Parts) -> super::training::Parts {
     let p = deepspeed::parts(c, m, p);
     match c.framework.profile {
-        Profile::Torchtune if c.framework.torchtune.optimizer_in_backward => {
+        Profile::Torchtune if torchtune::steps_in_backward(c) => {
             torchtune::optimizer_in_backward(c, m, p)
         }
         _ => p,

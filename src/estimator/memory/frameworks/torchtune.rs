@@ -167,6 +167,18 @@ pub fn lora_layer(c: &Ctx, z: &Sizes, x: &super::super::peft::Ext, a: LayerActs)
     }
 }
 
+/// The one gradient alive under [`optimizer_in_backward`]: the largest parameter's, ÷ TP, in
+/// the gradients' type (at most the stage's `total` gradient bytes).
+pub fn gradient_in_backward(c: &Ctx, m: &ResolvedModel, total: f64) -> f64 {
+    (m.largest_tensor / c.tp * c.e_grads).min(total)
+}
+
+/// Whether the step runs torchtune's optimizer in backward (a transformer's training step).
+pub fn steps_in_backward(c: &Ctx) -> bool {
+    c.framework.profile == crate::scenario::Profile::Torchtune
+        && c.framework.torchtune.optimizer_in_backward
+}
+
 /// `optimizer_in_bwd: True` (`torchtune/training/memory.py` `register_optim_in_bwd_hooks`: a
 /// post-accumulate-grad hook runs `optim_dict[p].step()` and `zero_grad()` for each parameter):
 /// at most one parameter's gradient is alive, and the step's temporaries are those of one tensor.
@@ -176,7 +188,7 @@ pub fn optimizer_in_backward(
     p: super::super::training::Parts,
 ) -> super::super::training::Parts {
     let total = p.states.grads;
-    let one = (m.largest_tensor / c.tp * c.e_grads).min(total);
+    let one = gradient_in_backward(c, m, total);
     let share = if total > 0.0 { one / total } else { 0.0 };
     let mut out = p;
     out.states.grads = one;
