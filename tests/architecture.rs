@@ -276,6 +276,33 @@ fn largest_batch_is_the_fitting_boundary_on_random_scenarios() {
     assert!(checked > 3000, "only {checked} scenarios checked");
 }
 
+/// Every row of a scenario whose FSDP2 stream pools make the GPU total follow another phase than
+/// the tensor peak: the lines inside a power-of-two bracket named 3,455 on its own GPU (H100
+/// PCIe) where 3,443 is the last batch that fits; the answer is now checked by the estimate.
+#[test]
+fn largest_batch_holds_where_the_total_leaves_the_peaks_line() {
+    let text = include_str!("data/regressions/fsdp2-batch-boundary.ron");
+    let s = vram_explorer::presets::from_ron_str(text).expect("scenario");
+    let tier = s.strategies.second_tier_gib * f64::from(1u32 << 30);
+    let fits = |b: u32| {
+        let m = estimate(&set_batch(&s, b)).memory;
+        m.gpu_total.get() <= m.capacity.get() + tier
+    };
+    let mut checked = 0;
+    for row in compare(&s).gpus {
+        let Some(k) = row.max_batch.filter(|k| (1..65_536).contains(k)) else {
+            continue;
+        };
+        if row.kind != RowKind::Gpu(GpuId::H100Pcie) {
+            continue;
+        }
+        assert!(fits(k) && !fits(k + 1), "{}: {k}", row.label);
+        assert_eq!(k, 3443, "{}", row.label);
+        checked += 1;
+    }
+    assert_eq!(checked, 1);
+}
+
 /// A serving engine never spills: under vLLM the rows fit by what the engine holds, whatever the
 /// scenario's second tier says (the technology rows said "fits" with 510 GiB over once a tier
 /// was set).
