@@ -99,8 +99,8 @@ fn the_best_layout_applies_to_the_scenario_and_is_then_current() {
 }
 
 /// Megatron's sequence parallelism all-gathers each column-parallel linear's input again in
-/// backward (it saved the input sharded): one all-reduce's bytes per layer more than the four of
-/// tensor parallelism alone. PyTorch's DTensor saves the gathered input: nothing added there.
+/// backward (it saved the input sharded): one all-reduce's bytes per dense layer more than the four
+/// of tensor parallelism alone. PyTorch's DTensor saves the gathered input: nothing added there.
 #[test]
 fn megatron_sequence_parallel_gathers_the_linear_inputs_again_in_backward() {
     use vram_explorer::scenario::Profile;
@@ -126,4 +126,18 @@ fn megatron_sequence_parallel_gathers_the_linear_inputs_again_in_backward() {
             "{profile:?}: {ratio} vs {want}"
         );
     }
+    // A mixture's routed experts do not re-gather (their linears are `is_expert`; the token
+    // dispatcher gathers): only the attention's QKV input, half an all-reduce per layer.
+    let mut moe = bundled_scenario("mixtral-8x7b-inference-2xh100").unwrap();
+    moe.mode = vram_explorer::scenario::Mode::Training;
+    moe.strategies.checkpointing = Checkpointing::Selective;
+    moe.implementation.profile = Profile::Megatron;
+    (moe.parallel.tp, moe.model.moe.ep) = (2, 1);
+    moe.parallel.sequence_parallel = true;
+    let with = tp(&moe);
+    moe.parallel.sequence_parallel = false;
+    let without = tp(&moe);
+    let ratio = with.tp_time_s / without.tp_time_s;
+    assert!((ratio - 4.5 / 4.0).abs() < 1e-9, "{ratio}");
+    assert_eq!(2 * with.tp_allreduces, 9 * moe.model.transformer.layers);
 }

@@ -135,7 +135,7 @@ impl StepPart {
                 "Each forward's fixed cost beyond its FLOPs and bytes: every kernel's floor on the GPU (timing.parts.kernel_floor_us), in eager PyTorch the host issuing each op from Python when that is slower (eager_op_us), and Hugging Face generate's loop per token (generate_step_us). A CUDA graph removes the issuing (timing.parts.cuda_graphs; vLLM enforce_eager, SGLang disable_cuda_graph)."
             }
             StepPart::TensorParallel => {
-                "Per-layer all-reduces (or reduce-scatter + all-gather with sequence parallelism) not hidden by overlap, plus the compute the hidden ones slow down (15 % of their time on NVLink, calculon's processor_usage)."
+                "Per-layer all-reduces (or reduce-scatter + all-gather with sequence parallelism, where Megatron all-gathers each column-parallel input again in backward) not hidden by overlap, plus the compute the hidden ones slow down (15 % of their time on NVLink, calculon's processor_usage)."
             }
             StepPart::DataParallel => {
                 "Gradient reduction (ZeRO: also parameter gathers) not hidden behind backward (timing.comm_overlap), plus the compute the hidden part slows down (2 % of its time over InfiniBand, 15 % over NVLink)."

@@ -129,15 +129,15 @@ pub fn communication(
     if m.family == ModelFamily::Transformer && i.tp > 1 {
         let per_layer = match s.strategies.checkpointing {
             // Per-op recomputes wk/w3 from the gathered norm outputs and wo's reduction: as full.
-            Checkpointing::Full | Checkpointing::EveryK | Checkpointing::PerOp => 6,
-            Checkpointing::None | Checkpointing::Selective => 4,
-        } + megatron_sp_regathers(s);
-        let layers = m.layers.div_ceil(i.pp);
-        c.tp_allreduces = per_layer * layers;
+            Checkpointing::Full | Checkpointing::EveryK | Checkpointing::PerOp => 6.0,
+            Checkpointing::None | Checkpointing::Selective => 4.0,
+        } + megatron_sp_regathers(s, m);
+        let layers = f64::from(m.layers.div_ceil(i.pp));
+        c.tp_allreduces = (per_layer * layers).round() as u32;
         let bytes = w.local_tokens() * m.hidden as f64 * w.act_bytes;
         let (bw, _) = i.collective_bw(i.tp, 1);
         let (each, ring, tree) = allreduce_time(bytes, i.tp, bw, i.alpha_s, i.algo);
-        let count = c.tp_allreduces as f64 * accum as f64;
+        let count = per_layer * layers * accum as f64;
         c.tp_time_s = each * count;
         c.tp_latency_s = chosen_latency(ring, tree, i.algo) * count;
         c.tp_bandwidth = BytesPerSec(bw);
@@ -190,12 +190,29 @@ pub fn communication(
 /// again in backward for its weight gradient (Megatron-LM `megatron/core/tensor_parallel/layers.py`
 /// at 960c06b, `LinearWithGradAccumulationAndAsyncCommunication`: `ctx.save_for_backward(input,
 /// …)` before the forward's all-gather, `_all_gather_base(…, async_op=True)` in `backward`, beside
-/// the input-gradient GEMM; Transformer Engine's `Linear` does the same). Two all-gathers of t·h
-/// move one ring all-reduce's bytes in the same steps. Hidden only by `timing.parts.tp_overlap`,
-/// as the other TP collectives. PyTorch's DTensor sequence parallelism saves the gathered input
-/// instead (autograd keeps the all-gather's output): none there.
-fn megatron_sp_regathers(s: &Scenario) -> u32 {
-    u32::from(s.parallel.sequence_parallel && s.implementation.profile == Profile::Megatron)
+/// the input-gradient GEMM; Transformer Engine's `Linear` does the same). One all-gather of t·h
+/// is half a ring all-reduce's bytes and steps: ½ for a mixer's input projection (attention's QKV,
+/// Mamba's in_proj), ½ for a dense MLP's FC1 or a mixture's shared experts, averaged over the
+/// layers. A mixture's routed experts take no part: their
+/// linears are `is_expert` (`explicit_expert_comm` turns their sequence parallelism off; the
+/// token dispatcher gathers the tokens). Hidden only by `timing.parts.tp_overlap`, as the other
+/// TP collectives. PyTorch's DTensor sequence parallelism keeps the gathered input as autograd
+/// saves it: none there.
+fn megatron_sp_regathers(s: &Scenario, m: &ResolvedModel) -> f64 {
+    if !s.parallel.sequence_parallel || s.implementation.profile != Profile::Megatron {
+        return 0.0;
+    }
+    use crate::estimator::model::blocks::{MixerShape, MlpShape};
+    let l = f64::from(m.layers.max(1));
+    let mixers = m
+        .blocks
+        .sum(|k| f64::from(u8::from(k.mixer != MixerShape::Empty)));
+    let fc1 = m.blocks.sum(|k| match k.mlp {
+        MlpShape::Dense { .. } => 1.0,
+        MlpShape::Moe if m.moe.shared > 0 => 1.0,
+        MlpShape::Moe | MlpShape::None => 0.0,
+    });
+    0.5 * (mixers + fc1) / l
 }
 
 /// FSDP2 under a pipeline (docs/frameworks/fsdp.md "Under a pipeline"): the units stay unsharded

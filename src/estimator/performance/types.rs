@@ -84,7 +84,8 @@ pub struct Communication {
     pub zero_factor: f64,
     /// 1-bit compression's overall volume reduction, 1/(w + (1−w)/r); 1 when off.
     pub compression_ratio: f64,
-    /// Tensor-parallel all-reduces per micro-batch per GPU (4 per layer in training, 2 in inference).
+    /// Tensor-parallel all-reduces per micro-batch per GPU (4 per layer in training, 6 with full
+    /// recomputation, up to one more with Megatron's sequence parallelism; 2 in inference), rounded.
     pub tp_allreduces: u32,
     /// Total tensor-parallel all-reduce time per step (exposed: on the critical path).
     pub tp_time_s: f64,
