@@ -7,8 +7,9 @@
 //! at batches 2^j, kept as they are computed (≤ 17 probes shared by every row), the capacity is
 //! bracketed between two of them, and inside the bracket each phase's line through its two probes
 //! gives the largest batch in closed form, checked by the estimate at that batch and the next (the
-//! lines assume the GPU total affine in the tensor peak, which FSDP2's stream pools break). Two probes (batch 1 and 2) extrapolated to every capacity claimed a batch of 65,536
-//! where the estimate does not fit 4,645 (a tower scenario with parameters offloaded).
+//! lines assume the GPU total affine in the tensor peak, which FSDP2's stream pools break). Two
+//! probes (batch 1 and 2) extrapolated to every capacity claimed a batch of 65,536 where the
+//! estimate does not fit 4,645 (a tower scenario with parameters offloaded).
 
 use crate::estimator::{Diagnostics, MAX_STAGE_CLASSES, Phase, memory, model, resolve};
 use crate::scenario::{Mode, Scenario};
