@@ -297,7 +297,6 @@ fn largest_batch_holds_where_the_total_leaves_the_peaks_line() {
             continue;
         }
         assert!(fits(k) && !fits(k + 1), "{}: {k}", row.label);
-        assert_eq!(k, 3443, "{}", row.label);
         checked += 1;
     }
     assert_eq!(checked, 1);
