@@ -128,11 +128,7 @@ fn more_memory_bandwidth_is_never_slower_across_technologies() {
 
 fn set_batch(s: &Scenario, b: u32) -> Scenario {
     let mut t = s.clone();
-    if t.mode == Mode::Inference && t.inference.dynamic_batching {
-        t.inference.concurrent_requests = b;
-    } else {
-        t.workload.micro_batch = b;
-    }
+    Axis::Batch.set(&mut t, f64::from(b));
     t
 }
 

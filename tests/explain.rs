@@ -183,17 +183,24 @@ fn explanations_use_the_hybrid_shard_divisor() {
     }
 }
 
+/// A BF16 training step under the torchtune profile (its recipes' `dtype: bf16`).
+fn torchtune_bf16() -> vram_explorer::scenario::Scenario {
+    use vram_explorer::scenario::{Dtype, PrecisionMode, Profile};
+    let mut s = training();
+    s.precision.mode = PrecisionMode::Uniform;
+    s.precision.compute = Dtype::Bf16;
+    s.implementation.profile = Profile::Torchtune;
+    s
+}
+
 /// torchtune's activation offloading keeps one layer's saved tensors on the GPU: the explanation
 /// names one checkpointed input (e·b·s·h), as the estimate counts, not one per layer with the
 /// rest filed under "stage extras".
 #[test]
 fn activation_offloading_explains_one_layer_on_the_gpu() {
-    use vram_explorer::scenario::{Checkpointing, Dtype, PrecisionMode, Profile, Scenario};
-    let mut s = training();
-    s.precision.mode = PrecisionMode::Uniform;
-    s.precision.compute = Dtype::Bf16;
+    use vram_explorer::scenario::{Checkpointing, Scenario};
+    let mut s = torchtune_bf16();
     s.strategies.checkpointing = Checkpointing::Full;
-    s.implementation.profile = Profile::Torchtune;
     // Long enough that the peak is at the loss, where the saved activations are live.
     s.workload.micro_batch = 4;
     s.workload.seq_len = 32_768;
@@ -225,11 +232,7 @@ fn activation_offloading_explains_one_layer_on_the_gpu() {
 /// as every group's gradients with the rest taken back as "not live" (seen on random scenarios).
 #[test]
 fn optimizer_in_backward_explains_one_gradient() {
-    use vram_explorer::scenario::{Dtype, PrecisionMode, Profile};
-    let mut s = training();
-    s.precision.mode = PrecisionMode::Uniform;
-    s.precision.compute = Dtype::Bf16;
-    s.implementation.profile = Profile::Torchtune;
+    let mut s = torchtune_bf16();
     s.implementation.torchtune.optimizer_in_backward = true;
     // In the layers' backward no gradient outlives its hook; with one token the peak is the step.
     for (seq, held) in [(4096, false), (1, true)] {

@@ -292,6 +292,17 @@ fn errors_against_published_runs() {
         worst < WORST_GUARD,
         "worst |error| {worst:.3} > guard {WORST_GUARD}"
     );
+    let checks: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.role == "check")
+        .map(|r| (r.estimated / r.published - 1.0).abs())
+        .collect();
+    let check_mean = checks.iter().sum::<f64>() / checks.len() as f64;
+    println!("check records: mean |error| {:.1} %", check_mean * 100.0);
+    assert!(
+        check_mean < CHECK_MEAN_GUARD,
+        "check mean |error| {check_mean:.3} > guard {CHECK_MEAN_GUARD}"
+    );
 }
 
 /// Regression guards at today's errors (see the test's doc); issue 13 aims at 0.03 / 0.08.
@@ -302,9 +313,13 @@ fn errors_against_published_runs() {
 /// share on the fused attention kernel too (Hopper share refit 0.51 → 0.54): mean 3.2 %, worst
 /// 6.6 % (Table 1's 76B; the H100 rows within −5.4 … +6.4 %). Table 1 alone: mean 2.7 %. With
 /// a measured Hopper GEMM curve (tilelang's H800 sweep; Hopper share refit 0.54 → 0.56): mean
-/// 2.4 %, worst 6.6 % (the H100 rows within −3.7 … +2.6 % since Megatron's SP re-gather): the issue's aim is met.
+/// 2.4 %, worst 6.6 % (the H100 rows within −3.7 … +2.6 % since Megatron's SP re-gather): the
+/// issue's aim is met.
 const MEAN_GUARD: f64 = 0.025;
 const WORST_GUARD: f64 = 0.068;
+/// Regression guard on the check records (Korthikanti et al. 2022 Table 5, never fitted): 5.3 %
+/// since Megatron's SP re-gather (5.4 % before); issue 13 holds its held-back runs to 5 %.
+const CHECK_MEAN_GUARD: f64 = 0.054;
 
 /// How `timing.parts.gemm_efficiency` and `_hopper` were fitted: a grid (step 0.01) minimising
 /// the mean |error| of the calibration records only — each GPU class on its own records (the

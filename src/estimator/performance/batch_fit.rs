@@ -12,7 +12,7 @@
 //! estimate does not fit 4,645 (a tower scenario with parameters offloaded).
 
 use crate::estimator::{Diagnostics, MAX_STAGE_CLASSES, Phase, memory, model, resolve};
-use crate::scenario::{Mode, Scenario};
+use crate::scenario::{Axis, Scenario};
 
 use super::compare::MAX_BATCH;
 
@@ -50,13 +50,10 @@ impl<'a> BatchFit<'a> {
         }
     }
 
+    /// The scenario's batch (`Axis::Batch`: the micro-batch, or the concurrent requests under
+    /// dynamic batching).
     fn set_batch(&mut self, b: u32) {
-        let s = &mut self.scenario;
-        if s.mode == Mode::Inference && s.inference.dynamic_batching {
-            s.inference.concurrent_requests = b;
-        } else {
-            s.workload.micro_batch = b;
-        }
+        Axis::Batch.set(&mut self.scenario, f64::from(b));
     }
 
     /// Whether batch `b` fits `cap` bytes, by the estimate itself (a non-finite total does not).
