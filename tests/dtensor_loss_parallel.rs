@@ -52,7 +52,10 @@ fn estimate(r: &Value, loss_parallel: bool) -> (f64, f64, f64) {
         vram_explorer::estimator::model::derive(&s.model, &[], &[], &mut Diagnostics::default());
     let c = Ctx::new(&s, &m, &mut Diagnostics::default());
     let z = act::sizes(&c, &m, c.b, c.s);
-    let saved = act::loss_saved(&c, &m, &z);
+    // The head's all-gathered input, which the measured region creates (its input is a leaf shard);
+    // the estimator counts it with the final norm's output (`activations::hf_norm`).
+    let gathered = c.ec * z.bsh;
+    let saved = act::loss_saved(&c, &m, &z) + gathered;
     (
         saved,
         saved + act::loss_forward_transient(&c, &m, &z),

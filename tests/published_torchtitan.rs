@@ -158,22 +158,29 @@ fn torchtitan_published_memory_table() {
     assert_eq!(cases.len(), 18, "records");
     let s = report("torchtitan (Sharding::Fsdp2)", &cases);
     assert_eq!((s.rebuilt, s.modelled), (18, 0));
-    // Every row is a known miss; guards a little above today's figures (median |error| 6.2 %,
-    // worst 13.3 %; before FSDP2's side-stream pools were added to the reserved peak 9.7 % /
+    // Every row is a known miss; guards a little above today's figures (median |error| 6.9 %,
+    // worst 14.0 %; before DTensor's sequence-parallel linears saved the gathered sequence
+    // (tests/dtensor_sequence_parallel.rs: the recomputed layer's transient grows, the final
+    // norm's sharded output is no longer counted beside the gathered one) 6.9 % / 13.6 %; before
+    // the blocks' FSDP units and the loss's place were measured 6.2 % / 13.3 %; before FSDP2's side-stream pools were added to the reserved peak 9.7 % /
     // 16.0 %; before FSDP's mixed precision was written as AMP without autocast (a BF16
     // shard counted beside the FP32 one) 8.9 % / 14.4 %; before DTensor's loss_parallel 10.1 % /
     // 28.7 %; before FSDP2 under a pipeline 11.2 % / 38.8 %; before the per-op policy 32.6 % /
     // 112.8 %; with the generic ZeRO-3 rule before the FSDP profile: 51.7 %, 110.3 %) keep them
     // from drifting unnoticed.
-    assert!(s.median_all < 0.07, "median {:.3}", s.median_all);
-    assert!(s.worst_all < 0.14, "worst {:.3}", s.worst_all);
-    // The pipelined rows: −13.3 … +0.8 % (−12.4 … +1.9 % before the blocks' FSDP units were
+    assert!(s.median_all < 0.072, "median {:.3}", s.median_all);
+    assert!(s.worst_all < 0.143, "worst {:.3}", s.worst_all);
+    // The pipelined rows: −11.1 … +3.4 % (−13.3 … +0.8 % before the gathered sequence-parallel
+    // inputs entered the recomputed layer, which is their backward peak: 1F1B −11.1 → −8.9 %,
+    // interleaved +0.8 → +3.4 %, the CP rows −2.5 … −13.3 → −0.1 … −11.1 %; the published 1F1B
+    // and interleaved peaks differ by 9.8 GiB where the estimate's first stages are the same;
+    // −12.4 … +1.9 % before the blocks' FSDP units were
     // measured, docs/frameworks/fsdp.md "Inside the blocks": one unit fewer in forward, no
     // reduce-scatter buffers beside the first layer's backward; −28.9 … −38.8 % before FSDP2
     // under a pipeline, −2.3 … −16.0 % before the stream pools).
     for c in cases.iter().filter(|c| c.id.contains("405b")) {
         let e = c.estimate.unwrap() / c.published - 1.0;
-        assert!((-0.14..0.025).contains(&e), "{}: {e:.3}", c.id);
+        assert!((-0.12..0.04).contains(&e), "{}: {e:.3}", c.id);
     }
 }
 

@@ -47,6 +47,13 @@ pub struct Sizes {
     pub bsv: f64,
     /// Divisor of the replicated (non-TP) regions: t with sequence parallelism, else 1.
     pub tr: f64,
+    /// Divisor of what a column-parallel linear saves of its input (a norm's output): t under
+    /// Megatron's sequence parallelism, which saves the sequence shard and all-gathers it again in
+    /// backward (Megatron-LM `megatron/core/tensor_parallel/layers.py` at 960c06b); 1 under
+    /// DTensor's (the Hugging Face kernels: torchtitan's `PrepareModuleInput(Shard(1) →
+    /// Replicate())` all-gathers before the linears, and autograd saves the whole sequence;
+    /// measured with torchtitan 0.2.2 on CPU, tests/data/measured/torchtitan-tp-sp-cpu.json).
+    pub lin_tr: f64,
 }
 
 pub fn sizes(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> Sizes {
@@ -70,6 +77,11 @@ pub fn sizes(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> Sizes {
         // DeepSpeed AutoTP keeps the head whole: every GPU computes all the logits.
         bsv: bs * ceil(f64::from(m.vocab) / super::frameworks::deepspeed::vocab_tp(c)),
         tr: if c.sp { t } else { 1.0 },
+        lin_tr: if c.sp && c.profile == Profile::Megatron {
+            t
+        } else {
+            1.0
+        },
     }
 }
 
@@ -93,14 +105,16 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
 /// One Hugging Face norm with `n` consumers of its output. LayerNorm (`native_layer_norm`) saves its
 /// input and FP32 mean/rstd; HF RMSNorm is unfused Python: `pow` saves x as FP32, the rsqrt output
 /// (FP32, per token), the normalised x in the input type and the output. Under autocast each
-/// consuming linear saves its own 16-bit copy of the output (no cache for non-leaf tensors).
+/// consuming linear saves its own 16-bit copy of the output (no cache for non-leaf tensors). Under
+/// sequence parallelism the norm runs on the sequence shard and the linears save the gathered
+/// output (`Sizes::lin_tr`).
 fn hf_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes, consumers: f64) -> f64 {
     let out = if c.amp { consumers * c.ec } else { c.er };
     let body = match m.norm {
         NormKind::LayerNorm => c.er * z.bsh + 8.0 * z.bs,
         NormKind::RmsNorm => (4.0 + c.er) * z.bsh + 4.0 * z.bs,
     };
-    (body + out * z.bsh) / z.tr
+    body / z.tr + out * z.bsh / z.lin_tr
 }
 
 fn hf_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {

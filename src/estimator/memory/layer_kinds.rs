@@ -163,6 +163,7 @@ fn widest(a: &Sizes, z: &Sizes) -> Sizes {
         bas2: a.bas2.max(z.bas2),
         bsv: a.bsv.max(z.bsv),
         tr: a.tr,
+        lin_tr: a.lin_tr,
     }
 }
 

@@ -44,7 +44,11 @@ fn block_forward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     let frozen_in = lora && !t.up && (!gated || !t.gate);
     let at_down = c.ec * z.bsh / z.tr
         + if frozen_down { c.ec * z.bsf } else { 0.0 }
-        + if frozen_in { c.er * z.bsh / z.tr } else { 0.0 };
+        + if frozen_in {
+            c.er * z.bsh / z.lin_tr
+        } else {
+            0.0
+        };
     if c.checkpointing.recomputes_whole_layers() {
         let product = if gated { 3.0 } else { 2.0 };
         at_down.max(product * c.ec * z.bsf + 2.0 * c.er * z.bsh / z.tr)

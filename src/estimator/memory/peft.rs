@@ -263,14 +263,14 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
         // The norm output as the linears' input: one autocast copy per consuming linear (HF under
         // autocast), else one shared tensor kept if any consumer is targeted.
         if c.profile == Profile::HuggingFace && c.amp {
-            (consumers - targeted).max(0.0) * c.ec * z.bsh / z.tr
+            (consumers - targeted).max(0.0) * c.ec * z.bsh / z.lin_tr
         } else if targeted == 0.0 {
             (if c.profile == Profile::HuggingFace {
                 c.er
             } else {
                 c.ec
             }) * z.bsh
-                / z.tr
+                / z.lin_tr
         } else {
             0.0
         }

@@ -18,13 +18,13 @@ use super::Loss;
 /// 16-bit logits, their FP32 copy (none when the logits are FP32: `.float()` returns them), the
 /// shifted logits and `exp(shifted)` (then the result in its place): e_c + 4 + 4 bytes, 14 in all
 /// for BF16 logits; in the loss backward, `grad_input`, `exp(x)` and their sum (then the product):
-/// 12 bytes, 16 in all. Under sequence parallelism the head's input is all-gathered from its
-/// sequence shards and the linear saves the whole b·s·h (`ColwiseParallel` with `Shard(1)` input).
+/// 12 bytes, 16 in all. (Under sequence parallelism the head's input is all-gathered from its
+/// sequence shards and the linear saves the whole b·s·h, `ColwiseParallel` with `Shard(1)` input:
+/// counted with the final norm's output, `activations::hf_norm`.)
 pub fn loss(c: &Ctx, z: &Sizes) -> Loss {
     let upcast = if c.ec < 4.0 { 4.0 } else { 0.0 };
-    let gathered = if z.tr > 1.0 { c.ec * z.bsh } else { 0.0 };
     Loss {
-        saved: 4.0 * z.bsv + gathered,
+        saved: 4.0 * z.bsv,
         forward: (c.ec + upcast + 4.0) * z.bsv,
         backward: 12.0 * z.bsv,
     }

@@ -137,7 +137,8 @@ fn count(flags: &[bool]) -> f64 {
 fn groups(c: &Ctx, m: &ResolvedModel, z: &Sizes, t: crate::scenario::LoraTargets) -> [Group; 4] {
     let ea = if c.attention_fp32 { 4.0 } else { c.ec };
     let flash = c.attention == AttentionKernel::Flash;
-    let n_h = z.bsh / z.tr;
+    // The linears' input: under sequence parallelism the gathered sequence (`Sizes::lin_tr`).
+    let n_h = z.bsh / z.lin_tr;
     // Under autocast each consumer makes its own 16-bit copy of an FP32 input; else one tensor.
     let full_in = |consumers: f64| {
         if c.amp {

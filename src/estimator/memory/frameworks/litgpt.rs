@@ -97,8 +97,9 @@ fn legacy_inputs(c: &Ctx, z: &Sizes, t: LoraTargets, all: bool) -> (f64, f64) {
     let kept = |targeted: bool| all || !targeted || c.framework.adapter_dropout;
     let on = |b: bool| f64::from(u8::from(b));
     let ea = if c.attention_fp32 { 4.0 } else { c.ec };
-    let attention = on(kept(t.q || t.k || t.v)) * c.ec * z.bsh / z.tr + on(kept(t.o)) * ea * z.bsq;
-    let mlp = on(kept(t.gate || t.up)) * c.ec * z.bsh / z.tr + on(kept(t.down)) * c.ec * z.bsf;
+    let attention =
+        on(kept(t.q || t.k || t.v)) * c.ec * z.bsh / z.lin_tr + on(kept(t.o)) * ea * z.bsq;
+    let mlp = on(kept(t.gate || t.up)) * c.ec * z.bsh / z.lin_tr + on(kept(t.down)) * c.ec * z.bsf;
     (attention * c.saved_scale(), mlp * c.saved_scale())
 }
 
@@ -123,7 +124,7 @@ pub fn kept_by_graph(c: &Ctx, z: &Sizes, layers: f64, last: bool) -> f64 {
     }
     let (attention, mlp) = legacy_inputs(c, z, c.framework.lora_targets, true);
     let head = if last {
-        c.ec * z.bsh / z.tr * c.saved_scale()
+        c.ec * z.bsh / z.lin_tr * c.saved_scale()
     } else {
         0.0
     };
@@ -142,12 +143,13 @@ fn adapter_dropout(c: &Ctx, z: &Sizes, x: &Ext) -> f64 {
     }
     let t = x.targets;
     let on = |b: bool| f64::from(u8::from(b));
-    let inputs = on(t.q || t.k || t.v) * z.bsh
+    // The h-wide inputs are the linears' (gathered under sequence parallelism, `Sizes::lin_tr`);
+    // the head- and FFN-wide ones are already this rank's share.
+    let inputs = (on(t.q || t.k || t.v) + on(t.gate) + on(t.up)) * z.bsh / z.lin_tr
         + on(t.o) * z.bsq
-        + (on(t.gate) + on(t.up)) * z.bsh
         + on(t.down) * z.bsf;
-    let shared = on(t.gate && t.up) * z.bsh;
-    (c.mask_bytes * inputs + c.ec * shared) / z.tr * c.saved_scale()
+    let shared = on(t.gate && t.up) * z.bsh / z.lin_tr;
+    (c.mask_bytes * inputs + c.ec * shared) * c.saved_scale()
 }
 
 /// Tokens per logit chunk (0: one chunk of the whole sequence).

@@ -310,7 +310,7 @@ pub fn final_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
             } else {
                 head_input
             };
-            -(normalised + head_input) * z.bsh / z.tr * c.saved_scale()
+            -(normalised / z.tr + head_input / z.lin_tr) * z.bsh * c.saved_scale()
         }
         Profile::LitGpt => litgpt::norm_extra(c, m, z),
         Profile::Torchtune => torchtune::norm_extra(c, m, z),

@@ -1,0 +1,154 @@
+//! DTensor tensor + sequence parallelism as torchtitan applies it (`apply_tp`, torchtitan 0.2.2):
+//! the norms run on the sequence shard, `PrepareModuleInput` all-gathers their output before the
+//! column-parallel linears, and autograd saves the gathered whole-sequence input (Megatron saves
+//! the shard and gathers it again in backward). Measured with torchtitan's own code on CPU, gloo,
+//! world size 2 (scripts/measure/torchtitan_tp_sp.py, tests/data/measured/torchtitan-tp-sp-cpu.json).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+#[path = "support/saved.rs"]
+mod saved;
+
+use saved::forward_activations as saved;
+use serde_json::Value;
+use vram_explorer::scenario::*;
+
+const RECORD: &str = include_str!("data/measured/torchtitan-tp-sp-cpu.json");
+
+fn record() -> Value {
+    serde_json::from_str(RECORD).unwrap()
+}
+
+fn shape(k: &str) -> u32 {
+    u32::try_from(record()["shape"][k].as_u64().unwrap()).unwrap()
+}
+
+/// The measured run: (saved per layer, saved with 4 layers plus the logits).
+fn measured(tp: u32, dtype: &str, mode: &str) -> (f64, f64) {
+    let rec = record();
+    let run = rec["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["tp"] == tp && r["dtype"] == dtype && r["mode"] == mode)
+        .unwrap();
+    let four = &run["layers_4"];
+    (
+        run["per_layer_saved_bytes"].as_f64().unwrap(),
+        four["saved_in_forward_bytes"].as_f64().unwrap() + four["logits_bytes"].as_f64().unwrap(),
+    )
+}
+
+/// torchtitan's llama3 block as the Hugging Face profile describes it (SDPA's CPU kernel keeps its
+/// output and log-sum-exp as flash does).
+fn titan(layers: u32, c: Checkpointing, tp: u32, e: Dtype) -> Scenario {
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    (t.layers, t.hidden, t.heads) = (layers, shape("dim"), shape("n_heads"));
+    (t.kv_heads, t.head_dim) = (shape("n_kv_heads"), shape("dim") / shape("n_heads"));
+    (t.ffn, t.vocab) = (768, shape("vocab_size"));
+    (t.ffn_kind, t.tied_embeddings) = (FfnKind::SwiGlu, false);
+    (s.workload.micro_batch, s.workload.seq_len) = (shape("batch"), shape("seq"));
+    s.workload.dropout = false;
+    s.precision.mode = PrecisionMode::Uniform;
+    s.precision.compute = e;
+    s.strategies.attention = AttentionKernel::Flash;
+    s.strategies.checkpointing = c;
+    s.parallel.tp = tp;
+    s.parallel.sequence_parallel = tp > 1;
+    s.implementation.loss_parallel = tp > 1;
+    s
+}
+
+fn per_layer(c: Checkpointing, tp: u32, e: Dtype) -> f64 {
+    (saved(&titan(4, c, tp, e)) - saved(&titan(2, c, tp, e))) / 2.0
+}
+
+const MODES: [(&str, Checkpointing); 3] = [
+    ("none", Checkpointing::None),
+    ("full", Checkpointing::Full),
+    ("op", Checkpointing::PerOp),
+];
+
+/// FP32, TP 1 and TP 2 with sequence parallelism, every mode: per layer and the whole 4-layer
+/// forward with the logits, to the byte, once two things are taken out as in
+/// `tests/checkpointing_per_op.rs`: the Hugging Face rotary tables (torchtitan keeps `freqs_cis`
+/// as a buffer) and, under the per-op policy, the attention output and log-sum-exp the CUDA
+/// kernels keep (SDPA's CPU kernel is not in the save list).
+#[test]
+fn the_linears_save_the_gathered_sequence_fp32() {
+    let (b, s) = (f64::from(shape("batch")), f64::from(shape("seq")));
+    let (h, heads, d) = (
+        f64::from(shape("dim")),
+        f64::from(shape("n_heads")),
+        f64::from(shape("dim") / shape("n_heads")),
+    );
+    let rotary = 2.0 * s * d * 4.0;
+    for tp in [1, 2] {
+        let heads_rank = heads / f64::from(tp);
+        let cuda_only = 4.0 * b * s * heads_rank * d + 4.0 * b * heads_rank * s;
+        for (mode, c) in MODES {
+            let (m_layer, m_whole) = measured(tp, "float32", mode);
+            let kernel = if c == Checkpointing::PerOp {
+                cuda_only
+            } else {
+                0.0
+            };
+            let e_layer = per_layer(c, tp, Dtype::Fp32) - kernel;
+            let e_whole = saved(&titan(4, c, tp, Dtype::Fp32)) - rotary - 4.0 * kernel;
+            assert_eq!(e_layer, m_layer, "tp {tp} {mode}: per layer");
+            assert_eq!(e_whole, m_whole, "tp {tp} {mode}: whole forward");
+        }
+    }
+    // With the shard saved (Megatron's way) a layer would keep two b·s·h/2 FP32 tensors less.
+    let (none, _) = measured(2, "float32", "none");
+    assert_eq!(none, 3_017_728.0);
+    assert_eq!(none - 2.0 * 4.0 * b * s * h / 2.0, 2_755_584.0);
+}
+
+/// BF16: the same, but torch's `nn.RMSNorm` (torchtitan's norm; on CPU `F.rms_norm`'s composite
+/// path) multiplies its weight in FP32 and keeps the FP32 normalised x, where the Hugging Face
+/// RMSNorm the profile describes keeps it in BF16: 2 B · b·s·h / t more per norm, two norms a
+/// layer. That is the whole difference, under TP and sequence parallelism as without.
+#[test]
+fn bf16_differs_only_by_torchs_fp32_norm_weight_multiply() {
+    let bsh = f64::from(shape("batch") * shape("seq") * shape("dim"));
+    for tp in [1, 2] {
+        let fp32_normalised = 2.0 * 2.0 * bsh / f64::from(tp);
+        for (mode, c) in MODES {
+            let (m_layer, _) = measured(tp, "bfloat16", mode);
+            let recomputed = c != Checkpointing::None;
+            let cuda_only = if c == Checkpointing::PerOp {
+                let heads_rank = f64::from(shape("n_heads") / tp);
+                let (b, s) = (f64::from(shape("batch")), f64::from(shape("seq")));
+                2.0 * b * s * heads_rank * f64::from(shape("dim") / shape("n_heads"))
+                    + 4.0 * b * heads_rank * s
+            } else {
+                0.0
+            };
+            let norms = if recomputed { 0.0 } else { fp32_normalised };
+            let e_layer = per_layer(c, tp, Dtype::Bf16) - cuda_only + norms;
+            assert_eq!(e_layer, m_layer, "tp {tp} {mode}");
+        }
+    }
+}
+
+/// Megatron's profile keeps saving the shard: sequence parallelism divides its whole layer by t.
+#[test]
+fn megatron_saves_the_shard() {
+    let saved_megatron = |layers, tp| {
+        let mut s = titan(layers, Checkpointing::None, tp, Dtype::Bf16);
+        s.implementation.profile = Profile::Megatron;
+        s.implementation.loss_parallel = false;
+        saved(&s)
+    };
+    let layer = |tp| saved_megatron(2, tp) - saved_megatron(1, tp);
+    assert_eq!(layer(2) * 2.0, layer(1));
+}
