@@ -315,3 +315,26 @@ fn an_engine_fits_no_row_by_a_second_tier() {
     }
     assert!(with.rows().any(|r| r.fits == Some(false)));
 }
+
+/// The comparison's `per_batch` is the memory a batch element adds once activations or KV cache
+/// dominate: on random scenarios it is positive wherever the GPU total grows from batch 2 to
+/// 65,536 (it was 0 where memory is flat at batch 1 and 2 and grows later: offloaded parameters
+/// beside a tower), and never above that growth's mean slope by more than rounding where the
+/// memory is not affine in the batch.
+#[test]
+fn memory_per_batch_element_is_positive_where_memory_grows() {
+    let mut r = sample::Rng::new(0x9E7B);
+    let mut grew = 0;
+    for _ in 0..3000 {
+        let s = sample::scenario(&mut r);
+        let total = |b: u32| estimate(&set_batch(&s, b)).memory.gpu_total.get();
+        let (two, top) = (total(2), total(65_536));
+        if !(two.is_finite() && top.is_finite()) || top <= two * (1.0 + 1e-9) {
+            continue;
+        }
+        grew += 1;
+        let per_batch = compare(&s).per_batch.get();
+        assert!(per_batch > 0.0, "{s:?}");
+    }
+    assert!(grew > 1000, "only {grew} scenarios grow");
+}

@@ -145,10 +145,22 @@ impl<'a> BatchFit<'a> {
         f
     }
 
-    /// Memory each batch element adds from batch 1 to 2: the largest per-phase slope, through
-    /// the GPU total's factor on the tensor peak.
+    /// Memory each batch element adds once activations or KV cache dominate: where the memory is
+    /// affine in the batch, the largest per-phase slope from batch 1 to 2 through the GPU total's
+    /// factor on the tensor peak; elsewhere the GPU total's mean slope from batch 2 to the largest
+    /// probe (memory flat at batch 1 and 2 that grows later, an offloaded parameter's staging
+    /// buffer, gave 0 from the first two probes).
     pub(super) fn slope(&mut self) -> f64 {
-        self.first().slope()
+        if self.affine() {
+            return self.first().slope();
+        }
+        let (p2, top) = (self.probe(1), self.probe(LAST));
+        let mean = (top.gpu_total - p2.gpu_total) / f64::from(MAX_BATCH - 2);
+        if mean.is_finite() {
+            mean.max(0.0)
+        } else {
+            self.first().slope()
+        }
     }
 
     /// Largest batch whose GPU total is at most `cap` bytes (0 if batch 1 does not fit).
