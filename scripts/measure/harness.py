@@ -191,6 +191,20 @@ def local_bytes(params) -> int:
     return storage_bytes(ts)
 
 
+def gloo_mesh(rank: int, world: int, port: int):
+    """Join a CPU process group (gloo, loopback, one thread per rank) and return its 1-D device mesh."""
+    import os
+
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    torch.set_num_threads(1)
+    return init_device_mesh("cpu", (world,))
+
+
 def gloo_rank0_records(rank: int, ws: int, port: int, path: str, runs) -> None:
     """One rank of a CPU process group (gloo, loopback, one thread): runs every measurement in
     `runs` (callables returning a record) on every rank; rank 0 prints each and writes them to

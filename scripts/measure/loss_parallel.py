@@ -33,19 +33,14 @@ def run(rank: int, world: int, out_path: str) -> None:
     import torch
     import torch.distributed as dist
     import torch.nn.functional as F
-    from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Shard
     from torch.distributed.tensor.parallel import ColwiseParallel, loss_parallel, parallelize_module
 
-    from harness import env_versions
+    from harness import env_versions, gloo_mesh
     from torch.profiler import ProfilerActivity, profile
     from tracker import StorageTracker, profile_peak_delta
 
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29517")
-    dist.init_process_group("gloo", rank=rank, world_size=world)
-    torch.set_num_threads(1)
-    mesh = init_device_mesh("cpu", (world,))
+    mesh = gloo_mesh(rank, world, 29517)
     records = []
     for b, s, h, v, dt in CASES:
         dtype = getattr(torch, dt)
