@@ -120,7 +120,7 @@ def run(rank: int, world: int, out_path: str) -> None:
             shape=dict(SHAPE, batch=BATCH, seq=SEQ),
             runs=runs,
             notes="Storages created in the forward and live at its end on rank 0 ('created_in_forward', DTensor "
-            "unwrapped to its local tensor; the logits labelled apart), per layer from the 4- and 2-layer models. "
+            "unwrapped to its local tensor; the logits labelled apart), per layer from the 4- and 2-layer models, each the least of three runs. "
             "Runs with tp 1 build the same model without apply_tp; tp 2 runs are DTensor TP + SP. On CPU SDPA runs _scaled_dot_product_flash_attention_for_cpu (output and log-sum-exp kept; not in "
             "the per-op save list, so recomputed under the op policy).",
         )
