@@ -40,10 +40,11 @@ pub enum Diagnostic {
     DeepSpeedZeroWithPipeline,
     MegatronNeedsTpDividingKvHeads,
     OverheadBound,
+    TorchBlocksWithoutTp,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 35] = [
+    pub const ALL: [Diagnostic; 36] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -79,6 +80,7 @@ impl Diagnostic {
         Diagnostic::DeepSpeedZeroWithPipeline,
         Diagnostic::MegatronNeedsTpDividingKvHeads,
         Diagnostic::OverheadBound,
+        Diagnostic::TorchBlocksWithoutTp,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -126,6 +128,7 @@ impl Diagnostic {
                 | Diagnostic::ContextParallelIgnored
                 | Diagnostic::CpDoesNotDivideHeads
                 | Diagnostic::CpDoesNotDivideSequence
+                | Diagnostic::TorchBlocksWithoutTp
         )
     }
 
@@ -147,6 +150,7 @@ impl Diagnostic {
             Diagnostic::ShapeDerivedFromParams => "shape_derived_from_params",
             Diagnostic::MemoryBound => "memory_bound",
             Diagnostic::OverheadBound => "overhead_bound",
+            Diagnostic::TorchBlocksWithoutTp => "torch_blocks_without_tp",
             Diagnostic::ExpertParallelExceedsDp => "expert_parallel_exceeds_dp",
             Diagnostic::ExpertParallelDoesNotDivideExperts => {
                 "expert_parallel_does_not_divide_experts"
@@ -222,6 +226,9 @@ impl Diagnostic {
                 "The transformer shape was derived from the parameter count (see docs/model.md)."
             }
             Diagnostic::MemoryBound => "The step is memory-bandwidth bound on this GPU.",
+            Diagnostic::TorchBlocksWithoutTp => {
+                "The torch reference block kernels' saved tensors were measured on one device: under tensor parallelism the block kinds take the fused kernels' rules, which TP divides."
+            }
             Diagnostic::OverheadBound => {
                 "Each forward's fixed overhead (kernel launches, ops issued from Python) is the largest part of the request: CUDA graphs or a larger batch would help."
             }

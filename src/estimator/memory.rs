@@ -479,6 +479,9 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
     if sc.parallel.sequence_parallel && c.tp <= 1.0 {
         d.insert(Diagnostic::SequenceParallelWithoutTp);
     }
+    if ctx::torch_blocks(sc) && c.tp > 1.0 && !m.blocks.kinds().is_empty() {
+        d.insert(Diagnostic::TorchBlocksWithoutTp);
+    }
     let offload =
         c.offload_optimizer != OffloadTarget::None || c.offload_params != OffloadTarget::None;
     if offload && c.zero == ZeroStage::None {

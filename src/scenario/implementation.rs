@@ -72,7 +72,8 @@ pub enum BlockKernels {
     Fused,
     /// Hugging Face Transformers' PyTorch reference paths (what runs without the fused kernels, e.g.
     /// on CPU): **measured** op by op (docs/blocks-measured.md, transformers 5.24.0, within 1 % per
-    /// phase in tests/measured_blocks.rs).
+    /// phase in tests/measured_blocks.rs). On one device: under tensor parallelism the fused rules
+    /// apply, with the warning `torch_blocks_without_tp` (the measured rules know no TP sharding).
     TorchReference,
 }
 

@@ -197,7 +197,8 @@ impl Ctx {
             checkpoint_every: f64::from(st.checkpoint_every),
             compress8: st.activation_compression_8bit,
             fused_ce: sc.implementation.fused_cross_entropy,
-            torch_blocks: torch_blocks(sc),
+            // The torch reference rules were measured on one device and know no TP sharding.
+            torch_blocks: torch_blocks(sc) && tp <= 1.0,
             zero: st.zero,
             offload_optimizer: st.offload_optimizer,
             offload_params: st.offload_params,
@@ -249,7 +250,8 @@ fn model_dropout(sc: &Scenario) -> bool {
 
 /// Transformers' own modules: the Hugging Face framework only (LitGPT and torchtune run Hugging
 /// Face's kernels in modules of their own).
-fn torch_blocks(sc: &Scenario) -> bool {
+/// Whether the scenario selects the torch reference block kernels (Hugging Face profile).
+pub(crate) fn torch_blocks(sc: &Scenario) -> bool {
     sc.implementation.block_kernels == crate::scenario::BlockKernels::TorchReference
         && sc.implementation.profile == crate::scenario::Profile::HuggingFace
 }
