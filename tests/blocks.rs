@@ -535,3 +535,23 @@ fn torch_reference_blocks_fall_back_under_tensor_parallelism() {
     assert_ne!(one.0, acts(&s).0);
     assert!(!one.1);
 }
+
+/// A serving engine runs its own kernels: `block_kernels` changes nothing there, so nothing is
+/// said about it under TP (the warning fired for vLLM at TP 2).
+#[test]
+fn torch_reference_blocks_say_nothing_under_a_serving_engine() {
+    let mut s =
+        vram_explorer::presets::bundled_scenario("nemotron-h-8b-128k-h100").expect("preset");
+    s.parallel.tp = 2;
+    s.implementation.block_kernels = BlockKernels::TorchReference;
+    let warned = |s: &Scenario| {
+        estimate(s)
+            .diagnostics
+            .iter()
+            .any(|d| d == vram_explorer::estimator::Diagnostic::TorchBlocksWithoutTp)
+    };
+    s.inference.engine = Some(ServingEngine::Vllm(Vllm::default()));
+    assert!(!warned(&s));
+    s.inference.engine = Some(ServingEngine::HfGenerate);
+    assert!(warned(&s));
+}

@@ -152,3 +152,53 @@ fn megatron_saves_the_shard() {
     let layer = |tp| saved_megatron(2, tp) - saved_megatron(1, tp);
     assert_eq!(layer(2) * 2.0, layer(1));
 }
+
+/// Sequence parallelism never adds saved activations under the Hugging Face kernels: with LoRA
+/// (and adapter dropout) the frozen head's gathered input and layer 0's adapter masks leave as
+/// whole as the norms count them (the LoRA stage took off a b·s·h/t share: 2,097,152 B too much
+/// on this decoder with SP), and an encoder's embedding and MLM LayerNorm outputs are gathered
+/// like a layer's.
+#[test]
+fn sequence_parallelism_never_adds_saved_activations() {
+    let base = |arch: ArchKind, dropout: f64| {
+        let mut s = titan(4, Checkpointing::None, 2, Dtype::Fp32);
+        let t = &mut s.model.transformer;
+        (t.hidden, t.heads, t.kv_heads, t.head_dim, t.ffn, t.vocab) =
+            (1024, 8, 8, 128, 4096, 32_000);
+        t.arch = arch;
+        t.mlm_head = arch == ArchKind::Encoder;
+        (s.workload.micro_batch, s.workload.seq_len) = (2, 512);
+        s.implementation.loss_parallel = false;
+        s.peft.method = PeftMethod::Lora;
+        (s.peft.targets.q, s.peft.targets.v) = (true, true);
+        s.peft.lora_dropout = dropout;
+        s
+    };
+    for arch in [ArchKind::Decoder, ArchKind::Encoder] {
+        for dropout in [0.0, 0.1] {
+            let mut s = base(arch, dropout);
+            for method in [PeftMethod::Lora, PeftMethod::Full] {
+                s.peft.method = method;
+                // The whole forward, and what it saves beside its layers (4 layers less 4 × the
+                // fourth layer's share).
+                let outside = |s: &mut Scenario| {
+                    s.model.transformer.layers = 3;
+                    let three = saved(s);
+                    s.model.transformer.layers = 4;
+                    let four = saved(s);
+                    (four, four - 4.0 * (four - three))
+                };
+                s.parallel.sequence_parallel = false;
+                let off = outside(&mut s);
+                s.parallel.sequence_parallel = true;
+                let on = outside(&mut s);
+                let case = format!("{arch:?} {method:?} dropout {dropout}");
+                assert!(on.0 <= off.0, "{case}: {on:?} > {off:?}");
+                assert!(
+                    on.1 <= off.1,
+                    "{case}, outside the layers: {on:?} > {off:?}"
+                );
+            }
+        }
+    }
+}

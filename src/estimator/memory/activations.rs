@@ -244,9 +244,10 @@ pub fn first_stage_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes, s: f64) -> f64 {
             } else {
                 0.0
             };
+            // The embedding LayerNorm's output is layer 0's q/k/v input (`Sizes::lin_tr`).
             let enc = if m.arch == ArchKind::Encoder {
                 let out = if c.amp { 3.0 * c.ec } else { c.er };
-                ((c.er + out) * z.bsh + 8.0 * z.bs) / z.tr
+                (c.er * z.bsh + 8.0 * z.bs) / z.tr + out * z.bsh / z.lin_tr
             } else {
                 0.0
             };
@@ -264,9 +265,10 @@ pub fn last_stage_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
         Profile::Megatron => 2.0 * c.ec * z.bsh / z.tr * k,
         Profile::HuggingFace | Profile::LitGpt | Profile::Torchtune => match m.arch {
             ArchKind::Decoder => hf_norm(c, m, z, 1.0) * k + super::frameworks::final_norm(c, m, z),
+            // The transform LayerNorm's output is the decoder linear's input (`Sizes::lin_tr`).
             ArchKind::Encoder if m.mlm_head => {
                 let out = if c.amp { c.ec } else { c.er };
-                ((2.0 * c.ec + out) * z.bsh + 8.0 * z.bs) / z.tr * k
+                ((2.0 * c.ec * z.bsh + 8.0 * z.bs) / z.tr + out * z.bsh / z.lin_tr) * k
             }
             ArchKind::Encoder => 0.0,
         },

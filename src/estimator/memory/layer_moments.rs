@@ -42,7 +42,10 @@ fn block_forward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     let gated = m.ffn_kind == FfnKind::SwiGlu;
     let frozen_down = c.framework.frozen_down();
     let frozen_in = lora && !t.up && (!gated || !t.gate);
-    let at_down = c.ec * z.bsh / z.tr
+    // The row-parallel down projection writes the whole b·s·h of partial sums; under sequence
+    // parallelism its reduce-scatter's shard beside them.
+    let written = c.ec * z.bsh + if z.tr > 1.0 { c.ec * z.bsh / z.tr } else { 0.0 };
+    let at_down = written
         + if frozen_down { c.ec * z.bsf } else { 0.0 }
         + if frozen_in {
             c.er * z.bsh / z.lin_tr
@@ -51,7 +54,8 @@ fn block_forward_transient(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
         };
     if c.checkpointing.recomputes_whole_layers() {
         let product = if gated { 3.0 } else { 2.0 };
-        at_down.max(product * c.ec * z.bsf + 2.0 * c.er * z.bsh / z.tr)
+        // The residual (on the shard) and the MLP's normalised input (gathered: `Sizes::lin_tr`).
+        at_down.max(product * c.ec * z.bsf + c.er * z.bsh / z.tr + c.er * z.bsh / z.lin_tr)
     } else {
         at_down
     }

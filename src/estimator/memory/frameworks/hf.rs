@@ -236,7 +236,9 @@ pub fn lora_stage(
         return (0.0, 0.0);
     }
     let k = c.saved_scale();
-    let n_h = z.bsh / z.tr;
+    // A norm's own tensors are on the sequence shard; the linears' inputs (the adapters' dropout
+    // masks, the head's input) gathered under sequence parallelism (`Sizes::lin_tr`).
+    let (n_h, n_in) = (z.bsh / z.tr, z.bsh / z.lin_tr);
     let mut saved = 0.0;
     // Under full (or every-k) checkpointing a layer keeps only its input, whatever it requires.
     let per_op = matches!(
@@ -255,7 +257,7 @@ pub fn lora_stage(
             };
             let e_cast = if c.amp { c.ec } else { x.e_adapter };
             let mask = if x.mask_one_byte { 1.0 } else { e_cast };
-            saved -= qkv * mask * n_h * k;
+            saved -= qkv * mask * n_in * k;
         }
     }
     let mut transient = 0.0;
@@ -264,8 +266,8 @@ pub fn lora_stage(
         // it anyway (TRL's `_ChunkedLogProbFunction`, Liger: `save_for_backward(hidden, …)`).
         saved -= c.er * n_h * k;
         if !c.fused_ce {
-            saved -= c.ec * n_h * k;
-            transient = c.er * n_h;
+            saved -= c.ec * n_in * k;
+            transient = c.er * n_in;
         }
     }
     (saved, transient)
