@@ -7,7 +7,8 @@
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
-    reason = "a test fails by panicking"
+    clippy::too_many_lines,
+    reason = "a test fails by panicking; the shared random-scenario sampler runs long"
 )]
 
 #[path = "support/sample.rs"]
