@@ -479,11 +479,12 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
     if sc.parallel.sequence_parallel && c.tp <= 1.0 {
         d.insert(Diagnostic::SequenceParallelWithoutTp);
     }
-    // Where the torch paths could run at all: training and Hugging Face `generate` (a serving
-    // engine runs its own kernels).
+    // Selected, but set aside by `Ctx` (under TP), where the torch paths could run at all: training
+    // and Hugging Face `generate` (a serving engine runs its own kernels).
     let torch_could_run =
         c.mode == Mode::Training || c.engine == crate::scenario::ServingEngine::HfGenerate;
-    if ctx::torch_blocks(sc) && torch_could_run && c.tp > 1.0 && !m.blocks.kinds().is_empty() {
+    let set_aside = ctx::torch_blocks(sc) && !c.torch_blocks;
+    if set_aside && torch_could_run && !m.blocks.kinds().is_empty() {
         d.insert(Diagnostic::TorchBlocksWithoutTp);
     }
     let offload =
