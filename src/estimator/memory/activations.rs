@@ -117,15 +117,37 @@ fn hf_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes, consumers: f64) -> f64 {
     body / z.tr + out * z.bsh / z.lin_tr
 }
 
-fn hf_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
-    let ec = c.ec;
-    let eager = c.attention == AttentionKernel::Materialized;
-    let qkv_consumers = if m.fused_qkv { 1.0 } else { 3.0 };
-    let mlp_consumers = if m.ffn_kind == FfnKind::SwiGlu {
+/// How many linears read each norm's output: (Q, K, V or one fused QKV; gate and up or one FC1).
+fn norm_consumers(m: &ResolvedModel) -> (f64, f64) {
+    let qkv = if m.fused_qkv { 1.0 } else { 3.0 };
+    let mlp = if m.ffn_kind == FfnKind::SwiGlu {
         2.0
     } else {
         1.0
     };
+    (qkv, mlp)
+}
+
+/// The share of a layer's `norm` term that is its mixer's pre-norm, the rest its MLP's: what a
+/// layer with only one of the two keeps (`layer_kinds`: Nemotron-H's attention-only and MLP-only
+/// layers, Mamba layers). Hugging Face's two norms differ only in how many linears save their own
+/// autocast copy of the output (`hf_norm`'s consumers); a framework's extra is the same per norm
+/// (`frameworks::norm_extra`); Megatron's two save the same.
+pub fn mixer_norm_share(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    if c.profile == Profile::Megatron {
+        return 0.5;
+    }
+    let (qkv, mlp) = norm_consumers(m);
+    let extra = super::frameworks::norm_extra(c, m, z);
+    let mixer = hf_norm(c, m, z, qkv) + extra;
+    let total = mixer + hf_norm(c, m, z, mlp) + extra;
+    if total > 0.0 { mixer / total } else { 0.5 }
+}
+
+fn hf_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
+    let ec = c.ec;
+    let eager = c.attention == AttentionKernel::Materialized;
+    let (qkv_consumers, mlp_consumers) = norm_consumers(m);
     // Eager GQA repeats K and V to all heads (`repeat_kv`, copies); SDPA/flash takes them as is.
     let kv = if eager { 2.0 * z.bsq } else { 2.0 * z.bsk };
     let lse = if eager { 0.0 } else { 4.0 * z.bas };

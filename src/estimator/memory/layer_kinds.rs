@@ -37,7 +37,13 @@ pub fn average_layer(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, Laye
     if blocks::applies(c, m) {
         return torch_average(c, m, b, s);
     }
-    if m.blocks.is_uniform() {
+    // One kind of attention + MLP layer is the transformer the rules describe; any other single
+    // kind (all Mamba layers, all latent attention) takes its kind's rules like a hybrid's layers.
+    if m.blocks
+        .kinds()
+        .first()
+        .is_none_or(|k| m.blocks.is_uniform() && plain(k))
+    {
         let z = act::sizes(c, m, b, s);
         return (z, act::layer(c, m, &z));
     }
@@ -71,6 +77,64 @@ fn torch_average(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerAct
     sum.attention =
         (sum.attention + blocks::rope_correction(c, m, fl, s) * c.saved_scale() / l).max(0.0);
     (sizes, sum)
+}
+
+/// The pre-norms of the average layer as the rules count them: one per sub-layer (mixer, MLP), 2
+/// for a transformer. A frozen norm weight (LoRA) drops what each saved for its weight.
+pub fn norms_per_layer(m: &ResolvedModel) -> f64 {
+    let l = f64::from(m.layers.max(1));
+    if m.blocks.kinds().is_empty() {
+        return 2.0;
+    }
+    m.blocks.sum(|k| {
+        f64::from(u8::from(k.mixer != MixerShape::Empty) + u8::from(k.mlp != MlpShape::None))
+    }) / l
+}
+
+/// Softmax attention followed by an MLP: the layer `activations::layer` describes.
+fn plain(k: &LayerKind) -> bool {
+    matches!(k.mixer, MixerShape::Attention { .. }) && k.mlp != MlpShape::None
+}
+
+/// What a layer with only one of the two sub-layers keeps of the whole layer's rule `a`: its own
+/// pre-norm and residual dropout, and its sub-layer's tensors (Nemotron-H's attention-only,
+/// MLP-only and Mamba layers; Mamba-1 layers). `score_mask`: the b·a·s² dropout mask still in
+/// `a.masks` (the mixer's own).
+fn one_sublayer(
+    c: &Ctx,
+    view: &ResolvedModel,
+    z: &Sizes,
+    k: &LayerKind,
+    a: LayerActs,
+    score_mask: f64,
+) -> LayerActs {
+    let mixer = k.mixer != MixerShape::Empty;
+    let mlp = k.mlp != MlpShape::None;
+    if mixer && mlp {
+        return a;
+    }
+    if !mixer && !mlp {
+        return LayerActs::default();
+    }
+    let share = act::mixer_norm_share(c, view, z);
+    // The rules count two residual dropouts, one per sub-layer.
+    let residual = (a.masks - score_mask) / 2.0;
+    if mixer {
+        LayerActs {
+            mlp: 0.0,
+            norm: a.norm * share,
+            masks: a.masks - residual,
+            ..a
+        }
+    } else {
+        LayerActs {
+            attention: 0.0,
+            scores: 0.0,
+            mlp: a.mlp,
+            norm: a.norm * (1.0 - share),
+            masks: residual,
+        }
+    }
 }
 
 /// Whether a kind's mixer computes softmax scores (the b·a·s and b·a·s² terms).
@@ -175,8 +239,11 @@ fn kind_layer(
     b: f64,
     s: f64,
 ) -> LayerActs {
-    let mut one = match k.mixer {
-        MixerShape::Attention { .. } | MixerShape::Empty => act::layer(c, view, z),
+    let whole = |view: &ResolvedModel| {
+        one_sublayer(c, view, z, k, act::layer(c, view, z), act::score_mask(c, z))
+    };
+    match k.mixer {
+        MixerShape::Attention { .. } | MixerShape::Empty => whole(view),
         MixerShape::Mla(MlaShape {
             heads,
             q_lora,
@@ -186,7 +253,7 @@ fn kind_layer(
             v,
             ..
         }) => {
-            let mut a = act::layer(c, view, z);
+            let mut a = whole(view);
             // The rules above count V and the output (n + r) wide like Q and K. The values are a view
             // of the kv_b output, heads × (nope + v) (that storage stays alive), and the attention
             // output is heads × v: correct both.
@@ -200,11 +267,7 @@ fn kind_layer(
             a
         }
         MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => recurrent_mixer(c, view, k, b, s),
-    };
-    if k.mlp == MlpShape::None {
-        one.mlp = 0.0;
     }
-    one
 }
 
 /// A Hugging Face RMSNorm on a `w`-wide latent (as `activations::hf_norm`: FP32 input copy, rsqrt,
@@ -263,14 +326,14 @@ fn recurrent_mixer(c: &Ctx, view: &ResolvedModel, k: &LayerKind, b: f64, s: f64)
     };
     let z = act::sizes(c, view, b, s);
     let full = act::layer(c, view, &z);
-    // One pre-norm (its output feeds the in-projection) when the layer has no MLP.
-    let norms = if k.mlp == MlpShape::None { 0.5 } else { 1.0 };
-    LayerActs {
+    let layer = LayerActs {
         attention: mixer * c.saved_scale(),
         scores: 0.0,
         mlp: full.mlp,
-        norm: full.norm * norms,
+        norm: full.norm,
         // No attention scores, so no b·a·s² dropout mask.
         masks: full.masks - act::score_mask(c, &z),
-    }
+    };
+    // One pre-norm (its output feeds the in-projection) when the layer has no MLP.
+    one_sublayer(c, view, &z, k, layer, 0.0)
 }

@@ -296,7 +296,7 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
         f64::from(u8::from(t.gate) + u8::from(t.up))
     };
     let rms_weight = if c.profile == Profile::HuggingFace && m.norm == NormKind::RmsNorm {
-        2.0 * c.er * z.bsh / z.tr
+        super::layer_kinds::norms_per_layer(m) * c.er * z.bsh / z.tr
     } else {
         0.0
     };

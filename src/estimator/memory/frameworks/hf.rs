@@ -204,7 +204,7 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
     };
     let [qkv, mlp_in, o, down] = groups(c, m, z, x.targets);
     let rms_weight = if m.norm == NormKind::RmsNorm {
-        2.0 * c.er * z.bsh / z.tr * k
+        super::super::layer_kinds::norms_per_layer(m) * c.er * z.bsh / z.tr * k
     } else {
         0.0
     };

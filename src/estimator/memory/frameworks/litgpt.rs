@@ -63,7 +63,7 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
     // `index_copy_` keeps its int64 index, one per adapted column.
     let index = 8.0 * widths / z.bs.max(1.0);
     let norm_fp32 = if m.norm == NormKind::RmsNorm {
-        2.0 * super::fp32_normalised_x(c, z)
+        super::super::layer_kinds::norms_per_layer(m) * super::fp32_normalised_x(c, z)
     } else {
         0.0
     };

@@ -216,6 +216,16 @@ pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, a: LayerActs) -> LayerActs {
     }
 }
 
+/// What one norm saves beyond the Hugging Face rule under the framework's own RMSNorm (the same
+/// for each of a layer's norms; [`layer`] adds it twice).
+pub fn norm_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    match c.framework.profile {
+        Profile::LitGpt => litgpt::norm_extra(c, m, z),
+        Profile::Torchtune => torchtune::norm_extra(c, m, z),
+        Profile::HuggingFace | Profile::Megatron => 0.0,
+    }
+}
+
 /// A LoRA layer's saved tensors after `peft::lora_layer`.
 pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) -> LayerActs {
     match c.framework.profile {

@@ -1,0 +1,143 @@
+//! Layers with one sub-layer (a hybrid's attention-only, MLP-only and Mamba layers: Nemotron-H,
+//! pure Mamba models) save only what that sub-layer and its own pre-norm save under the fused
+//! kernels' rules. Before, an MLP-only layer was also charged an attention block and a second norm,
+//! an attention-only layer a second norm, and a model made only of Mamba layers (one layer kind, so
+//! "uniform") took the transformer rules with the mixer's inner width as an MLP.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::float_cmp,
+    reason = "a test fails by panicking"
+)]
+
+use vram_explorer::estimator::{Component, Phase, estimate};
+use vram_explorer::scenario::{
+    Attention, AttentionKernel, DenseMlp, Dtype, FfnKind, LayerRun, Mamba, Mixer, Mlp, Mode,
+    PatternPart, PrecisionMode, Profile, Scenario,
+};
+
+/// A small Llama-like decoder, one training micro-batch, no checkpointing.
+fn base(profile: Profile, precision: PrecisionMode, compute: Dtype) -> Scenario {
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    t.layers = 8;
+    t.hidden = 1024;
+    t.heads = 16;
+    t.kv_heads = 4;
+    t.ffn = 2816;
+    t.ffn_kind = FfnKind::SwiGlu;
+    t.vocab = 32_000;
+    s.workload.micro_batch = 2;
+    s.workload.seq_len = 512;
+    s.precision.mode = precision;
+    s.precision.compute = compute;
+    s.implementation.profile = profile;
+    s
+}
+
+fn attention_only() -> LayerRun {
+    LayerRun {
+        count: 1,
+        mixer: Mixer::Attention(Attention::default()),
+        mlp: Mlp::None,
+        norms: 1,
+    }
+}
+
+fn mlp_only() -> LayerRun {
+    LayerRun {
+        count: 1,
+        mixer: Mixer::None,
+        mlp: Mlp::Dense(DenseMlp::default()),
+        norms: 1,
+    }
+}
+
+fn forward_activations(s: &Scenario) -> f64 {
+    estimate(s)
+        .memory
+        .phases
+        .get(Phase::Forward)
+        .expect("a forward phase")
+        .get(Component::Activations)
+        .get()
+}
+
+/// Each decoder layer written as its two sub-layers (attention-only, then MLP-only, one pre-norm
+/// each, as Nemotron-H writes its blocks) saves exactly what the whole layers save, in every
+/// precision, with and without dropout, under the Hugging Face and Megatron rules.
+#[test]
+fn split_sub_layers_save_what_whole_layers_save() {
+    for profile in [Profile::HuggingFace, Profile::Megatron, Profile::Torchtune] {
+        for (precision, compute) in [
+            (PrecisionMode::Uniform, Dtype::Fp32),
+            (PrecisionMode::Uniform, Dtype::Bf16),
+            (PrecisionMode::Amp, Dtype::Bf16),
+        ] {
+            for dropout in [false, true] {
+                for kernel in [AttentionKernel::Flash, AttentionKernel::Materialized] {
+                    let mut whole = base(profile, precision, compute);
+                    whole.workload.dropout = dropout;
+                    whole.strategies.attention = kernel;
+                    let mut split = whole.clone();
+                    split.model.pattern = vec![PatternPart {
+                        repeat: 8,
+                        layers: vec![attention_only(), mlp_only()],
+                    }];
+                    let (a, b) = (forward_activations(&whole), forward_activations(&split));
+                    let case = format!(
+                        "{profile:?} {precision:?} {compute:?} dropout {dropout} {kernel:?}"
+                    );
+                    assert!(a > 0.0, "{case}");
+                    assert!(
+                        ((b - a) / a).abs() < 1e-12,
+                        "{case}: whole layers {a} B, split {b} B ({:+.2} %)",
+                        100.0 * (b / a - 1.0)
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A model made only of Mamba-2 layers (no MLP, one pre-norm each) saves, per layer, the fused
+/// kernel's mixer tensors (docs/model.md "Blocks": zxbcdt, out_x, rstd and out_proj's input) and one
+/// Hugging Face RMSNorm, nothing of an MLP.
+#[test]
+fn a_pure_mamba_model_saves_its_mixer_and_one_norm() {
+    let mut s = base(Profile::HuggingFace, PrecisionMode::Uniform, Dtype::Bf16);
+    s.model.transformer.heads = 1;
+    s.model.transformer.kv_heads = 1;
+    let mamba = Mamba {
+        d_state: 128,
+        expand: 2,
+        n_groups: 8,
+        head_dim: 64,
+        ..Mamba::default()
+    };
+    s.model.pattern = vec![PatternPart {
+        repeat: 8,
+        layers: vec![LayerRun {
+            count: 1,
+            mixer: Mixer::Mamba(mamba),
+            mlp: Mlp::None,
+            norms: 1,
+        }],
+    }];
+    let e = estimate(&s);
+    let (bs, h) = (2.0 * 512.0, 1024.0);
+    let inner = 2.0 * h;
+    let (groups, state, heads) = (8.0, 128.0, inner / 64.0);
+    let zxbcdt = 2.0 * inner + 2.0 * groups * state + heads;
+    let mixer = 2.0 * bs * (zxbcdt + 2.0 * inner) + 4.0 * bs;
+    // Hugging Face RMSNorm in BF16: FP32 input copy, FP32 rstd, normalised x and output (2 B each).
+    let norm = (4.0 + 2.0) * bs * h + 4.0 * bs + 2.0 * bs * h;
+    let p = &e.memory.per_layer;
+    assert_eq!(p.mlp_activations.get(), 0.0);
+    assert_eq!(p.attention_activations.get(), mixer);
+    assert_eq!(p.norm_activations.get(), norm);
+}
