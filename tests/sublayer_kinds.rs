@@ -107,9 +107,8 @@ fn split_sub_layers_save_what_whole_layers_save() {
 /// A model made only of Mamba-2 layers (no MLP, one pre-norm each) saves, per layer, the fused
 /// kernel's mixer tensors (docs/model.md "Blocks": zxbcdt, out_x, rstd and out_proj's input) and one
 /// Hugging Face RMSNorm, nothing of an MLP.
-#[test]
-fn a_pure_mamba_model_saves_its_mixer_and_one_norm() {
-    let mut s = base(Profile::HuggingFace, PrecisionMode::Uniform, Dtype::Bf16);
+fn pure_mamba(profile: Profile) -> Scenario {
+    let mut s = base(profile, PrecisionMode::Uniform, Dtype::Bf16);
     s.model.transformer.heads = 1;
     s.model.transformer.kv_heads = 1;
     let mamba = Mamba {
@@ -128,7 +127,12 @@ fn a_pure_mamba_model_saves_its_mixer_and_one_norm() {
             norms: 1,
         }],
     }];
-    let e = estimate(&s);
+    s
+}
+
+#[test]
+fn a_pure_mamba_model_saves_its_mixer_and_one_norm() {
+    let e = estimate(&pure_mamba(Profile::HuggingFace));
     let (bs, h) = (2.0 * 512.0, 1024.0);
     let inner = 2.0 * h;
     let (groups, state, heads) = (8.0, 128.0, inner / 64.0);
@@ -140,4 +144,21 @@ fn a_pure_mamba_model_saves_its_mixer_and_one_norm() {
     assert_eq!(p.mlp_activations.get(), 0.0);
     assert_eq!(p.attention_activations.get(), mixer);
     assert_eq!(p.norm_activations.get(), norm);
+}
+
+/// A pure Mamba-2 model's FLOPs per token are its mixer's: the in and out projections and the scan
+/// and convolution (`performance::flops::mixer_core_flops`), no attention or MLP of the flat
+/// dimensions (before: the flat formulas with `transformer.ffn` as a SwiGLU MLP).
+#[test]
+fn a_pure_mamba_model_costs_its_mixer_flops() {
+    let e = estimate(&pure_mamba(Profile::HuggingFace));
+    let h = 1024.0;
+    let inner = 2.0 * h;
+    let (groups, state, heads, d_conv) = (8.0, 128.0, inner / 64.0, 4.0);
+    let in_proj = h * (2.0 * inner + 2.0 * groups * state + heads);
+    let out_proj = inner * h;
+    let scan = 9.0 * inner * state + 2.0 * (inner + 2.0 * groups * state) * d_conv;
+    let flops =
+        vram_explorer::estimator::performance::flops::layer_flops_per_token(&e.model, 512.0);
+    assert_eq!(flops, 2.0 * (in_proj + out_proj) + scan);
 }

@@ -37,13 +37,7 @@ pub fn average_layer(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, Laye
     if blocks::applies(c, m) {
         return torch_average(c, m, b, s);
     }
-    // One kind of attention + MLP layer is the transformer the rules describe; any other single
-    // kind (all Mamba layers, all latent attention) takes its kind's rules like a hybrid's layers.
-    if m.blocks
-        .kinds()
-        .first()
-        .is_none_or(|k| m.blocks.is_uniform() && plain(k))
-    {
+    if m.blocks.is_flat() {
         let z = act::sizes(c, m, b, s);
         return (z, act::layer(c, m, &z));
     }
@@ -89,11 +83,6 @@ pub fn norms_per_layer(m: &ResolvedModel) -> f64 {
     m.blocks.sum(|k| {
         f64::from(u8::from(k.mixer != MixerShape::Empty) + u8::from(k.mlp != MlpShape::None))
     }) / l
-}
-
-/// Softmax attention followed by an MLP: the layer `activations::layer` describes.
-fn plain(k: &LayerKind) -> bool {
-    matches!(k.mixer, MixerShape::Attention { .. }) && k.mlp != MlpShape::None
 }
 
 /// What a layer with only one of the two sub-layers keeps of the whole layer's rule `a`: its own

@@ -64,7 +64,7 @@ pub fn layer_matrix_elems(m: &ResolvedModel) -> f64 {
 
 /// [`layer_matrix_elems`] with `stored` of the routed experts on the GPU (1 = all of them).
 pub fn layer_matrix_elems_stored(m: &ResolvedModel, stored: f64) -> f64 {
-    if !m.blocks.is_uniform() {
+    if !m.blocks.is_flat() {
         // Layers of several kinds: the average layer's matrices, routed experts' weights as
         // stored (their biases are not matrix elements).
         let l = f64::from(m.layers.max(1));

@@ -346,9 +346,16 @@ impl Blocks {
             .fold(0u32, |a, k| a.saturating_add(k.count))
     }
 
-    /// Whether every layer is one kind.
-    pub fn is_uniform(&self) -> bool {
-        self.len <= 1
+    /// Whether every layer is one kind of softmax attention followed by an MLP: the transformer
+    /// the flat dimensions (`ResolvedModel`'s heads, head size, FFN) describe, so the flat
+    /// formulas hold. Any other single kind (every layer Mamba, or latent attention) is summed by
+    /// kind like a hybrid's layers.
+    pub fn is_flat(&self) -> bool {
+        self.len == 0
+            || (self.len == 1
+                && self.kinds().first().is_some_and(|k| {
+                    matches!(k.mixer, MixerShape::Attention { .. }) && k.mlp != MlpShape::None
+                }))
     }
 
     /// Adds `count` layers of `kind`, merging with an equal kind already listed; returns the kind's

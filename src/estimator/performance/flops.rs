@@ -24,7 +24,7 @@ pub fn layer_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
 /// The attention-core part of [`layer_flops_per_token`]: QKᵀ and AV, 4·ctx·heads·d_head.
 /// Selective recomputation recomputes this core (Korthikanti §4.1); App. A Eq. 8 charges it 3×.
 pub fn attention_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
-    if !m.blocks.is_uniform() || m.has_bounded_cache() {
+    if !m.blocks.is_flat() || m.has_bounded_cache() {
         let l = f64::from(m.layers.max(1));
         return m.blocks.sum(|k| mixer_core_flops(k, ctx)) / l;
     }
@@ -77,7 +77,7 @@ pub fn mixer_core_flops(k: &LayerKind, ctx: f64) -> f64 {
 
 /// Weights of one layer's matrix multiplies: (attention projections, MLP).
 pub fn layer_matmul_weights(m: &ResolvedModel) -> (f64, f64) {
-    if !m.blocks.is_uniform() {
+    if !m.blocks.is_flat() {
         let l = f64::from(m.layers.max(1));
         return (
             m.blocks.sum(|k| k.mixer_w) / l,
@@ -128,7 +128,7 @@ pub fn matmul_weights(m: &ResolvedModel) -> f64 {
 /// KV-cache elements per token of one sequence over all layers: 2 · L · kv_heads · d_head
 /// (kipply, "Transformer Inference Arithmetic"; GQA/MQA use the KV heads).
 pub fn kv_elements_per_token(m: &ResolvedModel) -> f64 {
-    if !m.blocks.is_uniform() || m.has_bounded_cache() {
+    if !m.blocks.is_flat() || m.has_bounded_cache() {
         return m.blocks.sum(|k| k.kv_per_token());
     }
     2.0 * m.layers as f64 * m.kv_heads as f64 * m.head_dim as f64

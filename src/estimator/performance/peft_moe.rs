@@ -68,7 +68,7 @@ pub fn read_scale(s: &Scenario, m: &ResolvedModel, tokens: f64) -> f64 {
     let layer_mats = f64::from(m.layers) * layer_matrix_elems_stored(m, 1.0);
     let mats = m.ffn_kind.matrices();
     let e = f64::from(m.moe.experts);
-    let routed = if m.blocks.is_uniform() {
+    let routed = if m.blocks.is_flat() {
         f64::from(m.layers) * e * mats * f64::from(m.hidden) * f64::from(m.ffn)
     } else {
         m.blocks.sum(|k| k.routed)

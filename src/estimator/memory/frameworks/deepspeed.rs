@@ -204,7 +204,7 @@ fn layer_modules(c: &Ctx, m: &ResolvedModel) -> [f64; 9] {
     let sum: f64 = standard.iter().sum();
     // Structured pruning, K/V heads replicated over TP and biases change the sizes, not the
     // order: the standard split scaled to the block's stored parameters.
-    if m.blocks.is_uniform() && m.moe.experts == 0 && (sum - whole).abs() <= 0.25 * whole {
+    if m.blocks.is_flat() && m.moe.experts == 0 && (sum - whole).abs() <= 0.25 * whole {
         standard.map(|n| n * whole / sum)
     } else {
         [whole, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]

@@ -135,7 +135,7 @@ fn replicated_div(s: &Scenario, tp: f64) -> f64 {
 /// off), so that DeepSeek-V3's 3 dense layers of 18,432 and 58 of 8 + 1 experts of 2,048 count as
 /// such whichever run the pattern lists first (`m.ffn` is the first MLP kind's width).
 fn ffn_active_width(m: &ResolvedModel, active: f64) -> f64 {
-    if m.blocks.is_uniform() {
+    if m.blocks.is_flat() {
         return f64::from(m.ffn) * active;
     }
     let h = f64::from(m.hidden);
