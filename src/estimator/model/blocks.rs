@@ -315,6 +315,13 @@ pub struct Blocks {
     pub overflowed: bool,
     /// Where each kind sits in the layer order (filled by the pattern's resolution).
     pub order: super::layer_order::LayerOrder,
+    /// Not [`Blocks::is_flat`]: kept as the kinds are added, since the estimate asks often.
+    by_kind: bool,
+}
+
+/// Softmax attention followed by an MLP: the layer the flat dimensions describe.
+fn flat_kind(k: &LayerKind) -> bool {
+    matches!(k.mixer, MixerShape::Attention { .. }) && k.mlp != MlpShape::None
 }
 
 impl Blocks {
@@ -332,6 +339,7 @@ impl Blocks {
             len: 1,
             overflowed: false,
             order,
+            by_kind: !flat_kind(&kind),
         }
     }
 
@@ -351,11 +359,7 @@ impl Blocks {
     /// formulas hold. Any other single kind (every layer Mamba, or latent attention) is summed by
     /// kind like a hybrid's layers.
     pub fn is_flat(&self) -> bool {
-        self.len == 0
-            || (self.len == 1
-                && self.kinds().first().is_some_and(|k| {
-                    matches!(k.mixer, MixerShape::Attention { .. }) && k.mlp != MlpShape::None
-                }))
+        !self.by_kind
     }
 
     /// Adds `count` layers of `kind`, merging with an equal kind already listed; returns the kind's
@@ -380,6 +384,7 @@ impl Blocks {
         if let Some(slot) = self.kinds.get_mut(self.len) {
             *slot = LayerKind { count, ..kind };
             self.len += 1;
+            self.by_kind = self.len > 1 || !flat_kind(&kind);
             self.len - 1
         } else {
             if let Some(last) = self.kinds.last_mut() {
