@@ -14,7 +14,7 @@
 use vram_explorer::estimator::{Component, Phase, estimate};
 use vram_explorer::scenario::{
     Attention, AttentionKernel, DenseMlp, Dtype, FfnKind, LayerRun, Mamba, Mixer, Mlp, Mode,
-    PatternPart, PrecisionMode, Profile, Scenario,
+    PatternPart, PeftMethod, PrecisionMode, Profile, Scenario,
 };
 
 /// A small Llama-like decoder, one training micro-batch, no checkpointing.
@@ -69,20 +69,29 @@ fn forward_activations(s: &Scenario) -> f64 {
 
 /// Each decoder layer written as its two sub-layers (attention-only, then MLP-only, one pre-norm
 /// each, as Nemotron-H writes its blocks) saves exactly what the whole layers save, in every
-/// precision, with and without dropout, under the Hugging Face and Megatron rules.
+/// precision, with and without dropout and LoRA, under the Hugging Face, Megatron and torchtune
+/// rules.
 #[test]
 fn split_sub_layers_save_what_whole_layers_save() {
-    for profile in [Profile::HuggingFace, Profile::Megatron, Profile::Torchtune] {
+    for profile in [
+        Profile::HuggingFace,
+        Profile::Megatron,
+        Profile::Torchtune,
+        Profile::LitGpt,
+    ] {
         for (precision, compute) in [
             (PrecisionMode::Uniform, Dtype::Fp32),
             (PrecisionMode::Uniform, Dtype::Bf16),
             (PrecisionMode::Amp, Dtype::Bf16),
         ] {
-            for dropout in [false, true] {
+            for (dropout, lora) in [(false, false), (true, false), (false, true), (true, true)] {
                 for kernel in [AttentionKernel::Flash, AttentionKernel::Materialized] {
                     let mut whole = base(profile, precision, compute);
                     whole.workload.dropout = dropout;
                     whole.strategies.attention = kernel;
+                    if lora {
+                        whole.peft.method = PeftMethod::Lora;
+                    }
                     let mut split = whole.clone();
                     split.model.pattern = vec![PatternPart {
                         repeat: 8,
@@ -90,7 +99,7 @@ fn split_sub_layers_save_what_whole_layers_save() {
                     }];
                     let (a, b) = (forward_activations(&whole), forward_activations(&split));
                     let case = format!(
-                        "{profile:?} {precision:?} {compute:?} dropout {dropout} {kernel:?}"
+                        "{profile:?} {precision:?} {compute:?} dropout {dropout} LoRA {lora} {kernel:?}"
                     );
                     assert!(a > 0.0, "{case}");
                     assert!(
@@ -108,7 +117,11 @@ fn split_sub_layers_save_what_whole_layers_save() {
 /// kernel's mixer tensors (docs/model.md "Blocks": zxbcdt, out_x, rstd and out_proj's input) and one
 /// Hugging Face RMSNorm, nothing of an MLP.
 fn pure_mamba(profile: Profile) -> Scenario {
-    let mut s = base(profile, PrecisionMode::Uniform, Dtype::Bf16);
+    pure_mamba_in(profile, PrecisionMode::Uniform)
+}
+
+fn pure_mamba_in(profile: Profile, precision: PrecisionMode) -> Scenario {
+    let mut s = base(profile, precision, Dtype::Bf16);
     s.model.transformer.heads = 1;
     s.model.transformer.kv_heads = 1;
     let mamba = Mamba {
@@ -161,4 +174,78 @@ fn a_pure_mamba_model_costs_its_mixer_flops() {
     let flops =
         vram_explorer::estimator::performance::flops::layer_flops_per_token(&e.model, 512.0);
     assert_eq!(flops, 2.0 * (in_proj + out_proj) + scan);
+}
+
+/// Under autocast each linear reading a norm's output saves its own 16-bit copy: a Mamba layer's
+/// pre-norm feeds one (`in_proj`), not attention's three (Q, K, V). Hugging Face RMSNorm under
+/// autocast: FP32 input, FP32 rstd, FP32 normalised x (autocast runs the norm in FP32) and one
+/// BF16 copy for `in_proj`.
+#[test]
+fn a_mamba_pre_norm_feeds_one_linear() {
+    let e = estimate(&pure_mamba_in(Profile::HuggingFace, PrecisionMode::Amp));
+    let (bs, h) = (2.0 * 512.0, 1024.0);
+    let norm = (4.0 + 4.0) * bs * h + 4.0 * bs + 2.0 * bs * h;
+    assert_eq!(e.memory.per_layer.norm_activations.get(), norm);
+}
+
+/// Tensor parallelism reduces once per sub-layer in forward and backward (and in the recomputed
+/// forward): the split decoder reduces as often as the whole one, in training and inference.
+#[test]
+fn split_sub_layers_reduce_as_often_as_whole_layers() {
+    for mode in [Mode::Training, Mode::Inference] {
+        let mut whole = base(Profile::Megatron, PrecisionMode::MasterWeights, Dtype::Bf16);
+        whole.mode = mode;
+        whole.parallel.tp = 2;
+        let mut split = whole.clone();
+        split.model.pattern = vec![PatternPart {
+            repeat: 8,
+            layers: vec![attention_only(), mlp_only()],
+        }];
+        let (a, b) = (estimate(&whole).performance, estimate(&split).performance);
+        assert!(a.step.communication_s > 0.0, "{mode:?}");
+        assert_eq!(
+            a.communication.tp_allreduces, b.communication.tp_allreduces,
+            "{mode:?}"
+        );
+        let rel = (b.step.communication_s / a.step.communication_s - 1.0).abs();
+        assert!(
+            rel < 1e-12,
+            "{mode:?}: {} s vs {} s",
+            a.step.communication_s,
+            b.step.communication_s
+        );
+    }
+}
+
+/// The split decoder's training step takes as long as the whole one's, part by part: the same
+/// GEMMs, attention, elementwise kernels (the norms and residual adds once per sub-layer) and
+/// recomputation, fused (Megatron) or eager (Hugging Face).
+#[test]
+fn split_sub_layers_take_as_long_as_whole_layers() {
+    for profile in [Profile::Megatron, Profile::HuggingFace] {
+        for tp in [1, 2] {
+            let mut whole = base(profile, PrecisionMode::MasterWeights, Dtype::Bf16);
+            whole.parallel.tp = tp;
+            let mut split = whole.clone();
+            split.model.pattern = vec![PatternPart {
+                repeat: 8,
+                layers: vec![attention_only(), mlp_only()],
+            }];
+            let (a, b) = (estimate(&whole).performance, estimate(&split).performance);
+            let (pa, pb) = (a.parts.expect("parts"), b.parts.expect("parts"));
+            let case = format!("{profile:?} TP {tp}");
+            for (what, x, y) in [
+                ("GEMMs", pa.gemm_s, pb.gemm_s),
+                ("attention", pa.attention_s, pb.attention_s),
+                ("elementwise", pa.elementwise_s, pb.elementwise_s),
+                ("step", a.step.total_s, b.step.total_s),
+            ] {
+                assert!(x > 0.0, "{case} {what}");
+                assert!(
+                    (y / x - 1.0).abs() < 1e-9,
+                    "{case} {what}: whole {x} s, split {y} s"
+                );
+            }
+        }
+    }
 }

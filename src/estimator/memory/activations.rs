@@ -118,7 +118,7 @@ fn hf_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes, consumers: f64) -> f64 {
 }
 
 /// How many linears read each norm's output: (Q, K, V or one fused QKV; gate and up or one FC1).
-fn norm_consumers(m: &ResolvedModel) -> (f64, f64) {
+pub fn norm_consumers(m: &ResolvedModel) -> (f64, f64) {
     let qkv = if m.fused_qkv { 1.0 } else { 3.0 };
     let mlp = if m.ffn_kind == FfnKind::SwiGlu {
         2.0
@@ -128,20 +128,19 @@ fn norm_consumers(m: &ResolvedModel) -> (f64, f64) {
     (qkv, mlp)
 }
 
-/// The share of a layer's `norm` term that is its mixer's pre-norm, the rest its MLP's: what a
-/// layer with only one of the two keeps (`layer_kinds`: Nemotron-H's attention-only and MLP-only
-/// layers, Mamba layers). Hugging Face's two norms differ only in how many linears save their own
-/// autocast copy of the output (`hf_norm`'s consumers); a framework's extra is the same per norm
-/// (`frameworks::norm_extra`); Megatron's two save the same.
-pub fn mixer_norm_share(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
-    if c.profile == Profile::Megatron {
-        return 0.5;
+/// One pre-norm as a layer's `norm` term counts it, its output read by `consumers` linears
+/// (under autocast each saves its own 16-bit copy: `hf_norm`), with the framework's extra per norm
+/// (`frameworks::norm_extra`); Megatron's saves its input. [`layer`]'s term is the mixer's pre-norm
+/// (Q, K, V: [`norm_consumers`]) plus the MLP's; `layer_kinds` counts the pre-norms a layer kind
+/// has, each with its own consumers.
+pub fn pre_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes, consumers: f64) -> f64 {
+    let k = c.saved_scale();
+    match c.profile {
+        Profile::Megatron => c.ec * z.bsh / z.tr * k,
+        Profile::HuggingFace | Profile::LitGpt | Profile::Torchtune => {
+            (hf_norm(c, m, z, consumers) + super::frameworks::norm_extra(c, m, z)) * k
+        }
     }
-    let (qkv, mlp) = norm_consumers(m);
-    let extra = super::frameworks::norm_extra(c, m, z);
-    let mixer = hf_norm(c, m, z, qkv) + extra;
-    let total = mixer + hf_norm(c, m, z, mlp) + extra;
-    if total > 0.0 { mixer / total } else { 0.5 }
 }
 
 fn hf_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {

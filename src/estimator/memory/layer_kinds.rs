@@ -73,9 +73,24 @@ fn torch_average(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerAct
     (sizes, sum)
 }
 
+/// Shares of the layers with softmax or latent attention (the Q, K, V and O projections LoRA
+/// targets) and with an MLP: (1, 1) for a transformer, (4/52, 24/52) for Nemotron-H 8B. LoRA's
+/// changes to a layer's saved tensors apply to the layers that have the projections.
+pub fn attention_and_mlp_shares(m: &ResolvedModel) -> (f64, f64) {
+    if m.blocks.is_flat() {
+        return (1.0, 1.0);
+    }
+    let l = f64::from(m.layers.max(1));
+    let attention = m.blocks.sum(|k| f64::from(u8::from(has_scores(k))));
+    let mlp = m
+        .blocks
+        .sum(|k| f64::from(u8::from(k.mlp != MlpShape::None)));
+    (attention / l, mlp / l)
+}
+
 /// The pre-norms of the average layer as the rules count them: one per sub-layer (mixer, MLP), 2
 /// for a transformer. A frozen norm weight (LoRA) drops what each saved for its weight.
-pub fn norms_per_layer(m: &ResolvedModel) -> f64 {
+pub fn sublayers_per_layer(m: &ResolvedModel) -> f64 {
     let l = f64::from(m.layers.max(1));
     if m.blocks.kinds().is_empty() {
         return 2.0;
@@ -85,11 +100,12 @@ pub fn norms_per_layer(m: &ResolvedModel) -> f64 {
     }) / l
 }
 
-/// What a layer with only one of the two sub-layers keeps of the whole layer's rule `a`: its own
-/// pre-norm and residual dropout, and its sub-layer's tensors (Nemotron-H's attention-only,
-/// MLP-only and Mamba layers; Mamba-1 layers). `score_mask`: the b·a·s² dropout mask still in
-/// `a.masks` (the mixer's own).
-fn one_sublayer(
+/// What a layer of kind `k` keeps of the whole layer's rule `a` (attention + MLP, two pre-norms,
+/// two residual dropouts): its own sub-layers' tensors, residual dropouts and pre-norms, each norm
+/// with the linears that read its output (Nemotron-H's attention-only, MLP-only and Mamba layers;
+/// Mamba-1 layers; a Mamba or DeltaNet mixer's in-projections instead of Q, K and V).
+/// `score_mask`: the b·a·s² dropout mask still in `a.masks` (the mixer's own).
+fn sublayers(
     c: &Ctx,
     view: &ResolvedModel,
     z: &Sizes,
@@ -99,30 +115,45 @@ fn one_sublayer(
 ) -> LayerActs {
     let mixer = k.mixer != MixerShape::Empty;
     let mlp = k.mlp != MlpShape::None;
-    if mixer && mlp {
-        return a;
-    }
-    if !mixer && !mlp {
-        return LayerActs::default();
-    }
-    let share = act::mixer_norm_share(c, view, z);
+    let norm = |on: bool, consumers: f64| {
+        if on {
+            act::pre_norm(c, view, z, consumers)
+        } else {
+            0.0
+        }
+    };
+    let norm = norm(mixer, mixer_norm_consumers(view, k)) + norm(mlp, act::norm_consumers(view).1);
     // The rules count two residual dropouts, one per sub-layer.
     let residual = (a.masks - score_mask) / 2.0;
-    if mixer {
-        LayerActs {
+    match (mixer, mlp) {
+        (true, true) => LayerActs { norm, ..a },
+        (true, false) => LayerActs {
             mlp: 0.0,
-            norm: a.norm * share,
+            norm,
             masks: a.masks - residual,
             ..a
-        }
-    } else {
-        LayerActs {
+        },
+        (false, true) => LayerActs {
             attention: 0.0,
             scores: 0.0,
             mlp: a.mlp,
-            norm: a.norm * (1.0 - share),
+            norm,
             masks: residual,
-        }
+        },
+        (false, false) => LayerActs::default(),
+    }
+}
+
+/// Linears that read the mixer's pre-norm output: Q, K and V (or one fused QKV); latent
+/// attention's two down projections (`q_a_proj` or `q_proj`, `kv_a_proj_with_mqa`); Mamba's
+/// `in_proj`; gated DeltaNet's `in_proj_qkvz` and `in_proj_ba` (Transformers 5.24
+/// `modeling_deepseek_v3.py`, `modeling_mamba2.py`, `modeling_qwen3_next.py`).
+fn mixer_norm_consumers(view: &ResolvedModel, k: &LayerKind) -> f64 {
+    match k.mixer {
+        MixerShape::Attention { .. } => act::norm_consumers(view).0,
+        MixerShape::Mla(_) | MixerShape::DeltaNet { .. } => 2.0,
+        MixerShape::Mamba { .. } => 1.0,
+        MixerShape::Empty => 0.0,
     }
 }
 
@@ -229,7 +260,7 @@ fn kind_layer(
     s: f64,
 ) -> LayerActs {
     let whole = |view: &ResolvedModel| {
-        one_sublayer(c, view, z, k, act::layer(c, view, z), act::score_mask(c, z))
+        sublayers(c, view, z, k, act::layer(c, view, z), act::score_mask(c, z))
     };
     match k.mixer {
         MixerShape::Attention { .. } | MixerShape::Empty => whole(view),
@@ -323,6 +354,5 @@ fn recurrent_mixer(c: &Ctx, view: &ResolvedModel, k: &LayerKind, b: f64, s: f64)
         // No attention scores, so no b·a·s² dropout mask.
         masks: full.masks - act::score_mask(c, &z),
     };
-    // One pre-norm (its output feeds the in-projection) when the layer has no MLP.
-    one_sublayer(c, view, &z, k, layer, 0.0)
+    sublayers(c, view, &z, k, layer, 0.0)
 }

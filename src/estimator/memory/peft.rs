@@ -296,13 +296,14 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
         f64::from(u8::from(t.gate) + u8::from(t.up))
     };
     let rms_weight = if c.profile == Profile::HuggingFace && m.norm == NormKind::RmsNorm {
-        super::layer_kinds::norms_per_layer(m) * c.er * z.bsh / z.tr
+        super::layer_kinds::sublayers_per_layer(m) * c.er * z.bsh / z.tr
     } else {
         0.0
     };
+    let (attention, mlp) = super::layer_kinds::attention_and_mlp_shares(m);
     let (qkv_in, mlp_in) = (
-        h_in(qkv_consumers, qkv_targeted) * k,
-        h_in(mlp_consumers, mlp_targeted) * k,
+        h_in(qkv_consumers, qkv_targeted) * k * attention,
+        h_in(mlp_consumers, mlp_targeted) * k * mlp,
     );
     // HF counts the linears' input copies with the norms; Megatron with the attention and the MLP.
     let (norm_drop, attn_in, mlp_in) = if c.profile == Profile::HuggingFace {
@@ -310,8 +311,8 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
     } else {
         (0.0, qkv_in, mlp_in)
     };
-    let o_drop = if t.o { 0.0 } else { ea * z.bsq * k };
-    let down_drop = if t.down { 0.0 } else { c.ec * z.bsf * k };
+    let o_drop = if t.o { 0.0 } else { ea * z.bsq * k * attention };
+    let down_drop = if t.down { 0.0 } else { c.ec * z.bsf * k * mlp };
     let ranks = c.ec * z.bs * x.adapter_rows_per_token * k;
     LayerActs {
         attention: (a.attention - o_drop - attn_in).max(0.0),

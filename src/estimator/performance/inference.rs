@@ -247,6 +247,13 @@ fn cache_of<'m>(
 
 /// The request's collectives: TP all-reduces (`comm`: prefill, one decode step, latency part) and
 /// expert-parallel all-to-alls (bytes, time) of the prefill and of each generated token.
+/// Tensor-parallel all-reduces in one stage's forward: one per sub-layer (a transformer layer has
+/// two, a hybrid's Mamba-, attention- or MLP-only layer one).
+fn tp_allreduces_per_forward(m: &ResolvedModel, i: &Inputs) -> f64 {
+    crate::estimator::memory::layer_kinds::sublayers_per_layer(m)
+        * f64::from(m.layers.div_ceil(i.pp))
+}
+
 fn communication(
     m: &ResolvedModel,
     i: &Inputs,
@@ -256,7 +263,7 @@ fn communication(
 ) -> Communication {
     Communication {
         tp_allreduces: if i.tp > 1 {
-            2 * m.layers.div_ceil(i.pp)
+            tp_allreduces_per_forward(m, i).round() as u32
         } else {
             0
         },
@@ -284,7 +291,7 @@ fn tp_comm(
     if i.tp <= 1 || m.family != ModelFamily::Transformer {
         return (0.0, 0.0, 0.0);
     }
-    let n = 2.0 * m.layers.div_ceil(i.pp) as f64;
+    let n = tp_allreduces_per_forward(m, i);
     let (bw, across_nodes) = i.collective_bw(i.tp, 1);
     let h = m.hidden as f64 * act;
     // vLLM's or SGLang's custom all-reduce (SGLang 0.5.23 `custom_all_reduce.py` `should_custom_ar`

@@ -127,11 +127,16 @@ pub fn communication(
         ..Communication::default()
     };
     if m.family == ModelFamily::Transformer && i.tp > 1 {
-        let per_layer = match s.strategies.checkpointing {
-            // Per-op recomputes wk/w3 from the gathered norm outputs and wo's reduction: as full.
-            Checkpointing::Full | Checkpointing::EveryK | Checkpointing::PerOp => 6.0,
-            Checkpointing::None | Checkpointing::Selective => 4.0,
-        } + megatron_sp_regathers(s, m);
+        // Per sub-layer (a transformer has two; a hybrid's Mamba-, attention- or MLP-only
+        // layers one): its forward and backward reductions, and the recomputed forward's.
+        let sublayers = crate::estimator::memory::layer_kinds::sublayers_per_layer(m);
+        let per_layer = sublayers
+            * match s.strategies.checkpointing {
+                // Per-op recomputes wk/w3 from the gathered norm outputs and wo's reduction: as full.
+                Checkpointing::Full | Checkpointing::EveryK | Checkpointing::PerOp => 3.0,
+                Checkpointing::None | Checkpointing::Selective => 2.0,
+            }
+            + megatron_sp_regathers(s, m);
         let layers = f64::from(m.layers.div_ceil(i.pp));
         c.tp_allreduces = (per_layer * layers).round() as u32;
         let bytes = w.local_tokens() * m.hidden as f64 * w.act_bytes;

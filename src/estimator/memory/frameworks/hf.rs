@@ -203,17 +203,19 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
         (lora + legacy - g.full) * k
     };
     let [qkv, mlp_in, o, down] = groups(c, m, z, x.targets);
+    let (attention, mlp) = super::super::layer_kinds::attention_and_mlp_shares(m);
+    let delta = |g: &Group, share: f64| delta(g) * share;
     let rms_weight = if m.norm == NormKind::RmsNorm {
-        super::super::layer_kinds::norms_per_layer(m) * c.er * z.bsh / z.tr * k
+        super::super::layer_kinds::sublayers_per_layer(m) * c.er * z.bsh / z.tr * k
     } else {
         0.0
     };
     let ranks = e_cast * z.bs * x.adapter_rows_per_token * k;
     LayerActs {
-        attention: (a.attention + delta(&o)).max(0.0),
-        mlp: (a.mlp + delta(&down)).max(0.0) + ranks,
+        attention: (a.attention + delta(&o, attention)).max(0.0),
+        mlp: (a.mlp + delta(&down, mlp)).max(0.0) + ranks,
         // HF counts the linears' input copies with the norms.
-        norm: (a.norm + delta(&qkv) + delta(&mlp_in) - rms_weight).max(0.0),
+        norm: (a.norm + delta(&qkv, attention) + delta(&mlp_in, mlp) - rms_weight).max(0.0),
         ..a
     }
 }

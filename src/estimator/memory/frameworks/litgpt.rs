@@ -63,16 +63,18 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
     // `index_copy_` keeps its int64 index, one per adapted column.
     let index = 8.0 * widths / z.bs.max(1.0);
     let norm_fp32 = if m.norm == NormKind::RmsNorm {
-        super::super::layer_kinds::norms_per_layer(m) * super::fp32_normalised_x(c, z)
+        super::super::layer_kinds::sublayers_per_layer(m) * super::fp32_normalised_x(c, z)
     } else {
         0.0
     };
     let (attn_in, mlp_in) = legacy_inputs(c, z, x.targets, false);
+    // A hybrid's layers without attention or MLP have none of these linears.
+    let shares @ (attention, mlp) = super::super::layer_kinds::attention_and_mlp_shares(m);
     LayerActs {
-        attention: a.attention + c.ec * widths * c.saved_scale() + index + attn_in,
-        mlp: a.mlp + mlp_in,
-        norm: a.norm - norm_fp32,
-        masks: a.masks + adapter_dropout(c, z, x),
+        attention: a.attention + (c.ec * widths * c.saved_scale() + index + attn_in) * attention,
+        mlp: a.mlp + mlp_in * mlp,
+        norm: (a.norm - norm_fp32).max(0.0),
+        masks: a.masks + adapter_dropout(c, z, x, shares),
         ..a
     }
 }
@@ -118,7 +120,7 @@ fn legacy_inputs(c: &Ctx, z: &Sizes, t: LoraTargets, all: bool) -> (f64, f64) {
 /// QLoRA"). Every frozen 4-bit linear's input counts here, also one its adapter saves as well
 /// (released in backward by the adapter, not by `ctx`). Under activation checkpointing 0 (not
 /// derived: the recomputed graph is another one).
-pub fn kept_by_graph(c: &Ctx, z: &Sizes, layers: f64, last: bool) -> f64 {
+pub fn kept_by_graph(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64, last: bool) -> f64 {
     if !c.framework.bnb_legacy || c.checkpointing != Checkpointing::None {
         return 0.0;
     }
@@ -128,7 +130,8 @@ pub fn kept_by_graph(c: &Ctx, z: &Sizes, layers: f64, last: bool) -> f64 {
     } else {
         0.0
     };
-    layers * (attention + mlp) + head
+    let (with_attention, with_mlp) = super::super::layer_kinds::attention_and_mlp_shares(m);
+    layers * (attention * with_attention + mlp * with_mlp) + head
 }
 
 /// `lora_dropout` (`LoRALinear.forward`, line 165–172: `self.lora_dropout(x) @ lora_A.T`): each
@@ -137,7 +140,7 @@ pub fn kept_by_graph(c: &Ctx, z: &Sizes, layers: f64, last: bool) -> f64 {
 /// instead of the input itself, which no frozen consumer keeps: one tensor more only where two
 /// adapters shared an input (the MLP's `fc_1` and `fc_2`). Measured (all linear layers, FP32,
 /// p = 0.05): +15,597,568 B; this rule gives +16,121,856 (0.17 % of the step's peak).
-fn adapter_dropout(c: &Ctx, z: &Sizes, x: &Ext) -> f64 {
+fn adapter_dropout(c: &Ctx, z: &Sizes, x: &Ext, (attention, mlp): (f64, f64)) -> f64 {
     if !c.framework.adapter_dropout {
         return 0.0;
     }
@@ -145,10 +148,9 @@ fn adapter_dropout(c: &Ctx, z: &Sizes, x: &Ext) -> f64 {
     let on = |b: bool| f64::from(u8::from(b));
     // The h-wide inputs are the linears' (gathered under sequence parallelism, `Sizes::lin_tr`);
     // the head- and FFN-wide ones are already this rank's share.
-    let inputs = (on(t.q || t.k || t.v) + on(t.gate) + on(t.up)) * z.bsh / z.lin_tr
-        + on(t.o) * z.bsq
-        + on(t.down) * z.bsf;
-    let shared = on(t.gate && t.up) * z.bsh / z.lin_tr;
+    let inputs = (on(t.q || t.k || t.v) * z.bsh / z.lin_tr + on(t.o) * z.bsq) * attention
+        + ((on(t.gate) + on(t.up)) * z.bsh / z.lin_tr + on(t.down) * z.bsf) * mlp;
+    let shared = on(t.gate && t.up) * z.bsh / z.lin_tr * mlp;
     (c.mask_bytes * inputs + c.ec * shared) * c.saved_scale()
 }
 

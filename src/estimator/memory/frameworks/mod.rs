@@ -230,7 +230,7 @@ pub fn norm_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
 pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) -> LayerActs {
     match c.framework.profile {
         Profile::LitGpt => litgpt::lora_layer(c, m, z, x, a),
-        Profile::Torchtune => torchtune::lora_layer(c, z, x, a),
+        Profile::Torchtune => torchtune::lora_layer(c, m, z, x, a),
         Profile::HuggingFace | Profile::Megatron => a,
     }
 }
@@ -269,9 +269,9 @@ pub fn held(c: &Ctx, m: &ResolvedModel, z: &Sizes, last: bool) -> f64 {
 }
 
 /// [`StageExtra::kept_by_graph`] of a stage.
-fn kept_by_graph(c: &Ctx, z: &Sizes, st: super::training::Stage) -> f64 {
+fn kept_by_graph(c: &Ctx, m: &ResolvedModel, z: &Sizes, st: super::training::Stage) -> f64 {
     match c.framework.profile {
-        Profile::LitGpt => litgpt::kept_by_graph(c, z, st.layers, st.last),
+        Profile::LitGpt => litgpt::kept_by_graph(c, m, z, st.layers, st.last),
         _ => 0.0,
     }
 }
@@ -349,7 +349,10 @@ fn lora_first_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     {
         return 0.0;
     }
-    -(4.0 * z.bsh + 4.0 * z.bs) / z.tr * c.saved_scale()
+    // What the layers' rules counted for that norm: none when the layers have no pre-norm (a
+    // pattern of empty layers).
+    let counted = super::layer_kinds::sublayers_per_layer(m).min(1.0);
+    -(4.0 * z.bsh + 4.0 * z.bs) / z.tr * c.saved_scale() * counted
 }
 
 /// Element bytes of LoRA adapters, their gradients and optimizer states when the framework keeps
@@ -477,7 +480,7 @@ pub fn step(
     let extra = StageExtra {
         buffers: buffers(c, m, st.first) + zero_all,
         held: held(c, m, &p.z, st.last),
-        kept_by_graph: kept_by_graph(c, &p.z, st),
+        kept_by_graph: kept_by_graph(c, m, &p.z, st),
         output_backward: output_backward(c, m, &p.z, st.last),
         on_device: on_device(c, 1.0, st.layers),
         backward: zero_backward + fsdp_mid,

@@ -149,20 +149,30 @@ pub fn rope_cache(c: &Ctx, m: &ResolvedModel) -> f64 {
     let one = 4.0 * (c.framework.max_positions * d + d / 2.0);
     let per_layer =
         c.framework.lora && c.framework.torchtune.rope_cache == RopeCache::PerLoraAttention;
-    one * if per_layer { f64::from(m.layers) } else { 1.0 }
+    // One per attention layer (a hybrid's other layers have no rotary embedding).
+    let attention_layers =
+        f64::from(m.layers) * super::super::layer_kinds::attention_and_mlp_shares(m).0;
+    one * if per_layer { attention_layers } else { 1.0 }
 }
 
 /// LoRA (`torchtune/modules/peft/lora.py` `LoRALinear.forward`, lines 130–139) saves as PEFT does,
 /// except the attention output: `output.transpose(1, 2).contiguous()` is SDPA's own output storage,
 /// which SDPA keeps for its backward whether or not the output projection is trained (measured:
 /// the q, v records keep it), where the Hugging Face rule drops it with a frozen projection.
-pub fn lora_layer(c: &Ctx, z: &Sizes, x: &super::super::peft::Ext, a: LayerActs) -> LayerActs {
+pub fn lora_layer(
+    c: &Ctx,
+    m: &ResolvedModel,
+    z: &Sizes,
+    x: &super::super::peft::Ext,
+    a: LayerActs,
+) -> LayerActs {
     if !x.lora() || x.targets.o {
         return a;
     }
     let ea = if c.attention_fp32 { 4.0 } else { c.ec };
+    let attention = super::super::layer_kinds::attention_and_mlp_shares(m).0;
     LayerActs {
-        attention: a.attention + ea * z.bsq * c.saved_scale(),
+        attention: a.attention + ea * z.bsq * c.saved_scale() * attention,
         ..a
     }
 }

@@ -164,13 +164,24 @@ fn elementwise_forward(
     ffn_active: f64,
 ) -> (f64, f64) {
     let rep_div = replicated_div(s, tp);
+    // The hidden-width region's norms and residual adds are per sub-layer: a transformer layer
+    // has two, a hybrid's Mamba-, attention- or MLP-only layer one.
+    let sublayers = crate::estimator::memory::layer_kinds::sublayers_per_layer(m) / 2.0;
+    // The activation runs in the layers that have an MLP, at their width (`ffn_active` is the
+    // mean over every layer).
+    let mlp_share = crate::estimator::memory::layer_kinds::attention_and_mlp_shares(m).1;
+    let ffn_active = if mlp_share > 0.0 {
+        ffn_active / mlp_share
+    } else {
+        0.0
+    };
     let bytes = |b: f64, kernels: f64| elementwise::time_in_kernels(t * b, kernels, bw);
     if !eager_elementwise(s) {
         let swiglu = m.ffn_kind == FfnKind::SwiGlu;
         let (rep, act) =
             elementwise::layer_elements_per_token(f64::from(m.hidden), ffn_active, swiglu);
         return (
-            bytes(rep * e / rep_div, 4.0) + bytes(act * e / tp, 1.0),
+            bytes(rep * e / rep_div, 4.0) * sublayers + bytes(act * e / tp, 1.0) * mlp_share,
             2.0,
         );
     }
@@ -186,9 +197,9 @@ fn elementwise_forward(
     let h = f64::from(m.hidden);
     let k = elementwise::eager_layer(h, ffn_active, shape, e);
     let (rope, mla) = eager_attention(m, t, tp, e, bw);
-    let fwd = bytes(k.replicated / rep_div, k.replicated_kernels)
+    let fwd = bytes(k.replicated / rep_div, k.replicated_kernels) * sublayers
         + rope
-        + bytes(k.mlp / tp, k.mlp_kernels);
+        + bytes(k.mlp / tp, k.mlp_kernels) * mlp_share;
     // A mixture of experts routes every token on every rank (hidden-width ops, like the norms), in
     // its MoE layers (a pattern's share: DeepSeek-V3's first three are dense).
     let routing = if m.moe.experts > 0 {
