@@ -88,6 +88,19 @@ pub fn attention_and_mlp_shares(m: &ResolvedModel) -> (f64, f64) {
     (attention / l, mlp / l)
 }
 
+/// Whether the model's first layer has a mixer and whether it has softmax or latent attention
+/// (what the first stage's LoRA corrections take off layer 0's count: its first pre-norm, its
+/// Q, K, V adapters' masks). A model without kinds is a transformer.
+pub fn first_layer_norm_and_attention(m: &ResolvedModel) -> (bool, bool) {
+    match m.blocks.first_kind() {
+        Some(k) => (
+            k.mixer != MixerShape::Empty || k.mlp != MlpShape::None,
+            has_scores(k),
+        ),
+        None => (true, true),
+    }
+}
+
 /// The pre-norms of the average layer as the rules count them: one per sub-layer (mixer, MLP), 2
 /// for a transformer. A frozen norm weight (LoRA) drops what each saved for its weight.
 pub fn sublayers_per_layer(m: &ResolvedModel) -> f64 {

@@ -347,6 +347,16 @@ impl Blocks {
         self.kinds.get(..self.len).unwrap_or(&[])
     }
 
+    /// The kind of the model's first layer (none without kinds).
+    pub fn first_kind(&self) -> Option<&LayerKind> {
+        let n = self.kinds().len();
+        self.kinds()
+            .iter()
+            .enumerate()
+            .find(|(i, k)| k.count > 0 && (0..n).all(|j| self.order.before(*i, j) == 0))
+            .map(|(_, k)| k)
+    }
+
     /// Layers over all kinds.
     pub fn layers(&self) -> u32 {
         self.kinds()

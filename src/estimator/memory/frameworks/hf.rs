@@ -247,10 +247,13 @@ pub fn lora_stage(
         c.checkpointing,
         Checkpointing::None | Checkpointing::Selective
     );
-    if first && per_op {
+    // Layer 0's first pre-norm and its Q, K, V adapters, where it has them (a pattern may start
+    // with an empty or a Mamba layer).
+    let (norm0, attention0) = super::super::layer_kinds::first_layer_norm_and_attention(m);
+    if first && per_op && norm0 {
         // Layer 0's input RMSNorm (FP32 `pow` input, FP32 rsqrt) and its q/k/v dropout masks.
         saved -= (4.0 * n_h + 4.0 * z.bs / z.tr) * k;
-        if x.dropout > 0.0 {
+        if x.dropout > 0.0 && attention0 {
             let t = x.targets;
             let qkv = if m.fused_qkv {
                 f64::from(u8::from(t.q || t.k || t.v))

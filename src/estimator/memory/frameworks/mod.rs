@@ -349,10 +349,11 @@ fn lora_first_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     {
         return 0.0;
     }
-    // What the layers' rules counted for that norm: none when the layers have no pre-norm (a
-    // pattern of empty layers).
-    let counted = super::layer_kinds::sublayers_per_layer(m).min(1.0);
-    -(4.0 * z.bsh + 4.0 * z.bs) / z.tr * c.saved_scale() * counted
+    // Only where layer 0 has a pre-norm (a pattern may start with empty layers).
+    if !super::layer_kinds::first_layer_norm_and_attention(m).0 {
+        return 0.0;
+    }
+    -(4.0 * z.bsh + 4.0 * z.bs) / z.tr * c.saved_scale()
 }
 
 /// Element bytes of LoRA adapters, their gradients and optimizer states when the framework keeps

@@ -96,13 +96,16 @@ pub fn layer(
     let up = if swiglu { 2.0 } else { 1.0 };
     let up_linears = if fused_linears { 1.0 } else { up };
     let mixer = mixer_casts(m, tp, replicated_div, fused_linears);
-    let inputs = mixer.inputs + up_linears * h / replicated_div + ffn / tp;
-    let gradients = mixer.gradients + h / replicated_div + up * ffn / tp;
+    // The MLP's hidden-width casts in the layers that have one (`ffn` is already the mean over
+    // every layer).
+    let with_mlp = crate::estimator::memory::layer_kinds::attention_and_mlp_shares(m).1;
+    let inputs = mixer.inputs + with_mlp * up_linears * h / replicated_div + ffn / tp;
+    let gradients = mixer.gradients + with_mlp * h / replicated_div + up * ffn / tp;
     let (projections, mlp) = crate::estimator::performance::flops::layer_matmul_weights(m);
     // The split weights' shard, the replicated ones (MLA's down projections, a router; K/V heads
     // beyond kv / TP) whole.
     let weights = (projections + mlp) / tp + m.replicated_matrices_beyond_split_per_layer(tp);
-    let linears = mixer.linears + up_linears + 1.0;
+    let linears = mixer.linears + with_mlp * (up_linears + 1.0);
     LayerCasts {
         activation_bytes: tokens * (inputs + gradients) * activation_bytes(element_bytes),
         activation_kernels: 2.0 * linears,
@@ -180,7 +183,10 @@ fn mixer_casts(m: &ResolvedModel, tp: f64, replicated_div: f64, fused_linears: b
                     linears: q_linears + 3.0,
                 }
             }
-            _ => fallback,
+            // An MLP-only layer has no mixer to cast for.
+            MixerShape::Empty => MixerCasts::default(),
+            // Mamba and gated DeltaNet projections: as softmax attention's (not derived).
+            MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => fallback,
         };
         let n = f64::from(k.count);
         sum.inputs += n * c.inputs;
