@@ -14,8 +14,8 @@
 use vram_explorer::estimator::{Component, Phase, estimate};
 use vram_explorer::hardware::GpuId;
 use vram_explorer::scenario::{
-    Attention, AttentionKernel, DenseMlp, Dtype, FfnKind, Fp8Recipe, GpuChoice, LayerRun, Mamba,
-    Mixer, Mlp, Mode, PatternPart, PeftMethod, PrecisionMode, Profile, Scenario,
+    Attention, AttentionKernel, BlockKernels, DenseMlp, Dtype, FfnKind, Fp8Recipe, GpuChoice,
+    LayerRun, Mamba, Mixer, Mlp, Mode, PatternPart, PeftMethod, PrecisionMode, Profile, Scenario,
 };
 
 /// A small Llama-like decoder, one training micro-batch, no checkpointing.
@@ -284,5 +284,58 @@ fn lora_corrections_take_off_only_what_layer_zero_counted() {
         }];
         let acts = forward_activations(&s);
         assert!(acts >= 0.0, "{profile:?}: {acts} B");
+    }
+}
+
+/// Megatron's rules count a linear's input with its block (the QKV input in the attention term):
+/// a Mamba layer keeps its in-projection's input, the pre-norm's output, beside the fused kernel's
+/// tensors and the norm's input.
+#[test]
+fn a_megatron_mamba_layer_keeps_its_in_projection_input() {
+    let e = estimate(&pure_mamba(Profile::Megatron));
+    let (bs, h) = (2.0 * 512.0, 1024.0);
+    let inner = 2.0 * h;
+    let (groups, state, heads) = (8.0, 128.0, inner / 64.0);
+    let zxbcdt = 2.0 * inner + 2.0 * groups * state + heads;
+    let mixer = 2.0 * bs * (zxbcdt + 2.0 * inner) + 4.0 * bs;
+    let p = &e.memory.per_layer;
+    assert_eq!(p.attention_activations.get(), mixer + 2.0 * bs * h);
+    assert_eq!(p.norm_activations.get(), 2.0 * bs * h);
+}
+
+/// With dropout a layer of one sub-layer keeps one residual dropout mask (1 byte per hidden
+/// element), under the fused rules and under the measured torch reference rules alike.
+#[test]
+fn a_mamba_layer_keeps_one_residual_dropout_mask() {
+    for kernels in [BlockKernels::Fused, BlockKernels::TorchReference] {
+        let mut s = pure_mamba(Profile::HuggingFace);
+        s.workload.dropout = true;
+        s.implementation.block_kernels = kernels;
+        let e = estimate(&s);
+        assert_eq!(
+            e.memory.per_layer.dropout_masks.get(),
+            2.0 * 512.0 * 1024.0,
+            "{kernels:?}"
+        );
+    }
+}
+
+/// A model of Mamba layers only has no MLP: the flat `transformer.ffn` (which a pattern's MLP
+/// layers would default to) changes nothing, neither the saved tensors nor the transients nor the
+/// step time (a layer's backward held MLP-wide gradients of that width).
+#[test]
+fn a_pure_mamba_model_ignores_the_flat_mlp_width() {
+    for mode in [Mode::Training, Mode::Inference] {
+        let mut a = pure_mamba(Profile::HuggingFace);
+        a.mode = mode;
+        let mut b = a.clone();
+        b.model.transformer.ffn = 16_384;
+        let (ea, eb) = (estimate(&a), estimate(&b));
+        assert_eq!(ea.memory.tensor_peak, eb.memory.tensor_peak, "{mode:?}");
+        assert_eq!(ea.memory.phases, eb.memory.phases, "{mode:?}");
+        assert_eq!(
+            ea.performance.step.total_s, eb.performance.step.total_s,
+            "{mode:?}"
+        );
     }
 }

@@ -115,7 +115,7 @@ pub fn phases(
     // Chunked prefill: one forward holds a chunk's activations (its queries attend to the whole
     // prompt so far: materialised scores are chunk × prompt).
     let s_fwd = serving::prefill_forward_tokens(c);
-    let mut zp = act::sizes(c, m, b_prefill, s_fwd);
+    let mut zp = super::layer_kinds::widest_sizes(c, m, b_prefill, s_fwd);
     zp.bas2 *= c.s / s_fwd;
     // Hugging Face generate on the Transformers torch paths: the measured per-kind prefill rule.
     let hf_torch = c.engine == ServingEngine::HfGenerate
@@ -151,7 +151,7 @@ pub fn phases(
     );
     if m.arch != ArchKind::Encoder {
         let seqs = cache_sequences(c);
-        let zd = act::sizes(c, m, seqs, 1.0);
+        let zd = super::layer_kinds::widest_sizes(c, m, seqs, 1.0);
         let ctx_len = kv_decode / seqs;
         // HF `DynamicCache` appends with `torch.cat`: while the last layer's V is re-allocated the old
         // one (ctx − 1 tokens) is still live. Preallocated caches (Megatron, vLLM) have no copy.

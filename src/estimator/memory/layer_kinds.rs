@@ -55,8 +55,9 @@ fn torch_average(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerAct
             return kind_layer(c, view, k, z, b, s);
         }
         // Dropout masks (the records run without dropout): the Hugging Face rules of
-        // `activations.rs`, the b·a·s² one only for softmax attention.
-        let masks = act::layer(c, view, z).masks;
+        // `activations.rs`, the b·a·s² one only for softmax attention, one residual dropout per
+        // sub-layer.
+        let masks = sublayers(c, view, z, k, act::layer(c, view, z), act::score_mask(c, z)).masks;
         LayerActs {
             masks: if has_scores(k) {
                 masks
@@ -187,13 +188,13 @@ fn average(
     one: impl Fn(&ResolvedModel, &LayerKind, &Sizes) -> LayerActs,
 ) -> (Sizes, LayerActs) {
     let l = f64::from(m.layers.max(1));
-    let mut sizes = act::sizes(c, m, b, s);
+    let mut sizes = no_kind_sizes(c, m, b, s);
     let (mut bas, mut bas2) = (0.0, 0.0);
     let mut sum = LayerActs::default();
     for k in m.blocks.kinds() {
         let view = kind_view(m, k);
         let z = act::sizes(c, &view, b, s);
-        sizes = widest(&sizes, &z);
+        sizes = widest(&sizes, &own_sizes(k, &z));
         let layer = one(&view, k, &z);
         let w = f64::from(k.count) / l;
         if has_scores(k) {
@@ -209,6 +210,52 @@ fn average(
     sizes.bas = bas;
     sizes.bas2 = bas2;
     (sizes, sum)
+}
+
+/// The sizes a layer's transients take: the flat model's, or for layers of several kinds the
+/// field-wise largest over them (`inference`'s prefill and decode).
+pub fn widest_sizes(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> Sizes {
+    if m.blocks.is_flat() {
+        return act::sizes(c, m, b, s);
+    }
+    m.blocks
+        .kinds()
+        .iter()
+        .fold(no_kind_sizes(c, m, b, s), |sizes, k| {
+            widest(
+                &sizes,
+                &own_sizes(k, &act::sizes(c, &kind_view(m, k), b, s)),
+            )
+        })
+}
+
+/// The model's sizes without the attention and MLP widths, which come from the kinds that have
+/// them (a model of Mamba layers has none; the flat dimensions are only defaults for a pattern's
+/// attention and MLP layers).
+fn no_kind_sizes(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> Sizes {
+    Sizes {
+        bsq: 0.0,
+        bsk: 0.0,
+        bsf: 0.0,
+        bas: 0.0,
+        bas2: 0.0,
+        ..act::sizes(c, m, b, s)
+    }
+}
+
+/// Kind `k`'s sizes `z` with the attention widths only if it attends and the MLP's only if it has
+/// one.
+fn own_sizes(k: &LayerKind, z: &Sizes) -> Sizes {
+    let attention = has_scores(k);
+    let on = |yes: bool, x: f64| if yes { x } else { 0.0 };
+    Sizes {
+        bsq: on(attention, z.bsq),
+        bsk: on(attention, z.bsk),
+        bas: on(attention, z.bas),
+        bas2: on(attention, z.bas2),
+        bsf: on(k.mlp != MlpShape::None, z.bsf),
+        ..*z
+    }
 }
 
 /// The model as one layer of kind `k` sees it: its heads, head size, FFN width and MLP kind.
@@ -359,8 +406,15 @@ fn recurrent_mixer(c: &Ctx, view: &ResolvedModel, k: &LayerKind, b: f64, s: f64)
     };
     let z = act::sizes(c, view, b, s);
     let full = act::layer(c, view, &z);
+    // The in-projection's input, the pre-norm's output: the Hugging Face rules count it with the
+    // norm (`activations::pre_norm`), Megatron's with the mixer (its QKV input).
+    let in_proj_input = if c.profile == crate::scenario::Profile::Megatron {
+        e * z.bsh / z.tr
+    } else {
+        0.0
+    };
     let layer = LayerActs {
-        attention: mixer * c.saved_scale(),
+        attention: (mixer + in_proj_input) * c.saved_scale(),
         scores: 0.0,
         mlp: full.mlp,
         norm: full.norm,
