@@ -57,13 +57,18 @@ fn torch_average(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerAct
         // Dropout masks (the records run without dropout): the Hugging Face rules of
         // `activations.rs`, the b·a·s² one only for softmax attention, one residual dropout per
         // sub-layer.
-        let masks = sublayers(c, view, z, k, act::layer(c, view, z), act::score_mask(c, z)).masks;
+        let whole = act::layer(c, view, z);
+        let score = if has_scores(k) {
+            act::score_mask(c, z)
+        } else {
+            0.0
+        };
+        let own = LayerActs {
+            masks: whole.masks - act::score_mask(c, z) + score,
+            ..whole
+        };
         LayerActs {
-            masks: if has_scores(k) {
-                masks
-            } else {
-                masks - act::score_mask(c, z)
-            },
+            masks: sublayers(c, view, z, k, own, score).masks,
             ..blocks::layer(c, m, k, fl, b, s)
         }
     });
@@ -188,13 +193,13 @@ fn average(
     one: impl Fn(&ResolvedModel, &LayerKind, &Sizes) -> LayerActs,
 ) -> (Sizes, LayerActs) {
     let l = f64::from(m.layers.max(1));
-    let mut sizes = no_kind_sizes(c, m, b, s);
+    let mut sizes = act::sizes(c, m, b, s);
     let (mut bas, mut bas2) = (0.0, 0.0);
     let mut sum = LayerActs::default();
     for k in m.blocks.kinds() {
         let view = kind_view(m, k);
         let z = act::sizes(c, &view, b, s);
-        sizes = widest(&sizes, &own_sizes(k, &z));
+        sizes = widest(&sizes, &z);
         let layer = one(&view, k, &z);
         let w = f64::from(k.count) / l;
         if has_scores(k) {
@@ -212,8 +217,11 @@ fn average(
     (sizes, sum)
 }
 
-/// The sizes a layer's transients take: the flat model's, or for layers of several kinds the
-/// field-wise largest over them (`inference`'s prefill and decode).
+/// The sizes an inference forward's transients take: the flat model's, or for layers of several
+/// kinds the field-wise largest over them, each kind's attention and MLP widths only where it has
+/// them (`inference`'s prefill and decode). Training's [`average_layer`] still starts from the
+/// flat sizes (taking them away there let a random scenario's backward transient go negative:
+/// not traced yet).
 pub fn widest_sizes(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> Sizes {
     if m.blocks.is_flat() {
         return act::sizes(c, m, b, s);
