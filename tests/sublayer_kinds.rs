@@ -327,18 +327,23 @@ fn a_mamba_layer_keeps_one_residual_dropout_mask() {
     }
 }
 
-/// A model of Mamba layers only has no MLP: in inference the flat `transformer.ffn` (which a
-/// pattern's MLP layers would default to) changes nothing (prefill and decode held an MLP of that
-/// width). Training's layer transients still take the flat widths as a floor (noted in
-/// docs/blocks-measured.md).
+/// A model of Mamba layers only has no MLP: the flat `transformer.ffn` (which a pattern's MLP
+/// layers would default to) changes nothing, neither the saved tensors nor the transients nor the
+/// step time (inference's prefill and decode held an MLP of that width, a training layer's
+/// backward its gradients).
 #[test]
 fn a_pure_mamba_model_ignores_the_flat_mlp_width() {
-    let mut a = pure_mamba(Profile::HuggingFace);
-    a.mode = Mode::Inference;
-    let mut b = a.clone();
-    b.model.transformer.ffn = 16_384;
-    let (ea, eb) = (estimate(&a), estimate(&b));
-    assert_eq!(ea.memory.tensor_peak, eb.memory.tensor_peak);
-    assert_eq!(ea.memory.phases, eb.memory.phases);
-    assert_eq!(ea.performance.step.total_s, eb.performance.step.total_s);
+    for mode in [Mode::Training, Mode::Inference] {
+        let mut a = pure_mamba(Profile::HuggingFace);
+        a.mode = mode;
+        let mut b = a.clone();
+        b.model.transformer.ffn = 16_384;
+        let (ea, eb) = (estimate(&a), estimate(&b));
+        assert_eq!(ea.memory.tensor_peak, eb.memory.tensor_peak, "{mode:?}");
+        assert_eq!(ea.memory.phases, eb.memory.phases, "{mode:?}");
+        assert_eq!(
+            ea.performance.step.total_s, eb.performance.step.total_s,
+            "{mode:?}"
+        );
+    }
 }

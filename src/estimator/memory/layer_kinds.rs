@@ -193,13 +193,13 @@ fn average(
     one: impl Fn(&ResolvedModel, &LayerKind, &Sizes) -> LayerActs,
 ) -> (Sizes, LayerActs) {
     let l = f64::from(m.layers.max(1));
-    let mut sizes = act::sizes(c, m, b, s);
+    let mut sizes = no_kind_sizes(c, m, b, s);
     let (mut bas, mut bas2) = (0.0, 0.0);
     let mut sum = LayerActs::default();
     for k in m.blocks.kinds() {
         let view = kind_view(m, k);
         let z = act::sizes(c, &view, b, s);
-        sizes = widest(&sizes, &z);
+        sizes = widest(&sizes, &own_sizes(k, &z));
         let layer = one(&view, k, &z);
         let w = f64::from(k.count) / l;
         if has_scores(k) {
@@ -217,11 +217,10 @@ fn average(
     (sizes, sum)
 }
 
-/// The sizes an inference forward's transients take: the flat model's, or for layers of several
-/// kinds the field-wise largest over them, each kind's attention and MLP widths only where it has
-/// them (`inference`'s prefill and decode). Training's [`average_layer`] still starts from the
-/// flat sizes (taking them away there let a random scenario's backward transient go negative:
-/// not traced yet).
+/// The sizes a layer's transients take: the flat model's, or for layers of several kinds the
+/// field-wise largest over them, each kind's attention and MLP widths only where it has them
+/// (`inference`'s prefill and decode; [`average_layer`]'s sizes are the same, with the score
+/// terms averaged).
 pub fn widest_sizes(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> Sizes {
     if m.blocks.is_flat() {
         return act::sizes(c, m, b, s);
