@@ -94,9 +94,9 @@ pub fn attention_and_mlp_shares(m: &ResolvedModel) -> (f64, f64) {
     (attention / l, mlp / l)
 }
 
-/// Whether the model's first layer has a mixer and whether it has softmax or latent attention
-/// (what the first stage's LoRA corrections take off layer 0's count: its first pre-norm, its
-/// Q, K, V adapters' masks). A model without kinds is a transformer.
+/// Whether the model's first layer has a pre-norm (a mixer or an MLP) and whether it has softmax or
+/// latent attention (what the first stage's LoRA corrections take off layer 0's count: its first
+/// pre-norm, its Q, K, V adapters' masks). A model without kinds is a transformer.
 pub fn first_layer_norm_and_attention(m: &ResolvedModel) -> (bool, bool) {
     match m.blocks.first_kind() {
         Some(k) => (
