@@ -144,14 +144,22 @@ fn pure_mamba_in(profile: Profile, precision: PrecisionMode) -> Scenario {
     s
 }
 
-#[test]
-fn a_pure_mamba_model_saves_its_mixer_and_one_norm() {
-    let e = estimate(&pure_mamba(Profile::HuggingFace));
+/// What the fused Mamba-2 kernel saves per layer of [`pure_mamba`] in BF16 (docs/blocks-measured.md
+/// "What fused GPU kernels save"): zxbcdt (2·inner + 2·groups·state + heads), out_x and out_proj's
+/// input (inner each), and the FP32 rstd per token.
+fn fused_mamba2_saved() -> f64 {
     let (bs, h) = (2.0 * 512.0, 1024.0);
     let inner = 2.0 * h;
     let (groups, state, heads) = (8.0, 128.0, inner / 64.0);
     let zxbcdt = 2.0 * inner + 2.0 * groups * state + heads;
-    let mixer = 2.0 * bs * (zxbcdt + 2.0 * inner) + 4.0 * bs;
+    2.0 * bs * (zxbcdt + 2.0 * inner) + 4.0 * bs
+}
+
+#[test]
+fn a_pure_mamba_model_saves_its_mixer_and_one_norm() {
+    let e = estimate(&pure_mamba(Profile::HuggingFace));
+    let (bs, h) = (2.0 * 512.0, 1024.0);
+    let mixer = fused_mamba2_saved();
     // Hugging Face RMSNorm in BF16: FP32 input copy, FP32 rstd, normalised x and output (2 B each).
     let norm = (4.0 + 2.0) * bs * h + 4.0 * bs + 2.0 * bs * h;
     let p = &e.memory.per_layer;
@@ -294,10 +302,7 @@ fn lora_corrections_take_off_only_what_layer_zero_counted() {
 fn a_megatron_mamba_layer_keeps_its_in_projection_input() {
     let e = estimate(&pure_mamba(Profile::Megatron));
     let (bs, h) = (2.0 * 512.0, 1024.0);
-    let inner = 2.0 * h;
-    let (groups, state, heads) = (8.0, 128.0, inner / 64.0);
-    let zxbcdt = 2.0 * inner + 2.0 * groups * state + heads;
-    let mixer = 2.0 * bs * (zxbcdt + 2.0 * inner) + 4.0 * bs;
+    let mixer = fused_mamba2_saved();
     let p = &e.memory.per_layer;
     assert_eq!(p.attention_activations.get(), mixer + 2.0 * bs * h);
     assert_eq!(p.norm_activations.get(), 2.0 * bs * h);

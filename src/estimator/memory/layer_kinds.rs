@@ -88,9 +88,7 @@ pub fn attention_and_mlp_shares(m: &ResolvedModel) -> (f64, f64) {
     }
     let l = f64::from(m.layers.max(1));
     let attention = m.blocks.sum(|k| f64::from(u8::from(has_scores(k))));
-    let mlp = m
-        .blocks
-        .sum(|k| f64::from(u8::from(k.mlp != MlpShape::None)));
+    let mlp = m.blocks.sum(|k| f64::from(u8::from(k.has_mlp())));
     (attention / l, mlp / l)
 }
 
@@ -99,10 +97,7 @@ pub fn attention_and_mlp_shares(m: &ResolvedModel) -> (f64, f64) {
 /// pre-norm, its Q, K, V adapters' masks). A model without kinds is a transformer.
 pub fn first_layer_norm_and_attention(m: &ResolvedModel) -> (bool, bool) {
     match m.blocks.first_kind() {
-        Some(k) => (
-            k.mixer != MixerShape::Empty || k.mlp != MlpShape::None,
-            has_scores(k),
-        ),
+        Some(k) => (k.sublayers() > 0.0, has_scores(k)),
         None => (true, true),
     }
 }
@@ -114,9 +109,7 @@ pub fn sublayers_per_layer(m: &ResolvedModel) -> f64 {
     if m.blocks.kinds().is_empty() {
         return 2.0;
     }
-    m.blocks.sum(|k| {
-        f64::from(u8::from(k.mixer != MixerShape::Empty) + u8::from(k.mlp != MlpShape::None))
-    }) / l
+    m.blocks.sum(LayerKind::sublayers) / l
 }
 
 /// What a layer of kind `k` keeps of the whole layer's rule `a` (attention + MLP, two pre-norms,
@@ -132,8 +125,7 @@ fn sublayers(
     a: LayerActs,
     score_mask: f64,
 ) -> LayerActs {
-    let mixer = k.mixer != MixerShape::Empty;
-    let mlp = k.mlp != MlpShape::None;
+    let (mixer, mlp) = (k.has_mixer(), k.has_mlp());
     let norm = |on: bool, consumers: f64| {
         if on {
             act::pre_norm(c, view, z, consumers)
@@ -260,7 +252,7 @@ fn own_sizes(k: &LayerKind, z: &Sizes) -> Sizes {
         bsk: on(attention, z.bsk),
         bas: on(attention, z.bas),
         bas2: on(attention, z.bas2),
-        bsf: on(k.mlp != MlpShape::None, z.bsf),
+        bsf: on(k.has_mlp(), z.bsf),
         ..*z
     }
 }

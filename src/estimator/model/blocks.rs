@@ -197,6 +197,22 @@ pub struct LayerKind {
 }
 
 impl LayerKind {
+    /// Whether the layer has a token mixer (attention, latent attention, Mamba, gated DeltaNet).
+    pub fn has_mixer(&self) -> bool {
+        self.mixer != MixerShape::Empty
+    }
+
+    /// Whether the layer has an MLP (dense or a mixture of experts).
+    pub fn has_mlp(&self) -> bool {
+        self.mlp != MlpShape::None
+    }
+
+    /// Its sub-layers, each behind its own pre-norm: 2 for a transformer layer, 1 for Nemotron-H's
+    /// Mamba-, attention- or MLP-only layers.
+    pub fn sublayers(&self) -> f64 {
+        f64::from(u8::from(self.has_mixer()) + u8::from(self.has_mlp()))
+    }
+
     /// A short name of the layer's mixer, for explanations ("sliding-window attention (4096)").
     pub fn mixer_label(&self) -> String {
         match self.mixer {
@@ -321,7 +337,7 @@ pub struct Blocks {
 
 /// Softmax attention followed by an MLP: the layer the flat dimensions describe.
 fn flat_kind(k: &LayerKind) -> bool {
-    matches!(k.mixer, MixerShape::Attention { .. }) && k.mlp != MlpShape::None
+    matches!(k.mixer, MixerShape::Attention { .. }) && k.has_mlp()
 }
 
 impl Blocks {

@@ -8,6 +8,7 @@ use super::types::{Communication, OffloadTraffic, PhaseRoofline};
 use super::work::{Work, offload_link, offload_traffic, spill_bytes};
 use crate::estimator::MemoryEstimate;
 use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::blocks::MlpShape;
 use crate::scenario::{Checkpointing, ModelFamily, OffloadTarget, Profile, Scenario, ZeroStage};
 use crate::units::{Bytes, BytesPerSec};
 
@@ -207,11 +208,8 @@ fn megatron_sp_regathers(s: &Scenario, m: &ResolvedModel) -> f64 {
     if !s.parallel.sequence_parallel || s.implementation.profile != Profile::Megatron {
         return 0.0;
     }
-    use crate::estimator::model::blocks::{MixerShape, MlpShape};
     let l = f64::from(m.layers.max(1));
-    let mixers = m
-        .blocks
-        .sum(|k| f64::from(u8::from(k.mixer != MixerShape::Empty)));
+    let mixers = m.blocks.sum(|k| f64::from(u8::from(k.has_mixer())));
     let fc1 = m.blocks.sum(|k| match k.mlp {
         MlpShape::Dense { .. } => 1.0,
         MlpShape::Moe if m.moe.shared > 0 => 1.0,
