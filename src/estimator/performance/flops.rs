@@ -13,12 +13,24 @@
 
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::{LayerKind, MixerShape};
-use crate::scenario::{ModelFamily, ModelSpec};
+use crate::scenario::{ArchKind, ModelFamily, ModelSpec};
 
 /// Forward FLOPs of one token through one transformer layer attending over `ctx` positions.
 pub fn layer_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
     let (proj, mlp) = layer_matmul_weights(m);
     2.0 * (proj + mlp) + attention_flops_per_token(m, ctx)
+}
+
+/// Forward FLOPs a prompt's token executes through one layer in a prefill of `ctx` tokens: a fused
+/// kernel under a causal mask skips the masked blocks ([`fused_attention_flops_per_token`]); a
+/// materialised one computes every score and masks them ([`layer_flops_per_token`]).
+pub fn prefill_layer_flops_per_token(m: &ResolvedModel, ctx: f64, fused: bool) -> f64 {
+    if !fused {
+        return layer_flops_per_token(m, ctx);
+    }
+    let (proj, mlp) = layer_matmul_weights(m);
+    let causal = m.arch == ArchKind::Decoder;
+    2.0 * (proj + mlp) + fused_attention_flops_per_token(m, ctx, causal)
 }
 
 /// The attention-core part of [`layer_flops_per_token`]: QKᵀ and AV, 4·ctx·heads·d_head.
@@ -29,6 +41,61 @@ pub fn attention_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
         return m.blocks.sum(|k| mixer_core_flops(k, ctx)) / l;
     }
     4.0 * ctx.max(0.0) * m.heads as f64 * m.head_dim as f64
+}
+
+/// The attention-core work a fused (flash) kernel does per token and layer, averaged over the
+/// layers: [`attention_flops_per_token`] with a causal mask's skipped blocks taken out where a
+/// layer has them. Full softmax attention and MLA attend to s/2 keys on average; a sliding window w
+/// to w − w²/2s once s > w (every query sees its full band); a scan (Mamba, gated DeltaNet) has no
+/// masked blocks to skip. FlashAttention-2 skips the blocks above the diagonal and, with a window,
+/// those outside the band (Dao 2023 §3.1.1; flash-attn 2.3 `window_size`).
+pub fn fused_attention_flops_per_token(m: &ResolvedModel, ctx: f64, causal: bool) -> f64 {
+    let ctx = ctx.max(0.0);
+    if m.blocks.is_flat() && !m.has_bounded_cache() {
+        let keys = if causal { 0.5 * ctx } else { ctx };
+        return 4.0 * keys * m.heads as f64 * m.head_dim as f64;
+    }
+    let l = f64::from(m.layers.max(1));
+    m.blocks.sum(|k| match k.mixer {
+        MixerShape::Attention {
+            heads,
+            head_dim,
+            window,
+            ..
+        } => 4.0 * attended_keys(ctx, window, causal) * heads * head_dim,
+        MixerShape::Mla(s) => 2.0 * attended_keys(ctx, 0.0, causal) * s.heads * s.kv_per_head(),
+        _ => mixer_core_flops(k, ctx),
+    }) / l
+}
+
+/// Keys a query attends to on average over a sequence of `ctx` tokens: all of them (or the window)
+/// without a mask; under a causal mask ∫₀ˢ min(x, w) dx / s, which is s/2 without a window.
+fn attended_keys(ctx: f64, window: f64, causal: bool) -> f64 {
+    let band = if window > 0.0 { ctx.min(window) } else { ctx };
+    if !causal {
+        return band;
+    }
+    if band >= ctx {
+        return 0.5 * ctx;
+    }
+    band - band * band / (2.0 * ctx)
+}
+
+/// Softmax score elements per token and layer, averaged over the layers (heads × keys of each
+/// attention layer; scans have none): what a materialised attention's softmax and dropout move.
+/// The eager path scores every key and masks (Transformers' `eager_attention_forward` builds the
+/// full s × s scores even under a sliding window), so the window does not shrink it.
+pub fn softmax_scores_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
+    let ctx = ctx.max(0.0);
+    if m.blocks.is_flat() && !m.has_bounded_cache() {
+        return ctx * m.heads as f64;
+    }
+    let l = f64::from(m.layers.max(1));
+    m.blocks.sum(|k| match k.mixer {
+        MixerShape::Attention { heads, .. } => ctx * heads,
+        MixerShape::Mla(s) => ctx * s.heads,
+        _ => 0.0,
+    }) / l
 }
 
 /// The token-mixing core of one layer kind per token (no projections), averaged by the caller:

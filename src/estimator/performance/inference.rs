@@ -16,7 +16,8 @@ use crate::estimator::engines::llamacpp::time as llama_time;
 use crate::estimator::model::{CacheShape, ResolvedModel};
 use crate::estimator::{Component, MemoryEstimate};
 use crate::scenario::{
-    ArchKind, CollectiveAlgorithm, ModelFamily, OffloadTarget, PruneKind, Scenario, ServingEngine,
+    ArchKind, AttentionKernel, CollectiveAlgorithm, FlashAttn, ModelFamily, OffloadTarget,
+    PruneKind, Scenario, ServingEngine,
 };
 use crate::units::{Bytes, BytesPerSec};
 
@@ -368,6 +369,21 @@ fn max_requests(mem: &MemoryEstimate, i: &Inputs, weights: f64, per_request: f64
     (free / per_request).floor().clamp(0.0, u32::MAX as f64) as u32
 }
 
+/// Whether the prefill's attention kernel skips the causal mask's blocks: the scenario's kernel,
+/// or llama.cpp's own `-fa` switch (its flash kernel skips fully masked KV blocks, ggml
+/// `ggml_compute_forward_flash_attn_ext`; without it `soft_max_ext` scores every key).
+fn fused_prefill(s: &Scenario) -> bool {
+    match s
+        .inference
+        .engine
+        .as_ref()
+        .and_then(ServingEngine::llamacpp)
+    {
+        Some(l) => l.flash_attn != FlashAttn::Off,
+        None => s.strategies.attention == AttentionKernel::Flash,
+    }
+}
+
 /// FLOPs of the prefill and of one decode step on one GPU, and the mean decode context;
 /// `[batch, prompt, generated]` tokens, `share` = what pruning keeps ÷ (TP × PP), `whole` the
 /// matrix elements the GPU holds beyond that share (replicated: each token multiplies them whole).
@@ -386,7 +402,8 @@ fn phase_flops(
         } else {
             batch
         };
-        let pre = batch * prompt * l * flops::layer_flops_per_token(m, prompt)
+        let fused = fused_prefill(s);
+        let pre = batch * prompt * l * flops::prefill_layer_flops_per_token(m, prompt, fused)
             + head_tokens * flops::head_flops_per_token(m)
             + super::towers::forward(m, batch, prompt);
         let ctx = prompt + generated / 2.0;

@@ -17,11 +17,12 @@ pub struct AttentionTime {
 pub struct Core {
     /// FLOPs of QKᵀ and AV in the forward (the full-s count, 4·t·s·h/TP).
     pub flops: f64,
+    /// What a fused kernel computes of them: the causal mask's and a window's skipped blocks
+    /// taken out ([`crate::estimator::performance::flops::fused_attention_flops_per_token`]).
+    pub fused_flops: f64,
     /// Score elements per layer on this GPU (t · context · heads / TP) for the softmax traffic.
     pub scores: f64,
     pub element_bytes: f64,
-    /// A causal mask: a fused kernel skips the masked half of the blocks.
-    pub causal: bool,
     pub flash: bool,
 }
 
@@ -29,8 +30,8 @@ pub struct Core {
 ///   on the GEMM curve (calculon times the batched matmuls as GEMMs too), and the softmax/dropout
 ///   traffic of [`elementwise::SOFTMAX_ELEMENTS`] per score; backward 2× forward for the GEMMs and
 ///   the softmax.
-/// - Fused (FlashAttention-2, Dao 2023): FLOPs at `flash_fwd` of the 16-bit peak, the causal half
-///   skipped (§3.1.1 "causal masking"); the backward recomputes the scores — 5 matmuls against
+/// - Fused (FlashAttention-2, Dao 2023): FLOPs at `flash_fwd` of the 16-bit peak, the masked
+///   blocks skipped (§3.1.1 "causal masking"; `fused_flops`); the backward recomputes the scores — 5 matmuls against
 ///   the forward's 2 (Algorithm 2) — at `flash_bwd`. Attention stays 16-bit under FP8 recipes
 ///   (Transformer Engine runs FP8 only in the linear layers), so `peak16` is used.
 ///
@@ -50,7 +51,7 @@ pub fn attention(
         return AttentionTime::default();
     }
     if c.flash {
-        let work = if c.causal { 0.5 * c.flops } else { c.flops };
+        let work = c.fused_flops;
         let fwd = super::rate_time(work, peak16 * flash_fwd * gemm.share);
         let bwd = super::rate_time(2.5 * work, peak16 * flash_bwd * gemm.share);
         return AttentionTime {

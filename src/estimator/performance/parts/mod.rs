@@ -325,9 +325,13 @@ pub fn training_parts(
     // Attention core.
     let core = attention::Core {
         flops: t * super::flops::attention_flops_per_token(m, seq) / tp,
-        scores: t * seq * f64::from(m.heads) / tp,
+        fused_flops: t * super::flops::fused_attention_flops_per_token(
+            m,
+            seq,
+            m.arch == ArchKind::Decoder,
+        ) / tp,
+        scores: t * super::flops::softmax_scores_per_token(m, seq) / tp,
         element_bytes: e,
-        causal: m.arch == ArchKind::Decoder,
         flash: s.strategies.attention == AttentionKernel::Flash,
     };
     let att = attention::attention(

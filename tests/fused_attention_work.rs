@@ -1,0 +1,180 @@
+//! What a fused attention kernel computes in a training step, per layer kind: a causal mask skips
+//! the blocks above the diagonal (half of full attention's work), but a sliding window's band is
+//! computed whole once the sequence is longer than the window, and a scan (Mamba) has no masked
+//! blocks at all. Before, the time model halved every layer kind's core, so a windowed layer at
+//! 16× its window got half the work it does and a Mamba scan half its FLOPs; and the materialised
+//! softmax moved every layer's scores with the model's head count, Mamba layers included.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::float_cmp,
+    reason = "a test fails by panicking"
+)]
+
+use vram_explorer::estimator::estimate;
+use vram_explorer::estimator::performance::flops;
+use vram_explorer::hardware::GpuId;
+use vram_explorer::scenario::{
+    Attention, AttentionKernel, DenseMlp, FfnKind, GpuChoice, LayerRun, Mamba, Mixer, Mlp, Mode,
+    PatternPart, Scenario,
+};
+
+const SEQ: u32 = 4096;
+const WINDOW: u32 = 256;
+
+/// A small decoder whose eight layers all have the given mixer, trained with a flash kernel.
+fn decoder(mixer: Mixer, mlp: Mlp) -> Scenario {
+    let mut s = Scenario {
+        mode: Mode::Training,
+        gpu: GpuChoice::Catalog(GpuId::H100Sxm),
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn) = (8, 1024, 16, 4, 2816);
+    t.ffn_kind = FfnKind::SwiGlu;
+    t.vocab = 32_000;
+    s.workload.micro_batch = 1;
+    s.workload.seq_len = SEQ;
+    s.strategies.attention = AttentionKernel::Flash;
+    s.model.pattern = vec![PatternPart {
+        repeat: 8,
+        layers: vec![LayerRun {
+            count: 1,
+            mixer,
+            mlp,
+            norms: 2,
+        }],
+    }];
+    s
+}
+
+fn attention(window: u32) -> Mixer {
+    Mixer::Attention(Attention {
+        window,
+        ..Attention::default()
+    })
+}
+
+fn attention_seconds(s: &Scenario) -> f64 {
+    estimate(s)
+        .performance
+        .parts
+        .expect("a transformer with a known peak has parts")
+        .attention_s
+}
+
+/// Full causal attention does s/2 keys per query; a window w ≪ s does w − w²/2s: at s = 4096 and
+/// w = 256 the windowed layer does 248/2048 of the full layer's work (it was 128/2048).
+#[test]
+fn a_windowed_layer_computes_its_whole_band() {
+    let dense = || Mlp::Dense(DenseMlp::default());
+    let full = attention_seconds(&decoder(attention(0), dense()));
+    let windowed = attention_seconds(&decoder(attention(WINDOW), dense()));
+    let (s, w) = (f64::from(SEQ), f64::from(WINDOW));
+    let expected = (w - w * w / (2.0 * s)) / (s / 2.0);
+    assert!(full > 0.0);
+    assert!(
+        (windowed / full / expected - 1.0).abs() < 1e-9,
+        "windowed/full = {}, expected {expected}",
+        windowed / full
+    );
+}
+
+/// A window at least as long as the sequence is full causal attention.
+#[test]
+fn a_window_longer_than_the_sequence_changes_nothing() {
+    let dense = || Mlp::Dense(DenseMlp::default());
+    let full = attention_seconds(&decoder(attention(0), dense()));
+    let wide = attention_seconds(&decoder(attention(SEQ), dense()));
+    assert!((wide / full - 1.0).abs() < 1e-9, "{wide} vs {full}");
+}
+
+fn mamba() -> Mixer {
+    Mixer::Mamba(Mamba {
+        d_state: 128,
+        expand: 2,
+        n_groups: 8,
+        head_dim: 64,
+        ..Mamba::default()
+    })
+}
+
+/// The selective scan is not causally masked: the fused work is its whole FLOP count, and a
+/// Mamba layer has no softmax scores.
+#[test]
+fn a_scan_is_not_halved_and_has_no_scores() {
+    let e = estimate(&decoder(mamba(), Mlp::None));
+    let m = &e.model;
+    let seq = f64::from(SEQ);
+    let core = flops::attention_flops_per_token(m, seq);
+    assert!(core > 0.0);
+    assert_eq!(flops::fused_attention_flops_per_token(m, seq, true), core);
+    assert_eq!(flops::softmax_scores_per_token(m, seq), 0.0);
+}
+
+/// A hybrid with one attention layer in eight moves one attention layer's scores per eight layers
+/// (it moved eight); a flat model moves heads × keys in every layer.
+#[test]
+fn softmax_scores_count_only_attention_layers() {
+    let mut s = decoder(mamba(), Mlp::None);
+    s.model.pattern = vec![PatternPart {
+        repeat: 1,
+        layers: vec![
+            LayerRun {
+                count: 7,
+                mixer: mamba(),
+                mlp: Mlp::None,
+                norms: 1,
+            },
+            LayerRun {
+                count: 1,
+                mixer: attention(0),
+                mlp: Mlp::None,
+                norms: 1,
+            },
+        ],
+    }];
+    let seq = f64::from(SEQ);
+    let hybrid = estimate(&s);
+    assert_eq!(
+        flops::softmax_scores_per_token(&hybrid.model, seq),
+        seq * 16.0 / 8.0
+    );
+    let flat = estimate(&decoder(attention(0), Mlp::Dense(DenseMlp::default())));
+    assert_eq!(
+        flops::softmax_scores_per_token(&flat.model, seq),
+        seq * 16.0
+    );
+}
+
+/// A prefill's time counts what its kernel executes: a fused causal kernel scores s/2 keys per
+/// prompt token, a materialised one all s (and masks half). Llama-3-8B (32 layers, 32 × 128 query
+/// dims) with an 8,192-token prompt: the two differ by prompt · layers · 2 · prompt · q FLOPs.
+#[test]
+fn a_fused_prefill_skips_the_masked_scores() {
+    let prefill_flops = |kernel: AttentionKernel| {
+        let mut s = Scenario {
+            mode: Mode::Inference,
+            ..Scenario::default()
+        };
+        s.inference.prompt_tokens = 8192;
+        s.workload.micro_batch = 1;
+        s.strategies.attention = kernel;
+        let e = estimate(&s);
+        let m = &e.model;
+        assert_eq!((m.layers, m.heads, m.head_dim), (32, 32, 128));
+        e.performance.prefill.expect("a prefill").flops
+    };
+    let (fused, materialised) = (
+        prefill_flops(AttentionKernel::Flash),
+        prefill_flops(AttentionKernel::Materialized),
+    );
+    let p = 8192.0_f64;
+    let expected = p * 32.0 * 2.0 * p * 32.0 * 128.0;
+    assert!(
+        ((materialised - fused) / expected - 1.0).abs() < 1e-9,
+        "difference {} vs {expected}",
+        materialised - fused
+    );
+}
