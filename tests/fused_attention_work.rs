@@ -178,3 +178,25 @@ fn a_fused_prefill_skips_the_masked_scores() {
         materialised - fused
     );
 }
+
+/// Chunked local attention (Llama 4's `attention_chunk_size`) sees the earlier tokens of its own
+/// chunk: 4,096 tokens in chunks of 256 attend to 128 keys on average, 128/2048 of full attention
+/// (a sliding window of the same size does 248/2048).
+#[test]
+fn a_chunked_layer_attends_within_its_chunk() {
+    let dense = || Mlp::Dense(DenseMlp::default());
+    let full = attention_seconds(&decoder(attention(0), dense()));
+    let chunked = attention_seconds(&decoder(
+        Mixer::Attention(Attention {
+            chunk: WINDOW,
+            ..Attention::default()
+        }),
+        dense(),
+    ));
+    let expected = f64::from(WINDOW) / f64::from(SEQ);
+    assert!(
+        (chunked / full / expected - 1.0).abs() < 1e-9,
+        "chunked/full = {}, expected {expected}",
+        chunked / full
+    );
+}

@@ -46,7 +46,7 @@ pub fn attention_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
 /// The attention-core work a fused (flash) kernel does per token and layer, averaged over the
 /// layers: [`attention_flops_per_token`] with a causal mask's skipped blocks taken out where a
 /// layer has them. Full softmax attention and MLA attend to s/2 keys on average; a sliding window w
-/// to w − w²/2s once s > w (every query sees its full band); a scan (Mamba, gated DeltaNet) has no
+/// to w − w²/2s once s > w (every query sees its full band), a chunk c to about c/2; a scan (Mamba, gated DeltaNet) has no
 /// masked blocks to skip. FlashAttention-2 skips the blocks above the diagonal and, with a window,
 /// those outside the band (Dao 2023 §3.1.1; flash-attn 2.3 `window_size`).
 pub fn fused_attention_flops_per_token(m: &ResolvedModel, ctx: f64, causal: bool) -> f64 {
@@ -61,8 +61,16 @@ pub fn fused_attention_flops_per_token(m: &ResolvedModel, ctx: f64, causal: bool
             heads,
             head_dim,
             window,
+            chunked,
             ..
-        } => 4.0 * attended_keys(ctx, window, causal) * heads * head_dim,
+        } => {
+            let keys = if chunked && causal {
+                chunk_keys(ctx, window)
+            } else {
+                attended_keys(ctx, window, causal)
+            };
+            4.0 * keys * heads * head_dim
+        }
         MixerShape::Mla(s) => 2.0 * attended_keys(ctx, 0.0, causal) * s.heads * s.kv_per_head(),
         _ => mixer_core_flops(k, ctx),
     }) / l
@@ -79,6 +87,18 @@ fn attended_keys(ctx: f64, window: f64, causal: bool) -> f64 {
         return 0.5 * ctx;
     }
     band - band * band / (2.0 * ctx)
+}
+
+/// Keys a query attends to on average under causal chunked attention (Llama 4: a token sees the
+/// earlier tokens of its own chunk of `chunk`): c/2 over each whole chunk, r/2 over the last r
+/// tokens, so (q·c² + r²) / 2s for s = q·c + r.
+fn chunk_keys(ctx: f64, chunk: f64) -> f64 {
+    if chunk <= 0.0 || ctx <= chunk {
+        return 0.5 * ctx;
+    }
+    let whole = (ctx / chunk).floor();
+    let rest = ctx - whole * chunk;
+    (whole * chunk * chunk + rest * rest) / (2.0 * ctx)
 }
 
 /// Softmax score elements per token and layer, averaged over the layers (heads × keys of each
