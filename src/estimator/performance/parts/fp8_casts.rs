@@ -132,8 +132,19 @@ struct MixerCasts {
 ///   state, q_b and kv_b the latents, out the rank's heads × v; their output gradients are the
 ///   latents (kv_a's with the shared RoPE key), the rank's heads × (nope + rope) and × (nope + v),
 ///   and the hidden state. Without a query latent one q projection;
-/// - other mixers (Mamba, gated DeltaNet): counted as softmax attention of the model section's
-///   widths (their projections are not modelled one by one).
+/// - Mamba-2 (Megatron-Core r0.14 `megatron/core/ssm/mamba_mixer.py` `MambaMixer`: `in_proj` a
+///   column-parallel `TELayerNormColumnParallelLinear`, `out_proj` a row-parallel
+///   `TERowParallelLinear`; the convolution and the scan stay 16-bit): in_proj reads the hidden
+///   state, out_proj the rank's inner width; their output gradients are in_proj's rank share
+///   (2·inner + 2·groups·state + heads) / TP and the hidden state. Two linears;
+/// - Mamba-1 (Transformers `MambaMixer`: four `nn.Linear`, each converted by a float8 recipe):
+///   in_proj (hidden → 2·inner), x_proj (inner → dt_rank + 2·state), dt_proj (dt_rank → inner) and
+///   out_proj (inner → hidden). Four linears;
+/// - gated DeltaNet (Transformers `Qwen3NextGatedDeltaNet`): in_proj_qkvz (hidden → 2·key + 2·value)
+///   and in_proj_ba (hidden → 2·value heads) read the hidden state, out_proj the value width;
+///   their output gradients are those widths ÷ TP and the hidden state. Three linears; two under
+///   Megatron-Core, whose `GatedDeltaNet` fuses both input projections into one column-parallel
+///   `in_proj` of the same widths (`fused_linears`).
 fn mixer_casts(m: &ResolvedModel, tp: f64, replicated_div: f64, fused_linears: bool) -> MixerCasts {
     use crate::estimator::model::blocks::MixerShape;
     let h = f64::from(m.hidden);
@@ -185,8 +196,9 @@ fn mixer_casts(m: &ResolvedModel, tp: f64, replicated_div: f64, fused_linears: b
             }
             // An MLP-only layer has no mixer to cast for.
             MixerShape::Empty => MixerCasts::default(),
-            // Mamba and gated DeltaNet projections: as softmax attention's (not derived).
-            MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => fallback,
+            MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } => {
+                recurrent_casts(&k.mixer, tp, hidden, fused_linears)
+            }
         };
         let n = f64::from(k.count);
         sum.inputs += n * c.inputs;
@@ -197,6 +209,61 @@ fn mixer_casts(m: &ResolvedModel, tp: f64, replicated_div: f64, fused_linears: b
         inputs: sum.inputs / layers,
         gradients: sum.gradients / layers,
         linears: sum.linears / layers,
+    }
+}
+
+/// A recurrent mixer's linears (Mamba-1/2, gated DeltaNet), as [`mixer_casts`] lists them;
+/// `hidden` is the hidden width ÷ the sequence-parallel divisor.
+fn recurrent_casts(
+    mixer: &crate::estimator::model::blocks::MixerShape,
+    tp: f64,
+    hidden: f64,
+    fused_linears: bool,
+) -> MixerCasts {
+    use crate::estimator::model::blocks::MixerShape;
+    use crate::scenario::MambaVersion;
+    match *mixer {
+        MixerShape::Mamba {
+            inner,
+            heads,
+            conv_channels,
+            version: MambaVersion::Mamba2,
+            ..
+        } => {
+            // conv_channels = inner + 2·groups·state: in_proj writes z, x, B, C and Δ.
+            let in_proj = inner + conv_channels + heads;
+            MixerCasts {
+                inputs: hidden + inner / tp,
+                gradients: in_proj / tp + hidden,
+                linears: 2.0,
+            }
+        }
+        MixerShape::Mamba {
+            inner,
+            d_state,
+            dt_rank,
+            ..
+        } => MixerCasts {
+            inputs: hidden + (2.0 * inner + dt_rank) / tp,
+            gradients: (3.0 * inner + dt_rank + 2.0 * d_state) / tp + hidden,
+            linears: 4.0,
+        },
+        MixerShape::DeltaNet {
+            key_dim,
+            value_dim,
+            value_heads,
+            ..
+        } => {
+            let in_linears = if fused_linears { 1.0 } else { 2.0 };
+            MixerCasts {
+                inputs: in_linears * hidden + value_dim / tp,
+                gradients: (2.0 * key_dim + 2.0 * value_dim + 2.0 * value_heads) / tp + hidden,
+                linears: in_linears + 1.0,
+            }
+        }
+        MixerShape::Attention { .. } | MixerShape::Mla(_) | MixerShape::Empty => {
+            MixerCasts::default()
+        }
     }
 }
 
@@ -224,5 +291,61 @@ mod tests {
             (c.inputs, c.gradients, c.linears),
             (32_768.0, 66_624.0, 5.0)
         );
+    }
+
+    /// Eight layers of one mixer on a 1,024-wide model, resolved.
+    fn eight_layers_of(mixer: crate::scenario::Mixer) -> ResolvedModel {
+        use crate::scenario::{LayerRun, Mlp, PatternPart, Scenario};
+        let mut s = Scenario::default();
+        (s.model.transformer.layers, s.model.transformer.hidden) = (8, 1024);
+        s.model.pattern = vec![PatternPart {
+            repeat: 8,
+            layers: vec![LayerRun {
+                count: 1,
+                mixer,
+                mlp: Mlp::None,
+                norms: 1,
+            }],
+        }];
+        crate::estimator::model::resolve(&s.model, &mut Default::default())
+    }
+
+    /// Mamba-2 (inner 2,048, 8 groups of state 128, 32 heads) casts in_proj's input (the hidden
+    /// state, 1,024) and out_proj's (the inner width, 2,048); their output gradients are in_proj's
+    /// 2·2,048 + 2·8·128 + 32 = 6,176 and the hidden state. At TP 2 the rank's shares halve.
+    #[test]
+    fn mamba2_casts_its_two_projections() {
+        use crate::scenario::{Mamba, Mixer};
+        let m = eight_layers_of(Mixer::Mamba(Mamba {
+            d_state: 128,
+            expand: 2,
+            n_groups: 8,
+            head_dim: 64,
+            ..Mamba::default()
+        }));
+        let c = mixer_casts(&m, 1.0, 1.0, true);
+        assert_eq!((c.inputs, c.gradients, c.linears), (3_072.0, 7_200.0, 2.0));
+        let c = mixer_casts(&m, 2.0, 1.0, true);
+        assert_eq!((c.inputs, c.gradients, c.linears), (2_048.0, 4_112.0, 2.0));
+    }
+
+    /// Gated DeltaNet (4 key heads of 64, 8 value heads of 64): the Hugging Face module's two input
+    /// projections each read the hidden state, Megatron-Core's fused one reads it once; out_proj
+    /// reads the value width (512); the output gradients are 2·256 + 2·512 + 2·8 = 1,552 and the
+    /// hidden state.
+    #[test]
+    fn gated_delta_net_casts_its_projections() {
+        use crate::scenario::{GatedDeltaNet, Mixer};
+        let m = eight_layers_of(Mixer::GatedDeltaNet(GatedDeltaNet {
+            key_heads: 4,
+            value_heads: 8,
+            key_head_dim: 64,
+            value_head_dim: 64,
+            ..GatedDeltaNet::default()
+        }));
+        let c = mixer_casts(&m, 1.0, 1.0, false);
+        assert_eq!((c.inputs, c.gradients, c.linears), (2_560.0, 2_576.0, 3.0));
+        let c = mixer_casts(&m, 1.0, 1.0, true);
+        assert_eq!((c.inputs, c.gradients, c.linears), (1_536.0, 2_576.0, 2.0));
     }
 }
