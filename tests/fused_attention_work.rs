@@ -1,9 +1,12 @@
-//! What a fused attention kernel computes in a training step, per layer kind: a causal mask skips
-//! the blocks above the diagonal (half of full attention's work), but a sliding window's band is
-//! computed whole once the sequence is longer than the window, and a scan (Mamba) has no masked
-//! blocks at all. Before, the time model halved every layer kind's core, so a windowed layer at
-//! 16× its window got half the work it does and a Mamba scan half its FLOPs; and the materialised
-//! softmax moved every layer's scores with the model's head count, Mamba layers included.
+//! What an attention kernel computes, per layer kind (`performance::score_kernel`): a fused kernel
+//! skips the blocks above a causal diagonal (half of full attention's work); a banded one
+//! (FlashAttention-2, Transformer Engine, the serving engines) also skips what lies outside a
+//! window's band, which is computed whole once the sequence is longer than the window, while PyTorch
+//! SDPA scores an explicit window mask's every key; a scan (Mamba) has no masked blocks at all.
+//! Before, the time model halved every layer kind's core, so a windowed layer at 16× its window got
+//! half the work it does and a Mamba scan half its FLOPs; and the materialised softmax moved every
+//! layer's scores with the model's head count, Mamba layers included. The model-FLOP count (MFU)
+//! keeps every key whatever the kernel.
 
 #![allow(
     clippy::unwrap_used,
@@ -14,10 +17,11 @@
 
 use vram_explorer::estimator::estimate;
 use vram_explorer::estimator::performance::flops;
+use vram_explorer::estimator::performance::score_kernel::ScoreKernel;
 use vram_explorer::hardware::GpuId;
 use vram_explorer::scenario::{
-    Attention, AttentionKernel, DenseMlp, FfnKind, GpuChoice, LayerRun, Mamba, Mixer, Mlp, Mode,
-    PatternPart, Scenario,
+    Attention, AttentionKernel, DenseMlp, FfnKind, FlashAttn, GpuChoice, LayerRun, Mamba, Mixer,
+    Mlp, Mode, PatternPart, Profile, Scenario, ServingEngine, Vllm,
 };
 
 const SEQ: u32 = 4096;
@@ -64,13 +68,19 @@ fn attention_seconds(s: &Scenario) -> f64 {
         .attention_s
 }
 
-/// Full causal attention does s/2 keys per query; a window w ≪ s does w − w²/2s: at s = 4096 and
-/// w = 256 the windowed layer does 248/2048 of the full layer's work (it was 128/2048).
+fn megatron(mut s: Scenario) -> Scenario {
+    s.implementation.profile = Profile::Megatron;
+    s
+}
+
+/// Under a banded kernel (Megatron-Core's Transformer Engine) full causal attention does s/2 keys
+/// per query, a window w ≪ s does w − w²/2s: at s = 4096 and w = 256 the windowed layer does
+/// 248/2048 of the full layer's work (it was 128/2048).
 #[test]
 fn a_windowed_layer_computes_its_whole_band() {
     let dense = || Mlp::Dense(DenseMlp::default());
-    let full = attention_seconds(&decoder(attention(0), dense()));
-    let windowed = attention_seconds(&decoder(attention(WINDOW), dense()));
+    let full = attention_seconds(&megatron(decoder(attention(0), dense())));
+    let windowed = attention_seconds(&megatron(decoder(attention(WINDOW), dense())));
     let (s, w) = (f64::from(SEQ), f64::from(WINDOW));
     let expected = (w - w * w / (2.0 * s)) / (s / 2.0);
     assert!(full > 0.0);
@@ -79,6 +89,16 @@ fn a_windowed_layer_computes_its_whole_band() {
         "windowed/full = {}, expected {expected}",
         windowed / full
     );
+}
+
+/// Hugging Face's default SDPA hands a windowed layer an explicit mask, and the masked backends
+/// score every key: s keys against a full layer's s/2.
+#[test]
+fn sdpa_scores_a_windowed_layer_whole() {
+    let dense = || Mlp::Dense(DenseMlp::default());
+    let full = attention_seconds(&decoder(attention(0), dense()));
+    let windowed = attention_seconds(&decoder(attention(WINDOW), dense()));
+    assert!((windowed / full - 2.0).abs() < 1e-9, "{windowed} vs {full}");
 }
 
 /// A window at least as long as the sequence is full causal attention.
@@ -109,7 +129,13 @@ fn a_scan_is_not_halved_and_has_no_scores() {
     let seq = f64::from(SEQ);
     let core = flops::attention_flops_per_token(m, seq);
     assert!(core > 0.0);
-    assert_eq!(flops::fused_attention_flops_per_token(m, seq, true), core);
+    for kernel in [
+        ScoreKernel::Materialised,
+        ScoreKernel::CausalOnly,
+        ScoreKernel::Banded,
+    ] {
+        assert_eq!(flops::executed_attention_flops(m, seq, kernel, true), core);
+    }
     assert_eq!(flops::softmax_scores_per_token(m, seq), 0.0);
 }
 
@@ -148,20 +174,83 @@ fn softmax_scores_count_only_attention_layers() {
     );
 }
 
+fn inference(kernel: AttentionKernel) -> Scenario {
+    let mut s = Scenario {
+        mode: Mode::Inference,
+        ..Scenario::default()
+    };
+    s.inference.prompt_tokens = 8192;
+    s.workload.micro_batch = 1;
+    s.strategies.attention = kernel;
+    s
+}
+
+/// The model-FLOP count (MFU's numerator) keeps every key whatever the kernel; the hardware count
+/// is what the kernel executes.
+#[test]
+fn inference_model_flops_do_not_depend_on_the_kernel() {
+    let (fused, materialised) = (
+        estimate(&inference(AttentionKernel::Flash)).performance,
+        estimate(&inference(AttentionKernel::Materialized)).performance,
+    );
+    assert_eq!(fused.model_flops, materialised.model_flops);
+    assert_eq!(materialised.hardware_flops, materialised.model_flops);
+    assert!(fused.hardware_flops < fused.model_flops);
+}
+
+/// vLLM and SGLang run their own fused kernels whatever `strategies.attention` says (a
+/// post-training rollout copies the policy's training strategies).
+#[test]
+fn a_vllm_prefill_is_fused_whatever_the_strategy() {
+    let prefill = |kernel| {
+        let mut s = inference(kernel);
+        s.inference.engine = Some(ServingEngine::Vllm(Vllm::default()));
+        estimate(&s).performance.prefill.expect("a prefill").flops
+    };
+    assert_eq!(
+        prefill(AttentionKernel::Materialized),
+        prefill(AttentionKernel::Flash)
+    );
+}
+
+/// llama.cpp without flash attention scores each ubatch of u prompt tokens against the cells
+/// filled so far: (s + u)/2 keys per token on average, u/2 more than its flash kernel's s/2.
+#[test]
+fn llamacpp_without_flash_attention_scores_its_ubatches() {
+    let base = vram_explorer::presets::bundled_scenario("llama31-8b-q4km-llamacpp-12gb").unwrap();
+    let executed = |fa: FlashAttn| {
+        let mut s = base.clone();
+        let Some(ServingEngine::LlamaCpp(l)) = s.inference.engine.as_mut() else {
+            panic!("a llama.cpp preset")
+        };
+        l.flash_attn = fa;
+        estimate(&s).performance.hardware_flops
+    };
+    let l = base
+        .inference
+        .engine
+        .as_ref()
+        .and_then(ServingEngine::llamacpp)
+        .unwrap();
+    let (u, p) = (
+        f64::from(l.n_ubatch),
+        f64::from(base.inference.prompt_tokens),
+    );
+    assert!(p > u);
+    let m = estimate(&base).model;
+    let q = f64::from(m.heads) * f64::from(m.head_dim);
+    let expected = p * f64::from(m.layers) * 4.0 * q * u / 2.0;
+    let got = executed(FlashAttn::Off) - executed(FlashAttn::On);
+    assert!((got / expected - 1.0).abs() < 1e-9, "{got} vs {expected}");
+}
+
 /// A prefill's time counts what its kernel executes: a fused causal kernel scores s/2 keys per
 /// prompt token, a materialised one all s (and masks half). Llama-3-8B (32 layers, 32 × 128 query
 /// dims) with an 8,192-token prompt: the two differ by prompt · layers · 2 · prompt · q FLOPs.
 #[test]
 fn a_fused_prefill_skips_the_masked_scores() {
     let prefill_flops = |kernel: AttentionKernel| {
-        let mut s = Scenario {
-            mode: Mode::Inference,
-            ..Scenario::default()
-        };
-        s.inference.prompt_tokens = 8192;
-        s.workload.micro_batch = 1;
-        s.strategies.attention = kernel;
-        let e = estimate(&s);
+        let e = estimate(&inference(kernel));
         let m = &e.model;
         assert_eq!((m.layers, m.heads, m.head_dim), (32, 32, 128));
         e.performance.prefill.expect("a prefill").flops
@@ -180,19 +269,19 @@ fn a_fused_prefill_skips_the_masked_scores() {
 }
 
 /// Chunked local attention (Llama 4's `attention_chunk_size`) sees the earlier tokens of its own
-/// chunk: 4,096 tokens in chunks of 256 attend to 128 keys on average, 128/2048 of full attention
-/// (a sliding window of the same size does 248/2048).
+/// chunk: under a banded kernel 4,096 tokens in chunks of 256 attend to 128 keys on average,
+/// 128/2048 of full attention (a sliding window of the same size does 248/2048).
 #[test]
 fn a_chunked_layer_attends_within_its_chunk() {
     let dense = || Mlp::Dense(DenseMlp::default());
-    let full = attention_seconds(&decoder(attention(0), dense()));
-    let chunked = attention_seconds(&decoder(
+    let full = attention_seconds(&megatron(decoder(attention(0), dense())));
+    let chunked = attention_seconds(&megatron(decoder(
         Mixer::Attention(Attention {
             chunk: WINDOW,
             ..Attention::default()
         }),
         dense(),
-    ));
+    )));
     let expected = f64::from(WINDOW) / f64::from(SEQ);
     assert!(
         (chunked / full / expected - 1.0).abs() < 1e-9,

@@ -66,9 +66,6 @@ pub enum MixerShape {
         version: MambaVersion,
         /// Mamba-2: the SSD scan's chunk length (`chunk_size`).
         chunk: f64,
-        /// Mamba-1: the rank of the Δ projection (`x_proj` writes dt_rank + 2·d_state, `dt_proj`
-        /// reads dt_rank); 0 for Mamba-2, whose `in_proj` writes Δ directly.
-        dt_rank: f64,
     },
     DeltaNet {
         key_dim: f64,
@@ -642,7 +639,6 @@ fn mamba(m: &Mamba, d: &Defaults) -> (MixerShape, Part) {
                 d_state: n,
                 version: m.version,
                 chunk: f64::from(m.chunk_size.max(1)),
-                dt_rank: r,
             }
         }
         MambaVersion::Mamba2 => {
@@ -668,7 +664,6 @@ fn mamba(m: &Mamba, d: &Defaults) -> (MixerShape, Part) {
                 d_state: n,
                 version: m.version,
                 chunk: f64::from(m.chunk_size.max(1)),
-                dt_rank: 0.0,
             }
         }
     };

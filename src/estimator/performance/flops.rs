@@ -11,6 +11,7 @@
 //! and the LM head 2·h·V per token. Training = 3 × forward (backward ≈ 2 × forward, Kaplan §2.1), so
 //! model FLOPs per iteration = 72BLsh²(1 + s/6h + V/12hL) for GPT-3-shaped models (Korthikanti Eq. 7).
 
+use super::score_kernel::{self, ScoreKernel};
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::{LayerKind, MixerShape};
 use crate::scenario::{ArchKind, ModelFamily, ModelSpec};
@@ -21,16 +22,13 @@ pub fn layer_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
     2.0 * (proj + mlp) + attention_flops_per_token(m, ctx)
 }
 
-/// Forward FLOPs a prompt's token executes through one layer in a prefill of `ctx` tokens: a fused
-/// kernel under a causal mask skips the masked blocks ([`fused_attention_flops_per_token`]); a
-/// materialised one computes every score and masks them ([`layer_flops_per_token`]).
-pub fn prefill_layer_flops_per_token(m: &ResolvedModel, ctx: f64, fused: bool) -> f64 {
-    if !fused {
-        return layer_flops_per_token(m, ctx);
-    }
+/// Forward FLOPs a prompt's token executes through one layer in a prefill of `ctx` tokens: the
+/// projections and MLP, and the attention core as `kernel` runs it ([`executed_attention_flops`]).
+/// The model-FLOP count (MFU) keeps [`layer_flops_per_token`].
+pub fn prefill_layer_flops_per_token(m: &ResolvedModel, ctx: f64, kernel: ScoreKernel) -> f64 {
     let (proj, mlp) = layer_matmul_weights(m);
     let causal = m.arch == ArchKind::Decoder;
-    2.0 * (proj + mlp) + fused_attention_flops_per_token(m, ctx, causal)
+    2.0 * (proj + mlp) + executed_attention_flops(m, ctx, kernel, causal)
 }
 
 /// The attention-core part of [`layer_flops_per_token`]: QKᵀ and AV, 4·ctx·heads·d_head.
@@ -43,17 +41,21 @@ pub fn attention_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
     4.0 * ctx.max(0.0) * m.heads as f64 * m.head_dim as f64
 }
 
-/// The attention-core work a fused (flash) kernel does per token and layer, averaged over the
-/// layers: [`attention_flops_per_token`] with a causal mask's skipped blocks taken out where a
-/// layer has them. Full softmax attention and MLA attend to s/2 keys on average; a sliding window w
-/// to w − w²/2s once s > w (every query sees its full band), a chunk c to about c/2; a scan (Mamba, gated DeltaNet) has no
-/// masked blocks to skip. FlashAttention-2 skips the blocks above the diagonal and, with a window,
-/// those outside the band (Dao 2023 §3.1.1; flash-attn 2.3 `window_size`).
-pub fn fused_attention_flops_per_token(m: &ResolvedModel, ctx: f64, causal: bool) -> f64 {
-    let ctx = ctx.max(0.0);
+/// The attention-core FLOPs per token and layer, averaged over the layers, that `kernel` executes
+/// (`score_kernel`: every key materialised, the causal triangle skipped, or every masked block
+/// skipped): [`attention_flops_per_token`]'s 4 · keys · heads · d_head (MLA 2 · keys · heads ·
+/// (nope + rope + v)) at the keys the kernel scores. A scan (Mamba, gated DeltaNet) has no masked
+/// blocks: its FLOPs as counted.
+pub fn executed_attention_flops(
+    m: &ResolvedModel,
+    ctx: f64,
+    kernel: ScoreKernel,
+    causal: bool,
+) -> f64 {
+    let keys =
+        |window: f64, chunked: bool| score_kernel::keys(kernel, ctx, window, chunked, causal);
     if m.blocks.is_flat() && !m.has_bounded_cache() {
-        let keys = if causal { 0.5 * ctx } else { ctx };
-        return 4.0 * keys * m.heads as f64 * m.head_dim as f64;
+        return 4.0 * keys(0.0, false) * m.heads as f64 * m.head_dim as f64;
     }
     let l = f64::from(m.layers.max(1));
     m.blocks.sum(|k| match k.mixer {
@@ -63,42 +65,10 @@ pub fn fused_attention_flops_per_token(m: &ResolvedModel, ctx: f64, causal: bool
             window,
             chunked,
             ..
-        } => {
-            let keys = if chunked && causal {
-                chunk_keys(ctx, window)
-            } else {
-                attended_keys(ctx, window, causal)
-            };
-            4.0 * keys * heads * head_dim
-        }
-        MixerShape::Mla(s) => 2.0 * attended_keys(ctx, 0.0, causal) * s.heads * s.kv_per_head(),
+        } => 4.0 * keys(window, chunked) * heads * head_dim,
+        MixerShape::Mla(s) => 2.0 * keys(0.0, false) * s.heads * s.kv_per_head(),
         _ => mixer_core_flops(k, ctx),
     }) / l
-}
-
-/// Keys a query attends to on average over a sequence of `ctx` tokens: all of them (or the window)
-/// without a mask; under a causal mask ∫₀ˢ min(x, w) dx / s, which is s/2 without a window.
-fn attended_keys(ctx: f64, window: f64, causal: bool) -> f64 {
-    let band = if window > 0.0 { ctx.min(window) } else { ctx };
-    if !causal {
-        return band;
-    }
-    if band >= ctx {
-        return 0.5 * ctx;
-    }
-    band - band * band / (2.0 * ctx)
-}
-
-/// Keys a query attends to on average under causal chunked attention (Llama 4: a token sees the
-/// earlier tokens of its own chunk of `chunk`): c/2 over each whole chunk, r/2 over the last r
-/// tokens, so (q·c² + r²) / 2s for s = q·c + r.
-fn chunk_keys(ctx: f64, chunk: f64) -> f64 {
-    if chunk <= 0.0 || ctx <= chunk {
-        return 0.5 * ctx;
-    }
-    let whole = (ctx / chunk).floor();
-    let rest = ctx - whole * chunk;
-    (whole * chunk * chunk + rest * rest) / (2.0 * ctx)
 }
 
 /// Softmax score elements per token and layer, averaged over the layers (heads × keys of each

@@ -16,8 +16,7 @@ use crate::estimator::engines::llamacpp::time as llama_time;
 use crate::estimator::model::{CacheShape, ResolvedModel};
 use crate::estimator::{Component, MemoryEstimate};
 use crate::scenario::{
-    ArchKind, AttentionKernel, CollectiveAlgorithm, FlashAttn, ModelFamily, OffloadTarget,
-    PruneKind, Scenario, ServingEngine,
+    ArchKind, CollectiveAlgorithm, ModelFamily, OffloadTarget, PruneKind, Scenario, ServingEngine,
 };
 use crate::units::{Bytes, BytesPerSec};
 
@@ -25,7 +24,10 @@ use crate::units::{Bytes, BytesPerSec};
 pub struct InferenceStep {
     pub prefill: PhaseRoofline,
     pub decode: Option<PhaseRoofline>,
+    /// Every key of the prefill counted (the model-FLOP convention).
     pub model_flops: f64,
+    /// What the kernels execute (the prefill's attention as `score_kernel::prefill` runs it).
+    pub hardware_flops: f64,
     pub comm: Communication,
     pub offload: OffloadTraffic,
     pub ttft_s: f64,
@@ -74,27 +76,26 @@ pub fn inference(
     mem: &MemoryEstimate,
     i: &Inputs,
 ) -> InferenceStep {
-    let inf = &s.inference;
     let x = Serving::of(s);
     // Requests (× n for a static batch), and the sequences a decode step advances.
     let (batch, seqs) = x.batch(s);
-    let prompt = inf.prompt_tokens.max(1) as f64;
+    let prompt = s.inference.prompt_tokens.max(1) as f64;
     let encoder = m.arch == ArchKind::Encoder;
     let generated = if encoder {
         0.0
     } else {
-        inf.generated_tokens as f64
+        s.inference.generated_tokens as f64
     };
     let prec = s.precision.resolve();
     let (stored, weights, share, whole) = weight_bytes(s, m, i);
     let kv_tok = kv_bytes_per_token_gpu(s, m, i);
     let (cache, stage_layers) = cache_of(s, m, i);
-    let (prefill_flops, decode_flops, ctx) =
-        phase_flops(s, m, [batch, prompt, generated], (share, whole));
+    let f = phase_flops(s, m, [batch, prompt, generated], (share, whole));
+    let (decode_flops, ctx) = (f.decode, f.ctx);
     // A prefix-cache hit skips its tokens' prefill (× 1 without); a verify step scores k + 1
     // positions of every sequence.
     let computed = prompt - x.prefix_hit_tokens;
-    let prefill_flops = prefill_flops * (computed / prompt);
+    let prefill_flops = f.prefill * (computed / prompt);
     let positions = 1.0 + x.lookahead;
     let decode_flops = decode_flops * x.fork * positions;
     // Quantized matrices are read at their bits per weight; a decode step reads only routed experts.
@@ -147,7 +148,8 @@ pub fn inference(
     InferenceStep {
         prefill,
         decode,
-        model_flops: prefill_flops + steps * decode_flops,
+        model_flops: f.prefill_model * (computed / prompt) + steps * decode_flops,
+        hardware_flops: prefill_flops + steps * decode_flops,
         comm: communication(m, i, comm, (ep_pre, ep_dec), generated),
         offload,
         ttft_s,
@@ -369,19 +371,16 @@ fn max_requests(mem: &MemoryEstimate, i: &Inputs, weights: f64, per_request: f64
     (free / per_request).floor().clamp(0.0, u32::MAX as f64) as u32
 }
 
-/// Whether the prefill's attention kernel skips the causal mask's blocks: the scenario's kernel,
-/// or llama.cpp's own `-fa` switch (its flash kernel skips fully masked KV blocks, ggml
-/// `ggml_compute_forward_flash_attn_ext`; without it `soft_max_ext` scores every key).
-fn fused_prefill(s: &Scenario) -> bool {
-    match s
-        .inference
-        .engine
-        .as_ref()
-        .and_then(ServingEngine::llamacpp)
-    {
-        Some(l) => l.flash_attn != FlashAttn::Off,
-        None => s.strategies.attention == AttentionKernel::Flash,
-    }
+/// FLOPs of a request's phases on one GPU.
+struct PhaseFlops {
+    /// The prefill as its attention kernel executes it (`score_kernel::prefill`): what it is timed by.
+    prefill: f64,
+    /// The prefill in the model-FLOP convention, every key counted (MFU).
+    prefill_model: f64,
+    /// One decode step.
+    decode: f64,
+    /// The mean decode context.
+    ctx: f64,
 }
 
 /// FLOPs of the prefill and of one decode step on one GPU, and the mean decode context;
@@ -392,7 +391,7 @@ fn phase_flops(
     m: &ResolvedModel,
     tokens: [f64; 3],
     (share, whole): (f64, f64),
-) -> (f64, f64, f64) {
+) -> PhaseFlops {
     let inf = &s.inference;
     let [batch, prompt, generated] = tokens;
     if m.family == ModelFamily::Transformer {
@@ -402,20 +401,30 @@ fn phase_flops(
         } else {
             batch
         };
-        let fused = fused_prefill(s);
-        let pre = batch * prompt * l * flops::prefill_layer_flops_per_token(m, prompt, fused)
-            + head_tokens * flops::head_flops_per_token(m)
-            + super::towers::forward(m, batch, prompt);
+        let kernel = super::score_kernel::prefill(s);
+        let layers = |per_layer: f64| batch * prompt * l * per_layer;
+        let rest =
+            head_tokens * flops::head_flops_per_token(m) + super::towers::forward(m, batch, prompt);
+        let pre = layers(flops::prefill_layer_flops_per_token(m, prompt, kernel)) + rest;
+        let pre_model = layers(flops::layer_flops_per_token(m, prompt)) + rest;
         let ctx = prompt + generated / 2.0;
         let dec = batch
             * (l * flops::layer_flops_per_token(m, ctx) + flops::head_flops_per_token(m))
             + super::towers::decode_step(m, batch);
-        (
-            pre * share + 2.0 * batch * prompt * whole,
-            dec * share + 2.0 * batch * whole,
+        let replicated = 2.0 * batch * prompt * whole;
+        PhaseFlops {
+            prefill: pre * share + replicated,
+            prefill_model: pre_model * share + replicated,
+            decode: dec * share + 2.0 * batch * whole,
             ctx,
-        )
+        }
     } else {
-        (batch * flops::sample_work(&s.model).flops * share, 0.0, 0.0)
+        let f = batch * flops::sample_work(&s.model).flops * share;
+        PhaseFlops {
+            prefill: f,
+            prefill_model: f,
+            decode: 0.0,
+            ctx: 0.0,
+        }
     }
 }

@@ -22,6 +22,7 @@ pub mod phase_swap;
 pub mod post_training;
 mod projections;
 pub mod roofline;
+pub mod score_kernel;
 pub mod serving;
 pub mod towers;
 mod training;
@@ -244,7 +245,7 @@ fn assemble_inference(
         };
     let gpus = dp * i.tp as f64 * pp;
     let bytes = r.prefill.bytes.get() + steps * r.decode.map_or(0.0, |d| d.bytes.get());
-    let hardware_flops = r.model_flops;
+    let hardware_flops = r.hardware_flops;
     let t_c = &s.timing;
     let step = StepTime {
         compute_phase_s: compute,

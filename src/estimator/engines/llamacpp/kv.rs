@@ -175,7 +175,7 @@ fn per_cell(d: &Dims, k: Option<&LayerKind>) -> (u64, u64) {
 /// use vram_explorer::estimator::model::blocks::{LayerKind, MixerShape};
 /// use vram_explorer::scenario::MambaVersion;
 /// let mixer = MixerShape::Mamba { inner: 512.0, heads: 8.0, conv_channels: 640.0, d_conv: 4.0,
-///     d_state: 64.0, version: MambaVersion::Mamba2, chunk: 256.0, dt_rank: 0.0 };
+///     d_state: 64.0, version: MambaVersion::Mamba2, chunk: 256.0 };
 /// let k = LayerKind { mixer, ..LayerKind::default() };
 /// assert_eq!(recurrent_rows(&k), Some((1920, 32768))); // measured: 0.40 MiB for 3 layers
 /// ```

@@ -15,10 +15,11 @@ pub struct AttentionTime {
 /// Inputs of [`attention`], per layer and GPU.
 #[derive(Clone, Copy, Debug)]
 pub struct Core {
-    /// FLOPs of QKᵀ and AV in the forward (the full-s count, 4·t·s·h/TP).
+    /// FLOPs of QKᵀ and AV in the forward as a materialised kernel runs them (every key scored,
+    /// 4·t·s·h/TP).
     pub flops: f64,
-    /// What a fused kernel computes of them: the causal mask's and a window's skipped blocks
-    /// taken out ([`crate::estimator::performance::flops::fused_attention_flops_per_token`]).
+    /// What the fused kernel computes of them: the causal mask's (and a window's, where the kernel
+    /// skips it) blocks taken out ([`crate::estimator::performance::flops::executed_attention_flops`]).
     pub fused_flops: f64,
     /// Score elements per layer on this GPU (t · context · heads / TP) for the softmax traffic.
     pub scores: f64,

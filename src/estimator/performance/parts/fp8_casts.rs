@@ -132,14 +132,17 @@ struct MixerCasts {
 ///   state, q_b and kv_b the latents, out the rank's heads × v; their output gradients are the
 ///   latents (kv_a's with the shared RoPE key), the rank's heads × (nope + rope) and × (nope + v),
 ///   and the hidden state. Without a query latent one q projection;
-/// - Mamba-2 (Megatron-Core r0.14 `megatron/core/ssm/mamba_mixer.py` `MambaMixer`: `in_proj` a
-///   column-parallel `TELayerNormColumnParallelLinear`, `out_proj` a row-parallel
+/// - Mamba-2 under Megatron-Core (r0.14 `megatron/core/ssm/mamba_mixer.py` `MambaMixer`: `in_proj`
+///   a column-parallel `TELayerNormColumnParallelLinear`, `out_proj` a row-parallel
 ///   `TERowParallelLinear`; the convolution and the scan stay 16-bit): in_proj reads the hidden
 ///   state, out_proj the rank's inner width; their output gradients are in_proj's rank share
 ///   (2·inner + 2·groups·state + heads) / TP and the hidden state. Two linears;
-/// - Mamba-1 (Transformers `MambaMixer`: four `nn.Linear`, each converted by a float8 recipe):
-///   in_proj (hidden → 2·inner), x_proj (inner → dt_rank + 2·state), dt_proj (dt_rank → inner) and
-///   out_proj (inner → hidden). Four linears;
+/// - Mamba-2 and Mamba-1 elsewhere (Transformers `Mamba2Mixer` / `MambaMixer` on their CUDA kernels,
+///   the path the memory rules assume): only `in_proj` runs as a module a float8 recipe converts;
+///   `cuda_kernels_forward` hands out_proj's (Mamba-1: x_proj's, dt_proj's and out_proj's) weights
+///   to mamba_ssm's fused function (`mamba_split_conv1d_scan_combined`, `mamba_inner_fn`), which
+///   multiplies them in 16-bit `F.linear`. One linear, its output gradient in_proj's width (Mamba-1
+///   2·inner) / TP;
 /// - gated DeltaNet (Transformers `Qwen3NextGatedDeltaNet`): in_proj_qkvz (hidden → 2·key + 2·value)
 ///   and in_proj_ba (hidden → 2·value heads) read the hidden state, out_proj the value width;
 ///   their output gradients are those widths ÷ TP and the hidden state. Three linears; two under
@@ -227,27 +230,30 @@ fn recurrent_casts(
             inner,
             heads,
             conv_channels,
-            version: MambaVersion::Mamba2,
+            version,
             ..
         } => {
-            // conv_channels = inner + 2·groups·state: in_proj writes z, x, B, C and Δ.
-            let in_proj = inner + conv_channels + heads;
-            MixerCasts {
-                inputs: hidden + inner / tp,
-                gradients: in_proj / tp + hidden,
-                linears: 2.0,
+            // in_proj writes z, x, B, C and Δ (conv_channels = inner + 2·groups·state); Mamba-1's
+            // writes x and z.
+            let in_proj = match version {
+                MambaVersion::Mamba2 => inner + conv_channels + heads,
+                MambaVersion::Mamba1 => 2.0 * inner,
+            };
+            let in_only = MixerCasts {
+                inputs: hidden,
+                gradients: in_proj / tp,
+                linears: 1.0,
+            };
+            if fused_linears && version == MambaVersion::Mamba2 {
+                MixerCasts {
+                    inputs: in_only.inputs + inner / tp,
+                    gradients: in_only.gradients + hidden,
+                    linears: 2.0,
+                }
+            } else {
+                in_only
             }
         }
-        MixerShape::Mamba {
-            inner,
-            d_state,
-            dt_rank,
-            ..
-        } => MixerCasts {
-            inputs: hidden + (2.0 * inner + dt_rank) / tp,
-            gradients: (3.0 * inner + dt_rank + 2.0 * d_state) / tp + hidden,
-            linears: 4.0,
-        },
         MixerShape::DeltaNet {
             key_dim,
             value_dim,
@@ -310,9 +316,11 @@ mod tests {
         crate::estimator::model::resolve(&s.model, &mut Default::default())
     }
 
-    /// Mamba-2 (inner 2,048, 8 groups of state 128, 32 heads) casts in_proj's input (the hidden
-    /// state, 1,024) and out_proj's (the inner width, 2,048); their output gradients are in_proj's
-    /// 2·2,048 + 2·8·128 + 32 = 6,176 and the hidden state. At TP 2 the rank's shares halve.
+    /// Mamba-2 (inner 2,048, 8 groups of state 128, 32 heads) under Megatron-Core casts in_proj's
+    /// input (the hidden state, 1,024) and out_proj's (the inner width, 2,048); their output
+    /// gradients are in_proj's 2·2,048 + 2·8·128 + 32 = 6,176 and the hidden state. At TP 2 the
+    /// rank's shares halve. On Transformers' CUDA path out_proj runs inside mamba_ssm's fused
+    /// function: in_proj alone.
     #[test]
     fn mamba2_casts_its_two_projections() {
         use crate::scenario::{Mamba, Mixer};
@@ -327,6 +335,8 @@ mod tests {
         assert_eq!((c.inputs, c.gradients, c.linears), (3_072.0, 7_200.0, 2.0));
         let c = mixer_casts(&m, 2.0, 1.0, true);
         assert_eq!((c.inputs, c.gradients, c.linears), (2_048.0, 4_112.0, 2.0));
+        let c = mixer_casts(&m, 1.0, 1.0, false);
+        assert_eq!((c.inputs, c.gradients, c.linears), (1_024.0, 6_176.0, 1.0));
     }
 
     /// Gated DeltaNet (4 key heads of 64, 8 value heads of 64): the Hugging Face module's two input

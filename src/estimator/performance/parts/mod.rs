@@ -16,6 +16,7 @@ pub mod pipeline;
 pub mod search;
 
 use super::inputs::Inputs;
+use super::score_kernel::ScoreKernel;
 use super::work::Work;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::MixerShape;
@@ -322,14 +323,12 @@ pub fn training_parts(
     let gemm_fwd = gemm::layer_forward(m, t, tp, keep, &gemms);
     let active = m.moe.active_mlps();
 
-    // Attention core.
+    // Attention core: its FLOPs as the kernel executes them.
+    let causal = m.arch == ArchKind::Decoder;
+    let executed = |k: ScoreKernel| super::flops::executed_attention_flops(m, seq, k, causal);
     let core = attention::Core {
-        flops: t * super::flops::attention_flops_per_token(m, seq) / tp,
-        fused_flops: t * super::flops::fused_attention_flops_per_token(
-            m,
-            seq,
-            m.arch == ArchKind::Decoder,
-        ) / tp,
+        flops: t * executed(ScoreKernel::Materialised) / tp,
+        fused_flops: t * executed(super::score_kernel::training(s)) / tp,
         scores: t * super::flops::softmax_scores_per_token(m, seq) / tp,
         element_bytes: e,
         flash: s.strategies.attention == AttentionKernel::Flash,
