@@ -222,15 +222,32 @@ fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
     }
 }
 
-/// A mixture-of-experts layer saves besides its experts' MLPs: the dispatched token rows (h wide, the
-/// experts' input, one per routed row), the expert outputs the routing weights multiply (h wide), and
-/// the router's softmax in FP32 (b·s·E; HF Mixtral `softmax(router_logits, dtype=torch.float)`).
+/// A mixture-of-experts layer saves besides its experts' MLPs:
+/// - Hugging Face (Mixtral) and the other eager profiles: the dispatched token rows (h wide, the
+///   experts' input, one per routed row), the expert outputs the routing weights multiply (h wide),
+///   and the router's softmax in FP32 (b·s·E; `softmax(router_logits, dtype=torch.float)`);
+/// - Megatron-Core (0.16.1, `megatron/core/transformer/moe/`): the experts' input rows (h wide; the
+///   grouped fc1 keeps them), and the router's FP32 softmax on the rank's own tokens (`router.py`,
+///   b·s·E / SP). The routing weights multiply the activation inside the experts
+///   (`experts.py` `activation_func_with_probs`), and both dispatchers un-permute without them
+///   (`token_dispatcher.py` `combine_preprocess` / `combine_postprocess`): no expert output is kept.
+///
+/// Under sequence parallelism the experts see every token of the tensor-parallel group, not the
+/// rank's shard: Megatron's dispatchers all-gather the tokens over the expert tensor-parallel group
+/// (`gather_from_sequence_parallel_region`; its size defaults to TP, `model_parallel_config.py`
+/// `expert_tensor_parallel_size`), as the experts' FFN width is split over TP (`Sizes::bsf`); an
+/// eager framework's MoE runs on the gathered sequence.
 fn moe_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     if m.moe.experts == 0 {
         return 0.0;
     }
     let routed = m.moe.routed_rows_per_token() - f64::from(m.moe.shared);
-    2.0 * c.ec * routed * z.bsh / z.tr + 4.0 * z.bs * f64::from(m.moe.experts)
+    let router = 4.0 * z.bs * f64::from(m.moe.experts);
+    if c.profile == Profile::Megatron {
+        c.ec * routed * z.bsh + router / z.tr
+    } else {
+        2.0 * c.ec * routed * z.bsh + router
+    }
 }
 
 /// The b·a·s² dropout mask of a layer (what selective recomputation also drops).
