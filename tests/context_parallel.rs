@@ -88,6 +88,41 @@ fn ring_exchanges_cp_minus_one_kv_chunks_per_layer_and_pass() {
     assert_eq!(got, (cp - 1.0) / cp * kv_sequence * 4.0 * 32.0);
 }
 
+/// A hybrid's layers without attention exchange no K/V: with one attention layer in four (the
+/// other three Mamba-2), the ring moves a quarter of what four attention layers move, for both
+/// styles. Before, every layer was charged the model's attention heads.
+#[test]
+fn only_attention_layers_exchange_kv() {
+    use vram_explorer::scenario::{Attention, DenseMlp, LayerRun, Mamba, Mixer, Mlp, PatternPart};
+    let run = |mixer: Mixer| LayerRun {
+        count: 1,
+        mixer,
+        mlp: Mlp::Dense(DenseMlp::default()),
+        norms: 2,
+    };
+    let attention = || run(Mixer::Attention(Attention::default()));
+    let mamba = || {
+        run(Mixer::Mamba(Mamba {
+            d_state: 128,
+            expand: 2,
+            n_groups: 8,
+            head_dim: 64,
+            ..Mamba::default()
+        }))
+    };
+    for style in [CpStyle::Ring, CpStyle::AllToAll] {
+        let bytes = |layers: Vec<LayerRun>| {
+            let mut s = with_cp(llama8b(131_072), 8, style);
+            s.model.pattern = vec![PatternPart { repeat: 8, layers }];
+            estimate(&s).performance.communication.cp_bytes.get()
+        };
+        let all = bytes(vec![attention(), attention(), attention(), attention()]);
+        let hybrid = bytes(vec![mamba(), mamba(), mamba(), attention()]);
+        assert!(all > 0.0);
+        assert_eq!(hybrid, all / 4.0, "{style:?}");
+    }
+}
+
 #[test]
 fn ulysses_sends_4nh_over_p_per_layer_and_pass() {
     // MHA (kv = heads), so q, k, v and the output are each N·h wide.

@@ -73,6 +73,60 @@ pub fn layer_bytes(
     }
 }
 
+/// The average layer's [`layer_bytes`] over the model's layer kinds: softmax attention with its own
+/// heads; latent attention (DeepSeek) with its decompressed K (heads × (nope + rope)) and V (heads ×
+/// v) as Megatron-Core runs it under CP; layers without attention (Mamba, gated DeltaNet, MLP-only)
+/// exchange nothing here (Megatron-Core's Mamba context parallelism is not modelled).
+fn mean_layer(m: &ResolvedModel, w: &Work, i: &Inputs) -> LayerCp {
+    use crate::estimator::model::blocks::MixerShape;
+    let tp = f64::from(i.tp.max(1));
+    let per_rank = |x: f64| (x / tp).ceil();
+    let of = |heads: f64, kv_heads: f64, head_dim: f64| {
+        layer_bytes(
+            i.cp_style,
+            w.local_tokens(),
+            per_rank(heads),
+            per_rank(kv_heads),
+            head_dim,
+            w.cp,
+            w.act_bytes,
+        )
+    };
+    if m.blocks.is_flat() {
+        return of(
+            f64::from(m.heads),
+            f64::from(m.kv_heads),
+            f64::from(m.head_dim),
+        );
+    }
+    let layers = f64::from(m.blocks.layers().max(1));
+    let mut sum = LayerCp::default();
+    for k in m.blocks.kinds() {
+        let l = match k.mixer {
+            MixerShape::Attention {
+                heads,
+                kv_heads,
+                head_dim,
+                ..
+            } => of(heads, kv_heads, head_dim),
+            // K and V of heads × (nope + rope) and heads × v: as many heads of their mean width.
+            MixerShape::Mla(s) => of(s.heads, s.heads, 0.5 * (s.qk_head_dim() + s.v)),
+            MixerShape::Mamba { .. } | MixerShape::DeltaNet { .. } | MixerShape::Empty => {
+                LayerCp::default()
+            }
+        };
+        let n = f64::from(k.count);
+        sum.forward_bytes += n * l.forward_bytes;
+        sum.backward_bytes += n * l.backward_bytes;
+        sum.forward_steps += n * l.forward_steps;
+    }
+    LayerCp {
+        forward_bytes: sum.forward_bytes / layers,
+        backward_bytes: sum.backward_bytes / layers,
+        forward_steps: sum.forward_steps / layers,
+    }
+}
+
 /// Context-parallel traffic of a step on one GPU: (bytes sent, exposed seconds). `attention_s` is
 /// the step's attention-core time (parts model) the ring's transfers hide behind; 0 when unknown
 /// (nothing hidden).
@@ -80,17 +134,7 @@ pub fn step(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, attention_s: 
     if i.cp <= 1 {
         return (0.0, 0.0);
     }
-    let tp = f64::from(i.tp.max(1));
-    let per_rank = |x: u32| (f64::from(x) / tp).ceil();
-    let l = layer_bytes(
-        i.cp_style,
-        w.local_tokens(),
-        per_rank(m.heads),
-        per_rank(m.kv_heads),
-        f64::from(m.head_dim),
-        w.cp,
-        w.act_bytes,
-    );
+    let l = mean_layer(m, w, i);
     let recompute = match s.strategies.checkpointing {
         Checkpointing::Full | Checkpointing::EveryK => 1.0,
         // The per-op policy keeps the attention output: the ring is not run again.
