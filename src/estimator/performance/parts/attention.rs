@@ -15,12 +15,10 @@ pub struct AttentionTime {
 /// Inputs of [`attention`], per layer and GPU.
 #[derive(Clone, Copy, Debug)]
 pub struct Core {
-    /// FLOPs of QKᵀ and AV in the forward as a materialised kernel runs them (every key scored,
-    /// 4·t·s·h/TP).
+    /// FLOPs of QKᵀ and AV in the forward as the kernel executes them
+    /// ([`crate::estimator::performance::flops::executed_attention_flops`]): every key when
+    /// materialised (4·t·s·h/TP), the masked blocks it skips taken out when fused.
     pub flops: f64,
-    /// What the fused kernel computes of them: the causal mask's (and a window's, where the kernel
-    /// skips it) blocks taken out ([`crate::estimator::performance::flops::executed_attention_flops`]).
-    pub fused_flops: f64,
     /// Score elements per layer on this GPU (t · context · heads / TP) for the softmax traffic.
     pub scores: f64,
     pub element_bytes: f64,
@@ -32,7 +30,7 @@ pub struct Core {
 ///   traffic of [`elementwise::SOFTMAX_ELEMENTS`] per score; backward 2× forward for the GEMMs and
 ///   the softmax.
 /// - Fused (FlashAttention-2, Dao 2023): FLOPs at `flash_fwd` of the 16-bit peak, the masked
-///   blocks skipped (§3.1.1 "causal masking"; `fused_flops`); the backward recomputes the scores — 5 matmuls against
+///   blocks skipped (§3.1.1 "causal masking"; in `flops`); the backward recomputes the scores — 5 matmuls against
 ///   the forward's 2 (Algorithm 2) — at `flash_bwd`. Attention stays 16-bit under FP8 recipes
 ///   (Transformer Engine runs FP8 only in the linear layers), so `peak16` is used.
 ///
@@ -52,7 +50,7 @@ pub fn attention(
         return AttentionTime::default();
     }
     if c.flash {
-        let work = c.fused_flops;
+        let work = c.flops;
         let fwd = super::rate_time(work, peak16 * flash_fwd * gemm.share);
         let bwd = super::rate_time(2.5 * work, peak16 * flash_bwd * gemm.share);
         return AttentionTime {

@@ -16,7 +16,6 @@ pub mod pipeline;
 pub mod search;
 
 use super::inputs::Inputs;
-use super::score_kernel::ScoreKernel;
 use super::work::Work;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::blocks::MixerShape;
@@ -324,11 +323,10 @@ pub fn training_parts(
     let active = m.moe.active_mlps();
 
     // Attention core: its FLOPs as the kernel executes them.
+    let kernel = super::score_kernel::training(s);
     let causal = m.arch == ArchKind::Decoder;
-    let executed = |k: ScoreKernel| super::flops::executed_attention_flops(m, seq, k, causal);
     let core = attention::Core {
-        flops: t * executed(ScoreKernel::Materialised) / tp,
-        fused_flops: t * executed(super::score_kernel::training(s)) / tp,
+        flops: t * super::flops::executed_attention_flops(m, seq, kernel, causal) / tp,
         scores: t * super::flops::softmax_scores_per_token(m, seq) / tp,
         element_bytes: e,
         flash: s.strategies.attention == AttentionKernel::Flash,
