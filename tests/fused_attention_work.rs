@@ -213,35 +213,59 @@ fn a_vllm_prefill_is_fused_whatever_the_strategy() {
     );
 }
 
-/// llama.cpp without flash attention scores each ubatch of u prompt tokens against the cells
-/// filled so far: (s + u)/2 keys per token on average, u/2 more than its flash kernel's s/2.
-#[test]
-fn llamacpp_without_flash_attention_scores_its_ubatches() {
-    let base = vram_explorer::presets::bundled_scenario("llama31-8b-q4km-llamacpp-12gb").unwrap();
-    let executed = |fa: FlashAttn| {
-        let mut s = base.clone();
-        let Some(ServingEngine::LlamaCpp(l)) = s.inference.engine.as_mut() else {
-            panic!("a llama.cpp preset")
-        };
-        l.flash_attn = fa;
-        estimate(&s).performance.hardware_flops
+/// The prefill's hardware FLOPs of a llama.cpp preset with its flash attention and ubatch set.
+fn llamacpp_flops(preset: &str, fa: FlashAttn, ubatch: u32) -> (f64, Scenario) {
+    let mut s = vram_explorer::presets::bundled_scenario(preset).unwrap();
+    let Some(ServingEngine::LlamaCpp(l)) = s.inference.engine.as_mut() else {
+        panic!("a llama.cpp preset")
     };
-    let l = base
-        .inference
-        .engine
-        .as_ref()
-        .and_then(ServingEngine::llamacpp)
-        .unwrap();
-    let (u, p) = (
-        f64::from(l.n_ubatch),
-        f64::from(base.inference.prompt_tokens),
-    );
-    assert!(p > u);
-    let m = estimate(&base).model;
+    l.flash_attn = fa;
+    (l.n_ubatch, l.n_batch) = (ubatch, ubatch.max(l.n_batch));
+    (estimate(&s).performance.hardware_flops, s)
+}
+
+/// Per prompt token and layer, 4 · q FLOPs per key scored.
+fn per_key(s: &Scenario) -> f64 {
+    let m = estimate(s).model;
     let q = f64::from(m.heads) * f64::from(m.head_dim);
-    let expected = p * f64::from(m.layers) * 4.0 * q * u / 2.0;
-    let got = executed(FlashAttn::Off) - executed(FlashAttn::On);
-    assert!((got / expected - 1.0).abs() < 1e-9, "{got} vs {expected}");
+    f64::from(s.inference.prompt_tokens) * f64::from(m.layers) * 4.0 * q
+}
+
+/// llama.cpp scores each ubatch of u prompt tokens against the cells filled so far: (s + u)/2 keys
+/// per token on average. Its CPU flash kernel skips every masked key (s/2); on a GPU the flash
+/// kernel trims each ubatch's triangle only from 1,024 tokens a ubatch, so at the default 512 it
+/// scores as many keys as without flash attention.
+#[test]
+fn llamacpp_scores_the_cells_its_ubatches_filled() {
+    // What skipping the masked keys saves: each ubatch's triangle, (q·u² + r²)/2 keys over the
+    // prompt's q whole ubatches of u and r tokens left (u/2 per token when u divides the prompt).
+    let triangles = |s: &Scenario, u: f64| {
+        let p = f64::from(s.inference.prompt_tokens);
+        let (q, r) = ((p / u).floor(), p % u);
+        per_key(s) * (q * u * u + r * r) / 2.0 / p
+    };
+    let cpu = "llama31-8b-q4km-llamacpp-cpu";
+    let (off, s) = llamacpp_flops(cpu, FlashAttn::Off, 512);
+    let (on, _) = llamacpp_flops(cpu, FlashAttn::On, 512);
+    let expected = triangles(&s, 512.0);
+    assert!(
+        ((off - on) / expected - 1.0).abs() < 1e-9,
+        "CPU: {} vs {expected}",
+        off - on
+    );
+
+    let gpu = "llama31-8b-q4km-llamacpp-12gb";
+    let (off, _) = llamacpp_flops(gpu, FlashAttn::Off, 512);
+    let (on, _) = llamacpp_flops(gpu, FlashAttn::On, 512);
+    assert_eq!(on, off, "a 512-token ubatch is not trimmed on a GPU");
+    let (off, s) = llamacpp_flops(gpu, FlashAttn::Off, 1024);
+    let (on, _) = llamacpp_flops(gpu, FlashAttn::On, 1024);
+    let expected = triangles(&s, 1024.0);
+    assert!(
+        ((off - on) / expected - 1.0).abs() < 1e-9,
+        "GPU: {} vs {expected}",
+        off - on
+    );
 }
 
 /// A prefill's time counts what its kernel executes: a fused causal kernel scores s/2 keys per

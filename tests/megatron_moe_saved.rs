@@ -1,9 +1,11 @@
 //! What a Megatron-Core mixture-of-experts layer saves beside its experts' MLPs (0.16.1,
-//! `megatron/core/transformer/moe/`): the experts' input rows, whole under sequence parallelism
-//! (the dispatcher all-gathers the tokens over the expert tensor-parallel group), and the router's
-//! FP32 softmax on the rank's own tokens; no expert output (the routing weights multiply the
-//! activation inside the experts). Before, the Hugging Face rule was used: two h-wide rows per
-//! routed token, both divided by the sequence-parallel degree, and the router's softmax whole.
+//! `megatron/core/transformer/moe/`, default settings): the experts' input rows, whole under
+//! sequence parallelism (the dispatcher all-gathers the tokens over the expert tensor-parallel
+//! group); the router's top-k indices and FP32 softmax over the k chosen logits on the rank's own
+//! tokens; the all-gather dispatcher's routing weights and map over every token (`masked_select`'s
+//! input); no expert output (the routing weights multiply the activation inside the experts).
+//! Before, the Hugging Face rule was used: two h-wide rows per routed token, both divided by the
+//! sequence-parallel degree, and an FP32 softmax over every expert.
 
 #![allow(
     clippy::unwrap_used,
@@ -12,7 +14,7 @@
     reason = "a test fails by panicking"
 )]
 
-use vram_explorer::estimator::{Component, Phase, estimate};
+use vram_explorer::estimator::{Component, Diagnostic, Phase, estimate};
 use vram_explorer::scenario::{Dtype, FfnKind, Mode, PrecisionMode, Profile, Scenario};
 
 const LAYERS: u32 = 4;
@@ -20,9 +22,9 @@ const HIDDEN: u32 = 512;
 const EXPERTS: u32 = 8;
 const TOKENS: u32 = 1024;
 
-/// A small Megatron decoder trained in BF16 at TP 2; `experts` > 0 makes its MLP a top-1 mixture
+/// A small Megatron decoder trained in BF16 at `tp`; `experts` > 0 makes its MLP a top-1 mixture
 /// of experts of the dense MLP's width.
-fn scenario(experts: u32, sequence_parallel: bool) -> Scenario {
+fn scenario(experts: u32, tp: u32, sequence_parallel: bool) -> Scenario {
     let mut s = Scenario {
         mode: Mode::Training,
         ..Scenario::default()
@@ -37,7 +39,7 @@ fn scenario(experts: u32, sequence_parallel: bool) -> Scenario {
     s.implementation.profile = Profile::Megatron;
     s.precision.mode = PrecisionMode::Uniform;
     s.precision.compute = Dtype::Bf16;
-    s.parallel.tp = 2;
+    s.parallel.tp = tp;
     s.parallel.sequence_parallel = sequence_parallel;
     s.workload.micro_batch = 1;
     s.workload.seq_len = TOKENS;
@@ -55,16 +57,33 @@ fn forward_activations(s: &Scenario) -> f64 {
 }
 
 /// Per layer, the mixture saves what the dense MLP of the same width saves, plus the experts' input
-/// (2 B × tokens × h, the same with and without sequence parallelism) and the router's softmax
-/// (4 B × tokens × E, halved by sequence parallelism at TP 2).
+/// (2 B × tokens × h, the same at TP 1 and at TP 2 with sequence parallelism), the router's indices
+/// and softmax (12 B × tokens × top-1, halved by sequence parallelism at TP 2) and the dispatcher's
+/// routing weights and map (3 B × tokens × E).
 #[test]
 fn megatron_experts_keep_their_gathered_input_and_the_router_its_shard() {
     let (bs, h, e) = (f64::from(TOKENS), f64::from(HIDDEN), f64::from(EXPERTS));
-    for sp in [false, true] {
-        let extra =
-            forward_activations(&scenario(EXPERTS, sp)) - forward_activations(&scenario(0, sp));
-        let router = 4.0 * bs * e / if sp { 2.0 } else { 1.0 };
-        let expected = f64::from(LAYERS) * (2.0 * bs * h + router);
-        assert_eq!(extra, expected, "sequence parallel {sp}");
+    for (tp, sp) in [(1, false), (2, true)] {
+        let extra = forward_activations(&scenario(EXPERTS, tp, sp))
+            - forward_activations(&scenario(0, tp, sp));
+        let router = 12.0 * bs / f64::from(tp);
+        let expected = f64::from(LAYERS) * (2.0 * bs * h + router + 3.0 * bs * e);
+        assert_eq!(extra, expected, "TP {tp}, sequence parallel {sp}");
     }
+}
+
+/// Megatron-Core refuses to train a mixture of experts at TP > 1 without sequence parallelism
+/// (`MoELayer.forward` raises a ValueError); a dense model or SP on is fine.
+#[test]
+fn megatron_refuses_moe_at_tp_without_sequence_parallelism() {
+    let refused = |s: &Scenario| {
+        estimate(s)
+            .diagnostics
+            .iter()
+            .any(|d| d == Diagnostic::MegatronMoeNeedsSequenceParallel)
+    };
+    assert!(refused(&scenario(EXPERTS, 2, false)));
+    assert!(!refused(&scenario(EXPERTS, 2, true)));
+    assert!(!refused(&scenario(EXPERTS, 1, false)));
+    assert!(!refused(&scenario(0, 2, false)));
 }

@@ -39,12 +39,13 @@ pub enum Diagnostic {
     Fsdp1WithPipeline,
     DeepSpeedZeroWithPipeline,
     MegatronNeedsTpDividingKvHeads,
+    MegatronMoeNeedsSequenceParallel,
     OverheadBound,
     TorchBlocksWithoutTp,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 36] = [
+    pub const ALL: [Diagnostic; 37] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -79,6 +80,7 @@ impl Diagnostic {
         Diagnostic::Fsdp1WithPipeline,
         Diagnostic::DeepSpeedZeroWithPipeline,
         Diagnostic::MegatronNeedsTpDividingKvHeads,
+        Diagnostic::MegatronMoeNeedsSequenceParallel,
         Diagnostic::OverheadBound,
         Diagnostic::TorchBlocksWithoutTp,
     ];
@@ -88,7 +90,8 @@ impl Diagnostic {
         match self {
             Diagnostic::DoesNotFit
             | Diagnostic::EngineWouldNotStart
-            | Diagnostic::MegatronNeedsTpDividingKvHeads => Severity::Error,
+            | Diagnostic::MegatronNeedsTpDividingKvHeads
+            | Diagnostic::MegatronMoeNeedsSequenceParallel => Severity::Error,
             Diagnostic::ShapeDerivedFromParams
             | Diagnostic::MemoryBound
             | Diagnostic::OverheadBound => Severity::Note,
@@ -175,6 +178,7 @@ impl Diagnostic {
             Diagnostic::Fsdp1WithPipeline => "fsdp1_with_pipeline",
             Diagnostic::DeepSpeedZeroWithPipeline => "deepspeed_zero_with_pipeline",
             Diagnostic::MegatronNeedsTpDividingKvHeads => "megatron_needs_tp_dividing_kv_heads",
+            Diagnostic::MegatronMoeNeedsSequenceParallel => "megatron_moe_needs_sequence_parallel",
         }
     }
 
@@ -187,7 +191,8 @@ impl Diagnostic {
             | Diagnostic::FsdpNeedsZero3
             | Diagnostic::Fsdp1WithPipeline
             | Diagnostic::DeepSpeedZeroWithPipeline
-            | Diagnostic::MegatronNeedsTpDividingKvHeads => self.framework_message(),
+            | Diagnostic::MegatronNeedsTpDividingKvHeads
+            | Diagnostic::MegatronMoeNeedsSequenceParallel => self.framework_message(),
             Diagnostic::DoesNotFit => "Does not fit: the per-GPU peak exceeds the GPU's memory.",
             Diagnostic::TpDoesNotDivideHeads => {
                 "Tensor parallel degree does not divide the attention heads; shards are uneven (the largest is used)."
@@ -306,6 +311,9 @@ impl Diagnostic {
             }
             Diagnostic::MegatronNeedsTpDividingKvHeads => {
                 "Megatron-Core does not start this layout: its attention divides the KV heads (num_query_groups) by the tensor-parallel degree and asserts it divides them (megatron/core/transformer/attention.py, Attention.__init__). Estimated with the KV heads replicated on the ranks, as vLLM serves such a layout; pick a TP degree that divides the KV heads."
+            }
+            Diagnostic::MegatronMoeNeedsSequenceParallel => {
+                "Megatron-Core does not train a mixture of experts with tensor parallelism but without sequence parallelism: MoELayer.forward raises a ValueError (megatron/core/transformer/moe/moe_layer.py, 0.16.1). Estimated as set; turn on sequence parallelism."
             }
             Diagnostic::DeepSpeedZeroWithPipeline => {
                 "DeepSpeed does not run ZeRO stage 2 or 3 with pipeline parallelism (deepspeed/runtime/pipe/engine.py asserts \"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\"): estimated per stage as if it did (stage 3's gathered parameters as for the whole model)."

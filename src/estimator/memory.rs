@@ -458,6 +458,9 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
                 d.insert(Diagnostic::MegatronNeedsTpDividingKvHeads);
             }
         }
+        if m.moe.experts > 0 && sc.megatron_moe_needs_sp() && !sc.parallel.sequence_parallel {
+            d.insert(Diagnostic::MegatronMoeNeedsSequenceParallel);
+        }
         if !m.ffn.is_multiple_of(t) {
             d.insert(Diagnostic::TpDoesNotDivideFfn);
         }

@@ -149,6 +149,16 @@ impl Scenario {
                 || t.kv_heads.max(1).is_multiple_of(tp))
     }
 
+    /// Megatron-Core trains a mixture of experts with tensor parallelism only under sequence
+    /// parallelism (`MoELayer.forward` raises otherwise, megatron/core/transformer/moe/moe_layer.py
+    /// 0.16.1): whether this scenario is such a training run (the solvers turn sequence
+    /// parallelism on with TP > 1).
+    pub fn megatron_moe_needs_sp(&self) -> bool {
+        self.mode == Mode::Training
+            && self.implementation.profile == Profile::Megatron
+            && self.model.moe.experts > 0
+    }
+
     /// An inference scenario served by an engine that sizes its KV cache at startup (vLLM,
     /// SGLang, llama.cpp): its largest batch and context are the engine's, not the peak's
     /// (`solver::max_fitting`).

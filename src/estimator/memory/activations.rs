@@ -226,11 +226,16 @@ fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
 /// - Hugging Face (Mixtral) and the other eager profiles: the dispatched token rows (h wide, the
 ///   experts' input, one per routed row), the expert outputs the routing weights multiply (h wide),
 ///   and the router's softmax in FP32 (b·s·E; `softmax(router_logits, dtype=torch.float)`);
-/// - Megatron-Core (0.16.1, `megatron/core/transformer/moe/`): the experts' input rows (h wide; the
-///   grouped fc1 keeps them), and the router's FP32 softmax on the rank's own tokens (`router.py`,
-///   b·s·E / SP). The routing weights multiply the activation inside the experts
-///   (`experts.py` `activation_func_with_probs`), and both dispatchers un-permute without them
-///   (`token_dispatcher.py` `combine_preprocess` / `combine_postprocess`): no expert output is kept.
+/// - Megatron-Core (0.16.1, `megatron/core/transformer/moe/`, default settings): the experts' input
+///   rows (h wide; the grouped fc1 keeps them); the router's top-k on the rank's own tokens, its
+///   int64 indices and the FP32 softmax over the k chosen logits (`moe_utils.py`
+///   `topk_routing_with_score_function`: top-k first, then the softmax; 12·k B a token ÷ SP); and
+///   the default all-gather dispatcher's `masked_select` of the local experts' routing weights,
+///   which keeps its 16-bit input and the bool map over every gathered token (`token_dispatcher.py`
+///   `MoEAllGatherTokenDispatcher.dispatch_postprocess`: 3·E B a token). The routing weights
+///   multiply the activation inside the experts (`experts.py` `activation_func_with_probs`), and
+///   the dispatchers un-permute without them (`combine_preprocess` / `combine_postprocess`): no
+///   expert output is kept.
 ///
 /// Under sequence parallelism the experts see every token of the tensor-parallel group, not the
 /// rank's shard: Megatron's dispatchers all-gather the tokens over the expert tensor-parallel group
@@ -242,11 +247,12 @@ fn moe_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
         return 0.0;
     }
     let routed = m.moe.routed_rows_per_token() - f64::from(m.moe.shared);
-    let router = 4.0 * z.bs * f64::from(m.moe.experts);
+    let experts = f64::from(m.moe.experts);
     if c.profile == Profile::Megatron {
-        c.ec * routed * z.bsh + router / z.tr
+        let router = 12.0 * f64::from(m.moe.top_k) * z.bs / z.tr;
+        c.ec * routed * z.bsh + router + 3.0 * z.bs * experts
     } else {
-        2.0 * c.ec * routed * z.bsh + router
+        2.0 * c.ec * routed * z.bsh + 4.0 * z.bs * experts
     }
 }
 

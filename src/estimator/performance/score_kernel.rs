@@ -11,22 +11,84 @@
 //!   `sdpa` (Transformers' default), LitGPT and torchtune run this way.
 //! - **Banded**: a kernel that skips every fully masked block, the causal triangle and what lies
 //!   outside a window's band or a chunk (FlashAttention-2 `window_size`, Dao 2023 §3.1.1;
-//!   Transformer Engine under Megatron-Core; vLLM and SGLang's attention backends; llama.cpp's
-//!   `flash_attn_ext`, which skips each key whose mask is −∞).
-//! - **Ubatched**: llama.cpp without flash attention scores each ubatch of `u` prompt tokens
-//!   against the cells the cache holds by then (`n_kv`, padded to 256: llama-kv-cache.cpp
-//!   `get_n_kv`), so a prompt of s > u tokens scores (s + u)/2 keys per token on average, a window
-//!   at most w + u (its cache holds window + ubatch cells).
+//!   Transformer Engine under Megatron-Core; vLLM and SGLang's attention backends; llama.cpp's CPU
+//!   `flash_attn_ext`, which skips each key whose mask is −∞, ggml-cpu `ops.cpp`).
+//! - **Ubatched**: llama.cpp on a GPU scores each ubatch of `u` prompt tokens against the cache cells
+//!   filled by then (`n_kv`, llama-kv-cache.cpp `get_n_kv`), with or without flash attention: the
+//!   CUDA kernel trims only the fully masked key tiles at the end of each query tile's range, and
+//!   only for a ubatch of at least 1,024 tokens or several sequences (ggml-cuda `fattn-common.cuh`
+//!   `launch_fattn`, `flash_attn_mask_to_KV_max`), which takes out each ubatch's upper triangle. A
+//!   prompt of s > u tokens scores (s + u)/2 keys per token on average untrimmed (s/2 trimmed); a
+//!   sliding-window layer at most the cells of its own cache (window + ubatch, `kv::swa_cells`; the
+//!   whole context with `--swa-full`). Without flash attention the CPU backend scores the same.
 
-use crate::scenario::{AttentionKernel, FlashAttn, HfAttention, Profile, Scenario, ServingEngine};
+use crate::estimator::engines::llamacpp::kv;
+use crate::scenario::{
+    AttentionKernel, FlashAttn, HfAttention, LlamaCpp, Profile, Scenario, ServingEngine,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ScoreKernel {
     Materialised,
     CausalOnly,
     Banded,
-    /// llama.cpp without flash attention, ubatches of this many tokens.
-    Ubatched(f64),
+    /// llama.cpp scoring the cells filled by each ubatch ([`Ubatches`]).
+    Ubatched(Ubatches),
+}
+
+/// How llama.cpp's prompt processing fills its caches, for [`ScoreKernel::Ubatched`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ubatches {
+    /// Tokens per ubatch (`-ub`, at most `-b` and the context: `kv::sizes`).
+    pub u: f64,
+    /// Each ubatch's upper triangle is trimmed (the CUDA flash kernel at u ≥ 1,024).
+    pub trim: bool,
+    /// The settings that size a sliding-window cache (`kv::swa_cells`); `None` with `--swa-full`.
+    pub swa: Option<(u32, u32, u32, bool)>,
+}
+
+impl Ubatches {
+    fn of(l: &LlamaCpp, fallback_ctx: u32) -> Ubatches {
+        let (n_ctx, _, u, n_seq) = kv::sizes(l, fallback_ctx);
+        let gpu_flash = !l.cpu_only && l.flash_attn != FlashAttn::Off;
+        Ubatches {
+            u: f64::from(u),
+            trim: gpu_flash && u >= 1024,
+            swa: (!l.swa_full).then_some((n_ctx, n_seq, u, l.kv_unified)),
+        }
+    }
+
+    /// Cells a layer with a window of `window` tokens (0 = none) holds, for a prompt of `ctx`.
+    fn cells(&self, ctx: f64, window: f64) -> f64 {
+        match self.swa {
+            Some((n_ctx, n_seq, u, unified)) if window > 0.0 && window < ctx => {
+                let w = window.min(f64::from(u32::MAX)) as u32;
+                f64::from(kv::swa_cells(n_ctx, n_seq, u, w, unified)).min(ctx)
+            }
+            _ => ctx,
+        }
+    }
+
+    /// Keys per prompt token: Σ over ubatches of (tokens × min(cells filled, cells held)), less
+    /// each ubatch's upper triangle when trimmed, ÷ s. With q whole ubatches and r tokens left,
+    /// m = min(q, ⌊C/u⌋): u·(u·m(m + 1)/2 + (q − m)·C) + r·min(s, C).
+    fn keys(&self, ctx: f64, window: f64) -> f64 {
+        if ctx <= 0.0 {
+            return 0.0;
+        }
+        let u = self.u.max(1.0);
+        let c = self.cells(ctx, window);
+        let q = (ctx / u).floor();
+        let r = ctx - q * u;
+        let m = q.min((c / u).floor());
+        let scored = u * (u * m * (m + 1.0) / 2.0 + (q - m) * c) + r * ctx.min(c);
+        let triangles = if self.trim {
+            (q * u * u + r * r) / 2.0
+        } else {
+            0.0
+        };
+        (scored - triangles).max(0.0) / ctx
+    }
 }
 
 /// The kernel of a training step's attention: materialised as the scenario says, else
@@ -51,10 +113,19 @@ pub fn training(s: &Scenario) -> ScoreKernel {
 pub fn prefill(s: &Scenario) -> ScoreKernel {
     match s.inference.engine.as_ref() {
         Some(ServingEngine::Vllm(_) | ServingEngine::Sglang(_)) => ScoreKernel::Banded,
-        Some(ServingEngine::LlamaCpp(l)) if l.flash_attn == FlashAttn::Off => {
-            ScoreKernel::Ubatched(f64::from(l.n_ubatch.max(1)))
+        Some(ServingEngine::LlamaCpp(l)) if l.cpu_only && l.flash_attn != FlashAttn::Off => {
+            ScoreKernel::Banded
         }
-        Some(ServingEngine::LlamaCpp(_)) => ScoreKernel::Banded,
+        Some(ServingEngine::LlamaCpp(l)) => {
+            let train = match s.model.transformer.max_positions {
+                0 => s
+                    .inference
+                    .prompt_tokens
+                    .saturating_add(s.inference.generated_tokens),
+                n => n,
+            };
+            ScoreKernel::Ubatched(Ubatches::of(l, train))
+        }
         _ => training(s),
     }
 }
@@ -72,14 +143,7 @@ pub fn keys(kernel: ScoreKernel, ctx: f64, window: f64, chunked: bool, causal: b
         ScoreKernel::Banded if !causal => window,
         ScoreKernel::Banded if chunked => chunk_keys(ctx, window),
         ScoreKernel::Banded => window - window * window / (2.0 * ctx),
-        ScoreKernel::Ubatched(u) => {
-            let scored = if ctx <= u { ctx } else { 0.5 * (ctx + u) };
-            if limited {
-                scored.min(window + u)
-            } else {
-                scored
-            }
-        }
+        ScoreKernel::Ubatched(u) => u.keys(ctx, window),
     }
 }
 
@@ -132,14 +196,25 @@ mod tests {
         );
     }
 
-    /// llama.cpp without flash attention: one ubatch scores the whole prompt; 8,192 tokens in
-    /// ubatches of 512 score (8,192 + 512)/2 keys; a window of 1,024 at most 1,024 + 512.
+    fn ubatches(u: f64, trim: bool, swa: Option<(u32, u32, u32, bool)>) -> ScoreKernel {
+        ScoreKernel::Ubatched(Ubatches { u, trim, swa })
+    }
+
+    /// llama.cpp: one ubatch scores the whole prompt; 8,192 tokens in ubatches of 512 score
+    /// (8,192 + 512)/2 keys, s/2 with each ubatch's triangle trimmed; a window of 4,096 (cache of
+    /// 4,096 + 512 cells) 512·(512·45 + 7·4,608)/8,192 = 3,456 (the first 9 ubatches fill it).
     #[test]
     fn ubatches_score_the_cells_filled_so_far() {
-        let u = ScoreKernel::Ubatched(512.0);
+        let u = ubatches(512.0, false, Some((8192, 1, 512, false)));
         assert_eq!(keys(u, 300.0, 0.0, false, true), 300.0);
         assert_eq!(keys(u, 8192.0, 0.0, false, true), 4352.0);
-        assert_eq!(keys(u, 8192.0, 1024.0, false, true), 1536.0);
+        assert_eq!(keys(u, 8192.0, 4096.0, false, true), 3456.0);
+        let trimmed = ubatches(1024.0, true, None);
+        assert_eq!(keys(trimmed, 8192.0, 0.0, false, true), 4096.0);
+        assert_eq!(keys(trimmed, 8000.0, 0.0, false, true), 4000.0);
+        // --swa-full: the window's layer holds every cell.
+        let full = ubatches(512.0, false, None);
+        assert_eq!(keys(full, 8192.0, 4096.0, false, true), 4352.0);
     }
 
     #[test]
@@ -148,7 +223,7 @@ mod tests {
             ScoreKernel::Materialised,
             ScoreKernel::CausalOnly,
             ScoreKernel::Banded,
-            ScoreKernel::Ubatched(512.0),
+            ubatches(512.0, true, Some((4096, 1, 512, false))),
         ] {
             assert_eq!(keys(k, 0.0, 256.0, true, true), 0.0);
             assert_eq!(keys(k, 0.0, 0.0, false, true), 0.0);

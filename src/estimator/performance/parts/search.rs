@@ -260,7 +260,12 @@ fn search_frame(
     all: &mut Vec<Layout>,
     evaluated: &mut u32,
 ) {
-    for sp in [false, true].into_iter().filter(|&sp| !sp || frame.tp > 1) {
+    // Megatron-Core refuses a mixture of experts at TP > 1 without sequence parallelism.
+    let needs_sp = frame.tp > 1 && base.megatron_moe_needs_sp();
+    for sp in [false, true]
+        .into_iter()
+        .filter(|&sp| (!sp || frame.tp > 1) && (sp || !needs_sp))
+    {
         for ck in RECOMPUTE {
             for ep in expert_degrees(base, frame.dp) {
                 let mut fitted = false;
