@@ -24,7 +24,7 @@ use crate::units::{Bytes, BytesPerSec};
 pub struct InferenceStep {
     pub prefill: PhaseRoofline,
     pub decode: Option<PhaseRoofline>,
-    /// Every key of the prefill counted (the model-FLOP convention).
+    /// The model-FLOP convention: every key a query may see, whatever the kernel skips.
     pub model_flops: f64,
     /// What the kernels execute (the prefill's attention as `score_kernel::prefill` runs it).
     pub hardware_flops: f64,
@@ -375,7 +375,8 @@ fn max_requests(mem: &MemoryEstimate, i: &Inputs, weights: f64, per_request: f64
 struct PhaseFlops {
     /// The prefill as its attention kernel executes it (`score_kernel::prefill`): what it is timed by.
     prefill: f64,
-    /// The prefill in the model-FLOP convention, every key counted (MFU).
+    /// The prefill in the model-FLOP convention, every key a query may see (a window's for a
+    /// windowed layer) whatever the kernel skips (MFU).
     prefill_model: f64,
     /// One decode step.
     decode: f64,
