@@ -121,6 +121,17 @@ fn only_attention_layers_exchange_kv() {
         assert!(all > 0.0);
         assert_eq!(hybrid, all / 4.0, "{style:?}");
     }
+    // The ring hides its transfers behind the attention layers' kernels only, not the scans'.
+    let parts = |layers: Vec<LayerRun>| {
+        let mut s = with_cp(llama8b(131_072), 8, CpStyle::Ring);
+        s.model.pattern = vec![PatternPart { repeat: 8, layers }];
+        estimate(&s).performance.parts.expect("parts")
+    };
+    let all = parts(vec![attention(), attention()]);
+    assert_eq!(all.ring_window_s, all.attention_s);
+    let hybrid = parts(vec![mamba(), attention()]);
+    assert!(hybrid.ring_window_s > 0.0 && hybrid.ring_window_s < hybrid.attention_s);
+    assert_eq!(hybrid.ring_window_s, all.ring_window_s / 2.0);
 }
 
 #[test]

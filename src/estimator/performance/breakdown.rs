@@ -111,7 +111,7 @@ impl StepPart {
                 "Forward and backward GEMMs after tensor parallelism, each at an efficiency that depends on its size and the GPU generation (docs/time-model.md)."
             }
             StepPart::Attention => {
-                "The attention core: materialised (two batched GEMMs + softmax) or a flash kernel at its own efficiency."
+                "The attention core: materialised (two batched GEMMs + softmax over every key) or a flash kernel at its own efficiency, skipping the masked blocks it can (the causal half; a sliding window's outside only in banded kernels, not PyTorch SDPA)."
             }
             StepPart::Elementwise => {
                 "Norms, rotary embedding, activations, dropout, residual adds and the loss: timed by the bytes they move, not FLOPs, in fused kernels (timing.parts.elementwise)."

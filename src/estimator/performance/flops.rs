@@ -52,13 +52,28 @@ pub fn executed_attention_flops(
     kernel: ScoreKernel,
     causal: bool,
 ) -> f64 {
+    let (attention, scans) = executed_attention_flops_split(m, ctx, kernel, causal);
+    attention + scans
+}
+
+/// [`executed_attention_flops`] split into the attention layers' part (softmax and latent
+/// attention: what context parallelism's ring hides its K/V transfers behind) and the scans'.
+pub fn executed_attention_flops_split(
+    m: &ResolvedModel,
+    ctx: f64,
+    kernel: ScoreKernel,
+    causal: bool,
+) -> (f64, f64) {
     let keys =
         |window: f64, chunked: bool| score_kernel::keys(kernel, ctx, window, chunked, causal);
     if m.blocks.is_flat() && !m.has_bounded_cache() {
-        return 4.0 * keys(0.0, false) * m.heads as f64 * m.head_dim as f64;
+        return (
+            4.0 * keys(0.0, false) * m.heads as f64 * m.head_dim as f64,
+            0.0,
+        );
     }
     let l = f64::from(m.layers.max(1));
-    m.blocks.sum(|k| match k.mixer {
+    let attention = m.blocks.sum(|k| match k.mixer {
         MixerShape::Attention {
             heads,
             head_dim,
@@ -67,8 +82,13 @@ pub fn executed_attention_flops(
             ..
         } => 4.0 * keys(window, chunked) * heads * head_dim,
         MixerShape::Mla(s) => 2.0 * keys(0.0, false) * s.heads * s.kv_per_head(),
+        _ => 0.0,
+    }) / l;
+    let scans = m.blocks.sum(|k| match k.mixer {
+        MixerShape::Attention { .. } | MixerShape::Mla(_) => 0.0,
         _ => mixer_core_flops(k, ctx),
-    }) / l
+    }) / l;
+    (attention, scans)
 }
 
 /// Softmax score elements per token and layer, averaged over the layers (heads × keys of each

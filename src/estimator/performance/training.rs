@@ -56,7 +56,7 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
         train_phase = parts_phase(train_phase, p);
     }
     let mut comm = communication(s, m, &w, i, train_phase.time_s);
-    let hide = parts.as_ref().map_or(0.0, |p| p.attention_s);
+    let hide = parts.as_ref().map_or(0.0, |p| p.ring_window_s);
     let (cp_bytes, cp_s) = super::context_parallel::step(s, m, &w, i, hide);
     (comm.cp_bytes, comm.cp_time_s) = (Bytes(cp_bytes), cp_s);
     if let Some(p) = &parts {

@@ -77,6 +77,9 @@ pub struct StepParts {
     pub gemm_s: f64,
     /// Attention core forward + backward (no recomputation).
     pub attention_s: f64,
+    /// The attention layers' part of `attention_s` (a hybrid's scans excluded): what a
+    /// context-parallel ring hides its K/V transfers behind.
+    pub ring_window_s: f64,
     /// Memory-bound elementwise kernels forward + backward, and the loss.
     pub elementwise_s: f64,
     /// The recomputed forward (full: the whole layer; selective: the attention core).
@@ -285,6 +288,11 @@ fn fp8_cast_time(
     c.step_time(accum, weights, i.bandwidth)
 }
 
+/// `a` ÷ (a + b), 0 when both are 0.
+fn share_of(a: f64, b: f64) -> f64 {
+    if a + b > 0.0 { a / (a + b) } else { 0.0 }
+}
+
 /// The parts of a transformer training step, or `None` when the parts model does not apply
 /// (other families, an unknown peak): the flat roofline with `timing.compute_efficiency` times
 /// those.
@@ -325,8 +333,9 @@ pub fn training_parts(
     // Attention core: its FLOPs as the kernel executes them.
     let kernel = super::score_kernel::training(s);
     let causal = m.arch == ArchKind::Decoder;
+    let (softmax, scans) = super::flops::executed_attention_flops_split(m, seq, kernel, causal);
     let core = attention::Core {
-        flops: t * super::flops::executed_attention_flops(m, seq, kernel, causal) / tp,
+        flops: t * (softmax + scans) / tp,
         scores: t * super::flops::softmax_scores_per_token(m, seq) / tp,
         element_bytes: e,
         flash: s.strategies.attention == AttentionKernel::Flash,
@@ -373,6 +382,7 @@ pub fn training_parts(
     Some(StepParts {
         gemm_s: accum * (layers * 3.0 * gemm_fwd + head_gemm),
         attention_s: accum * layers * (att.forward_s + att.backward_s),
+        ring_window_s: accum * layers * (att.forward_s + att.backward_s) * share_of(softmax, scans),
         elementwise_s: accum * (layers * (1.0 + ew_backward) * ew_fwd + loss) + layers * casts,
         recompute_s: accum * layers * recompute_layer,
         p2p_s: p2p,
