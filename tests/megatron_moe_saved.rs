@@ -14,7 +14,11 @@
     reason = "a test fails by panicking"
 )]
 
-use vram_explorer::estimator::{Component, Diagnostic, Phase, estimate};
+#[path = "support/saved.rs"]
+mod saved;
+
+use saved::forward_activations;
+use vram_explorer::estimator::{Diagnostic, estimate};
 use vram_explorer::scenario::{Dtype, FfnKind, Mode, PrecisionMode, Profile, Scenario};
 
 const LAYERS: u32 = 4;
@@ -44,16 +48,6 @@ fn scenario(experts: u32, tp: u32, sequence_parallel: bool) -> Scenario {
     s.workload.micro_batch = 1;
     s.workload.seq_len = TOKENS;
     s
-}
-
-fn forward_activations(s: &Scenario) -> f64 {
-    estimate(s)
-        .memory
-        .phases
-        .get(Phase::Forward)
-        .expect("a forward phase")
-        .get(Component::Activations)
-        .get()
 }
 
 /// Per layer, the mixture saves what the dense MLP of the same width saves, plus the experts' input

@@ -11,7 +11,11 @@
     reason = "a test fails by panicking"
 )]
 
-use vram_explorer::estimator::{Component, Phase, estimate};
+#[path = "support/saved.rs"]
+mod saved;
+
+use saved::forward_activations;
+use vram_explorer::estimator::estimate;
 use vram_explorer::hardware::GpuId;
 use vram_explorer::scenario::{
     Attention, AttentionKernel, BlockKernels, DenseMlp, Dtype, FfnKind, Fp8Recipe, GpuChoice,
@@ -56,16 +60,6 @@ fn mlp_only() -> LayerRun {
         mlp: Mlp::Dense(DenseMlp::default()),
         norms: 1,
     }
-}
-
-fn forward_activations(s: &Scenario) -> f64 {
-    estimate(s)
-        .memory
-        .phases
-        .get(Phase::Forward)
-        .expect("a forward phase")
-        .get(Component::Activations)
-        .get()
 }
 
 /// Each decoder layer written as its two sub-layers (attention-only, then MLP-only, one pre-norm
