@@ -82,6 +82,56 @@ fn make_it_fit_proposes_no_layout_megatron_refuses() {
     }
 }
 
+/// A Megatron mixture of experts at TP > 1 needs sequence parallelism (`MoELayer.forward` raises
+/// without it): make-it-fit, the layout search and a TP sweep turn it on with TP, so no suggestion
+/// carries the error, and make-it-fit says so.
+#[test]
+fn megatron_moe_layouts_bring_sequence_parallelism() {
+    use vram_explorer::estimator::solver::{FitOptions, make_it_fit};
+    let mut s = scenario(Profile::Megatron, 1);
+    (
+        s.model.moe.experts,
+        s.model.moe.top_k,
+        s.model.moe.expert_ffn,
+    ) = (8, 2, 14336);
+    (s.workload.seq_len, s.workload.micro_batch) = (8192, 8);
+    let r = make_it_fit(
+        &s,
+        FitOptions {
+            max_gpus: 64,
+            top: 20,
+        },
+    );
+    assert!(!r.already_fits);
+    let with_tp: Vec<_> = r
+        .suggestions
+        .iter()
+        .filter(|x| x.scenario.parallel.tp > 1)
+        .collect();
+    assert!(!with_tp.is_empty(), "no TP suggestion");
+    for sug in with_tp {
+        assert!(sug.scenario.parallel.sequence_parallel, "{:?}", sug.changes);
+        assert!(
+            sug.changes
+                .iter()
+                .any(|c| c.starts_with("Sequence parallelism on"))
+        );
+        let d = estimate(&sug.scenario).diagnostics;
+        assert!(!d.contains(Diagnostic::MegatronMoeNeedsSequenceParallel));
+    }
+    let o = SearchOptions {
+        gpus: 64,
+        global_batch: 256,
+        top: 400,
+    };
+    let found = search(&s, &o);
+    assert!(found.best.iter().any(|l| l.tp > 1));
+    assert!(found.best.iter().all(|l| l.tp == 1 || l.sequence_parallel));
+    let mut swept = s.clone();
+    Axis::Tp.set(&mut swept, 4.0);
+    assert!(swept.parallel.sequence_parallel);
+}
+
 #[test]
 fn no_pipeline_stages_for_frameworks_without_a_pipeline_schedule() {
     use vram_explorer::estimator::solver::{FitOptions, make_it_fit};

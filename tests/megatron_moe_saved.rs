@@ -26,8 +26,8 @@ const HIDDEN: u32 = 512;
 const EXPERTS: u32 = 8;
 const TOKENS: u32 = 1024;
 
-/// A small Megatron decoder trained in BF16 at `tp`; `experts` > 0 makes its MLP a top-1 mixture
-/// of experts of the dense MLP's width.
+/// A small Megatron decoder trained in BF16 at `tp`; `experts` > 0 makes its MLP a top-2 mixture
+/// of experts of half the dense MLP's width (so the experts' own FFN tensors match the dense MLP's).
 fn scenario(experts: u32, tp: u32, sequence_parallel: bool) -> Scenario {
     let mut s = Scenario {
         mode: Mode::Training,
@@ -38,8 +38,8 @@ fn scenario(experts: u32, tp: u32, sequence_parallel: bool) -> Scenario {
     t.ffn_kind = FfnKind::SwiGlu;
     t.vocab = 1000;
     s.model.moe.experts = experts;
-    s.model.moe.top_k = 1;
-    s.model.moe.expert_ffn = 1024;
+    s.model.moe.top_k = 2;
+    s.model.moe.expert_ffn = 512;
     s.implementation.profile = Profile::Megatron;
     s.precision.mode = PrecisionMode::Uniform;
     s.precision.compute = Dtype::Bf16;
@@ -50,9 +50,9 @@ fn scenario(experts: u32, tp: u32, sequence_parallel: bool) -> Scenario {
     s
 }
 
-/// Per layer, the mixture saves what the dense MLP of the same width saves, plus the experts' input
-/// (2 B × tokens × h, the same at TP 1 and at TP 2 with sequence parallelism), the router's indices
-/// and softmax (12 B × tokens × top-1, halved by sequence parallelism at TP 2) and the dispatcher's
+/// Per layer, the mixture saves what the dense MLP saves, plus the experts' input (2 B × tokens × 2
+/// rows × h, the same at TP 1 and at TP 2 with sequence parallelism), the router's indices and
+/// softmax (12 B × tokens × top-2, halved by sequence parallelism at TP 2) and the dispatcher's
 /// routing weights and map (3 B × tokens × E).
 #[test]
 fn megatron_experts_keep_their_gathered_input_and_the_router_its_shard() {
@@ -60,8 +60,8 @@ fn megatron_experts_keep_their_gathered_input_and_the_router_its_shard() {
     for (tp, sp) in [(1, false), (2, true)] {
         let extra = forward_activations(&scenario(EXPERTS, tp, sp))
             - forward_activations(&scenario(0, tp, sp));
-        let router = 12.0 * bs / f64::from(tp);
-        let expected = f64::from(LAYERS) * (2.0 * bs * h + router + 3.0 * bs * e);
+        let router = 12.0 * 2.0 * bs / f64::from(tp);
+        let expected = f64::from(LAYERS) * (2.0 * 2.0 * bs * h + router + 3.0 * bs * e);
         assert_eq!(extra, expected, "TP {tp}, sequence parallel {sp}");
     }
 }

@@ -132,6 +132,8 @@ impl Diagnostic {
                 | Diagnostic::CpDoesNotDivideHeads
                 | Diagnostic::CpDoesNotDivideSequence
                 | Diagnostic::TorchBlocksWithoutTp
+                | Diagnostic::MegatronNeedsTpDividingKvHeads
+                | Diagnostic::MegatronMoeNeedsSequenceParallel
         )
     }
 

@@ -119,7 +119,14 @@ impl Axis {
                 }
             }
             "parallel.dp" => s.parallel.dp = n,
-            "parallel.tp" => s.parallel.tp = n,
+            "parallel.tp" => {
+                s.parallel.tp = n;
+                // Megatron-Core trains a mixture of experts at TP > 1 only with sequence
+                // parallelism (`Scenario::megatron_moe_needs_sp`): a swept or searched TP brings it.
+                if n > 1 && s.megatron_moe_needs_sp() {
+                    s.parallel.sequence_parallel = true;
+                }
+            }
             "parallel.cp" => s.parallel.cp = n,
             _ => s.parallel.pp = n,
         }

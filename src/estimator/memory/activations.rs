@@ -231,8 +231,9 @@ fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
 ///   int64 indices and the FP32 softmax over the k chosen logits (`moe_utils.py`
 ///   `topk_routing_with_score_function`: top-k first, then the softmax; 12·k B a token ÷ SP); and
 ///   the default all-gather dispatcher's `masked_select` of the local experts' routing weights,
-///   which keeps its 16-bit input and the bool map over every gathered token (`token_dispatcher.py`
-///   `MoEAllGatherTokenDispatcher.dispatch_postprocess`: 3·E B a token). The routing weights
+///   which keeps its input (in the logits' type) and the bool map over every gathered token
+///   (`token_dispatcher.py` `MoEAllGatherTokenDispatcher.dispatch_postprocess`: 3·E B a token in
+///   BF16). The routing weights
 ///   multiply the activation inside the experts (`experts.py` `activation_func_with_probs`), and
 ///   the dispatchers un-permute without them (`combine_preprocess` / `combine_postprocess`): no
 ///   expert output is kept.
@@ -250,7 +251,7 @@ fn moe_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     let experts = f64::from(m.moe.experts);
     if c.profile == Profile::Megatron {
         let router = 12.0 * f64::from(m.moe.top_k) * z.bs / z.tr;
-        c.ec * routed * z.bsh + router + 3.0 * z.bs * experts
+        c.ec * routed * z.bsh + router + (c.ec + 1.0) * z.bs * experts
     } else {
         2.0 * c.ec * routed * z.bsh + 4.0 * z.bs * experts
     }

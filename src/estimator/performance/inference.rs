@@ -402,7 +402,7 @@ fn phase_flops(
         } else {
             batch
         };
-        let kernel = super::score_kernel::prefill(s);
+        let kernel = super::score_kernel::prefill(s, m);
         let layers = |per_layer: f64| batch * prompt * l * per_layer;
         let rest =
             head_tokens * flops::head_flops_per_token(m) + super::towers::forward(m, batch, prompt);

@@ -22,10 +22,9 @@
 //!   sliding-window layer at most the cells of its own cache (window + ubatch, `kv::swa_cells`; the
 //!   whole context with `--swa-full`). Without flash attention the CPU backend scores the same.
 
-use crate::estimator::engines::llamacpp::kv;
-use crate::scenario::{
-    AttentionKernel, FlashAttn, HfAttention, LlamaCpp, Profile, Scenario, ServingEngine,
-};
+use crate::estimator::engines::llamacpp::{self, kv, layer_kinds::LayerKinds};
+use crate::estimator::model::ResolvedModel;
+use crate::scenario::{AttentionKernel, HfAttention, LlamaCpp, Profile, Scenario, ServingEngine};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ScoreKernel {
@@ -36,25 +35,31 @@ pub enum ScoreKernel {
     Ubatched(Ubatches),
 }
 
+/// The query tokens from which ggml-cuda's flash attention computes each tile's last unmasked key
+/// (`launch_fattn`: `Q->ne[1] >= 1024`, one sequence).
+const TRIM_FROM: f64 = 1024.0;
+
 /// How llama.cpp's prompt processing fills its caches, for [`ScoreKernel::Ubatched`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ubatches {
     /// Tokens per ubatch (`-ub`, at most `-b` and the context: `kv::sizes`).
     pub u: f64,
-    /// Each ubatch's upper triangle is trimmed (the CUDA flash kernel at u ≥ 1,024).
+    /// The CUDA flash kernel: it trims the upper triangle of each ubatch of at least 1,024 tokens.
     pub trim: bool,
     /// The settings that size a sliding-window cache (`kv::swa_cells`); `None` with `--swa-full`.
     pub swa: Option<(u32, u32, u32, bool)>,
 }
 
 impl Ubatches {
-    fn of(l: &LlamaCpp, fallback_ctx: u32) -> Ubatches {
+    /// `interleaved`: the model has windowed and global attention layers, so llama.cpp gives the
+    /// windowed ones their own, smaller cache (`LayerKinds::interleaved_swa`; else every layer
+    /// holds the context).
+    fn of(l: &LlamaCpp, fallback_ctx: u32, interleaved: bool) -> Ubatches {
         let (n_ctx, _, u, n_seq) = kv::sizes(l, fallback_ctx);
-        let gpu_flash = !l.cpu_only && l.flash_attn != FlashAttn::Off;
         Ubatches {
             u: f64::from(u),
-            trim: gpu_flash && u >= 1024,
-            swa: (!l.swa_full).then_some((n_ctx, n_seq, u, l.kv_unified)),
+            trim: !l.cpu_only && llamacpp::flash_attn(l),
+            swa: (interleaved && !l.swa_full).then_some((n_ctx, n_seq, u, l.kv_unified)),
         }
     }
 
@@ -70,8 +75,10 @@ impl Ubatches {
     }
 
     /// Keys per prompt token: Σ over ubatches of (tokens × min(cells filled, cells held)), less
-    /// each ubatch's upper triangle when trimmed, ÷ s. With q whole ubatches and r tokens left,
-    /// m = min(q, ⌊C/u⌋): u·(u·m(m + 1)/2 + (q − m)·C) + r·min(s, C).
+    /// the upper triangle (n²/2) of each ubatch of n ≥ 1,024 tokens the flash kernel trims, ÷ s.
+    /// With q whole ubatches and r tokens left, m = min(q, ⌊C/u⌋): u·(u·m(m + 1)/2 + (q − m)·C) +
+    /// r·min(s, C). (Cells are not padded to 256 here, and a wrapped window cache is trimmed as
+    /// if its newest cells were last.)
     fn keys(&self, ctx: f64, window: f64) -> f64 {
         if ctx <= 0.0 {
             return 0.0;
@@ -82,11 +89,9 @@ impl Ubatches {
         let r = ctx - q * u;
         let m = q.min((c / u).floor());
         let scored = u * (u * m * (m + 1.0) / 2.0 + (q - m) * c) + r * ctx.min(c);
-        let triangles = if self.trim {
-            (q * u * u + r * r) / 2.0
-        } else {
-            0.0
-        };
+        let trimmed = |n: f64| self.trim && n >= TRIM_FROM;
+        let triangles =
+            (if trimmed(u) { q * u * u } else { 0.0 } + if trimmed(r) { r * r } else { 0.0 }) / 2.0;
         (scored - triangles).max(0.0) / ctx
     }
 }
@@ -109,11 +114,11 @@ pub fn training(s: &Scenario) -> ScoreKernel {
 }
 
 /// The kernel of a prefill: a serving engine's own (vLLM and SGLang always fused and banded;
-/// llama.cpp by its `-fa`), else as a training step's.
-pub fn prefill(s: &Scenario) -> ScoreKernel {
+/// llama.cpp by its device and `-fa`), else as a training step's.
+pub fn prefill(s: &Scenario, m: &ResolvedModel) -> ScoreKernel {
     match s.inference.engine.as_ref() {
         Some(ServingEngine::Vllm(_) | ServingEngine::Sglang(_)) => ScoreKernel::Banded,
-        Some(ServingEngine::LlamaCpp(l)) if l.cpu_only && l.flash_attn != FlashAttn::Off => {
+        Some(ServingEngine::LlamaCpp(l)) if l.cpu_only && llamacpp::flash_attn(l) => {
             ScoreKernel::Banded
         }
         Some(ServingEngine::LlamaCpp(l)) => {
@@ -124,7 +129,8 @@ pub fn prefill(s: &Scenario) -> ScoreKernel {
                     .saturating_add(s.inference.generated_tokens),
                 n => n,
             };
-            ScoreKernel::Ubatched(Ubatches::of(l, train))
+            let interleaved = LayerKinds::of(m).interleaved_swa;
+            ScoreKernel::Ubatched(Ubatches::of(l, train, interleaved))
         }
         _ => training(s),
     }
@@ -211,7 +217,15 @@ mod tests {
         assert_eq!(keys(u, 8192.0, 4096.0, false, true), 3456.0);
         let trimmed = ubatches(1024.0, true, None);
         assert_eq!(keys(trimmed, 8192.0, 0.0, false, true), 4096.0);
-        assert_eq!(keys(trimmed, 8000.0, 0.0, false, true), 4000.0);
+        // The last 832 tokens are a ubatch under 1,024: not trimmed. A prompt under 1,024 tokens
+        // is one such ubatch.
+        let direct =
+            (1024.0 * 1024.0 * 28.0 + 832.0 * 8000.0 - 7.0 * 1024.0 * 1024.0 / 2.0) / 8000.0;
+        assert_eq!(keys(trimmed, 8000.0, 0.0, false, true), direct);
+        assert_eq!(
+            keys(ubatches(2048.0, true, None), 600.0, 0.0, false, true),
+            600.0
+        );
         // --swa-full: the window's layer holds every cell.
         let full = ubatches(512.0, false, None);
         assert_eq!(keys(full, 8192.0, 4096.0, false, true), 4352.0);

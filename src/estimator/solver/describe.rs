@@ -77,6 +77,13 @@ fn layout_lines(
     costs: &mut Vec<String>,
 ) {
     let (o, n) = (&orig.parallel, &new.parallel);
+    if n.sequence_parallel && !o.sequence_parallel {
+        changes.push(
+            "Sequence parallelism on (Megatron-Core trains a mixture of experts with tensor \
+             parallelism only with it)"
+                .to_owned(),
+        );
+    }
     if (o.tp, o.pp, o.dp, o.cp) != (n.tp, n.pp, n.dp, n.cp) {
         changes.push(format!(
             "Layout TP × PP × DP: {} × {} × {}{} → {} × {} × {}{} ({} GPUs)",

@@ -288,7 +288,4 @@ pub fn previous_degree(s: &Scenario, axis: ScaleAxis, value: u64) -> Option<u64>
 /// Sets one parallel degree.
 pub fn set_degree(s: &mut Scenario, axis: ScaleAxis, degree: u32) {
     axis.axis().set(s, degree.into());
-    if axis == ScaleAxis::Tp && degree > 1 && s.megatron_moe_needs_sp() {
-        s.parallel.sequence_parallel = true;
-    }
 }

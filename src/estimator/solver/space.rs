@@ -163,9 +163,9 @@ impl Setting {
         s.strategies.zero = self.zero;
         self.offload.apply(s, orig);
         s.parallel.tp = self.tp;
-        if self.tp > 1 && s.megatron_moe_needs_sp() {
-            s.parallel.sequence_parallel = true;
-        }
+        // Megatron-Core's MoE needs sequence parallelism with TP (`Scenario::megatron_moe_needs_sp`).
+        s.parallel.sequence_parallel =
+            orig.parallel.sequence_parallel || (self.tp > 1 && orig.megatron_moe_needs_sp());
         s.parallel.pp = self.pp;
         s.parallel.dp = self.dp;
         s.parallel.cp = self.cp;

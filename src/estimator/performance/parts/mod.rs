@@ -288,9 +288,39 @@ fn fp8_cast_time(
     c.step_time(accum, weights, i.bandwidth)
 }
 
-/// `a` ÷ (a + b), 0 when both are 0.
-fn share_of(a: f64, b: f64) -> f64 {
-    if a + b > 0.0 { a / (a + b) } else { 0.0 }
+/// One layer's attention core on one GPU, as the kernel executes it (`score_kernel::training`),
+/// and the attention layers' own part of it (a hybrid's scans apart: what a CP ring hides its K/V
+/// transfers behind); `(t, seq, tp, e)`: the GPU's tokens, the sequence, TP, element bytes.
+fn attention_times(
+    s: &Scenario,
+    m: &ResolvedModel,
+    (t, seq, tp, e): (f64, f64, f64, f64),
+    gemms: &gemm::Gemm,
+    i: &Inputs,
+    pt: &PartsTiming,
+) -> (attention::AttentionTime, attention::AttentionTime) {
+    let kernel = super::score_kernel::training(s);
+    let causal = m.arch == ArchKind::Decoder;
+    let (softmax, scans) = super::flops::executed_attention_flops_split(m, seq, kernel, causal);
+    let core = attention::Core {
+        flops: t * (softmax + scans) / tp,
+        scores: t * super::flops::softmax_scores_per_token(m, seq) / tp,
+        element_bytes: e,
+        flash: s.strategies.attention == AttentionKernel::Flash,
+    };
+    let (fwd, bwd) = (pt.flash_forward_efficiency, pt.flash_backward_efficiency);
+    let time =
+        |c: &attention::Core| attention::attention(c, gemms, i.peak16, i.bandwidth, fwd, bwd);
+    let all = time(&core);
+    let ring = if scans > 0.0 {
+        time(&attention::Core {
+            flops: t * softmax / tp,
+            ..core
+        })
+    } else {
+        all
+    };
+    (all, ring)
 }
 
 /// The parts of a transformer training step, or `None` when the parts model does not apply
@@ -330,24 +360,7 @@ pub fn training_parts(
     let gemm_fwd = gemm::layer_forward(m, t, tp, keep, &gemms);
     let active = m.moe.active_mlps();
 
-    // Attention core: its FLOPs as the kernel executes them.
-    let kernel = super::score_kernel::training(s);
-    let causal = m.arch == ArchKind::Decoder;
-    let (softmax, scans) = super::flops::executed_attention_flops_split(m, seq, kernel, causal);
-    let core = attention::Core {
-        flops: t * (softmax + scans) / tp,
-        scores: t * super::flops::softmax_scores_per_token(m, seq) / tp,
-        element_bytes: e,
-        flash: s.strategies.attention == AttentionKernel::Flash,
-    };
-    let att = attention::attention(
-        &core,
-        &gemms,
-        i.peak16,
-        bw,
-        pt.flash_forward_efficiency,
-        pt.flash_backward_efficiency,
-    );
+    let (att, ring) = attention_times(s, m, (t, seq, tp, e), &gemms, i, pt);
 
     let ffn_active = ffn_active_width(m, active);
     let (ew_fwd, ew_backward) = elementwise_forward(s, m, t, tp, e, bw, ffn_active);
@@ -382,7 +395,7 @@ pub fn training_parts(
     Some(StepParts {
         gemm_s: accum * (layers * 3.0 * gemm_fwd + head_gemm),
         attention_s: accum * layers * (att.forward_s + att.backward_s),
-        ring_window_s: accum * layers * (att.forward_s + att.backward_s) * share_of(softmax, scans),
+        ring_window_s: accum * layers * (ring.forward_s + ring.backward_s),
         elementwise_s: accum * (layers * (1.0 + ew_backward) * ew_fwd + loss) + layers * casts,
         recompute_s: accum * layers * recompute_layer,
         p2p_s: p2p,
