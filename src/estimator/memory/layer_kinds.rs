@@ -58,7 +58,7 @@ fn torch_average(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> (Sizes, LayerAct
         // `activations.rs`, the b·a·s² one only for softmax attention, one residual dropout per
         // sub-layer.
         let whole = act::layer(c, view, z);
-        let score = if has_scores(k) {
+        let score = if k.has_attention() {
             act::score_mask(c, z)
         } else {
             0.0
@@ -87,7 +87,7 @@ pub fn attention_and_mlp_shares(m: &ResolvedModel) -> (f64, f64) {
         return (1.0, 1.0);
     }
     let l = f64::from(m.layers.max(1));
-    let attention = m.blocks.sum(|k| f64::from(u8::from(has_scores(k))));
+    let attention = m.blocks.sum(|k| f64::from(u8::from(k.has_attention())));
     let mlp = m.blocks.sum(|k| f64::from(u8::from(k.has_mlp())));
     (attention / l, mlp / l)
 }
@@ -97,7 +97,7 @@ pub fn attention_and_mlp_shares(m: &ResolvedModel) -> (f64, f64) {
 /// pre-norm, its Q, K, V adapters' masks). A model without kinds is a transformer.
 pub fn first_layer_norm_and_attention(m: &ResolvedModel) -> (bool, bool) {
     match m.blocks.first_kind() {
-        Some(k) => (k.sublayers() > 0.0, has_scores(k)),
+        Some(k) => (k.sublayers() > 0.0, k.has_attention()),
         None => (true, true),
     }
 }
@@ -168,11 +168,6 @@ fn mixer_norm_consumers(view: &ResolvedModel, k: &LayerKind) -> f64 {
     }
 }
 
-/// Whether a kind's mixer computes softmax scores (the b·a·s and b·a·s² terms).
-fn has_scores(k: &LayerKind) -> bool {
-    matches!(k.mixer, MixerShape::Attention { .. } | MixerShape::Mla(_))
-}
-
 /// The average layer of the kinds, each layer's bytes from `one(view, kind, sizes)`, weighted by the
 /// kinds' counts. Sizes are the field-wise largest over the kinds (for transients), except the score
 /// terms (b·a·s and b·a·s²), averaged like the saved bytes so that what selective recomputation
@@ -194,7 +189,7 @@ fn average(
         sizes = widest(&sizes, &own_sizes(k, &z));
         let layer = one(&view, k, &z);
         let w = f64::from(k.count) / l;
-        if has_scores(k) {
+        if k.has_attention() {
             bas += w * z.bas;
             bas2 += w * z.bas2;
         }
@@ -245,7 +240,7 @@ fn no_kind_sizes(c: &Ctx, m: &ResolvedModel, b: f64, s: f64) -> Sizes {
 /// Kind `k`'s sizes `z` with the attention widths only if it attends and the MLP's only if it has
 /// one.
 fn own_sizes(k: &LayerKind, z: &Sizes) -> Sizes {
-    let attention = has_scores(k);
+    let attention = k.has_attention();
     let on = |yes: bool, x: f64| if yes { x } else { 0.0 };
     Sizes {
         bsq: on(attention, z.bsq),

@@ -202,6 +202,15 @@ impl LayerKind {
         self.mixer != MixerShape::Empty
     }
 
+    /// Whether the mixer is attention with scores over keys (softmax or latent attention), not a
+    /// scan.
+    pub fn has_attention(&self) -> bool {
+        matches!(
+            self.mixer,
+            MixerShape::Attention { .. } | MixerShape::Mla(_)
+        )
+    }
+
     /// Whether the layer has an MLP (dense or a mixture of experts).
     pub fn has_mlp(&self) -> bool {
         self.mlp != MlpShape::None

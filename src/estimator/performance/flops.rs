@@ -34,7 +34,7 @@ pub fn prefill_layer_flops_per_token(m: &ResolvedModel, ctx: f64, kernel: ScoreK
 /// The attention-core part of [`layer_flops_per_token`]: QKᵀ and AV, 4·ctx·heads·d_head.
 /// Selective recomputation recomputes this core (Korthikanti §4.1); App. A Eq. 8 charges it 3×.
 pub fn attention_flops_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
-    if !m.blocks.is_flat() || m.has_bounded_cache() {
+    if per_kind(m) {
         let l = f64::from(m.layers.max(1));
         return m.blocks.sum(|k| mixer_core_flops(k, ctx)) / l;
     }
@@ -66,29 +66,34 @@ pub fn executed_attention_flops_split(
 ) -> (f64, f64) {
     let keys =
         |window: f64, chunked: bool| score_kernel::keys(kernel, ctx, window, chunked, causal);
-    if m.blocks.is_flat() && !m.has_bounded_cache() {
+    if !per_kind(m) {
         return (
             4.0 * keys(0.0, false) * m.heads as f64 * m.head_dim as f64,
             0.0,
         );
     }
     let l = f64::from(m.layers.max(1));
-    let attention = m.blocks.sum(|k| match k.mixer {
-        MixerShape::Attention {
-            heads,
-            head_dim,
-            window,
-            chunked,
-            ..
-        } => 4.0 * keys(window, chunked) * heads * head_dim,
-        MixerShape::Mla(s) => 2.0 * keys(0.0, false) * s.heads * s.kv_per_head(),
-        _ => 0.0,
-    }) / l;
-    let scans = m.blocks.sum(|k| match k.mixer {
-        MixerShape::Attention { .. } | MixerShape::Mla(_) => 0.0,
-        _ => mixer_core_flops(k, ctx),
-    }) / l;
-    (attention, scans)
+    let attention = m.blocks.sum(|k| {
+        if k.has_attention() {
+            mixer_flops_at(k, keys)
+        } else {
+            0.0
+        }
+    });
+    let scans = m.blocks.sum(|k| {
+        if k.has_attention() {
+            0.0
+        } else {
+            mixer_core_flops(k, ctx)
+        }
+    });
+    (attention / l, scans / l)
+}
+
+/// Whether the attention terms are counted layer kind by layer kind (a model whose layers differ, or
+/// with windowed or recurrent layers) rather than from the flat dimensions.
+fn per_kind(m: &ResolvedModel) -> bool {
+    !m.blocks.is_flat() || m.has_bounded_cache()
 }
 
 /// Softmax score elements per token and layer, averaged over the layers (heads × keys of each
@@ -97,7 +102,7 @@ pub fn executed_attention_flops_split(
 /// full s × s scores even under a sliding window), so the window does not shrink it.
 pub fn softmax_scores_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
     let ctx = ctx.max(0.0);
-    if m.blocks.is_flat() && !m.has_bounded_cache() {
+    if !per_kind(m) {
         return ctx * m.heads as f64;
     }
     let l = f64::from(m.layers.max(1));
@@ -119,17 +124,26 @@ pub fn softmax_scores_per_token(m: &ResolvedModel, ctx: f64) -> f64 {
 ///   §3, the recurrent form), plus its convolution.
 pub fn mixer_core_flops(k: &LayerKind, ctx: f64) -> f64 {
     let ctx = ctx.max(0.0);
+    mixer_flops_at(
+        k,
+        |window, _| {
+            if window > 0.0 { ctx.min(window) } else { ctx }
+        },
+    )
+}
+
+/// [`mixer_core_flops`] with the keys an attention layer's query scores given by `keys(window,
+/// chunked)` (the model-FLOP convention, or what a kernel executes: `score_kernel::keys`).
+fn mixer_flops_at(k: &LayerKind, keys: impl Fn(f64, bool) -> f64) -> f64 {
     match k.mixer {
         MixerShape::Attention {
             heads,
             head_dim,
             window,
+            chunked,
             ..
-        } => {
-            let keys = if window > 0.0 { ctx.min(window) } else { ctx };
-            4.0 * keys * heads * head_dim
-        }
-        MixerShape::Mla(s) => 2.0 * ctx * s.heads * s.kv_per_head(),
+        } => 4.0 * keys(window, chunked) * heads * head_dim,
+        MixerShape::Mla(s) => 2.0 * keys(0.0, false) * s.heads * s.kv_per_head(),
         MixerShape::Mamba {
             inner,
             conv_channels,
@@ -205,7 +219,7 @@ pub fn matmul_weights(m: &ResolvedModel) -> f64 {
 /// KV-cache elements per token of one sequence over all layers: 2 · L · kv_heads · d_head
 /// (kipply, "Transformer Inference Arithmetic"; GQA/MQA use the KV heads).
 pub fn kv_elements_per_token(m: &ResolvedModel) -> f64 {
-    if !m.blocks.is_flat() || m.has_bounded_cache() {
+    if per_kind(m) {
         return m.blocks.sum(|k| k.kv_per_token());
     }
     2.0 * m.layers as f64 * m.kv_heads as f64 * m.head_dim as f64

@@ -122,15 +122,8 @@ pub fn prefill(s: &Scenario, m: &ResolvedModel) -> ScoreKernel {
             ScoreKernel::Banded
         }
         Some(ServingEngine::LlamaCpp(l)) => {
-            let train = match s.model.transformer.max_positions {
-                0 => s
-                    .inference
-                    .prompt_tokens
-                    .saturating_add(s.inference.generated_tokens),
-                n => n,
-            };
             let interleaved = LayerKinds::of(m).interleaved_swa;
-            ScoreKernel::Ubatched(Ubatches::of(l, train, interleaved))
+            ScoreKernel::Ubatched(Ubatches::of(l, llamacpp::train_ctx(s), interleaved))
         }
         _ => training(s),
     }

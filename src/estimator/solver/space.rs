@@ -162,10 +162,9 @@ impl Setting {
         s.strategies.checkpointing = self.checkpointing;
         s.strategies.zero = self.zero;
         self.offload.apply(s, orig);
-        s.parallel.tp = self.tp;
-        // Megatron-Core's MoE needs sequence parallelism with TP (`Scenario::megatron_moe_needs_sp`).
-        s.parallel.sequence_parallel =
-            orig.parallel.sequence_parallel || (self.tp > 1 && orig.megatron_moe_needs_sp());
+        // Through the axis, which brings sequence parallelism where TP needs it (a Megatron MoE).
+        s.parallel.sequence_parallel = orig.parallel.sequence_parallel;
+        crate::scenario::Axis::Tp.set(s, f64::from(self.tp));
         s.parallel.pp = self.pp;
         s.parallel.dp = self.dp;
         s.parallel.cp = self.cp;

@@ -206,6 +206,16 @@ pub fn buffers(r: &Resolved) -> Option<Buffers> {
     buffers_of(&r.scenario, r.model)
 }
 
+/// What `-c 0` stands for: the model's training context (`model.transformer.max_positions`; prompt +
+/// generated tokens if 0).
+pub fn train_ctx(sc: &Scenario) -> u32 {
+    let i = &sc.inference;
+    match sc.model.transformer.max_positions {
+        0 => i.prompt_tokens.saturating_add(i.generated_tokens),
+        n => n,
+    }
+}
+
 /// The buffers of a resolved scenario `sc` (its numbers in range) and its model. `-c 0` is the
 /// training context (`model.transformer.max_positions`; prompt + generated tokens if 0), which
 /// llama-server's `-fit` lowers on one GPU where the buffers would not leave its target free
@@ -221,11 +231,7 @@ pub fn buffers_of(sc: &Scenario, m: &ResolvedModel) -> Option<Buffers> {
     } else {
         sc.parallel.gpus().clamp(1, MAX_SPLIT as u64) as usize
     };
-    let i = &sc.inference;
-    let train = match sc.model.transformer.max_positions {
-        0 => i.prompt_tokens.saturating_add(i.generated_tokens),
-        n => n,
-    };
+    let train = train_ctx(sc);
     let kinds = layer_kinds::LayerKinds::of(m);
     let build = |s: &LlamaCpp, experts: Option<(u32, u32)>| {
         layout(sc, &d, &kinds, s, (gpus, train), experts)
