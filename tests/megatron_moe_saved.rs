@@ -18,7 +18,10 @@
 mod saved;
 
 use saved::forward_activations;
-use vram_explorer::estimator::{Diagnostic, estimate};
+use vram_explorer::estimator::memory::activations as act;
+use vram_explorer::estimator::memory::ctx::Ctx;
+use vram_explorer::estimator::memory::frameworks::megatron;
+use vram_explorer::estimator::{Diagnostic, Diagnostics, estimate};
 use vram_explorer::scenario::{Dtype, FfnKind, Mode, PrecisionMode, Profile, Scenario};
 
 const LAYERS: u32 = 4;
@@ -52,8 +55,9 @@ fn scenario(experts: u32, tp: u32, sequence_parallel: bool) -> Scenario {
 
 /// Per layer, the mixture saves what the dense MLP saves, plus the experts' input (2 B × tokens × 2
 /// rows × h, the same at TP 1 and at TP 2 with sequence parallelism), the router's indices and
-/// softmax (12 B × tokens × top-2, halved by sequence parallelism at TP 2) and the dispatcher's
-/// routing weights and map (3 B × tokens × E).
+/// softmax (12 B × tokens × top-2, halved by sequence parallelism at TP 2), the dispatcher's
+/// routing weights and map (3 B × tokens × E) and the permutation's int64 indices and selected
+/// BF16 weights (10 B × tokens × top-2).
 #[test]
 fn megatron_experts_keep_their_gathered_input_and_the_router_its_shard() {
     let (bs, h, e) = (f64::from(TOKENS), f64::from(HIDDEN), f64::from(EXPERTS));
@@ -61,7 +65,9 @@ fn megatron_experts_keep_their_gathered_input_and_the_router_its_shard() {
         let extra = forward_activations(&scenario(EXPERTS, tp, sp))
             - forward_activations(&scenario(0, tp, sp));
         let router = 12.0 * 2.0 * bs / f64::from(tp);
-        let expected = f64::from(LAYERS) * (2.0 * 2.0 * bs * h + router + 3.0 * bs * e);
+        let permutation = (8.0 + 2.0) * 2.0 * bs;
+        let expected =
+            f64::from(LAYERS) * (2.0 * 2.0 * bs * h + router + 3.0 * bs * e + permutation);
         assert_eq!(extra, expected, "TP {tp}, sequence parallel {sp}");
     }
 }
@@ -80,4 +86,101 @@ fn megatron_refuses_moe_at_tp_without_sequence_parallelism() {
     assert!(!refused(&scenario(EXPERTS, 2, true)));
     assert!(!refused(&scenario(EXPERTS, 1, false)));
     assert!(!refused(&scenario(0, 2, false)));
+}
+
+const MEASURED: &str = include_str!("data/measured/megatron-core-moe.json");
+
+/// One measured row of tests/data/measured/megatron-core-moe.json by kind, TP and fusion.
+fn row<'a>(rows: &'a [serde_json::Value], kind: &str, tp: u32) -> &'a serde_json::Value {
+    rows.iter()
+        .find(|r| r["kind"] == kind && r["tp"] == tp && r["bias_activation_fusion"] == true)
+        .unwrap()
+}
+
+fn bytes(r: &serde_json::Value, key: &str) -> f64 {
+    r[key].as_f64().unwrap()
+}
+
+/// Megatron-Core 0.16.1's own `MoELayer` and `MLP`, one forward and backward on CPU at this file's
+/// shape (tests/data/measured/megatron-core-moe.json, scripts/measure/megatron_moe.py), TP 1 and
+/// TP 2 with sequence parallelism, the fused SwiGLU (Megatron-LM's default `--bias-swiglu-fusion`):
+/// - what the mixture saves beyond the dense MLP is the estimate's per-layer saved bytes plus the
+///   dispatcher's `local_map` attribute (which the estimate holds beside every layer instead);
+/// - what outlives the backward is the dispatcher's attributes;
+/// - Megatron's global gather buffer is the dispatcher's gathered tokens at TP 2, none at TP 1.
+///
+/// All within 1 %.
+#[test]
+fn megatron_moe_layer_matches_the_measured_megatron_core_layer() {
+    let doc: serde_json::Value = serde_json::from_str(MEASURED).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(doc["shape"]["h"], HIDDEN);
+    assert_eq!(doc["shape"]["s"], TOKENS);
+    for (tp, sp) in [(1, false), (2, true)] {
+        let (moe, mlp) = (row(rows, "moe", tp), row(rows, "mlp", tp));
+        let layers = f64::from(LAYERS);
+        let saved = (forward_activations(&scenario(EXPERTS, tp, sp))
+            - forward_activations(&scenario(0, tp, sp)))
+            / layers;
+        let s = scenario(EXPERTS, tp, sp);
+        let mut d = Diagnostics::default();
+        let m = vram_explorer::estimator::model::derive(&s.model, &[], &[], &mut d);
+        let c = Ctx::new(&s, &m, &mut d);
+        let z = act::sizes(&c, &m, c.b, c.s);
+        let map = megatron::dispatcher_map(&c, &m, &z, 1.0);
+        let kept = megatron::dispatcher_kept(&c, &m, &z, 1.0) + map;
+        let buffer = megatron::gather_buffer(&c, &m, &z, layers);
+        let cases = [
+            (
+                "saved beyond the dense MLP",
+                saved + map,
+                bytes(moe, "saved_for_backward") - bytes(mlp, "saved_for_backward"),
+            ),
+            (
+                "kept after backward",
+                kept,
+                bytes(moe, "kept_after_backward"),
+            ),
+            (
+                "global gather buffer",
+                buffer,
+                bytes(moe, "global_memory_buffer"),
+            ),
+        ];
+        for (what, est, measured) in cases {
+            let tolerance = 0.01 * measured.max(1.0);
+            assert!(
+                (est - measured).abs() <= tolerance,
+                "TP {tp}: {what}: estimate {est} B, measured {measured} B"
+            );
+        }
+        assert_eq!(bytes(mlp, "kept_after_backward"), 0.0);
+    }
+}
+
+/// The steady-state step holds every MoE layer's dispatcher attributes through the optimizer step:
+/// 1,024 more tokens grow the mixture's optimizer phase by them (b·s·E for the map, 10 B × top-2
+/// per token for the indices and weights, per layer) beyond what they grow a dense model's by.
+#[test]
+fn megatron_dispatcher_attributes_outlive_the_backward() {
+    use vram_explorer::estimator::Phase;
+    let at_step = |experts: u32, tokens: u32| {
+        let mut s = scenario(experts, 1, false);
+        s.workload.seq_len = tokens;
+        estimate(&s)
+            .memory
+            .phases
+            .get(Phase::OptimizerStep)
+            .unwrap()
+            .total()
+            .get()
+    };
+    let growth = |experts: u32| at_step(experts, 2 * TOKENS) - at_step(experts, TOKENS);
+    let (bs, e) = (f64::from(TOKENS), f64::from(EXPERTS));
+    let attributes = f64::from(LAYERS) * (bs * e + (8.0 + 2.0) * 2.0 * bs);
+    let grown = growth(EXPERTS) - growth(0);
+    assert!(
+        (grown - attributes).abs() < 1.0,
+        "optimizer step grows by {grown} B beyond the dense model's, the attributes are {attributes} B"
+    );
 }

@@ -233,7 +233,9 @@ fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
 ///   the default all-gather dispatcher's `masked_select` of the local experts' routing weights,
 ///   which keeps its input (in the logits' type) and the bool map over every gathered token
 ///   (`token_dispatcher.py` `MoEAllGatherTokenDispatcher.dispatch_postprocess`: 3·E B a token in
-///   BF16). The routing weights
+///   BF16), and per routed row `permute`'s int64 sorted indices (`index_select`'s index) and the
+///   selected routing weights the fused SwiGLU keeps ([`super::frameworks::megatron::dispatcher_rows`]; measured on
+///   CPU, tests/data/measured/megatron-core-moe.json). The routing weights
 ///   multiply the activation inside the experts (`experts.py` `activation_func_with_probs`), and
 ///   the dispatchers un-permute without them (`combine_preprocess` / `combine_postprocess`): no
 ///   expert output is kept.
@@ -251,7 +253,10 @@ fn moe_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     let experts = f64::from(m.moe.experts);
     if c.profile == Profile::Megatron {
         let router = 12.0 * f64::from(m.moe.top_k) * z.bs / z.tr;
-        c.ec * routed * z.bsh + router + (c.ec + 1.0) * z.bs * experts
+        c.ec * routed * z.bsh
+            + router
+            + (c.ec + 1.0) * z.bs * experts
+            + super::frameworks::megatron::dispatcher_rows(c, m, z)
     } else {
         2.0 * c.ec * routed * z.bsh + 4.0 * z.bs * experts
     }

@@ -223,7 +223,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
     let mid_t = fixed + recompute + act::layer_backward_transient(c, m, z) + cp_bwd + fw.backward;
     let end_t = inputs
         + p.gathered
-        + fw.kept_by_graph
+        + fw.after_backward()
         + end_of_backward(c, m, z, st.first)
         + fw.backward_end;
     let first_layer = (g_mid, saved - loss, mid_t);
@@ -254,7 +254,7 @@ pub fn phases(c: &Ctx, m: &ResolvedModel, p: &Parts, st: Stage) -> PhasePeaks {
         Phase::OptimizerStep,
         fw.step_grads.unwrap_or(p.states.grads),
         0.0,
-        p.opt_temp + inputs + fw.held + fw.kept_by_graph,
+        p.opt_temp + inputs + fw.held + fw.after_backward(),
     );
     out
 }

@@ -9,6 +9,8 @@
 use super::super::activations::Sizes;
 use super::super::ctx::Ctx;
 use super::Loss;
+use crate::estimator::model::ResolvedModel;
+use crate::estimator::model::blocks::MlpShape;
 
 /// Saved: the FP32 softmax, 4·b·s·V/t (the logits themselves when they are FP32). Beside it in
 /// forward and in the loss backward: nothing more for FP32 logits; 16-bit logits stay alive beside
@@ -21,4 +23,66 @@ pub fn loss(c: &Ctx, z: &Sizes) -> Loss {
         forward: logits16,
         backward: logits16,
     }
+}
+
+/// Per routed row of a mixture-of-experts layer, what the all-gather dispatcher's permutation saves
+/// beside the rows themselves (0.16.1 `moe_utils.py` `permute`: the int64 sorted indices
+/// `index_select` keeps; `token_dispatcher.py` `dispatch_postprocess`: the local experts' routing
+/// weights `masked_select` returns, in the logits' type, which the fused weighted SwiGLU keeps).
+/// Both are also the dispatcher's attributes (`reversed_local_input_permutation_mapping`,
+/// `local_probs`), so they outlive the layer's backward: [`dispatcher_kept`]. Measured on CPU with
+/// Megatron-Core's own `MoELayer` (tests/data/measured/megatron-core-moe.json).
+pub fn dispatcher_rows(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    let routed = m.moe.routed_rows_per_token() - f64::from(m.moe.shared);
+    (8.0 + c.ec) * routed * z.bs
+}
+
+/// MoE layers among a stage's `layers` (the pattern's share of MoE layers).
+fn moe_layers(m: &ResolvedModel, layers: f64) -> f64 {
+    if m.moe.experts == 0 || m.layers == 0 {
+        return 0.0;
+    }
+    let moe = m
+        .blocks
+        .sum(|k| if k.mlp == MlpShape::Moe { 1.0 } else { 0.0 });
+    layers * moe / f64::from(m.layers)
+}
+
+/// The all-gather dispatcher's `local_map` attribute: the bool map of every gathered token to the
+/// local experts (`dispatch_postprocess`, `.contiguous()` of [S·B·EP, E/EP]: b·s·E bytes), set by
+/// each forward and dropped only by the layer's next one, so every MoE layer of the stage holds one
+/// in every phase of a steady-state step. Measured: the record's end of backward.
+pub fn dispatcher_map(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64 {
+    if c.profile != crate::scenario::Profile::Megatron {
+        return 0.0;
+    }
+    moe_layers(m, layers) * z.bs * f64::from(m.moe.experts)
+}
+
+/// Megatron-Core's persistent gather buffer (`megatron/core/utils.py` `GlobalMemoryBuffer`, name
+/// "mpu": allocated on first use, never freed, regrown to the largest request). The all-gather
+/// dispatcher gathers the tokens of the TP × EP group into it (`token_dispatch`:
+/// `gather_from_sequence_parallel_region(..., use_global_buffer=True)`, [S·B·EP, h] in the compute
+/// type) whenever that group has more than one rank. (Megatron's own sequence-parallel linears and
+/// its unfused `DotProductAttention` use it too, but Transformer Engine's layers do not, and the
+/// profile does not tell them apart: not counted.) Measured: the record's TP 2 rows.
+pub fn gather_buffer(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64 {
+    let ep = f64::from(m.moe.ep.max(1));
+    if c.profile != crate::scenario::Profile::Megatron
+        || moe_layers(m, layers) <= 0.0
+        || c.tp * ep <= 1.0
+    {
+        return 0.0;
+    }
+    c.ec * z.bs * ep * f64::from(m.hidden)
+}
+
+/// The dispatcher attributes that are also saved for backward ([`dispatcher_rows`]): after a
+/// layer's backward frees its saved tensors they stay, through the end of backward and the optimizer
+/// step, until the layer's next forward.
+pub fn dispatcher_kept(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64 {
+    if c.profile != crate::scenario::Profile::Megatron {
+        return 0.0;
+    }
+    moe_layers(m, layers) * dispatcher_rows(c, m, z)
 }

@@ -413,6 +413,10 @@ pub struct StageExtra {
     /// iteration's forward and loss (LitGPT QLoRA with bitsandbytes ≤ 0.43.1:
     /// `litgpt::kept_by_graph`). Part of the saved tensors in the step's own forward.
     pub kept_by_graph: f64,
+    /// Saved tensors a module also keeps as attributes, so they outlive its backward: live at the
+    /// end of backward and through the optimizer step (in forward they are the saved tensors;
+    /// Megatron's MoE dispatcher, [`megatron::dispatcher_kept`]).
+    pub kept_after_backward: f64,
     /// The output layer's backward beside the layers' saved tensors ([`output_backward`]; 0
     /// when the Hugging Face rules hold).
     pub output_backward: f64,
@@ -451,6 +455,12 @@ pub struct StageExtra {
 }
 
 impl StageExtra {
+    /// Live beside the gradients once a stage's backward is done: what the graph keeps and what
+    /// modules keep as attributes.
+    pub fn after_backward(&self) -> f64 {
+        self.kept_by_graph + self.kept_after_backward
+    }
+
     /// The output layer's backward as a backward candidate beside `acts` saved bytes.
     pub fn output_backward(&self, acts: f64) -> Option<super::blocks::backward::Late> {
         (self.output_backward > 0.0).then_some(super::blocks::backward::Late {
@@ -479,9 +489,13 @@ pub fn step(
         (0.0, fsdp::later_backward(c, m))
     };
     let extra = StageExtra {
-        buffers: buffers(c, m, st.first) + zero_all,
+        buffers: buffers(c, m, st.first)
+            + zero_all
+            + megatron::dispatcher_map(c, m, &p.z, st.layers)
+            + megatron::gather_buffer(c, m, &p.z, st.layers),
         held: held(c, m, &p.z, st.last),
         kept_by_graph: kept_by_graph(c, m, &p.z, st),
+        kept_after_backward: megatron::dispatcher_kept(c, m, &p.z, st.layers),
         output_backward: output_backward(c, m, &p.z, st.last),
         on_device: on_device(c, 1.0, st.layers),
         backward: zero_backward + fsdp_mid,

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""What a Megatron-Core mixture-of-experts layer saves for backward, beside a dense MLP of the same per-token FFN
+work, measured with the tracker on CPU with Megatron-Core's own modules (`MoELayer` with `SequentialMLP` experts,
+the `allgather` dispatcher, `TopKRouter`; `MLP` from the local layer spec), BF16 parameters and input.
+
+The shape is the one of tests/megatron_moe_saved.rs: hidden 512, 1,024 tokens (s 1024, b 1), 8 experts, top-2,
+expert FFN 512, dense FFN 1,024, SwiGLU, no biases. The layer input is made before the region (in a model it is the
+pre-MLP norm's output, which the norm's consumer keeps either way), so each row's `saved_for_backward` is what the
+MLP alone adds.
+
+World size 1 runs TP 1. With `--tp 2` (two processes under torch.distributed.run, gloo) rank 0 runs TP 2 with
+sequence parallelism: its input is the [s/2, b, h] sequence shard. Each process prints its rows; rank 0's go to
+the record.
+
+    python megatron_moe.py > ../../tests/data/measured/megatron-core-moe.json
+    torchrun --nproc-per-node 2 megatron_moe.py --tp 2 > /tmp/moe-tp2.json   # rows appended to the record
+"""
+import argparse
+import json
+import os
+import sys
+import warnings
+from importlib import metadata
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from tracker import StorageTracker  # noqa: E402
+
+S, B, H, E, K, EXPERT_FFN, FFN = 1024, 1, 512, 8, 2, 512, 1024
+
+
+def config(tp, fusion):
+    from megatron.core.transformer.transformer_config import TransformerConfig
+    return TransformerConfig(
+        num_layers=1, hidden_size=H, num_attention_heads=8, ffn_hidden_size=FFN,
+        num_moe_experts=E, moe_router_topk=K, moe_ffn_hidden_size=EXPERT_FFN,
+        moe_token_dispatcher_type="allgather", moe_router_load_balancing_type="none", moe_aux_loss_coeff=0.0,
+        gated_linear_unit=True, activation_func=F.silu, bias_activation_fusion=fusion, add_bias_linear=False,
+        params_dtype=torch.bfloat16, bf16=True, use_cpu_initialization=True, perform_initialization=True,
+        tensor_model_parallel_size=tp, sequence_parallel=tp > 1, hidden_dropout=0.0)
+
+
+def build(kind, tp, fusion):
+    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
+    from megatron.core.transformer.mlp import MLP
+    from megatron.core.transformer.moe.moe_layer import MoELayer
+    cfg = config(tp, fusion)
+    if kind == "moe":
+        spec = get_gpt_layer_local_spec(num_experts=E, moe_grouped_gemm=False)
+        return MoELayer(cfg, submodules=spec.submodules.mlp.submodules)
+    spec = get_gpt_layer_local_spec(num_experts=None)
+    return MLP(cfg, submodules=spec.submodules.mlp.submodules)
+
+
+def measure(kind, tp, fusion):
+    layer = build(kind, tp, fusion)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(S // tp, B, H, generator=g).to(torch.bfloat16).requires_grad_(True)
+    tr = StorageTracker()
+    name = f"{kind} tp{tp}{' sp' if tp > 1 else ''} bias_activation_fusion={fusion}"
+    with tr:
+        tr.begin_region(name)
+        tr.label(list(layer.parameters()), "params")
+        tr.label([x], "inputs")
+        # Megatron's persistent gather buffer (`GlobalMemoryBuffer`, "mpu"): the sequence-parallel
+        # linears and the dispatcher gather into it; made here at its full size, so it is
+        # pre-existing in every region rather than growth in the first.
+        from megatron.core.parallel_state import get_global_memory_buffer
+        buf = get_global_memory_buffer()
+        if tp > 1:
+            buf.get_tensor([S, B, H], torch.bfloat16, "mpu")
+        tr.label(list(buf.buffer.values()), "buffers")
+        tr.mark("start")
+        tr.set_phase("forward")
+        out = layer(x)
+        out = out[0] if isinstance(out, tuple) else out
+        loss = out.float().sum()
+        del out
+        tr.mark("end_forward")
+        tr.set_phase("backward")
+        loss.backward()
+        del loss
+        tr.mark("end_backward")
+        r = tr.end_region()
+    ef = r["live_at"]["end_forward"]
+    return dict(name=name, kind=kind, tp=tp, sequence_parallel=tp > 1, bias_activation_fusion=fusion,
+                input_shape=[S // tp, B, H], saved_for_backward=ef["total"] - r["start_total"],
+                forward_peak_above_start=r["phase_peaks"].get("forward", 0) - r["start_total"],
+                backward_peak_above_start=r["phase_peaks"].get("backward", 0) - r["start_total"],
+                global_memory_buffer=sum(t.nbytes for t in buf.buffer.values()),
+                end_forward=ef, end_backward=r["live_at"]["end_backward"],
+                # what the forward made that outlives the backward (module attributes)
+                kept_after_backward=r["live_at"]["end_backward"]["detail"].get("created_in_forward", 0))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tp", type=int, default=1)
+    tp = ap.parse_args().tp
+    torch.set_num_threads(2)
+    warnings.filterwarnings("ignore")
+    import torch.distributed as dist
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29563")
+    rank = int(os.environ.get("RANK", "0"))
+    dist.init_process_group("gloo", rank=rank, world_size=int(os.environ.get("WORLD_SIZE", "1")))
+    from megatron.core import parallel_state
+    from megatron.core.tensor_parallel.random import model_parallel_cuda_manual_seed
+    parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp)
+    try:
+        model_parallel_cuda_manual_seed(0)
+    except Exception:  # noqa: BLE001 - CPU only: the CUDA RNG tracker is not needed without dropout
+        pass
+    # TopKRouter.gating moves a CPU-resident weight "to the GPU" (torch.cuda.current_device()); here that device is
+    # the CPU, which leaves the weight where it is (a one-time parameter move, no activation).
+    torch.cuda.current_device = lambda: "cpu"
+    # Without Transformer Engine, 0.16.1's RouterGatingLinearFunction reads an undefined `te_general_gemm`; None
+    # selects its torch.mm branch, which saves the same tensors (input, weight, bias).
+    from megatron.core.transformer.moe import moe_utils
+    if not hasattr(moe_utils, "te_general_gemm"):
+        moe_utils.te_general_gemm = None
+    rows = [measure(kind, tp, fusion) for fusion in (True, False) for kind in ("mlp", "moe")]
+    env = {p: metadata.version(p) for p in ("megatron-core",)} if _installed("megatron-core") else {}
+    env.update(torch=torch.__version__, threads=torch.get_num_threads(), world_size=dist.get_world_size())
+    if rank == 0:
+        print(json.dumps(dict(env=env, shape=dict(s=S, b=B, h=H, experts=E, top_k=K, expert_ffn=EXPERT_FFN,
+                                                  ffn=FFN, dtype="bfloat16"), rows=rows), indent=1))
+    dist.destroy_process_group()
+
+
+def _installed(name):
+    try:
+        metadata.version(name)
+        return True
+    except metadata.PackageNotFoundError:
+        return False
+
+
+if __name__ == "__main__":
+    main()
