@@ -216,7 +216,9 @@ fn sequence_parallelism_never_adds_saved_activations() {
 /// scenarios, per-op included, it rose in 267 before the gathered inputs were counted and in 608
 /// after (the Hugging Face LoRA stage took off a shard of them; the torch reference block rules
 /// knew no TP); without per-op two remain, LitGPT with towers, 2·10⁻⁵ over (not traced): the
-/// tolerance.
+/// tolerance. Megatron's own layers (`megatron_local_layers`) are switched off: their
+/// sequence-parallel linears gather into a persistent [s·b, h] buffer, which a toy shape's savings
+/// need not cover.
 #[test]
 fn sequence_parallelism_never_raises_the_peak_on_random_scenarios() {
     let mut r = sample::Rng::new(0x51);
@@ -229,6 +231,7 @@ fn sequence_parallelism_never_raises_the_peak_on_random_scenarios() {
         {
             continue;
         }
+        s.implementation.megatron_local_layers = false;
         let peak = |s: &mut Scenario, sp: bool| {
             s.parallel.sequence_parallel = sp;
             vram_explorer::estimator::estimate(s)

@@ -240,6 +240,19 @@ fn inexpressible_combinations_get_diagnostics() {
             .contains(Diagnostic::FrameworkSettingsIgnored),
         "dropout without LoRA"
     );
+    s.peft.lora_dropout = 0.0;
+    assert!(
+        !estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::FrameworkSettingsIgnored)
+    );
+    s.implementation.megatron_local_layers = true;
+    assert!(
+        estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::FrameworkSettingsIgnored),
+        "Megatron's local layers under another profile"
+    );
 }
 
 /// TRL's SFTTrainer and the fused losses never hold b·s·V logits: the FP32 log-softmax (saved) and

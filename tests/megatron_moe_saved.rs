@@ -155,6 +155,16 @@ fn megatron_moe_layer_matches_the_measured_megatron_core_layer() {
             );
         }
         assert_eq!(bytes(mlp, "kept_after_backward"), 0.0);
+        // The dense rows ran Megatron's own linears (the local layer spec): at TP 2 their
+        // sequence-parallel gathers fill the same buffer, which Transformer Engine's would not.
+        let dense = scenario(0, tp, sp);
+        let m = vram_explorer::estimator::model::derive(&dense.model, &[], &[], &mut d);
+        let mut c = Ctx::new(&dense, &m, &mut d);
+        let z = act::sizes(&c, &m, c.b, c.s);
+        assert_eq!(megatron::gather_buffer(&c, &m, &z, layers), 0.0);
+        c.framework.megatron_local = true;
+        let linears = megatron::gather_buffer(&c, &m, &z, layers);
+        assert_eq!(linears, bytes(mlp, "global_memory_buffer"), "TP {tp}");
     }
 }
 

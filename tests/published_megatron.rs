@@ -163,6 +163,7 @@ fn scenario_for(r: &Value) -> Scenario {
     // (megatron/core/fusions/fused_cross_entropy.py) on the whole logits: not the chunked loss
     // `fused_cross_entropy` means, so the flag stays off.
     s.implementation.profile = Profile::Megatron;
+    s.implementation.megatron_local_layers = arg(c, "--transformer-impl") == "local";
     let gpu = text(&r["hardware"], "gpu");
     s.gpu = GpuChoice::Catalog(if gpu.contains("A100") {
         GpuId::A100Sxm80
@@ -324,7 +325,7 @@ fn megatron_last_rank_allocated_peaks() {
     assert!(median < 0.015, "median {median:.3}");
     assert!(worst < 0.40, "worst {worst:.3}");
     assert!(median_m < 0.015, "modelled median {median_m:.3}");
-    assert!(worst_m < 0.035, "modelled worst {worst_m:.3}");
+    assert!(worst_m < 0.03, "modelled worst {worst_m:.3}");
 }
 
 /// The unfused attention the small-GPT tests select is what closes their gap: with Transformer
@@ -343,8 +344,29 @@ fn megatron_unfused_attention_is_the_mechanism() {
         let mut s = scenario_for(&r);
         let unfused = last_rank(&s).0 / published - 1.0;
         s.strategies.attention = AttentionKernel::Flash;
+        s.implementation.megatron_local_layers = false;
         let fused = last_rank(&s).0 / published - 1.0;
         assert!(unfused.abs() < 0.035, "{} unfused {unfused:.3}", r["id"]);
         assert!(fused < -0.15, "{} fused {fused:.3}", r["id"]);
     }
+}
+
+/// The one test on Megatron's own layers (`--transformer-impl local`, `gpt3_mcore_tp1_pp4`) holds
+/// `DotProductAttention`'s score input in the global gather buffer for the whole run (b·np·s² in
+/// BF16, 67 MB at micro-batch 4): with it the last rank is within 1 %, without it 3 % under.
+#[test]
+fn megatron_local_layers_keep_the_score_buffer() {
+    let local: Vec<Value> = records()
+        .into_iter()
+        .filter(|r| arg(&r["config"], "--transformer-impl") == "local")
+        .collect();
+    assert_eq!(local.len(), 1);
+    let r = &local[0];
+    let published = r["value"].as_f64().unwrap();
+    let mut s = scenario_for(r);
+    let with = last_rank(&s).0 / published - 1.0;
+    s.implementation.megatron_local_layers = false;
+    let without = last_rank(&s).0 / published - 1.0;
+    assert!(with.abs() < 0.01, "with the buffer {with:.4}");
+    assert!(without < -0.025, "without the buffer {without:.4}");
 }

@@ -132,6 +132,25 @@ fn dtensor_loss_parallel_is_a_framework_toggle() {
     assert!(peak(&h) > before, "loss parallel: {before} -> {}", peak(&h));
 }
 
+/// Megatron's own layers are a toggle of the Megatron framework: on, attention is materialised and
+/// its score input sits in Megatron's global buffer, so the training peak rises.
+#[test]
+fn megatron_local_layers_are_a_framework_toggle() {
+    let mut h = window::training(|s| {
+        s.implementation.profile = Profile::Megatron;
+        s.workload.seq_len = 2048;
+    });
+    h.get_by_label("Framework").click();
+    h.run();
+    let before = peak(&h);
+    h.get_by_role_and_label(Role::CheckBox, "Megatron's own layers")
+        .click_accesskit();
+    h.run();
+    let i = &h.state().scenario().implementation;
+    assert!(i.megatron_local_layers);
+    assert!(peak(&h) > before, "local layers: {before} -> {}", peak(&h));
+}
+
 /// DeepSpeed AutoTP is a framework toggle in inference: on, the embeddings and the head stay whole
 /// on every GPU, so the weights per GPU rise at TP 4.
 #[test]

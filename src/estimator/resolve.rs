@@ -290,6 +290,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         fsdp,
         loss_parallel,
         auto_tp,
+        megatron_local_layers,
     } = i;
     Implementation {
         profile: *profile,
@@ -304,6 +305,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         fsdp: *fsdp,
         loss_parallel: *loss_parallel,
         auto_tp: *auto_tp,
+        megatron_local_layers: *megatron_local_layers,
     }
 }
 

@@ -112,6 +112,12 @@ pub struct Implementation {
     /// embeddings and the head stay whole on every GPU (docs/frameworks/deepspeed.md). Read in
     /// inference with TP > 1; absent in older files = off (the vocabulary sharded as Megatron does).
     pub auto_tp: bool,
+    /// Megatron-Core's own layers (`--transformer-impl local`) instead of Transformer Engine's:
+    /// attention runs Megatron's `DotProductAttention`, which materialises the scores and takes
+    /// their `baddbmm` input from the persistent global gather buffer, as the sequence-parallel
+    /// linears take their gathered input (docs/frameworks/megatron-core.md "A mixture of experts").
+    /// Read under the Megatron profile; absent in older files = off (Transformer Engine layers).
+    pub megatron_local_layers: bool,
 }
 
 impl Default for Implementation {
@@ -129,6 +135,7 @@ impl Default for Implementation {
             fsdp: super::Fsdp::default(),
             loss_parallel: false,
             auto_tp: false,
+            megatron_local_layers: false,
         }
     }
 }

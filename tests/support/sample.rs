@@ -531,6 +531,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         ),
         loss_parallel: r.coin(),
         auto_tp: r.coin(),
+        megatron_local_layers: r.coin(),
     };
     let cuda_context_mib = r.range(0.0, 65_536.0);
     s.overheads = Overheads {

@@ -113,7 +113,16 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
              BF16 logit in forward and 16 in the loss backward (measured on CPU). Read with TP > 1.",
             );
         }
-        Profile::Megatron => {}
+        Profile::Megatron => {
+            toggle(
+                ui,
+                &mut i.megatron_local_layers,
+                "Megatron's own layers",
+                "--transformer-impl local instead of Transformer Engine: attention is Megatron's \
+                 DotProductAttention (materialised scores), whose score input and the \
+                 sequence-parallel linears' gathered input live in its persistent global buffer.",
+            );
+        }
     }
     if s.mode == crate::scenario::Mode::Inference {
         toggle(

@@ -58,7 +58,8 @@ pub fn diagnostics(sc: &Scenario, d: &mut Diagnostics) {
     let peft = &sc.peft;
     let lora = peft.method != PeftMethod::Full;
     let lora_only = peft.lora_dropout > 0.0 || peft.inference_adapters;
-    if (i.profile != Profile::HuggingFace && hf_set) || (!lora && lora_only) {
+    let megatron_set = i.megatron_local_layers && i.profile != Profile::Megatron;
+    if (i.profile != Profile::HuggingFace && hf_set) || (!lora && lora_only) || megatron_set {
         d.insert(Diagnostic::FrameworkSettingsIgnored);
     }
     let fa2 =
@@ -71,12 +72,13 @@ pub fn diagnostics(sc: &Scenario, d: &mut Diagnostics) {
 }
 
 /// The attention kernel a step runs: the Hugging Face profile's `attn_implementation` when set,
-/// else `strategies.attention`.
+/// Megatron's own `DotProductAttention` (materialised) under its local layers, else
+/// `strategies.attention`.
 pub fn attention(i: &Implementation, strategy: AttentionKernel) -> AttentionKernel {
-    if i.profile == Profile::HuggingFace {
-        i.hf.attention_kernel(strategy)
-    } else {
-        strategy
+    match i.profile {
+        Profile::HuggingFace => i.hf.attention_kernel(strategy),
+        Profile::Megatron if i.megatron_local_layers => AttentionKernel::Materialized,
+        _ => strategy,
     }
 }
 

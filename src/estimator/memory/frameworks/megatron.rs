@@ -60,21 +60,34 @@ pub fn dispatcher_map(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64
 }
 
 /// Megatron-Core's persistent gather buffer (`megatron/core/utils.py` `GlobalMemoryBuffer`, name
-/// "mpu": allocated on first use, never freed, regrown to the largest request). The all-gather
-/// dispatcher gathers the tokens of the TP × EP group into it (`token_dispatch`:
-/// `gather_from_sequence_parallel_region(..., use_global_buffer=True)`, [S·B·EP, h] in the compute
-/// type) whenever that group has more than one rank. (Megatron's own sequence-parallel linears and
-/// its unfused `DotProductAttention` use it too, but Transformer Engine's layers do not, and the
-/// profile does not tell them apart: not counted.) Measured: the record's TP 2 rows.
+/// "mpu": allocated on first use, never freed, regrown to the largest request, one per dtype; all
+/// three requests below are in the compute type), held in every phase. Its users:
+/// - the all-gather dispatcher gathers the tokens of the TP × EP group into it (`token_dispatch`:
+///   `gather_from_sequence_parallel_region(..., use_global_buffer=True)`, [S·B·EP, h]) whenever
+///   that group has more than one rank (measured: the record's TP 2 rows);
+/// - under Megatron's own layers (`--transformer-impl local`; Transformer Engine's gather into
+///   fresh tensors): the sequence-parallel linears' gathered input (`tensor_parallel/layers.py`
+///   line 482, [S·B, h], measured: the record's TP 2 dense rows) and `DotProductAttention`'s
+///   `baddbmm` input (`transformer/dot_product_attention.py` line 189, [b·np, sq, sk], np the
+///   heads of this rank).
 pub fn gather_buffer(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64 {
-    let ep = f64::from(m.moe.ep.max(1));
-    if c.profile != crate::scenario::Profile::Megatron
-        || moe_layers(m, layers) <= 0.0
-        || c.tp * ep <= 1.0
-    {
+    if c.profile != crate::scenario::Profile::Megatron {
         return 0.0;
     }
-    c.ec * z.bs * ep * f64::from(m.hidden)
+    let ep = f64::from(m.moe.ep.max(1));
+    let dispatcher = if moe_layers(m, layers) > 0.0 && c.tp * ep > 1.0 {
+        z.bs * ep * f64::from(m.hidden)
+    } else {
+        0.0
+    };
+    let local = c.framework.megatron_local;
+    let linears = if local && c.sp { z.bsh } else { 0.0 };
+    let scores = if local && c.attention == crate::scenario::AttentionKernel::Materialized {
+        z.bas2
+    } else {
+        0.0
+    };
+    c.ec * dispatcher.max(linears).max(scores)
 }
 
 /// The dispatcher attributes that are also saved for backward ([`dispatcher_rows`]): after a

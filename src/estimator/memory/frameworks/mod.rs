@@ -38,6 +38,8 @@ pub struct Framework {
     pub loss_parallel: bool,
     /// DeepSpeed AutoTP in inference (`implementation.auto_tp`, [`deepspeed::auto_tp`]).
     pub auto_tp: bool,
+    /// Megatron-Core's own layers (`implementation.megatron_local_layers`, [`megatron::gather_buffer`]).
+    pub megatron_local: bool,
     /// The model's `max_positions` (the length torchtune's RoPE cache is built for).
     pub max_positions: f64,
     /// A LoRA/QLoRA training step (torchtune builds a LoRA model's attention differently).
@@ -77,6 +79,7 @@ impl Framework {
             fsdp: i.fsdp,
             loss_parallel: i.loss_parallel && i.profile == Profile::HuggingFace,
             auto_tp: i.auto_tp && sc.mode == Mode::Inference,
+            megatron_local: i.megatron_local_layers && i.profile == Profile::Megatron,
             max_positions: f64::from(sc.model.transformer.max_positions),
             lora: sc.mode == Mode::Training && sc.peft.method != PeftMethod::Full,
             adapter_dropout: i.profile == Profile::LitGpt
