@@ -21,6 +21,7 @@ use saved::forward_activations;
 use vram_explorer::estimator::memory::activations as act;
 use vram_explorer::estimator::memory::ctx::Ctx;
 use vram_explorer::estimator::memory::frameworks::megatron;
+use vram_explorer::estimator::model::ResolvedModel;
 use vram_explorer::estimator::{Diagnostic, Diagnostics, estimate};
 use vram_explorer::scenario::{Dtype, FfnKind, Mode, PrecisionMode, Profile, Scenario};
 
@@ -97,6 +98,15 @@ fn row<'a>(rows: &'a [serde_json::Value], kind: &str, tp: u32) -> &'a serde_json
         .unwrap()
 }
 
+/// The scenario resolved as the memory model sees it: context, model, the micro-batch's sizes.
+fn resolved(s: &Scenario) -> (Ctx, ResolvedModel, act::Sizes) {
+    let mut d = Diagnostics::default();
+    let m = vram_explorer::estimator::model::derive(&s.model, &[], &[], &mut d);
+    let c = Ctx::new(s, &m, &mut d);
+    let z = act::sizes(&c, &m, c.b, c.s);
+    (c, m, z)
+}
+
 fn bytes(r: &serde_json::Value, key: &str) -> f64 {
     r[key].as_f64().unwrap()
 }
@@ -122,11 +132,7 @@ fn megatron_moe_layer_matches_the_measured_megatron_core_layer() {
         let saved = (forward_activations(&scenario(EXPERTS, tp, sp))
             - forward_activations(&scenario(0, tp, sp)))
             / layers;
-        let s = scenario(EXPERTS, tp, sp);
-        let mut d = Diagnostics::default();
-        let m = vram_explorer::estimator::model::derive(&s.model, &[], &[], &mut d);
-        let c = Ctx::new(&s, &m, &mut d);
-        let z = act::sizes(&c, &m, c.b, c.s);
+        let (c, m, z) = resolved(&scenario(EXPERTS, tp, sp));
         let map = megatron::dispatcher_map(&c, &m, &z, 1.0);
         let kept = megatron::dispatcher_kept(&c, &m, &z, 1.0) + map;
         let buffer = megatron::gather_buffer(&c, &m, &z, layers);
@@ -157,10 +163,7 @@ fn megatron_moe_layer_matches_the_measured_megatron_core_layer() {
         assert_eq!(bytes(mlp, "kept_after_backward"), 0.0);
         // The dense rows ran Megatron's own linears (the local layer spec): at TP 2 their
         // sequence-parallel gathers fill the same buffer, which Transformer Engine's would not.
-        let dense = scenario(0, tp, sp);
-        let m = vram_explorer::estimator::model::derive(&dense.model, &[], &[], &mut d);
-        let mut c = Ctx::new(&dense, &m, &mut d);
-        let z = act::sizes(&c, &m, c.b, c.s);
+        let (mut c, m, z) = resolved(&scenario(0, tp, sp));
         assert_eq!(megatron::gather_buffer(&c, &m, &z, layers), 0.0);
         c.framework.megatron_local = true;
         let linears = megatron::gather_buffer(&c, &m, &z, layers);
@@ -177,13 +180,7 @@ fn megatron_dispatcher_attributes_outlive_the_backward() {
     let at_step = |experts: u32, tokens: u32| {
         let mut s = scenario(experts, 1, false);
         s.workload.seq_len = tokens;
-        estimate(&s)
-            .memory
-            .phases
-            .get(Phase::OptimizerStep)
-            .unwrap()
-            .total()
-            .get()
+        saved::phase_total(&s, Phase::OptimizerStep)
     };
     let growth = |experts: u32| at_step(experts, 2 * TOKENS) - at_step(experts, TOKENS);
     let (bs, e) = (f64::from(TOKENS), f64::from(EXPERTS));

@@ -12,3 +12,16 @@ pub fn forward_activations(s: &Scenario) -> f64 {
         .get(Phase::Forward)
         .map_or(0.0, |b| b.get(Component::Activations).get())
 }
+
+/// Every byte of `phase` in `s`'s estimate (0 without one).
+#[allow(
+    dead_code,
+    reason = "not every test that includes this module reads whole phases"
+)]
+pub fn phase_total(s: &Scenario, phase: Phase) -> f64 {
+    estimate(s)
+        .memory
+        .phases
+        .get(phase)
+        .map_or(0.0, |b| b.total().get())
+}
