@@ -218,7 +218,8 @@ fn sequence_parallelism_never_adds_saved_activations() {
 /// knew no TP); without per-op two remain, LitGPT with towers, 2·10⁻⁵ over (not traced): the
 /// tolerance. Megatron's own layers (`megatron_local_layers`) are switched off: their
 /// sequence-parallel linears gather into a persistent [s·b, h] buffer, which a toy shape's savings
-/// need not cover.
+/// need not cover; Megatron's output layer does so under any layers on the last stage, so that one
+/// buffer is allowed for.
 #[test]
 fn sequence_parallelism_never_raises_the_peak_on_random_scenarios() {
     let mut r = sample::Rng::new(0x51);
@@ -240,8 +241,24 @@ fn sequence_parallelism_never_raises_the_peak_on_random_scenarios() {
                 .get()
         };
         let (off, on) = (peak(&mut s, false), peak(&mut s, true));
-        assert!(on <= off * (1.0 + 1e-4), "{on} > {off}: {s:?}");
+        assert!(
+            on <= off * (1.0 + 1e-4) + output_layer_gather(&s),
+            "{on} > {off}: {s:?}"
+        );
         checked += 1;
     }
     assert!(checked > 10_000, "only {checked} scenarios");
+}
+
+/// Under the Megatron profile with sequence parallelism, the [s·b, h] input the output layer
+/// gathers into Megatron's persistent buffer on the last stage (0 otherwise).
+fn output_layer_gather(s: &Scenario) -> f64 {
+    use vram_explorer::estimator::Diagnostics;
+    use vram_explorer::estimator::memory::{activations as act, ctx::Ctx, frameworks::megatron};
+    let mut model = vram_explorer::estimator::ResolvedModel::default();
+    let mut d = Diagnostics::default();
+    let r = vram_explorer::estimator::resolve::resolve(s, &mut model, &mut d);
+    let c = Ctx::of(&r);
+    let z = act::sizes(&c, r.model, c.b, c.s);
+    megatron::gather_requests(&c, r.model, &z, 1.0, true).linears
 }

@@ -6,6 +6,10 @@
 //! input); no expert output (the routing weights multiply the activation inside the experts).
 //! Before, the Hugging Face rule was used: two h-wide rows per routed token, both divided by the
 //! sequence-parallel degree, and an FP32 softmax over every expert.
+//!
+//! Also Megatron's persistent global gather buffer (the dispatcher's, the sequence-parallel
+//! linears' and its own attention's requests) and what `megatron_local_layers` changes, measured
+//! with Megatron-Core's own modules where they run on CPU (tests/data/measured/megatron-core-moe.json).
 
 #![allow(
     clippy::unwrap_used,
@@ -135,7 +139,8 @@ fn megatron_moe_layer_matches_the_measured_megatron_core_layer() {
         let (c, m, z) = resolved(&scenario(EXPERTS, tp, sp));
         let map = megatron::dispatcher_map(&c, &m, &z, 1.0);
         let kept = megatron::dispatcher_kept(&c, &m, &z, 1.0) + map;
-        let buffer = megatron::gather_buffer(&c, &m, &z, layers);
+        // Not the last stage: the output layer's gather is not in the measured layer.
+        let buffer = megatron::gather_requests(&c, &m, &z, layers, false).dispatcher;
         let cases = [
             (
                 "saved beyond the dense MLP",
@@ -162,11 +167,16 @@ fn megatron_moe_layer_matches_the_measured_megatron_core_layer() {
         }
         assert_eq!(bytes(mlp, "kept_after_backward"), 0.0);
         // The dense rows ran Megatron's own linears (the local layer spec): at TP 2 their
-        // sequence-parallel gathers fill the same buffer, which Transformer Engine's would not.
-        let (mut c, m, z) = resolved(&scenario(0, tp, sp));
-        assert_eq!(megatron::gather_buffer(&c, &m, &z, layers), 0.0);
-        c.framework.megatron_local = true;
-        let linears = megatron::gather_buffer(&c, &m, &z, layers);
+        // sequence-parallel gathers request the buffer; Transformer Engine's would not.
+        let mut dense = scenario(0, tp, sp);
+        let (c, m, z) = resolved(&dense);
+        assert_eq!(megatron::gather_buffer(&c, &m, &z, layers, false), 0.0);
+        // As the resolve pass leaves it: Megatron's own layers attend materialised.
+        dense.implementation.megatron_local_layers = true;
+        dense.strategies.attention = vram_explorer::scenario::AttentionKernel::Materialized;
+        let (c, m, z) = resolved(&dense);
+        assert!(megatron::gather_requests(&c, &m, &z, layers, false).scores > 0.0);
+        let linears = megatron::gather_requests(&c, &m, &z, layers, false).linears;
         assert_eq!(linears, bytes(mlp, "global_memory_buffer"), "TP {tp}");
     }
 }
@@ -190,4 +200,71 @@ fn megatron_dispatcher_attributes_outlive_the_backward() {
         (grown - attributes).abs() < 1.0,
         "optimizer step grows by {grown} B beyond the dense model's, the attributes are {attributes} B"
     );
+}
+
+/// A layer recomputed whole saves nothing in its forward, but its dispatcher still stores the
+/// indices and weights: they are held beside every phase, not only past the backward.
+#[test]
+fn recomputed_moe_layers_keep_their_dispatcher_attributes_in_every_phase() {
+    use vram_explorer::scenario::Checkpointing;
+    let mut s = scenario(EXPERTS, 1, false);
+    let (c, m, z) = resolved(&s);
+    let rows = megatron::dispatcher_rows(&c, &m, &z);
+    let map = megatron::dispatcher_map(&c, &m, &z, 1.0);
+    assert_eq!(megatron::dispatcher_held(&c, &m, &z, 1.0), map);
+    assert_eq!(megatron::dispatcher_kept(&c, &m, &z, 1.0), rows);
+    s.strategies.checkpointing = Checkpointing::Full;
+    let (c, m, z) = resolved(&s);
+    assert_eq!(megatron::dispatcher_held(&c, &m, &z, 1.0), map + rows);
+    assert_eq!(megatron::dispatcher_kept(&c, &m, &z, 1.0), 0.0);
+}
+
+/// Under sequence parallelism the output layer (Megatron's own `ColumnParallelLinear` even with
+/// Transformer Engine layers) gathers its input into the global buffer on the last stage only.
+#[test]
+fn the_output_layer_gathers_into_the_buffer_on_the_last_stage() {
+    let (c, m, z) = resolved(&scenario(0, 2, true));
+    let h = f64::from(HIDDEN);
+    let last = megatron::gather_requests(&c, &m, &z, 2.0, true).linears;
+    assert_eq!(last, 2.0 * f64::from(TOKENS) * h);
+    assert_eq!(megatron::gather_buffer(&c, &m, &z, 2.0, false), 0.0);
+    let (c, m, z) = resolved(&scenario(0, 2, false));
+    assert_eq!(megatron::gather_buffer(&c, &m, &z, 2.0, true), 0.0);
+}
+
+/// Megatron's own attention refuses context parallelism: an error, not a silent estimate.
+#[test]
+fn megatron_local_layers_refuse_context_parallelism() {
+    let refused = |cp: u32, local: bool| {
+        let mut s = scenario(0, 1, false);
+        s.parallel.cp = cp;
+        s.implementation.megatron_local_layers = local;
+        estimate(&s)
+            .diagnostics
+            .iter()
+            .any(|d| d == Diagnostic::MegatronLocalLayersWithoutCp)
+    };
+    assert!(refused(2, true));
+    assert!(!refused(1, true));
+    assert!(!refused(2, false));
+}
+
+/// Megatron's own attention repeats the KV heads to the query heads before its matmuls, which save
+/// the repeated K and V: with 2 KV heads of 8, each layer saves 2 × (8 − 2) heads' more K/V rows
+/// than Transformer Engine's unfused attention is counted with.
+#[test]
+fn megatron_local_attention_saves_repeated_keys_and_values() {
+    use vram_explorer::scenario::AttentionKernel;
+    let saved = |local: bool| {
+        let mut s = scenario(0, 1, false);
+        s.model.transformer.kv_heads = 2;
+        s.strategies.attention = AttentionKernel::Materialized;
+        s.implementation.megatron_local_layers = local;
+        forward_activations(&s)
+    };
+    let head_dim = f64::from(HIDDEN / 8);
+    let repeated = 2.0 * 2.0 * f64::from(TOKENS) * (8.0 - 2.0) * head_dim;
+    let grown = saved(true) - saved(false);
+    // Beside the repeats, the local layers' global buffer is not an activation.
+    assert_eq!(grown, f64::from(LAYERS) * repeated);
 }

@@ -54,6 +54,23 @@ def build(kind, tp, fusion):
     return MLP(cfg, submodules=spec.submodules.mlp.submodules)
 
 
+requests = []  # bytes of each GlobalMemoryBuffer.get_tensor request in the current region
+
+
+def record_requests():
+    from megatron.core.utils import GlobalMemoryBuffer
+    get_tensor = GlobalMemoryBuffer.get_tensor
+
+    def wrapped(self, tensor_shape, dtype, name, *args, **kwargs):
+        n = 1
+        for d in tensor_shape:
+            n *= d
+        requests.append(n * torch.empty((), dtype=dtype).element_size())
+        return get_tensor(self, tensor_shape, dtype, name, *args, **kwargs)
+
+    GlobalMemoryBuffer.get_tensor = wrapped
+
+
 def measure(kind, tp, fusion):
     layer = build(kind, tp, fusion)
     g = torch.Generator().manual_seed(0)
@@ -64,14 +81,14 @@ def measure(kind, tp, fusion):
         tr.begin_region(name)
         tr.label(list(layer.parameters()), "params")
         tr.label([x], "inputs")
-        # Megatron's persistent gather buffer (`GlobalMemoryBuffer`, "mpu"): the sequence-parallel
-        # linears and the dispatcher gather into it; made here at its full size, so it is
-        # pre-existing in every region rather than growth in the first.
+        # Megatron's persistent gather buffer (`GlobalMemoryBuffer`, "mpu"): made here with one
+        # element, so it is pre-existing in every region; `get_tensor` is wrapped to record the
+        # largest request the layer makes (what the buffer grows to), per region.
         from megatron.core.parallel_state import get_global_memory_buffer
         buf = get_global_memory_buffer()
-        if tp > 1:
-            buf.get_tensor([S, B, H], torch.bfloat16, "mpu")
+        buf.get_tensor([1], torch.bfloat16, "mpu")
         tr.label(list(buf.buffer.values()), "buffers")
+        requests.clear()
         tr.mark("start")
         tr.set_phase("forward")
         out = layer(x)
@@ -89,7 +106,8 @@ def measure(kind, tp, fusion):
                 input_shape=[S // tp, B, H], saved_for_backward=ef["total"] - r["start_total"],
                 forward_peak_above_start=r["phase_peaks"].get("forward", 0) - r["start_total"],
                 backward_peak_above_start=r["phase_peaks"].get("backward", 0) - r["start_total"],
-                global_memory_buffer=sum(t.nbytes for t in buf.buffer.values()),
+                # the largest request the layer made of the buffer, bytes (0: it made none)
+                global_memory_buffer=max(requests, default=0),
                 end_forward=ef, end_backward=r["live_at"]["end_backward"],
                 # what the forward made that outlives the backward (module attributes)
                 kept_after_backward=r["live_at"]["end_backward"]["detail"].get("created_in_forward", 0))
@@ -121,6 +139,11 @@ def main():
     from megatron.core.transformer.moe import moe_utils
     if not hasattr(moe_utils, "te_general_gemm"):
         moe_utils.te_general_gemm = None
+    record_requests()
+    # One throwaway region first: the layer's own requests grow the gather buffer to its size, so
+    # in the recorded regions it is pre-existing (not growth counted as saved) while each region's
+    # requests are still recorded.
+    measure("mlp", tp, True)
     rows = [measure(kind, tp, fusion) for fusion in (True, False) for kind in ("mlp", "moe")]
     env = {p: metadata.version(p) for p in ("megatron-core",)} if _installed("megatron-core") else {}
     env.update(torch=torch.__version__, threads=torch.get_num_threads(), world_size=dist.get_world_size())

@@ -40,12 +40,13 @@ pub enum Diagnostic {
     DeepSpeedZeroWithPipeline,
     MegatronNeedsTpDividingKvHeads,
     MegatronMoeNeedsSequenceParallel,
+    MegatronLocalLayersWithoutCp,
     OverheadBound,
     TorchBlocksWithoutTp,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 37] = [
+    pub const ALL: [Diagnostic; 38] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -81,6 +82,7 @@ impl Diagnostic {
         Diagnostic::DeepSpeedZeroWithPipeline,
         Diagnostic::MegatronNeedsTpDividingKvHeads,
         Diagnostic::MegatronMoeNeedsSequenceParallel,
+        Diagnostic::MegatronLocalLayersWithoutCp,
         Diagnostic::OverheadBound,
         Diagnostic::TorchBlocksWithoutTp,
     ];
@@ -91,7 +93,8 @@ impl Diagnostic {
             Diagnostic::DoesNotFit
             | Diagnostic::EngineWouldNotStart
             | Diagnostic::MegatronNeedsTpDividingKvHeads
-            | Diagnostic::MegatronMoeNeedsSequenceParallel => Severity::Error,
+            | Diagnostic::MegatronMoeNeedsSequenceParallel
+            | Diagnostic::MegatronLocalLayersWithoutCp => Severity::Error,
             Diagnostic::ShapeDerivedFromParams
             | Diagnostic::MemoryBound
             | Diagnostic::OverheadBound => Severity::Note,
@@ -134,6 +137,7 @@ impl Diagnostic {
                 | Diagnostic::TorchBlocksWithoutTp
                 | Diagnostic::MegatronNeedsTpDividingKvHeads
                 | Diagnostic::MegatronMoeNeedsSequenceParallel
+                | Diagnostic::MegatronLocalLayersWithoutCp
         )
     }
 
@@ -181,6 +185,7 @@ impl Diagnostic {
             Diagnostic::DeepSpeedZeroWithPipeline => "deepspeed_zero_with_pipeline",
             Diagnostic::MegatronNeedsTpDividingKvHeads => "megatron_needs_tp_dividing_kv_heads",
             Diagnostic::MegatronMoeNeedsSequenceParallel => "megatron_moe_needs_sequence_parallel",
+            Diagnostic::MegatronLocalLayersWithoutCp => "megatron_local_layers_without_cp",
         }
     }
 
@@ -194,7 +199,8 @@ impl Diagnostic {
             | Diagnostic::Fsdp1WithPipeline
             | Diagnostic::DeepSpeedZeroWithPipeline
             | Diagnostic::MegatronNeedsTpDividingKvHeads
-            | Diagnostic::MegatronMoeNeedsSequenceParallel => self.framework_message(),
+            | Diagnostic::MegatronMoeNeedsSequenceParallel
+            | Diagnostic::MegatronLocalLayersWithoutCp => self.framework_message(),
             Diagnostic::DoesNotFit => "Does not fit: the per-GPU peak exceeds the GPU's memory.",
             Diagnostic::TpDoesNotDivideHeads => {
                 "Tensor parallel degree does not divide the attention heads; shards are uneven (the largest is used)."
@@ -300,7 +306,7 @@ impl Diagnostic {
     const fn framework_message(self) -> &'static str {
         match self {
             Diagnostic::FrameworkSettingsIgnored => {
-                "The Hugging Face settings (attention implementation, trainer, fused loss, bitsandbytes, adapter dropout) apply to the Hugging Face profile (LitGPT reads only the bitsandbytes release) and to LoRA/QLoRA; here some of them have no effect."
+                "The Hugging Face settings (attention implementation, trainer, fused loss, bitsandbytes, adapter dropout) apply to the Hugging Face profile (LitGPT reads only the bitsandbytes release) and to LoRA/QLoRA, and Megatron's own layers to the Megatron profile; here some of them have no effect."
             }
             Diagnostic::FlashAttention2NeedsHalfPrecision => {
                 "FlashAttention-2 runs only in FP16/BF16 (Transformers refuses an FP32 model): estimated with the fused kernel's saved tensors anyway."
@@ -316,6 +322,9 @@ impl Diagnostic {
             }
             Diagnostic::MegatronMoeNeedsSequenceParallel => {
                 "Megatron-Core does not train a mixture of experts with tensor parallelism but without sequence parallelism: MoELayer.forward raises a ValueError (megatron/core/transformer/moe/moe_layer.py, 0.16.1). Estimated as set; turn on sequence parallelism."
+            }
+            Diagnostic::MegatronLocalLayersWithoutCp => {
+                "Megatron-Core's own attention does not run context parallelism: DotProductAttention asserts context_parallel_size == 1 (megatron/core/transformer/dot_product_attention.py, 0.16.1; only Transformer Engine's attention supports it). Estimated as set; turn off Megatron's own layers or context parallelism."
             }
             Diagnostic::DeepSpeedZeroWithPipeline => {
                 "DeepSpeed does not run ZeRO stage 2 or 3 with pipeline parallelism (deepspeed/runtime/pipe/engine.py asserts \"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\"): estimated per stage as if it did (stage 3's gathered parameters as for the whole model)."

@@ -447,6 +447,9 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
             d.insert(Diagnostic::ExpertParallelDoesNotDivideExperts);
         }
     }
+    if c.framework.megatron_local && c.cp > 1.0 {
+        d.insert(Diagnostic::MegatronLocalLayersWithoutCp);
+    }
     let t = sc.parallel.tp.max(1);
     if m.family == ModelFamily::Transformer && t > 1 {
         if !m.heads.is_multiple_of(t) {

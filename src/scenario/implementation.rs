@@ -115,7 +115,8 @@ pub struct Implementation {
     /// Megatron-Core's own layers (`--transformer-impl local`) instead of Transformer Engine's:
     /// attention runs Megatron's `DotProductAttention`, which materialises the scores and takes
     /// their `baddbmm` input from the persistent global gather buffer, as the sequence-parallel
-    /// linears take their gathered input (docs/frameworks/megatron-core.md "A mixture of experts").
+    /// linears take their gathered input (docs/frameworks/megatron-core.md "Megatron's global gather
+    /// buffer").
     /// Read under the Megatron profile; absent in older files = off (Transformer Engine layers).
     pub megatron_local_layers: bool,
 }

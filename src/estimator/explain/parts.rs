@@ -361,6 +361,41 @@ fn checkpointed_inputs(
     )]
 }
 
+/// What Megatron-Core keeps beside a stage outside autograd: its persistent gather buffer and the
+/// MoE dispatcher's attributes (`memory::frameworks::megatron`).
+fn megatron_terms(
+    c: &Ctx,
+    m: &ResolvedModel,
+    z: &act::Sizes,
+    st: &Stage,
+    phase: Option<Phase>,
+    terms: &mut Vec<(String, Bytes)>,
+) {
+    use crate::estimator::memory::frameworks::megatron;
+    let buffer = megatron::gather_buffer(c, m, z, st.layers, st.last);
+    if buffer > 0.0 {
+        terms.push((
+            "Megatron's global gather buffer (the largest of the MoE dispatcher's gathered tokens, \
+             a sequence-parallel linear's gathered input, Megatron attention's score input)"
+                .to_owned(),
+            Bytes(buffer),
+        ));
+    }
+    let held = megatron::dispatcher_held(c, m, z, st.layers);
+    let after = if phase == Some(Phase::OptimizerStep) {
+        megatron::dispatcher_kept(c, m, z, st.layers)
+    } else {
+        0.0
+    };
+    if held + after > 0.0 {
+        terms.push((
+            "MoE dispatcher's attributes (routing map; indices and weights past the backward)"
+                .to_owned(),
+            Bytes(held + after),
+        ));
+    }
+}
+
 /// Short-lived buffers of the peak phase.
 pub(super) fn transient(
     c: &Ctx,
@@ -386,6 +421,7 @@ pub(super) fn transient(
                 Bytes(rope),
             ));
         }
+        megatron_terms(c, m, &z, st, phase, &mut terms);
         let loss = match phase {
             Some(Phase::Forward) if st.last => act::loss_forward_transient(c, m, &z),
             Some(Phase::LossBackward) if st.last => act::loss_backward_transient(c, m, &z),
@@ -427,7 +463,8 @@ pub(super) fn transient(
     }
     Parts {
         formula: "input batches + logits/loss buffers + optimizer temporaries + autocast weight \
-                  copies + gathered ZeRO-3 layers + recomputation (whichever the peak phase holds)"
+                  copies + gathered ZeRO-3 layers + recomputation + framework buffers (whichever \
+                  the peak phase holds)"
             .to_owned(),
         lead: format!("b = {}, s = {}, e_c = {} B", c.b, c.s, c.ec),
         terms,

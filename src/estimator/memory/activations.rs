@@ -195,8 +195,16 @@ fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
     let e = c.ec;
     let ea = if c.attention_fp32 { 4.0 } else { e };
     let eager = c.attention == AttentionKernel::Materialized;
+    // Megatron's own `DotProductAttention` repeats the KV heads to every query head before its
+    // matmuls (`transformer/dot_product_attention.py` lines 170–176, `repeat_interleave`), which
+    // then save the repeated K and V.
+    let kv = if eager && c.framework.megatron_local {
+        z.bsq
+    } else {
+        z.bsk
+    };
     let attention =
-        e * z.bsh / z.tr + ea * (2.0 * z.bsq + 2.0 * z.bsk) + if eager { 0.0 } else { 4.0 * z.bas };
+        e * z.bsh / z.tr + ea * (2.0 * z.bsq + 2.0 * kv) + if eager { 0.0 } else { 4.0 * z.bas };
     let scores = if eager {
         ea * z.bas2 * if c.dropout { 2.0 } else { 1.0 }
     } else {

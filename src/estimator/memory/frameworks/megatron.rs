@@ -59,20 +59,38 @@ pub fn dispatcher_map(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64
     moe_layers(m, layers) * z.bs * f64::from(m.moe.experts)
 }
 
-/// Megatron-Core's persistent gather buffer (`megatron/core/utils.py` `GlobalMemoryBuffer`, name
-/// "mpu": allocated on first use, never freed, regrown to the largest request, one per dtype; all
-/// three requests below are in the compute type), held in every phase. Its users:
-/// - the all-gather dispatcher gathers the tokens of the TP × EP group into it (`token_dispatch`:
-///   `gather_from_sequence_parallel_region(..., use_global_buffer=True)`, [S·B·EP, h]) whenever
-///   that group has more than one rank (measured: the record's TP 2 rows);
-/// - under Megatron's own layers (`--transformer-impl local`; Transformer Engine's gather into
-///   fresh tensors): the sequence-parallel linears' gathered input (`tensor_parallel/layers.py`
-///   line 482, [S·B, h], measured: the record's TP 2 dense rows) and `DotProductAttention`'s
-///   `baddbmm` input (`transformer/dot_product_attention.py` line 189, [b·np, sq, sk], np the
-///   heads of this rank).
-pub fn gather_buffer(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64 {
+/// What Megatron-Core's persistent gather buffer serves on a stage, bytes in the compute type
+/// (`megatron/core/utils.py` `GlobalMemoryBuffer`, name "mpu": allocated on first use, never
+/// freed, regrown to the largest request, one per dtype). It holds the largest
+/// ([`gather_buffer`]), in every phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GatherRequests {
+    /// The all-gather dispatcher gathers the tokens of the TP × EP group into it whenever that
+    /// group has more than one rank (`token_dispatch`: `gather_from_sequence_parallel_region(...,
+    /// use_global_buffer=True)`, [S·B·EP, h]). The `alltoall` dispatcher does not use it (not
+    /// modelled apart).
+    pub dispatcher: f64,
+    /// A Megatron `ColumnParallelLinear` under sequence parallelism gathers its input into it
+    /// (`tensor_parallel/layers.py` lines 482 and 519, [S·B, h], forward and backward): every
+    /// linear of Megatron's own layers (`--transformer-impl local`), and under Transformer Engine
+    /// the output layer on the last stage (`GPTModel.output_layer` is Megatron's own).
+    pub linears: f64,
+    /// Megatron's own `DotProductAttention` takes its `baddbmm` input from it
+    /// (`transformer/dot_product_attention.py` line 189, [b·np, sq, sk], np the rank's heads):
+    /// the widest attention layer's, under `--transformer-impl local`.
+    pub scores: f64,
+}
+
+/// [`GatherRequests`] of a stage of `layers` layers (`last`: it holds the output layer).
+pub fn gather_requests(
+    c: &Ctx,
+    m: &ResolvedModel,
+    z: &Sizes,
+    layers: f64,
+    last: bool,
+) -> GatherRequests {
     if c.profile != crate::scenario::Profile::Megatron {
-        return 0.0;
+        return GatherRequests::default();
     }
     let ep = f64::from(m.moe.ep.max(1));
     let dispatcher = if moe_layers(m, layers) > 0.0 && c.tp * ep > 1.0 {
@@ -81,20 +99,52 @@ pub fn gather_buffer(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64 
         0.0
     };
     let local = c.framework.megatron_local;
-    let linears = if local && c.sp { z.bsh } else { 0.0 };
+    let linears = if c.sp && (local || last) { z.bsh } else { 0.0 };
     let scores = if local && c.attention == crate::scenario::AttentionKernel::Materialized {
-        z.bas2
+        // Megatron's own attention refuses context parallelism (`megatron_local_layers_without_cp`):
+        // the score of the rank's own keys.
+        super::super::layer_kinds::widest_sizes(c, m, c.b, c.s).bas2 / c.cp
     } else {
         0.0
     };
-    c.ec * dispatcher.max(linears).max(scores)
+    GatherRequests {
+        dispatcher: c.ec * dispatcher,
+        linears: c.ec * linears,
+        scores: c.ec * scores,
+    }
+}
+
+/// Megatron-Core's persistent gather buffer on a stage: the largest of its [`GatherRequests`].
+/// Measured: the record's TP 2 rows (tests/data/measured/megatron-core-moe.json records each
+/// layer's largest request).
+pub fn gather_buffer(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64, last: bool) -> f64 {
+    let r = gather_requests(c, m, z, layers, last);
+    r.dispatcher.max(r.linears).max(r.scores)
+}
+
+/// Whether the dispatcher's indices and weights count beside every phase rather than after the
+/// backward: a layer recomputed whole saves nothing in its forward (run under `no_grad`), but its
+/// dispatcher still stores them as attributes.
+fn attributes_always(c: &Ctx) -> bool {
+    c.checkpointing.recomputes_whole_layers()
+}
+
+/// The dispatcher's attributes held beside a stage in every phase: the `local_map` of every MoE
+/// layer ([`dispatcher_map`]), and under whole-layer recomputation its indices and weights too.
+pub fn dispatcher_held(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64 {
+    let rows = if attributes_always(c) {
+        moe_layers(m, layers) * dispatcher_rows(c, m, z)
+    } else {
+        0.0
+    };
+    dispatcher_map(c, m, z, layers) + rows
 }
 
 /// The dispatcher attributes that are also saved for backward ([`dispatcher_rows`]): after a
 /// layer's backward frees its saved tensors they stay, through the end of backward and the optimizer
-/// step, until the layer's next forward.
+/// step, until the layer's next forward. (Under whole-layer recomputation: [`dispatcher_held`].)
 pub fn dispatcher_kept(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64 {
-    if c.profile != crate::scenario::Profile::Megatron {
+    if c.profile != crate::scenario::Profile::Megatron || attributes_always(c) {
         return 0.0;
     }
     moe_layers(m, layers) * dispatcher_rows(c, m, z)

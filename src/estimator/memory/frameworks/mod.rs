@@ -494,8 +494,8 @@ pub fn step(
     let extra = StageExtra {
         buffers: buffers(c, m, st.first)
             + zero_all
-            + megatron::dispatcher_map(c, m, &p.z, st.layers)
-            + megatron::gather_buffer(c, m, &p.z, st.layers),
+            + megatron::dispatcher_held(c, m, &p.z, st.layers)
+            + megatron::gather_buffer(c, m, &p.z, st.layers, st.last),
         held: held(c, m, &p.z, st.last),
         kept_by_graph: kept_by_graph(c, m, &p.z, st),
         kept_after_backward: megatron::dispatcher_kept(c, m, &p.z, st.layers),
