@@ -67,9 +67,11 @@ fn every_stage_class_of_a_small_model_by_hand() {
         assert_eq!(weights, f64::from(c.layers) * layer * 2.0, "{}", c.label());
     }
     // Saved activations at the end of forward, interior stages: in flight × layers × one layer's
-    // bytes, Korthikanti et al. 2022 eq. (1) with 1-byte dropout masks: s·b·h·(34 + 5·a·s/h).
+    // bytes, Korthikanti et al. 2022 eq. (1) with 1-byte dropout masks: s·b·h·(34 + 5·a·s/h),
+    // and the two LayerNorms' FP32 mean and 1/σ the paper leaves out (16·s·b; measured on CPU
+    // with Megatron-Core's own layer, tests/megatron_layer_measured.rs).
     let (sq, h, a) = (128.0, 64.0, 4.0);
-    let per_layer = sq * h * (34.0 + 5.0 * a * sq / h);
+    let per_layer = sq * h * (34.0 + 5.0 * a * sq / h) + 16.0 * sq;
     for c in &cs[1..3] {
         let phases = stage_phases_of(&s, &e, c.first).expect("its phases");
         let fwd = phases.get(Phase::Forward).expect("forward");

@@ -12,6 +12,10 @@ World size 1 runs TP 1. With `--tp 2` (two processes under torch.distributed.run
 sequence parallelism: its input is the [s/2, b, h] sequence shard. Each process prints its rows; rank 0's go to
 the record.
 
+With `--layers` it measures whole dense GPT layers of Megatron's own modules instead (`get_gpt_layer_local_spec`,
+`--transformer-impl local`): hidden 512, 8 heads, FFN 2048, dropout 0 and 0.1, TP 1 or 2 without sequence
+parallelism (tests/data/measured/megatron-core-layer.json).
+
     python megatron_moe.py > ../../tests/data/measured/megatron-core-moe.json
     torchrun --nproc-per-node 2 megatron_moe.py --tp 2 > /tmp/moe-tp2.json   # rows appended to the record
 """
@@ -29,6 +33,7 @@ import torch.nn.functional as F  # noqa: E402
 from tracker import StorageTracker  # noqa: E402
 
 S, B, H, E, K, EXPERT_FFN, FFN = 1024, 1, 512, 8, 2, 512, 1024
+HEADS = 8
 
 
 def config(tp, fusion):
@@ -71,12 +76,69 @@ def record_requests():
     GlobalMemoryBuffer.get_tensor = wrapped
 
 
-def measure(kind, tp, fusion):
-    layer = build(kind, tp, fusion)
+def build_layer(tp, dropout):
+    """A dense GPT layer of Megatron's own modules (`get_gpt_layer_local_spec`: LayerNorm, `DotProductAttention`,
+    GeLU MLP, linear biases), as `--transformer-impl local` builds it."""
+    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
+    from megatron.core.transformer.transformer_config import TransformerConfig
+    from megatron.core.transformer.transformer_layer import TransformerLayer
+    cfg = TransformerConfig(
+        num_layers=1, hidden_size=H, num_attention_heads=HEADS, ffn_hidden_size=4 * H,
+        hidden_dropout=dropout, attention_dropout=dropout, params_dtype=torch.bfloat16, bf16=True,
+        # On a GPU the fused `ScaledUpperTriangMaskedSoftmax` returns (and keeps) a BF16 softmax whatever this
+        # flag says; on CPU the torch fallback runs instead, and with the flag on it keeps an FP32 softmax and a
+        # BF16 cast beside it. Off, the fallback keeps one BF16 softmax, as the GPU kernel does.
+        attention_softmax_in_fp32=False,
+        # No sequence parallelism: without Apex the local spec's norm is `WrappedTorchNorm`, which refuses it.
+        use_cpu_initialization=True, tensor_model_parallel_size=tp, sequence_parallel=False)
+    return TransformerLayer(cfg, get_gpt_layer_local_spec().submodules, layer_number=1)
+
+
+_masks = []  # the CPU causal masks made so far (lru-cached by the shim: persistent, not saved)
+
+
+def cached_masks():
+    return list(_masks)
+
+
+def cpu_layer_shims():
+    """Two more shims for a whole layer on CPU: the default causal mask (`transformer/utils.py`, an lru-cached
+    [s, s] bool made on "cuda") is made on the CPU, and the CUDA RNG tracker's `fork` (entered around attention
+    dropout) is a no-op context, so dropout draws from torch's CPU generator. Neither changes what is saved."""
+    import contextlib
+    import functools
+
+    import megatron.core.fusions.fused_softmax as fused_softmax
+    import megatron.core.transformer.utils as transformer_utils
+    from megatron.core.tensor_parallel import random as mrandom
+
+    @functools.lru_cache(maxsize=None)
+    def causal_mask(sq):
+        mask = torch.triu(torch.ones(sq, sq), diagonal=1).bool()
+        _masks.append(mask)
+        return mask
+
+    transformer_utils.get_default_causal_mask = causal_mask
+    if hasattr(fused_softmax, "get_default_causal_mask"):
+        fused_softmax.get_default_causal_mask = causal_mask
+
+    @contextlib.contextmanager
+    def fork(self, name=None):
+        yield
+
+    mrandom.CudaRNGStatesTracker.fork = fork
+
+
+def measure(kind, tp, fusion, dropout=0.0):
+    layer = build_layer(tp, dropout) if kind == "layer" else build(kind, tp, fusion)
     g = torch.Generator().manual_seed(0)
-    x = torch.randn(S // tp, B, H, generator=g).to(torch.bfloat16).requires_grad_(True)
+    sp = tp > 1 and kind != "layer"
+    rows = S // tp if sp else S
+    x = torch.randn(rows, B, H, generator=g).to(torch.bfloat16).requires_grad_(True)
     tr = StorageTracker()
     name = f"{kind} tp{tp}{' sp' if tp > 1 else ''} bias_activation_fusion={fusion}"
+    if kind == "layer":
+        name = f"layer tp{tp} dropout={dropout}"
     with tr:
         tr.begin_region(name)
         tr.label(list(layer.parameters()), "params")
@@ -87,11 +149,11 @@ def measure(kind, tp, fusion):
         from megatron.core.parallel_state import get_global_memory_buffer
         buf = get_global_memory_buffer()
         buf.get_tensor([1], torch.bfloat16, "mpu")
-        tr.label(list(buf.buffer.values()), "buffers")
+        tr.label(list(buf.buffer.values()) + cached_masks(), "buffers")
         requests.clear()
         tr.mark("start")
         tr.set_phase("forward")
-        out = layer(x)
+        out = layer(x, attention_mask=None) if kind == "layer" else layer(x)
         out = out[0] if isinstance(out, tuple) else out
         loss = out.float().sum()
         del out
@@ -102,8 +164,8 @@ def measure(kind, tp, fusion):
         tr.mark("end_backward")
         r = tr.end_region()
     ef = r["live_at"]["end_forward"]
-    return dict(name=name, kind=kind, tp=tp, sequence_parallel=tp > 1, bias_activation_fusion=fusion,
-                input_shape=[S // tp, B, H], saved_for_backward=ef["total"] - r["start_total"],
+    return dict(name=name, kind=kind, tp=tp, sequence_parallel=sp, bias_activation_fusion=fusion, dropout=dropout,
+                input_shape=[rows, B, H], saved_for_backward=ef["total"] - r["start_total"],
                 forward_peak_above_start=r["phase_peaks"].get("forward", 0) - r["start_total"],
                 backward_peak_above_start=r["phase_peaks"].get("backward", 0) - r["start_total"],
                 # the largest request the layer made of the buffer, bytes (0: it made none)
@@ -116,7 +178,9 @@ def measure(kind, tp, fusion):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tp", type=int, default=1)
-    tp = ap.parse_args().tp
+    ap.add_argument("--layers", action="store_true", help="whole dense layers (local spec) instead of MLP / MoE")
+    args = ap.parse_args()
+    tp = args.tp
     torch.set_num_threads(2)
     warnings.filterwarnings("ignore")
     import torch.distributed as dist
@@ -143,8 +207,13 @@ def main():
     # One throwaway region first: the layer's own requests grow the gather buffer to its size, so
     # in the recorded regions it is pre-existing (not growth counted as saved) while each region's
     # requests are still recorded.
-    measure("mlp", tp, True)
-    rows = [measure(kind, tp, fusion) for fusion in (True, False) for kind in ("mlp", "moe")]
+    if args.layers:
+        cpu_layer_shims()
+        measure("layer", tp, True)
+        rows = [measure("layer", tp, True, dropout) for dropout in (0.0, 0.1)]
+    else:
+        measure("mlp", tp, True)
+        rows = [measure(kind, tp, fusion) for fusion in (True, False) for kind in ("mlp", "moe")]
     env = {p: metadata.version(p) for p in ("megatron-core",)} if _installed("megatron-core") else {}
     env.update(torch=torch.__version__, threads=torch.get_num_threads(), world_size=dist.get_world_size())
     if rank == 0:

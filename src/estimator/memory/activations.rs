@@ -136,7 +136,7 @@ pub fn norm_consumers(m: &ResolvedModel) -> (f64, f64) {
 pub fn pre_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes, consumers: f64) -> f64 {
     let k = c.saved_scale();
     match c.profile {
-        Profile::Megatron => c.ec * z.bsh / z.tr * k,
+        Profile::Megatron => megatron_norm(c, m, z) * k,
         Profile::HuggingFace | Profile::LitGpt | Profile::Torchtune => {
             (hf_norm(c, m, z, consumers) + super::frameworks::norm_extra(c, m, z)) * k
         }
@@ -187,7 +187,9 @@ fn hf_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
 
 /// Korthikanti §4.1 with 2-byte terms scaled by `ec/2`: attention 11sbh + 5as²b (QKV input 2,
 /// Q and K 4, V 2, output-projection input 2, dropout mask 1; softmax 2as²b, its mask as²b, dropout
-/// output 2as²b), MLP 19sbh (input 2, GeLU input 8, GeLU output 8, mask 1), norms 4sbh. TP divides
+/// output 2as²b), MLP 19sbh (input 2, GeLU input 8, GeLU output 8, mask 1), norms 4sbh (and their
+/// FP32 statistics, which the paper leaves out). Measured to the byte with Megatron-Core's own
+/// layer on CPU (tests/data/measured/megatron-core-layer.json, `tests/megatron_layer_measured.rs`). TP divides
 /// the head/FFN terms by t (Eq. 2), SP also the rest (Eq. 4). GQA shrinks K and V to kv·d wide;
 /// SwiGLU saves the 2f-wide fc1 output and the f-wide product (6·sbf); flash keeps no s² terms
 /// (FP32 log-sum-exp instead).
@@ -225,9 +227,20 @@ fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
         attention,
         scores,
         mlp,
-        norm: 2.0 * e * z.bsh / z.tr,
+        norm: 2.0 * megatron_norm(c, m, z),
         masks,
     }
+}
+
+/// One Megatron pre-norm: its input and its FP32 statistics, mean and 1/σ for LayerNorm
+/// (`native_layer_norm`; Transformer Engine's and Apex's fused norms likewise), 1/σ for RMSNorm;
+/// on the sequence shard under SP. Measured: tests/data/measured/megatron-core-layer.json.
+fn megatron_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    let stats = match m.norm {
+        NormKind::LayerNorm => 8.0,
+        NormKind::RmsNorm => 4.0,
+    };
+    (c.ec * z.bsh + stats * z.bs) / z.tr
 }
 
 /// A mixture-of-experts layer saves besides its experts' MLPs:
