@@ -16,11 +16,8 @@
 #[path = "support/saved.rs"]
 mod saved;
 
-use saved::forward_activations;
-use vram_explorer::estimator::memory::activations as act;
-use vram_explorer::estimator::memory::ctx::Ctx;
+use saved::{forward_activations, resolved};
 use vram_explorer::estimator::memory::frameworks::megatron;
-use vram_explorer::estimator::{Diagnostics, ResolvedModel};
 use vram_explorer::scenario::{
     AttentionKernel, DropoutMask, Dtype, FfnKind, Mode, NormKind, PositionKind, PrecisionMode,
     Profile, Scenario,
@@ -75,11 +72,7 @@ fn megatron_local_layer_saves_what_megatron_core_saves() {
         let estimated = per_layer(tp, dropout);
         assert_eq!(estimated, measured, "{}", r["name"]);
 
-        let s = scenario(4, tp, dropout);
-        let mut d = Diagnostics::default();
-        let m: ResolvedModel = vram_explorer::estimator::model::derive(&s.model, &[], &[], &mut d);
-        let c = Ctx::new(&s, &m, &mut d);
-        let z = act::sizes(&c, &m, c.b, c.s);
+        let (c, m, z) = resolved(&scenario(4, tp, dropout));
         let scores = megatron::gather_requests(&c, &m, &z, 4.0, false).scores;
         assert_eq!(
             scores,

@@ -21,12 +21,9 @@
 #[path = "support/saved.rs"]
 mod saved;
 
-use saved::forward_activations;
-use vram_explorer::estimator::memory::activations as act;
-use vram_explorer::estimator::memory::ctx::Ctx;
+use saved::{forward_activations, resolved};
 use vram_explorer::estimator::memory::frameworks::megatron;
-use vram_explorer::estimator::model::ResolvedModel;
-use vram_explorer::estimator::{Diagnostic, Diagnostics, estimate};
+use vram_explorer::estimator::{Diagnostic, estimate};
 use vram_explorer::scenario::{Dtype, FfnKind, Mode, PrecisionMode, Profile, Scenario};
 
 const LAYERS: u32 = 4;
@@ -100,15 +97,6 @@ fn row<'a>(rows: &'a [serde_json::Value], kind: &str, tp: u32) -> &'a serde_json
     rows.iter()
         .find(|r| r["kind"] == kind && r["tp"] == tp && r["bias_activation_fusion"] == true)
         .unwrap()
-}
-
-/// The scenario resolved as the memory model sees it: context, model, the micro-batch's sizes.
-fn resolved(s: &Scenario) -> (Ctx, ResolvedModel, act::Sizes) {
-    let mut d = Diagnostics::default();
-    let m = vram_explorer::estimator::model::derive(&s.model, &[], &[], &mut d);
-    let c = Ctx::new(s, &m, &mut d);
-    let z = act::sizes(&c, &m, c.b, c.s);
-    (c, m, z)
 }
 
 fn bytes(r: &serde_json::Value, key: &str) -> f64 {

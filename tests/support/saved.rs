@@ -25,3 +25,24 @@ pub fn phase_total(s: &Scenario, phase: Phase) -> f64 {
         .get(phase)
         .map_or(0.0, |b| b.total().get())
 }
+
+/// `s` as the memory model resolves it: its context, model and the micro-batch's sizes.
+#[allow(
+    dead_code,
+    reason = "not every test that includes this module reads the resolved parts"
+)]
+pub fn resolved(
+    s: &Scenario,
+) -> (
+    vram_explorer::estimator::memory::ctx::Ctx,
+    vram_explorer::estimator::ResolvedModel,
+    vram_explorer::estimator::memory::activations::Sizes,
+) {
+    use vram_explorer::estimator::Diagnostics;
+    use vram_explorer::estimator::memory::{activations as act, ctx::Ctx};
+    let mut d = Diagnostics::default();
+    let m = vram_explorer::estimator::model::derive(&s.model, &[], &[], &mut d);
+    let c = Ctx::new(s, &m, &mut d);
+    let z = act::sizes(&c, &m, c.b, c.s);
+    (c, m, z)
+}
