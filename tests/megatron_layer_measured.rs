@@ -3,8 +3,8 @@
 //! and without dropout (tests/data/measured/megatron-core-layer.json, made by
 //! scripts/measure/megatron_moe.py --layers): the Megatron profile's per-layer saved activations
 //! (Korthikanti §4.1, with the norms' FP32 statistics) and the global buffer's score input, to the
-//! byte. The record ran with CPU dropout masks (the input's type) and one BF16 softmax (what the
-//! GPU's fused softmax keeps).
+//! byte. The record ran with CPU dropout masks (the input's type), one BF16 softmax (what the GPU's
+//! fused softmax keeps) and the torch softmax's causal mask (which the fused kernel does not make).
 
 #![allow(
     clippy::unwrap_used,
@@ -66,9 +66,12 @@ fn megatron_local_layer_saves_what_megatron_core_saves() {
         let tp = u32::try_from(r["tp"].as_u64().unwrap()).unwrap();
         let dropout = r["dropout"].as_f64().unwrap() > 0.0;
         // The layer's input, made before the region, is what its first norm keeps: the estimate
-        // counts it with the layer. The scalar loss (4 B) is the only other storage.
+        // counts it with the layer. The scalar loss (4 B) is another storage, and the s × s bool
+        // causal mask the CPU's torch softmax keeps (`masked_fill_`) a third: a GPU's fused
+        // softmax (Megatron-LM's default, for key lengths up to 4,096) makes none.
         let input = 2.0 * 1024.0 * 512.0;
-        let measured = r["saved_for_backward"].as_f64().unwrap() + input - 4.0;
+        let mask = 1024.0 * 1024.0;
+        let measured = r["saved_for_backward"].as_f64().unwrap() + input - 4.0 - mask;
         let estimated = per_layer(tp, dropout);
         assert_eq!(estimated, measured, "{}", r["name"]);
 

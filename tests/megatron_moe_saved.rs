@@ -256,3 +256,51 @@ fn megatron_local_attention_saves_repeated_keys_and_values() {
     // Beside the repeats, the local layers' global buffer is not an activation.
     assert_eq!(grown, f64::from(LAYERS) * repeated);
 }
+
+/// Under selective recomputation Megatron reruns its core attention, repeats included: the
+/// checkpoint keeps the unrepeated K and V, as Transformer Engine's attention would.
+#[test]
+fn selective_recomputation_keeps_unrepeated_keys_and_values() {
+    use vram_explorer::scenario::{AttentionKernel, Checkpointing};
+    let saved = |local: bool| {
+        let mut s = scenario(0, 1, false);
+        s.model.transformer.kv_heads = 2;
+        s.strategies.attention = AttentionKernel::Materialized;
+        s.strategies.checkpointing = Checkpointing::Selective;
+        s.implementation.megatron_local_layers = local;
+        forward_activations(&s)
+    };
+    assert_eq!(saved(true), saved(false));
+}
+
+/// The layout search offers no context parallelism to Megatron's own layers, which refuse it.
+#[test]
+fn no_context_parallel_layouts_for_megatron_local_layers() {
+    use vram_explorer::estimator::performance::context_parallel::cp_degrees;
+    let mut s = scenario(0, 1, false);
+    s.workload.seq_len = 65_536;
+    assert!(cp_degrees(&s, 64).count() > 1);
+    s.implementation.megatron_local_layers = true;
+    assert_eq!(cp_degrees(&s, 64).collect::<Vec<_>>(), [1]);
+}
+
+/// The global buffer is one tensor per type: FP32 attention scores sit beside the 16-bit gathers
+/// (their sum), 16-bit ones share the larger of the two.
+#[test]
+fn fp32_scores_take_a_buffer_of_their_own() {
+    let buffer = |fp32: bool| {
+        let mut s = scenario(0, 2, true);
+        s.implementation.megatron_local_layers = true;
+        s.strategies.attention = vram_explorer::scenario::AttentionKernel::Materialized;
+        s.precision.attention_fp32 = fp32;
+        let (c, m, z) = resolved(&s);
+        let r = megatron::gather_requests(&c, &m, &z, 2.0, true);
+        (megatron::gather_buffer(&c, &m, &z, 2.0, true), r)
+    };
+    let (bf16, r16) = buffer(false);
+    assert_eq!(bf16, r16.linears.max(r16.scores));
+    let (fp32, r32) = buffer(true);
+    assert_eq!(fp32, r32.linears + r32.scores);
+    assert_eq!(r32.scores, 2.0 * r16.scores);
+    assert!(r16.linears > 0.0);
+}

@@ -85,38 +85,30 @@ def build_layer(tp, dropout):
     cfg = TransformerConfig(
         num_layers=1, hidden_size=H, num_attention_heads=HEADS, ffn_hidden_size=4 * H,
         hidden_dropout=dropout, attention_dropout=dropout, params_dtype=torch.bfloat16, bf16=True,
-        # On a GPU the fused `ScaledUpperTriangMaskedSoftmax` returns (and keeps) a BF16 softmax whatever this
-        # flag says; on CPU the torch fallback runs instead, and with the flag on it keeps an FP32 softmax and a
-        # BF16 cast beside it. Off, the fallback keeps one BF16 softmax, as the GPU kernel does.
+        # Megatron-LM's defaults where core's differ (megatron/training/arguments.py: --attention-softmax-in-fp32
+        # is off unless given). The softmax fusion (`masked_softmax_fusion`, on in Megatron-LM) needs the CUDA
+        # kernel, so the torch fallback runs here: it keeps one BF16 softmax, as the fused kernel does, and also
+        # the causal mask `masked_fill_` applied (s·s bytes), which the fused kernel does not make. The bias-GeLU
+        # and bias-dropout-add fusions keep the same tensors as the unfused ops run here (core's defaults).
         attention_softmax_in_fp32=False,
         # No sequence parallelism: without Apex the local spec's norm is `WrappedTorchNorm`, which refuses it.
         use_cpu_initialization=True, tensor_model_parallel_size=tp, sequence_parallel=False)
     return TransformerLayer(cfg, get_gpt_layer_local_spec().submodules, layer_number=1)
 
 
-_masks = []  # the CPU causal masks made so far (lru-cached by the shim: persistent, not saved)
-
-
-def cached_masks():
-    return list(_masks)
-
-
 def cpu_layer_shims():
-    """Two more shims for a whole layer on CPU: the default causal mask (`transformer/utils.py`, an lru-cached
-    [s, s] bool made on "cuda") is made on the CPU, and the CUDA RNG tracker's `fork` (entered around attention
-    dropout) is a no-op context, so dropout draws from torch's CPU generator. Neither changes what is saved."""
+    """Two more shims for a whole layer on CPU: the default causal mask (`transformer/utils.py`
+    `get_default_causal_mask`, a fresh [s, s] bool made on "cuda" at every call) is made on the CPU instead, still
+    fresh at every call; and the CUDA RNG tracker's `fork` (entered around attention dropout) is a no-op context, so
+    dropout draws from torch's CPU generator. Neither changes what is saved."""
     import contextlib
-    import functools
 
     import megatron.core.fusions.fused_softmax as fused_softmax
     import megatron.core.transformer.utils as transformer_utils
     from megatron.core.tensor_parallel import random as mrandom
 
-    @functools.lru_cache(maxsize=None)
     def causal_mask(sq):
-        mask = torch.triu(torch.ones(sq, sq), diagonal=1).bool()
-        _masks.append(mask)
-        return mask
+        return torch.triu(torch.ones(sq, sq), diagonal=1).bool()
 
     transformer_utils.get_default_causal_mask = causal_mask
     if hasattr(fused_softmax, "get_default_causal_mask"):
@@ -149,7 +141,7 @@ def measure(kind, tp, fusion, dropout=0.0):
         from megatron.core.parallel_state import get_global_memory_buffer
         buf = get_global_memory_buffer()
         buf.get_tensor([1], torch.bfloat16, "mpu")
-        tr.label(list(buf.buffer.values()) + cached_masks(), "buffers")
+        tr.label(list(buf.buffer.values()), "buffers")
         requests.clear()
         tr.mark("start")
         tr.set_phase("forward")
@@ -164,6 +156,8 @@ def measure(kind, tp, fusion, dropout=0.0):
         tr.mark("end_backward")
         r = tr.end_region()
     ef = r["live_at"]["end_forward"]
+    if kind == "layer":
+        fusion = layer.config.bias_activation_fusion
     return dict(name=name, kind=kind, tp=tp, sequence_parallel=sp, bias_activation_fusion=fusion, dropout=dropout,
                 input_shape=[rows, B, H], saved_for_backward=ef["total"] - r["start_total"],
                 forward_peak_above_start=r["phase_peaks"].get("forward", 0) - r["start_total"],

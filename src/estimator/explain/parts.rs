@@ -381,17 +381,20 @@ fn megatron_terms(
             Bytes(buffer),
         ));
     }
-    let held = megatron::dispatcher_held(c, m, z, st.layers);
+    // Past the backward: the optimizer step (at the end of backward too, when that moment is the
+    // backward's peak; it then falls in the rest).
     let after = if phase == Some(Phase::OptimizerStep) {
         megatron::dispatcher_kept(c, m, z, st.layers)
     } else {
         0.0
     };
-    if held + after > 0.0 {
+    let held = megatron::dispatcher_held(c, m, z, st.layers) + after;
+    if held > 0.0 {
         terms.push((
-            "MoE dispatcher's attributes (routing map; indices and weights past the backward)"
+            "MoE dispatcher's attributes (the routing maps; the indices and weights once a layer's \
+             backward is done, or always under whole-layer recomputation)"
                 .to_owned(),
-            Bytes(held + after),
+            Bytes(held),
         ));
     }
 }

@@ -8,7 +8,7 @@
 
 use super::ctx::{Ctx, ceil};
 use crate::estimator::model::ResolvedModel;
-use crate::scenario::{ArchKind, AttentionKernel, FfnKind, Mode, NormKind, Profile};
+use crate::scenario::{ArchKind, AttentionKernel, Checkpointing, FfnKind, Mode, NormKind, Profile};
 
 /// One layer's saved bytes by block (masks kept apart so the per-layer breakdown can show them).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -130,7 +130,7 @@ pub fn norm_consumers(m: &ResolvedModel) -> (f64, f64) {
 
 /// One pre-norm as a layer's `norm` term counts it, its output read by `consumers` linears
 /// (under autocast each saves its own 16-bit copy: `hf_norm`), with the framework's extra per norm
-/// (`frameworks::norm_extra`); Megatron's saves its input. [`layer`]'s term is the mixer's pre-norm
+/// (`frameworks::norm_extra`); Megatron's saves its input and FP32 statistics. [`layer`]'s term is the mixer's pre-norm
 /// (Q, K, V: [`norm_consumers`]) plus the MLP's; `layer_kinds` counts the pre-norms a layer kind
 /// has, each with its own consumers.
 pub fn pre_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes, consumers: f64) -> f64 {
@@ -200,11 +200,11 @@ fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
     // Megatron's own `DotProductAttention` repeats the KV heads to every query head before its
     // matmuls (`transformer/dot_product_attention.py` lines 170–176, `repeat_interleave`), which
     // then save the repeated K and V.
-    let kv = if eager && c.framework.megatron_local {
-        z.bsq
-    } else {
-        z.bsk
-    };
+    // Selective recomputation reruns the core attention, repeats included: its checkpoint keeps
+    // the unrepeated Q, K and V.
+    let repeated =
+        eager && c.framework.megatron_local && c.checkpointing != Checkpointing::Selective;
+    let kv = if repeated { z.bsq } else { z.bsk };
     let attention =
         e * z.bsh / z.tr + ea * (2.0 * z.bsq + 2.0 * kv) + if eager { 0.0 } else { 4.0 * z.bas };
     let scores = if eager {
@@ -329,11 +329,11 @@ pub fn first_stage_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes, s: f64) -> f64 {
 
 /// Saved outside the layers on the last pipeline stage, without the loss: HF decoder final norm;
 /// HF encoder MLM transform (dense output, GELU output, LayerNorm statistics and output). Megatron:
-/// final LayerNorm input 2sbh + output-layer input 2sbh (Korthikanti §4.3).
+/// final LayerNorm input 2sbh and its FP32 statistics + output-layer input 2sbh (Korthikanti §4.3).
 pub fn last_stage_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     let k = c.saved_scale();
     match c.profile {
-        Profile::Megatron => 2.0 * c.ec * z.bsh / z.tr * k,
+        Profile::Megatron => (megatron_norm(c, m, z) + c.ec * z.bsh / z.tr) * k,
         Profile::HuggingFace | Profile::LitGpt | Profile::Torchtune => match m.arch {
             ArchKind::Decoder => hf_norm(c, m, z, 1.0) * k + super::frameworks::final_norm(c, m, z),
             // The transform LayerNorm's output is the decoder linear's input (`Sizes::lin_tr`).

@@ -179,9 +179,13 @@ pub const LONG_CONTEXT_TOKENS: u32 = 32_768;
 /// ```
 pub fn cp_degrees(s: &Scenario, room: u64) -> impl Iterator<Item = u32> {
     let seq = s.workload.seq_len;
+    // Megatron's own attention refuses context parallelism (`megatron_local_layers_without_cp`).
+    let local = s.implementation.profile == crate::scenario::Profile::Megatron
+        && s.implementation.megatron_local_layers;
     let long = s.mode == crate::scenario::Mode::Training
         && s.model.family == crate::scenario::ModelFamily::Transformer
-        && seq >= LONG_CONTEXT_TOKENS;
+        && seq >= LONG_CONTEXT_TOKENS
+        && !local;
     (0..5u32)
         .map(|k| 1u32 << k)
         .filter(move |&cp| cp == 1 || (long && u64::from(cp) <= room && seq.is_multiple_of(2 * cp)))

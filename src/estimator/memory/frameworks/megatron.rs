@@ -110,16 +110,27 @@ pub fn gather_requests(
     GatherRequests {
         dispatcher: c.ec * dispatcher,
         linears: c.ec * linears,
-        scores: c.ec * scores,
+        scores: score_bytes(c) * scores,
     }
 }
 
-/// Megatron-Core's persistent gather buffer on a stage: the largest of its [`GatherRequests`].
+/// The score input's type: the query's, FP32 when attention is kept in FP32.
+fn score_bytes(c: &Ctx) -> f64 {
+    if c.attention_fp32 { 4.0 } else { c.ec }
+}
+
+/// Megatron-Core's persistent gather buffer on a stage: the largest of its [`GatherRequests`] of
+/// each type (the buffer is one tensor per type: FP32 scores beside 16-bit gathers are two).
 /// Measured: the record's TP 2 rows (tests/data/measured/megatron-core-moe.json records each
 /// layer's largest request).
 pub fn gather_buffer(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64, last: bool) -> f64 {
     let r = gather_requests(c, m, z, layers, last);
-    r.dispatcher.max(r.linears).max(r.scores)
+    let gathers = r.dispatcher.max(r.linears);
+    if score_bytes(c) == c.ec {
+        gathers.max(r.scores)
+    } else {
+        gathers + r.scores
+    }
 }
 
 /// Whether the dispatcher's indices and weights count beside every phase rather than after the
