@@ -312,7 +312,10 @@ pub(super) fn activations(c: &Ctx, m: &ResolvedModel, e: &Estimate, st: &Stage) 
 
 /// Megatron's per-layer closed form, Korthikanti et al. 2022 Table 2, filled with the scenario.
 fn korthikanti_closed_form(c: &Ctx, m: &ResolvedModel, formula: &mut String, lead: &mut String) {
-    formula.push_str("; Table 2 per layer: s·b·h·(34 + 5as/h) bytes (t = 1, 16-bit, MHA, GeLU)");
+    formula.push_str(
+        "; Table 2 per layer: s·b·h·(34 + 5as/h) bytes (t = 1, 16-bit, MHA, GeLU), and the two \
+         norms' FP32 statistics the paper leaves out (16·s·b for LayerNorm, 8·s·b for RMSNorm)",
+    );
     let (h, a) = (f64::from(m.hidden), f64::from(m.heads));
     let closed = c.s * c.b * h * (34.0 + 5.0 * a * c.s / h.max(1.0));
     lead.push_str(&format!(
