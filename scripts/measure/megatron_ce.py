@@ -4,6 +4,7 @@ with the tracker, beside torch's cross_entropy on the same logits (what HF's For
 upcast). A full Megatron training step needs CUDA (fused kernels, TE); this function is plain torch.
 
     python megatron_ce.py > ../../tests/data/measured/megatron-core-cross-entropy.json
+    torchrun --nproc-per-node 2 megatron_ce.py > /tmp/ce-tp2.json   # TP 2: Megatron's rows, rank 0's
 """
 import json
 import os
@@ -22,13 +23,13 @@ S, B, V = 256, 2, 32000
 H = 64  # the hidden size of the stand-in output layer
 
 
-def measure(name, fn, dtype):
+def measure(name, fn, dtype, tp=1):
     """The logits are the output of a stand-in output layer (hidden [s, b, H] that requires grad @ a frozen
     [V, H] weight), as in a model: nothing but autograd holds them after the forward, and their gradient flows
     into the layer's matmul (no .grad of b·s·V is kept)."""
     g = torch.Generator().manual_seed(0)
     hidden = torch.randn(S, B, H, generator=g).to(dtype).requires_grad_(True)
-    weight = (torch.randn(V, H, generator=g) * 0.1).to(dtype)
+    weight = (torch.randn(V // tp, H, generator=g) * 0.1).to(dtype)
     target = torch.randint(0, V, (S, B), generator=g)
     tr = StorageTracker()
     with tr:
@@ -46,10 +47,10 @@ def measure(name, fn, dtype):
             tr.label([hidden.grad], "grads")
             tr.mark("end_backward")
             r = tr.end_region()
-    logits_bytes = S * B * V * torch.empty((), dtype=dtype).element_size()
+    logits_bytes = S * B * (V // tp) * torch.empty((), dtype=dtype).element_size()
     ef = r["live_at"]["end_forward"]
     ap, n = profile_peak_delta(prof)
-    return dict(name=name, logits_shape=[S, B, V], logits_dtype=str(dtype).replace("torch.", ""),
+    return dict(name=name, tp=tp, logits_shape=[S, B, V // tp], logits_dtype=str(dtype).replace("torch.", ""),
                 logits_bytes=logits_bytes,
                 saved_for_backward=ef["total"] - r["start_total"],
                 forward_peak_above_start=r["phase_peaks"].get("forward", 0) - r["start_total"],
@@ -64,9 +65,11 @@ def main():
     import torch.distributed as dist
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29561")
-    dist.init_process_group("gloo", rank=0, world_size=1)
+    tp = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    dist.init_process_group("gloo", rank=rank, world_size=tp)
     from megatron.core import parallel_state
-    parallel_state.initialize_model_parallel(tensor_model_parallel_size=1)
+    parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp)
     from megatron.core.tensor_parallel.cross_entropy import vocab_parallel_cross_entropy
 
     def mcore(lg, t):
@@ -78,6 +81,15 @@ def main():
     def torch_ce(lg, t):  # HF ForCausalLMLoss: logits.float() then cross_entropy (log_softmax + nll)
         return torch.nn.functional.cross_entropy(lg.float().view(-1, V), t.view(-1), reduction="sum")
 
+    if tp > 1:  # each rank holds V/TP of the vocabulary: Megatron's rows only, rank 0's printed
+        rows = [measure(f"megatron vocab_parallel_cross_entropy fp32 tp{tp}", mcore, torch.float32, tp),
+                measure(f"megatron vocab_parallel_cross_entropy bf16 logits tp{tp}", mcore, torch.bfloat16, tp),
+                measure(f"megatron vocab_parallel_cross_entropy bf16 logits .float() tp{tp}", mcore_float,
+                        torch.bfloat16, tp)]
+        if rank == 0:
+            print(json.dumps(dict(rows=rows), indent=1))
+        dist.destroy_process_group()
+        return
     rows = [measure("megatron vocab_parallel_cross_entropy fp32", mcore, torch.float32),
             measure("torch cross_entropy fp32 (HF ForCausalLMLoss)", torch_ce, torch.float32),
             measure("megatron vocab_parallel_cross_entropy bf16 logits", mcore, torch.bfloat16),
