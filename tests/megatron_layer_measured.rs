@@ -67,8 +67,8 @@ fn megatron_local_layer_saves_what_megatron_core_saves() {
         let dropout = r["dropout"].as_f64().unwrap() > 0.0;
         // The layer's input, made before the region, is what its first norm keeps: the estimate
         // counts it with the layer. The scalar loss (4 B) is another storage, and the s × s bool
-        // causal mask the CPU's torch softmax keeps (`masked_fill_`) a third: a GPU's fused
-        // softmax (Megatron-LM's default, for key lengths up to 4,096) makes none.
+        // causal mask the CPU's torch softmax keeps (`masked_fill_`) a third: at 1,024 keys a GPU
+        // runs the fused softmax (Megatron-LM's default), which makes none.
         let input = 2.0 * 1024.0 * 512.0;
         let mask = 1024.0 * 1024.0;
         let measured = r["saved_for_backward"].as_f64().unwrap() + input - 4.0 - mask;
@@ -84,4 +84,23 @@ fn megatron_local_layer_saves_what_megatron_core_saves() {
             r["name"]
         );
     }
+}
+
+/// Past 4,096 keys a GPU's fused softmax no longer runs: Megatron's own attention then keeps the
+/// torch fallback's s × s bool causal mask in every layer (as the record's CPU rows do); Transformer
+/// Engine's attention does not.
+#[test]
+fn megatron_local_attention_keeps_the_fallback_mask_past_4096_keys() {
+    let extra = |seq: u32| {
+        let with = |local: bool| {
+            let mut s = scenario(4, 1, false);
+            s.workload.seq_len = seq;
+            s.model.transformer.max_positions = seq;
+            s.implementation.megatron_local_layers = local;
+            forward_activations(&s)
+        };
+        with(true) - with(false)
+    };
+    assert_eq!(extra(4096), 0.0);
+    assert_eq!(extra(8192), 4.0 * 8192.0 * 8192.0);
 }

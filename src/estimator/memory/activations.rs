@@ -208,7 +208,7 @@ fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
     let attention =
         e * z.bsh / z.tr + ea * (2.0 * z.bsq + 2.0 * kv) + if eager { 0.0 } else { 4.0 * z.bas };
     let scores = if eager {
-        ea * z.bas2 * if c.dropout { 2.0 } else { 1.0 }
+        ea * z.bas2 * if c.dropout { 2.0 } else { 1.0 } + softmax_fallback_mask(c, z)
     } else {
         0.0
     };
@@ -230,6 +230,24 @@ fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
         norm: 2.0 * megatron_norm(c, m, z),
         masks,
     }
+}
+
+/// The s × s bool causal mask Megatron's own attention keeps when its softmax falls back to torch:
+/// `FusedScaleMaskSoftmax` runs the fused kernel (no mask made) only for 16 < s_k ≤ 4,096 with
+/// s_q, s_k and b·np divisible by 4 (`fusions/fused_softmax.py` `is_kernel_available`, 0.16.1,
+/// Megatron-LM's default `masked_softmax_fusion`); otherwise `masked_fill_` applies a fresh
+/// `get_default_causal_mask(s)` and keeps it for backward (`transformer/utils.py`). Measured on
+/// CPU, where the fallback always runs (tests/data/measured/megatron-core-layer.json). Under
+/// Transformer Engine's attention: none.
+fn softmax_fallback_mask(c: &Ctx, z: &Sizes) -> f64 {
+    if !c.framework.megatron_local {
+        return 0.0;
+    }
+    let s = c.s;
+    let attn_batches = if s > 0.0 { z.bas / s } else { 0.0 };
+    let divides = |x: f64| (x % 4.0) == 0.0;
+    let fused = s > 16.0 && s <= 4096.0 && divides(s) && divides(attn_batches);
+    if fused { 0.0 } else { s * s }
 }
 
 /// One Megatron pre-norm: its input and its FP32 statistics, mean and 1/σ for LayerNorm
