@@ -304,3 +304,22 @@ fn fp32_scores_take_a_buffer_of_their_own() {
     assert_eq!(r32.scores, 2.0 * r16.scores);
     assert!(r16.linears > 0.0);
 }
+
+/// With expert parallelism the estimate says it assumed the all-gather dispatcher (whose global
+/// buffer an all-to-all run does not hold); at EP 1, or under another profile, it says nothing.
+#[test]
+fn expert_parallel_megatron_runs_are_told_the_dispatcher() {
+    let noted = |ep: u32, profile: Profile| {
+        let mut s = scenario(EXPERTS, 1, false);
+        s.parallel.dp = 4;
+        s.model.moe.ep = ep;
+        s.implementation.profile = profile;
+        estimate(&s)
+            .diagnostics
+            .iter()
+            .any(|d| d == Diagnostic::MegatronAllGatherDispatcher)
+    };
+    assert!(noted(4, Profile::Megatron));
+    assert!(!noted(1, Profile::Megatron));
+    assert!(!noted(4, Profile::HuggingFace));
+}

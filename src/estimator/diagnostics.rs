@@ -41,12 +41,13 @@ pub enum Diagnostic {
     MegatronNeedsTpDividingKvHeads,
     MegatronMoeNeedsSequenceParallel,
     MegatronLocalLayersWithoutCp,
+    MegatronAllGatherDispatcher,
     OverheadBound,
     TorchBlocksWithoutTp,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 38] = [
+    pub const ALL: [Diagnostic; 39] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -83,6 +84,7 @@ impl Diagnostic {
         Diagnostic::MegatronNeedsTpDividingKvHeads,
         Diagnostic::MegatronMoeNeedsSequenceParallel,
         Diagnostic::MegatronLocalLayersWithoutCp,
+        Diagnostic::MegatronAllGatherDispatcher,
         Diagnostic::OverheadBound,
         Diagnostic::TorchBlocksWithoutTp,
     ];
@@ -97,7 +99,8 @@ impl Diagnostic {
             | Diagnostic::MegatronLocalLayersWithoutCp => Severity::Error,
             Diagnostic::ShapeDerivedFromParams
             | Diagnostic::MemoryBound
-            | Diagnostic::OverheadBound => Severity::Note,
+            | Diagnostic::OverheadBound
+            | Diagnostic::MegatronAllGatherDispatcher => Severity::Note,
             _ => Severity::Warning,
         }
     }
@@ -186,6 +189,7 @@ impl Diagnostic {
             Diagnostic::MegatronNeedsTpDividingKvHeads => "megatron_needs_tp_dividing_kv_heads",
             Diagnostic::MegatronMoeNeedsSequenceParallel => "megatron_moe_needs_sequence_parallel",
             Diagnostic::MegatronLocalLayersWithoutCp => "megatron_local_layers_without_cp",
+            Diagnostic::MegatronAllGatherDispatcher => "megatron_allgather_dispatcher",
         }
     }
 
@@ -200,7 +204,8 @@ impl Diagnostic {
             | Diagnostic::DeepSpeedZeroWithPipeline
             | Diagnostic::MegatronNeedsTpDividingKvHeads
             | Diagnostic::MegatronMoeNeedsSequenceParallel
-            | Diagnostic::MegatronLocalLayersWithoutCp => self.framework_message(),
+            | Diagnostic::MegatronLocalLayersWithoutCp
+            | Diagnostic::MegatronAllGatherDispatcher => self.framework_message(),
             Diagnostic::DoesNotFit => "Does not fit: the per-GPU peak exceeds the GPU's memory.",
             Diagnostic::TpDoesNotDivideHeads => {
                 "Tensor parallel degree does not divide the attention heads; shards are uneven (the largest is used)."
@@ -208,9 +213,7 @@ impl Diagnostic {
             Diagnostic::TpDoesNotDivideKvHeads => {
                 "Tensor parallel degree does not divide the KV heads; KV heads are replicated on some ranks."
             }
-            Diagnostic::TpDoesNotDivideFfn => {
-                "Tensor parallel degree does not divide the FFN size."
-            }
+            Diagnostic::TpDoesNotDivideFfn => "The TP degree does not divide the FFN size.",
             Diagnostic::TpDoesNotDivideVocab => {
                 "Tensor parallel degree does not divide the vocabulary (Megatron pads it)."
             }
@@ -322,6 +325,9 @@ impl Diagnostic {
             }
             Diagnostic::MegatronMoeNeedsSequenceParallel => {
                 "Megatron-Core does not train a mixture of experts with tensor parallelism but without sequence parallelism: MoELayer.forward raises a ValueError (megatron/core/transformer/moe/moe_layer.py, 0.16.1). Estimated as set; turn on sequence parallelism."
+            }
+            Diagnostic::MegatronAllGatherDispatcher => {
+                "Estimated with Megatron-Core's default all-gather token dispatcher, which gathers the tokens of the TP × EP group into its persistent global buffer (e·b·s·EP·h bytes, kept for the run) and keeps its routing map past the backward. Most runs with expert parallelism choose --moe-token-dispatcher-type alltoall, which gathers no such buffer: not modelled apart, so the estimate is high for them by about that buffer."
             }
             Diagnostic::MegatronLocalLayersWithoutCp => {
                 "Megatron-Core's own attention does not run context parallelism: DotProductAttention asserts context_parallel_size == 1 (megatron/core/transformer/dot_product_attention.py, 0.16.1; only Transformer Engine's attention supports it). Estimated as set; turn off Megatron's own layers or context parallelism."

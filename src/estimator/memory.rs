@@ -450,6 +450,14 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
     if c.framework.megatron_local && c.cp > 1.0 {
         d.insert(Diagnostic::MegatronLocalLayersWithoutCp);
     }
+    // Megatron's default dispatcher gathers over TP × EP; at EP > 1 runs usually pick all-to-all.
+    if c.profile == crate::scenario::Profile::Megatron
+        && c.mode == crate::scenario::Mode::Training
+        && experts > 0
+        && ep > 1
+    {
+        d.insert(Diagnostic::MegatronAllGatherDispatcher);
+    }
     let t = sc.parallel.tp.max(1);
     if m.family == ModelFamily::Transformer && t > 1 {
         if !m.heads.is_multiple_of(t) {
