@@ -323,3 +323,18 @@ fn expert_parallel_megatron_runs_are_told_the_dispatcher() {
     assert!(!noted(1, Profile::Megatron));
     assert!(!noted(4, Profile::HuggingFace));
 }
+
+/// Under LoRA the output layer's weight is frozen: `linear_with_frozen_weight` gathers its input
+/// into a fresh tensor, so the global buffer holds none of it.
+#[test]
+fn frozen_output_layers_gather_outside_the_buffer() {
+    let mut s = scenario(0, 2, true);
+    let (c, m, z) = resolved(&s);
+    assert!(megatron::gather_requests(&c, &m, &z, 2.0, true).linears > 0.0);
+    s.peft.method = vram_explorer::scenario::PeftMethod::Lora;
+    let (c, m, z) = resolved(&s);
+    assert_eq!(
+        megatron::gather_requests(&c, &m, &z, 2.0, true).linears,
+        0.0
+    );
+}

@@ -73,7 +73,8 @@ pub struct GatherRequests {
     /// A Megatron `ColumnParallelLinear` under sequence parallelism gathers its input into it
     /// (`tensor_parallel/layers.py` lines 482 and 519, [S·B, h], forward and backward): every
     /// linear of Megatron's own layers (`--transformer-impl local`), and under Transformer Engine
-    /// the output layer on the last stage (`GPTModel.output_layer` is Megatron's own).
+    /// the output layer on the last stage (`GPTModel.output_layer` is Megatron's own). Trained
+    /// weights only: a frozen one gathers into a fresh tensor.
     pub linears: f64,
     /// Megatron's own `DotProductAttention` takes its `baddbmm` input from it
     /// (`transformer/dot_product_attention.py` line 189, [b·np, sq, sk], np the rank's heads):
@@ -99,7 +100,14 @@ pub fn gather_requests(
         0.0
     };
     let local = c.framework.megatron_local;
-    let linears = if c.sp && (local || last) { z.bsh } else { 0.0 };
+    // A frozen weight (a LoRA base, the output layer under LoRA) takes `linear_with_frozen_weight`,
+    // which gathers into a fresh tensor (`tensor_parallel/layers.py` `linear_with_frozen_weight`).
+    let trained = !c.framework.lora;
+    let linears = if c.sp && (local || last) && trained {
+        z.bsh
+    } else {
+        0.0
+    };
     let scores = if local && c.attention == crate::scenario::AttentionKernel::Materialized {
         // Megatron's own attention refuses context parallelism (`megatron_local_layers_without_cp`):
         // the score of the rank's own keys.
