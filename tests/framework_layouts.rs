@@ -16,6 +16,18 @@ use vram_explorer::estimator::{Diagnostic, Severity, estimate};
 use vram_explorer::scenario::*;
 
 /// A 7B-class model with 32 heads over 4 KV heads, trained on one node.
+/// Make-it-fit's twenty best suggestions within 64 GPUs.
+fn fit_on_64(s: &Scenario) -> vram_explorer::estimator::solver::FitResult {
+    use vram_explorer::estimator::solver::{FitOptions, make_it_fit};
+    make_it_fit(
+        s,
+        FitOptions {
+            max_gpus: 64,
+            top: 20,
+        },
+    )
+}
+
 fn scenario(profile: Profile, tp: u32) -> Scenario {
     let mut s = Scenario {
         mode: Mode::Training,
@@ -62,17 +74,10 @@ fn the_layout_search_keeps_megatron_to_tp_dividing_the_kv_heads() {
 
 #[test]
 fn make_it_fit_proposes_no_layout_megatron_refuses() {
-    use vram_explorer::estimator::solver::{FitOptions, make_it_fit};
     let mut s = scenario(Profile::Megatron, 1);
     // Too big for one GPU: 8,192 tokens of 8 sequences.
     (s.workload.seq_len, s.workload.micro_batch) = (8192, 8);
-    let r = make_it_fit(
-        &s,
-        FitOptions {
-            max_gpus: 64,
-            top: 20,
-        },
-    );
+    let r = fit_on_64(&s);
     assert!(!r.already_fits && !r.suggestions.is_empty());
     for sug in &r.suggestions {
         let tp = sug.scenario.parallel.tp;
@@ -87,7 +92,6 @@ fn make_it_fit_proposes_no_layout_megatron_refuses() {
 /// carries the error, and make-it-fit says so.
 #[test]
 fn megatron_moe_layouts_bring_sequence_parallelism() {
-    use vram_explorer::estimator::solver::{FitOptions, make_it_fit};
     let mut s = scenario(Profile::Megatron, 1);
     (
         s.model.moe.experts,
@@ -95,13 +99,7 @@ fn megatron_moe_layouts_bring_sequence_parallelism() {
         s.model.moe.expert_ffn,
     ) = (8, 2, 14336);
     (s.workload.seq_len, s.workload.micro_batch) = (8192, 8);
-    let r = make_it_fit(
-        &s,
-        FitOptions {
-            max_gpus: 64,
-            top: 20,
-        },
-    );
+    let r = fit_on_64(&s);
     assert!(!r.already_fits);
     let with_tp: Vec<_> = r
         .suggestions
@@ -134,7 +132,6 @@ fn megatron_moe_layouts_bring_sequence_parallelism() {
 
 #[test]
 fn no_pipeline_stages_for_frameworks_without_a_pipeline_schedule() {
-    use vram_explorer::estimator::solver::{FitOptions, make_it_fit};
     let o = SearchOptions {
         gpus: 64,
         global_batch: 256,
@@ -149,13 +146,7 @@ fn no_pipeline_stages_for_frameworks_without_a_pipeline_schedule() {
             r.best.iter().chain(&r.pareto).all(|l| l.pp == 1),
             "{profile:?}"
         );
-        let fit = make_it_fit(
-            &s,
-            FitOptions {
-                max_gpus: 64,
-                top: 20,
-            },
-        );
+        let fit = fit_on_64(&s);
         assert!(!fit.suggestions.is_empty());
         assert!(
             fit.suggestions.iter().all(|x| x.scenario.parallel.pp == 1),

@@ -78,12 +78,7 @@ fn megatron_experts_keep_their_gathered_input_and_the_router_its_shard() {
 /// (`MoELayer.forward` raises a ValueError); a dense model or SP on is fine.
 #[test]
 fn megatron_refuses_moe_at_tp_without_sequence_parallelism() {
-    let refused = |s: &Scenario| {
-        estimate(s)
-            .diagnostics
-            .iter()
-            .any(|d| d == Diagnostic::MegatronMoeNeedsSequenceParallel)
-    };
+    let refused = |s: &Scenario| reports(s, Diagnostic::MegatronMoeNeedsSequenceParallel);
     assert!(refused(&scenario(EXPERTS, 2, false)));
     assert!(!refused(&scenario(EXPERTS, 2, true)));
     assert!(!refused(&scenario(EXPERTS, 1, false)));
@@ -97,6 +92,11 @@ fn row<'a>(rows: &'a [serde_json::Value], kind: &str, tp: u32) -> &'a serde_json
     rows.iter()
         .find(|r| r["kind"] == kind && r["tp"] == tp && r["bias_activation_fusion"] == true)
         .unwrap()
+}
+
+/// Whether `s`'s estimate carries the diagnostic `d`.
+fn reports(s: &Scenario, d: Diagnostic) -> bool {
+    estimate(s).diagnostics.contains(d)
 }
 
 fn bytes(r: &serde_json::Value, key: &str) -> f64 {
@@ -227,10 +227,7 @@ fn megatron_local_layers_refuse_context_parallelism() {
         let mut s = scenario(0, 1, false);
         s.parallel.cp = cp;
         s.implementation.megatron_local_layers = local;
-        estimate(&s)
-            .diagnostics
-            .iter()
-            .any(|d| d == Diagnostic::MegatronLocalLayersWithoutCp)
+        reports(&s, Diagnostic::MegatronLocalLayersWithoutCp)
     };
     assert!(refused(2, true));
     assert!(!refused(1, true));
@@ -314,10 +311,7 @@ fn expert_parallel_megatron_runs_are_told_the_dispatcher() {
         s.parallel.dp = 4;
         s.model.moe.ep = ep;
         s.implementation.profile = profile;
-        estimate(&s)
-            .diagnostics
-            .iter()
-            .any(|d| d == Diagnostic::MegatronAllGatherDispatcher)
+        reports(&s, Diagnostic::MegatronAllGatherDispatcher)
     };
     assert!(noted(4, Profile::Megatron));
     assert!(!noted(1, Profile::Megatron));

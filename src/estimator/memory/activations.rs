@@ -151,7 +151,7 @@ fn hf_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
     let kv = if eager { 2.0 * z.bsq } else { 2.0 * z.bsk };
     let lse = if eager { 0.0 } else { 4.0 * z.bas };
     // Seed article §4.1: attention kept in FP32 while the FFN runs 16-bit.
-    let ea = if c.attention_fp32 { 4.0 } else { ec };
+    let ea = c.attention_bytes();
     let attention = ea * (z.bsq + kv + z.bsq) + lse;
     let (scores, s2_mask) = if eager {
         let e_sm = if c.amp || m.softmax_fp32 { 4.0 } else { ea };
@@ -195,7 +195,7 @@ fn hf_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
 /// (FP32 log-sum-exp instead).
 fn megatron_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> LayerActs {
     let e = c.ec;
-    let ea = if c.attention_fp32 { 4.0 } else { e };
+    let ea = c.attention_bytes();
     let eager = c.attention == AttentionKernel::Materialized;
     // Megatron's own `DotProductAttention` repeats the KV heads to every query head before its
     // matmuls (`transformer/dot_product_attention.py` lines 170–176, `repeat_interleave`), which
@@ -288,7 +288,7 @@ fn moe_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     if m.moe.experts == 0 {
         return 0.0;
     }
-    let routed = m.moe.routed_rows_per_token() - f64::from(m.moe.shared);
+    let routed = m.moe.routed_expert_rows_per_token();
     let experts = f64::from(m.moe.experts);
     if c.profile == Profile::Megatron {
         let router = 12.0 * f64::from(m.moe.top_k) * z.bs / z.tr;

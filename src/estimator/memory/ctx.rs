@@ -105,6 +105,12 @@ pub struct Ctx {
 pub use crate::estimator::num::ceil;
 
 impl Ctx {
+    /// Bytes of an attention element (Q, K, V, scores, softmax): 4 when attention is kept in FP32
+    /// (`precision.attention_fp32`, the seed article §4.1), else the compute type's.
+    pub fn attention_bytes(&self) -> f64 {
+        if self.attention_fp32 { 4.0 } else { self.ec }
+    }
+
     /// Micro-batches whose saved activations the first pipeline stage holds under 1F1B:
     /// [`Ctx::in_flight_at`] stage 0, min(p, m) and p + (p − 1)/v interleaved (Narayanan et al.
     /// 2021 §2.2). The memory estimate and the step timeline both read it.

@@ -333,7 +333,7 @@ fn kind_layer(
             // output is heads × v: correct both.
             let bs = b * s;
             let per_rank = ceil(heads / c.tp);
-            let e = if c.attention_fp32 { 4.0 } else { c.ec };
+            let e = c.attention_bytes();
             let k = c.saved_scale();
             a.attention += e * bs * per_rank * ((v - rope) + (v - nope - rope)) * k;
             a.attention = a.attention.max(0.0);

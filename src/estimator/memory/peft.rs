@@ -258,7 +258,7 @@ pub fn lora_layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, x: &Ext, a: LayerActs) 
     let t = x.targets;
     let k = c.saved_scale();
     let gated = m.ffn_kind == FfnKind::SwiGlu;
-    let ea = if c.attention_fp32 { 4.0 } else { c.ec };
+    let ea = c.attention_bytes();
     let h_in = |consumers: f64, targeted: f64| -> f64 {
         // The norm output as the linears' input: one autocast copy per consuming linear (HF under
         // autocast), else one shared tensor kept if any consumer is targeted.

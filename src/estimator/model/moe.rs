@@ -68,6 +68,12 @@ impl MoeShape {
         f64::from(self.top_k) * cf + f64::from(self.shared)
     }
 
+    /// [`MoeShape::routed_rows_per_token`] without the shared experts: the rows the router sends
+    /// to the routed experts (top-k × capacity factor; 1 when dense).
+    pub fn routed_expert_rows_per_token(&self) -> f64 {
+        self.routed_rows_per_token() - f64::from(self.shared)
+    }
+
     /// Fraction of the routed experts' parameters stored on one GPU: ⌈E / ep⌉ / E.
     pub fn stored_expert_fraction(&self) -> f64 {
         if self.experts == 0 {

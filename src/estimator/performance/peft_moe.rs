@@ -111,7 +111,7 @@ pub fn all_to_all_bytes_per_step(
     if m.moe.experts == 0 || m.moe.ep <= 1 {
         return 0.0;
     }
-    let routed = m.moe.routed_rows_per_token() - f64::from(m.moe.shared);
+    let routed = m.moe.routed_expert_rows_per_token();
     let per = all_to_all_bytes(
         tokens * routed,
         f64::from(m.hidden),

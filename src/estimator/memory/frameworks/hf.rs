@@ -137,7 +137,7 @@ fn count(flags: &[bool]) -> f64 {
 /// The layer's four groups: q/k/v (the input norm's output), the MLP's input (the second norm's
 /// output), `o_proj`'s input and `down_proj`'s input.
 fn groups(c: &Ctx, m: &ResolvedModel, z: &Sizes, t: crate::scenario::LoraTargets) -> [Group; 4] {
-    let ea = if c.attention_fp32 { 4.0 } else { c.ec };
+    let ea = c.attention_bytes();
     let flash = c.attention == AttentionKernel::Flash;
     // The linears' input: under sequence parallelism the gathered sequence (`Sizes::lin_tr`).
     let n_h = z.bsh / z.lin_tr;

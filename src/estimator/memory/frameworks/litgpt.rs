@@ -19,7 +19,7 @@ use crate::scenario::{AttentionKernel, Checkpointing, LoraTargets, NormKind};
 ///   `weight.float()`: the normalised x saved for the weight's gradient is FP32 (Hugging Face keeps
 ///   it in the input type), plus an FP32 copy of the weight.
 pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, a: LayerActs) -> LayerActs {
-    let ea = if c.attention_fp32 { 4.0 } else { c.ec };
+    let ea = c.attention_bytes();
     let repeat = if c.attention == AttentionKernel::Materialized {
         0.0 // the eager rule already counts the repeated copies
     } else {
@@ -98,7 +98,7 @@ fn legacy_inputs(c: &Ctx, z: &Sizes, t: LoraTargets, all: bool) -> (f64, f64) {
     }
     let kept = |targeted: bool| all || !targeted || c.framework.adapter_dropout;
     let on = |b: bool| f64::from(u8::from(b));
-    let ea = if c.attention_fp32 { 4.0 } else { c.ec };
+    let ea = c.attention_bytes();
     let attention =
         on(kept(t.q || t.k || t.v)) * c.ec * z.bsh / z.lin_tr + on(kept(t.o)) * ea * z.bsq;
     let mlp = on(kept(t.gate || t.up)) * c.ec * z.bsh / z.lin_tr + on(kept(t.down)) * c.ec * z.bsf;

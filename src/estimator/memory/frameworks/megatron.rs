@@ -10,7 +10,6 @@ use super::super::activations::Sizes;
 use super::super::ctx::Ctx;
 use super::Loss;
 use crate::estimator::model::ResolvedModel;
-use crate::estimator::model::blocks::MlpShape;
 
 /// Saved: the FP32 softmax, 4·b·s·V/t (the logits themselves when they are FP32). Beside it in
 /// forward and in the loss backward: nothing more for FP32 logits; 16-bit logits stay alive beside
@@ -33,19 +32,13 @@ pub fn loss(c: &Ctx, z: &Sizes) -> Loss {
 /// `local_probs`), so they outlive the layer's backward: [`dispatcher_kept`]. Measured on CPU with
 /// Megatron-Core's own `MoELayer` (tests/data/measured/megatron-core-moe.json).
 pub fn dispatcher_rows(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
-    let routed = m.moe.routed_rows_per_token() - f64::from(m.moe.shared);
+    let routed = m.moe.routed_expert_rows_per_token();
     (8.0 + c.ec) * routed * z.bs
 }
 
 /// MoE layers among a stage's `layers` (the pattern's share of MoE layers).
 fn moe_layers(m: &ResolvedModel, layers: f64) -> f64 {
-    if m.moe.experts == 0 || m.layers == 0 {
-        return 0.0;
-    }
-    let moe = m
-        .blocks
-        .sum(|k| if k.mlp == MlpShape::Moe { 1.0 } else { 0.0 });
-    layers * moe / f64::from(m.layers)
+    layers * m.moe_layer_share()
 }
 
 /// The all-gather dispatcher's `local_map` attribute: the bool map of every gathered token to the
@@ -118,13 +111,8 @@ pub fn gather_requests(
     GatherRequests {
         dispatcher: c.ec * dispatcher,
         linears: c.ec * linears,
-        scores: score_bytes(c) * scores,
+        scores: c.attention_bytes() * scores,
     }
-}
-
-/// The score input's type: the query's, FP32 when attention is kept in FP32.
-fn score_bytes(c: &Ctx) -> f64 {
-    if c.attention_fp32 { 4.0 } else { c.ec }
 }
 
 /// Megatron-Core's persistent gather buffer on a stage: the largest of its [`GatherRequests`] of
@@ -134,7 +122,8 @@ fn score_bytes(c: &Ctx) -> f64 {
 pub fn gather_buffer(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64, last: bool) -> f64 {
     let r = gather_requests(c, m, z, layers, last);
     let gathers = r.dispatcher.max(r.linears);
-    if score_bytes(c) == c.ec {
+    // FP32 scores (`attention_bytes`) are a tensor of their own beside the 16-bit gathers.
+    if c.attention_bytes() == c.ec {
         gathers.max(r.scores)
     } else {
         gathers + r.scores

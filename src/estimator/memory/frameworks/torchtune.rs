@@ -16,7 +16,7 @@ use crate::scenario::{AttentionKernel, RopeCache};
 /// so SDPA saves b·a·s·d for each instead of b·k·s·d; its two RMSNorms save their normalised x in
 /// FP32 ([`norm_extra`]).
 pub fn layer(c: &Ctx, m: &ResolvedModel, z: &Sizes, a: LayerActs) -> LayerActs {
-    let ea = if c.attention_fp32 { 4.0 } else { c.ec };
+    let ea = c.attention_bytes();
     let repeat = if c.attention == AttentionKernel::Materialized {
         0.0
     } else {
@@ -169,7 +169,7 @@ pub fn lora_layer(
     if !x.lora() || x.targets.o {
         return a;
     }
-    let ea = if c.attention_fp32 { 4.0 } else { c.ec };
+    let ea = c.attention_bytes();
     let attention = super::super::layer_kinds::attention_and_mlp_shares(m).0;
     LayerActs {
         attention: a.attention + ea * z.bsq * c.saved_scale() * attention,
