@@ -24,7 +24,9 @@ mod saved;
 use saved::{forward_activations, resolved};
 use vram_explorer::estimator::memory::frameworks::megatron;
 use vram_explorer::estimator::{Diagnostic, estimate};
-use vram_explorer::scenario::{Dtype, FfnKind, Mode, PrecisionMode, Profile, Scenario};
+use vram_explorer::scenario::{
+    Dtype, FfnKind, Mode, MoeDispatcher, PrecisionMode, Profile, Scenario,
+};
 
 const LAYERS: u32 = 4;
 const HIDDEN: u32 = 512;
@@ -87,10 +89,30 @@ fn megatron_refuses_moe_at_tp_without_sequence_parallelism() {
 
 const MEASURED: &str = include_str!("data/measured/megatron-core-moe.json");
 
-/// One measured row of tests/data/measured/megatron-core-moe.json by kind, TP and fusion.
+/// One measured row of tests/data/measured/megatron-core-moe.json by kind and TP, fused SwiGLU,
+/// the all-gather dispatcher.
 fn row<'a>(rows: &'a [serde_json::Value], kind: &str, tp: u32) -> &'a serde_json::Value {
+    dispatched(rows, kind, tp, "allgather", 1, true)
+}
+
+/// One measured row by kind, TP, dispatcher, EP and SwiGLU fusion (the rows without a `dispatcher`
+/// ran the all-gather dispatcher at EP 1).
+fn dispatched<'a>(
+    rows: &'a [serde_json::Value],
+    kind: &str,
+    tp: u32,
+    dispatcher: &str,
+    ep: u32,
+    fusion: bool,
+) -> &'a serde_json::Value {
     rows.iter()
-        .find(|r| r["kind"] == kind && r["tp"] == tp && r["bias_activation_fusion"] == true)
+        .find(|r| {
+            r["kind"] == kind
+                && r["tp"] == tp
+                && r["bias_activation_fusion"] == fusion
+                && r["dispatcher"].as_str().unwrap_or("allgather") == dispatcher
+                && r["ep"].as_u64().unwrap_or(1) == u64::from(ep)
+        })
         .unwrap()
 }
 
@@ -120,39 +142,8 @@ fn megatron_moe_layer_matches_the_measured_megatron_core_layer() {
     assert_eq!(doc["shape"]["s"], TOKENS);
     for (tp, sp) in [(1, false), (2, true)] {
         let (moe, mlp) = (row(rows, "moe", tp), row(rows, "mlp", tp));
+        holds_to_the_measured_layer(&scenario(EXPERTS, tp, sp), moe, mlp);
         let layers = f64::from(LAYERS);
-        let saved = (forward_activations(&scenario(EXPERTS, tp, sp))
-            - forward_activations(&scenario(0, tp, sp)))
-            / layers;
-        let (c, m, z) = resolved(&scenario(EXPERTS, tp, sp));
-        let map = megatron::dispatcher_map(&c, &m, &z, 1.0);
-        let kept = megatron::dispatcher_kept(&c, &m, &z, 1.0) + map;
-        // Not the last stage: the output layer's gather is not in the measured layer.
-        let buffer = megatron::gather_requests(&c, &m, &z, layers, false).dispatcher;
-        let cases = [
-            (
-                "saved beyond the dense MLP",
-                saved + map,
-                bytes(moe, "saved_for_backward") - bytes(mlp, "saved_for_backward"),
-            ),
-            (
-                "kept after backward",
-                kept,
-                bytes(moe, "kept_after_backward"),
-            ),
-            (
-                "global gather buffer",
-                buffer,
-                bytes(moe, "global_memory_buffer"),
-            ),
-        ];
-        for (what, est, measured) in cases {
-            let tolerance = 0.01 * measured.max(1.0);
-            assert!(
-                (est - measured).abs() <= tolerance,
-                "TP {tp}: {what}: estimate {est} B, measured {measured} B"
-            );
-        }
         assert_eq!(bytes(mlp, "kept_after_backward"), 0.0);
         // The dense rows ran Megatron's own linears (the local layer spec): at TP 2 their
         // sequence-parallel gathers request the buffer; Transformer Engine's would not.
@@ -197,7 +188,7 @@ fn recomputed_moe_layers_keep_their_dispatcher_attributes_in_every_phase() {
     use vram_explorer::scenario::Checkpointing;
     let mut s = scenario(EXPERTS, 1, false);
     let (c, m, z) = resolved(&s);
-    let rows = megatron::dispatcher_rows(&c, &m, &z);
+    let rows = megatron::dispatcher_tensors(&c, &m, &z).saved_kept;
     let map = megatron::dispatcher_map(&c, &m, &z, 1.0);
     assert_eq!(megatron::dispatcher_held(&c, &m, &z, 1.0), map);
     assert_eq!(megatron::dispatcher_kept(&c, &m, &z, 1.0), rows);
@@ -316,6 +307,20 @@ fn expert_parallel_megatron_runs_are_told_the_dispatcher() {
     assert!(noted(4, Profile::Megatron));
     assert!(!noted(1, Profile::Megatron));
     assert!(!noted(4, Profile::HuggingFace));
+    // Told it runs all-to-all, the estimate has nothing to say.
+    assert!(!reports(
+        &alltoall(EXPERTS, 1, false, 4),
+        Diagnostic::MegatronAllGatherDispatcher
+    ));
+}
+
+/// The dispatcher is a Megatron setting: set under another profile it is reported as ignored.
+#[test]
+fn the_dispatcher_is_ignored_outside_megatron() {
+    let mut s = alltoall(EXPERTS, 1, false, 1);
+    assert!(!reports(&s, Diagnostic::FrameworkSettingsIgnored));
+    s.implementation.profile = Profile::HuggingFace;
+    assert!(reports(&s, Diagnostic::FrameworkSettingsIgnored));
 }
 
 /// Under LoRA the output layer's weight is frozen: `linear_with_frozen_weight` gathers its input
@@ -331,4 +336,146 @@ fn frozen_output_layers_gather_outside_the_buffer() {
         megatron::gather_requests(&c, &m, &z, 2.0, true).linears,
         0.0
     );
+}
+
+/// The all-to-all dispatcher, measured with Megatron-Core 0.16.1's own `MoELayer` on CPU
+/// (tests/data/measured/megatron-core-moe.json, `--alltoall`), TP 1 and TP 2 with sequence
+/// parallelism, each within 1 %: what the mixture saves beyond the dense MLP (the estimate's saved
+/// bytes plus the attributes it holds beside every layer instead), what outlives the backward, and
+/// no request of Megatron's global buffer (fused SwiGLU, Megatron-LM's default).
+#[test]
+fn megatron_alltoall_dispatcher_matches_the_measured_megatron_core_layer() {
+    let doc: serde_json::Value = serde_json::from_str(MEASURED).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    for (tp, sp) in [(1, false), (2, true)] {
+        let moe = dispatched(rows, "moe", tp, "alltoall", 1, true);
+        holds_to_the_measured_layer(&alltoall(EXPERTS, tp, sp, 1), moe, row(rows, "mlp", tp));
+    }
+}
+
+/// `s`'s MoE layer against a measured one (`moe`, beside the dense `mlp` at the same TP), each
+/// within 1 %: what the mixture saves beyond the dense MLP (the estimate's saved bytes plus the
+/// dispatcher attributes it holds beside every layer instead), what outlives the backward, and the
+/// dispatcher's request of Megatron's global buffer (not the last stage: the output layer's gather
+/// is not in the measured layer).
+fn holds_to_the_measured_layer(s: &Scenario, moe: &serde_json::Value, mlp: &serde_json::Value) {
+    let layers = f64::from(LAYERS);
+    let mut dense = s.clone();
+    dense.model.moe.experts = 0;
+    let saved = (forward_activations(s) - forward_activations(&dense)) / layers;
+    let (c, m, z) = resolved(s);
+    let map = megatron::dispatcher_map(&c, &m, &z, 1.0);
+    let kept = megatron::dispatcher_kept(&c, &m, &z, 1.0) + map;
+    let buffer = megatron::gather_requests(&c, &m, &z, layers, false).dispatcher;
+    let cases = [
+        (
+            "saved beyond the dense MLP",
+            saved + map,
+            bytes(moe, "saved_for_backward") - bytes(mlp, "saved_for_backward"),
+        ),
+        (
+            "kept after backward",
+            kept,
+            bytes(moe, "kept_after_backward"),
+        ),
+        (
+            "global gather buffer",
+            buffer,
+            bytes(moe, "global_memory_buffer"),
+        ),
+    ];
+    for (what, est, measured) in cases {
+        assert!(
+            (est - measured).abs() <= 0.01 * measured.max(1.0),
+            "{}: {what}: estimate {est} B, measured {measured} B",
+            moe["name"]
+        );
+    }
+}
+
+/// What the dispatcher choice changes, against the measured pairs: all-to-all keeps the router's
+/// weights and map of the rank's own tokens where all-gather keeps a map over the gathered ones, and
+/// permutes the rank's own tokens (+2·b·s·E B at TP 1, −2·b·s·E at TP 2 with sequence
+/// parallelism). The measured change is the same with and without the SwiGLU fusion (the
+/// dispatcher does not depend on it); the estimate's is within 256 B of it, the token counts per
+/// expert the CPU run keeps on the device (on a GPU they move to the host).
+#[test]
+fn the_dispatcher_choice_changes_what_the_measurement_changes() {
+    let doc: serde_json::Value = serde_json::from_str(MEASURED).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    for (tp, sp) in [(1, false), (2, true)] {
+        let live = |s: &Scenario| {
+            let (c, m, z) = resolved(s);
+            forward_activations(s) + megatron::dispatcher_map(&c, &m, &z, f64::from(LAYERS))
+        };
+        let estimated = (live(&alltoall(EXPERTS, tp, sp, 1)) - live(&scenario(EXPERTS, tp, sp)))
+            / f64::from(LAYERS);
+        let change = |fusion: bool| {
+            bytes(
+                dispatched(rows, "moe", tp, "alltoall", 1, fusion),
+                "saved_for_backward",
+            ) - bytes(
+                dispatched(rows, "moe", tp, "allgather", 1, fusion),
+                "saved_for_backward",
+            )
+        };
+        assert_eq!(change(true), change(false), "TP {tp}");
+        let sign = if sp { -1.0 } else { 1.0 };
+        assert_eq!(
+            estimated,
+            sign * 2.0 * f64::from(TOKENS) * f64::from(EXPERTS)
+        );
+        assert!(
+            (estimated - change(true)).abs() <= 256.0,
+            "TP {tp}: estimate {estimated} B, measured {} B",
+            change(true)
+        );
+    }
+}
+
+/// At EP 2 a rank's experts process the rows the all-to-all brings: routing is data-dependent, and
+/// the measured rank received 2,068 rows where balanced routing gives 2,048. Rebuilt with that
+/// share as the capacity factor (rows per token × 2,068 / 2,048), the estimate at EP 2 is within
+/// 1 % of the measured layer; at balanced routing it is the EP 1 estimate (every dispatcher tensor
+/// is per token, and the experts' rows per rank do not change with EP).
+#[test]
+fn megatron_alltoall_at_expert_parallel_two() {
+    let doc: serde_json::Value = serde_json::from_str(MEASURED).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    let layers = f64::from(LAYERS);
+    let per_layer = |s: &Scenario| {
+        let (c, m, z) = resolved(s);
+        (forward_activations(s) - forward_activations(&scenario(0, 1, false))) / layers
+            + megatron::dispatcher_map(&c, &m, &z, 1.0)
+    };
+    assert_eq!(
+        per_layer(&alltoall(EXPERTS, 1, false, 2)),
+        per_layer(&alltoall(EXPERTS, 1, false, 1))
+    );
+    let moe = dispatched(rows, "moe", 1, "alltoall", 2, true);
+    let received = moe["received_rows"].as_f64().unwrap();
+    let balanced = 2.0 * f64::from(TOKENS);
+    assert!(
+        received != balanced,
+        "the record's routing is balanced: nothing to check"
+    );
+    let mut s = alltoall(EXPERTS, 1, false, 2);
+    s.model.moe.capacity_factor = received / balanced;
+    let measured =
+        bytes(moe, "saved_for_backward") - bytes(row(rows, "mlp", 1), "saved_for_backward");
+    let est = per_layer(&s);
+    assert!(
+        (est - measured).abs() <= 0.01 * measured,
+        "estimate {est} B, measured {measured} B"
+    );
+}
+
+/// `scenario` with the all-to-all dispatcher at expert-parallel degree `ep` (over as many
+/// data-parallel ranks).
+fn alltoall(experts: u32, tp: u32, sp: bool, ep: u32) -> Scenario {
+    let mut s = scenario(experts, tp, sp);
+    s.implementation.megatron_moe_dispatcher = MoeDispatcher::AllToAll;
+    s.model.moe.ep = ep;
+    s.parallel.dp = ep;
+    s
 }

@@ -151,6 +151,42 @@ fn megatron_local_layers_are_a_framework_toggle() {
     assert!(peak(&h) > before, "local layers: {before} -> {}", peak(&h));
 }
 
+/// Megatron's MoE token dispatcher is a choice of the Megatron framework, shown for a mixture of
+/// experts: all-to-all at EP 4 holds no global gather buffer, so the peak falls, and the note that
+/// all-gather was assumed goes away.
+#[test]
+fn the_megatron_moe_dispatcher_is_picked_in_the_framework_group() {
+    use vram_explorer::estimator::{Diagnostic, estimate};
+    use vram_explorer::scenario::MoeDispatcher;
+    let mut h = window::training(|s| {
+        s.implementation.profile = Profile::Megatron;
+        s.model.moe.experts = 8;
+        s.model.moe.top_k = 2;
+        s.model.moe.ep = 4;
+        s.parallel.dp = 4;
+    });
+    h.get_by_label("Framework").click();
+    h.run();
+    let noted = |h: &Harness<'_, ExplorerApp>| {
+        estimate(h.state().scenario())
+            .diagnostics
+            .contains(Diagnostic::MegatronAllGatherDispatcher)
+    };
+    assert!(noted(&h));
+    let before = peak(&h);
+    choose(&mut h, "MoE token dispatcher", "All-to-all");
+    assert_eq!(
+        h.state().scenario().implementation.megatron_moe_dispatcher,
+        MoeDispatcher::AllToAll
+    );
+    assert!(peak(&h) < before, "all-to-all: {before} -> {}", peak(&h));
+    assert!(!noted(&h));
+    // A dense model has no dispatcher to pick.
+    h.state_mut().scenario_mut().model.moe.experts = 0;
+    h.run();
+    assert!(h.query_by_label("MoE token dispatcher").is_none());
+}
+
 /// DeepSpeed AutoTP is a framework toggle in inference: on, the embeddings and the head stay whole
 /// on every GPU, so the weights per GPU rise at TP 4.
 #[test]

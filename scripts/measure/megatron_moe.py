@@ -16,8 +16,13 @@ With `--layers` it measures whole dense GPT layers of Megatron's own modules ins
 `--transformer-impl local`): hidden 512, 8 heads, FFN 2048, dropout 0 and 0.1, TP 1 or 2 without sequence
 parallelism (tests/data/measured/megatron-core-layer.json).
 
+With `--alltoall` the MoE layers run the `alltoall` dispatcher instead (`--tp 2` or `--ep 2` under torchrun; torch's
+seed `--seed` before each layer is built fixes its routing), each row with the rows the expert-parallel all-to-all
+brought to the rank (`received_rows`): fused and unfused SwiGLU.
+
     python megatron_moe.py > ../../tests/data/measured/megatron-core-moe.json
     torchrun --nproc-per-node 2 megatron_moe.py --tp 2 > /tmp/moe-tp2.json   # rows appended to the record
+    python megatron_moe.py --alltoall > /tmp/a2a.json                          # rows appended, and --tp 2 / --ep 2
 """
 import argparse
 import json
@@ -36,22 +41,22 @@ S, B, H, E, K, EXPERT_FFN, FFN = 1024, 1, 512, 8, 2, 512, 1024
 HEADS = 8
 
 
-def config(tp, fusion):
+def config(tp, fusion, dispatcher="allgather", ep=1):
     from megatron.core.transformer.transformer_config import TransformerConfig
     return TransformerConfig(
         num_layers=1, hidden_size=H, num_attention_heads=8, ffn_hidden_size=FFN,
         num_moe_experts=E, moe_router_topk=K, moe_ffn_hidden_size=EXPERT_FFN,
-        moe_token_dispatcher_type="allgather", moe_router_load_balancing_type="none", moe_aux_loss_coeff=0.0,
+        moe_token_dispatcher_type=dispatcher, expert_model_parallel_size=ep, moe_router_load_balancing_type="none", moe_aux_loss_coeff=0.0,
         gated_linear_unit=True, activation_func=F.silu, bias_activation_fusion=fusion, add_bias_linear=False,
         params_dtype=torch.bfloat16, bf16=True, use_cpu_initialization=True, perform_initialization=True,
         tensor_model_parallel_size=tp, sequence_parallel=tp > 1, hidden_dropout=0.0)
 
 
-def build(kind, tp, fusion):
+def build(kind, tp, fusion, dispatcher="allgather", ep=1):
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
     from megatron.core.transformer.mlp import MLP
     from megatron.core.transformer.moe.moe_layer import MoELayer
-    cfg = config(tp, fusion)
+    cfg = config(tp, fusion, dispatcher, ep)
     if kind == "moe":
         spec = get_gpt_layer_local_spec(num_experts=E, moe_grouped_gemm=False)
         return MoELayer(cfg, submodules=spec.submodules.mlp.submodules)
@@ -121,14 +126,51 @@ def cpu_layer_shims():
     mrandom.CudaRNGStatesTracker.fork = fork
 
 
-def measure(kind, tp, fusion, dropout=0.0):
-    layer = build_layer(tp, dropout) if kind == "layer" else build(kind, tp, fusion)
+def cpu_alltoall_shims():
+    """The `alltoall` dispatcher's device-to-host copies run on a side CUDA stream
+    (`MoEAlltoAllTokenDispatcher.cuda_dtoh_stream`, an event synchronised at the sync point): here a
+    stand-in stream whose event is already done, and `maybe_move_tensor_to_cpu` returns the split
+    counts as NumPy arrays as its CUDA branch does (on the CPU it would return the tensor itself).
+    Neither changes a tensor the layer saves or keeps."""
+    import contextlib
+
+    from megatron.core.transformer.moe import token_dispatcher
+
+    class Event:
+        def synchronize(self):
+            pass
+
+    class Stream:
+        def wait_stream(self, other):
+            pass
+
+        def record_event(self):
+            return Event()
+
+    token_dispatcher.MoEAlltoAllTokenDispatcher.cuda_dtoh_stream = Stream()
+    torch.cuda.current_stream = lambda *a, **k: None
+    torch.cuda.stream = lambda s: contextlib.nullcontext()
+
+    def to_cpu(tensor, as_numpy=False, record_stream=False):
+        if torch.is_tensor(tensor) and as_numpy:
+            return tensor.numpy()
+        return tensor
+
+    token_dispatcher.maybe_move_tensor_to_cpu = to_cpu
+
+
+def measure(kind, tp, fusion, dropout=0.0, dispatcher="allgather", ep=1, seed=None):
+    if seed is not None:
+        torch.manual_seed(seed)  # the layer's initial weights, hence the routing
+    layer = build_layer(tp, dropout) if kind == "layer" else build(kind, tp, fusion, dispatcher, ep)
     g = torch.Generator().manual_seed(0)
     sp = tp > 1 and kind != "layer"
     rows = S // tp if sp else S
     x = torch.randn(rows, B, H, generator=g).to(torch.bfloat16).requires_grad_(True)
     tr = StorageTracker()
     name = f"{kind} tp{tp}{' sp' if tp > 1 else ''} bias_activation_fusion={fusion}"
+    if dispatcher != "allgather" or ep > 1:
+        name += f" dispatcher={dispatcher} ep{ep}"
     if kind == "layer":
         name = f"layer tp{tp} dropout={dropout}"
     with tr:
@@ -147,6 +189,9 @@ def measure(kind, tp, fusion, dropout=0.0):
         tr.set_phase("forward")
         out = layer(x, attention_mask=None) if kind == "layer" else layer(x)
         out = out[0] if isinstance(out, tuple) else out
+        # The rows this rank's experts received (routing is data-dependent: under EP it is not the
+        # rows the rank sent).
+        received = _received_rows(layer)
         loss = out.float().sum()
         del out
         tr.mark("end_forward")
@@ -158,7 +203,9 @@ def measure(kind, tp, fusion, dropout=0.0):
     ef = r["live_at"]["end_forward"]
     if kind == "layer":
         fusion = layer.config.bias_activation_fusion
+    extra = {} if dispatcher == "allgather" and ep == 1 else dict(dispatcher=dispatcher, ep=ep, received_rows=received)
     return dict(name=name, kind=kind, tp=tp, sequence_parallel=sp, bias_activation_fusion=fusion, dropout=dropout,
+                **extra,
                 input_shape=[rows, B, H], saved_for_backward=ef["total"] - r["start_total"],
                 forward_peak_above_start=r["phase_peaks"].get("forward", 0) - r["start_total"],
                 backward_peak_above_start=r["phase_peaks"].get("backward", 0) - r["start_total"],
@@ -169,10 +216,25 @@ def measure(kind, tp, fusion, dropout=0.0):
                 kept_after_backward=r["live_at"]["end_backward"]["detail"].get("created_in_forward", 0))
 
 
+def _received_rows(layer):
+    """Rows the alltoall dispatcher's all-to-all brought to this rank (its `output_splits`, or the routed rows
+    without EP); None for other layers."""
+    d = getattr(layer, "token_dispatcher", None)
+    if d is None or not hasattr(d, "output_splits"):
+        return None
+    if d.output_splits is not None:
+        return int(sum(int(v) for v in d.output_splits))
+    return int(d.num_out_tokens)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tp", type=int, default=1)
     ap.add_argument("--layers", action="store_true", help="whole dense layers (local spec) instead of MLP / MoE")
+    ap.add_argument("--alltoall", action="store_true",
+                    help="MoE layers with the alltoall dispatcher (beside a dense MLP) instead of allgather")
+    ap.add_argument("--ep", type=int, default=1, help="expert-parallel size (with --alltoall)")
+    ap.add_argument("--seed", type=int, default=0, help="torch's seed before each alltoall layer is built")
     args = ap.parse_args()
     tp = args.tp
     torch.set_num_threads(2)
@@ -184,7 +246,7 @@ def main():
     dist.init_process_group("gloo", rank=rank, world_size=int(os.environ.get("WORLD_SIZE", "1")))
     from megatron.core import parallel_state
     from megatron.core.tensor_parallel.random import model_parallel_cuda_manual_seed
-    parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp)
+    parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp, expert_model_parallel_size=args.ep)
     try:
         model_parallel_cuda_manual_seed(0)
     except Exception:  # noqa: BLE001 - CPU only: the CUDA RNG tracker is not needed without dropout
@@ -201,7 +263,11 @@ def main():
     # One throwaway region first: the layer's own requests grow the gather buffer to its size, so
     # in the recorded regions it is pre-existing (not growth counted as saved) while each region's
     # requests are still recorded.
-    if args.layers:
+    if args.alltoall:
+        cpu_alltoall_shims()
+        measure("mlp", tp, True)
+        rows = [measure("moe", tp, fusion, dispatcher="alltoall", ep=args.ep, seed=args.seed) for fusion in (True, False)]
+    elif args.layers:
         cpu_layer_shims()
         measure("layer", tp, True)
         rows = [measure("layer", tp, True, dropout) for dropout in (0.0, 0.1)]

@@ -7,7 +7,8 @@
 //! - `VRAM_EXPLORER_EXPORT_THEME=light|dark`: the theme of the exported slide images.
 //! - `VRAM_EXPLORER_SLIDE=<n>`: presentation slides, showing chart n (from 1).
 //! - `VRAM_EXPLORER_PRESET=<bundled id>`: start with that preset, without any file's path (so Save
-//!   asks where instead of overwriting the file the last session had open).
+//!   asks where instead of overwriting the file the last session had open); or
+//!   `VRAM_EXPLORER_PRESET=<path to a scenario file>`: start with that file open (Save writes it).
 //! - `VRAM_EXPLORER_BASELINE=<bundled id>`: pinned for comparison.
 //! - `VRAM_EXPLORER_SESSION_DIR=<dir>`: where `session.ron` lives (default: the app's data directory).
 
@@ -80,13 +81,13 @@ impl Automation {
             session.prefs.slide = n.saturating_sub(1);
         }
         if let Some(id) = &self.preset {
-            match presets::bundled_scenario(id) {
-                Some(s) => {
+            match start_with(id) {
+                Ok((s, path)) => {
                     session.saved = s.clone();
                     session.scenario = s;
-                    session.path = None;
+                    session.path = path;
                 }
-                None => notices.push(unknown(id)),
+                Err(n) => notices.push(n),
             }
         }
         if let Some(id) = &self.baseline {
@@ -98,9 +99,28 @@ impl Automation {
     }
 }
 
+/// A bundled preset by id, else the scenario file at that path (with its path, for Save).
+fn start_with(id: &str) -> Result<(crate::scenario::Scenario, Option<PathBuf>), Notice> {
+    if let Some(s) = presets::bundled_scenario(id) {
+        return Ok((s, None));
+    }
+    let path = PathBuf::from(id);
+    if !path.is_file() {
+        return Err(unknown(id));
+    }
+    presets::load(&path)
+        .map(|s| (s, Some(path.clone())))
+        .map_err(|e| {
+            eprintln!("vram-explorer: {e}");
+            Notice::error(format!("Could not open {}: {e}", path.display()))
+        })
+}
+
 fn unknown(id: &str) -> Notice {
     eprintln!("vram-explorer: no bundled preset named {id}");
-    Notice::error(format!("No bundled preset is called “{id}”."))
+    Notice::error(format!(
+        "No bundled preset or scenario file is called “{id}”."
+    ))
 }
 
 /// `WIDTHxHEIGHT` in logical points, at least 320 × 240.
@@ -117,6 +137,26 @@ fn var(name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_preset_variable_takes_a_bundled_id_or_a_scenario_file() {
+        let (s, path) = start_with("llama3-70b-zero3-8xh100").unwrap();
+        assert_eq!(path, None);
+        assert_eq!(s.model.transformer.layers, 80);
+        let dir = std::env::temp_dir().join(format!("vram-env-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("mine.ron");
+        let mut mine = s.clone();
+        mine.workload.seq_len = 1234;
+        presets::save(&file, &mine).unwrap();
+        let (loaded, path) = start_with(file.to_str().unwrap()).unwrap();
+        assert_eq!(loaded.workload.seq_len, 1234);
+        assert_eq!(path.as_deref(), Some(file.as_path()));
+        std::fs::write(&file, "(version: 2, mode: Sideways)").unwrap();
+        assert!(start_with(file.to_str().unwrap()).is_err());
+        assert!(start_with(dir.join("absent.ron").to_str().unwrap()).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn window_size_parses_and_refuses_tiny_or_bad_sizes() {

@@ -309,7 +309,7 @@ impl Diagnostic {
     const fn framework_message(self) -> &'static str {
         match self {
             Diagnostic::FrameworkSettingsIgnored => {
-                "The Hugging Face settings (attention implementation, trainer, fused loss, bitsandbytes, adapter dropout) apply to the Hugging Face profile (LitGPT reads only the bitsandbytes release) and to LoRA/QLoRA, and Megatron's own layers to the Megatron profile; here some of them have no effect."
+                "The Hugging Face settings (attention implementation, trainer, fused loss, bitsandbytes, adapter dropout) apply to the Hugging Face profile (LitGPT reads only the bitsandbytes release) and to LoRA/QLoRA, and Megatron's own layers and MoE dispatcher to the Megatron profile; here some of them have no effect."
             }
             Diagnostic::FlashAttention2NeedsHalfPrecision => {
                 "FlashAttention-2 runs only in FP16/BF16 (Transformers refuses an FP32 model): estimated with the fused kernel's saved tensors anyway."
@@ -327,7 +327,7 @@ impl Diagnostic {
                 "Megatron-Core does not train a mixture of experts with tensor parallelism but without sequence parallelism: MoELayer.forward raises a ValueError (megatron/core/transformer/moe/moe_layer.py, 0.16.1). Estimated as set; turn on sequence parallelism."
             }
             Diagnostic::MegatronAllGatherDispatcher => {
-                "Estimated with Megatron-Core's default all-gather token dispatcher, which gathers the tokens of the TP × EP group into its persistent global buffer (e·b·s·EP·h bytes, kept for the run) and keeps its routing map past the backward. Most runs with expert parallelism choose --moe-token-dispatcher-type alltoall, which gathers no such buffer: not modelled apart, so the estimate is high for them by about that buffer."
+                "Estimated with Megatron-Core's default all-gather token dispatcher, which gathers the tokens of the TP × EP group into its persistent global buffer (e·b·s·EP·h bytes, kept for the run) and keeps its routing map past the backward. Most runs with expert parallelism choose --moe-token-dispatcher-type alltoall, which gathers no such buffer: set implementation.megatron_moe_dispatcher to AllToAll (the window's MoE token dispatcher: All-to-all) for them."
             }
             Diagnostic::MegatronLocalLayersWithoutCp => {
                 "Megatron-Core's own attention does not run context parallelism: DotProductAttention asserts context_parallel_size == 1 (megatron/core/transformer/dot_product_attention.py, 0.16.1; only Transformer Engine's attention supports it). Estimated as set; turn off Megatron's own layers or context parallelism."

@@ -455,6 +455,7 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
         && c.mode == crate::scenario::Mode::Training
         && experts > 0
         && ep > 1
+        && !c.framework.megatron_alltoall()
     {
         d.insert(Diagnostic::MegatronAllGatherDispatcher);
     }

@@ -291,6 +291,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         loss_parallel,
         auto_tp,
         megatron_local_layers,
+        megatron_moe_dispatcher,
     } = i;
     Implementation {
         profile: *profile,
@@ -306,6 +307,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         loss_parallel: *loss_parallel,
         auto_tp: *auto_tp,
         megatron_local_layers: *megatron_local_layers,
+        megatron_moe_dispatcher: *megatron_moe_dispatcher,
     }
 }
 

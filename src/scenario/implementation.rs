@@ -77,6 +77,22 @@ pub enum BlockKernels {
     TorchReference,
 }
 
+/// Megatron-Core's MoE token dispatcher (`--moe-token-dispatcher-type`, 0.16.1
+/// `megatron/core/transformer/moe/token_dispatcher.py`): which tensors a mixture-of-experts layer
+/// keeps beside its experts (docs/frameworks/megatron-core.md "The all-to-all dispatcher").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MoeDispatcher {
+    /// `allgather`, Megatron's default: every rank gathers the tokens of its TP × EP group (into
+    /// the persistent global buffer when the group has more than one rank) and keeps the local
+    /// experts' routing map over all of them.
+    #[default]
+    AllGather,
+    /// `alltoall`, what most expert-parallel runs choose: the rank permutes its own tokens, sends
+    /// each routed row to its expert's rank and all-gathers over TP only; it keeps the router's
+    /// probabilities and routing map of its own tokens, and no global buffer.
+    AllToAll,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Implementation {
@@ -119,6 +135,10 @@ pub struct Implementation {
     /// buffer").
     /// Read under the Megatron profile; absent in older files = off (Transformer Engine layers).
     pub megatron_local_layers: bool,
+    /// Megatron-Core's MoE token dispatcher (`--moe-token-dispatcher-type`): `AllGather` (the
+    /// default) or `AllToAll`. Read under the Megatron profile for a mixture of experts in
+    /// training; absent in older files = `AllGather`.
+    pub megatron_moe_dispatcher: MoeDispatcher,
 }
 
 impl Default for Implementation {
@@ -137,6 +157,7 @@ impl Default for Implementation {
             loss_parallel: false,
             auto_tp: false,
             megatron_local_layers: false,
+            megatron_moe_dispatcher: MoeDispatcher::AllGather,
         }
     }
 }

@@ -532,6 +532,10 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         loss_parallel: r.coin(),
         auto_tp: r.coin(),
         megatron_local_layers: r.coin(),
+        // A side stream: the main one stays as before the field existed.
+        megatron_moe_dispatcher: r
+            .side(0x6469_7370_6174_6368)
+            .pick(&[MoeDispatcher::AllGather, MoeDispatcher::AllToAll]),
     };
     let cuda_context_mib = r.range(0.0, 65_536.0);
     s.overheads = Overheads {

@@ -394,8 +394,9 @@ fn megatron_terms(
     let held = megatron::dispatcher_held(c, m, z, st.layers) + after;
     if held > 0.0 {
         terms.push((
-            "MoE dispatcher's attributes (the routing maps; the indices and weights once a layer's \
-             backward is done, or always under whole-layer recomputation)"
+            "MoE dispatcher's attributes (the routing maps, with all-to-all the router's weights; \
+             the indices, with all-gather the weights, once a layer's backward is done, or always \
+             under whole-layer recomputation)"
                 .to_owned(),
             Bytes(held),
         ));

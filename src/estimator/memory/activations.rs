@@ -269,12 +269,11 @@ fn megatron_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
 ///   rows (h wide; the grouped fc1 keeps them); the router's top-k on the rank's own tokens, its
 ///   int64 indices and the FP32 softmax over the k chosen logits (`moe_utils.py`
 ///   `topk_routing_with_score_function`: top-k first, then the softmax; 12·k B a token ÷ SP); and
-///   the default all-gather dispatcher's `masked_select` of the local experts' routing weights,
-///   which keeps its input (in the logits' type) and the bool map over every gathered token
-///   (`token_dispatcher.py` `MoEAllGatherTokenDispatcher.dispatch_postprocess`: 3·E B a token in
-///   BF16), and per routed row `permute`'s int64 sorted indices (`index_select`'s index) and the
-///   selected routing weights the fused SwiGLU keeps ([`super::frameworks::megatron::dispatcher_rows`]; measured on
-///   CPU, tests/data/measured/megatron-core-moe.json). The routing weights
+///   what the token dispatcher saves, the default all-gather's or the all-to-all's
+///   (`implementation.megatron_moe_dispatcher`): the routing weights and bool map `masked_select`
+///   reads, `permute`'s int64 sorted indices and the selected routing weights the fused SwiGLU
+///   keeps ([`super::frameworks::megatron::dispatcher_tensors`]; measured on CPU,
+///   tests/data/measured/megatron-core-moe.json). The routing weights
 ///   multiply the activation inside the experts (`experts.py` `activation_func_with_probs`), and
 ///   the dispatchers un-permute without them (`combine_preprocess` / `combine_postprocess`): no
 ///   expert output is kept.
@@ -292,10 +291,7 @@ fn moe_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     let experts = f64::from(m.moe.experts);
     if c.profile == Profile::Megatron {
         let router = 12.0 * f64::from(m.moe.top_k) * z.bs / z.tr;
-        c.ec * routed * z.bsh
-            + router
-            + (c.ec + 1.0) * z.bs * experts
-            + super::frameworks::megatron::dispatcher_rows(c, m, z)
+        c.ec * routed * z.bsh + router + super::frameworks::megatron::dispatcher_saved(c, m, z)
     } else {
         2.0 * c.ec * routed * z.bsh + 4.0 * z.bs * experts
     }

@@ -3,10 +3,28 @@
 
 use egui::Ui;
 
-use crate::scenario::{LossCall, Profile, ReduceDtype, RopeCache, Scenario, Sharding};
+use crate::scenario::{
+    LossCall, MoeDispatcher, Profile, ReduceDtype, RopeCache, Scenario, Sharding,
+};
 use crate::ui::widgets::{
     Choice, choice, count_slider, documented, documented_real, int_slider, opt, toggle,
 };
+
+const DISPATCHERS: [Choice<MoeDispatcher>; 2] = [
+    opt(
+        MoeDispatcher::AllGather,
+        "All-gather",
+        "allgather, Megatron's default: each rank gathers its TP × EP group's tokens into the \
+         persistent global buffer and keeps a routing map over all of them.",
+    ),
+    opt(
+        MoeDispatcher::AllToAll,
+        "All-to-all",
+        "alltoall, what most expert-parallel runs choose: each rank sends its own routed rows \
+         to their experts' ranks; no global buffer, the router's weights and map of its own \
+         tokens kept.",
+    ),
+];
 
 const SHARDING: [Choice<Sharding>; 4] = [
     opt(
@@ -89,6 +107,7 @@ const LOSS_CALL: [Choice<LossCall>; 3] = [
 /// The selected stack profile's settings and the ZeRO implementation (the profile itself is
 /// picked in `framework.rs`).
 pub fn ui(ui: &mut Ui, s: &mut Scenario) {
+    let moe = s.model.moe.experts > 0;
     let i = &mut s.implementation;
     match i.profile {
         Profile::LitGpt => {
@@ -122,6 +141,16 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
                  DotProductAttention (materialised scores), whose score input and the \
                  sequence-parallel linears' gathered input live in its persistent global buffer.",
             );
+            if moe {
+                choice(
+                    ui,
+                    &mut i.megatron_moe_dispatcher,
+                    &DISPATCHERS,
+                    "MoE token dispatcher",
+                    "--moe-token-dispatcher-type: what each mixture-of-experts layer keeps beside \
+                     its experts (measured with Megatron-Core 0.16.1's own MoELayer).",
+                );
+            }
         }
     }
     if s.mode == crate::scenario::Mode::Inference {

@@ -58,7 +58,9 @@ pub fn diagnostics(sc: &Scenario, d: &mut Diagnostics) {
     let peft = &sc.peft;
     let lora = peft.method != PeftMethod::Full;
     let lora_only = peft.lora_dropout > 0.0 || peft.inference_adapters;
-    let megatron_set = i.megatron_local_layers && i.profile != Profile::Megatron;
+    let megatron_set = (i.megatron_local_layers
+        || i.megatron_moe_dispatcher != crate::scenario::MoeDispatcher::AllGather)
+        && i.profile != Profile::Megatron;
     if (i.profile != Profile::HuggingFace && hf_set) || (!lora && lora_only) || megatron_set {
         d.insert(Diagnostic::FrameworkSettingsIgnored);
     }

@@ -24,16 +24,58 @@ pub fn loss(c: &Ctx, z: &Sizes) -> Loss {
     }
 }
 
-/// Per routed row of a mixture-of-experts layer, what the all-gather dispatcher's permutation saves
-/// beside the rows themselves (0.16.1 `moe_utils.py` `permute`: the int64 sorted indices
-/// `index_select` keeps; `token_dispatcher.py` `dispatch_postprocess`: the local experts' routing
-/// weights `masked_select` returns, in the logits' type, which the fused weighted SwiGLU keeps).
-/// Both are also the dispatcher's attributes (`reversed_local_input_permutation_mapping`,
-/// `local_probs`), so they outlive the layer's backward: [`dispatcher_kept`]. Measured on CPU with
-/// Megatron-Core's own `MoELayer` (tests/data/measured/megatron-core-moe.json).
-pub fn dispatcher_rows(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
-    let routed = m.moe.routed_expert_rows_per_token();
-    (8.0 + c.ec) * routed * z.bs
+/// A Megatron mixture-of-experts layer's token-dispatcher tensors per micro-batch, beside the
+/// experts' input rows and the router's top-k (`activations::moe_extra`), by how long they live.
+/// Measured on CPU with Megatron-Core's own `MoELayer`, both dispatchers, TP 1 and TP 2 with
+/// sequence parallelism, EP 1 and 2 (tests/data/measured/megatron-core-moe.json).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DispatcherTensors {
+    /// Saved for backward only: freed by the layer's backward.
+    pub saved: f64,
+    /// Saved for backward and also an attribute of the dispatcher: outlives the layer's backward
+    /// until its next forward ([`dispatcher_kept`]).
+    pub saved_kept: f64,
+    /// An attribute only: held from the layer's forward to its next one, so in every phase of a
+    /// steady-state step ([`dispatcher_map`]).
+    pub kept: f64,
+}
+
+/// [`DispatcherTensors`] of one MoE layer (0.16.1 `megatron/core/transformer/moe/`; E experts,
+/// r routed rows per token, b·s the micro-batch's tokens, e the logits' bytes):
+/// - `allgather` (`MoEAllGatherTokenDispatcher`), over the b·s tokens of the TP × EP group it
+///   gathers: `masked_select` of the local experts' routing weights keeps its input and the bool map,
+///   (e + 1)·b·s·E; `permute`'s int64 sorted indices and the selected weights the fused weighted
+///   SwiGLU keeps, (8 + e)·r·b·s, both also attributes (`reversed_local_input_permutation_mapping`,
+///   `local_probs`); the `local_map` attribute, b·s·E.
+/// - `alltoall` (`MoEAlltoAllTokenDispatcher`), over the rank's own b·s/SP tokens: `permute` keeps
+///   the transposed weights and map `masked_select` read, (e + 1)·b·s·E/SP, and its indices,
+///   8·r·b·s/SP (an attribute too); the experts keep the weights all-gathered over TP, e·r·b·s;
+///   the attributes `probs` and `routing_map`, (e + 1)·b·s·E/SP. Its token counts per expert move
+///   to the host (`_maybe_dtoh_and_synchronize`): no device bytes.
+pub fn dispatcher_tensors(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> DispatcherTensors {
+    let routed = m.moe.routed_expert_rows_per_token() * z.bs;
+    let experts = f64::from(m.moe.experts);
+    if c.framework.megatron_alltoall() {
+        let own = z.bs / z.tr;
+        DispatcherTensors {
+            saved: (c.ec + 1.0) * own * experts + c.ec * routed,
+            saved_kept: 8.0 * routed / z.tr,
+            kept: (c.ec + 1.0) * own * experts,
+        }
+    } else {
+        DispatcherTensors {
+            saved: (c.ec + 1.0) * z.bs * experts,
+            saved_kept: (8.0 + c.ec) * routed,
+            kept: z.bs * experts,
+        }
+    }
+}
+
+/// What one MoE layer's dispatcher saves for backward ([`DispatcherTensors`]' `saved` and
+/// `saved_kept`).
+pub fn dispatcher_saved(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
+    let t = dispatcher_tensors(c, m, z);
+    t.saved + t.saved_kept
 }
 
 /// MoE layers among a stage's `layers` (the pattern's share of MoE layers).
@@ -41,15 +83,15 @@ fn moe_layers(m: &ResolvedModel, layers: f64) -> f64 {
     layers * m.moe_layer_share()
 }
 
-/// The all-gather dispatcher's `local_map` attribute: the bool map of every gathered token to the
-/// local experts (`dispatch_postprocess`, `.contiguous()` of [S·B·EP, E/EP]: b·s·E bytes), set by
-/// each forward and dropped only by the layer's next one, so every MoE layer of the stage holds one
-/// in every phase of a steady-state step. Measured: the record's end of backward.
+/// The dispatcher's attributes that are not saved for backward ([`DispatcherTensors`]' `kept`: the
+/// all-gather dispatcher's `local_map`; the all-to-all dispatcher's `probs` and `routing_map`),
+/// set by each forward and dropped only by the layer's next one, so every MoE layer of the stage
+/// holds them in every phase of a steady-state step. Measured: the record's end of backward.
 pub fn dispatcher_map(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64 {
     if c.profile != crate::scenario::Profile::Megatron {
         return 0.0;
     }
-    moe_layers(m, layers) * z.bs * f64::from(m.moe.experts)
+    moe_layers(m, layers) * dispatcher_tensors(c, m, z).kept
 }
 
 /// What Megatron-Core's persistent gather buffer serves on a stage, bytes in the compute type
@@ -60,8 +102,8 @@ pub fn dispatcher_map(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64
 pub struct GatherRequests {
     /// The all-gather dispatcher gathers the tokens of the TP × EP group into it whenever that
     /// group has more than one rank (`token_dispatch`: `gather_from_sequence_parallel_region(...,
-    /// use_global_buffer=True)`, [S·B·EP, h]). The `alltoall` dispatcher does not use it (not
-    /// modelled apart).
+    /// use_global_buffer=True)`, [S·B·EP, h]). The `alltoall` dispatcher does not use it: its TP
+    /// all-gather (`dispatch_postprocess`) makes a fresh tensor (measured: no request at TP 2).
     pub dispatcher: f64,
     /// A Megatron `ColumnParallelLinear` under sequence parallelism gathers its input into it
     /// (`tensor_parallel/layers.py` lines 482 and 519, [S·B, h], forward and backward): every
@@ -87,7 +129,8 @@ pub fn gather_requests(
         return GatherRequests::default();
     }
     let ep = f64::from(m.moe.ep.max(1));
-    let dispatcher = if moe_layers(m, layers) > 0.0 && c.tp * ep > 1.0 {
+    let gathers = !c.framework.megatron_alltoall();
+    let dispatcher = if gathers && moe_layers(m, layers) > 0.0 && c.tp * ep > 1.0 {
         z.bs * ep * f64::from(m.hidden)
     } else {
         0.0
@@ -137,23 +180,24 @@ fn attributes_always(c: &Ctx) -> bool {
     c.checkpointing.recomputes_whole_layers()
 }
 
-/// The dispatcher's attributes held beside a stage in every phase: the `local_map` of every MoE
-/// layer ([`dispatcher_map`]), and under whole-layer recomputation its indices and weights too.
+/// The dispatcher's attributes held beside a stage in every phase: those not saved for backward
+/// ([`dispatcher_map`]), and under whole-layer recomputation the saved ones too.
 pub fn dispatcher_held(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64 {
-    let rows = if attributes_always(c) {
-        moe_layers(m, layers) * dispatcher_rows(c, m, z)
+    let saved_kept = if attributes_always(c) {
+        moe_layers(m, layers) * dispatcher_tensors(c, m, z).saved_kept
     } else {
         0.0
     };
-    dispatcher_map(c, m, z, layers) + rows
+    dispatcher_map(c, m, z, layers) + saved_kept
 }
 
-/// The dispatcher attributes that are also saved for backward ([`dispatcher_rows`]): after a
-/// layer's backward frees its saved tensors they stay, through the end of backward and the optimizer
-/// step, until the layer's next forward. (Under whole-layer recomputation: [`dispatcher_held`].)
+/// The dispatcher attributes that are also saved for backward ([`DispatcherTensors`]'
+/// `saved_kept`): after a layer's backward frees its saved tensors they stay, through the end of
+/// backward and the optimizer step, until the layer's next forward. (Under whole-layer
+/// recomputation: [`dispatcher_held`].)
 pub fn dispatcher_kept(c: &Ctx, m: &ResolvedModel, z: &Sizes, layers: f64) -> f64 {
     if c.profile != crate::scenario::Profile::Megatron || attributes_always(c) {
         return 0.0;
     }
-    moe_layers(m, layers) * dispatcher_rows(c, m, z)
+    moe_layers(m, layers) * dispatcher_tensors(c, m, z).saved_kept
 }
