@@ -236,6 +236,8 @@ def main():
     ap.add_argument("--ep", type=int, default=1, help="expert-parallel size (with --alltoall)")
     ap.add_argument("--seed", type=int, default=0, help="torch's seed before each alltoall layer is built")
     args = ap.parse_args()
+    if args.ep > 1 and not args.alltoall:
+        ap.error("--ep > 1 measures the alltoall dispatcher: add --alltoall")
     tp = args.tp
     torch.set_num_threads(2)
     warnings.filterwarnings("ignore")

@@ -30,7 +30,7 @@ pub struct Automation {
     pub light: bool,
     /// The theme of exported slide images (File ▸ Slide images in).
     pub export_theme: Option<ExportTheme>,
-    /// Bundled preset id to start with.
+    /// Bundled preset id, or a scenario file's path, to start with.
     pub preset: Option<String>,
     /// Bundled preset id pinned as the baseline.
     pub baseline: Option<String>,
@@ -93,34 +93,37 @@ impl Automation {
         if let Some(id) = &self.baseline {
             match presets::bundled_scenario(id) {
                 Some(s) => session.baseline = Some(s),
-                None => notices.push(unknown(id)),
+                None => notices.push(unknown(id, "bundled preset")),
             }
         }
     }
 }
 
-/// A bundled preset by id, else the scenario file at that path (with its path, for Save).
+/// A bundled preset by id, else the scenario file at that path, with its absolute path (the
+/// session keeps it for Save, and a later run may start in another directory). Not added to the
+/// recent files: File ▸ Open does that for files a user picks.
 fn start_with(id: &str) -> Result<(crate::scenario::Scenario, Option<PathBuf>), Notice> {
     if let Some(s) = presets::bundled_scenario(id) {
         return Ok((s, None));
     }
-    let path = PathBuf::from(id);
+    let path = std::path::absolute(id).unwrap_or_else(|_| PathBuf::from(id));
     if !path.is_file() {
-        return Err(unknown(id));
+        return Err(unknown(id, "bundled preset or scenario file"));
     }
-    presets::load(&path)
-        .map(|s| (s, Some(path.clone())))
-        .map_err(|e| {
-            eprintln!("vram-explorer: {e}");
-            Notice::error(format!("Could not open {}: {e}", path.display()))
-        })
+    match presets::load(&path) {
+        Ok(s) => Ok((s, Some(path))),
+        Err(e) => {
+            eprintln!("vram-explorer: could not open the scenario: {e}");
+            // The error names the file (escaped) already.
+            Err(Notice::error(format!("Could not open the scenario: {e}")))
+        }
+    }
 }
 
-fn unknown(id: &str) -> Notice {
-    eprintln!("vram-explorer: no bundled preset named {id}");
-    Notice::error(format!(
-        "No bundled preset or scenario file is called “{id}”."
-    ))
+/// `what` (e.g. "bundled preset") is not called `id`.
+fn unknown(id: &str, what: &str) -> Notice {
+    eprintln!("vram-explorer: no {what} named {id}");
+    Notice::error(format!("No {what} is called “{id}”."))
 }
 
 /// `WIDTHxHEIGHT` in logical points, at least 320 × 240.
@@ -152,6 +155,7 @@ mod tests {
         let (loaded, path) = start_with(file.to_str().unwrap()).unwrap();
         assert_eq!(loaded.workload.seq_len, 1234);
         assert_eq!(path.as_deref(), Some(file.as_path()));
+        assert!(path.unwrap().is_absolute());
         std::fs::write(&file, "(version: 2, mode: Sideways)").unwrap();
         assert!(start_with(file.to_str().unwrap()).is_err());
         assert!(start_with(dir.join("absent.ron").to_str().unwrap()).is_err());

@@ -7,7 +7,9 @@ use crate::estimator::memory::peft::layer_matrix_elems_stored;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::lora::layer_adapters;
 use crate::estimator::model::moe::all_to_all_bytes;
-use crate::scenario::{Mode, ModelFamily, PeftMethod, Scenario, WeightFormat};
+use crate::scenario::{
+    Mode, ModelFamily, MoeDispatcher, PeftMethod, Profile, Scenario, WeightFormat,
+};
 
 pub(super) fn lora(s: &Scenario, m: &ResolvedModel) -> bool {
     s.mode == Mode::Training
@@ -99,8 +101,8 @@ pub fn read_scale(s: &Scenario, m: &ResolvedModel, tokens: f64) -> f64 {
     ((rest + layers_read * ratio) / total).clamp(0.0, 4.0)
 }
 
-/// Expert-parallel all-to-all bytes one GPU sends per micro-batch of `tokens` tokens: 2 per MoE layer
-/// in forward (dispatch, combine), 2 in backward when training (GShard §2.2), over the stage's layers.
+/// Expert-parallel bytes one GPU sends per micro-batch of `tokens` tokens, over the stage's layers:
+/// [`ep_collective_bytes`] times [`ep_collectives_per_layer`] per MoE layer.
 pub fn all_to_all_bytes_per_step(
     s: &Scenario,
     m: &ResolvedModel,
@@ -111,20 +113,46 @@ pub fn all_to_all_bytes_per_step(
     if m.moe.experts == 0 || m.moe.ep <= 1 {
         return 0.0;
     }
-    let routed = m.moe.routed_expert_rows_per_token();
-    let per = all_to_all_bytes(
-        tokens * routed,
-        f64::from(m.hidden),
-        elem_bytes,
-        f64::from(m.moe.ep),
-    );
-    let count = if s.mode == Mode::Training { 4.0 } else { 2.0 };
-    per * count * layers * m.moe_layer_share()
+    ep_collective_bytes(s, m, tokens, elem_bytes)
+        * ep_collectives_per_layer(s)
+        * layers
+        * m.moe_layer_share()
 }
 
-/// All-to-all bytes per GPU and their time for `tokens` tokens per forward (× `forwards`), over
+/// Expert-parallel collectives per MoE layer and micro-batch: dispatch and combine in forward, their
+/// gradients in backward when training (GShard, Lepikhin et al. 2020 §2.2), and dispatch and combine
+/// again when checkpointing reruns the layers' forward (full or every k-th: the recomputed forward
+/// dispatches its tokens anew).
+fn ep_collectives_per_layer(s: &Scenario) -> f64 {
+    match s.mode {
+        Mode::Inference => 2.0,
+        Mode::Training if s.strategies.checkpointing.recomputes_whole_layers() => 6.0,
+        Mode::Training => 4.0,
+    }
+}
+
+/// Bytes one GPU sends in one expert-parallel collective for `tokens` tokens. An all-to-all sends
+/// each routed row to its expert's rank: rows·h·e·(EP − 1)/EP (GShard §2.2). Megatron-Core's default
+/// all-gather dispatcher (`implementation.megatron_moe_dispatcher: AllGather`, training) all-gathers
+/// every token of the TP × EP group instead, and reduce-scatters the outputs back
+/// (`token_dispatcher.py` `MoEAllGatherTokenDispatcher.token_dispatch` / `token_combine`, 0.16.1):
+/// over TP × EP ranks each receives (TP·EP − 1)·h·e per token of its sequence shard, of which the
+/// TP collectives already charge the (TP − 1) share, leaving (EP − 1)·tokens·h·e.
+fn ep_collective_bytes(s: &Scenario, m: &ResolvedModel, tokens: f64, elem: f64) -> f64 {
+    let (h, ep) = (f64::from(m.hidden), f64::from(m.moe.ep));
+    let gathers = s.implementation.profile == Profile::Megatron
+        && s.mode == Mode::Training
+        && s.implementation.megatron_moe_dispatcher == MoeDispatcher::AllGather;
+    if gathers {
+        (ep - 1.0) * tokens * h * elem
+    } else {
+        all_to_all_bytes(tokens * m.moe.routed_expert_rows_per_token(), h, elem, ep)
+    }
+}
+
+/// Expert-parallel bytes per GPU and their time for `tokens` tokens per forward (× `forwards`), over
 /// the expert-parallel group's link (intra-node when ep × tp GPUs fit a node) plus one latency α per
-/// all-to-all. Not overlapped: the experts wait for their tokens.
+/// collective. Not overlapped: the experts wait for their tokens.
 pub fn ep_comm(
     s: &Scenario,
     m: &ResolvedModel,
@@ -139,7 +167,6 @@ pub fn ep_comm(
         return (0.0, 0.0);
     }
     let (bw, _) = i.collective_bw(m.moe.ep, i.tp);
-    let per_forward = if s.mode == Mode::Training { 4.0 } else { 2.0 };
-    let latency = per_forward * layers * m.moe_layer_share() * forwards * i.alpha_s;
+    let latency = ep_collectives_per_layer(s) * layers * m.moe_layer_share() * forwards * i.alpha_s;
     (bytes, super::roofline::div(bytes, bw) + latency)
 }

@@ -4,7 +4,7 @@
 use egui::Ui;
 
 use crate::scenario::{
-    LossCall, MoeDispatcher, Profile, ReduceDtype, RopeCache, Scenario, Sharding,
+    Implementation, LossCall, MoeDispatcher, Profile, ReduceDtype, RopeCache, Scenario, Sharding,
 };
 use crate::ui::widgets::{
     Choice, choice, count_slider, documented, documented_real, int_slider, opt, toggle,
@@ -107,7 +107,7 @@ const LOSS_CALL: [Choice<LossCall>; 3] = [
 /// The selected stack profile's settings and the ZeRO implementation (the profile itself is
 /// picked in `framework.rs`).
 pub fn ui(ui: &mut Ui, s: &mut Scenario) {
-    let moe = s.model.moe.experts > 0;
+    let moe_training = s.model.moe.experts > 0 && s.mode == crate::scenario::Mode::Training;
     let i = &mut s.implementation;
     match i.profile {
         Profile::LitGpt => {
@@ -132,26 +132,7 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
              BF16 logit in forward and 16 in the loss backward (measured on CPU). Read with TP > 1.",
             );
         }
-        Profile::Megatron => {
-            toggle(
-                ui,
-                &mut i.megatron_local_layers,
-                "Megatron's own layers",
-                "--transformer-impl local instead of Transformer Engine: attention is Megatron's \
-                 DotProductAttention (materialised scores), whose score input and the \
-                 sequence-parallel linears' gathered input live in its persistent global buffer.",
-            );
-            if moe {
-                choice(
-                    ui,
-                    &mut i.megatron_moe_dispatcher,
-                    &DISPATCHERS,
-                    "MoE token dispatcher",
-                    "--moe-token-dispatcher-type: what each mixture-of-experts layer keeps beside \
-                     its experts (measured with Megatron-Core 0.16.1's own MoELayer).",
-                );
-            }
-        }
+        Profile::Megatron => megatron(ui, i, moe_training),
     }
     if s.mode == crate::scenario::Mode::Inference {
         toggle(
@@ -175,6 +156,29 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
     }
     if matches!(i.sharding, Sharding::Fsdp1 | Sharding::Fsdp2) {
         fsdp(ui, &mut i.fsdp, i.sharding == Sharding::Fsdp2);
+    }
+}
+
+/// Megatron-Core's own layers, and the MoE token dispatcher of a mixture of experts in training
+/// (the only case it is read).
+fn megatron(ui: &mut Ui, i: &mut Implementation, moe_training: bool) {
+    toggle(
+        ui,
+        &mut i.megatron_local_layers,
+        "Megatron's own layers",
+        "--transformer-impl local instead of Transformer Engine: attention is Megatron's \
+         DotProductAttention (materialised scores), whose score input and the \
+         sequence-parallel linears' gathered input live in its persistent global buffer.",
+    );
+    if moe_training {
+        choice(
+            ui,
+            &mut i.megatron_moe_dispatcher,
+            &DISPATCHERS,
+            "MoE token dispatcher",
+            "--moe-token-dispatcher-type: what each mixture-of-experts layer keeps beside its \
+             experts (measured with Megatron-Core 0.16.1's own MoELayer).",
+        );
     }
 }
 

@@ -23,7 +23,7 @@ use crate::estimator::model::ResolvedModel;
 use crate::estimator::{Diagnostic, Diagnostics};
 use crate::scenario::{
     ArchKind, AttentionKernel, Checkpointing, FfnKind, HfAttention, HfFramework, Implementation,
-    Mode, NormKind, PeftMethod, Profile, Scenario,
+    Mode, MoeDispatcher, NormKind, PeftMethod, Profile, Scenario,
 };
 
 /// The settings as they are (every field is an enum: nothing to clamp). Destructured without `..`
@@ -59,7 +59,7 @@ pub fn diagnostics(sc: &Scenario, d: &mut Diagnostics) {
     let lora = peft.method != PeftMethod::Full;
     let lora_only = peft.lora_dropout > 0.0 || peft.inference_adapters;
     let megatron_set = (i.megatron_local_layers
-        || i.megatron_moe_dispatcher != crate::scenario::MoeDispatcher::AllGather)
+        || i.megatron_moe_dispatcher != MoeDispatcher::AllGather)
         && i.profile != Profile::Megatron;
     if (i.profile != Profile::HuggingFace && hf_set) || (!lora && lora_only) || megatron_set {
         d.insert(Diagnostic::FrameworkSettingsIgnored);

@@ -20,8 +20,8 @@ use super::peft::Ext;
 use crate::estimator::Diagnostics;
 use crate::estimator::model::ResolvedModel;
 use crate::scenario::{
-    DeepSpeedZero, Fsdp, LitGpt, Mode, PeftMethod, Profile, Scenario, Sharding, Torchtune,
-    validate::field,
+    DeepSpeedZero, Fsdp, LitGpt, Mode, MoeDispatcher, PeftMethod, Profile, Scenario, Sharding,
+    Torchtune, validate::field,
 };
 use crate::tensor::Dtype;
 
@@ -42,7 +42,7 @@ pub struct Framework {
     pub megatron_local: bool,
     /// Megatron-Core's MoE token dispatcher (`implementation.megatron_moe_dispatcher`, the default
     /// under other profiles; [`megatron::dispatcher_tensors`]).
-    pub megatron_dispatcher: crate::scenario::MoeDispatcher,
+    pub megatron_dispatcher: MoeDispatcher,
     /// The model's `max_positions` (the length torchtune's RoPE cache is built for).
     pub max_positions: f64,
     /// A LoRA/QLoRA training step (torchtune builds a LoRA model's attention differently).
@@ -73,7 +73,7 @@ impl Framework {
 
     /// Megatron-Core's `alltoall` token dispatcher.
     pub fn megatron_alltoall(&self) -> bool {
-        self.megatron_dispatcher == crate::scenario::MoeDispatcher::AllToAll
+        self.megatron_dispatcher == MoeDispatcher::AllToAll
     }
 
     pub fn of(sc: &Scenario) -> Framework {
@@ -91,7 +91,7 @@ impl Framework {
             megatron_dispatcher: if i.profile == Profile::Megatron {
                 i.megatron_moe_dispatcher
             } else {
-                crate::scenario::MoeDispatcher::AllGather
+                MoeDispatcher::AllGather
             },
             max_positions: f64::from(sc.model.transformer.max_positions),
             lora: sc.mode == Mode::Training && sc.peft.method != PeftMethod::Full,

@@ -1,0 +1,61 @@
+//! What an expert-parallel step sends, by how it dispatches its tokens: an all-to-all sends each
+//! routed row to its expert's rank (GShard §2.2); Megatron-Core's default all-gather dispatcher
+//! gathers every token of the TP × EP group and reduce-scatters the outputs back
+//! (`token_dispatcher.py` 0.16.1), EP/k times the bytes at top-k; a forward rerun by checkpointing
+//! dispatches again.
+
+#![allow(clippy::float_cmp, reason = "exact arithmetic on small integers")]
+
+use vram_explorer::estimator::estimate;
+use vram_explorer::scenario::{Checkpointing, Mode, MoeDispatcher, Profile, Scenario};
+
+/// A Mixtral-shaped MoE (8 experts, top-2) trained at EP 8 over DP 8, one micro-batch.
+fn scenario(profile: Profile, dispatcher: MoeDispatcher) -> Scenario {
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    s.model.moe.experts = 8;
+    s.model.moe.top_k = 2;
+    s.model.moe.ep = 8;
+    s.parallel.dp = 8;
+    s.implementation.profile = profile;
+    s.implementation.megatron_moe_dispatcher = dispatcher;
+    s
+}
+
+fn ep_bytes(s: &Scenario) -> f64 {
+    estimate(s).performance.communication.ep_bytes.get()
+}
+
+/// Megatron's all-gather dispatcher moves every token of the group, (EP − 1)·tokens·h per
+/// collective, against the all-to-all's routed rows, k·tokens·h·(EP − 1)/EP: EP/k = 4 times the
+/// bytes at EP 8, top-2. The all-to-all dispatcher, and every other profile, send the all-to-all's.
+#[test]
+fn megatron_all_gather_dispatch_moves_ep_over_k_times_the_bytes() {
+    let gathered = ep_bytes(&scenario(Profile::Megatron, MoeDispatcher::AllGather));
+    let routed = ep_bytes(&scenario(Profile::Megatron, MoeDispatcher::AllToAll));
+    assert!(routed > 0.0);
+    assert_eq!(gathered, 4.0 * routed);
+    // The setting is Megatron's: under Hugging Face it changes nothing.
+    let hf = ep_bytes(&scenario(Profile::HuggingFace, MoeDispatcher::AllGather));
+    assert_eq!(hf, routed);
+    // Without expert parallelism nothing is sent, whichever dispatcher.
+    let mut s = scenario(Profile::Megatron, MoeDispatcher::AllGather);
+    s.model.moe.ep = 1;
+    assert_eq!(ep_bytes(&s), 0.0);
+}
+
+/// Full checkpointing reruns each layer's forward in backward, its dispatch and combine with it:
+/// six collectives per MoE layer instead of four; selective checkpointing reruns attention only.
+#[test]
+fn a_recomputed_forward_dispatches_again() {
+    let with = |c: Checkpointing| {
+        let mut s = scenario(Profile::Megatron, MoeDispatcher::AllToAll);
+        s.strategies.checkpointing = c;
+        ep_bytes(&s)
+    };
+    let none = with(Checkpointing::None);
+    assert_eq!(with(Checkpointing::Full), 1.5 * none);
+    assert_eq!(with(Checkpointing::Selective), none);
+}
