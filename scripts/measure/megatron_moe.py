@@ -41,22 +41,22 @@ S, B, H, E, K, EXPERT_FFN, FFN = 1024, 1, 512, 8, 2, 512, 1024
 HEADS = 8
 
 
-def config(tp, fusion, dispatcher="allgather", ep=1):
+def config(tp, fusion, dispatcher="allgather", ep=1, etp=None):
     from megatron.core.transformer.transformer_config import TransformerConfig
     return TransformerConfig(
         num_layers=1, hidden_size=H, num_attention_heads=8, ffn_hidden_size=FFN,
         num_moe_experts=E, moe_router_topk=K, moe_ffn_hidden_size=EXPERT_FFN,
-        moe_token_dispatcher_type=dispatcher, expert_model_parallel_size=ep, moe_router_load_balancing_type="none", moe_aux_loss_coeff=0.0,
+        moe_token_dispatcher_type=dispatcher, expert_model_parallel_size=ep, expert_tensor_parallel_size=etp, moe_router_load_balancing_type="none", moe_aux_loss_coeff=0.0,
         gated_linear_unit=True, activation_func=F.silu, bias_activation_fusion=fusion, add_bias_linear=False,
         params_dtype=torch.bfloat16, bf16=True, use_cpu_initialization=True, perform_initialization=True,
         tensor_model_parallel_size=tp, sequence_parallel=tp > 1, hidden_dropout=0.0)
 
 
-def build(kind, tp, fusion, dispatcher="allgather", ep=1):
+def build(kind, tp, fusion, dispatcher="allgather", ep=1, etp=None):
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
     from megatron.core.transformer.mlp import MLP
     from megatron.core.transformer.moe.moe_layer import MoELayer
-    cfg = config(tp, fusion, dispatcher, ep)
+    cfg = config(tp, fusion, dispatcher, ep, etp)
     if kind == "moe":
         spec = get_gpt_layer_local_spec(num_experts=E, moe_grouped_gemm=False)
         return MoELayer(cfg, submodules=spec.submodules.mlp.submodules)
@@ -159,10 +159,10 @@ def cpu_alltoall_shims():
     token_dispatcher.maybe_move_tensor_to_cpu = to_cpu
 
 
-def measure(kind, tp, fusion, dropout=0.0, dispatcher="allgather", ep=1, seed=None):
+def measure(kind, tp, fusion, dropout=0.0, dispatcher="allgather", ep=1, seed=None, etp=None):
     if seed is not None:
         torch.manual_seed(seed)  # the layer's initial weights, hence the routing
-    layer = build_layer(tp, dropout) if kind == "layer" else build(kind, tp, fusion, dispatcher, ep)
+    layer = build_layer(tp, dropout) if kind == "layer" else build(kind, tp, fusion, dispatcher, ep, etp)
     g = torch.Generator().manual_seed(0)
     sp = tp > 1 and kind != "layer"
     rows = S // tp if sp else S
@@ -171,6 +171,8 @@ def measure(kind, tp, fusion, dropout=0.0, dispatcher="allgather", ep=1, seed=No
     name = f"{kind} tp{tp}{' sp' if tp > 1 else ''} bias_activation_fusion={fusion}"
     if dispatcher != "allgather" or ep > 1:
         name += f" dispatcher={dispatcher} ep{ep}"
+    if etp is not None:
+        name += f" etp{etp}"
     if kind == "layer":
         name = f"layer tp{tp} dropout={dropout}"
     with tr:
@@ -204,6 +206,8 @@ def measure(kind, tp, fusion, dropout=0.0, dispatcher="allgather", ep=1, seed=No
     if kind == "layer":
         fusion = layer.config.bias_activation_fusion
     extra = {} if dispatcher == "allgather" and ep == 1 else dict(dispatcher=dispatcher, ep=ep, received_rows=received)
+    if etp is not None:
+        extra["etp"] = etp
     return dict(name=name, kind=kind, tp=tp, sequence_parallel=sp, bias_activation_fusion=fusion, dropout=dropout,
                 **extra,
                 input_shape=[rows, B, H], saved_for_backward=ef["total"] - r["start_total"],
@@ -235,6 +239,8 @@ def main():
                     help="MoE layers with the alltoall dispatcher (beside a dense MLP) instead of allgather")
     ap.add_argument("--ep", type=int, default=1, help="expert-parallel size (with --alltoall)")
     ap.add_argument("--seed", type=int, default=0, help="torch's seed before each alltoall layer is built")
+    ap.add_argument("--etp", type=int, default=None,
+                    help="expert tensor-parallel size (with --tp 2: 1 keeps the experts whole on each TP rank)")
     args = ap.parse_args()
     if args.ep > 1 and not args.alltoall:
         ap.error("--ep > 1 measures the alltoall dispatcher: add --alltoall")
@@ -248,7 +254,8 @@ def main():
     dist.init_process_group("gloo", rank=rank, world_size=int(os.environ.get("WORLD_SIZE", "1")))
     from megatron.core import parallel_state
     from megatron.core.tensor_parallel.random import model_parallel_cuda_manual_seed
-    parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp, expert_model_parallel_size=args.ep)
+    parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp, expert_model_parallel_size=args.ep,
+                                             expert_tensor_parallel_size=args.etp)
     try:
         model_parallel_cuda_manual_seed(0)
     except Exception:  # noqa: BLE001 - CPU only: the CUDA RNG tracker is not needed without dropout
@@ -265,7 +272,12 @@ def main():
     # One throwaway region first: the layer's own requests grow the gather buffer to its size, so
     # in the recorded regions it is pre-existing (not growth counted as saved) while each region's
     # requests are still recorded.
-    if args.alltoall:
+    if args.etp is not None:
+        # Both dispatchers with the experts' own tensor-parallel size.
+        cpu_alltoall_shims()
+        measure("mlp", tp, True)
+        rows = [measure("moe", tp, True, dispatcher=d, seed=args.seed, etp=args.etp) for d in ("allgather", "alltoall")]
+    elif args.alltoall:
         cpu_alltoall_shims()
         measure("mlp", tp, True)
         rows = [measure("moe", tp, fusion, dispatcher="alltoall", ep=args.ep, seed=args.seed) for fusion in (True, False)]

@@ -21,6 +21,7 @@ pub enum Diagnostic {
     MemoryBound,
     ExpertParallelExceedsDp,
     ExpertParallelDoesNotDivideExperts,
+    ExpertTpDoesNotDivideTp,
     HeadsDoNotDivideHidden,
     KvHeadsDoNotDivideHeads,
     IntegerTrainingType,
@@ -47,7 +48,7 @@ pub enum Diagnostic {
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 39] = [
+    pub const ALL: [Diagnostic; 40] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -64,6 +65,7 @@ impl Diagnostic {
         Diagnostic::MemoryBound,
         Diagnostic::ExpertParallelExceedsDp,
         Diagnostic::ExpertParallelDoesNotDivideExperts,
+        Diagnostic::ExpertTpDoesNotDivideTp,
         Diagnostic::HeadsDoNotDivideHidden,
         Diagnostic::KvHeadsDoNotDivideHeads,
         Diagnostic::IntegerTrainingType,
@@ -134,6 +136,7 @@ impl Diagnostic {
                 | Diagnostic::SequenceParallelWithoutTp
                 | Diagnostic::ExpertParallelExceedsDp
                 | Diagnostic::ExpertParallelDoesNotDivideExperts
+                | Diagnostic::ExpertTpDoesNotDivideTp
                 | Diagnostic::ContextParallelIgnored
                 | Diagnostic::CpDoesNotDivideHeads
                 | Diagnostic::CpDoesNotDivideSequence
@@ -167,6 +170,7 @@ impl Diagnostic {
             Diagnostic::ExpertParallelDoesNotDivideExperts => {
                 "expert_parallel_does_not_divide_experts"
             }
+            Diagnostic::ExpertTpDoesNotDivideTp => "expert_tp_does_not_divide_tp",
             Diagnostic::HeadsDoNotDivideHidden => "heads_do_not_divide_hidden",
             Diagnostic::KvHeadsDoNotDivideHeads => "kv_heads_do_not_divide_heads",
             Diagnostic::IntegerTrainingType => "integer_training_type",
@@ -248,12 +252,9 @@ impl Diagnostic {
             Diagnostic::OverheadBound => {
                 "Each forward's fixed overhead (kernel launches, ops issued from Python) is the largest part of the request: CUDA graphs or a larger batch would help."
             }
-            Diagnostic::ExpertParallelExceedsDp => {
-                "Expert parallel degree exceeds the data parallel degree; EP ranks come from DP ranks, so ZeRO shards experts as if EP = DP."
-            }
-            Diagnostic::ExpertParallelDoesNotDivideExperts => {
-                "Expert parallel degree does not divide the experts; some GPUs hold one more expert (the largest is used)."
-            }
+            Diagnostic::ExpertParallelExceedsDp
+            | Diagnostic::ExpertTpDoesNotDivideTp
+            | Diagnostic::ExpertParallelDoesNotDivideExperts => self.expert_message(),
             Diagnostic::HeadsDoNotDivideHidden => {
                 "The attention heads do not divide the hidden size: head_dim = hidden / heads is rounded down (set head_dim to say what the model uses)."
             }
@@ -272,6 +273,21 @@ impl Diagnostic {
             | Diagnostic::RequestsBeyondEnginePool => self.workload_message(),
             Diagnostic::IntegerTrainingType => {
                 "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."
+            }
+        }
+    }
+
+    /// What to tell a person about how the experts are split: `message`'s share for them.
+    const fn expert_message(self) -> &'static str {
+        match self {
+            Diagnostic::ExpertParallelExceedsDp => {
+                "Expert parallel degree × expert TP exceeds the data parallel × tensor parallel degree; EP ranks come from those ranks, so ZeRO shards experts as if they were equal."
+            }
+            Diagnostic::ExpertTpDoesNotDivideTp => {
+                "The expert tensor-parallel degree (model.moe.etp) does not divide the TP degree: not modelled; estimated with the experts split over TP."
+            }
+            _ => {
+                "Expert parallel degree does not divide the experts; some GPUs hold one more expert (the largest is used)."
             }
         }
     }

@@ -439,8 +439,12 @@ fn other_family(
 
 fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Diagnostics) {
     let (experts, ep) = (m.moe.experts, m.moe.ep.max(1));
+    if experts > 0 && sc.model.moe.etp > 0 && c.etp != f64::from(sc.model.moe.etp) {
+        d.insert(Diagnostic::ExpertTpDoesNotDivideTp);
+    }
     if experts > 0 && ep > 1 {
-        if f64::from(ep) > c.dp {
+        // EP × ETP ranks come out of the DP × TP ranks (Megatron-Core's expert-data-parallel group).
+        if f64::from(ep) * c.etp > c.dp * c.tp {
             d.insert(Diagnostic::ExpertParallelExceedsDp);
         }
         if !experts.is_multiple_of(ep) {

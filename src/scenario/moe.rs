@@ -37,6 +37,13 @@ pub struct MoeSpec {
     /// data-parallel ranks (DeepSpeed-MoE, Megatron-Core `expert_model_parallel_size`); 1 = every GPU
     /// holds every expert. Tokens travel to their experts by all-to-all.
     pub ep: u32,
+    /// Expert tensor-parallel degree: the routed experts' matrices are split over this many of the
+    /// tensor-parallel ranks instead of all of them (Megatron-Core `--expert-tensor-parallel-size`,
+    /// torchtitan `expert_tensor_parallel_degree`); 0 = the TP degree, their default. 1 keeps each
+    /// expert whole on its GPU and has it process only its own sequence shard's tokens (sequence
+    /// parallelism on); the other ranks of the TP group join the expert-data-parallel group. Must
+    /// divide TP (else estimated at TP, `expert_tp_does_not_divide_tp`). Absent = 0.
+    pub etp: u32,
     /// The router's top-k weights divided by their sum (`norm_topk_prob`: DeepSeek-V2 false, V3 and
     /// Kimi K2 true). Read by llama.cpp's DeepSeek graph (`expert_weights_norm`); Mixtral and
     /// Qwen3-MoE normalise and Qwen2-MoE does not whatever it says. Absent = true.
@@ -66,6 +73,7 @@ impl Default for MoeSpec {
             router_bias: false,
             expert_bias: false,
             ep: 1,
+            etp: 0,
             norm_top_k: true,
             selection_bias: false,
             expert_groups: 0,

@@ -261,6 +261,7 @@ pub const RANGES: &[FieldRange] = &[
     closed("model.moe.expert_ffn", 0.0, 4_194_304.0, |s| Some(s.model.moe.expert_ffn.into())),
     closed("model.moe.capacity_factor", 0.0, 1024.0, |s| Some(s.model.moe.capacity_factor)),
     closed("model.moe.ep", 1.0, DEGREE, |s| Some(s.model.moe.ep.into())),
+    closed("model.moe.etp", 0.0, DEGREE, |s| Some(s.model.moe.etp.into())),
     // The layer pattern's entries (`scenario::blocks`; lists, so no single getter: the estimator's
     // resolve pass clamps each entry, `validate` checks them in `validate/pattern.rs`).
     closed("model.pattern.repeat", 1.0, 10_000.0, |_| None),

@@ -146,6 +146,8 @@ fn model(r: &mut Rng) -> ModelSpec {
             router_bias: r.coin(),
             expert_bias: r.coin(),
             ep: r.small(1, 65_536),
+            // A side stream: the main one stays as before the field existed.
+            etp: r.side(0x6574_7031).pick(&[0, 1, 2, 3, 4, 8, 65_536]),
             norm_top_k: r.coin(),
             selection_bias: r.coin(),
             expert_groups: r.small(0, 65_536),

@@ -291,10 +291,23 @@ fn moe_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
     let experts = f64::from(m.moe.experts);
     if c.profile == Profile::Megatron {
         let router = 12.0 * f64::from(m.moe.top_k) * z.bs / z.tr;
-        c.ec * routed * z.bsh + router + super::frameworks::megatron::dispatcher_saved(c, m, z)
+        c.ec * routed * z.bsh * expert_token_share(c, z)
+            + router
+            + super::frameworks::megatron::dispatcher_saved(c, m, z)
     } else {
         2.0 * c.ec * routed * z.bsh + 4.0 * z.bs * experts
     }
+}
+
+/// The share of the micro-batch's tokens a GPU's routed experts see: every token of the TP group
+/// (1) when the experts are split over TP; under sequence parallelism with the experts split over
+/// ETP < TP ranks (`Ctx::etp`), the tokens of its ETP group's sequence shards, ETP/TP (Megatron-Core
+/// 0.16.1: both dispatchers gather over the expert tensor-parallel group, `tp_ep_group` /
+/// `tp_group` built from `expt_tp`; measured at TP 2, ETP 1 in tests/data/measured/megatron-core-moe.json).
+/// Their FFN width is split over ETP, so their FFN-wide tensors (`Sizes::bsf`, rows × width) do not
+/// change under sequence parallelism.
+pub fn expert_token_share(c: &Ctx, z: &Sizes) -> f64 {
+    c.etp.min(z.tr) / z.tr
 }
 
 /// The b·a·s² dropout mask of a layer (what selective recomputation also drops).

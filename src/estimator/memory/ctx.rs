@@ -39,6 +39,8 @@ pub struct Ctx {
     pub dropout: bool,
     pub mask_bytes: f64,
     pub tp: f64,
+    /// The routed experts' tensor-parallel degree ([`expert_tp`]).
+    pub etp: f64,
     pub pp: f64,
     pub dp: f64,
     pub sp: bool,
@@ -183,6 +185,7 @@ impl Ctx {
                 DropoutMask::Float => ec,
             },
             tp,
+            etp: expert_tp(sc),
             pp: f64::from(r.pp_stages),
             dp: f64::from(r.zero_dp),
             sp: par.sequence_parallel && tp > 1.0,
@@ -350,4 +353,15 @@ fn fp8_of(sc: &crate::scenario::Scenario) -> crate::scenario::Fp8Recipe {
     } else {
         crate::scenario::Fp8Recipe::None
     }
+}
+
+/// The routed experts' tensor-parallel degree: `model.moe.etp`, or TP when it is 0 (Megatron-Core's
+/// and torchtitan's default) or does not divide TP (not modelled: `expert_tp_does_not_divide_tp`).
+pub fn expert_tp(sc: &Scenario) -> f64 {
+    let (tp, etp) = (sc.parallel.tp.max(1), sc.model.moe.etp);
+    f64::from(if etp == 0 || !tp.is_multiple_of(etp) {
+        tp
+    } else {
+        etp
+    })
 }

@@ -151,8 +151,11 @@ impl Inventory {
         }
         // Each part per rank (experts split by TP, matrices split but for the replicated ones,
         // vectors the rest), so the replicated parameters stay in their own group.
-        let layer_part = stage_params(c, m, layers, false, false);
-        let expert_part = stage_params_of(c, m, expert_params_stored(m) / c.tp, layers);
+        // The routed experts as TP would split them (to take them out of the layer's matrices),
+        // and as this GPU holds them: split over the expert TP degree instead.
+        let expert_at_tp = stage_params_of(c, m, expert_params_stored(m) / c.tp, layers);
+        let expert_part = stage_params_of(c, m, expert_params_stored(m) / c.etp, layers);
+        let layer_part = stage_params(c, m, layers, false, false) - (expert_part - expert_at_tp);
         let matrices = rank_matrix_elems(c, m, layer_matrix_elems(m).min(layer_params_stored(m)));
         let matrix_part = stage_params_of(c, m, matrices, layers).min(layer_part);
         let quant = x.layer_bits.map_or(c.e_weights, |bits| bits / 8.0);
@@ -161,7 +164,10 @@ impl Inventory {
             crate::scenario::Mode::Training => b + prune_train,
             crate::scenario::Mode::Inference => prune_keep.map_or(b, |k| k * (b + 4.0)),
         };
-        let ep = f64::from(m.moe.ep.max(1)).min(c.dp.max(1.0));
+        // EP ranks come out of the expert-data-parallel ranks: DP × TP / ETP of them
+        // (Megatron-Core's expert-data-parallel group; DP at the default ETP = TP).
+        let edp = c.dp.max(1.0) * c.tp / c.etp;
+        let ep = f64::from(m.moe.ep.max(1)).min(edp);
         // Everything but the head's tensors lives in the layers (Adam's counters are per tensor).
         let tensors = m.param_tensors;
         let quantised = x.layer_storage.unwrap_or(StorageFormat::Dense(c.weights));
@@ -176,7 +182,7 @@ impl Inventory {
         inv.push(Group {
             role: Role::Matrices,
             storage: dense_storage,
-            elems: (matrix_part - expert_part).max(0.0),
+            elems: (matrix_part - expert_at_tp).max(0.0),
             weight_bytes: layer_bytes(dense_bytes) + fp8,
             tensors,
             largest: m.largest_tensor / c.tp,
@@ -187,7 +193,7 @@ impl Inventory {
             storage: quantised,
             elems: expert_part,
             weight_bytes: layer_bytes(quant) + fp8,
-            zero_dp: c.dp / ep,
+            zero_dp: edp / ep,
             ..base
         });
         inv.push(Group {
@@ -410,7 +416,17 @@ fn structured_keep(c: &Ctx) -> f64 {
 /// §4; torchtitan's `parallelize_llama` shards a MoE layer's experts over `dp_shard_mod_ep`), so a
 /// gather never brings in another expert-parallel rank's experts.
 pub fn rank_block_params(c: &Ctx, m: &ResolvedModel) -> f64 {
-    rank_layer_params(c, m, layer_params_stored(m)) * structured_keep(c)
+    (rank_layer_params(c, m, layer_params_stored(m)) + expert_tp_excess(c, m)) * structured_keep(c)
+}
+
+/// The routed experts' parameters a tensor-parallel rank holds per layer beyond TP's split of them:
+/// they are split over the expert TP degree instead (`Ctx::etp`, Megatron-Core
+/// `expert_tensor_parallel_size`); 0 at the default ETP = TP.
+fn expert_tp_excess(c: &Ctx, m: &ResolvedModel) -> f64 {
+    if c.tp <= 1.0 {
+        return 0.0;
+    }
+    expert_params_stored(m) * (1.0 / c.etp - 1.0 / c.tp)
 }
 
 /// The blocks of a stage as this GPU holds them, before any ZeRO/FSDP sharding: `layers_on_stage`
@@ -419,7 +435,7 @@ pub fn stage_block_params(c: &Ctx, m: &ResolvedModel, layers_on_stage: f64) -> f
     stage_params_of(
         c,
         m,
-        rank_layer_params(c, m, layer_params_stored(m)),
+        rank_layer_params(c, m, layer_params_stored(m)) + expert_tp_excess(c, m),
         layers_on_stage,
     )
 }

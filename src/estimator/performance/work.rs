@@ -66,8 +66,9 @@ impl Work {
         let elsewhere = f64::from(m.layers)
             * m.moe.routed_params_per_layer
             * (1.0 - m.moe.stored_expert_fraction());
-        let params = (param_count(m) - elsewhere).max(0.0) * keep / split + whole;
-        let read = (read_weights(m) - elsewhere).max(0.0) * keep / split + whole;
+        let (experts_at_tp, excess, etp) = expert_split(s, m, i, elsewhere, keep / split);
+        let params = (param_count(m) - elsewhere).max(0.0) * keep / split + whole + excess;
+        let read = (read_weights(m) - elsewhere).max(0.0) * keep / split + whole + excess;
         let compute_w = prec.weight_compute_copies.unwrap_or(prec.weights).bytes();
         let g = prec.gradients.bytes();
         let zero_shard = |stage: ZeroStage| {
@@ -78,15 +79,14 @@ impl Work {
                 1.0
             }
         };
-        // ZeRO shards the GPU's experts over their expert-data-parallel group (DP / ep) and the
-        // rest over DP: `params` split so, per ZeRO stage.
+        // ZeRO shards the GPU's experts over their expert-data-parallel group (DP × TP / ETP / ep)
+        // and the rest over DP: `params` split so, per ZeRO stage.
         let ep = f64::from(m.moe.ep.max(1));
-        let experts = (f64::from(m.layers) * m.moe.routed_params_per_layer - elsewhere).max(0.0)
-            * keep
-            / split;
+        let experts = experts_at_tp + excess;
         let sharded = |stage: ZeroStage| {
-            let z = zero_shard(stage);
-            (params - experts) / z + experts / (z / ep).max(1.0)
+            let (z, on) = (zero_shard(stage), st.zero as u8 >= stage as u8);
+            let edp = if on { z * i.tp as f64 / etp / ep } else { 1.0 };
+            (params - experts) / z + experts / edp.max(1.0)
         };
         // LoRA: gradients and optimizer updates of the adapters only.
         let trained = super::peft_moe::trainable_params(s, m, params, i.tp as f64, i.pp as f64);
@@ -215,6 +215,22 @@ pub fn offload_link(i: &Inputs, target: crate::scenario::OffloadTarget) -> f64 {
         crate::scenario::OffloadTarget::Nvme => i.host_bw.min(i.nvme_bw),
         _ => i.host_bw,
     }
+}
+
+/// The routed experts a rank holds as TP splits them (of those on its expert-parallel rank:
+/// `stored_elsewhere` are not), what it holds beyond that when they are split over ETP < TP ranks
+/// instead (`memory::ctx::expert_tp`), and that ETP degree. `scale`: pruning's keep ÷ (TP × PP).
+fn expert_split(
+    s: &Scenario,
+    m: &ResolvedModel,
+    i: &Inputs,
+    stored_elsewhere: f64,
+    scale: f64,
+) -> (f64, f64, f64) {
+    let at_tp =
+        (f64::from(m.layers) * m.moe.routed_params_per_layer - stored_elsewhere).max(0.0) * scale;
+    let etp = crate::estimator::memory::ctx::expert_tp(s);
+    (at_tp, at_tp * (i.tp as f64 / etp - 1.0), etp)
 }
 
 /// Offload and second-tier traffic of a step; prefetch hides `offload_overlap` of both.

@@ -240,4 +240,15 @@ pub fn moe_ui(ui: &mut Ui, s: &mut Scenario) {
         "GPUs",
         "Split each layer's experts over this many GPUs (carved out of data parallel): divides expert weights; costs all-to-all traffic.",
     );
+    int_slider(
+        ui,
+        &mut m.etp,
+        0..=64,
+        false,
+        "Expert TP",
+        "GPUs (0 = TP)",
+        "Split each expert over this many of the tensor-parallel GPUs instead of all of them \
+         (Megatron --expert-tensor-parallel-size; 0 = the TP degree). 1 keeps each expert whole \
+         on its GPU, which then sees only its own sequence shard's tokens; must divide TP.",
+    );
 }

@@ -41,7 +41,8 @@ pub struct DispatcherTensors {
 }
 
 /// [`DispatcherTensors`] of one MoE layer (0.16.1 `megatron/core/transformer/moe/`; E experts,
-/// r routed rows per token, b·s the micro-batch's tokens, e the logits' bytes):
+/// r routed rows per token, b·s the micro-batch's tokens — under ETP < TP those of the rank's ETP
+/// group, b·s·ETP/TP ([`super::super::activations::expert_token_share`]) —, e the logits' bytes):
 /// - `allgather` (`MoEAllGatherTokenDispatcher`), over the b·s tokens of the TP × EP group it
 ///   gathers: `masked_select` of the local experts' routing weights keeps its input and the bool map,
 ///   (e + 1)·b·s·E; `permute`'s int64 sorted indices and the selected weights the fused weighted
@@ -53,20 +54,22 @@ pub struct DispatcherTensors {
 ///   the attributes `probs` and `routing_map`, (e + 1)·b·s·E/SP. Its token counts per expert move
 ///   to the host (`_maybe_dtoh_and_synchronize`): no device bytes.
 pub fn dispatcher_tensors(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> DispatcherTensors {
-    let routed = m.moe.routed_expert_rows_per_token() * z.bs;
+    let rows = m.moe.routed_expert_rows_per_token();
+    // The tokens the experts see: the TP group's, or under ETP < TP its ETP group's.
+    let gathered = z.bs * super::super::activations::expert_token_share(c, z);
     let experts = f64::from(m.moe.experts);
     if c.framework.megatron_alltoall() {
         let own = z.bs / z.tr;
         DispatcherTensors {
-            saved: (c.ec + 1.0) * own * experts + c.ec * routed,
-            saved_kept: 8.0 * routed / z.tr,
+            saved: (c.ec + 1.0) * own * experts + c.ec * rows * gathered,
+            saved_kept: 8.0 * rows * own,
             kept: (c.ec + 1.0) * own * experts,
         }
     } else {
         DispatcherTensors {
-            saved: (c.ec + 1.0) * z.bs * experts,
-            saved_kept: (8.0 + c.ec) * routed,
-            kept: z.bs * experts,
+            saved: (c.ec + 1.0) * gathered * experts,
+            saved_kept: (8.0 + c.ec) * rows * gathered,
+            kept: gathered * experts,
         }
     }
 }
@@ -130,8 +133,10 @@ pub fn gather_requests(
     }
     let ep = f64::from(m.moe.ep.max(1));
     let gathers = !c.framework.megatron_alltoall();
-    let dispatcher = if gathers && moe_layers(m, layers) > 0.0 && c.tp * ep > 1.0 {
-        z.bs * ep * f64::from(m.hidden)
+    // Over the expert TP × EP group (`tp_ep_group`): TP × EP ranks at the default ETP = TP.
+    let group = c.etp.min(c.tp) * ep;
+    let dispatcher = if gathers && moe_layers(m, layers) > 0.0 && group > 1.0 {
+        z.bs * super::super::activations::expert_token_share(c, z) * ep * f64::from(m.hidden)
     } else {
         0.0
     };
