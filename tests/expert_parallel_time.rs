@@ -59,3 +59,24 @@ fn a_recomputed_forward_dispatches_again() {
     assert_eq!(with(Checkpointing::Full), 1.5 * none);
     assert_eq!(with(Checkpointing::Selective), none);
 }
+
+/// Expert tensor parallelism 1 at TP 2 (EP 4 over DP 4): the all-gather dispatcher gathers over
+/// ETP × EP = 4 ranks the tokens of their sequence shards, (ETP·EP − TP)/TP = 1 × tokens·h beyond
+/// the TP share per collective, where the TP × EP group at ETP 2 gathers EP − 1 = 3 ×; and each GPU
+/// holds (and reduces the gradients of) its experts whole, twice what TP 2 leaves it.
+#[test]
+fn expert_tensor_parallelism_changes_what_is_gathered_and_reduced() {
+    let with = |etp: u32| {
+        let mut s = scenario(Profile::Megatron, MoeDispatcher::AllGather);
+        s.parallel.tp = 2;
+        s.parallel.sequence_parallel = true;
+        s.parallel.dp = 4;
+        s.model.moe.ep = 4;
+        s.model.moe.etp = etp;
+        let c = estimate(&s).performance.communication;
+        (c.ep_bytes.get(), c.dp_bytes.get())
+    };
+    let ((ep1, dp1), (ep2, dp2)) = (with(1), with(2));
+    assert_eq!(3.0 * ep1, ep2);
+    assert!(dp1 > dp2, "ETP 1 reduces whole experts: {dp1} vs {dp2}");
+}

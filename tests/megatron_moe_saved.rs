@@ -549,11 +549,11 @@ fn expert_tensor_parallel_splits_only_the_experts() {
         "BF16 experts at TP 2: their bytes again"
     );
     let odd = with_etp(scenario(EXPERTS, 4, true), 3);
-    assert!(reports(&odd, Diagnostic::ExpertTpDoesNotDivideTp));
+    assert!(reports(&odd, Diagnostic::ExpertTpNotModelled));
     assert_eq!(weights(&odd), weights(&scenario(EXPERTS, 4, true)));
     assert!(!reports(
         &with_etp(base, 1),
-        Diagnostic::ExpertTpDoesNotDivideTp
+        Diagnostic::ExpertTpNotModelled
     ));
 }
 
@@ -569,11 +569,46 @@ fn zero_shards_experts_over_the_expert_data_parallel_group() {
         s.parallel.dp = 4;
         s.model.moe.ep = 2;
         s.strategies.zero = ZeroStage::Stage1;
-        estimate(&s)
-            .memory
-            .peak
-            .get(Component::OptimizerStates)
-            .get()
+        let e = estimate(&s).memory;
+        (
+            e.peak.get(Component::OptimizerStates).get(),
+            e.peak.get(Component::Weights).get(),
+        )
     };
-    assert_eq!(states(1), states(2));
+    let ((states1, weights1), (states2, weights2)) = (states(1), states(2));
+    assert_eq!(states1, states2);
+    // Not because ETP is ignored: each GPU holds twice the expert weights at ETP 1.
+    assert!(weights1 > weights2);
+}
+
+/// With EP 2 and ETP 1 at TP 2 the all-gather dispatcher gathers over ETP × EP = 2 ranks the
+/// tokens of their sequence shards, b·s/2 each: a request of the global buffer of b·s·h BF16
+/// elements (at ETP = TP it gathers the TP × EP group's, 2·b·s·h).
+#[test]
+fn expert_tensor_parallel_gathers_over_its_own_group() {
+    let buffer = |etp: u32| {
+        let mut s = with_etp(scenario(EXPERTS, 2, true), etp);
+        s.parallel.dp = 2;
+        s.model.moe.ep = 2;
+        let (c, m, z) = resolved(&s);
+        megatron::gather_requests(&c, &m, &z, 1.0, false).dispatcher
+    };
+    let bsh = f64::from(TOKENS) * f64::from(HIDDEN);
+    assert_eq!(buffer(1), 2.0 * bsh);
+    assert_eq!(buffer(2), 2.0 * 2.0 * bsh);
+}
+
+/// Serving engines split every expert over TP: a degree set in inference is reported and not read.
+#[test]
+fn expert_tensor_parallel_is_not_read_in_inference() {
+    use vram_explorer::estimator::Component;
+    let served = |etp: u32| {
+        let mut s = with_etp(scenario(EXPERTS, 2, true), etp);
+        s.mode = Mode::Inference;
+        s
+    };
+    assert!(reports(&served(1), Diagnostic::ExpertTpNotModelled));
+    assert!(!reports(&served(0), Diagnostic::ExpertTpNotModelled));
+    let w = |s: &Scenario| estimate(s).memory.peak.get(Component::Weights).get();
+    assert_eq!(w(&served(1)), w(&served(0)));
 }

@@ -21,7 +21,7 @@ pub enum Diagnostic {
     MemoryBound,
     ExpertParallelExceedsDp,
     ExpertParallelDoesNotDivideExperts,
-    ExpertTpDoesNotDivideTp,
+    ExpertTpNotModelled,
     HeadsDoNotDivideHidden,
     KvHeadsDoNotDivideHeads,
     IntegerTrainingType,
@@ -65,7 +65,7 @@ impl Diagnostic {
         Diagnostic::MemoryBound,
         Diagnostic::ExpertParallelExceedsDp,
         Diagnostic::ExpertParallelDoesNotDivideExperts,
-        Diagnostic::ExpertTpDoesNotDivideTp,
+        Diagnostic::ExpertTpNotModelled,
         Diagnostic::HeadsDoNotDivideHidden,
         Diagnostic::KvHeadsDoNotDivideHeads,
         Diagnostic::IntegerTrainingType,
@@ -136,7 +136,7 @@ impl Diagnostic {
                 | Diagnostic::SequenceParallelWithoutTp
                 | Diagnostic::ExpertParallelExceedsDp
                 | Diagnostic::ExpertParallelDoesNotDivideExperts
-                | Diagnostic::ExpertTpDoesNotDivideTp
+                | Diagnostic::ExpertTpNotModelled
                 | Diagnostic::ContextParallelIgnored
                 | Diagnostic::CpDoesNotDivideHeads
                 | Diagnostic::CpDoesNotDivideSequence
@@ -170,7 +170,7 @@ impl Diagnostic {
             Diagnostic::ExpertParallelDoesNotDivideExperts => {
                 "expert_parallel_does_not_divide_experts"
             }
-            Diagnostic::ExpertTpDoesNotDivideTp => "expert_tp_does_not_divide_tp",
+            Diagnostic::ExpertTpNotModelled => "expert_tp_not_modelled",
             Diagnostic::HeadsDoNotDivideHidden => "heads_do_not_divide_hidden",
             Diagnostic::KvHeadsDoNotDivideHeads => "kv_heads_do_not_divide_heads",
             Diagnostic::IntegerTrainingType => "integer_training_type",
@@ -253,7 +253,7 @@ impl Diagnostic {
                 "Each forward's fixed overhead (kernel launches, ops issued from Python) is the largest part of the request: CUDA graphs or a larger batch would help."
             }
             Diagnostic::ExpertParallelExceedsDp
-            | Diagnostic::ExpertTpDoesNotDivideTp
+            | Diagnostic::ExpertTpNotModelled
             | Diagnostic::ExpertParallelDoesNotDivideExperts => self.expert_message(),
             Diagnostic::HeadsDoNotDivideHidden => {
                 "The attention heads do not divide the hidden size: head_dim = hidden / heads is rounded down (set head_dim to say what the model uses)."
@@ -283,8 +283,8 @@ impl Diagnostic {
             Diagnostic::ExpertParallelExceedsDp => {
                 "Expert parallel degree × expert TP exceeds the data parallel × tensor parallel degree; EP ranks come from those ranks, so ZeRO shards experts as if they were equal."
             }
-            Diagnostic::ExpertTpDoesNotDivideTp => {
-                "The expert tensor-parallel degree (model.moe.etp) does not divide the TP degree: not modelled; estimated with the experts split over TP."
+            Diagnostic::ExpertTpNotModelled => {
+                "The expert tensor-parallel degree (model.moe.etp) is modelled in training with a degree that divides TP: here (inference, where the serving engines split every expert over TP, or a degree that does not divide TP) the experts are split over TP."
             }
             _ => {
                 "Expert parallel degree does not divide the experts; some GPUs hold one more expert (the largest is used)."
@@ -343,7 +343,7 @@ impl Diagnostic {
                 "Megatron-Core does not train a mixture of experts with tensor parallelism but without sequence parallelism: MoELayer.forward raises a ValueError (megatron/core/transformer/moe/moe_layer.py, 0.16.1). Estimated as set; turn on sequence parallelism."
             }
             Diagnostic::MegatronAllGatherDispatcher => {
-                "Estimated with Megatron-Core's default all-gather token dispatcher, which gathers the tokens of the TP × EP group into its persistent global buffer (e·b·s·EP·h bytes, kept for the run) and keeps its routing map past the backward. Most runs with expert parallelism choose --moe-token-dispatcher-type alltoall, which gathers no such buffer: set implementation.megatron_moe_dispatcher to AllToAll (the window's MoE token dispatcher: All-to-all) for them."
+                "Estimated with Megatron-Core's default all-gather token dispatcher, which gathers the tokens of the TP × EP group into its persistent global buffer (e·b·s·EP·h bytes, × ETP/TP under expert tensor parallelism, kept for the run) and keeps its routing map past the backward. Most runs with expert parallelism choose --moe-token-dispatcher-type alltoall, which gathers no such buffer: set implementation.megatron_moe_dispatcher to AllToAll (the window's MoE token dispatcher: All-to-all) for them."
             }
             Diagnostic::MegatronLocalLayersWithoutCp => {
                 "Megatron-Core's own attention does not run context parallelism: DotProductAttention asserts context_parallel_size == 1 (megatron/core/transformer/dot_product_attention.py, 0.16.1; only Transformer Engine's attention supports it). Estimated as set; turn off Megatron's own layers or context parallelism."

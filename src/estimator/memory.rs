@@ -440,7 +440,7 @@ fn other_family(
 fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Diagnostics) {
     let (experts, ep) = (m.moe.experts, m.moe.ep.max(1));
     if experts > 0 && sc.model.moe.etp > 0 && c.etp != f64::from(sc.model.moe.etp) {
-        d.insert(Diagnostic::ExpertTpDoesNotDivideTp);
+        d.insert(Diagnostic::ExpertTpNotModelled);
     }
     if experts > 0 && ep > 1 {
         // EP × ETP ranks come out of the DP × TP ranks (Megatron-Core's expert-data-parallel group).

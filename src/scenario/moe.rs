@@ -37,12 +37,15 @@ pub struct MoeSpec {
     /// data-parallel ranks (DeepSpeed-MoE, Megatron-Core `expert_model_parallel_size`); 1 = every GPU
     /// holds every expert. Tokens travel to their experts by all-to-all.
     pub ep: u32,
-    /// Expert tensor-parallel degree: the routed experts' matrices are split over this many of the
-    /// tensor-parallel ranks instead of all of them (Megatron-Core `--expert-tensor-parallel-size`,
-    /// torchtitan `expert_tensor_parallel_degree`); 0 = the TP degree, their default. 1 keeps each
-    /// expert whole on its GPU and has it process only its own sequence shard's tokens (sequence
-    /// parallelism on); the other ranks of the TP group join the expert-data-parallel group. Must
-    /// divide TP (else estimated at TP, `expert_tp_does_not_divide_tp`). Absent = 0.
+    /// Expert tensor-parallel degree in training: the routed experts' matrices are split over this
+    /// many ranks instead of the TP degree (Megatron-Core `--expert-tensor-parallel-size`); 0 = the
+    /// TP degree, Megatron's default. 1 keeps each expert whole on its GPU, which under sequence
+    /// parallelism processes only its own sequence shard's tokens, and the expert ranks are then
+    /// grouped ETP × EP × expert-DP over the DP × TP ranks (expert-DP = DP × TP / ETP / EP).
+    /// torchtitan's `expert_tensor_parallel_degree` (1 or TP, with EP > 1) maps to it as set; its
+    /// default 1 has no effect at EP 1, where this field stays 0. Must divide TP; not read in
+    /// inference (serving engines split every expert over TP); else `expert_tp_not_modelled`.
+    /// Absent = 0.
     pub etp: u32,
     /// The router's top-k weights divided by their sum (`norm_topk_prob`: DeepSeek-V2 false, V3 and
     /// Kimi K2 true). Read by llama.cpp's DeepSeek graph (`expert_weights_norm`); Mixtral and

@@ -295,7 +295,7 @@ fn moe_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
             + router
             + super::frameworks::megatron::dispatcher_saved(c, m, z)
     } else {
-        2.0 * c.ec * routed * z.bsh + 4.0 * z.bs * experts
+        2.0 * c.ec * routed * z.bsh * expert_token_share(c, z) + 4.0 * z.bs * experts
     }
 }
 
@@ -303,7 +303,8 @@ fn moe_extra(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
 /// (1) when the experts are split over TP; under sequence parallelism with the experts split over
 /// ETP < TP ranks (`Ctx::etp`), the tokens of its ETP group's sequence shards, ETP/TP (Megatron-Core
 /// 0.16.1: both dispatchers gather over the expert tensor-parallel group, `tp_ep_group` /
-/// `tp_group` built from `expt_tp`; measured at TP 2, ETP 1 in tests/data/measured/megatron-core-moe.json).
+/// `tp_group` built from `expt_tp`; measured at TP 2, ETP 1 in tests/data/measured/megatron-core-moe.json;
+/// torchtitan at ETP 1 shards the routed tokens over TP too, `ReordererSequenceParallel`).
 /// Their FFN width is split over ETP, so their FFN-wide tensors (`Sizes::bsf`, rows × width) do not
 /// change under sequence parallelism.
 pub fn expert_token_share(c: &Ctx, z: &Sizes) -> f64 {

@@ -355,13 +355,11 @@ fn fp8_of(sc: &crate::scenario::Scenario) -> crate::scenario::Fp8Recipe {
     }
 }
 
-/// The routed experts' tensor-parallel degree: `model.moe.etp`, or TP when it is 0 (Megatron-Core's
-/// and torchtitan's default) or does not divide TP (not modelled: `expert_tp_does_not_divide_tp`).
+/// The routed experts' tensor-parallel degree in training: `model.moe.etp`, or TP when it is 0
+/// (Megatron-Core's default) or does not divide TP; in inference TP (the serving engines split
+/// every expert over TP). Both not modelled cases are `expert_tp_not_modelled`.
 pub fn expert_tp(sc: &Scenario) -> f64 {
     let (tp, etp) = (sc.parallel.tp.max(1), sc.model.moe.etp);
-    f64::from(if etp == 0 || !tp.is_multiple_of(etp) {
-        tp
-    } else {
-        etp
-    })
+    let unset = etp == 0 || !tp.is_multiple_of(etp) || sc.mode != Mode::Training;
+    f64::from(if unset { tp } else { etp })
 }

@@ -68,8 +68,9 @@ pub struct Group {
     pub grad_bytes: f64,
     pub master_bytes: f64,
     pub state_bytes: f64,
-    /// The ZeRO degree that shards this group: DP, or DP/ep for routed experts (DeepSpeed-MoE,
-    /// Rajbhandari et al. 2022 §4: experts are sharded over the expert-data-parallel group).
+    /// The ZeRO degree that shards this group: DP, or DP × TP / ETP / ep for routed experts
+    /// (DeepSpeed-MoE, Rajbhandari et al. 2022 §4, and Megatron-Core's `intra_expt_dp_group`:
+    /// experts are sharded over the expert-data-parallel group; DP/ep at the default ETP = TP).
     pub zero_dp: f64,
     /// Parameter tensors of the group (Adam's per-tensor step counters).
     pub tensors: f64,
@@ -422,7 +423,7 @@ pub fn rank_block_params(c: &Ctx, m: &ResolvedModel) -> f64 {
 /// The routed experts' parameters a tensor-parallel rank holds per layer beyond TP's split of them:
 /// they are split over the expert TP degree instead (`Ctx::etp`, Megatron-Core
 /// `expert_tensor_parallel_size`); 0 at the default ETP = TP.
-fn expert_tp_excess(c: &Ctx, m: &ResolvedModel) -> f64 {
+pub fn expert_tp_excess(c: &Ctx, m: &ResolvedModel) -> f64 {
     if c.tp <= 1.0 {
         return 0.0;
     }

@@ -43,6 +43,12 @@ pub fn bytes(sc: &Scenario, c: &Ctx) -> f64 {
         one(dp)
     };
     let experts = sc.model.moe.experts > 0;
-    let ep = if experts { sc.model.moe.ep.min(dp) } else { 1 };
+    // EP ranks come out of DP × TP / ETP ranks (`memory::ctx::expert_tp`; DP at ETP = TP).
+    let edp = dp.saturating_mul(p.tp.max(1)) / (super::ctx::expert_tp(sc) as u32).max(1);
+    let ep = if experts {
+        sc.model.moe.ep.min(edp.max(1))
+    } else {
+        1
+    };
     data + one(p.tp) + one(p.pp) + one(p.cp) + one(ep)
 }

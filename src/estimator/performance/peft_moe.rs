@@ -136,15 +136,19 @@ fn ep_collectives_per_layer(s: &Scenario) -> f64 {
 /// all-gather dispatcher (`implementation.megatron_moe_dispatcher: AllGather`, training) all-gathers
 /// every token of the TP × EP group instead, and reduce-scatters the outputs back
 /// (`token_dispatcher.py` `MoEAllGatherTokenDispatcher.token_dispatch` / `token_combine`, 0.16.1):
-/// over TP × EP ranks each receives (TP·EP − 1)·h·e per token of its sequence shard, of which the
-/// TP collectives already charge the (TP − 1) share, leaving (EP − 1)·tokens·h·e.
+/// over its ETP × EP ranks each receives (ETP·EP − 1)·h·e per token of a TP rank's sequence shard
+/// (tokens/TP), of which the TP collectives already charge (TP − 1): (EP − 1)·tokens·h·e at the
+/// default ETP = TP, (ETP·EP − TP)/TP·tokens·h·e in general (none where that is below 0: there
+/// the TP collectives charge more than the dispatcher gathers, not taken back).
 fn ep_collective_bytes(s: &Scenario, m: &ResolvedModel, tokens: f64, elem: f64) -> f64 {
     let (h, ep) = (f64::from(m.hidden), f64::from(m.moe.ep));
     let gathers = s.implementation.profile == Profile::Megatron
         && s.mode == Mode::Training
         && s.implementation.megatron_moe_dispatcher == MoeDispatcher::AllGather;
     if gathers {
-        (ep - 1.0) * tokens * h * elem
+        let tp = f64::from(s.parallel.tp.max(1));
+        let etp = crate::estimator::memory::ctx::expert_tp(s);
+        ((etp * ep - tp) / tp).max(0.0) * tokens * h * elem
     } else {
         all_to_all_bytes(tokens * m.moe.routed_expert_rows_per_token(), h, elem, ep)
     }
@@ -166,7 +170,9 @@ pub fn ep_comm(
     if bytes <= 0.0 {
         return (0.0, 0.0);
     }
-    let (bw, _) = i.collective_bw(m.moe.ep, i.tp);
+    // Megatron orders the expert ranks ETP, EP, DP: EP ranks sit ETP apart (TP apart by default).
+    let etp = crate::estimator::memory::ctx::expert_tp(s) as u32;
+    let (bw, _) = i.collective_bw(m.moe.ep, etp);
     let latency = ep_collectives_per_layer(s) * layers * m.moe_layer_share() * forwards * i.alpha_s;
     (bytes, super::roofline::div(bytes, bw) + latency)
 }

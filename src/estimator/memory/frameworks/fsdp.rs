@@ -180,7 +180,7 @@ pub fn unit_bytes(c: &Ctx, m: &ResolvedModel) -> f64 {
                 m,
                 m.moe.stored_expert_fraction(),
             );
-            let matrices = (stored / c.tp).min(block);
+            let matrices = (stored / c.tp + inventory::expert_tp_excess(c, m)).min(block);
             matrices * bits / 8.0 + (block - matrices) * e_unsharded(c)
         }
         None => block * e_unsharded(c),

@@ -13,7 +13,8 @@
 //! Not searched (docs/time-model.md): the network tier of each parallel group (calculon's
 //! per-group network choice — here TP stays inside a node and the rest is placed by rank
 //! order), parameter and activation offload, NVMe targets, TP communication style and overlap
-//! (the scenario's `timing.parts.tp_overlap`; sequence parallelism itself is searched), the CP style (the scenario's own); DP is the largest
+//! (the scenario's `timing.parts.tp_overlap`; sequence parallelism itself is searched), the CP style (the scenario's own), expert
+//! tensor parallelism (the scenario's `model.moe.etp`); DP is the largest
 //! divisor of the batch the budget allows (fewer GPUs show up through other TP × PP products).
 
 use crate::estimator::estimate;
