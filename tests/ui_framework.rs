@@ -187,6 +187,34 @@ fn the_megatron_moe_dispatcher_is_picked_in_the_framework_group() {
     assert!(h.query_by_label("MoE token dispatcher").is_none());
 }
 
+/// Expert tensor parallelism is a slider of the mixture-of-experts group: at TP 2, ETP 1 keeps
+/// every expert whole on each GPU, so the weights per GPU rise.
+#[test]
+fn expert_tensor_parallelism_is_a_slider_of_the_experts_group() {
+    use vram_explorer::estimator::{Component, estimate};
+    let mut h = window::training(|s| {
+        s.implementation.profile = Profile::Megatron;
+        s.model.moe.experts = 8;
+        s.parallel.tp = 2;
+        s.parallel.sequence_parallel = true;
+    });
+    h.get_by_label("Mixture of experts").click();
+    h.run();
+    let weights = |h: &Harness<'_, ExplorerApp>| {
+        estimate(h.state().scenario())
+            .memory
+            .peak
+            .get(Component::Weights)
+            .get()
+    };
+    let before = weights(&h);
+    h.get_by_role_and_label(Role::Slider, "Expert TP")
+        .set_value_accesskit(1.0);
+    h.run();
+    assert_eq!(h.state().scenario().model.moe.etp, 1);
+    assert!(weights(&h) > before, "ETP 1: {before} -> {}", weights(&h));
+}
+
 /// DeepSpeed AutoTP is a framework toggle in inference: on, the embeddings and the head stay whole
 /// on every GPU, so the weights per GPU rise at TP 4.
 #[test]
