@@ -18,11 +18,13 @@ parallelism (tests/data/measured/megatron-core-layer.json).
 
 With `--alltoall` the MoE layers run the `alltoall` dispatcher instead (`--tp 2` or `--ep 2` under torchrun; torch's
 seed `--seed` before each layer is built fixes its routing), each row with the rows the expert-parallel all-to-all
-brought to the rank (`received_rows`): fused and unfused SwiGLU.
+brought to the rank (`received_rows`): fused and unfused SwiGLU. With `--etp 1` (and `--tp 2`) both dispatchers run
+with `expert_tensor_parallel_size=1`: each expert whole on each TP rank.
 
     python megatron_moe.py > ../../tests/data/measured/megatron-core-moe.json
     torchrun --nproc-per-node 2 megatron_moe.py --tp 2 > /tmp/moe-tp2.json   # rows appended to the record
     python megatron_moe.py --alltoall > /tmp/a2a.json                          # rows appended, and --tp 2 / --ep 2
+    torchrun --nproc-per-node 2 megatron_moe.py --tp 2 --etp 1 > /tmp/etp.json # ETP 1: both dispatchers, appended
 """
 import argparse
 import json
