@@ -123,4 +123,18 @@ fn expert_parallelism_is_searched_for_moe() {
     let d = search(&dense, &o);
     assert!(d.best.iter().all(|l| l.ep == 1));
     assert!(d.evaluated < r.evaluated);
+    // With each expert whole (ETP 1) EP comes out of DP × TP ranks: more degrees to try, and every
+    // listed one divides DP × TP.
+    let mut whole = s.clone();
+    whole.model.moe.etp = 1;
+    let w = search(&whole, &o);
+    for l in w.best.iter().chain(&w.pareto) {
+        assert!((l.dp * l.tp) % l.ep == 0, "{}", l.summary());
+    }
+    assert!(
+        w.evaluated > r.evaluated,
+        "{} vs {}",
+        w.evaluated,
+        r.evaluated
+    );
 }

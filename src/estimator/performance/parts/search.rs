@@ -242,14 +242,22 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
     out
 }
 
-/// Expert-parallel degrees for `dp` replicas: 1 for a dense model, else the powers of two that
-/// divide both the experts and DP (EP is carved out of the data-parallel ranks).
-fn expert_degrees(s: &Scenario, dp: u32) -> impl Iterator<Item = u32> {
+/// Expert-parallel degrees for `dp` replicas at tensor-parallel degree `tp`: 1 for a dense model,
+/// else the powers of two that divide both the experts and the expert-data-parallel ranks EP is
+/// carved out of, DP × TP / ETP (DP at the default ETP = TP; `memory::ctx::expert_tp`).
+fn expert_degrees(s: &Scenario, dp: u32, tp: u32) -> impl Iterator<Item = u32> {
     let experts = s.model.moe.experts;
+    let etp = s.model.moe.etp;
+    let etp = if etp > 0 && tp.is_multiple_of(etp) {
+        etp
+    } else {
+        tp.max(1)
+    };
+    let edp = dp.saturating_mul(tp.max(1) / etp);
     (0..16)
         .map(|k| 1u32 << k)
-        .take_while(move |&e| e == 1 || (e <= experts && e <= dp))
-        .filter(move |&e| e == 1 || (experts.is_multiple_of(e) && dp.is_multiple_of(e)))
+        .take_while(move |&e| e == 1 || (e <= experts && e <= edp))
+        .filter(move |&e| e == 1 || (experts.is_multiple_of(e) && edp.is_multiple_of(e)))
 }
 
 /// Every sequence-parallel × recomputation × EP × ZeRO × offload choice of one frame (TP, PP, DP,
@@ -268,7 +276,7 @@ fn search_frame(
         .filter(|&sp| (!sp || frame.tp > 1) && (sp || !needs_sp))
     {
         for ck in RECOMPUTE {
-            for ep in expert_degrees(base, frame.dp) {
+            for ep in expert_degrees(base, frame.dp, frame.tp) {
                 let mut fitted = false;
                 for zero in ZERO
                     .into_iter()
