@@ -80,3 +80,28 @@ fn expert_tensor_parallelism_changes_what_is_gathered_and_reduced() {
     assert_eq!(3.0 * ep1, ep2);
     assert!(dp1 > dp2, "ETP 1 reduces whole experts: {dp1} vs {dp2}");
 }
+
+/// Megatron's all-to-all under sequence parallelism (TP 2, EP 4) sends the rows of the rank's own
+/// sequence shard, k·(tokens/2)·h·(EP − 1)/EP = 0.75·tokens·h, and all-gathers the received rows
+/// over the expert TP group, (ETP − 1)·k·tokens/2·h, less the dense MLP's gather the TP collectives
+/// already charge, ½·tokens·h: 1.25·tokens·h against the whole-sequence all-to-all's 1.5 (5/6 of
+/// it). With each expert whole (ETP 1) nothing is gathered: 0.75 (½).
+#[test]
+fn megatron_all_to_all_sends_the_sequence_shard() {
+    let bytes = |profile: Profile, etp: u32| {
+        let mut s = scenario(profile, MoeDispatcher::AllToAll);
+        s.parallel.tp = 2;
+        s.parallel.sequence_parallel = true;
+        s.parallel.dp = 4;
+        s.model.moe.ep = 4;
+        s.model.moe.etp = etp;
+        ep_bytes(&s)
+    };
+    let whole_sequence = bytes(Profile::HuggingFace, 0);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
+    assert!(close(
+        bytes(Profile::Megatron, 0),
+        whole_sequence * 5.0 / 6.0
+    ));
+    assert!(close(bytes(Profile::Megatron, 1), whole_sequence * 0.5));
+}

@@ -101,22 +101,22 @@ pub fn read_scale(s: &Scenario, m: &ResolvedModel, tokens: f64) -> f64 {
     ((rest + layers_read * ratio) / total).clamp(0.0, 4.0)
 }
 
-/// Expert-parallel bytes one GPU sends per micro-batch of `tokens` tokens, over the stage's layers:
-/// [`ep_collective_bytes`] times [`ep_collectives_per_layer`] per MoE layer.
+/// Expert-parallel bytes one GPU sends per micro-batch of `tokens` tokens, over the stage's layers,
+/// on the expert-parallel link and on the expert tensor-parallel one: [`ep_collective_bytes`]
+/// times [`ep_collectives_per_layer`] per MoE layer.
 pub fn all_to_all_bytes_per_step(
     s: &Scenario,
     m: &ResolvedModel,
     tokens: f64,
     layers: f64,
     elem_bytes: f64,
-) -> f64 {
+) -> (f64, f64) {
     if m.moe.experts == 0 || m.moe.ep <= 1 {
-        return 0.0;
+        return (0.0, 0.0);
     }
-    ep_collective_bytes(s, m, tokens, elem_bytes)
-        * ep_collectives_per_layer(s)
-        * layers
-        * m.moe_layer_share()
+    let (ep, tp) = ep_collective_bytes(s, m, tokens, elem_bytes);
+    let n = ep_collectives_per_layer(s) * layers * m.moe_layer_share();
+    (ep * n, tp * n)
 }
 
 /// Expert-parallel collectives per MoE layer and micro-batch: dispatch and combine in forward, their
@@ -140,17 +140,26 @@ fn ep_collectives_per_layer(s: &Scenario) -> f64 {
 /// (tokens/TP), of which the TP collectives already charge (TP − 1): (EP − 1)·tokens·h·e at the
 /// default ETP = TP, (ETP·EP − TP)/TP·tokens·h·e in general (none where that is below 0: there
 /// the TP collectives charge more than the dispatcher gathers, not taken back).
-fn ep_collective_bytes(s: &Scenario, m: &ResolvedModel, tokens: f64, elem: f64) -> f64 {
+///
+/// Megatron's all-to-all dispatcher under sequence parallelism (`MoEAlltoAllTokenDispatcher`)
+/// sends the routed rows of the rank's own sequence shard, tokens/TP, and then all-gathers the rows
+/// it received over the expert TP group (`dispatch_postprocess`; reduce-scatters them back in
+/// `combine_preprocess`): (ETP − 1)·rows·tokens/TP·h·e on the TP group's link, of which the TP
+/// collectives already charge a dense MLP's (TP − 1)/TP·tokens·h·e (none below 0, as above).
+/// Returns (bytes on the expert-parallel link, bytes on the expert TP group's).
+fn ep_collective_bytes(s: &Scenario, m: &ResolvedModel, tokens: f64, elem: f64) -> (f64, f64) {
     let (h, ep) = (f64::from(m.hidden), f64::from(m.moe.ep));
-    let gathers = s.implementation.profile == Profile::Megatron
-        && s.mode == Mode::Training
-        && s.implementation.megatron_moe_dispatcher == MoeDispatcher::AllGather;
-    if gathers {
-        let tp = f64::from(s.parallel.tp.max(1));
-        let etp = crate::estimator::memory::ctx::expert_tp(s);
-        ((etp * ep - tp) / tp).max(0.0) * tokens * h * elem
+    let rows = m.moe.routed_expert_rows_per_token();
+    let megatron = s.implementation.profile == Profile::Megatron && s.mode == Mode::Training;
+    let tp = f64::from(s.parallel.tp.max(1));
+    let etp = crate::estimator::memory::ctx::expert_tp(s);
+    if megatron && s.implementation.megatron_moe_dispatcher == MoeDispatcher::AllGather {
+        (((etp * ep - tp) / tp).max(0.0) * tokens * h * elem, 0.0)
+    } else if megatron && s.parallel.sequence_parallel && tp > 1.0 {
+        let gather = ((etp - 1.0) * rows / tp - (tp - 1.0) / tp).max(0.0) * tokens * h * elem;
+        (all_to_all_bytes(tokens * rows / tp, h, elem, ep), gather)
     } else {
-        all_to_all_bytes(tokens * m.moe.routed_expert_rows_per_token(), h, elem, ep)
+        (all_to_all_bytes(tokens * rows, h, elem, ep), 0.0)
     }
 }
 
@@ -166,13 +175,20 @@ pub fn ep_comm(
 ) -> (f64, f64) {
     let layers = f64::from(m.layers.div_ceil(i.pp.max(1)));
     let elem = s.precision.resolve().activations.bytes();
-    let bytes = all_to_all_bytes_per_step(s, m, tokens, layers, elem) * forwards;
-    if bytes <= 0.0 {
+    let (ep_bytes, tp_bytes) = all_to_all_bytes_per_step(s, m, tokens, layers, elem);
+    let (ep_bytes, tp_bytes) = (ep_bytes * forwards, tp_bytes * forwards);
+    if ep_bytes + tp_bytes <= 0.0 {
         return (0.0, 0.0);
     }
-    // Megatron orders the expert ranks ETP, EP, DP: EP ranks sit ETP apart (TP apart by default).
+    // Megatron orders the expert ranks ETP, EP, DP: EP ranks sit ETP apart (TP apart by default),
+    // the expert TP group's side by side.
     let etp = crate::estimator::memory::ctx::expert_tp(s) as u32;
     let (bw, _) = i.collective_bw(m.moe.ep, etp);
-    let latency = ep_collectives_per_layer(s) * layers * m.moe_layer_share() * forwards * i.alpha_s;
-    (bytes, super::roofline::div(bytes, bw) + latency)
+    let (bw_tp, _) = i.collective_bw(etp, 1);
+    // One latency α per collective, and per expert-TP gather or scatter beside it.
+    let gathers = if tp_bytes > 0.0 { 2.0 } else { 1.0 };
+    let latency =
+        gathers * ep_collectives_per_layer(s) * layers * m.moe_layer_share() * forwards * i.alpha_s;
+    let time = super::roofline::div(ep_bytes, bw) + super::roofline::div(tp_bytes, bw_tp);
+    (ep_bytes + tp_bytes, time + latency)
 }
