@@ -244,22 +244,26 @@ fn megatron_local_layers_refuse_context_parallelism() {
     assert!(!refused(2, false));
 }
 
+/// Saved activations of the small dense model with 2 KV heads of 8, materialised attention, under
+/// `checkpointing`, with Megatron's own layers or not.
+fn gqa_saved(local: bool, checkpointing: vram_explorer::scenario::Checkpointing) -> f64 {
+    let mut s = scenario(0, 1, false);
+    s.model.transformer.kv_heads = 2;
+    s.strategies.attention = vram_explorer::scenario::AttentionKernel::Materialized;
+    s.strategies.checkpointing = checkpointing;
+    s.implementation.megatron_local_layers = local;
+    forward_activations(&s)
+}
+
 /// Megatron's own attention repeats the KV heads to the query heads before its matmuls, which save
 /// the repeated K and V: with 2 KV heads of 8, each layer saves 2 × (8 − 2) heads' more K/V rows
 /// than Transformer Engine's unfused attention is counted with.
 #[test]
 fn megatron_local_attention_saves_repeated_keys_and_values() {
-    use vram_explorer::scenario::AttentionKernel;
-    let saved = |local: bool| {
-        let mut s = scenario(0, 1, false);
-        s.model.transformer.kv_heads = 2;
-        s.strategies.attention = AttentionKernel::Materialized;
-        s.implementation.megatron_local_layers = local;
-        forward_activations(&s)
-    };
+    use vram_explorer::scenario::Checkpointing;
     let head_dim = f64::from(HIDDEN / 8);
     let repeated = 2.0 * 2.0 * f64::from(TOKENS) * (8.0 - 2.0) * head_dim;
-    let grown = saved(true) - saved(false);
+    let grown = gqa_saved(true, Checkpointing::None) - gqa_saved(false, Checkpointing::None);
     // Beside the repeats, the local layers' global buffer is not an activation.
     assert_eq!(grown, f64::from(LAYERS) * repeated);
 }
@@ -268,16 +272,11 @@ fn megatron_local_attention_saves_repeated_keys_and_values() {
 /// checkpoint keeps the unrepeated K and V, as Transformer Engine's attention would.
 #[test]
 fn selective_recomputation_keeps_unrepeated_keys_and_values() {
-    use vram_explorer::scenario::{AttentionKernel, Checkpointing};
-    let saved = |local: bool| {
-        let mut s = scenario(0, 1, false);
-        s.model.transformer.kv_heads = 2;
-        s.strategies.attention = AttentionKernel::Materialized;
-        s.strategies.checkpointing = Checkpointing::Selective;
-        s.implementation.megatron_local_layers = local;
-        forward_activations(&s)
-    };
-    assert_eq!(saved(true), saved(false));
+    use vram_explorer::scenario::Checkpointing;
+    assert_eq!(
+        gqa_saved(true, Checkpointing::Selective),
+        gqa_saved(false, Checkpointing::Selective)
+    );
 }
 
 /// The layout search offers no context parallelism to Megatron's own layers, which refuse it.
@@ -495,6 +494,14 @@ fn alltoall(experts: u32, tp: u32, sp: bool, ep: u32) -> Scenario {
     s
 }
 
+/// The mixture at TP 2 with sequence parallelism, DP `dp`, EP `ep` and expert TP `etp`.
+fn expert_layout(etp: u32, dp: u32, ep: u32) -> Scenario {
+    let mut s = with_etp(scenario(EXPERTS, 2, true), etp);
+    s.parallel.dp = dp;
+    s.model.moe.ep = ep;
+    s
+}
+
 /// `scenario` with the routed experts split over `etp` of the TP ranks.
 fn with_etp(mut s: Scenario, etp: u32) -> Scenario {
     s.model.moe.etp = etp;
@@ -565,9 +572,7 @@ fn zero_shards_experts_over_the_expert_data_parallel_group() {
     use vram_explorer::estimator::Component;
     use vram_explorer::scenario::ZeroStage;
     let states = |etp: u32| {
-        let mut s = with_etp(scenario(EXPERTS, 2, true), etp);
-        s.parallel.dp = 4;
-        s.model.moe.ep = 2;
+        let mut s = expert_layout(etp, 4, 2);
         s.strategies.zero = ZeroStage::Stage1;
         let e = estimate(&s).memory;
         (
@@ -587,10 +592,7 @@ fn zero_shards_experts_over_the_expert_data_parallel_group() {
 #[test]
 fn expert_tensor_parallel_gathers_over_its_own_group() {
     let buffer = |etp: u32| {
-        let mut s = with_etp(scenario(EXPERTS, 2, true), etp);
-        s.parallel.dp = 2;
-        s.model.moe.ep = 2;
-        let (c, m, z) = resolved(&s);
+        let (c, m, z) = resolved(&expert_layout(etp, 2, 2));
         megatron::gather_requests(&c, &m, &z, 1.0, false).dispatcher
     };
     let bsh = f64::from(TOKENS) * f64::from(HIDDEN);

@@ -18,6 +18,15 @@ use egui_kittest::kittest::Queryable;
 use vram_explorer::app::ExplorerApp;
 use vram_explorer::scenario::{HfTrainer, PeftMethod, Profile};
 
+/// The weights per GPU at the peak of the window's scenario.
+fn weights(h: &Harness<'_, ExplorerApp>) -> f64 {
+    vram_explorer::estimator::estimate(h.state().scenario())
+        .memory
+        .peak
+        .get(vram_explorer::estimator::Component::Weights)
+        .get()
+}
+
 fn peak(h: &Harness<'_, ExplorerApp>) -> f64 {
     vram_explorer::estimator::estimate(h.state().scenario())
         .memory
@@ -191,7 +200,6 @@ fn the_megatron_moe_dispatcher_is_picked_in_the_framework_group() {
 /// every expert whole on each GPU, so the weights per GPU rise.
 #[test]
 fn expert_tensor_parallelism_is_a_slider_of_the_experts_group() {
-    use vram_explorer::estimator::{Component, estimate};
     let mut h = window::training(|s| {
         s.implementation.profile = Profile::Megatron;
         s.model.moe.experts = 8;
@@ -200,26 +208,22 @@ fn expert_tensor_parallelism_is_a_slider_of_the_experts_group() {
     });
     h.get_by_label("Mixture of experts").click();
     h.run();
-    let weights = |h: &Harness<'_, ExplorerApp>| {
-        estimate(h.state().scenario())
-            .memory
-            .peak
-            .get(Component::Weights)
-            .get()
-    };
     let before = weights(&h);
     h.get_by_role_and_label(Role::Slider, "Expert TP")
         .set_value_accesskit(1.0);
     h.run();
     assert_eq!(h.state().scenario().model.moe.etp, 1);
     assert!(weights(&h) > before, "ETP 1: {before} -> {}", weights(&h));
+    // Not read in inference (serving engines split every expert over TP): not shown there.
+    h.state_mut().scenario_mut().mode = vram_explorer::scenario::Mode::Inference;
+    h.run();
+    assert!(h.query_by_label("Expert TP").is_none());
 }
 
 /// DeepSpeed AutoTP is a framework toggle in inference: on, the embeddings and the head stay whole
 /// on every GPU, so the weights per GPU rise at TP 4.
 #[test]
 fn deepspeed_auto_tp_is_an_inference_toggle() {
-    use vram_explorer::estimator::Component;
     let mut h = window::harness(
         window::app(false, |s| {
             s.mode = vram_explorer::scenario::Mode::Inference;
@@ -230,13 +234,6 @@ fn deepspeed_auto_tp_is_an_inference_toggle() {
     h.run();
     h.get_by_label("Framework").click();
     h.run();
-    let weights = |h: &Harness<'_, ExplorerApp>| {
-        vram_explorer::estimator::estimate(h.state().scenario())
-            .memory
-            .peak
-            .get(Component::Weights)
-            .get()
-    };
     let before = weights(&h);
     h.get_by_role_and_label(Role::CheckBox, "DeepSpeed AutoTP")
         .click_accesskit();

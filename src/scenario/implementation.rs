@@ -141,6 +141,14 @@ pub struct Implementation {
     pub megatron_moe_dispatcher: MoeDispatcher,
 }
 
+impl Implementation {
+    /// The MoE token dispatcher Megatron-Core runs: `megatron_moe_dispatcher` under the Megatron
+    /// profile, `None` under any other (whose expert parallelism is a plain all-to-all).
+    pub fn megatron_dispatcher(&self) -> Option<MoeDispatcher> {
+        (self.profile == Profile::Megatron).then_some(self.megatron_moe_dispatcher)
+    }
+}
+
 impl Default for Implementation {
     fn default() -> Self {
         Implementation {

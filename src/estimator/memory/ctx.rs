@@ -359,7 +359,20 @@ fn fp8_of(sc: &crate::scenario::Scenario) -> crate::scenario::Fp8Recipe {
 /// (Megatron-Core's default) or does not divide TP; in inference TP (the serving engines split
 /// every expert over TP). Both not modelled cases are `expert_tp_not_modelled`.
 pub fn expert_tp(sc: &Scenario) -> f64 {
-    let (tp, etp) = (sc.parallel.tp.max(1), sc.model.moe.etp);
-    let unset = etp == 0 || !tp.is_multiple_of(etp) || sc.mode != Mode::Training;
-    f64::from(if unset { tp } else { etp })
+    f64::from(expert_tp_degree(
+        sc.parallel.tp,
+        sc.model.moe.etp,
+        sc.mode == Mode::Training,
+    ))
+}
+
+/// [`expert_tp`] at tensor-parallel degree `tp` (the layout search tries other TP degrees than the
+/// scenario's): `etp` when set, training and dividing `tp`, else `tp`.
+pub fn expert_tp_degree(tp: u32, etp: u32, training: bool) -> u32 {
+    let tp = tp.max(1);
+    if etp > 0 && tp.is_multiple_of(etp) && training {
+        etp
+    } else {
+        tp
+    }
 }

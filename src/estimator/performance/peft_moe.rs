@@ -7,9 +7,7 @@ use crate::estimator::memory::peft::layer_matrix_elems_stored;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::model::lora::layer_adapters;
 use crate::estimator::model::moe::all_to_all_bytes;
-use crate::scenario::{
-    Mode, ModelFamily, MoeDispatcher, PeftMethod, Profile, Scenario, WeightFormat,
-};
+use crate::scenario::{Mode, ModelFamily, MoeDispatcher, PeftMethod, Scenario, WeightFormat};
 
 pub(super) fn lora(s: &Scenario, m: &ResolvedModel) -> bool {
     s.mode == Mode::Training
@@ -150,12 +148,15 @@ fn ep_collectives_per_layer(s: &Scenario) -> f64 {
 fn ep_collective_bytes(s: &Scenario, m: &ResolvedModel, tokens: f64, elem: f64) -> (f64, f64) {
     let (h, ep) = (f64::from(m.hidden), f64::from(m.moe.ep));
     let rows = m.moe.routed_expert_rows_per_token();
-    let megatron = s.implementation.profile == Profile::Megatron && s.mode == Mode::Training;
+    let dispatcher = match s.mode {
+        Mode::Training => s.implementation.megatron_dispatcher(),
+        Mode::Inference => None,
+    };
     let tp = f64::from(s.parallel.tp.max(1));
     let etp = crate::estimator::memory::ctx::expert_tp(s);
-    if megatron && s.implementation.megatron_moe_dispatcher == MoeDispatcher::AllGather {
+    if dispatcher == Some(MoeDispatcher::AllGather) {
         (((etp * ep - tp) / tp).max(0.0) * tokens * h * elem, 0.0)
-    } else if megatron && s.parallel.sequence_parallel && tp > 1.0 {
+    } else if dispatcher.is_some() && s.parallel.sequence_parallel && tp > 1.0 {
         let gather = ((etp - 1.0) * rows / tp - (tp - 1.0) / tp).max(0.0) * tokens * h * elem;
         (all_to_all_bytes(tokens * rows / tp, h, elem, ep), gather)
     } else {

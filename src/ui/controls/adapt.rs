@@ -240,6 +240,11 @@ pub fn moe_ui(ui: &mut Ui, s: &mut Scenario) {
         "GPUs",
         "Split each layer's experts over this many GPUs (carved out of data parallel): divides expert weights; costs all-to-all traffic.",
     );
+    // Read in training only: serving engines split every expert over TP.
+    if s.mode != crate::scenario::Mode::Training {
+        return;
+    }
+    let m = &mut s.model.moe;
     int_slider(
         ui,
         &mut m.etp,

@@ -40,9 +40,9 @@ pub struct Framework {
     pub auto_tp: bool,
     /// Megatron-Core's own layers (`implementation.megatron_local_layers`, [`megatron::gather_buffer`]).
     pub megatron_local: bool,
-    /// Megatron-Core's MoE token dispatcher (`implementation.megatron_moe_dispatcher`, the default
-    /// under other profiles; [`megatron::dispatcher_tensors`]).
-    pub megatron_dispatcher: MoeDispatcher,
+    /// Megatron-Core's MoE token dispatcher (`Implementation::megatron_dispatcher`: `None` under
+    /// other profiles; [`megatron::dispatcher_tensors`]).
+    pub megatron_dispatcher: Option<MoeDispatcher>,
     /// The model's `max_positions` (the length torchtune's RoPE cache is built for).
     pub max_positions: f64,
     /// A LoRA/QLoRA training step (torchtune builds a LoRA model's attention differently).
@@ -73,7 +73,7 @@ impl Framework {
 
     /// Megatron-Core's `alltoall` token dispatcher.
     pub fn megatron_alltoall(&self) -> bool {
-        self.megatron_dispatcher == MoeDispatcher::AllToAll
+        self.megatron_dispatcher == Some(MoeDispatcher::AllToAll)
     }
 
     pub fn of(sc: &Scenario) -> Framework {
@@ -88,11 +88,7 @@ impl Framework {
             loss_parallel: i.loss_parallel && i.profile == Profile::HuggingFace,
             auto_tp: i.auto_tp && sc.mode == Mode::Inference,
             megatron_local: i.megatron_local_layers && i.profile == Profile::Megatron,
-            megatron_dispatcher: if i.profile == Profile::Megatron {
-                i.megatron_moe_dispatcher
-            } else {
-                MoeDispatcher::AllGather
-            },
+            megatron_dispatcher: i.megatron_dispatcher(),
             max_positions: f64::from(sc.model.transformer.max_positions),
             lora: sc.mode == Mode::Training && sc.peft.method != PeftMethod::Full,
             adapter_dropout: i.profile == Profile::LitGpt

@@ -247,12 +247,7 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
 /// carved out of, DP × TP / ETP (DP at the default ETP = TP; `memory::ctx::expert_tp`).
 fn expert_degrees(s: &Scenario, dp: u32, tp: u32) -> impl Iterator<Item = u32> {
     let experts = s.model.moe.experts;
-    let etp = s.model.moe.etp;
-    let etp = if etp > 0 && tp.is_multiple_of(etp) {
-        etp
-    } else {
-        tp.max(1)
-    };
+    let etp = crate::estimator::memory::ctx::expert_tp_degree(tp, s.model.moe.etp, true);
     let edp = dp.saturating_mul(tp.max(1) / etp);
     (0..16)
         .map(|k| 1u32 << k)
