@@ -105,3 +105,53 @@ fn megatron_all_to_all_sends_the_sequence_shard() {
     ));
     assert!(close(bytes(Profile::Megatron, 1), whole_sequence * 0.5));
 }
+
+/// A routed expert's gradients are reduced over its expert-data-parallel group, DP × TP ÷ (ETP ×
+/// EP) ranks (Megatron-Core's expert DDP buffers, DeepSpeed-MoE's expert data-parallel groups):
+/// at EP 8 over DP 8 each expert lives on one GPU and nothing of it is sent; at EP 4 two GPUs hold
+/// each and reduce its gradients; without expert parallelism all of them over DP.
+#[test]
+fn expert_gradients_are_reduced_over_their_expert_data_parallel_group() {
+    let at = |ep: u32| {
+        let mut s = scenario(Profile::Megatron, MoeDispatcher::AllToAll);
+        s.model.moe.ep = ep;
+        let e = estimate(&s);
+        let routed = f64::from(e.model.layers) * e.model.moe.routed_params_per_layer;
+        let g = s.precision.resolve().gradients.bytes();
+        let c = e.performance.communication;
+        (c.dp_bytes.get(), c.dp_time_s, routed * g)
+    };
+    let (b8, t8, routed) = at(8);
+    let (b4, t4, _) = at(4);
+    let (b1, t1, _) = at(1);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
+    assert!(routed > 0.0 && b8 > 0.0);
+    assert!(close(b4 - b8, routed / 4.0), "{b4} − {b8} vs {routed} / 4");
+    assert!(close(b1 - b8, routed), "{b1} − {b8} vs {routed}");
+    assert!(t8 < t4 && t4 < t1, "{t8} < {t4} < {t1}");
+}
+
+/// Expert TP below TP replicates the experts over TP ÷ ETP ranks: at DP 1, TP 4, ETP 1, EP 2 each
+/// expert sits whole on two GPUs, which reduce its gradients though there is no data parallelism.
+#[test]
+fn experts_replicated_by_expert_tensor_parallelism_are_reduced_at_dp_1() {
+    let mut s = scenario(Profile::Megatron, MoeDispatcher::AllToAll);
+    s.parallel.dp = 1;
+    s.parallel.tp = 4;
+    s.model.moe.ep = 2;
+    s.model.moe.etp = 1;
+    let e = estimate(&s);
+    let routed = f64::from(e.model.layers) * e.model.moe.routed_params_per_layer;
+    let g = s.precision.resolve().gradients.bytes();
+    let c = e.performance.communication;
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
+    assert!(
+        close(c.dp_bytes.get(), routed / 2.0 * g),
+        "{:?}",
+        c.dp_bytes
+    );
+    assert!(c.dp_time_s > 0.0);
+    // At the default ETP = TP the experts are split, not replicated: nothing to reduce.
+    s.model.moe.etp = 0;
+    assert_eq!(estimate(&s).performance.communication.dp_bytes.get(), 0.0);
+}

@@ -138,7 +138,7 @@ impl StepPart {
                 "Per-layer all-reduces (or reduce-scatter + all-gather with sequence parallelism, where Megatron all-gathers each column-parallel input again in backward) not hidden by overlap, plus the compute the hidden ones slow down (15 % of their time on NVLink, calculon's processor_usage)."
             }
             StepPart::DataParallel => {
-                "Gradient reduction (ZeRO: also parameter gathers) not hidden behind backward (timing.comm_overlap), plus the compute the hidden part slows down (2 % of its time over InfiniBand, 15 % over NVLink)."
+                "Gradient reduction (ZeRO: also parameter gathers; a mixture's routed experts over their expert-data-parallel group, DP × CP × TP ÷ (ETP × EP) GPUs) not hidden behind backward (timing.comm_overlap), plus the compute the hidden part slows down (2 % of its time over InfiniBand, 15 % over NVLink)."
             }
             StepPart::ExpertParallel => "Tokens sent to and from their experts' GPUs.",
             StepPart::ContextParallel => {

@@ -113,7 +113,8 @@ fn parts_phase(mut ph: PhaseRoofline, p: &super::parts::StepParts) -> PhaseRoofl
 
 /// Tensor-parallel all-reduces (Megatron: 2 per layer in forward, 2 in backward, 2 more when the
 /// forward is recomputed; Korthikanti §4.2), data-parallel gradient all-reduce (ZeRO-3: 1.5× the
-/// volume, ZeRO §7; 1-bit compression), pipeline bubble.
+/// volume, ZeRO §7; 1-bit compression; a mixture's routed experts over their expert-data-parallel
+/// group, [`expert_data_parallel`]), pipeline bubble.
 pub fn communication(
     s: &Scenario,
     m: &ResolvedModel,
@@ -148,11 +149,28 @@ pub fn communication(
         c.tp_latency_s = chosen_latency(ring, tree, i.algo) * count;
         c.tp_bandwidth = BytesPerSec(bw);
     }
+    data_parallel(s, m, w, i, &mut c);
+    let micro = match s.parallel.pp_microbatches {
+        0 => accum,
+        n => n,
+    };
+    let (ep_bytes, ep_s) = super::peft_moe::ep_comm(s, m, i, w.local_tokens(), accum as f64);
+    (c.ep_bytes, c.ep_time_s) = (Bytes(ep_bytes), ep_s);
+    c.bubble_fraction = bubble_fraction(i.pp, micro, s.parallel.pp_interleave);
+    c.bubble_s = c.bubble_fraction * phase_time;
+    c
+}
+
+/// The data-parallel gradient reduction (ZeRO-3: also the weights' gathers) of one step, into `c`.
+fn data_parallel(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, c: &mut Communication) {
     // Gradients are reduced over DP × CP: CP ranks hold the same weights (Megatron-Core's
     // `get_data_parallel_group(with_context_parallel=True)`); CP sits inside DP in the rank order.
     let dp_group = i.dp.saturating_mul(i.cp.max(1));
     let deferred = fsdp2_pipeline(s, i);
-    if dp_group > 1 {
+    let expert = w.expert_grad_bytes_per_gpu.min(w.grad_bytes_per_gpu);
+    let (edp, stride) = expert_data_parallel(s, m, dp_group, i.tp);
+    // Expert TP below TP replicates the experts over TP ÷ ETP ranks even at DP = 1.
+    if dp_group > 1 || (edp > 1 && expert > 0.0) {
         c.zero_factor = if s.strategies.zero == ZeroStage::Stage3 && !deferred {
             1.5
         } else {
@@ -162,10 +180,15 @@ pub fn communication(
             let bits = (w.grad_bytes_per_param * 8.0).max(1.0);
             c.compression_ratio = one_bit_ratio(s.strategies.one_bit_warmup_fraction, bits);
         }
-        let bytes = w.grad_bytes_per_gpu * c.zero_factor / c.compression_ratio;
+        let scale = c.zero_factor / c.compression_ratio;
+        let dense = (w.grad_bytes_per_gpu - expert) * scale;
         let (bw, inter) = i.collective_bw(dp_group, i.tp);
-        let (t, ring, tree) = allreduce_time(bytes, dp_group, bw, i.alpha_s, i.algo);
-        c.dp_bytes = Bytes(bytes);
+        let (t, ring, tree) = allreduce_time(dense, dp_group, bw, i.alpha_s, i.algo);
+        let (expert_bw, _) = i.collective_bw(edp, stride);
+        let (t_expert, ..) = allreduce_time(expert * scale, edp, expert_bw, i.alpha_s, i.algo);
+        let t = t + t_expert;
+        let sent = |bytes: f64, group: u32| if group > 1 { bytes } else { 0.0 };
+        c.dp_bytes = Bytes(sent(dense, dp_group) + sent(expert * scale, edp));
         c.dp_bus_factor = super::comm::allreduce_bus_factor(dp_group);
         c.dp_bandwidth = BytesPerSec(bw);
         c.dp_internode = inter;
@@ -180,15 +203,22 @@ pub fn communication(
             t * (1.0 - i.comm_overlap)
         };
     }
-    let micro = match s.parallel.pp_microbatches {
-        0 => accum,
-        n => n,
-    };
-    let (ep_bytes, ep_s) = super::peft_moe::ep_comm(s, m, i, w.local_tokens(), accum as f64);
-    (c.ep_bytes, c.ep_time_s) = (Bytes(ep_bytes), ep_s);
-    c.bubble_fraction = bubble_fraction(i.pp, micro, s.parallel.pp_interleave);
-    c.bubble_s = c.bubble_fraction * phase_time;
-    c
+}
+
+/// The group a mixture's routed-expert gradients are reduced over (and ZeRO-3 gathers their
+/// weights over), and the rank stride between its members: the expert-data-parallel group of
+/// DP × CP × TP ÷ (ETP × EP) ranks, EP × ETP apart. Megatron-Core orders the expert ranks ETP, EP,
+/// DP (`parallel_state.py` `initialize_model_parallel`, the `expert_decoder` rank generator, and
+/// `get_expert_data_parallel_group`; DDP's `expert_parallel_buffers` are all-reduced over it,
+/// `distributed_data_parallel.py`, 0.16.1); DeepSpeed-MoE's `_create_expert_and_data_parallel`
+/// (`deepspeed/utils/groups.py`, v0.18) makes DP ÷ EP groups, the same at ETP = TP. An expert
+/// whose every replica sits on one rank (EP = DP × CP × TP ÷ ETP) is reduced over no one.
+fn expert_data_parallel(s: &Scenario, m: &ResolvedModel, dp_group: u32, tp: u32) -> (u32, u32) {
+    let etp = (crate::estimator::memory::ctx::expert_tp(s) as u32).max(1);
+    let inner = u64::from(etp) * u64::from(m.moe.ep.max(1));
+    let ranks = u64::from(dp_group) * u64::from(tp.max(1));
+    let edp = u32::try_from((ranks / inner).max(1)).unwrap_or(u32::MAX);
+    (edp, u32::try_from(inner).unwrap_or(u32::MAX))
 }
 
 /// All-reduce equivalents per layer that Megatron's sequence parallelism adds in backward: each

@@ -64,7 +64,8 @@ pub struct PhaseRoofline {
 /// Collectives between GPUs, per step (training) or per forward (inference).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Communication {
-    /// Gradient bytes each GPU all-reduces per optimizer step (after ZeRO-3 and compression factors).
+    /// Gradient bytes each GPU all-reduces per optimizer step (after ZeRO-3 and compression factors):
+    /// the dense part over DP × CP, a mixture's routed experts over their expert-data-parallel group.
     pub dp_bytes: Bytes,
     /// nccl-tests bus factor 2(n−1)/n for the DP all-reduce.
     pub dp_bus_factor: f64,

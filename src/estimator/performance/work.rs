@@ -31,6 +31,9 @@ pub struct Work {
     pub weight_bytes_shard: f64,
     pub grad_bytes_per_param: f64,
     pub grad_bytes_per_gpu: f64,
+    /// Of `grad_bytes_per_gpu`, a mixture's routed experts' (full training; LoRA's adapters are
+    /// all counted with the dense part): they are reduced over the expert-data-parallel group.
+    pub expert_grad_bytes_per_gpu: f64,
     pub saved_activations: f64,
     pub lookup_bytes: f64,
     /// Parameters this GPU's optimizer updates (ZeRO-1+ shards them over DP).
@@ -90,7 +93,10 @@ impl Work {
         };
         // LoRA: gradients and optimizer updates of the adapters only.
         let trained = super::peft_moe::trainable_params(s, m, params, i.tp as f64, i.pp as f64);
-        let optimizer_params = if super::peft_moe::lora(s, m) {
+        let lora = super::peft_moe::lora(s, m);
+        // LoRA's adapters are all reduced with the dense part.
+        let expert_grads = if lora { 0.0 } else { experts.min(trained) * g };
+        let optimizer_params = if lora {
             trained / zero_shard(ZeroStage::Stage1)
         } else {
             sharded(ZeroStage::Stage1)
@@ -107,13 +113,7 @@ impl Work {
             _ => 0.0,
         };
         let b = s.workload.micro_batch.max(1) as f64;
-        let (tokens_per_sample, lookup_bytes) = match m.family {
-            ModelFamily::Transformer => (s.workload.seq_len.max(1) as f64, 0.0),
-            ModelFamily::Cnn => (1.0, 0.0),
-            ModelFamily::Recommender => {
-                (1.0, b * flops::sample_work(&s.model).lookup_elements * 4.0)
-            }
-        };
+        let (tokens_per_sample, lookup_bytes) = sample_shape(s, m, b);
         Work {
             micro_batch: b,
             cp,
@@ -129,6 +129,7 @@ impl Work {
             weight_bytes_shard: sharded(ZeroStage::Stage3) * compute_w,
             grad_bytes_per_param: g,
             grad_bytes_per_gpu: trained * g,
+            expert_grad_bytes_per_gpu: expert_grads,
             saved_activations: saved_activations(s, m, mem, i),
             lookup_bytes,
             optimizer_params,
@@ -231,6 +232,16 @@ fn expert_split(
         (f64::from(m.layers) * m.moe.routed_params_per_layer - stored_elsewhere).max(0.0) * scale;
     let etp = crate::estimator::memory::ctx::expert_tp(s);
     (at_tp, at_tp * (i.tp as f64 / etp - 1.0), etp)
+}
+
+/// Tokens per sample (the sequence for a transformer, 1 otherwise) and the embedding rows a
+/// recommender's micro-batch of `b` samples looks up, in FP32 bytes.
+fn sample_shape(s: &Scenario, m: &ResolvedModel, b: f64) -> (f64, f64) {
+    match m.family {
+        ModelFamily::Transformer => (s.workload.seq_len.max(1) as f64, 0.0),
+        ModelFamily::Cnn => (1.0, 0.0),
+        ModelFamily::Recommender => (1.0, b * flops::sample_work(&s.model).lookup_elements * 4.0),
+    }
 }
 
 /// Offload and second-tier traffic of a step; prefetch hides `offload_overlap` of both.
