@@ -138,3 +138,54 @@ fn expert_parallelism_is_searched_for_moe() {
         r.evaluated
     );
 }
+
+/// A Megatron-Core mixture of experts at TP > 1 is searched with its experts split over TP (ETP =
+/// TP, written 0) and whole on each rank (ETP 1, EP then carved out of DP × TP); at TP 1 there is
+/// nothing to choose. Other profiles keep the scenario's setting (the test above). A listed layout
+/// written into the scenario is recognised as applied, ETP included.
+#[test]
+fn megatron_searches_expert_tensor_parallelism() {
+    use vram_explorer::scenario::{FfnKind, Mode, MoeSpec, Profile, Scenario};
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn, t.vocab) = (32, 4096, 32, 8, 14336, 32000);
+    t.ffn_kind = FfnKind::SwiGlu;
+    s.model.moe = MoeSpec::mixtral();
+    s.workload.seq_len = 4096;
+    s.implementation.profile = Profile::Megatron;
+    let o = SearchOptions {
+        gpus: 64,
+        global_batch: 256,
+        top: 2000,
+    };
+    let r = search(&s, &o);
+    let whole: Vec<_> = r.best.iter().filter(|l| l.etp == 1).collect();
+    assert!(
+        whole.iter().any(|l| l.tp > 1),
+        "no ETP 1 layout at TP > 1 among {}",
+        r.best.len()
+    );
+    for l in &r.best {
+        assert!(l.etp == 0 || (l.etp == 1 && l.tp > 1), "{}", l.summary());
+        assert!(l.dp % l.ep == 0 || l.etp == 1, "{}", l.summary());
+        if l.etp == 1 {
+            assert!((l.dp * l.tp) % l.ep == 0, "{}", l.summary());
+            assert!(l.summary().contains("expert TP 1"), "{}", l.summary());
+        }
+    }
+    let l = whole[0];
+    let mut applied = s.clone();
+    l.apply_to(&mut applied);
+    assert!(l.is_applied_in(&applied));
+    assert_eq!(applied.model.moe.etp, 1);
+    // The same step estimated directly gives the listed time.
+    let step = estimate(&applied).performance.step.total_s;
+    assert!(
+        (step - l.step_s).abs() <= 1e-12 * step,
+        "{step} vs {}",
+        l.step_s
+    );
+}

@@ -66,7 +66,7 @@ pub fn run(s: &Scenario, a: &OptimizeArgs) -> String {
 
 fn line(l: &Layout) -> String {
     format!(
-        "{:>6} GPUs  TP {} PP {} (v {}) DP {} CP {}  micro {} × {}  SP {}  recompute {}, ZeRO {}, optimizer states on {}, EP {}: step {}, MFU {:.1} %, cost {:.3} per M tokens",
+        "{:>6} GPUs  TP {} PP {} (v {}) DP {} CP {}  micro {} × {}  SP {}  recompute {}, ZeRO {}, optimizer states on {}, EP {}{}: step {}, MFU {:.1} %, cost {:.3} per M tokens",
         l.gpus,
         l.tp,
         l.pp,
@@ -80,6 +80,12 @@ fn line(l: &Layout) -> String {
         zero_label(l.zero),
         offload_target_label(l.offload_optimizer),
         l.ep,
+        // Named only where the experts are not split as the dense layers are.
+        if l.etp > 0 && l.etp != l.tp {
+            format!(" (expert TP {})", l.etp)
+        } else {
+            String::new()
+        },
         fmt_seconds(l.step_s),
         l.mfu * 100.0,
         l.cost_per_mtoken

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use crate::estimator::performance::parts::search::{Layout, SearchOptions, SearchResult};
+use crate::estimator::performance::parts::search::{
+    Layout, SearchOptions, SearchResult, searches_expert_tp,
+};
 use crate::scenario::{Checkpointing, OffloadTarget, Scenario, ZeroStage};
 
 /// What a search ran for: the scenario with its layout fields set to one fixed layout (so that
@@ -23,6 +25,10 @@ impl Key {
         let o = SearchOptions::for_scenario(s, 0, 0, top);
         let mut scenario = s.clone();
         NEUTRAL.apply_to(&mut scenario);
+        if !searches_expert_tp(s) {
+            // Kept as the scenario sets it: the search does not choose it.
+            scenario.model.moe.etp = s.model.moe.etp;
+        }
         Key {
             scenario,
             gpus: o.gpus,
@@ -53,6 +59,7 @@ const NEUTRAL: Layout = Layout {
     zero: ZeroStage::None,
     offload_optimizer: OffloadTarget::None,
     ep: 1,
+    etp: 0,
     gpus: 1,
     step_s: 0.0,
     mfu: 0.0,

@@ -14,7 +14,8 @@
 //! per-group network choice — here TP stays inside a node and the rest is placed by rank
 //! order), parameter and activation offload, NVMe targets, TP communication style and overlap
 //! (the scenario's `timing.parts.tp_overlap`; sequence parallelism itself is searched), the CP style (the scenario's own), expert
-//! tensor parallelism (the scenario's `model.moe.etp`); DP is the largest
+//! tensor parallelism other than TP or 1 (a Megatron-Core mixture tries both; others keep the
+//! scenario's `model.moe.etp`); DP is the largest
 //! divisor of the batch the budget allows (fewer GPUs show up through other TP × PP products).
 
 use crate::estimator::estimate;
@@ -50,6 +51,8 @@ pub struct Layout {
     pub offload_optimizer: OffloadTarget,
     /// Expert-parallel degree (`model.moe.ep`; 1 for dense models).
     pub ep: u32,
+    /// Expert tensor-parallel degree (`model.moe.etp`; 0 = TP, the default).
+    pub etp: u32,
     pub gpus: u32,
     pub step_s: f64,
     pub mfu: f64,
@@ -74,6 +77,7 @@ impl Layout {
         s.strategies.zero = self.zero;
         s.strategies.offload_optimizer = self.offload_optimizer;
         s.model.moe.ep = self.ep;
+        s.model.moe.etp = self.etp;
     }
 
     /// Whether `s` already runs this layout: the fields [`apply_to`](Self::apply_to) writes hold
@@ -90,6 +94,7 @@ impl Layout {
             && s.strategies.zero == self.zero
             && s.strategies.offload_optimizer == self.offload_optimizer
             && s.model.moe.ep == self.ep
+            && s.model.moe.etp == self.etp
     }
 
     /// "TP 8 · PP 4 (v 2) · DP 16 · micro 1 × 8 · SP · selective recompute · ZeRO-1" (micro-batch
@@ -129,6 +134,9 @@ impl Layout {
         }
         if self.ep > 1 {
             out += &format!(" · EP {}", self.ep);
+        }
+        if self.etp > 0 && self.etp != self.tp {
+            out += &format!(" · expert TP {}", self.etp);
         }
         out
     }
@@ -225,6 +233,7 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
                         zero: ZeroStage::None,
                         offload_optimizer: OffloadTarget::None,
                         ep: 1,
+                        etp: base.model.moe.etp,
                         gpus: tp * pp * dp * cp,
                         step_s: 0.0,
                         mfu: 0.0,
@@ -242,12 +251,33 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
     out
 }
 
-/// Expert-parallel degrees for `dp` replicas at tensor-parallel degree `tp`: 1 for a dense model,
-/// else the powers of two that divide both the experts and the expert-data-parallel ranks EP is
-/// carved out of, DP × TP / ETP (DP at the default ETP = TP; `memory::ctx::expert_tp`).
-fn expert_degrees(s: &Scenario, dp: u32, tp: u32) -> impl Iterator<Item = u32> {
+/// Whether the search chooses the expert TP setting (a Megatron-Core mixture of experts) rather
+/// than keeping the scenario's.
+pub fn searches_expert_tp(s: &Scenario) -> bool {
+    s.model.moe.experts > 0 && s.implementation.profile == crate::scenario::Profile::Megatron
+}
+
+/// Expert tensor-parallel settings (`model.moe.etp`) to try at tensor-parallel degree `tp`: a
+/// Megatron-Core mixture of experts at TP > 1 tries its experts split over TP (0, the default) and
+/// whole on each rank (1, `--expert-tensor-parallel-size 1`, as DeepSeek-V3's recipe runs them);
+/// every other scenario keeps its own.
+fn expert_tp_choices(s: &Scenario, tp: u32) -> impl Iterator<Item = u32> {
+    let both = tp > 1 && searches_expert_tp(s);
+    let (first, second) = if both {
+        (0, Some(1))
+    } else {
+        (s.model.moe.etp, None)
+    };
+    std::iter::once(first).chain(second)
+}
+
+/// Expert-parallel degrees for `dp` replicas at tensor-parallel degree `tp` and expert TP setting
+/// `etp`: 1 for a dense model, else the powers of two that divide both the experts and the
+/// expert-data-parallel ranks EP is carved out of, DP × TP / ETP (DP at the default ETP = TP;
+/// `memory::ctx::expert_tp`).
+fn expert_degrees(s: &Scenario, dp: u32, tp: u32, etp: u32) -> impl Iterator<Item = u32> {
     let experts = s.model.moe.experts;
-    let etp = crate::estimator::memory::ctx::expert_tp_degree(tp, s.model.moe.etp, true);
+    let etp = crate::estimator::memory::ctx::expert_tp_degree(tp, etp, true);
     let edp = dp.saturating_mul(tp.max(1) / etp);
     (0..16)
         .map(|k| 1u32 << k)
@@ -271,7 +301,10 @@ fn search_frame(
         .filter(|&sp| (!sp || frame.tp > 1) && (sp || !needs_sp))
     {
         for ck in RECOMPUTE {
-            for ep in expert_degrees(base, frame.dp, frame.tp) {
+            let expert_layouts = expert_tp_choices(base, frame.tp).flat_map(|etp| {
+                expert_degrees(base, frame.dp, frame.tp, etp).map(move |ep| (etp, ep))
+            });
+            for (etp, ep) in expert_layouts {
                 let mut fitted = false;
                 for zero in ZERO
                     .into_iter()
@@ -287,6 +320,7 @@ fn search_frame(
                             zero,
                             offload_optimizer: offload,
                             ep,
+                            etp,
                             ..frame
                         };
                         *evaluated += 1;
