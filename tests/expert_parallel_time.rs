@@ -63,7 +63,8 @@ fn a_recomputed_forward_dispatches_again() {
 /// Expert tensor parallelism 1 at TP 2 (EP 4 over DP 4): the all-gather dispatcher gathers over
 /// ETP × EP = 4 ranks the tokens of their sequence shards, (ETP·EP − TP)/TP = 1 × tokens·h beyond
 /// the TP share per collective, where the TP × EP group at ETP 2 gathers EP − 1 = 3 ×; and each GPU
-/// holds (and reduces the gradients of) its experts whole, twice what TP 2 leaves it.
+/// holds its experts whole and reduces their gradients over the DP × TP ÷ (ETP × EP) = 2 ranks
+/// holding them, where at ETP 2 each expert shard lives on one GPU (nothing of it reduced).
 #[test]
 fn expert_tensor_parallelism_changes_what_is_gathered_and_reduced() {
     let with = |etp: u32| {
@@ -133,25 +134,30 @@ fn expert_gradients_are_reduced_over_their_expert_data_parallel_group() {
 
 /// Expert TP below TP replicates the experts over TP ÷ ETP ranks: at DP 1, TP 4, ETP 1, EP 2 each
 /// expert sits whole on two GPUs, which reduce its gradients though there is no data parallelism.
+/// At the default ETP = TP over DP 2, EP 2 each expert shard lives on one GPU: the GPU sends its
+/// dense part alone, EP 1's bytes less all of its expert shards (routed ÷ TP).
 #[test]
 fn experts_replicated_by_expert_tensor_parallelism_are_reduced_at_dp_1() {
-    let mut s = scenario(Profile::Megatron, MoeDispatcher::AllToAll);
-    s.parallel.dp = 1;
-    s.parallel.tp = 4;
-    s.model.moe.ep = 2;
-    s.model.moe.etp = 1;
-    let e = estimate(&s);
-    let routed = f64::from(e.model.layers) * e.model.moe.routed_params_per_layer;
-    let g = s.precision.resolve().gradients.bytes();
-    let c = e.performance.communication;
+    use vram_explorer::estimator::Diagnostic;
+    let at = |dp: u32, etp: u32, ep: u32| {
+        let mut s = scenario(Profile::Megatron, MoeDispatcher::AllToAll);
+        s.parallel.dp = dp;
+        s.parallel.tp = 4;
+        s.parallel.sequence_parallel = true;
+        s.model.moe.ep = ep;
+        s.model.moe.etp = etp;
+        let e = estimate(&s);
+        assert!(!e.diagnostics.contains(Diagnostic::ExpertParallelExceedsDp));
+        let routed = f64::from(e.model.layers) * e.model.moe.routed_params_per_layer;
+        let g = s.precision.resolve().gradients.bytes();
+        (e.performance.communication, routed * g)
+    };
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
-    assert!(
-        close(c.dp_bytes.get(), routed / 2.0 * g),
-        "{:?}",
-        c.dp_bytes
-    );
-    assert!(c.dp_time_s > 0.0);
-    // At the default ETP = TP the experts are split, not replicated: nothing to reduce.
-    s.model.moe.etp = 0;
-    assert_eq!(estimate(&s).performance.communication.dp_bytes.get(), 0.0);
+    let (c, routed) = at(1, 1, 2);
+    assert!(close(c.dp_bytes.get(), routed / 2.0), "{:?}", c.dp_bytes);
+    assert!(c.dp_time_s > 0.0 && c.dp_ring_latency_s > 0.0);
+    let (own, _) = at(2, 0, 2);
+    let (all, _) = at(2, 0, 1);
+    let (own, all) = (own.dp_bytes.get(), all.dp_bytes.get());
+    assert!(own > 0.0 && close(all - own, routed / 4.0), "{all} − {own}");
 }

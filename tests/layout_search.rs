@@ -181,6 +181,27 @@ fn megatron_searches_expert_tensor_parallelism() {
     l.apply_to(&mut applied);
     assert!(l.is_applied_in(&applied));
     assert_eq!(applied.model.moe.etp, 1);
+    // ETP written out as TP is the default layout: recognised as applied; ETP 1 is not.
+    let split = r
+        .best
+        .iter()
+        .find(|l| l.etp == 0 && l.tp == 2)
+        .expect("a TP 2 layout with split experts");
+    let mut same = s.clone();
+    split.apply_to(&mut same);
+    same.model.moe.etp = 2;
+    assert!(split.is_applied_in(&same));
+    same.model.moe.etp = 1;
+    assert!(!split.is_applied_in(&same));
+    // The search chooses ETP under Megatron: a scenario's own ETP 2 is not carried into TP 1
+    // layouts (where it would not divide TP) nor named where it has no effect.
+    let mut own = s.clone();
+    own.model.moe.etp = 2;
+    let r2 = search(&own, &o);
+    for l in r2.best.iter().filter(|l| l.tp == 1) {
+        assert_eq!(l.etp, 0, "{}", l.summary());
+        assert!(!l.summary().contains("expert TP"), "{}", l.summary());
+    }
     // The same step estimated directly gives the listed time.
     let step = estimate(&applied).performance.step.total_s;
     assert!(

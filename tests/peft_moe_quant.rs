@@ -436,4 +436,16 @@ fn expert_parallel_degrees_that_do_not_fit_the_layout_are_diagnosed() {
     let d = estimate(&s).diagnostics;
     assert!(d.contains(Diagnostic::ExpertParallelExceedsDp));
     assert!(d.contains(Diagnostic::ExpertParallelDoesNotDivideExperts));
+    // EP 4 within DP 6 but not dividing it: no whole expert-data-parallel group.
+    s.parallel.dp = 6;
+    s.model.moe.ep = 4;
+    let d = estimate(&s).diagnostics;
+    assert!(d.contains(Diagnostic::ExpertParallelExceedsDp));
+    assert!(!d.contains(Diagnostic::ExpertParallelDoesNotDivideExperts));
+    s.model.moe.ep = 2;
+    assert!(
+        !estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::ExpertParallelExceedsDp)
+    );
 }

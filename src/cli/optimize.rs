@@ -81,8 +81,8 @@ fn line(l: &Layout) -> String {
         offload_target_label(l.offload_optimizer),
         l.ep,
         // Named only where the experts are not split as the dense layers are.
-        if l.etp > 0 && l.etp != l.tp {
-            format!(" (expert TP {})", l.etp)
+        if l.expert_tp() != l.tp.max(1) {
+            format!(" (expert TP {})", l.expert_tp())
         } else {
             String::new()
         },

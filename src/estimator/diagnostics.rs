@@ -281,7 +281,7 @@ impl Diagnostic {
     const fn expert_message(self) -> &'static str {
         match self {
             Diagnostic::ExpertParallelExceedsDp => {
-                "Expert parallel degree × expert TP exceeds the data parallel × tensor parallel degree; EP ranks come from those ranks, so ZeRO shards experts as if they were equal."
+                "Expert parallel degree × expert TP exceeds or does not divide the data-parallel × context-parallel × tensor-parallel ranks, which EP ranks come from (Megatron-Core asserts it): ZeRO shards the experts as if it divided, and the step reduces their gradients over the whole expert-data-parallel groups that fit."
             }
             Diagnostic::ExpertTpNotModelled => {
                 "The expert tensor-parallel degree (model.moe.etp) is modelled in training with a degree that divides TP: here (inference, where the serving engines split every expert over TP, or a degree that does not divide TP) the experts are split over TP."

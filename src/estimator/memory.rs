@@ -443,8 +443,12 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
         d.insert(Diagnostic::ExpertTpNotModelled);
     }
     if experts > 0 && ep > 1 {
-        // EP × ETP ranks come out of the DP × TP ranks (Megatron-Core's expert-data-parallel group).
-        if f64::from(ep) * c.etp > c.dp * c.tp {
+        // EP × ETP ranks come out of the DP × CP × TP ranks (Megatron-Core's expert-data-parallel
+        // group, whose size world ÷ (ETP × EP × PP) must be whole).
+        let p = &sc.parallel;
+        let ranks = u64::from(p.dp.max(1)) * u64::from(p.cp.max(1)) * u64::from(p.tp.max(1));
+        let group = u64::from(ep) * (c.etp as u64).max(1);
+        if f64::from(ep) * c.etp > c.dp * c.tp || !ranks.is_multiple_of(group) {
             d.insert(Diagnostic::ExpertParallelExceedsDp);
         }
         if !experts.is_multiple_of(ep) {

@@ -185,8 +185,11 @@ fn data_parallel(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, c: &mut 
         let (bw, inter) = i.collective_bw(dp_group, i.tp);
         let (t, ring, tree) = allreduce_time(dense, dp_group, bw, i.alpha_s, i.algo);
         let (expert_bw, _) = i.collective_bw(edp, stride);
-        let (t_expert, ..) = allreduce_time(expert * scale, edp, expert_bw, i.alpha_s, i.algo);
+        let (t_expert, ring_expert, tree_expert) =
+            allreduce_time(expert * scale, edp, expert_bw, i.alpha_s, i.algo);
         let t = t + t_expert;
+        // Both collectives' latency terms, so that what is not latency stays the transfer.
+        let (ring, tree) = (ring + ring_expert, tree + tree_expert);
         let sent = |bytes: f64, group: u32| if group > 1 { bytes } else { 0.0 };
         c.dp_bytes = Bytes(sent(dense, dp_group) + sent(expert * scale, edp));
         c.dp_bus_factor = super::comm::allreduce_bus_factor(dp_group);

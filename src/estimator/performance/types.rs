@@ -67,15 +67,15 @@ pub struct Communication {
     /// Gradient bytes each GPU all-reduces per optimizer step (after ZeRO-3 and compression factors):
     /// the dense part over DP × CP, a mixture's routed experts over their expert-data-parallel group.
     pub dp_bytes: Bytes,
-    /// nccl-tests bus factor 2(n−1)/n for the DP all-reduce.
+    /// nccl-tests bus factor 2(n−1)/n for the DP all-reduce (the dense part's group, DP × CP).
     pub dp_bus_factor: f64,
     /// Per-direction bandwidth the DP collective runs at (intra- or inter-node, × link efficiency).
     pub dp_bandwidth: BytesPerSec,
     /// Whether the DP group crosses nodes.
     pub dp_internode: bool,
-    /// Latency term of a ring all-reduce, 2(n−1)·α.
+    /// Latency term of a ring all-reduce, 2(n−1)·α (with a mixture's experts, the expert group's added).
     pub dp_ring_latency_s: f64,
-    /// Latency term of a tree all-reduce, 2·log₂n·α.
+    /// Latency term of a tree all-reduce, 2·log₂n·α (with a mixture's experts, the expert group's added).
     pub dp_tree_latency_s: f64,
     /// Bandwidth term + the chosen algorithm's latency term.
     pub dp_time_s: f64,

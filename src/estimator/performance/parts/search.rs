@@ -19,6 +19,7 @@
 //! divisor of the batch the budget allows (fewer GPUs show up through other TP × PP products).
 
 use crate::estimator::estimate;
+use crate::estimator::memory::ctx::expert_tp_degree;
 use crate::estimator::performance::context_parallel::cp_degrees;
 use crate::scenario::{Checkpointing, Mode, OffloadTarget, Scenario, ZeroStage};
 
@@ -94,7 +95,7 @@ impl Layout {
             && s.strategies.zero == self.zero
             && s.strategies.offload_optimizer == self.offload_optimizer
             && s.model.moe.ep == self.ep
-            && s.model.moe.etp == self.etp
+            && self.expert_tp() == expert_tp_degree(p.tp, s.model.moe.etp, true)
     }
 
     /// "TP 8 · PP 4 (v 2) · DP 16 · micro 1 × 8 · SP · selective recompute · ZeRO-1" (micro-batch
@@ -135,10 +136,16 @@ impl Layout {
         if self.ep > 1 {
             out += &format!(" · EP {}", self.ep);
         }
-        if self.etp > 0 && self.etp != self.tp {
-            out += &format!(" · expert TP {}", self.etp);
+        if self.expert_tp() != self.tp.max(1) {
+            out += &format!(" · expert TP {}", self.expert_tp());
         }
         out
+    }
+
+    /// The expert TP degree this layout runs: its `etp` where set and dividing its TP, else TP
+    /// (`memory::ctx::expert_tp_degree`; the search writes 0 for a dense model).
+    pub fn expert_tp(&self) -> u32 {
+        expert_tp_degree(self.tp, self.etp, true)
     }
 }
 
@@ -251,22 +258,23 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
     out
 }
 
-/// Whether the search chooses the expert TP setting (a Megatron-Core mixture of experts) rather
-/// than keeping the scenario's.
+/// Whether the search sets the expert TP setting rather than keeping the scenario's: 0 for a dense
+/// model (where it has no effect), TP or 1 for a Megatron-Core mixture of experts.
 pub fn searches_expert_tp(s: &Scenario) -> bool {
-    s.model.moe.experts > 0 && s.implementation.profile == crate::scenario::Profile::Megatron
+    s.model.moe.experts == 0 || s.implementation.profile == crate::scenario::Profile::Megatron
 }
 
 /// Expert tensor-parallel settings (`model.moe.etp`) to try at tensor-parallel degree `tp`: a
 /// Megatron-Core mixture of experts at TP > 1 tries its experts split over TP (0, the default) and
-/// whole on each rank (1, `--expert-tensor-parallel-size 1`, as DeepSeek-V3's recipe runs them);
-/// every other scenario keeps its own.
+/// whole on each rank (1, `--expert-tensor-parallel-size 1`, as DeepSeek-V3's recipe runs them),
+/// at TP 1 the default; a dense model 0; a mixture under another profile keeps its own.
 fn expert_tp_choices(s: &Scenario, tp: u32) -> impl Iterator<Item = u32> {
-    let both = tp > 1 && searches_expert_tp(s);
-    let (first, second) = if both {
+    let (first, second) = if !searches_expert_tp(s) {
+        (s.model.moe.etp, None)
+    } else if tp > 1 && s.model.moe.experts > 0 {
         (0, Some(1))
     } else {
-        (s.model.moe.etp, None)
+        (0, None)
     };
     std::iter::once(first).chain(second)
 }
@@ -277,7 +285,7 @@ fn expert_tp_choices(s: &Scenario, tp: u32) -> impl Iterator<Item = u32> {
 /// `memory::ctx::expert_tp`).
 fn expert_degrees(s: &Scenario, dp: u32, tp: u32, etp: u32) -> impl Iterator<Item = u32> {
     let experts = s.model.moe.experts;
-    let etp = crate::estimator::memory::ctx::expert_tp_degree(tp, etp, true);
+    let etp = expert_tp_degree(tp, etp, true);
     let edp = dp.saturating_mul(tp.max(1) / etp);
     (0..16)
         .map(|k| 1u32 << k)
