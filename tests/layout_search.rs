@@ -210,3 +210,40 @@ fn megatron_searches_expert_tensor_parallelism() {
         l.step_s
     );
 }
+
+/// Context-parallel ranks hold the same weights and join the expert groups (Megatron-Core's expert
+/// rank generator folds CP in): a Mixtral shape at 128K tokens with a global batch of 1 has DP 1,
+/// and the search still spreads its experts over the CP ranks.
+#[test]
+fn expert_parallelism_counts_the_context_parallel_ranks() {
+    use vram_explorer::scenario::{FfnKind, Mode, MoeSpec, Profile, Scenario};
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn, t.vocab) = (32, 4096, 32, 8, 14336, 32000);
+    t.ffn_kind = FfnKind::SwiGlu;
+    s.model.moe = MoeSpec::mixtral();
+    s.workload.seq_len = 131_072;
+    s.implementation.profile = Profile::Megatron;
+    let o = SearchOptions {
+        gpus: 64,
+        global_batch: 1,
+        top: 2000,
+    };
+    let r = search(&s, &o);
+    assert!(r.best.iter().all(|l| l.dp == 1));
+    // With the experts split as the dense layers (ETP = TP), EP can come from CP ranks alone.
+    let spread = r
+        .best
+        .iter()
+        .find(|l| l.cp > 1 && l.ep > 1 && l.expert_tp() == l.tp);
+    let l = spread.expect("an expert-parallel layout over CP ranks");
+    assert_eq!(
+        (l.dp * l.cp * l.tp / l.expert_tp()) % l.ep,
+        0,
+        "{}",
+        l.summary()
+    );
+}

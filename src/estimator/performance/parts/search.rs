@@ -279,10 +279,11 @@ fn expert_tp_choices(s: &Scenario, tp: u32) -> impl Iterator<Item = u32> {
     std::iter::once(first).chain(second)
 }
 
-/// Expert-parallel degrees for `dp` replicas at tensor-parallel degree `tp` and expert TP setting
-/// `etp`: 1 for a dense model, else the powers of two that divide both the experts and the
-/// expert-data-parallel ranks EP is carved out of, DP × TP / ETP (DP at the default ETP = TP;
-/// `memory::ctx::expert_tp`).
+/// Expert-parallel degrees for `dp` data-parallel ranks (DP × CP: context-parallel ranks hold the
+/// same weights and join the expert groups, as in Megatron-Core's expert rank generator) at
+/// tensor-parallel degree `tp` and expert TP setting `etp`: 1 for a dense model, else the powers
+/// of two that divide both the experts and the ranks EP is carved out of, DP × CP × TP / ETP
+/// (DP × CP at the default ETP = TP; `memory::ctx::expert_tp`).
 fn expert_degrees(s: &Scenario, dp: u32, tp: u32, etp: u32) -> impl Iterator<Item = u32> {
     let experts = s.model.moe.experts;
     let etp = expert_tp_degree(tp, etp, true);
@@ -310,7 +311,8 @@ fn search_frame(
     {
         for ck in RECOMPUTE {
             let expert_layouts = expert_tp_choices(base, frame.tp).flat_map(|etp| {
-                expert_degrees(base, frame.dp, frame.tp, etp).map(move |ep| (etp, ep))
+                expert_degrees(base, frame.dp.saturating_mul(frame.cp), frame.tp, etp)
+                    .map(move |ep| (etp, ep))
             });
             for (etp, ep) in expert_layouts {
                 let mut fitted = false;
