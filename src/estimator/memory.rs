@@ -443,12 +443,13 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
         d.insert(Diagnostic::ExpertTpNotModelled);
     }
     if experts > 0 && ep > 1 {
-        // EP × ETP ranks come out of the DP × CP × TP ranks (Megatron-Core's expert-data-parallel
-        // group, whose size world ÷ (ETP × EP × PP) must be whole).
+        // EP ranks come out of the DP × CP × TP ÷ ETP ranks (`ctx::expert_ranks`), whole groups of
+        // them (Megatron-Core asserts world ÷ (ETP × EP × PP) whole); ZeRO's group counted too.
         let p = &sc.parallel;
-        let ranks = u64::from(p.dp.max(1)) * u64::from(p.cp.max(1)) * u64::from(p.tp.max(1));
-        let group = u64::from(ep) * (c.etp as u64).max(1);
-        if f64::from(ep) * c.etp > c.dp * c.tp || !ranks.is_multiple_of(group) {
+        let data_ranks = f64::from(p.dp.max(1)) * f64::from(p.cp.max(1));
+        let ranks = ctx::expert_ranks(data_ranks, f64::from(p.tp), c.etp);
+        let whole = ranks.fract() == 0.0 && (ranks / f64::from(ep)).fract() == 0.0;
+        if f64::from(ep) > ctx::expert_ranks(c.dp, c.tp, c.etp) || !whole {
             d.insert(Diagnostic::ExpertParallelExceedsDp);
         }
         if !experts.is_multiple_of(ep) {

@@ -366,6 +366,16 @@ pub fn expert_tp(sc: &Scenario) -> f64 {
     ))
 }
 
+/// The ranks expert parallelism is carved out of: `data_ranks` data-parallel ranks (DP × CP, or
+/// the ZeRO group a caller shards over) × TP ÷ the expert TP degree `etp`. Megatron-Core's expert
+/// rank generator orders the expert ranks ETP, EP, DP (`parallel_state.py`
+/// `initialize_model_parallel`, 0.16.1), so its expert-data-parallel group is these ÷ EP;
+/// DeepSpeed-MoE's `_create_expert_and_data_parallel` (`deepspeed/utils/groups.py`) makes DP ÷ EP
+/// groups, the same at ETP = TP. The one formula every expert group size reads.
+pub fn expert_ranks(data_ranks: f64, tp: f64, etp: f64) -> f64 {
+    data_ranks.max(1.0) * tp.max(1.0) / etp.max(1.0)
+}
+
 /// [`expert_tp`] at tensor-parallel degree `tp` (the layout search tries other TP degrees than the
 /// scenario's): `etp` when set, training and dividing `tp`, else `tp`.
 pub fn expert_tp_degree(tp: u32, etp: u32, training: bool) -> u32 {

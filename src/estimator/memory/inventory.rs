@@ -165,9 +165,9 @@ impl Inventory {
             crate::scenario::Mode::Training => b + prune_train,
             crate::scenario::Mode::Inference => prune_keep.map_or(b, |k| k * (b + 4.0)),
         };
-        // EP ranks come out of the expert-data-parallel ranks: DP × TP / ETP of them
-        // (Megatron-Core's expert-data-parallel group; DP at the default ETP = TP).
-        let edp = c.dp.max(1.0) * c.tp / c.etp;
+        // EP ranks come out of the ZeRO group's ranks × TP / ETP (`ctx::expert_ranks`; DP at the
+        // default ETP = TP).
+        let edp = super::ctx::expert_ranks(c.dp, c.tp, c.etp);
         let ep = f64::from(m.moe.ep.max(1)).min(edp);
         // Everything but the head's tensors lives in the layers (Adam's counters are per tensor).
         let tensors = m.param_tensors;

@@ -43,8 +43,9 @@ pub fn bytes(sc: &Scenario, c: &Ctx) -> f64 {
         one(dp)
     };
     let experts = sc.model.moe.experts > 0;
-    // EP ranks come out of DP × TP / ETP ranks (`memory::ctx::expert_tp`; DP at ETP = TP).
-    let edp = dp.saturating_mul(p.tp.max(1)) / (super::ctx::expert_tp(sc) as u32).max(1);
+    // EP ranks come out of DP × TP / ETP ranks (`ctx::expert_ranks`; DP at ETP = TP).
+    let ranks = super::ctx::expert_ranks(f64::from(dp), f64::from(p.tp), super::ctx::expert_tp(sc));
+    let edp = ranks.min(f64::from(u32::MAX)) as u32;
     let ep = if experts {
         sc.model.moe.ep.min(edp.max(1))
     } else {

@@ -210,18 +210,16 @@ fn data_parallel(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, c: &mut 
 
 /// The group a mixture's routed-expert gradients are reduced over (and ZeRO-3 gathers their
 /// weights over), and the rank stride between its members: the expert-data-parallel group of
-/// DP × CP × TP ÷ (ETP × EP) ranks, EP × ETP apart. Megatron-Core orders the expert ranks ETP, EP,
-/// DP (`parallel_state.py` `initialize_model_parallel`, the `expert_decoder` rank generator, and
-/// `get_expert_data_parallel_group`; DDP's `expert_parallel_buffers` are all-reduced over it,
-/// `distributed_data_parallel.py`, 0.16.1); DeepSpeed-MoE's `_create_expert_and_data_parallel`
-/// (`deepspeed/utils/groups.py`, v0.18) makes DP ÷ EP groups, the same at ETP = TP. An expert
-/// whose every replica sits on one rank (EP = DP × CP × TP ÷ ETP) is reduced over no one.
+/// DP × CP × TP ÷ (ETP × EP) ranks (`memory::ctx::expert_ranks` ÷ EP, whole groups only), EP × ETP
+/// apart; Megatron-Core's DDP all-reduces its `expert_parallel_buffers` over it
+/// (`get_expert_data_parallel_group`, `distributed_data_parallel.py`, 0.16.1). An expert whose
+/// every replica sits on one rank (EP = DP × CP × TP ÷ ETP) is reduced over no one.
 fn expert_data_parallel(s: &Scenario, m: &ResolvedModel, dp_group: u32, tp: u32) -> (u32, u32) {
-    let etp = (crate::estimator::memory::ctx::expert_tp(s) as u32).max(1);
-    let inner = u64::from(etp) * u64::from(m.moe.ep.max(1));
-    let ranks = u64::from(dp_group) * u64::from(tp.max(1));
-    let edp = u32::try_from((ranks / inner).max(1)).unwrap_or(u32::MAX);
-    (edp, u32::try_from(inner).unwrap_or(u32::MAX))
+    use crate::estimator::memory::ctx::{expert_ranks, expert_tp};
+    let (etp, ep) = (expert_tp(s), f64::from(m.moe.ep.max(1)));
+    let groups = (expert_ranks(f64::from(dp_group), f64::from(tp), etp) / ep).floor();
+    let edp = groups.clamp(1.0, f64::from(u32::MAX)) as u32;
+    (edp, (etp * ep).min(f64::from(u32::MAX)) as u32)
 }
 
 /// All-reduce equivalents per layer that Megatron's sequence parallelism adds in backward: each

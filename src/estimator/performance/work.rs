@@ -88,7 +88,11 @@ impl Work {
         let experts = experts_at_tp + excess;
         let sharded = |stage: ZeroStage| {
             let (z, on) = (zero_shard(stage), st.zero as u8 >= stage as u8);
-            let edp = if on { z * i.tp as f64 / etp / ep } else { 1.0 };
+            let edp = if on {
+                crate::estimator::memory::ctx::expert_ranks(z, i.tp as f64, etp) / ep
+            } else {
+                1.0
+            };
             (params - experts) / z + experts / edp.max(1.0)
         };
         // LoRA: gradients and optimizer updates of the adapters only.

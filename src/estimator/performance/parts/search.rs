@@ -19,7 +19,7 @@
 //! divisor of the batch the budget allows (fewer GPUs show up through other TP × PP products).
 
 use crate::estimator::estimate;
-use crate::estimator::memory::ctx::expert_tp_degree;
+use crate::estimator::memory::ctx::{expert_ranks, expert_tp_degree};
 use crate::estimator::performance::context_parallel::cp_degrees;
 use crate::scenario::{Checkpointing, Mode, OffloadTarget, Scenario, ZeroStage};
 
@@ -287,7 +287,8 @@ fn expert_tp_choices(s: &Scenario, tp: u32) -> impl Iterator<Item = u32> {
 fn expert_degrees(s: &Scenario, dp: u32, tp: u32, etp: u32) -> impl Iterator<Item = u32> {
     let experts = s.model.moe.experts;
     let etp = expert_tp_degree(tp, etp, true);
-    let edp = dp.saturating_mul(tp.max(1) / etp);
+    let ranks = expert_ranks(f64::from(dp), f64::from(tp), f64::from(etp));
+    let edp = ranks.min(f64::from(u32::MAX)) as u32;
     (0..16)
         .map(|k| 1u32 << k)
         .take_while(move |&e| e == 1 || (e <= experts && e <= edp))
