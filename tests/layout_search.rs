@@ -96,16 +96,8 @@ fn offload_is_searched_where_it_makes_a_layout_fit() {
 /// EP 1 (its layouts all keep it).
 #[test]
 fn expert_parallelism_is_searched_for_moe() {
-    use vram_explorer::scenario::{FfnKind, Mode, MoeSpec, Scenario};
-    let mut s = Scenario {
-        mode: Mode::Training,
-        ..Scenario::default()
-    };
-    let t = &mut s.model.transformer;
-    (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn, t.vocab) = (32, 4096, 32, 8, 14336, 32000);
-    t.ffn_kind = FfnKind::SwiGlu;
-    s.model.moe = MoeSpec::mixtral();
-    s.workload.seq_len = 4096;
+    use vram_explorer::scenario::{MoeSpec, Profile};
+    let s = mixtral_training(Profile::HuggingFace, 4096);
     let o = SearchOptions {
         gpus: 64,
         global_batch: 256,
@@ -145,17 +137,7 @@ fn expert_parallelism_is_searched_for_moe() {
 /// written into the scenario is recognised as applied, ETP included.
 #[test]
 fn megatron_searches_expert_tensor_parallelism() {
-    use vram_explorer::scenario::{FfnKind, Mode, MoeSpec, Profile, Scenario};
-    let mut s = Scenario {
-        mode: Mode::Training,
-        ..Scenario::default()
-    };
-    let t = &mut s.model.transformer;
-    (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn, t.vocab) = (32, 4096, 32, 8, 14336, 32000);
-    t.ffn_kind = FfnKind::SwiGlu;
-    s.model.moe = MoeSpec::mixtral();
-    s.workload.seq_len = 4096;
-    s.implementation.profile = Profile::Megatron;
+    let s = mixtral_training(vram_explorer::scenario::Profile::Megatron, 4096);
     let o = SearchOptions {
         gpus: 64,
         global_batch: 256,
@@ -216,17 +198,7 @@ fn megatron_searches_expert_tensor_parallelism() {
 /// and the search still spreads its experts over the CP ranks.
 #[test]
 fn expert_parallelism_counts_the_context_parallel_ranks() {
-    use vram_explorer::scenario::{FfnKind, Mode, MoeSpec, Profile, Scenario};
-    let mut s = Scenario {
-        mode: Mode::Training,
-        ..Scenario::default()
-    };
-    let t = &mut s.model.transformer;
-    (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn, t.vocab) = (32, 4096, 32, 8, 14336, 32000);
-    t.ffn_kind = FfnKind::SwiGlu;
-    s.model.moe = MoeSpec::mixtral();
-    s.workload.seq_len = 131_072;
-    s.implementation.profile = Profile::Megatron;
+    let s = mixtral_training(vram_explorer::scenario::Profile::Megatron, 131_072);
     let o = SearchOptions {
         gpus: 64,
         global_batch: 1,
@@ -246,4 +218,24 @@ fn expert_parallelism_counts_the_context_parallel_ranks() {
         "{}",
         l.summary()
     );
+}
+
+/// A Mixtral-8x7B shape (mistralai/Mixtral-8x7B-v0.1 config.json: 32 layers, hidden 4096, 32
+/// heads, 8 KV heads, ffn 14336, 8 experts, top-2) in training under `profile` at `seq` tokens.
+fn mixtral_training(
+    profile: vram_explorer::scenario::Profile,
+    seq: u32,
+) -> vram_explorer::scenario::Scenario {
+    use vram_explorer::scenario::{FfnKind, Mode, MoeSpec, Scenario};
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    let t = &mut s.model.transformer;
+    (t.layers, t.hidden, t.heads, t.kv_heads, t.ffn, t.vocab) = (32, 4096, 32, 8, 14336, 32000);
+    t.ffn_kind = FfnKind::SwiGlu;
+    s.model.moe = MoeSpec::mixtral();
+    s.workload.seq_len = seq;
+    s.implementation.profile = profile;
+    s
 }
