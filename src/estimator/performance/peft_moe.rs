@@ -109,7 +109,10 @@ pub fn all_to_all_bytes_per_step(
     layers: f64,
     elem_bytes: f64,
 ) -> (f64, f64) {
-    if m.moe.experts == 0 || m.moe.ep <= 1 {
+    // Megatron's dispatcher also gathers over the expert TP group at EP 1.
+    let gathers_over_etp =
+        megatron_dispatches(s) && crate::estimator::memory::ctx::expert_tp(s) > 1.0;
+    if m.moe.experts == 0 || (m.moe.ep <= 1 && !gathers_over_etp) {
         return (0.0, 0.0);
     }
     let (ep, tp) = ep_collective_bytes(s, m, tokens, elem_bytes);
@@ -130,23 +133,25 @@ fn ep_collectives_per_layer(s: &Scenario) -> f64 {
 }
 
 /// Bytes one GPU sends in one expert-parallel collective for `tokens` tokens. An all-to-all sends
-/// each routed row to its expert's rank: rows·h·e·(EP − 1)/EP (GShard §2.2). Megatron-Core's default
-/// all-gather dispatcher (`implementation.megatron_moe_dispatcher: AllGather`, training) all-gathers
-/// every token of the TP × EP group instead, and reduce-scatters the outputs back
-/// (`token_dispatcher.py` `MoEAllGatherTokenDispatcher.token_dispatch` / `token_combine`, 0.16.1):
-/// over its ETP × EP ranks each receives (ETP·EP − 1)·h·e per token of a TP rank's sequence shard
-/// (tokens/TP), of which the TP collectives already charge (TP − 1): (EP − 1)·tokens·h·e at the
-/// default ETP = TP, (ETP·EP − TP)/TP·tokens·h·e in general (none where that is below 0: there
-/// the TP collectives charge more than the dispatcher gathers, not taken back).
+/// each routed row to its expert's rank: rows·h·e·(EP − 1)/EP (GShard §2.2). Megatron-Core's
+/// dispatchers (training; [`megatron_dispatches`]) carry all of the MoE sub-layer's token traffic,
+/// which therefore charges no TP collectives of its own unless shared experts run beside it
+/// ([`megatron_moe_sublayers_without_tp`]):
+/// - the default all-gather dispatcher (`implementation.megatron_moe_dispatcher: AllGather`)
+///   all-gathers every token of the ETP × EP group and reduce-scatters the outputs back
+///   (`token_dispatcher.py` `MoEAllGatherTokenDispatcher.token_dispatch` / `token_combine`,
+///   0.16.1): each rank receives (ETP·EP − 1) sequence shards of tokens/TP, (ETP·EP − 1)/TP ·
+///   tokens·h·e per collective (at ETP = TP the (EP − 1)·tokens·h·e beyond a dense MLP's TP
+///   gather, plus that gather's (TP − 1)/TP);
+/// - the all-to-all dispatcher under sequence parallelism (`MoEAlltoAllTokenDispatcher`) sends the
+///   routed rows of the rank's own sequence shard, tokens/TP, and all-gathers the rows it received
+///   over the expert TP group (`dispatch_postprocess`; reduce-scatters them back in
+///   `combine_preprocess`): (ETP − 1)·rows·tokens/TP·h·e on that group's link; its `tp_group` is
+///   the expert TP group (`pg_collection.expt_tp`), so nothing at ETP 1.
 ///
-/// Megatron's all-to-all dispatcher under sequence parallelism (`MoEAlltoAllTokenDispatcher`)
-/// sends the routed rows of the rank's own sequence shard, tokens/TP, and then all-gathers the rows
-/// it received over the expert TP group (`dispatch_postprocess`; reduce-scatters them back in
-/// `combine_preprocess`): (ETP − 1)·rows·tokens/TP·h·e on the TP group's link, of which the TP
-/// collectives already charge a dense MLP's (TP − 1)/TP·tokens·h·e (none below 0, as above).
 /// Returns (bytes on the expert-parallel link, bytes on the expert TP group's).
 fn ep_collective_bytes(s: &Scenario, m: &ResolvedModel, tokens: f64, elem: f64) -> (f64, f64) {
-    let (h, ep) = (f64::from(m.hidden), f64::from(m.moe.ep));
+    let (h, ep) = (f64::from(m.hidden), f64::from(m.moe.ep.max(1)));
     let rows = m.moe.routed_expert_rows_per_token();
     let dispatcher = match s.mode {
         Mode::Training => s.implementation.megatron_dispatcher(),
@@ -155,12 +160,34 @@ fn ep_collective_bytes(s: &Scenario, m: &ResolvedModel, tokens: f64, elem: f64) 
     let tp = f64::from(s.parallel.tp.max(1));
     let etp = crate::estimator::memory::ctx::expert_tp(s);
     if dispatcher == Some(MoeDispatcher::AllGather) {
-        (((etp * ep - tp) / tp).max(0.0) * tokens * h * elem, 0.0)
+        ((etp * ep - 1.0) / tp * tokens * h * elem, 0.0)
     } else if dispatcher.is_some() && s.parallel.sequence_parallel && tp > 1.0 {
-        let gather = ((etp - 1.0) * rows / tp - (tp - 1.0) / tp).max(0.0) * tokens * h * elem;
+        let gather = (etp - 1.0) * rows / tp * tokens * h * elem;
         (all_to_all_bytes(tokens * rows / tp, h, elem, ep), gather)
     } else {
         (all_to_all_bytes(tokens * rows, h, elem, ep), 0.0)
+    }
+}
+
+/// Whether Megatron-Core's token dispatcher runs the scenario's MoE layers (training a mixture
+/// under the Megatron profile): it then carries their token traffic ([`ep_collective_bytes`]).
+fn megatron_dispatches(s: &Scenario) -> bool {
+    s.mode == Mode::Training
+        && s.model.moe.experts > 0
+        && s.implementation.megatron_dispatcher().is_some()
+}
+
+/// The share of the average layer's sub-layers whose TP collectives Megatron-Core's dispatcher
+/// replaces: its MoE sub-layers without shared experts. `MoELayer.forward` (0.16.1
+/// `transformer/moe/moe_layer.py`) hands the sequence-parallel shard to the dispatcher and its
+/// experts' linears are `is_expert` (no TP collectives of their own); shared experts are a
+/// `SharedExpertMLP` on the same shard, with a dense MLP's TP all-gather and reduce-scatter, so a
+/// layer with them keeps its sub-layer's. 0 outside Megatron training or without experts.
+pub fn megatron_moe_sublayers_without_tp(s: &Scenario, m: &ResolvedModel) -> f64 {
+    if megatron_dispatches(s) && m.moe.shared == 0 {
+        m.moe_layer_share()
+    } else {
+        0.0
     }
 }
 

@@ -131,7 +131,9 @@ pub fn communication(
     if m.family == ModelFamily::Transformer && i.tp > 1 {
         // Per sub-layer (a transformer has two; a hybrid's Mamba-, attention- or MLP-only
         // layers one): its forward and backward reductions, and the recomputed forward's.
-        let sublayers = crate::estimator::memory::layer_kinds::sublayers_per_layer(m);
+        // Megatron's token dispatcher carries a MoE sub-layer's traffic (`peft_moe`).
+        let sublayers = crate::estimator::memory::layer_kinds::sublayers_per_layer(m)
+            - super::peft_moe::megatron_moe_sublayers_without_tp(s, m);
         let per_layer = sublayers
             * match s.strategies.checkpointing {
                 // Per-op recomputes wk/w3 from the gathered norm outputs and wo's reduction: as full.
