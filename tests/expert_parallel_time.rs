@@ -1,8 +1,8 @@
 //! What an expert-parallel step sends, by how it dispatches its tokens: an all-to-all sends each
 //! routed row to its expert's rank (GShard §2.2); Megatron-Core's default all-gather dispatcher
-//! gathers every token of the TP × EP group and reduce-scatters the outputs back
-//! (`token_dispatcher.py` 0.16.1), EP/k times the bytes at top-k; a forward rerun by checkpointing
-//! dispatches again.
+//! gathers every token of the ETP × EP group and reduce-scatters the outputs back
+//! (`token_dispatcher.py` 0.16.1), EP/k times the bytes at top-k and TP 1; a forward rerun by
+//! checkpointing dispatches again.
 
 #![allow(clippy::float_cmp, reason = "exact arithmetic on small integers")]
 
@@ -40,7 +40,7 @@ fn megatron_all_gather_dispatch_moves_ep_over_k_times_the_bytes() {
     // The setting is Megatron's: under Hugging Face it changes nothing.
     let hf = ep_bytes(&scenario(Profile::HuggingFace, MoeDispatcher::AllGather));
     assert_eq!(hf, routed);
-    // Without expert parallelism nothing is sent, whichever dispatcher.
+    // Without expert parallelism (at TP 1) nothing is sent, whichever dispatcher.
     let mut s = scenario(Profile::Megatron, MoeDispatcher::AllGather);
     s.model.moe.ep = 1;
     assert_eq!(ep_bytes(&s), 0.0);
@@ -188,4 +188,35 @@ fn megatron_moe_sub_layers_leave_their_tp_collectives_to_the_dispatcher() {
     // With a shared expert the MLP's collectives and its FC1 re-gather stay: 2 + 2 + 1 per layer.
     let (with_shared, ..) = at(1);
     assert_eq!(with_shared, 5 * layers);
+}
+
+/// Where the expert group is smaller than TP (TP 4, ETP 1, EP 2) the all-gather dispatcher gathers
+/// one other sequence shard, (ETP·EP − 1)/TP = ¼ of the tokens per collective, and the all-to-all
+/// dispatcher's MoE sub-layer charges the attention's TP collectives only, like the all-gather's.
+#[test]
+fn a_small_expert_group_gathers_only_its_shards() {
+    let at = |dispatcher: MoeDispatcher| {
+        let mut s = scenario(Profile::Megatron, dispatcher);
+        (s.parallel.tp, s.parallel.dp) = (4, 1);
+        s.parallel.sequence_parallel = true;
+        (s.model.moe.ep, s.model.moe.etp) = (2, 1);
+        let c = estimate(&s).performance.communication;
+        let w = &s.workload;
+        let tokens_h_e =
+            f64::from(w.micro_batch * w.seq_len / 4 * s.model.transformer.hidden) * 2.0;
+        let collectives = 4.0 * f64::from(s.model.transformer.layers * w.grad_accum_steps.max(1));
+        (
+            c.tp_allreduces,
+            c.ep_bytes.get() / collectives / tokens_h_e,
+            s.model.transformer.layers,
+        )
+    };
+    let (gather_tp, gathered, layers) = at(MoeDispatcher::AllGather);
+    assert!(
+        (gathered - 1.0).abs() < 1e-12,
+        "{gathered} of the shard's tokens"
+    );
+    let (a2a_tp, _, _) = at(MoeDispatcher::AllToAll);
+    assert_eq!(2 * gather_tp, 5 * layers);
+    assert_eq!(a2a_tp, gather_tp);
 }

@@ -366,8 +366,9 @@ pub fn expert_tp(sc: &Scenario) -> f64 {
     ))
 }
 
-/// The ranks expert parallelism is carved out of: `data_ranks` data-parallel ranks (DP × CP, or
-/// the ZeRO group a caller shards over) × TP ÷ the expert TP degree `etp`. Megatron-Core's expert
+/// The ranks expert parallelism is carved out of: `data_ranks` data-parallel ranks (DP × CP) × TP ÷
+/// the expert TP degree `etp`. (The inventory's EP cap and the layout diagnostic pass the ZeRO
+/// group, which under hybrid sharding is one node's DP × CP: there they undercount, not modelled.) Megatron-Core's expert
 /// rank generator orders the expert ranks ETP, EP, DP (`parallel_state.py`
 /// `initialize_model_parallel`, 0.16.1), so its expert-data-parallel group is these ÷ EP;
 /// DeepSpeed-MoE's `_create_expert_and_data_parallel` (`deepspeed/utils/groups.py`) makes DP ÷ EP

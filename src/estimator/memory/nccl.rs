@@ -43,8 +43,9 @@ pub fn bytes(sc: &Scenario, c: &Ctx) -> f64 {
         one(dp)
     };
     let experts = sc.model.moe.experts > 0;
-    // EP ranks come out of DP × TP / ETP ranks (`ctx::expert_ranks`; DP at ETP = TP).
-    let ranks = super::ctx::expert_ranks(f64::from(dp), f64::from(p.tp), super::ctx::expert_tp(sc));
+    // EP ranks come out of DP × CP × TP / ETP ranks (`ctx::expert_ranks`; DP × CP at ETP = TP).
+    let data_ranks = f64::from(dp) * f64::from(p.cp.max(1));
+    let ranks = super::ctx::expert_ranks(data_ranks, f64::from(p.tp), super::ctx::expert_tp(sc));
     let edp = ranks.min(f64::from(u32::MAX)) as u32;
     let ep = if experts {
         sc.model.moe.ep.min(edp.max(1))

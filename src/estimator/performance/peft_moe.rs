@@ -192,8 +192,8 @@ pub fn megatron_moe_sublayers_without_tp(s: &Scenario, m: &ResolvedModel) -> f64
 }
 
 /// Expert-parallel bytes per GPU and their time for `tokens` tokens per forward (× `forwards`), over
-/// the expert-parallel group's link (intra-node when ep × tp GPUs fit a node) plus one latency α per
-/// collective. Not overlapped: the experts wait for their tokens.
+/// the expert-parallel group's link (intra-node when EP × ETP GPUs fit a node) plus one latency α per
+/// collective that moves bytes. Not overlapped: the experts wait for their tokens.
 pub fn ep_comm(
     s: &Scenario,
     m: &ResolvedModel,
@@ -213,8 +213,9 @@ pub fn ep_comm(
     let etp = crate::estimator::memory::ctx::expert_tp(s) as u32;
     let (bw, _) = i.collective_bw(m.moe.ep, etp);
     let (bw_tp, _) = i.collective_bw(etp, 1);
-    // One latency α per collective, and per expert-TP gather or scatter beside it.
-    let gathers = if tp_bytes > 0.0 { 2.0 } else { 1.0 };
+    // One latency α per collective, and per expert-TP gather or scatter beside it (an all-to-all
+    // over one EP rank returns its input).
+    let gathers = f64::from(u8::from(ep_bytes > 0.0)) + f64::from(u8::from(tp_bytes > 0.0));
     let latency =
         gathers * ep_collectives_per_layer(s) * layers * m.moe_layer_share() * forwards * i.alpha_s;
     let time = super::roofline::div(ep_bytes, bw) + super::roofline::div(tp_bytes, bw_tp);

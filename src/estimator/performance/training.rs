@@ -73,8 +73,9 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
         let dp_hidden = comm.dp_time_s - comm.dp_exposed_s;
         comm.dp_exposed_s += dp_hidden.max(0.0) * super::parts::overlap_tax(comm.dp_internode);
         comm.pp_p2p_s = p.p2p_s;
-        comm.bubble_s =
-            comm.bubble_fraction * (train_phase.time_s + comm.tp_time_s + p.p2p_s + cp_s);
+        // Every micro-batch's path: its compute and the sends it waits for (a mixture's tokens too).
+        let path = train_phase.time_s + comm.tp_time_s + comm.ep_time_s + p.p2p_s + cp_s;
+        comm.bubble_s = comm.bubble_fraction * path;
     }
     let offload = offload(s, &w, i, recompute_weights, accum, mem);
     TrainingStep {
