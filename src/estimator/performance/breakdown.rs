@@ -89,7 +89,7 @@ impl StepPart {
             StepPart::Launch => "Kernel launches and host",
             StepPart::TensorParallel => "Tensor-parallel communication",
             StepPart::DataParallel => "Data-parallel communication",
-            StepPart::ExpertParallel => "Expert all-to-all",
+            StepPart::ExpertParallel => "Expert token dispatch",
             StepPart::ContextParallel => "Context-parallel communication",
             StepPart::PipelineSends => "Pipeline sends",
             StepPart::Bubble => "Pipeline bubble",
@@ -140,7 +140,9 @@ impl StepPart {
             StepPart::DataParallel => {
                 "Gradient reduction (ZeRO: also parameter gathers; a mixture's routed experts over their expert-data-parallel group, DP × CP × TP ÷ (ETP × EP) GPUs) not hidden behind backward (timing.comm_overlap), plus the compute the hidden part slows down (2 % of its time over InfiniBand, 15 % over NVLink)."
             }
-            StepPart::ExpertParallel => "Tokens sent to and from their experts' GPUs.",
+            StepPart::ExpertParallel => {
+                "Tokens sent to and from their experts' GPUs: all-to-alls, or under Megatron-Core's default all-gather dispatcher the expert group's gathers and reduce-scatters (implementation.megatron_moe_dispatcher), not hidden behind compute."
+            }
             StepPart::ContextParallel => {
                 "Ring attention's K/V chunks passed between context-parallel ranks beyond what the attention core hides, or Ulysses' four all-to-alls per layer and pass (docs/context-parallel.md)."
             }
