@@ -448,4 +448,11 @@ fn expert_parallel_degrees_that_do_not_fit_the_layout_are_diagnosed() {
             .diagnostics
             .contains(Diagnostic::ExpertParallelExceedsDp)
     );
+    // Hybrid sharding shards ZeRO within a node; EP still comes out of all DP ranks: EP 8 over
+    // DP 16 on nodes of 4 is a whole layout.
+    (s.parallel.dp, s.parallel.gpus_per_node, s.model.moe.ep) = (16, 4, 8);
+    s.strategies.zero = vram_explorer::scenario::ZeroStage::Stage3;
+    s.strategies.hybrid_shard = true;
+    let d = estimate(&s).diagnostics;
+    assert!(!d.contains(Diagnostic::ExpertParallelExceedsDp));
 }

@@ -443,13 +443,12 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
         d.insert(Diagnostic::ExpertTpNotModelled);
     }
     if experts > 0 && ep > 1 {
-        // EP ranks come out of the DP × CP × TP ÷ ETP ranks (`ctx::expert_ranks`), whole groups of
-        // them (Megatron-Core asserts world ÷ (ETP × EP × PP) whole); ZeRO's group counted too.
+        // EP ranks come out of the DP × CP × TP ÷ ETP ranks (`ctx::expert_ranks`), in whole groups
+        // (Megatron-Core asserts world ÷ (ETP × EP × PP) whole).
         let p = &sc.parallel;
         let data_ranks = f64::from(p.dp.max(1)) * f64::from(p.cp.max(1));
         let ranks = ctx::expert_ranks(data_ranks, f64::from(p.tp), c.etp);
-        let whole = ranks.fract() == 0.0 && (ranks / f64::from(ep)).fract() == 0.0;
-        if f64::from(ep) > ctx::expert_ranks(c.dp, c.tp, c.etp) || !whole {
+        if f64::from(ep) > ranks || (ranks / f64::from(ep)).fract() != 0.0 {
             d.insert(Diagnostic::ExpertParallelExceedsDp);
         }
         if !experts.is_multiple_of(ep) {

@@ -367,14 +367,21 @@ pub fn expert_tp(sc: &Scenario) -> f64 {
 }
 
 /// The ranks expert parallelism is carved out of: `data_ranks` data-parallel ranks (DP × CP) × TP ÷
-/// the expert TP degree `etp`. (The inventory's EP cap and the layout diagnostic pass the ZeRO
-/// group, which under hybrid sharding is one node's DP × CP: there they undercount, not modelled.) Megatron-Core's expert
+/// the expert TP degree `etp`. (The inventory's EP cap passes the ZeRO group, which under hybrid
+/// sharding is one node's DP × CP: there it undercounts, not modelled.) Megatron-Core's expert
 /// rank generator orders the expert ranks ETP, EP, DP (`parallel_state.py`
 /// `initialize_model_parallel`, 0.16.1), so its expert-data-parallel group is these ÷ EP;
 /// DeepSpeed-MoE's `_create_expert_and_data_parallel` (`deepspeed/utils/groups.py`) makes DP ÷ EP
 /// groups, the same at ETP = TP. The one formula every expert group size reads.
 pub fn expert_ranks(data_ranks: f64, tp: f64, etp: f64) -> f64 {
     data_ranks.max(1.0) * tp.max(1.0) / etp.max(1.0)
+}
+
+/// What a rank holds of the routed experts beyond `at_tp`, its share as TP splits them, when they
+/// are split over `etp` ranks instead: `at_tp` × (TP ÷ ETP − 1); 0 at the default ETP = TP. The one
+/// rule the inventory and the step's per-GPU parameters read.
+pub fn expert_tp_excess(at_tp: f64, tp: f64, etp: f64) -> f64 {
+    at_tp * (tp.max(1.0) / etp.max(1.0) - 1.0).max(0.0)
 }
 
 /// [`expert_tp`] at tensor-parallel degree `tp` (the layout search tries other TP degrees than the

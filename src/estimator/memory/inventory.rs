@@ -424,10 +424,7 @@ pub fn rank_block_params(c: &Ctx, m: &ResolvedModel) -> f64 {
 /// they are split over the expert TP degree instead (`Ctx::etp`, Megatron-Core
 /// `expert_tensor_parallel_size`); 0 at the default ETP = TP.
 pub fn expert_tp_excess(c: &Ctx, m: &ResolvedModel) -> f64 {
-    if c.tp <= 1.0 {
-        return 0.0;
-    }
-    expert_params_stored(m) * (1.0 / c.etp - 1.0 / c.tp)
+    super::ctx::expert_tp_excess(expert_params_stored(m) / c.tp, c.tp, c.etp)
 }
 
 /// The blocks of a stage as this GPU holds them, before any ZeRO/FSDP sharding: `layers_on_stage`

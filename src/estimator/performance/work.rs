@@ -235,7 +235,8 @@ fn expert_split(
     let at_tp =
         (f64::from(m.layers) * m.moe.routed_params_per_layer - stored_elsewhere).max(0.0) * scale;
     let etp = crate::estimator::memory::ctx::expert_tp(s);
-    (at_tp, at_tp * (i.tp as f64 / etp - 1.0), etp)
+    let excess = crate::estimator::memory::ctx::expert_tp_excess(at_tp, i.tp as f64, etp);
+    (at_tp, excess, etp)
 }
 
 /// Tokens per sample (the sequence for a transformer, 1 otherwise) and the embedding rows a
