@@ -24,11 +24,19 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
     let st = &p.step;
     let _ = writeln!(
         out,
-        "  Step time {} ({}): compute {}, optimizer {}, communication {}, pipeline bubble {}, offload {}{}",
+        "  Step time {} ({}): compute {}, optimizer {}{}, communication {}, pipeline bubble {}, offload {}{}",
         fmt_seconds(st.total_s),
         st.bound.label(),
         fmt_seconds(st.compute_phase_s),
         fmt_seconds(st.optimizer_s),
+        if st.host_optimizer_s > 0.0 {
+            format!(
+                ", optimizer on the host {}",
+                fmt_seconds(st.host_optimizer_s)
+            )
+        } else {
+            String::new()
+        },
         fmt_seconds(st.communication_s),
         fmt_seconds(st.bubble_s),
         fmt_seconds(st.offload_s),

@@ -49,6 +49,8 @@ pub enum StepPart {
     Bubble,
     /// The optimizer update (memory-bound).
     Optimizer,
+    /// The optimizer update on the host's CPUs (optimizer offloaded).
+    HostOptimizer,
     /// Host / NVMe offload traffic not hidden behind compute.
     Offload,
     /// Host-to-device copy of the input batches not hidden.
@@ -68,7 +70,7 @@ pub enum PartClass {
     Communication,
     /// GPUs waiting (the pipeline bubble).
     Idle,
-    /// Host transfers (offload, input).
+    /// Host transfers (offload, input) and host work (the offloaded optimizer).
     Host,
 }
 
@@ -94,6 +96,7 @@ impl StepPart {
             StepPart::PipelineSends => "Pipeline sends",
             StepPart::Bubble => "Pipeline bubble",
             StepPart::Optimizer => "Optimizer step",
+            StepPart::HostOptimizer => "Optimizer step on the host",
             StepPart::Offload => "Offload",
             StepPart::Input => "Input copy",
         }
@@ -155,6 +158,9 @@ impl StepPart {
             StepPart::Optimizer => {
                 "Reading and writing weights, gradients and optimizer states once: memory-bound."
             }
+            StepPart::HostOptimizer => {
+                "The offloaded optimizer's update on the host's CPUs after backward (CPU-Adam, Megatron's --optimizer-cpu-offload): the node's rate (timing.host_optimizer_gparams_s) shared by its GPUs."
+            }
             StepPart::PhaseSwap => {
                 "verl / OpenRLHF: states offloaded outside the phases that use them (param_offload, optimizer_offload, --ds.enable_sleep, the reference's host copy, vLLM sleep level 1) copied over the host link each step (docs/frameworks/verl-openrlhf.md)."
             }
@@ -184,15 +190,17 @@ impl StepPart {
             | StepPart::ContextParallel
             | StepPart::PipelineSends => PartClass::Communication,
             StepPart::Bubble => PartClass::Idle,
-            StepPart::Offload | StepPart::Input | StepPart::PhaseSwap | StepPart::Launch => {
-                PartClass::Host
-            }
+            StepPart::Offload
+            | StepPart::HostOptimizer
+            | StepPart::Input
+            | StepPart::PhaseSwap
+            | StepPart::Launch => PartClass::Host,
         }
     }
 }
 
 /// The most parts one step has (post-training with the parts model).
-pub const MAX_PARTS: usize = 16;
+pub const MAX_PARTS: usize = 17;
 
 /// One step's parts, in the order a step runs them; only parts that take time are listed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -255,6 +263,7 @@ pub fn step_breakdown(p: &Performance) -> StepBreakdown {
         b.push(StepPart::DataParallel, c.dp_exposed_s);
         b.push(StepPart::Bubble, step.bubble_s);
         b.push(StepPart::Optimizer, step.optimizer_s);
+        b.push(StepPart::HostOptimizer, step.host_optimizer_s);
         b.push(StepPart::Offload, step.offload_s);
         b.push(StepPart::Input, step.input_s);
     } else {

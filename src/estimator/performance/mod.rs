@@ -146,44 +146,13 @@ fn assemble_training(
     let rl = post_training::rollout(s, m, mem, i);
     // verl / OpenRLHF: offloaded states copied in and out between the phases.
     let swap_s = phase_swap::seconds(s, mem, i);
-    let total = rl.generation_s
-        + rl.scoring_s
-        + swap_s
-        + t.phase.time_s
-        + t.comm.bubble_s
-        + t.optimizer.time_s
-        + comm_s
-        + t.offload.exposed_s
-        + input_s;
-    let bound = largest(&[
-        (t.phase.time_s + t.comm.bubble_s, t.phase.bound),
-        (t.optimizer.time_s, Bound::Memory),
-        (comm_s, Bound::Communication),
-        (t.offload.exposed_s + input_s + swap_s, Bound::Offload),
-        (rl.generation_s, rl.generation_bound),
-        (rl.scoring_s, rl.scoring_bound),
-    ]);
+    let step = training_step_time(&t, &rl, comm_s, input_s, swap_s);
+    let total = step.total_s;
     let mut offload = t.offload;
     offload.tier_slowdown = slowdown(total, t.offload.tier_time_s * (1.0 - i.offload_overlap));
     let gpus = i.dp as f64 * i.tp as f64 * i.pp as f64 * f64::from(i.cp.max(1));
     let bytes = t.phase.bytes.get() + t.optimizer.bytes.get();
     let t_c = &s.timing;
-    let step = StepTime {
-        compute_phase_s: t.phase.time_s,
-        optimizer_s: t.optimizer.time_s,
-        communication_s: comm_s,
-        bubble_s: t.comm.bubble_s,
-        offload_s: t.offload.exposed_s,
-        input_s,
-        rollout_generation_s: rl.generation_s,
-        scoring_s: rl.scoring_s,
-        phase_swap_s: swap_s,
-        // Training steps' launch gaps are inside the fitted GEMM share (docs/time-model.md).
-        launch_s: 0.0,
-        launch_prefill_s: 0.0,
-        total_s: total,
-        bound,
-    };
     let cost = cost::cost(
         t.tokens,
         total,
@@ -216,6 +185,51 @@ fn assemble_training(
         hardware_flops: t.phase.flops,
         parts: t.parts,
         ..Performance::default()
+    }
+}
+/// A training step's parts added up, and the largest of them (what bounds the step).
+fn training_step_time(
+    t: &training::TrainingStep,
+    rl: &post_training::RolloutTime,
+    comm_s: f64,
+    input_s: f64,
+    swap_s: f64,
+) -> StepTime {
+    let total = rl.generation_s
+        + rl.scoring_s
+        + swap_s
+        + t.phase.time_s
+        + t.comm.bubble_s
+        + t.optimizer.time_s
+        + t.host_optimizer_s
+        + comm_s
+        + t.offload.exposed_s
+        + input_s;
+    let host_s = t.offload.exposed_s + input_s + swap_s + t.host_optimizer_s;
+    let bound = largest(&[
+        (t.phase.time_s + t.comm.bubble_s, t.phase.bound),
+        (t.optimizer.time_s, Bound::Memory),
+        (comm_s, Bound::Communication),
+        (host_s, Bound::Offload),
+        (rl.generation_s, rl.generation_bound),
+        (rl.scoring_s, rl.scoring_bound),
+    ]);
+    StepTime {
+        compute_phase_s: t.phase.time_s,
+        optimizer_s: t.optimizer.time_s,
+        host_optimizer_s: t.host_optimizer_s,
+        communication_s: comm_s,
+        bubble_s: t.comm.bubble_s,
+        offload_s: t.offload.exposed_s,
+        input_s,
+        rollout_generation_s: rl.generation_s,
+        scoring_s: rl.scoring_s,
+        phase_swap_s: swap_s,
+        // Training steps' launch gaps are inside the fitted GEMM share (docs/time-model.md).
+        launch_s: 0.0,
+        launch_prefill_s: 0.0,
+        total_s: total,
+        bound,
     }
 }
 

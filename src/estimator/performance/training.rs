@@ -20,6 +20,8 @@ pub struct TrainingStep {
     pub model_flops: f64,
     pub comm: Communication,
     pub offload: OffloadTraffic,
+    /// The optimizer's update on the host when it is offloaded ([`host_optimizer_s`]), s.
+    pub host_optimizer_s: f64,
     /// Sequences (samples) per step over all replicas, and tokens.
     pub samples: f64,
     pub tokens: f64,
@@ -84,6 +86,7 @@ pub fn training(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Input
         model_flops: 3.0 * w.forward_flops * accum - lora_saved,
         comm,
         offload,
+        host_optimizer_s: host_optimizer_s(s, &w, i),
         samples: w.micro_batch * accum * i.dp as f64,
         tokens: w.micro_batch * accum * i.dp as f64 * w.tokens_per_sample,
         parts,
@@ -263,6 +266,21 @@ fn fsdp2_pipeline(s: &Scenario, i: &Inputs) -> bool {
             s.strategies.zero,
             f64::from(i.pp),
         )
+}
+
+/// The optimizer's update run by the host's CPUs when it is offloaded (to host memory or NVMe):
+/// ZeRO-Offload's CPU-Adam (Ren et al. 2021 §4: the update runs after backward, on the critical
+/// path unless the one-step delayed update is on, which is not modelled) and Megatron-Core's
+/// `--optimizer-cpu-offload` (`HybridDeviceOptimizer.step` after backward). The GPUs of a node
+/// share one host, so this GPU's parameters are updated at the node's rate
+/// (`timing.host_optimizer_gparams_s`) divided among the node's GPUs of this job.
+fn host_optimizer_s(s: &Scenario, w: &Work, i: &Inputs) -> f64 {
+    if s.strategies.offload_optimizer == OffloadTarget::None {
+        return 0.0;
+    }
+    let gpus = f64::from(i.dp) * f64::from(i.tp) * f64::from(i.pp) * f64::from(i.cp.max(1));
+    let sharing = f64::from(i.gpus_per_node.max(1)).min(gpus).max(1.0);
+    div(w.optimizer_params * sharing, i.host_optimizer_rate)
 }
 
 /// ZeRO-Offload (optimizer on the host: 16-bit gradients down, 16-bit weights up once per step),

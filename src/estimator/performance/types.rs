@@ -137,6 +137,9 @@ pub struct StepTime {
     pub compute_phase_s: f64,
     /// Optimizer update (memory-bound), training only.
     pub optimizer_s: f64,
+    /// The optimizer's update on the host when it is offloaded (training; `training.rs`
+    /// `host_optimizer_s`: `timing.host_optimizer_gparams_s` shared by a node's GPUs), s.
+    pub host_optimizer_s: f64,
     /// Exposed DP + TP communication.
     pub communication_s: f64,
     pub bubble_s: f64,

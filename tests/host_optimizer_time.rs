@@ -1,0 +1,101 @@
+//! An offloaded optimizer's update runs on the host's CPUs after backward (ZeRO-Offload's CPU-Adam,
+//! Ren et al. 2021 §4; Megatron-Core's `--optimizer-cpu-offload`), and a node's GPUs share one host:
+//! this GPU's parameters at the node's rate (`timing.host_optimizer_gparams_s`) divided among the
+//! node's GPUs of the job. Before, the step charged nothing for it, and the layout search ranked
+//! optimizer offload among the fastest layouts.
+
+#![allow(clippy::expect_used, reason = "a test fails by panicking")]
+
+use vram_explorer::estimator::estimate;
+use vram_explorer::estimator::performance::breakdown::{StepPart, step_breakdown};
+use vram_explorer::presets::bundled_scenario;
+use vram_explorer::scenario::{OffloadTarget, Scenario};
+
+/// Llama-3-70B, ZeRO-3 over one node of 8 × H100, optimizer states on the CPU.
+fn llama70b() -> Scenario {
+    let s = bundled_scenario("llama3-70b-zero3-8xh100").expect("preset");
+    assert_eq!(s.strategies.offload_optimizer, OffloadTarget::Cpu);
+    assert_eq!((s.parallel.dp, s.parallel.gpus_per_node), (8, 8));
+    s
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * b.abs().max(1.0)
+}
+
+/// ZeRO-3 over 8 GPUs: each updates an eighth of the parameters, and the 8 share the host, so the
+/// node updates all of them at 2.8 × 10⁹ per second: 70.6 B in ≈ 25 s (slime #1139 profiled 9.6 s
+/// for 26.5 B a node). The part is in the step and in its breakdown.
+#[test]
+fn the_host_updates_the_nodes_parameters_at_its_rate() {
+    let s = llama70b();
+    let e = estimate(&s);
+    let trainable = e.model.params.trainable;
+    let host = e.performance.step.host_optimizer_s;
+    assert!(close(host, trainable / 2.8e9), "{host} s for {trainable}");
+    assert!((24.0..27.0).contains(&host), "{host}");
+    let b = step_breakdown(&e.performance);
+    let part = b
+        .parts()
+        .iter()
+        .find(|(p, _)| *p == StepPart::HostOptimizer);
+    assert_eq!(part.map(|(_, t)| *t), Some(host));
+    let sum: f64 = b.parts().iter().map(|(_, t)| t).sum();
+    assert!(close(sum, e.performance.step.total_s));
+    // A host twice as fast takes half the time.
+    let mut fast = s.clone();
+    fast.timing.host_optimizer_gparams_s = 5.6;
+    assert!(close(
+        estimate(&fast).performance.step.host_optimizer_s,
+        host / 2.0
+    ));
+}
+
+/// With the optimizer on the GPU the host does no update (the GPU's memory-bound update is the
+/// optimizer part instead); NVMe-offloaded states are updated by the host's CPUs as well.
+#[test]
+fn only_an_offloaded_optimizer_runs_on_the_host() {
+    let mut s = llama70b();
+    let cpu = estimate(&s).performance.step.host_optimizer_s;
+    s.strategies.offload_optimizer = OffloadTarget::None;
+    let on_gpu = estimate(&s).performance.step;
+    assert_eq!(on_gpu.host_optimizer_s, 0.0);
+    assert!(on_gpu.optimizer_s > 0.0);
+    s.strategies.offload_optimizer = OffloadTarget::Nvme;
+    assert!(close(estimate(&s).performance.step.host_optimizer_s, cpu));
+}
+
+/// A job of 2 GPUs on an 8-GPU node shares the host with nobody else of its own: each GPU updates
+/// half the parameters (ZeRO-3 over 2) at half the node's rate, the whole model at the node's rate
+/// again. Two nodes of 8 (DP 16) halve each node's share.
+#[test]
+fn the_host_is_shared_by_the_jobs_gpus_on_a_node() {
+    let mut s = llama70b();
+    let e = estimate(&s);
+    let one_node = e.performance.step.host_optimizer_s;
+    s.parallel.dp = 2;
+    let two = estimate(&s).performance.step.host_optimizer_s;
+    assert!(close(two, one_node), "{two} vs {one_node}");
+    s.parallel.dp = 16;
+    let sixteen = estimate(&s).performance.step.host_optimizer_s;
+    assert!(close(sixteen, one_node / 2.0), "{sixteen} vs {one_node}");
+}
+
+/// The host's update adds to the step: nothing else moves with the host's rate, so a tenth of the
+/// rate adds nine times the update at the default.
+#[test]
+fn a_slower_host_adds_its_update_to_the_step() {
+    let mut s = llama70b();
+    let mut step = |rate: f64| {
+        s.timing.host_optimizer_gparams_s = rate;
+        estimate(&s).performance.step
+    };
+    let at_default = step(2.8);
+    let at_tenth = step(0.28);
+    let added = at_tenth.total_s - at_default.total_s;
+    assert!(
+        (added - 9.0 * at_default.host_optimizer_s).abs() < 1e-6 * added,
+        "{added} vs {}",
+        at_default.host_optimizer_s
+    );
+}
