@@ -166,3 +166,47 @@ fn the_step_time_view_fits_its_cell_on_a_projector() {
         "memory plot {step} with the step-time view, {roofline} without"
     );
 }
+
+/// With the optimizer offloaded the step has a part for the host's update, and the Timing group's
+/// "Host optimizer rate" sets it: twice the rate, half the part, as the chart shows.
+#[test]
+fn the_hosts_optimizer_update_is_a_part_its_rate_set_under_timing() {
+    let mut h = harness(seventy_b(), (1600.0, 1400.0));
+    h.get_by_label("Step time").click();
+    h.run_steps(3);
+    assert!(h.query_by_label("Optimizer step on the host").is_some());
+    let host = |h: &egui_kittest::Harness<'_, vram_explorer::app::ExplorerApp>| {
+        vram_explorer::estimator::estimate(h.state().scenario())
+            .performance
+            .step
+            .host_optimizer_s
+    };
+    let before = host(&h);
+    let shown = |s: f64| format!("{} ·", vram_explorer::units::fmt_seconds(s));
+    assert!(
+        h.query_by_label_contains(&shown(before)).is_some(),
+        "the chart shows {}",
+        shown(before)
+    );
+    // Close the groups open by default so that the Timing group's controls are on screen.
+    for open in ["Strategies", "Parallelism", "Hardware"] {
+        h.get_by_label(open).click();
+        h.run_steps(2);
+    }
+    h.get_by_label("Timing").click();
+    h.run_steps(2);
+    window::type_into(&mut h, "Host optimizer rate", "5.6");
+    h.key_press(egui::Key::Enter);
+    h.run_steps(3);
+    assert_eq!(h.state().scenario().timing.host_optimizer_gparams_s, 5.6);
+    let after = host(&h);
+    assert!(
+        (after - before / 2.0).abs() < 1e-9 * before,
+        "{after} vs {before}"
+    );
+    assert!(
+        h.query_by_label_contains(&shown(after)).is_some(),
+        "the chart shows {}",
+        shown(after)
+    );
+}
