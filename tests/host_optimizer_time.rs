@@ -52,7 +52,9 @@ fn the_host_updates_the_nodes_parameters_at_its_rate() {
 }
 
 /// With the optimizer on the GPU the host does no update (the GPU's memory-bound update is the
-/// optimizer part instead); NVMe-offloaded states are updated by the host's CPUs as well.
+/// optimizer part instead); NVMe-offloaded states are updated by the host's CPUs as well, after
+/// they are read from NVMe, and written back after it (ZeRO-Infinity): FP32 master weights and
+/// two Adam moments, 12 B per parameter each way at `timing.nvme_gb_s` (7 GB/s) per GPU.
 #[test]
 fn only_an_offloaded_optimizer_runs_on_the_host() {
     let mut s = llama70b();
@@ -62,7 +64,10 @@ fn only_an_offloaded_optimizer_runs_on_the_host() {
     assert_eq!(on_gpu.host_optimizer_s, 0.0);
     assert!(on_gpu.optimizer_s > 0.0);
     s.strategies.offload_optimizer = OffloadTarget::Nvme;
-    assert!(close(estimate(&s).performance.step.host_optimizer_s, cpu));
+    let e = estimate(&s);
+    let per_gpu = e.model.params.trainable / 8.0;
+    let swap = 2.0 * per_gpu * 12.0 / 7e9;
+    assert!(close(e.performance.step.host_optimizer_s, cpu + swap));
 }
 
 /// A job of 2 GPUs on an 8-GPU node shares the host with nobody else of its own: each GPU updates
@@ -98,4 +103,24 @@ fn a_slower_host_adds_its_update_to_the_step() {
         "{added} vs {}",
         at_default.host_optimizer_s
     );
+}
+
+/// Under hybrid sharding (FSDP HYBRID_SHARD) the optimizer is sharded over one node's DP ranks,
+/// as the memory estimate puts its states: over 4 nodes each GPU updates an eighth of the
+/// parameters, and its node all of them, as on one node. (The step divided them by all 32 ranks.)
+#[test]
+fn hybrid_sharding_updates_a_nodes_share_on_each_host() {
+    let mut s = llama70b();
+    let one_node = estimate(&s).performance.step.host_optimizer_s;
+    s.parallel.dp = 32;
+    s.strategies.hybrid_shard = true;
+    let e = estimate(&s);
+    assert!(
+        close(e.performance.step.host_optimizer_s, one_node),
+        "{} vs {one_node}",
+        e.performance.step.host_optimizer_s
+    );
+    s.strategies.hybrid_shard = false;
+    let sharded_over_all = estimate(&s).performance.step.host_optimizer_s;
+    assert!(close(sharded_over_all, one_node / 4.0));
 }

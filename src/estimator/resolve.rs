@@ -105,7 +105,7 @@ pub fn model_spec(m: &ModelSpec, d: &mut Diagnostics) -> ModelSpec {
 /// times CP. Megatron-Core's distributed optimizer shards over the data-parallel group *with* CP
 /// (`parallel_state.get_data_parallel_group(with_context_parallel=True)`, megatron/core
 /// `optimizer/__init__.py` v0.14): CP ranks hold the same weights, so ZeRO shards over DP × CP.
-fn zero_group(strategies: &Strategies, parallel: &Parallelism, pp_stages: u32) -> u32 {
+pub(crate) fn zero_group(strategies: &Strategies, parallel: &Parallelism, pp_stages: u32) -> u32 {
     let cp = parallel.cp.max(1);
     if strategies.hybrid_shard && strategies.zero != ZeroStage::None {
         let inner = parallel.tp.saturating_mul(pp_stages).saturating_mul(cp);

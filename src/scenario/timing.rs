@@ -88,7 +88,8 @@ pub struct Timing {
     /// the node's GPUs whose optimizer is offloaded (ZeRO-Offload's CPU-Adam, Megatron-Core's
     /// `--optimizer-cpu-offload`). An assumption to set for your hosts: THUDM/slime issue #1139
     /// profiled 9.6 s of CPU Adam per step for GLM-4.5-Air (106 B parameters) over 4 nodes of
-    /// 8 × H100 under Megatron's CPU optimizer, 26.5 B ÷ 9.6 s ≈ 2.8 per node. Valid: 0.001 ..= 10^6.
+    /// 8 × H100 under Megatron's CPU optimizer, 26.5 B ÷ 9.6 s ≈ 2.8 per node (a lower bound: the
+    /// profiler slowed the step from 12 s to 18 s). Valid: 0.001 ..= 10^6.
     pub host_optimizer_gparams_s: f64,
     /// Tokens to train on (training) or to generate (inference), for time and cost. Valid: ≥ 0.
     pub token_budget: f64,

@@ -669,7 +669,10 @@ fn timing(r: &mut Rng) -> Timing {
             CollectiveAlgorithm::Tree,
         ]),
         nvme_gb_s: r.field("timing.nvme_gb_s"),
-        host_optimizer_gparams_s: r.field("timing.host_optimizer_gparams_s"),
+        // A side stream: the main one stays as before the field existed.
+        host_optimizer_gparams_s: r
+            .side(0x0068_6f73_746f_7074)
+            .field("timing.host_optimizer_gparams_s"),
         token_budget: r.range(0.0, 1e18),
         price_per_gpu_hour: r.range(0.0, 1e6),
         parts: PartsTiming {

@@ -273,14 +273,20 @@ fn fsdp2_pipeline(s: &Scenario, i: &Inputs) -> bool {
 /// path unless the one-step delayed update is on, which is not modelled) and Megatron-Core's
 /// `--optimizer-cpu-offload` (`HybridDeviceOptimizer.step` after backward). The GPUs of a node
 /// share one host, so this GPU's parameters are updated at the node's rate
-/// (`timing.host_optimizer_gparams_s`) divided among the node's GPUs of this job.
+/// (`timing.host_optimizer_gparams_s`) divided among the node's GPUs of this job. States on NVMe
+/// are read into host memory for the update and written back (ZeRO-Infinity, Rajbhandari et al.
+/// 2021 §5: the optimizer step runs on the CPU over states swapped in from NVMe), master weights
+/// and optimizer states both ways at `timing.nvme_gb_s` per GPU, before and after the update
+/// (DeepSpeed's `pipeline_read`/`pipeline_write` overlap them with it, off by default).
 fn host_optimizer_s(s: &Scenario, w: &Work, i: &Inputs) -> f64 {
-    if s.strategies.offload_optimizer == OffloadTarget::None {
-        return 0.0;
-    }
+    let swap_bytes = match s.strategies.offload_optimizer {
+        OffloadTarget::None => return 0.0,
+        OffloadTarget::Cpu => 0.0,
+        OffloadTarget::Nvme => 2.0 * w.optimizer_params * w.state_bytes_per_param,
+    };
     let gpus = f64::from(i.dp) * f64::from(i.tp) * f64::from(i.pp) * f64::from(i.cp.max(1));
     let sharing = f64::from(i.gpus_per_node.max(1)).min(gpus).max(1.0);
-    div(w.optimizer_params * sharing, i.host_optimizer_rate)
+    div(w.optimizer_params * sharing, i.host_optimizer_rate) + div(swap_bytes, i.nvme_bw)
 }
 
 /// ZeRO-Offload (optimizer on the host: 16-bit gradients down, 16-bit weights up once per step),

@@ -40,6 +40,9 @@ pub struct Work {
     pub optimizer_params: f64,
     /// GPU memory traffic of the update (0 when the optimizer runs on the host).
     pub optimizer_bytes: f64,
+    /// Master weights and optimizer states per optimizer parameter, bytes: what ZeRO-Infinity
+    /// swaps between NVMe and the host for the update.
+    pub state_bytes_per_param: f64,
     /// Share of the weight matrices structured pruning keeps (1 otherwise).
     pub keep: f64,
 }
@@ -74,14 +77,7 @@ impl Work {
         let read = (read_weights(m) - elsewhere).max(0.0) * keep / split + whole + excess;
         let compute_w = prec.weight_compute_copies.unwrap_or(prec.weights).bytes();
         let g = prec.gradients.bytes();
-        let zero_shard = |stage: ZeroStage| {
-            if st.zero as u8 >= stage as u8 {
-                // CP ranks join the sharding group (`estimator::resolve`, `zero_dp`).
-                i.dp as f64 * cp
-            } else {
-                1.0
-            }
-        };
+        let zero_shard = |stage: ZeroStage| zero_degree(s, m, stage);
         // ZeRO shards the GPU's experts over their expert-data-parallel group (DP × TP / ETP / ep)
         // and the rest over DP: `params` split so, per ZeRO stage.
         let ep = f64::from(m.moe.ep.max(1));
@@ -138,9 +134,25 @@ impl Work {
             lookup_bytes,
             optimizer_params,
             optimizer_bytes,
+            state_bytes_per_param: master + states,
             keep,
         }
     }
+}
+
+/// The degree ZeRO `stage`'s share is divided by: 1 below that stage, else the ZeRO group as the
+/// memory estimate shards over it (`estimator::resolve`, `zero_dp`): DP × CP, or under hybrid
+/// sharding one node's DP ranks × CP.
+fn zero_degree(s: &Scenario, m: &ResolvedModel, stage: ZeroStage) -> f64 {
+    if (s.strategies.zero as u8) < stage as u8 {
+        return 1.0;
+    }
+    let stages = s.parallel.pp.min(m.layers).max(1);
+    f64::from(crate::estimator::resolve::zero_group(
+        &s.strategies,
+        &s.parallel,
+        stages,
+    ))
 }
 
 /// Parameters that get gradients and optimizer updates: the model's trainable count when it has
