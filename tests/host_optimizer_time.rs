@@ -1,8 +1,9 @@
 //! An offloaded optimizer's update runs on the host's CPUs after backward (ZeRO-Offload's CPU-Adam,
-//! Ren et al. 2021 §4; Megatron-Core's `--optimizer-cpu-offload`), and a node's GPUs share one host:
-//! this GPU's parameters at the node's rate (`timing.host_optimizer_gparams_s`) divided among the
-//! node's GPUs of the job. Before, the step charged nothing for it, and the layout search ranked
-//! optimizer offload among the fastest layouts.
+//! Ren et al. 2021 §4; Megatron-Core's `--optimizer-cpu-offload`), memory-bound as on a GPU, and a
+//! node's GPUs share one host: this GPU's update bytes at the node's bandwidth
+//! (`timing.host_optimizer_gb_s`) divided among the node's GPUs of the job. Before, the step
+//! charged nothing for it, and the layout search ranked optimizer offload among the fastest
+//! layouts.
 
 #![allow(clippy::expect_used, reason = "a test fails by panicking")]
 
@@ -23,16 +24,23 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-12 * b.abs().max(1.0)
 }
 
+/// Mixed-precision Adam moves 30 B per parameter in its update: the BF16 weight, FP32 master and
+/// two FP32 moments read and written (2 × 14), the BF16 gradient read.
+const MIXED_ADAM_BYTES: f64 = 2.0 * (2.0 + 4.0 + 8.0) + 2.0;
+
 /// ZeRO-3 over 8 GPUs: each updates an eighth of the parameters, and the 8 share the host, so the
-/// node updates all of them at 2.8 × 10⁹ per second: 70.6 B in ≈ 25 s (slime #1139 profiled 9.6 s
-/// for 26.5 B a node). The part is in the step and in its breakdown.
+/// node moves all of their update bytes at 83 GB/s: 70.6 B parameters in ≈ 25 s (slime #1139
+/// profiled 9.6 s for 26.5 B a node). The part is in the step and in its breakdown.
 #[test]
-fn the_host_updates_the_nodes_parameters_at_its_rate() {
+fn the_host_updates_the_nodes_parameters_at_its_bandwidth() {
     let s = llama70b();
     let e = estimate(&s);
     let trainable = e.model.params.trainable;
     let host = e.performance.step.host_optimizer_s;
-    assert!(close(host, trainable / 2.8e9), "{host} s for {trainable}");
+    assert!(
+        close(host, trainable * MIXED_ADAM_BYTES / 83e9),
+        "{host} s for {trainable}"
+    );
     assert!((24.0..27.0).contains(&host), "{host}");
     let b = step_breakdown(&e.performance);
     let part = b
@@ -44,7 +52,7 @@ fn the_host_updates_the_nodes_parameters_at_its_rate() {
     assert!(close(sum, e.performance.step.total_s));
     // A host twice as fast takes half the time.
     let mut fast = s.clone();
-    fast.timing.host_optimizer_gparams_s = 5.6;
+    fast.timing.host_optimizer_gb_s = 166.0;
     assert!(close(
         estimate(&fast).performance.step.host_optimizer_s,
         host / 2.0
@@ -86,17 +94,17 @@ fn the_host_is_shared_by_the_jobs_gpus_on_a_node() {
     assert!(close(sixteen, one_node / 2.0), "{sixteen} vs {one_node}");
 }
 
-/// The host's update adds to the step: nothing else moves with the host's rate, so a tenth of the
-/// rate adds nine times the update at the default.
+/// The host's update adds to the step: nothing else moves with the host's bandwidth, so a tenth
+/// of it adds nine times the update at the default.
 #[test]
 fn a_slower_host_adds_its_update_to_the_step() {
     let mut s = llama70b();
-    let mut step = |rate: f64| {
-        s.timing.host_optimizer_gparams_s = rate;
+    let mut step = |bandwidth: f64| {
+        s.timing.host_optimizer_gb_s = bandwidth;
         estimate(&s).performance.step
     };
-    let at_default = step(2.8);
-    let at_tenth = step(0.28);
+    let at_default = step(83.0);
+    let at_tenth = step(8.3);
     let added = at_tenth.total_s - at_default.total_s;
     assert!(
         (added - 9.0 * at_default.host_optimizer_s).abs() < 1e-6 * added,
@@ -123,4 +131,21 @@ fn hybrid_sharding_updates_a_nodes_share_on_each_host() {
     s.strategies.hybrid_shard = false;
     let sharded_over_all = estimate(&s).performance.step.host_optimizer_s;
     assert!(close(sharded_over_all, one_node / 4.0));
+}
+
+/// The update's bytes follow the precision: pure BF16 training (torchtune's full fine-tunes: no
+/// master copy, BF16 moments) moves 2 × (2 + 4) + 2 = 14 B per parameter, 14/30 of mixed
+/// precision's.
+#[test]
+fn pure_bf16_states_move_fewer_bytes_on_the_host() {
+    use vram_explorer::scenario::{Dtype, PrecisionMode};
+    let mut s = llama70b();
+    let mixed = estimate(&s).performance.step.host_optimizer_s;
+    s.precision.mode = PrecisionMode::Uniform;
+    s.precision.compute = Dtype::Bf16;
+    let bf16 = estimate(&s).performance.step.host_optimizer_s;
+    assert!(
+        close(bf16, mixed * 14.0 / MIXED_ADAM_BYTES),
+        "{bf16} vs {mixed}"
+    );
 }

@@ -168,9 +168,9 @@ fn the_step_time_view_fits_its_cell_on_a_projector() {
 }
 
 /// With the optimizer offloaded the step has a part for the host's update, and the Timing group's
-/// "Host optimizer rate" sets it: twice the rate, half the part, as the chart shows.
+/// "Host optimizer bandwidth" sets it: twice the bandwidth, half the part, as the chart shows.
 #[test]
-fn the_hosts_optimizer_update_is_a_part_its_rate_set_under_timing() {
+fn the_hosts_optimizer_update_is_a_part_its_bandwidth_set_under_timing() {
     let mut h = harness(seventy_b(), (1600.0, 1400.0));
     h.get_by_label("Step time").click();
     h.run_steps(3);
@@ -195,10 +195,10 @@ fn the_hosts_optimizer_update_is_a_part_its_rate_set_under_timing() {
     }
     h.get_by_label("Timing").click();
     h.run_steps(2);
-    window::type_into(&mut h, "Host optimizer rate", "5.6");
+    window::type_into(&mut h, "Host optimizer bandwidth", "166");
     h.key_press(egui::Key::Enter);
     h.run_steps(3);
-    assert_eq!(h.state().scenario().timing.host_optimizer_gparams_s, 5.6);
+    assert_eq!(h.state().scenario().timing.host_optimizer_gb_s, 166.0);
     let after = host(&h);
     assert!(
         (after - before / 2.0).abs() < 1e-9 * before,

@@ -84,13 +84,16 @@ pub struct Timing {
     /// NVMe read/write bandwidth per GPU for ZeRO-Infinity offload, GB/s. An assumption to set for
     /// your drives (a PCIe 4.0 x4 SSD reads ~7 GB/s). Valid: 0.001 ..= 10^6.
     pub nvme_gb_s: f64,
-    /// Host (CPU) optimizer update rate of one node, billions of parameters per second, shared by
-    /// the node's GPUs whose optimizer is offloaded (ZeRO-Offload's CPU-Adam, Megatron-Core's
-    /// `--optimizer-cpu-offload`). An assumption to set for your hosts: THUDM/slime issue #1139
-    /// profiled 9.6 s of CPU Adam per step for GLM-4.5-Air (106 B parameters) over 4 nodes of
-    /// 8 × H100 under Megatron's CPU optimizer, 26.5 B ÷ 9.6 s ≈ 2.8 per node (a lower bound: the
-    /// profiler slowed the step from 12 s to 18 s). Valid: 0.001 ..= 10^6.
-    pub host_optimizer_gparams_s: f64,
+    /// Memory bandwidth a node's CPUs reach in the optimizer update when it is offloaded
+    /// (ZeRO-Offload's CPU-Adam, Megatron-Core's `--optimizer-cpu-offload`), GB/s, shared by the
+    /// node's GPUs: the update reads and writes each parameter's weight, master copy and
+    /// optimizer states and reads its gradient, the bytes it moves on a GPU. An assumption to
+    /// set for your hosts: THUDM/slime issue #1139 profiled 9.6 s of CPU Adam per step for
+    /// GLM-4.5-Air (106 B parameters, 26.5 B a node of 8 × H100) under Megatron's CPU
+    /// optimizer, 30 B per parameter (BF16 weight and gradient, FP32 master and moments):
+    /// ≈ 83 GB/s (a lower bound: the profiler slowed the step from 12 s to 18 s).
+    /// Valid: 0.001 ..= 10^6.
+    pub host_optimizer_gb_s: f64,
     /// Tokens to train on (training) or to generate (inference), for time and cost. Valid: ≥ 0.
     pub token_budget: f64,
     /// Price per GPU-hour in the user's currency. Valid: ≥ 0.
@@ -203,7 +206,7 @@ impl Default for Timing {
             link_latency_us: 5.0,
             collective: CollectiveAlgorithm::Auto,
             nvme_gb_s: 7.0,
-            host_optimizer_gparams_s: 2.8,
+            host_optimizer_gb_s: 83.0,
             token_budget: 1e12,
             price_per_gpu_hour: 2.5,
             parts: PartsTiming::default(),

@@ -383,7 +383,7 @@ pub const RANGES: &[FieldRange] = &[
     floor("timing.internode_gb_s", 1e-3, RATE, |s| Some(s.timing.internode_gb_s)),
     closed("timing.link_latency_us", 0.0, 1e4, |s| Some(s.timing.link_latency_us)),
     floor("timing.nvme_gb_s", 1e-3, RATE, |s| Some(s.timing.nvme_gb_s)),
-    floor("timing.host_optimizer_gparams_s", 1e-3, RATE, |s| Some(s.timing.host_optimizer_gparams_s)),
+    floor("timing.host_optimizer_gb_s", 1e-3, RATE, |s| Some(s.timing.host_optimizer_gb_s)),
     closed("timing.token_budget", 0.0, 1e18, |s| Some(s.timing.token_budget)),
     closed("timing.price_per_gpu_hour", 0.0, 1e6, |s| Some(s.timing.price_per_gpu_hour)),
     floor("timing.parts.gemm_efficiency", 0.05, 1.0, |s| Some(s.timing.parts.gemm_efficiency)),

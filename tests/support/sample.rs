@@ -670,9 +670,9 @@ fn timing(r: &mut Rng) -> Timing {
         ]),
         nvme_gb_s: r.field("timing.nvme_gb_s"),
         // A side stream: the main one stays as before the field existed.
-        host_optimizer_gparams_s: r
+        host_optimizer_gb_s: r
             .side(0x0068_6f73_746f_7074)
-            .field("timing.host_optimizer_gparams_s"),
+            .field("timing.host_optimizer_gb_s"),
         token_budget: r.range(0.0, 1e18),
         price_per_gpu_hour: r.range(0.0, 1e6),
         parts: PartsTiming {

@@ -159,7 +159,7 @@ impl StepPart {
                 "Reading and writing weights, gradients and optimizer states once: memory-bound."
             }
             StepPart::HostOptimizer => {
-                "The offloaded optimizer's update on the host's CPUs after backward (CPU-Adam, Megatron's --optimizer-cpu-offload): the node's rate (timing.host_optimizer_gparams_s) shared by its GPUs."
+                "The offloaded optimizer's update on the host's CPUs after backward (CPU-Adam, Megatron's --optimizer-cpu-offload): the update's bytes at the node's memory bandwidth (timing.host_optimizer_gb_s), shared by its GPUs."
             }
             StepPart::PhaseSwap => {
                 "verl / OpenRLHF: states offloaded outside the phases that use them (param_offload, optimizer_offload, --ds.enable_sleep, the reference's host copy, vLLM sleep level 1) copied over the host link each step (docs/frameworks/verl-openrlhf.md)."

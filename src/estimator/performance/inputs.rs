@@ -37,8 +37,8 @@ pub struct Inputs {
     /// Host link per direction, pinned or pageable.
     pub host_bw: f64,
     pub nvme_bw: f64,
-    /// Host optimizer rate of one node, parameters per second (`timing.host_optimizer_gparams_s`).
-    pub host_optimizer_rate: f64,
+    /// Memory bandwidth of one node's CPU optimizer update, B/s (`timing.host_optimizer_gb_s`).
+    pub host_optimizer_bw: f64,
     /// Second-tier bandwidth (host or CXL), 0 without a tier.
     pub tier_bw: f64,
     pub tier_capacity: f64,
@@ -108,7 +108,7 @@ impl Inputs {
             nvlink_mesh: hw.gpu_link.is_some(),
             host_bw,
             nvme_bw: t.nvme_gb_s * 1e9,
-            host_optimizer_rate: t.host_optimizer_gparams_s * 1e9,
+            host_optimizer_bw: t.host_optimizer_gb_s * 1e9,
             tier_bw,
             tier_capacity: tier_gib * crate::units::GIB,
             alpha_s: t.link_latency_us * 1e-6,

@@ -271,13 +271,15 @@ fn fsdp2_pipeline(s: &Scenario, i: &Inputs) -> bool {
 /// The optimizer's update run by the host's CPUs when it is offloaded (to host memory or NVMe):
 /// ZeRO-Offload's CPU-Adam (Ren et al. 2021 §4: the update runs after backward, on the critical
 /// path unless the one-step delayed update is on, which is not modelled) and Megatron-Core's
-/// `--optimizer-cpu-offload` (`HybridDeviceOptimizer.step` after backward). The GPUs of a node
-/// share one host, so this GPU's parameters are updated at the node's rate
-/// (`timing.host_optimizer_gparams_s`) divided among the node's GPUs of this job. States on NVMe
-/// are read into host memory for the update and written back (ZeRO-Infinity, Rajbhandari et al.
-/// 2021 §5: the optimizer step runs on the CPU over states swapped in from NVMe), master weights
-/// and optimizer states both ways at `timing.nvme_gb_s` per GPU, before and after the update
-/// (DeepSpeed's `pipeline_read`/`pipeline_write` overlap them with it, off by default).
+/// `--optimizer-cpu-offload` (`HybridDeviceOptimizer.step` after backward). The update is
+/// memory-bound on the host as on a GPU: it moves the bytes the GPU's update would
+/// ([`Work::update_bytes_per_param`]), and a node's GPUs share one host, so this GPU's share runs
+/// at the node's bandwidth (`timing.host_optimizer_gb_s`) divided among the node's GPUs of this
+/// job. States on NVMe are read into host memory for the update and written back (ZeRO-Infinity,
+/// Rajbhandari et al. 2021 §5: the optimizer step runs on the CPU over states swapped in from
+/// NVMe), master weights and optimizer states both ways at `timing.nvme_gb_s` per GPU, before
+/// and after the update (DeepSpeed's `pipeline_read`/`pipeline_write` overlap them with it, off
+/// by default).
 fn host_optimizer_s(s: &Scenario, w: &Work, i: &Inputs) -> f64 {
     let swap_bytes = match s.strategies.offload_optimizer {
         OffloadTarget::None => return 0.0,
@@ -286,7 +288,8 @@ fn host_optimizer_s(s: &Scenario, w: &Work, i: &Inputs) -> f64 {
     };
     let gpus = f64::from(i.dp) * f64::from(i.tp) * f64::from(i.pp) * f64::from(i.cp.max(1));
     let sharing = f64::from(i.gpus_per_node.max(1)).min(gpus).max(1.0);
-    div(w.optimizer_params * sharing, i.host_optimizer_rate) + div(swap_bytes, i.nvme_bw)
+    let update_bytes = w.optimizer_params * w.update_bytes_per_param * sharing;
+    div(update_bytes, i.host_optimizer_bw) + div(swap_bytes, i.nvme_bw)
 }
 
 /// ZeRO-Offload (optimizer on the host: 16-bit gradients down, 16-bit weights up once per step),

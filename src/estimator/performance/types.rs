@@ -138,7 +138,8 @@ pub struct StepTime {
     /// Optimizer update (memory-bound), training only.
     pub optimizer_s: f64,
     /// The optimizer's update on the host when it is offloaded (training; `training.rs`
-    /// `host_optimizer_s`: `timing.host_optimizer_gparams_s` shared by a node's GPUs), s.
+    /// `host_optimizer_s`: the update's bytes at `timing.host_optimizer_gb_s`, shared by a node's
+    /// GPUs), s.
     pub host_optimizer_s: f64,
     /// Exposed DP + TP communication.
     pub communication_s: f64,

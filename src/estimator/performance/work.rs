@@ -43,6 +43,9 @@ pub struct Work {
     /// Master weights and optimizer states per optimizer parameter, bytes: what ZeRO-Infinity
     /// swaps between NVMe and the host for the update.
     pub state_bytes_per_param: f64,
+    /// Bytes the update moves per optimizer parameter, wherever it runs: weight, master copy and
+    /// states read and written, the gradient read.
+    pub update_bytes_per_param: f64,
     /// Share of the weight matrices structured pruning keeps (1 otherwise).
     pub keep: f64,
 }
@@ -135,6 +138,7 @@ impl Work {
             optimizer_params,
             optimizer_bytes,
             state_bytes_per_param: master + states,
+            update_bytes_per_param: update,
             keep,
         }
     }

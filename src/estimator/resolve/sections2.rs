@@ -224,7 +224,7 @@ pub(super) fn timing(t: &Timing, d: &mut Diagnostics) -> Timing {
         link_latency_us: ll,
         collective,
         nvme_gb_s: nb,
-        host_optimizer_gparams_s: ho,
+        host_optimizer_gb_s: ho,
         token_budget: tb,
         price_per_gpu_hour: pr,
         parts,
@@ -247,10 +247,10 @@ pub(super) fn timing(t: &Timing, d: &mut Diagnostics) -> Timing {
         link_latency_us: f(r!("timing.link_latency_us"), *ll, z.link_latency_us, d),
         collective: *collective,
         nvme_gb_s: f(r!("timing.nvme_gb_s"), *nb, z.nvme_gb_s, d),
-        host_optimizer_gparams_s: f(
-            r!("timing.host_optimizer_gparams_s"),
+        host_optimizer_gb_s: f(
+            r!("timing.host_optimizer_gb_s"),
             *ho,
-            z.host_optimizer_gparams_s,
+            z.host_optimizer_gb_s,
             d,
         ),
         token_budget: f(r!("timing.token_budget"), *tb, z.token_budget, d),
