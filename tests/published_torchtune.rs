@@ -376,3 +376,55 @@ fn torchtune_compiled_loss_is_the_mechanism() {
     // (`implementation.fsdp.loss`, measured on CPU): that row's peak left the loss again.
     assert_eq!(n, 8);
 }
+
+const THROUGHPUT: &str = include_str!("data/published/torchtune-readme-throughput.json");
+
+/// torchtune's published tokens per second beside the same table's memory
+/// (tests/data/published/torchtune-readme-throughput.json): checks of the step-time model (issue
+/// 13), never fitted. Each row is rebuilt from its memory record's config. The LoRA rows carry
+/// the mechanism the parts model missed: a frozen matrix's backward computes no weight gradient
+/// (2 GEMM passes, not 3), −20.8 / −19.0 % before, −3.5 / −1.4 % now. The compiled full
+/// fine-tunes run 8–13 % faster than estimated, not explained: the eager packed row is within
+/// 1 % and checkpointing's cost matches (+27 % step time, published and estimated), so it is
+/// what compiling buys (published 1.16 → 0.91 s a step, estimated 1.15 → 1.01 s); a higher GEMM
+/// share on one GPU than the A100 share fitted to Megatron-LM's 2021 runs would explain it but
+/// would put the compiled LoRA rows 5–10 % above. Guards a little above today's errors; the
+/// table prints with `-- --nocapture`.
+#[test]
+fn torchtune_published_throughput() {
+    let configs = records(TORCHTUNE);
+    println!("torchtune tokens per second (check records)");
+    println!(
+        "{:<60} {:>9} {:>9} {:>8}",
+        "record", "published", "estimate", "error"
+    );
+    let mut errors = Vec::new();
+    for r in records(THROUGHPUT) {
+        let id = r["id"].as_str().unwrap();
+        let same = r["config"]["same_as"].as_str().unwrap();
+        let config = configs.iter().find(|c| c["id"] == same).expect(same);
+        let estimated = estimate(&scenario_for(config))
+            .performance
+            .throughput
+            .tokens_per_s;
+        let published = r["value"].as_f64().unwrap();
+        let error = estimated / published - 1.0;
+        println!(
+            "{id:<60} {published:>9.0} {estimated:>9.0} {:>+7.1}%",
+            100.0 * error
+        );
+        if let Some(why) = r["known_miss"].as_str() {
+            println!("    known miss: {why}");
+            continue;
+        }
+        errors.push((id.to_owned(), error));
+    }
+    assert_eq!(errors.len(), 9, "rows compared");
+    let mean = errors.iter().map(|(_, e)| e.abs()).sum::<f64>() / errors.len() as f64;
+    println!("{} rows: mean |error| {:.1} %", errors.len(), 100.0 * mean);
+    for (id, error) in &errors {
+        let bound = if id.contains("lora") { 0.05 } else { 0.14 };
+        assert!(error.abs() <= bound, "{id}: {:+.1} %", 100.0 * error);
+    }
+    assert!(mean <= 0.09, "mean |error| {:.1} %", 100.0 * mean);
+}

@@ -142,3 +142,31 @@ fn megatron_sequence_parallel_gathers_the_linear_inputs_again_in_backward() {
     assert!((ratio - 2.5 / 2.0).abs() < 1e-9, "{ratio}");
     assert_eq!(2 * with.tp_allreduces, 5 * moe.model.transformer.layers);
 }
+
+/// Under LoRA every base matrix is frozen: backward computes its input gradient and no weight
+/// gradient, so the matrix multiplies run 2 passes instead of 3, plus the adapters' own small
+/// GEMMs (rank 8 on q and v here: a few per mille of the layer's). Before, the parts model charged
+/// LoRA the full fine-tune's 3 passes (torchtune's published LoRA row −20.8 %).
+#[test]
+fn lora_runs_two_passes_of_the_frozen_matrices() {
+    use vram_explorer::scenario::PeftMethod;
+    let gemm = |s: &Scenario| {
+        parts_of(s)
+            .iter()
+            .find(|(p, _)| *p == StepPart::Gemm)
+            .map(|(_, t)| *t)
+            .unwrap()
+    };
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    let full = gemm(&s);
+    s.peft.method = PeftMethod::Lora;
+    let lora = gemm(&s);
+    let ratio = lora / full;
+    assert!(
+        (2.0 / 3.0..2.0 / 3.0 + 0.01).contains(&ratio),
+        "LoRA GEMMs {lora} s, full {full} s: ratio {ratio}"
+    );
+}

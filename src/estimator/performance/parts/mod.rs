@@ -371,15 +371,16 @@ pub fn training_parts(
     // Megatron-Core's output layer is not a Transformer Engine FP8 module; torchtitan's float8
     // conversion skips `output`), so it runs at the 16-bit peak.
     let head_f = t * super::flops::head_flops_per_token(m) * keep / tp;
-    let head_gemm = if s.precision.fp8_recipe == Fp8Recipe::None {
-        3.0 * g(head_f)
+    let head_fwd = if s.precision.fp8_recipe == Fp8Recipe::None {
+        g(head_f)
     } else {
         let g16 = gemm::Gemm {
             peak: i.peak16,
             ..gemms
         };
-        3.0 * g16.time(head_f)
+        g16.time(head_f)
     };
+    let (passes, adapter_gemms) = lora_gemms(s, m, t, tp, &gemms);
     let loss = elementwise::time(loss_bytes_per_logit(e) * t * f64::from(m.vocab) / tp, bw);
 
     let recompute_layer = match s.strategies.checkpointing {
@@ -393,7 +394,7 @@ pub fn training_parts(
     let casts = fp8_cast_time(s, m, i, (t, accum), ffn_active, e);
     let p2p = exposed_p2p(s, i, t * h * e, pt.pp_overlap);
     Some(StepParts {
-        gemm_s: accum * (layers * 3.0 * gemm_fwd + head_gemm),
+        gemm_s: accum * (layers * (passes * gemm_fwd + adapter_gemms) + passes * head_fwd),
         attention_s: accum * layers * (att.forward_s + att.backward_s),
         ring_window_s: accum * layers * (ring.forward_s + ring.backward_s),
         elementwise_s: accum * (layers * (1.0 + ew_backward) * ew_fwd + loss) + layers * casts,
@@ -402,6 +403,25 @@ pub fn training_parts(
         gemm_share: share,
         eager_elementwise: eager_elementwise(s),
     })
+}
+
+/// The passes of the model's matrices per micro-batch (forward, input gradient, weight gradient:
+/// 3) and the time of one layer's LoRA adapter GEMMs. Under LoRA every base matrix is frozen, so
+/// backward computes its input gradient and no weight gradient (2 passes; the FLOPs
+/// `peft_moe::lora_flops_saved` takes off the roofline), and each adapter runs its own two skinny
+/// GEMMs three times, at the curve's efficiency for their size.
+fn lora_gemms(s: &Scenario, m: &ResolvedModel, t: f64, tp: f64, gemms: &gemm::Gemm) -> (f64, f64) {
+    if !super::peft_moe::lora(s, m) {
+        return (3.0, 0.0);
+    }
+    let adapters = crate::estimator::model::lora::rank_adapters_per_layer(
+        m,
+        s.peft.rank,
+        s.peft.targets,
+        tp,
+        s.mode,
+    );
+    (2.0, 3.0 * gemms.time(2.0 * adapters * t))
 }
 
 #[cfg(test)]
