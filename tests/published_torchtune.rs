@@ -383,7 +383,7 @@ const THROUGHPUT: &str = include_str!("data/published/torchtune-readme-throughpu
 /// (tests/data/published/torchtune-readme-throughput.json): checks of the step-time model (issue
 /// 13), never fitted. Each row is rebuilt from its memory record's config. The LoRA rows carry
 /// the mechanism the parts model missed: a frozen matrix's backward computes no weight gradient
-/// (2 GEMM passes, not 3), −20.8 / −19.0 % before, −3.5 / −1.4 % now. The compiled full
+/// (2 GEMM passes, not 3), −20.8 / −19.0 % before, −3.9 / −1.8 % now. The compiled full
 /// fine-tunes run 8–13 % faster than estimated, not explained: the eager packed row is within
 /// 1 % and checkpointing's cost matches (+27 % step time, published and estimated), so it is
 /// what compiling buys (published 1.16 → 0.91 s a step, estimated 1.15 → 1.01 s); a higher GEMM

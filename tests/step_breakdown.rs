@@ -170,3 +170,43 @@ fn lora_runs_two_passes_of_the_frozen_matrices() {
         "LoRA GEMMs {lora} s, full {full} s: ratio {ratio}"
     );
 }
+
+/// A token runs through its top-k experts' adapters only: LoRA on the experts of a mixture costs
+/// the same GEMM time at 8 or 32 experts of top-2 (the base GEMMs too; only the router's h × E
+/// grows), where counting every stored expert's adapters would charge 32 experts four times the
+/// adapter work of 8.
+#[test]
+fn lora_on_experts_runs_the_routed_experts_adapters_only() {
+    use vram_explorer::scenario::{LoraTargets, PeftMethod};
+    let gemm = |experts: u32, method: PeftMethod| {
+        let mut s = Scenario {
+            mode: Mode::Training,
+            ..Scenario::default()
+        };
+        s.model.moe.experts = experts;
+        s.model.moe.top_k = 2;
+        s.peft.method = method;
+        s.peft.rank = 512;
+        s.peft.targets = LoraTargets {
+            gate: true,
+            up: true,
+            down: true,
+            ..LoraTargets::default()
+        };
+        parts_of(&s)
+            .iter()
+            .find(|(p, _)| *p == StepPart::Gemm)
+            .map(|(_, t)| *t)
+            .unwrap()
+    };
+    let adapters = |e: u32| gemm(e, PeftMethod::Lora) - gemm(e, PeftMethod::Full) * 2.0 / 3.0;
+    let (eight, thirty_two) = (adapters(8), adapters(32));
+    assert!(
+        eight > 0.02 * gemm(8, PeftMethod::Lora),
+        "adapters {eight} s"
+    );
+    assert!(
+        (thirty_two / eight - 1.0).abs() < 0.05,
+        "adapters at 32 experts {thirty_two} s, at 8 {eight} s"
+    );
+}

@@ -195,10 +195,10 @@ fn the_hosts_optimizer_update_is_a_part_its_bandwidth_set_under_timing() {
     }
     h.get_by_label("Timing").click();
     h.run_steps(2);
-    window::type_into(&mut h, "Host optimizer bandwidth", "166");
+    window::type_into(&mut h, "Host optimizer bandwidth", "176");
     h.key_press(egui::Key::Enter);
     h.run_steps(3);
-    assert_eq!(h.state().scenario().timing.host_optimizer_gb_s, 166.0);
+    assert_eq!(h.state().scenario().timing.host_optimizer_gb_s, 176.0);
     let after = host(&h);
     assert!(
         (after - before / 2.0).abs() < 1e-9 * before,

@@ -90,8 +90,9 @@ pub struct Timing {
     /// optimizer states and reads its gradient, the bytes it moves on a GPU. An assumption to
     /// set for your hosts: THUDM/slime issue #1139 profiled 9.6 s of CPU Adam per step for
     /// GLM-4.5-Air (106 B parameters, 26.5 B a node of 8 × H100) under Megatron's CPU
-    /// optimizer, 30 B per parameter (BF16 weight and gradient, FP32 master and moments):
-    /// ≈ 83 GB/s (a lower bound: the profiler slowed the step from 12 s to 18 s).
+    /// optimizer, 32 B per parameter (BF16 weight, FP32 master, moments and main gradient, which
+    /// Megatron accumulates in FP32 under `--bf16`): ≈ 88 GB/s (a lower bound: the profiler
+    /// slowed the step from 12 s to 18 s).
     /// Valid: 0.001 ..= 10^6.
     pub host_optimizer_gb_s: f64,
     /// Tokens to train on (training) or to generate (inference), for time and cost. Valid: ≥ 0.
@@ -206,7 +207,7 @@ impl Default for Timing {
             link_latency_us: 5.0,
             collective: CollectiveAlgorithm::Auto,
             nvme_gb_s: 7.0,
-            host_optimizer_gb_s: 83.0,
+            host_optimizer_gb_s: 88.0,
             token_budget: 1e12,
             price_per_gpu_hour: 2.5,
             parts: PartsTiming::default(),

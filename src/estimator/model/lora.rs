@@ -47,6 +47,21 @@ pub fn rank_adapters_per_layer(
     )
 }
 
+/// Adapter parameters one token runs through in one layer (the mean over the layers), per rank of
+/// `tp` as training splits them: every dense adapter and, of a mixture's routed experts, the
+/// top-k a token is sent to (k ÷ E of their adapters). Per GPU under expert parallelism the same
+/// under balanced routing: a rank's E ÷ ep experts see k ÷ E of its group's ep × the tokens. What
+/// the step's adapter FLOPs read (`performance::peft_moe::lora_flops_saved`, the parts model).
+pub fn active_adapters_per_layer(m: &ResolvedModel, rank: u32, t: LoraTargets, tp: f64) -> f64 {
+    let experts = f64::from(m.moe.experts);
+    let active = if experts > 0.0 {
+        (f64::from(m.moe.top_k) / experts).min(1.0)
+    } else {
+        1.0
+    };
+    layer_adapters_on_rank(m, rank, t, tp, active, AdapterSplit::Even)
+}
+
 /// Adapter parameters of one layer (the mean over the layers) on a tensor-parallel rank that
 /// stores `expert_fraction` of each layer's routed experts (`MoeShape::stored_expert_fraction`).
 /// `split` is how the serving or training framework divides an adapter over the ranks.

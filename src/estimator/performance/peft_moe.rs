@@ -5,7 +5,7 @@ use super::flops;
 use super::work::read_weights;
 use crate::estimator::memory::peft::layer_matrix_elems_stored;
 use crate::estimator::model::ResolvedModel;
-use crate::estimator::model::lora::layer_adapters;
+use crate::estimator::model::lora::active_adapters_per_layer;
 use crate::estimator::model::moe::all_to_all_bytes;
 use crate::scenario::{Mode, ModelFamily, MoeDispatcher, PeftMethod, Scenario, WeightFormat};
 
@@ -18,7 +18,8 @@ pub(super) fn lora(s: &Scenario, m: &ResolvedModel) -> bool {
 /// FLOPs a LoRA step does not execute, per GPU and micro-batch of `tokens` tokens: backward computes
 /// no gradient for the frozen matrices (the weight-gradient GEMM, 2 FLOPs per weight and token; the
 /// input-gradient GEMM remains), minus the adapters' own forward and backward (6 per adapter
-/// parameter and token; Kaplan et al. 2020 §2.1 convention). `keep` is the share of the matrices
+/// parameter a token runs through, a mixture's top-k experts' only; Kaplan et al. 2020 §2.1
+/// convention). `keep` is the share of the matrices
 /// structured pruning leaves (the forward runs only those, so only those have gradient GEMMs to
 /// skip). 0 for full training. Never more than the forward's matmul FLOPs (≤ a third of the step's).
 pub fn lora_flops_saved(
@@ -31,7 +32,8 @@ pub fn lora_flops_saved(
     if !lora(s, m) {
         return 0.0;
     }
-    let adapters = layer_adapters(m, s.peft.rank, s.peft.targets).0 * f64::from(m.layers);
+    let adapters =
+        active_adapters_per_layer(m, s.peft.rank, s.peft.targets, 1.0) * f64::from(m.layers);
     let frozen = flops::matmul_weights(m) * keep;
     ((2.0 * frozen - 6.0 * adapters) * tokens / split.max(1.0)).max(0.0)
 }

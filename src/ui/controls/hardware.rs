@@ -223,7 +223,7 @@ pub fn timing_ui(ui: &mut Ui, s: &mut Scenario) {
         1.0..=1000.0,
         "Host optimizer bandwidth",
         "GB/s",
-        "Memory bandwidth one node's CPUs reach in the offloaded optimizer's update, shared by its GPUs (≈ 83 GB/s measured on 8 × H100 nodes).",
+        "Memory bandwidth one node's CPUs reach in the offloaded optimizer's update, shared by its GPUs (≈ 88 GB/s measured on 8 × H100 nodes).",
     );
     toggle(
         ui,

@@ -153,7 +153,7 @@ impl Gemm {
     }
 
     /// Time of `total` FLOPs run as GEMMs of `each` FLOPs (each on the curve by its own size).
-    fn time_of_gemms(&self, total: f64, each: f64) -> f64 {
+    pub fn time_of_gemms(&self, total: f64, each: f64) -> f64 {
         if total <= 0.0 {
             return 0.0;
         }

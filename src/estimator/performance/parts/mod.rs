@@ -408,20 +408,24 @@ pub fn training_parts(
 /// The passes of the model's matrices per micro-batch (forward, input gradient, weight gradient:
 /// 3) and the time of one layer's LoRA adapter GEMMs. Under LoRA every base matrix is frozen, so
 /// backward computes its input gradient and no weight gradient (2 passes; the FLOPs
-/// `peft_moe::lora_flops_saved` takes off the roofline), and each adapter runs its own two skinny
-/// GEMMs three times, at the curve's efficiency for their size.
+/// `peft_moe::lora_flops_saved` takes off the roofline), and the adapters a token runs through
+/// (a mixture's top-k experts', `lora::active_adapters_per_layer`) run their own skinny GEMMs
+/// three times, each on the curve at an adapter matrix's mean size (A and B of a rank-r adapter
+/// over the tokens; a routed expert's see k ÷ E of them, which this reads larger than it is).
 fn lora_gemms(s: &Scenario, m: &ResolvedModel, t: f64, tp: f64, gemms: &gemm::Gemm) -> (f64, f64) {
     if !super::peft_moe::lora(s, m) {
         return (3.0, 0.0);
     }
-    let adapters = crate::estimator::model::lora::rank_adapters_per_layer(
-        m,
-        s.peft.rank,
-        s.peft.targets,
-        tp,
-        s.mode,
-    );
-    (2.0, 3.0 * gemms.time(2.0 * adapters * t))
+    use crate::estimator::model::lora;
+    let active = lora::active_adapters_per_layer(m, s.peft.rank, s.peft.targets, tp);
+    let (params, tensors, _, _) = lora::layer_adapters(m, s.peft.rank, s.peft.targets);
+    let total = 2.0 * active * t;
+    let each = if tensors > 0.0 {
+        (2.0 * t * params / tensors / tp).min(total)
+    } else {
+        total
+    };
+    (2.0, 3.0 * gemms.time_of_gemms(total, each))
 }
 
 #[cfg(test)]
