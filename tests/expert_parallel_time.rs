@@ -24,6 +24,15 @@ fn scenario(profile: Profile, dispatcher: MoeDispatcher) -> Scenario {
     s
 }
 
+/// [`scenario`] at tensor-parallel degree `tp` with sequence parallelism (how Megatron-Core runs
+/// a mixture with TP).
+fn sequence_parallel(profile: Profile, dispatcher: MoeDispatcher, tp: u32) -> Scenario {
+    let mut s = scenario(profile, dispatcher);
+    s.parallel.tp = tp;
+    s.parallel.sequence_parallel = true;
+    s
+}
+
 fn ep_bytes(s: &Scenario) -> f64 {
     estimate(s).performance.communication.ep_bytes.get()
 }
@@ -68,9 +77,7 @@ fn a_recomputed_forward_dispatches_again() {
 #[test]
 fn expert_tensor_parallelism_changes_what_is_gathered_and_reduced() {
     let with = |etp: u32| {
-        let mut s = scenario(Profile::Megatron, MoeDispatcher::AllGather);
-        s.parallel.tp = 2;
-        s.parallel.sequence_parallel = true;
+        let mut s = sequence_parallel(Profile::Megatron, MoeDispatcher::AllGather, 2);
         s.parallel.dp = 4;
         s.model.moe.ep = 4;
         s.model.moe.etp = etp;
@@ -90,9 +97,7 @@ fn expert_tensor_parallelism_changes_what_is_gathered_and_reduced() {
 #[test]
 fn megatron_all_to_all_sends_the_sequence_shard() {
     let bytes = |profile: Profile, etp: u32| {
-        let mut s = scenario(profile, MoeDispatcher::AllToAll);
-        s.parallel.tp = 2;
-        s.parallel.sequence_parallel = true;
+        let mut s = sequence_parallel(profile, MoeDispatcher::AllToAll, 2);
         s.parallel.dp = 4;
         s.model.moe.ep = 4;
         s.model.moe.etp = etp;
@@ -140,10 +145,8 @@ fn expert_gradients_are_reduced_over_their_expert_data_parallel_group() {
 fn experts_replicated_by_expert_tensor_parallelism_are_reduced_at_dp_1() {
     use vram_explorer::estimator::Diagnostic;
     let at = |dp: u32, etp: u32, ep: u32| {
-        let mut s = scenario(Profile::Megatron, MoeDispatcher::AllToAll);
+        let mut s = sequence_parallel(Profile::Megatron, MoeDispatcher::AllToAll, 4);
         s.parallel.dp = dp;
-        s.parallel.tp = 4;
-        s.parallel.sequence_parallel = true;
         s.model.moe.ep = ep;
         s.model.moe.etp = etp;
         let e = estimate(&s);
@@ -169,9 +172,7 @@ fn experts_replicated_by_expert_tensor_parallelism_are_reduced_at_dp_1() {
 #[test]
 fn megatron_moe_sub_layers_leave_their_tp_collectives_to_the_dispatcher() {
     let at = |shared: u32| {
-        let mut s = scenario(Profile::Megatron, MoeDispatcher::AllGather);
-        s.parallel.tp = 2;
-        s.parallel.sequence_parallel = true;
+        let mut s = sequence_parallel(Profile::Megatron, MoeDispatcher::AllGather, 2);
         s.model.moe.ep = 1;
         s.model.moe.shared_experts = shared;
         let c = estimate(&s).performance.communication;
@@ -196,9 +197,8 @@ fn megatron_moe_sub_layers_leave_their_tp_collectives_to_the_dispatcher() {
 #[test]
 fn a_small_expert_group_gathers_only_its_shards() {
     let at = |dispatcher: MoeDispatcher| {
-        let mut s = scenario(Profile::Megatron, dispatcher);
-        (s.parallel.tp, s.parallel.dp) = (4, 1);
-        s.parallel.sequence_parallel = true;
+        let mut s = sequence_parallel(Profile::Megatron, dispatcher, 4);
+        s.parallel.dp = 1;
         (s.model.moe.ep, s.model.moe.etp) = (2, 1);
         let c = estimate(&s).performance.communication;
         let w = &s.workload;

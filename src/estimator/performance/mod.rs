@@ -150,7 +150,7 @@ fn assemble_training(
     let total = step.total_s;
     let mut offload = t.offload;
     offload.tier_slowdown = slowdown(total, t.offload.tier_time_s * (1.0 - i.offload_overlap));
-    let gpus = i.dp as f64 * i.tp as f64 * i.pp as f64 * f64::from(i.cp.max(1));
+    let gpus = s.parallel.gpus() as f64;
     let bytes = t.phase.bytes.get() + t.optimizer.bytes.get();
     let t_c = &s.timing;
     let cost = cost::cost(

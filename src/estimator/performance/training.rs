@@ -286,8 +286,9 @@ fn host_optimizer_s(s: &Scenario, w: &Work, i: &Inputs) -> f64 {
         OffloadTarget::Cpu => 0.0,
         OffloadTarget::Nvme => 2.0 * w.optimizer_params * w.state_bytes_per_param,
     };
-    let gpus = f64::from(i.dp) * f64::from(i.tp) * f64::from(i.pp) * f64::from(i.cp.max(1));
-    let sharing = f64::from(i.gpus_per_node.max(1)).min(gpus).max(1.0);
+    let sharing = f64::from(i.gpus_per_node.max(1))
+        .min(s.parallel.gpus() as f64)
+        .max(1.0);
     let update_bytes = w.optimizer_params * w.update_bytes_per_param * sharing;
     div(update_bytes, i.host_optimizer_bw) + div(swap_bytes, i.nvme_bw)
 }
