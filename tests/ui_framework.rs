@@ -265,3 +265,39 @@ fn torchtune_rope_cache_is_picked_by_builder() {
     let layers = f64::from(t.layers);
     assert_eq!(before - peak(&h), (layers - 1.0) * cache);
 }
+
+/// Megatron's `--grad-reduce-in-bf16` is a toggle of the Megatron framework: on, the FP32
+/// `main_grad` buffer Megatron keeps under `--bf16` becomes BF16 and the gradients per GPU halve.
+#[test]
+fn megatron_bf16_gradient_reduction_is_a_framework_toggle() {
+    use vram_explorer::scenario::{Dtype, PrecisionMode};
+    let mut h = window::training(|s| {
+        s.implementation.profile = Profile::Megatron;
+        s.precision.mode = PrecisionMode::MasterWeights;
+        s.precision.compute = Dtype::Bf16;
+    });
+    h.get_by_label("Framework").click();
+    h.run();
+    let grads = |h: &Harness<'_, ExplorerApp>| {
+        vram_explorer::estimator::estimate(h.state().scenario())
+            .memory
+            .peak
+            .get(vram_explorer::estimator::Component::Gradients)
+            .get()
+    };
+    let fp32 = grads(&h);
+    h.get_by_role_and_label(Role::CheckBox, "Reduce gradients in BF16")
+        .click_accesskit();
+    h.run();
+    assert!(
+        h.state()
+            .scenario()
+            .implementation
+            .megatron_grad_reduce_in_bf16
+    );
+    let bf16 = grads(&h);
+    assert!(
+        bf16 > 0.0 && (fp32 / bf16 - 2.0).abs() < 1e-9,
+        "{fp32} -> {bf16}"
+    );
+}

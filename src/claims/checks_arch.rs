@@ -79,11 +79,11 @@ pub(super) fn bert_tiny_512() -> Check {
     let s = load("bert-tiny-snapdragon865");
     let e = s.as_ref().map(estimate);
     let plan = s.as_ref().zip(e).map(|(s, e)| {
-        let bytes = s.precision.resolve().activations.bytes();
+        let bytes = s.precision_types().activations.bytes();
         let p = model_plan(&e.model, 1.0, f64::from(s.inference.prompt_tokens), bytes);
         (
             p,
-            e.model.params.total * s.precision.resolve().weights.bytes(),
+            e.model.params.total * s.precision_types().weights.bytes(),
         )
     });
     Check {

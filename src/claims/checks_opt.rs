@@ -3,7 +3,7 @@
 use super::checks::{cut, gb, ratio, states, total, variant};
 use super::{Check, Claimed};
 use crate::estimator::{Component, Estimate};
-use crate::scenario::{PruneKind, ZeroStage};
+use crate::scenario::{Dtype, PruneKind, ZeroStage};
 
 pub(super) fn pruning() -> Check {
     let id = "llama2-70b-inference-gqa-2xa100";
@@ -57,6 +57,9 @@ pub(super) fn zero_4x() -> Check {
             s.parallel.dp = 8;
             s.parallel.sequence_parallel = false;
             s.strategies.zero = z;
+            // The paper's accounting (ZeRO §3.1: FP16 mixed precision, 2 + 2 + 12 B a
+            // parameter); under --bf16 Megatron would keep FP32 gradients.
+            s.precision.compute = Dtype::Fp16;
         })
         .map(|e| states(&e))
     };

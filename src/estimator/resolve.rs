@@ -292,6 +292,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         auto_tp,
         megatron_local_layers,
         megatron_moe_dispatcher,
+        megatron_grad_reduce_in_bf16,
     } = i;
     Implementation {
         profile: *profile,
@@ -308,6 +309,7 @@ fn implementation_of(i: &Implementation, d: &mut Diagnostics) -> Implementation 
         auto_tp: *auto_tp,
         megatron_local_layers: *megatron_local_layers,
         megatron_moe_dispatcher: *megatron_moe_dispatcher,
+        megatron_grad_reduce_in_bf16: *megatron_grad_reduce_in_bf16,
     }
 }
 

@@ -139,6 +139,14 @@ pub struct Implementation {
     /// default) or `AllToAll`. Read under the Megatron profile for a mixture of experts in
     /// training; absent in older files = `AllGather`.
     pub megatron_moe_dispatcher: MoeDispatcher,
+    /// Megatron's `--grad-reduce-in-bf16`: under `--bf16` the gradients accumulate and reduce in
+    /// BF16 instead of FP32. Megatron-LM `megatron/training/arguments.py` (d98e8a6, l. 1204–1217):
+    /// "bfloat16 requires gradient accumulation and all-reduce to be done in fp32", so without
+    /// this flag `accumulate_allreduce_grads_in_fp32` is set and Megatron-Core's
+    /// `DistributedDataParallel` keeps an FP32 `main_grad` buffer and reduces FP32
+    /// ([`super::Scenario::precision_types`]). Read under the Megatron profile with BF16 master
+    /// weights; absent in older files = off (FP32 gradients, Megatron's default).
+    pub megatron_grad_reduce_in_bf16: bool,
 }
 
 impl Implementation {
@@ -166,6 +174,7 @@ impl Default for Implementation {
             auto_tp: false,
             megatron_local_layers: false,
             megatron_moe_dispatcher: MoeDispatcher::AllGather,
+            megatron_grad_reduce_in_bf16: false,
         }
     }
 }

@@ -128,6 +128,27 @@ impl Default for Scenario {
 }
 
 impl Scenario {
+    /// The element types the estimator reads: `precision` resolved, with the framework's own
+    /// rule on top. Megatron-LM under `--bf16` accumulates and reduces gradients in FP32
+    /// (`megatron/training/arguments.py` at d98e8a6, l. 1204–1217, sets
+    /// `accumulate_allreduce_grads_in_fp32`; Megatron-Core's `param_and_grad_buffer.py` then
+    /// makes the `main_grad` buffer FP32), so BF16 master-weight training under the Megatron
+    /// profile has 4-byte gradients unless `implementation.megatron_grad_reduce_in_bf16`. Under
+    /// `--fp16` the flag defaults off and the gradients stay FP16, as the mode says.
+    pub fn precision_types(&self) -> ResolvedPrecision {
+        let mut r = self.precision.resolve();
+        let i = &self.implementation;
+        if self.mode == Mode::Training
+            && i.profile == Profile::Megatron
+            && self.precision.mode == PrecisionMode::MasterWeights
+            && self.precision.compute == Dtype::Bf16
+            && !i.megatron_grad_reduce_in_bf16
+        {
+            r.gradients = Dtype::Fp32;
+        }
+        r
+    }
+
     /// Whether the training framework runs pipeline stages: LitGPT (0.5.13) and torchtune (0.6.1)
     /// have no pipeline schedule (`Diagnostic::FrameworkWithoutPipeline`).
     pub fn framework_pipelines(&self) -> bool {

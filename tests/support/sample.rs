@@ -538,6 +538,7 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         megatron_moe_dispatcher: r
             .side(0x6469_7370_6174_6368)
             .pick(&[MoeDispatcher::AllGather, MoeDispatcher::AllToAll]),
+        megatron_grad_reduce_in_bf16: r.side(0x6266_3136_7265_6475).coin(),
     };
     let cuda_context_mib = r.range(0.0, 65_536.0);
     s.overheads = Overheads {

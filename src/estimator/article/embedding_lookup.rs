@@ -117,7 +117,7 @@ pub fn compare_techs(
 pub fn scenario_lookups(s: &Scenario, in_flight: f64) -> LookupTime {
     let r = &s.model.recommender;
     let accesses = f64::from(r.lookups_per_sample) * f64::from(s.workload.micro_batch.max(1));
-    let row = f64::from(r.dim) * s.precision.resolve().weights.bytes();
+    let row = f64::from(r.dim) * s.precision_types().weights.bytes();
     let hw = s.gpu.spec();
     let latency = hw.latency_ns.or(tech(hw.memory).latency_ns);
     let bw = hw.bandwidth().get() * s.timing.memory_efficiency.clamp(0.01, 1.0);

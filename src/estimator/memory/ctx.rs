@@ -156,7 +156,7 @@ impl Ctx {
         let inf = &sc.inference;
         let par = &sc.parallel;
         let st = &sc.strategies;
-        let p = sc.precision.resolve();
+        let p = sc.precision_types();
         let dynamic = sc.mode == Mode::Inference && inf.dynamic_batching;
         let post = post_training(sc);
         let (features, b, fork) = serving_batch(sc, dynamic);

@@ -138,7 +138,7 @@ impl Ext {
                 p.lora_dropout
             },
             mask_one_byte: sc.implementation.dropout_mask == crate::scenario::DropoutMask::OneByte,
-            e_adapter: match sc.precision.resolve().weight_compute_copies {
+            e_adapter: match sc.precision_types().weight_compute_copies {
                 Some(compute) if super::ctx::fsdp_sharded(sc) => compute.bytes(),
                 _ => 4.0,
             },

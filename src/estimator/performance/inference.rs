@@ -86,7 +86,7 @@ pub fn inference(
     } else {
         s.inference.generated_tokens as f64
     };
-    let prec = s.precision.resolve();
+    let prec = s.precision_types();
     let (stored, weights, share, whole) = weight_bytes(s, m, i);
     let kv_tok = kv_bytes_per_token_gpu(s, m, i);
     let (cache, stage_layers) = cache_of(s, m, i);
@@ -212,7 +212,7 @@ fn weight_bytes(s: &Scenario, m: &ResolvedModel, i: &Inputs) -> (f64, f64, f64, 
         PruneKind::Structured => 1.0 - s.strategies.prune_fraction,
         PruneKind::Unstructured => 1.0,
     };
-    let prec = s.precision.resolve();
+    let prec = s.precision_types();
     let per_weight =
         prec.weights.bytes() + prec.weight_compute_copies.map_or(0.0, |c| 2.0 * c.bytes());
     // The matrices every rank holds whole (MLA's down projections, routers; K/V heads beyond
@@ -236,7 +236,7 @@ fn cache_of<'m>(
         tp: f64::from(i.tp),
         layers: m.layers.div_ceil(i.pp.max(1)) as f64,
         e_kv: s.precision.kv_cache.bytes(),
-        e_state: s.precision.resolve().activations.bytes(),
+        e_state: s.precision_types().activations.bytes(),
     };
     let cache = move |seqs: f64, len: f64| {
         if m.family == ModelFamily::Transformer {

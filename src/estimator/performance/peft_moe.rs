@@ -88,7 +88,7 @@ pub fn read_scale(s: &Scenario, m: &ResolvedModel, tokens: f64) -> f64 {
     } else {
         WeightFormat::AsPrecision
     };
-    let e_w = s.precision.resolve().weights.bytes();
+    let e_w = s.precision_types().weights.bytes();
     let bits = format.bits_per_weight(s.quantization.group_size, m.hidden, true);
     let ratio = bits.map_or(1.0, |b| b / 8.0 / e_w.max(0.125));
     let layers_read = (layer_mats - routed * (1.0 - touched)).max(0.0);
@@ -204,7 +204,7 @@ pub fn ep_comm(
     forwards: f64,
 ) -> (f64, f64) {
     let layers = f64::from(m.layers.div_ceil(i.pp.max(1)));
-    let elem = s.precision.resolve().activations.bytes();
+    let elem = s.precision_types().activations.bytes();
     let (ep_bytes, tp_bytes) = all_to_all_bytes_per_step(s, m, tokens, layers, elem);
     let (ep_bytes, tp_bytes) = (ep_bytes * forwards, tp_bytes * forwards);
     if ep_bytes + tp_bytes <= 0.0 {

@@ -175,7 +175,7 @@ pub fn draft_step(
     }
     let tp = f64::from(i.tp.max(1));
     let params = draft_params(spec, m) / tp;
-    let e_w = s.precision.resolve().weights.bytes();
+    let e_w = s.precision_types().weights.bytes();
     phase(2.0 * params * seqs, params * e_w + kv_read, i)
 }
 

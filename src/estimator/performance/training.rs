@@ -186,7 +186,7 @@ fn data_parallel(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, c: &mut 
             let bits = (w.grad_bytes_per_param * 8.0).max(1.0);
             c.compression_ratio = one_bit_ratio(s.strategies.one_bit_warmup_fraction, bits);
         }
-        let scale = c.zero_factor / c.compression_ratio;
+        let scale = c.zero_factor * sharded_optimizer_halves(s, w) / c.compression_ratio;
         let dense = (w.grad_bytes_per_gpu - expert) * scale;
         let (bw, inter) = i.collective_bw(dp_group, i.tp);
         let (t, ring, tree) = allreduce_time(dense, dp_group, bw, i.alpha_s, i.algo);
@@ -211,6 +211,21 @@ fn data_parallel(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, c: &mut 
         } else {
             t * (1.0 - i.comm_overlap)
         };
+    }
+}
+
+/// A sharded optimizer's reduction (ZeRO-1/2) in all-reduces of the gradients: a ring all-reduce is
+/// a reduce-scatter and an all-gather of the same bytes (ZeRO §7.1), and here the reduce-scatter
+/// carries the gradients while the all-gather carries the updated stored weights, each in its own
+/// type. They differ under Megatron's `--bf16` (FP32 `main_grad` reduce-scatter, BF16 parameter
+/// all-gather: `megatron/core/distributed/param_and_grad_buffer.py` at d98e8a6 gathers the
+/// `param_data` buffer in the parameters' dtype); equal types give 1.
+fn sharded_optimizer_halves(s: &Scenario, w: &Work) -> f64 {
+    let sharded = matches!(s.strategies.zero, ZeroStage::Stage1 | ZeroStage::Stage2);
+    if sharded && w.grad_bytes_per_param > 0.0 {
+        0.5 * (1.0 + w.stored_weight_bytes_per_param / w.grad_bytes_per_param)
+    } else {
+        1.0
     }
 }
 

@@ -30,6 +30,9 @@ pub struct Work {
     /// This GPU's share of the weights after ZeRO-3 sharding (what parameter offload moves).
     pub weight_bytes_shard: f64,
     pub grad_bytes_per_param: f64,
+    /// Bytes per parameter of the stored weights: what a sharded optimizer (ZeRO-1/2) all-gathers
+    /// after its update, whatever type the gradients were reduced in.
+    pub stored_weight_bytes_per_param: f64,
     pub grad_bytes_per_gpu: f64,
     /// Of `grad_bytes_per_gpu`, a mixture's routed experts' (full training; LoRA's adapters are
     /// all counted with the dense part): they are reduced over the expert-data-parallel group.
@@ -57,7 +60,7 @@ impl Work {
     }
 
     pub fn new(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &Inputs) -> Work {
-        let prec = s.precision.resolve();
+        let prec = s.precision_types();
         let st = &s.strategies;
         let split = i.tp as f64 * i.pp as f64;
         let keep = match st.prune_kind {
@@ -131,6 +134,7 @@ impl Work {
             weight_bytes_per_param: compute_w,
             weight_bytes_shard: sharded(ZeroStage::Stage3) * compute_w,
             grad_bytes_per_param: g,
+            stored_weight_bytes_per_param: prec.weights.bytes(),
             grad_bytes_per_gpu: trained * g,
             expert_grad_bytes_per_gpu: expert_grads,
             saved_activations: saved_activations(s, m, mem, i),
@@ -225,7 +229,7 @@ fn saved_activations(s: &Scenario, m: &ResolvedModel, mem: &MemoryEstimate, i: &
         }
         AttentionKernel::Flash => 0.0,
     };
-    let act_scale = s.precision.resolve().activations.bytes() / 2.0;
+    let act_scale = s.precision_types().activations.bytes() / 2.0;
     sbh * (34.0 + scores) * act_scale * m.layers.div_ceil(i.pp) as f64 / i.tp as f64
 }
 

@@ -227,7 +227,7 @@ pub fn precisions(s: &Scenario) -> List<PrecisionChoice, 8> {
         }
         Mode::Inference => {
             // Weight-only quantisation (activations stay 16-bit), then an FP8 KV cache.
-            let resolved = s.precision.resolve();
+            let resolved = s.precision_types();
             let kv8 = Dtype::Fp8E4M3;
             let fp8_kv = resolved.kv_cache.bits() > kv8.bits();
             if fp8_kv {

@@ -170,6 +170,14 @@ fn megatron(ui: &mut Ui, i: &mut Implementation, moe_training: bool) {
          DotProductAttention (materialised scores), whose score input and the \
          sequence-parallel linears' gathered input live in its persistent global buffer.",
     );
+    toggle(
+        ui,
+        &mut i.megatron_grad_reduce_in_bf16,
+        "Reduce gradients in BF16",
+        "--grad-reduce-in-bf16. Off (Megatron's default under --bf16): the gradients accumulate \
+         in an FP32 main_grad buffer and reduce in FP32, 4 bytes a parameter. Read with BF16 \
+         master-weight training.",
+    );
     if moe_training {
         choice(
             ui,

@@ -187,7 +187,7 @@ pub fn mib_printed(bytes: u64) -> f64 {
 /// The GGUF file a scenario's weights are: its GGUF file type, else the file type of its weight
 /// format (Q4_K → the Q4_K_S mix's base, Q8_0) or of the precision's weight type (F16, BF16, F32).
 pub fn file_type(sc: &Scenario) -> GgufFileType {
-    let p = sc.precision.resolve();
+    let p = sc.precision_types();
     let dense = p.weight_compute_copies.unwrap_or(p.weights);
     match sc.quantization.weights {
         WeightFormat::GgufFile(f) => f,

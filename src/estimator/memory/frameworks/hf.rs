@@ -66,7 +66,7 @@ pub fn diagnostics(sc: &Scenario, d: &mut Diagnostics) {
     }
     let fa2 =
         i.profile == Profile::HuggingFace && i.hf.attention == Some(HfAttention::FlashAttention2);
-    let act = sc.precision.resolve();
+    let act = sc.precision_types();
     let half = act.weight_compute_copies.unwrap_or(act.activations).bytes() <= 2.0;
     if fa2 && !half {
         d.insert(Diagnostic::FlashAttention2NeedsHalfPrecision);

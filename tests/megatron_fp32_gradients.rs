@@ -1,0 +1,88 @@
+//! Megatron-LM under `--bf16` accumulates and reduces gradients in FP32
+//! (`megatron/training/arguments.py` at d98e8a6, l. 1204–1217: `accumulate_allreduce_grads_in_fp32`
+//! is set unless `--grad-reduce-in-bf16`); under `--fp16` it does not. The memory holds a 4-byte
+//! gradient per parameter, and the distributed optimizer's reduction moves FP32 gradients
+//! (reduce-scatter) and BF16 weights (all-gather). docs/frameworks/megatron-core.md.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails by panicking"
+)]
+
+use vram_explorer::estimator::{Component, Estimate, estimate};
+use vram_explorer::scenario::{Dtype, Mode, PrecisionMode, Profile, Scenario, ZeroStage};
+
+fn megatron(edit: impl FnOnce(&mut Scenario)) -> Estimate {
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    s.implementation.profile = Profile::Megatron;
+    s.precision.mode = PrecisionMode::MasterWeights;
+    s.precision.compute = Dtype::Bf16;
+    s.parallel.dp = 8;
+    s.strategies.zero = ZeroStage::Stage1;
+    edit(&mut s);
+    estimate(&s)
+}
+
+fn grads(e: &Estimate) -> f64 {
+    e.memory.peak.get(Component::Gradients).get()
+}
+
+fn weights(e: &Estimate) -> f64 {
+    e.memory.peak.get(Component::Weights).get()
+}
+
+#[test]
+fn bf16_master_weight_training_keeps_fp32_gradients_under_megatron() {
+    let e = megatron(|_| {});
+    // Weights BF16, gradients FP32: twice the bytes, unsharded under the distributed optimizer.
+    assert!((grads(&e) / weights(&e) - 2.0).abs() < 1e-9);
+    let flag = megatron(|s| s.implementation.megatron_grad_reduce_in_bf16 = true);
+    assert!((grads(&flag) / weights(&flag) - 1.0).abs() < 1e-9);
+    assert!(flag.memory.tensor_peak.get() < e.memory.tensor_peak.get());
+}
+
+#[test]
+fn fp16_custom_and_other_profiles_keep_the_modes_types() {
+    let fp16 = megatron(|s| s.precision.compute = Dtype::Fp16);
+    assert!((grads(&fp16) / weights(&fp16) - 1.0).abs() < 1e-9);
+    let hf = megatron(|s| s.implementation.profile = Profile::HuggingFace);
+    assert!((grads(&hf) / weights(&hf) - 1.0).abs() < 1e-9);
+    // Custom types are the user's own: BF16 gradients stay BF16.
+    let custom = megatron(|s| {
+        s.precision.mode = PrecisionMode::Custom;
+        s.precision.weights = Dtype::Bf16;
+        s.precision.gradients = Dtype::Bf16;
+    });
+    assert!((grads(&custom) / weights(&custom) - 1.0).abs() < 1e-9);
+}
+
+/// The distributed optimizer reduce-scatters FP32 gradients and all-gathers BF16 weights: the
+/// data-parallel bytes are (4 + 2) / 2 a parameter where the flag makes them 2; without a
+/// sharded optimizer the FP32 gradients are all-reduced whole (4).
+#[test]
+fn the_data_parallel_reduction_moves_each_half_in_its_own_type() {
+    let dp = |e: &Estimate| e.performance.communication.dp_bytes.get();
+    let (fp32, bf16) = (
+        megatron(|_| {}),
+        megatron(|s| s.implementation.megatron_grad_reduce_in_bf16 = true),
+    );
+    assert!(dp(&bf16) > 0.0);
+    assert!(
+        (dp(&fp32) / dp(&bf16) - 1.5).abs() < 1e-9,
+        "{}",
+        dp(&fp32) / dp(&bf16)
+    );
+    let unsharded = |flag: bool| {
+        megatron(|s| {
+            s.strategies.zero = ZeroStage::None;
+            s.implementation.megatron_grad_reduce_in_bf16 = flag;
+        })
+    };
+    let ratio = dp(&unsharded(false)) / dp(&unsharded(true));
+    assert!((ratio - 2.0).abs() < 1e-9, "{ratio}");
+    assert!(fp32.performance.step.communication_s >= bf16.performance.step.communication_s);
+}
