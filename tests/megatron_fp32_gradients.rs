@@ -84,5 +84,46 @@ fn the_data_parallel_reduction_moves_each_half_in_its_own_type() {
     };
     let ratio = dp(&unsharded(false)) / dp(&unsharded(true));
     assert!((ratio - 2.0).abs() < 1e-9, "{ratio}");
-    assert!(fp32.performance.step.communication_s >= bf16.performance.step.communication_s);
+    assert!(fp32.performance.communication.dp_time_s > bf16.performance.communication.dp_time_s);
+}
+
+/// ZeRO-2/3 are not Megatron's DDP buffer: Megatron-FSDP's gradients take the parameters' type
+/// (`--megatron-fsdp-main-grads-dtype auto`), so BF16 stays BF16.
+#[test]
+fn zero_3_keeps_the_modes_gradient_type() {
+    for z in [ZeroStage::Stage2, ZeroStage::Stage3] {
+        let e = megatron(|s| s.strategies.zero = z);
+        let flag = megatron(|s| {
+            s.strategies.zero = z;
+            s.implementation.megatron_grad_reduce_in_bf16 = true;
+        });
+        assert!(grads(&e) > 0.0);
+        assert_eq!(grads(&e), grads(&flag), "{z:?}");
+    }
+    // ZeRO-3 shards weights and gradients alike: equal bytes when both are BF16.
+    let e = megatron(|s| s.strategies.zero = ZeroStage::Stage3);
+    assert!((grads(&e) / weights(&e) - 1.0).abs() < 1e-9);
+}
+
+/// ZeRO-3's reduce-scatter carries the gradients and its two all-gathers the copies the forward
+/// computes with: under autocast (FP32 gradients, BF16 compute copies) (4 + 2 · 2) / 2 = 4 bytes a
+/// parameter in all-reduce equivalents, against plain FP32's (4 + 2 · 4) / 2 = 6.
+#[test]
+fn zero_3_gathers_the_compute_copies() {
+    let at = |mode: PrecisionMode, compute: Dtype| {
+        megatron(|s| {
+            s.implementation.profile = Profile::HuggingFace;
+            s.strategies.zero = ZeroStage::Stage3;
+            s.precision.mode = mode;
+            s.precision.compute = compute;
+        })
+        .performance
+        .communication
+        .dp_bytes
+        .get()
+    };
+    let amp = at(PrecisionMode::Amp, Dtype::Bf16);
+    let fp32 = at(PrecisionMode::Uniform, Dtype::Fp32);
+    assert!(amp > 0.0);
+    assert!((amp / fp32 - 4.0 / 6.0).abs() < 1e-9, "{}", amp / fp32);
 }

@@ -145,7 +145,7 @@ pub struct Implementation {
     /// this flag `accumulate_allreduce_grads_in_fp32` is set and Megatron-Core's
     /// `DistributedDataParallel` keeps an FP32 `main_grad` buffer and reduces FP32
     /// ([`super::Scenario::precision_types`]). Read under the Megatron profile with BF16 master
-    /// weights; absent in older files = off (FP32 gradients, Megatron's default).
+    /// weights and ZeRO none or 1 (DDP, the distributed optimizer); absent in older files = off (FP32 gradients, Megatron's default).
     pub megatron_grad_reduce_in_bf16: bool,
 }
 

@@ -134,11 +134,14 @@ impl Scenario {
     /// `accumulate_allreduce_grads_in_fp32`; Megatron-Core's `param_and_grad_buffer.py` then
     /// makes the `main_grad` buffer FP32), so BF16 master-weight training under the Megatron
     /// profile has 4-byte gradients unless `implementation.megatron_grad_reduce_in_bf16`. Under
-    /// `--fp16` the flag defaults off and the gradients stay FP16, as the mode says.
+    /// `--fp16` the flag defaults off and the gradients stay FP16, as the mode says. Only the
+    /// DDP and distributed-optimizer buffer reads the flag (ZeRO none or 1 here): Megatron-FSDP's
+    /// gradients take `--megatron-fsdp-main-grads-dtype` (`auto`: the parameters' type).
     pub fn precision_types(&self) -> ResolvedPrecision {
         let mut r = self.precision.resolve();
         let i = &self.implementation;
         if self.mode == Mode::Training
+            && matches!(self.strategies.zero, ZeroStage::None | ZeroStage::Stage1)
             && i.profile == Profile::Megatron
             && self.precision.mode == PrecisionMode::MasterWeights
             && self.precision.compute == Dtype::Bf16

@@ -15,7 +15,8 @@ pub enum PrecisionMode {
     #[default]
     Amp,
     /// Megatron/ZeRO mixed precision: 16-bit weights and gradients, FP32 master weights and
-    /// optimizer states (2 + 2 + 12 bytes per parameter for Adam; ZeRO §3.1).
+    /// optimizer states (2 + 2 + 12 bytes per parameter for Adam; ZeRO §3.1). Under the Megatron
+    /// profile with BF16 the gradients are FP32 (`Scenario::precision_types`).
     MasterWeights,
     /// Every element type chosen separately below.
     Custom,

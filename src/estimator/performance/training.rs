@@ -186,7 +186,9 @@ fn data_parallel(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, c: &mut 
             let bits = (w.grad_bytes_per_param * 8.0).max(1.0);
             c.compression_ratio = one_bit_ratio(s.strategies.one_bit_warmup_fraction, bits);
         }
-        let scale = c.zero_factor * sharded_optimizer_halves(s, w) / c.compression_ratio;
+        let lora = super::peft_moe::lora(s, m);
+        let gathers = (2.0 * c.zero_factor - 1.0).max(0.0);
+        let scale = c.zero_factor * halves_by_type(s, w, gathers, lora) / c.compression_ratio;
         let dense = (w.grad_bytes_per_gpu - expert) * scale;
         let (bw, inter) = i.collective_bw(dp_group, i.tp);
         let (t, ring, tree) = allreduce_time(dense, dp_group, bw, i.alpha_s, i.algo);
@@ -214,19 +216,26 @@ fn data_parallel(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, c: &mut 
     }
 }
 
-/// A sharded optimizer's reduction (ZeRO-1/2) in all-reduces of the gradients: a ring all-reduce is
-/// a reduce-scatter and an all-gather of the same bytes (ZeRO §7.1), and here the reduce-scatter
-/// carries the gradients while the all-gather carries the updated stored weights, each in its own
-/// type. They differ under Megatron's `--bf16` (FP32 `main_grad` reduce-scatter, BF16 parameter
-/// all-gather: `megatron/core/distributed/param_and_grad_buffer.py` at d98e8a6 gathers the
-/// `param_data` buffer in the parameters' dtype); equal types give 1.
-fn sharded_optimizer_halves(s: &Scenario, w: &Work) -> f64 {
-    let sharded = matches!(s.strategies.zero, ZeroStage::Stage1 | ZeroStage::Stage2);
-    if sharded && w.grad_bytes_per_param > 0.0 {
-        0.5 * (1.0 + w.stored_weight_bytes_per_param / w.grad_bytes_per_param)
-    } else {
-        1.0
+/// The sharded reduction's bytes by type, as a share of `zero_factor` all-reduces of the
+/// gradients. A ring all-reduce is a reduce-scatter and an all-gather of the same bytes (ZeRO
+/// §7.1); under ZeRO the reduce-scatter carries the gradients and the all-gathers (`gathers`: one
+/// for ZeRO-1/2 and for FSDP2 under a pipeline, two for ZeRO-3) carry weights, each in its own
+/// type: ZeRO-1/2 gather the updated stored weights (Megatron's distributed optimizer under
+/// `--bf16`: FP32 `main_grad` reduce-scatter, BF16 `param_data` all-gather,
+/// `megatron/core/distributed/param_and_grad_buffer.py` at d98e8a6), ZeRO-3 / FSDP the copies the
+/// forward computes with (FSDP's `param_dtype`). LoRA reduces and gathers only its adapters, whose
+/// gradients and weights share a type (the memory model keeps both FP32): 1. Equal types give 1.
+fn halves_by_type(s: &Scenario, w: &Work, gathers: f64, lora: bool) -> f64 {
+    let g = w.grad_bytes_per_param;
+    let gathered = match s.strategies.zero {
+        ZeroStage::None => return 1.0,
+        ZeroStage::Stage1 | ZeroStage::Stage2 => w.stored_weight_bytes_per_param,
+        ZeroStage::Stage3 => w.weight_bytes_per_param,
+    };
+    if lora || g <= 0.0 || gathered <= 0.0 {
+        return 1.0;
     }
+    (g + gathers * gathered) / ((1.0 + gathers) * g)
 }
 
 /// The group a mixture's routed-expert gradients are reduced over (and ZeRO-3 gathers their
