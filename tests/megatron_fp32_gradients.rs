@@ -127,3 +127,26 @@ fn zero_3_gathers_the_compute_copies() {
     assert!(amp > 0.0);
     assert!((amp / fp32 - 4.0 / 6.0).abs() < 1e-9, "{}", amp / fp32);
 }
+
+/// LoRA reduces its adapters' gradients in the adapters' own type, as the memory model keeps them:
+/// FP32 under PEFT whatever the base's precision (`autocast_adapter_dtype`), the model's BF16
+/// under torchtune. Data-parallel bytes per trainable parameter: 4 and 2.
+#[test]
+fn lora_reduces_its_adapters_in_their_own_type() {
+    use vram_explorer::scenario::PeftMethod;
+    let per_trainable = |profile: Profile, mode: PrecisionMode| {
+        let e = megatron(|s| {
+            s.implementation.profile = profile;
+            s.precision.mode = mode;
+            s.strategies.zero = ZeroStage::None;
+            s.peft.method = PeftMethod::Lora;
+        });
+        let trainable = e.memory.params.trainable;
+        assert!(trainable > 0.0 && trainable < e.memory.params.total / 10.0);
+        e.performance.communication.dp_bytes.get() / trainable
+    };
+    let peft = per_trainable(Profile::HuggingFace, PrecisionMode::MasterWeights);
+    assert!((peft - 4.0).abs() < 1e-9, "{peft}");
+    let torchtune = per_trainable(Profile::Torchtune, PrecisionMode::Uniform);
+    assert!((torchtune - 2.0).abs() < 1e-9, "{torchtune}");
+}

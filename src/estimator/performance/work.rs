@@ -5,8 +5,8 @@ use super::inputs::Inputs;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::{Component, MemoryEstimate, Phase};
 use crate::scenario::{
-    AttentionKernel, Checkpointing, ModelFamily, OffloadTarget, OptimizerKind, PruneKind, Scenario,
-    ZeroStage,
+    AttentionKernel, Checkpointing, ModelFamily, OffloadTarget, OptimizerKind, PruneKind,
+    ResolvedPrecision, Scenario, ZeroStage,
 };
 
 /// Per-GPU sizes of a training micro-batch (bytes unless named otherwise).
@@ -82,7 +82,13 @@ impl Work {
         let params = (param_count(m) - elsewhere).max(0.0) * keep / split + whole + excess;
         let read = (read_weights(m) - elsewhere).max(0.0) * keep / split + whole + excess;
         let compute_w = prec.weight_compute_copies.unwrap_or(prec.weights).bytes();
-        let g = prec.gradients.bytes();
+        let lora = super::peft_moe::lora(s, m);
+        let TrainedTypes {
+            g,
+            stored,
+            master,
+            states,
+        } = trained_types(s, &prec, lora);
         let zero_shard = |stage: ZeroStage| zero_degree(s, m, stage);
         // ZeRO shards the GPU's experts over their expert-data-parallel group (DP × TP / ETP / ep)
         // and the rest over DP: `params` split so, per ZeRO stage.
@@ -99,7 +105,6 @@ impl Work {
         };
         // LoRA: gradients and optimizer updates of the adapters only.
         let trained = super::peft_moe::trainable_params(s, m, params, i.tp as f64, i.pp as f64);
-        let lora = super::peft_moe::lora(s, m);
         // LoRA's adapters are all reduced with the dense part.
         let expert_grads = if lora { 0.0 } else { experts.min(trained) * g };
         let optimizer_params = if lora {
@@ -107,13 +112,7 @@ impl Work {
         } else {
             sharded(ZeroStage::Stage1)
         };
-        let states = optimizer_state_bytes(
-            s.optimizer.kind,
-            prec.optimizer_states.bytes(),
-            s.optimizer.state_bytes_per_param,
-        );
-        let master = prec.master_weights.map_or(0.0, |d| d.bytes());
-        let update = 2.0 * (prec.weights.bytes() + master + states) + g;
+        let update = 2.0 * (stored + master + states) + g;
         let optimizer_bytes = match st.offload_optimizer {
             OffloadTarget::None => optimizer_params * update,
             _ => 0.0,
@@ -134,7 +133,7 @@ impl Work {
             weight_bytes_per_param: compute_w,
             weight_bytes_shard: sharded(ZeroStage::Stage3) * compute_w,
             grad_bytes_per_param: g,
-            stored_weight_bytes_per_param: prec.weights.bytes(),
+            stored_weight_bytes_per_param: stored,
             grad_bytes_per_gpu: trained * g,
             expert_grad_bytes_per_gpu: expert_grads,
             saved_activations: saved_activations(s, m, mem, i),
@@ -145,6 +144,47 @@ impl Work {
             update_bytes_per_param: update,
             keep,
         }
+    }
+}
+
+/// Bytes per trained parameter: gradient, stored weight, master copy, optimizer states.
+struct TrainedTypes {
+    g: f64,
+    stored: f64,
+    master: f64,
+    states: f64,
+}
+
+/// The element bytes of what the optimizer trains. LoRA trains its adapters in their own type, as
+/// the memory model keeps them (FP32 under PEFT, the model's under LitGPT and torchtune:
+/// `frameworks::adapter_element_bytes`), with no master copy; else the resolved precision's.
+fn trained_types(s: &Scenario, prec: &ResolvedPrecision, lora: bool) -> TrainedTypes {
+    let adapter = lora.then(|| {
+        crate::estimator::memory::frameworks::adapter_element_bytes(
+            s.implementation.profile,
+            prec.weights,
+        )
+        .unwrap_or(4.0)
+    });
+    let (g, state_type, master, stored) = match adapter {
+        Some(e) => (e, e, 0.0, e),
+        None => (
+            prec.gradients.bytes(),
+            prec.optimizer_states.bytes(),
+            prec.master_weights.map_or(0.0, |d| d.bytes()),
+            prec.weights.bytes(),
+        ),
+    };
+    let states = optimizer_state_bytes(
+        s.optimizer.kind,
+        state_type,
+        s.optimizer.state_bytes_per_param,
+    );
+    TrainedTypes {
+        g,
+        stored,
+        master,
+        states,
     }
 }
 

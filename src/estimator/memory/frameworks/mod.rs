@@ -372,11 +372,16 @@ fn lora_first_norm(c: &Ctx, m: &ResolvedModel, z: &Sizes) -> f64 {
 /// them in the model's type: LitGPT `bf16-true` (`model.to(dtype)`, measured: BF16 AdamW states)
 /// and torchtune (adapters built in the model's dtype). `None`: PEFT's FP32 adapters.
 pub fn adapter_bytes(c: &Ctx) -> Option<f64> {
-    match c.framework.profile {
+    adapter_element_bytes(c.framework.profile, c.weights)
+}
+
+/// [`adapter_bytes`] from the profile and the stored weights' type (the time model's view).
+pub fn adapter_element_bytes(profile: Profile, weights: Dtype) -> Option<f64> {
+    match profile {
         Profile::LitGpt | Profile::Torchtune
-            if matches!(c.weights, Dtype::Fp32 | Dtype::Bf16 | Dtype::Fp16) =>
+            if matches!(weights, Dtype::Fp32 | Dtype::Bf16 | Dtype::Fp16) =>
         {
-            Some(c.e_weights)
+            Some(weights.bytes())
         }
         _ => None,
     }
