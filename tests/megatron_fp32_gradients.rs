@@ -150,3 +150,44 @@ fn lora_reduces_its_adapters_in_their_own_type() {
     let torchtune = per_trainable(Profile::Torchtune, PrecisionMode::Uniform);
     assert!((torchtune - 2.0).abs() < 1e-9, "{torchtune}");
 }
+
+/// Megatron's mixed-precision optimizer steps its FP32 master parameters with
+/// `main_grad.float()` (`megatron/core/optimizer/optimizer.py` `_copy_model_grads_to_main_grads`;
+/// the distributed optimizer's shard, `distrib_optimizer.py`): a copy of every gradient in FP32 at
+/// the step when the buffer is 16-bit (`--fp16`, or `--grad-reduce-in-bf16`), the buffer itself
+/// (no copy) when it is FP32 (`--bf16`'s default).
+#[test]
+fn sixteen_bit_gradient_buffers_are_copied_to_fp32_for_the_step() {
+    let step_transient = |e: &Estimate| {
+        e.memory
+            .phases
+            .get(vram_explorer::estimator::Phase::OptimizerStep)
+            .expect("a step")
+            .get(Component::Transient)
+            .get()
+    };
+    let single = |edit: fn(&mut Scenario)| {
+        megatron(|s| {
+            s.parallel.dp = 1;
+            s.strategies.zero = ZeroStage::None;
+            s.optimizer.kind = vram_explorer::scenario::OptimizerKind::Sgd;
+            edit(s);
+        })
+    };
+    // Plain SGD's own temporaries are small and the same in every case: the difference is the copy.
+    let fp32_buffer = single(|_| {});
+    let base = step_transient(&fp32_buffer);
+    let fp16 = single(|s| s.precision.compute = Dtype::Fp16);
+    let params = weights(&fp16) / 2.0;
+    assert!(base < 1e-5 * params, "{base}");
+    let near = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-5;
+    assert!(near(step_transient(&fp16) - base, 4.0 * params));
+    let flag = single(|s| s.implementation.megatron_grad_reduce_in_bf16 = true);
+    assert!(near(step_transient(&flag) - base, 4.0 * params));
+    // The distributed optimizer copies its shard.
+    let sharded = megatron(|s| {
+        s.precision.compute = Dtype::Fp16;
+        s.optimizer.kind = vram_explorer::scenario::OptimizerKind::Sgd;
+    });
+    assert!(near(step_transient(&sharded) - base, 4.0 * params / 8.0));
+}

@@ -237,6 +237,12 @@ fn put(st: &mut ModelStates, target: OffloadTarget, bytes: f64) {
 /// AdamW's the embedding or head matrix (V × h), each ÷ TP: under tensor parallelism the shard is
 /// taken (Moonlight's distributed Muon gathers whole matrices first: not counted).
 /// - paged optimizer states (bitsandbytes) and optimizer offload: the step runs off the GPU.
+///
+/// Beside any of them, Megatron's mixed-precision optimizer hands each FP32 master parameter
+/// `main_grad.float()` (`megatron/core/optimizer/optimizer.py` `_copy_model_grads_to_main_grads`;
+/// the distributed optimizer's shard, `distrib_optimizer.py` l. 2792; d98e8a6): a copy when the
+/// `main_grad` buffer is 16-bit (`--fp16`, or `--bf16 --grad-reduce-in-bf16`), freed by the next
+/// `zero_grad`, so alive through the step ([`megatron_fp32_grad_copy`]).
 pub fn optimizer_temp(
     c: &Ctx,
     m: &ResolvedModel,
@@ -255,6 +261,7 @@ pub fn optimizer_temp(
             g.zero_dp.max(1.0)
         };
         let e = g.state_bytes.max(g.param_bytes);
+        out += megatron_fp32_grad_copy(c, g) / shard;
         out += match optimizer {
             OptimizerKind::Adam | OptimizerKind::AdamW if c.foreach => g.elems * e / shard,
             OptimizerKind::Adam | OptimizerKind::AdamW => 2.0 * g.largest * e,
@@ -278,6 +285,18 @@ pub fn optimizer_temp(
         };
     }
     out + ns.max(aux)
+}
+
+/// The FP32 copy of a group's 16-bit gradients Megatron's optimizer steps with (see
+/// [`optimizer_temp`]), before ZeRO sharding: groups with an FP32 master copy only (FP32
+/// parameters take `main_grad` itself).
+fn megatron_fp32_grad_copy(c: &Ctx, g: &super::inventory::Group) -> f64 {
+    let megatron = c.framework.profile == crate::scenario::Profile::Megatron;
+    if megatron && g.master_bytes > 0.0 && g.grad_bytes < 4.0 {
+        g.elems * 4.0
+    } else {
+        0.0
+    }
 }
 
 /// The largest weight matrix of the layers (elements), over the layer kinds.
