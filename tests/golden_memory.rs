@@ -361,10 +361,10 @@ fn peers_cross_tool_cases() {
     t.implementation.profile = Profile::Megatron;
     t.precision.mode = PrecisionMode::MasterWeights;
     t.optimizer.foreach = false; // Megatron steps with a fused Adam kernel
-    let mg = print_estimate("T Megatron 2+2+12, flash", &t);
+    let mg = print_estimate("T Megatron 2+4+12 (FP32 main_grad), flash", &t);
     t.strategies.attention = AttentionKernel::Materialized;
     t.workload.dropout = true;
-    print_estimate("T Megatron 2+2+12, no flash, dropout", &t);
+    print_estimate("T Megatron 2+4+12 (FP32 main_grad), no flash, dropout", &t);
     assert!(hf_flash < hf_eager && mg < hf_flash);
     // I: inference bf16, b = 8, prompt 2048 + 256 generated, A100-80GB, last-position logits.
     let mut i = llama2_7b(Mode::Inference);

@@ -231,7 +231,9 @@ fn the_new_optimizers_order_as_their_state_counts_on_every_training_preset() {
         let two = component(&s, Component::OptimizerStates);
         s.optimizer.state_bytes_per_param = 6.0;
         let six = component(&s, Component::OptimizerStates);
-        assert!((six - 3.0 * two).abs() <= 1e-6 * six, "{name}: {two} {six}");
+        // The peak may sit on another pipeline stage for each: the first holds the position
+        // table, the last a tied head's copy of the word embeddings alone (< 0.1 % apart).
+        assert!((six - 3.0 * two).abs() <= 1e-3 * six, "{name}: {two} {six}");
     }
     assert!(seen >= 3, "training presets seen: {seen}");
 }

@@ -160,7 +160,7 @@ pub(super) fn model_state(
         terms,
         source: ZERO_SOURCE,
         assumption: "Element types from the precision setting (Megatron under --bf16 keeps FP32 \
-                     gradients); offloaded states live off the GPU; a LoRA/QLoRA base has no \
+                     gradients with ZeRO none or 1); offloaded states live off the GPU; a LoRA/QLoRA base has no \
                      gradients, master copy or optimizer state.",
         rest: "not attributed to a tensor group",
     }

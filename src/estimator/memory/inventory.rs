@@ -438,11 +438,16 @@ pub fn stage_block_params(c: &Ctx, m: &ResolvedModel, layers_on_stage: f64) -> f
     )
 }
 
-/// The embedding (on the first stage, and the last when tied under a pipeline) and head (last
-/// stage) parameters, before any split.
+/// The embedding (on the first stage) and head (last stage) parameters, before any split. A tied
+/// head under a pipeline keeps a copy of the word embeddings on the last stage, not of the
+/// position or token-type tables (Megatron-Core `LanguageModule.setup_embeddings_and_output_layer`:
+/// the output layer's weight is the copy; the position embedding lives in the first stage's
+/// `LanguageModelEmbedding` alone).
 fn edge_params(m: &ResolvedModel, [first, last]: [bool; 2], pp: f64) -> f64 {
-    let emb = if first || (last && m.tied_embeddings && pp > 1.0) {
+    let emb = if first {
         m.params.embeddings
+    } else if last && m.tied_embeddings && pp > 1.0 {
+        (f64::from(m.vocab) * f64::from(m.hidden)).min(m.params.embeddings)
     } else {
         0.0
     };

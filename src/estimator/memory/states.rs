@@ -242,7 +242,10 @@ fn put(st: &mut ModelStates, target: OffloadTarget, bytes: f64) {
 /// `main_grad.float()` (`megatron/core/optimizer/optimizer.py` `_copy_model_grads_to_main_grads`;
 /// the distributed optimizer's shard, `distrib_optimizer.py` l. 2792; d98e8a6): a copy when the
 /// `main_grad` buffer is 16-bit (`--fp16`, or `--bf16 --grad-reduce-in-bf16`), freed by the next
-/// `zero_grad`, so alive through the step ([`megatron_fp32_grad_copy`]).
+/// `zero_grad`, so alive through the step ([`megatron_fp32_grad_copy`]). Megatron-FSDP (ZeRO-3
+/// here) makes the same copy in `update_main_grads` (`optimizer_grad.to(param.dtype)`,
+/// `megatron_fsdp/param_and_grad_buffer.py`); `--use-precision-aware-optimizer` hands the 16-bit
+/// shard over instead (no copy; not a setting here).
 pub fn optimizer_temp(
     c: &Ctx,
     m: &ResolvedModel,
@@ -292,7 +295,7 @@ pub fn optimizer_temp(
 /// parameters take `main_grad` itself).
 fn megatron_fp32_grad_copy(c: &Ctx, g: &super::inventory::Group) -> f64 {
     let megatron = c.framework.profile == crate::scenario::Profile::Megatron;
-    if megatron && g.master_bytes > 0.0 && g.grad_bytes < 4.0 {
+    if megatron && g.master_bytes >= 4.0 && g.grad_bytes < 4.0 {
         g.elems * 4.0
     } else {
         0.0

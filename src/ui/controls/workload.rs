@@ -154,7 +154,7 @@ const PRECISIONS: [Choice<PrecisionMode>; 4] = [
         PrecisionMode::MasterWeights,
         "16-bit + FP32 master",
         "Megatron/ZeRO mixed precision: 2 + 2 + 12 bytes per parameter with Adam (Megatron under \
-         --bf16 keeps FP32 gradients: 2 + 4 + 12).",
+         --bf16 with DDP or its distributed optimizer keeps FP32 gradients: 2 + 4 + 12).",
     ),
     opt(
         PrecisionMode::Custom,
