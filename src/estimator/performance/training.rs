@@ -188,7 +188,8 @@ fn data_parallel(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, c: &mut 
         }
         let lora = super::peft_moe::lora(s, m);
         let gathers = (2.0 * c.zero_factor - 1.0).max(0.0);
-        let scale = c.zero_factor * halves_by_type(s, w, gathers, lora) / c.compression_ratio;
+        let (by_type, scatter_share) = halves_by_type(s, w, gathers, lora);
+        let scale = c.zero_factor * by_type / c.compression_ratio;
         let dense = (w.grad_bytes_per_gpu - expert) * scale;
         let (bw, inter) = i.collective_bw(dp_group, i.tp);
         let (t, ring, tree) = allreduce_time(dense, dp_group, bw, i.alpha_s, i.algo);
@@ -207,9 +208,9 @@ fn data_parallel(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, c: &mut 
         c.dp_tree_latency_s = tree;
         c.dp_time_s = t;
         c.dp_exposed_s = if deferred {
-            // The reduce-scatter half runs after the last micro-batch: nothing hides it on the
-            // first stage, which finishes last.
-            0.5 * t + 0.5 * t * (1.0 - i.comm_overlap)
+            // The reduce-scatter runs after the last micro-batch: nothing hides it on the first
+            // stage, which finishes last.
+            scatter_share * t + (1.0 - scatter_share) * t * (1.0 - i.comm_overlap)
         } else {
             t * (1.0 - i.comm_overlap)
         };
@@ -225,17 +226,20 @@ fn data_parallel(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, c: &mut 
 /// `megatron/core/distributed/param_and_grad_buffer.py` at d98e8a6), ZeRO-3 / FSDP the copies the
 /// forward computes with (FSDP's `param_dtype`). LoRA reduces and gathers only its adapters, whose
 /// gradients and weights share a type (the memory model keeps both FP32): 1. Equal types give 1.
-fn halves_by_type(s: &Scenario, w: &Work, gathers: f64, lora: bool) -> f64 {
+/// Also returned: the reduce-scatter's share of the bytes (½ for one gather of equal types).
+fn halves_by_type(s: &Scenario, w: &Work, gathers: f64, lora: bool) -> (f64, f64) {
     let g = w.grad_bytes_per_param;
+    let equal = (1.0, 1.0 / (1.0 + gathers));
     let gathered = match s.strategies.zero {
-        ZeroStage::None => return 1.0,
+        ZeroStage::None => return (1.0, 1.0),
         ZeroStage::Stage1 | ZeroStage::Stage2 => w.stored_weight_bytes_per_param,
         ZeroStage::Stage3 => w.weight_bytes_per_param,
     };
     if lora || g <= 0.0 || gathered <= 0.0 {
-        return 1.0;
+        return equal;
     }
-    (g + gathers * gathered) / ((1.0 + gathers) * g)
+    let bytes = g + gathers * gathered;
+    (bytes / ((1.0 + gathers) * g), g / bytes)
 }
 
 /// The group a mixture's routed-expert gradients are reduced over (and ZeRO-3 gathers their
@@ -332,7 +336,8 @@ fn offload(
     let link = |t: OffloadTarget| offload_link(i, t);
     let opt_bytes = match st.offload_optimizer {
         OffloadTarget::None => 0.0,
-        _ => w.optimizer_params * (w.grad_bytes_per_param + w.weight_bytes_per_param),
+        // The updated stored weights go up (LoRA: its adapters, in their own type).
+        _ => w.optimizer_params * (w.grad_bytes_per_param + w.stored_weight_bytes_per_param),
     };
     let param_bytes = match st.offload_params {
         OffloadTarget::None => 0.0,
