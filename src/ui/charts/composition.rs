@@ -281,7 +281,8 @@ fn stacked(prefs: &Prefs, columns: &[Column]) -> Vec<BarChart> {
 }
 
 /// The plot with one x label per bar and a memory y axis from 0 to a bit above `top`.
-fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32) -> Plot<'a> {
+/// The plot of the bars, `y_max` (data units) at its top.
+fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, y_max: f64, height: f32) -> Plot<'a> {
     let u = prefs.unit;
     let n = labels.len();
     let y_axis = y_axis_width(ui);
@@ -330,7 +331,7 @@ fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32)
         .y_grid_spacer(super::readable_marks(ui))
         .y_axis_min_width(y_axis)
         .reset()
-        .default_y_bounds(0.0, (top * 1.12).max(1e-3))
+        .default_y_bounds(0.0, y_max.max(1e-3))
         .include_x(-0.5)
         .include_x(n as f64 - 0.5)
         .show_grid([false, true])
@@ -441,7 +442,7 @@ fn plot(
         bars_top.max(caps)
     };
     let cap_label = capacity_label(ui, u, cap);
-    let shown = frame(ui, prefs, labels, tallest, height).show(ui, |plot_ui| {
+    let shown = frame(ui, prefs, labels, tallest * 1.12, height).show(ui, |plot_ui| {
         // Topmost component first, so the legend reads like the stack.
         for chart in charts.into_iter().rev() {
             plot_ui.bar_chart(chart);
@@ -505,7 +506,19 @@ fn plot(
     }
 }
 
-/// "peak" over the bar that sets the peak, and the GPU's memory (per bar when comparing).
+/// Whether the limiting stage's bar stands next to the peak's.
+fn labels_crowd(columns: &[Column]) -> bool {
+    columns.iter().enumerate().any(|(i, c)| {
+        c.limiting
+            && columns[i.saturating_sub(1)..(i + 2).min(columns.len())]
+                .iter()
+                .any(|c| c.peak)
+    })
+}
+
+/// "peak" over the bar that sets the peak, "limiting" over the limiting stage's unless it stands
+/// next to the peak's (the two words would cover each other; the stage picker above the chart
+/// names the limiting stage too), and the GPU's memory (per bar when comparing).
 fn marks(
     plot_ui: &mut PlotUi<'_>,
     prefs: &Prefs,
@@ -522,7 +535,12 @@ fn marks(
                 .color(theme::capacity(prefs.theme)),
         );
     }
-    for (i, col) in columns.iter().enumerate().filter(|(_, c)| c.limiting) {
+    let crowded = labels_crowd(columns);
+    for (i, col) in columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.limiting && !crowded)
+    {
         let top = u.value(col.parts.total());
         let text = super::composition_stages::LIMITING;
         plot_ui.text(
