@@ -356,8 +356,23 @@ pub fn stage_params(
     first: bool,
     last: bool,
 ) -> f64 {
-    stage_block_params(c, m, layers_on_stage)
-        + edge_params(m, [first, last], c.pp) / super::frameworks::deepspeed::vocab_tp(c)
+    stage_block_params(c, m, layers_on_stage) + rank_edge_params(c, m, first, last)
+}
+
+/// [`edge_params`] on a tensor-parallel rank: the word embeddings and the head split over the
+/// vocabulary, the position and token-type tables whole on every rank (Megatron-Core's
+/// `LanguageModelEmbedding` builds them as plain `torch.nn.Embedding`,
+/// `megatron/core/models/common/embeddings/language_model_embedding.py` at d98e8a6; vLLM's and
+/// Transformers' GPT-2 `wpe` likewise).
+fn rank_edge_params(c: &Ctx, m: &ResolvedModel, first: bool, last: bool) -> f64 {
+    let all = edge_params(m, [first, last], c.pp);
+    let word = f64::from(m.vocab) * f64::from(m.hidden);
+    let whole = if first {
+        (m.params.embeddings - word).max(0.0)
+    } else {
+        0.0
+    };
+    (all - whole) / super::frameworks::deepspeed::vocab_tp(c) + whole
 }
 
 /// The whole model's parameters after structured pruning and weight sharing, every routed expert
