@@ -366,9 +366,8 @@ pub fn stage_params(
 /// Transformers' GPT-2 `wpe` likewise).
 fn rank_edge_params(c: &Ctx, m: &ResolvedModel, first: bool, last: bool) -> f64 {
     let all = edge_params(m, [first, last], c.pp);
-    let word = f64::from(m.vocab) * f64::from(m.hidden);
     let whole = if first {
-        (m.params.embeddings - word).max(0.0)
+        (m.params.embeddings - word_embeddings(m)).max(0.0)
     } else {
         0.0
     };
@@ -462,12 +461,18 @@ fn edge_params(m: &ResolvedModel, [first, last]: [bool; 2], pp: f64) -> f64 {
     let emb = if first {
         m.params.embeddings
     } else if last && m.tied_embeddings && pp > 1.0 {
-        (f64::from(m.vocab) * f64::from(m.hidden)).min(m.params.embeddings)
+        word_embeddings(m)
     } else {
         0.0
     };
     let head = if last { m.params.head } else { 0.0 };
     emb + head
+}
+
+/// The word-embedding table's parameters (V × h, no more than the embeddings hold): what a tied
+/// head copies and what tensor parallelism splits over the vocabulary.
+fn word_embeddings(m: &ResolvedModel) -> f64 {
+    (f64::from(m.vocab) * f64::from(m.hidden)).min(m.params.embeddings)
 }
 
 /// Parameters of one layer stored on a GPU before TP: with expert parallelism only ⌈E/ep⌉ of the

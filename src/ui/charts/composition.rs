@@ -281,8 +281,7 @@ fn stacked(prefs: &Prefs, columns: &[Column]) -> Vec<BarChart> {
 }
 
 /// The plot with one x label per bar and a memory y axis from 0 to a bit above `top`.
-/// The plot of the bars, `y_max` (data units) at its top.
-fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, y_max: f64, height: f32) -> Plot<'a> {
+fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, top: f64, height: f32) -> Plot<'a> {
     let u = prefs.unit;
     let n = labels.len();
     let y_axis = y_axis_width(ui);
@@ -331,7 +330,7 @@ fn frame<'a>(ui: &Ui, prefs: &Prefs, labels: Vec<String>, y_max: f64, height: f3
         .y_grid_spacer(super::readable_marks(ui))
         .y_axis_min_width(y_axis)
         .reset()
-        .default_y_bounds(0.0, y_max.max(1e-3))
+        .default_y_bounds(0.0, (top * 1.12).max(1e-3))
         .include_x(-0.5)
         .include_x(n as f64 - 0.5)
         .show_grid([false, true])
@@ -442,7 +441,7 @@ fn plot(
         bars_top.max(caps)
     };
     let cap_label = capacity_label(ui, u, cap);
-    let shown = frame(ui, prefs, labels, tallest * 1.12, height).show(ui, |plot_ui| {
+    let shown = frame(ui, prefs, labels, tallest, height).show(ui, |plot_ui| {
         // Topmost component first, so the legend reads like the stack.
         for chart in charts.into_iter().rev() {
             plot_ui.bar_chart(chart);
