@@ -191,3 +191,25 @@ fn sixteen_bit_gradient_buffers_are_copied_to_fp32_for_the_step() {
     });
     assert!(near(step_transient(&sharded) - base, 4.0 * params / 8.0));
 }
+
+/// The copy is traffic too: the step writes the FP32 copy (4 B a parameter) and reads it in place
+/// of the 16-bit gradient, so a 16-bit buffer's optimizer phase moves 8 B a parameter more than
+/// its update alone (`performance/work.rs` `megatron_grad_copy`). AdamW over an FP32 master:
+/// `--bf16` reads and writes weights 2, master 4 and moments 8 B and reads a 4-byte gradient,
+/// 2 · 14 + 4 = 32 B; `--grad-reduce-in-bf16` 2 · 14 + 2 + 8 = 38 B.
+#[test]
+fn the_step_copy_is_timed_as_optimizer_traffic() {
+    let optimizer_bytes = |e: &Estimate| e.performance.optimizer.expect("a step").bytes.get();
+    let fp32 = megatron(|_| {});
+    let flag = megatron(|s| s.implementation.megatron_grad_reduce_in_bf16 = true);
+    let ratio = optimizer_bytes(&flag) / optimizer_bytes(&fp32);
+    assert!((ratio - 38.0 / 32.0).abs() < 1e-9, "{ratio}");
+    // Other frameworks step on the 16-bit gradient itself: 2 · 14 + 2 = 30 B.
+    let hf = |flag: bool| {
+        optimizer_bytes(&megatron(|s| {
+            s.implementation.profile = Profile::HuggingFace;
+            s.implementation.megatron_grad_reduce_in_bf16 = flag;
+        }))
+    };
+    assert!((hf(false) / optimizer_bytes(&fp32) - 30.0 / 32.0).abs() < 1e-9);
+}

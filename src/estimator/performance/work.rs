@@ -114,7 +114,7 @@ impl Work {
         };
         let update = 2.0 * (stored + master + states) + g;
         let optimizer_bytes = match st.offload_optimizer {
-            OffloadTarget::None => optimizer_params * update,
+            OffloadTarget::None => optimizer_params * (update + megatron_grad_copy(s, master, g)),
             _ => 0.0,
         };
         let b = s.workload.micro_batch.max(1) as f64;
@@ -185,6 +185,20 @@ fn trained_types(s: &Scenario, prec: &ResolvedPrecision, lora: bool) -> TrainedT
         stored,
         master,
         states,
+    }
+}
+
+/// Bytes per parameter Megatron's step adds when its gradient buffer is 16-bit beside an FP32
+/// master (the memory side's `states.rs` `megatron_fp32_grad_copy`): `main_grad.float()` writes
+/// an FP32 copy (4 B) that the optimizer then reads in place of the 16-bit gradient (4 B more;
+/// the 16-bit read is in `update` already). `megatron/core/optimizer/optimizer.py`
+/// `_copy_model_grads_to_main_grads`, d98e8a6.
+fn megatron_grad_copy(s: &Scenario, master: f64, g: f64) -> f64 {
+    let megatron = s.implementation.profile == crate::scenario::Profile::Megatron;
+    if megatron && master >= 4.0 && g < 4.0 {
+        8.0
+    } else {
+        0.0
     }
 }
 
