@@ -213,3 +213,57 @@ fn the_step_copy_is_timed_as_optimizer_traffic() {
     };
     assert!((hf(false) / optimizer_bytes(&fp32) - 30.0 / 32.0).abs() < 1e-9);
 }
+
+/// Megatron's CPU offload (`--optimizer-cpu-offload`, `cpu_offloading/hybrid_optimizer.py`) steps
+/// pinned FP32 host copies of the distributed optimizer's shard, each with an FP32 host gradient;
+/// the data-parallel `main_grad` buffer stays on the GPU. At DP 8 under `--bf16`: the GPU keeps
+/// the whole 4-byte gradient per parameter, the host holds (4 master + 8 moments + 4 gradient) / 8.
+#[test]
+fn cpu_offload_keeps_the_gradient_buffer_on_the_gpu() {
+    let e = megatron(|s| {
+        s.strategies.offload_optimizer = vram_explorer::scenario::OffloadTarget::Cpu;
+    });
+    let params = weights(&e) / 2.0;
+    assert!(
+        (grads(&e) / params - 4.0).abs() < 1e-6,
+        "{}",
+        grads(&e) / params
+    );
+    let host = e.memory.offloaded.host.get();
+    assert!(
+        (host / params - 16.0 / 8.0).abs() < 1e-6,
+        "{}",
+        host / params
+    );
+    // Elsewhere (the generic ZeRO-Offload rule) the gradients move with the states.
+    let hf = megatron(|s| {
+        s.implementation.profile = Profile::HuggingFace;
+        s.strategies.offload_optimizer = vram_explorer::scenario::OffloadTarget::Cpu;
+    });
+    assert!(grads(&hf) < 1e-9 * params);
+}
+
+/// Under DeepSpeed's (or PyTorch FSDP's) sharding the step is theirs: Megatron's FP32 copy is not
+/// added to what `frameworks/deepspeed.rs` counts for DeepSpeed's own cast.
+#[test]
+fn the_step_copy_is_megatrons_own_optimizers() {
+    let step_transient = |profile: Profile| {
+        let e = megatron(|s| {
+            s.implementation.profile = profile;
+            s.implementation.sharding = vram_explorer::scenario::Sharding::DeepSpeed;
+            s.precision.compute = Dtype::Fp16;
+            s.strategies.zero = ZeroStage::Stage3;
+        });
+        e.memory
+            .phases
+            .get(vram_explorer::estimator::Phase::OptimizerStep)
+            .expect("a step")
+            .get(Component::Transient)
+            .get()
+    };
+    let (megatron, hf) = (
+        step_transient(Profile::Megatron),
+        step_transient(Profile::HuggingFace),
+    );
+    assert!((megatron / hf - 1.0).abs() < 1e-9, "{megatron} vs {hf}");
+}

@@ -76,3 +76,36 @@ fn an_fp8_recipe_is_picked_in_the_optimizer_group() {
         .map_or(0.0, |b| b.get(Component::MasterWeights).get());
     assert!(master > 0.0, "FP32 master weights");
 }
+
+/// 8-bit Adam's library is a choice shown for 8-bit Adam only: torchao's compiled step holds three
+/// FP32 buffers of the largest tensor at the step, bitsandbytes' kernel none.
+#[test]
+fn the_eight_bit_library_is_picked_under_eight_bit_adam() {
+    use vram_explorer::scenario::EightBitLibrary;
+    let mut h = window::training(|_| {});
+    h.get_by_label("Optimizer").click();
+    h.run();
+    assert!(h.query_by_label("8-bit library").is_none());
+    choose(&mut h, "Optimizer", "8-bit Adam");
+    let step = |h: &Harness<'_, ExplorerApp>| {
+        vram_explorer::estimator::estimate(h.state().scenario())
+            .memory
+            .phases
+            .get(Phase::OptimizerStep)
+            .map_or(0.0, |b| b.get(Component::Transient).get())
+    };
+    let bnb = step(&h);
+    choose(&mut h, "8-bit library", "torchao");
+    assert_eq!(
+        h.state().scenario().optimizer.eight_bit_library,
+        EightBitLibrary::Torchao
+    );
+    let largest = vram_explorer::estimator::estimate(h.state().scenario())
+        .model
+        .largest_tensor;
+    let extra = step(&h) - bnb;
+    assert!(
+        (extra / (12.031_25 * largest) - 1.0).abs() < 1e-9,
+        "{extra}"
+    );
+}

@@ -259,10 +259,12 @@ fn optimizer_of(o: &Optimizer, d: &mut Diagnostics) -> Optimizer {
         kind,
         foreach,
         state_bytes_per_param,
+        eight_bit_library,
     } = o;
     Optimizer {
         kind: *kind,
         foreach: *foreach,
+        eight_bit_library: *eight_bit_library,
         state_bytes_per_param: const {
             crate::scenario::validate::field("optimizer.state_bytes_per_param")
         }

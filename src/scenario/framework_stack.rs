@@ -120,6 +120,17 @@ pub enum Sharding {
     Fsdp2,
 }
 
+impl Sharding {
+    /// Whether Megatron-Core's own optimizer steps the model: the Megatron profile with its own
+    /// data parallelism (DDP, the distributed optimizer, Megatron-FSDP), not DeepSpeed's or
+    /// PyTorch FSDP's. Its mixed-precision step copies 16-bit gradients to FP32
+    /// (`megatron/core/optimizer/optimizer.py` `_copy_model_grads_to_main_grads`, d98e8a6) and its
+    /// CPU offload (`cpu_offloading/hybrid_optimizer.py`) keeps the gradient buffer on the GPU.
+    pub fn megatron_optimizer(self, profile: super::Profile) -> bool {
+        profile == super::Profile::Megatron && self == Sharding::Generic
+    }
+}
+
 /// FSDP's options (read when `sharding` is `Fsdp1` or `Fsdp2` and `strategies.zero` is stage 3;
 /// torch 2.15.0, `torch/distributed/fsdp/`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

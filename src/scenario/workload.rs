@@ -104,6 +104,22 @@ pub enum OptimizerKind {
     StateBytes,
 }
 
+/// Whose 8-bit Adam `OptimizerKind::Adam8bit` is. Their states are alike (8-bit codes and an FP32
+/// scale per 256-element block, 32-bit below 4,096 elements); their steps differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EightBitLibrary {
+    /// bitsandbytes `AdamW8bit` / `Adam8bit`: one CUDA kernel updates the parameter and its states
+    /// in place (`bitsandbytes/functional.py` `optimizer_update_8bit_blockwise`): no temporaries.
+    #[default]
+    Bitsandbytes,
+    /// torchao `AdamW8bit` (0.6.1, `torchao/prototype/low_bit_optim/adam.py`): each parameter
+    /// stepped by its own `torch.compile`d `single_param_adam`, which materialises three FP32
+    /// buffers of the parameter's size (the two dequantized moments and the update) and two
+    /// block-scale vectors: 12 + 8/256 B an element of the parameter being stepped (measured,
+    /// `tests/data/measured/torchao-adamw8bit-step.json`).
+    Torchao,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Optimizer {
@@ -118,6 +134,9 @@ pub struct Optimizer {
     /// moments, 4 for one FP32 buffer, 2 for two BF16 moments), on the GPU unless offloaded. No step
     /// temporaries are counted for it.
     pub state_bytes_per_param: f64,
+    /// `Adam8bit` only: whose 8-bit Adam steps (bitsandbytes' in-place kernel or torchao's compiled
+    /// per-parameter step and its FP32 buffers).
+    pub eight_bit_library: EightBitLibrary,
 }
 
 impl Default for Optimizer {
@@ -126,6 +145,7 @@ impl Default for Optimizer {
             kind: OptimizerKind::AdamW,
             foreach: true,
             state_bytes_per_param: 8.0,
+            eight_bit_library: EightBitLibrary::Bitsandbytes,
         }
     }
 }

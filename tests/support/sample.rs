@@ -458,6 +458,9 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         ]),
         foreach: r.coin(),
         state_bytes_per_param: r.range(0.0, 64.0),
+        eight_bit_library: r
+            .side(0x7461_6f38_6269_7473)
+            .pick(&[EightBitLibrary::Bitsandbytes, EightBitLibrary::Torchao]),
     };
     s.strategies = strategies(r);
     s.parallel = Parallelism {

@@ -75,6 +75,8 @@ pub struct Ctx {
     pub offload_params: OffloadTarget,
     pub optimizer: OptimizerKind,
     pub foreach: bool,
+    /// Whose 8-bit Adam steps (`optimizer.eight_bit_library`).
+    pub eight_bit_library: crate::scenario::EightBitLibrary,
     /// `OptimizerKind::StateBytes`: state bytes per trainable parameter.
     pub state_bytes_per_param: f64,
     /// FP8 training recipe (`precision.fp8_recipe`; training only, `None` in inference).
@@ -213,6 +215,7 @@ impl Ctx {
             offload_params: st.offload_params,
             optimizer: sc.optimizer.kind,
             foreach: sc.optimizer.foreach,
+            eight_bit_library: sc.optimizer.eight_bit_library,
             state_bytes_per_param: sc.optimizer.state_bytes_per_param,
             fp8: fp8_of(sc),
             prune_fraction: st.prune_fraction,

@@ -364,7 +364,7 @@ pub fn stage_params(
 /// `LanguageModelEmbedding` builds them as plain `torch.nn.Embedding`,
 /// `megatron/core/models/common/embeddings/language_model_embedding.py` at d98e8a6; vLLM's and
 /// Transformers' GPT-2 `wpe` likewise).
-fn rank_edge_params(c: &Ctx, m: &ResolvedModel, first: bool, last: bool) -> f64 {
+pub(crate) fn rank_edge_params(c: &Ctx, m: &ResolvedModel, first: bool, last: bool) -> f64 {
     let all = edge_params(m, [first, last], c.pp);
     let whole = if first {
         (m.params.embeddings - word_embeddings(m)).max(0.0)
@@ -471,7 +471,7 @@ fn edge_params(m: &ResolvedModel, [first, last]: [bool; 2], pp: f64) -> f64 {
 
 /// The word-embedding table's parameters (V × h, no more than the embeddings hold): what a tied
 /// head copies and what tensor parallelism splits over the vocabulary.
-fn word_embeddings(m: &ResolvedModel) -> f64 {
+pub(crate) fn word_embeddings(m: &ResolvedModel) -> f64 {
     (f64::from(m.vocab) * f64::from(m.hidden)).min(m.params.embeddings)
 }
 

@@ -179,7 +179,21 @@ pub fn model_states(
                     g.zero_dp.max(1.0)
                 };
         }
-        if trains && !on_gpu {
+        if trains && !on_gpu && c.framework.sharding.megatron_optimizer(c.framework.profile) {
+            // Megatron's hybrid device optimizer (`--optimizer-cpu-offload`,
+            // `megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py`, d98e8a6) steps pinned
+            // FP32 host copies of its shard (`param.detach().clone().cpu()`, `.float()`) with an
+            // FP32 host gradient per copy (`cpu_copy_map_grad`); the data-parallel gradient
+            // buffer (`main_grad`) stays on the GPU.
+            let copy = 4.0 * g.elems
+                / if c.zero == ZeroStage::None {
+                    1.0
+                } else {
+                    g.zero_dp.max(1.0)
+                };
+            put(&mut st, c.offload_optimizer, mw + o + copy);
+            (mw, o) = (0.0, 0.0);
+        } else if trains && !on_gpu {
             put(&mut st, c.offload_optimizer, mw + o + gr);
             (mw, o, gr) = (0.0, 0.0, 0.0);
         } else if trains && g.paged {
@@ -222,7 +236,8 @@ fn put(st: &mut ModelStates, target: OffloadTarget, bytes: f64) {
 /// - single-tensor Adam: two temporaries of the largest parameter (`exp_avg_sq.sqrt()` and its
 ///   quotient by the bias correction are live together; measured `_forloop` record).
 /// - momentum / plain SGD foreach without weight decay: in place, none.
-/// - 8-bit Adam: fused kernel, none. Adafactor: two of the largest tensor (update, its square).
+/// - 8-bit Adam: bitsandbytes' fused kernel, none; torchao's compiled step per parameter
+///   ([`TORCHAO_8BIT_STEP_BYTES`]) that many bytes an element of the largest tensor. Adafactor: two of the largest tensor (update, its square).
 /// - Lion: foreach (lucidrains/lion-pytorch@05258c9 `foreach.py`: `updates = [t.clone() for t in
 ///   exp_avgs]`, then in place) one parameter-sized buffer; per tensor (`lion_pytorch.py`
 ///   `update_fn`: `exp_avg.clone().mul_(β1).add(grad, …)`, the clone and the sum live together) two
@@ -270,6 +285,11 @@ pub fn optimizer_temp(
             OptimizerKind::Adam | OptimizerKind::AdamW => 2.0 * g.largest * e,
             OptimizerKind::Adafactor => 2.0 * g.largest * g.state_bytes,
             OptimizerKind::Lion if c.foreach => g.elems * e / shard,
+            OptimizerKind::Adam8bit
+                if c.eight_bit_library == crate::scenario::EightBitLibrary::Torchao =>
+            {
+                TORCHAO_8BIT_STEP_BYTES * g.largest / shard
+            }
             OptimizerKind::Lion => 2.0 * g.largest * e,
             OptimizerKind::Muon if g.elems > 0.0 => {
                 let h = f64::from(m.hidden);
@@ -290,11 +310,31 @@ pub fn optimizer_temp(
     out + ns.max(aux)
 }
 
+/// Whether [`optimizer_temp`] is one tensor's (a step that goes parameter by parameter) rather than
+/// a share of every parameter's (foreach Adam, AdamW and Lion).
+pub fn temp_is_per_tensor(c: &Ctx) -> bool {
+    !(c.foreach
+        && matches!(
+            c.optimizer,
+            OptimizerKind::Adam | OptimizerKind::AdamW | OptimizerKind::Lion
+        ))
+}
+
+/// Bytes an element of the parameter being stepped that torchao's 8-bit AdamW holds beside the
+/// model states: its compiled `single_param_adam` (torchao 0.6.1 `prototype/low_bit_optim/adam.py`,
+/// one `torch.compile` per parameter) materialises the two dequantized moments and the update as
+/// FP32 buffers of the parameter's size, and the two re-quantized moments' block scales (one FP32
+/// per 256 elements each). Measured with torch 2.5.1's inductor on CPU: the allocator's step peak
+/// and the generated wrapper's buffers agree, 12 + 8/256 B an element at three shapes
+/// (`tests/data/measured/torchao-adamw8bit-step.json`, `scripts/measure/probe_torchao_adamw8bit.py`).
+/// Inductor realises these buffers before it generates code for a device; a CUDA build was not run.
+pub const TORCHAO_8BIT_STEP_BYTES: f64 = 12.0 + 8.0 / 256.0;
+
 /// The FP32 copy of a group's 16-bit gradients Megatron's optimizer steps with (see
 /// [`optimizer_temp`]), before ZeRO sharding: groups with an FP32 master copy only (FP32
 /// parameters take `main_grad` itself).
 fn megatron_fp32_grad_copy(c: &Ctx, g: &super::inventory::Group) -> f64 {
-    let megatron = c.framework.profile == crate::scenario::Profile::Megatron;
+    let megatron = c.framework.sharding.megatron_optimizer(c.framework.profile);
     if megatron && g.master_bytes >= 4.0 && g.grad_bytes < 4.0 {
         g.elems * 4.0
     } else {

@@ -274,7 +274,7 @@ fn end_of_backward(c: &Ctx, m: &ResolvedModel, z: &Sizes, first: bool) -> f64 {
 /// One V × h gradient as this GPU holds it (the vocabulary split over TP): the embedding's or the
 /// head's weight gradient, tied or not.
 pub(super) fn vocab_matrix_gradient(c: &Ctx, m: &ResolvedModel) -> f64 {
-    f64::from(m.vocab) * f64::from(m.hidden) / c.tp * c.e_grads
+    super::inventory::word_embeddings(m) / c.tp * c.e_grads
 }
 
 /// The stage's gradients as tensors of their own: none under DeepSpeed stage 3, which keeps them in
@@ -329,13 +329,13 @@ fn gradients_at_first_backward(c: &Ctx, g_fwd: f64, head_grad: f64) -> f64 {
     g_fwd.max(head_grad / c.tp * c.e_grads / shard_g)
 }
 
-/// Elements of the head's gradient on the last stage (a tied embedding's gradient is the
-/// embedding table's).
+/// Elements of the head's gradient on the last stage (a tied head's is the word-embedding
+/// table's, V × h: the position table is not the head's, `inventory::word_embeddings`).
 fn head_gradient(m: &ResolvedModel, last: bool) -> f64 {
     if last {
         m.params
             .head
-            .max(m.params.embeddings * f64::from(m.tied_embeddings))
+            .max(super::inventory::word_embeddings(m) * f64::from(m.tied_embeddings))
     } else {
         0.0
     }

@@ -5,8 +5,8 @@ use super::inputs::Inputs;
 use crate::estimator::model::ResolvedModel;
 use crate::estimator::{Component, MemoryEstimate, Phase};
 use crate::scenario::{
-    AttentionKernel, Checkpointing, ModelFamily, OffloadTarget, OptimizerKind, PruneKind,
-    ResolvedPrecision, Scenario, ZeroStage,
+    AttentionKernel, Checkpointing, EightBitLibrary, ModelFamily, OffloadTarget, OptimizerKind,
+    PruneKind, ResolvedPrecision, Scenario, ZeroStage,
 };
 
 /// Per-GPU sizes of a training micro-batch (bytes unless named otherwise).
@@ -114,7 +114,9 @@ impl Work {
         };
         let update = 2.0 * (stored + master + states) + g;
         let optimizer_bytes = match st.offload_optimizer {
-            OffloadTarget::None => optimizer_params * (update + megatron_grad_copy(s, master, g)),
+            OffloadTarget::None => {
+                optimizer_params * (update + megatron_grad_copy(s, master, g) + torchao_buffers(s))
+            }
             _ => 0.0,
         };
         let b = s.workload.micro_batch.max(1) as f64;
@@ -188,14 +190,26 @@ fn trained_types(s: &Scenario, prec: &ResolvedPrecision, lora: bool) -> TrainedT
     }
 }
 
+/// Bytes per parameter torchao's 8-bit AdamW moves beside the update: its compiled step writes
+/// three FP32 buffers of the parameter's size and reads them back (the memory side's
+/// `states::TORCHAO_8BIT_STEP_BYTES`, measured), 24 B; bitsandbytes' kernel updates in place.
+fn torchao_buffers(s: &Scenario) -> f64 {
+    let o = &s.optimizer;
+    if o.kind == OptimizerKind::Adam8bit && o.eight_bit_library == EightBitLibrary::Torchao {
+        24.0
+    } else {
+        0.0
+    }
+}
+
 /// Bytes per parameter Megatron's step adds when its gradient buffer is 16-bit beside an FP32
 /// master (the memory side's `states.rs` `megatron_fp32_grad_copy`): `main_grad.float()` writes
 /// an FP32 copy (4 B) that the optimizer then reads in place of the 16-bit gradient (4 B more;
 /// the 16-bit read is in `update` already). `megatron/core/optimizer/optimizer.py`
 /// `_copy_model_grads_to_main_grads`, d98e8a6.
 fn megatron_grad_copy(s: &Scenario, master: f64, g: f64) -> f64 {
-    let megatron = s.implementation.profile == crate::scenario::Profile::Megatron;
-    if megatron && master >= 4.0 && g < 4.0 {
+    let i = &s.implementation;
+    if i.sharding.megatron_optimizer(i.profile) && master >= 4.0 && g < 4.0 {
         8.0
     } else {
         0.0

@@ -176,7 +176,9 @@ fn megatron(ui: &mut Ui, i: &mut Implementation, moe_training: bool) {
         "Reduce gradients in BF16",
         "--grad-reduce-in-bf16. Off (Megatron's default under --bf16): the gradients accumulate \
          in an FP32 main_grad buffer and reduce in FP32, 4 bytes a parameter. Read with BF16 \
-         master-weight training.",
+         master-weight training under ZeRO none or 1 (Megatron-FSDP, ZeRO 2 and 3, keeps the \
+         parameters' type). On: 2-byte gradients, and the optimizer step makes an FP32 copy \
+         of them (4 bytes a parameter of the shard).",
     );
     if moe_training {
         choice(

@@ -2,7 +2,7 @@
 
 use egui::Ui;
 
-use crate::scenario::{Fp8Recipe, OptimizerKind, Scenario};
+use crate::scenario::{EightBitLibrary, Fp8Recipe, OptimizerKind, Scenario};
 use crate::ui::widgets::{Choice, choice, opt, real_slider, toggle};
 
 const OPTIMIZERS: [Choice<OptimizerKind>; 9] = [
@@ -25,7 +25,7 @@ const OPTIMIZERS: [Choice<OptimizerKind>; 9] = [
     opt(
         OptimizerKind::Adam8bit,
         "8-bit Adam",
-        "bitsandbytes: two 8-bit moments with block scales (~2 bytes per parameter).",
+        "Two 8-bit moments with block scales (~2 bytes per parameter): bitsandbytes' or torchao's.",
     ),
     opt(
         OptimizerKind::Adafactor,
@@ -46,6 +46,19 @@ const OPTIMIZERS: [Choice<OptimizerKind>; 9] = [
         OptimizerKind::StateBytes,
         "Other (state bytes)",
         "Any other optimizer, given as its state bytes per trainable parameter.",
+    ),
+];
+
+const EIGHT_BIT_LIBRARIES: [Choice<EightBitLibrary>; 2] = [
+    opt(
+        EightBitLibrary::Bitsandbytes,
+        "bitsandbytes",
+        "bitsandbytes AdamW8bit: one kernel updates each parameter and its states in place, no step temporaries.",
+    ),
+    opt(
+        EightBitLibrary::Torchao,
+        "torchao",
+        "torchao AdamW8bit (0.6.1): a compiled step per parameter holding three FP32 buffers of its size (12 B an element, measured): the largest tensor's at the step.",
     ),
 ];
 
@@ -84,6 +97,15 @@ pub fn ui(ui: &mut Ui, s: &mut Scenario) {
         "Optimizer",
         "What the optimizer keeps per parameter (training only).",
     );
+    if o.kind == OptimizerKind::Adam8bit {
+        choice(
+            ui,
+            &mut o.eight_bit_library,
+            &EIGHT_BIT_LIBRARIES,
+            "8-bit library",
+            "Whose 8-bit Adam: the states are alike, the step's temporaries are not.",
+        );
+    }
     if o.kind == OptimizerKind::StateBytes {
         real_slider(
             ui,

@@ -107,15 +107,19 @@ fn prefetches(c: &Ctx) -> f64 {
 /// Unsharded bytes of the stage's embedding and head (the head's count includes the final norm's
 /// h parameters, which torchtune leaves in the root unit).
 fn edge_bytes(c: &Ctx, m: &ResolvedModel, st: Stage) -> (f64, f64) {
-    let (emb, head) = edge_elems(m, st);
-    (emb / c.tp * e_unsharded(c), head / c.tp * e_unsharded(c))
+    let (emb, head) = edge_elems(c, m, st);
+    (emb * e_unsharded(c), head * e_unsharded(c))
 }
 
-/// Elements (before TP) of the stage's embedding and head: the first stage's and the last's.
-fn edge_elems(m: &ResolvedModel, st: Stage) -> (f64, f64) {
-    let emb = if st.first { m.params.embeddings } else { 0.0 };
-    let head = if st.last { m.params.head } else { 0.0 };
-    (emb, head)
+/// Elements of the stage's embedding and head on this tensor-parallel rank, as the inventory
+/// counts them (`inventory::rank_edge_params`): the first stage's embeddings (the word table ÷ TP,
+/// a position table whole), the last stage's head ÷ TP, and under a pipeline a tied head's copy of
+/// the word table on the last stage.
+fn edge_elems(c: &Ctx, m: &ResolvedModel, st: Stage) -> (f64, f64) {
+    (
+        inventory::rank_edge_params(c, m, st.first, false),
+        inventory::rank_edge_params(c, m, false, st.last),
+    )
 }
 
 /// Parameter elements of a stage per GPU as FSDP units hold them: its blocks as this GPU holds them
@@ -123,8 +127,8 @@ fn edge_elems(m: &ResolvedModel, st: Stage) -> (f64, f64) {
 /// expert-parallel rank's experts, pruning and weight sharing applied) and its embedding and
 /// head ÷ TP.
 pub fn stage_elements(c: &Ctx, m: &ResolvedModel, st: Stage) -> f64 {
-    let (emb, head) = edge_elems(m, st);
-    inventory::stage_block_params(c, m, st.layers) + (emb + head) / c.tp
+    let (emb, head) = edge_elems(c, m, st);
+    inventory::stage_block_params(c, m, st.layers) + emb + head
 }
 
 /// Whether the embedding and the head are `fully_shard` units of their own (torchtune 0.6.1
@@ -309,14 +313,15 @@ pub fn fresh_gradients(c: &Ctx, m: &ResolvedModel, st: Stage) -> (f64, f64) {
     let head = if edge_units(c, m) {
         0.0
     } else {
-        let (_, head) = edge_elems(m, st);
-        // A tied table's gradient is the head's only where the loss runs too.
+        let (_, head) = edge_elems(c, m, st);
+        // A tied table's gradient is the head's where the loss runs too (on one stage the table is
+        // the embedding's; under a pipeline the last stage's copy is in `head`).
         let tied = if st.first && st.last && m.tied_embeddings {
-            m.params.embeddings
+            inventory::word_embeddings(m) / c.tp
         } else {
             0.0
         };
-        head.max(tied) / c.tp * e
+        head.max(tied) * e
     };
     (down, head)
 }

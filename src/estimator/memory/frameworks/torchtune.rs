@@ -202,6 +202,10 @@ pub fn optimizer_in_backward(
     let share = if total > 0.0 { one / total } else { 0.0 };
     let mut out = p;
     out.states.grads = one;
-    out.opt_temp = p.opt_temp * share;
+    // A temporary of every parameter (foreach) shrinks to one tensor's; one of the largest
+    // tensor's (a per-tensor step) is already that.
+    if !super::super::states::temp_is_per_tensor(c) {
+        out.opt_temp = p.opt_temp * share;
+    }
     out
 }
