@@ -316,3 +316,26 @@ fn explanations_name_only_what_is_held() {
     }
     assert!(seen[0] > 1000 && seen[1] > 100, "{seen:?} scenarios");
 }
+
+/// The transient's explanation names the optimizer step's temporaries as the estimate holds them:
+/// under torchtune's optimizer in backward a foreach AdamW's are one tensor's, not every
+/// parameter's (the memory's `torchtune::step_temp_in_backward`).
+#[test]
+fn optimizer_in_backward_explains_one_tensors_step_temporaries() {
+    let mut s = torchtune_bf16();
+    s.implementation.torchtune.optimizer_in_backward = true;
+    s.workload.seq_len = 1;
+    let e = estimate(&s);
+    assert_eq!(
+        e.memory.peak_phase,
+        Some(vram_explorer::estimator::Phase::OptimizerStep)
+    );
+    let x = explain(&s, &e, Component::Transient);
+    let (_, temp) = x
+        .terms
+        .iter()
+        .find(|(n, _)| n == "optimizer step temporaries")
+        .expect("the step's temporaries");
+    let largest = e.model.largest_tensor * 2.0;
+    assert!(close(temp.get(), largest), "{temp:?} vs {largest}");
+}

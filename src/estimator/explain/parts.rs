@@ -3,6 +3,7 @@
 
 use super::{Stage, show};
 use crate::estimator::memory::ctx::Ctx;
+use crate::estimator::memory::frameworks::torchtune;
 use crate::estimator::memory::inventory::Inventory;
 use crate::estimator::memory::{activations as act, inference, peft, states};
 use crate::estimator::{Component, Estimate, Phase, ResolvedModel};
@@ -465,6 +466,12 @@ pub(super) fn transient(
                 temp = crate::estimator::memory::frameworks::deepspeed::step_temporaries(
                     c, m, temp, grads,
                 );
+            }
+            // torchtune's optimizer in backward steps one parameter at a time, as the memory does.
+            if torchtune::steps_in_backward(c) {
+                let one = torchtune::gradient_in_backward(c, m, grads);
+                let share = if grads > 0.0 { one / grads } else { 0.0 };
+                temp = torchtune::step_temp_in_backward(c, temp, share);
             }
             terms.push(("optimizer step temporaries".to_owned(), Bytes(temp)));
         }

@@ -202,10 +202,17 @@ pub fn optimizer_in_backward(
     let share = if total > 0.0 { one / total } else { 0.0 };
     let mut out = p;
     out.states.grads = one;
-    // A temporary of every parameter (foreach) shrinks to one tensor's; one of the largest
-    // tensor's (a per-tensor step) is already that.
-    if !super::super::states::temp_is_per_tensor(c) {
-        out.opt_temp = p.opt_temp * share;
-    }
+    out.opt_temp = step_temp_in_backward(c, p.opt_temp, share);
     out
+}
+
+/// The optimizer step's temporaries `temp` when each parameter steps alone in backward: a
+/// temporary of every parameter (foreach) shrinks to one tensor's, `share` of it; one of the
+/// largest tensor's (a per-tensor step) is already that. Used by the memory and its explanation.
+pub fn step_temp_in_backward(c: &Ctx, temp: f64, share: f64) -> f64 {
+    if super::super::states::temp_is_per_tensor(c) {
+        temp
+    } else {
+        temp * share
+    }
 }
