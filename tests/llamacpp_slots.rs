@@ -9,7 +9,8 @@
     reason = "a test fails by panicking"
 )]
 
-use vram_explorer::estimator::estimate;
+use vram_explorer::estimator::solver::{Solved, max_micro_batch};
+use vram_explorer::estimator::{Diagnostic, estimate};
 use vram_explorer::presets;
 use vram_explorer::scenario::engine_args_llamacpp::{apply, notes, parse};
 use vram_explorer::scenario::{LlamaCpp, ServingEngine};
@@ -133,4 +134,25 @@ fn files_without_kv_unified_load_with_it_off() {
         Some(ServingEngine::LlamaCpp(l)) => assert!(!l.kv_unified),
         e => panic!("{e:?}"),
     }
+}
+
+#[test]
+fn llamacpp_runs_at_most_llama_max_seq_sequences() {
+    // 65,536 cells over 120-token requests would be 546 slots (547 with the 256-cell padding
+    // of each slot), but llama_context refuses n_seq_max > LLAMA_MAX_SEQ = 256.
+    let mut s = presets::bundled_scenario("llama31-8b-q4km-llamacpp-12gb").unwrap();
+    (s.inference.prompt_tokens, s.inference.generated_tokens) = (100, 20);
+    assert_eq!(max_micro_batch(&s), Solved::AtLimit(256));
+    let e = estimate(&s);
+    assert_eq!(e.performance.throughput.max_concurrent_requests, 256);
+    // The same with one unified cache.
+    if let Some(ServingEngine::LlamaCpp(c)) = &mut s.inference.engine {
+        c.kv_unified = true;
+    }
+    assert_eq!(max_micro_batch(&s), Solved::AtLimit(256));
+    // -np above 256 is clamped to it (the field's range).
+    if let Some(ServingEngine::LlamaCpp(c)) = &mut s.inference.engine {
+        (c.kv_unified, c.n_parallel) = (false, 300);
+    }
+    assert!(estimate(&s).diagnostics.contains(Diagnostic::InputClamped));
 }

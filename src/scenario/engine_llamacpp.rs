@@ -105,7 +105,8 @@ pub struct LlamaCpp {
     pub flash_attn: FlashAttn,
     /// `-nkvo, --no-kv-offload`: the whole KV cache in host memory.
     pub no_kv_offload: bool,
-    /// `-np, --parallel`: sequences (server slots) sharing the `-c` cells. Valid: 1 ..= 4096.
+    /// `-np, --parallel`: sequences (server slots) sharing the `-c` cells. Valid: 1 ..= 256
+    /// (llama.cpp's `LLAMA_MAX_SEQ`: `llama_context` refuses more, `engines::llamacpp::kv`).
     /// llama-server's own default is "auto" = 4 slots with `kv_unified` on (tools/server/server.cpp);
     /// a pasted `llama-server` command without `-np` sets both.
     pub n_parallel: u32,

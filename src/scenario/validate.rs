@@ -339,7 +339,7 @@ pub const RANGES: &[FieldRange] = &[
     closed("inference.engine.llamacpp.n_ubatch", 1.0, 1e6, |s| llamacpp(s).map(|l| l.n_ubatch.into())),
     closed("inference.engine.llamacpp.n_gpu_layers", -1.0, 1e5, |s| llamacpp(s).map(|l| l.n_gpu_layers.max(-1).into())),
     closed("inference.engine.llamacpp.tensor_split", 0.0, 1e6, |s| llamacpp(s).map(|l| split_extreme(&l.tensor_split))),
-    closed("inference.engine.llamacpp.n_parallel", 1.0, 4096.0, |s| llamacpp(s).map(|l| l.n_parallel.into())),
+    closed("inference.engine.llamacpp.n_parallel", 1.0, 256.0, |s| llamacpp(s).map(|l| l.n_parallel.into())),
     floor("inference.engine.llamacpp.host_memory_gb_s", 1e-3, RATE, |s| llamacpp(s).map(|l| l.host_memory_gb_s)),
     floor("inference.engine.llamacpp.host_tflops", 1e-3, RATE, |s| llamacpp(s).map(|l| l.host_tflops)),
     closed("inference.engine.llamacpp.fit_target_mib", 0.0, 1e6, |s| llamacpp(s).map(|l| l.fit_target_mib.into())),

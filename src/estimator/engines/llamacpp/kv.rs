@@ -56,12 +56,21 @@ pub fn sizes(s: &LlamaCpp, fallback_ctx: u32) -> (u32, u32, u32, u32) {
     (n_ctx, n_batch, n_ubatch, n_seq)
 }
 
-/// `-np`'s valid range's end (`scenario::LlamaCpp::n_parallel`).
-pub const MAX_SLOTS: u32 = 4096;
+/// The most sequences a llama.cpp context holds: `LLAMA_MAX_SEQ` (`src/llama-cparams.h`, 256 since
+/// llama.cpp PR #15916, September 2025, and so at the vendored ggml-org/llama.cpp@0c1e57098).
+/// `llama_context`'s constructor (`src/llama-context.cpp`) throws "n_seq_max must be <= 256" for
+/// more; llama-server's `-np` is `n_seq_max` (`common/common.cpp`
+/// `common_context_params_to_llama`), with or without `--kv-unified`.
+pub const LLAMA_MAX_SEQ: u32 = 256;
 
-/// The most `-np` slots (at most [`MAX_SLOTS`]) at the current `-c` whose `GGML_PAD(n_ctx / -np,
-/// 256)` cells hold `request` tokens; 0 if not one does (llama-context.cpp ~290–305). With
-/// `--kv-unified` the slots share the `n_ctx` cells: as many requests as they hold side by side.
+/// `-np`'s valid range's end (`scenario::LlamaCpp::n_parallel`): [`LLAMA_MAX_SEQ`].
+pub const MAX_SLOTS: u32 = LLAMA_MAX_SEQ;
+
+/// The most `-np` slots (at most [`MAX_SLOTS`], llama.cpp's `LLAMA_MAX_SEQ`) at the current `-c`
+/// whose `GGML_PAD(n_ctx / -np, 256)` cells hold `request` tokens; 0 if not one does
+/// (llama-context.cpp ~290–305: `n_ctx_seq` rounded up to 256 cells a slot). With `--kv-unified`
+/// the slots share the `n_ctx` cells: as many requests as they hold side by side, also at most
+/// `LLAMA_MAX_SEQ` sequences.
 ///
 /// ```
 /// use vram_explorer::estimator::engines::llamacpp::kv::slots_holding;
@@ -73,6 +82,10 @@ pub const MAX_SLOTS: u32 = 4096;
 /// let u = LlamaCpp { kv_unified: true, ..l };
 /// assert_eq!(slots_holding(&u, 17_000), 1);
 /// assert_eq!(slots_holding(&u, 4000), 8);
+/// // 65,536 cells hold 546 requests of 120 tokens, but llama.cpp runs at most 256 sequences.
+/// let many = LlamaCpp { n_ctx: 65_536, ..LlamaCpp::default() };
+/// assert_eq!(slots_holding(&many, 120), 256);
+/// assert_eq!(slots_holding(&LlamaCpp { kv_unified: true, ..many }, 120), 256);
 /// ```
 pub fn slots_holding(l: &LlamaCpp, request: u64) -> u32 {
     let request = request.max(1);
