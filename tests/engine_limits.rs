@@ -164,3 +164,96 @@ fn the_longest_prompt_is_the_engines_limit_less_the_generated_tokens() {
     v.inference.prompt_tokens += 1;
     assert!(!estimate(&v).memory.fits);
 }
+
+#[test]
+fn sglang_starts_with_a_pool_below_its_context_and_caps_requests_at_it() {
+    // Qwen2.5-7B on a 4090 with --context-length 65536: the 41,493-token pool is shorter than the
+    // context, which SGLang 0.5.23 only warns about (managers/tp_worker.py get_worker_info); it
+    // caps requests at max_req_len = min(65,535, 41,492) and the scheduler at max_req_len − 1.
+    let mut s = preset("qwen2.5-7b-sglang-rtx4090");
+    if let Some(ServingEngine::Sglang(g)) = &mut s.inference.engine {
+        g.context_length = 65_536;
+    }
+    let e = estimate(&s);
+    let f = e.engine.expect("figures");
+    assert_eq!((f.tokens, f.max_model_len), (41_493.0, 65_536.0));
+    assert!(!f.too_small);
+    assert!(e.memory.fits);
+    assert!(!e.diagnostics.contains(Diagnostic::EngineWouldNotStart));
+    assert!(e.diagnostics.contains(Diagnostic::EnginePoolBelowContext));
+    // The scenario's 4,096-token request is served: 10 at once, as at --context-length 32768.
+    assert!(
+        !e.diagnostics
+            .contains(Diagnostic::RequestLongerThanEngineContext)
+    );
+    assert_eq!(max_micro_batch(&s), Solved::Found(10));
+    // The longest prompt beside 512 generated tokens: 41,493 − 2 − 512.
+    assert_eq!(max_fitting(&s, Target::Context), Solved::Found(40_979));
+    // A 45,000-token request is over the pool's cap (not over context_len).
+    s.inference.prompt_tokens = 44_488;
+    assert!(
+        estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::RequestLongerThanEngineContext)
+    );
+    // It would not start only with a pool below 2 tokens ("Not enough memory", or
+    // max_running_requests = pool // 2 = 0): --max-total-tokens 1.
+    if let Some(ServingEngine::Sglang(g)) = &mut s.inference.engine {
+        g.max_total_tokens = 1;
+    }
+    let e = estimate(&s);
+    assert!(e.engine.expect("figures").too_small);
+    assert!(!e.memory.fits);
+    assert!(e.diagnostics.contains(Diagnostic::EngineWouldNotStart));
+    assert!(!e.diagnostics.contains(Diagnostic::EnginePoolBelowContext));
+}
+
+#[test]
+fn vllm_and_sglang_refuse_tp_that_does_not_divide_the_heads() {
+    // Llama-3.1-70B (64 heads, 8 KV heads) at TP 3: vLLM raises "Total number of attention heads
+    // (64) must be divisible by tensor parallel size (3)"; SGLang's attention asserts it.
+    let mut s = preset("llama3.1-70b-fp8-vllm-4xh100-tp4");
+    let e = estimate(&s);
+    assert!(
+        !e.diagnostics
+            .contains(Diagnostic::EngineNeedsTpDividingHeads)
+    );
+    s.parallel.tp = 3;
+    let e = estimate(&s);
+    assert!(
+        e.diagnostics
+            .contains(Diagnostic::EngineNeedsTpDividingHeads)
+    );
+    assert_eq!(
+        Diagnostic::EngineNeedsTpDividingHeads.severity(),
+        vram_explorer::estimator::Severity::Error
+    );
+    // The engine's pages take ⌈8 / 3⌉ = 3 KV heads a rank, the memory and time models' rule:
+    // one token's bytes agree (80 layers × 2 × 3 × 128 × 2 B = 122,880).
+    let f = e.engine.expect("figures");
+    assert_eq!(f.block_bytes / f.block_tokens, 122_880.0);
+    assert_eq!(e.performance.throughput.kv_bytes_per_token.get(), 122_880.0);
+    // SGLang the same.
+    s.inference.engine = Some(ServingEngine::Sglang(
+        vram_explorer::scenario::Sglang::default(),
+    ));
+    let e = estimate(&s);
+    assert!(
+        e.diagnostics
+            .contains(Diagnostic::EngineNeedsTpDividingHeads)
+    );
+    assert_eq!(e.engine.expect("figures").block_bytes, 122_880.0);
+    // KV heads replicated (TP 16 over 8 KV heads) is a layout both serve: no error.
+    s.parallel.tp = 16;
+    assert!(
+        !estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::EngineNeedsTpDividingHeads)
+    );
+    // Outside the engines (Hugging Face generate) the layout is only a warning.
+    s.parallel.tp = 3;
+    s.inference.engine = None;
+    let d = estimate(&s).diagnostics;
+    assert!(!d.contains(Diagnostic::EngineNeedsTpDividingHeads));
+    assert!(d.contains(Diagnostic::TpDoesNotDivideHeads));
+}

@@ -429,6 +429,39 @@ fn engine_presets_print_what_their_notes_say() {
     }
 }
 
+/// SGLang 0.5.23's default `mem_fraction_static` takes the resolved `--chunked-prefill-size` and
+/// `--cuda-graph-max-bs` (`arg_groups/memory_hook.py` `handle_gpu_memory_settings`): on the 4090
+/// (24,564 MiB) 2,048 and 8 reserve 512 + 1.5 × 2,048 + 128 + 2 × 8 + 8 × 42 = 4,064 MiB → 0.835
+/// (the tier's 4,096 and 48: 7,280 MiB → 0.704); a default max_bs above --max-running-requests is
+/// lowered to it.
+#[test]
+fn sglang_default_fraction_takes_the_resolved_chunk_and_graph_batch() {
+    use vram_explorer::presets::bundled_scenario;
+    let with = |f: &dyn Fn(&mut Sglang)| {
+        let mut s = bundled_scenario("qwen2.5-7b-sglang-rtx4090").unwrap();
+        if let Some(ServingEngine::Sglang(g)) = &mut s.inference.engine {
+            f(g);
+        }
+        estimate(&s).engine.unwrap()
+    };
+    assert_eq!(with(&|_| ()).fraction, 0.704);
+    let small = with(&|g| {
+        g.chunked_prefill_size = 2048;
+        g.cuda_graph_max_bs = 8;
+    });
+    assert_eq!(small.fraction, 0.835);
+    assert_eq!(small.batched_tokens, 2048.0);
+    // Only the chunk: 512 + 3,072 + 128 + 96 + 336 = 4,144 MiB → 0.831.
+    assert_eq!(with(&|g| g.chunked_prefill_size = 2048).fraction, 0.831);
+    // Only max_bs 8: 512 + 6,144 + 128 + 16 + 400 = 7,200 MiB → 0.707.
+    assert_eq!(with(&|g| g.cuda_graph_max_bs = 8).fraction, 0.707);
+    // --max-running-requests 16 lowers the default max_bs 48 to 16: 7,216 MiB → 0.706.
+    assert_eq!(with(&|g| g.max_running_requests = 16).fraction, 0.706);
+    // A chunk off the tier table: 3,000 tokens capture 45 prefill graphs (the 42 up to 2,048, then
+    // 2,304, 2,560, 2,816): 512 + 4,500 + 128 + 96 + 360 = 5,596 MiB → 0.772.
+    assert_eq!(with(&|g| g.chunked_prefill_size = 3000).fraction, 0.772);
+}
+
 /// MLA pages (vllm.md §3.2, sglang.md §2.2): DeepSeek-V3 (tests/data/hf/deepseek-v3.json) caches
 /// one 576-wide latent per token and layer, not split over TP: 1,152 B in bf16, 576 B in fp8. Its
 /// 3 dense and 58 MoE layers share one cache spec, so vLLM makes one group of 61 layers.

@@ -45,10 +45,12 @@ pub enum Diagnostic {
     MegatronAllGatherDispatcher,
     OverheadBound,
     TorchBlocksWithoutTp,
+    EnginePoolBelowContext,
+    EngineNeedsTpDividingHeads,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 40] = [
+    pub const ALL: [Diagnostic; 42] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -89,6 +91,8 @@ impl Diagnostic {
         Diagnostic::MegatronAllGatherDispatcher,
         Diagnostic::OverheadBound,
         Diagnostic::TorchBlocksWithoutTp,
+        Diagnostic::EnginePoolBelowContext,
+        Diagnostic::EngineNeedsTpDividingHeads,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -96,6 +100,7 @@ impl Diagnostic {
         match self {
             Diagnostic::DoesNotFit
             | Diagnostic::EngineWouldNotStart
+            | Diagnostic::EngineNeedsTpDividingHeads
             | Diagnostic::MegatronNeedsTpDividingKvHeads
             | Diagnostic::MegatronMoeNeedsSequenceParallel
             | Diagnostic::MegatronLocalLayersWithoutCp => Severity::Error,
@@ -117,6 +122,7 @@ impl Diagnostic {
                 | Diagnostic::EngineWouldNotStart
                 | Diagnostic::RequestLongerThanEngineContext
                 | Diagnostic::RequestsBeyondEnginePool
+                | Diagnostic::EnginePoolBelowContext
                 | Diagnostic::MemoryBound
                 | Diagnostic::OverheadBound
         )
@@ -142,6 +148,7 @@ impl Diagnostic {
                 | Diagnostic::CpDoesNotDivideSequence
                 | Diagnostic::TorchBlocksWithoutTp
                 | Diagnostic::MegatronNeedsTpDividingKvHeads
+                | Diagnostic::EngineNeedsTpDividingHeads
                 | Diagnostic::MegatronMoeNeedsSequenceParallel
                 | Diagnostic::MegatronLocalLayersWithoutCp
         )
@@ -187,6 +194,8 @@ impl Diagnostic {
             Diagnostic::EngineWouldNotStart => "engine_would_not_start",
             Diagnostic::RequestLongerThanEngineContext => "request_longer_than_engine_context",
             Diagnostic::RequestsBeyondEnginePool => "requests_beyond_engine_pool",
+            Diagnostic::EnginePoolBelowContext => "engine_pool_below_context",
+            Diagnostic::EngineNeedsTpDividingHeads => "engine_needs_tp_dividing_heads",
             Diagnostic::FsdpNeedsZero3 => "fsdp_needs_zero3",
             Diagnostic::Fsdp1WithPipeline => "fsdp1_with_pipeline",
             Diagnostic::DeepSpeedZeroWithPipeline => "deepspeed_zero_with_pipeline",
@@ -270,7 +279,9 @@ impl Diagnostic {
             | Diagnostic::PostTrainingSettingsIgnored
             | Diagnostic::EngineWouldNotStart
             | Diagnostic::RequestLongerThanEngineContext
-            | Diagnostic::RequestsBeyondEnginePool => self.workload_message(),
+            | Diagnostic::RequestsBeyondEnginePool
+            | Diagnostic::EnginePoolBelowContext
+            | Diagnostic::EngineNeedsTpDividingHeads => self.workload_message(),
             Diagnostic::IntegerTrainingType => {
                 "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."
             }
@@ -309,7 +320,13 @@ impl Diagnostic {
                 "Post-training settings that do not apply were ignored: post-training in inference mode, a precomputed reference outside DPO (no reference is held), DPO without a reference (estimated reference-free), or an offload setting the chosen framework does not have (TRL: none; verl: no reference offload, its reference is always on the host; OpenRLHF: no parameter offload)."
             }
             Diagnostic::EngineWouldNotStart => {
-                "The serving engine would not start: its KV cache memory holds less than one request of its maximum length (vLLM max_model_len). Lower max_model_len, raise gpu_memory_utilization, or quantize."
+                "The serving engine would not start: vLLM's KV cache memory holds less than one request of its max_model_len, or SGLang's token pool holds fewer than 2 tokens (its scheduler asserts a request length of at least 1). Lower max_model_len, raise gpu_memory_utilization / mem_fraction_static, or quantize."
+            }
+            Diagnostic::EnginePoolBelowContext => {
+                "SGLang's token pool holds fewer tokens than its context_len: it starts (and logs a warning), but caps every request at the pool (max_req_len = min(context_len − 1, pool − 1)); a longer request is rejected or truncated. Lower context_length or raise mem_fraction_static to serve full-length requests."
+            }
+            Diagnostic::EngineNeedsTpDividingHeads => {
+                "vLLM and SGLang do not start this layout: the tensor-parallel degree must divide the attention heads (vLLM: \"Total number of attention heads must be divisible by tensor parallel size\"), and divide the KV heads or be divided by them (replicated KV heads). Estimated with the largest rank's share (⌈heads / TP⌉, ⌈KV heads / TP⌉); pick a TP degree that divides the heads."
             }
             Diagnostic::RequestLongerThanEngineContext => {
                 "The request (prompt + generated tokens) is longer than the engine admits: vLLM's max_model_len or SGLang's context_len (the request is rejected), or one llama.cpp slot's -c / -np cells (llama-server truncates or shifts the context)."

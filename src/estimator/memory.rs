@@ -472,6 +472,9 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
         if !m.heads.is_multiple_of(t) {
             d.insert(Diagnostic::TpDoesNotDivideHeads);
         }
+        if engine_refuses_tp(sc, m, t) {
+            d.insert(Diagnostic::EngineNeedsTpDividingHeads);
+        }
         if !m.kv_heads.is_multiple_of(t) {
             d.insert(Diagnostic::TpDoesNotDivideKvHeads);
             if sc.implementation.profile == crate::scenario::Profile::Megatron {
@@ -515,6 +518,41 @@ fn structural_diagnostics(sc: &Scenario, m: &ResolvedModel, c: &Ctx, d: &mut Dia
     if offload && c.zero == ZeroStage::None {
         d.insert(Diagnostic::OffloadWithoutZero);
     }
+}
+
+/// vLLM and SGLang refuse tensor parallelism that does not divide the attention heads, or that
+/// neither divides the KV heads nor is divided by them: vLLM 0.11.0 `vllm/config/model.py`
+/// `ModelConfig.verify_with_parallel_config` ("Total number of attention heads (64) must be
+/// divisible by tensor parallel size (3)") and `model_executor/layers/linear.py`
+/// `QKVParallelLinear.__init__` (`divide(total_num_kv_heads, tp)` when TP is below the KV heads,
+/// `divide(tp, total_num_kv_heads)` replicas when not; `divide` asserts); SGLang 0.5.23 the model
+/// attentions (`models/llama.py`, `models/qwen2.py`: `assert total_num_heads % tp_size == 0`, then
+/// the same two KV-head assertions). The KV-head rule is only for softmax attention with K/V heads
+/// (MLA's latent is not split over TP).
+fn engine_refuses_tp(sc: &Scenario, m: &ResolvedModel, tp: u32) -> bool {
+    use crate::estimator::model::blocks::MixerShape;
+    use crate::scenario::ServingEngine;
+    let served = sc.mode == Mode::Inference
+        && matches!(
+            sc.inference.engine,
+            Some(ServingEngine::Vllm(_) | ServingEngine::Sglang(_))
+        );
+    if !served || tp <= 1 {
+        return false;
+    }
+    let kv_heads = m.kv_heads;
+    let softmax = m
+        .blocks
+        .kinds()
+        .iter()
+        .any(|k| matches!(k.mixer, MixerShape::Attention { .. }));
+    let kv_split = !softmax
+        || if kv_heads >= tp {
+            kv_heads.is_multiple_of(tp)
+        } else {
+            kv_heads > 0 && tp.is_multiple_of(kv_heads)
+        };
+    !m.heads.is_multiple_of(tp) || !kv_split
 }
 
 /// Context-parallel layouts the implementations refuse: DeepSpeed-Ulysses asserts the heads (and

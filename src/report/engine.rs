@@ -98,6 +98,19 @@ fn sglang_lines(f: &EngineFigures) -> Vec<String> {
             "KV Cache is allocated. #tokens: {tokens}, K size: {half:.2} GB, V size: {half:.2} GB"
         )
     }];
+    if f.too_small {
+        // 0.5.23 model_executor/pool_configurator.py (no token) or tp_worker.py's assertion (one).
+        out.push(
+            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
+                .to_owned(),
+        );
+    } else if tokens < f.max_model_len {
+        // 0.5.23 managers/tp_worker.py get_worker_info's warning (the pool caps requests).
+        out.push(format!(
+            "KV pool holds {tokens} tokens, fewer than --context-length {}. One full-length request cannot fit, so long requests will be refused or truncated at serving time.",
+            f.max_model_len
+        ));
+    }
     out.push(format!(
         "max_total_num_tokens={tokens}, chunked_prefill_size={}, max_running_requests={}, context_len={}",
         f.batched_tokens, f.max_requests, f.max_model_len

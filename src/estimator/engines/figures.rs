@@ -78,7 +78,9 @@ pub struct EngineFigures {
     pub max_requests: f64,
     /// vLLM `max_num_batched_tokens` / SGLang `chunked_prefill_size`, as resolved.
     pub batched_tokens: f64,
-    /// The KV budget does not hold one request of `max_model_len` (vLLM refuses to start).
+    /// The engine would not start: vLLM's KV budget does not hold one request of `max_model_len`;
+    /// SGLang's pool is below `sglang::MIN_POOL_TOKENS` (a pool below `context_len` starts, with
+    /// requests capped to it: `sglang::pool_request_limit`).
     pub too_small: bool,
     /// The pool is one latent buffer (MLA: SGLang prints "KV size", not K and V).
     pub latent: bool,

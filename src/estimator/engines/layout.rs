@@ -65,7 +65,12 @@ impl Layout {
                     window,
                     ..
                 } => {
-                    let heads = (kv_heads / tp).floor().max(1.0);
+                    // ⌈kv_heads / tp⌉, the rule of the memory and time models
+                    // (`model::blocks`): in every layout the engines start it is vLLM's
+                    // `max(1, kv_heads // tp)` (QKVParallelLinear divides the KV heads over TP or
+                    // TP over them); in one they refuse (`EngineNeedsTpDividingHeads`) the largest
+                    // rank's share, as the rest of the estimate takes it.
+                    let heads = ceil(kv_heads / tp.max(1.0));
                     let kind = if window > 0.0 {
                         CacheKind::Window(window)
                     } else {

@@ -1,6 +1,6 @@
 //! What a serving engine itself refuses, which no memory total shows: a KV cache too small for one
-//! request of the engine's maximum length (the engine does not start), and a request longer than
-//! the engine's context (the engine rejects or cuts it).
+//! request of the engine's maximum length (vLLM does not start; SGLang starts and caps requests at
+//! its pool), and a request longer than the engine's context (the engine rejects or cuts it).
 
 use super::figures::EngineFigures;
 use super::llamacpp::Buffers;
@@ -31,6 +31,12 @@ pub fn check(
         }
         if f.max_model_len > 0.0 && request > f.max_model_len {
             d.insert(Diagnostic::RequestLongerThanEngineContext);
+        }
+        if let Some(limit) = super::sglang::pool_request_limit(f).filter(|_| !f.too_small) {
+            d.insert(Diagnostic::EnginePoolBelowContext);
+            if request > limit {
+                d.insert(Diagnostic::RequestLongerThanEngineContext);
+            }
         }
     }
     if let Some(b) = llamacpp {

@@ -30,40 +30,75 @@ pub fn tier(gpu_mib: f64, tp: f64) -> (f64, f64) {
     }
 }
 
-/// Prefill CUDA-graph sizes captured up to `tokens` (0.5.23 `generate_prefill_cuda_graph_batch_sizes`:
-/// 42 sizes up to 2,048 tokens, 50 up to 4,096, 58 up to 8,192, 74 up to 16,384).
-fn prefill_graph_sizes(tokens: f64) -> f64 {
-    if tokens <= 2048.0 {
-        42.0
-    } else if tokens <= 4096.0 {
-        50.0
-    } else if tokens <= 8192.0 {
-        58.0
+/// Prefill CUDA-graph sizes captured up to `max_bs` tokens (0.5.23 `arg_groups/cuda_graph_hook.py`
+/// `generate_prefill_cuda_graph_batch_sizes`: 4…32 by 4, 48…256 by 16, 288…512 by 32, 576…1,024 by
+/// 64, 1,280…4,096 by 256, then 4,608… by 512, each kept if ≤ `max_bs`: 42 sizes up to 2,048
+/// tokens, 50 up to 4,096, 58 up to 8,192, 74 up to 16,384).
+fn prefill_graph_sizes(max_bs: f64) -> f64 {
+    // (first, last, step) of each run.
+    const RUNS: [(f64, f64, f64); 6] = [
+        (4.0, 32.0, 4.0),
+        (48.0, 256.0, 16.0),
+        (288.0, 512.0, 32.0),
+        (576.0, 1024.0, 64.0),
+        (1280.0, 4096.0, 256.0),
+        (4608.0, f64::INFINITY, 512.0),
+    ];
+    RUNS.iter()
+        .map(|&(first, last, step)| {
+            let top = last.min(max_bs);
+            if top < first {
+                0.0
+            } else {
+                ((top - first) / step).floor() + 1.0
+            }
+        })
+        .sum()
+}
+
+/// The resolved `chunked_prefill_size` and decode CUDA-graph `max_bs` (0.5.23
+/// `arg_groups/memory_hook.py` `handle_gpu_memory_settings`): the user's values when given, else
+/// [`tier`]'s; a default `max_bs` above `--max-running-requests` is lowered to it.
+pub fn resolved_sizes(s: &Sglang, gpu_mib: f64, tp: f64) -> (f64, f64) {
+    let (tier_chunked, tier_bs) = tier(gpu_mib, tp);
+    let chunked = if s.chunked_prefill_size > 0 {
+        f64::from(s.chunked_prefill_size)
     } else {
-        74.0
-    }
+        tier_chunked
+    };
+    let max_bs = if s.cuda_graph_max_bs > 0 {
+        f64::from(s.cuda_graph_max_bs)
+    } else if s.max_running_requests > 0 {
+        tier_bs.min(f64::from(s.max_running_requests))
+    } else {
+        tier_bs
+    };
+    (chunked, max_bs)
 }
 
 /// The default `mem_fraction_static` (sglang.md §3): `round((gpu − reserved) / gpu, 3)`, MiB.
+/// 0.5.23 (`arg_groups/memory_hook.py` `handle_gpu_memory_settings`, `reserve_for_graph_mb`) reserves
+/// `512 + 1.5 · max(chunked_prefill_size, 2048) + tp · pp / 8 · 1024` plus the graphs
+/// (`2 · decode max_bs` and 8 MiB per prefill graph size, whose largest is `chunked_prefill_size`,
+/// capped by `--max-total-tokens`; MLA: 1.5 GiB instead of the prefill graphs), at least 10 GiB
+/// above 60 GiB: the chunk and `max_bs` are the resolved ones ([`resolved_sizes`]), so
+/// `--chunked-prefill-size` and `--cuda-graph-max-bs` change it.
 ///
 /// ```
 /// use vram_explorer::estimator::engines::sglang::default_fraction;
-/// use vram_explorer::scenario::SglangVersion;
+/// use vram_explorer::scenario::{Sglang, SglangVersion};
+/// let s = Sglang { version: SglangVersion::V0_5_23, ..Sglang::default() };
 /// // RTX 4090 (24,564 MiB), TP 1: 512 + 1.5 · 4096 + 128 + 2 · 48 + 8 · 50 = 7,280 MiB → 0.704.
-/// assert_eq!(default_fraction(SglangVersion::V0_5_23, 24_564.0, 1.0, 1.0, false, true), 0.704);
+/// assert_eq!(default_fraction(&s, 24_564.0, 1.0, 1.0, false), 0.704);
+/// // --chunked-prefill-size 2048 --cuda-graph-max-bs 8: 512 + 3,072 + 128 + 16 + 8 · 42 = 4,064 → 0.835.
+/// let small = Sglang { chunked_prefill_size: 2048, cuda_graph_max_bs: 8, ..s };
+/// assert_eq!(default_fraction(&small, 24_564.0, 1.0, 1.0, false), 0.835);
 /// // H100 80GB (81,559 MiB), TP 1: 13,904 MiB (above the 10 GiB floor) → 0.830.
-/// assert_eq!(default_fraction(SglangVersion::V0_5_23, 81_559.0, 1.0, 1.0, false, true), 0.83);
+/// assert_eq!(default_fraction(&s, 81_559.0, 1.0, 1.0, false), 0.83);
 /// ```
-pub fn default_fraction(
-    version: SglangVersion,
-    gpu_mib: f64,
-    tp: f64,
-    pp: f64,
-    mla: bool,
-    graphs: bool,
-) -> f64 {
+pub fn default_fraction(s: &Sglang, gpu_mib: f64, tp: f64, pp: f64, mla: bool) -> f64 {
     let parallel = tp * pp;
-    let reserved = match version {
+    let reserved = match s.version {
         SglangVersion::V0_4_9 => {
             let gib = gpu_mib / 1024.0;
             let r = if gib < 35.0 {
@@ -78,13 +113,18 @@ pub fn default_fraction(
             r * 1024.0
         }
         SglangVersion::V0_5_23 => {
-            let (chunked, max_bs) = tier(gpu_mib, tp);
-            let graph = if !graphs {
+            let (chunked, max_bs) = resolved_sizes(s, gpu_mib, tp);
+            let prefill_max_bs = if s.max_total_tokens > 0 {
+                chunked.min(f64::from(s.max_total_tokens))
+            } else {
+                chunked
+            };
+            let graph = if s.disable_cuda_graph {
                 0.0
             } else if mla {
                 2.0 * max_bs + 1536.0
             } else {
-                2.0 * max_bs + 8.0 * prefill_graph_sizes(chunked)
+                2.0 * max_bs + 8.0 * prefill_graph_sizes(prefill_max_bs)
             };
             let r = 512.0 + 1.5 * chunked.max(2048.0) + parallel / 8.0 * 1024.0 + graph;
             if gpu_mib > 60.0 * 1024.0 {
@@ -146,6 +186,27 @@ fn pool_tokens(budget: f64, cell: f64, page: f64, cap: u32) -> f64 {
     }
 }
 
+/// The smallest token pool SGLang starts with. A pool below one `context_len` request is not a
+/// startup failure: 0.5.23 `managers/tp_worker.py` `get_worker_info` logs "KV pool holds N tokens,
+/// fewer than --context-length C" and caps requests at
+/// `max_req_len = min(context_len − 1, max_total_num_tokens − 1)`. It fails when the pool has no
+/// token (`model_executor/pool_configurator.py` `__post_init__`: "Not enough memory"), when
+/// `max_running_requests = min(…, max_total_num_tokens // 2)` is 0
+/// (`mem_cache/kv_cache_configurator.py` `resolve_max_num_reqs`; `tp_worker.py` asserts
+/// "max_running_request is zero") or `max_req_len ≤ 0` (`tp_worker.py`: "Memory pool size is too
+/// small"): all three are a pool below 2 tokens.
+pub const MIN_POOL_TOKENS: f64 = 2.0;
+
+/// The longest request (prompt + generated tokens) SGLang serves whole when its pool is shorter
+/// than `context_len`: the scheduler lowers `max_new_tokens` to `max_req_len − input_len − 1`
+/// (0.5.23 `managers/scheduler.py`, where it admits a request) with
+/// `max_req_len = pool − 1` (see [`MIN_POOL_TOKENS`]), so input + output ≤ pool − 2. `None` when
+/// the pool holds `context_len` (the tokenizer's `context_len` limit applies).
+pub fn pool_request_limit(f: &EngineFigures) -> Option<f64> {
+    (f.kind == EngineKind::Sglang && f.tokens < f.max_model_len)
+        .then(|| (f.tokens - MIN_POOL_TOKENS).max(0.0))
+}
+
 /// SGLang's figures for one GPU of the scenario.
 pub fn figures(r: &Resolved, mem: &MemoryEstimate, s: &Sglang) -> EngineFigures {
     let (sc, m) = (&r.scenario, &r.model);
@@ -156,20 +217,15 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, s: &Sglang) -> EngineFigures 
     let outside = sc.overheads.cuda_context_mib * MIB + mem.peak.get(Component::NcclBuffers).get();
     let pre = (driver - outside).max(0.0);
     let weights = mem.peak.get(Component::Weights).get();
-    let (tier_chunked, _) = tier(gpu_mib, c.tp);
-    let chunked = if s.chunked_prefill_size > 0 {
-        f64::from(s.chunked_prefill_size)
-    } else {
-        tier_chunked
-    };
+    let (chunked, _) = resolved_sizes(s, gpu_mib, c.tp);
     let mla = m
         .blocks
         .kinds()
         .iter()
         .any(|k| matches!(k.mixer, MixerShape::Mla(_)));
-    let fraction = s.mem_fraction_static.unwrap_or_else(|| {
-        default_fraction(s.version, gpu_mib, c.tp, c.pp, mla, !s.disable_cuda_graph)
-    });
+    let fraction = s
+        .mem_fraction_static
+        .unwrap_or_else(|| default_fraction(s, gpu_mib, c.tp, c.pp, mla));
     let rest = (pre - weights - pre * (1.0 - fraction)).max(0.0);
     let e = CacheBytes {
         kv: s.kv_cache_dtype.bytes(c.ec),
@@ -223,7 +279,7 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, s: &Sglang) -> EngineFigures 
         max_concurrency: ((tokens / context.max(1.0)) * 100.0).round() / 100.0,
         max_requests: running.min((tokens / 2.0).floor()),
         batched_tokens: chunked,
-        too_small: tokens < context,
+        too_small: tokens < MIN_POOL_TOKENS,
         latent: mla,
         stages: [None; crate::estimator::MAX_STAGE_CLASSES],
     }

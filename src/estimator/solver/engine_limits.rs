@@ -61,7 +61,8 @@ fn llamacpp_slots(l: &LlamaCpp, request: u64) -> Solved {
 }
 
 /// `Some` for an inference scenario whose engine fixes the longest request: vLLM with
-/// `max_model_len`, SGLang with `context_length`, llama.cpp with `-c` (one slot's
+/// `max_model_len`, SGLang with `context_length` (or its token pool less 2 when that is shorter:
+/// `sglang::pool_request_limit`), llama.cpp with `-c` (one slot's
 /// `GGML_PAD(n_ctx / -np, 256)` cells, or all `n_ctx` with `--kv-unified`). The answer is the longest prompt beside the scenario's
 /// generated tokens: the engine's limit minus them (vLLM `_validate_model_input` rejects a longer
 /// prompt; llama-server cuts or shifts it). `NoneFits` when the engine would not start or not one
@@ -79,9 +80,20 @@ pub fn engine_context(s: &Scenario) -> Option<Solved> {
         }
         _ => return None,
     };
-    if !estimate(s).memory.fits {
+    let e = estimate(s);
+    if !e.memory.fits {
         return Some(Solved::NoneFits);
     }
+    // SGLang with a pool shorter than `context_length` serves requests up to the pool's cap.
+    let limit = match e
+        .engine
+        .as_ref()
+        .and_then(crate::estimator::engines::sglang::pool_request_limit)
+    {
+        // `as` saturates; the pool is a whole number of tokens ≥ 0.
+        Some(pool) => limit.min(pool as u64),
+        None => limit,
+    };
     Some(
         match limit.saturating_sub(u64::from(s.inference.generated_tokens)) {
             0 => Solved::NoneFits,
