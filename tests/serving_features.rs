@@ -68,9 +68,19 @@ fn neutral_settings_are_todays_numbers_on_every_inference_preset() {
         }
         let before = estimate(&s);
         let mut t = s.clone();
-        // Values that change nothing: no method (its k unused), a chunk as long as the prompt.
+        // Values that change nothing: no method (its k unused), the chunk the engine takes by
+        // itself (vLLM V1's and SGLang's), else one as long as the prompt.
         t.inference.features.speculative.num_speculative_tokens = 9;
-        t.inference.features.prefill_chunk_tokens = s.inference.prompt_tokens;
+        let own = vram_explorer::estimator::engines::prefill_chunk::default_prefill_chunk(
+            &s.inference,
+            &s.gpu,
+            s.parallel.tp,
+        );
+        t.inference.features.prefill_chunk_tokens = if own > 0 {
+            own
+        } else {
+            s.inference.prompt_tokens
+        };
         let after = estimate(&t);
         assert_eq!(before.memory, after.memory, "{id}");
         assert_eq!(

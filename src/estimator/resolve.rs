@@ -171,6 +171,7 @@ pub fn resolve_rest<'m>(
     }
     hf::diagnostics(sc, d);
     let zero_dp = zero_group(&strategies, &parallel, pp_stages);
+    let gpu = sections2::gpu(gpu, d);
     Resolved {
         scenario: Scenario {
             version: *version,
@@ -186,13 +187,18 @@ pub fn resolve_rest<'m>(
                     i.engine
                         .unwrap_or(ServingEngine::following(implementation.profile)),
                 );
+                // Unset, the prefill chunk is the engine's own.
+                if i.features.prefill_chunk_tokens == 0 {
+                    i.features.prefill_chunk_tokens =
+                        super::engines::prefill_chunk::default_prefill_chunk(&i, &gpu, parallel.tp);
+                }
                 i
             },
             precision: precision_of(precision),
             optimizer: optimizer_of(optimizer, d),
             strategies,
             parallel,
-            gpu: sections2::gpu(gpu, d),
+            gpu,
             implementation: implementation_of(implementation, d),
             overheads: sections2::overheads(overheads, d),
             timing: sections2::timing(timing, d),

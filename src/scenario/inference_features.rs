@@ -131,8 +131,9 @@ pub struct InferenceFeatures {
     /// blocks only; SGLang RadixAttention). Needs dynamic batching. Valid: [0, 1].
     pub shared_prefix_fraction: f64,
     /// Chunked prefill: the prompt is prefilled in chunks of this many tokens (vLLM
-    /// `max_num_batched_tokens`, SGLang `chunked_prefill_size`); 0 = the whole prompt in one
-    /// forward. Valid: 0 ..= 10^7.
+    /// `max_num_batched_tokens`, SGLang `chunked_prefill_size`); 0 = the engine's own (vLLM V1's
+    /// resolved `max_num_batched_tokens`, SGLang's resolved `chunked_prefill_size`), elsewhere the
+    /// whole prompt in one forward. Valid: 0 ..= 10^7.
     pub prefill_chunk_tokens: u32,
     /// Sequences per prompt (parallel samples n or beam width b); 1 = one. Valid: 1 ..= 1024.
     pub sequences_per_prompt: u32,

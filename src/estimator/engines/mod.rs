@@ -5,6 +5,7 @@ pub mod device;
 pub mod figures;
 pub mod layout;
 pub mod llamacpp;
+pub mod prefill_chunk;
 pub mod profile;
 pub mod refusals;
 pub mod reservation;

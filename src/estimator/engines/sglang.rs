@@ -76,6 +76,13 @@ pub fn resolved_sizes(s: &Sglang, gpu_mib: f64, tp: f64) -> (f64, f64) {
     (chunked, max_bs)
 }
 
+/// The longest prefill forward SGLang runs (`engines::prefill_chunk`): `chunked_prefill_size` as
+/// resolved ([`resolved_sizes`]); the scheduler splits longer prompts into chunks of it
+/// (`managers/scheduler.py`, `PrefillAdder` with `chunked_prefill_size`, 0.5.23).
+pub fn prefill_chunk(s: &Sglang, gpu: &crate::scenario::GpuChoice, tp: f64) -> f64 {
+    resolved_sizes(s, device_memory(gpu, s).0, tp).0
+}
+
 /// The default `mem_fraction_static` (sglang.md §3): `round((gpu − reserved) / gpu, 3)`, MiB.
 /// 0.5.23 (`arg_groups/memory_hook.py` `handle_gpu_memory_settings`, `reserve_for_graph_mb`) reserves
 /// `512 + 1.5 · max(chunked_prefill_size, 2048) + tp · pp / 8 · 1024` plus the graphs

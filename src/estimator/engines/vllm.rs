@@ -63,6 +63,23 @@ fn batch_defaults(v: &Vllm, gpu: &GpuChoice, total: f64, max_len: f64) -> (f64, 
     )
 }
 
+/// The longest prefill forward vLLM runs (`engines::prefill_chunk`): `max_num_batched_tokens` as
+/// resolved, the scheduler's token budget per step, which V1 fills with chunks of longer prompts
+/// (chunked prefill is always on in V1, `vllm/v1/core/sched/scheduler.py`); V0's default budget is
+/// `max_model_len` up to 32,768 tokens ([`batch_defaults`]), so only longer contexts chunk there.
+pub fn prefill_chunk(v: &Vllm, gpu: &GpuChoice, i: &crate::scenario::Inference) -> f64 {
+    let catalog = gpu.with_spec(|g| g.capacity.bytes().get());
+    let total = v
+        .total_gpu_memory_gib
+        .map_or_else(|| device::driver_total_bytes(gpu, catalog), |g| g * GIB);
+    let max_len = if v.max_model_len > 0 {
+        f64::from(v.max_model_len)
+    } else {
+        f64::from(i.prompt_tokens) + f64::from(i.generated_tokens)
+    };
+    batch_defaults(v, gpu, total, max_len).0
+}
+
 /// The default `gpu_memory_utilization` of a release (vllm.md §1, §6).
 fn default_utilization(v: &Vllm) -> f64 {
     match v.version {
