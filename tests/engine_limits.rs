@@ -122,6 +122,8 @@ fn a_kv_cache_below_one_request_does_not_fit() {
     assert!(!e.memory.fits);
     assert!(e.diagnostics.contains(Diagnostic::EngineWouldNotStart));
     assert_eq!(max_micro_batch(&s), Solved::NoneFits);
+    // The headline's concurrency says the same: none (it printed the pool over one request).
+    assert_eq!(e.performance.throughput.max_concurrent_requests, 0);
 }
 
 #[test]

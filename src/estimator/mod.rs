@@ -71,8 +71,12 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         // the requests' memory).
         let i = &r.scenario.inference;
         let request = f64::from(i.prompt_tokens) + f64::from(i.generated_tokens);
-        performance.throughput.max_concurrent_requests =
-            u32::try_from(f.requests_at_once(request)).unwrap_or(u32::MAX);
+        // An engine that would not start serves none (`refusals::check` says why).
+        performance.throughput.max_concurrent_requests = if f.too_small {
+            0
+        } else {
+            u32::try_from(f.requests_at_once(request)).unwrap_or(u32::MAX)
+        };
     }
     engines::refusals::check(
         &r.scenario,
