@@ -259,3 +259,35 @@ fn vllm_and_sglang_refuse_tp_that_does_not_divide_the_heads() {
     assert!(!d.contains(Diagnostic::EngineNeedsTpDividingHeads));
     assert!(d.contains(Diagnostic::TpDoesNotDivideHeads));
 }
+
+/// vLLM 0.34's extensible cache at its default utilization (1.0) sizes the cache from the free
+/// memory after warmup less its margin, max(1 GiB, 0.75 × the activation peak)
+/// (`v1/worker/extensible_kv_cache.py` `measure_kv_cache_bytes`): free memory lacks the CUDA
+/// context too, so the GPU is left with the margin free (less than one block more), and the
+/// printed budget adds up with the held-back term.
+#[test]
+fn vllm_034_leaves_its_margin_free() {
+    let mut s = preset("llama3.1-8b-vllm-h100-8k");
+    if let Some(ServingEngine::Vllm(v)) = &mut s.inference.engine {
+        v.gpu_memory_utilization = None;
+    }
+    let e = estimate(&s);
+    let f = e.engine.expect("figures");
+    let margin = (1024.0_f64.powi(3)).max(0.75 * f.activation_peak.get());
+    let free = e.memory.headroom.get();
+    assert!(
+        free >= margin - 1.0 && free < margin + f.block_bytes,
+        "{free} vs {margin}"
+    );
+    let terms = f.requested.get()
+        - f.weights.get()
+        - f.activation_peak.get()
+        - f.non_torch.get()
+        - f.cudagraph.get()
+        - f.held_back.get();
+    assert!(
+        (terms - f.kv_budget.get()).abs() < 1.0,
+        "{terms} vs {:?}",
+        f.kv_budget
+    );
+}

@@ -139,6 +139,13 @@ pub fn budget_lines(f: &EngineFigures, unit: MemoryUnit) -> Vec<String> {
                 m(f.non_torch),
                 m(f.cudagraph)
             ));
+            if f.held_back.get() > 0.0 {
+                out.push(format!(
+                    "minus {} held back by the extensible cache: free memory after warmup (without the \
+                     CUDA context and NCCL's buffers) less its margin of max(1 GiB, 0.75 × activations)",
+                    m(f.held_back)
+                ));
+            }
         }
         EngineKind::Sglang => {
             out.push(format!(

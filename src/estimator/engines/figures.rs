@@ -55,6 +55,10 @@ pub struct EngineFigures {
     pub cudagraph: Bytes,
     /// SGLang hybrid models: the recurrent-state pool taken from the budget first.
     pub state_pool: Bytes,
+    /// vLLM 0.34's extensible cache: what its headroom rule keeps off the budget (free memory after
+    /// warmup, which lacks the CUDA context and NCCL's buffers, less its margin of
+    /// max(1 GiB, 0.75 × the activation peak)) when that is the tighter bound; 0 elsewhere.
+    pub held_back: Bytes,
     /// What the KV cache may take on this GPU (vLLM "Available KV cache memory"; SGLang `rest`).
     pub kv_budget: Bytes,
     /// What the pool allocates: blocks × bytes per block (vLLM), (tokens + page) × cell (SGLang).

@@ -275,6 +275,7 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, s: &Sglang) -> EngineFigures 
         context: Bytes(sc.overheads.running_context_mib() * MIB),
         cudagraph: Bytes(0.0),
         state_pool: Bytes(state_pool),
+        held_back: Bytes(0.0),
         kv_budget: Bytes(rest),
         kv_pool: Bytes((tokens + page) * cell),
         block_tokens: page,

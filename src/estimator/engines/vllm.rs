@@ -113,7 +113,17 @@ struct Budget {
     act: f64,
     non_torch: f64,
     graphs: f64,
+    held_back: f64,
     available: f64,
+}
+
+/// Device memory no engine measurement counts as its own but `mem_get_info` does not show free:
+/// the CUDA context present at vLLM's init snapshot (`overheads.cuda_context_mib`) and the NCCL
+/// buffers of the communicators this GPU joins (`memory::nccl`; none at TP = PP = 1).
+fn outside_the_engine(r: &Resolved) -> f64 {
+    let c = Ctx::of(r);
+    r.scenario.overheads.cuda_context_mib * MIB
+        + crate::estimator::memory::nccl::bytes(&r.scenario, &c)
 }
 
 fn budget(r: &Resolved, stage_weights: f64, v: &Vllm, act: f64, total: f64) -> Budget {
@@ -138,13 +148,18 @@ fn budget(r: &Resolved, stage_weights: f64, v: &Vllm, act: f64, total: f64) -> B
         0.0
     };
     let non_kv = weights + non_torch + graphs;
+    let plain = requested - non_kv - act;
     let available = if v.kv_cache_memory_bytes > 0 {
         v.kv_cache_memory_bytes as f64
     } else if v.version == VllmVersion::V1_34 {
+        // `headroom = free + committed_kv` (`measure_kv_cache_bytes`): free memory after warmup,
+        // so beside what the engine used since its init snapshot it also lacks what was there
+        // before it, the CUDA context, and the communicators' NCCL buffers.
         let margin = (EXTENSIBLE_MARGIN_GIB * GIB).max(0.75 * act);
-        (requested - non_kv).min(total - non_kv - margin) - act
+        let headroom = total - outside_the_engine(r) - non_kv;
+        (requested - non_kv).min(headroom - margin) - act
     } else {
-        requested - non_kv - act
+        plain
     };
     Budget {
         total,
@@ -154,6 +169,11 @@ fn budget(r: &Resolved, stage_weights: f64, v: &Vllm, act: f64, total: f64) -> B
         act,
         non_torch,
         graphs,
+        held_back: if v.kv_cache_memory_bytes > 0 {
+            0.0
+        } else {
+            (plain - available).max(0.0)
+        },
         available: available.max(0.0),
     }
 }
@@ -369,6 +389,7 @@ fn stage_figures(r: &Resolved, v: &Vllm, stage: Stage) -> EngineFigures {
         }),
         cudagraph: Bytes(b.graphs),
         state_pool: Bytes(0.0),
+        held_back: Bytes(b.held_back),
         kv_budget: Bytes(b.available),
         kv_pool: Bytes(num_blocks * k.block_bytes),
         block_tokens: k.block_tokens,
