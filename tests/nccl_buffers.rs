@@ -90,8 +90,12 @@ fn inference_counts_its_tensor_parallel_group_and_engines_their_own_rules() {
     s.parallel.dp = 4;
     assert_eq!(nccl(&estimate(&s).memory), 544.0 * MB);
     // vLLM makes its communicators before its budget's baseline (docs/engines/vllm.md §1): they are
-    // in the GPU total beside the budget, and the KV cache does not move.
-    s.inference.engine = Some(ServingEngine::Vllm(Vllm::default()));
+    // in the GPU total beside the budget, and a KV cache sized by `gpu_memory_utilization` does
+    // not move.
+    s.inference.engine = Some(ServingEngine::Vllm(Vllm {
+        gpu_memory_utilization: Some(0.9),
+        ..Vllm::default()
+    }));
     let with = estimate(&s);
     assert_eq!(nccl(&with.memory), 544.0 * MB);
     s.overheads.nccl_mib_two_rank_communicator = 0.0;
@@ -103,6 +107,19 @@ fn inference_counts_its_tensor_parallel_group_and_engines_their_own_rules() {
     assert!(
         (with.memory.gpu_total.get() - without.memory.gpu_total.get() - 544.0 * MB).abs() < 1.0
     );
+    // vLLM 0.34's extensible cache at its default 1.0 sizes from the free memory after warmup,
+    // which the communicators' buffers are not: its pool is smaller by them (within one block).
+    s.inference.engine = Some(ServingEngine::Vllm(Vllm::default()));
+    s.overheads.nccl_mib_two_rank_communicator = 544e6 / 1_048_576.0;
+    let with = estimate(&s).engine.unwrap();
+    s.overheads.nccl_mib_two_rank_communicator = 0.0;
+    let without = estimate(&s).engine.unwrap();
+    let less = without.kv_pool.get() - with.kv_pool.get();
+    assert!(
+        less > 544.0 * MB - with.block_bytes && less < 544.0 * MB + with.block_bytes,
+        "{less}"
+    );
+    s.overheads.nccl_mib_two_rank_communicator = 0.0;
     // SGLang sizes from the free memory after its communicators exist: a smaller pool.
     s.inference.engine = Some(ServingEngine::Sglang(Sglang::default()));
     let small = estimate(&s).engine.unwrap().kv_pool;
