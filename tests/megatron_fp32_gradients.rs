@@ -31,6 +31,16 @@ fn grads(e: &Estimate) -> f64 {
     e.memory.peak.get(Component::Gradients).get()
 }
 
+/// The transient buffers at the optimizer step.
+fn step_transient(e: &Estimate) -> f64 {
+    e.memory
+        .phases
+        .get(vram_explorer::estimator::Phase::OptimizerStep)
+        .expect("a step")
+        .get(Component::Transient)
+        .get()
+}
+
 fn weights(e: &Estimate) -> f64 {
     e.memory.peak.get(Component::Weights).get()
 }
@@ -158,14 +168,6 @@ fn lora_reduces_its_adapters_in_their_own_type() {
 /// (no copy) when it is FP32 (`--bf16`'s default).
 #[test]
 fn sixteen_bit_gradient_buffers_are_copied_to_fp32_for_the_step() {
-    let step_transient = |e: &Estimate| {
-        e.memory
-            .phases
-            .get(vram_explorer::estimator::Phase::OptimizerStep)
-            .expect("a step")
-            .get(Component::Transient)
-            .get()
-    };
     let single = |edit: fn(&mut Scenario)| {
         megatron(|s| {
             s.parallel.dp = 1;
@@ -254,12 +256,7 @@ fn the_step_copy_is_megatrons_own_optimizers() {
             s.precision.compute = Dtype::Fp16;
             s.strategies.zero = ZeroStage::Stage3;
         });
-        e.memory
-            .phases
-            .get(vram_explorer::estimator::Phase::OptimizerStep)
-            .expect("a step")
-            .get(Component::Transient)
-            .get()
+        step_transient(&e)
     };
     let (megatron, hf) = (
         step_transient(Profile::Megatron),
