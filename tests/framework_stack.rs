@@ -894,3 +894,127 @@ fn fsdp_root_regather_records_within_one_percent_per_phase() {
         },
     );
 }
+
+/// Llama-3-8B under DeepSpeed at DP 8 with `compute` weights and gradients, FP32 master weights,
+/// fused AdamW.
+fn ds_step_scenario(
+    zero: vram_explorer::scenario::ZeroStage,
+    compute: vram_explorer::tensor::Dtype,
+) -> vram_explorer::scenario::Scenario {
+    use vram_explorer::scenario::{OptimizerKind, PrecisionMode, Scenario, Sharding};
+    let mut s = Scenario {
+        mode: Mode::Training,
+        ..Scenario::default()
+    };
+    s.precision.mode = PrecisionMode::MasterWeights;
+    s.precision.compute = compute;
+    s.parallel.dp = 8;
+    s.strategies.zero = zero;
+    s.implementation.sharding = Sharding::DeepSpeed;
+    s.optimizer.kind = OptimizerKind::AdamW;
+    s.optimizer.foreach = false;
+    s
+}
+
+/// One component of the optimizer step.
+fn ds_step(s: &vram_explorer::scenario::Scenario, k: vram_explorer::estimator::Component) -> f64 {
+    use vram_explorer::estimator::{Phase, estimate};
+    estimate(s)
+        .memory
+        .phases
+        .get(Phase::OptimizerStep)
+        .unwrap()
+        .get(k)
+        .get()
+}
+
+/// DeepSpeed stages 1–2 step each optimizer param group by flattening its reduced 16-bit gradients
+/// (a copy: `_flatten_dense_tensors` of the views `averaged_gradients` holds into
+/// `grads_in_partition`) and casting the copy to the master's type (`stage_1_and_2.py` `step`,
+/// lines 2350–2382 at edaa722): at the cast the reduced partition, the copy and the cast are
+/// alive. Llama-3-8B, BF16 or FP16 weights and gradients with FP32 master weights, DP 8, fused
+/// AdamW: (2 + 2 + 4) B × the 1/8 partition at both stages — stage 1's full-size gradients are
+/// gone by then (only the partition's were copied into `grads_in_partition`). Before: stage 1
+/// held its full BF16 gradients (2 B × every parameter) and stage 2 its partition, with no copy.
+/// Under `bf16_master_weights_and_grads` the cast of a BF16 copy is the copy: (2 + 2) B.
+#[test]
+fn deepspeed_stage12_step_flattens_and_casts_the_partition() {
+    use vram_explorer::estimator::explain::explain;
+    use vram_explorer::estimator::{Component, Phase, estimate};
+    use vram_explorer::scenario::{Scenario, ZeroStage};
+    use vram_explorer::tensor::Dtype;
+    for compute in [Dtype::Bf16, Dtype::Fp16] {
+        let params = estimate(&ds_step_scenario(ZeroStage::Stage2, compute))
+            .memory
+            .params
+            .trainable;
+        let part = params / 8.0;
+        for zero in [ZeroStage::Stage1, ZeroStage::Stage2] {
+            let s = ds_step_scenario(zero, compute);
+            let g = ds_step(&s, Component::Gradients);
+            assert!(
+                (g - (2.0 + 2.0 + 4.0) * part).abs() < 1.0,
+                "{compute:?} {zero:?}: {g} vs {}",
+                8.0 * part
+            );
+            // Fused AdamW: nothing beside the copies (the flattened copy is freed before it runs).
+            assert!(ds_step(&s, Component::Transient) < 1e6, "{zero:?}");
+            // The explanation names the three tensors and sums to the value.
+            let e = estimate(&s);
+            if e.memory.peak_phase == Some(Phase::OptimizerStep) {
+                let x = explain(&s, &e, Component::Gradients);
+                let bytes: Vec<f64> = x.terms.iter().map(|(_, b)| b.get()).collect();
+                assert_eq!(bytes, [2.0 * part, 2.0 * part, 4.0 * part], "{:?}", x.terms);
+            }
+            let mut low = s.clone();
+            low.implementation.deepspeed.bf16_master_weights_and_grads = true;
+            if compute == Dtype::Bf16 {
+                let g = ds_step(&low, Component::Gradients);
+                assert!((g - 4.0 * part).abs() < 1.0, "{zero:?} bf16 master: {g}");
+            }
+        }
+        // A client foreach AdamW steps the FP32 master beside its cast (4 + 4 B): no more than
+        // the cast moment (2 + 2 + 4 B), so the step does not grow.
+        let mut foreach = ds_step_scenario(ZeroStage::Stage2, compute);
+        foreach.optimizer.foreach = true;
+        let total =
+            |s: &Scenario| ds_step(s, Component::Gradients) + ds_step(s, Component::Transient);
+        let fused = total(&ds_step_scenario(ZeroStage::Stage2, compute));
+        assert!(
+            (total(&foreach) - fused).abs() < 1.0,
+            "{} vs {fused}",
+            total(&foreach)
+        );
+    }
+}
+
+/// With the step's copies ZeRO still orders the model states at the step: none ≥ 1 ≥ 2 ≥ 3
+/// (the scenario above, BF16 and FP16).
+#[test]
+fn deepspeed_step_copies_keep_the_zero_order() {
+    use vram_explorer::estimator::Component;
+    use vram_explorer::scenario::ZeroStage;
+    use vram_explorer::tensor::Dtype;
+    for compute in [Dtype::Bf16, Dtype::Fp16] {
+        let states = |zero: ZeroStage| {
+            let s = ds_step_scenario(zero, compute);
+            [
+                Component::Weights,
+                Component::MasterWeights,
+                Component::Gradients,
+                Component::OptimizerStates,
+            ]
+            .iter()
+            .map(|k| ds_step(&s, *k))
+            .sum::<f64>()
+        };
+        let order = [
+            ZeroStage::None,
+            ZeroStage::Stage1,
+            ZeroStage::Stage2,
+            ZeroStage::Stage3,
+        ]
+        .map(states);
+        assert!(order.windows(2).all(|w| w[1] <= w[0]), "{order:?}");
+    }
+}

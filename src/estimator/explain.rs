@@ -73,6 +73,24 @@ fn stage(c: &Ctx, m: &ResolvedModel, e: &Estimate) -> Stage {
     }
 }
 
+/// The gradient bytes the limiting stage holds at the end of its backward when DeepSpeed's stage 1
+/// or 2 runs the step, whose gradients are copies made for it
+/// (`memory::frameworks::deepspeed::step_gradients`): what the timeline draws the backward up to.
+/// `None` elsewhere (stage 3 draws its backward's own gradients, the other steps theirs).
+pub(crate) fn deepspeed_backward_gradients(s: &Scenario, e: &Estimate) -> Option<f64> {
+    use super::memory::frameworks::deepspeed;
+    let m = &e.model;
+    let r = resolve_with_model(s, m, &mut Diagnostics::default());
+    let x = peft::Ext::new(&r.scenario, m);
+    let ctx = x.base_ctx(Ctx::of(&r));
+    let st = stage(&ctx, m, e);
+    (ctx.mode == Mode::Training
+        && m.family == ModelFamily::Transformer
+        && !deepspeed::grads_in_partition_buffer(&ctx))
+    .then(|| parts::stage_gradients(&ctx, &x, m, &st))
+    .filter(|g| deepspeed::step_gradients(&ctx, m, *g).is_some())
+}
+
 /// Explains one component of the estimate of `s`.
 pub fn explain(s: &Scenario, e: &Estimate, c: Component) -> Explanation {
     let m = &e.model;

@@ -690,11 +690,17 @@ pub(super) fn gradients_stepped_in_backward(
     })
 }
 
-/// Gradients under DeepSpeed stage 3, or `None` elsewhere: at its optimizer step one sub-group's
-/// flattened gradients and their cast to the master's type
-/// (`frameworks::deepspeed::step_gradients`); in the other phases the reduced gradients are in
-/// the partition buffer (a transient-buffer term), and only the unreduced one in flight
-/// (`value`, the head's) is a gradient of its own.
+/// The stage's gradient bytes as backward leaves them (before any framework's step copies).
+pub(super) fn stage_gradients(c: &Ctx, x: &peft::Ext, m: &ResolvedModel, st: &Stage) -> f64 {
+    states::model_states(c, m, &inventory(c, x, m, st), x.optimizer).grads
+}
+
+/// Gradients under DeepSpeed's ZeRO, or `None` elsewhere. At the optimizer step the copies made
+/// for it (`frameworks::deepspeed::step_gradients`): stage 3's one sub-group flattened and cast
+/// to the master's type; stages 1–2's reduced gradient partition with the stepped group's
+/// flattened copy and cast. In stage 3's other phases the reduced gradients are in the partition
+/// buffer (a transient-buffer term), and only the unreduced one in flight (`value`, the head's)
+/// is a gradient of its own; stages 1–2's other phases are the model-state rule's.
 pub(super) fn deepspeed_gradients(
     c: &Ctx,
     x: &peft::Ext,
@@ -708,8 +714,12 @@ pub(super) fn deepspeed_gradients(
     if m.family != ModelFamily::Transformer {
         return None;
     }
-    let grads = states::model_states(c, m, &inventory(c, x, m, st), x.optimizer).grads;
+    let grads = stage_gradients(c, x, m, st);
     let (flat, cast) = deepspeed::step_gradient_copies(c, m, grads)?;
+    if !deepspeed::grads_in_partition_buffer(c) {
+        return (phase == Some(Phase::OptimizerStep))
+            .then(|| stage12_step_gradients(c, grads, flat, cast));
+    }
     let source = "deepspeed/runtime/zero/stage3.py 0.18.4 _prepare_fp32_grad_for_sub_group, \
                   _release_sub_group, grad_partitions_flat_buffer; docs/frameworks/deepspeed.md";
     if phase != Some(Phase::OptimizerStep) {
@@ -745,4 +755,39 @@ pub(super) fn deepspeed_gradients(
                      buffers",
         rest: "not attributed",
     })
+}
+
+/// Stage 1–2's optimizer-step gradients: the reduced partition `averaged_gradients` still holds,
+/// and the stepped group's flattened copy and its cast (`frameworks::deepspeed::step_gradients`).
+fn stage12_step_gradients(c: &Ctx, grads: f64, flat: f64, cast: f64) -> Parts {
+    use crate::estimator::memory::frameworks::deepspeed;
+    Parts {
+        formula: "partition × e_g + group × (e_g + e_master if they differ): the optimizer's \
+                  param group flattened from the reduced partition and cast to the master's type \
+                  (one group, the whole partition)"
+            .to_owned(),
+        lead: format!("DeepSpeed stage {}, e_g = {} B", rank(c.zero), c.e_grads),
+        terms: vec![
+            (
+                "the reduced gradient partition (grads_in_partition, viewed by \
+                 averaged_gradients until the group's step)"
+                    .to_owned(),
+                Bytes(deepspeed::step_held(c, grads)),
+            ),
+            (
+                "the group's gradients flattened (a copy in the gradients' type)".to_owned(),
+                Bytes(flat),
+            ),
+            (
+                "their cast to the master's type (the master's .grad for its step)".to_owned(),
+                Bytes(cast),
+            ),
+        ],
+        source: "deepspeed/runtime/zero/stage_1_and_2.py (edaa722, version.txt 0.19.6) step lines \
+                 2350-2382, copy_grads_in_partition, independent_gradient_partition_epilogue; \
+                 docs/frameworks/deepspeed.md",
+        assumption: "one optimizer param group; the flattened copy is freed before the optimizer \
+                     runs, and with one group the held partition too",
+        rest: "not attributed",
+    }
 }

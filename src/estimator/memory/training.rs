@@ -280,7 +280,7 @@ pub(super) fn vocab_matrix_gradient(c: &Ctx, m: &ResolvedModel) -> f64 {
 /// The stage's gradients as tensors of their own: none under DeepSpeed stage 3, which keeps them in
 /// its partition buffer (`fw.buffers`).
 fn own_gradients(p: &Parts, fw: &super::frameworks::StageExtra) -> f64 {
-    if fw.step_grads.is_some() {
+    if fw.grads_in_buffer {
         0.0
     } else {
         p.states.grads
@@ -304,7 +304,7 @@ fn gradient_points(
         c.grad_accum > 1.0 || (c.pp > 1.0 && c.pp_microbatches > 1.0) || fw.persistent_grads;
     // DeepSpeed stage 3 reduces every gradient into its partition buffer (`fw.buffers`), also
     // across micro-batches: only the unreduced one in flight is a gradient of its own.
-    let ds3 = fw.step_grads.is_some();
+    let ds3 = fw.grads_in_buffer;
     let g_fwd = if accumulating && !ds3 {
         p.states.grads
     } else {

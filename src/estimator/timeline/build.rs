@@ -39,6 +39,7 @@ pub fn build(scenario: &Scenario, est: &Estimate) -> Timeline {
     // A post-training run (issue 15 item 4) generates and scores before its training step (GRPO,
     // PPO); DPO scores the reference inside the step, beside the policy's saved activations.
     let dpo = r.scenario.post_training.algorithm == RlAlgorithm::Dpo;
+    let backward_grads = crate::estimator::explain::deepspeed_backward_gradients(scenario, est);
     let points = match scenario.mode {
         Mode::Training => rollout(ph, dpo)
             .chain(drawn(micro_batches).flat_map(|mb| {
@@ -48,6 +49,7 @@ pub fn build(scenario: &Scenario, est: &Estimate) -> Timeline {
                     last: mb == micro_batches,
                     scoring: ph.get(Phase::Scoring).copied().filter(|_| dpo),
                     step_copies: step_copies(&r.scenario),
+                    backward_grads,
                 };
                 training(ph, layers, in_flight, m)
             }))
@@ -87,6 +89,9 @@ struct Micro {
     /// The optimizer step's gradients are copies made for it (DeepSpeed stage 3's sub-group,
     /// `frameworks::deepspeed::step_gradients`), not the gradients backward accumulates.
     step_copies: bool,
+    /// The gradients at the end of backward when DeepSpeed stage 1 or 2 runs the step, whose
+    /// gradients are its own copies (`explain::deepspeed_backward_gradients`).
+    backward_grads: Option<f64>,
 }
 
 /// Whether DeepSpeed stage 3 runs the step ([`Micro::step_copies`]).
@@ -231,11 +236,12 @@ fn training(ph: &PhasePeaks, layers: u32, in_flight: f64, m: Micro) -> Vec<Point
     }
     let opt = ph.get(Phase::OptimizerStep);
     if let Some(bwd) = ph.get(Phase::Backward) {
-        let g_end = opt
-            .filter(|_| !m.step_copies)
-            .map_or(get(bwd, Component::Gradients), |o| {
-                get(o, Component::Gradients)
-            });
+        let g_end = m.backward_grads.unwrap_or_else(|| {
+            opt.filter(|_| !m.step_copies)
+                .map_or(get(bwd, Component::Gradients), |o| {
+                    get(o, Component::Gradients)
+                })
+        });
         for (n, b) in backward(bwd, &prev, (layers, t0, g_end), m) {
             push(Step::BackwardLayer(n), Phase::Backward, b);
         }

@@ -211,15 +211,22 @@ fn layer_modules(c: &Ctx, m: &ResolvedModel) -> [f64; 9] {
     }
 }
 
-/// The optimizer step's temporaries beside [`step_gradients`]: [`optimizer_temp`], less the
-/// flattened copy when a cast follows it. That copy is freed before the optimizer runs, so the
-/// step holds the cast and the larger of the copy and the temporaries (charged as the copy plus
-/// the excess).
+/// The optimizer step's temporaries beside [`step_gradients`]: [`optimizer_temp`], less what the
+/// gradient copies already charge. [`step_gradients`] is charged at the cast, where the held
+/// partition ([`step_held`]), the flattened copy and the cast are alive; the optimizer then runs
+/// beside what stays the master's `.grad` (the cast, or the flattened copy itself when the types
+/// match and `.to()` returns it), with stage 1–2's held partition freed first
+/// ([`step_gradient_copies`]). The step holds the larger of the two moments, charged as the
+/// gradients plus the excess.
 pub fn step_temporaries(c: &Ctx, m: &ResolvedModel, generic: f64, grads: f64) -> f64 {
     let temp = optimizer_temp(c, m, generic, grads);
     match step_gradient_copies(c, m, grads) {
-        Some((flat, cast)) if cast > 0.0 => (temp - flat).max(0.0),
-        _ => temp,
+        Some((flat, cast)) => {
+            let at_cast = step_held(c, grads) + flat + cast;
+            let kept = if cast > 0.0 { cast } else { flat };
+            (kept + temp - at_cast).max(0.0)
+        }
+        None => temp,
     }
 }
 
@@ -274,26 +281,91 @@ pub fn buffers(c: &Ctx, grads: f64) -> (f64, f64) {
     }
 }
 
-/// Gradient bytes of stage 3's optimizer step, or `None` elsewhere: the partition is stepped one
-/// sub-group at a time (`sub_group_size` elements, `_create_fp16_sub_groups`), and
-/// `_prepare_fp32_grad_for_sub_group` (`stage3.py` line 1980) flattens the sub-group's gradients
-/// (a copy in the gradients' type) and casts the copy to the master's type (a second copy unless
-/// the types match); the cast is the master's `.grad` until `_release_sub_group`. Charged at the
-/// cast, where both copies are alive: the flattened copy is freed when the statement ends (before
-/// the optimizer's temporaries, [`parts`]).
+/// Gradient bytes of the optimizer step under DeepSpeed's ZeRO (stages 1–3), or `None` elsewhere:
+/// [`step_held`] plus the flattened copy and its cast ([`step_gradient_copies`]), charged at the
+/// cast, where all three are alive.
 pub fn step_gradients(c: &Ctx, m: &ResolvedModel, grads: f64) -> Option<f64> {
-    step_gradient_copies(c, m, grads).map(|(flat, cast)| flat + cast)
+    step_gradient_copies(c, m, grads).map(|(flat, cast)| step_held(c, grads) + flat + cast)
 }
 
-/// [`step_gradients`] as (the flattened copy, its cast to the master's type).
+/// Whether stage 3 runs the step: its reduced gradients live in the partition buffer of
+/// [`buffers`] in every phase, so it has no gradient tensors of its own.
+pub fn grads_in_partition_buffer(c: &Ctx) -> bool {
+    applies(c) && c.zero == ZeroStage::Stage3
+}
+
+/// Stage 1–2's reduced gradient partition at the step, bytes: `grads_in_partition`, one tensor
+/// of `self.dtype` (the model's type) for every group's parameters in this rank's partition
+/// (`stage_1_and_2.py` line 1678, `copy_grads_in_partition`), into which each such parameter's
+/// reduced gradient is copied and re-pointed (line 1687; stage 1 too with `contiguous_gradients`,
+/// the default, lines 1753–1754). The epilogue (`independent_gradient_partition_epilogue`)
+/// collects views of those gradients into `averaged_gradients[i]` (line 946,
+/// `get_flat_partition(..., return_tensor_list=True)`: a list, narrowed views, no copy), then drops
+/// `self.grads_in_partition` (`_release_ipg_buffers`, line 960, which also frees the reduce
+/// buckets) and every `param.grad` (`_clear_param_grad_only`, line 966): the views keep the one
+/// storage alive until the step sets the last group's `averaged_gradients` to `None` (line 2372).
+/// Stage 1's gradients are full-size until `reduce_gradients` at the end of backward moves each
+/// into the bucket (line 1234) and the partition's into this tensor; the others die with their
+/// `param.grad`, so at the step stage 1 holds what stage 2 holds. The gradient bytes ÷ DP (stage 2's
+/// `grads` already are); 0 under stage 3, whose partition buffer is in [`buffers`], and under
+/// optimizer offload ([`step_gradient_copies`]).
+pub fn step_held(c: &Ctx, grads: f64) -> f64 {
+    if !applies(c) || c.zero == ZeroStage::Stage3 || offloaded(c) {
+        0.0
+    } else {
+        c.e_grads * partition_elems(c, grads)
+    }
+}
+
+/// ZeRO-Offload of the optimizer: stage 1–2's step takes the FP32 gradients it copied to the host
+/// in backward (`stage_1_and_2.py` line 2323, `cpu_offload` branch), no device copies.
+fn offloaded(c: &Ctx) -> bool {
+    c.offload_optimizer != crate::scenario::OffloadTarget::None
+}
+
+/// The step's gradient copies, (the flattened copy in the gradients' type, its cast to the
+/// master's type: 0 when the types match, where `.to()` returns the copy itself), bytes, under
+/// stages 1–3, `None` elsewhere.
+///
+/// Stage 3 steps its partition one sub-group at a time (`sub_group_size` elements,
+/// `_create_fp16_sub_groups`), and `_prepare_fp32_grad_for_sub_group` (`stage3.py` line 1980)
+/// flattens the sub-group's gradients and casts the copy to the master's type; the cast is the
+/// master's `.grad` until `_release_sub_group`.
+///
+/// Stages 1–2 (`stage_1_and_2.py` `step`, read at deepspeed commit edaa722, `version.txt` 0.19.6;
+/// the same statements in v0.19.5) step one optimizer param group `i` at a time, outside
+/// optimizer offload: `_get_preflattened_grad_partition(i)` (line 2350) is `None` unless a
+/// DeepCompile pass gave `averaged_gradients[i]` a `flat_partition` (`compile/init_z1_and_2.py`),
+/// so `self.flatten(self.averaged_gradients[i])` (line 2360; `flatten_dense_tensors_aligned` on
+/// the last rank, line 2357) — torch's `_flatten_dense_tensors`, a `cat` of the group's gradient
+/// views, a new tensor in the gradients' type (a view only for a one-tensor list) — then
+/// `flat_grad_partition.to(master dtype)` (line 2361), `del flat_grad_partition` (line 2362), the
+/// cast set as the master partition's `.grad` (line 2367), `averaged_gradients[i] = None` (line
+/// 2372), `_optimizer_step(i)` (line 2380), the `.grad` set to `None` (line 2382). At the cast
+/// the held partition ([`step_held`]), the flattened copy and the cast are alive; through the
+/// optimizer the cast (or the copy it is) and, while a later group still holds views into it,
+/// the held partition.
+///
+/// The optimizer's param groups are not a setting: one group, the whole partition, as
+/// DeepSpeed's own optimizer over `model_parameters` and the measured client AdamW over
+/// `model.parameters()` have (tests/data/measured/deepspeed-cpu-steps.json: FP32 at world size 1,
+/// where the step peaks at 2 × the gradient partition, the held partition + its flattened copy,
+/// then the copy + a foreach temporary). Several groups (a client optimizer's weight-decay /
+/// no-decay groups, DeepSpeed-MoE's expert groups) size the copies by the stepped group and keep
+/// the held partition through every group's step but the last's; not modelled
+/// (docs/frameworks/deepspeed.md).
 pub fn step_gradient_copies(c: &Ctx, m: &ResolvedModel, grads: f64) -> Option<(f64, f64)> {
-    if !applies(c) || c.zero != ZeroStage::Stage3 {
+    if !applies(c) {
         return None;
     }
-    let sub = sub_group_elems(c, m, grads);
+    let elems = match c.zero {
+        ZeroStage::Stage3 => sub_group_elems(c, m, grads),
+        _ if offloaded(c) => return None,
+        _ => partition_elems(c, grads),
+    };
     let master = master_bytes(c);
     let cast = if master == c.e_grads { 0.0 } else { master };
-    Some((c.e_grads * sub, cast * sub))
+    Some((c.e_grads * elems, cast * elems))
 }
 
 /// Whether the vocabulary stays whole under TP: DeepSpeed-Inference's AutoTP

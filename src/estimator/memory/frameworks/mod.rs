@@ -465,10 +465,14 @@ pub struct StageExtra {
     /// (`megatron/core/distributed/param_and_grad_buffer.py`, FP32 with
     /// `accumulate_allreduce_grads_in_fp32`) and the parameters' `main_grad` are views into it.
     pub persistent_grads: bool,
-    /// DeepSpeed stage 3 keeps its reduced gradients in the partition buffer of
-    /// [`deepspeed::buffers`] (no `param.grad` after backward) and its optimizer step holds one
-    /// sub-group's flattened and cast copies instead ([`deepspeed::step_gradients`]).
+    /// The gradient bytes of the optimizer step when DeepSpeed's ZeRO runs it, instead of the
+    /// stage's gradients ([`deepspeed::step_gradients`]): stage 3 one sub-group's flattened and
+    /// cast copies, stages 1–2 the reduced gradient partition and the flattened and cast copies
+    /// of the group stepped.
     pub step_grads: Option<f64>,
+    /// DeepSpeed stage 3 keeps its reduced gradients in the partition buffer of
+    /// [`deepspeed::buffers`] (no `param.grad` after backward, under accumulation too).
+    pub grads_in_buffer: bool,
 }
 
 impl StageExtra {
@@ -528,6 +532,7 @@ pub fn step(
         accumulated_grads: fsdp::pipeline_gradients(c, m, st),
         persistent_grads: c.framework.profile == Profile::Megatron,
         step_grads: deepspeed::step_gradients(c, m, parts.states.grads),
+        grads_in_buffer: deepspeed::grads_in_partition_buffer(c),
     };
     (parts, extra)
 }
