@@ -326,3 +326,34 @@ fn the_context_is_counted_once_whoever_charges_it() {
     let s = bundled_scenario("qwen2.5-7b-sglang-rtx4090").unwrap();
     assert_eq!(context(&s), (253.75 + 146.0) * MIB);
 }
+
+/// The memory-technology rows apply the engine too: vLLM sizes its budget from the technology's
+/// device, so a row fits as a custom GPU of that capacity does (HBM2's 32 GiB holds the 8B model
+/// and its requests as the V100 32 GB does; the row said "no" by the H100's 71.5 GiB before).
+#[test]
+fn technology_rows_apply_the_engine_to_their_capacity() {
+    use vram_explorer::scenario::CustomGpu;
+    let s = vllm_preset();
+    let c = compare(&s);
+    let mut checked = 0;
+    for row in c.techs.iter().filter(|r| r.capacity.is_some()) {
+        let cap = row.capacity.unwrap().get();
+        let mut on = s.clone();
+        on.gpu = GpuChoice::Custom(CustomGpu {
+            memory_gb: cap / vram_explorer::units::GIB,
+            ..CustomGpu::unnamed()
+        });
+        let e = estimate(&on);
+        assert_eq!(row.fits, Some(e.memory.fits), "{}", row.label);
+        let h = row.headroom.unwrap().get();
+        assert!(
+            (h - e.memory.headroom.get()).abs() < 1.0,
+            "{}: {h}",
+            row.label
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "{checked}");
+    let hbm2 = c.techs.iter().find(|r| r.label == "HBM2").expect("HBM2");
+    assert_eq!(hbm2.fits, Some(true));
+}

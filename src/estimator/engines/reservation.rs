@@ -179,3 +179,24 @@ pub fn on_gpu(r: &Resolved, mem: &MemoryEstimate, id: GpuId) -> Option<MemoryEst
     m.capacity = crate::hardware::usable(id);
     held(&other, &m)
 }
+
+/// The same on a memory technology's what-if device (the comparison's technology rows), a GPU of
+/// `capacity` bytes: the engine sizes its budget from that device as from a custom GPU's memory
+/// (read whole, no runtime reserve), and the fit is against all of it.
+pub fn on_capacity(
+    r: &Resolved,
+    mem: &MemoryEstimate,
+    capacity: crate::units::Bytes,
+) -> Option<MemoryEstimate> {
+    if !super::figures::applies(r) {
+        return None;
+    }
+    let mut other = r.clone();
+    other.scenario.gpu = GpuChoice::Custom(crate::scenario::CustomGpu {
+        memory_gb: capacity.get() / crate::units::GIB,
+        ..crate::scenario::CustomGpu::unnamed()
+    });
+    let mut m = *mem;
+    m.capacity = capacity;
+    held(&other, &m)
+}

@@ -147,7 +147,16 @@ pub fn compare(scenario: &Scenario) -> Comparison {
     let techs = MemoryTech::ALL.map(|t| {
         let spec = tech(t);
         let hw = with_tech(&base_hw, &spec);
-        row(RowKind::Tech(t), &hw, spec.devices, spec.capacity(), &mut d)
+        let mut row = row(RowKind::Tech(t), &hw, spec.devices, spec.capacity(), &mut d);
+        // A serving engine sizes its budget from the device it runs on, here the technology's.
+        let engine = spec
+            .capacity()
+            .and_then(|c| crate::estimator::engines::reservation::on_capacity(&r, &mem, c));
+        if let Some(m) = engine {
+            row.fits = Some(m.fits);
+            row.headroom = Some(m.headroom);
+        }
+        row
     });
     let article = ArticleTech::ALL.map(|a| {
         let spec = article_tech(a);
