@@ -98,6 +98,12 @@ fn unknown_flags_are_named_never_defaulted() {
     assert!(parse("vllm serve m --max-model-len").is_err());
     assert!(parse("llama-server -m x.gguf").is_err());
     assert!(parse("vllm serve 'm").is_err(), "an unclosed quote");
+    // vLLM refuses a utilization outside (0, 1]; so does the reader, naming the flag.
+    for u in ["1.5", "0", "-0.2"] {
+        let e = parse(&format!("vllm serve m --gpu-memory-utilization {u}")).unwrap_err();
+        assert!(e.contains("--gpu-memory-utilization"), "{e}");
+    }
+    assert!(parse("vllm serve m --gpu-memory-utilization 1").is_ok());
 }
 
 #[test]

@@ -93,6 +93,20 @@ fn f64_of(v: &str) -> Result<f64, String> {
     }
 }
 
+/// `--gpu-memory-utilization`: vLLM refuses a value outside (0, 1] at startup (`CacheConfig`:
+/// "GPU memory utilization must be less than 1.0", `vllm/config.py` `_verify_args` in the V0
+/// releases, a `gt=0, le=1` field from the V1 ones), so the line is refused here too.
+fn fraction(v: &str) -> Result<f64, String> {
+    let x = f64_of(v)?;
+    if x > 0.0 && x <= 1.0 {
+        Ok(x)
+    } else {
+        Err(format!(
+            "--gpu-memory-utilization {v}: vLLM takes a fraction of the GPU's memory in (0, 1]"
+        ))
+    }
+}
+
 fn kv_dtype(v: &str) -> Result<KvCacheDtype, String> {
     KvCacheDtype::parse(v).ok_or_else(|| {
         format!("\"{v}\" is not a KV-cache type this estimate knows (auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2)")
@@ -137,7 +151,7 @@ pub(super) fn set(a: &mut EngineArgs, field: Field, v: &str) -> Result<(), Strin
         F::Pp => a.pp = Some(u32_of(v)?.max(1)),
         F::Dp => a.dp = Some(u32_of(v)?.max(1)),
         F::Dtype => dtype(a, v)?,
-        F::GpuMemoryUtilization => vllm(a)?.gpu_memory_utilization = Some(f64_of(v)?),
+        F::GpuMemoryUtilization => vllm(a)?.gpu_memory_utilization = Some(fraction(v)?),
         F::MaxModelLen => vllm(a)?.max_model_len = u32_of(v)?,
         F::MaxNumSeqs => vllm(a)?.max_num_seqs = u32_of(v)?,
         F::MaxNumBatchedTokens => vllm(a)?.max_num_batched_tokens = u32_of(v)?,
