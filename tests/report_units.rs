@@ -117,3 +117,29 @@ fn markdown_escapes_control_characters_in_names_and_notes() {
     assert!(md.contains("evil\\u{1b}[2J name"), "{md}");
     assert!(md.contains("> line one\n> bell \\u{7} here"), "{md}");
 }
+
+/// SGLang's budget lines add up for a hybrid model: the "= KV budget" is what is left after the
+/// weights and the recurrent-state pool the line above names (it showed the budget before the
+/// state pool was taken off).
+#[test]
+fn sglang_budget_lines_add_up_with_a_state_pool() {
+    use vram_explorer::scenario::{ServingEngine, Sglang, SglangVersion};
+    let mut s =
+        vram_explorer::presets::bundled_scenario("nemotron-h-8b-128k-h100").expect("preset");
+    s.inference.engine = Some(ServingEngine::Sglang(Sglang {
+        version: SglangVersion::V0_5_23,
+        ..Sglang::default()
+    }));
+    let f = vram_explorer::estimator::estimate(&s)
+        .engine
+        .expect("SGLang figures");
+    assert!(f.state_pool.get() > 0.0);
+    let lines = vram_explorer::report::engine::budget_lines(&f, MemoryUnit::GiB);
+    let last = lines.last().expect("a KV budget line");
+    let kv = f.requested.get() - f.weights.get() - f.state_pool.get();
+    let shown = MemoryUnit::GiB.format(vram_explorer::units::Bytes(kv));
+    assert!(
+        last.starts_with(&format!("= KV budget {shown}:")),
+        "{last} vs {shown}"
+    );
+}

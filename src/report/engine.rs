@@ -173,7 +173,8 @@ pub fn budget_lines(f: &EngineFigures, unit: MemoryUnit) -> Vec<String> {
         ),
         EngineKind::Sglang => format!(
             "= KV budget {}: {} tokens × {} B per token (page {}) = {} (rules of SGLang {})",
-            m(f.kv_budget),
+            // `rest` less the recurrent-state pool the line above took from it.
+            m(Bytes((f.kv_budget.get() - f.state_pool.get()).max(0.0))),
             grouped(f.tokens),
             grouped(f.block_bytes),
             grouped(f.block_tokens),
