@@ -129,6 +129,18 @@ impl Sharding {
     pub fn megatron_optimizer(self, profile: super::Profile) -> bool {
         profile == super::Profile::Megatron && self == Sharding::Generic
     }
+
+    /// Whether Megatron's step makes an FP32 copy of the gradients: its own optimizer, an FP32
+    /// master (`master_bytes` ≥ 4) and a 16-bit `main_grad` buffer (`grad_bytes` < 4); with an
+    /// FP32 buffer `.float()` returns the buffer itself. Read by the memory and the time model.
+    pub fn megatron_fp32_grad_copy(
+        self,
+        profile: super::Profile,
+        master_bytes: f64,
+        grad_bytes: f64,
+    ) -> bool {
+        self.megatron_optimizer(profile) && master_bytes >= 4.0 && grad_bytes < 4.0
+    }
 }
 
 /// FSDP's options (read when `sharding` is `Fsdp1` or `Fsdp2` and `strategies.zero` is stage 3;

@@ -68,6 +68,13 @@ fn batch_defaults(v: &Vllm, gpu: &GpuChoice, total: f64, max_len: f64) -> (f64, 
 /// (chunked prefill is always on in V1, `vllm/v1/core/sched/scheduler.py`); V0's default budget is
 /// `max_model_len` up to 32,768 tokens ([`batch_defaults`]), so only longer contexts chunk there.
 pub fn prefill_chunk(v: &Vllm, gpu: &GpuChoice, i: &crate::scenario::Inference) -> f64 {
+    let (total, max_len) = total_and_max_len(v, gpu, i);
+    batch_defaults(v, gpu, total, max_len).0
+}
+
+/// The device memory vLLM reads (`total_gpu_memory_gib`, else the driver's total) and
+/// `max_model_len` (else one request: prompt + generated tokens).
+fn total_and_max_len(v: &Vllm, gpu: &GpuChoice, i: &crate::scenario::Inference) -> (f64, f64) {
     let catalog = gpu.with_spec(|g| g.capacity.bytes().get());
     let total = v
         .total_gpu_memory_gib
@@ -77,7 +84,7 @@ pub fn prefill_chunk(v: &Vllm, gpu: &GpuChoice, i: &crate::scenario::Inference) 
     } else {
         f64::from(i.prompt_tokens) + f64::from(i.generated_tokens)
     };
-    batch_defaults(v, gpu, total, max_len).0
+    (total, max_len)
 }
 
 /// The default `gpu_memory_utilization` of a release (vllm.md §1, §6).
@@ -333,15 +340,7 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, v: &Vllm) -> EngineFigures {
 fn stage_figures(r: &Resolved, v: &Vllm, stage: Stage) -> EngineFigures {
     let (sc, m) = (&r.scenario, &r.model);
     let c = Ctx::of(r);
-    let catalog = sc.gpu.with_spec(|g| g.capacity.bytes().get());
-    let total = v
-        .total_gpu_memory_gib
-        .map_or_else(|| device::driver_total_bytes(&sc.gpu, catalog), |g| g * GIB);
-    let max_len = if v.max_model_len > 0 {
-        f64::from(v.max_model_len)
-    } else {
-        f64::from(sc.inference.prompt_tokens) + f64::from(sc.inference.generated_tokens)
-    };
+    let (total, max_len) = total_and_max_len(v, &sc.gpu, &sc.inference);
     let (batched, seqs) = batch_defaults(v, &sc.gpu, total, max_len);
     let sampler = if stage.last {
         sampler_peak(m, batched.min(seqs))

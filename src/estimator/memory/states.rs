@@ -328,14 +328,19 @@ pub fn temp_is_per_tensor(c: &Ctx) -> bool {
 /// and the generated wrapper's buffers agree, 12 + 8/256 B an element at three shapes
 /// (`tests/data/measured/torchao-adamw8bit-step.json`, `scripts/measure/probe_torchao_adamw8bit.py`).
 /// Inductor realises these buffers before it generates code for a device; a CUDA build was not run.
-pub const TORCHAO_8BIT_STEP_BYTES: f64 = 12.0 + 8.0 / 256.0;
+pub const TORCHAO_8BIT_STEP_BYTES: f64 = TORCHAO_8BIT_BUFFER_BYTES + 8.0 / 256.0;
+
+/// The three FP32 parameter-sized buffers of [`TORCHAO_8BIT_STEP_BYTES`], bytes an element.
+pub const TORCHAO_8BIT_BUFFER_BYTES: f64 = 3.0 * 4.0;
 
 /// The FP32 copy of a group's 16-bit gradients Megatron's optimizer steps with (see
 /// [`optimizer_temp`]), before ZeRO sharding: groups with an FP32 master copy only (FP32
 /// parameters take `main_grad` itself).
 fn megatron_fp32_grad_copy(c: &Ctx, g: &super::inventory::Group) -> f64 {
-    let megatron = c.framework.sharding.megatron_optimizer(c.framework.profile);
-    if megatron && g.master_bytes >= 4.0 && g.grad_bytes < 4.0 {
+    let f = &c.framework;
+    if f.sharding
+        .megatron_fp32_grad_copy(f.profile, g.master_bytes, g.grad_bytes)
+    {
         g.elems * 4.0
     } else {
         0.0

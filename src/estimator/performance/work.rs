@@ -192,11 +192,11 @@ fn trained_types(s: &Scenario, prec: &ResolvedPrecision, lora: bool) -> TrainedT
 
 /// Bytes per parameter torchao's 8-bit AdamW moves beside the update: its compiled step writes
 /// three FP32 buffers of the parameter's size and reads them back (the memory side's
-/// `states::TORCHAO_8BIT_STEP_BYTES`, measured), 24 B; bitsandbytes' kernel updates in place.
+/// `states::TORCHAO_8BIT_BUFFER_BYTES`, measured), 24 B; bitsandbytes' kernel updates in place.
 fn torchao_buffers(s: &Scenario) -> f64 {
     let o = &s.optimizer;
     if o.kind == OptimizerKind::Adam8bit && o.eight_bit_library == EightBitLibrary::Torchao {
-        24.0
+        2.0 * crate::estimator::memory::states::TORCHAO_8BIT_BUFFER_BYTES
     } else {
         0.0
     }
@@ -209,7 +209,7 @@ fn torchao_buffers(s: &Scenario) -> f64 {
 /// `_copy_model_grads_to_main_grads`, d98e8a6.
 fn megatron_grad_copy(s: &Scenario, master: f64, g: f64) -> f64 {
     let i = &s.implementation;
-    if i.sharding.megatron_optimizer(i.profile) && master >= 4.0 && g < 4.0 {
+    if i.sharding.megatron_fp32_grad_copy(i.profile, master, g) {
         8.0
     } else {
         0.0
