@@ -145,13 +145,16 @@ fn apply_sets_engine_layout_and_keeps_the_release() {
         .apply(&mut s);
     let long = estimate(&s).engine.unwrap();
     assert!(long.max_concurrency < short.max_concurrency);
-    // SGLang replaces vLLM.
+    // SGLang replaces vLLM; without --context-length it takes the model's context.
     parse("python -m sglang.launch_server --model-path m")
         .unwrap()
         .apply(&mut s);
     assert_eq!(
         s.inference.engine,
-        Some(ServingEngine::Sglang(Sglang::default()))
+        Some(ServingEngine::Sglang(Sglang {
+            context_length: s.model.transformer.max_positions,
+            ..Sglang::default()
+        }))
     );
 }
 

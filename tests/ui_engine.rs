@@ -74,10 +74,16 @@ fn unknown_flags_are_reported_and_nothing_changes() {
     h.get_by_label_contains("Not applied: unknown flag for SGLang: --memfraction");
     let mut h = harness(Mode::Inference);
     paste(&mut h, "python -m sglang.launch_server --model-path m");
+    // Without --context-length SGLang takes the model's context.
+    let context = h.state().scenario().model.transformer.max_positions;
     assert_eq!(
         h.state().scenario().inference.engine,
-        Some(ServingEngine::Sglang(Sglang::default()))
+        Some(ServingEngine::Sglang(Sglang {
+            context_length: context,
+            ..Sglang::default()
+        }))
     );
+    h.get_by_label_contains("--context-length not given: the engine takes the model's context");
     h.get_by_label_contains("SGLang would print: KV Cache is allocated.");
 }
 

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::estimator::Estimate;
 use crate::estimator::engines::EngineFigures;
-use crate::report::engine::{budget_lines, printed_lines};
+use crate::report::engine::{budget_lines, default_context_line, printed_lines};
 use crate::scenario::Scenario;
 use crate::scenario::engine_args;
 use crate::units::MemoryUnit;
@@ -23,6 +23,9 @@ pub fn section(out: &mut String, est: &Estimate, unit: MemoryUnit) {
         let _ = writeln!(out, "  {l}");
     }
     for l in budget_lines(f, unit) {
+        let _ = writeln!(out, "  {l}");
+    }
+    if let Some(l) = default_context_line(f) {
         let _ = writeln!(out, "  {l}");
     }
     out.push('\n');
@@ -58,6 +61,9 @@ pub fn json(est: &Estimate) -> Value {
         max_requests,
         batched_tokens,
         too_small,
+        longest_len,
+        model_context,
+        model_context_refused,
         latent: _,
         stages: _,
     } = *f;
@@ -86,6 +92,9 @@ pub fn json(est: &Estimate) -> Value {
         "max_requests": max_requests,
         "batched_tokens": batched_tokens,
         "fits_one_request": !too_small,
+        "longest_max_model_len": longest_len,
+        "model_context_tokens": model_context,
+        "model_context_fits": !model_context_refused,
         "printed": printed_lines(f),
     })
 }

@@ -47,10 +47,11 @@ pub enum Diagnostic {
     TorchBlocksWithoutTp,
     EnginePoolBelowContext,
     EngineNeedsTpDividingHeads,
+    EngineDefaultContextRefused,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 42] = [
+    pub const ALL: [Diagnostic; 43] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -93,6 +94,7 @@ impl Diagnostic {
         Diagnostic::TorchBlocksWithoutTp,
         Diagnostic::EnginePoolBelowContext,
         Diagnostic::EngineNeedsTpDividingHeads,
+        Diagnostic::EngineDefaultContextRefused,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -123,6 +125,7 @@ impl Diagnostic {
                 | Diagnostic::RequestLongerThanEngineContext
                 | Diagnostic::RequestsBeyondEnginePool
                 | Diagnostic::EnginePoolBelowContext
+                | Diagnostic::EngineDefaultContextRefused
                 | Diagnostic::MemoryBound
                 | Diagnostic::OverheadBound
         )
@@ -196,6 +199,7 @@ impl Diagnostic {
             Diagnostic::RequestsBeyondEnginePool => "requests_beyond_engine_pool",
             Diagnostic::EnginePoolBelowContext => "engine_pool_below_context",
             Diagnostic::EngineNeedsTpDividingHeads => "engine_needs_tp_dividing_heads",
+            Diagnostic::EngineDefaultContextRefused => "engine_default_context_refused",
             Diagnostic::FsdpNeedsZero3 => "fsdp_needs_zero3",
             Diagnostic::Fsdp1WithPipeline => "fsdp1_with_pipeline",
             Diagnostic::DeepSpeedZeroWithPipeline => "deepspeed_zero_with_pipeline",
@@ -281,7 +285,8 @@ impl Diagnostic {
             | Diagnostic::RequestLongerThanEngineContext
             | Diagnostic::RequestsBeyondEnginePool
             | Diagnostic::EnginePoolBelowContext
-            | Diagnostic::EngineNeedsTpDividingHeads => self.workload_message(),
+            | Diagnostic::EngineNeedsTpDividingHeads
+            | Diagnostic::EngineDefaultContextRefused => self.workload_message(),
             Diagnostic::IntegerTrainingType => {
                 "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."
             }
@@ -327,6 +332,9 @@ impl Diagnostic {
             }
             Diagnostic::EngineNeedsTpDividingHeads => {
                 "vLLM and SGLang do not start this layout: the tensor-parallel degree must divide the attention heads (vLLM: \"Total number of attention heads must be divisible by tensor parallel size\"), and divide the KV heads or be divided by them (replicated KV heads). Estimated with the largest rank's share (⌈heads / TP⌉, ⌈KV heads / TP⌉); pick a TP degree that divides the heads."
+            }
+            Diagnostic::EngineDefaultContextRefused => {
+                "Sized to the request (max_model_len 0), vLLM fits; but `vllm serve` without --max-model-len takes the model's whole context (max_position_embeddings), and this KV cache cannot hold one request of it: vLLM would refuse to start. Pass --max-model-len (the report gives the longest that fits)."
             }
             Diagnostic::RequestLongerThanEngineContext => {
                 "The request (prompt + generated tokens) is longer than the engine admits: vLLM's max_model_len or SGLang's context_len (the request is rejected), or one llama.cpp slot's -c / -np cells (llama-server truncates or shifts the context)."

@@ -80,11 +80,38 @@ fn vllm_lines(f: &EngineFigures) -> Vec<String> {
     }
     if f.too_small {
         out.push(format!(
-            "ValueError: To serve at least one request with the model's max seq len ({t}), more KV cache is needed than the available KV cache memory ({} GiB).",
-            gib(f.kv_budget)
+            "ValueError: To serve at least one request with the model's max seq len ({t}), more KV cache is needed than the available KV cache memory ({} GiB).{}",
+            gib(f.kv_budget),
+            estimated_max_len(f.longest_len)
         ));
     }
     out
+}
+
+/// vLLM's sentence naming the longest length that fits (`_check_enough_kv_cache_memory`: printed
+/// only when it is above 0), with a leading space.
+fn estimated_max_len(longest: f64) -> String {
+    if longest > 0.0 {
+        // vLLM prints the integer without separators.
+        format!(
+            " Based on the available memory, the estimated maximum model length is {longest:.0}."
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// vLLM sized to the request where `vllm serve` without `--max-model-len` would take the model's
+/// whole context and refuse to start: one line saying so, with the longest length that fits.
+pub fn default_context_line(f: &EngineFigures) -> Option<String> {
+    f.model_context_refused.then(|| {
+        format!(
+            "without --max-model-len vLLM takes the model's context ({} tokens) and would not start: one such request needs more KV cache than {} GiB.{} Pass --max-model-len.",
+            grouped(f.model_context),
+            gib(f.kv_budget),
+            estimated_max_len(f.longest_len)
+        )
+    })
 }
 
 fn sglang_lines(f: &EngineFigures) -> Vec<String> {

@@ -130,7 +130,31 @@ pub fn apply_command(cmd: &str, s: &Scenario) -> Result<(Scenario, Vec<String>),
     let a = parse(cmd)?;
     let mut out = s.clone();
     a.apply(&mut out);
-    Ok((out, a.notes()))
+    let mut notes = a.notes();
+    notes.extend(model_context_note(&a, &out));
+    Ok((out, notes))
+}
+
+/// The note for a line without `--max-model-len` / `--context-length`: the engine takes the
+/// model's context, which [`EngineArgs::apply`] wrote from the scenario's model.
+fn model_context_note(a: &EngineArgs, s: &Scenario) -> Option<String> {
+    let n = s.model.transformer.max_positions;
+    let flag = match (a.engine, s.inference.engine) {
+        (ServingEngine::Vllm(given), Some(ServingEngine::Vllm(_))) if given.max_model_len == 0 => {
+            "--max-model-len"
+        }
+        (ServingEngine::Sglang(given), Some(ServingEngine::Sglang(_)))
+            if given.context_length == 0 =>
+        {
+            "--context-length"
+        }
+        _ => return None,
+    };
+    (n > 0).then(|| {
+        format!(
+            "{flag} not given: the engine takes the model's context, {n} tokens (the scenario's model.transformer.max_positions, its max_position_embeddings)"
+        )
+    })
 }
 
 /// Handles one flag (`name` or `name=value`, dashes stripped) whose next word is `next`; returns
@@ -268,10 +292,30 @@ impl EngineArgs {
     /// Writes the settings into `s`: an inference scenario served by this engine (the flags not
     /// given take their defaults; the release and the device figures, which are not flags, are kept
     /// from the scenario's engine of the same kind), with the line's TP / PP / DP, in one element
-    /// type (`--dtype`, else the scenario's compute type).
+    /// type (`--dtype`, else the scenario's compute type). Without `--max-model-len` /
+    /// `--context-length` the engine takes the model's context (vllm 0.34 `config/model.py`
+    /// `_get_and_verify_max_len`; sglang `ModelConfig`'s `get_context_length`): the scenario's
+    /// `model.transformer.max_positions` when it names one (the scenario's 0 would size the
+    /// engine to the request instead).
     pub fn apply(&self, s: &mut Scenario) {
         s.mode = Mode::Inference;
-        s.inference.engine = Some(match (self.engine, s.inference.engine) {
+        let context = s.model.transformer.max_positions;
+        let engine = match self.engine {
+            ServingEngine::Vllm(mut v) => {
+                if v.max_model_len == 0 {
+                    v.max_model_len = context;
+                }
+                ServingEngine::Vllm(v)
+            }
+            ServingEngine::Sglang(mut g) => {
+                if g.context_length == 0 {
+                    g.context_length = context;
+                }
+                ServingEngine::Sglang(g)
+            }
+            other => other,
+        };
+        s.inference.engine = Some(match (engine, s.inference.engine) {
             (ServingEngine::Vllm(new), Some(ServingEngine::Vllm(old))) => {
                 ServingEngine::Vllm(Vllm {
                     version: old.version,

@@ -152,6 +152,14 @@ pub(super) fn set(a: &mut EngineArgs, field: Field, v: &str) -> Result<(), Strin
         F::Dp => a.dp = Some(u32_of(v)?.max(1)),
         F::Dtype => dtype(a, v)?,
         F::GpuMemoryUtilization => vllm(a)?.gpu_memory_utilization = Some(fraction(v)?),
+        F::MaxModelLen if v.trim() == "-1" || v.trim().eq_ignore_ascii_case("auto") => {
+            return Err(
+                "auto-fit (-1 / auto: vLLM 0.34 fits the longest length the KV cache holds) is not \
+                 modelled: give a length (a line without the flag takes the model's context, and \
+                 the report names the longest that fits)"
+                    .to_owned(),
+            );
+        }
         F::MaxModelLen => vllm(a)?.max_model_len = u32_of(v)?,
         F::MaxNumSeqs => vllm(a)?.max_num_seqs = u32_of(v)?,
         F::MaxNumBatchedTokens => vllm(a)?.max_num_batched_tokens = u32_of(v)?,

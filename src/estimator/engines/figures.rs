@@ -86,6 +86,17 @@ pub struct EngineFigures {
     /// SGLang's pool is below `sglang::MIN_POOL_TOKENS` (a pool below `context_len` starts, with
     /// requests capped to it: `sglang::pool_request_limit`).
     pub too_small: bool,
+    /// vLLM: the longest `max_model_len` whose one request the KV budget holds, when the engine
+    /// would refuse (`too_small`, or `model_context_refused`: bisected up to that length, as vLLM's
+    /// "the estimated maximum model length is N"); 0 otherwise, and for SGLang.
+    pub longest_len: f64,
+    /// vLLM V1 with `max_model_len` 0 (sized to the request) where the model's context
+    /// (`model.transformer.max_positions`) is longer: that context, which `vllm serve` without
+    /// `--max-model-len` takes (vllm 0.34 `config/model.py` `_get_and_verify_max_len`); else 0.
+    pub model_context: f64,
+    /// The KV budget does not hold one request of `model_context`: vLLM run without
+    /// `--max-model-len` would refuse to start.
+    pub model_context_refused: bool,
     /// The pool is one latent buffer (MLA: SGLang prints "KV size", not K and V).
     pub latent: bool,
     /// vLLM with pipeline stages: each stage class's pool (the common block count × the class's

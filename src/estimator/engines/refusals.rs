@@ -14,6 +14,8 @@ use crate::scenario::Scenario;
 ///   prints) and rejects a prompt longer than `max_model_len` (`vllm/v1/engine/processor.py`
 ///   `_validate_model_input`); SGLang rejects input longer than `context_len`
 ///   (`sglang/srt/managers/tokenizer_manager.py` `_validate_one_request`).
+/// - vLLM sized to the request (`max_model_len` 0) is warned about when `vllm serve` without
+///   `--max-model-len`, which takes the model's whole context, would refuse to start.
 /// - llama.cpp gives each of `-np` slots `n_ctx / -np` cells (llama-context.cpp ~290–305): a
 ///   longer request is truncated or context-shifted by `llama-server`, not served whole.
 pub fn check(
@@ -28,6 +30,9 @@ pub fn check(
         if f.too_small {
             *fits = false;
             d.insert(Diagnostic::EngineWouldNotStart);
+        }
+        if f.model_context_refused {
+            d.insert(Diagnostic::EngineDefaultContextRefused);
         }
         if f.max_model_len > 0.0 && request > f.max_model_len {
             d.insert(Diagnostic::RequestLongerThanEngineContext);

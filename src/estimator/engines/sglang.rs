@@ -288,6 +288,9 @@ pub fn figures(r: &Resolved, mem: &MemoryEstimate, s: &Sglang) -> EngineFigures 
         max_requests: running.min((tokens / 2.0).floor()),
         batched_tokens: chunked,
         too_small: tokens < MIN_POOL_TOKENS,
+        longest_len: 0.0,
+        model_context: 0.0,
+        model_context_refused: false,
         latent: mla,
         stages: [None; crate::estimator::MAX_STAGE_CLASSES],
     }

@@ -259,6 +259,57 @@ fn blocks(layout: &Layout, v: &Vllm, max_len: f64, batched: f64) -> Blocks {
     }
 }
 
+/// Whether vLLM refuses to start at `max_model_len` = `len`: one request's KV cache (Σ layers of
+/// page × pages, i.e. pages per request × bytes per block) is more than the budget
+/// (`check_enough_kv_cache_memory`, vllm 0.34 `v1/core/kv_cache_planning.py`; 0.34 first takes
+/// off the null block the block pool keeps, `_pool_bytes_per_block`).
+fn refuses_at(
+    layout: &Layout,
+    v: &Vllm,
+    k: &Blocks,
+    available: f64,
+    len: f64,
+    batched: f64,
+) -> bool {
+    let usable = if v.version == VllmVersion::V1_34 {
+        available - k.block_bytes
+    } else {
+        available
+    };
+    usable <= 0.0 || blocks(layout, v, len, batched).per_request * k.block_bytes > usable
+}
+
+/// The longest `max_model_len` up to `upper` whose one request the budget holds, as vLLM's
+/// `estimate_max_model_len` bisects it for its error ("the estimated maximum model length is
+/// N"); 0 when not one token fits.
+fn longest_len(
+    layout: &Layout,
+    v: &Vllm,
+    k: &Blocks,
+    available: f64,
+    upper: f64,
+    batched: f64,
+) -> f64 {
+    let fits = |len: f64| !refuses_at(layout, v, k, available, len, batched);
+    let (mut lo, mut hi) = (1.0_f64, upper.floor());
+    if !fits(lo) {
+        return 0.0;
+    }
+    // 64 halvings cover any f64 range; a u32 length needs at most 32.
+    for _ in 0..64 {
+        if lo >= hi {
+            break;
+        }
+        let mid = ((lo + hi + 1.0) / 2.0).floor();
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1.0;
+        }
+    }
+    lo
+}
+
 /// Attention layers an EAGLE head or MTP module adds to the KV-cache spec: one of the target's
 /// shape (vllm 0.34 `v1/spec_decode/eagle.py` loads the drafter into the same forward context, so
 /// `get_kv_cache_spec` pages its layer with the target's). A separate draft model's cache is not
@@ -363,6 +414,24 @@ fn stage_figures(r: &Resolved, v: &Vllm, stage: Stage) -> EngineFigures {
         0.0
     };
     let concurrency = num_blocks / k.per_request;
+    let refuses = |len: f64| refuses_at(&layout, v, &k, b.available, len, batched);
+    let too_small = refuses(max_len);
+    // vLLM's default `max_model_len` is the model's context (`_get_and_verify_max_len`), where
+    // the scenario's 0 sizes the engine to the request.
+    let model_context = f64::from(sc.model.transformer.max_positions);
+    let model_context = if v.max_model_len == 0 && !v.version.is_v0() && model_context > max_len {
+        model_context
+    } else {
+        0.0
+    };
+    let model_context_refused = model_context > 0.0 && refuses(model_context);
+    let longest_len = if too_small {
+        longest_len(&layout, v, &k, b.available, max_len, batched)
+    } else if model_context_refused {
+        longest_len(&layout, v, &k, b.available, model_context, batched)
+    } else {
+        0.0
+    };
     let tokens = match v.version {
         VllmVersion::V0_6_4 | VllmVersion::V0 => num_blocks * k.block_tokens,
         VllmVersion::V1 => (num_blocks / k.groups).floor() * k.block_tokens,
@@ -404,7 +473,10 @@ fn stage_figures(r: &Resolved, v: &Vllm, stage: Stage) -> EngineFigures {
         max_concurrency: (printed_concurrency * 100.0).round() / 100.0,
         max_requests: seqs,
         batched_tokens: batched,
-        too_small: concurrency < 1.0,
+        too_small,
+        longest_len,
+        model_context,
+        model_context_refused,
         latent: false,
         stages: [None; MAX_STAGE_CLASSES],
     }

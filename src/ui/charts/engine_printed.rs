@@ -4,7 +4,7 @@
 use egui::{RichText, Ui};
 
 use crate::estimator::Estimate;
-use crate::report::engine::{budget_lines, printed_lines};
+use crate::report::engine::{budget_lines, default_context_line, printed_lines};
 use crate::units::MemoryUnit;
 
 /// Draws the lines (nothing without vLLM / SGLang); returns the height they took.
@@ -13,7 +13,9 @@ pub fn ui(ui: &mut Ui, est: &Estimate, unit: MemoryUnit) -> f32 {
         return 0.0;
     };
     let top = ui.cursor().min.y;
-    let lines = printed_lines(f);
+    let mut lines = printed_lines(f);
+    // Not a line vLLM prints for this setting, but what its default would do: shown as a warning.
+    lines.extend(default_context_line(f).map(|l| format!("note: {l}")));
     let why = budget_lines(f, unit).join("\n");
     for (i, l) in lines.iter().enumerate() {
         let text = if i == 0 {
