@@ -166,3 +166,58 @@ fn auto_fit_is_refused_with_a_reason() {
         );
     }
 }
+
+#[test]
+fn a_context_above_the_model_is_refused_by_both_engines() {
+    // vLLM: --max-model-len 200000 on Llama-3.1-8B (131,072).
+    let mut s = llama_sized_to_request(GpuId::H100Sxm);
+    for (len, refused) in [(131_072, false), (131_073, true), (200_000, true)] {
+        let Some(ServingEngine::Vllm(v)) = &mut s.inference.engine else {
+            panic!()
+        };
+        v.max_model_len = len;
+        let d = estimate(&s).diagnostics;
+        assert_eq!(
+            d.contains(Diagnostic::EngineContextAboveModel),
+            refused,
+            "{len}"
+        );
+    }
+    // SGLang: --context-length 131072 on the Qwen2.5-7B preset (32,768).
+    let mut s = bundled_scenario("qwen2.5-7b-sglang-rtx4090").expect("bundled preset");
+    assert!(
+        !estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::EngineContextAboveModel)
+    );
+    let Some(ServingEngine::Sglang(g)) = &mut s.inference.engine else {
+        panic!("SGLang")
+    };
+    g.context_length = 131_072;
+    assert!(
+        estimate(&s)
+            .diagnostics
+            .contains(Diagnostic::EngineContextAboveModel)
+    );
+}
+
+#[test]
+fn engine_args_names_what_the_engine_refuses() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vram-explorer"))
+        .args([
+            "engine-args",
+            "vllm serve x --max-model-len 200000",
+            "--preset",
+            "llama3.1-8b-vllm-h100-8k",
+        ])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "error: vLLM's max_model_len or SGLang's context_length is above the model's context"
+        ) && text.contains("[engine_context_above_model]"),
+        "{text}"
+    );
+}

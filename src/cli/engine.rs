@@ -139,5 +139,11 @@ pub fn run(cmd: &str, base: Option<Scenario>, unit: MemoryUnit) -> Result<String
             let _ = writeln!(out, "  {l}");
         }
     }
+    // What the engine refuses or warns about with this line (the report's diagnostics, those of
+    // the serving engine only: the rest concern the scenario, not the pasted line).
+    for d in est.diagnostics.iter().filter(|d| d.concerns_engine()) {
+        let severity = format!("{:?}", d.severity()).to_lowercase();
+        let _ = writeln!(out, "{severity}: {}  [{}]", d.message(), d.code());
+    }
     Ok(out)
 }

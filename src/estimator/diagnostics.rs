@@ -48,10 +48,11 @@ pub enum Diagnostic {
     EnginePoolBelowContext,
     EngineNeedsTpDividingHeads,
     EngineDefaultContextRefused,
+    EngineContextAboveModel,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 43] = [
+    pub const ALL: [Diagnostic; 44] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -95,6 +96,7 @@ impl Diagnostic {
         Diagnostic::EnginePoolBelowContext,
         Diagnostic::EngineNeedsTpDividingHeads,
         Diagnostic::EngineDefaultContextRefused,
+        Diagnostic::EngineContextAboveModel,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -103,6 +105,7 @@ impl Diagnostic {
             Diagnostic::DoesNotFit
             | Diagnostic::EngineWouldNotStart
             | Diagnostic::EngineNeedsTpDividingHeads
+            | Diagnostic::EngineContextAboveModel
             | Diagnostic::MegatronNeedsTpDividingKvHeads
             | Diagnostic::MegatronMoeNeedsSequenceParallel
             | Diagnostic::MegatronLocalLayersWithoutCp => Severity::Error,
@@ -128,6 +131,21 @@ impl Diagnostic {
                 | Diagnostic::EngineDefaultContextRefused
                 | Diagnostic::MemoryBound
                 | Diagnostic::OverheadBound
+        )
+    }
+
+    /// Whether it is about the serving engine's settings or what the engine does with them
+    /// (`engine-args` lists these under the pasted line).
+    pub const fn concerns_engine(self) -> bool {
+        matches!(
+            self,
+            Diagnostic::EngineWouldNotStart
+                | Diagnostic::RequestLongerThanEngineContext
+                | Diagnostic::RequestsBeyondEnginePool
+                | Diagnostic::EnginePoolBelowContext
+                | Diagnostic::EngineNeedsTpDividingHeads
+                | Diagnostic::EngineDefaultContextRefused
+                | Diagnostic::EngineContextAboveModel
         )
     }
 
@@ -200,6 +218,7 @@ impl Diagnostic {
             Diagnostic::EnginePoolBelowContext => "engine_pool_below_context",
             Diagnostic::EngineNeedsTpDividingHeads => "engine_needs_tp_dividing_heads",
             Diagnostic::EngineDefaultContextRefused => "engine_default_context_refused",
+            Diagnostic::EngineContextAboveModel => "engine_context_above_model",
             Diagnostic::FsdpNeedsZero3 => "fsdp_needs_zero3",
             Diagnostic::Fsdp1WithPipeline => "fsdp1_with_pipeline",
             Diagnostic::DeepSpeedZeroWithPipeline => "deepspeed_zero_with_pipeline",
@@ -286,7 +305,8 @@ impl Diagnostic {
             | Diagnostic::RequestsBeyondEnginePool
             | Diagnostic::EnginePoolBelowContext
             | Diagnostic::EngineNeedsTpDividingHeads
-            | Diagnostic::EngineDefaultContextRefused => self.workload_message(),
+            | Diagnostic::EngineDefaultContextRefused
+            | Diagnostic::EngineContextAboveModel => self.workload_message(),
             Diagnostic::IntegerTrainingType => {
                 "INT8/INT4 are storage formats: training computes activations and gradients in a float type. The figures take the integer sizes as given."
             }
@@ -335,6 +355,9 @@ impl Diagnostic {
             }
             Diagnostic::EngineDefaultContextRefused => {
                 "Sized to the request (max_model_len 0), vLLM fits; but `vllm serve` without --max-model-len takes the model's whole context (max_position_embeddings), and this KV cache cannot hold one request of it: vLLM would refuse to start. Pass --max-model-len (the report gives the longest that fits)."
+            }
+            Diagnostic::EngineContextAboveModel => {
+                "vLLM's max_model_len or SGLang's context_length is above the model's context (model.transformer.max_positions, its max_position_embeddings): both refuse to start (\"User-specified max_model_len … is greater than the derived max_model_len\") unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 / SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 is set, and positions past it give unreliable output. The memory is estimated as set. (vLLM scales the context by a linear or dynamic RoPE factor; set max_positions to the scaled length for such a model.)"
             }
             Diagnostic::RequestLongerThanEngineContext => {
                 "The request (prompt + generated tokens) is longer than the engine admits: vLLM's max_model_len or SGLang's context_len (the request is rejected), or one llama.cpp slot's -c / -np cells (llama-server truncates or shifts the context)."

@@ -120,7 +120,8 @@ pub struct Vllm {
     /// `None`: 0.9 (≤ 0.19), 0.92 (0.20 – 0.33), 1.0 with 0.34's extensible KV cache. Valid: (0, 1].
     pub gpu_memory_utilization: Option<f64>,
     /// `--max-model-len`: the longest request (prompt + output). 0: the scenario's prompt +
-    /// generated tokens.
+    /// generated tokens (vLLM without the flag takes the model's context, `max_positions`: a
+    /// pasted command line fills that, and the estimate warns when it would not fit).
     pub max_model_len: u32,
     /// `--max-num-seqs`: requests per step; 0 = the default by GPU (256, or 1,024 on ≥ 70 GiB cards
     /// other than the A100; vllm `engine/arg_utils.py`).

@@ -25,6 +25,9 @@ pub fn check(
     fits: &mut bool,
     d: &mut Diagnostics,
 ) {
+    if context_above_model(s) {
+        d.insert(Diagnostic::EngineContextAboveModel);
+    }
     let request = f64::from(s.inference.prompt_tokens) + f64::from(s.inference.generated_tokens);
     if let Some(f) = figures {
         if f.too_small {
@@ -50,4 +53,22 @@ pub fn check(
             d.insert(Diagnostic::RequestLongerThanEngineContext);
         }
     }
+}
+
+/// vLLM's `max_model_len` or SGLang's `context_length` above the model's context: vLLM raises
+/// "User-specified max_model_len (…) is greater than the derived max_model_len" unless
+/// `VLLM_ALLOW_LONG_MAX_MODEL_LEN` is set (vllm 0.34 `config/model.py` `_get_and_verify_max_len`),
+/// SGLang likewise unless `SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN` (sglang 0.5.23
+/// `srt/configs/model_config.py` `_derive_context_length`). The derived length is taken as
+/// `max_positions` (vLLM multiplies it by a linear or dynamic RoPE factor; not YaRN, Llama 3's or
+/// LongRoPE's, whose configs already give the scaled length).
+fn context_above_model(s: &Scenario) -> bool {
+    use crate::scenario::ServingEngine;
+    let model = s.model.transformer.max_positions;
+    let set = match s.inference.engine {
+        Some(ServingEngine::Vllm(v)) => v.max_model_len,
+        Some(ServingEngine::Sglang(g)) => g.context_length,
+        _ => 0,
+    };
+    model > 0 && set > model
 }

@@ -162,7 +162,7 @@ fn vllm_ui(ui: &mut Ui, v: &mut Vllm) {
         true,
         "max_model_len",
         "tokens",
-        "--max-model-len; 0 = the scenario's prompt + generated tokens.",
+        "--max-model-len; 0 = the scenario's prompt + generated tokens (vLLM itself, without the flag, takes the model's context: max_positions).",
     );
     int_slider(
         ui,
@@ -289,7 +289,7 @@ fn sglang_ui(ui: &mut Ui, g: &mut Sglang) {
         true,
         "context_length",
         "tokens",
-        "--context-length; 0 = the scenario's prompt + generated tokens.",
+        "--context-length; 0 = the scenario's prompt + generated tokens (SGLang itself, without the flag, takes the model's context: max_positions).",
     );
     toggle(
         ui,
