@@ -259,6 +259,50 @@ fn blocks(layout: &Layout, v: &Vllm, max_len: f64, batched: f64) -> Blocks {
     }
 }
 
+/// Whether vLLM starts at the scenario's `max_model_len` and at the model's context
+/// (docs/engines/vllm.md §4.1).
+struct Refusal {
+    too_small: bool,
+    longest_len: f64,
+    model_context: f64,
+    model_context_refused: bool,
+}
+
+impl Refusal {
+    fn of(
+        layout: &Layout,
+        v: &Vllm,
+        k: &Blocks,
+        available: f64,
+        max_len: f64,
+        batched: f64,
+        sc: &crate::scenario::Scenario,
+    ) -> Refusal {
+        let refuses = |len: f64| refuses_at(layout, v, k, available, len, batched);
+        let too_small = refuses(max_len);
+        // vLLM's default `max_model_len` is the model's context (`_get_and_verify_max_len`),
+        // where the scenario's 0 sizes the engine to the request.
+        let context = f64::from(sc.model.transformer.max_positions);
+        let model_context = if v.max_model_len == 0 && !v.version.is_v0() && context > max_len {
+            context
+        } else {
+            0.0
+        };
+        let model_context_refused = model_context > 0.0 && refuses(model_context);
+        let upper = if too_small { max_len } else { model_context };
+        Refusal {
+            too_small,
+            longest_len: if too_small || model_context_refused {
+                longest_len(layout, v, k, available, upper, batched)
+            } else {
+                0.0
+            },
+            model_context,
+            model_context_refused,
+        }
+    }
+}
+
 /// Whether vLLM refuses to start at `max_model_len` = `len`: one request's KV cache (Σ layers of
 /// page × pages, i.e. pages per request × bytes per block) is more than the budget
 /// (`check_enough_kv_cache_memory`, vllm 0.34 `v1/core/kv_cache_planning.py`; 0.34 first takes
@@ -414,24 +458,7 @@ fn stage_figures(r: &Resolved, v: &Vllm, stage: Stage) -> EngineFigures {
         0.0
     };
     let concurrency = num_blocks / k.per_request;
-    let refuses = |len: f64| refuses_at(&layout, v, &k, b.available, len, batched);
-    let too_small = refuses(max_len);
-    // vLLM's default `max_model_len` is the model's context (`_get_and_verify_max_len`), where
-    // the scenario's 0 sizes the engine to the request.
-    let model_context = f64::from(sc.model.transformer.max_positions);
-    let model_context = if v.max_model_len == 0 && !v.version.is_v0() && model_context > max_len {
-        model_context
-    } else {
-        0.0
-    };
-    let model_context_refused = model_context > 0.0 && refuses(model_context);
-    let longest_len = if too_small {
-        longest_len(&layout, v, &k, b.available, max_len, batched)
-    } else if model_context_refused {
-        longest_len(&layout, v, &k, b.available, model_context, batched)
-    } else {
-        0.0
-    };
+    let refusal = Refusal::of(&layout, v, &k, b.available, max_len, batched, sc);
     let tokens = match v.version {
         VllmVersion::V0_6_4 | VllmVersion::V0 => num_blocks * k.block_tokens,
         VllmVersion::V1 => (num_blocks / k.groups).floor() * k.block_tokens,
@@ -473,10 +500,10 @@ fn stage_figures(r: &Resolved, v: &Vllm, stage: Stage) -> EngineFigures {
         max_concurrency: (printed_concurrency * 100.0).round() / 100.0,
         max_requests: seqs,
         batched_tokens: batched,
-        too_small,
-        longest_len,
-        model_context,
-        model_context_refused,
+        too_small: refusal.too_small,
+        longest_len: refusal.longest_len,
+        model_context: refusal.model_context,
+        model_context_refused: refusal.model_context_refused,
         latent: false,
         stages: [None; MAX_STAGE_CLASSES],
     }
