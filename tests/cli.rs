@@ -369,3 +369,54 @@ fn a_cpu_only_llamacpp_report_shows_no_gpu() {
         "{summary}"
     );
 }
+
+#[test]
+fn optimize_refuses_an_inference_scenario_and_engine_args_says_it_serves_a_training_one() {
+    let o = run(&["optimize", "--preset", "llama3.1-8b-vllm-h100-8k"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("optimize searches training layouts"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).is_empty(),
+        "no empty Pareto front: {}",
+        stdout(&o)
+    );
+    let o = run(&[
+        "report",
+        "--preset",
+        "llama3-8b-full-finetune-h100",
+        "--engine-args",
+        "vllm serve x",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the scenario was a training one") && stdout(&o).contains("inference"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_layout_of_more_gpus_than_any_machine_is_refused_by_name() {
+    let dir = std::env::temp_dir().join(format!("vram-cli-gpus-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("big.ron");
+    std::fs::write(
+        &f,
+        "(parallel: (dp: 65536, tp: 65536, pp: 65536, cp: 65536))",
+    )
+    .unwrap();
+    let o = run(&["check", f.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("`parallel.dp` × tp × pp × cp = ") && e.contains("exceeds 16,777,216"),
+        "{e}"
+    );
+    std::fs::write(&f, "(parallel: (dp: 4096, tp: 8, pp: 8, cp: 64))").unwrap();
+    assert!(run(&["check", f.to_str().unwrap()]).status.success());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

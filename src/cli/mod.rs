@@ -309,7 +309,7 @@ fn execute(command: Command) -> Result<String, String> {
             let (scenario, _) = load(&a.source)?;
             Ok(fit::run(&scenario, a.max_gpus, usize::from(a.top), a.json))
         }
-        Command::Optimize(a) => Ok(optimize::run(&load(&a.source)?.0, &a)),
+        Command::Optimize(a) => optimize::run(&load(&a.source)?.0, &a),
         Command::Claims { id, json } => claims::run(json, id.as_deref()),
         Command::Timeline(a) => timeline_command(&a),
         Command::Compare { source, measured } => {
@@ -436,6 +436,12 @@ fn report(a: &ReportArgs) -> Result<String, String> {
 fn load(source: &Source) -> Result<(Scenario, String), String> {
     let (mut s, origin) = load_file(source)?;
     if let Some(cmd) = &source.engine_args {
+        if s.mode == crate::scenario::Mode::Training {
+            eprintln!(
+                "--engine-args: the scenario was a training one ({origin}); it is served as inference now \
+                 (mode: Inference, the engine's settings), its model and GPU kept"
+            );
+        }
         for n in engine::apply(cmd, &mut s).map_err(|e| format!("--engine-args: {e}"))? {
             eprintln!("{}", presets::text::escape_controls(&n));
         }

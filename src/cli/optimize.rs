@@ -28,8 +28,16 @@ pub struct OptimizeArgs {
     pub json: bool,
 }
 
-/// Runs the search and formats its answer.
-pub fn run(s: &Scenario, a: &OptimizeArgs) -> String {
+/// Runs the search and formats its answer; an inference scenario is an error (the search lays
+/// out training steps: `fit` answers what a serving layout holds).
+pub fn run(s: &Scenario, a: &OptimizeArgs) -> Result<String, String> {
+    if s.mode != crate::scenario::Mode::Training {
+        return Err(
+            "optimize searches training layouts, and this scenario is inference (mode: Inference): \
+             use `fit` for what a serving layout holds, or set mode: Training"
+                .to_owned(),
+        );
+    }
     let o = SearchOptions::for_scenario(s, a.gpus, a.batch, usize::from(a.top));
     let (gpus, batch) = (o.gpus, o.global_batch);
     let r = search(s, &o);
@@ -41,7 +49,7 @@ pub fn run(s: &Scenario, a: &OptimizeArgs) -> String {
             "best": r.best,
             "pareto": r.pareto,
         });
-        return serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
+        return Ok(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n");
     }
     let mut out = String::new();
     let _ = writeln!(
@@ -52,7 +60,7 @@ pub fn run(s: &Scenario, a: &OptimizeArgs) -> String {
         crate::format::sig(s.timing.price_per_gpu_hour)
     );
     if r.best.is_empty() {
-        let _ = writeln!(out, "  none fits (training scenarios only)");
+        let _ = writeln!(out, "  none fits");
     }
     for l in &r.best {
         let _ = writeln!(out, "  {}", line(l));
@@ -61,7 +69,7 @@ pub fn run(s: &Scenario, a: &OptimizeArgs) -> String {
     for l in &r.pareto {
         let _ = writeln!(out, "  {}", line(l));
     }
-    out
+    Ok(out)
 }
 
 fn line(l: &Layout) -> String {

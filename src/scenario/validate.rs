@@ -410,6 +410,11 @@ pub fn range_of(field: &str) -> Option<&'static FieldRange> {
     RANGES.iter().find(|r| r.field == field)
 }
 
+/// The most GPUs a layout may name (dp × tp × pp × cp): 2²⁴, over a hundred times the largest
+/// clusters built; each degree alone may reach 65,536, so without it four of them multiply past
+/// what a `u64` holds.
+pub const MAX_GPUS: u64 = 1 << 24;
+
 /// Checks every documented range; an empty list means valid.
 pub fn validate(scenario: &Scenario) -> Vec<FieldError> {
     let mut errors: Vec<FieldError> = RANGES
@@ -433,6 +438,17 @@ pub fn validate(scenario: &Scenario) -> Vec<FieldError> {
             message: format!(
                 "= {} exceeds `heads` = {}: KV heads are at most the query heads",
                 t.kv_heads, t.heads
+            ),
+        });
+    }
+    let gpus = scenario.parallel.gpus();
+    if gpus > MAX_GPUS {
+        errors.push(FieldError {
+            field: "parallel.dp",
+            message: format!(
+                "× tp × pp × cp = {} GPUs exceeds {}: no machine has that many (lower a degree)",
+                crate::format::grouped(gpus as f64),
+                crate::format::grouped(MAX_GPUS as f64)
             ),
         });
     }

@@ -474,6 +474,16 @@ pub fn scenario(r: &mut Rng) -> Scenario {
         cp: r.small(1, 65_536),
         cp_style: r.pick(&CpStyle::ALL),
     };
+    // A valid layout names at most `MAX_GPUS` GPUs: halve the largest degree until it does.
+    while s.parallel.gpus() > vram_explorer::scenario::validate::MAX_GPUS {
+        let p = &mut s.parallel;
+        let largest = [&mut p.dp, &mut p.tp, &mut p.pp, &mut p.cp]
+            .into_iter()
+            .max_by_key(|d| **d);
+        if let Some(d) = largest {
+            *d = (*d / 2).max(1);
+        }
+    }
     s.gpu = gpu(r);
     s.implementation = Implementation {
         profile: r.pick(&Profile::ALL),
