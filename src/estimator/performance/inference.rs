@@ -111,11 +111,20 @@ pub fn inference(
     });
     let draft_kv = sv::draft_kv_per_token(s, f64::from(i.tp), cache(1.0, 1.0) / stage_layers);
     let draft = sv::draft_step(s, m, i, seqs, draft_kv * seqs * ctx);
+    // Verify forwards (one per generated token without speculation); each all-reduces and
+    // dispatches the k + 1 positions of every sequence, and the prefill only its computed tokens.
     let steps = generated / x.tokens_per_step;
-    let comm = tp_comm(s, m, i, (batch * prompt, batch), prec.activations.bytes());
+    let step_tokens = seqs * positions;
+    let comm = tp_comm(
+        s,
+        m,
+        i,
+        (batch * computed, step_tokens),
+        prec.activations.bytes(),
+    );
     let pp = i.pp as f64;
-    let ep_pre = super::peft_moe::ep_comm(s, m, i, batch * prompt, 1.0);
-    let ep_dec = super::peft_moe::ep_comm(s, m, i, batch, 1.0);
+    let ep_pre = super::peft_moe::ep_comm(s, m, i, batch * computed, 1.0);
+    let ep_dec = super::peft_moe::ep_comm(s, m, i, step_tokens, 1.0);
     let kv_io = (cache(batch, prompt), cache(seqs, ctx + 1.0), steps);
     let offload = offload(s, mem, i, stored, (steps, kv_io));
     // Weights streamed from the host (or spilled to a second tier) are read by every forward, so
@@ -148,9 +157,11 @@ pub fn inference(
     InferenceStep {
         prefill,
         decode,
-        model_flops: f.prefill_model * (computed / prompt) + steps * decode_flops,
-        hardware_flops: prefill_flops + steps * decode_flops,
-        comm: communication(m, i, comm, (ep_pre, ep_dec), generated),
+        // Model FLOPs are the model's (PaLM App. B): one position per generated token; the
+        // rejected draft positions and the draft's own steps are hardware FLOPs only.
+        model_flops: f.prefill_model * (computed / prompt) + generated * f.decode * x.fork,
+        hardware_flops: prefill_flops + steps * (decode_flops + x.lookahead * draft.flops),
+        comm: communication(m, i, comm, (ep_pre, ep_dec), (steps, pp)),
         offload,
         ttft_s,
         tpot_s,
@@ -249,7 +260,9 @@ fn cache_of<'m>(
 }
 
 /// The request's collectives: TP all-reduces (`comm`: prefill, one decode step, latency part) and
-/// expert-parallel all-to-alls (bytes, time) of the prefill and of each generated token.
+/// expert-parallel all-to-alls (bytes, time) of the prefill and of each of `steps` decode (verify)
+/// forwards. Times are the request's, over its `pp` stages (each stage's collectives lie on its
+/// critical path in turn); bytes are one GPU's.
 /// Tensor-parallel all-reduces in one stage's forward: one per sub-layer (a transformer layer has
 /// two, a hybrid's Mamba-, attention- or MLP-only layer one).
 fn tp_allreduces_per_forward(m: &ResolvedModel, i: &Inputs) -> f64 {
@@ -262,7 +275,7 @@ fn communication(
     i: &Inputs,
     comm: (f64, f64, f64),
     (ep_pre, ep_dec): ((f64, f64), (f64, f64)),
-    generated: f64,
+    (steps, pp): (f64, f64),
 ) -> Communication {
     Communication {
         tp_allreduces: if i.tp > 1 {
@@ -270,10 +283,10 @@ fn communication(
         } else {
             0
         },
-        tp_time_s: comm.0 + generated * comm.1,
-        ep_bytes: Bytes(ep_pre.0 + generated * ep_dec.0),
-        ep_time_s: ep_pre.1 + generated * ep_dec.1,
-        tp_latency_s: comm.2 * (1.0 + generated),
+        tp_time_s: pp * (comm.0 + steps * comm.1),
+        ep_bytes: Bytes(ep_pre.0 + steps * ep_dec.0),
+        ep_time_s: pp * (ep_pre.1 + steps * ep_dec.1),
+        tp_latency_s: pp * comm.2 * (1.0 + steps),
         tp_bandwidth: BytesPerSec(i.collective_bw(i.tp, 1).0),
         zero_factor: 1.0,
         compression_ratio: 1.0,

@@ -329,7 +329,8 @@ fn request_parts(r: &inference::InferenceStep, pp: f64, steps: f64) -> (f64, f64
     let draft_s = steps * (r.serving.lookahead * r.serving.draft_step_s);
     let prefill_s = pp * r.prefill.time_s;
     let decode_s = pp * steps * r.decode.map_or(0.0, |d| d.time_s) + draft_s;
-    let comm_s = (r.comm.tp_time_s + r.comm.ep_time_s) * pp;
+    // The request's collectives over its stages (`inference::communication`).
+    let comm_s = r.comm.tp_time_s + r.comm.ep_time_s;
     let launch_s = r.launch_prefill_s + r.launch_decode_s;
     let decode_bound = r.decode.unwrap_or(r.prefill).bound;
     let bound = largest(&[

@@ -53,7 +53,8 @@ pub fn projections(
         Mode::Training => {
             (step.communication_s - c.dp_exposed_s - c.tp_time_s + exposed_dp + tp).max(0.0)
         }
-        Mode::Inference => tp * i.pp as f64,
+        // The request's TP all-reduces over its stages, rescaled; its expert all-to-alls kept.
+        Mode::Inference => tp + c.ep_time_s,
     };
     let photonic_step_s = (step.total_s - step.communication_s + photonic_comm_s).max(0.0);
     // Nothing spills today (it does not fit), so the pool adds its traffic to today's step: read in
