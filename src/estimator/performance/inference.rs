@@ -86,7 +86,6 @@ pub fn inference(
     } else {
         s.inference.generated_tokens as f64
     };
-    let prec = s.precision_types();
     let (stored, weights, share, whole) = weight_bytes(s, m, i);
     let kv_tok = kv_bytes_per_token_gpu(s, m, i);
     let (cache, stage_layers) = cache_of(s, m, i);
@@ -111,20 +110,10 @@ pub fn inference(
     });
     let draft_kv = sv::draft_kv_per_token(s, f64::from(i.tp), cache(1.0, 1.0) / stage_layers);
     let draft = sv::draft_step(s, m, i, seqs, draft_kv * seqs * ctx);
-    // Verify forwards (one per generated token without speculation); each all-reduces and
-    // dispatches the k + 1 positions of every sequence, and the prefill only its computed tokens.
+    // Verify forwards: one per generated token without speculation.
     let steps = generated / x.tokens_per_step;
-    let step_tokens = seqs * positions;
-    let comm = tp_comm(
-        s,
-        m,
-        i,
-        (batch * computed, step_tokens),
-        prec.activations.bytes(),
-    );
+    let (comm, ep_pre, ep_dec) = collectives(s, m, i, (batch * computed, seqs * positions));
     let pp = i.pp as f64;
-    let ep_pre = super::peft_moe::ep_comm(s, m, i, batch * computed, 1.0);
-    let ep_dec = super::peft_moe::ep_comm(s, m, i, step_tokens, 1.0);
     let kv_io = (cache(batch, prompt), cache(seqs, ctx + 1.0), steps);
     let offload = offload(s, mem, i, stored, (steps, kv_io));
     // Weights streamed from the host (or spilled to a second tier) are read by every forward, so
@@ -257,6 +246,28 @@ fn cache_of<'m>(
         }
     };
     (cache, shape.layers.max(1.0))
+}
+
+/// TP all-reduce time of a prefill, of one decode step, and the latency part of each ([`tp_comm`]).
+type TpComm = (f64, f64, f64);
+/// Expert-parallel all-to-all bytes and time of one forward.
+type EpComm = (f64, f64);
+
+/// One stage's collectives of the prefill (`tokens.0`: its computed tokens) and of one decode
+/// (verify) forward (`tokens.1`: the k + 1 positions of every sequence): the TP all-reduces
+/// ([`tp_comm`]) and the expert-parallel all-to-alls (bytes, time) of each.
+fn collectives(
+    s: &Scenario,
+    m: &ResolvedModel,
+    i: &Inputs,
+    (prefill, step): (f64, f64),
+) -> (TpComm, EpComm, EpComm) {
+    let act = s.precision_types().activations.bytes();
+    (
+        tp_comm(s, m, i, (prefill, step), act),
+        super::peft_moe::ep_comm(s, m, i, prefill, 1.0),
+        super::peft_moe::ep_comm(s, m, i, step, 1.0),
+    )
 }
 
 /// The request's collectives: TP all-reduces (`comm`: prefill, one decode step, latency part) and
