@@ -54,7 +54,12 @@ pub fn build(scenario: &Scenario, est: &Estimate) -> Timeline {
                 training(ph, layers, in_flight, m)
             }))
             .collect(),
-        Mode::Inference => inference(ph, layers, r.scenario.inference.generated_tokens),
+        Mode::Inference => inference(
+            ph,
+            layers,
+            r.scenario.inference.generated_tokens,
+            r.scenario.inference.engine.is_some(),
+        ),
     };
     let peak = peak_index(&points);
     Timeline {
@@ -297,7 +302,10 @@ fn backward(
         .collect()
 }
 
-fn inference(ph: &PhasePeaks, layers: u32, generated: u32) -> Vec<Point> {
+/// Prefill layer by layer, then decode token by token. The KV cache grows with them, except under a
+/// serving engine (`preallocated`): vLLM, SGLang and llama.cpp allocate their whole pool at startup
+/// (docs/engines/), so it is the same at every point and the requests fill it from inside.
+fn inference(ph: &PhasePeaks, layers: u32, generated: u32, preallocated: bool) -> Vec<Point> {
     let mut out = Vec::new();
     let Some(pre) = ph.get(Phase::Prefill) else {
         return out;
@@ -318,7 +326,9 @@ fn inference(ph: &PhasePeaks, layers: u32, generated: u32) -> Vec<Point> {
             *pre
         } else {
             let mut b = *pre;
-            b.set(Component::KvCache, Bytes(k_p * f64::from(n) / l));
+            if !preallocated {
+                b.set(Component::KvCache, Bytes(k_p * f64::from(n) / l));
+            }
             b.set(Component::Transient, Bytes(t_p));
             b
         };
@@ -332,7 +342,7 @@ fn inference(ph: &PhasePeaks, layers: u32, generated: u32) -> Vec<Point> {
     let k_d = get(dec, Component::KvCache);
     for k in 1..=n {
         let token = (u64::from(k) * u64::from(g)).div_ceil(u64::from(n)) as u32;
-        let b = if k == n {
+        let b = if k == n || preallocated {
             *dec
         } else {
             let mut b = *dec;
