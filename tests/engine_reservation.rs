@@ -120,6 +120,18 @@ fn comparison_rows_apply_the_engine_on_each_gpu() {
     }
     // The comparison's "needs" is the reservation on the scenario's own GPU.
     assert_eq!(c.needed, estimate(&s).memory.gpu_total);
+    // The article's technology rows apply the engine too: a 24 GiB GDDR6X device is the same
+    // budget whichever bandwidth the article gives it (it said no, −47.5 GiB, held to the H100's pool).
+    let tech = c.techs.iter().find(|r| r.label == "GDDR6X").unwrap();
+    let article = c
+        .article
+        .iter()
+        .find(|r| r.label == "GDDR6X (article)")
+        .unwrap();
+    assert_eq!(tech.capacity, article.capacity);
+    assert_eq!(article.fits, tech.fits);
+    assert_eq!(article.headroom, tech.headroom);
+    assert_eq!(article.fits, Some(true));
 }
 
 /// Without an engine nothing changes: the memory estimate is the requests' own.

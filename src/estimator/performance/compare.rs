@@ -144,29 +144,30 @@ pub fn compare(scenario: &Scenario) -> Comparison {
         }
         row
     });
-    let techs = MemoryTech::ALL.map(|t| {
-        let spec = tech(t);
-        let hw = with_tech(&base_hw, &spec);
-        let mut row = row(RowKind::Tech(t), &hw, spec.devices, spec.capacity(), &mut d);
-        // A serving engine sizes its budget from the device it runs on, here the technology's.
-        let engine = spec
-            .capacity()
-            .and_then(|c| crate::estimator::engines::reservation::on_capacity(&r, &mem, c));
+    // A serving engine sizes its budget from the device it runs on, here a technology's (the
+    // article's rows too: they were held to the scenario GPU's pool).
+    let on_engine = |mut row: ComparisonRow, cap: Option<Bytes>| {
+        let engine =
+            cap.and_then(|c| crate::estimator::engines::reservation::on_capacity(&r, &mem, c));
         if let Some(m) = engine {
             row.fits = Some(m.fits);
             row.headroom = Some(m.headroom);
         }
         row
+    };
+    let techs = MemoryTech::ALL.map(|t| {
+        let spec = tech(t);
+        let hw = with_tech(&base_hw, &spec);
+        let cap = spec.capacity();
+        on_engine(row(RowKind::Tech(t), &hw, spec.devices, cap, &mut d), cap)
     });
     let article = ArticleTech::ALL.map(|a| {
         let spec = article_tech(a);
         let hw = with_tech(&base_hw, &spec);
-        row(
-            RowKind::Article(a),
-            &hw,
-            spec.devices,
-            spec.capacity(),
-            &mut d,
+        let cap = spec.capacity();
+        on_engine(
+            row(RowKind::Article(a), &hw, spec.devices, cap, &mut d),
+            cap,
         )
     });
     Comparison {
