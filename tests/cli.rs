@@ -413,10 +413,10 @@ fn a_layout_of_more_gpus_than_any_machine_is_refused_by_name() {
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(
-        e.contains("`parallel.dp` × tp × pp × cp = ") && e.contains("exceeds 16,777,216"),
+        e.contains("`parallel.dp` × tp × pp × cp = ") && e.contains("exceeds 1,099,511,627,776"),
         "{e}"
     );
-    std::fs::write(&f, "(parallel: (dp: 4096, tp: 8, pp: 8, cp: 64))").unwrap();
+    std::fs::write(&f, "(parallel: (dp: 65536, tp: 64, pp: 64, cp: 64))").unwrap();
     assert!(run(&["check", f.to_str().unwrap()]).status.success());
     std::fs::remove_dir_all(&dir).unwrap();
 }
