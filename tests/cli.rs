@@ -420,3 +420,42 @@ fn a_layout_of_more_gpus_than_any_machine_is_refused_by_name() {
     assert!(run(&["check", f.to_str().unwrap()]).status.success());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn reports_of_a_served_model_say_what_it_serves_and_what_the_engine_prints() {
+    // The table: requests, not the training micro-batch; the comparison in the asked unit; no
+    // "unknown" largest batch under an engine.
+    let o = run(&[
+        "report",
+        "--preset",
+        "llama3.1-8b-vllm-h100-8k",
+        "--unit",
+        "gb",
+    ]);
+    let t = stdout(&o);
+    assert!(t.contains("inference, 32 concurrent requests"), "{t}");
+    assert!(
+        t.contains("Architecture comparison (needs 76.8 GB per GPU"),
+        "{t}"
+    );
+    assert!(t.contains("max batch n/a: the serving engine"), "{t}");
+    // Markdown: the same inputs, and vLLM's startup lines as the table prints them.
+    let o = run(&[
+        "report",
+        "--preset",
+        "llama3.1-8b-vllm-h100-8k",
+        "--format",
+        "markdown",
+    ]);
+    let md = stdout(&o);
+    assert!(
+        md.contains("| Batch | 32 concurrent requests, prompt 7680 + 512 generated tokens |"),
+        "{md}"
+    );
+    assert!(md.contains("| Optimizer | none (inference) |"), "{md}");
+    assert!(
+        md.contains("## vLLM startup log (predicted, per GPU)")
+            && md.contains("GPU KV cache size: 433,664 tokens"),
+        "{md}"
+    );
+}

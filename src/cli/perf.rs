@@ -13,8 +13,9 @@ use crate::estimator::performance::{ComparisonRow, PhaseRoofline, compare};
 use crate::scenario::Scenario;
 use crate::units::{Bytes, MemoryUnit, fmt_seconds, fmt_sig};
 
-/// Appends the performance section and the comparison table.
-pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
+/// Appends the performance section and the comparison table (its bytes in `unit`, as the memory
+/// table's).
+pub fn section(out: &mut String, s: &Scenario, est: &Estimate, unit: MemoryUnit) {
     let p = &est.performance;
     if let Some(l) = est.cpu_build() {
         cpu_section(out, est, &l.settings);
@@ -85,7 +86,7 @@ pub fn section(out: &mut String, s: &Scenario, est: &Estimate) {
         );
     }
     out.push('\n');
-    comparison(out, s);
+    comparison(out, s, unit);
 }
 
 /// The GPU's peak rates and one roofline row per phase.
@@ -273,12 +274,12 @@ fn roofline_row(out: &mut String, name: &str, r: &PhaseRoofline) {
 }
 
 /// The architecture comparison as a table.
-fn comparison(out: &mut String, s: &Scenario) {
+fn comparison(out: &mut String, s: &Scenario, unit: MemoryUnit) {
     let c = compare(s);
     let _ = writeln!(
         out,
         "Architecture comparison (needs {} per GPU; technology rows use the {} compute)",
-        MemoryUnit::GiB.format(c.needed),
+        unit.format(c.needed),
         c.base_gpu
     );
     let _ = writeln!(
@@ -293,18 +294,25 @@ fn comparison(out: &mut String, s: &Scenario) {
         "step",
         format!("{}/s", view(s.model.family).counted())
     );
+    let engine = s.served_from_a_startup_kv_cache();
     for r in c.rows() {
-        comparison_row(out, r);
+        comparison_row(out, r, unit, engine);
     }
     if c.rows().any(|r| !r.peak_known) {
         out.push_str("  ≥ / ≤: no sourced compute peak: memory-traffic time only (a bound)\n");
     }
+    if engine {
+        out.push_str(
+            "  max batch n/a: the serving engine sizes its KV cache at startup, and the requests it \
+             holds at once are read off that cache (the headline's figure), not off each row's capacity\n",
+        );
+    }
     out.push('\n');
 }
 
-fn comparison_row(out: &mut String, r: &ComparisonRow) {
-    let unknown = || "unknown".to_owned();
-    let gib = |b: Bytes| MemoryUnit::GiB.format(b);
+fn comparison_row(out: &mut String, r: &ComparisonRow, unit: MemoryUnit, engine: bool) {
+    let unknown = || if engine { "n/a" } else { "unknown" }.to_owned();
+    let gib = |b: Bytes| unit.format(b);
     let _ = writeln!(
         out,
         "  {:<28} {:>11} {:>9} {:>5} {:>11} {:>9} {:>10} {:>12}  {}",

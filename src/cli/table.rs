@@ -18,7 +18,7 @@ pub fn report(s: &Scenario, est: &Estimate, origin: &str, unit: MemoryUnit) -> S
         out.push_str(&crate::report::llamacpp::section(b));
     }
     diagnostics(&mut out, est);
-    super::perf::section(&mut out, s, est);
+    super::perf::section(&mut out, s, est, unit);
     out
 }
 
@@ -52,14 +52,15 @@ fn inference_step(s: &Scenario) -> String {
     let family = crate::report::family::view(s.model.family);
     let (w, p) = (&s.workload, &s.precision);
     if family.sequences {
+        // Dynamic batching serves `concurrent_requests` at once (`Serving::batch`).
+        let batch = if s.inference.dynamic_batching {
+            format!("{} concurrent requests", s.inference.concurrent_requests)
+        } else {
+            format!("batch {}", w.micro_batch)
+        };
         format!(
-            "inference, batch {}, prompt {} + {} generated tokens, {:?} {:?}, KV cache {:?}",
-            w.micro_batch,
-            s.inference.prompt_tokens,
-            s.inference.generated_tokens,
-            p.mode,
-            p.compute,
-            p.kv_cache
+            "inference, {batch}, prompt {} + {} generated tokens, {:?} {:?}, KV cache {:?}",
+            s.inference.prompt_tokens, s.inference.generated_tokens, p.mode, p.compute, p.kv_cache
         )
     } else {
         format!(

@@ -60,6 +60,9 @@ pub fn markdown_in(
     if let Some(b) = &e.llamacpp {
         llamacpp_log(&mut out, b);
     }
+    if let Some(f) = &e.engine {
+        engine_log(&mut out, f, unit);
+    }
     diagnostics(&mut out, e);
     let family = super::family::view(s.model.family);
     if let Some(b) = cpu {
@@ -95,6 +98,33 @@ fn cpu_memory(
 fn llamacpp_log(out: &mut String, b: &crate::estimator::engines::llamacpp::Buffers) {
     let _ = writeln!(out, "## llama.cpp load log (predicted)\n");
     let _ = writeln!(out, "```text\n{}```\n", super::llamacpp::log_lines(b));
+}
+
+/// What vLLM or SGLang would print at startup, and the budget behind it (as the table report's
+/// section and the window's lines above the chart).
+fn engine_log(out: &mut String, f: &crate::estimator::engines::EngineFigures, unit: MemoryUnit) {
+    use super::engine::{budget_lines, default_context_line, printed_lines};
+    let _ = writeln!(
+        out,
+        "## {} startup log (predicted, per GPU)
+",
+        f.kind.label()
+    );
+    let _ = writeln!(
+        out,
+        "```text
+{}
+```
+",
+        printed_lines(f).join("\n")
+    );
+    for l in budget_lines(f, unit)
+        .into_iter()
+        .chain(default_context_line(f))
+    {
+        let _ = writeln!(out, "- {}", cell(&l));
+    }
+    out.push('\n');
 }
 
 /// A CPU build's times: the prompt at the host's compute rate, tokens at its memory bandwidth.
@@ -161,7 +191,13 @@ pub fn summary_rows(s: &Scenario, e: &Estimate, unit: MemoryUnit) -> Vec<(&'stat
             },
         ),
         ("Precision", precision_label(&s.precision, s.mode)),
-        ("Optimizer", optimizer_label(s.optimizer.kind).to_owned()),
+        (
+            "Optimizer",
+            match s.mode {
+                Mode::Training => optimizer_label(s.optimizer.kind).to_owned(),
+                Mode::Inference => "none (inference)".to_owned(),
+            },
+        ),
         ("Batch", batch(s)),
         (
             "Strategies",
@@ -198,6 +234,14 @@ fn batch(s: &Scenario) -> String {
         (Mode::Training, false) => format!(
             "micro-batch {} {} × {} accumulation",
             w.micro_batch, family.items, w.grad_accum_steps
+        ),
+        // Dynamic batching serves `concurrent_requests` at once (`Serving::batch`), whatever the
+        // training micro-batch says.
+        (Mode::Inference, true) if s.inference.dynamic_batching => format!(
+            "{} concurrent requests, prompt {} + {} generated tokens",
+            s.inference.concurrent_requests,
+            s.inference.prompt_tokens,
+            s.inference.generated_tokens
         ),
         (Mode::Inference, true) => format!(
             "batch {}, prompt {} + {} generated tokens",
