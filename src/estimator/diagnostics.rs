@@ -272,7 +272,7 @@ impl Diagnostic {
                 "Fits only by spilling to the second memory tier; the step slows by that tier's bandwidth."
             }
             Diagnostic::InputClamped => {
-                "An input was out of range and was clamped to its valid range."
+                "An input was out of range and was clamped to its valid range, or a size derived from in-range inputs was capped: a layer pattern above 10,000 layers (repeat × count), a recommender's tables × rows × dim above 10^13 parameters, KV heads above the heads, or an MoE's top-k or expert-parallel degree above its experts. `check` names out-of-range fields; the derived caps are estimated at the cap."
             }
             Diagnostic::ShapeDerivedFromParams => {
                 "The transformer shape was derived from the parameter count (see docs/model.md)."
