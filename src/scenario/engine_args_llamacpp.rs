@@ -14,8 +14,11 @@ use crate::tensor::GgufFileType;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParsedCommand {
     pub settings: LlamaCpp,
-    /// The file type the model's file name spells (`-m …Q4_K_M.gguf`).
+    /// The file type the model's source spells (`-m …Q4_K_M.gguf`, `-hf user/repo:Q4_K_M`,
+    /// `-hff …-Q4_K_M.gguf`, `-mu https://…/…-Q4_K_M.gguf`, `-dr model:…Q4_K_M`; see
+    /// [`ModelSource`]).
     pub file_type: Option<GgufFileType>,
+    /// The model's source as given: the one llama.cpp loads when several are ([`ModelSource`]).
     pub model: Option<String>,
     /// Flags accepted that do not change memory (with their values).
     pub ignored: Vec<String>,
@@ -33,6 +36,111 @@ pub struct ParsedCommand {
     ctx_given: bool,
     ngl_given: bool,
     per_slot: Option<u32>,
+    /// The model's sources as the flags gave them, resolved after the loop.
+    sources: ModelSource,
+    /// `--no-mmproj`: `-hf` does not fetch the repository's multimodal projector.
+    no_mmproj: bool,
+    /// What the model's source leaves to assumption (see [`ModelSource::resolve`]).
+    source_notes: Vec<String>,
+}
+
+/// Where the model comes from. None of these flags changes memory but through the file they
+/// name: they are read for the GGUF file type its name spells, as `-m` is. Flags as
+/// `common/arg.cpp` spells them at llama.cpp@0c1e57098: `-m, --model FNAME`; `-mu, --model-url
+/// MODEL_URL`; `-dr, --docker-repo [<repo>/]<model>[:quant]`; `-hf, -hfr, --hf-repo
+/// <user>/<model>[:quant]`; `-hff, --hf-file FILE` ("If specified, it will override the quant
+/// in --hf-repo"). When several are given, llama.cpp loads (`common_models_handler_apply`) the
+/// Hugging Face file (`-hf`, its tag or `-hff`) over a Docker Hub model (`-dr`, which it turns
+/// into a URL) over a URL (`-mu`) over a local path (`-m`, then only where a download is
+/// stored).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct ModelSource {
+    path: Option<String>,
+    url: Option<String>,
+    docker: Option<String>,
+    hf_repo: Option<String>,
+    hf_file: Option<String>,
+}
+
+/// The file type of what llama.cpp loads, from [`ModelSource`]; what it chose and the notes for
+/// the user.
+struct Resolved {
+    model: Option<String>,
+    file_type: Option<GgufFileType>,
+    notes: Vec<String>,
+}
+
+/// `common_download_split_repo_tag`: `<user>/<model>[:quant]`, the tag after the last `:`.
+fn split_repo_tag(v: &str) -> (&str, Option<&str>) {
+    match v.rsplit_once(':') {
+        Some((repo, tag)) => (repo, Some(tag).filter(|t| !t.is_empty())),
+        None => (v, None),
+    }
+}
+
+/// The last segment of a URL's path (without `?query` or `#fragment`): the file's name.
+fn url_file(url: &str) -> &str {
+    let end = url.find(['?', '#']).unwrap_or(url.len());
+    let path = url.get(..end).unwrap_or(url);
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+impl ModelSource {
+    /// What llama.cpp loads (see [`ModelSource`]) and the file type its name spells. `-hf`
+    /// without a tag: llama.cpp takes the repository's Q4_K_M file, else its Q8_0, else its
+    /// first GGUF (`common/download.cpp` `find_best_model`: `tags = {"Q4_K_M", "Q8_0"}`), so
+    /// Q4_K_M is assumed and said.
+    fn resolve(&self) -> Resolved {
+        let mut notes = Vec::new();
+        if let Some(repo) = &self.hf_repo {
+            let (name, tag) = split_repo_tag(repo);
+            if let Some(file) = &self.hf_file {
+                return Resolved {
+                    model: Some(format!("{name}/{file}")),
+                    file_type: GgufFileType::find(file),
+                    notes,
+                };
+            }
+            let file_type = match tag {
+                Some(t) => GgufFileType::find(t),
+                None => {
+                    notes.push(format!(
+                        "-hf {repo} names no quant: llama.cpp takes the repository's Q4_K_M file if it has one (else its Q8_0, else its first GGUF): estimated as Q4_K_M (add :Q8_0 or another to say)"
+                    ));
+                    Some(GgufFileType::Q4KM)
+                }
+            };
+            return Resolved {
+                model: Some(repo.clone()),
+                file_type,
+                notes,
+            };
+        }
+        if let Some(file) = &self.hf_file {
+            notes.push(format!(
+                "-hff {file} without -hf: llama.cpp reads it only with --hf-repo"
+            ));
+        }
+        let (model, file_type) = if let Some(d) = &self.docker {
+            // `common_docker_resolve_model`: the tag after the first `:`, default `latest`.
+            (
+                Some(d),
+                d.split_once(':').and_then(|(_, t)| GgufFileType::find(t)),
+            )
+        } else if let Some(u) = &self.url {
+            (Some(u), GgufFileType::find(url_file(u)))
+        } else {
+            (
+                self.path.as_ref(),
+                self.path.as_deref().and_then(GgufFileType::find),
+            )
+        };
+        Resolved {
+            model: model.cloned(),
+            file_type,
+            notes,
+        }
+    }
 }
 
 /// Flags that do not change memory; `true` when the flag takes a value.
@@ -107,15 +215,37 @@ const NOT_MODELLED: &[(&str, bool)] = &[
     ("-md", true),
     ("--model-draft", true),
     ("--lora", true),
+    ("-mm", true),
     ("--mmproj", true),
+    ("-mmu", true),
+    ("--mmproj-url", true),
+    ("--spec-draft-model", true),
+    ("--spec-draft-hf", true),
+    ("-hfd", true),
+    ("-hfrd", true),
+    ("--hf-repo-draft", true),
 ];
+
+/// The program's name without its directory and `.exe`.
+fn base_name(word: &str) -> &str {
+    let base = word.rsplit(['/', '\\']).next().unwrap_or(word);
+    base.strip_suffix(".exe").unwrap_or(base)
+}
 
 /// Whether the first word names a llama.cpp program (a path ending in `llama-server`, `llama-cli`,
 /// `llama-run`, or the old `main` / `server`).
 pub(super) fn is_program(word: &str) -> bool {
-    let base = word.rsplit(['/', '\\']).next().unwrap_or(word);
-    let base = base.strip_suffix(".exe").unwrap_or(base);
+    let base = base_name(word);
     base.starts_with("llama-") || base == "main" || base == "server"
+}
+
+/// Whether `-hf` also fetches the repository's mmproj file for this program: the tools
+/// `common/arg.cpp` lists in `mmproj_examples` (server, cli, mtmd, tts; llama.cpp@0c1e57098).
+fn fetches_mmproj(word: &str) -> bool {
+    matches!(
+        base_name(word),
+        "llama-server" | "server" | "llama-cli" | "main" | "llama-mtmd-cli" | "llama-tts"
+    )
 }
 
 /// What no flag sets, kept from `base` (the host's rates, the build's properties); the rest at
@@ -149,9 +279,7 @@ fn unflagged_defaults(p: &mut ParsedCommand) {
 
 /// Whether the program is llama-server (whose `-np` defaults to auto and whose `-fit` is on).
 fn is_server(word: &str) -> bool {
-    let base = word.rsplit(['/', '\\']).next().unwrap_or(word);
-    let base = base.strip_suffix(".exe").unwrap_or(base);
-    base == "llama-server" || base == "server"
+    matches!(base_name(word), "llama-server" | "server")
 }
 
 /// Parses `cmd`: flags it leaves out take llama.cpp's defaults (`-c` 0, `-ngl` auto, llama-server's
@@ -205,6 +333,9 @@ pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
         ctx_given: false,
         ngl_given: false,
         per_slot: None,
+        sources: ModelSource::default(),
+        no_mmproj: false,
+        source_notes: Vec::new(),
     };
     let mut unknown = Vec::new();
     let mut errors = Vec::new();
@@ -246,6 +377,7 @@ pub fn parse(cmd: &str, base: &LlamaCpp) -> Result<ParsedCommand, String> {
         ));
     }
     unflagged_defaults(&mut p);
+    resolve_source(&mut p, first);
     // `-fit` is a llama-server and llama-cli switch, on by default in both (common/common.h).
     let s = &p.settings;
     p.fit_on = s.fit && !p.ngl_given && !s.has_overrides();
@@ -305,11 +437,9 @@ fn apply_flag(
 ) -> Result<(), String> {
     let s = &mut p.settings;
     match flag {
-        "-m" | "--model" => {
-            let m = value().ok_or("-m needs a file")?;
-            p.file_type = GgufFileType::find(&m);
-            p.model = Some(m);
-        }
+        "-m" | "--model" | "-mu" | "--model-url" | "-dr" | "--docker-repo" | "-hf" | "-hfr"
+        | "--hf-repo" | "-hff" | "--hf-file" | "-hft" | "--hf-token" | "--no-mmproj"
+        | "--no-mmproj-auto" | "--mmproj-auto" => source_flag(p, flag, value)?,
         "-c"
         | "--ctx-size"
         | "-fitt"
@@ -383,6 +513,53 @@ fn apply_flag(
         }
     }
     Ok(())
+}
+
+/// The flags that say where the model comes from ([`ModelSource`]), `--hf-token` and the
+/// `--mmproj-auto` switch: none changes memory but through the file it names.
+fn source_flag(
+    p: &mut ParsedCommand,
+    flag: &str,
+    value: &mut dyn FnMut() -> Option<String>,
+) -> Result<(), String> {
+    let src = &mut p.sources;
+    let slot = match flag {
+        "--no-mmproj" | "--no-mmproj-auto" => {
+            p.no_mmproj = true;
+            return Ok(());
+        }
+        "--mmproj-auto" => {
+            p.no_mmproj = false;
+            return Ok(());
+        }
+        // A secret: accepted, its value not echoed.
+        "-hft" | "--hf-token" => {
+            value().ok_or_else(|| format!("{flag} needs a token"))?;
+            p.ignored.push(format!("{flag} (value not shown)"));
+            return Ok(());
+        }
+        "-m" | "--model" => &mut src.path,
+        "-mu" | "--model-url" => &mut src.url,
+        "-dr" | "--docker-repo" => &mut src.docker,
+        "-hff" | "--hf-file" => &mut src.hf_file,
+        _ => &mut src.hf_repo,
+    };
+    *slot = Some(value().ok_or_else(|| format!("{flag} needs a model"))?);
+    Ok(())
+}
+
+/// The model llama.cpp loads and its file type, from the sources the flags gave; what was
+/// assumed, and `-hf`'s mmproj, as notes.
+fn resolve_source(p: &mut ParsedCommand, program: &str) {
+    let source = p.sources.resolve();
+    (p.model, p.file_type) = (source.model, source.file_type);
+    p.source_notes = source.notes;
+    if p.sources.hf_repo.is_some() && !p.no_mmproj && fetches_mmproj(program) {
+        p.source_notes.push(
+            "-hf also fetches and loads the repository's mmproj file if it has one (a multimodal projector: NOT MODELLED; --no-mmproj turns it off)"
+                .to_owned(),
+        );
+    }
 }
 
 fn with_value(flag: &str, takes: bool, value: &mut dyn FnMut() -> Option<String>) -> String {
@@ -542,9 +719,10 @@ pub fn notes(p: &ParsedCommand) -> Vec<String> {
                 .to_owned(),
         );
     }
+    out.extend(p.source_notes.iter().cloned());
     if p.model.is_some() && p.file_type.is_none() {
         out.push(
-            "the model's file name names no GGUF file type: the scenario's weights are kept"
+            "the model's file name (or -hf tag) names no GGUF file type: the scenario's weights are kept"
                 .to_owned(),
         );
     }
