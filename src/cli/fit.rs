@@ -13,6 +13,7 @@ use crate::estimator::solver::{
 };
 use crate::presets::to_ron_string;
 use crate::scenario::{Mode, PeftMethod, Scenario};
+use crate::units::Bytes;
 use crate::units::{MemoryUnit, fmt_seconds};
 
 fn solved_text(s: Solved) -> String {
@@ -83,9 +84,12 @@ fn json_text(s: &Scenario, result: &FitResult) -> String {
             })
         })
         .collect();
+    // A CPU build holds nothing on a GPU and the estimator has no host capacity: no verdict.
+    let gpu = est.cpu_build().is_none();
     let v = json!({
-        "fits": est.memory.fits,
-        "headroom_bytes": est.memory.headroom.get(),
+        "fits": gpu.then_some(est.memory.fits),
+        "headroom_bytes": gpu.then_some(est.memory.headroom.get()),
+        "cpu_only": super::json::cpu_only(&est),
         "limits": limits,
         "weight_formats": formats_json(s),
         "make_it_fit": {
@@ -155,17 +159,17 @@ fn text(s: &Scenario, result: &FitResult) -> String {
     let est = estimate(s);
     let mut out = String::new();
     let gib = |b| MemoryUnit::GiB.format(b);
-    let verdict = if est.memory.fits {
-        "fits"
-    } else {
-        "does not fit"
+    let verdict = match est.cpu_build() {
+        // As the report's "GPU: none": no GPU holds anything, so nothing fits or not.
+        Some(b) => format!(
+            "CPU only (llama.cpp -dev none): {} of host memory in llama.cpp's buffers, no GPU used \
+             (the estimator has no host-memory capacity: no fit or headroom to give)",
+            gib(Bytes(b.host_total() as f64))
+        ),
+        None if est.memory.fits => format!("fits (headroom {})", gib(est.memory.headroom)),
+        None => format!("does not fit (headroom {})", gib(est.memory.headroom)),
     };
-    let _ = writeln!(
-        out,
-        "{}: {verdict} (headroom {})",
-        s.title(),
-        gib(est.memory.headroom)
-    );
+    let _ = writeln!(out, "{}: {verdict}", s.title());
     for (label, _, t) in LIMITS {
         let _ = writeln!(out, "  {label:<34} {}", solved_text(max_fitting(s, t)));
     }
@@ -173,6 +177,10 @@ fn text(s: &Scenario, result: &FitResult) -> String {
         let _ = writeln!(out, "  {label:<34} {}", solved_text(min_degree(s, a)));
     }
     formats_text(s, &mut out);
+    if est.cpu_build().is_some() {
+        out.push_str("\nNothing to make fit: the run uses no GPU.\n");
+        return out;
+    }
     if result.already_fits {
         out.push_str("\nIt fits as it is: nothing to change.\n");
         return out;

@@ -38,6 +38,7 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
         })
         .collect();
     let phases = phases_json(&mem.phases);
+    let gpu = est.cpu_build().is_none();
     json!({
         "schema_version": SCHEMA_VERSION,
         "scenario": {
@@ -52,7 +53,8 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
             },
             "post_training": post_training(s),
         },
-        "gpu": { "name": gpu_name(s), "capacity_bytes": mem.capacity.get() },
+        // A llama.cpp CPU build names the scenario's GPU but uses none (the table's "GPU: none").
+        "gpu": { "name": gpu_name(s), "capacity_bytes": mem.capacity.get(), "used": gpu },
         "model": {
             "family": format!("{:?}", m.family).to_lowercase(),
             "params": {
@@ -72,9 +74,10 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
             "tensor_peak_bytes": mem.tensor_peak.get(),
             "reserved_peak_bytes": mem.reserved_peak().get(),
             "gpu_total_bytes": mem.gpu_total.get(),
-            "capacity_bytes": mem.capacity.get(),
-            "headroom_bytes": mem.headroom.get(),
-            "fits": mem.fits,
+            "capacity_bytes": gpu.then_some(mem.capacity.get()),
+            "headroom_bytes": gpu.then_some(mem.headroom.get()),
+            "fits": gpu.then_some(mem.fits),
+            "cpu_only": cpu_only(est),
             "offloaded": {
                 "host_bytes": mem.offloaded.host.get(),
                 "nvme_bytes": mem.offloaded.nvme.get(),
@@ -85,6 +88,20 @@ pub fn report_value(s: &Scenario, est: &Estimate, origin: &str) -> Value {
         "engine": super::engine::json(est),
         "llamacpp": est.llamacpp.as_ref().map(llamacpp),
         "performance": super::perf::json(s, est),
+    })
+}
+
+/// A llama.cpp CPU build (`-dev none`): the host bytes of its buffers and what that means for the
+/// GPU figures; `null` when a GPU is used. The estimator has no host-memory capacity, so a CPU
+/// build gets no fit, headroom or capacity (`null`), as the table report gives none.
+pub fn cpu_only(est: &Estimate) -> Value {
+    est.cpu_build().map_or(Value::Null, |b| {
+        json!({
+            "host_bytes": b.host_total(),
+            "statement": "llama.cpp -dev none: the CPU backend holds every buffer (model, KV cache, \
+                compute) in host memory and no GPU is used; the estimator has no host-memory \
+                capacity to hold them against, so there is no fit, headroom or capacity (null)",
+        })
     })
 }
 

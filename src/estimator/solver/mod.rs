@@ -166,9 +166,17 @@ pub fn step_time_s(e: &Estimate) -> f64 {
     if t.is_finite() { t.max(0.0) } else { f64::MAX }
 }
 
+/// A llama.cpp CPU build (`-dev none`, [`Scenario::runs_on_cpu_only`] of a scenario whose memory is
+/// llama.cpp's buffers): no GPU holds anything, and the estimator has no host-memory capacity to
+/// hold its buffers against, so no "fits the GPU" question applies (the report says "GPU: none").
+pub fn host_only(s: &Scenario) -> bool {
+    s.runs_on_llamacpp() && s.runs_on_cpu_only()
+}
+
 /// Largest value of `target` that fits the scenario's GPU, everything else fixed; for a scenario
 /// served by vLLM, SGLang or llama.cpp, the micro-batch is the requests its KV cache holds at once
-/// and the context the longest prompt the engine admits (`engine_limits`).
+/// and the context the longest prompt the engine admits (`engine_limits`). On a llama.cpp CPU
+/// build ([`host_only`]) only the engine's own limits apply: the rest is `NotApplicable`.
 pub fn max_fitting(s: &Scenario, target: Target) -> Solved {
     // A serving engine's startup cache and limits bound the requests, not the peak.
     let engine = match target {
@@ -178,6 +186,9 @@ pub fn max_fitting(s: &Scenario, target: Target) -> Solved {
     };
     if let Some(solved) = engine {
         return solved;
+    }
+    if host_only(s) {
+        return Solved::NotApplicable;
     }
     let Some((lo, hi)) = target.range(s) else {
         return Solved::NotApplicable;
@@ -243,7 +254,11 @@ fn axis_candidates(s: &Scenario, axis: ScaleAxis, out: &mut [u32; 64]) -> usize 
 
 /// Smallest degree on `axis` that fits, the other degrees fixed. The GPU count of the answer is
 /// `parallel.gpus()` with that degree set. DP keeps the micro-batch (the global batch grows with DP).
+/// `NotApplicable` on a llama.cpp CPU build ([`host_only`]): it uses no GPU.
 pub fn min_degree(s: &Scenario, axis: ScaleAxis) -> Solved {
+    if host_only(s) {
+        return Solved::NotApplicable;
+    }
     let mut scratch = s.clone();
     if axis == ScaleAxis::Dp {
         // Memory per GPU is affine in 1/N_d under ZeRO (ZeRO §5, Figure 1): interpolate in 1/dp.
