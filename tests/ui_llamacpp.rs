@@ -194,3 +194,22 @@ fn the_legacy_placement_switch_moves_the_output_layer_to_the_host() {
     h.get_by_label_contains("CUDA0 model buffer size =  3992.50 MiB");
     h.get_by_label_contains("CUDA0 compute buffer size =   669.48 MiB");
 }
+
+/// "Which quantization fits?" under llama.cpp lists GGUF file types, the scenario's first, and
+/// names the formats llama.cpp does not load; on a CPU build its columns are the host's buffers.
+#[test]
+fn the_quantization_table_lists_gguf_file_types() {
+    let mut h = harness();
+    click(&mut h, "Which quantization fits?");
+    assert!(h.query_by_label("GGUF Q4_K_M").is_some());
+    assert!(h.query_by_label("GGUF Q8_0").is_some());
+    assert!(
+        h.query_by_label("Not applicable under llama.cpp:")
+            .is_some()
+    );
+    assert!(h.query_by_label("As the precision").is_none());
+    let mut h = harness_with("llama31-8b-q4km-llamacpp-cpu");
+    click(&mut h, "Which quantization fits?");
+    assert!(h.query_by_label("Host total").is_some());
+    assert!(h.query_by_label("Fits").is_none());
+}

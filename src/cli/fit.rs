@@ -6,14 +6,13 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use crate::estimator::estimate;
 use crate::estimator::solver::{
-    FitOptions, FitResult, MAX_ESTIMATES, ScaleAxis, Solved, Target, make_it_fit, max_fitting,
-    min_degree, quant_fit,
+    FitOptions, FitResult, MAX_ESTIMATES, NOT_GGUF, QuantFit, ScaleAxis, Solved, Target,
+    make_it_fit, max_fitting, min_degree, not_under_llamacpp, quant_fit,
 };
+use crate::estimator::{Estimate, estimate};
 use crate::presets::to_ron_string;
 use crate::scenario::{Mode, PeftMethod, Scenario};
-use crate::units::Bytes;
 use crate::units::{MemoryUnit, fmt_seconds};
 
 fn solved_text(s: Solved) -> String {
@@ -92,6 +91,7 @@ fn json_text(s: &Scenario, result: &FitResult) -> String {
         "cpu_only": super::json::cpu_only(&est),
         "limits": limits,
         "weight_formats": formats_json(s),
+        "weight_formats_not_applicable": not_applicable_json(s),
         "make_it_fit": {
             "already_fits": result.already_fits,
             "budget_gpus": result.budget_gpus,
@@ -108,19 +108,42 @@ fn formats_apply(s: &Scenario) -> bool {
     s.mode == Mode::Inference || s.peft.method == PeftMethod::Lora
 }
 
-/// "Which quantization fits at this context": every weight format (`solver::quant_fit`).
-fn formats_text(s: &Scenario, out: &mut String) {
+/// "Which quantization fits at this context": every weight format (`solver::quant_fit`). Under
+/// llama.cpp the GGUF file types, the scenario's first, and the formats llama.cpp does not load
+/// named as not applicable; on a llama.cpp CPU build the host's buffers, with no GPU to fit.
+fn formats_text(s: &Scenario, est: &Estimate, out: &mut String) {
     if !formats_apply(s) {
         return;
     }
-    let _ = writeln!(
-        out,
-        "\nWeight formats (layer matrices; longest context that fits):"
-    );
+    let gib = |b| MemoryUnit::GiB.format(b);
+    let heading = if est.cpu_build().is_some() {
+        "GGUF file types on this CPU build (llama.cpp -dev none: host memory, no GPU; the estimator has no host-memory capacity to fit them against)"
+    } else if s.runs_on_llamacpp() {
+        "GGUF file types under llama.cpp (bits: each type's base type; longest context that fits)"
+    } else {
+        "Weight formats (layer matrices; longest context that fits)"
+    };
+    let _ = writeln!(out, "\n{heading}:");
     for q in quant_fit(s) {
+        let label = q.label();
         let bits = q
             .bits_per_weight
             .map_or_else(|| "as stored".to_owned(), |b| format!("{b:.3} bits"));
+        let stored = if q.as_stored && s.runs_on_llamacpp() {
+            ", as stored (the scenario)"
+        } else {
+            ""
+        };
+        if let Some(host) = q.host_total {
+            let _ = writeln!(
+                out,
+                "  {label:<20} {bits:<12}host weights {:>10}  host total {:>10}  context {}{stored}",
+                gib(q.weights),
+                gib(host),
+                solved_text(q.max_context)
+            );
+            continue;
+        }
         let native = match q.native {
             Some(true) => ", native",
             Some(false) => ", not native on this GPU",
@@ -128,13 +151,18 @@ fn formats_text(s: &Scenario, out: &mut String) {
         };
         let _ = writeln!(
             out,
-            "  {:<20} {bits:<11} weights {:>10}  {:<3} headroom {:>11}  context {}{native}",
-            q.format.label(),
-            MemoryUnit::GiB.format(q.weights),
+            "  {label:<20} {bits:<12}weights {:>10}  {:<3} headroom {:>11}  context {}{native}{stored}",
+            gib(q.weights),
             if q.fits { "fits" } else { "no" },
-            MemoryUnit::GiB.format(q.headroom),
+            gib(q.headroom),
             solved_text(q.max_context)
         );
+    }
+    if s.runs_on_llamacpp() {
+        let _ = writeln!(out, "  not applicable under llama.cpp:");
+        for f in NOT_GGUF {
+            let _ = writeln!(out, "    {:<18} {}", f.label(), not_under_llamacpp(f));
+        }
     }
 }
 
@@ -142,15 +170,36 @@ fn formats_json(s: &Scenario) -> Value {
     if !formats_apply(s) {
         return Value::Null;
     }
-    quant_fit(s)
+    quant_fit(s).iter().map(format_json).collect()
+}
+
+/// One row of `weight_formats`. On a llama.cpp CPU build `fits` and `headroom_bytes` are `null`
+/// (nothing is on a GPU) and `host_total_bytes` gives the host's buffers.
+fn format_json(q: &QuantFit) -> Value {
+    let gpu = q.host_total.is_none();
+    json!({
+        "format": format!("{:?}", q.format), "label": q.label(),
+        "file_type": match q.format {
+            crate::scenario::WeightFormat::GgufFile(f) => Some(f.name()),
+            _ => None,
+        },
+        "as_stored": q.as_stored, "bits_per_weight": q.bits_per_weight,
+        "weights_bytes": q.weights.get(), "fits": gpu.then_some(q.fits),
+        "headroom_bytes": gpu.then_some(q.headroom.get()),
+        "host_total_bytes": q.host_total.map(crate::units::Bytes::get),
+        "max_context": solved_json(q.max_context), "native": q.native,
+    })
+}
+
+/// Under llama.cpp, the formats with no row and why (`solver::not_under_llamacpp`); else empty.
+fn not_applicable_json(s: &Scenario) -> Value {
+    if !formats_apply(s) || !s.runs_on_llamacpp() {
+        return json!([]);
+    }
+    NOT_GGUF
         .iter()
-        .map(|q| {
-            json!({
-                "format": format!("{:?}", q.format), "bits_per_weight": q.bits_per_weight,
-                "weights_bytes": q.weights.get(), "fits": q.fits,
-                "headroom_bytes": q.headroom.get(), "max_context": solved_json(q.max_context),
-                "native": q.native,
-            })
+        .map(|f| {
+            json!({ "format": format!("{f:?}"), "label": f.label(), "reason": not_under_llamacpp(*f) })
         })
         .collect()
 }
@@ -164,7 +213,7 @@ fn text(s: &Scenario, result: &FitResult) -> String {
         Some(b) => format!(
             "CPU only (llama.cpp -dev none): {} of host memory in llama.cpp's buffers, no GPU used \
              (the estimator has no host-memory capacity: no fit or headroom to give)",
-            gib(Bytes(b.host_total() as f64))
+            gib(crate::units::Bytes(b.host_total() as f64))
         ),
         None if est.memory.fits => format!("fits (headroom {})", gib(est.memory.headroom)),
         None => format!("does not fit (headroom {})", gib(est.memory.headroom)),
@@ -176,7 +225,7 @@ fn text(s: &Scenario, result: &FitResult) -> String {
     for (label, _, a) in DEGREES {
         let _ = writeln!(out, "  {label:<34} {}", solved_text(min_degree(s, a)));
     }
-    formats_text(s, &mut out);
+    formats_text(s, &est, &mut out);
     if est.cpu_build().is_some() {
         out.push_str("\nNothing to make fit: the run uses no GPU.\n");
         return out;

@@ -5,7 +5,9 @@ use egui::{RichText, Ui};
 
 use super::widgets::fmt_count;
 use super::{Prefs, theme};
-use crate::estimator::solver::{FitResult, QuantFit, Solved, quant_fit};
+use crate::estimator::solver::{
+    FitResult, NOT_GGUF, QuantFit, Solved, not_under_llamacpp, quant_fit,
+};
 use crate::scenario::{Mode, Scenario};
 use crate::units::fmt_seconds;
 
@@ -84,7 +86,9 @@ fn arrows(text: &str) -> String {
 /// "Which quantization fits?" for inference: every weight format on this GPU with its weight
 /// bytes, whether it fits and the longest prompt that does (`solver::quant_fit`). A toggle in the
 /// status band opens the table in its own window (over the charts, never pushing them); the nine
-/// estimates and context solves run only while it is open.
+/// estimates and context solves run only while it is open. Under llama.cpp the rows are GGUF file
+/// types (the scenario's first) and the formats llama.cpp does not load are named below; on a CPU
+/// build (`-dev none`) the columns are the host's buffers, with no GPU to fit.
 pub fn quant_ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario) {
     if scenario.mode != Mode::Inference {
         return;
@@ -105,26 +109,41 @@ pub fn quant_ui(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario) {
             .default_width(560.0)
             .show(ui.ctx(), |ui| {
                 let rows = quant_fit(scenario);
+                let host = rows.iter().any(|r| r.host_total.is_some());
+                let heads = if host {
+                    ["Format", "Bits/weight", "Host weights", "Host total", "Max prompt"]
+                } else {
+                    ["Format", "Bits/weight", "Weights", "Fits", "Max prompt"]
+                };
                 egui::Grid::new("quant_fit_table")
                     .striped(true)
                     .num_columns(5)
                     .show(ui, |ui| {
-                        for head in ["Format", "Bits/weight", "Weights", "Fits", "Max prompt"] {
+                        for head in heads {
                             ui.label(RichText::new(head).strong());
                         }
                         ui.end_row();
                         for r in &rows {
-                            quant_row(ui, prefs, scenario, r);
+                            quant_row(ui, prefs, r);
                         }
                     });
+                if host {
+                    ui.label("CPU build (-dev none): host memory, no GPU used; no host capacity to fit against.");
+                }
+                if scenario.runs_on_llamacpp() {
+                    ui.label(RichText::new("Not applicable under llama.cpp:").strong());
+                    for f in NOT_GGUF {
+                        ui.label(format!("{}: {}", f.label(), not_under_llamacpp(f)));
+                    }
+                }
             });
     }
     ui.data_mut(|d| d.insert_temp(id, open));
 }
 
-fn quant_row(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, r: &QuantFit) {
-    let current = scenario.quantization.weights == r.format;
-    let name = RichText::new(r.format.label());
+fn quant_row(ui: &mut Ui, prefs: &Prefs, r: &QuantFit) {
+    let current = r.as_stored;
+    let name = RichText::new(r.label());
     let name = if current { name.strong() } else { name };
     let native = match r.native {
         Some(true) => " (native)",
@@ -141,12 +160,11 @@ fn quant_row(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, r: &QuantFit) {
             .map_or_else(|| "dtype".to_owned(), |b| format!("{b:.2}")),
     );
     ui.label(prefs.unit.format(r.weights));
-    let (mark, color) = if r.fits {
-        ("yes", theme::good(prefs.theme))
+    if let Some(host) = r.host_total {
+        ui.label(prefs.unit.format(host));
     } else {
-        ("no", theme::bad(prefs.theme))
-    };
-    ui.label(RichText::new(mark).color(color));
+        fits_cell(ui, prefs, r.fits);
+    }
     ui.label(match r.max_context {
         Solved::Found(v) => format!("{} tokens", fmt_count(v as f64)),
         Solved::AtLimit(v) => format!(">= {} tokens", fmt_count(v as f64)),
@@ -154,4 +172,13 @@ fn quant_row(ui: &mut Ui, prefs: &Prefs, scenario: &Scenario, r: &QuantFit) {
         Solved::NotApplicable => "—".to_owned(),
     });
     ui.end_row();
+}
+
+fn fits_cell(ui: &mut Ui, prefs: &Prefs, fits: bool) {
+    let (mark, color) = if fits {
+        ("yes", theme::good(prefs.theme))
+    } else {
+        ("no", theme::bad(prefs.theme))
+    };
+    ui.label(RichText::new(mark).color(color));
 }

@@ -28,7 +28,7 @@ pub use describe::{
 pub use fit::{
     CHANGE_PENALTY, FitOptions, FitResult, MAX_ESTIMATES, Suggestion, make_it_fit, make_it_fit_with,
 };
-pub use quant_fit::{QuantFit, quant_fit};
+pub use quant_fit::{LLAMACPP_FILE_TYPES, NOT_GGUF, QuantFit, not_under_llamacpp, quant_fit};
 pub use search::{Coord, Probe, solve_max_with, solve_min_with};
 
 use super::{Estimate, estimate};
