@@ -177,3 +177,110 @@ fn compare_refuses_or_reads_the_reviewers_files() {
         );
     }
 }
+
+fn data(name: &str) -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// vLLM V1's weights are its "Model loading took X GiB and Y seconds" line (0.34 prints "X GiB
+/// memory and Y seconds"); the loader's "Loading weights took 2.87 seconds" is a time, not a figure
+/// (it was read as 2.87 bytes, and the V1 line not at all).
+#[test]
+fn vllm_v1_weights_are_the_model_loading_line() {
+    let log = std::fs::read_to_string(data("measured_light/vllm_v1.log")).unwrap();
+    let l = light(&log).unwrap();
+    assert_eq!(
+        l.values,
+        vec![
+            (Statistic::VllmWeights, 14.9889 * GIB),
+            (Statistic::VllmKvCache, 52.94 * GIB)
+        ]
+    );
+    let v034 =
+        "INFO [model_runner.py:441] Model loading took 14.99 GiB memory and 3.412345 seconds";
+    assert_eq!(
+        light(v034).unwrap().values,
+        vec![(Statistic::VllmWeights, 14.99 * GIB)]
+    );
+    // A vLLM figure in seconds is refused, never read as memory.
+    let e = light("Model loading took 3.4 seconds").unwrap_err();
+    assert!(
+        e.contains("\"seconds\" after 3.4 is not a memory unit"),
+        "{e}"
+    );
+}
+
+/// Every wording the published vLLM logs hold (tests/data/published/vllm-logs.json: V0 0.6.4 and
+/// 0.8, V1 from January 2025 to 0.29) is read with the figure the record reports.
+#[test]
+fn the_published_vllm_logs_are_read_with_their_figures() {
+    use Statistic::{VllmActivations as Act, VllmKvCache as Kv, VllmWeights as W};
+    let want: [(&str, &[(Statistic, f64)]); 10] = [
+        (
+            "vllm-issue10517-llama31-8b-rtx3090-maxlen20000",
+            &[(W, 14.9888), (Kv, 3.81)],
+        ),
+        (
+            "vllm-issue10517-llama31-8b-rtx3090-maxlen29000",
+            &[(W, 14.9888), (Kv, 2.89)],
+        ),
+        (
+            "vllm-gaie-pr550-llama2-7b-lora-h100",
+            &[(W, 12.55), (Act, 2.38), (Kv, 56.18)],
+        ),
+        ("vllm-lmcache1739-qwen3-14b-1gpu", &[(Kv, 6.51)]),
+        ("vllm-issue21348-qwen3-235b-fp8-4xh100-tp4", &[(Kv, 8.11)]),
+        ("vllm-pr12569-llama31-70b-w8a8-1gpu", &[(W, 67.7229)]),
+        (
+            "vllm-club3090-104-qwen36-27b-2x3090-tp2-fp8kv",
+            &[(Kv, 9.84)],
+        ),
+        // The second run's refusal quotes 5.59 GiB; the largest figure is kept.
+        ("vllm-issue25350-fp8kv-maxlen100000", &[(Kv, 10.55)]),
+        (
+            "vllm-sparkdocker396-minimax-m27-awq-2xgb10-tp2",
+            &[(Kv, 22.5)],
+        ),
+        ("vllm-openrlhf336-llama3-70b-ppo", &[]),
+    ];
+    let text = std::fs::read_to_string(data("published/vllm-logs.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let records = json["records"].as_array().unwrap();
+    assert_eq!(records.len(), want.len());
+    for (id, figures) in want {
+        let r = records.iter().find(|r| r["id"] == id).unwrap();
+        let log: Vec<&str> = r["log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        let got = match light(&log.join("\n")) {
+            Ok(l) => l.values,
+            Err(e) => {
+                assert!(e.starts_with("no measurement found"), "{id}: {e}");
+                Vec::new()
+            }
+        };
+        let want: Vec<(Statistic, f64)> = figures.iter().map(|(s, g)| (*s, g * GIB)).collect();
+        assert_eq!(got, want, "{id}");
+    }
+}
+
+/// `compare` on the V1 log: the weights row holds 15.0 GiB against 15.0 GiB (it was 0.00000000267
+/// GiB, +559600086868.6 %).
+#[test]
+fn compare_reads_the_vllm_v1_weights() {
+    let (code, out, err) = compare(
+        "llama3.1-8b-vllm-h100-8k",
+        &data("measured_light/vllm_v1.log"),
+    );
+    assert_eq!(code, 0, "{err}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("| vLLM model weights |"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(row.ends_with("| 15.0 GiB | 15.0 GiB | −0.2 % |"), "{row}");
+}

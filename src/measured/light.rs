@@ -1,10 +1,11 @@
 //! Light measurements pasted or logged as text: PyTorch's `max_memory_allocated` /
 //! `max_memory_reserved` (bytes, or a number with a unit), an nvidia-smi log written with
 //! `--query-gpu=memory.used --format=csv` (header `memory.used [MiB]`, rows `12345 MiB`; the largest
-//! row is taken), and vLLM's startup lines ("model weights take(s)/took X GiB", "Available KV cache
-//! memory: X GiB", "PyTorch activation peak memory takes X GiB": `vllm/worker/worker.py` v0.6.6,
-//! `vllm/v1/worker/gpu_worker.py` v0.9.0). vLLM before v0.6.4 printed "GB" for 2^30 bytes
-//! (`model_runner.py`: `/ float(2**30)`), so a vLLM "GB" is read as GiB.
+//! row is taken), and vLLM's startup lines (the weights as loaded, "Available KV cache memory: X
+//! GiB", V0's "PyTorch activation peak memory takes X GiB":
+//! `vllm/worker/worker.py` v0.6.6, `vllm/v1/worker/gpu_worker.py` v0.9.0 and 0.34.0; the wordings
+//! are at `KEYS`). vLLM before v0.6.4 printed "GB" for 2^30 bytes (`model_runner.py`:
+//! `/ float(2**30)`), so a vLLM "GB" is read as GiB.
 //!
 //! A figure is the first number after its key (thousands commas and exponents allowed:
 //! `15,032,385,536`, `4.8e10`) with the unit after it, or named before it (`max_memory_allocated_gib`,
@@ -178,9 +179,13 @@ fn number_start(s: &str) -> Option<usize> {
 /// right after the key that names no unit is a call's argument (`max_memory_allocated(0)`) and is
 /// skipped; one after a space may hold the figure (vLLM's "memory (5.59 GiB)").
 fn unit_hint(rest: &str, vllm: bool) -> Result<(Option<f64>, &str), String> {
-    let name_end = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(rest.len());
+    // The key's name goes on only with an underscore (`kv_cache_size=3.81` has no suffix).
+    let name_end = if rest.starts_with('_') {
+        rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len())
+    } else {
+        0
+    };
     let (name, after) = rest.split_at(name_end);
     let mut hint = match name.rsplit('_').next().map(|w| (w, unit(w, vllm))) {
         Some((w, Unit::Memory(f))) if w.len() > 1 => Some(f),
@@ -291,13 +296,20 @@ fn quote(raw: &str, at: usize) -> String {
     }
 }
 
-/// The keys, lower case, with their statistic and whether the line is vLLM's.
-const KEYS: [(&str, Statistic, bool); 8] = [
+/// The keys, lower case, with their statistic and whether the line is vLLM's. vLLM's weights, as
+/// loaded: "model weights take X GiB" (V0 `worker/worker.py` v0.6.6), "Loading model weights took
+/// X GB" (V0 `worker/model_runner.py`; the first V1 `v1/worker/gpu_model_runner.py`, record
+/// vllm-pr12569 of tests/data/published/vllm-logs.json), "Model loading took X GiB and Y seconds"
+/// (V1 `v1/worker/gpu_model_runner.py`), "Model loading took X GiB memory and Y seconds" (0.34.0
+/// `v1/worker/gpu/model_runner.py`, `load_model`). Not "weights took": the loader's "Loading
+/// weights took Y seconds" (`default_loader.py`) is a time. v0.6.4's "Memory profiling results: …
+/// kv_cache_size=X GiB" is the KV budget of that release.
+const KEYS: [(&str, Statistic, bool); 9] = [
     ("max_memory_allocated", Statistic::Allocated, false),
     ("max_memory_reserved", Statistic::Reserved, false),
     ("model weights take", Statistic::VllmWeights, true),
     ("model weights took", Statistic::VllmWeights, true),
-    ("weights took", Statistic::VllmWeights, true),
+    ("model loading took", Statistic::VllmWeights, true),
     (
         "activation peak memory takes",
         Statistic::VllmActivations,
@@ -305,6 +317,7 @@ const KEYS: [(&str, Statistic, bool); 8] = [
     ),
     ("available kv cache memory", Statistic::VllmKvCache, true),
     ("reserved for kv cache is", Statistic::VllmKvCache, true),
+    ("kv_cache_size=", Statistic::VllmKvCache, true),
 ];
 
 /// The keyed statistics of line `n` (1-based; `line` is `raw` in lower case) into `out`: whether
