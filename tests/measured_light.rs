@@ -12,7 +12,10 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use vram_explorer::estimator::{Component, estimate};
+use vram_explorer::measured::compare::{self, NOT_SERVED_BY_VLLM};
 use vram_explorer::measured::{self, LightMeasurement, Measurement, Statistic};
+use vram_explorer::presets::bundled_scenario;
 
 const GIB: f64 = 1_073_741_824.0;
 const MIB: f64 = 1_048_576.0;
@@ -216,7 +219,9 @@ fn vllm_v1_weights_are_the_model_loading_line() {
 /// 0.8, V1 from January 2025 to 0.29) is read with the figure the record reports.
 #[test]
 fn the_published_vllm_logs_are_read_with_their_figures() {
-    use Statistic::{VllmActivations as Act, VllmKvCache as Kv, VllmWeights as W};
+    use Statistic::{
+        VllmActivations as Act, VllmKvCache as Kv, VllmNonTorch as Nt, VllmWeights as W,
+    };
     let want: [(&str, &[(Statistic, f64)]); 10] = [
         (
             "vllm-issue10517-llama31-8b-rtx3090-maxlen20000",
@@ -228,7 +233,7 @@ fn the_published_vllm_logs_are_read_with_their_figures() {
         ),
         (
             "vllm-gaie-pr550-llama2-7b-lora-h100",
-            &[(W, 12.55), (Act, 2.38), (Kv, 56.18)],
+            &[(W, 12.55), (Nt, 0.16), (Act, 2.38), (Kv, 56.18)],
         ),
         ("vllm-lmcache1739-qwen3-14b-1gpu", &[(Kv, 6.51)]),
         ("vllm-issue21348-qwen3-235b-fp8-4xh100-tp4", &[(Kv, 8.11)]),
@@ -269,8 +274,8 @@ fn the_published_vllm_logs_are_read_with_their_figures() {
     }
 }
 
-/// `compare` on the V1 log: the weights row holds 15.0 GiB against 15.0 GiB (it was 0.00000000267
-/// GiB, +559600086868.6 %).
+/// `compare` on the V1 log: the weights row holds 15.0 GiB against vLLM's 15.0 GiB as loaded (it
+/// was 0.00000000267 GiB, +559600086868.6 %).
 #[test]
 fn compare_reads_the_vllm_v1_weights() {
     let (code, out, err) = compare(
@@ -282,5 +287,93 @@ fn compare_reads_the_vllm_v1_weights() {
         .lines()
         .find(|l| l.starts_with("| vLLM model weights |"))
         .unwrap_or_else(|| panic!("{out}"));
-    assert!(row.ends_with("| 15.0 GiB | 15.0 GiB | −0.2 % |"), "{row}");
+    assert!(row.ends_with("| 15.0 GiB | 15.0 GiB | −0.0 % |"), "{row}");
+}
+
+/// vLLM's lines are held against the figures the estimate says vLLM prints (`EngineFigures`), not
+/// memory components of another meaning: its activation peak against the profile run's (2.69 GiB,
+/// was the served batch's transient buffers, 0.732 GiB: −72.8 %), the KV memory against the KV
+/// budget (not the KV cache a batch fills), the non-torch memory against the budget's non-torch
+/// charge, the weights against the weights as vLLM loads them (the rotary cache included).
+#[test]
+fn vllm_lines_are_held_against_the_engine_figures() {
+    let s = bundled_scenario("llama3.1-8b-vllm-h100-8k").unwrap();
+    let est = estimate(&s);
+    let f = est.engine.unwrap();
+    let log = std::fs::read_to_string(data("measured_light/vllm_startup.log")).unwrap();
+    let m = Measurement::Light(light(&log).unwrap());
+    let rows = compare::rows(&m, &est);
+    let against = |stat: Statistic| {
+        let r = rows.iter().find(|r| r.statistic == stat.label()).unwrap();
+        assert!(r.comparable && r.error().is_some(), "{r:?}");
+        (r.against, r.estimated)
+    };
+    assert_eq!(
+        against(Statistic::VllmWeights),
+        ("vLLM weights as loaded", f.weights.get())
+    );
+    assert_eq!(
+        against(Statistic::VllmActivations),
+        ("vLLM profile-run activation peak", f.activation_peak.get())
+    );
+    assert_eq!(
+        against(Statistic::VllmNonTorch),
+        ("vLLM non-torch memory", f.non_torch.get())
+    );
+    assert_eq!(
+        against(Statistic::VllmKvCache),
+        (
+            "vLLM KV budget (Available KV cache memory)",
+            f.kv_budget.get()
+        )
+    );
+    let transient = est.memory.peak.get(Component::Transient).get();
+    assert!(f.activation_peak.get() > 3.0 * transient, "{f:?}");
+    // A scenario vLLM does not serve: the weights against its weights, the rest with no error.
+    let train = estimate(&bundled_scenario("llama3-8b-full-finetune-h100").unwrap());
+    assert!(train.engine.is_none());
+    for r in compare::rows(&m, &train) {
+        if r.statistic == Statistic::VllmWeights.label() {
+            assert_eq!(r.estimated, train.memory.peak.get(Component::Weights).get());
+            assert!(r.error().is_some());
+        } else {
+            assert_eq!(
+                (r.against, r.comparable, r.error()),
+                (NOT_SERVED_BY_VLLM, false, None)
+            );
+        }
+    }
+}
+
+/// The reviewer's V0 line on the vLLM preset: the activation peak within 0.1 % of the profile run's
+/// 2.69 GiB (was −72.8 % against the transient buffers); against a training scenario no error and
+/// no "largest difference" from a row without a counterpart.
+#[test]
+fn compare_holds_the_activation_peak_against_the_profile_run() {
+    let path = scratch(
+        "v0.log",
+        "INFO worker.py:232] model weights take 14.99GiB; non_torch_memory takes 0.62GiB; \
+         PyTorch activation peak memory takes 2.69GiB; the rest of the memory reserved for KV \
+         Cache is 54.25GiB.\n",
+    );
+    let (code, out, err) = compare("llama3.1-8b-vllm-h100-8k", &path);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(
+            "| vLLM activation peak | vLLM profile-run activation peak | 2.69 GiB | 2.69 GiB | +0.0 % |"
+        ),
+        "{out}"
+    );
+    let (code, out, err) = compare("llama3-8b-full-finetune-h100", &path);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!(
+            "| vLLM activation peak | {NOT_SERVED_BY_VLLM} | 2.69 GiB | — | — |"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("Largest difference: vLLM model weights"),
+        "{out}"
+    );
 }

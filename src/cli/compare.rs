@@ -53,12 +53,16 @@ pub fn rows_markdown(rows: &[Row]) -> String {
                 )
             },
         );
+        let estimated = if r.comparable {
+            gib(r.estimated)
+        } else {
+            "—".to_owned()
+        };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {err} |\n",
+            "| {} | {} | {} | {estimated} | {err} |\n",
             r.statistic,
             r.against,
             gib(r.measured),
-            gib(r.estimated)
         ));
     }
     out
@@ -69,8 +73,9 @@ pub fn largest_difference(rows: &[Row]) -> Option<String> {
     let r = rows
         .iter()
         .filter(|r| {
-            r.statistic.starts_with("at the peak")
-                || !rows.iter().any(|x| x.statistic.starts_with("at the peak"))
+            r.comparable
+                && (r.statistic.starts_with("at the peak")
+                    || !rows.iter().any(|x| x.statistic.starts_with("at the peak")))
         })
         .max_by(|a, b| {
             (a.estimated - a.measured)

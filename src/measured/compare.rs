@@ -4,11 +4,16 @@
 //! What each statistic is compared with (`estimator/memory_types.rs`): `max_memory_allocated` with
 //! the peak tensor bytes (`tensor_peak`); `max_memory_reserved` with tensor bytes plus the
 //! allocator reserve (`reserved_peak`: `gpu_total` − CUDA context − NCCL buffers); nvidia-smi with
-//! `gpu_total`; vLLM's lines with
-//! the weights, transient and KV-cache components of the peak.
+//! `gpu_total`; vLLM's lines with the figures vLLM prints at startup as the estimate computes them
+//! (`EngineFigures`, `estimator/engines/figures.rs`): the weights as loaded, the profile run's
+//! activation peak (not the transient buffers of the served batch), the non-torch memory the budget
+//! charges, and the KV budget ("Available KV cache memory": what the pool may take, not the KV
+//! cache a batch fills). A scenario vLLM does not serve holds only the weights against them; its
+//! other vLLM rows say so and carry no error.
 
 use super::attribution::Kind;
 use super::{LightMeasurement, MeasuredTimeline, Measurement, Statistic};
+use crate::estimator::engines::EngineKind;
 use crate::estimator::{Component, Estimate};
 use crate::scenario::Scenario;
 use crate::units::MIB;
@@ -22,12 +27,17 @@ pub struct Row {
     pub against: &'static str,
     pub measured: f64,
     pub estimated: f64,
+    /// Whether the estimate has a figure of the same meaning; when not (a vLLM activation peak
+    /// against a scenario vLLM does not serve), `estimated` is 0 and there is no error.
+    pub comparable: bool,
 }
 
 impl Row {
-    /// (estimated − measured) / measured; `None` when nothing was measured.
+    /// (estimated − measured) / measured; `None` when nothing was measured or nothing estimated
+    /// means the same.
     pub fn error(&self) -> Option<f64> {
-        (self.measured > 0.0).then(|| (self.estimated - self.measured) / self.measured)
+        (self.comparable && self.measured > 0.0)
+            .then(|| (self.estimated - self.measured) / self.measured)
     }
 }
 
@@ -37,8 +47,12 @@ fn row(statistic: &str, against: &'static str, measured: f64, estimated: f64) ->
         against,
         measured,
         estimated,
+        comparable: true,
     }
 }
+
+/// What a vLLM row without a counterpart is compared with.
+pub const NOT_SERVED_BY_VLLM: &str = "— (the scenario is not served by vLLM)";
 
 /// Estimated reserved bytes: tensor bytes plus the allocator reserve.
 fn est_reserved(est: &Estimate) -> f64 {
@@ -104,24 +118,42 @@ fn snapshot_rows(t: &MeasuredTimeline, est: &Estimate) -> Vec<Row> {
 }
 
 fn light_rows(l: &LightMeasurement, est: &Estimate) -> Vec<Row> {
-    let mem = &est.memory;
     l.values
         .iter()
-        .map(|(s, v)| {
-            let (against, e) = match s {
-                Statistic::Allocated => ("tensor peak", mem.tensor_peak.get()),
-                Statistic::Reserved => ("tensor peak + allocator reserve", est_reserved(est)),
-                Statistic::NvidiaSmi => ("GPU total", mem.gpu_total.get()),
-                Statistic::VllmWeights => ("weights", mem.peak.get(Component::Weights).get()),
-                Statistic::VllmActivations => (
-                    "transient buffers",
-                    mem.peak.get(Component::Transient).get(),
-                ),
-                Statistic::VllmKvCache => ("KV cache", mem.peak.get(Component::KvCache).get()),
-            };
-            row(s.label(), against, *v, e)
+        .map(|(s, v)| match light_against(*s, est) {
+            Some((against, e)) => row(s.label(), against, *v, e),
+            None => Row {
+                comparable: false,
+                ..row(s.label(), NOT_SERVED_BY_VLLM, *v, 0.0)
+            },
         })
         .collect()
+}
+
+/// What the estimate holds a light statistic against: vLLM's lines against the scenario's vLLM
+/// figures (`EngineFigures`: what vLLM prints, computed by the rules of its release), `None` for
+/// those a scenario vLLM does not serve has no figure for (its weights are the same bytes).
+fn light_against(s: Statistic, est: &Estimate) -> Option<(&'static str, f64)> {
+    let mem = &est.memory;
+    let vllm = est.engine.as_ref().filter(|f| f.kind == EngineKind::Vllm);
+    Some(match s {
+        Statistic::Allocated => ("tensor peak", mem.tensor_peak.get()),
+        Statistic::Reserved => ("tensor peak + allocator reserve", est_reserved(est)),
+        Statistic::NvidiaSmi => ("GPU total", mem.gpu_total.get()),
+        Statistic::VllmWeights => match vllm {
+            Some(f) => ("vLLM weights as loaded", f.weights.get()),
+            None => ("weights", mem.peak.get(Component::Weights).get()),
+        },
+        Statistic::VllmActivations => (
+            "vLLM profile-run activation peak",
+            vllm?.activation_peak.get(),
+        ),
+        Statistic::VllmNonTorch => ("vLLM non-torch memory", vllm?.non_torch.get()),
+        Statistic::VllmKvCache => (
+            "vLLM KV budget (Available KV cache memory)",
+            vllm?.kv_budget.get(),
+        ),
+    })
 }
 
 /// One proposed change of an overhead assumption.

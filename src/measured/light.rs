@@ -2,7 +2,7 @@
 //! `max_memory_reserved` (bytes, or a number with a unit), an nvidia-smi log written with
 //! `--query-gpu=memory.used --format=csv` (header `memory.used [MiB]`, rows `12345 MiB`; the largest
 //! row is taken), and vLLM's startup lines (the weights as loaded, "Available KV cache memory: X
-//! GiB", V0's "PyTorch activation peak memory takes X GiB":
+//! GiB", V0's "non_torch_memory takes X GiB" and "PyTorch activation peak memory takes X GiB":
 //! `vllm/worker/worker.py` v0.6.6, `vllm/v1/worker/gpu_worker.py` v0.9.0 and 0.34.0; the wordings
 //! are at `KEYS`). vLLM before v0.6.4 printed "GB" for 2^30 bytes (`model_runner.py`:
 //! `/ float(2**30)`), so a vLLM "GB" is read as GiB.
@@ -35,6 +35,8 @@ listed_enum! {
         VllmWeights,
         /// vLLM: the activation peak of its profiling forward.
         VllmActivations,
+        /// vLLM V0: the memory outside PyTorch its budget charges (CUDA context growth, NCCL, cuBLAS).
+        VllmNonTorch,
         /// vLLM: memory given to the KV cache (what was left, not what a batch needs).
         VllmKvCache,
     }
@@ -48,6 +50,7 @@ impl Statistic {
             Statistic::NvidiaSmi => "nvidia-smi memory.used (largest)",
             Statistic::VllmWeights => "vLLM model weights",
             Statistic::VllmActivations => "vLLM activation peak",
+            Statistic::VllmNonTorch => "vLLM non-torch memory",
             Statistic::VllmKvCache => "vLLM KV cache memory",
         }
     }
@@ -58,6 +61,7 @@ impl Statistic {
             Statistic::NvidiaSmi => "nvidia_smi",
             Statistic::VllmWeights => "vllm_weights",
             Statistic::VllmActivations => "vllm_activations",
+            Statistic::VllmNonTorch => "vllm_non_torch",
             Statistic::VllmKvCache => "vllm_kv_cache",
         }
     }
@@ -303,13 +307,17 @@ fn quote(raw: &str, at: usize) -> String {
 /// (V1 `v1/worker/gpu_model_runner.py`), "Model loading took X GiB memory and Y seconds" (0.34.0
 /// `v1/worker/gpu/model_runner.py`, `load_model`). Not "weights took": the loader's "Loading
 /// weights took Y seconds" (`default_loader.py`) is a time. v0.6.4's "Memory profiling results: …
-/// kv_cache_size=X GiB" is the KV budget of that release.
-const KEYS: [(&str, Statistic, bool); 9] = [
+/// kv_cache_size=X GiB" is the KV budget of that release. V0's budget line (v0.6.6 `worker.py`)
+/// says "non_torch_memory takes X GiB"; v0.6.4's `non_torch_memory=` is not read: 0.34's
+/// `MemorySnapshot` prints the same words for the device's whole non-torch memory
+/// (`utils/mem_utils.py`), which is not what the budget charges.
+const KEYS: [(&str, Statistic, bool); 10] = [
     ("max_memory_allocated", Statistic::Allocated, false),
     ("max_memory_reserved", Statistic::Reserved, false),
     ("model weights take", Statistic::VllmWeights, true),
     ("model weights took", Statistic::VllmWeights, true),
     ("model loading took", Statistic::VllmWeights, true),
+    ("non_torch_memory takes", Statistic::VllmNonTorch, true),
     (
         "activation peak memory takes",
         Statistic::VllmActivations,
