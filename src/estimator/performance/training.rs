@@ -116,9 +116,10 @@ fn parts_phase(mut ph: PhaseRoofline, p: &super::parts::StepParts) -> PhaseRoofl
 }
 
 /// Tensor-parallel all-reduces (Megatron: 2 per layer in forward, 2 in backward, 2 more when the
-/// forward is recomputed; Korthikanti §4.2), data-parallel gradient all-reduce (ZeRO-3: 1.5× the
-/// volume, ZeRO §7; 1-bit compression; a mixture's routed experts over their expert-data-parallel
-/// group, [`expert_data_parallel`]), pipeline bubble.
+/// forward is recomputed; Korthikanti §4.2), the data-parallel collectives ([`DpCollectives`]:
+/// once per step, or in every micro-batch under ZeRO-2/3 and FSDP; ZeRO-3 1.5× an all-reduce's
+/// volume, ZeRO §7; 1-bit compression; a mixture's routed experts over their
+/// expert-data-parallel group, [`expert_data_parallel`]), pipeline bubble.
 pub fn communication(
     s: &Scenario,
     m: &ResolvedModel,
@@ -155,7 +156,7 @@ pub fn communication(
         c.tp_latency_s = chosen_latency(ring, tree, i.algo) * count;
         c.tp_bandwidth = BytesPerSec(bw);
     }
-    data_parallel(s, m, w, i, &mut c);
+    data_parallel(s, m, w, i, phase_time, &mut c);
     let micro = match s.parallel.pp_microbatches {
         0 => accum,
         n => n,
@@ -167,8 +168,94 @@ pub fn communication(
     c
 }
 
-/// The data-parallel gradient reduction (ZeRO-3: also the weights' gathers) of one step, into `c`.
-fn data_parallel(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, c: &mut Communication) {
+/// How many data-parallel collectives one step runs, in reduce-scatters of the gradients (the
+/// reduce half of an all-reduce) and all-gathers of weights, once per step and in every
+/// micro-batch, by what each framework does under gradient accumulation:
+///
+/// - **No ZeRO, ZeRO-1**: one all-reduce (ZeRO-1: one reduce-scatter and one all-gather of the
+///   updated weights) at the accumulation boundary. Megatron-Core runs every micro-batch but the
+///   last under `no_sync` (`megatron/core/pipeline_parallel/schedules.py`
+///   `forward_backward_no_pipelining` at d98e8a6: "Run computation for last microbatch out of
+///   context handler (want to synchronize gradients)"); DeepSpeed stages 0 and 1 reduce "only at
+///   gradient accumulation boundaries" (`deepspeed/runtime/engine.py` `allreduce_gradients`,
+///   0.19.6 at edaa722; `stage_1_and_2.py` `reduce_ready_partitions_and_remove_grads` reduces
+///   when `partition_gradients or is_gradient_accumulation_boundary()`).
+/// - **ZeRO-2**: the gradients are held only as this rank's partition, so every micro-batch's are
+///   reduce-scattered into it ("ZeRO stage >= 2 communicates during non gradient accumulation
+///   boundaries as well", `engine.py` `allreduce_gradients`; `stage_1_and_2.py`
+///   `reduce_ready_partitions_and_remove_grads`), and the updated weights are all-gathered once.
+///   Megatron-FSDP's `optim_grads` likewise (`grad_reduce_every_bprop`,
+///   `megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py` at d98e8a6; its
+///   `no_sync` says "for grads shard mode there will actually always be gradient sync").
+/// - **ZeRO-3 / FSDP**: every micro-batch gathers the weights for its forward and again for its
+///   backward and reduce-scatters its gradients (DeepSpeed `stage3.py`: the gradient hooks run in
+///   every backward and `partition_grads` copies the first micro-batch's partition and adds the
+///   later ones', `micro_step_id`; Megatron-FSDP `optim_grads_params` releases the weights after
+///   forward, `_post_forward`, and reduces every backward). FSDP (1 and 2) without
+///   `reshard_after_forward` (FSDP1 `SHARD_GRAD_OP`) keeps the gathered weights from forward to
+///   backward: one gather per micro-batch. FSDP2 reduce-scatters each micro-batch "without any
+///   intervention" unless the user calls `set_requires_gradient_sync(False)` (pytorch/pytorch
+///   PR #126166); torchtitan does not (pytorch/torchtitan PR #1710, declined: "doing gradient
+///   sync requires extra communication but reduce the memory overhead … doing it by default makes
+///   the code simpler"), nor do torchtune's recipes, and the memory estimate holds the sharded
+///   gradients accordingly. Hugging Face's Trainer enters Accelerate's `no_sync` for every
+///   micro-batch but the last (`accelerator.no_sync`; FSDP1 `no_sync()`, FSDP2 since
+///   huggingface/accelerate PR #3762): deferred reduce-scatters and unsharded gradients, which
+///   neither the memory nor the time estimate models (docs/time-model.md).
+/// - **FSDP2 under a pipeline** ([`fsdp2_pipeline`]): one all-gather and one reduce-scatter per
+///   step.
+///
+/// Counts are per step and replica; `per_micro` is multiplied by the step's micro-batches.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DpCollectives {
+    /// (reduce-scatters, all-gathers) once per step.
+    pub once: (f64, f64),
+    /// (reduce-scatters, all-gathers) in every micro-batch.
+    pub per_micro: (f64, f64),
+}
+
+impl DpCollectives {
+    /// The collectives of a step of `s` (see the type's doc); `deferred` is [`fsdp2_pipeline`].
+    pub fn of(s: &Scenario, deferred: bool) -> DpCollectives {
+        let fsdp = matches!(
+            s.implementation.sharding,
+            crate::scenario::Sharding::Fsdp1 | crate::scenario::Sharding::Fsdp2
+        );
+        let gathers = if fsdp && !s.implementation.fsdp.reshard_after_forward {
+            1.0
+        } else {
+            2.0
+        };
+        let (once, per_micro) = match s.strategies.zero {
+            ZeroStage::None | ZeroStage::Stage1 => ((1.0, 1.0), (0.0, 0.0)),
+            ZeroStage::Stage2 => ((0.0, 1.0), (1.0, 0.0)),
+            ZeroStage::Stage3 if deferred => ((1.0, 1.0), (0.0, 0.0)),
+            ZeroStage::Stage3 => ((0.0, 0.0), (1.0, gathers)),
+        };
+        DpCollectives { once, per_micro }
+    }
+
+    /// The step's volume in all-reduces of the gradients (counts only; types apart): an
+    /// all-reduce is one reduce-scatter and one all-gather (ZeRO §7.1). 1 for DDP and ZeRO-1/2
+    /// without accumulation, 1.5 for ZeRO-3 (ZeRO §7.2.2), × the micro-batches where they repeat.
+    pub fn allreduces(&self, micro: f64) -> f64 {
+        0.5 * (self.once.0 + self.once.1 + micro * (self.per_micro.0 + self.per_micro.1))
+    }
+}
+
+/// The data-parallel gradient reduction (ZeRO-3: also the weights' gathers) of one step, into `c`:
+/// the collectives of [`DpCollectives`], each group's once-per-step and per-micro-batch
+/// collectives timed as all-reduces of their bytes (a reduce-scatter and an all-gather of S bytes
+/// move what an all-reduce of S/2 does), the latter once per micro-batch. Hidden by
+/// `comm_overlap`, but never more than the step's kernels (`phase_time`) it could run beside.
+fn data_parallel(
+    s: &Scenario,
+    m: &ResolvedModel,
+    w: &Work,
+    i: &Inputs,
+    phase_time: f64,
+    c: &mut Communication,
+) {
     // Gradients are reduced over DP × CP: CP ranks hold the same weights (Megatron-Core's
     // `get_data_parallel_group(with_context_parallel=True)`); CP sits inside DP in the rank order.
     let dp_group = i.dp.saturating_mul(i.cp.max(1));
@@ -177,69 +264,87 @@ fn data_parallel(s: &Scenario, m: &ResolvedModel, w: &Work, i: &Inputs, c: &mut 
     let (edp, stride) = expert_data_parallel(s, m, dp_group, i.tp);
     // Expert TP below TP replicates the experts over TP ÷ ETP ranks even at DP = 1.
     if dp_group > 1 || (edp > 1 && expert > 0.0) {
-        c.zero_factor = if s.strategies.zero == ZeroStage::Stage3 && !deferred {
-            1.5
-        } else {
-            1.0
-        };
+        let micro = f64::from(s.workload.grad_accum_steps.max(1));
+        let plan = DpCollectives::of(s, deferred);
+        c.zero_factor = plan.allreduces(micro);
         if s.strategies.one_bit_comm {
             let bits = (w.grad_bytes_per_param * 8.0).max(1.0);
             c.compression_ratio = one_bit_ratio(s.strategies.one_bit_warmup_fraction, bits);
         }
         let lora = super::peft_moe::lora(s, m);
-        let gathers = (2.0 * c.zero_factor - 1.0).max(0.0);
-        let (by_type, scatter_share) = halves_by_type(s, w, gathers, lora);
-        let scale = c.zero_factor * by_type / c.compression_ratio;
-        let dense = (w.grad_bytes_per_gpu - expert) * scale;
+        let (g, gathered) = bytes_by_type(s, w, lora);
+        // All-reduce-equivalent bytes per gradient byte of one set of collectives.
+        let per_grad_byte = |(scatters, gathers): (f64, f64)| {
+            if g > 0.0 {
+                0.5 * (scatters * g + gathers * gathered) / g / c.compression_ratio
+            } else {
+                0.0
+            }
+        };
+        let (once, each) = (per_grad_byte(plan.once), per_grad_byte(plan.per_micro));
+        let dense = w.grad_bytes_per_gpu - expert;
         let (bw, inter) = i.collective_bw(dp_group, i.tp);
-        let (t, ring, tree) = allreduce_time(dense, dp_group, bw, i.alpha_s, i.algo);
         let (expert_bw, _) = i.collective_bw(edp, stride);
-        let (t_expert, ring_expert, tree_expert) =
-            allreduce_time(expert * scale, edp, expert_bw, i.alpha_s, i.algo);
-        let t = t + t_expert;
-        // Both collectives' latency terms, so that what is not latency stays the transfer.
-        let (ring, tree) = (ring + ring_expert, tree + tree_expert);
+        // Every collective of a step: the once-per-step set, then `micro` per-micro-batch sets.
+        let mut t = [0.0; 3];
+        for (scale, times) in [(once, 1.0), (each, micro)] {
+            if scale <= 0.0 {
+                continue;
+            }
+            let d = allreduce_time(dense * scale, dp_group, bw, i.alpha_s, i.algo);
+            let e = allreduce_time(expert * scale, edp, expert_bw, i.alpha_s, i.algo);
+            // Both collectives' latency terms, so that what is not latency stays the transfer.
+            t[0] += times * (d.0 + e.0);
+            t[1] += times * (d.1 + e.1);
+            t[2] += times * (d.2 + e.2);
+        }
+        let [t, ring, tree] = t;
         let sent = |bytes: f64, group: u32| if group > 1 { bytes } else { 0.0 };
-        c.dp_bytes = Bytes(sent(dense, dp_group) + sent(expert * scale, edp));
+        let volume = once + micro * each;
+        c.dp_bytes = Bytes(sent(dense * volume, dp_group) + sent(expert * volume, edp));
         c.dp_bus_factor = super::comm::allreduce_bus_factor(dp_group);
         c.dp_bandwidth = BytesPerSec(bw);
         c.dp_internode = inter;
         c.dp_ring_latency_s = ring;
         c.dp_tree_latency_s = tree;
         c.dp_time_s = t;
-        c.dp_exposed_s = if deferred {
+        let exposed = if deferred {
             // The reduce-scatter runs after the last micro-batch: nothing hides it on the first
             // stage, which finishes last.
+            let scatter_share = if g + gathered > 0.0 {
+                g / (g + gathered)
+            } else {
+                0.5
+            };
             scatter_share * t + (1.0 - scatter_share) * t * (1.0 - i.comm_overlap)
         } else {
             t * (1.0 - i.comm_overlap)
         };
+        // What overlaps runs beside the step's kernels: no more can hide than they last.
+        c.dp_exposed_s = exposed.max(t - phase_time.max(0.0));
     }
 }
 
-/// The sharded reduction's bytes by type, as a share of `zero_factor` all-reduces of the
-/// gradients. A ring all-reduce is a reduce-scatter and an all-gather of the same bytes (ZeRO
-/// §7.1); under ZeRO the reduce-scatter carries the gradients and the all-gathers (`gathers`: one
-/// for ZeRO-1/2 and for FSDP2 under a pipeline, two for ZeRO-3) carry weights, each in its own
-/// type: ZeRO-1/2 gather the updated stored weights (Megatron's distributed optimizer under
-/// `--bf16`: FP32 `main_grad` reduce-scatter, BF16 `param_data` all-gather,
-/// `megatron/core/distributed/param_and_grad_buffer.py` at d98e8a6), ZeRO-3 / FSDP the copies the
-/// forward computes with (FSDP's `param_dtype`). LoRA reduces and gathers only its adapters, whose
-/// gradients and weights share a type (the memory model keeps both FP32): 1. Equal types give 1.
-/// Also returned: the reduce-scatter's share of the bytes (½ for one gather of equal types).
-fn halves_by_type(s: &Scenario, w: &Work, gathers: f64, lora: bool) -> (f64, f64) {
+/// The bytes per parameter of the data-parallel collectives: the reduce-scatter's (the
+/// gradients' type) and the all-gathers' (the weights'), each in its own type (ZeRO §7.1: an
+/// all-reduce is a reduce-scatter and an all-gather of the same bytes). ZeRO-1/2 gather the
+/// updated stored weights (Megatron's distributed optimizer under `--bf16`: FP32 `main_grad`
+/// reduce-scatter, BF16 `param_data` all-gather, `megatron/core/distributed/param_and_grad_buffer.py`
+/// at d98e8a6), ZeRO-3 / FSDP the copies the forward computes with (FSDP's `param_dtype`); without
+/// ZeRO the all-reduce's second half carries the reduced gradients. LoRA reduces and gathers
+/// only its adapters, whose gradients and weights share a type (the memory model keeps both FP32).
+fn bytes_by_type(s: &Scenario, w: &Work, lora: bool) -> (f64, f64) {
     let g = w.grad_bytes_per_param;
-    let equal = (1.0, 1.0 / (1.0 + gathers));
     let gathered = match s.strategies.zero {
-        ZeroStage::None => return (1.0, 1.0),
+        ZeroStage::None => return (g, g),
         ZeroStage::Stage1 | ZeroStage::Stage2 => w.stored_weight_bytes_per_param,
         ZeroStage::Stage3 => w.weight_bytes_per_param,
     };
     if lora || g <= 0.0 || gathered <= 0.0 {
-        return equal;
+        (g, g)
+    } else {
+        (g, gathered)
     }
-    let bytes = g + gathers * gathered;
-    (bytes / ((1.0 + gathers) * g), g / bytes)
 }
 
 /// The group a mixture's routed-expert gradients are reduced over (and ZeRO-3 gathers their

@@ -81,7 +81,10 @@ pub struct Communication {
     pub dp_time_s: f64,
     /// The part not hidden behind backward compute: dp_time × (1 − overlap).
     pub dp_exposed_s: f64,
-    /// ZeRO-3's volume factor (1.5) or 1.
+    /// The step's data-parallel volume in all-reduces of the gradients, counted before types
+    /// (`training::DpCollectives::allreduces`): 1 for one all-reduce per step (DDP, ZeRO-1),
+    /// ZeRO-2 (m + 1)/2 and ZeRO-3 1.5·m for m micro-batches (they reduce-scatter, and ZeRO-3
+    /// gathers, in every micro-batch), 1 under FSDP2 with a pipeline.
     pub zero_factor: f64,
     /// 1-bit compression's overall volume reduction, 1/(w + (1−w)/r); 1 when off.
     pub compression_ratio: f64,

@@ -239,7 +239,11 @@ fn zero_cost(z: ZeroStage) -> &'static str {
     match z {
         ZeroStage::Stage3 => {
             "Parameters are all-gathered in forward and backward: 1.5× the communication of data \
-             parallelism (ZeRO §7.2.2)"
+             parallelism (ZeRO §7.2.2), in every micro-batch"
+        }
+        ZeroStage::Stage2 => {
+            "Same communication volume as data parallelism (ZeRO §7.2.1) per micro-batch; the \
+             gradients are reduce-scattered after every micro-batch"
         }
         _ => "Same communication volume as data parallelism (ZeRO §7.2.1)",
     }

@@ -64,12 +64,12 @@ const ZERO: [Choice<ZeroStage>; 4] = [
     opt(
         ZeroStage::Stage2,
         "ZeRO-2 / SHARD_GRAD_OP",
-        "Shard optimizer states and gradients (FSDP SHARD_GRAD_OP). Same communication as plain DP.",
+        "Shard optimizer states and gradients (FSDP SHARD_GRAD_OP). Same communication as plain DP per micro-batch, but the gradients are reduce-scattered after every micro-batch, not once per step.",
     ),
     opt(
         ZeroStage::Stage3,
         "ZeRO-3 / FSDP",
-        "Shard parameters too (FSDP FULL_SHARD; HYBRID_SHARD = this within a node: set DP to the GPUs per node). Costs 1.5× the communication of plain DP (gathers in forward and backward).",
+        "Shard parameters too (FSDP FULL_SHARD; HYBRID_SHARD = this within a node: set DP to the GPUs per node). Costs 1.5× the communication of plain DP (gathers in forward and backward), in every micro-batch.",
     ),
 ];
 

@@ -6,9 +6,10 @@
 //! that fit are kept, with the Pareto front of step time against GPUs.
 //!
 //! ZeRO-2/3 and offload only where they change what fits: ZeRO-2 is tried when ZeRO-1 does not
-//! fit (it moves the same bytes, ZeRO §5.2, so it is never faster), ZeRO-3 when ZeRO-2 does not
-//! (1.5× the traffic, ZeRO §7), and optimizer offload when the same layout without it does not
-//! fit (it adds host traffic and a host optimizer step).
+//! fit (it moves the same bytes, ZeRO §5.2, and more under accumulation, reduce-scattering every
+//! micro-batch: never faster), ZeRO-3 when ZeRO-2 does not (1.5× the traffic, ZeRO §7, in every
+//! micro-batch), and optimizer offload when the same layout without it does not fit (it adds host
+//! traffic and a host optimizer step).
 //!
 //! Not searched (docs/time-model.md): the network tier of each parallel group (calculon's
 //! per-group network choice — here TP stays inside a node and the rest is placed by rank
