@@ -49,10 +49,11 @@ pub enum Diagnostic {
     EngineNeedsTpDividingHeads,
     EngineDefaultContextRefused,
     EngineContextAboveModel,
+    MegatronInterleavingNeedsMicrobatches,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 44] = [
+    pub const ALL: [Diagnostic; 45] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -97,6 +98,7 @@ impl Diagnostic {
         Diagnostic::EngineNeedsTpDividingHeads,
         Diagnostic::EngineDefaultContextRefused,
         Diagnostic::EngineContextAboveModel,
+        Diagnostic::MegatronInterleavingNeedsMicrobatches,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -108,7 +110,8 @@ impl Diagnostic {
             | Diagnostic::EngineContextAboveModel
             | Diagnostic::MegatronNeedsTpDividingKvHeads
             | Diagnostic::MegatronMoeNeedsSequenceParallel
-            | Diagnostic::MegatronLocalLayersWithoutCp => Severity::Error,
+            | Diagnostic::MegatronLocalLayersWithoutCp
+            | Diagnostic::MegatronInterleavingNeedsMicrobatches => Severity::Error,
             Diagnostic::ShapeDerivedFromParams
             | Diagnostic::MemoryBound
             | Diagnostic::OverheadBound
@@ -172,6 +175,7 @@ impl Diagnostic {
                 | Diagnostic::EngineNeedsTpDividingHeads
                 | Diagnostic::MegatronMoeNeedsSequenceParallel
                 | Diagnostic::MegatronLocalLayersWithoutCp
+                | Diagnostic::MegatronInterleavingNeedsMicrobatches
         )
     }
 
@@ -226,6 +230,9 @@ impl Diagnostic {
             Diagnostic::MegatronMoeNeedsSequenceParallel => "megatron_moe_needs_sequence_parallel",
             Diagnostic::MegatronLocalLayersWithoutCp => "megatron_local_layers_without_cp",
             Diagnostic::MegatronAllGatherDispatcher => "megatron_allgather_dispatcher",
+            Diagnostic::MegatronInterleavingNeedsMicrobatches => {
+                "megatron_interleaving_needs_microbatches"
+            }
         }
     }
 
@@ -241,7 +248,8 @@ impl Diagnostic {
             | Diagnostic::MegatronNeedsTpDividingKvHeads
             | Diagnostic::MegatronMoeNeedsSequenceParallel
             | Diagnostic::MegatronLocalLayersWithoutCp
-            | Diagnostic::MegatronAllGatherDispatcher => self.framework_message(),
+            | Diagnostic::MegatronAllGatherDispatcher
+            | Diagnostic::MegatronInterleavingNeedsMicrobatches => self.framework_message(),
             Diagnostic::DoesNotFit => "Does not fit: the per-GPU peak exceeds the GPU's memory.",
             Diagnostic::TpDoesNotDivideHeads => {
                 "Tensor parallel degree does not divide the attention heads; shards are uneven (the largest is used)."
@@ -398,6 +406,9 @@ impl Diagnostic {
             }
             Diagnostic::DeepSpeedZeroWithPipeline => {
                 "DeepSpeed does not run ZeRO stage 2 or 3 with pipeline parallelism (deepspeed/runtime/pipe/engine.py asserts \"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\"): estimated per stage as if it did (stage 3's gathered parameters as for the whole model)."
+            }
+            Diagnostic::MegatronInterleavingNeedsMicrobatches => {
+                "Megatron-Core runs the interleaved pipeline schedule only when the micro-batches per step are a multiple of the pipeline stages (schedules.py: microbatch_group_size_per_vp_stage, by default PP, must lie in [PP, micro-batches] and leave no remainder below PP): it refuses this layout. The step is timed as plain 1F1B, without the interleaving's smaller bubble."
             }
             Diagnostic::Fsdp1WithPipeline => {
                 "FSDP1 (FullyShardedDataParallel) does not compose with torch's pipeline schedules (torch.distributed.pipelining takes FSDP2 stages, as torchtitan does): estimated per stage as if it did."

@@ -163,6 +163,16 @@ pub fn resolve_rest<'m>(
         strategies.checkpoint_every = ceil(f64::from(layers).sqrt()) as u32;
     }
     let pp_stages = parallel.pp.min(layers);
+    if *mode == Mode::Training
+        && implementation.profile == crate::scenario::Profile::Megatron
+        && parallel.pp_interleave > 1
+        && !crate::estimator::performance::comm::interleave_runs(
+            pp_stages,
+            parallel.pp_microbatches,
+        )
+    {
+        d.insert(Diagnostic::MegatronInterleavingNeedsMicrobatches);
+    }
     super::memory::frameworks::diagnose(implementation.profile, *mode, pp_stages, d);
     super::memory::frameworks::diagnose_sharding(sc, strategies.zero, pp_stages, d);
     parallel.cp = context_parallel(*mode, m, parallel.cp, workload.seq_len, d);

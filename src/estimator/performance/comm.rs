@@ -113,13 +113,40 @@ pub fn one_bit_ratio(warmup: f64, r: f64) -> f64 {
 }
 
 /// Pipeline bubble as a fraction of the ideal time: (p − 1)/(m · v) for p stages, m micro-batches and
-/// v interleaved stages per GPU (Narayanan et al. 2021 §2.2.1–2.2.2).
+/// v interleaved stages per GPU (Narayanan et al. 2021 §2.2.1–2.2.2), the interleaving credited
+/// only where it runs ([`interleave_runs`]: m a multiple of p); otherwise the 1F1B bubble
+/// (p − 1)/m. With fewer micro-batches than stages every micro-batch still crosses all p stages
+/// one after another, so one micro-batch over two stages idles each GPU half the time (1.0),
+/// whatever v: interleaving cuts the fill and drain of a pipeline that has micro-batches to fill it.
 ///
 /// ```
 /// use vram_explorer::estimator::performance::comm::bubble_fraction;
 /// assert_eq!(bubble_fraction(4, 12, 1), 0.25);
+/// assert_eq!(bubble_fraction(4, 12, 3), 0.25 / 3.0);
 /// assert_eq!(bubble_fraction(1, 1, 1), 0.0);
+/// // One micro-batch through two stages: the interleaving cannot help (and Megatron refuses it).
+/// assert_eq!(bubble_fraction(2, 1, 4), 1.0);
+/// assert_eq!(bubble_fraction(4, 6, 2), 0.5);
 /// ```
 pub fn bubble_fraction(p: u32, m: u32, v: u32) -> f64 {
-    (p.max(1) - 1) as f64 / (m.max(1) as f64 * v.max(1) as f64)
+    let v = if interleave_runs(p, m) { v.max(1) } else { 1 };
+    (p.max(1) - 1) as f64 / (m.max(1) as f64 * v as f64)
+}
+
+/// Whether an interleaved schedule over `p` stages runs as Narayanan et al. 2021 §2.2.2 derive it
+/// with `m` micro-batches: m a multiple of p (the paper's assumption; its Fig. 4 runs m = 8 over
+/// p = 4). Megatron-Core refuses anything else at its default `microbatch_group_size_per_vp_stage`
+/// (= PP): `megatron/core/pipeline_parallel/schedules.py`
+/// `forward_backward_pipelining_with_interleaving` at d98e8a6 raises a `ValueError` when the group
+/// size exceeds m and a `RuntimeError` when m mod group leaves 0 < r < PP; r0.8 (f2e5db402c, the
+/// H100 table's version) raised when "number of microbatches … is not divisible by
+/// pipeline-model-parallel-size when using interleaved schedule". Where it does not run, the
+/// step is timed as 1F1B (v = 1): its bubble, sends and warm-up.
+pub fn interleave_runs(p: u32, m: u32) -> bool {
+    p <= 1 || (m >= p && m.is_multiple_of(p))
+}
+
+/// The interleaved stages the schedule runs: `v` where [`interleave_runs`], else 1.
+pub fn effective_interleave(p: u32, m: u32, v: u32) -> u32 {
+    if interleave_runs(p, m) { v.max(1) } else { 1 }
 }

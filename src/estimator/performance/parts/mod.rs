@@ -35,15 +35,16 @@ fn exposed_p2p(s: &Scenario, i: &Inputs, activation_bytes: f64, pp_overlap: f64)
     if i.pp <= 1 {
         return 0.0;
     }
-    let v = s.parallel.pp_interleave.max(1);
     let accum = s.workload.grad_accum_steps.max(1);
-    let bytes = pipeline::p2p_bytes_per_microbatch(activation_bytes, 1.0, 1.0, i.tp, v);
-    let (link, _) = i.collective_bw(i.pp, i.tp.saturating_mul(i.dp).saturating_mul(i.cp));
-    let all = f64::from(accum) * rate_time(bytes, link);
     let micro = match s.parallel.pp_microbatches {
         0 => accum,
         n => n,
     };
+    // The schedule that runs: 1F1B where the interleaving would not (`comm::interleave_runs`).
+    let v = super::comm::effective_interleave(i.pp, micro, s.parallel.pp_interleave);
+    let bytes = pipeline::p2p_bytes_per_microbatch(activation_bytes, 1.0, 1.0, i.tp, v);
+    let (link, _) = i.collective_bw(i.pp, i.tp.saturating_mul(i.dp).saturating_mul(i.cp));
+    let all = f64::from(accum) * rate_time(bytes, link);
     let transfers = 2.0 * f64::from(micro) * f64::from(v);
     let edge = pipeline::p2p_edge_transfers(i.pp, micro, v) / transfers;
     all * (edge + (1.0 - edge) * (1.0 - pp_overlap))

@@ -1,5 +1,6 @@
 //! The best training layout for a GPU budget and a global batch (issue 13 item 4): every
-//! combination of TP, PP, virtual stages, micro-batch, sequence parallelism, recomputation,
+//! combination of TP, PP, virtual stages (where the interleaved schedule runs: the step's
+//! micro-batches a multiple of PP), micro-batch, sequence parallelism, recomputation,
 //! ZeRO stage (0–3), optimizer offload to the host, for a mixture of experts the expert-parallel
 //! degree and, from 32K tokens, context parallelism (`context_parallel::cp_degrees`), with DP
 //! taking the rest of the budget; each is estimated (memory and the parts model) and the fastest
@@ -21,6 +22,7 @@
 
 use crate::estimator::estimate;
 use crate::estimator::memory::ctx::{expert_ranks, expert_tp_degree};
+use crate::estimator::performance::comm::interleave_runs;
 use crate::estimator::performance::context_parallel::cp_degrees;
 use crate::scenario::{Checkpointing, Mode, OffloadTarget, Scenario, ZeroStage};
 
@@ -224,10 +226,15 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
             };
             let per_replica = o.global_batch / dp;
             for mb in MICRO.into_iter().filter(|m| per_replica.is_multiple_of(*m)) {
-                for v in VIRTUAL
-                    .into_iter()
-                    .filter(|&v| v == 1 || (pp > 1 && (layers / pp).is_multiple_of(v)))
-                {
+                // Interleaving only where it runs: the step's micro-batches a multiple of the
+                // stages (`comm::interleave_runs`; Megatron-Core refuses the rest).
+                let accumulation = per_replica / mb;
+                for v in VIRTUAL.into_iter().filter(|&v| {
+                    v == 1
+                        || (pp > 1
+                            && (layers / pp).is_multiple_of(v)
+                            && interleave_runs(pp, accumulation))
+                }) {
                     let frame = Layout {
                         tp,
                         pp,
@@ -235,7 +242,7 @@ pub fn search(base: &Scenario, o: &SearchOptions) -> SearchResult {
                         cp,
                         virtual_stages: v,
                         micro_batch: mb,
-                        accumulation: per_replica / mb,
+                        accumulation,
                         sequence_parallel: false,
                         checkpointing: Checkpointing::None,
                         zero: ZeroStage::None,
