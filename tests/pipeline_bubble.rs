@@ -1,6 +1,7 @@
 //! The pipeline bubble where the schedule cannot run as its formula assumes (docs/time-model.md,
 //! "bubble"): the interleaved schedule with a micro-batch count that is not a multiple of the
-//! stages (Narayanan et al. 2021 §2.2.2 assumes one; Megatron-Core refuses the rest).
+//! stages (Narayanan et al. 2021 §2.2.2 assumes one; Megatron-Core refuses the rest), and more
+//! micro-batches per flush (`parallel.pp_microbatches`) than the step runs.
 
 #![allow(
     clippy::unwrap_used,
@@ -122,4 +123,30 @@ fn the_search_proposes_no_interleaving_megatron_would_refuse() {
             l.summary()
         );
     }
+}
+
+/// `pp_microbatches` beyond the step's micro-batches is taken as the step's: PP 4 at 8
+/// accumulation steps has a bubble of 3/8 whatever the setting says (before: 64 gave 0.047).
+/// Fewer per flush than the step runs is a real choice (two flushes of 4: 3/4).
+#[test]
+fn pipeline_micro_batches_are_at_most_the_steps() {
+    let mut s = base();
+    s.parallel.pp = 4;
+    s.parallel.dp = 2;
+    let default = estimate(&s);
+    assert!(!has(&default, Diagnostic::PipelineMicrobatchesBeyondStep));
+    s.parallel.pp_microbatches = 64;
+    let e = estimate(&s);
+    assert!(has(&e, Diagnostic::PipelineMicrobatchesBeyondStep));
+    let c = &e.performance.communication;
+    assert!(
+        (c.bubble_fraction - 0.375).abs() < 1e-12,
+        "{}",
+        c.bubble_fraction
+    );
+    assert_eq!(e.performance.step.total_s, default.performance.step.total_s);
+    s.parallel.pp_microbatches = 4;
+    let e = estimate(&s);
+    assert!(!has(&e, Diagnostic::PipelineMicrobatchesBeyondStep));
+    assert!((e.performance.communication.bubble_fraction - 0.75).abs() < 1e-12);
 }

@@ -201,6 +201,8 @@ fn pipeline_first_stage_starts_with_other_micro_batches_in_flight() {
         .unwrap();
     s.parallel.pp = 4;
     s.parallel.pp_microbatches = 8;
+    // A flush holds at most the step's micro-batches (`pipeline_microbatches_beyond_step`).
+    s.workload.grad_accum_steps = 8;
     let (est, tl) = check("pp4", &s);
     assert_eq!(est.memory.peak_stage, 0);
     assert_eq!(tl.in_flight, 4.0);

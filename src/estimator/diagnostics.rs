@@ -50,10 +50,11 @@ pub enum Diagnostic {
     EngineDefaultContextRefused,
     EngineContextAboveModel,
     MegatronInterleavingNeedsMicrobatches,
+    PipelineMicrobatchesBeyondStep,
 }
 
 impl Diagnostic {
-    pub const ALL: [Diagnostic; 45] = [
+    pub const ALL: [Diagnostic; 46] = [
         Diagnostic::DoesNotFit,
         Diagnostic::TpDoesNotDivideHeads,
         Diagnostic::TpDoesNotDivideKvHeads,
@@ -99,6 +100,7 @@ impl Diagnostic {
         Diagnostic::EngineDefaultContextRefused,
         Diagnostic::EngineContextAboveModel,
         Diagnostic::MegatronInterleavingNeedsMicrobatches,
+        Diagnostic::PipelineMicrobatchesBeyondStep,
     ];
 
     /// How serious: warnings change the answer's meaning, notes explain it.
@@ -176,6 +178,7 @@ impl Diagnostic {
                 | Diagnostic::MegatronMoeNeedsSequenceParallel
                 | Diagnostic::MegatronLocalLayersWithoutCp
                 | Diagnostic::MegatronInterleavingNeedsMicrobatches
+                | Diagnostic::PipelineMicrobatchesBeyondStep
         )
     }
 
@@ -233,6 +236,7 @@ impl Diagnostic {
             Diagnostic::MegatronInterleavingNeedsMicrobatches => {
                 "megatron_interleaving_needs_microbatches"
             }
+            Diagnostic::PipelineMicrobatchesBeyondStep => "pipeline_microbatches_beyond_step",
         }
     }
 
@@ -250,6 +254,9 @@ impl Diagnostic {
             | Diagnostic::MegatronLocalLayersWithoutCp
             | Diagnostic::MegatronAllGatherDispatcher
             | Diagnostic::MegatronInterleavingNeedsMicrobatches => self.framework_message(),
+            Diagnostic::PipelineMicrobatchesBeyondStep => {
+                "More micro-batches per pipeline flush than the step runs (the gradient-accumulation steps): taken as the step's micro-batches, since a flush cannot fill the pipeline with micro-batches the step does not have."
+            }
             Diagnostic::DoesNotFit => "Does not fit: the per-GPU peak exceeds the GPU's memory.",
             Diagnostic::TpDoesNotDivideHeads => {
                 "Tensor parallel degree does not divide the attention heads; shards are uneven (the largest is used)."

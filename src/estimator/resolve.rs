@@ -156,6 +156,13 @@ pub fn resolve_rest<'m>(
     let layers = m.layers.max(1);
     if parallel.pp_microbatches == 0 {
         parallel.pp_microbatches = workload.grad_accum_steps;
+    } else if parallel.pp_microbatches > workload.grad_accum_steps.max(1) {
+        // A flush holds at most the step's micro-batches (`comm::pipeline_microbatches`): more
+        // would shrink the bubble below what the step can reach.
+        parallel.pp_microbatches = workload.grad_accum_steps.max(1);
+        if *mode == Mode::Training && parallel.pp.min(layers) > 1 {
+            d.insert(Diagnostic::PipelineMicrobatchesBeyondStep);
+        }
     }
     if strategies.checkpoint_every == 0 {
         // ⌈√L⌉ segments of ⌈√L⌉ layers minimise stored + recomputed activations (Chen et al. 2016

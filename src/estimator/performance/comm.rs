@@ -150,3 +150,15 @@ pub fn interleave_runs(p: u32, m: u32) -> bool {
 pub fn effective_interleave(p: u32, m: u32, v: u32) -> u32 {
     if interleave_runs(p, m) { v.max(1) } else { 1 }
 }
+
+/// Micro-batches per pipeline flush: `parallel.pp_microbatches` (0: the accumulation steps), never
+/// more than the step runs (`workload.grad_accum_steps`): a flush cannot hold micro-batches the
+/// step does not have (the resolve pass clamps it and says so,
+/// `pipeline_microbatches_beyond_step`).
+pub fn pipeline_microbatches(s: &crate::scenario::Scenario) -> u32 {
+    let accum = s.workload.grad_accum_steps.max(1);
+    match s.parallel.pp_microbatches {
+        0 => accum,
+        n => n.min(accum),
+    }
+}

@@ -157,10 +157,7 @@ pub fn communication(
         c.tp_bandwidth = BytesPerSec(bw);
     }
     data_parallel(s, m, w, i, phase_time, &mut c);
-    let micro = match s.parallel.pp_microbatches {
-        0 => accum,
-        n => n,
-    };
+    let micro = super::comm::pipeline_microbatches(s);
     let (ep_bytes, ep_s) = super::peft_moe::ep_comm(s, m, i, w.local_tokens(), accum as f64);
     (c.ep_bytes, c.ep_time_s) = (Bytes(ep_bytes), ep_s);
     c.bubble_fraction = bubble_fraction(i.pp, micro, s.parallel.pp_interleave);

@@ -36,10 +36,7 @@ fn exposed_p2p(s: &Scenario, i: &Inputs, activation_bytes: f64, pp_overlap: f64)
         return 0.0;
     }
     let accum = s.workload.grad_accum_steps.max(1);
-    let micro = match s.parallel.pp_microbatches {
-        0 => accum,
-        n => n,
-    };
+    let micro = super::comm::pipeline_microbatches(s);
     // The schedule that runs: 1F1B where the interleaving would not (`comm::interleave_runs`).
     let v = super::comm::effective_interleave(i.pp, micro, s.parallel.pp_interleave);
     let bytes = pipeline::p2p_bytes_per_microbatch(activation_bytes, 1.0, 1.0, i.tp, v);
