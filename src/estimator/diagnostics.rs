@@ -252,11 +252,11 @@ impl Diagnostic {
             | Diagnostic::MegatronNeedsTpDividingKvHeads
             | Diagnostic::MegatronMoeNeedsSequenceParallel
             | Diagnostic::MegatronLocalLayersWithoutCp
-            | Diagnostic::MegatronAllGatherDispatcher
-            | Diagnostic::MegatronInterleavingNeedsMicrobatches => self.framework_message(),
-            Diagnostic::PipelineMicrobatchesBeyondStep => {
-                "More micro-batches per pipeline flush than the step runs (the gradient-accumulation steps): taken as the step's micro-batches, since a flush cannot fill the pipeline with micro-batches the step does not have."
-            }
+            | Diagnostic::MegatronAllGatherDispatcher => self.framework_message(),
+            Diagnostic::PpDoesNotDivideLayers
+            | Diagnostic::PpMoreStagesThanLayers
+            | Diagnostic::MegatronInterleavingNeedsMicrobatches
+            | Diagnostic::PipelineMicrobatchesBeyondStep => self.pipeline_message(),
             Diagnostic::DoesNotFit => "Does not fit: the per-GPU peak exceeds the GPU's memory.",
             Diagnostic::TpDoesNotDivideHeads => {
                 "Tensor parallel degree does not divide the attention heads; shards are uneven (the largest is used)."
@@ -267,12 +267,6 @@ impl Diagnostic {
             Diagnostic::TpDoesNotDivideFfn => "The TP degree does not divide the FFN size.",
             Diagnostic::TpDoesNotDivideVocab => {
                 "Tensor parallel degree does not divide the vocabulary (Megatron pads it)."
-            }
-            Diagnostic::PpDoesNotDivideLayers => {
-                "Pipeline degree does not divide the layers: some stages hold one layer more (the first ones; under vLLM those just before the last)."
-            }
-            Diagnostic::PpMoreStagesThanLayers => {
-                "More pipeline stages than layers: some stages are empty."
             }
             Diagnostic::ZeroWithoutDataParallel => {
                 "ZeRO with data parallel degree 1 shards nothing (only offload helps on one GPU)."
@@ -385,6 +379,26 @@ impl Diagnostic {
     }
 
     /// The framework profiles' messages ([`Self::message`]).
+    /// The pipeline's diagnostics: its stages against the layers, its micro-batches against the
+    /// schedule and the step.
+    const fn pipeline_message(self) -> &'static str {
+        match self {
+            Diagnostic::PpDoesNotDivideLayers => {
+                "Pipeline degree does not divide the layers: some stages hold one layer more (the first ones; under vLLM those just before the last)."
+            }
+            Diagnostic::PpMoreStagesThanLayers => {
+                "More pipeline stages than layers: some stages are empty."
+            }
+            Diagnostic::MegatronInterleavingNeedsMicrobatches => {
+                "Megatron-Core runs the interleaved pipeline schedule only when the micro-batches per step are a multiple of the pipeline stages (schedules.py: microbatch_group_size_per_vp_stage, by default PP, must lie in [PP, micro-batches] and leave no remainder below PP): it refuses this layout. The step is timed as plain 1F1B, without the interleaving's smaller bubble."
+            }
+            Diagnostic::PipelineMicrobatchesBeyondStep => {
+                "More micro-batches per pipeline flush than the step runs (the gradient-accumulation steps): taken as the step's micro-batches, since a flush cannot fill the pipeline with micro-batches the step does not have."
+            }
+            _ => "",
+        }
+    }
+
     const fn framework_message(self) -> &'static str {
         match self {
             Diagnostic::FrameworkSettingsIgnored => {
@@ -413,9 +427,6 @@ impl Diagnostic {
             }
             Diagnostic::DeepSpeedZeroWithPipeline => {
                 "DeepSpeed does not run ZeRO stage 2 or 3 with pipeline parallelism (deepspeed/runtime/pipe/engine.py asserts \"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\"): estimated per stage as if it did (stage 3's gathered parameters as for the whole model)."
-            }
-            Diagnostic::MegatronInterleavingNeedsMicrobatches => {
-                "Megatron-Core runs the interleaved pipeline schedule only when the micro-batches per step are a multiple of the pipeline stages (schedules.py: microbatch_group_size_per_vp_stage, by default PP, must lie in [PP, micro-batches] and leave no remainder below PP): it refuses this layout. The step is timed as plain 1F1B, without the interleaving's smaller bubble."
             }
             Diagnostic::Fsdp1WithPipeline => {
                 "FSDP1 (FullyShardedDataParallel) does not compose with torch's pipeline schedules (torch.distributed.pipelining takes FSDP2 stages, as torchtitan does): estimated per stage as if it did."

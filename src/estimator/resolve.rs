@@ -116,6 +116,38 @@ pub(crate) fn zero_group(strategies: &Strategies, parallel: &Parallelism, pp_sta
     }
 }
 
+/// The pipeline's micro-batches per flush: `pp_microbatches` 0 is the accumulation steps, and
+/// more than those is taken as them (a flush cannot hold micro-batches the step does not have;
+/// `comm::pipeline_microbatches`), said by `pipeline_microbatches_beyond_step` when a training
+/// step has a pipeline. Under the Megatron profile an interleaved schedule whose micro-batches are
+/// not a multiple of the stages is refused by Megatron-Core (`comm::interleave_runs`):
+/// `megatron_interleaving_needs_microbatches`.
+fn pipeline_schedule(
+    parallel: &mut Parallelism,
+    accum: u32,
+    sc: &Scenario,
+    layers: u32,
+    d: &mut Diagnostics,
+) {
+    let (training, profile) = (sc.mode == Mode::Training, sc.implementation.profile);
+    let stages = parallel.pp.min(layers);
+    if parallel.pp_microbatches == 0 {
+        parallel.pp_microbatches = accum;
+    } else if parallel.pp_microbatches > accum.max(1) {
+        parallel.pp_microbatches = accum.max(1);
+        if training && stages > 1 {
+            d.insert(Diagnostic::PipelineMicrobatchesBeyondStep);
+        }
+    }
+    if training
+        && profile == crate::scenario::Profile::Megatron
+        && parallel.pp_interleave > 1
+        && !crate::estimator::performance::comm::interleave_runs(stages, parallel.pp_microbatches)
+    {
+        d.insert(Diagnostic::MegatronInterleavingNeedsMicrobatches);
+    }
+}
+
 /// The rest of `sc` resolved, its model section already resolved ([`model_spec`], giving `model_spec`)
 /// and derived (`model::derive` of that spec, giving `model`): the hot path ([`estimate`]) derives the
 /// model where it keeps it and clamps the model section once.
@@ -154,32 +186,13 @@ pub fn resolve_rest<'m>(
     strategies.attention = hf::attention(implementation, strategies.attention);
     let mut parallel = sections2::parallel(parallel, d);
     let layers = m.layers.max(1);
-    if parallel.pp_microbatches == 0 {
-        parallel.pp_microbatches = workload.grad_accum_steps;
-    } else if parallel.pp_microbatches > workload.grad_accum_steps.max(1) {
-        // A flush holds at most the step's micro-batches (`comm::pipeline_microbatches`): more
-        // would shrink the bubble below what the step can reach.
-        parallel.pp_microbatches = workload.grad_accum_steps.max(1);
-        if *mode == Mode::Training && parallel.pp.min(layers) > 1 {
-            d.insert(Diagnostic::PipelineMicrobatchesBeyondStep);
-        }
-    }
+    pipeline_schedule(&mut parallel, workload.grad_accum_steps, sc, layers, d);
     if strategies.checkpoint_every == 0 {
         // ⌈√L⌉ segments of ⌈√L⌉ layers minimise stored + recomputed activations (Chen et al. 2016
         // "Training Deep Nets with Sublinear Memory Cost").
         strategies.checkpoint_every = ceil(f64::from(layers).sqrt()) as u32;
     }
     let pp_stages = parallel.pp.min(layers);
-    if *mode == Mode::Training
-        && implementation.profile == crate::scenario::Profile::Megatron
-        && parallel.pp_interleave > 1
-        && !crate::estimator::performance::comm::interleave_runs(
-            pp_stages,
-            parallel.pp_microbatches,
-        )
-    {
-        d.insert(Diagnostic::MegatronInterleavingNeedsMicrobatches);
-    }
     super::memory::frameworks::diagnose(implementation.profile, *mode, pp_stages, d);
     super::memory::frameworks::diagnose_sharding(sc, strategies.zero, pp_stages, d);
     parallel.cp = context_parallel(*mode, m, parallel.cp, workload.seq_len, d);
