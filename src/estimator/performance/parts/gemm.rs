@@ -203,10 +203,31 @@ pub fn layer_forward(
         1.0
     };
     let mlp_op = mlp_f / (mats * m.moe.active_mlps()).max(1.0) * routed_tokens;
-    g.time(proj_f * qkv_share + replicated_kv_f)
-        + g.time(proj_f * (1.0 - qkv_share))
-        + g.time_of_gemms(mlp_f, mlp_op)
+    // The average layer's weights are spread over every layer; a GEMM runs only in the layers
+    // that have its matrix, at that layer's size (a split decoder's attention-only and MLP-only
+    // layers each run whole projections, a hybrid's MLP layers whole MLPs).
+    let (mixers, mlps) = layers_with_matmuls(m);
+    let qkv_f = proj_f * qkv_share + replicated_kv_f;
+    let out_f = proj_f * (1.0 - qkv_share);
+    g.time_of_gemms(qkv_f, qkv_f / mixers)
+        + g.time_of_gemms(out_f, out_f / mixers)
+        + g.time_of_gemms(mlp_f, mlp_op / mlps)
         + g.time(replicated_f)
+}
+
+/// Shares of the layers with mixer (attention, Mamba, DeltaNet) and with MLP matrix multiplies,
+/// the average layer's weights (`flops::layer_matmul_weights`) being spread over all of them: 1
+/// and 1 for a uniform stack; never 0 (a share of 0 has no FLOPs to time).
+fn layers_with_matmuls(m: &crate::estimator::model::ResolvedModel) -> (f64, f64) {
+    if m.blocks.is_flat() {
+        return (1.0, 1.0);
+    }
+    let l = f64::from(m.layers.max(1));
+    let share = |n: f64| if n > 0.0 { n / l } else { 1.0 };
+    (
+        share(m.blocks.sum(|k| f64::from(u8::from(k.mixer_w > 0.0)))),
+        share(m.blocks.sum(|k| f64::from(u8::from(k.mlp_active_w > 0.0)))),
+    )
 }
 
 #[cfg(test)]
