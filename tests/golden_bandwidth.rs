@@ -370,6 +370,25 @@ proptest! {
         prop_assert!(fast.step.total_s <= slow.step.total_s * (1.0 + 1e-12));
     }
 
+    /// A faster GPU never gives a slower step: more 16-bit tensor peak, everything else equal,
+    /// across the Ampere/Hopper class boundary at 600 TFLOP/s too (docs/time-model.md "GPU
+    /// generation"; before, a custom GPU of 600 TFLOP/s ran Llama-3-8B at TP 8 in 1.33 s where one
+    /// of 599 took 0.94 s).
+    #[test]
+    fn more_compute_never_slows_a_step(s in arb_scenario(), peak in 200.0f64..1000.0, more in 0.0f64..400.0) {
+        let at = |tf: f64| {
+            let mut s = s.clone();
+            // Training: the parts model, whose GEMM classes switch at 600 TFLOP/s.
+            s.mode = Mode::Training;
+            if let GpuChoice::Custom(c) = &mut s.gpu {
+                c.tflops_16 = tf;
+            }
+            estimate(&s).performance.step.total_s
+        };
+        let (slow, fast) = (at(peak), at(peak + more));
+        prop_assert!(fast <= slow * (1.0 + 1e-12), "{} TFLOP/s: {} s, {} TFLOP/s: {} s", peak, slow, peak + more, fast);
+    }
+
     #[test]
     fn compute_bound_phases_ignore_bandwidth(s in arb_scenario(), f in 1.0f64..100.0) {
         let base = estimate(&s).performance;

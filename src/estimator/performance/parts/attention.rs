@@ -34,7 +34,7 @@ pub struct Core {
 ///   the forward's 2 (Algorithm 2) — at `flash_bwd`. Attention stays 16-bit under FP8 recipes
 ///   (Transformer Engine runs FP8 only in the linear layers), so `peak16` is used.
 ///
-/// Both forms take the step-level `share`: `flash_fwd`/`flash_bwd` are, like the GEMM curve,
+/// Both forms take the step-level `share` (and a Hopper-class GPU's floor, `gemm::Gemm::for_gpu`): `flash_fwd`/`flash_bwd` are, like the GEMM curve,
 /// kernel benchmarks run alone, and what a full step loses against those (the share) is lost by
 /// every tensor-core kernel, the materialised form's batched GEMMs and the fused kernel alike.
 /// The memory-bound softmax is timed by bytes and takes no share.
@@ -51,8 +51,8 @@ pub fn attention(
     }
     if c.flash {
         let work = c.flops;
-        let fwd = super::rate_time(work, peak16 * flash_fwd * gemm.share);
-        let bwd = super::rate_time(2.5 * work, peak16 * flash_bwd * gemm.share);
+        let fwd = super::rate_time(work, gemm.kernel_rate(peak16, flash_fwd));
+        let bwd = super::rate_time(2.5 * work, gemm.kernel_rate(peak16, flash_bwd));
         return AttentionTime {
             forward_s: fwd,
             backward_s: bwd,

@@ -138,15 +138,71 @@ fn hopper(g: f64) -> f64 {
 }
 
 /// How one GPU runs GEMMs in a training step: its GEMM peak (the compute type's), the step-level
-/// share and its generation's size curve.
+/// share and its generation's size curve, and for a Hopper-class GPU the floor below which no
+/// tensor-core kernel of it runs ([`Gemm::for_gpu`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Gemm {
     pub peak: f64,
     pub share: f64,
     pub curve: Curve,
+    /// The Ampere-class GPU whose rate is the floor, at the compute type's peak
+    /// (`HOPPER_PEAK16` × `peak` ÷ the 16-bit peak); 0: no floor.
+    pub floor_peak: f64,
+    /// Its step-level share (`timing.parts.gemm_efficiency`).
+    pub floor_share: f64,
 }
 
 impl Gemm {
+    /// How a GPU of 16-bit dense peak `peak16` runs GEMMs at `peak` (its compute type's): the
+    /// curve and fitted share of its generation by the 16-bit peak ([`Curve::for_peak16`]), and on
+    /// a Hopper-class GPU a floor: every tensor-core kernel runs at least as fast as on the
+    /// fastest Ampere-class GPU, one of 16-bit peak `HOPPER_PEAK16` with the same ratio of the
+    /// compute type's peak to the 16-bit one (the Ampere curve and `gemm_efficiency` there).
+    ///
+    /// The two classes are measured and fitted at 312 (A100) and 989 TFLOP/s (H100), and the
+    /// Hopper class runs below the Ampere class at the same peak (its fitted share 0.56 against
+    /// 0.72; its sweep's small GEMMs are small-K shapes, slow for their FLOPs): without the floor
+    /// a custom GPU of 600 TFLOP/s ran Llama-3-8B at TP 8 in 1.33 s where one of 599 took 0.94 s,
+    /// and the H100 1.09 s. Each class's kernel rate is non-decreasing in the peak (the curves are
+    /// read as durations at peak, rising less than in proportion to size), so with the floor no
+    /// faster GPU gives a slower step (`tests/golden_bandwidth.rs`
+    /// `more_compute_never_slows_a_step`). Large GEMMs on an H100 stay on the Hopper class (526
+    /// against the floor's 410 TFLOP/s at the top of the curves).
+    pub fn for_gpu(peak: f64, peak16: f64, pt: &crate::scenario::PartsTiming) -> Gemm {
+        let curve = Curve::for_peak16(peak16);
+        match curve {
+            Curve::Ampere => Gemm {
+                peak,
+                share: pt.gemm_efficiency,
+                curve,
+                floor_peak: 0.0,
+                floor_share: 0.0,
+            },
+            Curve::Hopper => Gemm {
+                peak,
+                share: pt.gemm_efficiency_hopper,
+                curve,
+                floor_peak: peak * super::HOPPER_PEAK16 / peak16,
+                floor_share: pt.gemm_efficiency,
+            },
+        }
+    }
+
+    /// The same GPU's GEMMs at another peak (the 16-bit one for an FP8 recipe's output head):
+    /// the floor moves with it.
+    pub fn at_peak(&self, peak: f64) -> Gemm {
+        let floor_peak = if self.peak > 0.0 {
+            self.floor_peak * peak / self.peak
+        } else {
+            0.0
+        };
+        Gemm {
+            peak,
+            floor_peak,
+            ..*self
+        }
+    }
+
     /// Time of one GEMM of `flops` at peak × curve(size) × share.
     pub fn time(&self, flops: f64) -> f64 {
         self.time_of_gemms(flops, flops)
@@ -157,8 +213,31 @@ impl Gemm {
         if total <= 0.0 {
             return 0.0;
         }
-        let rate = self.peak * curve(each, self.peak, self.curve) * self.share;
+        let rate = self.rate(each);
         if rate > 0.0 { total / rate } else { 0.0 }
+    }
+
+    /// FLOP/s of a GEMM of `each` FLOPs: peak × curve(size) × share, at least the floor's.
+    fn rate(&self, each: f64) -> f64 {
+        let own = self.peak * curve(each, self.peak, self.curve) * self.share;
+        // The floor can only matter below its own top (95 % of its peak × its share).
+        if self.floor_peak > 0.0 && own < self.floor_peak * POINTS[0].1 * self.floor_share {
+            let floor = self.floor_peak * curve(each, self.floor_peak, Curve::Ampere);
+            own.max(floor * self.floor_share)
+        } else {
+            own
+        }
+    }
+
+    /// FLOP/s of a tensor-core kernel benchmarked alone at `fraction` of `peak` (FlashAttention's
+    /// forward and backward), with the step-level share, at least the floor's.
+    pub fn kernel_rate(&self, peak: f64, fraction: f64) -> f64 {
+        let own = peak * fraction * self.share;
+        if self.floor_peak > 0.0 && self.peak > 0.0 {
+            own.max(peak * self.floor_peak / self.peak * fraction * self.floor_share)
+        } else {
+            own
+        }
     }
 }
 
@@ -325,11 +404,7 @@ mod tests {
             crate::estimator::model::resolve(&spec, &mut Default::default())
         };
         let time = |tp: f64, kv_heads: u32| {
-            let g = Gemm {
-                peak: 989e12,
-                share: 0.56,
-                curve: Curve::Hopper,
-            };
+            let g = Gemm::for_gpu(989e12, 989e12, &crate::scenario::PartsTiming::default());
             layer_forward(&model(kv_heads), 16_384.0, tp, 1.0, &g)
         };
         let (eight, sixteen) = (time(16.0, 8), time(16.0, 16));

@@ -25,7 +25,9 @@ use crate::scenario::{
 };
 
 /// 16-bit dense peak from which a GPU counts as Hopper-class for `gemm_efficiency_hopper` and
-/// the Hopper GEMM curve (H100 SXM: 989 TFLOP/s; A100: 312).
+/// the Hopper GEMM curve (H100 SXM: 989 TFLOP/s; A100: 312); a Hopper-class GPU runs every
+/// tensor-core kernel at least as fast as an Ampere-class one at this peak (`gemm::Gemm::for_gpu`),
+/// so the step time does not jump up here.
 pub const HOPPER_PEAK16: f64 = 600e12;
 
 /// Exposed pipeline sends of one step: every transfer of `activation_bytes` (t·h·element) per
@@ -340,18 +342,11 @@ pub fn training_parts(
     let seq = w.tokens_per_sample;
     let e = w.act_bytes;
     let h = f64::from(m.hidden);
-    // The GPU's generation picks both its GEMM size curve and its fitted step-level share.
-    let curve = gemm::Curve::for_peak16(i.peak16);
-    let share = match curve {
-        gemm::Curve::Hopper => pt.gemm_efficiency_hopper,
-        gemm::Curve::Ampere => pt.gemm_efficiency,
-    };
+    // The GPU's generation picks both its GEMM size curve and its fitted step-level share, and a
+    // Hopper-class GPU runs no kernel slower than the fastest Ampere-class one (`Gemm::for_gpu`).
+    let gemms = gemm::Gemm::for_gpu(i.peak, i.peak16, pt);
+    let share = gemms.share;
     let bw = i.bandwidth;
-    let gemms = gemm::Gemm {
-        peak: i.peak,
-        share,
-        curve,
-    };
     let g = |f: f64| gemms.time(f);
 
     let keep = w.keep;
@@ -372,11 +367,7 @@ pub fn training_parts(
     let head_fwd = if s.precision.fp8_recipe == Fp8Recipe::None {
         g(head_f)
     } else {
-        let g16 = gemm::Gemm {
-            peak: i.peak16,
-            ..gemms
-        };
-        g16.time(head_f)
+        gemms.at_peak(i.peak16).time(head_f)
     };
     let (passes, adapter_gemms) = lora_gemms(s, m, t, tp, &gemms);
     let loss = elementwise::time(loss_bytes_per_logit(e) * t * f64::from(m.vocab) / tp, bw);
