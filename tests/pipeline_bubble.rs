@@ -15,24 +15,8 @@ use vram_explorer::presets::from_ron_str;
 use vram_explorer::scenario::{Profile, Scenario};
 
 /// The reviewer's base: Llama-3-8B, Megatron profile, H100 SXM, DP 8, micro-batch 1 × 4096,
-/// 8 accumulation steps, ZeRO-1 (/tmp/revT/base.ron).
-const BASE: &str = r#"(
-    version: 2,
-    name: "base",
-    mode: Training,
-    model: (
-        transformer: (
-            layers: 32, hidden: 4096, heads: 32, kv_heads: 8, ffn: 14336, vocab: 128256,
-        ),
-    ),
-    workload: ( micro_batch: 1, seq_len: 4096, grad_accum_steps: 8 ),
-    precision: ( mode: MasterWeights, compute: Bf16 ),
-    optimizer: ( kind: Adam ),
-    strategies: ( zero: Stage1 ),
-    parallel: ( dp: 8, tp: 1, pp: 1 ),
-    gpu: Catalog(H100Sxm),
-    implementation: ( profile: Megatron ),
-)"#;
+/// 8 accumulation steps, ZeRO-1 (shared with the other time tests).
+const BASE: &str = include_str!("data/scenarios/llama3-8b-megatron-dp8-accum8.ron");
 
 fn base() -> Scenario {
     from_ron_str(BASE).expect("scenario")
