@@ -15,7 +15,7 @@ use vram_explorer::hardware::GpuId;
 use vram_explorer::presets::from_ron_str;
 use vram_explorer::scenario::{AttentionKernel, GpuChoice, Scenario};
 
-/// /tmp/revT/cliff_{599,600,989}.ron: Llama-3-8B, Megatron profile, TP 8 × DP 8, micro-batch
+/// The step-time reviewer's cliff scenarios (8 December 2026): Llama-3-8B, Megatron profile, TP 8 × DP 8, micro-batch
 /// 1 × 4096, 8 accumulation steps, ZeRO-1, on a custom GPU of the H100 SXM's bandwidth and link.
 fn cliff(tflops_16: f64) -> Scenario {
     let text = format!(
